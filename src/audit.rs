@@ -1,0 +1,1 @@
+//! The hash-chained SQLite audit trail (SPEC §6).

@@ -1,0 +1,5 @@
+//! `mesh-mcp`: the command line and the stdio MCP server. All logic lives in the library.
+
+fn main() {
+    std::process::exit(mesh_mcp::cli::main());
+}

@@ -1,0 +1,49 @@
+//! The `mesh-mcp` command line: one file per subcommand. Human output goes to stderr; only
+//! `graph`, `query` and `--json` write to stdout, and `run` hands stdout to the framing writer.
+
+pub mod audit;
+pub mod run;
+pub mod stats;
+
+/// The usage text printed by `--help`.
+pub const USAGE: &str = "\
+mesh-mcp — a structural map of your microservice workspace, over MCP
+
+Usage: mesh-mcp [COMMAND] [OPTIONS]
+
+Commands:
+  run [--standalone]     serve MCP over stdio (the default when no command is given)
+  audit verify           replay the audit hash chain and name the first broken row
+  stats [--since 7d]     summarise audited tool calls
+  --version, -V          print the version
+  --help, -h             print this help
+
+Example: claude mcp add mesh-mcp -- mesh-mcp run
+";
+
+/// Entry point of the `mesh-mcp` binary; returns the process exit status.
+pub fn main() -> i32 {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (cmd, rest) = match args.split_first() {
+        Some((c, rest)) => (c.as_str(), rest),
+        None => ("run", &[][..]),
+    };
+    match cmd {
+        "--version" | "-V" | "version" => {
+            eprintln!("mesh-mcp {}", crate::VERSION);
+            0
+        }
+        "--help" | "-h" | "help" => {
+            eprint!("{USAGE}");
+            0
+        }
+        "run" => run::main(rest),
+        "audit" => audit::main(rest),
+        "stats" => stats::main(rest),
+        other if other.starts_with('-') => run::main(&args),
+        other => {
+            eprintln!("mesh-mcp: unknown command `{other}`. Run `mesh-mcp --help` for the list.");
+            2
+        }
+    }
+}

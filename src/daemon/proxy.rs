@@ -1,0 +1,1 @@
+//! The `mesh-mcp run` proxy: stdin/stdout bridged to the daemon socket.

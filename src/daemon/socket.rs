@@ -1,0 +1,1 @@
+//! Workspace id and socket naming.

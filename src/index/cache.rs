@@ -1,0 +1,1 @@
+//! Optional persistent SQLite cache of extracted facts.

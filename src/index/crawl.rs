@@ -1,0 +1,1 @@
+//! The crawler: walks the roots honouring `.gitignore`, excludes and the parser guard.

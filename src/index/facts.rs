@@ -1,0 +1,1 @@
+//! Plain data: what one file contributes to the index.

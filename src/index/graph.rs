@@ -1,0 +1,1 @@
+//! Resolution of per-file facts into one cross-service graph.

@@ -1,0 +1,1 @@
+//! A gitignore matcher with git's exact semantics.

@@ -1,0 +1,1 @@
+//! One extractor per language: pure functions from file text to facts.

@@ -1,0 +1,1 @@
+//! The lexer layer: comments, strings and nesting for each language family.

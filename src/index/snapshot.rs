@@ -1,0 +1,1 @@
+//! The immutable, shared index snapshot.

@@ -1,0 +1,1 @@
+//! Live updates: inotify, debounce, git-operation hold.

@@ -1,0 +1,54 @@
+//! mesh-mcp: a small, fast Model Context Protocol server that gives an AI coding agent a
+//! structural map of a multi-repo, multi-language microservice workspace. Every answer carries
+//! `path:line` evidence.
+//!
+//! # How a request flows
+//!
+//! ```text
+//!  stdin ──► framing (reader task) ──► protocol::classify ──► server (method table)
+//!                                                                  │ tools/call
+//!                                                                  ▼
+//!                                       tools::Registry ──► one tool ──► index::Snapshot
+//!                                                                  │ Markdown (render, 48 KiB cap)
+//!  stdout ◄── framing (writer task) ◄───────── JSON-RPC response ◄─┘
+//! ```
+//!
+//! The same `server` loop runs behind a Unix socket in `meshd`, where `mesh-mcp run` is only a
+//! byte-copying proxy (see [`daemon`]).
+//!
+//! # Map of the modules
+//!
+//! | Module | What lives there |
+//! |---|---|
+//! | [`framing`] | the stdio actor: a reader and a writer task joined by bounded queues; the only code that touches stdout |
+//! | [`protocol`] | JSON-RPC 2.0 wire types, classification of a frame, error codes, MCP versions, `_meta` and W3C trace context |
+//! | [`server`] | the session: method table, dual-era negotiation, concurrency, cancellation, progress, the drain barrier |
+//! | [`tools`] | the tool registry and one file per tool (arguments, run, truncation hint) |
+//! | [`render`] | Markdown helpers and the central 48 KiB output cap |
+//! | [`index`] | configuration-driven crawl, lexers, one extractor per language, the graph and the immutable snapshot, watching and caching |
+//! | [`config`] | workspace discovery and the optional `mesh-mcp.toml` |
+//! | [`security`] | path jail, secret masking, prompt-injection neutralisation, stop rules |
+//! | [`audit`] | the hash-chained SQLite audit trail |
+//! | [`daemon`] | `meshd`: socket naming, the accept loop and the `mesh-mcp run` proxy |
+//! | [`cli`] | one file per subcommand of the `mesh-mcp` binary |
+//! | [`sys`] | the handful of Linux/Unix system calls we need, declared by hand |
+//!
+//! Logs go to stderr through `tracing` with `mesh::…` targets; stdout belongs to the framing
+//! writer alone.
+
+pub mod audit;
+pub mod cli;
+pub mod config;
+pub mod daemon;
+pub mod framing;
+pub mod index;
+pub mod logging;
+pub mod protocol;
+pub mod render;
+pub mod security;
+pub mod server;
+pub mod sys;
+pub mod tools;
+
+/// The crate version, reported in `serverInfo`, `--version` and the workspace id.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

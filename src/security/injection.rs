@@ -1,0 +1,1 @@
+//! Neutralisation of prompt-injection phrases and chat-template markers in indexed docs.

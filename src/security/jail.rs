@@ -1,0 +1,1 @@
+//! The path jail: every path argument must resolve inside a configured root.

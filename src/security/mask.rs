@@ -1,0 +1,1 @@
+//! Key-name based secret masking for snippets and configuration values.

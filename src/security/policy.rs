@@ -1,0 +1,1 @@
+//! Stop rules: optional refusals for questions about guarded paths.
