@@ -1,1 +1,461 @@
 //! Plain data: what one file contributes to the index.
+//!
+//! Extractors (`index::lang`) are pure functions from file text to a [`FileFacts`]; the
+//! snapshot builder interns these into compact tables and the graph resolves them across files
+//! and roots. Every fact carries the 1-based line it was seen on, so every answer can cite
+//! `path:line`. Names are kept as written in the source; normalisation (case folding, topic
+//! keys) happens at resolution time.
+
+use serde::{Deserialize, Serialize};
+
+/// The language (or document kind) of a file, decided from its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Language {
+    Go,
+    Java,
+    Kotlin,
+    CSharp,
+    Python,
+    TypeScript,
+    JavaScript,
+    Rust,
+    C,
+    Cpp,
+    Ruby,
+    Php,
+    Swift,
+    Scala,
+    Protobuf,
+    Markdown,
+    Yaml,
+    Properties,
+}
+
+impl Language {
+    /// Every language, in a stable order (used for per-language counts).
+    pub const ALL: [Language; 18] = [
+        Language::Go,
+        Language::Java,
+        Language::Kotlin,
+        Language::CSharp,
+        Language::Python,
+        Language::TypeScript,
+        Language::JavaScript,
+        Language::Rust,
+        Language::C,
+        Language::Cpp,
+        Language::Ruby,
+        Language::Php,
+        Language::Swift,
+        Language::Scala,
+        Language::Protobuf,
+        Language::Markdown,
+        Language::Yaml,
+        Language::Properties,
+    ];
+
+    /// A short lowercase name, also used as the Markdown code-fence tag.
+    pub fn name(self) -> &'static str {
+        match self {
+            Language::Go => "go",
+            Language::Java => "java",
+            Language::Kotlin => "kotlin",
+            Language::CSharp => "csharp",
+            Language::Python => "python",
+            Language::TypeScript => "typescript",
+            Language::JavaScript => "javascript",
+            Language::Rust => "rust",
+            Language::C => "c",
+            Language::Cpp => "cpp",
+            Language::Ruby => "ruby",
+            Language::Php => "php",
+            Language::Swift => "swift",
+            Language::Scala => "scala",
+            Language::Protobuf => "protobuf",
+            Language::Markdown => "markdown",
+            Language::Yaml => "yaml",
+            Language::Properties => "properties",
+        }
+    }
+
+    /// The language of a path, from its extension (or name); `None` for files we do not index.
+    pub fn of_path(path: &str) -> Option<Language> {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        let ext = match name.rsplit_once('.') {
+            Some((stem, ext)) if !stem.is_empty() => ext,
+            _ => return None,
+        };
+        let lang = match ext.to_ascii_lowercase().as_str() {
+            "go" => Language::Go,
+            "java" => Language::Java,
+            "kt" | "kts" => Language::Kotlin,
+            "cs" => Language::CSharp,
+            "py" | "pyi" => Language::Python,
+            "ts" | "tsx" | "mts" | "cts" => Language::TypeScript,
+            "js" | "jsx" | "mjs" | "cjs" => Language::JavaScript,
+            "rs" => Language::Rust,
+            "c" => Language::C,
+            "h" | "cc" | "cpp" | "cxx" | "hpp" | "hh" | "hxx" => Language::Cpp,
+            "rb" | "rake" => Language::Ruby,
+            "php" | "phtml" => Language::Php,
+            "swift" => Language::Swift,
+            "scala" | "sc" => Language::Scala,
+            "proto" => Language::Protobuf,
+            "md" | "markdown" => Language::Markdown,
+            "yaml" | "yml" => Language::Yaml,
+            "properties" => Language::Properties,
+            _ => return None,
+        };
+        Some(lang)
+    }
+}
+
+/// What kind of thing a declaration is. The order is the search ranking by kind (SPEC §3):
+/// contracts first, plain code last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum SymbolKind {
+    /// A gRPC service (`.proto` `service`).
+    Service,
+    /// A gRPC method (`.proto` `rpc`), named `Service.Method`.
+    Rpc,
+    /// An HTTP route, named `METHOD /path`.
+    Endpoint,
+    /// A protobuf message.
+    Message,
+    Interface,
+    Trait,
+    /// An event topic or channel (AsyncAPI channel, declared topic constant).
+    Topic,
+    Class,
+    Struct,
+    Enum,
+    /// A value of an enum (protobuf or language enum member).
+    EnumValue,
+    TypeAlias,
+    Function,
+    Method,
+    Constructor,
+    Constant,
+    Variable,
+    Field,
+    /// A module, namespace or package declaration.
+    Module,
+    /// A Markdown section heading (docs are searched by `search_docs`, not `smart_search`).
+    Section,
+    /// A configuration key (Spring property, YAML key).
+    Property,
+}
+
+impl SymbolKind {
+    /// The lowercase name used in tool arguments (`kind`) and output.
+    pub fn name(self) -> &'static str {
+        match self {
+            SymbolKind::Service => "service",
+            SymbolKind::Rpc => "rpc",
+            SymbolKind::Endpoint => "endpoint",
+            SymbolKind::Message => "message",
+            SymbolKind::Interface => "interface",
+            SymbolKind::Trait => "trait",
+            SymbolKind::Topic => "topic",
+            SymbolKind::Class => "class",
+            SymbolKind::Struct => "struct",
+            SymbolKind::Enum => "enum",
+            SymbolKind::EnumValue => "enum_value",
+            SymbolKind::TypeAlias => "type",
+            SymbolKind::Function => "function",
+            SymbolKind::Method => "method",
+            SymbolKind::Constructor => "constructor",
+            SymbolKind::Constant => "constant",
+            SymbolKind::Variable => "variable",
+            SymbolKind::Field => "field",
+            SymbolKind::Module => "module",
+            SymbolKind::Section => "section",
+            SymbolKind::Property => "property",
+        }
+    }
+}
+
+/// A declaration: a named thing with a span.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Symbol {
+    /// The declared name as written (`OrderService`, `handle_order`, `Orders.Create`).
+    pub name: String,
+    pub kind: SymbolKind,
+    /// The line of the declaration's name (its signature line).
+    pub line: u32,
+    /// The last line of the declaration (closing brace, end of the indented block); equals
+    /// `line` for one-line declarations.
+    pub end_line: u32,
+    /// The first line of a doc comment or decorator/annotation block directly above, if any.
+    pub doc_line: Option<u32>,
+    /// The enclosing type or namespace (`OrderService` for its method), if any.
+    pub container: Option<String>,
+}
+
+/// An import, `use`, `require` or `#include`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Import {
+    /// The module path as written, without quotes (`github.com/acme/orders/pb`,
+    /// `@acme/domain-user`, `com.acme.orders.OrderService`, `orders.v1`, `../util`).
+    pub module: String,
+    /// Names imported from it (`{ A, B as C }` gives `A`, `B`); empty for a whole-module import.
+    pub names: Vec<String>,
+    /// The local alias of the module (`import pb "…"`, `import * as x`, `import a.b as c`).
+    pub alias: Option<String>,
+    pub line: u32,
+    /// True when the file re-exports what it imports (`export … from`, `pub use`).
+    pub reexport: bool,
+}
+
+/// A gRPC fact seen in source code (not in a `.proto`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum GrpcFact {
+    /// A type registered or declared as the server of a service (`RegisterOrdersServer(s, &impl{})`,
+    /// `class X extends OrdersGrpc.OrdersImplBase`, `class X(OrdersServicer)`,
+    /// `impl orders_server::Orders for X`). `impl_type` is the implementing type when known;
+    /// its methods are the handlers.
+    Server {
+        service: String,
+        impl_type: Option<String>,
+        line: u32,
+    },
+    /// A single handler method bound explicitly to an RPC (`@GrpcMethod('Orders', 'Create')`,
+    /// or a method of a known server type).
+    Handler {
+        service: String,
+        method: String,
+        line: u32,
+    },
+    /// A client constructed for a service (`NewOrdersClient(conn)`, `OrdersGrpc.newBlockingStub(ch)`,
+    /// `OrdersStub(channel)`, `new Orders.OrdersClient(ch)`). `var` is the variable or field that
+    /// holds it, when the extractor can tell.
+    Client {
+        service: String,
+        var: Option<String>,
+        line: u32,
+    },
+    /// A method called on a client (`client.CreateOrder(ctx, req)`). `service` is set when the
+    /// receiver is known to hold a client of that service; otherwise the receiver name is kept
+    /// for resolution against `Client { var }` facts of the same file.
+    Call {
+        service: Option<String>,
+        receiver: String,
+        method: String,
+        line: u32,
+    },
+}
+
+/// Whether an event site sends or receives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum EventRole {
+    Producer,
+    Consumer,
+}
+
+/// How a topic name is written at the site; resolved to a literal at graph time.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum TopicExpr {
+    /// A string literal (`"orders.created"`).
+    Literal(String),
+    /// A constant or enum member reference (`ORDER_CREATED`, `Topics.ORDER_CREATED`); resolved
+    /// against [`Constant`] facts of the same package.
+    Reference(String),
+    /// An environment lookup with an optional literal default
+    /// (`os.getenv("TOPIC", "orders")`, `process.env.TOPIC ?? "orders"`).
+    Env { var: String, default: Option<String> },
+}
+
+/// An event producer or consumer (Kafka and friends, or a configured custom pattern).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EventFact {
+    pub role: EventRole,
+    pub topic: TopicExpr,
+    /// The library or convention recognised (`kafkajs`, `sarama`, `@KafkaListener`, or the
+    /// custom pattern's name).
+    pub via: String,
+    pub line: u32,
+}
+
+/// An HTTP route served, or an HTTP call made by path.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum HttpFact {
+    /// A route (`@GetMapping("/orders/{id}")`, `app.get('/orders/:id', h)`). `method` is upper
+    /// case (`GET`), or `ANY` when the framework does not say; `path` is as written, joined with
+    /// a class- or router-level prefix when the extractor can see it.
+    Route {
+        method: String,
+        path: String,
+        handler: Option<String>,
+        line: u32,
+    },
+    /// A client call whose URL contains a path literal (`fetch("/orders/" + id)`,
+    /// `http.Get(base + "/orders")`). `path` is the literal path part.
+    Call {
+        method: Option<String>,
+        path: String,
+        line: u32,
+    },
+}
+
+/// A named constant with a literal value (for topic resolution across the files of a package).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Constant {
+    /// The name, qualified by its container when it has one (`Topics.ORDER_CREATED`), as code
+    /// elsewhere would reference it.
+    pub name: String,
+    /// The literal value; for an environment lookup with a default, the default.
+    pub value: String,
+    pub line: u32,
+}
+
+/// A Markdown section: a heading and its body up to the next heading of any level.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DocSection {
+    pub title: String,
+    /// Heading level 1–6 (the text before the first heading is level 1, titled by the file stem).
+    pub level: u8,
+    pub line: u32,
+    pub end_line: u32,
+}
+
+/// A configuration key from a Spring YAML or `.properties` file, flattened with dots.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Property {
+    pub key: String,
+    /// The value, already masked when the key is sensitive.
+    pub value: String,
+    pub line: u32,
+}
+
+/// A protobuf field label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FieldLabel {
+    /// proto3 implicit presence (no label).
+    Singular,
+    Optional,
+    Required,
+    Repeated,
+}
+
+/// A field of a protobuf message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProtoField {
+    pub name: String,
+    pub number: u32,
+    /// The type as written (`string`, `int64`, `Order`, `.acme.Order`); for a map field,
+    /// `map<K,V>` with no spaces.
+    pub type_name: String,
+    pub label: FieldLabel,
+    /// The `oneof` this field belongs to, if any.
+    pub oneof: Option<String>,
+    pub line: u32,
+}
+
+/// A protobuf message, flattened: nested messages appear as their own entries with a dotted
+/// path name (`Outer.Inner`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProtoMessage {
+    /// Dotted path within the file (`Order`, `Order.Item`).
+    pub name: String,
+    pub line: u32,
+    pub end_line: u32,
+    pub fields: Vec<ProtoField>,
+    /// Reserved number ranges, inclusive (`reserved 2, 9 to 11;` gives (2,2) and (9,11)).
+    pub reserved_numbers: Vec<(u32, u32)>,
+    pub reserved_names: Vec<String>,
+}
+
+/// One value of a protobuf enum.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProtoEnumValue {
+    pub name: String,
+    pub number: i32,
+    pub line: u32,
+}
+
+/// A protobuf enum (top level or nested, with a dotted path name).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProtoEnum {
+    pub name: String,
+    pub line: u32,
+    pub end_line: u32,
+    pub values: Vec<ProtoEnumValue>,
+    pub reserved_numbers: Vec<(i32, i32)>,
+    pub reserved_names: Vec<String>,
+}
+
+/// One `rpc` of a protobuf service.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProtoRpc {
+    pub name: String,
+    pub request: String,
+    pub response: String,
+    pub client_streaming: bool,
+    pub server_streaming: bool,
+    pub line: u32,
+}
+
+/// A protobuf `service`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProtoService {
+    pub name: String,
+    pub line: u32,
+    pub end_line: u32,
+    pub rpcs: Vec<ProtoRpc>,
+}
+
+/// Everything a `.proto` file declares: the contract the wire-format check compares.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProtoFile {
+    pub syntax: Option<String>,
+    pub package: Option<String>,
+    pub imports: Vec<String>,
+    /// File options as written (`go_package`, `java_package`, …), name → value.
+    pub options: Vec<(String, String)>,
+    pub services: Vec<ProtoService>,
+    pub messages: Vec<ProtoMessage>,
+    pub enums: Vec<ProtoEnum>,
+}
+
+/// What one file contributes to the index. `Default` is an empty file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FileFacts {
+    /// The language-level package or namespace (`package orders`, `package com.acme.orders;`,
+    /// `namespace Acme.Orders`, proto `package acme.orders.v1;`), if the file declares one.
+    pub package: Option<String>,
+    /// Generated code (`*.pb.go`, `*_pb2.py`, "Code generated … DO NOT EDIT"): its facts are kept
+    /// for search but never counted as a gRPC caller or server.
+    pub generated: bool,
+    pub symbols: Vec<Symbol>,
+    pub imports: Vec<Import>,
+    pub grpc: Vec<GrpcFact>,
+    pub events: Vec<EventFact>,
+    pub http: Vec<HttpFact>,
+    pub constants: Vec<Constant>,
+    pub proto: Option<ProtoFile>,
+    pub sections: Vec<DocSection>,
+    pub properties: Vec<Property>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn language_from_path() {
+        assert_eq!(Language::of_path("a/b/main.go"), Some(Language::Go));
+        assert_eq!(Language::of_path("x.TSX"), Some(Language::TypeScript));
+        assert_eq!(Language::of_path("lib/x.mjs"), Some(Language::JavaScript));
+        assert_eq!(Language::of_path("orders.proto"), Some(Language::Protobuf));
+        assert_eq!(Language::of_path("Makefile"), None);
+        assert_eq!(Language::of_path(".md"), None);
+        assert_eq!(Language::of_path("photo.png"), None);
+    }
+
+    #[test]
+    fn kind_order_ranks_contracts_first() {
+        assert!(SymbolKind::Service < SymbolKind::Message);
+        assert!(SymbolKind::Message < SymbolKind::Class);
+        assert!(SymbolKind::Class < SymbolKind::Function);
+    }
+}
