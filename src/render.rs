@@ -1,1 +1,214 @@
-//! render
+//! Markdown helpers shared by the tools, and the central 48 KiB output cap.
+//!
+//! Formatters bound themselves (they page, say how many items they showed of how many, and name
+//! the next call); [`cap_output`] is the safety net every tool's text passes through: it cuts on
+//! a line boundary, closes a code fence left open, and appends a one-line note with a
+//! tool-specific hint.
+
+/// The most bytes any tool's text may have: 48 KiB.
+pub const MAX_OUTPUT_BYTES: usize = 48 * 1024;
+/// The most bytes of a truncation hint.
+const MAX_HINT_BYTES: usize = 512;
+
+/// Applies the cap: returns `text` unchanged when it fits, else a cut copy ending in a note
+/// that carries `hint` (flattened to one line, at most 512 bytes).
+pub fn cap_output(text: String, hint: &str) -> String {
+    if text.len() <= MAX_OUTPUT_BYTES {
+        return text;
+    }
+    let note = truncation_note(hint);
+    let mut budget = MAX_OUTPUT_BYTES - note.len();
+    loop {
+        let mut kept = cut_at_line(&text, budget).to_string();
+        if let Some(fence) = open_fence(&kept) {
+            if !kept.ends_with('\n') {
+                kept.push('\n');
+            }
+            kept.push_str(&fence);
+            kept.push('\n');
+        }
+        if kept.len() + note.len() <= MAX_OUTPUT_BYTES || budget == 0 {
+            kept.push_str(&note);
+            return kept;
+        }
+        budget = budget.saturating_sub(kept.len() + note.len() - MAX_OUTPUT_BYTES);
+    }
+}
+
+/// The note appended to a cut answer.
+fn truncation_note(hint: &str) -> String {
+    let mut flat: String = hint.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.len() > MAX_HINT_BYTES {
+        let mut end = MAX_HINT_BYTES;
+        while !flat.is_char_boundary(end) {
+            end -= 1;
+        }
+        flat.truncate(end);
+        flat.push('…');
+    }
+    format!("\n> [!NOTE]\n> This answer was cut to fit the 48 KiB tool-output cap. {flat}\n")
+}
+
+/// The longest prefix of `text` within `max` bytes, ending on a line boundary when a newline
+/// exists in the second half of that prefix (otherwise on a char boundary).
+fn cut_at_line(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let prefix = &text[..end];
+    match prefix.rfind('\n') {
+        Some(nl) if nl >= end / 2 => &text[..=nl],
+        _ => prefix,
+    }
+}
+
+/// When `text` ends inside a CommonMark fenced code block, the fence line that closes it.
+///
+/// A fence opens with 3+ backticks or tildes indented at most 3 spaces (a backtick fence's
+/// info string may not contain a backtick) and is closed only by a line of at least as many of
+/// the same character and nothing else.
+pub fn open_fence(text: &str) -> Option<String> {
+    let mut open: Option<(u8, usize)> = None;
+    for line in text.lines() {
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        if indent > 3 {
+            continue;
+        }
+        let rest = &line[indent..];
+        let Some(&ch) = rest.as_bytes().first() else {
+            continue;
+        };
+        if ch != b'`' && ch != b'~' {
+            continue;
+        }
+        let run = rest.bytes().take_while(|&b| b == ch).count();
+        if run < 3 {
+            continue;
+        }
+        let after = &rest[run..];
+        match open {
+            None => {
+                if ch == b'`' && after.contains('`') {
+                    continue;
+                }
+                open = Some((ch, run));
+            }
+            Some((oc, orun)) => {
+                if ch == oc && run >= orun && after.trim().is_empty() {
+                    open = None;
+                }
+            }
+        }
+    }
+    open.map(|(ch, run)| String::from_utf8(vec![ch; run]).unwrap_or_default())
+}
+
+/// A fenced code block whose fence is longer than any backtick run inside, so embedded fences
+/// cannot close it.
+pub fn code_block(lang: &str, body: &str) -> String {
+    let longest = longest_run(body, b'`');
+    let fence = "`".repeat(longest.max(2) + 1);
+    let mut out = String::with_capacity(body.len() + 2 * fence.len() + lang.len() + 4);
+    out.push_str(&fence);
+    out.push_str(lang);
+    out.push('\n');
+    out.push_str(body);
+    if !body.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(&fence);
+    out.push('\n');
+    out
+}
+
+/// Inline code that survives backticks inside the text.
+pub fn inline_code(s: &str) -> String {
+    let flat = s.replace(['\n', '\r'], " ");
+    let run = longest_run(&flat, b'`');
+    let ticks = "`".repeat(run + 1);
+    if run > 0 || flat.starts_with(' ') || flat.ends_with(' ') {
+        format!("{ticks} {flat} {ticks}")
+    } else {
+        format!("{ticks}{flat}{ticks}")
+    }
+}
+
+/// Inline code safe inside a Markdown table cell (`|` escaped, newlines flattened).
+pub fn table_cell(s: &str) -> String {
+    inline_code(s).replace('|', "\\|")
+}
+
+fn longest_run(s: &str, ch: u8) -> usize {
+    let mut best = 0;
+    let mut cur = 0;
+    for b in s.bytes() {
+        if b == ch {
+            cur += 1;
+            best = best.max(cur);
+        } else {
+            cur = 0;
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_text_is_untouched() {
+        assert_eq!(cap_output("hello".into(), "x"), "hello");
+    }
+
+    #[test]
+    fn long_text_is_cut_on_a_line_with_fence_closed_and_note() {
+        let mut text = String::from("## Results\n```rust\n");
+        while text.len() < 100_000 {
+            text.push_str("fn a_line_of_code() {}\n");
+        }
+        let out = cap_output(
+            text,
+            "narrow the scope: smart_search(query: \"x\", scope: \"svc\")",
+        );
+        assert!(out.len() <= MAX_OUTPUT_BYTES, "{}", out.len());
+        assert!(open_fence(&out).is_none(), "fence left open");
+        assert!(out.contains("> [!NOTE]"));
+        assert!(out.contains("narrow the scope"));
+        let before_note = out.split("\n> [!NOTE]").next().unwrap();
+        assert!(before_note.ends_with("```\n"));
+    }
+
+    #[test]
+    fn huge_hint_is_bounded() {
+        let text = "x\n".repeat(40_000);
+        let out = cap_output(text, &"hint ".repeat(50_000));
+        assert!(out.len() <= MAX_OUTPUT_BYTES);
+        let note = &out[out.find("> [!NOTE]").unwrap()..];
+        assert!(note.len() < 1024);
+    }
+
+    #[test]
+    fn fence_rules_follow_commonmark() {
+        assert_eq!(open_fence("```\ncode\n"), Some("```".into()));
+        assert_eq!(open_fence("```\ncode\n```\n"), None);
+        assert_eq!(open_fence("````\n```\n"), Some("````".into()));
+        assert_eq!(open_fence("~~~\n```\n"), Some("~~~".into()));
+        assert_eq!(open_fence("    ```\n"), None);
+        assert_eq!(open_fence("``` a`b\n"), None);
+        assert_eq!(open_fence("```\n``` x\n"), Some("```".into()));
+    }
+
+    #[test]
+    fn code_block_fence_outgrows_content() {
+        let block = code_block("md", "```\ninner\n```");
+        assert!(block.starts_with("````md\n"));
+        assert!(open_fence(&block).is_none());
+        assert_eq!(inline_code("a`b"), "`` a`b ``");
+        assert_eq!(table_cell("a|b"), "`a\\|b`");
+    }
+}

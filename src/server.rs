@@ -1,1 +1,676 @@
-//! server
+//! The MCP session: the method table, dual-era version handling, concurrent tool calls,
+//! cancellation, progress, and the drain barrier.
+//!
+//! One [`serve`] call runs one session over any byte stream pair: stdin/stdout in standalone
+//! mode, one accepted socket connection in `meshd`. Cheap methods are answered inline; each
+//! `tools/call` runs as its own task on the `blocking` pool (at most
+//! [`Shared::max_in_flight`] at once), so a slow tool never delays a `ping`, and responses may
+//! leave out of order, as JSON-RPC allows.
+//!
+//! Shutdown is a drain barrier, not a drop: when the input ends (or SIGINT/SIGTERM arrives) the
+//! loop stops reading, waits for the calls in flight, closes the outbound queue and waits for
+//! the writer to flush everything queued before returning.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures_lite::io::{AsyncRead, AsyncWrite};
+use serde_json::{Value, json};
+use smol::lock::Semaphore;
+
+use crate::framing::{self, Inbound, QUEUE_CAPACITY};
+use crate::index::snapshot::IndexHandle;
+use crate::protocol::{self, Incoming, Request, RequestMeta, Response};
+use crate::tools::{Registry, ToolDef, ToolEnv, ToolOutput};
+
+/// Process-wide state shared by every session (in `meshd`, by every client).
+pub struct Shared {
+    /// The workspace directory (canonical).
+    pub base_dir: PathBuf,
+    /// The index: current snapshot and first-snapshot readiness.
+    pub index: Arc<IndexHandle>,
+    /// The tools served.
+    pub registry: Registry,
+    /// How long a `tools/call` waits for the first snapshot before answering "still indexing".
+    pub index_wait: Duration,
+    /// Tool calls running at once per session.
+    pub max_in_flight: usize,
+}
+
+impl Shared {
+    /// Shared state for a workspace with the standard tools and default limits.
+    pub fn new(base_dir: PathBuf, index: Arc<IndexHandle>) -> Shared {
+        let index_wait = std::env::var("MESH_INDEX_WAIT_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map(Duration::from_millis)
+            .unwrap_or(Duration::from_secs(30));
+        Shared {
+            base_dir,
+            index,
+            registry: Registry::standard(),
+            index_wait,
+            max_in_flight: 8,
+        }
+    }
+}
+
+const SERVER_NAME: &str = "mesh-mcp";
+const SERVER_TITLE: &str = "mesh-mcp — workspace map";
+
+/// The `instructions` of `initialize` and `server/discover`: calm routing, no imperatives.
+pub const INSTRUCTIONS: &str = "mesh-mcp indexes this multi-repo, multi-language workspace \
+into declarations, imports, gRPC contracts, event topics, HTTP routes and Markdown docs. Which \
+tool answers which question: where is X declared → smart_search; who imports or uses X → \
+find_dependents; who implements or calls a gRPC method, and is a .proto change wire-compatible → \
+analyze_grpc; what does changing an RPC, topic, event or route affect → analyze_impact; what do \
+the team's docs (ADRs, READMEs) say → search_docs; the picture of the services → visualize_mesh; \
+is the index fresh and complete → index_status. Every row carries a path:line: treat it as a \
+starting point and read the file to confirm. Rows marked heuristic or ambiguous deserve a \
+targeted check; a zero says what was searched, so a broad re-search rarely adds anything.";
+
+/// Per-session protocol state.
+struct Session {
+    id: String,
+    /// The version negotiated by `initialize`, if any.
+    negotiated: Mutex<Option<&'static str>>,
+    /// The level set by `logging/setLevel`.
+    log_level: Mutex<Option<String>>,
+    /// Cancellation flags of the tool calls in flight, by JSON id text.
+    in_flight: Mutex<HashMap<String, Arc<AtomicBool>>>,
+}
+
+impl Session {
+    fn legacy_version(&self) -> &'static str {
+        self.negotiated
+            .lock()
+            .ok()
+            .and_then(|g| *g)
+            .unwrap_or(protocol::LEGACY_VERSIONS[0])
+    }
+}
+
+/// Which era a request is answered in.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Era {
+    Legacy(&'static str),
+    Modern,
+}
+
+impl Era {
+    fn version(self) -> &'static str {
+        match self {
+            Era::Legacy(v) => v,
+            Era::Modern => protocol::MODERN_VERSION,
+        }
+    }
+}
+
+static SESSION_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// A new session id, unique within and across processes.
+pub fn new_session_id() -> String {
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    let n = SESSION_COUNTER.fetch_add(1, Ordering::Relaxed);
+    format!("{ms}-p{}-c{n}", std::process::id())
+}
+
+/// Serves MCP on this process's stdin/stdout until the client closes stdin, stdout closes, or
+/// SIGINT/SIGTERM arrives. Returns the process exit status (0 in all of these cases).
+pub fn serve_stdio(shared: Arc<Shared>) -> i32 {
+    let signals = crate::sys::termination_signals();
+    smol::block_on(async move {
+        let stdin = smol::Unblock::new(std::io::stdin());
+        let stdout = smol::Unblock::new(std::io::stdout());
+        serve(shared, stdin, stdout, new_session_id(), Some(signals)).await;
+    });
+    0
+}
+
+/// Runs one session over `input`/`output` (see the module docs). `stop` ends the session early
+/// (through the same drain barrier) when it yields.
+pub async fn serve<R, W>(
+    shared: Arc<Shared>,
+    input: R,
+    output: W,
+    session_id: String,
+    stop: Option<async_channel::Receiver<i32>>,
+) where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (in_tx, in_rx) = async_channel::bounded::<Inbound>(QUEUE_CAPACITY);
+    let (out_tx, out_rx) = async_channel::bounded::<String>(QUEUE_CAPACITY);
+    let reader = smol::spawn(framing::read_frames(input, in_tx));
+    let writer = smol::spawn(framing::write_frames(output, out_rx));
+    let session = Arc::new(Session {
+        id: session_id,
+        negotiated: Mutex::new(None),
+        log_level: Mutex::new(None),
+        in_flight: Mutex::new(HashMap::new()),
+    });
+    let permits = Arc::new(Semaphore::new(shared.max_in_flight.max(1)));
+    // A wait group: every task in flight holds a clone of `busy_tx`; when the last clone is
+    // gone, `busy_rx.recv()` returns.
+    let (busy_tx, busy_rx) = async_channel::bounded::<()>(1);
+    let ctx = Ctx {
+        shared,
+        session,
+        out: out_tx.clone(),
+        permits,
+        busy: busy_tx.clone(),
+    };
+    let mut signalled = false;
+    loop {
+        let next = match &stop {
+            Some(stop) => {
+                futures_lite::future::or(async { Some(in_rx.recv().await) }, async {
+                    let _ = stop.recv().await;
+                    None
+                })
+                .await
+            }
+            None => Some(in_rx.recv().await),
+        };
+        match next {
+            Some(Ok(item)) => {
+                if !ctx.handle(item).await {
+                    break;
+                }
+            }
+            Some(Err(_)) => break,
+            None => {
+                tracing::info!(target: "mesh::server", "termination signal: draining");
+                signalled = true;
+                break;
+            }
+        }
+    }
+    drop(ctx);
+    drop(busy_tx);
+    // The drain barrier: calls in flight finish and queue their answers (bounded after a
+    // signal), then the writer flushes everything queued.
+    if signalled {
+        let _ = futures_lite::future::or(async { busy_rx.recv().await.ok() }, async {
+            smol::Timer::after(Duration::from_secs(5)).await;
+            None
+        })
+        .await;
+    } else {
+        let _ = busy_rx.recv().await;
+    }
+    drop(out_tx);
+    let _ = writer.await;
+    drop(reader);
+}
+
+/// Everything a request handler needs; cheap to clone into a task.
+#[derive(Clone)]
+struct Ctx {
+    shared: Arc<Shared>,
+    session: Arc<Session>,
+    out: async_channel::Sender<String>,
+    permits: Arc<Semaphore>,
+    busy: async_channel::Sender<()>,
+}
+
+impl Ctx {
+    /// Queues one frame; false when the output is gone.
+    async fn send(&self, frame: String) -> bool {
+        self.out.send(frame).await.is_ok()
+    }
+
+    /// Handles one inbound unit; false when the session should end (output closed).
+    async fn handle(&self, item: Inbound) -> bool {
+        let line = match item {
+            Inbound::InvalidUtf8 => {
+                return self
+                    .send(
+                        Response::error(
+                            Value::Null,
+                            protocol::PARSE_ERROR,
+                            "Parse error: the line is not valid UTF-8. Send UTF-8 JSON, one object per line."
+                                .into(),
+                        )
+                        .to_line(),
+                    )
+                    .await;
+            }
+            Inbound::Oversized => {
+                return self
+                    .send(
+                        Response::error(
+                            Value::Null,
+                            protocol::INVALID_REQUEST,
+                            format!(
+                                "Invalid Request: a line longer than {} MiB was discarded. Send smaller messages.",
+                                framing::MAX_FRAME_BYTES >> 20
+                            ),
+                        )
+                        .to_line(),
+                    )
+                    .await;
+            }
+            Inbound::Frame(line) => line,
+        };
+        match protocol::classify(&line) {
+            Incoming::Request(req) => self.request(req).await,
+            Incoming::Notification { method, params } => {
+                self.notification(&method, params.as_ref());
+                true
+            }
+            Incoming::Response => true,
+            Incoming::Reject(resp) => self.send(resp.to_line()).await,
+            Incoming::Batch(items) => self.batch(items).await,
+        }
+    }
+
+    fn notification(&self, method: &str, params: Option<&Value>) {
+        match method {
+            "notifications/cancelled" => {
+                let id = params.and_then(|p| p.get("requestId"));
+                if let Some(id) = id
+                    && let Ok(map) = self.session.in_flight.lock()
+                    && let Some(flag) = map.get(&id.to_string())
+                {
+                    flag.store(true, Ordering::Release);
+                    tracing::debug!(target: "mesh::server", "cancelled request {id}");
+                }
+            }
+            other => tracing::debug!(target: "mesh::server", "notification {other}"),
+        }
+    }
+
+    /// A batch: accepted only when the session negotiated 2025-03-26.
+    async fn batch(&self, items: Vec<Value>) -> bool {
+        let negotiated = self.session.negotiated.lock().ok().and_then(|g| *g);
+        if negotiated != Some("2025-03-26") || items.is_empty() {
+            let why = if items.is_empty() {
+                "Invalid Request: an empty batch".to_string()
+            } else {
+                "Invalid Request: batches are accepted only under protocol version 2025-03-26; \
+send one message per line"
+                    .to_string()
+            };
+            return self
+                .send(Response::error(Value::Null, protocol::INVALID_REQUEST, why).to_line())
+                .await;
+        }
+        let ctx = self.clone();
+        let busy = self.busy.clone();
+        smol::spawn(async move {
+            let mut answers = Vec::new();
+            for item in items {
+                match protocol::classify_value(item) {
+                    Incoming::Request(req) => {
+                        if req.method == "initialize" {
+                            answers.push(Response::error(
+                                req.id,
+                                protocol::INVALID_REQUEST,
+                                "Invalid Request: initialize must not be part of a batch".into(),
+                            ));
+                        } else if let Some(resp) = ctx.answer(req).await {
+                            answers.push(resp);
+                        }
+                    }
+                    Incoming::Notification { method, params } => {
+                        ctx.notification(&method, params.as_ref())
+                    }
+                    Incoming::Reject(resp) => answers.push(resp),
+                    Incoming::Response | Incoming::Batch(_) => {}
+                }
+            }
+            if !answers.is_empty() {
+                let frame = serde_json::to_string(&answers).unwrap_or_default();
+                let _ = ctx.send(frame).await;
+            }
+            drop(busy);
+        })
+        .detach();
+        true
+    }
+
+    /// Handles a request: inline for cheap methods, as a task for `tools/call`.
+    async fn request(&self, req: Request) -> bool {
+        if req.method == "tools/call" {
+            let ctx = self.clone();
+            let busy = self.busy.clone();
+            smol::spawn(async move {
+                if let Some(resp) = ctx.answer(req).await {
+                    let _ = ctx.send(resp.to_line()).await;
+                }
+                drop(busy);
+            })
+            .detach();
+            return !self.out.is_closed();
+        }
+        match self.answer(req).await {
+            Some(resp) => self.send(resp.to_line()).await,
+            None => true,
+        }
+    }
+
+    /// The response to one request (`None` when it was cancelled).
+    async fn answer(&self, req: Request) -> Option<Response> {
+        let meta = RequestMeta::from_params(req.params.as_ref());
+        let era = match &meta.protocol_version {
+            Some(v) => {
+                if !protocol::DISCOVER_VERSIONS.contains(&v.as_str()) {
+                    return Some(Response::error_with_data(
+                        req.id,
+                        protocol::UNSUPPORTED_PROTOCOL_VERSION,
+                        format!("Unsupported protocol version: {v}"),
+                        json!({"supported": protocol::DISCOVER_VERSIONS, "requested": v}),
+                    ));
+                }
+                if !meta.has_client_capabilities && req.method != "server/discover" {
+                    return Some(Response::error(
+                        req.id,
+                        protocol::INVALID_PARAMS,
+                        format!(
+                            "Invalid params: _meta must carry {} with the {} stamp",
+                            protocol::META_CAPABILITIES,
+                            protocol::META_VERSION
+                        ),
+                    ));
+                }
+                Era::Modern
+            }
+            None => Era::Legacy(self.session.legacy_version()),
+        };
+        let id = req.id.clone();
+        let result = match req.method.as_str() {
+            "initialize" => Ok(self.initialize(req.params.as_ref())),
+            "ping" => Ok(json!({})),
+            "server/discover" => Ok(discover_result()),
+            "tools/list" => Ok(self.tools_list(era)),
+            "logging/setLevel" => self.set_level(req.params.as_ref()),
+            "tools/call" => return self.tools_call(req, meta, era).await,
+            other => Err((
+                protocol::METHOD_NOT_FOUND,
+                format!("Method not found: {other}"),
+            )),
+        };
+        Some(match result {
+            Ok(value) => Response::success(id, stamp(value, era)),
+            Err((code, message)) => Response::error(id, code, message),
+        })
+    }
+
+    fn initialize(&self, params: Option<&Value>) -> Value {
+        let requested = params
+            .and_then(|p| p.get("protocolVersion"))
+            .and_then(Value::as_str);
+        let version = protocol::negotiate(requested);
+        if let Ok(mut g) = self.session.negotiated.lock() {
+            *g = Some(version);
+        }
+        tracing::debug!(target: "mesh::server", "initialize: requested {requested:?}, answered {version}");
+        let mut server_info = json!({"name": SERVER_NAME, "version": crate::VERSION});
+        if protocol::version_at_least(version, "2025-06-18") {
+            server_info["title"] = json!(SERVER_TITLE);
+        }
+        json!({
+            "protocolVersion": version,
+            "capabilities": {"tools": {"listChanged": false}, "logging": {}},
+            "serverInfo": server_info,
+            "instructions": INSTRUCTIONS,
+        })
+    }
+
+    fn tools_list(&self, era: Era) -> Value {
+        let mut result = json!({"tools": self.shared.registry.list_json(era.version())});
+        if era == Era::Modern {
+            result["ttlMs"] = json!(3_600_000);
+            result["cacheScope"] = json!("public");
+        }
+        result
+    }
+
+    fn set_level(&self, params: Option<&Value>) -> Result<Value, (i64, String)> {
+        const LEVELS: [&str; 8] = [
+            "debug",
+            "info",
+            "notice",
+            "warning",
+            "error",
+            "critical",
+            "alert",
+            "emergency",
+        ];
+        let level = params.and_then(|p| p.get("level")).and_then(Value::as_str);
+        match level {
+            Some(l) if LEVELS.contains(&l) => {
+                if let Ok(mut g) = self.session.log_level.lock() {
+                    *g = Some(l.to_string());
+                }
+                Ok(json!({}))
+            }
+            _ => Err((
+                protocol::INVALID_PARAMS,
+                format!("Invalid params: level must be one of {}", LEVELS.join(", ")),
+            )),
+        }
+    }
+
+    /// `tools/call`: validate, wait for the first snapshot when needed, run on the blocking
+    /// pool, cap the text. `None` when the call was cancelled.
+    async fn tools_call(&self, req: Request, meta: RequestMeta, era: Era) -> Option<Response> {
+        let id = req.id.clone();
+        let Some(params) = req.params.as_ref().and_then(Value::as_object) else {
+            return Some(Response::error(
+                id,
+                protocol::INVALID_PARAMS,
+                "Missing params for tools/call: send {\"name\": <tool>, \"arguments\": {…}}".into(),
+            ));
+        };
+        let Some(name) = params.get("name").and_then(Value::as_str) else {
+            return Some(Response::error(
+                id,
+                protocol::INVALID_PARAMS,
+                "Invalid params for tools/call: \"name\" must be a tool name string".into(),
+            ));
+        };
+        let Some(def) = self.shared.registry.get(name) else {
+            return Some(Response::error(
+                id,
+                protocol::INVALID_PARAMS,
+                format!("Unknown tool: {name}. Call tools/list for the available tools."),
+            ));
+        };
+        let args = match params.get("arguments") {
+            None | Some(Value::Null) => json!({}),
+            Some(v @ Value::Object(_)) => v.clone(),
+            Some(_) => {
+                return Some(Response::error(
+                    id,
+                    protocol::INVALID_PARAMS,
+                    "Invalid params for tools/call: \"arguments\" must be an object".into(),
+                ));
+            }
+        };
+        let trace_id = meta.trace_id().or_else(|| {
+            RequestMeta::from_params(Some(&json!({"_meta": args.get("_meta")}))).trace_id()
+        });
+        let key = id.to_string();
+        let cancelled = Arc::new(AtomicBool::new(false));
+        if let Ok(mut map) = self.session.in_flight.lock() {
+            map.insert(key.clone(), cancelled.clone());
+        }
+        let answer = self
+            .run_tool(def, args, trace_id, meta.progress_token, &cancelled)
+            .await;
+        if let Ok(mut map) = self.session.in_flight.lock() {
+            map.remove(&key);
+        }
+        if cancelled.load(Ordering::Acquire) {
+            tracing::debug!(target: "mesh::server", "dropping the answer of cancelled request {key}");
+            return None;
+        }
+        Some(match answer {
+            Ok(out) => Response::success(
+                id,
+                stamp(
+                    json!({
+                        "content": [{"type": "text", "text": out.text}],
+                        "isError": out.is_error,
+                    }),
+                    era,
+                ),
+            ),
+            Err(message) => Response::error(id, protocol::INTERNAL_ERROR, message),
+        })
+    }
+
+    async fn run_tool(
+        &self,
+        def: &'static ToolDef,
+        args: Value,
+        trace_id: Option<String>,
+        progress_token: Option<Value>,
+        cancelled: &AtomicBool,
+    ) -> Result<ToolOutput, String> {
+        let _permit = self.permits.acquire_arc().await;
+        if cancelled.load(Ordering::Acquire) {
+            return Err("cancelled".into());
+        }
+        let snapshot = if def.needs_index {
+            match self
+                .wait_for_index(progress_token.as_ref(), cancelled)
+                .await
+            {
+                Ok(s) => Some(s),
+                Err(out) => return Ok(out),
+            }
+        } else {
+            None
+        };
+        let shared = self.shared.clone();
+        let session_id = self.session.id.clone();
+        let started = Instant::now();
+        let joined = blocking::unblock(move || {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let env = ToolEnv {
+                    shared: &shared,
+                    snapshot: snapshot.as_deref(),
+                    trace_id: trace_id.as_deref(),
+                };
+                let mut out = (def.run)(&args, &env);
+                out.text = crate::render::cap_output(out.text, &(def.truncation_hint)(&args));
+                out
+            }))
+        })
+        .await;
+        tracing::debug!(
+            target: "mesh::server",
+            session = %session_id,
+            tool = def.name,
+            micros = started.elapsed().as_micros() as u64,
+            "tool call finished"
+        );
+        joined.map_err(|_| {
+            format!(
+                "Tool task failed: {} panicked; see the server log",
+                def.name
+            )
+        })
+    }
+
+    /// Waits (bounded, with progress notifications) for the first snapshot.
+    async fn wait_for_index(
+        &self,
+        progress_token: Option<&Value>,
+        cancelled: &AtomicBool,
+    ) -> Result<Arc<crate::index::snapshot::Snapshot>, ToolOutput> {
+        if let Some(s) = self.shared.index.current() {
+            return Ok(s);
+        }
+        let deadline = Instant::now() + self.shared.index_wait;
+        let mut last_progress: Option<u64> = None;
+        loop {
+            let tick =
+                Duration::from_millis(200).min(deadline.saturating_duration_since(Instant::now()));
+            let ready = futures_lite::future::or(
+                async {
+                    self.shared.index.ready().await;
+                    true
+                },
+                async {
+                    smol::Timer::after(tick).await;
+                    false
+                },
+            )
+            .await;
+            if let Some(s) = self.shared.index.current() {
+                return Ok(s);
+            }
+            if ready {
+                continue;
+            }
+            let (done, total) = self.shared.index.progress();
+            if cancelled.load(Ordering::Acquire) {
+                return Err(ToolOutput::error("cancelled".into()));
+            }
+            if Instant::now() >= deadline {
+                return Err(ToolOutput::error(format!(
+                    "still indexing: {done} of {total} files extracted. Retry in a few seconds, \
+or call index_status to watch progress."
+                )));
+            }
+            if let Some(token) = progress_token {
+                let value = last_progress.map_or(done, |p| done.max(p + 1));
+                if last_progress.is_none_or(|p| value > p) {
+                    last_progress = Some(value);
+                    let mut params = json!({
+                        "progressToken": token,
+                        "progress": value,
+                        "message": format!("indexing: {done} of {total} files"),
+                    });
+                    if total > 0 {
+                        params["total"] = json!(total.max(value));
+                    }
+                    let _ = self
+                        .send(protocol::notification("notifications/progress", params))
+                        .await;
+                }
+            }
+        }
+    }
+}
+
+/// The `server/discover` result.
+fn discover_result() -> Value {
+    json!({
+        "supportedVersions": protocol::DISCOVER_VERSIONS,
+        "capabilities": {"tools": {"listChanged": false}},
+        "instructions": INSTRUCTIONS,
+        "ttlMs": 3_600_000,
+        "cacheScope": "public",
+        "resultType": "complete",
+        "_meta": {protocol::META_SERVER_INFO: server_info_modern()},
+    })
+}
+
+fn server_info_modern() -> Value {
+    json!({"name": SERVER_NAME, "title": SERVER_TITLE, "version": crate::VERSION})
+}
+
+/// Adds the modern-era members (`resultType`, server info) to a result.
+fn stamp(mut value: Value, era: Era) -> Value {
+    if era == Era::Modern
+        && let Value::Object(map) = &mut value
+    {
+        map.entry("resultType").or_insert(json!("complete"));
+        map.insert(
+            "_meta".into(),
+            json!({protocol::META_SERVER_INFO: server_info_modern()}),
+        );
+    }
+    value
+}

@@ -262,7 +262,10 @@ pub enum TopicExpr {
     Reference(String),
     /// An environment lookup with an optional literal default
     /// (`os.getenv("TOPIC", "orders")`, `process.env.TOPIC ?? "orders"`).
-    Env { var: String, default: Option<String> },
+    Env {
+        var: String,
+        default: Option<String>,
+    },
 }
 
 /// An event producer or consumer (Kafka and friends, or a configured custom pattern).

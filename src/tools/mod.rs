@@ -1,1 +1,226 @@
-//! The tool registry.
+//! The tool registry: one file per tool (its arguments, its run, its truncation hint), a table
+//! that lists them in a deterministic order, strict argument decoding, and the central cap.
+//!
+//! A tool is plain data in, plain data out: [`ToolDef::run`] takes the decoded JSON arguments
+//! and a [`ToolEnv`] (the snapshot and the workspace) and returns a [`ToolOutput`]. A tool's own
+//! failure (bad argument values, a path outside the roots) is an output with `is_error: true`
+//! and a message that names the problem and the fix — never a protocol error.
+
+pub mod fixtures;
+pub mod index_status;
+
+use std::sync::OnceLock;
+
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::index::snapshot::Snapshot;
+use crate::server::Shared;
+
+/// What a tool sees while it runs.
+pub struct ToolEnv<'a> {
+    /// Process-wide state: workspace, index handle, configuration.
+    pub shared: &'a Shared,
+    /// The snapshot this call answers from (`None` only for tools that do not need the index).
+    pub snapshot: Option<&'a Snapshot>,
+    /// The W3C trace id of the call, when the client sent a valid `traceparent`.
+    pub trace_id: Option<&'a str>,
+}
+
+/// What a tool returns: Markdown text plus what the audit trail records about the call.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolOutput {
+    pub text: String,
+    pub is_error: bool,
+    /// Workspace-relative paths the answer read or cites (for the audit trail).
+    pub files_accessed: Vec<String>,
+    /// Secret values masked in this answer.
+    pub redactions: u32,
+}
+
+impl ToolOutput {
+    /// A successful answer.
+    pub fn ok(text: String) -> ToolOutput {
+        ToolOutput {
+            text,
+            ..ToolOutput::default()
+        }
+    }
+
+    /// A tool-level failure (`isError: true`).
+    pub fn error(text: String) -> ToolOutput {
+        ToolOutput {
+            text,
+            is_error: true,
+            ..ToolOutput::default()
+        }
+    }
+}
+
+/// The static description and entry points of one tool.
+pub struct ToolDef {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub description: &'static str,
+    /// The JSON Schema of the arguments (always `additionalProperties: false`).
+    pub input_schema: fn() -> Value,
+    pub run: fn(&Value, &ToolEnv) -> ToolOutput,
+    /// The hint the central cap appends when this tool's answer had to be cut.
+    pub truncation_hint: fn(&Value) -> String,
+    /// False for tools that answer without the index (they never wait for the first snapshot).
+    pub needs_index: bool,
+}
+
+/// The default hint of the central cap.
+pub fn default_hint(_args: &Value) -> String {
+    "Narrow the question: pass a more specific target or scope.".to_string()
+}
+
+/// The tools this process serves, in the order `tools/list` shows them.
+pub struct Registry {
+    tools: Vec<&'static ToolDef>,
+}
+
+impl Registry {
+    /// The product tools, plus the test fixtures when `MESH_TEST_FIXTURES=1` (used by the
+    /// integration tests and the conformance suite only).
+    pub fn standard() -> Registry {
+        let mut tools: Vec<&'static ToolDef> = vec![&index_status::TOOL];
+        if std::env::var("MESH_TEST_FIXTURES").is_ok_and(|v| v == "1") {
+            tools.extend(fixtures::TOOLS.iter());
+        }
+        Registry { tools }
+    }
+
+    /// Looks a tool up by name.
+    pub fn get(&self, name: &str) -> Option<&'static ToolDef> {
+        self.tools.iter().copied().find(|t| t.name == name)
+    }
+
+    /// All tools, in listing order.
+    pub fn all(&self) -> &[&'static ToolDef] {
+        &self.tools
+    }
+
+    /// The `tools` array of a `tools/list` result, with fields gated by protocol version
+    /// (`title` from 2025-06-18, `annotations` from 2025-03-26).
+    pub fn list_json(&self, version: &str) -> Value {
+        let with_title = crate::protocol::version_at_least(version, "2025-06-18");
+        let with_annotations = crate::protocol::version_at_least(version, "2025-03-26");
+        let tools: Vec<Value> = self
+            .tools
+            .iter()
+            .map(|t| {
+                let mut obj = serde_json::Map::new();
+                obj.insert("name".into(), json!(t.name));
+                if with_title {
+                    obj.insert("title".into(), json!(t.title));
+                }
+                obj.insert("description".into(), json!(t.description));
+                obj.insert("inputSchema".into(), schema_of(t));
+                if with_annotations {
+                    obj.insert(
+                        "annotations".into(),
+                        json!({
+                            "title": t.title,
+                            "readOnlyHint": true,
+                            "destructiveHint": false,
+                            "idempotentHint": true,
+                            "openWorldHint": false,
+                        }),
+                    );
+                }
+                Value::Object(obj)
+            })
+            .collect();
+        Value::Array(tools)
+    }
+}
+
+/// The input schema of a tool, built once per process.
+fn schema_of(t: &ToolDef) -> Value {
+    static CACHE: OnceLock<std::sync::Mutex<Vec<(&'static str, Value)>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Ok(mut c) = cache.lock() {
+        if let Some((_, v)) = c.iter().find(|(n, _)| *n == t.name) {
+            return v.clone();
+        }
+        let v = (t.input_schema)();
+        c.push((t.name, v.clone()));
+        return v;
+    }
+    (t.input_schema)()
+}
+
+/// Decodes a tool's arguments strictly (unknown fields are errors naming the field). A `_meta`
+/// member inside the arguments is accepted and ignored (older clients put trace context there).
+pub fn decode<T: DeserializeOwned>(tool: &str, args: &Value) -> Result<T, ToolOutput> {
+    let mut args = args.clone();
+    if let Value::Object(map) = &mut args {
+        map.remove("_meta");
+    }
+    serde_json::from_value(args).map_err(|e| {
+        ToolOutput::error(format!(
+            "Invalid arguments for {tool}: {e}. Call tools/list for the accepted arguments."
+        ))
+    })
+}
+
+/// Clamps an optional integer argument into `min..=max`, `default` when absent.
+pub fn clamp(value: Option<i64>, default: i64, min: i64, max: i64) -> usize {
+    value.unwrap_or(default).clamp(min, max) as usize
+}
+
+/// An object schema with the given properties and required names, closed to other fields.
+pub fn object_schema(properties: Value, required: &[&str]) -> Value {
+    let mut schema = json!({
+        "type": "object",
+        "properties": properties,
+        "additionalProperties": false,
+    });
+    if !required.is_empty() {
+        schema["required"] = json!(required);
+    }
+    schema
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(serde::Deserialize, Debug)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Args {
+        query: String,
+        limit: Option<i64>,
+    }
+
+    #[test]
+    fn decode_is_strict_and_names_the_field() {
+        let err = decode::<Args>("smart_search", &json!({"query": "x", "limt": 3})).unwrap_err();
+        assert!(err.is_error);
+        assert!(err.text.contains("limt"), "{}", err.text);
+        assert!(decode::<Args>("t", &json!({"query": "x", "_meta": {"a": 1}})).is_ok());
+        let err = decode::<Args>("t", &json!({"limit": 3})).unwrap_err();
+        assert!(err.text.contains("query"), "{}", err.text);
+    }
+
+    #[test]
+    fn clamp_clamps() {
+        assert_eq!(clamp(None, 20, 1, 100), 20);
+        assert_eq!(clamp(Some(0), 20, 1, 100), 1);
+        assert_eq!(clamp(Some(-5), 20, 1, 100), 1);
+        assert_eq!(clamp(Some(1000), 20, 1, 100), 100);
+    }
+
+    #[test]
+    fn every_schema_is_closed() {
+        for t in Registry::standard().all() {
+            let s = (t.input_schema)();
+            assert_eq!(s["type"], "object", "{}", t.name);
+            assert_eq!(s["additionalProperties"], false, "{}", t.name);
+            assert!(!t.description.is_empty());
+        }
+    }
+}

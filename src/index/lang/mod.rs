@@ -6,8 +6,6 @@ use super::facts::{FileFacts, Language};
 
 /// Extracts the facts of one file. Unknown or not-yet-supported languages give empty facts.
 pub fn extract(lang: Language, path: &str, text: &str) -> FileFacts {
-    let _ = (path, text);
-    match lang {
-        _ => FileFacts::default(),
-    }
+    let _ = (lang, path, text);
+    FileFacts::default()
 }

@@ -1,0 +1,168 @@
+//! Helpers that drive the real `mesh-mcp` binary over pipes.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// A fresh, empty temporary directory, unique per call.
+pub fn temp_dir(tag: &str) -> PathBuf {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "mesh-test-{tag}-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A running `mesh-mcp run --standalone` with piped stdio.
+pub struct Server {
+    pub child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    pub home: PathBuf,
+}
+
+impl Server {
+    /// Starts the server in `workspace` with the test fixtures enabled and a private HOME.
+    pub fn start(workspace: &Path) -> Server {
+        Server::start_with(workspace, &[])
+    }
+
+    /// Like [`Server::start`] with extra environment variables.
+    pub fn start_with(workspace: &Path, env: &[(&str, &str)]) -> Server {
+        let home = temp_dir("home");
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mesh-mcp"));
+        cmd.args(["run", "--standalone"])
+            .current_dir(workspace)
+            .env("HOME", &home)
+            .env("MESH_AUDIT_DB", home.join("audit.db"))
+            .env("MESH_SOCKET_PATH", home.join("meshd.sock"))
+            .env("MESH_TEST_FIXTURES", "1")
+            .env_remove("MESH_LOG")
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("spawn mesh-mcp");
+        let stdout = child.stdout.take().unwrap();
+        let stdin = child.stdin.take();
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            loop {
+                let mut line = String::new();
+                match reader.read_line(&mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {
+                        if tx.send(line).is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+        Server {
+            child,
+            stdin,
+            lines: rx,
+            home,
+        }
+    }
+
+    /// Writes raw bytes to stdin.
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Writes one JSON message plus a newline.
+    pub fn send(&mut self, msg: &Value) {
+        let mut line = msg.to_string();
+        line.push('\n');
+        self.send_raw(line.as_bytes());
+    }
+
+    /// Sends a request and returns its response (skipping notifications), within 20 s.
+    pub fn call(&mut self, id: i64, method: &str, params: Value) -> Value {
+        self.send(
+            &serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+        );
+        self.response_for(&serde_json::json!(id), Duration::from_secs(20))
+            .unwrap_or_else(|| panic!("no response to {method} (id {id})"))
+    }
+
+    /// The next line of stdout parsed as JSON, or `None` after `timeout`.
+    pub fn next(&mut self, timeout: Duration) -> Option<Value> {
+        match self.lines.recv_timeout(timeout) {
+            Ok(line) => Some(
+                serde_json::from_str(&line).unwrap_or_else(|e| panic!("bad frame {line:?}: {e}")),
+            ),
+            Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => None,
+        }
+    }
+
+    /// Waits for the response with this id, dropping notifications on the way.
+    pub fn response_for(&mut self, id: &Value, timeout: Duration) -> Option<Value> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let msg = self.next(left)?;
+            if msg.get("id") == Some(id) && msg.get("method").is_none() {
+                return Some(msg);
+            }
+        }
+    }
+
+    /// Closes stdin (EOF for the server).
+    pub fn close_stdin(&mut self) {
+        self.stdin.take();
+    }
+
+    /// Every remaining stdout line until the server exits (after closing stdin), with the exit status.
+    pub fn finish(mut self, timeout: Duration) -> (Vec<Value>, Option<i32>) {
+        self.close_stdin();
+        let deadline = Instant::now() + timeout;
+        let mut out = Vec::new();
+        while let Some(v) = self.next(deadline.saturating_duration_since(Instant::now())) {
+            out.push(v);
+        }
+        let status = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s.code();
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        (out, status)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The text of a `tools/call` result.
+pub fn tool_text(resp: &Value) -> &str {
+    resp["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("not a tool result: {resp}"))
+}
