@@ -349,6 +349,34 @@ def corpus_session(binary, corpus, scopes, queries, timeout, edit_rel, run_no):
     return r
 
 
+def spawn_floor_ms(runs):
+    """The harness's own floor: spawn /bin/cat, write one line, read it back (median ms).
+
+    No server can answer `initialize` faster than this through this harness, so it is worth
+    reading next to init_ms, whose budget is only 10 ms.
+    """
+    cat = shutil.which("cat")
+    if not cat:
+        return None
+    line = b'{"jsonrpc":"2.0","id":1,"result":{}}\n'
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        p = subprocess.Popen([cat], stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+        p.stdin.write(line)
+        got = b""
+        while not got.endswith(b"\n"):
+            chunk = p.stdout.read(len(line))
+            if not chunk:
+                break
+            got += chunk
+        times.append((time.perf_counter() - t0) * 1000.0)
+        p.stdin.close()
+        p.wait()
+        p.stdout.close()
+    return statistics.median_low(times)
+
+
 # --- aggregation ----------------------------------------------------------------------------
 
 def median_worst(values):
@@ -473,6 +501,7 @@ def main(argv):
     out["rss_after_init_kb"] = median_worst(rsss)
     out["empty_spawns"] = spawns
     out["init_empty_ms_all"] = [rounded(v) for v in inits]
+    out["spawn_floor_ms"] = rounded(spawn_floor_ms(spawns), 3)
 
     if not args.init_only:
         corpus = os.path.abspath(args.corpus)

@@ -171,6 +171,10 @@ def main(argv):
         label, unit = LABELS[key]
         label += f", empty dir, median of {spawns} spawns" if spawns else ", empty dir"
         w(v.row(label, key, init.get(rkey), budgets["startup"].get(key), unit, "startup"))
+    floor = init.get("spawn_floor_ms")
+    if floor is not None:
+        w(f"| harness floor: spawn `cat`, echo one line (not a budget) | {fmt(floor, 'ms')} "
+          f"| — | info |")
     w("")
 
     # --- tiers ------------------------------------------------------------------------------
