@@ -137,7 +137,9 @@ def main(argv):
     nproc, cpu, kernel = machine()
     here = os.path.dirname(os.path.abspath(__file__))
     commit = sh("git", "-C", here, "rev-parse", "--short=12", "HEAD") or "unknown"
-    dirty = " (working tree has changes)" if sh("git", "-C", here, "status", "--porcelain") else ""
+    # Dirty = changes other than this report itself (which every run rewrites).
+    dirty = sh("git", "-C", here, "status", "--porcelain", "--", ".", ":(exclude)REPORT.md")
+    dirty = " (working tree has changes)" if dirty else ""
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
     w("# mesh-mcp size and speed report")
