@@ -138,7 +138,8 @@ def main(argv):
     here = os.path.dirname(os.path.abspath(__file__))
     commit = sh("git", "-C", here, "rev-parse", "--short=12", "HEAD") or "unknown"
     # Dirty = changes other than this report itself (which every run rewrites).
-    dirty = sh("git", "-C", here, "status", "--porcelain", "--", ".", ":(exclude)REPORT.md")
+    dirty = sh("git", "-C", here, "status", "--porcelain", "--", ":/",
+             ":(top,exclude)size-report/REPORT.md")
     dirty = " (working tree has changes)" if dirty else ""
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
