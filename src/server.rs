@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -38,6 +38,11 @@ pub struct Shared {
     pub index_wait: Duration,
     /// Tool calls running at once per session.
     pub max_in_flight: usize,
+    /// The audit trail, opened on first use (`None` inside when auditing is off or the
+    /// database cannot be opened; the failure is logged once and tools keep answering).
+    audit: std::sync::OnceLock<Option<crate::audit::AuditLog>>,
+    /// Whether tool calls are audited at all (config `[audit] enabled`).
+    pub audit_enabled: bool,
 }
 
 impl Shared {
@@ -54,6 +59,31 @@ impl Shared {
             registry: Registry::standard(),
             index_wait,
             max_in_flight: 8,
+            audit: std::sync::OnceLock::new(),
+            audit_enabled: true,
+        }
+    }
+
+    /// Appends one audited call; failures are logged, never returned (an audit problem such
+    /// as a full disk must not stop the tool from answering).
+    pub fn audit(&self, entry: &crate::audit::AuditEntry) {
+        if !self.audit_enabled {
+            return;
+        }
+        let log = self.audit.get_or_init(|| {
+            let path = crate::audit::AuditLog::default_path();
+            match crate::audit::AuditLog::open(&path) {
+                Ok(log) => Some(log),
+                Err(e) => {
+                    tracing::warn!(target: "mesh::audit", "audit trail disabled for this process: {e}");
+                    None
+                }
+            }
+        });
+        if let Some(log) = log
+            && let Err(e) = log.record(entry)
+        {
+            tracing::warn!(target: "mesh::audit", "could not record the call of {}: {e}", entry.tool);
         }
     }
 }
@@ -109,18 +139,6 @@ impl Era {
     }
 }
 
-static SESSION_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// A new session id, unique within and across processes.
-pub fn new_session_id() -> String {
-    let ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis())
-        .unwrap_or(0);
-    let n = SESSION_COUNTER.fetch_add(1, Ordering::Relaxed);
-    format!("{ms}-p{}-c{n}", std::process::id())
-}
-
 /// Serves MCP on this process's stdin/stdout until the client closes stdin, stdout closes, or
 /// SIGINT/SIGTERM arrives. Returns the process exit status (0 in all of these cases).
 pub fn serve_stdio(shared: Arc<Shared>) -> i32 {
@@ -128,7 +146,14 @@ pub fn serve_stdio(shared: Arc<Shared>) -> i32 {
     smol::block_on(async move {
         let stdin = smol::Unblock::new(std::io::stdin());
         let stdout = smol::Unblock::new(std::io::stdout());
-        serve(shared, stdin, stdout, new_session_id(), Some(signals)).await;
+        serve(
+            shared,
+            stdin,
+            stdout,
+            crate::audit::new_session_id(),
+            Some(signals),
+        )
+        .await;
     });
     0
 }
@@ -546,7 +571,21 @@ send one message per line"
                 .await
             {
                 Ok(s) => Some(s),
-                Err(out) => return Ok(out),
+                Err(out) => {
+                    let shared = self.shared.clone();
+                    let entry = crate::audit::AuditEntry {
+                        session_id: self.session.id.clone(),
+                        trace_id,
+                        tool: def.name.to_string(),
+                        args_digest: crate::audit::args_digest(&args),
+                        status: crate::audit::CallStatus::Error,
+                        files_accessed: Vec::new(),
+                        redactions: 0,
+                        duration_us: 0,
+                    };
+                    blocking::unblock(move || shared.audit(&entry)).await;
+                    return Ok(out);
+                }
             }
         } else {
             None
@@ -554,8 +593,9 @@ send one message per line"
         let shared = self.shared.clone();
         let session_id = self.session.id.clone();
         let started = Instant::now();
+        let name = def.name;
         let joined = blocking::unblock(move || {
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 let env = ToolEnv {
                     shared: &shared,
                     snapshot: snapshot.as_deref(),
@@ -564,13 +604,31 @@ send one message per line"
                 let mut out = (def.run)(&args, &env);
                 out.text = crate::render::cap_output(out.text, &(def.truncation_hint)(&args));
                 out
-            }))
+            }));
+            let (status, files, redactions) = match &result {
+                Ok(out) if !out.is_error => (
+                    crate::audit::CallStatus::Success,
+                    out.files_accessed.clone(),
+                    out.redactions,
+                ),
+                _ => (crate::audit::CallStatus::Error, Vec::new(), 0),
+            };
+            shared.audit(&crate::audit::AuditEntry {
+                session_id,
+                trace_id,
+                tool: def.name.to_string(),
+                args_digest: crate::audit::args_digest(&args),
+                status,
+                files_accessed: files,
+                redactions,
+                duration_us: started.elapsed().as_micros() as u64,
+            });
+            result
         })
         .await;
         tracing::debug!(
             target: "mesh::server",
-            session = %session_id,
-            tool = def.name,
+            tool = name,
             micros = started.elapsed().as_micros() as u64,
             "tool call finished"
         );

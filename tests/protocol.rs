@@ -445,3 +445,32 @@ fn a_closed_stdout_ends_the_process_quietly() {
     assert_eq!(status.code(), Some(0), "stderr: {stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+#[test]
+fn tool_calls_are_audited_in_a_valid_chain() {
+    let mut s = Server::start(&temp_dir("audited"));
+    init(&mut s, "2025-11-25");
+    let tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    s.call(2, "tools/call", json!({"name": "index_status", "arguments": {}, "_meta": {"traceparent": tp}}));
+    s.call(3, "tools/call", json!({"name": "index_status", "arguments": {"bad": true}}));
+    s.call(4, "tools/call", json!({"name": "no_such_tool", "arguments": {}}));
+    s.call(5, "ping", json!({}));
+    let db = s.home.join("audit.db");
+    let (_, code) = s.finish(Duration::from_secs(10));
+    assert_eq!(code, Some(0));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mesh-mcp"))
+        .args(["stats", "--json", "--since", "all", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stats: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(stats["calls"], 2, "{stats}");
+    assert_eq!(stats["errors"], 1, "{stats}");
+    let verify = std::process::Command::new(env!("CARGO_BIN_EXE_mesh-mcp"))
+        .args(["audit", "verify", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(verify.status.success(), "{}", String::from_utf8_lossy(&verify.stderr));
+}
