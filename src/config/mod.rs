@@ -41,8 +41,9 @@ pub struct Config {
     pub name: String,
     /// Indexed (and readable) directories, canonical, unique, sorted by label.
     pub roots: Vec<Root>,
-    /// User gitignore-style exclude patterns, relative to `base_dir`; the crawler adds its
-    /// built-in secret and build-output excludes on top.
+    /// User gitignore-style exclude patterns, relative to `base_dir` (an absolute path inside
+    /// the workspace is rewritten relative to it; other leading `/` anchor at `base_dir`). The
+    /// crawler adds its built-in secret and build-output excludes on top.
     pub excludes: Vec<String>,
     /// Markdown documentation settings.
     pub docs: DocsConfig,
@@ -273,7 +274,8 @@ impl fmt::Display for ConfigError {
                 if section.is_empty() {
                     write!(
                         f,
-                        "{}:{line}: unknown section `{key}`; allowed sections: {}",
+                        "{}:{line}: unknown section or key `{key}` at the top level; allowed \
+                         sections: {}",
                         file.display(),
                         allowed.join(", ")
                     )
@@ -614,7 +616,8 @@ fn load_file(path: &Path, env: Env) -> Result<Config, ConfigError> {
         error,
     })?;
     // Canonicalise the directory, not the file: a symlinked config belongs where it is linked.
-    let dir = canonical(path.parent().unwrap_or(Path::new(".")))?;
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+    let dir = canonical(parent.unwrap_or(Path::new(".")))?;
     let file = dir.join(path.file_name().unwrap_or_default());
     let doc = toml::parse(&text).map_err(|e| ConfigError::Syntax {
         file: file.clone(),
