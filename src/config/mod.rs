@@ -2063,4 +2063,24 @@ max_size_mb = 64
         assert_eq!(c.roots[0].path, e.path());
         assert!(c.warnings.is_empty());
     }
+
+    #[cfg(unix)]
+    #[test]
+    fn explicit_config_inside_agents_dir_and_symlinked_services() {
+        let d = TempDir::new("explicit-agents");
+        let outside = TempDir::new("outside");
+        outside.file("go.mod", "module x");
+        d.file("services/real/go.mod", "module real");
+        std::os::unix::fs::symlink(outside.path(), d.path().join("services/linked")).unwrap();
+        // Detection ignores symlinked service dirs (they may point out of the workspace).
+        assert_eq!(labels(&zero_config(d.path())), [".", "services/real"]);
+        d.file(
+            ".agents/custom.toml",
+            "[workspace]\nroots = [\"services/real\"]\n",
+        );
+        let sub = d.path().join("services");
+        let c = discover_with(&sub, Some(&d.path().join(".agents/custom.toml")), &no_env).unwrap();
+        assert_eq!(c.base_dir, d.path());
+        assert_eq!(labels(&c), ["services/real"]);
+    }
 }
