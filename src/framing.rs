@@ -10,7 +10,7 @@
 //! newline and reported as [`Inbound::Oversized`]; a trailing `\r` is dropped.
 
 use futures_lite::io::BufWriter;
-use futures_lite::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use futures_lite::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 /// Capacity of the inbound and outbound frame queues.
 pub const QUEUE_CAPACITY: usize = 64;
@@ -29,20 +29,20 @@ pub enum Inbound {
 }
 
 /// Reads frames from `input` into `tx` until end of input or until the receiver goes away.
-pub async fn read_frames<R: AsyncRead + Unpin>(input: R, tx: async_channel::Sender<Inbound>) {
-    let mut reader = BufReader::with_capacity(64 * 1024, input);
+pub async fn read_frames<R: AsyncRead + Unpin>(mut input: R, tx: async_channel::Sender<Inbound>) {
+    let mut buf = vec![0u8; 64 * 1024];
     let mut line: Vec<u8> = Vec::new();
     let mut discarding = false;
     loop {
-        let buf = match reader.fill_buf().await {
-            Ok(buf) => buf,
+        let n = match input.read(&mut buf).await {
+            Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => {
                 tracing::debug!(target: "mesh::framing", "input read failed: {e}");
                 break;
             }
         };
-        if buf.is_empty() {
+        if n == 0 {
             // End of input: a last line without a newline still counts.
             if !discarding && let Some(item) = finish(&mut line) {
                 let _ = tx.send(item).await;
@@ -50,31 +50,28 @@ pub async fn read_frames<R: AsyncRead + Unpin>(input: R, tx: async_channel::Send
             tracing::debug!(target: "mesh::framing", "input closed");
             break;
         }
-        let (chunk, found_newline) = match buf.iter().position(|&b| b == b'\n') {
-            Some(i) => (&buf[..i], true),
-            None => (buf, false),
-        };
-        let used = chunk.len() + usize::from(found_newline);
-        if !discarding {
-            if line.len() + chunk.len() > MAX_FRAME_BYTES {
-                discarding = true;
-                line = Vec::new();
-            } else {
-                line.extend_from_slice(chunk);
+        for (i, segment) in buf[..n].split(|&b| b == b'\n').enumerate() {
+            if i > 0 {
+                // The segment before this one ended with a newline: a frame is complete.
+                let item = if discarding {
+                    discarding = false;
+                    Some(Inbound::Oversized)
+                } else {
+                    finish(&mut line)
+                };
+                if let Some(item) = item
+                    && tx.send(item).await.is_err()
+                {
+                    return;
+                }
             }
-        }
-        reader.consume(used);
-        if found_newline {
-            let item = if discarding {
-                discarding = false;
-                Some(Inbound::Oversized)
-            } else {
-                finish(&mut line)
-            };
-            if let Some(item) = item
-                && tx.send(item).await.is_err()
-            {
-                break;
+            if !discarding {
+                if line.len() + segment.len() > MAX_FRAME_BYTES {
+                    discarding = true;
+                    line = Vec::new();
+                } else {
+                    line.extend_from_slice(segment);
+                }
             }
         }
     }

@@ -451,9 +451,21 @@ fn tool_calls_are_audited_in_a_valid_chain() {
     let mut s = Server::start(&temp_dir("audited"));
     init(&mut s, "2025-11-25");
     let tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
-    s.call(2, "tools/call", json!({"name": "index_status", "arguments": {}, "_meta": {"traceparent": tp}}));
-    s.call(3, "tools/call", json!({"name": "index_status", "arguments": {"bad": true}}));
-    s.call(4, "tools/call", json!({"name": "no_such_tool", "arguments": {}}));
+    s.call(
+        2,
+        "tools/call",
+        json!({"name": "index_status", "arguments": {}, "_meta": {"traceparent": tp}}),
+    );
+    s.call(
+        3,
+        "tools/call",
+        json!({"name": "index_status", "arguments": {"bad": true}}),
+    );
+    s.call(
+        4,
+        "tools/call",
+        json!({"name": "no_such_tool", "arguments": {}}),
+    );
     s.call(5, "ping", json!({}));
     let db = s.home.join("audit.db");
     let (_, code) = s.finish(Duration::from_secs(10));
@@ -463,7 +475,11 @@ fn tool_calls_are_audited_in_a_valid_chain() {
         .arg(&db)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stats: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(stats["calls"], 2, "{stats}");
     assert_eq!(stats["errors"], 1, "{stats}");
@@ -472,5 +488,9 @@ fn tool_calls_are_audited_in_a_valid_chain() {
         .arg(&db)
         .output()
         .unwrap();
-    assert!(verify.status.success(), "{}", String::from_utf8_lossy(&verify.stderr));
+    assert!(
+        verify.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verify.stderr)
+    );
 }

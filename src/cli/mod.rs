@@ -2,6 +2,7 @@
 //! `graph`, `query` and `--json` write to stdout, and `run` hands stdout to the framing writer.
 
 pub mod audit;
+pub mod demo;
 pub mod run;
 pub mod stats;
 
@@ -13,6 +14,7 @@ Usage: mesh-mcp [COMMAND] [OPTIONS]
 
 Commands:
   run [--standalone]     serve MCP over stdio (the default when no command is given)
+  demo [WORKSPACE]       index the bundled example and run a scripted session
   audit verify           replay the audit hash chain and name the first broken row
   stats [--since 7d]     summarise audited tool calls
   --version, -V          print the version
@@ -38,6 +40,7 @@ pub fn main() -> i32 {
             0
         }
         "run" => run::main(rest),
+        "demo" => demo::main(rest),
         "audit" => audit::main(rest),
         "stats" => stats::main(rest),
         other if other.starts_with('-') => run::main(&args),
