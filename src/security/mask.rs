@@ -156,12 +156,24 @@ fn ends_with_camel_key(key: &str) -> bool {
 /// Returns `Some` only when something was replaced. Indentation, a type annotation and
 /// whatever follows a quoted literal (`,`, `;`, a comment) are kept.
 pub fn mask_line(line: &str, ctx: LineContext) -> Option<String> {
-    let (span, replacement) = find_secret(line, ctx)?;
-    let mut out = String::with_capacity(line.len() + replacement.len());
-    out.push_str(&line[..span.start]);
-    out.push_str(replacement);
-    out.push_str(&line[span.end..]);
-    Some(out)
+    mask_line_counted(line, ctx).map(|(masked, _)| masked)
+}
+
+/// [`mask_line`] plus the number of values replaced on the line.
+fn mask_line_counted(line: &str, ctx: LineContext) -> Option<(String, u32)> {
+    let spans = find_secrets(line, ctx);
+    if spans.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(line.len() + spans.len() * REDACTED.len());
+    let mut copied = 0;
+    for span in &spans {
+        out.push_str(&line[copied..span.start]);
+        out.push_str(REDACTED);
+        copied = span.end;
+    }
+    out.push_str(&line[copied..]);
+    Some((out, u32::try_from(spans.len()).unwrap_or(u32::MAX)))
 }
 
 /// Masks every line of `text` and returns the result with the number of values replaced.
@@ -172,10 +184,10 @@ pub fn mask_text(text: &str, ctx: LineContext) -> (String, u32) {
     let mut count = 0u32;
     for piece in text.split_inclusive('\n') {
         let body = piece.trim_end_matches(['\n', '\r']);
-        match mask_line(body, ctx) {
-            Some(masked) => {
+        match mask_line_counted(body, ctx) {
+            Some((masked, n)) => {
                 out.push_str(&masked);
-                count = count.saturating_add(1);
+                count = count.saturating_add(n);
             }
             None => out.push_str(body),
         }
@@ -221,12 +233,103 @@ enum Sep {
     Assign,
 }
 
-/// Finds the byte span of the secret in `line` and what to put there.
-fn find_secret(line: &str, ctx: LineContext) -> Option<(Range<usize>, &'static str)> {
-    let mut pos = line.len() - line.trim_start().len();
-    if is_comment(&line[pos..], ctx) {
+/// The byte spans of every secret value in `line`, in order and not overlapping.
+///
+/// The line as a whole is read as one assignment; after it (or from the start when it is not
+/// one), inline pairs such as `f(password="x")` or `{ user: "a", token: "b" }` are looked for.
+fn find_secrets(line: &str, ctx: LineContext) -> Vec<Range<usize>> {
+    let start = line.len() - line.trim_start().len();
+    if is_comment(&line[start..], ctx) {
+        return Vec::new();
+    }
+    let mut spans = Vec::new();
+    let mut from = 0;
+    if let Some(span) = find_secret(line, ctx) {
+        from = span.end;
+        spans.push(span);
+    }
+    inline_secrets(line, from, &mut spans);
+    spans
+}
+
+/// Scans `line[from..]` for `key: "literal"` / `key = "literal"` pairs that follow `(`, `[`,
+/// `{` or `,`, masking quoted literals only (the rule for code).
+fn inline_secrets(line: &str, from: usize, spans: &mut Vec<Range<usize>>) {
+    let bytes = line.as_bytes();
+    let mut i = from;
+    while i < bytes.len() {
+        if !matches!(bytes[i], b'(' | b'[' | b'{' | b',') {
+            i += 1;
+            continue;
+        }
+        let mut j = i + 1;
+        j += line[j..].len() - line[j..].trim_start().len();
+        let Some((key, after_key)) = inline_key(line, j) else {
+            i += 1;
+            continue;
+        };
+        let mut k = after_key + (line[after_key..].len() - line[after_key..].trim_start().len());
+        let Some((_, sep_len)) = separator(&line[k..]) else {
+            i += 1;
+            continue;
+        };
+        k += sep_len;
+        k += line[k..].len() - line[k..].trim_start().len();
+        match is_sensitive_key(key)
+            .then(|| quoted_secret(line, k, key))
+            .flatten()
+        {
+            Some((end, span)) => {
+                spans.extend(span);
+                i = end;
+            }
+            None => i += 1,
+        }
+    }
+}
+
+/// An identifier or quoted key starting at `at`, and the offset just after it.
+fn inline_key(line: &str, at: usize) -> Option<(&str, usize)> {
+    let s = &line[at..];
+    let first = s.chars().next()?;
+    if matches!(first, '"' | '\'' | '`') {
+        let close = s[1..].find(first)? + 1;
+        let key = &s[1..close];
+        return is_key_word(key).then_some((key, at + close + 1));
+    }
+    if !(first.is_alphabetic() || first == '_' || first == '$') {
         return None;
     }
+    let len = s
+        .find(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '$' | '-' | '.')))
+        .unwrap_or(s.len());
+    Some((&s[..len], at + len))
+}
+
+/// For a quoted literal at `value_start`: where it ends, and the span to mask (`None` when the
+/// literal is exempt). `None` when no literal starts there.
+fn quoted_secret(
+    line: &str,
+    value_start: usize,
+    key: &str,
+) -> Option<(usize, Option<Range<usize>>)> {
+    let value = &line[value_start..];
+    let len = quoted_len(value)?;
+    let end = value_start + len;
+    let inner = unquote_literal(&value[..len]);
+    if let Some(placeholder) = placeholder_default(inner, key) {
+        let base = value_start + (inner.as_ptr() as usize - value.as_ptr() as usize);
+        return Some((end, placeholder.map(|r| (base + r.start)..(base + r.end))));
+    }
+    if is_exempt_value(key, inner) {
+        return Some((end, None));
+    }
+    Some((end, Some(value_start..end)))
+}
+
+/// Finds the byte span of the secret when the line as a whole is one assignment.
+fn find_secret(line: &str, ctx: LineContext) -> Option<Range<usize>> {
+    let mut pos = line.len() - line.trim_start().len();
     // A YAML list item or a `--flag`: the key is trimmed of leading dashes.
     let dashes = line[pos..].len() - line[pos..].trim_start_matches('-').len();
     if dashes > 0 {
@@ -262,17 +365,8 @@ fn find_secret(line: &str, ctx: LineContext) -> Option<(Range<usize>, &'static s
     }
     let value = &line[value_start..];
 
-    if let Some(len) = quoted_len(value) {
-        let inner = unquote_literal(&value[..len]);
-        if let Some(placeholder) = placeholder_default(inner, key) {
-            let range = placeholder?;
-            let base = value_start + (inner.as_ptr() as usize - value.as_ptr() as usize);
-            return Some(((base + range.start)..(base + range.end), REDACTED));
-        }
-        if is_exempt_value(key, inner) {
-            return None;
-        }
-        return Some((value_start..value_start + len, REDACTED));
+    if let Some((_, span)) = quoted_secret(line, value_start, key) {
+        return span;
     }
     if ctx == LineContext::Code {
         return None;
@@ -280,10 +374,7 @@ fn find_secret(line: &str, ctx: LineContext) -> Option<(Range<usize>, &'static s
     let mut bare = value.trim_end();
     if let Some(placeholder) = placeholder_default(bare, key) {
         let range = placeholder?;
-        return Some((
-            (value_start + range.start)..(value_start + range.end),
-            REDACTED,
-        ));
+        return Some((value_start + range.start)..(value_start + range.end));
     }
     if let Some(stripped) = bare.strip_suffix([',', ';']) {
         bare = stripped.trim_end();
@@ -291,7 +382,7 @@ fn find_secret(line: &str, ctx: LineContext) -> Option<(Range<usize>, &'static s
     if is_exempt_value(key, bare) || is_structure_opening(bare) || is_yaml_alias(bare) {
         return None;
     }
-    Some((value_start..value_start + bare.len(), REDACTED))
+    Some(value_start..value_start + bare.len())
 }
 
 /// Comments and markup that never hold a key.
@@ -897,6 +988,46 @@ mod tests {
         for (ctx, line) in table {
             assert_eq!(mask_line(line, *ctx), None, "{ctx:?}: {line:?}");
         }
+    }
+
+    #[test]
+    fn inline_pairs() {
+        let table: &[(LineContext, &str, Option<String>)] = &[
+            (
+                Code,
+                "db.connect(host=\"h\", password=\"x\")",
+                Some(format!("db.connect(host=\"h\", password={R})")),
+            ),
+            (
+                Code,
+                "{ user: \"a\", password: \"b\", token: 'c' }",
+                Some(format!("{{ user: \"a\", password: {R}, token: {R} }}")),
+            ),
+            (
+                Code,
+                "$cfg = ['password' => 'x', 'user' => 'u'];",
+                Some(format!("$cfg = ['password' => {R}, 'user' => 'u'];")),
+            ),
+            (
+                Code,
+                "auth = {\"token\": \"abc\"}",
+                Some(format!("auth = {{\"token\": {R}}}")),
+            ),
+            (
+                Code,
+                "creds = Creds(password=\"x\"), secret = \"y\"",
+                Some(format!("creds = Creds(password={R}), secret = {R}")),
+            ),
+            (Code, "login(password=pw, token=get())", None),
+            (Code, "f(password=\"DB_PASSWORD\", token=\"${T}\")", None),
+            (Code, "// f(password=\"x\")", None),
+            (Code, "assert(password == \"x\")", None),
+        ];
+        for (ctx, line, expected) in table {
+            assert_eq!(mask_line(line, *ctx), *expected, "{ctx:?}: {line:?}");
+        }
+        let (_, count) = mask_text("f(password=\"a\", token=\"b\")\nsecret = \"c\"", Code);
+        assert_eq!(count, 3);
     }
 
     #[test]
