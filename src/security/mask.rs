@@ -408,8 +408,10 @@ fn skip_keyword(s: &str, ctx: LineContext) -> usize {
         LineContext::Config => &["export"],
     };
     for kw in keywords {
-        if let Some(after) = s.strip_prefix(kw)
-            && after.starts_with(char::is_whitespace)
+        // A plain `if let` rather than a let-chain keeps the declared rust-version (1.85).
+        if let Some(after) = s
+            .strip_prefix(kw)
+            .filter(|a| a.starts_with(char::is_whitespace))
         {
             return s.len() - after.trim_start().len();
         }
