@@ -1,6 +1,17 @@
 //! Path jail, secret masking, prompt-injection neutralisation and stop rules (SPEC §7).
+//!
+//! Each piece is a small pure function or value type, so tools call them directly:
+//! [`Jail::resolve`] before opening any path argument, [`mask_text`] on every snippet,
+//! [`neutralise`] on docs at index time and [`decide`] before running a tool.
 
 pub mod injection;
 pub mod jail;
 pub mod mask;
 pub mod policy;
+
+pub use injection::{FILTERED, neutralise};
+pub use jail::{Jail, JailError, Resolved, check_root_allowed};
+pub use mask::{LineContext, REDACTED, is_sensitive_key, mask_config_value, mask_line, mask_text};
+pub use policy::{
+    Decision, GovernanceMode, ParseGovernanceModeError, Refusal, StopRule, StopRules, decide,
+};
