@@ -141,7 +141,6 @@ fn run(workspace: &std::path::Path) -> Result<(), String> {
             .unwrap_or_else(|| resp.to_string());
         eprintln!("{text}");
     }
-    drop(call);
     drop(stdin);
     let _ = child.wait();
     let _ = std::fs::remove_dir_all(&scratch);
