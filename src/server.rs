@@ -21,6 +21,7 @@ use futures_lite::io::{AsyncRead, AsyncWrite};
 use serde_json::{Value, json};
 use smol::lock::Semaphore;
 
+use crate::config::Config;
 use crate::framing::{self, Inbound, QUEUE_CAPACITY};
 use crate::index::snapshot::IndexHandle;
 use crate::protocol::{self, Incoming, Request, RequestMeta, Response};
@@ -28,6 +29,8 @@ use crate::tools::{Registry, ToolDef, ToolEnv, ToolOutput};
 
 /// Process-wide state shared by every session (in `meshd`, by every client).
 pub struct Shared {
+    /// The workspace configuration (roots, excludes, docs, patterns, policy).
+    pub config: Arc<Config>,
     /// The workspace directory (canonical).
     pub base_dir: PathBuf,
     /// The index: current snapshot and first-snapshot readiness.
@@ -46,21 +49,33 @@ pub struct Shared {
 }
 
 impl Shared {
+    /// Starts serving a workspace: spawns the indexer in the background (so `initialize` never
+    /// waits for it) and returns the shared state. Used by standalone mode and by `meshd`.
+    pub fn start(config: Config) -> Arc<Shared> {
+        let config = Arc::new(config);
+        let index = IndexHandle::new();
+        crate::index::spawn_indexer(config.clone(), index.clone());
+        Arc::new(Shared::new(config, index))
+    }
+
     /// Shared state for a workspace with the standard tools and default limits.
-    pub fn new(base_dir: PathBuf, index: Arc<IndexHandle>) -> Shared {
+    pub fn new(config: Arc<Config>, index: Arc<IndexHandle>) -> Shared {
+        let base_dir = config.base_dir.clone();
+        let audit_enabled = config.audit.enabled;
         let index_wait = std::env::var("MESH_INDEX_WAIT_MS")
             .ok()
             .and_then(|v| v.parse().ok())
             .map(Duration::from_millis)
             .unwrap_or(Duration::from_secs(30));
         Shared {
+            config,
             base_dir,
             index,
             registry: Registry::standard(),
             index_wait,
             max_in_flight: 8,
             audit: std::sync::OnceLock::new(),
-            audit_enabled: true,
+            audit_enabled,
         }
     }
 

@@ -414,7 +414,7 @@ fn a_closed_stdout_ends_the_process_quietly() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_mesh-mcp"))
         .args(["run", "--standalone"])
         .current_dir(&dir)
-        .env("HOME", &dir)
+        .env("HOME", temp_dir("closed-stdout-home"))
         .env("MESH_AUDIT_DB", dir.join("audit.db"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
