@@ -46,6 +46,8 @@ pub struct Shared {
     audit: std::sync::OnceLock<Option<crate::audit::AuditLog>>,
     /// Whether tool calls are audited at all (config `[audit] enabled`).
     pub audit_enabled: bool,
+    /// Set by `meshd` once it serves this workspace; `None` in standalone mode.
+    pub daemon: std::sync::OnceLock<Arc<crate::daemon::DaemonStatus>>,
 }
 
 impl Shared {
@@ -76,6 +78,7 @@ impl Shared {
             max_in_flight: 8,
             audit: std::sync::OnceLock::new(),
             audit_enabled,
+            daemon: std::sync::OnceLock::new(),
         }
     }
 

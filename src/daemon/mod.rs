@@ -4,6 +4,20 @@ pub mod proxy;
 pub mod serve;
 pub mod socket;
 
+use std::sync::atomic::AtomicUsize;
+use std::time::SystemTime;
+
+/// What a running daemon tells `index_status` and `doctor` about itself.
+#[derive(Debug)]
+pub struct DaemonStatus {
+    pub pid: u32,
+    pub version: &'static str,
+    pub started_at: SystemTime,
+    pub socket: std::path::PathBuf,
+    /// Clients connected right now.
+    pub clients: AtomicUsize,
+}
+
 /// Entry point of the `meshd` binary; returns the process exit status.
 pub fn main() -> i32 {
     let args: Vec<String> = std::env::args().skip(1).collect();
