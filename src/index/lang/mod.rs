@@ -11,3 +11,8 @@ pub fn extract(lang: Language, path: &str, text: &str) -> FileFacts {
         _ => FileFacts::default(),
     }
 }
+
+pub mod markdown;
+pub mod properties;
+pub mod protobuf;
+pub mod yaml;
