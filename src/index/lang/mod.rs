@@ -9,3 +9,8 @@ pub fn extract(lang: Language, path: &str, text: &str) -> FileFacts {
     let _ = (lang, path, text);
     FileFacts::default()
 }
+
+pub mod markdown;
+pub mod properties;
+pub mod protobuf;
+pub mod yaml;
