@@ -6,8 +6,13 @@ use super::facts::{FileFacts, Language};
 
 /// Extracts the facts of one file. Unknown or not-yet-supported languages give empty facts.
 pub fn extract(lang: Language, path: &str, text: &str) -> FileFacts {
-    let _ = (lang, path, text);
-    FileFacts::default()
+    match lang {
+        Language::Protobuf => protobuf::extract(path, text),
+        Language::Markdown => markdown::extract(path, text),
+        Language::Yaml => yaml::extract(path, text),
+        Language::Properties => properties::extract(path, text),
+        _ => FileFacts::default(),
+    }
 }
 
 pub mod markdown;

@@ -766,10 +766,9 @@ fn asyncapi_facts(entries: &[Entry], facts: &mut FileFacts) {
     if !entries
         .iter()
         .any(|e| e.path.len() == 1 && key_at(e, 0) == Some("asyncapi"))
+        && let Some(first) = entries.first()
     {
-        if let Some(first) = entries.first() {
-            asyncapi_document(entries, first.doc, false, facts);
-        }
+        asyncapi_document(entries, first.doc, false, facts);
     }
 }
 
