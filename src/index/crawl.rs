@@ -877,6 +877,41 @@ mod tests {
     }
 
     #[test]
+    fn nested_repository_starts_fresh_rules() {
+        let s = Scratch::new("nestedrepo");
+        s.file(".gitignore", b"*.txt\n");
+        s.file("a.txt", b"x\n");
+        s.file("repo/.git/info/exclude", b"local.rs\n");
+        s.file("repo/.git/HEAD", b"ref: refs/heads/main\n");
+        s.file("repo/b.txt", b"x\n");
+        s.file("repo/local.rs", b"x\n");
+        s.file("repo/sub/.gitignore", b"*.md\n");
+        s.file("repo/sub/c.md", b"x\n");
+        s.file("repo/sub/d.rs", b"x\n");
+        let opts = CrawlOptions::default();
+        let result = crawl(&[s.root(0)], &opts);
+        // The outer `*.txt` stops at the nested repository; its own info/exclude applies.
+        assert_eq!(
+            paths(&result),
+            [
+                ".gitignore",
+                "repo/b.txt",
+                "repo/sub/.gitignore",
+                "repo/sub/d.rs"
+            ]
+        );
+        for (path, ignored) in [
+            ("a.txt", true),
+            ("repo/b.txt", false),
+            ("repo/local.rs", true),
+            ("repo/sub/c.md", true),
+            ("repo/.git/HEAD", true),
+        ] {
+            assert_eq!(is_ignored(&s.0, path, false, &opts), ignored, "{path}");
+        }
+    }
+
+    #[test]
     fn indexable_filter_and_oversized() {
         let s = Scratch::new("indexable");
         s.file("a.rs", b"fn a() {}\n");
