@@ -180,11 +180,11 @@ impl RejectReason {
 fn human_size(bytes: u64) -> String {
     const KIB: u64 = 1024;
     const MIB: u64 = 1024 * 1024;
-    if bytes >= MIB && bytes % MIB == 0 {
+    if bytes >= MIB && bytes.is_multiple_of(MIB) {
         format!("{} MiB", bytes / MIB)
-    } else if bytes >= MIB && (bytes * 10) % MIB == 0 {
+    } else if bytes >= MIB && (bytes * 10).is_multiple_of(MIB) {
         format!("{}.{} MiB", bytes / MIB, bytes % MIB * 10 / MIB)
-    } else if bytes % KIB == 0 {
+    } else if bytes.is_multiple_of(KIB) {
         format!("{} KiB", bytes / KIB)
     } else {
         format!("{bytes} bytes")
