@@ -33,6 +33,8 @@ pub struct Shared {
     pub config: Arc<Config>,
     /// The workspace directory (canonical).
     pub base_dir: PathBuf,
+    /// The path jail every path argument goes through.
+    pub jail: crate::security::Jail,
     /// The index: current snapshot and first-snapshot readiness.
     pub index: Arc<IndexHandle>,
     /// The tools served.
@@ -69,8 +71,13 @@ impl Shared {
             .and_then(|v| v.parse().ok())
             .map(Duration::from_millis)
             .unwrap_or(Duration::from_secs(30));
+        let jail = crate::security::Jail::new(
+            base_dir.clone(),
+            config.roots.iter().map(|r| r.path.clone()).collect(),
+        );
         Shared {
             config,
+            jail,
             base_dir,
             index,
             registry: Registry::standard(),

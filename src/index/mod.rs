@@ -10,15 +10,261 @@ pub mod lex;
 pub mod snapshot;
 pub mod watch;
 
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
 
 use crate::config::Config;
-use snapshot::{IndexHandle, Snapshot};
+use crawl::{CrawlOptions, CrawlRoot};
+use facts::Language;
+use snapshot::{FileEntry, IndexHandle, RejectedFile, RootInfo, Snapshot};
+
+/// True for test code (SPEC §3): test directories (`test`, `tests`, `__tests__`, `spec`, `e2e`,
+/// `fixtures`, …), dotted test parts (`x.spec.ts`, `x.test.js`, `x.e2e-spec.ts`), `_test`/`_spec`
+/// stems, `test_` prefixes and `FooTest`/`FooTests`/`FooIT` class files. Lookalikes such as
+/// `contest.ts`, `attestation/` or `latest/` are not tests.
+pub fn is_test_path(path: &str) -> bool {
+    const DIRS: [&str; 13] = [
+        "test",
+        "tests",
+        "__tests__",
+        "__mocks__",
+        "__fixtures__",
+        "spec",
+        "specs",
+        "e2e",
+        "test-utils",
+        "test_utils",
+        "testutils",
+        "testing",
+        "fixtures",
+    ];
+    let mut parts = path.split('/').peekable();
+    let mut name = "";
+    while let Some(part) = parts.next() {
+        if parts.peek().is_none() {
+            name = part;
+        } else if DIRS.iter().any(|d| part.eq_ignore_ascii_case(d)) {
+            return true;
+        }
+    }
+    let mut dotted = name.split('.');
+    let stem = dotted.next().unwrap_or("");
+    let rest: Vec<&str> = dotted.collect();
+    if rest.len() >= 2 {
+        for part in &rest[..rest.len() - 1] {
+            if ["spec", "test", "e2e-spec", "e2e", "int-test", "it"]
+                .iter()
+                .any(|t| part.eq_ignore_ascii_case(t))
+            {
+                return true;
+            }
+        }
+    }
+    let lower = stem.to_ascii_lowercase();
+    if lower.ends_with("_test") || lower.ends_with("_spec") || lower.starts_with("test_") {
+        return true;
+    }
+    stem.len() > 4
+        && stem.starts_with(|c: char| c.is_ascii_uppercase())
+        && (stem.ends_with("Test") || stem.ends_with("Tests") || stem.ends_with("IT"))
+}
+
+/// Reads, guards and extracts one file.
+fn index_file(
+    abs: &Path,
+    root: u16,
+    rel: &str,
+    size: u64,
+    mtime_ns: u64,
+) -> Result<FileEntry, RejectedFile> {
+    let reject = |reason: crawl::RejectReason| RejectedFile {
+        root,
+        path: rel.to_string(),
+        label: reason.label(),
+        reason: reason.to_string(),
+        size,
+    };
+    let limit = crawl::size_limit(rel);
+    if size > limit {
+        return Err(reject(crawl::RejectReason::Oversized { limit }));
+    }
+    let bytes =
+        std::fs::read(abs).map_err(|e| reject(crawl::RejectReason::Unreadable(e.to_string())))?;
+    if bytes.len() as u64 > limit {
+        return Err(reject(crawl::RejectReason::Oversized { limit }));
+    }
+    crawl::guard(rel, &bytes).map_err(reject)?;
+    let text = String::from_utf8(bytes).map_err(|_| reject(crawl::RejectReason::NotUtf8))?;
+    let Some(lang) = Language::of_path(rel) else {
+        return Err(reject(crawl::RejectReason::Unreadable(
+            "not an indexable language".into(),
+        )));
+    };
+    let facts = lang::extract(lang, rel, &text);
+    Ok(FileEntry::new(root, rel, lang, size, mtime_ns, facts))
+}
+
+fn indexable(rel: &str) -> bool {
+    Language::of_path(rel).is_some()
+}
+
+/// The indexer's state between reloads: every file's compact entry, reused when a file's size
+/// and mtime did not change.
+pub struct Indexer {
+    config: Arc<Config>,
+    roots: Vec<RootInfo>,
+    crawl_roots: Vec<CrawlRoot>,
+    options: CrawlOptions,
+    handle: Arc<IndexHandle>,
+    files: BTreeMap<(u16, Box<str>), Arc<FileEntry>>,
+    threads: usize,
+}
+
+impl Indexer {
+    /// An indexer for the configured roots, publishing to `handle`.
+    pub fn new(config: Arc<Config>, handle: Arc<IndexHandle>) -> Indexer {
+        let roots: Vec<RootInfo> = config
+            .roots
+            .iter()
+            .map(|r| RootInfo {
+                label: r.label.clone(),
+                path: r.path.clone(),
+            })
+            .collect();
+        let crawl_roots = roots
+            .iter()
+            .enumerate()
+            .map(|(i, r)| CrawlRoot {
+                path: r.path.clone(),
+                index: i as u16,
+            })
+            .collect();
+        let options = CrawlOptions {
+            extra_excludes: config.excludes.clone(),
+            use_default_excludes: true,
+            indexable,
+        };
+        let threads = std::env::var("MESH_INDEX_THREADS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
+            .clamp(1, 64);
+        Indexer {
+            config,
+            roots,
+            crawl_roots,
+            options,
+            handle,
+            files: BTreeMap::new(),
+            threads,
+        }
+    }
+
+    /// Crawls every root, extracts new or changed files in parallel (reusing unchanged ones),
+    /// and builds a snapshot. Publishing is the caller's choice.
+    pub fn rebuild(&mut self) -> Snapshot {
+        let started = Instant::now();
+        let crawled = crawl::crawl(&self.crawl_roots, &self.options);
+        let mut rejected: Vec<RejectedFile> = crawled
+            .rejected
+            .iter()
+            .map(|r| RejectedFile {
+                root: r.root,
+                path: r.rel_path.clone(),
+                label: r.reason.label(),
+                reason: r.reason.to_string(),
+                size: r.size,
+            })
+            .collect();
+        let mut next: BTreeMap<(u16, Box<str>), Arc<FileEntry>> = BTreeMap::new();
+        let mut todo = Vec::new();
+        for f in crawled.files {
+            let key = (f.root, Box::<str>::from(f.rel_path.as_str()));
+            match self.files.get(&key) {
+                Some(old) if old.size == f.size && old.mtime_ns == f.mtime_ns => {
+                    next.insert(key, old.clone());
+                }
+                _ => todo.push(f),
+            }
+        }
+        let total = (next.len() + todo.len()) as u64;
+        let reused = next.len() as u64;
+        self.handle.set_progress(reused, total);
+        let done = AtomicUsize::new(0);
+        let cursor = AtomicUsize::new(0);
+        let roots = &self.roots;
+        let handle = &self.handle;
+        let todo_ref = &todo;
+        let workers = self.threads.min(todo.len().max(1));
+        let results: Vec<Vec<Result<FileEntry, RejectedFile>>> = std::thread::scope(|scope| {
+            let spawned: Vec<_> = (0..workers)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut out = Vec::new();
+                        loop {
+                            let i = cursor.fetch_add(1, Ordering::Relaxed);
+                            let Some(f) = todo_ref.get(i) else { break };
+                            let abs = roots[f.root as usize].path.join(&f.rel_path);
+                            out.push(index_file(&abs, f.root, &f.rel_path, f.size, f.mtime_ns));
+                            let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                            if n.is_multiple_of(512) {
+                                handle.set_progress(reused + n as u64, total);
+                            }
+                        }
+                        out
+                    })
+                })
+                .collect();
+            spawned
+                .into_iter()
+                .map(|h| h.join().unwrap_or_default())
+                .collect()
+        });
+        for r in results.into_iter().flatten() {
+            match r {
+                Ok(entry) => {
+                    next.insert((entry.root, entry.path.clone()), Arc::new(entry));
+                }
+                Err(rej) => rejected.push(rej),
+            }
+        }
+        self.handle.set_progress(total, total);
+        self.files = next;
+        let mut snap = Snapshot::build(
+            self.config.base_dir.clone(),
+            self.roots.clone(),
+            self.files.values().cloned().collect(),
+            rejected,
+        );
+        snap.build_ms = started.elapsed().as_millis() as u64;
+        tracing::info!(
+            target: "mesh::index",
+            files = snap.files.len(),
+            rejected = snap.rejected.len(),
+            extracted = todo.len(),
+            ms = snap.build_ms,
+            "index built"
+        );
+        snap
+    }
+
+    /// The roots this indexer covers.
+    pub fn roots(&self) -> &[RootInfo] {
+        &self.roots
+    }
+
+    /// The absolute root directories (for the watcher).
+    pub fn root_paths(&self) -> Vec<PathBuf> {
+        self.roots.iter().map(|r| r.path.clone()).collect()
+    }
+}
 
 /// Starts indexing the workspace on a background thread and publishes each snapshot to
 /// `handle`. Returns at once: `initialize` must never wait for the index.
 pub fn spawn_indexer(config: Arc<Config>, handle: Arc<IndexHandle>) {
-    let _ = &config;
     // Test hook (fixtures only): publish the first snapshot late, so the tests can watch a
     // tool call wait for it.
     let delay_ms: u64 = std::env::var("MESH_TEST_FIXTURES")
@@ -36,9 +282,45 @@ pub fn spawn_indexer(config: Arc<Config>, handle: Arc<IndexHandle>) {
                     std::thread::sleep(std::time::Duration::from_millis(delay_ms / 10));
                 }
             }
-            handle.publish(Snapshot::default());
+            let mut indexer = Indexer::new(config, handle.clone());
+            let snap = indexer.rebuild();
+            handle.publish(snap);
         });
     if let Err(e) = spawned {
         tracing::error!(target: "mesh::index", "cannot start the indexer thread: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_test_path;
+
+    #[test]
+    fn test_paths() {
+        for p in [
+            "src/test/java/x/PaymentServiceImplTest.java",
+            "a/__tests__/x.ts",
+            "x.spec.ts",
+            "x.test.tsx",
+            "x.e2e-spec.ts",
+            "server_test.go",
+            "tests/test_servicer.py",
+            "test_x.py",
+            "UserServiceIT.java",
+            "UserServiceTests.cs",
+        ] {
+            assert!(is_test_path(p), "{p}");
+        }
+        for p in [
+            "contest.ts",
+            "attestation/x.go",
+            "protest_it.ts",
+            "latest/x.py",
+            "Test.java",
+            "ABTesting.java",
+            "src/main.rs",
+        ] {
+            assert!(!is_test_path(p), "{p}");
+        }
     }
 }

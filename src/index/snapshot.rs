@@ -4,9 +4,207 @@
 //! writer builds a new snapshot off to the side and swaps it in whole, bumping the generation.
 //! Before the first snapshot exists, [`IndexHandle::ready`] lets a tool call wait for it.
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::SystemTime;
+
+use super::facts::{FileFacts, Language, Symbol, SymbolKind};
+
+/// A workspace root as the index sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RootInfo {
+    /// Relative to the workspace base with `/` (`.` for the base itself).
+    pub label: String,
+    pub path: PathBuf,
+}
+
+/// A declaration stored compactly: its strings live in the file's name arena.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SymbolEntry {
+    name_off: u32,
+    name_len: u16,
+    container_len: u16,
+    container_off: u32,
+    pub line: u32,
+    pub end_line: u32,
+    /// First line of the doc comment/decorators above, 0 when none.
+    pub doc_line: u32,
+    pub kind: SymbolKind,
+}
+
+/// One indexed file: where it is, what it is, and what it declares.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileEntry {
+    pub root: u16,
+    pub lang: Language,
+    pub generated: bool,
+    pub is_test: bool,
+    /// Root-relative path with `/`.
+    pub path: Box<str>,
+    pub size: u64,
+    pub mtime_ns: u64,
+    symbols: Box<[SymbolEntry]>,
+    names: Box<str>,
+    /// Every other fact (imports, contracts, events, routes, docs …), only when there are any.
+    pub extra: Option<Box<FileFacts>>,
+}
+
+impl FileEntry {
+    /// Builds the compact entry from extracted facts.
+    pub fn new(
+        root: u16,
+        path: &str,
+        lang: Language,
+        size: u64,
+        mtime_ns: u64,
+        mut facts: FileFacts,
+    ) -> FileEntry {
+        let mut names = String::new();
+        let mut push = |s: &str| -> (u32, u16) {
+            let s = if s.len() > u16::MAX as usize {
+                &s[..floor_char_boundary(s, u16::MAX as usize)]
+            } else {
+                s
+            };
+            let off = names.len() as u32;
+            names.push_str(s);
+            (off, s.len() as u16)
+        };
+        let symbols: Vec<SymbolEntry> = facts
+            .symbols
+            .drain(..)
+            .map(|sym| {
+                let (name_off, name_len) = push(&sym.name);
+                let (container_off, container_len) =
+                    sym.container.as_deref().map_or((0, 0), &mut push);
+                SymbolEntry {
+                    name_off,
+                    name_len,
+                    container_len,
+                    container_off,
+                    line: sym.line,
+                    end_line: sym.end_line.max(sym.line),
+                    doc_line: sym.doc_line.unwrap_or(0),
+                    kind: sym.kind,
+                }
+            })
+            .collect();
+        let generated = facts.generated;
+        let extra = (facts
+            != FileFacts {
+                generated,
+                ..FileFacts::default()
+            })
+        .then(|| Box::new(facts));
+        FileEntry {
+            root,
+            lang,
+            generated,
+            is_test: super::is_test_path(path),
+            path: path.into(),
+            size,
+            mtime_ns,
+            symbols: symbols.into_boxed_slice(),
+            names: names.into_boxed_str(),
+            extra,
+        }
+    }
+
+    /// The declarations of this file, in source order.
+    pub fn symbols(&self) -> &[SymbolEntry] {
+        &self.symbols
+    }
+
+    /// The name of one of this file's declarations.
+    pub fn name(&self, sym: &SymbolEntry) -> &str {
+        let start = sym.name_off as usize;
+        &self.names[start..start + sym.name_len as usize]
+    }
+
+    /// The enclosing type of one of this file's declarations.
+    pub fn container(&self, sym: &SymbolEntry) -> Option<&str> {
+        (sym.container_len > 0).then(|| {
+            let start = sym.container_off as usize;
+            &self.names[start..start + sym.container_len as usize]
+        })
+    }
+
+    /// The non-symbol facts (empty when the file had none).
+    pub fn facts(&self) -> &FileFacts {
+        static EMPTY: std::sync::OnceLock<FileFacts> = std::sync::OnceLock::new();
+        self.extra
+            .as_deref()
+            .unwrap_or_else(|| EMPTY.get_or_init(FileFacts::default))
+    }
+
+    /// The declarations back as plain facts (for the fingerprint and the cache).
+    pub fn symbol_facts(&self) -> Vec<Symbol> {
+        self.symbols
+            .iter()
+            .map(|s| Symbol {
+                name: self.name(s).to_string(),
+                kind: s.kind,
+                line: s.line,
+                end_line: s.end_line,
+                doc_line: (s.doc_line > 0).then_some(s.doc_line),
+                container: self.container(s).map(str::to_string),
+            })
+            .collect()
+    }
+}
+
+fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// A file the index refused to parse, with the reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RejectedFile {
+    pub root: u16,
+    pub path: String,
+    pub reason: String,
+    pub label: &'static str,
+    pub size: u64,
+}
+
+/// Where to find a declaration: file index and symbol index within the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SymbolRef {
+    pub file: u32,
+    pub symbol: u32,
+}
+
+/// Per-root search table: every declaration's lowercase name in one arena, so a name scan is
+/// a walk over contiguous memory.
+#[derive(Debug, Default)]
+pub struct NameTable {
+    arena: String,
+    /// (arena offset, length, symbol) in file order.
+    entries: Vec<(u32, u16, SymbolRef)>,
+}
+
+impl NameTable {
+    /// Every entry as (lowercase name, symbol).
+    pub fn iter(&self) -> impl Iterator<Item = (&str, SymbolRef)> + '_ {
+        self.entries
+            .iter()
+            .map(move |&(off, len, r)| (&self.arena[off as usize..off as usize + len as usize], r))
+    }
+
+    /// Number of declarations in this table.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// True when no declaration is in this table.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
 
 /// One complete, immutable view of the workspace index.
 #[derive(Debug, Default)]
@@ -17,6 +215,101 @@ pub struct Snapshot {
     pub published_at: Option<SystemTime>,
     /// How long building it took, in milliseconds.
     pub build_ms: u64,
+    /// The workspace base directory.
+    pub base: PathBuf,
+    pub roots: Vec<RootInfo>,
+    /// Indexed files, sorted by (root, path).
+    pub files: Vec<Arc<FileEntry>>,
+    /// Files refused, sorted by (root, path).
+    pub rejected: Vec<RejectedFile>,
+    /// One name table per root.
+    pub names: Vec<NameTable>,
+}
+
+impl Snapshot {
+    /// Builds a snapshot from its files (sorted here) and derives the search tables.
+    pub fn build(
+        base: PathBuf,
+        roots: Vec<RootInfo>,
+        mut files: Vec<Arc<FileEntry>>,
+        mut rejected: Vec<RejectedFile>,
+    ) -> Snapshot {
+        files.sort_by(|a, b| (a.root, &a.path).cmp(&(b.root, &b.path)));
+        rejected.sort_by(|a, b| (a.root, &a.path).cmp(&(b.root, &b.path)));
+        let mut names: Vec<NameTable> = (0..roots.len()).map(|_| NameTable::default()).collect();
+        for (fi, f) in files.iter().enumerate() {
+            let Some(table) = names.get_mut(f.root as usize) else {
+                continue;
+            };
+            for (si, sym) in f.symbols().iter().enumerate() {
+                let name = f.name(sym);
+                let off = table.arena.len() as u32;
+                for ch in name.chars() {
+                    table.arena.extend(ch.to_lowercase());
+                }
+                let len = (table.arena.len() as u32 - off) as u16;
+                table.entries.push((
+                    off,
+                    len,
+                    SymbolRef {
+                        file: fi as u32,
+                        symbol: si as u32,
+                    },
+                ));
+            }
+        }
+        Snapshot {
+            generation: 0,
+            published_at: None,
+            build_ms: 0,
+            base,
+            roots,
+            files,
+            rejected,
+            names,
+        }
+    }
+
+    /// The workspace-relative display path of a file (`services/orders/server.go`).
+    pub fn display_path(&self, file: &FileEntry) -> String {
+        match self.roots.get(file.root as usize) {
+            Some(r) if r.label != "." => format!("{}/{}", r.label, file.path),
+            _ => file.path.to_string(),
+        }
+    }
+
+    /// The absolute path of a file.
+    pub fn abs_path(&self, file: &FileEntry) -> PathBuf {
+        match self.roots.get(file.root as usize) {
+            Some(r) => r.path.join(&*file.path),
+            None => self.base.join(&*file.path),
+        }
+    }
+
+    /// Total declarations across all roots.
+    pub fn symbol_count(&self) -> usize {
+        self.names.iter().map(NameTable::len).sum()
+    }
+
+    /// A deterministic SHA-256 over the root-relative facts of every file (paths hashed as
+    /// `<root index>:<relative path>`), identical across runs, thread counts, file orders and
+    /// checkout directories. Generation and timings are left out.
+    pub fn fingerprint(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        for f in &self.files {
+            h.update(format!("F {}:{} {}\n", f.root, f.path, f.lang.name()).as_bytes());
+            let mut facts = f.facts().clone();
+            facts.symbols = f.symbol_facts();
+            h.update(serde_json::to_string(&facts).unwrap_or_default().as_bytes());
+            h.update(b"\n");
+        }
+        for r in &self.rejected {
+            h.update(format!("R {}:{} {}\n", r.root, r.path, r.label).as_bytes());
+        }
+        let digest = h.finalize();
+        digest.iter().map(|b| format!("{b:02x}")).collect()
+    }
 }
 
 /// Holds the current snapshot and announces the first one.
@@ -28,6 +321,8 @@ pub struct IndexHandle {
     ready_tx: Mutex<Option<async_channel::Sender<()>>>,
     files_done: AtomicU64,
     files_total: AtomicU64,
+    pending: AtomicU64,
+    git_hold: std::sync::atomic::AtomicBool,
 }
 
 impl Default for IndexHandle {
@@ -40,6 +335,8 @@ impl Default for IndexHandle {
             ready_tx: Mutex::new(Some(tx)),
             files_done: AtomicU64::new(0),
             files_total: AtomicU64::new(0),
+            pending: AtomicU64::new(0),
+            git_hold: std::sync::atomic::AtomicBool::new(false),
         }
     }
 }
@@ -85,6 +382,23 @@ impl IndexHandle {
     pub fn set_progress(&self, done: u64, total: u64) {
         self.files_total.store(total, Ordering::Relaxed);
         self.files_done.store(done, Ordering::Relaxed);
+    }
+
+    /// Records what the watcher knows: changes seen but not yet published, and whether a git
+    /// operation is holding reloads.
+    pub fn set_watch_state(&self, pending: u64, git_hold: bool) {
+        self.pending.store(pending, Ordering::Relaxed);
+        self.git_hold.store(git_hold, Ordering::Relaxed);
+    }
+
+    /// Changes seen but not yet published.
+    pub fn pending_changes(&self) -> u64 {
+        self.pending.load(Ordering::Relaxed)
+    }
+
+    /// True while a git operation holds reloads.
+    pub fn git_hold(&self) -> bool {
+        self.git_hold.load(Ordering::Relaxed)
     }
 
     /// Indexing progress: (files extracted, files found).

@@ -31,22 +31,93 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     let shared = env.shared;
     let mut out = String::from("## Index status\n\n");
     out.push_str(&format!("- Workspace: `{}`\n", shared.base_dir.display()));
-    match shared.index.current() {
-        None => {
-            let (done, total) = shared.index.progress();
-            out.push_str(&format!(
-                "- Still indexing: {done} of {total} files extracted; no generation published yet.\n"
-            ));
+    let Some(snap) = shared.index.current() else {
+        let (done, total) = shared.index.progress();
+        out.push_str(&format!(
+            "- Still indexing: {done} of {total} files extracted; no generation published yet. Tool calls wait for it (up to {} s).\n",
+            shared.index_wait.as_secs()
+        ));
+        return ToolOutput::ok(out);
+    };
+    let age = snap
+        .published_at
+        .and_then(|t| t.elapsed().ok())
+        .map_or_else(
+            || "just now".to_string(),
+            |d| format!("{} s ago", d.as_secs()),
+        );
+    out.push_str(&format!(
+        "- Generation {}, published {age} (built in {} ms): {} files indexed, {} declarations, {} rejected.\n",
+        snap.generation,
+        snap.build_ms,
+        snap.files.len(),
+        snap.symbol_count(),
+        snap.rejected.len()
+    ));
+    let pending = shared.index.pending_changes();
+    let hold = shared.index.git_hold();
+    out.push_str(&format!(
+        "- Freshness: {}{}.\n",
+        if pending > 0 {
+            format!("{pending} change(s) pending")
+        } else {
+            "no pending changes".to_string()
+        },
+        if hold {
+            "; a git operation is in progress, reloads are held until it ends"
+        } else {
+            ""
         }
-        Some(snap) => {
-            out.push_str(&format!(
-                "- Generation: {} (built in {} ms)\n",
-                snap.generation, snap.build_ms
-            ));
-            out.push_str(
-                "- Roots: 0 indexed. This build does not index source files yet, so every search \
-answers zero; a zero from this server says nothing about the workspace.\n",
-            );
+    ));
+    if let Some(d) = shared.daemon.get() {
+        let uptime = d.started_at.elapsed().map_or(0, |e| e.as_secs());
+        out.push_str(&format!(
+            "- Daemon: meshd pid {} version {}, up {uptime} s, {} client(s) connected.\n",
+            d.pid,
+            d.version,
+            d.clients.load(std::sync::atomic::Ordering::Relaxed)
+        ));
+    } else {
+        out.push_str("- Mode: standalone (this process holds the index).\n");
+    }
+    out.push_str("\n### Roots\n\n| Root | Files | Declarations |\n|---|---|---|\n");
+    for (i, root) in snap.roots.iter().enumerate() {
+        let files = snap.files.iter().filter(|f| f.root as usize == i).count();
+        let decls = snap.names.get(i).map_or(0, |t| t.len());
+        out.push_str(&format!("| `{}` | {files} | {decls} |\n", root.label));
+    }
+    let mut per_lang: Vec<(&'static str, usize)> = Vec::new();
+    for lang in crate::index::facts::Language::ALL {
+        let n = snap.files.iter().filter(|f| f.lang == lang).count();
+        if n > 0 {
+            per_lang.push((lang.name(), n));
+        }
+    }
+    if !per_lang.is_empty() {
+        out.push_str("\n### Files per language\n\n");
+        let parts: Vec<String> = per_lang.iter().map(|(l, n)| format!("{l} {n}")).collect();
+        out.push_str(&parts.join(", "));
+        out.push('\n');
+    }
+    if !snap.rejected.is_empty() {
+        let mut by_reason: std::collections::BTreeMap<&str, usize> = Default::default();
+        for r in &snap.rejected {
+            *by_reason.entry(r.label).or_default() += 1;
+        }
+        out.push_str("\n### Rejected files (not parsed; read them directly if they matter)\n\n");
+        let parts: Vec<String> = by_reason.iter().map(|(l, n)| format!("{l}: {n}")).collect();
+        out.push_str(&format!("_{}_\n\n", parts.join(", ")));
+        for r in snap.rejected.iter().take(20) {
+            let label = &snap.roots[r.root as usize].label;
+            let path = if label == "." {
+                r.path.clone()
+            } else {
+                format!("{label}/{}", r.path)
+            };
+            out.push_str(&format!("- `{path}`: {}\n", r.reason));
+        }
+        if snap.rejected.len() > 20 {
+            out.push_str(&format!("- …and {} more\n", snap.rejected.len() - 20));
         }
     }
     ToolOutput::ok(out)

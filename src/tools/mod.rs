@@ -8,6 +8,7 @@
 
 pub mod fixtures;
 pub mod index_status;
+pub mod smart_search;
 
 use std::sync::OnceLock;
 
@@ -85,7 +86,7 @@ impl Registry {
     /// The product tools, plus the test fixtures when `MESH_TEST_FIXTURES=1` (used by the
     /// integration tests and the conformance suite only).
     pub fn standard() -> Registry {
-        let mut tools: Vec<&'static ToolDef> = vec![&index_status::TOOL];
+        let mut tools: Vec<&'static ToolDef> = vec![&smart_search::TOOL, &index_status::TOOL];
         if std::env::var("MESH_TEST_FIXTURES").is_ok_and(|v| v == "1") {
             tools.extend(fixtures::TOOLS.iter());
         }
@@ -163,6 +164,61 @@ pub fn decode<T: DeserializeOwned>(tool: &str, args: &Value) -> Result<T, ToolOu
         ToolOutput::error(format!(
             "Invalid arguments for {tool}: {e}. Call tools/list for the accepted arguments."
         ))
+    })
+}
+
+/// Where a tool looks: every root, or one root (optionally below a directory of it).
+pub struct Scope {
+    /// How the answer names the scope (`* (all roots)` or the path as given).
+    pub label: String,
+    /// `None` = all roots; else (root index, root-relative directory prefix, "" for the root).
+    pub within: Option<(usize, String)>,
+}
+
+impl Scope {
+    /// True when files of this root can be in scope.
+    pub fn includes_root(&self, root: usize) -> bool {
+        self.within.as_ref().is_none_or(|(r, _)| *r == root)
+    }
+
+    /// True when this root-relative file path is in scope.
+    pub fn includes_file(&self, root: usize, path: &str) -> bool {
+        match &self.within {
+            None => true,
+            Some((r, prefix)) => {
+                *r == root
+                    && (prefix.is_empty()
+                        || path == prefix
+                        || path
+                            .strip_prefix(prefix.as_str())
+                            .is_some_and(|rest| rest.starts_with('/')))
+            }
+        }
+    }
+}
+
+/// Resolves a `scope` argument through the path jail. Omitted, `.`, `./`, `*` and the workspace
+/// directory itself mean every root.
+pub fn resolve_scope(env: &ToolEnv, raw: Option<&str>) -> Result<Scope, ToolOutput> {
+    let jail = &env.shared.jail;
+    let Some(raw) = raw.filter(|r| !jail.is_workspace_spelling(r)) else {
+        return Ok(Scope {
+            label: "* (all roots)".into(),
+            within: None,
+        });
+    };
+    let resolved = jail
+        .resolve(raw)
+        .map_err(|e| ToolOutput::error(format!("{e}")))?;
+    let root = &jail.roots()[resolved.root_index];
+    let rel = resolved
+        .path
+        .strip_prefix(root)
+        .map(|p| p.to_string_lossy().replace('\\', "/"))
+        .unwrap_or_default();
+    Ok(Scope {
+        label: format!("`{raw}`"),
+        within: Some((resolved.root_index, rel)),
     })
 }
 
