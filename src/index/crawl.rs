@@ -447,7 +447,8 @@ fn join_rel(dir: &str, name: &str) -> String {
     }
 }
 
-fn mtime_ns(meta: &fs::Metadata) -> u64 {
+/// A file's mtime in nanoseconds since the epoch (0 when unknown).
+pub fn mtime_ns(meta: &fs::Metadata) -> u64 {
     let secs = u64::try_from(meta.mtime()).unwrap_or(0);
     let nanos = u64::try_from(meta.mtime_nsec()).unwrap_or(0);
     secs.saturating_mul(1_000_000_000).saturating_add(nanos)

@@ -120,7 +120,10 @@ pub struct Indexer {
     options: CrawlOptions,
     handle: Arc<IndexHandle>,
     files: BTreeMap<(u16, Box<str>), Arc<FileEntry>>,
+    rejected: BTreeMap<(u16, String), RejectedFile>,
     threads: usize,
+    /// Test hook: extract files in a shuffled order (determinism tests).
+    shuffle_seed: Option<u64>,
 }
 
 impl Indexer {
@@ -159,8 +162,22 @@ impl Indexer {
             options,
             handle,
             files: BTreeMap::new(),
+            rejected: BTreeMap::new(),
             threads,
+            shuffle_seed: None,
         }
+    }
+
+    /// Uses `threads` extraction threads (1 = sequential).
+    pub fn with_threads(mut self, threads: usize) -> Indexer {
+        self.threads = threads.max(1);
+        self
+    }
+
+    /// Extracts in an order shuffled by `seed` (the result must not depend on it).
+    pub fn with_shuffled_order(mut self, seed: u64) -> Indexer {
+        self.shuffle_seed = Some(seed);
+        self
     }
 
     /// Crawls every root, extracts new or changed files in parallel (reusing unchanged ones),
@@ -189,6 +206,9 @@ impl Indexer {
                 }
                 _ => todo.push(f),
             }
+        }
+        if let Some(seed) = self.shuffle_seed {
+            shuffle(&mut todo, seed);
         }
         let total = (next.len() + todo.len()) as u64;
         let reused = next.len() as u64;
@@ -233,12 +253,11 @@ impl Indexer {
         }
         self.handle.set_progress(total, total);
         self.files = next;
-        let mut snap = Snapshot::build(
-            self.config.base_dir.clone(),
-            self.roots.clone(),
-            self.files.values().cloned().collect(),
-            rejected,
-        );
+        self.rejected = rejected
+            .into_iter()
+            .map(|r| ((r.root, r.path.clone()), r))
+            .collect();
+        let mut snap = self.snapshot();
         snap.build_ms = started.elapsed().as_millis() as u64;
         tracing::info!(
             target: "mesh::index",
@@ -251,6 +270,103 @@ impl Indexer {
         snap
     }
 
+    /// A snapshot of the current state.
+    fn snapshot(&self) -> Snapshot {
+        Snapshot::build(
+            self.config.base_dir.clone(),
+            self.roots.clone(),
+            self.files.values().cloned().collect(),
+            self.rejected.values().cloned().collect(),
+        )
+    }
+
+    /// Applies changed paths (absolute; files or directories, existing or deleted) without a
+    /// crawl: each file is attributed to its most specific root, checked against the ignore
+    /// rules and re-extracted, or dropped when it is gone. A directory, an ignore file or a path
+    /// whose attribution is unclear falls back to [`Indexer::rebuild`] (which reuses unchanged
+    /// files). Either way the result equals a full rebuild.
+    pub fn apply_changes(&mut self, paths: &[PathBuf]) -> Snapshot {
+        let started = Instant::now();
+        for path in paths {
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if name == ".gitignore"
+                || path.is_dir()
+                || path.components().any(|c| c.as_os_str() == ".git")
+            {
+                if path.components().any(|c| c.as_os_str() == ".git") {
+                    continue;
+                }
+                return self.rebuild();
+            }
+        }
+        // A vanished directory (moved or deleted) takes files with it: rebuild.
+        for path in paths {
+            if !path.exists()
+                && let Some((root, rel)) = self.attribute(path)
+            {
+                let prefix = format!("{rel}/");
+                let start = (root, Box::<str>::from(prefix.as_str()));
+                if self
+                    .files
+                    .range(start..)
+                    .next()
+                    .is_some_and(|((r, p), _)| *r == root && p.starts_with(&prefix))
+                {
+                    return self.rebuild();
+                }
+            }
+        }
+        for path in paths {
+            let Some((root, rel)) = self.attribute(path) else {
+                continue;
+            };
+            let key = (root, Box::<str>::from(rel.as_str()));
+            self.files.remove(&key);
+            self.rejected.remove(&(root, rel.clone()));
+            if !indexable(&rel) {
+                continue;
+            }
+            let Ok(meta) = std::fs::symlink_metadata(path) else {
+                continue; // deleted
+            };
+            if !meta.file_type().is_file()
+                || crawl::is_ignored(&self.roots[root as usize].path, &rel, false, &self.options)
+                || rel.split('/').any(|c| c == ".git")
+            {
+                continue;
+            }
+            let mtime_ns = crawl::mtime_ns(&meta);
+            match index_file(path, root, &rel, meta.len(), mtime_ns) {
+                Ok(entry) => {
+                    self.files.insert(key, Arc::new(entry));
+                }
+                Err(rej) => {
+                    self.rejected.insert((root, rel), rej);
+                }
+            }
+        }
+        let mut snap = self.snapshot();
+        snap.build_ms = started.elapsed().as_millis() as u64;
+        snap
+    }
+
+    /// The most specific root containing `path`, and the root-relative path with `/`.
+    fn attribute(&self, path: &Path) -> Option<(u16, String)> {
+        let mut best: Option<(u16, usize)> = None;
+        for (i, r) in self.roots.iter().enumerate() {
+            if path.starts_with(&r.path) {
+                let depth = r.path.components().count();
+                if best.is_none_or(|(_, d)| depth > d) {
+                    best = Some((i as u16, depth));
+                }
+            }
+        }
+        let (root, _) = best?;
+        let rel = path.strip_prefix(&self.roots[root as usize].path).ok()?;
+        let rel = rel.to_str()?.replace('\\', "/");
+        (!rel.is_empty()).then_some((root, rel))
+    }
+
     /// The roots this indexer covers.
     pub fn roots(&self) -> &[RootInfo] {
         &self.roots
@@ -259,6 +375,17 @@ impl Indexer {
     /// The absolute root directories (for the watcher).
     pub fn root_paths(&self) -> Vec<PathBuf> {
         self.roots.iter().map(|r| r.path.clone()).collect()
+    }
+}
+
+/// A deterministic Fisher–Yates shuffle (test hook).
+fn shuffle<T>(items: &mut [T], seed: u64) {
+    let mut state = seed | 1;
+    for i in (1..items.len()).rev() {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        items.swap(i, (state % (i as u64 + 1)) as usize);
     }
 }
 
