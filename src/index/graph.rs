@@ -1,1 +1,703 @@
-//! Resolution of per-file facts into one cross-service graph.
+//! Resolution of per-file facts into one cross-service graph: gRPC contracts with their
+//! handlers, clients and call sites; event topics with producers and consumers; HTTP routes
+//! with their callers. Every link carries a [`Confidence`] and `path:line` evidence.
+//!
+//! Resolution is a pure function of the snapshot's files, run once per snapshot. Generated
+//! code is never a handler or caller; test files are kept (tools leave them out and count
+//! them).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use super::facts::{EventRole, GrpcFact, HttpFact, SymbolKind, TopicExpr};
+use super::snapshot::FileEntry;
+
+/// How sure a link is: a name resolved to one candidate (`exact`), a guess from names or paths
+/// (`heuristic`), or a name with several homonymous candidates (`ambiguous`, one link each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Confidence {
+    Exact,
+    Heuristic,
+    Ambiguous,
+}
+
+impl Confidence {
+    /// The label shown in answers.
+    pub fn label(self) -> &'static str {
+        match self {
+            Confidence::Exact => "exact",
+            Confidence::Heuristic => "heuristic",
+            Confidence::Ambiguous => "ambiguous",
+        }
+    }
+}
+
+/// A place in the index: file index (into the snapshot's files) and 1-based line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Loc {
+    pub file: u32,
+    pub line: u32,
+}
+
+/// A gRPC service contract from `.proto` files; copies of the same service (same package and
+/// name) in several places are one contract.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Contract {
+    /// `package.Service`.
+    pub fqn: String,
+    pub package: String,
+    pub name: String,
+    /// The defining copy (the one with the smallest workspace path).
+    pub def: Loc,
+    /// Every copy, the definition included.
+    pub copies: Vec<Loc>,
+    /// Indexes into [`Graph::rpcs`].
+    pub rpcs: Vec<u32>,
+}
+
+/// One RPC of a contract.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rpc {
+    pub contract: u32,
+    pub name: String,
+    pub request: String,
+    pub response: String,
+    pub client_streaming: bool,
+    pub server_streaming: bool,
+    pub def: Loc,
+}
+
+/// A handler of an RPC, or a call site of one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RpcLink {
+    pub rpc: u32,
+    pub at: Loc,
+    pub confidence: Confidence,
+    /// The handler method or the call as written (`orderServer.CreateOrder`, `client.createOrder`).
+    pub label: String,
+}
+
+/// A server registration or a client construction for a whole service.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServiceLink {
+    pub contract: u32,
+    pub at: Loc,
+    pub confidence: Confidence,
+    pub label: String,
+}
+
+/// An event topic, keyed by its normalised name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Topic {
+    /// Lowercase name (`orders.created`).
+    pub key: String,
+    /// The name as first written.
+    pub name: String,
+}
+
+/// A producer or consumer of a topic.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventLink {
+    pub topic: u32,
+    pub role: EventRole,
+    pub at: Loc,
+    pub via: String,
+    /// How the topic name was found (`literal`, `constant Topics.ORDER_CREATED`,
+    /// `env ORDERS_TOPIC default`).
+    pub how: String,
+    pub confidence: Confidence,
+}
+
+/// An HTTP route served.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Route {
+    pub method: String,
+    pub path: String,
+    pub at: Loc,
+    pub handler: Option<String>,
+    /// True for routes declared in an OpenAPI document rather than in code.
+    pub from_spec: bool,
+}
+
+/// A call whose path literal matches a route.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RouteCall {
+    pub route: u32,
+    pub at: Loc,
+    pub method: Option<String>,
+    pub path: String,
+    pub confidence: Confidence,
+}
+
+/// The resolved cross-service graph of one snapshot.
+#[derive(Debug, Default)]
+pub struct Graph {
+    pub contracts: Vec<Contract>,
+    pub rpcs: Vec<Rpc>,
+    pub handlers: Vec<RpcLink>,
+    pub calls: Vec<RpcLink>,
+    pub servers: Vec<ServiceLink>,
+    pub clients: Vec<ServiceLink>,
+    pub topics: Vec<Topic>,
+    pub events: Vec<EventLink>,
+    /// Event sites whose topic name could not be resolved to a literal (never invented).
+    pub unresolved_events: Vec<(Loc, String)>,
+    pub routes: Vec<Route>,
+    pub route_calls: Vec<RouteCall>,
+}
+
+/// `CreateOrder`, `createOrder` and `create_order` all normalise to `createorder`.
+pub fn method_key(name: &str) -> String {
+    name.chars()
+        .filter(|c| *c != '_' && *c != '-')
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// A topic key: lowercase, as written.
+pub fn topic_key(name: &str) -> String {
+    name.trim().to_lowercase()
+}
+
+impl Graph {
+    /// Resolves the facts of `files` (sorted as in the snapshot; `display` gives each file's
+    /// workspace path, used for deterministic tie-breaks).
+    pub fn build(files: &[Arc<FileEntry>], display: &dyn Fn(&FileEntry) -> String) -> Graph {
+        let mut g = Graph::default();
+        g.contracts_from_protos(files, display);
+        g.grpc_links(files);
+        g.topic_links(files);
+        g.http_links(files);
+        g
+    }
+
+    fn contracts_from_protos(
+        &mut self,
+        files: &[Arc<FileEntry>],
+        display: &dyn Fn(&FileEntry) -> String,
+    ) {
+        // fqn → (display path, loc, file index, service index) for each copy.
+        let mut copies: BTreeMap<String, Vec<(String, Loc, usize, usize)>> = BTreeMap::new();
+        for (fi, f) in files.iter().enumerate() {
+            let Some(proto) = f.facts().proto.as_ref() else {
+                continue;
+            };
+            let package = proto.package.clone().unwrap_or_default();
+            for (si, svc) in proto.services.iter().enumerate() {
+                let fqn = if package.is_empty() {
+                    svc.name.clone()
+                } else {
+                    format!("{package}.{}", svc.name)
+                };
+                copies.entry(fqn).or_default().push((
+                    display(f),
+                    Loc {
+                        file: fi as u32,
+                        line: svc.line,
+                    },
+                    fi,
+                    si,
+                ));
+            }
+        }
+        for (fqn, mut list) in copies {
+            list.sort_by(|a, b| a.0.cmp(&b.0));
+            let (_, def, fi, si) = list[0].clone();
+            let proto = files[fi].facts().proto.as_ref().expect("proto file");
+            let svc = &proto.services[si];
+            let ci = self.contracts.len() as u32;
+            let mut rpcs = Vec::new();
+            for rpc in &svc.rpcs {
+                rpcs.push(self.rpcs.len() as u32);
+                self.rpcs.push(Rpc {
+                    contract: ci,
+                    name: rpc.name.clone(),
+                    request: rpc.request.clone(),
+                    response: rpc.response.clone(),
+                    client_streaming: rpc.client_streaming,
+                    server_streaming: rpc.server_streaming,
+                    def: Loc {
+                        file: fi as u32,
+                        line: rpc.line,
+                    },
+                });
+            }
+            self.contracts.push(Contract {
+                fqn,
+                package: proto.package.clone().unwrap_or_default(),
+                name: svc.name.clone(),
+                def,
+                copies: list.iter().map(|c| c.1).collect(),
+                rpcs,
+            });
+        }
+    }
+
+    /// Contracts whose service name matches (case-insensitive; a `Service`/`Grpc` suffix on one
+    /// side is tolerated).
+    pub fn contracts_named(&self, service: &str) -> Vec<u32> {
+        let want = service_key(service);
+        let exact: Vec<u32> = (0..self.contracts.len() as u32)
+            .filter(|&c| service_key(&self.contracts[c as usize].name) == want)
+            .collect();
+        if !exact.is_empty() {
+            return exact;
+        }
+        let want_dotted = service.to_lowercase();
+        (0..self.contracts.len() as u32)
+            .filter(|&c| self.contracts[c as usize].fqn.to_lowercase() == want_dotted)
+            .collect()
+    }
+
+    fn rpc_in(&self, contract: u32, method: &str) -> Option<u32> {
+        let key = method_key(method);
+        self.contracts[contract as usize]
+            .rpcs
+            .iter()
+            .copied()
+            .find(|&r| method_key(&self.rpcs[r as usize].name) == key)
+    }
+
+    fn grpc_links(&mut self, files: &[Arc<FileEntry>]) {
+        // Methods by directory (a Go server's methods may live in another file of its package).
+        let dir_of = |f: &FileEntry| -> (u16, String) {
+            (
+                f.root,
+                f.path
+                    .rsplit_once('/')
+                    .map_or(String::new(), |(d, _)| d.to_string()),
+            )
+        };
+        let mut by_dir: HashMap<(u16, String), Vec<usize>> = HashMap::new();
+        for (fi, f) in files.iter().enumerate() {
+            by_dir.entry(dir_of(f)).or_default().push(fi);
+        }
+        for (fi, f) in files.iter().enumerate() {
+            if f.generated {
+                continue;
+            }
+            for fact in &f.facts().grpc {
+                match fact {
+                    GrpcFact::Server {
+                        service,
+                        impl_type,
+                        line,
+                    } => {
+                        let candidates = self.contracts_named(service);
+                        let conf = if candidates.len() == 1 {
+                            Confidence::Exact
+                        } else {
+                            Confidence::Ambiguous
+                        };
+                        for c in candidates {
+                            self.servers.push(ServiceLink {
+                                contract: c,
+                                at: Loc {
+                                    file: fi as u32,
+                                    line: *line,
+                                },
+                                confidence: conf,
+                                label: impl_type.clone().unwrap_or_else(|| service.clone()),
+                            });
+                            // Handlers: methods of the implementing type (same file first,
+                            // then the files of the same directory).
+                            let rpcs = self.contracts[c as usize].rpcs.clone();
+                            let mut dir_files = vec![fi];
+                            if let Some(others) = by_dir.get(&dir_of(f)) {
+                                dir_files.extend(
+                                    others
+                                        .iter()
+                                        .copied()
+                                        .filter(|&o| o != fi && !files[o].generated),
+                                );
+                            }
+                            for r in rpcs {
+                                let key = method_key(&self.rpcs[r as usize].name);
+                                let found = dir_files.iter().find_map(|&di| {
+                                    let df = &files[di];
+                                    df.symbols().iter().find_map(|s| {
+                                        let is_method = matches!(
+                                            s.kind,
+                                            SymbolKind::Method | SymbolKind::Function
+                                        );
+                                        let container_ok = match impl_type {
+                                            Some(t) => df.container(s) == Some(t.as_str()),
+                                            None => di == fi,
+                                        };
+                                        (is_method && container_ok && method_key(df.name(s)) == key)
+                                            .then(|| {
+                                                (
+                                                    di,
+                                                    s.line,
+                                                    format!(
+                                                        "{}.{}",
+                                                        df.container(s).unwrap_or(""),
+                                                        df.name(s)
+                                                    ),
+                                                )
+                                            })
+                                    })
+                                });
+                                if let Some((di, line, label)) = found {
+                                    self.handlers.push(RpcLink {
+                                        rpc: r,
+                                        at: Loc {
+                                            file: di as u32,
+                                            line,
+                                        },
+                                        confidence: conf,
+                                        label: label.trim_start_matches('.').to_string(),
+                                    });
+                                }
+                            }
+                        }
+                    }
+                    GrpcFact::Handler {
+                        service,
+                        method,
+                        line,
+                    } => {
+                        let candidates = self.contracts_named(service);
+                        let conf = if candidates.len() == 1 {
+                            Confidence::Exact
+                        } else {
+                            Confidence::Ambiguous
+                        };
+                        for c in candidates {
+                            if let Some(r) = self.rpc_in(c, method) {
+                                self.handlers.push(RpcLink {
+                                    rpc: r,
+                                    at: Loc {
+                                        file: fi as u32,
+                                        line: *line,
+                                    },
+                                    confidence: conf,
+                                    label: format!("{service}.{method}"),
+                                });
+                            }
+                        }
+                    }
+                    GrpcFact::Client { service, var, line } => {
+                        let candidates = self.contracts_named(service);
+                        let conf = if candidates.len() == 1 {
+                            Confidence::Exact
+                        } else {
+                            Confidence::Ambiguous
+                        };
+                        for c in candidates {
+                            self.clients.push(ServiceLink {
+                                contract: c,
+                                at: Loc {
+                                    file: fi as u32,
+                                    line: *line,
+                                },
+                                confidence: conf,
+                                label: var.clone().unwrap_or_else(|| format!("{service} client")),
+                            });
+                        }
+                    }
+                    GrpcFact::Call {
+                        service,
+                        receiver,
+                        method,
+                        line,
+                    } => {
+                        let at = Loc {
+                            file: fi as u32,
+                            line: *line,
+                        };
+                        let label = format!("{receiver}.{method}");
+                        match service {
+                            Some(s) => {
+                                let candidates = self.contracts_named(s);
+                                let hits: Vec<u32> = candidates
+                                    .iter()
+                                    .filter_map(|&c| self.rpc_in(c, method))
+                                    .collect();
+                                let conf = if hits.len() == 1 {
+                                    Confidence::Exact
+                                } else {
+                                    Confidence::Ambiguous
+                                };
+                                for r in hits {
+                                    self.calls.push(RpcLink {
+                                        rpc: r,
+                                        at,
+                                        confidence: conf,
+                                        label: label.clone(),
+                                    });
+                                }
+                            }
+                            None => {
+                                let key = method_key(method);
+                                let hits: Vec<u32> = (0..self.rpcs.len() as u32)
+                                    .filter(|&r| method_key(&self.rpcs[r as usize].name) == key)
+                                    .collect();
+                                let conf = if hits.len() == 1 {
+                                    Confidence::Heuristic
+                                } else {
+                                    Confidence::Ambiguous
+                                };
+                                for r in hits {
+                                    self.calls.push(RpcLink {
+                                        rpc: r,
+                                        at,
+                                        confidence: conf,
+                                        label: label.clone(),
+                                    });
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        dedup_links(&mut self.handlers);
+        dedup_links(&mut self.calls);
+    }
+
+    fn topic_links(&mut self, files: &[Arc<FileEntry>]) {
+        // Constants by package scope: (root, package or directory) → name → value.
+        let scope_of = |f: &FileEntry| -> (u16, String) {
+            let dir = f
+                .path
+                .rsplit_once('/')
+                .map_or(String::new(), |(d, _)| d.to_string());
+            (f.root, f.facts().package.clone().unwrap_or(dir))
+        };
+        let mut constants: HashMap<(u16, String), Vec<(String, String)>> = HashMap::new();
+        for f in files {
+            for c in &f.facts().constants {
+                constants
+                    .entry(scope_of(f))
+                    .or_default()
+                    .push((c.name.clone(), c.value.clone()));
+            }
+        }
+        let mut topic_index: HashMap<String, u32> = HashMap::new();
+        for (fi, f) in files.iter().enumerate() {
+            if f.generated {
+                continue;
+            }
+            for ev in &f.facts().events {
+                let at = Loc {
+                    file: fi as u32,
+                    line: ev.line,
+                };
+                let resolved = match &ev.topic {
+                    TopicExpr::Literal(s) => {
+                        Some((s.clone(), "literal".to_string(), Confidence::Exact))
+                    }
+                    TopicExpr::Env { var, default } => default
+                        .clone()
+                        .map(|d| (d, format!("env {var} default"), Confidence::Exact)),
+                    TopicExpr::Reference(name) => {
+                        let scope = constants.get(&scope_of(f));
+                        let last = name.rsplit('.').next().unwrap_or(name);
+                        let in_scope = scope.and_then(|list| {
+                            list.iter().find(|(n, _)| n == name).or_else(|| {
+                                list.iter()
+                                    .find(|(n, _)| n.rsplit('.').next() == Some(last))
+                            })
+                        });
+                        match in_scope {
+                            Some((_, v)) => {
+                                Some((v.clone(), format!("constant {name}"), Confidence::Exact))
+                            }
+                            None => {
+                                // Same root, any package: a heuristic match on the qualified name.
+                                let mut found: Vec<&String> = constants
+                                    .iter()
+                                    .filter(|((root, _), _)| *root == f.root)
+                                    .flat_map(|(_, list)| list.iter())
+                                    .filter(|(n, _)| n == name)
+                                    .map(|(_, v)| v)
+                                    .collect();
+                                found.sort();
+                                found.dedup();
+                                (found.len() == 1).then(|| {
+                                    (
+                                        found[0].clone(),
+                                        format!("constant {name}"),
+                                        Confidence::Heuristic,
+                                    )
+                                })
+                            }
+                        }
+                    }
+                };
+                let Some((name, how, confidence)) = resolved else {
+                    let written = match &ev.topic {
+                        TopicExpr::Literal(s) => s.clone(),
+                        TopicExpr::Reference(r) => r.clone(),
+                        TopicExpr::Env { var, .. } => format!("env {var}"),
+                    };
+                    self.unresolved_events.push((at, written));
+                    continue;
+                };
+                let key = topic_key(&name);
+                let next = self.topics.len() as u32;
+                let topic = *topic_index.entry(key.clone()).or_insert_with(|| next);
+                if topic == next {
+                    self.topics.push(Topic { key, name });
+                }
+                self.events.push(EventLink {
+                    topic,
+                    role: ev.role,
+                    at,
+                    via: ev.via.clone(),
+                    how,
+                    confidence,
+                });
+            }
+        }
+    }
+
+    fn http_links(&mut self, files: &[Arc<FileEntry>]) {
+        for (fi, f) in files.iter().enumerate() {
+            let from_spec = matches!(f.lang, super::facts::Language::Yaml);
+            for h in &f.facts().http {
+                if let HttpFact::Route {
+                    method,
+                    path,
+                    handler,
+                    line,
+                } = h
+                {
+                    self.routes.push(Route {
+                        method: method.to_uppercase(),
+                        path: path.clone(),
+                        at: Loc {
+                            file: fi as u32,
+                            line: *line,
+                        },
+                        handler: handler.clone(),
+                        from_spec,
+                    });
+                }
+            }
+        }
+        for (fi, f) in files.iter().enumerate() {
+            if f.generated {
+                continue;
+            }
+            for h in &f.facts().http {
+                let HttpFact::Call { method, path, line } = h else {
+                    continue;
+                };
+                let at = Loc {
+                    file: fi as u32,
+                    line: *line,
+                };
+                let matches: Vec<u32> = (0..self.routes.len() as u32)
+                    .filter(|&r| {
+                        let route = &self.routes[r as usize];
+                        !route.from_spec
+                            && route.at.file != at.file
+                            && method.as_deref().is_none_or(|m| {
+                                route.method == "ANY" || route.method.eq_ignore_ascii_case(m)
+                            })
+                            && path_matches(path, &route.path)
+                    })
+                    .collect();
+                let conf = if matches.len() == 1 {
+                    Confidence::Heuristic
+                } else {
+                    Confidence::Ambiguous
+                };
+                for r in matches {
+                    self.route_calls.push(RouteCall {
+                        route: r,
+                        at,
+                        method: method.clone(),
+                        path: path.clone(),
+                        confidence: conf,
+                    });
+                }
+            }
+        }
+    }
+}
+
+fn service_key(name: &str) -> String {
+    let lower = name.to_lowercase();
+    let lower = lower.rsplit('.').next().unwrap_or(&lower).to_string();
+    for suffix in ["servicegrpc", "grpc", "service"] {
+        if let Some(stripped) = lower.strip_suffix(suffix)
+            && !stripped.is_empty()
+        {
+            return stripped.to_string();
+        }
+    }
+    lower
+}
+
+fn dedup_links(links: &mut Vec<RpcLink>) {
+    links.sort_by_key(|l| (l.rpc, l.at, l.confidence));
+    links.dedup_by(|a, b| a.rpc == b.rpc && a.at == b.at);
+}
+
+/// Whether a client's path literal can address a route template. `{id}`, `:id` and `<id>`
+/// segments match anything; a literal ending in `/` (the rest is built at run time) matches a
+/// route with exactly one more segment, which must be a parameter.
+pub fn path_matches(call: &str, template: &str) -> bool {
+    let call = call.split(['?', '#']).next().unwrap_or(call);
+    let call = match call.find("://") {
+        Some(i) => call[i + 3..].find('/').map_or("", |j| &call[i + 3 + j..]),
+        None => call,
+    };
+    if !call.starts_with('/') {
+        return false;
+    }
+    let is_param = |s: &str| {
+        (s.starts_with('{') && s.ends_with('}'))
+            || s.starts_with(':')
+            || (s.starts_with('<') && s.ends_with('>'))
+    };
+    let open_end = call.ends_with('/') && call.len() > 1;
+    let c: Vec<&str> = call
+        .trim_matches('/')
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .collect();
+    let t: Vec<&str> = template
+        .trim_matches('/')
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .collect();
+    let lengths_ok =
+        c.len() == t.len() || (open_end && t.len() == c.len() + 1 && is_param(t[c.len()]));
+    lengths_ok
+        && c.iter()
+            .zip(&t)
+            .all(|(cs, ts)| is_param(ts) || is_param(cs) || cs == ts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn method_keys_fold_case_and_underscores() {
+        assert_eq!(method_key("CreateOrder"), method_key("create_order"));
+        assert_eq!(method_key("createOrder"), "createorder");
+    }
+
+    #[test]
+    fn path_templates_match_literals() {
+        assert!(path_matches("/orders/", "/orders/{id}"));
+        assert!(path_matches("/orders/42", "/orders/:id"));
+        assert!(path_matches("http://orders:8080/orders/", "/orders/{id}"));
+        assert!(path_matches("/notify", "/notify"));
+        assert!(!path_matches("/orders", "/orders/{id}"));
+        assert!(!path_matches("/payments/", "/orders/{id}"));
+        assert!(!path_matches("/orders/x/y", "/orders/{id}"));
+        assert!(!path_matches("orders", "/orders"));
+    }
+
+    #[test]
+    fn service_keys_tolerate_suffixes() {
+        assert_eq!(service_key("OrderService"), service_key("Order"));
+        assert_eq!(service_key("orders.v1.OrderService"), "order");
+    }
+}

@@ -224,6 +224,8 @@ pub struct Snapshot {
     pub rejected: Vec<RejectedFile>,
     /// One name table per root.
     pub names: Vec<NameTable>,
+    /// The resolved cross-service graph.
+    pub graph: super::graph::Graph,
 }
 
 impl Snapshot {
@@ -258,6 +260,11 @@ impl Snapshot {
                 ));
             }
         }
+        let display = |f: &FileEntry| match roots.get(f.root as usize) {
+            Some(r) if r.label != "." => format!("{}/{}", r.label, f.path),
+            _ => f.path.to_string(),
+        };
+        let graph = super::graph::Graph::build(&files, &display);
         Snapshot {
             generation: 0,
             published_at: None,
@@ -267,6 +274,7 @@ impl Snapshot {
             files,
             rejected,
             names,
+            graph,
         }
     }
 
