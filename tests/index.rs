@@ -252,3 +252,32 @@ fn malformed_sources_never_crash_or_hang() {
         );
     }
 }
+
+#[test]
+fn custom_patterns_find_in_house_event_buses() {
+    let dir = temp_dir("patterns");
+    std::fs::write(
+        dir.join("mesh-mcp.toml"),
+        "[workspace]\nroots = [\".\"]\n\n[[patterns]]\nname = \"outbox\"\nkind = \"producer\"\nfiles = \"*.ts\"\nregex = 'outbox\\.publish\\(\\s*\"([^\"]+)\"'\n\n[[patterns]]\nname = \"broken\"\nkind = \"consumer\"\nregex = '([unclosed'\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(
+        dir.join("src/ship.ts"),
+        "export class Ship {}\n\noutbox.publish(\"orders.shipped\", payload);\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("src/other.py"),
+        "outbox.publish(\"not.matched.by.glob\")\n",
+    )
+    .unwrap();
+    let config = Arc::new(mesh_mcp::config::discover(&dir, None).expect("config"));
+    let snap = Indexer::new(config, IndexHandle::new()).rebuild();
+    let g = &snap.graph;
+    let names: Vec<&str> = g.topics.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, vec!["orders.shipped"]);
+    let ev = &g.events[0];
+    assert_eq!((ev.via.as_str(), ev.at.line), ("outbox", 3));
+    assert_eq!(&*snap.files[ev.at.file as usize].path, "src/ship.ts");
+}

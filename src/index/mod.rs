@@ -72,6 +72,83 @@ pub fn is_test_path(path: &str) -> bool {
         && (stem.ends_with("Test") || stem.ends_with("Tests") || stem.ends_with("IT"))
 }
 
+/// A configured `[[patterns]]` entry, compiled.
+pub struct CompiledPattern {
+    name: String,
+    role: facts::EventRole,
+    file_glob: Option<String>,
+    regex: regex_lite::Regex,
+    group: usize,
+}
+
+/// Compiles the configured custom patterns; an invalid regex is logged and skipped, never fatal.
+pub fn compile_patterns(config: &Config) -> Vec<CompiledPattern> {
+    let mut out = Vec::new();
+    for p in &config.patterns {
+        match regex_lite::Regex::new(&p.regex) {
+            Ok(regex) => out.push(CompiledPattern {
+                name: p.name.clone(),
+                role: match p.kind {
+                    crate::config::PatternKind::Producer => facts::EventRole::Producer,
+                    crate::config::PatternKind::Consumer => facts::EventRole::Consumer,
+                },
+                file_glob: p.file_glob.clone(),
+                regex,
+                group: p.topic_group,
+            }),
+            Err(e) => tracing::warn!(
+                target: "mesh::index",
+                "custom pattern `{}` is not a valid regex and is skipped: {e}",
+                p.name
+            ),
+        }
+    }
+    out
+}
+
+/// True when a pattern's file glob (`*.ts`, `outbox.py`, `src/*.go`) accepts a path.
+fn glob_accepts(glob: &str, rel: &str) -> bool {
+    let g = glob.trim_start_matches("**/");
+    if let Some(ext) = g.strip_prefix("*.") {
+        return rel.ends_with(&format!(".{ext}"));
+    }
+    if let Some((head, tail)) = g.split_once('*') {
+        let tail = tail.trim_start_matches('*');
+        return rel.starts_with(head) && rel.ends_with(tail);
+    }
+    rel == g || rel.ends_with(&format!("/{g}"))
+}
+
+/// Runs the custom patterns over one file's text, adding event facts.
+fn apply_patterns(
+    patterns: &[CompiledPattern],
+    rel: &str,
+    text: &str,
+    facts: &mut facts::FileFacts,
+) {
+    for p in patterns {
+        if p.file_glob
+            .as_deref()
+            .is_some_and(|g| !glob_accepts(g, rel))
+        {
+            continue;
+        }
+        for caps in p.regex.captures_iter(text) {
+            let Some(m) = caps.get(p.group) else { continue };
+            if m.as_str().is_empty() {
+                continue;
+            }
+            let line = 1 + text[..m.start()].bytes().filter(|&b| b == b'\n').count() as u32;
+            facts.events.push(facts::EventFact {
+                role: p.role,
+                topic: facts::TopicExpr::Literal(m.as_str().to_string()),
+                via: p.name.clone(),
+                line,
+            });
+        }
+    }
+}
+
 /// Reads, guards and extracts one file.
 fn index_file(
     abs: &Path,
@@ -79,6 +156,7 @@ fn index_file(
     rel: &str,
     size: u64,
     mtime_ns: u64,
+    patterns: &[CompiledPattern],
 ) -> Result<FileEntry, RejectedFile> {
     let reject = |reason: crawl::RejectReason| RejectedFile {
         root,
@@ -103,7 +181,10 @@ fn index_file(
             "not an indexable language".into(),
         )));
     };
-    let facts = lang::extract(lang, rel, &text);
+    let mut facts = lang::extract(lang, rel, &text);
+    if !patterns.is_empty() {
+        apply_patterns(patterns, rel, &text, &mut facts);
+    }
     Ok(FileEntry::new(root, rel, lang, size, mtime_ns, facts))
 }
 
@@ -118,6 +199,7 @@ pub struct Indexer {
     roots: Vec<RootInfo>,
     crawl_roots: Vec<CrawlRoot>,
     options: CrawlOptions,
+    patterns: Vec<CompiledPattern>,
     handle: Arc<IndexHandle>,
     files: BTreeMap<(u16, Box<str>), Arc<FileEntry>>,
     rejected: BTreeMap<(u16, String), RejectedFile>,
@@ -155,11 +237,13 @@ impl Indexer {
             .and_then(|v| v.parse().ok())
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
             .clamp(1, 64);
+        let patterns = compile_patterns(&config);
         Indexer {
             config,
             roots,
             crawl_roots,
             options,
+            patterns,
             handle,
             files: BTreeMap::new(),
             rejected: BTreeMap::new(),
@@ -217,6 +301,7 @@ impl Indexer {
         let cursor = AtomicUsize::new(0);
         let roots = &self.roots;
         let handle = &self.handle;
+        let patterns = &self.patterns;
         let todo_ref = &todo;
         let workers = self.threads.min(todo.len().max(1));
         let results: Vec<Vec<Result<FileEntry, RejectedFile>>> = std::thread::scope(|scope| {
@@ -228,7 +313,14 @@ impl Indexer {
                             let i = cursor.fetch_add(1, Ordering::Relaxed);
                             let Some(f) = todo_ref.get(i) else { break };
                             let abs = roots[f.root as usize].path.join(&f.rel_path);
-                            out.push(index_file(&abs, f.root, &f.rel_path, f.size, f.mtime_ns));
+                            out.push(index_file(
+                                &abs,
+                                f.root,
+                                &f.rel_path,
+                                f.size,
+                                f.mtime_ns,
+                                patterns,
+                            ));
                             let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                             if n.is_multiple_of(512) {
                                 handle.set_progress(reused + n as u64, total);
@@ -336,7 +428,7 @@ impl Indexer {
                 continue;
             }
             let mtime_ns = crawl::mtime_ns(&meta);
-            match index_file(path, root, &rel, meta.len(), mtime_ns) {
+            match index_file(path, root, &rel, meta.len(), mtime_ns, &self.patterns) {
                 Ok(entry) => {
                     self.files.insert(key, Arc::new(entry));
                 }
