@@ -319,6 +319,10 @@ pub struct DocSection {
     pub level: u8,
     pub line: u32,
     pub end_line: u32,
+    /// The section's text (heading included), with prompt-injection phrases neutralised; filled
+    /// by the indexer, empty straight out of the extractor.
+    #[serde(default)]
+    pub text: String,
 }
 
 /// A configuration key from a Spring YAML or `.properties` file, flattened with dots.

@@ -149,6 +149,19 @@ fn apply_patterns(
     }
 }
 
+/// Stores each Markdown section's text, neutralising prompt-injection phrases and
+/// chat-template markers once, at index time.
+fn fill_section_texts(text: &str, sections: &mut [facts::DocSection]) {
+    let lines: Vec<&str> = text.lines().collect();
+    for s in sections {
+        let from = (s.line as usize).saturating_sub(1).min(lines.len());
+        let to = (s.end_line as usize).clamp(from, lines.len());
+        let body = lines[from..to].join("\n");
+        let (clean, _) = crate::security::neutralise(&body);
+        s.text = clean.into_owned();
+    }
+}
+
 /// Reads, guards and extracts one file.
 fn index_file(
     abs: &Path,
@@ -182,6 +195,9 @@ fn index_file(
         )));
     };
     let mut facts = lang::extract(lang, rel, &text);
+    if !facts.sections.is_empty() {
+        fill_section_texts(&text, &mut facts.sections);
+    }
     if !patterns.is_empty() {
         apply_patterns(patterns, rel, &text, &mut facts);
     }

@@ -6,8 +6,10 @@
 //! failure (bad argument values, a path outside the roots) is an output with `is_error: true`
 //! and a message that names the problem and the fix — never a protocol error.
 
+pub mod find_dependents;
 pub mod fixtures;
 pub mod index_status;
+pub mod search_docs;
 pub mod smart_search;
 
 use std::sync::OnceLock;
@@ -86,7 +88,12 @@ impl Registry {
     /// The product tools, plus the test fixtures when `MESH_TEST_FIXTURES=1` (used by the
     /// integration tests and the conformance suite only).
     pub fn standard() -> Registry {
-        let mut tools: Vec<&'static ToolDef> = vec![&smart_search::TOOL, &index_status::TOOL];
+        let mut tools: Vec<&'static ToolDef> = vec![
+            &smart_search::TOOL,
+            &find_dependents::TOOL,
+            &search_docs::TOOL,
+            &index_status::TOOL,
+        ];
         if std::env::var("MESH_TEST_FIXTURES").is_ok_and(|v| v == "1") {
             tools.extend(fixtures::TOOLS.iter());
         }

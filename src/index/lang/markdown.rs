@@ -216,6 +216,7 @@ pub fn sections(path: &str, text: &str) -> Vec<DocSection> {
             level: 1,
             line: first as u32 + 1,
             end_line: last_nonblank_before(first_heading, first as u32 + 1),
+            text: String::new(),
         });
     }
     for (k, h) in headings.iter().enumerate() {
@@ -227,6 +228,7 @@ pub fn sections(path: &str, text: &str) -> Vec<DocSection> {
             level: h.level,
             line: h.line,
             end_line: last_nonblank_before(next, h.last),
+            text: String::new(),
         });
     }
     out

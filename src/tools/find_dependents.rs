@@ -1,0 +1,447 @@
+//! `find_dependents`: who imports or uses a package, module, type or RPC, grouped by root.
+//!
+//! Exact matches first (the import string, a subpath of it, an imported name, the last
+//! segment of a qualified import, or a call of the RPC); only when nothing matches exactly, a
+//! clearly labelled heuristic listing of import strings that merely contain the target. Test
+//! files are left out by default and counted in the listing's unit.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{ToolDef, ToolEnv, ToolOutput, clamp, decode, object_schema};
+use crate::index::facts::{Import, SymbolKind};
+use crate::index::snapshot::{FileEntry, Snapshot};
+use crate::render::inline_code;
+
+/// The tool definition.
+pub static TOOL: ToolDef = ToolDef {
+    name: "find_dependents",
+    title: "Find dependents",
+    description: "Lists who depends on a package, module, type or RPC across every root: files \
+that import it (or a subpath of it, or import the name), re-export it, or call the RPC, grouped \
+by root, each with path:line. Use it for 'who uses X' and 'what breaks if X changes its API'; \
+for where X is declared use smart_search, for an RPC's servers and clients use analyze_grpc. \
+Example: {\"target\": \"@acme/domain-user\", \"granularity\": \"file\"}.",
+    input_schema: || {
+        object_schema(
+            json!({
+                "target": {"type": "string", "description": "A package or module (\"github.com/acme/orders/pb\", \"@acme/domain-user\", \"com.acme.orders\"), a type (\"OrderService\") or an RPC (\"OrderService.CreateOrder\")."},
+                "granularity": {"type": "string", "enum": ["symbol", "file", "package"], "description": "One row per dependent declaration (\"symbol\", default), per file (\"file\") or per package (\"package\")."},
+                "include_tests": {"type": "boolean", "description": "Also list test files (default false), e.g. true."},
+                "limit": {"type": "integer", "description": "Rows per page, 1–200 (default 50), e.g. 100."},
+                "offset": {"type": "integer", "description": "Rows to skip, from the previous footer, e.g. 50."}
+            }),
+            &["target"],
+        )
+    },
+    run,
+    truncation_hint: |args| {
+        format!(
+            "Page with a smaller `limit`, or ask for granularity \"file\" or \"package\": find_dependents(target: \"{}\", granularity: \"package\").",
+            args.get("target").and_then(Value::as_str).unwrap_or("")
+        )
+    },
+    needs_index: true,
+};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    target: String,
+    granularity: Option<String>,
+    include_tests: Option<bool>,
+    limit: Option<i64>,
+    offset: Option<i64>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Granularity {
+    Symbol,
+    File,
+    Package,
+}
+
+/// Node, Python, Go and Java standard-library module names: an import of one of these is the
+/// importer's own runtime, so it only links to a workspace module of the same name inside the
+/// importer's own root.
+const BUILTINS: &[&str] = &[
+    "fs",
+    "path",
+    "os",
+    "http",
+    "https",
+    "url",
+    "util",
+    "events",
+    "stream",
+    "crypto",
+    "child_process",
+    "net",
+    "assert",
+    "buffer",
+    "zlib",
+    "readline",
+    "process",
+    "sys",
+    "json",
+    "re",
+    "time",
+    "typing",
+    "logging",
+    "collections",
+    "asyncio",
+    "dataclasses",
+    "datetime",
+    "fmt",
+    "context",
+    "strings",
+    "errors",
+    "io",
+    "log",
+    "sync",
+    "java.util",
+    "java.io",
+    "java.time",
+];
+
+fn is_builtin(module: &str) -> bool {
+    module.starts_with("node:") || BUILTINS.contains(&module)
+}
+
+/// One dependent row before grouping.
+struct Row {
+    root: u16,
+    file: u32,
+    name: String,
+    kind: &'static str,
+    line: u32,
+    end_line: u32,
+    package: String,
+    via: String,
+    test: bool,
+}
+
+fn last_segment(module: &str) -> &str {
+    module
+        .rsplit(['/', '.', ':', '\\'])
+        .find(|s| !s.is_empty())
+        .unwrap_or(module)
+}
+
+/// How an import matches the target: exactly, only by containing it, or not at all.
+fn import_match(imp: &Import, target: &str) -> Option<bool> {
+    let module = imp.module.as_str();
+    let sub = |sep: &str| module.starts_with(&format!("{target}{sep}"));
+    let exact = module == target
+        || sub("/")
+        || sub(".")
+        || sub("::")
+        || imp.names.iter().any(|n| n == target)
+        || last_segment(module) == target
+        || module
+            .trim_end_matches(".proto")
+            .ends_with(&format!("/{target}"));
+    if exact {
+        return Some(true);
+    }
+    (target.len() >= 3 && module.to_lowercase().contains(&target.to_lowercase())).then_some(false)
+}
+
+fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
+    let args: Args = match decode("find_dependents", args) {
+        Ok(a) => a,
+        Err(e) => return e,
+    };
+    let Some(snap) = env.snapshot else {
+        return ToolOutput::error("the index is not ready".into());
+    };
+    let granularity = match args.granularity.as_deref().unwrap_or("symbol") {
+        "symbol" => Granularity::Symbol,
+        "file" => Granularity::File,
+        "package" => Granularity::Package,
+        other => {
+            return ToolOutput::error(format!(
+                "Invalid granularity '{other}': expected 'symbol', 'file' or 'package'."
+            ));
+        }
+    };
+    let target = args.target.trim();
+    if target.is_empty() {
+        return ToolOutput::error("Invalid arguments for find_dependents: `target` is empty. Pass a package, module, type or RPC, e.g. {\"target\": \"OrderService\"}.".into());
+    }
+    let include_tests = args.include_tests.unwrap_or(false);
+    let limit = clamp(args.limit, 50, 1, 200);
+    let offset = args.offset.unwrap_or(0).max(0) as usize;
+
+    let (mut rows, heuristic) = collect(snap, target);
+    // A built-in module links only inside the importer's own root: when the workspace
+    // declares a module of that name, importers elsewhere mean their runtime's copy.
+    if is_builtin(target) {
+        let declaring_roots: Vec<u16> = snap
+            .files
+            .iter()
+            .filter(|f| {
+                f.symbols()
+                    .iter()
+                    .any(|s| s.kind == SymbolKind::Module && f.name(s) == target)
+            })
+            .map(|f| f.root)
+            .collect();
+        if !declaring_roots.is_empty() {
+            rows.retain(|r| declaring_roots.contains(&r.root));
+        }
+    }
+    // Fold to the requested unit.
+    let mut seen = std::collections::HashSet::new();
+    rows.retain(|r| {
+        let key = match granularity {
+            Granularity::Symbol => format!("{}:{}:{}", r.file, r.line, r.name),
+            Granularity::File => format!("{}", r.file),
+            Granularity::Package => format!("{}:{}", r.root, r.package),
+        };
+        seen.insert((r.test, key))
+    });
+    let tests_left_out = if include_tests {
+        0
+    } else {
+        rows.iter().filter(|r| r.test).count()
+    };
+    if !include_tests {
+        rows.retain(|r| !r.test);
+    }
+    rows.sort_by(|a, b| {
+        (
+            a.root,
+            snap.files[a.file as usize].path.as_ref(),
+            a.line,
+            &a.name,
+        )
+            .cmp(&(
+                b.root,
+                snap.files[b.file as usize].path.as_ref(),
+                b.line,
+                &b.name,
+            ))
+    });
+    render(
+        snap,
+        target,
+        granularity,
+        heuristic,
+        rows,
+        tests_left_out,
+        limit,
+        offset,
+    )
+}
+
+/// Every dependent row (tests included), and whether the listing is the heuristic fallback.
+fn collect(snap: &Snapshot, target: &str) -> (Vec<Row>, bool) {
+    let mut exact_rows = Vec::new();
+    let mut loose_rows = Vec::new();
+    for (fi, f) in snap.files.iter().enumerate() {
+        for imp in &f.facts().imports {
+            match import_match(imp, target) {
+                Some(true) => push_rows(
+                    &mut exact_rows,
+                    f,
+                    fi as u32,
+                    imp.line,
+                    &imp.module,
+                    imp.reexport,
+                ),
+                Some(false) => push_rows(
+                    &mut loose_rows,
+                    f,
+                    fi as u32,
+                    imp.line,
+                    &imp.module,
+                    imp.reexport,
+                ),
+                None => {}
+            }
+        }
+    }
+    // Calls of an RPC (`Service.Method`, `pkg.Service/Method`) or of any RPC of a service.
+    let g = &snap.graph;
+    let (svc, method) = match target.rsplit_once(['/', '.']) {
+        Some((s, m)) if !m.is_empty() => (s.rsplit('.').next().unwrap_or(s), Some(m)),
+        _ => (target, None),
+    };
+    for c in g.contracts_named(svc) {
+        for &r in &g.contracts[c as usize].rpcs {
+            let rpc = &g.rpcs[r as usize];
+            if method.is_some_and(|m| !m.eq_ignore_ascii_case(&rpc.name)) {
+                continue;
+            }
+            for call in g.calls.iter().filter(|l| l.rpc == r) {
+                let f = &snap.files[call.at.file as usize];
+                let via = format!("calls {}.{}", g.contracts[c as usize].name, rpc.name);
+                push_rows(&mut exact_rows, f, call.at.file, call.at.line, &via, false);
+            }
+        }
+    }
+    if exact_rows.is_empty() {
+        (loose_rows, true)
+    } else {
+        (exact_rows, false)
+    }
+}
+
+/// The dependent declarations of a file that imports the target at `line`: its top-level
+/// declarations (a file with none, like a barrel, counts as one module row).
+fn push_rows(rows: &mut Vec<Row>, f: &FileEntry, file: u32, line: u32, via: &str, reexport: bool) {
+    let package = f.facts().package.clone().unwrap_or_else(|| {
+        f.path
+            .rsplit_once('/')
+            .map_or(".".to_string(), |(d, _)| d.to_string())
+    });
+    let via = if reexport {
+        format!("re-exports {via}")
+    } else {
+        via.to_string()
+    };
+    let top: Vec<_> = f
+        .symbols()
+        .iter()
+        .filter(|s| f.container(s).is_none() && !matches!(s.kind, SymbolKind::Module))
+        .collect();
+    if top.is_empty() {
+        rows.push(Row {
+            root: f.root,
+            file,
+            name: f.path.rsplit('/').next().unwrap_or(&f.path).to_string(),
+            kind: "module",
+            line,
+            end_line: line,
+            package,
+            via,
+            test: f.is_test,
+        });
+        return;
+    }
+    for s in top {
+        rows.push(Row {
+            root: f.root,
+            file,
+            name: f.name(s).to_string(),
+            kind: s.kind.name(),
+            line: s.line,
+            end_line: s.end_line,
+            package: package.clone(),
+            via: format!("{via} (L{line})"),
+            test: f.is_test,
+        });
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn render(
+    snap: &Snapshot,
+    target: &str,
+    granularity: Granularity,
+    heuristic: bool,
+    rows: Vec<Row>,
+    tests_left_out: usize,
+    limit: usize,
+    offset: usize,
+) -> ToolOutput {
+    let unit = match granularity {
+        Granularity::Package => "dependent package(s)",
+        _ => "dependent(s)",
+    };
+    let mut out = String::new();
+    if heuristic && !rows.is_empty() {
+        out.push_str(&format!(
+            "> ⚠ Nothing imports {} exactly. The rows below are **heuristic**: import strings that only contain it. Check each before relying on it.\n\n",
+            inline_code(target)
+        ));
+    }
+    out.push_str(&format!("## Dependents of {}\n\n", inline_code(target)));
+    let total = rows.len();
+    if total == 0 {
+        out.push_str(&format!(
+            "No file imports or calls {} across the {} indexed root(s) ({} files, index generation {}): 0 dependents.\n",
+            inline_code(target),
+            snap.roots.len(),
+            snap.files.len(),
+            snap.generation
+        ));
+        if tests_left_out > 0 {
+            out.push_str(&format!(
+                "\n_{tests_left_out} {unit} in test files left out (pass `include_tests: true`)._\n"
+            ));
+        }
+        return ToolOutput::ok(out);
+    }
+    if offset >= total {
+        out.push_str(&format!(
+            "---\n_Nothing at offset {offset}: there are {total} {unit}; request an offset below {total}._\n"
+        ));
+        return ToolOutput::ok(out);
+    }
+    let files: std::collections::BTreeSet<u32> = rows.iter().map(|r| r.file).collect();
+    let roots: std::collections::BTreeSet<u16> = rows.iter().map(|r| r.root).collect();
+    if roots.len() > 1 {
+        out.push_str(&format!(
+            "_Dependents in {} roots, grouped by root so same-named packages stay apart._\n\n",
+            roots.len()
+        ));
+    }
+    let page: Vec<&Row> = rows.iter().skip(offset).take(limit).collect();
+    let mut by_root: BTreeMap<u16, Vec<(usize, &Row)>> = BTreeMap::new();
+    for (i, r) in page.iter().enumerate() {
+        by_root.entry(r.root).or_default().push((offset + i + 1, r));
+    }
+    let mut accessed = Vec::new();
+    let budget = crate::render::MAX_OUTPUT_BYTES - 2048;
+    let mut shown = 0;
+    'outer: for (root, items) in &by_root {
+        let label = &snap.roots[*root as usize].label;
+        let count = rows.iter().filter(|r| r.root == *root).count();
+        out.push_str(&format!("### `{label}` ({count} match(es))\n\n"));
+        for (n, r) in items {
+            let f = &snap.files[r.file as usize];
+            let path = snap.display_path(f);
+            let row = match granularity {
+                Granularity::Package => format!(
+                    "{n}. package `{}` — first at `{path}:{}` ({})\n",
+                    r.package, r.line, r.via
+                ),
+                Granularity::File => format!("{n}. `{path}:{}` — {}\n", r.line, r.via),
+                Granularity::Symbol => format!(
+                    "{n}. {} `{}` — `{path}:{}-{}` — {}\n",
+                    r.kind, r.name, r.line, r.end_line, r.via
+                ),
+            };
+            if out.len() + row.len() > budget {
+                break 'outer;
+            }
+            out.push_str(&row);
+            accessed.push(path);
+            shown += 1;
+        }
+        out.push('\n');
+    }
+    out.push_str(&format!(
+        "---\n_{total} {unit} in {} file(s); showing {}-{}.",
+        files.len(),
+        offset + 1,
+        offset + shown
+    ));
+    if offset + shown < total {
+        out.push_str(&format!(" More: `offset: {}`.", offset + shown));
+    }
+    out.push_str("_\n");
+    if tests_left_out > 0 {
+        out.push_str(&format!(
+            "_{tests_left_out} more {unit} in test files left out (pass `include_tests: true`)._\n"
+        ));
+    }
+    accessed.dedup();
+    let mut result = ToolOutput::ok(out);
+    result.files_accessed = accessed;
+    result
+}

@@ -1,0 +1,188 @@
+//! `search_docs`: the team's Markdown docs (ADRs, RFCs, READMEs) ranked for a query, whole
+//! sections returned with `path:start-end`.
+//!
+//! Scoring follows the original (title phrase +60, body phrase +20, per word title +15 and
+//! body +5, after stop words and aliases), with one change: ties break by path and line, so
+//! the order is deterministic. Section text was neutralised against prompt injection when it
+//! was indexed, so what an agent reads here cannot smuggle instructions in.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{ToolDef, ToolEnv, ToolOutput, clamp, decode, object_schema};
+use crate::render::{code_block, inline_code};
+
+/// The tool definition.
+pub static TOOL: ToolDef = ToolDef {
+    name: "search_docs",
+    title: "Search the docs",
+    description: "Searches the workspace's Markdown documentation (ADRs, RFCs, READMEs, \
+architecture notes) and returns the best-matching whole sections with path:start-end. Use it \
+for 'what did the team decide about X' or 'how is Y supposed to work'; for code use \
+smart_search. Example: {\"query\": \"transactional outbox\", \"max_sections\": 3}.",
+    input_schema: || {
+        object_schema(
+            json!({
+                "query": {"type": "string", "description": "Words or a phrase, e.g. \"transactional outbox\" or \"retry policy\"."},
+                "max_sections": {"type": "integer", "description": "Sections to return, 1–20 (default 3), e.g. 5."}
+            }),
+            &["query"],
+        )
+    },
+    run,
+    truncation_hint: |_| {
+        "Ask for fewer sections (max_sections) or a more specific phrase.".to_string()
+    },
+    needs_index: true,
+};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    query: String,
+    max_sections: Option<i64>,
+}
+
+/// The most bytes of section text shown per section (the cap of the whole answer is 48 KiB).
+const SECTION_BUDGET: usize = 12 * 1024;
+
+fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
+    let args: Args = match decode("search_docs", args) {
+        Ok(a) => a,
+        Err(e) => return e,
+    };
+    let Some(snap) = env.snapshot else {
+        return ToolOutput::error("the index is not ready".into());
+    };
+    let max = clamp(args.max_sections, 3, 1, 20);
+    let docs = &env.shared.config.docs;
+    let words: Vec<String> = args
+        .query
+        .split_whitespace()
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric() && c != '-' && c != '_')
+                .to_lowercase()
+        })
+        .filter(|w| !w.is_empty() && !docs.stop_words.iter().any(|s| s.eq_ignore_ascii_case(w)))
+        .map(|w| docs.aliases.get(&w).map(|a| a.to_lowercase()).unwrap_or(w))
+        .collect();
+    let mut out = format!(
+        "## Documentation sections for {}\n\n",
+        inline_code(args.query.trim())
+    );
+    if words.is_empty() {
+        out.push_str("The query has no searchable words once stop words are removed. Pass a concept, e.g. {\"query\": \"retry policy\"}.\n");
+        return ToolOutput::error(out);
+    }
+    let phrase = words.join(" ");
+    let mut scored: Vec<(u32, String, u32, &crate::index::facts::DocSection)> = Vec::new();
+    let mut sections_seen = 0usize;
+    let mut doc_files = 0usize;
+    for f in &snap.files {
+        let sections = &f.facts().sections;
+        if sections.is_empty() {
+            continue;
+        }
+        let path = snap.display_path(f);
+        if !docs.paths.is_empty() && !docs.paths.iter().any(|g| doc_glob(g, &path)) {
+            continue;
+        }
+        doc_files += 1;
+        for s in sections {
+            sections_seen += 1;
+            let title = s.title.to_lowercase();
+            let body = s.text.to_lowercase();
+            let mut score = 0;
+            if title.contains(&phrase) {
+                score += 60;
+            }
+            if body.contains(&phrase) {
+                score += 20;
+            }
+            for w in &words {
+                if title.contains(w.as_str()) {
+                    score += 15;
+                }
+                if body.contains(w.as_str()) {
+                    score += 5;
+                }
+            }
+            if score > 0 {
+                scored.push((score, path.clone(), s.line, s));
+            }
+        }
+    }
+    if !docs.enabled {
+        out.push_str(
+            "Docs indexing is switched off in the configuration (`[docs] enabled = false`).\n",
+        );
+        return ToolOutput::ok(out);
+    }
+    if scored.is_empty() {
+        out.push_str(&format!(
+            "No section matches (searched {sections_seen} sections in {doc_files} Markdown files, index generation {}).\n",
+            snap.generation
+        ));
+        return ToolOutput::ok(out);
+    }
+    scored.sort_by(|a, b| {
+        b.0.cmp(&a.0)
+            .then_with(|| a.1.cmp(&b.1))
+            .then(a.2.cmp(&b.2))
+    });
+    let total = scored.len();
+    out.push_str(&format!(
+        "_Showing {} of {total} matching sections (of {sections_seen} in {doc_files} files)._\n\n",
+        total.min(max)
+    ));
+    let mut files = Vec::new();
+    for (i, (score, path, _, s)) in scored.iter().take(max).enumerate() {
+        out.push_str(&format!(
+            "### [{}] {} — `{path}:{}-{}`\n_Level {}, score {score}._\n\n",
+            i + 1,
+            inline_code(&s.title),
+            s.line,
+            s.end_line,
+            s.level
+        ));
+        let mut text = s.text.as_str();
+        let mut cut = false;
+        if text.len() > SECTION_BUDGET {
+            let mut end = SECTION_BUDGET;
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            text = &text[..text[..end].rfind('\n').unwrap_or(end)];
+            cut = true;
+        }
+        out.push_str(&code_block("markdown", text));
+        if cut {
+            out.push_str(&format!(
+                "_Section shortened; read `{path}` from line {} for the rest._\n",
+                s.line
+            ));
+        }
+        out.push('\n');
+        files.push(path.clone());
+    }
+    let mut result = ToolOutput::ok(out);
+    files.dedup();
+    result.files_accessed = files;
+    result
+}
+
+/// A docs-path glob (`docs/**`, `*.md`, `adr/*.md`) against a workspace path.
+fn doc_glob(glob: &str, path: &str) -> bool {
+    if let Some(prefix) = glob.strip_suffix("/**") {
+        return path.starts_with(&format!("{prefix}/"));
+    }
+    if let Some(ext) = glob.strip_prefix("*.") {
+        return path.ends_with(&format!(".{ext}"));
+    }
+    match glob.split_once('*') {
+        Some((head, tail)) => {
+            path.starts_with(head) && path.ends_with(tail.trim_start_matches('*'))
+        }
+        None => path == glob,
+    }
+}
