@@ -1,1 +1,1382 @@
 //! The lexer layer: comments, strings and nesting for each language family.
+//!
+//! [`lex`] turns a file into a [`Lexed`] view with the same byte offsets as the source:
+//! `code` is the text with every comment and every string *content* replaced by spaces
+//! (newlines kept, quotes kept), so an extractor can search `code` for `class`, `import` or
+//! `.send(` without ever matching inside a comment or a string, and then ask for the string
+//! literal at an offset ([`Lexed::string_at`]) to read a topic name or a route path. Comments
+//! are remembered by line so extractors can find the doc comment above a declaration.
+//!
+//! The lexer is one linear pass, never recurses, never panics, and gives up gracefully on an
+//! unterminated string or comment (it runs to the end of the file). A [`Syntax`] per language
+//! says which comment and string forms exist.
+//!
+//! ```
+//! use mesh_mcp::index::lex::{lex, Syntax};
+//! let l = lex(Syntax::GO, "x := \"// not a comment\" // a comment\n");
+//! assert_eq!(l.code.trim_end(), "x := \"                \"");
+//! assert_eq!(l.strings[0].value(), "// not a comment");
+//! ```
+
+use std::borrow::Cow;
+
+use super::facts::Language;
+
+/// What a language's source looks like to the lexer.
+#[derive(Debug, Clone, Copy)]
+pub struct Syntax {
+    /// Line comment openers (`//`, `#`, `--`).
+    pub line_comments: &'static [&'static str],
+    /// Block comment delimiters (`/*`, `*/`).
+    pub block_comment: Option<(&'static str, &'static str)>,
+    /// Block comments nest (Rust, Swift, Kotlin, Scala).
+    pub nested_comments: bool,
+    /// `"…"` strings with backslash escapes.
+    pub double_quote: bool,
+    /// What a `'` starts.
+    pub single_quote: SingleQuote,
+    /// What a `` ` `` starts.
+    pub backtick: Backtick,
+    /// `"""…"""` strings (Python also `'''…'''`; Java, Kotlin, Swift, Scala, C# 11).
+    pub triple_quotes: bool,
+    /// Python: `'''…'''` as well, and string prefixes `r`, `b`, `f`, `u` in any mix.
+    pub python_prefixes: bool,
+    /// Rust `r"…"`, `r#"…"#`, `b"…"`, `br#"…"#`.
+    pub rust_raw: bool,
+    /// C++ `R"delim(…)delim"` (with `u8R`, `LR` … prefixes).
+    pub cpp_raw: bool,
+    /// C# `@"…"` verbatim strings (doubled quotes escape) and `$@"…"`.
+    pub csharp_verbatim: bool,
+    /// Swift `#"…"#` extended delimiters.
+    pub swift_raw: bool,
+    /// Ruby `=begin`/`=end` block comments and `<<~ID` heredocs; PHP `<<<ID` heredocs.
+    pub heredocs: bool,
+    /// Ordinary quoted strings may span lines (Rust, Ruby, PHP); elsewhere an unterminated
+    /// quote ends at the end of its line, so one stray quote cannot swallow the file.
+    pub multiline_strings: bool,
+    /// JS/TS regular-expression literals (`/'/g`), told apart from division by what precedes.
+    pub js_regex: bool,
+}
+
+/// The meaning of `'` in a language.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SingleQuote {
+    /// A string like `"…"` (JS, Python, Ruby, PHP, YAML).
+    String,
+    /// A character literal (`'a'`, `'\n'`) — C, C++, Java, C#, Go, Kotlin, Scala.
+    Char,
+    /// A character literal or a lifetime/label (`'a`): Rust.
+    CharOrLifetime,
+    /// Not a quote at all (Swift).
+    Plain,
+}
+
+/// The meaning of `` ` `` in a language.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backtick {
+    /// Not a quote.
+    Plain,
+    /// A raw string without escapes (Go).
+    Raw,
+    /// A template literal with `${…}` substitutions (JS/TS): the whole literal is one string.
+    Template,
+    /// A quoted identifier (Kotlin, Scala, Swift): masked like a string.
+    QuotedIdent,
+}
+
+const BASE: Syntax = Syntax {
+    line_comments: &["//"],
+    block_comment: Some(("/*", "*/")),
+    nested_comments: false,
+    double_quote: true,
+    single_quote: SingleQuote::Char,
+    backtick: Backtick::Plain,
+    triple_quotes: false,
+    python_prefixes: false,
+    rust_raw: false,
+    cpp_raw: false,
+    csharp_verbatim: false,
+    swift_raw: false,
+    heredocs: false,
+    multiline_strings: false,
+    js_regex: false,
+};
+
+impl Syntax {
+    /// C and C++ (raw strings `R"(…)"`).
+    pub const C: Syntax = Syntax {
+        cpp_raw: true,
+        ..BASE
+    };
+    /// Go: raw strings in backticks, runes in single quotes.
+    pub const GO: Syntax = Syntax {
+        backtick: Backtick::Raw,
+        ..BASE
+    };
+    /// Java (text blocks `"""…"""`).
+    pub const JAVA: Syntax = Syntax {
+        triple_quotes: true,
+        ..BASE
+    };
+    /// Kotlin: nested comments, raw strings, quoted identifiers.
+    pub const KOTLIN: Syntax = Syntax {
+        nested_comments: true,
+        triple_quotes: true,
+        backtick: Backtick::QuotedIdent,
+        ..BASE
+    };
+    /// Scala: like Kotlin.
+    pub const SCALA: Syntax = Syntax::KOTLIN;
+    /// C#: verbatim `@"…"`, interpolated `$"…"`, raw `"""…"""`.
+    pub const CSHARP: Syntax = Syntax {
+        csharp_verbatim: true,
+        triple_quotes: true,
+        ..BASE
+    };
+    /// Swift: nested comments, `"""…"""`, `#"…"#`, no character literals.
+    pub const SWIFT: Syntax = Syntax {
+        nested_comments: true,
+        triple_quotes: true,
+        swift_raw: true,
+        single_quote: SingleQuote::Plain,
+        backtick: Backtick::QuotedIdent,
+        ..BASE
+    };
+    /// Rust: nested comments, raw and byte strings, lifetimes.
+    pub const RUST: Syntax = Syntax {
+        nested_comments: true,
+        multiline_strings: true,
+        rust_raw: true,
+        single_quote: SingleQuote::CharOrLifetime,
+        ..BASE
+    };
+    /// JavaScript and TypeScript: `'…'`, `"…"` and template literals.
+    pub const JS: Syntax = Syntax {
+        single_quote: SingleQuote::String,
+        backtick: Backtick::Template,
+        js_regex: true,
+        ..BASE
+    };
+    /// Python: `#` comments, prefixed and triple-quoted strings.
+    pub const PYTHON: Syntax = Syntax {
+        line_comments: &["#"],
+        block_comment: None,
+        single_quote: SingleQuote::String,
+        triple_quotes: true,
+        python_prefixes: true,
+        ..BASE
+    };
+    /// Ruby: `#` comments, `=begin`/`=end`, heredocs.
+    pub const RUBY: Syntax = Syntax {
+        line_comments: &["#"],
+        block_comment: None,
+        single_quote: SingleQuote::String,
+        heredocs: true,
+        multiline_strings: true,
+        ..BASE
+    };
+    /// PHP: `//`, `#` and `/* */` comments, heredocs.
+    pub const PHP: Syntax = Syntax {
+        line_comments: &["//", "#"],
+        single_quote: SingleQuote::String,
+        heredocs: true,
+        multiline_strings: true,
+        ..BASE
+    };
+
+    /// The syntax of a source language (`None` for documents, which have their own parsers).
+    pub fn of(lang: Language) -> Option<Syntax> {
+        Some(match lang {
+            Language::Go => Syntax::GO,
+            Language::Java => Syntax::JAVA,
+            Language::Kotlin => Syntax::KOTLIN,
+            Language::Scala => Syntax::SCALA,
+            Language::CSharp => Syntax::CSHARP,
+            Language::Swift => Syntax::SWIFT,
+            Language::Rust => Syntax::RUST,
+            Language::TypeScript | Language::JavaScript => Syntax::JS,
+            Language::Python => Syntax::PYTHON,
+            Language::Ruby => Syntax::RUBY,
+            Language::Php => Syntax::PHP,
+            Language::C | Language::Cpp => Syntax::C,
+            _ => return None,
+        })
+    }
+}
+
+/// A string literal: where its content is in the source, and the content itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StrLit<'a> {
+    /// Byte offset of the opening delimiter (the quote, or the prefix such as `r#` or `@`).
+    pub start: usize,
+    /// Byte offset just past the closing delimiter.
+    pub end: usize,
+    /// The raw content between the delimiters, escapes not processed.
+    pub raw: &'a str,
+    /// 1-based line of the opening delimiter.
+    pub line: u32,
+    /// True for raw/verbatim forms whose backslashes are literal.
+    pub is_raw: bool,
+}
+
+impl<'a> StrLit<'a> {
+    /// The content with the common backslash escapes processed (`\"`, `\\`, `\n`, `\t`, `\'`);
+    /// unknown escapes are kept as written.
+    pub fn value(&self) -> Cow<'a, str> {
+        if self.is_raw || !self.raw.contains('\\') {
+            return Cow::Borrowed(self.raw);
+        }
+        let mut out = String::with_capacity(self.raw.len());
+        let mut chars = self.raw.chars();
+        while let Some(c) = chars.next() {
+            if c != '\\' {
+                out.push(c);
+                continue;
+            }
+            match chars.next() {
+                Some('n') => out.push('\n'),
+                Some('t') => out.push('\t'),
+                Some('r') => out.push('\r'),
+                Some('0') => out.push('\0'),
+                Some(q @ ('"' | '\'' | '\\' | '`' | '/' | '$')) => out.push(q),
+                Some(other) => {
+                    out.push('\\');
+                    out.push(other);
+                }
+                None => out.push('\\'),
+            }
+        }
+        Cow::Owned(out)
+    }
+}
+
+/// A comment: its lines and whether it stands alone on its lines (not trailing code).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Comment {
+    pub start: usize,
+    pub end: usize,
+    pub first_line: u32,
+    pub last_line: u32,
+    /// True when only whitespace precedes the comment on its first line.
+    pub own_line: bool,
+}
+
+/// A lexed file: the masked code, the string literals and the comments, all with source
+/// offsets.
+#[derive(Debug, Clone)]
+pub struct Lexed<'a> {
+    /// The source.
+    pub text: &'a str,
+    /// The source with comments and string contents replaced by spaces (same length, same
+    /// newlines, delimiters kept).
+    pub code: String,
+    /// String literals in source order.
+    pub strings: Vec<StrLit<'a>>,
+    /// Comments in source order.
+    pub comments: Vec<Comment>,
+    /// Byte offset of the start of each line (`line_starts[0] == 0`).
+    pub line_starts: Vec<usize>,
+}
+
+impl<'a> Lexed<'a> {
+    /// The 1-based line of a byte offset.
+    pub fn line_of(&self, offset: usize) -> u32 {
+        match self.line_starts.binary_search(&offset) {
+            Ok(i) => i as u32 + 1,
+            Err(i) => i as u32,
+        }
+    }
+
+    /// The byte range of a 1-based line, without its newline.
+    pub fn line_range(&self, line: u32) -> (usize, usize) {
+        let i = (line.max(1) - 1) as usize;
+        let start = self.line_starts.get(i).copied().unwrap_or(self.text.len());
+        let end = self
+            .line_starts
+            .get(i + 1)
+            .map_or(self.text.len(), |&n| n.saturating_sub(1));
+        (start, end.max(start))
+    }
+
+    /// The source text of a 1-based line (without `\r\n`).
+    pub fn source_line(&self, line: u32) -> &'a str {
+        let (s, e) = self.line_range(line);
+        self.text[s..e].trim_end_matches('\r')
+    }
+
+    /// The masked code of a 1-based line.
+    pub fn code_line(&self, line: u32) -> &str {
+        let (s, e) = self.line_range(line);
+        self.code[s..e].trim_end_matches('\r')
+    }
+
+    /// The number of lines.
+    pub fn line_count(&self) -> u32 {
+        self.line_starts.len() as u32
+    }
+
+    /// The string literal whose opening delimiter is at `offset`, or else the first one that
+    /// starts after `offset`.
+    pub fn string_at(&self, offset: usize) -> Option<&StrLit<'a>> {
+        let i = self.strings.partition_point(|s| s.start < offset);
+        self.strings.get(i)
+    }
+
+    /// The first string literal starting in `from..to`.
+    pub fn string_in(&self, from: usize, to: usize) -> Option<&StrLit<'a>> {
+        self.string_at(from).filter(|s| s.start < to)
+    }
+
+    /// Every string literal starting in `from..to`.
+    pub fn strings_in(&self, from: usize, to: usize) -> &[StrLit<'a>] {
+        let a = self.strings.partition_point(|s| s.start < from);
+        let b = self.strings.partition_point(|s| s.start < to);
+        &self.strings[a..b.max(a)]
+    }
+
+    /// The string literal covering `offset` (between its delimiters or on them), if any.
+    pub fn string_covering(&self, offset: usize) -> Option<&StrLit<'a>> {
+        let i = self.strings.partition_point(|s| s.start <= offset);
+        i.checked_sub(1)
+            .and_then(|i| self.strings.get(i))
+            .filter(|s| offset < s.end)
+    }
+
+    /// The first line of the doc comment block that ends right above `line` (comments on their
+    /// own lines, contiguous, no blank line between them and the declaration), if any.
+    /// Attribute/annotation lines between the comment and the declaration are the caller's
+    /// business: pass the first annotation's line.
+    pub fn doc_comment_above(&self, line: u32) -> Option<u32> {
+        let mut want = line.checked_sub(1)?;
+        let mut first = None;
+        let idx = self.comments.partition_point(|c| c.last_line < line);
+        for c in self.comments[..idx].iter().rev() {
+            if c.last_line != want || !c.own_line {
+                break;
+            }
+            first = Some(c.first_line);
+            want = match c.first_line.checked_sub(1) {
+                Some(w) if w > 0 => w,
+                _ => break,
+            };
+        }
+        first
+    }
+
+    /// The comments whose text is on `line` or spans it.
+    pub fn comments_on(&self, line: u32) -> impl Iterator<Item = &Comment> + '_ {
+        self.comments
+            .iter()
+            .filter(move |c| c.first_line <= line && line <= c.last_line)
+    }
+
+    /// The source text of a comment.
+    pub fn comment_text(&self, c: &Comment) -> &'a str {
+        &self.text[c.start..c.end]
+    }
+
+    /// The offset of the bracket closing the one at `open` (`{`, `(`, `[` or `<`), counted on
+    /// the masked code; `None` when it is never closed.
+    pub fn matching_close(&self, open: usize) -> Option<usize> {
+        matching_close(&self.code, open)
+    }
+
+    /// The 1-based line on which the block opened at `open` closes; the last line of the file
+    /// when it never closes (a truncated file is indexed as far as it goes).
+    pub fn block_end_line(&self, open: usize) -> u32 {
+        match self.matching_close(open) {
+            Some(c) => self.line_of(c),
+            None => self.line_count(),
+        }
+    }
+
+    /// The last line of an indentation block (Python, YAML-like): the last non-blank,
+    /// non-comment line after `line` indented deeper than `line` itself.
+    pub fn indent_block_end(&self, line: u32) -> u32 {
+        let indent = |l: u32| -> Option<usize> {
+            let code = self.code_line(l);
+            let t = code.trim_start();
+            (!t.is_empty()).then(|| code.len() - t.len())
+        };
+        let Some(base) = indent(line) else {
+            return line;
+        };
+        // The header may span lines (open brackets): skip to the line holding its `:`.
+        let mut last = line;
+        let mut l = line + 1;
+        let mut depth = bracket_balance(self.code_line(line));
+        while l <= self.line_count() && depth > 0 {
+            depth += bracket_balance(self.code_line(l));
+            last = l;
+            l += 1;
+        }
+        while l <= self.line_count() {
+            match indent(l) {
+                Some(i) if i > base => last = l,
+                Some(_) => break,
+                None => {}
+            }
+            l += 1;
+        }
+        last
+    }
+}
+
+fn bracket_balance(code: &str) -> i32 {
+    code.bytes().fold(0, |d, b| match b {
+        b'(' | b'[' | b'{' => d + 1,
+        b')' | b']' | b'}' => d - 1,
+        _ => d,
+    })
+}
+
+/// The offset of the bracket closing the one at `open` in masked `code`.
+pub fn matching_close(code: &str, open: usize) -> Option<usize> {
+    let bytes = code.as_bytes();
+    let (o, c) = match bytes.get(open)? {
+        b'{' => (b'{', b'}'),
+        b'(' => (b'(', b')'),
+        b'[' => (b'[', b']'),
+        b'<' => (b'<', b'>'),
+        _ => return None,
+    };
+    let mut depth = 0usize;
+    for (i, &b) in bytes.iter().enumerate().skip(open) {
+        if b == o {
+            depth += 1;
+        } else if b == c {
+            depth -= 1;
+            if depth == 0 {
+                return Some(i);
+            }
+        }
+    }
+    None
+}
+
+/// True for bytes that can be part of an identifier (ASCII letters, digits, `_`, `$`, and any
+/// non-ASCII byte).
+pub fn is_ident_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b >= 0x80
+}
+
+/// The identifier starting at `at` (after skipping whitespace), with its start offset.
+pub fn ident_after(code: &str, at: usize) -> Option<(usize, &str)> {
+    let bytes = code.as_bytes();
+    let mut i = at;
+    while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    let start = i;
+    while i < bytes.len() && is_ident_byte(bytes[i]) {
+        i += 1;
+    }
+    (i > start && !bytes[start].is_ascii_digit()).then(|| (start, &code[start..i]))
+}
+
+/// The identifier ending at `end` (after skipping whitespace backwards), with its start offset.
+pub fn ident_before(code: &str, end: usize) -> Option<(usize, &str)> {
+    let bytes = code.as_bytes();
+    let mut i = end.min(bytes.len());
+    while i > 0 && bytes[i - 1].is_ascii_whitespace() {
+        i -= 1;
+    }
+    let stop = i;
+    while i > 0 && is_ident_byte(bytes[i - 1]) {
+        i -= 1;
+    }
+    (i < stop && !bytes[i].is_ascii_digit()).then(|| (i, &code[i..stop]))
+}
+
+/// The first non-whitespace byte at or after `at`, with its offset.
+pub fn next_non_space(code: &str, at: usize) -> Option<(usize, u8)> {
+    code.as_bytes()
+        .iter()
+        .enumerate()
+        .skip(at)
+        .find(|(_, b)| !b.is_ascii_whitespace())
+        .map(|(i, &b)| (i, b))
+}
+
+/// The last non-whitespace byte before `end`, with its offset.
+pub fn prev_non_space(code: &str, end: usize) -> Option<(usize, u8)> {
+    let bytes = code.as_bytes();
+    (0..end.min(bytes.len()))
+        .rev()
+        .find(|&i| !bytes[i].is_ascii_whitespace())
+        .map(|i| (i, bytes[i]))
+}
+
+/// Every offset where `word` occurs in `code` as a whole identifier.
+pub fn find_word<'c>(code: &'c str, word: &'c str) -> impl Iterator<Item = usize> + 'c {
+    let bytes = code.as_bytes();
+    code.match_indices(word).map(|(i, _)| i).filter(move |&i| {
+        let before_ok = i == 0 || !is_ident_byte(bytes[i - 1]);
+        let after = i + word.len();
+        let after_ok = after >= bytes.len() || !is_ident_byte(bytes[after]);
+        before_ok && after_ok
+    })
+}
+
+/// Lexes `text` with the rules of `syntax`.
+pub fn lex(syntax: Syntax, text: &str) -> Lexed<'_> {
+    let bytes = text.as_bytes();
+    let n = bytes.len();
+    let mut code = bytes.to_vec();
+    let mut strings: Vec<StrLit> = Vec::new();
+    let mut comments: Vec<Comment> = Vec::new();
+    let mut line_starts = vec![0usize];
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b'\n' {
+            line_starts.push(i + 1);
+        }
+    }
+    let line_of = |off: usize| -> u32 {
+        match line_starts.binary_search(&off) {
+            Ok(i) => i as u32 + 1,
+            Err(i) => i as u32,
+        }
+    };
+    // Masks `from..to` (keeps newlines).
+    let mask = |code: &mut Vec<u8>, from: usize, to: usize| {
+        for b in &mut code[from.min(n)..to.min(n)] {
+            if *b != b'\n' && *b != b'\r' {
+                *b = b' ';
+            }
+        }
+    };
+    let own_line = |at: usize| -> bool {
+        let ls = line_starts[(line_of(at) - 1) as usize];
+        bytes[ls..at].iter().all(|b| b.is_ascii_whitespace())
+    };
+    let at_line_start = |at: usize| at == 0 || bytes[at - 1] == b'\n';
+
+    let mut i = 0usize;
+    // The last significant (non-space) byte of code, to tell a regex from a division in JS.
+    while i < n {
+        let b = bytes[i];
+        // Line comments.
+        if let Some(lc) = syntax
+            .line_comments
+            .iter()
+            .find(|lc| bytes[i..].starts_with(lc.as_bytes()))
+        {
+            // PHP `#[` is an attribute, not a comment.
+            let php_attr = *lc == "#" && syntax.heredocs && bytes.get(i + 1) == Some(&b'[');
+            if !php_attr {
+                let end = memchr_nl(bytes, i);
+                comments.push(Comment {
+                    start: i,
+                    end,
+                    first_line: line_of(i),
+                    last_line: line_of(i),
+                    own_line: own_line(i),
+                });
+                mask(&mut code, i, end);
+                i = end;
+                continue;
+            }
+        }
+        // Block comments.
+        if let Some((open, close)) = syntax.block_comment
+            && bytes[i..].starts_with(open.as_bytes())
+        {
+            let mut depth = 1usize;
+            let mut j = i + open.len();
+            while j < n && depth > 0 {
+                if syntax.nested_comments && bytes[j..].starts_with(open.as_bytes()) {
+                    depth += 1;
+                    j += open.len();
+                } else if bytes[j..].starts_with(close.as_bytes()) {
+                    depth -= 1;
+                    j += close.len();
+                } else {
+                    j += 1;
+                }
+            }
+            let end = j.min(n);
+            comments.push(Comment {
+                start: i,
+                end,
+                first_line: line_of(i),
+                last_line: line_of(end.saturating_sub(1).max(i)),
+                own_line: own_line(i),
+            });
+            mask(&mut code, i, end);
+            i = end;
+            continue;
+        }
+        // Ruby `=begin` … `=end` at line starts.
+        if syntax.heredocs
+            && b == b'='
+            && at_line_start(i)
+            && bytes[i..].starts_with(b"=begin")
+            && syntax.line_comments == ["#"]
+        {
+            let mut j = i;
+            let end = loop {
+                let nl = memchr_nl(bytes, j);
+                if nl >= n {
+                    break n;
+                }
+                j = nl + 1;
+                if bytes[j..].starts_with(b"=end") {
+                    break memchr_nl(bytes, j);
+                }
+            };
+            comments.push(Comment {
+                start: i,
+                end,
+                first_line: line_of(i),
+                last_line: line_of(end.saturating_sub(1).max(i)),
+                own_line: true,
+            });
+            mask(&mut code, i, end);
+            i = end;
+            continue;
+        }
+        // Heredocs: Ruby `<<~ID`, `<<-ID`, `<<ID` (uppercase id) and PHP `<<<ID`.
+        if syntax.heredocs
+            && b == b'<'
+            && let Some((body_start, body_end, after)) = heredoc(bytes, i)
+        {
+            strings.push(StrLit {
+                start: i,
+                end: after,
+                raw: &text[body_start..body_end],
+                line: line_of(i),
+                is_raw: true,
+            });
+            mask(&mut code, body_start, body_end);
+            // Continue scanning right after the opener (the rest of its line is code).
+            i = heredoc_opener_end(bytes, i);
+            // Skip the body when we reach it: mark it so the loop jumps over.
+            let resume = body_end;
+            // Scan the remainder of the opener line normally, then jump past the body.
+            let line_end = memchr_nl(bytes, i);
+            let sub = lex_span(
+                &syntax,
+                text,
+                i,
+                line_end,
+                &mut code,
+                &mut strings,
+                &line_of,
+            );
+            let _ = sub;
+            i = after.max(resume);
+            continue;
+        }
+        // Strings with prefixes and special forms.
+        if let Some(s) = string_at(&syntax, bytes, i) {
+            let (content_start, content_end, end, is_raw) = s;
+            strings.push(StrLit {
+                start: i,
+                end,
+                raw: &text[content_start..content_end.max(content_start)],
+                line: line_of(i),
+                is_raw,
+            });
+            mask(&mut code, content_start, content_end);
+            i = end;
+            continue;
+        }
+        // JS regular expressions: masked, not recorded as strings.
+        if syntax.js_regex
+            && b == b'/'
+            && regex_allowed(&code, i)
+            && let Some((close, end)) = regex_end(bytes, i)
+        {
+            mask(&mut code, i + 1, close);
+            i = end;
+            continue;
+        }
+        // Identifiers are skipped whole, so a prefix letter inside a word never starts a string.
+        if is_ident_byte(b) {
+            let mut j = i + 1;
+            while j < n && is_ident_byte(bytes[j]) {
+                j += 1;
+            }
+            i = j;
+            continue;
+        }
+        i += 1;
+    }
+    strings.sort_by_key(|s| s.start);
+    let code = String::from_utf8(code)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    Lexed {
+        text,
+        code,
+        strings,
+        comments,
+        line_starts,
+    }
+}
+
+/// Lexes strings (only) on the rest of a heredoc opener line.
+fn lex_span<'a>(
+    syntax: &Syntax,
+    text: &'a str,
+    mut i: usize,
+    end: usize,
+    code: &mut [u8],
+    strings: &mut Vec<StrLit<'a>>,
+    line_of: &dyn Fn(usize) -> u32,
+) -> usize {
+    let bytes = text.as_bytes();
+    while i < end {
+        if let Some((cs, ce, e, raw)) = string_at(syntax, bytes, i) {
+            strings.push(StrLit {
+                start: i,
+                end: e,
+                raw: &text[cs..ce.max(cs)],
+                line: line_of(i),
+                is_raw: raw,
+            });
+            let stop = ce.min(code.len());
+            for b in &mut code[cs..stop] {
+                if *b != b'\n' {
+                    *b = b' ';
+                }
+            }
+            i = e;
+        } else if syntax
+            .line_comments
+            .iter()
+            .any(|lc| bytes[i..].starts_with(lc.as_bytes()))
+        {
+            for b in &mut code[i..end] {
+                *b = b' ';
+            }
+            return end;
+        } else {
+            i += 1;
+        }
+    }
+    i
+}
+
+/// True when a `/` at `i` can start a regex literal: after an operator, an opening bracket,
+/// a separator, the start of the file, or a keyword such as `return`.
+fn regex_allowed(code: &[u8], i: usize) -> bool {
+    let mut k = i;
+    while k > 0 && code[k - 1].is_ascii_whitespace() {
+        k -= 1;
+    }
+    if k == 0 {
+        return true;
+    }
+    let p = code[k - 1];
+    if b"(,=:[!&|?{};+-*%<>~^".contains(&p) {
+        return true;
+    }
+    if is_ident_byte(p) {
+        let mut s = k - 1;
+        while s > 0 && is_ident_byte(code[s - 1]) {
+            s -= 1;
+        }
+        return matches!(
+            &code[s..k],
+            b"return"
+                | b"typeof"
+                | b"case"
+                | b"in"
+                | b"of"
+                | b"void"
+                | b"yield"
+                | b"await"
+                | b"delete"
+        );
+    }
+    false
+}
+
+/// The closing `/` of a regex literal at `i` (on one line), and its end past the flags.
+fn regex_end(bytes: &[u8], i: usize) -> Option<(usize, usize)> {
+    let next = *bytes.get(i + 1)?;
+    if next == b'/' || next == b'*' || next == b'\n' {
+        return None;
+    }
+    let mut k = i + 1;
+    let mut in_class = false;
+    while k < bytes.len() {
+        match bytes[k] {
+            b'\\' => k += 2,
+            b'\n' => return None,
+            b'[' => {
+                in_class = true;
+                k += 1;
+            }
+            b']' => {
+                in_class = false;
+                k += 1;
+            }
+            b'/' if !in_class => {
+                let close = k;
+                k += 1;
+                while k < bytes.len() && bytes[k].is_ascii_alphabetic() {
+                    k += 1;
+                }
+                return Some((close, k));
+            }
+            _ => k += 1,
+        }
+    }
+    None
+}
+
+fn memchr_nl(bytes: &[u8], from: usize) -> usize {
+    bytes[from.min(bytes.len())..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(bytes.len(), |p| from + p)
+}
+
+/// Where the heredoc opener at `i` ends (just past its identifier/quotes).
+fn heredoc_opener_end(bytes: &[u8], i: usize) -> usize {
+    let mut j = i;
+    while j < bytes.len() && bytes[j] == b'<' {
+        j += 1;
+    }
+    while j < bytes.len() && matches!(bytes[j], b'~' | b'-' | b'\'' | b'"') {
+        j += 1;
+    }
+    while j < bytes.len() && (is_ident_byte(bytes[j]) || matches!(bytes[j], b'\'' | b'"')) {
+        j += 1;
+    }
+    j
+}
+
+/// A heredoc at `i`: (body start, body end, offset past the terminator line).
+fn heredoc(bytes: &[u8], i: usize) -> Option<(usize, usize, usize)> {
+    let php = bytes[i..].starts_with(b"<<<");
+    if !php && !bytes[i..].starts_with(b"<<") {
+        return None;
+    }
+    let mut j = i + if php { 3 } else { 2 };
+    if !php && j < bytes.len() && matches!(bytes[j], b'~' | b'-') {
+        j += 1;
+    }
+    if php {
+        while j < bytes.len() && bytes[j] == b' ' {
+            j += 1;
+        }
+    }
+    let quoted = j < bytes.len() && matches!(bytes[j], b'\'' | b'"');
+    if quoted {
+        j += 1;
+    }
+    let id_start = j;
+    while j < bytes.len() && (bytes[j].is_ascii_alphanumeric() || bytes[j] == b'_') {
+        j += 1;
+    }
+    let id = &bytes[id_start..j];
+    // Ruby heredoc ids are conventionally upper case; this keeps `a << b` and `1 <<2` out.
+    if id.is_empty()
+        || !id[0].is_ascii_alphabetic()
+        || (!php && !id.iter().all(|b| b.is_ascii_uppercase() || *b == b'_'))
+    {
+        return None;
+    }
+    let body_start = memchr_nl(bytes, j) + 1;
+    if body_start > bytes.len() {
+        return None;
+    }
+    let mut k = body_start;
+    while k < bytes.len() {
+        let nl = memchr_nl(bytes, k);
+        let line = &bytes[k..nl];
+        let trimmed = trim_ascii_start(line);
+        if trimmed.starts_with(id) && trimmed[id.len()..].iter().all(|b| !is_ident_byte(*b)) {
+            return Some((body_start, k, nl.min(bytes.len())));
+        }
+        k = nl + 1;
+    }
+    Some((body_start, bytes.len(), bytes.len()))
+}
+
+fn trim_ascii_start(s: &[u8]) -> &[u8] {
+    let k = s
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(s.len());
+    &s[k..]
+}
+
+/// A string starting at `i`: (content start, content end, end past the closing delimiter, raw).
+fn string_at(syntax: &Syntax, bytes: &[u8], i: usize) -> Option<(usize, usize, usize, bool)> {
+    let n = bytes.len();
+    let b = bytes[i];
+    // Prefixes must not continue an identifier (`bar"` is not a prefix).
+    let prev_ident = i > 0 && is_ident_byte(bytes[i - 1]);
+    if syntax.python_prefixes && !prev_ident && b.is_ascii_alphabetic() {
+        let mut j = i;
+        let mut raw = false;
+        while j < n && j - i < 3 && matches!(bytes[j] | 0x20, b'r' | b'b' | b'f' | b'u') {
+            raw |= bytes[j] | 0x20 == b'r';
+            j += 1;
+        }
+        if j > i && j < n && (bytes[j] == b'"' || bytes[j] == b'\'') {
+            return quoted(bytes, j, bytes[j], true, !raw).map(|(cs, ce, e)| (cs, ce, e, raw));
+        }
+        return None;
+    }
+    if syntax.rust_raw && !prev_ident && (b == b'r' || b == b'b') {
+        let mut j = i;
+        if bytes[j] == b'b' {
+            j += 1;
+        }
+        if j < n && bytes[j] == b'r' {
+            j += 1;
+            let hashes_start = j;
+            while j < n && bytes[j] == b'#' {
+                j += 1;
+            }
+            let hashes = j - hashes_start;
+            if j < n && bytes[j] == b'"' {
+                let cs = j + 1;
+                let mut k = cs;
+                while k < n {
+                    if bytes[k] == b'"'
+                        && bytes[k + 1..].len() >= hashes
+                        && bytes[k + 1..k + 1 + hashes].iter().all(|&h| h == b'#')
+                    {
+                        return Some((cs, k, k + 1 + hashes, true));
+                    }
+                    k += 1;
+                }
+                return Some((cs, n, n, true));
+            }
+            return None;
+        }
+        if b == b'b' && j < n && bytes[j] == b'"' {
+            return quoted(bytes, j, b'"', false, true).map(|(cs, ce, e)| (cs, ce, e, false));
+        }
+        if b == b'b' && j < n && bytes[j] == b'\'' {
+            return quoted(bytes, j, b'\'', false, true).map(|(cs, ce, e)| (cs, ce, e, false));
+        }
+        return None;
+    }
+    if syntax.cpp_raw && !prev_ident && matches!(b, b'R' | b'u' | b'U' | b'L') {
+        let mut j = i;
+        while j < n && j - i < 3 && matches!(bytes[j], b'u' | b'U' | b'L' | b'8') {
+            j += 1;
+        }
+        if j + 1 < n && bytes[j] == b'R' && bytes[j + 1] == b'"' {
+            let ds = j + 2;
+            let mut k = ds;
+            while k < n && k - ds <= 16 && bytes[k] != b'(' {
+                k += 1;
+            }
+            if k < n && bytes[k] == b'(' {
+                let delim = &bytes[ds..k];
+                let cs = k + 1;
+                let mut m = cs;
+                while m < n {
+                    if bytes[m] == b')'
+                        && bytes[m + 1..].starts_with(delim)
+                        && bytes.get(m + 1 + delim.len()) == Some(&b'"')
+                    {
+                        return Some((cs, m, m + 2 + delim.len(), true));
+                    }
+                    m += 1;
+                }
+                return Some((cs, n, n, true));
+            }
+        }
+        if j > i && j < n && bytes[j] == b'"' {
+            return quoted(bytes, j, b'"', false, true).map(|(cs, ce, e)| (cs, ce, e, false));
+        }
+        return None;
+    }
+    if syntax.csharp_verbatim && (b == b'@' || b == b'$') {
+        let mut j = i;
+        let mut verbatim = false;
+        while j < n && j - i < 4 && matches!(bytes[j], b'@' | b'$') {
+            verbatim |= bytes[j] == b'@';
+            j += 1;
+        }
+        if j < n && bytes[j] == b'"' && j > i {
+            if bytes[j..].starts_with(b"\"\"\"") {
+                return triple(bytes, j, b'"').map(|(cs, ce, e)| (cs, ce, e, true));
+            }
+            if verbatim {
+                let cs = j + 1;
+                let mut k = cs;
+                while k < n {
+                    if bytes[k] == b'"' {
+                        if bytes.get(k + 1) == Some(&b'"') {
+                            k += 2;
+                            continue;
+                        }
+                        return Some((cs, k, k + 1, true));
+                    }
+                    k += 1;
+                }
+                return Some((cs, n, n, true));
+            }
+            return quoted(bytes, j, b'"', false, true).map(|(cs, ce, e)| (cs, ce, e, false));
+        }
+        return None;
+    }
+    if syntax.swift_raw && b == b'#' {
+        let mut j = i;
+        while j < n && bytes[j] == b'#' {
+            j += 1;
+        }
+        let hashes = j - i;
+        if j < n && bytes[j] == b'"' {
+            let cs = j + 1;
+            let mut k = cs;
+            while k < n {
+                if bytes[k] == b'"'
+                    && bytes[k + 1..].len() >= hashes
+                    && bytes[k + 1..k + 1 + hashes].iter().all(|&h| h == b'#')
+                {
+                    return Some((cs, k, k + 1 + hashes, true));
+                }
+                k += 1;
+            }
+            return Some((cs, n, n, true));
+        }
+        return None;
+    }
+    match b {
+        b'"' if syntax.double_quote => {
+            if syntax.triple_quotes && bytes[i..].starts_with(b"\"\"\"") {
+                return triple(bytes, i, b'"').map(|(cs, ce, e)| (cs, ce, e, false));
+            }
+            quoted(bytes, i, b'"', !syntax.multiline_strings, true)
+                .map(|(cs, ce, e)| (cs, ce, e, false))
+        }
+        b'\'' => match syntax.single_quote {
+            SingleQuote::String => {
+                if syntax.python_prefixes && bytes[i..].starts_with(b"'''") {
+                    return triple(bytes, i, b'\'').map(|(cs, ce, e)| (cs, ce, e, false));
+                }
+                quoted(bytes, i, b'\'', !syntax.multiline_strings, true)
+                    .map(|(cs, ce, e)| (cs, ce, e, false))
+            }
+            SingleQuote::Char => char_literal(bytes, i),
+            SingleQuote::CharOrLifetime => {
+                // `'x'` or `'\…'` is a char; `'a` (lifetime, label) is not.
+                if bytes.get(i + 1) == Some(&b'\\') {
+                    return char_literal(bytes, i);
+                }
+                let ch_len = bytes.get(i + 1).map_or(1, |&c| utf8_len(c)).min(n - i - 1);
+                if ch_len > 0 && bytes.get(i + 1 + ch_len) == Some(&b'\'') {
+                    return Some((i + 1, i + 1 + ch_len, i + 2 + ch_len, false));
+                }
+                None
+            }
+            SingleQuote::Plain => None,
+        },
+        b'`' => match syntax.backtick {
+            Backtick::Plain => None,
+            Backtick::Raw | Backtick::QuotedIdent => {
+                let cs = i + 1;
+                let mut k = cs;
+                while k < n && bytes[k] != b'`' {
+                    if syntax.backtick == Backtick::QuotedIdent && bytes[k] == b'\n' {
+                        return None;
+                    }
+                    k += 1;
+                }
+                Some((cs, k.min(n), (k + 1).min(n), true))
+            }
+            Backtick::Template => template(bytes, i).map(|(cs, ce, e)| (cs, ce, e, false)),
+        },
+        _ => None,
+    }
+}
+
+fn utf8_len(b: u8) -> usize {
+    match b {
+        0xC0..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        0xF0..=0xF7 => 4,
+        _ => 1,
+    }
+}
+
+/// A character literal at `i` (`'a'`, `'\n'`, `'\u{1F600}'`); a stray quote is code.
+fn char_literal(bytes: &[u8], i: usize) -> Option<(usize, usize, usize, bool)> {
+    let n = bytes.len();
+    let cs = i + 1;
+    let mut k = cs;
+    while k < n && k - cs <= 12 {
+        match bytes[k] {
+            b'\\' => k += 2,
+            b'\'' => return Some((cs, k, k + 1, false)),
+            b'\n' => return None,
+            _ => k += 1,
+        }
+    }
+    None
+}
+
+/// A one-line (or escaped-newline) quoted string; unterminated strings end at the line end when
+/// `single_line`, else at the end of the file.
+fn quoted(
+    bytes: &[u8],
+    i: usize,
+    q: u8,
+    single_line: bool,
+    escapes: bool,
+) -> Option<(usize, usize, usize)> {
+    let n = bytes.len();
+    let cs = i + 1;
+    let mut k = cs;
+    while k < n {
+        match bytes[k] {
+            b'\\' if escapes => k += 2,
+            c if c == q => return Some((cs, k, k + 1)),
+            b'\n' if single_line => return Some((cs, k, k)),
+            _ => k += 1,
+        }
+    }
+    Some((cs, n, n))
+}
+
+/// A triple-quoted string at `i`.
+fn triple(bytes: &[u8], i: usize, q: u8) -> Option<(usize, usize, usize)> {
+    let n = bytes.len();
+    let cs = i + 3;
+    let mut k = cs;
+    while k + 2 < n + 2 && k < n {
+        if bytes[k] == b'\\' {
+            k += 2;
+            continue;
+        }
+        if bytes[k] == q && bytes.get(k + 1) == Some(&q) && bytes.get(k + 2) == Some(&q) {
+            // Swallow extra quotes that belong to the content (`""""x""""`).
+            let mut end = k + 3;
+            while end < n && bytes[end] == q {
+                end += 1;
+            }
+            return Some((cs, end - 3, end));
+        }
+        k += 1;
+    }
+    Some((cs.min(n), n, n))
+}
+
+/// A JS template literal at `i`, including `${…}` substitutions (with nested strings and
+/// templates) as part of the one literal.
+fn template(bytes: &[u8], i: usize) -> Option<(usize, usize, usize)> {
+    let n = bytes.len();
+    let cs = i + 1;
+    // Stack of contexts: true = inside template text, false = inside `${ }` code (with depth).
+    let mut stack: Vec<(bool, usize)> = vec![(true, 0)];
+    let mut k = cs;
+    while k < n {
+        let b = bytes[k];
+        let Some(&mut (in_text, ref mut depth)) = stack.last_mut() else {
+            break;
+        };
+        if in_text {
+            match b {
+                b'\\' => k += 2,
+                b'`' => {
+                    stack.pop();
+                    if stack.is_empty() {
+                        return Some((cs, k, k + 1));
+                    }
+                    k += 1;
+                }
+                b'$' if bytes.get(k + 1) == Some(&b'{') => {
+                    stack.push((false, 1));
+                    k += 2;
+                }
+                _ => k += 1,
+            }
+        } else {
+            match b {
+                b'{' => {
+                    *depth += 1;
+                    k += 1;
+                }
+                b'}' => {
+                    *depth -= 1;
+                    if *depth == 0 {
+                        stack.pop();
+                    }
+                    k += 1;
+                }
+                b'`' => {
+                    if stack.len() > 64 {
+                        return Some((cs, n, n));
+                    }
+                    stack.push((true, 0));
+                    k += 1;
+                }
+                b'"' | b'\'' => {
+                    k = quoted(bytes, k, b, true, true).map_or(n, |(_, _, e)| e);
+                }
+                _ => k += 1,
+            }
+        }
+    }
+    Some((cs, n, n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strs(l: &Lexed) -> Vec<String> {
+        l.strings.iter().map(|s| s.value().into_owned()).collect()
+    }
+
+    #[test]
+    fn comments_and_strings_are_masked_with_offsets_kept() {
+        let src = "a = \"x // y\"; // c \"q\"\n/* b\n c */ d";
+        let l = lex(Syntax::JAVA, src);
+        assert_eq!(l.code.len(), src.len());
+        assert!(!l.code.contains("//"));
+        assert!(!l.code.contains('c'));
+        assert!(l.code.ends_with(" d"));
+        assert_eq!(strs(&l), vec!["x // y"]);
+        assert_eq!(l.comments.len(), 2);
+        assert_eq!(l.comments[1].first_line, 2);
+        assert_eq!(l.comments[1].last_line, 3);
+    }
+
+    #[test]
+    fn rust_raw_strings_lifetimes_chars_and_nested_comments() {
+        let src = "fn f<'a>(x: &'a str) { let s = r#\"a \"quoted\" b\"#; let c = '\"'; let d = b'x'; /* outer /* inner */ still */ g() }";
+        let l = lex(Syntax::RUST, src);
+        assert_eq!(strs(&l), vec!["a \"quoted\" b", "\"", "x"]);
+        assert!(l.code.contains("g()"));
+        assert!(!l.code.contains("still"));
+        assert!(l.code.contains("<'a>"));
+    }
+
+    #[test]
+    fn go_raw_strings_and_runes() {
+        let l = lex(Syntax::GO, "s := `a\n\"b`; r := '\\''; t := \"c\"");
+        assert_eq!(strs(&l), vec!["a\n\"b", "'", "c"]);
+        assert_eq!(l.strings[2].line, 2);
+    }
+
+    #[test]
+    fn python_prefixes_triples_and_hash_comments() {
+        let src = "x = f'{a}' # note\ny = r\"\\d+\"\n'''doc\nstring'''\nname = b'z'\n";
+        let l = lex(Syntax::PYTHON, src);
+        assert_eq!(strs(&l), vec!["{a}", "\\d+", "doc\nstring", "z"]);
+        assert_eq!(l.comments.len(), 1);
+        assert!(l.code.contains("name"));
+    }
+
+    #[test]
+    fn js_templates_with_nested_substitutions() {
+        let src = "fetch(`/orders/${id + `x${y}`}/items`); const q = 'it''s'; // end";
+        let l = lex(Syntax::JS, src);
+        assert_eq!(l.strings[0].raw, "/orders/${id + `x${y}`}/items");
+        assert!(l.code.starts_with("fetch(`"));
+        assert!(l.code.contains("); const q"));
+    }
+
+    #[test]
+    fn js_regex_literals_and_single_line_strings() {
+        let l = lex(
+            Syntax::JS,
+            "s.replace(/'/g, \"x\"); const d = a / b / c;\nlet t = 'ok';",
+        );
+        assert_eq!(strs(&l), vec!["x", "ok"]);
+        let l = lex(Syntax::JAVA, "a = \"open\nclass B {}");
+        assert!(l.code.contains("class B"));
+    }
+
+    #[test]
+    fn csharp_verbatim_and_interpolated() {
+        let l = lex(
+            Syntax::CSHARP,
+            "var p = @\"C:\\x\"\"y\"; var s = $\"orders.{id}\"; var r = \"\"\"raw \"q\" \"\"\";",
+        );
+        assert_eq!(strs(&l), vec!["C:\\x\"\"y", "orders.{id}", "raw \"q\" "]);
+    }
+
+    #[test]
+    fn cpp_raw_strings() {
+        let l = lex(Syntax::C, "auto s = R\"xy(a)\" b)xy\"; int c = 'q';");
+        assert_eq!(strs(&l), vec!["a)\" b", "q"]);
+    }
+
+    #[test]
+    fn ruby_heredocs_and_begin_end() {
+        let src = "x = <<~SQL\n  select 1 -- \"no\"\nSQL\n=begin\nclass Nope\n=end\nclass Yes\n";
+        let l = lex(Syntax::RUBY, src);
+        assert!(l.code.contains("class Yes"));
+        assert!(!l.code.contains("Nope"));
+        assert!(!l.code.contains("select"));
+        assert_eq!(l.strings.len(), 1);
+    }
+
+    #[test]
+    fn unterminated_forms_run_to_the_end_without_panicking() {
+        for (syn, src) in [
+            (Syntax::JAVA, "a /* never closed"),
+            (Syntax::JAVA, "a \"never closed"),
+            (Syntax::RUST, "r##\"open"),
+            (Syntax::PYTHON, "'''open"),
+            (Syntax::JS, "`${ `${"),
+            (Syntax::C, "R\"d(open"),
+            (Syntax::CSHARP, "@\"open"),
+            (Syntax::RUBY, "<<~EOS\nbody"),
+            (Syntax::GO, "`"),
+            (Syntax::RUST, "'"),
+            (Syntax::JAVA, "'"),
+        ] {
+            let l = lex(syn, src);
+            assert_eq!(l.code.len(), src.len(), "{src}");
+        }
+    }
+
+    #[test]
+    fn doc_comments_above_and_blocks() {
+        let src = "// one\n// two\nfn a() {\n  {\n  }\n}\n\n// detached\n\nfn b() {}\n";
+        let l = lex(Syntax::RUST, src);
+        assert_eq!(l.doc_comment_above(3), Some(1));
+        assert_eq!(l.doc_comment_above(10), None);
+        let open = l.code.find('{').unwrap();
+        assert_eq!(l.block_end_line(open), 6);
+    }
+
+    #[test]
+    fn python_indent_blocks() {
+        let src =
+            "class A(\n    B):\n    def f(self):\n        pass\n\n    # c\n    x = 1\ny = 2\n";
+        let l = lex(Syntax::PYTHON, src);
+        assert_eq!(l.indent_block_end(1), 7);
+        assert_eq!(l.indent_block_end(3), 4);
+    }
+
+    #[test]
+    fn word_and_ident_helpers() {
+        let code = "class Foo extends Bar { classy }";
+        assert_eq!(find_word(code, "class").collect::<Vec<_>>(), vec![0]);
+        assert_eq!(ident_after(code, 5), Some((6, "Foo")));
+        assert_eq!(ident_before(code, 21), Some((18, "Bar")));
+        let l = lex(Syntax::JAVA, "a(\"x\", \"y\")");
+        assert_eq!(l.string_at(0).unwrap().raw, "x");
+        assert_eq!(l.strings_in(0, 11).len(), 2);
+        assert_eq!(l.string_covering(3).unwrap().raw, "x");
+        assert_eq!(l.line_of(0), 1);
+    }
+
+    #[test]
+    fn deep_nesting_and_long_input_are_linear() {
+        let src = "{".repeat(10_000) + &"}".repeat(10_000);
+        let l = lex(Syntax::JAVA, &src);
+        assert_eq!(l.matching_close(0), Some(src.len() - 1));
+        let junk: String = (0..100_000u32)
+            .map(|i| char::from(b"\"'`/*#\\{}\n ab"[(i * 7 % 13) as usize]))
+            .collect();
+        for syn in [Syntax::JS, Syntax::RUST, Syntax::PYTHON, Syntax::RUBY] {
+            let l = lex(syn, &junk);
+            assert_eq!(l.code.len(), junk.len());
+        }
+    }
+}
