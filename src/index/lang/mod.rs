@@ -1,21 +1,58 @@
 //! One extractor per language: pure functions from file text to [`FileFacts`]. Each language
 //! file exposes `pub fn extract(path: &str, text: &str) -> FileFacts`, where `path` is the
 //! root-relative path with `/` (used for generated-code and test detection, never read).
+//!
+//! Source languages are lexed first ([`super::lex`]): extractors search the masked code, so
+//! nothing inside a comment or a string is ever taken for a declaration or a call, and read
+//! topic names and route paths from the string literals by offset. [`common`] holds what
+//! several languages share (generated-code detection, path and topic literals).
 
 use super::facts::{FileFacts, Language};
 
-/// Extracts the facts of one file. Unknown or not-yet-supported languages give empty facts.
+/// Extracts the facts of one file.
 pub fn extract(lang: Language, path: &str, text: &str) -> FileFacts {
-    match lang {
+    let mut facts = match lang {
+        Language::Go => go::extract(path, text),
+        Language::Java => java::extract(path, text),
+        Language::Kotlin => kotlin::extract(path, text),
+        Language::Scala => scala::extract(path, text),
+        Language::CSharp => csharp::extract(path, text),
+        Language::Python => python::extract(path, text),
+        Language::TypeScript | Language::JavaScript => typescript::extract(path, text),
+        Language::Rust => rust::extract(path, text),
+        Language::C | Language::Cpp => cpp::extract(path, text),
+        Language::Ruby => ruby::extract(path, text),
+        Language::Php => php::extract(path, text),
+        Language::Swift => swift::extract(path, text),
         Language::Protobuf => protobuf::extract(path, text),
         Language::Markdown => markdown::extract(path, text),
         Language::Yaml => yaml::extract(path, text),
         Language::Properties => properties::extract(path, text),
-        _ => FileFacts::default(),
+    };
+    if !matches!(
+        lang,
+        Language::Protobuf | Language::Markdown | Language::Yaml | Language::Properties
+    ) && common::is_generated(path, text)
+    {
+        facts.generated = true;
     }
+    facts
 }
 
+pub mod common;
+pub mod cpp;
+pub mod csharp;
+pub mod go;
+pub mod java;
+pub mod kotlin;
 pub mod markdown;
+pub mod php;
 pub mod properties;
 pub mod protobuf;
+pub mod python;
+pub mod ruby;
+pub mod rust;
+pub mod scala;
+pub mod swift;
+pub mod typescript;
 pub mod yaml;
