@@ -3,6 +3,7 @@
 
 pub mod audit;
 pub mod demo;
+pub mod query;
 pub mod run;
 pub mod stats;
 
@@ -15,6 +16,7 @@ Usage: mesh-mcp [COMMAND] [OPTIONS]
 Commands:
   run [--standalone]     serve MCP over stdio (the default when no command is given)
   demo [WORKSPACE]       index the bundled example and run a scripted session
+  query <tool> [JSON]    answer one tool call on stdout (--json for the raw MCP result)
   audit verify           replay the audit hash chain and name the first broken row
   stats [--since 7d]     summarise audited tool calls
   --version, -V          print the version
@@ -41,6 +43,7 @@ pub fn main() -> i32 {
         }
         "run" => run::main(rest),
         "demo" => demo::main(rest),
+        "query" => query::main(rest),
         "audit" => audit::main(rest),
         "stats" => stats::main(rest),
         other if other.starts_with('-') => run::main(&args),
