@@ -278,6 +278,39 @@ impl Snapshot {
         }
     }
 
+    /// A snapshot of in-memory files, for tests of the tools and the graph: each entry is
+    /// (root label, root-relative path, facts); roots are created in order of first use under
+    /// a fake base directory. Generation 1.
+    pub fn from_facts(files: Vec<(&str, &str, FileFacts)>) -> Snapshot {
+        let base = PathBuf::from("/nonexistent-mesh-test");
+        let mut roots: Vec<RootInfo> = Vec::new();
+        let mut entries = Vec::new();
+        for (label, path, facts) in files {
+            let root = match roots.iter().position(|r| r.label == label) {
+                Some(i) => i,
+                None => {
+                    roots.push(RootInfo {
+                        label: label.to_string(),
+                        path: base.join(label),
+                    });
+                    roots.len() - 1
+                }
+            };
+            let lang = Language::of_path(path).unwrap_or(Language::Go);
+            entries.push(Arc::new(FileEntry::new(
+                root as u16,
+                path,
+                lang,
+                0,
+                0,
+                facts,
+            )));
+        }
+        let mut snap = Snapshot::build(base, roots, entries, Vec::new());
+        snap.generation = 1;
+        snap
+    }
+
     /// The workspace-relative display path of a file (`services/orders/server.go`).
     pub fn display_path(&self, file: &FileEntry) -> String {
         match self.roots.get(file.root as usize) {
