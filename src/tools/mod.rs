@@ -13,6 +13,7 @@ pub mod index_status;
 pub mod search_docs;
 pub mod smart_search;
 pub mod snippet;
+pub mod visualize_mesh;
 
 use std::sync::OnceLock;
 
@@ -138,6 +139,7 @@ impl Registry {
             &find_dependents::TOOL,
             &analyze_impact::TOOL,
             &search_docs::TOOL,
+            &visualize_mesh::TOOL,
             &index_status::TOOL,
         ];
         if std::env::var("MESH_TEST_FIXTURES").is_ok_and(|v| v == "1") {
