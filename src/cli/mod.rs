@@ -3,6 +3,7 @@
 
 pub mod audit;
 pub mod demo;
+pub mod graph;
 pub mod query;
 pub mod run;
 pub mod stats;
@@ -17,6 +18,7 @@ Commands:
   run [--standalone]     serve MCP over stdio (the default when no command is given)
   demo [WORKSPACE]       index the bundled example and run a scripted session
   query <tool> [JSON]    answer one tool call on stdout (--json for the raw MCP result)
+  graph [--format F]     the topology as mermaid, json or html, or the index fingerprint
   audit verify           replay the audit hash chain and name the first broken row
   stats [--since 7d]     summarise audited tool calls
   --version, -V          print the version
@@ -44,6 +46,7 @@ pub fn main() -> i32 {
         "run" => run::main(rest),
         "demo" => demo::main(rest),
         "query" => query::main(rest),
+        "graph" => graph::main(rest),
         "audit" => audit::main(rest),
         "stats" => stats::main(rest),
         other if other.starts_with('-') => run::main(&args),
