@@ -4,6 +4,7 @@
 pub mod audit;
 pub mod demo;
 pub mod graph;
+pub mod init;
 pub mod query;
 pub mod run;
 pub mod stats;
@@ -19,6 +20,8 @@ Commands:
   demo [WORKSPACE]       index the bundled example and run a scripted session
   query <tool> [JSON]    answer one tool call on stdout (--json for the raw MCP result)
   graph [--format F]     the topology as mermaid, json or html, or the index fingerprint
+  init [--write-ide-config] [--force]
+                         write .agents/mesh-mcp.toml; register the server with your IDEs
   audit verify           replay the audit hash chain and name the first broken row
   stats [--since 7d]     summarise audited tool calls
   --version, -V          print the version
@@ -47,6 +50,7 @@ pub fn main() -> i32 {
         "demo" => demo::main(rest),
         "query" => query::main(rest),
         "graph" => graph::main(rest),
+        "init" => init::main(rest),
         "audit" => audit::main(rest),
         "stats" => stats::main(rest),
         other if other.starts_with('-') => run::main(&args),
