@@ -3,6 +3,7 @@
 
 pub mod audit;
 pub mod demo;
+pub mod doctor;
 pub mod graph;
 pub mod init;
 pub mod query;
@@ -20,6 +21,7 @@ Commands:
   demo [WORKSPACE]       index the bundled example and run a scripted session
   query <tool> [JSON]    answer one tool call on stdout (--json for the raw MCP result)
   graph [--format F]     the topology as mermaid, json or html, or the index fingerprint
+  doctor [--json] [--fix] check the setup: config, roots, index health, daemon, audit, cache
   init [--write-ide-config] [--force]
                          write .agents/mesh-mcp.toml; register the server with your IDEs
   audit verify           replay the audit hash chain and name the first broken row
@@ -51,6 +53,7 @@ pub fn main() -> i32 {
         "query" => query::main(rest),
         "graph" => graph::main(rest),
         "init" => init::main(rest),
+        "doctor" => doctor::main(rest),
         "audit" => audit::main(rest),
         "stats" => stats::main(rest),
         other if other.starts_with('-') => run::main(&args),
