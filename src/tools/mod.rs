@@ -11,6 +11,7 @@ pub mod fixtures;
 pub mod index_status;
 pub mod search_docs;
 pub mod smart_search;
+pub mod wire_check;
 
 use std::sync::OnceLock;
 
