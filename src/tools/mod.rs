@@ -6,6 +6,7 @@
 //! failure (bad argument values, a path outside the roots) is an output with `is_error: true`
 //! and a message that names the problem and the fix — never a protocol error.
 
+pub mod analyze_grpc;
 pub mod find_dependents;
 pub mod fixtures;
 pub mod index_status;
@@ -92,6 +93,7 @@ impl Registry {
         let mut tools: Vec<&'static ToolDef> = vec![
             &smart_search::TOOL,
             &find_dependents::TOOL,
+            &analyze_grpc::TOOL,
             &search_docs::TOOL,
             &index_status::TOOL,
         ];
