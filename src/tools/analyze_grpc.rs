@@ -173,6 +173,9 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
         .saturating_sub(RESERVE_BYTES)
         .saturating_sub(wire.len());
     let (mut text, mut files) = render_trace(snap, target, &selection, &traces, budget);
+    if text.ends_with("\n\n") && wire.starts_with('\n') {
+        text.pop();
+    }
     text.push_str(&wire);
     files.extend(wire_files.into_iter().map(|(_, d)| d));
     files.sort();
@@ -1369,6 +1372,22 @@ service BatchService {
         assert!(text.contains("without an indexed contract (1)"), "{text}");
         assert!(text.contains("`proto/pay.go:4`"), "{text}");
         assert_eq!(files, ["proto/pay.go"]);
+    }
+
+    #[test]
+    fn a_proto_gone_from_the_working_tree_is_skipped_or_an_error() {
+        let gone = std::env::temp_dir().join(format!("mesh-gone-{}/x.proto", std::process::id()));
+        let note = wire_section(&gone, "svc/x.proto", None).unwrap();
+        assert_eq!(
+            note,
+            "\n### Wire-format check: `svc/x.proto`\n_Skipped: `svc/x.proto` is not in the working tree any more (deleted since it was indexed)._\n"
+        );
+        let err = wire_section(&gone, "svc/x.proto", Some("main")).unwrap_err();
+        assert!(err.is_error);
+        assert_eq!(
+            err.text,
+            "Cannot compare `svc/x.proto` with base `main`: `svc/x.proto` is not in the working tree any more (deleted since it was indexed)."
+        );
     }
 
     #[test]
