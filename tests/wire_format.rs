@@ -369,6 +369,10 @@ fn the_service_target_traces_the_contract_and_checks_its_file() {
         out.contains("- **Result**: new file — `proto/new.proto` does not exist at `"),
         "{out}"
     );
+    assert!(
+        out.contains("_`proto/new.proto` declares no gRPC service in the index"),
+        "{out}"
+    );
 
     // An unknown base is a tool error naming it.
     let (is_error, out) = analyze(

@@ -73,7 +73,8 @@ struct Args {
 const RESERVE_BYTES: usize = 1536;
 /// At most this many defining `.proto` files are wire-checked in one answer.
 const MAX_WIRE_FILES: usize = 3;
-/// Findings shown per wire-check section (breaking, warnings).
+/// Findings shown per wire-check section (breaking, warnings) when one file is checked; with
+/// several files each shows a third, so the answer stays within the cap.
 const MAX_BREAKING_SHOWN: usize = 40;
 const MAX_WARNINGS_SHOWN: usize = 15;
 /// Names listed in the "not traced" line.
@@ -148,8 +149,9 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
             ));
         }
     } else {
+        let share = wire_files.len();
         for (abs, display) in &wire_files {
-            match wire_section(abs, display, base) {
+            match wire_section(abs, display, base, share) {
                 Ok(s) => wire.push_str(&s),
                 Err(e) => return e,
             }
@@ -213,8 +215,12 @@ pub struct Selection {
     pub not_traced: Vec<String>,
     /// RPCs that matched but were over [`MAX_TRACED_RPCS`].
     pub over_limit: usize,
+    /// The first few of those, as `Service.Method`.
+    pub over_limit_names: Vec<String>,
     /// How the selection was made (for the header).
     pub how: String,
+    /// The `.proto` path, when the target was one.
+    pub file: Option<String>,
 }
 
 /// Selects what `target` names in the graph (see the module doc for the rules).
@@ -312,10 +318,7 @@ pub fn select(g: &Graph, target: &str) -> Selection {
         services.extend(loose_services.iter().copied());
     }
     let mut all: Vec<u32> = traced.into_iter().collect();
-    if all.len() > MAX_TRACED_RPCS {
-        sel.over_limit = all.len() - MAX_TRACED_RPCS;
-        all.truncate(MAX_TRACED_RPCS);
-    }
+    limit_rpcs(g, &mut all, &mut sel);
     let mut contracts: BTreeSet<u32> = services;
     contracts.extend(all.iter().map(|&r| g.rpcs[r as usize].contract));
     sel.contracts = contracts.into_iter().collect();
@@ -327,6 +330,7 @@ pub fn select(g: &Graph, target: &str) -> Selection {
 fn select_in_file(g: &Graph, file: Option<u32>, display: String) -> Selection {
     let mut sel = Selection {
         how: format!("every service of {}", inline_code(&display)),
+        file: Some(display),
         ..Selection::default()
     };
     let Some(file) = file else {
@@ -339,11 +343,27 @@ fn select_in_file(g: &Graph, file: Option<u32>, display: String) -> Selection {
             sel.rpcs.extend(ct.rpcs.iter().copied());
         }
     }
-    if sel.rpcs.len() > MAX_TRACED_RPCS {
-        sel.over_limit = sel.rpcs.len() - MAX_TRACED_RPCS;
-        sel.rpcs.truncate(MAX_TRACED_RPCS);
-    }
+    let mut rpcs = std::mem::take(&mut sel.rpcs);
+    limit_rpcs(g, &mut rpcs, &mut sel);
+    sel.rpcs = rpcs;
     sel
+}
+
+/// Keeps the first [`MAX_TRACED_RPCS`] RPCs, recording how many (and which) were dropped.
+fn limit_rpcs(g: &Graph, rpcs: &mut Vec<u32>, sel: &mut Selection) {
+    if rpcs.len() <= MAX_TRACED_RPCS {
+        return;
+    }
+    sel.over_limit = rpcs.len() - MAX_TRACED_RPCS;
+    sel.over_limit_names = rpcs[MAX_TRACED_RPCS..]
+        .iter()
+        .take(5)
+        .map(|&r| {
+            let rpc = &g.rpcs[r as usize];
+            format!("{}.{}", g.contracts[rpc.contract as usize].name, rpc.name)
+        })
+        .collect();
+    rpcs.truncate(MAX_TRACED_RPCS);
 }
 
 fn plural(n: usize, word: &str) -> String {
@@ -544,6 +564,15 @@ pub fn render_trace(
         snap.roots.len(),
         snap.generation
     );
+    if sel.contracts.is_empty()
+        && let Some(path) = &sel.file
+    {
+        out.push_str(&format!(
+            "_{} declares no gRPC service in the index ({searched}); only the wire-format check applies._\n",
+            inline_code(path)
+        ));
+        return (out, files);
+    }
     if sel.contracts.is_empty() {
         let protos = snap
             .files
@@ -744,6 +773,7 @@ pub fn render_trace(
     }
     if !cut_rpcs.is_empty() || sel.over_limit > 0 {
         let total = cut_rpcs.len() + sel.over_limit;
+        cut_rpcs.extend(sel.over_limit_names.iter().cloned());
         let first = cut_rpcs.first().cloned().unwrap_or_default();
         out.push_str(&format!(
             "_Cut to fit the answer: {} more RPC(s) not shown{}. Trace one at a time, e.g. analyze_grpc(target: \"{}\")._\n\n",
@@ -847,7 +877,12 @@ struct BaseCommit {
 
 /// The wire-check section for one `.proto` file. With an explicit `base`, a problem is a tool
 /// error; without one, a one-line "Skipped" note.
-fn wire_section(abs: &Path, display: &str, base: Option<&str>) -> Result<String, ToolOutput> {
+fn wire_section(
+    abs: &Path,
+    display: &str,
+    base: Option<&str>,
+    files_checked: usize,
+) -> Result<String, ToolOutput> {
     let heading = format!("\n### Wire-format check: `{display}`\n");
     let skip_or_fail = |why: String| -> Result<String, ToolOutput> {
         match base {
@@ -955,7 +990,13 @@ fn wire_section(abs: &Path, display: &str, base: Option<&str>) -> Result<String,
             .unwrap_or_default()
     };
     let report = wire_check::compare(&parse(&base_text), &parse(&cur_text));
-    out.push_str(&render_report(&report));
+    let share = files_checked.max(1);
+    out.push_str(&render_report(
+        &report,
+        (MAX_BREAKING_SHOWN / share).max(5),
+        (MAX_WARNINGS_SHOWN / share).max(3),
+        display,
+    ));
     Ok(out)
 }
 
@@ -994,8 +1035,19 @@ fn finding_line(f: &Finding) -> String {
     )
 }
 
-/// The Result and Warnings bullets of a wire report.
-pub fn render_report(report: &WireReport) -> String {
+/// The Result and Warnings bullets of a wire report, showing at most `max_breaking` and
+/// `max_warnings` findings; a cut names the call that shows more (the file alone).
+pub fn render_report(
+    report: &WireReport,
+    max_breaking: usize,
+    max_warnings: usize,
+    display: &str,
+) -> String {
+    let narrower = if max_breaking < MAX_BREAKING_SHOWN {
+        format!("; analyze_grpc(target: \"{display}\") shows up to {MAX_BREAKING_SHOWN}")
+    } else {
+        String::new()
+    };
     let mut out = String::new();
     if report.breaking.is_empty() {
         out.push_str("- **Result**: no `WIRE_FORMAT_BREAKING_CHANGE`");
@@ -1009,7 +1061,7 @@ pub fn render_report(report: &WireReport) -> String {
             "- **Result**: {} × `WIRE_FORMAT_BREAKING_CHANGE`\n",
             report.breaking.len()
         ));
-        for (i, f) in report.breaking.iter().take(MAX_BREAKING_SHOWN).enumerate() {
+        for (i, f) in report.breaking.iter().take(max_breaking).enumerate() {
             out.push_str(&format!(
                 "  {}. `WIRE_FORMAT_BREAKING_CHANGE` {}\n     - Fix: {}\n",
                 i + 1,
@@ -1017,10 +1069,10 @@ pub fn render_report(report: &WireReport) -> String {
                 f.remediation
             ));
         }
-        if report.breaking.len() > MAX_BREAKING_SHOWN {
+        if report.breaking.len() > max_breaking {
             out.push_str(&format!(
-                "  - …and {} more breaking change(s)\n",
-                report.breaking.len() - MAX_BREAKING_SHOWN
+                "  - …and {} more breaking change(s){narrower}\n",
+                report.breaking.len() - max_breaking
             ));
         }
     }
@@ -1029,13 +1081,13 @@ pub fn render_report(report: &WireReport) -> String {
             "- **Warnings** ({}, not counted as breaking):\n",
             report.warnings.len()
         ));
-        for f in report.warnings.iter().take(MAX_WARNINGS_SHOWN) {
+        for f in report.warnings.iter().take(max_warnings) {
             out.push_str(&format!("  - {} — {}\n", finding_line(f), f.remediation));
         }
-        if report.warnings.len() > MAX_WARNINGS_SHOWN {
+        if report.warnings.len() > max_warnings {
             out.push_str(&format!(
-                "  - …and {} more warning(s)\n",
-                report.warnings.len() - MAX_WARNINGS_SHOWN
+                "  - …and {} more warning(s){narrower}\n",
+                report.warnings.len() - max_warnings
             ));
         }
     }
@@ -1377,17 +1429,146 @@ service BatchService {
     #[test]
     fn a_proto_gone_from_the_working_tree_is_skipped_or_an_error() {
         let gone = std::env::temp_dir().join(format!("mesh-gone-{}/x.proto", std::process::id()));
-        let note = wire_section(&gone, "svc/x.proto", None).unwrap();
+        let note = wire_section(&gone, "svc/x.proto", None, 1).unwrap();
         assert_eq!(
             note,
             "\n### Wire-format check: `svc/x.proto`\n_Skipped: `svc/x.proto` is not in the working tree any more (deleted since it was indexed)._\n"
         );
-        let err = wire_section(&gone, "svc/x.proto", Some("main")).unwrap_err();
+        let err = wire_section(&gone, "svc/x.proto", Some("main"), 1).unwrap_err();
         assert!(err.is_error);
         assert_eq!(
             err.text,
             "Cannot compare `svc/x.proto` with base `main`: `svc/x.proto` is not in the working tree any more (deleted since it was indexed)."
         );
+    }
+
+    #[test]
+    fn the_whole_answer_stays_under_the_cap_with_many_rpcs_and_sites() {
+        let mut proto = String::from("syntax = \"proto3\";\npackage big.v1;\nservice Big {\n");
+        for i in 0..80 {
+            proto.push_str(&format!("  rpc Method{i}(Req) returns (Res);\n"));
+        }
+        proto.push_str("}\n");
+        let mut files = vec![file(
+            0,
+            "big.proto",
+            Language::Protobuf,
+            crate::index::lang::protobuf::extract("big.proto", &proto),
+        )];
+        for f in 0..20 {
+            let mut grpc = vec![GrpcFact::Client {
+                service: "Big".into(),
+                var: Some("c".into()),
+                line: 1,
+            }];
+            for i in 0..80 {
+                grpc.push(GrpcFact::Call {
+                    service: Some("Big".into()),
+                    receiver: "c".into(),
+                    method: format!("Method{i}"),
+                    line: i + 2,
+                });
+            }
+            files.push(file(
+                1,
+                &format!("caller_{f}.go"),
+                Language::Go,
+                FileFacts {
+                    grpc,
+                    ..FileFacts::default()
+                },
+            ));
+        }
+        let roots = ["proto", "callers"]
+            .iter()
+            .map(|l| RootInfo {
+                label: l.to_string(),
+                path: PathBuf::from("/nonexistent-ws").join(l),
+            })
+            .collect();
+        let snap = Snapshot::build(PathBuf::from("/nonexistent-ws"), roots, files, Vec::new());
+        let dir = std::env::temp_dir();
+        let config = crate::config::zero_config(&dir);
+        let shared = crate::server::Shared::new(
+            Arc::new(config),
+            crate::index::snapshot::IndexHandle::new(),
+        );
+        let env = ToolEnv {
+            shared: &shared,
+            snapshot: Some(&snap),
+            trace_id: None,
+        };
+        let out = run(&json!({"target": "Big"}), &env);
+        assert!(!out.is_error, "{}", out.text);
+        assert!(
+            out.text.len() <= MAX_OUTPUT_BYTES - RESERVE_BYTES,
+            "{}",
+            out.text.len()
+        );
+        assert!(
+            out.text.contains("_Cut to fit the answer: "),
+            "{}",
+            out.text
+        );
+        assert!(
+            out.text.contains("analyze_grpc(target: \"Big.Method"),
+            "{}",
+            out.text
+        );
+        // The wire check still reports (the file is gone from this fake workspace).
+        assert!(
+            out.text
+                .contains("### Wire-format check: `proto/big.proto`\n_Skipped: "),
+            "{}",
+            out.text
+        );
+        // One RPC alone lists its 20 callers (the per-list cap is 30); the RPCs whose names
+        // only contain it are named, not traced.
+        let out = run(&json!({"target": "Big.Method7"}), &env);
+        assert!(
+            out.text.contains("- **Client call sites (20)**"),
+            "{}",
+            out.text
+        );
+        assert_eq!(
+            out.text.matches("- go: `c.Method7` at").count(),
+            20,
+            "{}",
+            out.text
+        );
+        assert!(
+            out.text.contains(
+                "_Not traced: 10 other name(s) only contain `Big.Method7`: `Big.Method70`"
+            ),
+            "{}",
+            out.text
+        );
+    }
+
+    #[test]
+    fn long_reports_are_cut_with_a_narrower_call() {
+        let mut base = String::from("syntax = \"proto3\";\nmessage A {\n");
+        for i in 1..=60 {
+            base.push_str(&format!("  string f{i} = {i};\n"));
+        }
+        base.push_str("}\n");
+        let base = crate::index::lang::protobuf::extract("a.proto", &base)
+            .proto
+            .unwrap();
+        let cur = crate::index::lang::protobuf::extract("a.proto", "message A {}")
+            .proto
+            .unwrap();
+        let report = wire_check::compare(&base, &cur);
+        assert_eq!(report.breaking.len(), 60);
+        let text = render_report(&report, 13, 5, "p/a.proto");
+        assert_eq!(
+            text.matches("`WIRE_FORMAT_BREAKING_CHANGE` field deleted")
+                .count(),
+            13
+        );
+        assert!(text.contains(
+            "  - …and 47 more breaking change(s); analyze_grpc(target: \"p/a.proto\") shows up to 40\n"
+        ), "{text}");
     }
 
     #[test]
@@ -1404,14 +1585,14 @@ service BatchService {
         )
         .proto
         .unwrap();
-        let text = render_report(&wire_check::compare(&base, &cur));
+        let text = render_report(&wire_check::compare(&base, &cur), 40, 15, "a.proto");
         assert!(
             text.starts_with("- **Result**: 1 × `WIRE_FORMAT_BREAKING_CHANGE`\n"),
             "{text}"
         );
         assert!(text.contains("1. `WIRE_FORMAT_BREAKING_CHANGE` field deleted without `reserved`: `A.b` #2 (L2 in the base): `int32 b = 2` was removed\n     - Fix: add `reserved 2;` and `reserved \"b\";` to `A`"), "{text}");
         assert!(text.contains("- **Warnings** (1, not counted as breaking):\n  - renamed in place: `A.renamed` #1 (L2)"), "{text}");
-        let text = render_report(&wire_check::compare(&base, &base));
+        let text = render_report(&wire_check::compare(&base, &base), 40, 15, "a.proto");
         assert_eq!(
             text,
             "- **Result**: no `WIRE_FORMAT_BREAKING_CHANGE` — no wire-format changes.\n"
