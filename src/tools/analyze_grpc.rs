@@ -671,7 +671,7 @@ pub fn render_trace(
         let single = ct_trace.rpcs.len() == 1;
         if !ct_trace.may_call.is_empty() && !single {
             block.push_str(&format!(
-                "- **May call any of its RPCs ({})** — these build a {} client but no call of one of its RPCs was resolved; read them to confirm:\n",
+                "- **May call any of its RPCs ({})** — these build a client of {} but no call of one of its RPCs was resolved; read them to confirm:\n",
                 ct_trace.may_call.len(),
                 inline_code(&ct.name)
             ));
@@ -724,21 +724,21 @@ pub fn render_trace(
             let may_call: &[Site] = if single { &ct_trace.may_call } else { &[] };
             if rt.calls.is_empty() && !single && !ct_trace.may_call.is_empty() {
                 block.push_str(&format!(
-                    "- **Client call sites: 0 resolved** — {} building a {} client are listed under the service above; they may call {}.\n",
-                    plural(ct_trace.may_call.len(), "site"),
+                    "- **Client call sites: 0 resolved** — code building a client of {} ({}) is listed under the service above and may call {}.\n",
                     inline_code(&ct.name),
+                    plural(ct_trace.may_call.len(), "site"),
                     inline_code(&rpc.name)
                 ));
             } else if rt.calls.is_empty() && may_call.is_empty() {
                 block.push_str(&format!(
-                    "- **Client call sites: 0 found** — no call of {} and no code building a {} client in {searched}.\n",
+                    "- **Client call sites: 0 found** — no call of {} and no code building a client of {} in {searched}.\n",
                     inline_code(&full),
                     inline_code(&ct.name)
                 ));
             } else if rt.calls.is_empty() {
                 block.push_str(&format!(
-                    "- **Client call sites: 0 resolved** — but {} build a {} client; read them, they may call {}:\n",
-                    plural(may_call.len(), "site"),
+                    "- **Client call sites: 0 resolved** — but {} a client of {}; read them, they may call {}:\n",
+                    if may_call.len() == 1 { "1 site builds".to_string() } else { format!("{} sites build", may_call.len()) },
                     inline_code(&ct.name),
                     inline_code(&rpc.name)
                 ));
@@ -752,7 +752,7 @@ pub fn render_trace(
                 site_list(&mut block, &rt.calls, cap, "", "");
                 if !may_call.is_empty() {
                     block.push_str(&format!(
-                        "- **May call ({})** — these build a {} client but no call was resolved; read them to confirm:\n",
+                        "- **May call ({})** — these build a client of {} but no call was resolved; read them to confirm:\n",
                         may_call.len(),
                         inline_code(&ct.name)
                     ));
@@ -1356,11 +1356,11 @@ service BatchService {
         assert!(text.contains("- **Server handlers (1)**"), "{text}");
         // No call of WatchOrders, but a file builds a client: it may call.
         assert!(
-            text.contains("**Client call sites: 0 resolved** — but 1 site build"),
+            text.contains("**Client call sites: 0 resolved** — but 1 site builds a client of `OrderService`; read them"),
             "{text}"
         );
         let text = render("OrderService", false);
-        assert!(text.contains("- **Client call sites: 0 resolved** — 1 site building a `OrderService` client are listed under the service above; they may call `WatchOrders`."), "{text}");
+        assert!(text.contains("- **Client call sites: 0 resolved** — code building a client of `OrderService` (1 site) is listed under the service above and may call `WatchOrders`."), "{text}");
         let text = render("BatchService", false);
         assert!(text.contains(
             "- **Server handlers: 0 found** — no handler of `BatchService.CreateOrderBatch` in 7 indexed files in 3 root(s), index generation 7."
