@@ -701,7 +701,9 @@ impl Graph {
     }
 }
 
-fn service_key(name: &str) -> String {
+/// The key services are matched by: the last dotted segment, lowercase, with a `Service`,
+/// `Grpc` or `ServiceGrpc` suffix removed (`orders.v1.OrderService` → `order`).
+pub fn service_key(name: &str) -> String {
     let lower = name.to_lowercase();
     let lower = lower.rsplit('.').next().unwrap_or(&lower).to_string();
     for suffix in ["servicegrpc", "grpc", "service"] {

@@ -6,6 +6,7 @@
 //! failure (bad argument values, a path outside the roots) is an output with `is_error: true`
 //! and a message that names the problem and the fix — never a protocol error.
 
+pub mod analyze_grpc;
 pub mod analyze_impact;
 pub mod find_dependents;
 pub mod fixtures;
@@ -14,6 +15,7 @@ pub mod search_docs;
 pub mod smart_search;
 pub mod snippet;
 pub mod visualize_mesh;
+pub mod wire_check;
 
 use std::sync::OnceLock;
 
@@ -137,6 +139,7 @@ impl Registry {
         let mut tools: Vec<&'static ToolDef> = vec![
             &smart_search::TOOL,
             &find_dependents::TOOL,
+            &analyze_grpc::TOOL,
             &analyze_impact::TOOL,
             &search_docs::TOOL,
             &visualize_mesh::TOOL,
