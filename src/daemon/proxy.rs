@@ -68,6 +68,7 @@ pub fn run(config: Config) -> i32 {
 #[cfg(unix)]
 struct Connection {
     stream: std::os::unix::net::UnixStream,
+    socket: PathBuf,
     pid: Option<u32>,
 }
 
@@ -86,6 +87,13 @@ fn connect_or_spawn(config: &Config) -> Result<Connection, String> {
     let mut exited: Option<std::process::ExitStatus> = None;
     loop {
         if let Ok(stream) = UnixStream::connect(&socket_path) {
+            if exited.is_none() {
+                // Reap our child whenever it ends (a race loser ends at once), so it never
+                // lingers as a zombie for the life of this session.
+                let _ = std::thread::Builder::new()
+                    .name("mesh-reap-meshd".into())
+                    .spawn(move || child.wait());
+            }
             return checked(stream, &socket_path);
         }
         if exited.is_none()
@@ -132,6 +140,7 @@ fn checked(
     }
     Ok(Connection {
         stream,
+        socket: socket_path.to_path_buf(),
         pid: meta.map(|m| m.pid),
     })
 }
@@ -230,7 +239,11 @@ fn bridge_session(conn: Connection, config: Config, log_path: &Path) -> i32 {
     match outcome {
         Outcome::ClientDone | Outcome::OutputClosed => 0,
         Outcome::DaemonLost { cause } => {
-            let who = match conn.pid {
+            // A daemon we spawned may have answered before writing its meta file.
+            let pid = conn
+                .pid
+                .or_else(|| socket::read_meta(&conn.socket).map(|m| m.pid));
+            let who = match pid {
                 Some(pid) if crate::sys::process_alive(pid) => format!("meshd (pid {pid})"),
                 Some(pid) => format!("meshd (pid {pid}, no longer running)"),
                 None => "meshd".to_string(),
