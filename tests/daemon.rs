@@ -734,3 +734,87 @@ fn meshd_runs_under_the_network_sandbox() {
     );
     assert!(index_status(&mut c, 1).contains("network sandbox on"));
 }
+
+#[test]
+fn a_daemon_that_hangs_up_before_answering_is_replaced_by_standalone() {
+    // This test plays a broken daemon: it accepts on the workspace's socket and closes every
+    // connection after reading a little. The proxy must replay what it sent to an in-process
+    // server, so the client never notices.
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new("dhangup");
+    std::fs::create_dir_all(&env.sock_dir).unwrap();
+    std::fs::set_permissions(&env.sock_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let listener = std::os::unix::net::UnixListener::bind(env.socket()).unwrap();
+    let broken = std::thread::spawn(move || {
+        let (mut conn, _) = listener.accept().unwrap();
+        let mut buf = [0u8; 16];
+        let _ = conn.read(&mut buf);
+    });
+    let mut c = env.proxy();
+    let init = c.initialize();
+    assert_eq!(init["result"]["serverInfo"]["name"], "mesh-mcp", "{init}");
+    broken.join().unwrap();
+    let status = index_status(&mut c, 1);
+    assert!(status.contains("Mode: standalone"), "{status}");
+    let (_, code, stderr) = c.finish(Duration::from_secs(20));
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains("closed the connection before answering"),
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr.lines().filter(|l| !l.trim().is_empty()).count(),
+        1,
+        "{stderr}"
+    );
+}
+
+#[test]
+fn sigterm_to_the_proxy_drains_the_answers_in_flight() {
+    let env = Env::new("dterm");
+    let mut c = env.proxy();
+    c.initialize();
+    c.request(
+        1,
+        "tools/call",
+        json!({"name": "test_sleep", "arguments": {"ms": 700}}),
+    );
+    std::thread::sleep(Duration::from_millis(150));
+    signal(c.child.id(), "TERM");
+    let (_, resp) = c.wait_for(1, Duration::from_secs(30));
+    assert_eq!(tool_text(&resp), "slept 700 ms");
+    assert_eq!(
+        c.wait_exit(Duration::from_secs(20)),
+        Some(0),
+        "{}",
+        c.stderr()
+    );
+    // The daemon is unaffected.
+    let pid = env.daemon_pid().unwrap();
+    assert!(alive(pid));
+}
+
+#[test]
+fn probe_reports_a_running_daemon_and_permission_problems() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new("dprobe");
+    let base = std::fs::canonicalize(&env.workspace).unwrap();
+    let before = mesh_mcp::daemon::probe_at(&base, &env.sock_dir);
+    assert!(!before.reachable);
+    assert_eq!(before.pid, None);
+    assert!(before.problems.is_empty(), "{:?}", before.problems);
+    let mut c = env.proxy();
+    c.initialize();
+    let p = mesh_mcp::daemon::probe_at(&base, &env.sock_dir);
+    assert!(p.reachable, "{p:?}");
+    assert_eq!(p.socket.as_deref(), Some(env.socket().as_path()));
+    assert_eq!(p.pid, env.daemon_pid());
+    assert_eq!(p.version.as_deref(), Some(env!("CARGO_PKG_VERSION")));
+    assert!(p.uptime.is_some());
+    assert!(p.log.starts_with(env.log_dir()), "{p:?}");
+    assert!(p.problems.is_empty(), "{:?}", p.problems);
+    std::fs::set_permissions(&env.sock_dir, std::fs::Permissions::from_mode(0o750)).unwrap();
+    let p = mesh_mcp::daemon::probe_at(&base, &env.sock_dir);
+    assert_eq!(p.problems.len(), 1, "{:?}", p.problems);
+    assert!(p.problems[0].contains("chmod 700"), "{:?}", p.problems);
+}

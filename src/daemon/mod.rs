@@ -135,6 +135,23 @@ pub struct DaemonProbe {
 /// directory (without creating it), checks the socket's mode, reads the meta file and tries to
 /// connect. A successful probe is a real connection that the daemon counts as activity.
 pub fn probe(base: &Path) -> DaemonProbe {
+    match socket::socket_dir() {
+        Ok(dir) => probe_at(base, &dir),
+        Err(e) => DaemonProbe {
+            socket: None,
+            reachable: false,
+            pid: None,
+            version: None,
+            uptime: None,
+            sandboxed: None,
+            log: log::log_path_for(&socket::workspace_id(base)),
+            problems: vec![e.to_string()],
+        },
+    }
+}
+
+/// [`probe`] with the socket directory given instead of taken from the environment.
+pub fn probe_at(base: &Path, dir: &Path) -> DaemonProbe {
     let id = socket::workspace_id(base);
     let mut out = DaemonProbe {
         socket: None,
@@ -146,16 +163,9 @@ pub fn probe(base: &Path) -> DaemonProbe {
         log: log::log_path_for(&id),
         problems: Vec::new(),
     };
-    let dir = match socket::socket_dir() {
-        Ok(d) => d,
-        Err(e) => {
-            out.problems.push(e.to_string());
-            return out;
-        }
-    };
     let path = dir.join(socket::socket_file_name(&id));
     out.socket = Some(path.clone());
-    match socket::check_dir(&dir) {
+    match socket::check_dir(dir) {
         Ok(()) => {}
         Err(socket::SocketError::Io { error, .. })
             if error.kind() == std::io::ErrorKind::NotFound =>
