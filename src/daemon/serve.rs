@@ -293,7 +293,8 @@ fn bind_private(socket_path: &Path) -> Result<std::os::unix::net::UnixListener, 
     Ok(listener)
 }
 
-/// Why the accept loop ended.
+/// Why the accept loop woke up.
+#[cfg(unix)]
 enum LoopEvent {
     Accepted(std::io::Result<async_net::unix::UnixStream>),
     Signal,
@@ -383,6 +384,7 @@ async fn accept_loop(
 /// Resolves once the daemon has been without clients for its timeout (see
 /// [`DaemonStatus::idle_deadline`]). Sleeps until the computed deadline instead of polling;
 /// while clients are connected it re-checks every `idle` (at most hourly).
+#[cfg(unix)]
 async fn idle_expired(status: &DaemonStatus, idle: Duration, grace: Duration) {
     loop {
         match status.idle_deadline(idle, grace) {
