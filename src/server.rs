@@ -2,7 +2,8 @@
 //! cancellation, progress, and the drain barrier.
 //!
 //! One [`serve`] call runs one session over any byte stream pair: stdin/stdout in standalone
-//! mode, one accepted socket connection in `meshd`. Cheap methods are answered inline; each
+//! mode ([`serve_stdio`]), one accepted socket connection in `meshd`
+//! (`daemon::serve::handle_client`). Cheap methods are answered inline; each
 //! `tools/call` runs as its own task on the `blocking` pool (at most
 //! [`Shared::max_in_flight`] at once), so a slow tool never delays a `ping`, and responses may
 //! leave out of order, as JSON-RPC allows.
@@ -167,19 +168,29 @@ impl Era {
 /// Serves MCP on this process's stdin/stdout until the client closes stdin, stdout closes, or
 /// SIGINT/SIGTERM arrives. Returns the process exit status (0 in all of these cases).
 pub fn serve_stdio(shared: Arc<Shared>) -> i32 {
+    serve_process_io(
+        shared,
+        smol::Unblock::new(std::io::stdin()),
+        smol::Unblock::new(std::io::stdout()),
+    )
+}
+
+/// Serves one session for the whole process over `input`/`output` (this process's stdio, or,
+/// when `mesh-mcp run` falls back from the daemon, the bytes already read from stdin followed
+/// by the rest of it), ending like [`serve_stdio`]. Returns the exit status.
+pub fn serve_process_io<R, W>(shared: Arc<Shared>, input: R, output: W) -> i32
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
     let signals = crate::sys::termination_signals();
-    smol::block_on(async move {
-        let stdin = smol::Unblock::new(std::io::stdin());
-        let stdout = smol::Unblock::new(std::io::stdout());
-        serve(
-            shared,
-            stdin,
-            stdout,
-            crate::audit::new_session_id(),
-            Some(signals),
-        )
-        .await;
-    });
+    smol::block_on(serve(
+        shared,
+        input,
+        output,
+        crate::audit::new_session_id(),
+        Some(signals),
+    ));
     0
 }
 

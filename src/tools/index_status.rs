@@ -37,6 +37,7 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
             "- Still indexing: {done} of {total} files extracted; no generation published yet. Tool calls wait for it (up to {} s).\n",
             shared.index_wait.as_secs()
         ));
+        out.push_str(&serving_line(shared));
         return ToolOutput::ok(out);
     };
     let age = snap
@@ -69,17 +70,7 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
             ""
         }
     ));
-    if let Some(d) = shared.daemon.get() {
-        let uptime = d.started_at.elapsed().map_or(0, |e| e.as_secs());
-        out.push_str(&format!(
-            "- Daemon: meshd pid {} version {}, up {uptime} s, {} client(s) connected.\n",
-            d.pid,
-            d.version,
-            d.clients.load(std::sync::atomic::Ordering::Relaxed)
-        ));
-    } else {
-        out.push_str("- Mode: standalone (this process holds the index).\n");
-    }
+    out.push_str(&serving_line(shared));
     out.push_str("\n### Roots\n\n| Root | Files | Declarations |\n|---|---|---|\n");
     for (i, root) in snap.roots.iter().enumerate() {
         let files = snap.files.iter().filter(|f| f.root as usize == i).count();
@@ -121,4 +112,70 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
         }
     }
     ToolOutput::ok(out)
+}
+
+/// Which process serves: meshd (with its status) or this standalone process.
+fn serving_line(shared: &crate::server::Shared) -> String {
+    match shared.daemon.get() {
+        Some(d) => daemon_line(d),
+        None => "- Mode: standalone (this process holds the index).\n".to_string(),
+    }
+}
+
+/// The daemon section: this answer travelled through meshd, so it is reachable by definition.
+fn daemon_line(d: &crate::daemon::DaemonStatus) -> String {
+    use std::sync::atomic::Ordering;
+    format!(
+        "- Daemon: served by meshd pid {} (version {}), reachable on `{}`, up {}, {} client(s) connected ({} since start), network sandbox {}; log `{}`.\n",
+        d.pid,
+        d.version,
+        d.socket.display(),
+        human_duration(d.uptime().as_secs()),
+        d.clients.load(Ordering::Relaxed),
+        d.clients_total.load(Ordering::Relaxed),
+        if d.sandboxed { "on" } else { "off" },
+        d.log.display()
+    )
+}
+
+/// `45 s`, `12 min 5 s`, `3 h 20 min`, `2 d 4 h`.
+fn human_duration(secs: u64) -> String {
+    match secs {
+        s if s < 60 => format!("{s} s"),
+        s if s < 3600 => format!("{} min {} s", s / 60, s % 60),
+        s if s < 86_400 => format!("{} h {} min", s / 3600, s % 3600 / 60),
+        s => format!("{} d {} h", s / 86_400, s % 86_400 / 3600),
+    }
+}
+
+#[cfg(test)]
+mod daemon_tests {
+    use super::*;
+
+    #[test]
+    fn daemon_line_names_pid_version_uptime_and_clients() {
+        let d = crate::daemon::DaemonStatus::new(
+            "/s/meshd-x.sock".into(),
+            "/l/meshd-x.log".into(),
+            true,
+        );
+        d.client_connected();
+        d.client_connected();
+        d.client_disconnected();
+        let line = daemon_line(&d);
+        assert!(
+            line.contains(&format!("meshd pid {}", std::process::id())),
+            "{line}"
+        );
+        assert!(line.contains(crate::VERSION), "{line}");
+        assert!(line.contains("reachable on `/s/meshd-x.sock`"), "{line}");
+        assert!(
+            line.contains("1 client(s) connected (2 since start)"),
+            "{line}"
+        );
+        assert!(line.contains("sandbox on"), "{line}");
+        assert_eq!(human_duration(59), "59 s");
+        assert_eq!(human_duration(3_725), "1 h 2 min");
+        assert_eq!(human_duration(90_000), "1 d 1 h");
+    }
 }
