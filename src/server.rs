@@ -637,18 +637,20 @@ send one message per line"
                     snapshot: snapshot.as_deref(),
                     trace_id: trace_id.as_deref(),
                 };
-                let mut out = (def.run)(&args, &env);
-                out.text = crate::render::cap_output(out.text, &(def.truncation_hint)(&args));
-                out
+                crate::tools::invoke(def, &args, &env)
             }));
             let (status, files, redactions) = match &result {
-                Ok(out) if !out.is_error => (
+                Ok((out, crate::tools::Outcome::Answered)) => (
                     crate::audit::CallStatus::Success,
                     out.files_accessed.clone(),
                     out.redactions,
                 ),
+                Ok((_, crate::tools::Outcome::Refused)) => {
+                    (crate::audit::CallStatus::Refused, Vec::new(), 0)
+                }
                 _ => (crate::audit::CallStatus::Error, Vec::new(), 0),
             };
+            let result = result.map(|(out, _)| out);
             shared.audit(&crate::audit::AuditEntry {
                 session_id,
                 trace_id,
