@@ -192,9 +192,124 @@ pub fn run_checks(cwd: &Path, config_path: Option<&Path>, fix: bool) -> Vec<Chec
     checks.push(inotify_check(&config));
     checks.push(git_check());
     checks.push(masking_check());
+    checks.extend(daemon_checks(&config.base_dir, fix));
     checks.extend(audit_checks());
-    let _ = fix;
     checks
+}
+
+/// The daemon: socket directory and socket permissions, a stale socket, a reachable daemon
+/// and its version. `fix` tightens permissions, removes a stale socket and stops a daemon of
+/// another version (the next `mesh-mcp run` starts a matching one).
+fn daemon_checks(base: &Path, fix: bool) -> Vec<Check> {
+    let mut out = Vec::new();
+    let dir = match crate::daemon::socket::socket_dir() {
+        Ok(d) => d,
+        Err(e) => {
+            out.push(Check::new("daemon socket", Status::Warn, e.to_string()));
+            return out;
+        }
+    };
+    let mut probe = crate::daemon::probe_at(base, &dir);
+    if !probe.problems.is_empty() {
+        let mut check = Check::new(
+            "socket permissions",
+            Status::Error,
+            probe.problems.join("; "),
+        );
+        if fix {
+            let ok = tighten(&dir, 0o700)
+                && probe
+                    .socket
+                    .as_ref()
+                    .is_none_or(|s| !s.exists() || tighten(s, 0o600));
+            check.fixed = Some(ok);
+            if ok {
+                check.status = Status::Ok;
+                probe = crate::daemon::probe_at(base, &dir);
+            }
+        }
+        out.push(check);
+    } else {
+        out.push(
+            Check::new(
+                "socket permissions",
+                Status::Ok,
+                "socket directory is private (0700) and owned by you",
+            )
+            .detail(dir.display().to_string()),
+        );
+    }
+    let socket = probe.socket.clone();
+    let exists = socket.as_ref().is_some_and(|s| s.exists());
+    if exists && !probe.reachable {
+        let mut check = Check::new(
+            "daemon",
+            Status::Warn,
+            "a stale socket is left by a daemon that is gone; `mesh-mcp run` replaces it, `--fix` removes it",
+        );
+        if fix && let Some(s) = &socket {
+            let ok = std::fs::remove_file(s).is_ok();
+            check.fixed = Some(ok);
+            if ok {
+                check.status = Status::Ok;
+            }
+        }
+        out.push(check);
+        return out;
+    }
+    if !probe.reachable {
+        out.push(Check::new(
+            "daemon",
+            Status::Info,
+            "no daemon serves this workspace now; `mesh-mcp run` starts one on demand",
+        ));
+        return out;
+    }
+    let version = probe.version.clone().unwrap_or_else(|| "unknown".into());
+    let detail = format!(
+        "pid {}, version {version}, up {}s, sandboxed {}, log {}",
+        probe.pid.map_or("?".to_string(), |p| p.to_string()),
+        probe.uptime.map_or(0, |u| u.as_secs()),
+        probe
+            .sandboxed
+            .map_or("unknown".to_string(), |b| b.to_string()),
+        probe.log.display()
+    );
+    if version == crate::VERSION {
+        out.push(
+            Check::new(
+                "daemon",
+                Status::Ok,
+                "a daemon of this version serves this workspace",
+            )
+            .detail(detail),
+        );
+    } else {
+        let mut check = Check::new(
+            "daemon",
+            Status::Warn,
+            format!(
+                "the running daemon is version {version}, this is {}; clients fall back to standalone until it stops (`--fix` stops it)",
+                crate::VERSION
+            ),
+        )
+        .detail(detail);
+        if fix && let Some(pid) = probe.pid {
+            let ok = crate::sys::terminate(pid);
+            check.fixed = Some(ok);
+            if ok {
+                check.status = Status::Ok;
+            }
+        }
+        out.push(check);
+    }
+    out
+}
+
+/// Sets `mode` on a path we own; false when that is not possible.
+fn tighten(path: &Path, mode: u32) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).is_ok()
 }
 
 fn display_rel(base: &Path, p: &Path) -> String {
