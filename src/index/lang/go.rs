@@ -112,6 +112,10 @@ impl Libs {
     }
 }
 
+/// How far back a variable lookup walks (assignments to one name, bindings of one name):
+/// bounds the work on hostile input without mattering for real code.
+const LOOKBACK: usize = 64;
+
 const GIN_METHODS: [&str; 8] = [
     "GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS", "Any",
 ];
@@ -584,7 +588,8 @@ impl<'a> Go<'_, '_, 'a> {
             .into_iter()
             .flatten()
             .any(|(o, c)| {
-                (o + 1..c).any(|k| t.is(k, name) && !t.punct(k + 1, b'.') && !t.punct(k - 1, b'.'))
+                (o + 1..c.min(o + 512))
+                    .any(|k| t.is(k, name) && !t.punct(k + 1, b'.') && !t.punct(k - 1, b'.'))
             })
     }
 
@@ -633,12 +638,16 @@ impl<'a> Go<'_, '_, 'a> {
     /// (same function, or package level).
     fn last_assign(&self, name: &str, at: usize) -> Option<Assign<'a>> {
         let here = self.enclosing_func(at);
-        self.assigns_by_name
-            .get(name)?
+        let list = self.assigns_by_name.get(name)?;
+        // The list is in source order: jump to the assignments before `at`, then look back a
+        // bounded distance for one visible here.
+        let before = list.partition_point(|&a| self.assigns[a].at < at);
+        list[..before]
             .iter()
             .rev()
+            .take(LOOKBACK)
             .map(|&a| self.assigns[a])
-            .find(|a| !a.field && a.at < at && (a.func.is_none() || a.func == here))
+            .find(|a| !a.field && (a.func.is_none() || a.func == here))
     }
 
     /// The assignment whose right side starts exactly at token `start`.
@@ -758,7 +767,7 @@ impl<'a> Go<'_, '_, 'a> {
         let t = self.t;
         let (open, close) = f.body?;
         let mut k = open + 1;
-        while k < close {
+        while k < close.min(open + 4096) {
             if t.is(k, "return") {
                 let mut j = if t.punct(k + 1, b'&') { k + 2 } else { k + 1 };
                 let mut last = None;
@@ -871,11 +880,15 @@ impl<'a> Go<'_, '_, 'a> {
             }
             let selector = k > 0 && t.punct(k - 1, b'.');
             let func = self.enclosing_func(k);
-            let hit = list.iter().find(|(_, scope)| match *scope {
-                Scope::Field => selector,
-                Scope::Global => !selector,
-                Scope::Local(f, from) => !selector && func == Some(f) && k > from,
-            });
+            let hit = list
+                .iter()
+                .rev()
+                .take(LOOKBACK)
+                .find(|(_, scope)| match *scope {
+                    Scope::Field => selector,
+                    Scope::Global => !selector,
+                    Scope::Local(f, from) => !selector && func == Some(f) && k > from,
+                });
             if let Some((svc, _)) = hit {
                 self.facts.grpc.push(GrpcFact::Call {
                     service: Some(svc.clone()),

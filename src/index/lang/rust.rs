@@ -119,6 +119,9 @@ enum Scope {
     Local(usize, usize),
 }
 
+/// How far back a variable lookup walks: bounds the work on hostile input.
+const LOOKBACK: usize = 64;
+
 const ROUTE_METHODS: [&str; 9] = [
     "get", "post", "put", "delete", "patch", "head", "options", "trace", "any",
 ];
@@ -922,9 +925,9 @@ impl<'a> Rs<'_, '_, 'a> {
 
     fn is_param(&self, f: usize, name: &str) -> bool {
         let t = self.t;
-        self.funcs[f]
-            .params
-            .is_some_and(|(o, c)| (o + 1..c).any(|k| t.is(k, name) && t.punct(k + 1, b':')))
+        self.funcs[f].params.is_some_and(|(o, c)| {
+            (o + 1..c.min(o + 512)).any(|k| t.is(k, name) && t.punct(k + 1, b':'))
+        })
     }
 
     fn collect_lets(&mut self) {
@@ -980,12 +983,14 @@ impl<'a> Rs<'_, '_, 'a> {
 
     fn last_let(&self, name: &str, at: usize) -> Option<Let<'a>> {
         let here = self.enclosing_func(at);
-        self.lets_by_name
-            .get(name)?
+        let list = self.lets_by_name.get(name)?;
+        let before = list.partition_point(|&l| self.lets[l].at < at);
+        list[..before]
             .iter()
             .rev()
+            .take(LOOKBACK)
             .map(|&l| self.lets[l])
-            .find(|l| !l.field && l.at < at && (l.func.is_none() || l.func == here))
+            .find(|l| !l.field && (l.func.is_none() || l.func == here))
     }
 
     fn let_starting_at(&self, start: usize) -> Option<Let<'a>> {
@@ -1252,11 +1257,15 @@ impl<'a> Rs<'_, '_, 'a> {
             }
             let selector = k > 0 && t.punct(k - 1, b'.');
             let func = self.enclosing_func(k);
-            let hit = list.iter().find(|(_, scope)| match *scope {
-                Scope::Field => selector,
-                Scope::Global => !selector,
-                Scope::Local(f, from) => !selector && func == Some(f) && k > from,
-            });
+            let hit = list
+                .iter()
+                .rev()
+                .take(LOOKBACK)
+                .find(|(_, scope)| match *scope {
+                    Scope::Field => selector,
+                    Scope::Global => !selector,
+                    Scope::Local(f, from) => !selector && func == Some(f) && k > from,
+                });
             if let Some((svc, _)) = hit {
                 self.facts.grpc.push(GrpcFact::Call {
                     service: Some(svc.clone()),
