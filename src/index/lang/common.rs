@@ -114,7 +114,7 @@ pub fn looks_like_topic(s: &str) -> bool {
 // Token view of masked code, shared by the brace-language extractors (Go, Rust, C/C++).
 // ---------------------------------------------------------------------------------------------
 
-use crate::index::lex::{Lexed, is_ident_byte};
+use crate::index::lex::Lexed;
 use std::borrow::Cow;
 
 /// What a [`Tok`] is.
@@ -139,6 +139,25 @@ pub struct Tok {
     pub line: u32,
     /// For [`TokKind::Str`], the index of the literal in `Lexed::strings`.
     pub lit: u32,
+    /// The first byte of the token (the punctuation byte of a [`TokKind::Punct`]).
+    pub first: u8,
+}
+
+/// Identifier bytes, as `lex::is_ident_byte` (ASCII letters, digits, `_`, `$`, non-ASCII), as
+/// a table: the tokenizer asks once per byte.
+const IDENT: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80;
+        b += 1;
+    }
+    t
+};
+
+fn is_ident_byte(b: u8) -> bool {
+    IDENT[b as usize]
 }
 
 /// A file as a token vector with matching brackets, built in one linear pass over the masked
@@ -167,19 +186,29 @@ impl<'l, 'a> Tokens<'l, 'a> {
         let mut li = 0usize; // index into line_starts of the current line
         let starts = &lexed.line_starts;
         let mut i = 0usize;
+        let mut next_skip = skip.first().map_or(usize::MAX, |r| r.0);
         while i < n {
-            while ki < skip.len() && skip[ki].1 <= i {
-                ki += 1;
-            }
-            if ki < skip.len() && skip[ki].0 <= i {
-                i = skip[ki].1;
-                continue;
-            }
-            let b = code[i];
-            if b.is_ascii_whitespace() {
+            if code[i].is_ascii_whitespace() {
                 i += 1;
                 continue;
             }
+            if i >= next_skip {
+                // Skip ranges are sorted; a range may start inside a token already consumed.
+                while ki < skip.len() && skip[ki].1 <= i {
+                    ki += 1;
+                }
+                match skip.get(ki) {
+                    Some(&(s, e)) if s <= i => {
+                        i = e.max(i + 1);
+                        ki += 1;
+                        next_skip = skip.get(ki).map_or(usize::MAX, |r| r.0);
+                        continue;
+                    }
+                    Some(&(s, _)) => next_skip = s,
+                    None => next_skip = usize::MAX,
+                }
+            }
+            let b = code[i];
             while si < lexed.strings.len() && lexed.strings[si].start < i {
                 si += 1;
             }
@@ -216,6 +245,7 @@ impl<'l, 'a> Tokens<'l, 'a> {
                 end: end as u32,
                 line,
                 lit,
+                first: b,
             });
             i = end;
         }
@@ -226,7 +256,7 @@ impl<'l, 'a> Tokens<'l, 'a> {
             if tok.kind != TokKind::Punct {
                 continue;
             }
-            let b = code[tok.start as usize];
+            let b = tok.first;
             let want = match b {
                 b'(' | b'[' | b'{' => {
                     stack.push((t, b));
@@ -283,9 +313,9 @@ impl<'l, 'a> Tokens<'l, 'a> {
 
     /// True when token `i` is the punctuation byte `c`.
     pub fn punct(&self, i: usize, c: u8) -> bool {
-        self.toks.get(i).is_some_and(|t| {
-            t.kind == TokKind::Punct && self.lexed.text.as_bytes()[t.start as usize] == c
-        })
+        self.toks
+            .get(i)
+            .is_some_and(|t| t.first == c && t.kind == TokKind::Punct)
     }
 
     /// The identifier at `i`, if token `i` is one.
@@ -304,8 +334,11 @@ impl<'l, 'a> Tokens<'l, 'a> {
 
     /// True when token `i` is a string literal (not a character literal `'x'`).
     pub fn is_str(&self, i: usize) -> bool {
+        // A character literal starts (`'a'`) or, with a prefix (`L'a'`), ends with a quote.
         self.toks.get(i).is_some_and(|t| {
-            t.kind == TokKind::Str && !self.lexed.text[t.start as usize..].starts_with('\'')
+            t.kind == TokKind::Str
+                && t.first != b'\''
+                && self.lexed.text.as_bytes().get(t.end as usize - 1) != Some(&b'\'')
         })
     }
 

@@ -1351,6 +1351,10 @@ impl<'a> Cpp<'_, '_, 'a> {
             return;
         }
         for k in 0..t.len() {
+            // The shape first (cheap), the hash lookup last.
+            if !t.punct(k + 1, b'.') && !t.op2(k + 1, b"->") {
+                continue;
+            }
             let Some(recv) = t.ident(k) else { continue };
             let Some(list) = self.bindings.get(recv) else {
                 continue;

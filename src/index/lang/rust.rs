@@ -1245,16 +1245,19 @@ impl<'a> Rs<'_, '_, 'a> {
             }
         }
         for k in 0..t.len() {
-            let Some(recv) = t.ident(k) else { continue };
+            // The shape first (cheap), the hash lookup last.
+            if !t.punct(k + 1, b'.') || !t.punct(k + 3, b'(') {
+                continue;
+            }
+            let (Some(recv), Some(method)) = (t.ident(k), t.ident(k + 2)) else {
+                continue;
+            };
+            if CLIENT_PLUMBING.contains(&method) {
+                continue;
+            }
             let Some(list) = self.bindings.get(recv) else {
                 continue;
             };
-            let Some(method) = t.ident(k + 2) else {
-                continue;
-            };
-            if !t.punct(k + 1, b'.') || !t.punct(k + 3, b'(') || CLIENT_PLUMBING.contains(&method) {
-                continue;
-            }
             let selector = k > 0 && t.punct(k - 1, b'.');
             let func = self.enclosing_func(k);
             let hit = list
