@@ -508,9 +508,19 @@ impl<'a> Cpp<'_, '_, 'a> {
         (j + 1, Some(frame))
     }
 
-    /// The source of tokens `s..e` without whitespace (`a :: b` → `a::b`).
+    /// The source of tokens `s..e` without whitespace (`a :: b` → `a::b`; `operator bool`
+    /// `operator bool` keeps the space between words).
     fn text_between(&self, s: usize, e: usize) -> String {
-        (s..e).map(|k| self.t.text(k)).collect()
+        let t = self.t;
+        let mut out = String::new();
+        for k in s..e {
+            let word = |x: usize| matches!(t.kind(x), Some(TokKind::Ident | TokKind::Num));
+            if k > s && word(k) && word(k - 1) {
+                out.push(' ');
+            }
+            out.push_str(t.text(k));
+        }
+        out
     }
 
     fn class(&mut self, i: usize, ctx: Ctx<'a>) -> (usize, Option<Frame<'a>>) {
@@ -1740,7 +1750,7 @@ class OrderClient : public Base<int, std::string> {
   virtual Status Create(const Order& order,
                         Result* out) const override;
   [[nodiscard]] int Count() const noexcept { return 0; }
-  bool operator==(const OrderClient& other) const;
+  bool operator==(const OrderClient& other) const; explicit operator bool() const { return 1; }
   Q_DISABLE_COPY(OrderClient)
 
  private:
@@ -1823,6 +1833,10 @@ std::vector<std::string> Names() { return {}; }
             (Method, 14, 14, None, Some("OrderClient"))
         );
         assert_eq!(sym(&f, "operator==").kind, Method);
+        assert_eq!(
+            brief(sym(&f, "operator bool")),
+            (Method, 15, 15, None, Some("OrderClient"))
+        );
         assert_eq!(
             brief(sym(&f, "Cache")),
             (Struct, 19, 22, None, Some("OrderClient"))
@@ -1966,6 +1980,14 @@ class Client {
 std::unique_ptr<ShippingService::Stub> MakeShipping() {
   return ShippingService::NewStub(channel);
 }
+
+void Refunds::Connect() {
+  refunds_ = RefundService::NewStub(channel_);
+  std::unique_ptr<AuditService::Stub> audit(AuditService::NewStub(channel_));
+  audit->Record(&ctx, r, &out);
+  Register(AuditService::NewStub(channel_));
+}
+void Refunds::Go() { refunds_->Refund(&ctx, r, &out); }
 "#;
         let f = extract("service.cc", src);
         let servers: Vec<(&str, Option<&str>, u32)> = f
@@ -2017,6 +2039,9 @@ std::unique_ptr<ShippingService::Stub> MakeShipping() {
                 ("OrderService", Some("stub_"), 21),
                 ("StockService", Some("local"), 27),
                 ("ShippingService", None, 37),
+                ("RefundService", Some("refunds_"), 41),
+                ("AuditService", Some("audit"), 42),
+                ("AuditService", None, 44),
             ]
         );
         let calls: Vec<(&str, &str, &str, u32)> = f
@@ -2044,6 +2069,8 @@ std::unique_ptr<ShippingService::Stub> MakeShipping() {
                 ("OrderService", "stub_", "GetOrder", 24),
                 ("PaymentService", "payments_", "Charge", 25),
                 ("StockService", "local", "Reserve", 28),
+                ("AuditService", "audit", "Record", 43),
+                ("RefundService", "refunds_", "Refund", 46),
             ]
         );
     }

@@ -1186,15 +1186,18 @@ impl<'a> Go<'_, '_, 'a> {
             }
             _ if CHI_METHODS.contains(&id) => {
                 let method = id.to_ascii_uppercase();
+                // A handler is a name, a selector, a function literal or a wrapper call.
                 let route_like = recv != Some("http")
                     && args.len() == 2
-                    && !t.is_str(args[1].0)
+                    && t.ident(args[1].0).is_some()
                     && single_str(args[0]).is_some_and(|p| p.is_empty() || p.starts_with('/'));
                 if route_like {
                     let path = single_str(args[0]).unwrap_or_default();
                     let handler = self.handler_name(args[1]);
                     self.route(recv, &method, &path, handler, line);
                 } else if matches!(id, "Get" | "Post" | "Put" | "Delete" | "Patch" | "Head")
+                    // net/http and resty take the URL alone; `Post(url, contentType, body)`.
+                    && (args.len() == 1 || (id == "Post" && args.len() == 3))
                     && let Some(&url) = args.first()
                 {
                     self.http_call(Some(method), url, k);
@@ -2042,6 +2045,7 @@ func calls(base, id string, client *http.Client) {
 	resty.New().R().Post("/refunds")
 	client.Get(base)
 	cache.Get("orders")
+	cache.Get("/orders/index", &v)
 	http.Get("/etc/passwd")
 }
 "#;
