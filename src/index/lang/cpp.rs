@@ -2292,6 +2292,27 @@ cppkafka::MessageBuilder("t"); cpr::Get(cpr::Url{"http://a/b"});
     }
 
     #[test]
+    fn every_short_token_sequence_is_safe() {
+        // Index arithmetic at the edges of a file: every sequence of up to four tokens.
+        const ALPHABET: [&str; 14] = [
+            ".", "->", "(", "::", "{", "class", ":", "=", "\"/x\"", "NewStub", "<", "Stub", "~",
+            "operator",
+        ];
+        let mut src = String::new();
+        for len in 1..=4u32 {
+            for mut code in 0..ALPHABET.len().pow(len) {
+                src.clear();
+                for _ in 0..len {
+                    src.push_str(ALPHABET[code % ALPHABET.len()]);
+                    src.push(' ');
+                    code /= ALPHABET.len();
+                }
+                let _ = extract("x.cc", &src);
+            }
+        }
+    }
+
+    #[test]
     fn junk_input_never_panics() {
         let alphabet = b"class struct namespace enum typedef using template operator const ( ) { } [ ] < > : :: = & * ~ ; , # \" ' / \n\t Service NewStub Stub MessageBuilder subscribe cpr Get R\"( \\ \xc3\xa9";
         let mut state: u32 = 0x2545_f491;

@@ -1137,7 +1137,7 @@ impl<'a> Go<'_, '_, 'a> {
         if !interesting {
             return;
         }
-        let recv = t.ident(k - 2);
+        let recv = k.checked_sub(2).and_then(|r| t.ident(r));
         let args = t.args(k + 1);
         let line = t.line(k);
         while self.route_stack.last().is_some_and(|&(c, _)| c < k) {
@@ -2122,6 +2122,26 @@ func main() { pb.RegisterOrdersServer(s, &S{}); c := pb.NewOrdersClient(conn); c
             "r.Route(\"/x\", func(",
         ] {
             let _ = extract("j.go", junk);
+        }
+    }
+
+    #[test]
+    fn every_short_token_sequence_is_safe() {
+        // Index arithmetic at the edges of a file: every sequence of up to four tokens.
+        const ALPHABET: [&str; 12] = [
+            ".", "Get", "(", ")", "{", "func", "pb", ":=", "\"/x\"", "Client", "[", "type",
+        ];
+        let mut src = String::new();
+        for len in 1..=4u32 {
+            for mut code in 0..ALPHABET.len().pow(len) {
+                src.clear();
+                for _ in 0..len {
+                    src.push_str(ALPHABET[code % ALPHABET.len()]);
+                    src.push(' ');
+                    code /= ALPHABET.len();
+                }
+                let _ = extract("x.go", &src);
+            }
         }
     }
 

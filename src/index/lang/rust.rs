@@ -1058,7 +1058,7 @@ impl<'a> Rs<'_, '_, 'a> {
     /// tonic.
     fn tonic_type(&self, k: usize, id: &str, module_suffix: &str, imported: bool) -> bool {
         let t = self.t;
-        let qualified = k >= 2
+        let qualified = k >= 3
             && t.op2(k - 2, b"::")
             && t.ident(k - 3).is_some_and(|m| m.ends_with(module_suffix));
         qualified || imported || (self.tonic && id.len() > 6)
@@ -1079,7 +1079,7 @@ impl<'a> Rs<'_, '_, 'a> {
         let in_add_service =
             start >= 2 && t.is(start - 2, "add_service") && t.punct(start - 1, b'(');
         let qualified =
-            k >= 2 && t.op2(k - 2, b"::") && t.ident(k - 3).is_some_and(|m| m.ends_with("_server"));
+            k >= 3 && t.op2(k - 2, b"::") && t.ident(k - 3).is_some_and(|m| m.ends_with("_server"));
         if !(in_add_service || qualified || self.server_names.contains(id)) {
             return;
         }
@@ -1644,7 +1644,7 @@ impl<'a> Rs<'_, '_, 'a> {
     /// `client.request(Method::POST, url)`.
     fn http_call(&mut self, k: usize, id: &str, method_call: bool) {
         let t = self.t;
-        let free_fn = k >= 2
+        let free_fn = k >= 3
             && t.op2(k - 2, b"::")
             && t.ident(k - 3)
                 .is_some_and(|c| matches!(c, "reqwest" | "ureq" | "surf" | "isahc"));
@@ -2326,6 +2326,27 @@ fn main() { let mut c = XClient::connect("x").await?; c.call(1);
             "pub(",
         ] {
             let _ = extract("j.rs", junk);
+        }
+    }
+
+    #[test]
+    fn every_short_token_sequence_is_safe() {
+        // Index arithmetic at the edges of a file: every sequence of up to four tokens.
+        const ALPHABET: [&str; 14] = [
+            ".", "get", "(", "::", "{", "fn", "impl", "=", "\"/x\"", "XClient", "<", "connect",
+            "#", "for",
+        ];
+        let mut src = String::new();
+        for len in 1..=4u32 {
+            for mut code in 0..ALPHABET.len().pow(len) {
+                src.clear();
+                for _ in 0..len {
+                    src.push_str(ALPHABET[code % ALPHABET.len()]);
+                    src.push(' ');
+                    code /= ALPHABET.len();
+                }
+                let _ = extract("x.rs", &src);
+            }
         }
     }
 
