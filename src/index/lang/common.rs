@@ -1,5 +1,6 @@
 //! What several extractors share: generated-code detection, and recognising path-like and
-//! topic-like string literals.
+//! topic-like string literals; and a token view of lexed code ([`Tokens`]) with the small path
+//! and environment-helper rules the brace-language extractors use.
 
 /// True for generated code, by file name (`*.pb.go`, `*_grpc.pb.go`, `*_pb2.py`,
 /// `*_pb2_grpc.py`, `*.pb.cc`/`.pb.h`, `*_pb.js`/`*_pb.d.ts`, `*_grpc_pb.js`, `*Grpc.java`
@@ -134,8 +135,11 @@ pub enum TokKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Tok {
     pub kind: TokKind,
+    /// Byte offset of the token's first byte in the source.
     pub start: u32,
+    /// Byte offset just past the token.
     pub end: u32,
+    /// 1-based line of the token's first byte.
     pub line: u32,
     /// For [`TokKind::Str`], the index of the literal in `Lexed::strings`.
     pub lit: u32,
@@ -167,8 +171,11 @@ fn is_ident_byte(b: u8) -> bool {
 /// O(1). Mismatched brackets never panic: an unclosed opener has no partner (its block runs to
 /// the end of the file) and a stray closer is ignored.
 pub struct Tokens<'l, 'a> {
+    /// The lexed file the tokens point into.
     pub lexed: &'l Lexed<'a>,
+    /// The tokens, in source order.
     pub toks: Vec<Tok>,
+    /// For each token, the index of its partner bracket (`NO_CLOSE` when none).
     close: Vec<u32>,
 }
 
