@@ -110,6 +110,339 @@ pub fn looks_like_topic(s: &str) -> bool {
         && !s.starts_with('/')
 }
 
+// ---------------------------------------------------------------------------------------------
+// Tokens over masked code (shared by the brace-language extractors)
+// ---------------------------------------------------------------------------------------------
+
+use std::borrow::Cow;
+
+use crate::index::lex::{Lexed, StrLit, is_ident_byte};
+
+/// What a [`Tok`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokKind {
+    /// An identifier or keyword (ASCII letters, digits, `_`, `$`, any non-ASCII byte).
+    Ident,
+    /// A string literal, as recorded by the lexer (prefixes such as `$`, `@`, `#` included).
+    Str,
+    /// A number literal.
+    Num,
+    /// Punctuation: one byte, or one of the few multi-byte operators extractors care about
+    /// (`=>`, `?.`, `??`, `...`, `||`, `&&`, `==`, `===`, `!=`, `!==`, `::`, `->`).
+    Punct,
+}
+
+/// One token of a lexed file: byte span in the source, 1-based line, and for strings the
+/// index of the literal in [`Lexed::strings`].
+#[derive(Debug, Clone, Copy)]
+pub struct Tok {
+    pub kind: TokKind,
+    pub start: u32,
+    pub end: u32,
+    pub line: u32,
+    /// Index into `Lexed::strings` for [`TokKind::Str`]; `u32::MAX` otherwise.
+    pub str_idx: u32,
+}
+
+/// The tokens of a lexed file with their bracket pairs: one linear pass over the masked code,
+/// so comments never produce tokens and every string literal is a single token. Brackets
+/// (`(`, `[`, `{`) are matched once up front; mismatched closers are tolerated, so a
+/// truncated or malformed file still tokenizes (its unclosed groups run to the end).
+pub struct Toks<'l, 'a> {
+    pub lx: &'l Lexed<'a>,
+    pub toks: Vec<Tok>,
+    /// For an opening bracket token, the index of its closing token; `u32::MAX` when unclosed
+    /// or not an opener.
+    close: Vec<u32>,
+}
+
+const MULTI_PUNCT: [&str; 12] = [
+    "===", "!==", "...", "=>", "?.", "??", "||", "&&", "==", "!=", "::", "->",
+];
+
+impl<'l, 'a> Toks<'l, 'a> {
+    /// Tokenizes the masked code of `lx`.
+    pub fn new(lx: &'l Lexed<'a>) -> Self {
+        let code = lx.code.as_bytes();
+        let n = code.len();
+        let mut toks: Vec<Tok> = Vec::with_capacity(n / 4);
+        let mut si = 0usize;
+        let mut li = 0usize;
+        let mut i = 0usize;
+        while i < n {
+            let b = code[i];
+            if b.is_ascii_whitespace() {
+                i += 1;
+                continue;
+            }
+            while li + 1 < lx.line_starts.len() && lx.line_starts[li + 1] <= i {
+                li += 1;
+            }
+            let line = li as u32 + 1;
+            while si < lx.strings.len() && lx.strings[si].start < i {
+                si += 1;
+            }
+            if si < lx.strings.len() && lx.strings[si].start == i {
+                let end = lx.strings[si].end.max(i + 1).min(n);
+                toks.push(Tok {
+                    kind: TokKind::Str,
+                    start: i as u32,
+                    end: end as u32,
+                    line,
+                    str_idx: si as u32,
+                });
+                si += 1;
+                i = end;
+                continue;
+            }
+            let (kind, end) = if b.is_ascii_digit() {
+                let mut j = i + 1;
+                while j < n
+                    && (is_ident_byte(code[j])
+                        || (code[j] == b'.' && code.get(j + 1).is_some_and(u8::is_ascii_digit)))
+                {
+                    j += 1;
+                }
+                (TokKind::Num, j)
+            } else if is_ident_byte(b) {
+                let mut j = i + 1;
+                while j < n && is_ident_byte(code[j]) {
+                    j += 1;
+                }
+                (TokKind::Ident, j)
+            } else {
+                let rest = &code[i..];
+                let len = MULTI_PUNCT
+                    .iter()
+                    .find(|p| rest.starts_with(p.as_bytes()))
+                    .filter(|p| {
+                        // `a?.5:1` is a ternary, not optional chaining.
+                        **p != "?." || !rest.get(2).is_some_and(u8::is_ascii_digit)
+                    })
+                    .map_or(1, |p| p.len());
+                (TokKind::Punct, i + len)
+            };
+            toks.push(Tok {
+                kind,
+                start: i as u32,
+                end: end as u32,
+                line,
+                str_idx: u32::MAX,
+            });
+            i = end;
+        }
+        let mut close = vec![u32::MAX; toks.len()];
+        let mut stack: Vec<(usize, u8)> = Vec::new();
+        for (ti, t) in toks.iter().enumerate() {
+            if t.kind != TokKind::Punct || t.end - t.start != 1 {
+                continue;
+            }
+            let b = code[t.start as usize];
+            match b {
+                b'(' | b'[' | b'{' => stack.push((ti, b)),
+                b')' | b']' | b'}' => {
+                    let want = match b {
+                        b')' => b'(',
+                        b']' => b'[',
+                        _ => b'{',
+                    };
+                    // Tolerate a few unclosed inner groups; otherwise ignore a stray closer.
+                    let depth = stack.len();
+                    if let Some(pos) = stack
+                        .iter()
+                        .rev()
+                        .take(8)
+                        .position(|&(_, o)| o == want)
+                        .map(|p| depth - 1 - p)
+                    {
+                        close[stack[pos].0] = ti as u32;
+                        stack.truncate(pos);
+                    }
+                }
+                _ => {}
+            }
+        }
+        Toks { lx, toks, close }
+    }
+
+    /// The number of tokens.
+    pub fn len(&self) -> usize {
+        self.toks.len()
+    }
+
+    /// True when the file has no tokens.
+    pub fn is_empty(&self) -> bool {
+        self.toks.is_empty()
+    }
+
+    /// The masked-code text of token `i` (quotes and spaces for a string); "" past the end.
+    pub fn text(&self, i: usize) -> &str {
+        self.toks
+            .get(i)
+            .map_or("", |t| &self.lx.code[t.start as usize..t.end as usize])
+    }
+
+    /// True when token `i` exists and its text is `s` (a string token never matches).
+    pub fn is(&self, i: usize, s: &str) -> bool {
+        self.toks
+            .get(i)
+            .is_some_and(|t| t.kind != TokKind::Str && self.text(i) == s)
+    }
+
+    /// The kind of token `i`, if it exists.
+    pub fn kind(&self, i: usize) -> Option<TokKind> {
+        self.toks.get(i).map(|t| t.kind)
+    }
+
+    /// The identifier at `i`, if token `i` is one.
+    pub fn ident(&self, i: usize) -> Option<&str> {
+        (self.kind(i) == Some(TokKind::Ident)).then(|| self.text(i))
+    }
+
+    /// The 1-based line of token `i` (the last line of the file past the end).
+    pub fn line(&self, i: usize) -> u32 {
+        self.toks.get(i).map_or(self.lx.line_count(), |t| t.line)
+    }
+
+    /// The string literal of token `i`, if it is one.
+    pub fn str_lit(&self, i: usize) -> Option<&StrLit<'a>> {
+        let t = self.toks.get(i)?;
+        (t.kind == TokKind::Str)
+            .then(|| self.lx.strings.get(t.str_idx as usize))
+            .flatten()
+    }
+
+    /// The value of the string literal at `i` (escapes processed), if token `i` is one.
+    pub fn str_value(&self, i: usize) -> Option<Cow<'a, str>> {
+        self.str_lit(i).map(|s| s.value())
+    }
+
+    /// The index of the token closing the bracket at `i`, if `i` opens a closed group.
+    pub fn close(&self, i: usize) -> Option<usize> {
+        self.close
+            .get(i)
+            .filter(|&&c| c != u32::MAX)
+            .map(|&c| c as usize)
+    }
+
+    /// The index just past the group opened at `i` (or `i + 1` for any other token); the end of
+    /// the file when the group never closes.
+    pub fn skip_group(&self, i: usize) -> usize {
+        if self.is_opener(i) {
+            self.close(i).map_or(self.len(), |c| c + 1)
+        } else {
+            i + 1
+        }
+    }
+
+    /// True when token `i` is `(`, `[` or `{`.
+    pub fn is_opener(&self, i: usize) -> bool {
+        self.is(i, "(") || self.is(i, "[") || self.is(i, "{")
+    }
+
+    /// The index of the first token at or after `from` (and before `to`) that is `s` at
+    /// bracket depth 0 relative to `from`; groups are skipped whole.
+    pub fn find_at_depth0(&self, from: usize, to: usize, s: &str) -> Option<usize> {
+        let mut j = from;
+        while j < to.min(self.len()) {
+            if self.is(j, s) {
+                return Some(j);
+            }
+            if self.is(j, ")") || self.is(j, "]") || self.is(j, "}") {
+                return None;
+            }
+            j = self.skip_group(j);
+        }
+        None
+    }
+
+    /// The top-level arguments of the call whose `(` is at `open`: token ranges split on
+    /// depth-0 commas, empty for `()`.
+    pub fn args(&self, open: usize) -> Vec<(usize, usize)> {
+        let end = self.close(open).unwrap_or(self.len());
+        let mut out = Vec::new();
+        let mut a = open + 1;
+        let mut j = a;
+        while j < end {
+            if self.is(j, ",") {
+                out.push((a, j));
+                a = j + 1;
+                j += 1;
+                continue;
+            }
+            j = self.skip_group(j).min(end);
+        }
+        if a < end {
+            out.push((a, end));
+        }
+        out
+    }
+}
+
+/// The doc line of a declaration: the first line of the comment block directly above its
+/// first attribute/decorator line (or above the declaration when it has none), else that first
+/// attribute line, else `None`.
+pub fn doc_line(lx: &Lexed, decl_line: u32, attr_line: Option<u32>) -> Option<u32> {
+    lx.doc_comment_above(attr_line.unwrap_or(decl_line))
+        .or(attr_line)
+}
+
+/// Joins a route prefix and a sub-path with single slashes: `("orders", ":id")` gives
+/// `/orders/:id`, `("/api/", "")` gives `/api`, `("", "")` gives `/`.
+pub fn join_route(prefix: &str, sub: &str) -> String {
+    let mut out = String::with_capacity(prefix.len() + sub.len() + 2);
+    for part in [prefix, sub] {
+        let p = part.trim_matches('/');
+        if !p.is_empty() {
+            out.push('/');
+            out.push_str(p);
+        }
+    }
+    if out.is_empty() {
+        out.push('/');
+    }
+    out
+}
+
+/// The HTTP path of a URL argument literal whose leading interpolation is a base URL:
+/// `${BASE}/orders/${id}` (JS), `{baseUrl}/orders/{id}` (C#), `\(base)/orders` (Swift) give
+/// `/orders/{}` / `/orders`; a literal that is already a path or URL is taken as is. `None`
+/// when what remains is not an HTTP path ([`looks_like_http_path`]).
+pub fn http_path_after_base(s: &str) -> Option<String> {
+    let rest = strip_leading_interpolation(s);
+    if looks_like_http_path(rest) {
+        http_path_of(rest)
+    } else {
+        None
+    }
+}
+
+/// `s` without one leading `${…}`, `{…}` or `\(…)` interpolation (balanced, so `${a({b})}` is
+/// stripped whole); `s` itself when it does not start with one or never closes.
+pub fn strip_leading_interpolation(s: &str) -> &str {
+    let (open_len, open, close) = if s.starts_with("${") {
+        (2, b'{', b'}')
+    } else if s.starts_with('{') && !s.starts_with("{{") {
+        (1, b'{', b'}')
+    } else if s.starts_with("\\(") {
+        (2, b'(', b')')
+    } else {
+        return s;
+    };
+    let mut depth = 1usize;
+    for (k, &b) in s.as_bytes().iter().enumerate().skip(open_len) {
+        if b == open {
+            depth += 1;
+        } else if b == close {
+            depth -= 1;
+            if depth == 0 {
+                return &s[k + 1..];
+            }
+        }
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
