@@ -142,6 +142,8 @@ pub struct Tok {
     pub line: u32,
     /// Index into `Lexed::strings` for [`TokKind::Str`]; `u32::MAX` otherwise.
     pub str_idx: u32,
+    /// The byte of a one-byte punctuation token; 0 for every other token.
+    pub punct: u8,
 }
 
 /// The tokens of a lexed file with their bracket pairs: one linear pass over the masked code,
@@ -156,9 +158,24 @@ pub struct Toks<'l, 'a> {
     close: Vec<u32>,
 }
 
-const MULTI_PUNCT: [&str; 12] = [
-    "===", "!==", "...", "=>", "?.", "??", "||", "&&", "==", "!=", "::", "->",
-];
+/// The length of the punctuation token at `i`: 3 for `===`, `!==`, `...`; 2 for `=>`, `?.`
+/// (not before a digit: `a?.5:1` is a ternary), `??`, `||`, `&&`, `==`, `!=`, `::`, `->`;
+/// else 1.
+fn multi_punct_len(code: &[u8], i: usize) -> usize {
+    let at = |k: usize| code.get(i + k).copied().unwrap_or(0);
+    match (at(0), at(1), at(2)) {
+        (b'=', b'=', b'=') | (b'!', b'=', b'=') | (b'.', b'.', b'.') => 3,
+        (b'=', b'>' | b'=', _)
+        | (b'?', b'?', _)
+        | (b'|', b'|', _)
+        | (b'&', b'&', _)
+        | (b'!', b'=', _)
+        | (b':', b':', _)
+        | (b'-', b'>', _) => 2,
+        (b'?', b'.', c) if !c.is_ascii_digit() => 2,
+        _ => 1,
+    }
+}
 
 impl<'l, 'a> Toks<'l, 'a> {
     /// Tokenizes the masked code of `lx`.
@@ -190,6 +207,7 @@ impl<'l, 'a> Toks<'l, 'a> {
                     end: end as u32,
                     line,
                     str_idx: si as u32,
+                    punct: 0,
                 });
                 si += 1;
                 i = end;
@@ -211,16 +229,12 @@ impl<'l, 'a> Toks<'l, 'a> {
                 }
                 (TokKind::Ident, j)
             } else {
-                let rest = &code[i..];
-                let len = MULTI_PUNCT
-                    .iter()
-                    .find(|p| rest.starts_with(p.as_bytes()))
-                    .filter(|p| {
-                        // `a?.5:1` is a ternary, not optional chaining.
-                        **p != "?." || !rest.get(2).is_some_and(u8::is_ascii_digit)
-                    })
-                    .map_or(1, |p| p.len());
-                (TokKind::Punct, i + len)
+                (TokKind::Punct, i + multi_punct_len(code, i))
+            };
+            let punct = if kind == TokKind::Punct && end == i + 1 {
+                b
+            } else {
+                0
             };
             toks.push(Tok {
                 kind,
@@ -228,19 +242,16 @@ impl<'l, 'a> Toks<'l, 'a> {
                 end: end as u32,
                 line,
                 str_idx: u32::MAX,
+                punct,
             });
             i = end;
         }
         let mut close = vec![u32::MAX; toks.len()];
         let mut stack: Vec<(usize, u8)> = Vec::new();
         for (ti, t) in toks.iter().enumerate() {
-            if t.kind != TokKind::Punct || t.end - t.start != 1 {
-                continue;
-            }
-            let b = code[t.start as usize];
-            match b {
-                b'(' | b'[' | b'{' => stack.push((ti, b)),
-                b')' | b']' | b'}' => {
+            match t.punct {
+                b @ (b'(' | b'[' | b'{') => stack.push((ti, b)),
+                b @ (b')' | b']' | b'}') => {
                     let want = match b {
                         b')' => b'(',
                         b']' => b'[',
@@ -283,10 +294,26 @@ impl<'l, 'a> Toks<'l, 'a> {
     }
 
     /// True when token `i` exists and its text is `s` (a string token never matches).
+    #[inline]
     pub fn is(&self, i: usize, s: &str) -> bool {
-        self.toks
-            .get(i)
-            .is_some_and(|t| t.kind != TokKind::Str && self.text(i) == s)
+        let Some(t) = self.toks.get(i) else {
+            return false;
+        };
+        let want = s.as_bytes();
+        if want.len() == 1 && t.punct != 0 {
+            return t.punct == want[0];
+        }
+        let (a, b) = (t.start as usize, t.end as usize);
+        b - a == want.len()
+            && t.kind != TokKind::Str
+            && self.lx.code.as_bytes().get(a..b) == Some(want)
+    }
+
+    /// The byte of the one-byte punctuation token at `i`, or 0 (any other token, or past the
+    /// end): a cheap way to test several punctuation marks at once.
+    #[inline]
+    pub fn punct(&self, i: usize) -> u8 {
+        self.toks.get(i).map_or(0, |t| t.punct)
     }
 
     /// The kind of token `i`, if it exists.
@@ -336,8 +363,15 @@ impl<'l, 'a> Toks<'l, 'a> {
     }
 
     /// True when token `i` is `(`, `[` or `{`.
+    #[inline]
     pub fn is_opener(&self, i: usize) -> bool {
-        self.is(i, "(") || self.is(i, "[") || self.is(i, "{")
+        matches!(self.punct(i), b'(' | b'[' | b'{')
+    }
+
+    /// True when token `i` is `)`, `]` or `}`.
+    #[inline]
+    pub fn is_closer(&self, i: usize) -> bool {
+        matches!(self.punct(i), b')' | b']' | b'}')
     }
 
     /// The index of the first token at or after `from` (and before `to`) that is `s` at
@@ -348,7 +382,7 @@ impl<'l, 'a> Toks<'l, 'a> {
             if self.is(j, s) {
                 return Some(j);
             }
-            if self.is(j, ")") || self.is(j, "]") || self.is(j, "}") {
+            if self.is_closer(j) {
                 return None;
             }
             j = self.skip_group(j);
@@ -364,7 +398,7 @@ impl<'l, 'a> Toks<'l, 'a> {
         let mut a = open + 1;
         let mut j = a;
         while j < end {
-            if self.is(j, ",") {
+            if self.punct(j) == b',' {
                 out.push((a, j));
                 a = j + 1;
                 j += 1;

@@ -87,6 +87,10 @@ fn blank_jsx_text(src: &str, tsx: bool) -> Option<String> {
         Children,
     }
     const MAX_DEPTH: usize = 512;
+    // Every JSX element closes with `</` or `/>`: without either there is nothing to do.
+    if !src.contains("</") && !src.contains("/>") {
+        return None;
+    }
     let b = src.as_bytes();
     let n = b.len();
     let mut stack = vec![Ctx::Code(0)];
@@ -644,11 +648,10 @@ impl<'t> Ex<'t, '_, '_> {
         let mut j = from;
         let mut prev: Option<usize> = None;
         while j < b {
-            if t.is(j, ";") || (comma && t.is(j, ",")) {
-                return j;
-            }
-            if t.is(j, ")") || t.is(j, "]") || t.is(j, "}") {
-                return j;
+            match t.punct(j) {
+                b';' | b')' | b']' | b'}' => return j,
+                b',' if comma => return j,
+                _ => {}
             }
             if let Some(p) = prev
                 && self.breaks(p, j)
