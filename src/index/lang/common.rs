@@ -413,6 +413,123 @@ impl<'l, 'a> Toks<'l, 'a> {
     }
 }
 
+/// A callee chain (`this.orders.createOrder`, `axios.get`, `_http.GetFromJsonAsync`): up to six
+/// dotted name segments before a call's `(`, with the index of its first token.
+#[derive(Debug, Clone, Copy)]
+pub struct Chain<'s> {
+    pub segs: [&'s str; 6],
+    pub len: usize,
+    /// The index of the chain's first token.
+    pub start: usize,
+    /// The chain continues an expression that is not a plain name (`f().get(…)`, `x[0].y(…)`,
+    /// or a chain longer than six segments).
+    pub after_call: bool,
+}
+
+impl<'s> Chain<'s> {
+    /// The called name (the last segment).
+    pub fn last(&self) -> &'s str {
+        self.segs[self.len.saturating_sub(1)]
+    }
+
+    /// The receiver of a method call (the segment before the method), unless it is `this`.
+    pub fn receiver(&self) -> Option<&'s str> {
+        (self.len >= 2)
+            .then(|| self.segs[self.len - 2])
+            .filter(|r| *r != "this")
+    }
+
+    /// The first segment.
+    pub fn first(&self) -> &'s str {
+        self.segs[0]
+    }
+}
+
+impl Toks<'_, '_> {
+    /// The callee chain ending at the token before `open` (a `(`), skipping `<…>` type
+    /// arguments (`this.http.get<Order[]>(`, `GetFromJsonAsync<List<Order>>(`).
+    pub fn callee(&self, open: usize) -> Option<Chain<'_>> {
+        let mut k = open.checked_sub(1)?;
+        if self.punct(k) == b'>' {
+            // Walk back to the matching `<` (bounded).
+            let mut depth = 0usize;
+            let mut steps = 0;
+            loop {
+                match self.punct(k) {
+                    b'>' => depth += 1,
+                    b'<' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    b';' | b'{' | b'}' => return None,
+                    _ => {}
+                }
+                steps += 1;
+                if steps > 48 {
+                    return None;
+                }
+                k = k.checked_sub(1)?;
+            }
+            k = k.checked_sub(1)?;
+        }
+        self.ident(k)?;
+        let mut segs = [""; 6];
+        let mut len = 0usize;
+        let mut start = k;
+        let dot = |i: usize| self.punct(i) == b'.' || self.is(i, "?.");
+        while len < segs.len() {
+            segs[len] = self.text(k);
+            len += 1;
+            start = k;
+            if k >= 2 && dot(k - 1) && self.ident(k - 2).is_some() {
+                k -= 2;
+            } else {
+                break;
+            }
+        }
+        segs[..len].reverse();
+        let after_call = start >= 1 && dot(start - 1);
+        Some(Chain {
+            segs,
+            len,
+            start,
+            after_call,
+        })
+    }
+
+    /// Past a `<…>` type-argument list at `j` (nested angles and groups skipped), or `j`
+    /// itself when `j` is not a `<` or the list does not close before `b`, a `;`, a `}` or a
+    /// `)`.
+    pub fn skip_angles(&self, j: usize, b: usize) -> usize {
+        if self.punct(j) != b'<' {
+            return j;
+        }
+        let mut depth = 0usize;
+        let mut k = j;
+        while k < b {
+            match self.punct(k) {
+                b'<' => depth += 1,
+                b'>' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return k + 1;
+                    }
+                }
+                b';' | b'}' | b')' => return j,
+                b'(' | b'[' | b'{' => {
+                    k = self.skip_group(k);
+                    continue;
+                }
+                _ => {}
+            }
+            k += 1;
+        }
+        j
+    }
+}
+
 /// The doc line of a declaration: the first line of the comment block directly above its
 /// first attribute/decorator line (or above the declaration when it has none), else that first
 /// attribute line, else `None`.

@@ -13,7 +13,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::common::{
-    Toks, doc_line, http_path_after_base, join_route, looks_like_http_path, looks_like_topic,
+    Chain, Toks, doc_line, http_path_after_base, join_route, looks_like_http_path, looks_like_topic,
 };
 use crate::index::facts::{
     Constant, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Symbol, SymbolKind,
@@ -523,31 +523,6 @@ fn service_of_definition(seg: &str) -> String {
     }
 }
 
-/// A callee chain (`this.orders.createOrder`, `axios.get`), up to a few segments, with the
-/// index of its first token.
-struct Chain<'t> {
-    segs: [&'t str; 6],
-    len: usize,
-    start: usize,
-    /// The chain continues an expression that is not a plain name (`f().get(…)`).
-    after_call: bool,
-}
-
-impl<'t> Chain<'t> {
-    fn last(&self) -> &'t str {
-        self.segs[self.len.saturating_sub(1)]
-    }
-    /// The receiver of a method call (the segment before the method), if it is a name.
-    fn receiver(&self) -> Option<&'t str> {
-        (self.len >= 2)
-            .then(|| self.segs[self.len - 2])
-            .filter(|r| *r != "this")
-    }
-    fn first(&self) -> &'t str {
-        self.segs[0]
-    }
-}
-
 /// A declaration region still to scan.
 struct Region {
     a: usize,
@@ -672,33 +647,6 @@ impl<'t> Ex<'t, '_, '_> {
         e.max(from + 1)
     }
 
-    /// Past a `<…>` type-argument list at `j` (nested angles and groups skipped), or `j`.
-    fn skip_angles(&self, j: usize, b: usize) -> usize {
-        let t = self.t;
-        if !t.is(j, "<") {
-            return j;
-        }
-        let mut depth = 0usize;
-        let mut k = j;
-        while k < b {
-            if t.is(k, "<") {
-                depth += 1;
-            } else if t.is(k, ">") {
-                depth -= 1;
-                if depth == 0 {
-                    return k + 1;
-                }
-            } else if t.is(k, ";") || t.is(k, "}") || t.is(k, ")") {
-                return j;
-            } else if t.is_opener(k) {
-                k = t.skip_group(k);
-                continue;
-            }
-            k += 1;
-        }
-        j
-    }
-
     /// The `{` of the body that follows a signature starting at `j` (return-type object
     /// literals and generic arguments skipped), or `None` when a `;` or a statement break
     /// comes first.
@@ -790,63 +738,6 @@ impl<'t> Ex<'t, '_, '_> {
             .entry(name.clone())
             .or_insert_with(|| value.clone());
         self.facts.constants.push(Constant { name, value, line });
-    }
-
-    /// The callee chain ending at the token before `open` (a `(`), skipping `<…>` type
-    /// arguments (`this.http.get<Order[]>(`).
-    fn chain_before(&self, open: usize) -> Option<Chain<'t>> {
-        let t = self.t;
-        let mut k = open.checked_sub(1)?;
-        if t.is(k, ">") {
-            // Walk back to the matching `<` (bounded).
-            let mut depth = 0usize;
-            let mut steps = 0;
-            loop {
-                if t.is(k, ">") {
-                    depth += 1;
-                } else if t.is(k, "<") {
-                    depth -= 1;
-                    if depth == 0 {
-                        break;
-                    }
-                } else if t.is(k, ";") || t.is(k, "{") || t.is(k, "}") || steps > 48 {
-                    return None;
-                }
-                steps += 1;
-                k = k.checked_sub(1)?;
-            }
-            k = k.checked_sub(1)?;
-        }
-        t.ident(k)?;
-        let mut segs = [""; 6];
-        let mut len = 0usize;
-        let mut start = k;
-        loop {
-            if len == segs.len() {
-                break;
-            }
-            segs[len] = t.text(k);
-            len += 1;
-            start = k;
-            if k >= 2 && (t.is(k - 1, ".") || t.is(k - 1, "?.")) && t.ident(k - 2).is_some() {
-                k -= 2;
-            } else {
-                break;
-            }
-        }
-        segs[..len].reverse();
-        let after_call = start >= 1
-            && (t.is(start - 1, ".") || t.is(start - 1, "?."))
-            && start >= 2
-            && (t.is(start - 2, ")") || t.is(start - 2, "]"));
-        // `a.b` preceded by another `.` (chain longer than 6, or `x[0].y`) is not a plain name.
-        let partial = start >= 1 && (t.is(start - 1, ".") || t.is(start - 1, "?."));
-        Some(Chain {
-            segs,
-            len,
-            start,
-            after_call: after_call || partial,
-        })
     }
 
     /// The variable or field an expression starting at `start` is assigned to:
@@ -1015,7 +906,7 @@ impl<'t> Ex<'t, '_, '_> {
                     self.get_service(i);
                 }
                 Some(m @ ("producer" | "consumer")) if dotted && t.is(i + 1, "(") => {
-                    if let Some(c) = self.chain_before(i + 1)
+                    if let Some(c) = self.t.callee(i + 1)
                         && let Some(name) = self.assigned_name(c.start)
                     {
                         let b = if m == "producer" {
@@ -1027,7 +918,7 @@ impl<'t> Ex<'t, '_, '_> {
                     }
                 }
                 Some("create" | "extend") if dotted && t.is(i + 1, "(") => {
-                    if let Some(c) = self.chain_before(i + 1)
+                    if let Some(c) = self.t.callee(i + 1)
                         && c.len == 2
                         && let Some(name) = self.assigned_name(c.start)
                     {
@@ -1043,7 +934,7 @@ impl<'t> Ex<'t, '_, '_> {
                     }
                 }
                 Some("Router") if t.is(i + 1, "(") => {
-                    if let Some(c) = self.chain_before(i + 1)
+                    if let Some(c) = self.t.callee(i + 1)
                         && let Some(name) = self.assigned_name(c.start)
                     {
                         self.bind.entry(name).or_insert(Bind::Router(String::new()));
@@ -1300,7 +1191,7 @@ impl<'t> Ex<'t, '_, '_> {
         let Some(&last) = segs.last() else {
             return;
         };
-        let k = self.skip_angles(k, t.len());
+        let k = self.t.skip_angles(k, t.len());
         if !t.is(k, "(") {
             return;
         }
@@ -1354,7 +1245,7 @@ impl<'t> Ex<'t, '_, '_> {
     /// `this.client.getService<OrderServiceClient>('OrderService')`.
     fn get_service(&mut self, i: usize) {
         let t = self.t;
-        let k = self.skip_angles(i + 1, t.len());
+        let k = self.t.skip_angles(i + 1, t.len());
         if !t.is(k, "(") {
             return;
         }
@@ -1366,7 +1257,7 @@ impl<'t> Ex<'t, '_, '_> {
         let Some(svc) = from_arg.or(from_type) else {
             return;
         };
-        let start = self.chain_before(k).map_or(i, |c| c.start);
+        let start = self.t.callee(k).map_or(i, |c| c.start);
         let var = self.assigned_name(start);
         self.client_fact(&svc, var, i);
         if let Some(v) = var {
@@ -1720,7 +1611,7 @@ impl<'t> Ex<'t, '_, '_> {
     ) -> usize {
         let t = self.t;
         let name = t.text(kw + 1);
-        let from = self.skip_angles(kw + 2, b);
+        let from = self.t.skip_angles(kw + 2, b);
         let e = self.expr_end(from.max(kw + 2), b, false);
         let end_line = self.last_line(e.saturating_sub(1).max(kw + 1));
         self.push_symbol(
@@ -1755,7 +1646,7 @@ impl<'t> Ex<'t, '_, '_> {
             None if default => ("default", kw),
             None => return self.stmt_next(kw, b),
         };
-        let k = self.skip_angles(k, b);
+        let k = self.t.skip_angles(k, b);
         if !t.is(k, "(") {
             return self.stmt_next(kw, b);
         }
@@ -1843,12 +1734,12 @@ impl<'t> Ex<'t, '_, '_> {
             if t.ident(k).is_some() {
                 k += 1;
             }
-            let k = self.skip_angles(k, e);
+            let k = self.t.skip_angles(k, e);
             let pclose = t.close(k).filter(|_| t.is(k, "("))?;
             let o = self.body_open_after(pclose + 1, e.max(pclose + 2))?;
             return Some(self.close_line(o));
         }
-        let k = self.skip_angles(k, e);
+        let k = self.t.skip_angles(k, e);
         let arrow = if t.is(k, "(") {
             let c = t.close(k)?;
             if t.is(c + 1, "=>") {
@@ -1902,7 +1793,7 @@ impl<'t> Ex<'t, '_, '_> {
     /// leading `<T,>` and `Foo<A, B>(`/`Map<K, V>` type arguments do not split it.
     fn init_end(&self, v: usize, b: usize) -> usize {
         let t = self.t;
-        let mut j = self.skip_angles(v, b).max(v);
+        let mut j = self.t.skip_angles(v, b).max(v);
         loop {
             let e = self.expr_end(j, b, true);
             if t.is(e, ",") && e > j {
@@ -1911,7 +1802,7 @@ impl<'t> Ex<'t, '_, '_> {
                 let mut resumed = None;
                 while k < e {
                     if t.is(k, "<") && k > v && t.ident(k - 1).is_some() {
-                        let after = self.skip_angles(k, b);
+                        let after = self.t.skip_angles(k, b);
                         if after > e {
                             resumed = Some(after);
                             break;
@@ -2210,7 +2101,7 @@ impl<'t> Ex<'t, '_, '_> {
             if t.is(i, "?") || t.is(i, "!") {
                 i += 1;
             }
-            i = self.skip_angles(i, b);
+            i = self.t.skip_angles(i, b);
             if t.is(i, "(") {
                 let pclose = t.close(i).unwrap_or(b);
                 let (end_line, next) = match self.body_open_after(pclose + 1, b) {
@@ -2366,7 +2257,7 @@ impl<'t> Ex<'t, '_, '_> {
         let t = self.t;
         for p in 0..t.len() {
             if t.is(p, "(")
-                && let Some(c) = self.chain_before(p)
+                && let Some(c) = self.t.callee(p)
             {
                 self.call(&c, p);
             }
