@@ -331,6 +331,17 @@ impl<'l, 'a> Toks<'l, 'a> {
         self.toks.get(i).map_or(self.lx.line_count(), |t| t.line)
     }
 
+    /// The line of the last byte of token `i` (a string token may span lines); the last line
+    /// of the file past the end.
+    pub fn end_line(&self, i: usize) -> u32 {
+        match self.toks.get(i) {
+            Some(t) => self
+                .lx
+                .line_of((t.end as usize).saturating_sub(1).max(t.start as usize)),
+            None => self.lx.line_count(),
+        }
+    }
+
     /// The string literal of token `i`, if it is one.
     pub fn str_lit(&self, i: usize) -> Option<&StrLit<'a>> {
         let t = self.toks.get(i)?;
@@ -394,8 +405,15 @@ impl<'l, 'a> Toks<'l, 'a> {
     /// depth-0 commas, empty for `()`.
     pub fn args(&self, open: usize) -> Vec<(usize, usize)> {
         let end = self.close(open).unwrap_or(self.len());
+        self.args_between(open + 1, end)
+    }
+
+    /// The token ranges of `from..end` split on depth-0 commas (groups skipped whole); empty
+    /// when the range is.
+    pub fn args_between(&self, from: usize, end: usize) -> Vec<(usize, usize)> {
+        let end = end.min(self.len());
         let mut out = Vec::new();
-        let mut a = open + 1;
+        let mut a = from;
         let mut j = a;
         while j < end {
             if self.punct(j) == b',' {

@@ -598,13 +598,7 @@ impl<'t> Ex<'t, '_, '_> {
 
     /// The line of the last byte of token `i` (a template literal may span lines).
     fn last_line(&self, i: usize) -> u32 {
-        match self.t.toks.get(i) {
-            Some(tok) => self
-                .t
-                .lx
-                .line_of((tok.end as usize).saturating_sub(1).max(tok.start as usize)),
-            None => self.t.lx.line_count(),
-        }
+        self.t.end_line(i)
     }
 
     /// True when the token at `j` starts a new statement after the token at `p` (a line break
@@ -1148,13 +1142,24 @@ impl<'t> Ex<'t, '_, '_> {
             "Consumer" => Bind::Consumer,
             _ => match client_type_service(ty) {
                 Some(svc) => {
-                    self.client_fact(&svc, Some(name), i);
+                    // A typed field and the constructor parameter it is set from are one
+                    // client: one fact per service for typed declarations.
+                    if !self.has_client(&svc) {
+                        self.client_fact(&svc, Some(name), i);
+                    }
                     Bind::Grpc(svc)
                 }
                 None => return,
             },
         };
         self.bind.entry(name).or_insert(bind);
+    }
+
+    fn has_client(&self, service: &str) -> bool {
+        self.facts
+            .grpc
+            .iter()
+            .any(|g| matches!(g, GrpcFact::Client { service: s, .. } if s == service))
     }
 
     fn client_fact(&mut self, service: &str, var: Option<&str>, at: usize) {
