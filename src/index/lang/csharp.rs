@@ -38,6 +38,7 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     ex.uses();
     let mut facts = ex.facts;
     facts.symbols.sort_by_key(|s| s.line);
+    facts.constants.sort_by_key(|c| c.line);
     facts.grpc.sort_by_key(|g| match g {
         GrpcFact::Server { line, .. }
         | GrpcFact::Handler { line, .. }
@@ -663,7 +664,7 @@ impl<'t> Ex<'t, '_, '_> {
                         i = end + 1;
                     } else {
                         // File-scoped: the rest of the file is in the namespace.
-                        let end_line = self.t.lx.line_count();
+                        let end_line = t.end_line(t.len().saturating_sub(1));
                         self.push_symbol(
                             &name,
                             SymbolKind::Module,
@@ -1588,7 +1589,7 @@ public class Startup
 "#;
         let f = extract("Web/OrdersController.cs", src);
         assert_eq!(f.package.as_deref(), Some("Acme.Web"));
-        assert_eq!(sym(&f, "Acme.Web").end_line, 41);
+        assert_eq!(sym(&f, "Acme.Web").end_line, 40);
         assert_eq!(
             sym(&f, "OrdersController").container.as_deref(),
             Some("Acme.Web")

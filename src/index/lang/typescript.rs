@@ -49,6 +49,7 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     ex.uses();
     let mut facts = ex.facts;
     facts.symbols.sort_by_key(|s| s.line);
+    facts.constants.sort_by_key(|c| c.line);
     facts.grpc.sort_by_key(grpc_line);
     facts.events.sort_by_key(|e| e.line);
     facts.http.sort_by_key(|h| match h {
