@@ -518,14 +518,15 @@ impl Toks<'_, '_> {
     }
 
     /// Past a `<…>` type-argument list at `j` (nested angles and groups skipped), or `j`
-    /// itself when `j` is not a `<` or the list does not close before `b`, a `;`, a `}` or a
-    /// `)`.
+    /// itself when `j` is not a `<` or the list does not close before `b`, a `;`, a `}`, a
+    /// `)` or 64 tokens (type arguments are short; the bound keeps a file of stray `<` linear).
     pub fn skip_angles(&self, j: usize, b: usize) -> usize {
         if self.punct(j) != b'<' {
             return j;
         }
         let mut depth = 0usize;
         let mut k = j;
+        let b = b.min(j + 64);
         while k < b {
             match self.punct(k) {
                 b'<' => depth += 1,

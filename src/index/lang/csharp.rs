@@ -380,7 +380,8 @@ impl<'t> Ex<'t, '_, '_> {
     /// interpolated string has its leading `{base}` stripped.
     fn http_path_in(&self, a: usize, e: usize) -> Option<String> {
         let t = self.t;
-        (a..e.min(t.len())).find_map(|j| {
+        // A URL expression is short: the bound keeps nested calls linear.
+        (a..e.min(t.len()).min(a + 64)).find_map(|j| {
             let s = t.str_lit(j)?;
             let v = s.value();
             if self.interpolated(j) {
@@ -693,10 +694,9 @@ impl<'t> Ex<'t, '_, '_> {
         }
     }
 
-    /// `using X.Y;`, `using static X.Y;`, `using Alias = X.Y;`.
+    /// `using X.Y;`, `using static X.Y;`, `using Alias = X.Y;`, `using X = Y<Z>;`.
     fn using_directive(&mut self, i: usize, b: usize) -> usize {
         let t = self.t;
-        let end = t.find_at_depth0(i + 1, b, ";").unwrap_or(b);
         let mut k = i + 1;
         if t.is(k, "static") {
             k += 1;
@@ -706,10 +706,30 @@ impl<'t> Ex<'t, '_, '_> {
             alias = t.ident(k).map(str::to_string);
             k += 2;
         }
-        let module: String = (k..end)
-            .filter(|&j| t.kind(j) != Some(TokKind::Str))
-            .map(|j| t.text(j))
-            .collect();
+        // The name: identifiers, dots, `::` and type arguments, up to the `;`.
+        let mut module = String::new();
+        let mut end = k;
+        while end < b {
+            let skipped = t.skip_angles(end, b);
+            if skipped > end {
+                (end..skipped).for_each(|j| module.push_str(t.text(j)));
+                end = skipped;
+                continue;
+            }
+            match t.kind(end) {
+                Some(TokKind::Ident) => module.push_str(t.text(end)),
+                Some(TokKind::Punct) if t.punct(end) == b'.' || t.is(end, "::") => {
+                    module.push_str(t.text(end));
+                }
+                _ => break,
+            }
+            end += 1;
+        }
+        let end = if t.punct(end) == b';' {
+            end
+        } else {
+            end.saturating_sub(1)
+        };
         if !module.is_empty() {
             let line = self.line(i);
             self.facts.imports.push(Import {
@@ -753,9 +773,13 @@ impl<'t> Ex<'t, '_, '_> {
         }
         if keyword == "delegate" {
             // `delegate Ret Name<T>(…);`: the name is the identifier before `(` or `<`.
-            let Some(open) = t.find_at_depth0(k, b, "(") else {
+            let mut open = k;
+            while open < b && !matches!(t.punct(open), b'(' | b';' | b'{' | b'}' | b')') {
+                open += 1;
+            }
+            if t.punct(open) != b'(' {
                 return self.stmt_next(kw, b);
-            };
+            }
             let mut n = open - 1;
             if t.punct(n) == b'>' {
                 let mut j = k;

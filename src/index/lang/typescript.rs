@@ -13,7 +13,8 @@
 use std::collections::{HashMap, HashSet};
 
 use super::common::{
-    Chain, Toks, doc_line, http_path_after_base, join_route, looks_like_http_path, looks_like_topic,
+    Chain, TokKind, Toks, doc_line, http_path_after_base, join_route, looks_like_http_path,
+    looks_like_topic,
 };
 use crate::index::facts::{
     Constant, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Symbol, SymbolKind,
@@ -606,9 +607,12 @@ impl<'t> Ex<'t, '_, '_> {
     /// between them that neither token continues).
     fn breaks(&self, p: usize, j: usize) -> bool {
         let t = self.t;
-        t.line(j) > t.line(p)
-            && !CONT_END.iter().any(|s| t.is(p, s))
-            && !CONT_START.iter().any(|s| t.is(j, s))
+        // Most tokens are names or one-byte punctuation: test those without the lists.
+        let continues = |i: usize, list: &[&str]| match t.kind(i) {
+            Some(TokKind::Punct) | Some(TokKind::Ident) => list.iter().any(|s| t.is(i, s)),
+            _ => false,
+        };
+        t.line(j) > t.line(p) && !continues(p, &CONT_END) && !continues(j, &CONT_START)
     }
 
     /// The index of the token that ends the expression starting at `from`: a depth-0 `;` (or
@@ -860,7 +864,8 @@ impl<'t> Ex<'t, '_, '_> {
     /// leading `${base}` stripped from templates.
     fn http_path_in(&self, a: usize, e: usize) -> Option<String> {
         let t = self.t;
-        (a..e.min(t.len())).find_map(|j| {
+        // A URL expression is short: the bound keeps nested calls linear.
+        (a..e.min(t.len()).min(a + 64)).find_map(|j| {
             let s = t.str_lit(j)?;
             let v = s.value();
             if t.text(j).starts_with('`') {
@@ -1936,11 +1941,11 @@ impl<'t> Ex<'t, '_, '_> {
             .filter(|s| single && !(t.text(v).starts_with('`') && s.raw.contains("${")));
         let literal = plain_str.is_some()
             || (single
-                && (t.kind(v) == Some(super::common::TokKind::Num)
+                && (t.kind(v) == Some(TokKind::Num)
                     || t.is(v, "true")
                     || t.is(v, "false")
                     || t.is(v, "null")))
-            || (t.is(v, "-") && t.kind(v + 1) == Some(super::common::TokKind::Num))
+            || (t.is(v, "-") && t.kind(v + 1) == Some(TokKind::Num))
             || ((t.is(v, "{") || t.is(v, "["))
                 && t.close(v)
                     .is_some_and(|c| c + 1 == e || (c + 3 == e && t.is(c + 2, "const"))));
@@ -2098,7 +2103,7 @@ impl<'t> Ex<'t, '_, '_> {
             let name: Option<&'t str> = t.ident(i).or_else(|| t.str_lit(i).map(|s| s.raw));
             if t.is(i, "[") {
                 i = t.skip_group(i);
-            } else if name.is_some() || t.kind(i) == Some(super::common::TokKind::Num) {
+            } else if name.is_some() || t.kind(i) == Some(TokKind::Num) {
                 i += 1;
             } else {
                 i = self.stmt_next(i, b);
@@ -2437,30 +2442,40 @@ impl<'t> Ex<'t, '_, '_> {
         if !t.is(a, "{") {
             return;
         }
-        let end = t.close(a).unwrap_or(t.len());
-        let mut j = a + 1;
-        while j < end {
-            let key = t.ident(j);
-            let after_sep = t.is(j - 1, "{") || t.is(j - 1, ",");
-            if after_sep && matches!(key, Some("topic" | "topics")) {
+        // The object's own entries, and the objects of a `topicMessages: [...]` array: depth-0
+        // entries only, so nested calls never rescan each other's arguments.
+        let mut objects = vec![a];
+        while let Some(o) = objects.pop() {
+            for (x, y) in t.args(o) {
+                let key = t.ident(x).or_else(|| t.str_lit(x).map(|s| s.raw));
                 let mut found: Vec<(TopicExpr, u32)> = Vec::new();
-                if t.is(j + 1, ":") {
-                    let v = j + 2;
-                    let ve = self.expr_end(v, end, true);
-                    if t.is(v, "[") {
-                        for (x, y) in t.args(v) {
-                            if let Some(te) = self.topic_expr(x, y) {
-                                found.push((te, self.line(x)));
+                match key {
+                    Some("topic" | "topics") if t.is(x + 1, ":") => {
+                        let v = x + 2;
+                        if t.is(v, "[") {
+                            for (ex, ey) in t.args(v) {
+                                if let Some(te) = self.topic_expr(ex, ey) {
+                                    found.push((te, self.line(ex)));
+                                }
+                            }
+                        } else if let Some(te) = self.topic_expr(v, y) {
+                            found.push((te, self.line(x)));
+                        }
+                    }
+                    // Shorthand `{ topic }`: only a reference worth recording.
+                    Some("topic") if y == x + 1 => {
+                        if let Some(te) = self.topic_expr(x, y) {
+                            found.push((te, self.line(x)));
+                        }
+                    }
+                    Some("topicMessages") if t.is(x + 1, ":") && t.is(x + 2, "[") => {
+                        for (ex, _) in t.args(x + 2) {
+                            if t.is(ex, "{") && objects.len() < 64 {
+                                objects.push(ex);
                             }
                         }
-                    } else if let Some(te) = self.topic_expr(v, ve) {
-                        found.push((te, self.line(j)));
                     }
-                } else if t.is(j + 1, ",") || t.is(j + 1, "}") {
-                    // Shorthand `{ topic }`: only a reference worth recording.
-                    if let Some(te) = self.topic_expr(j, j + 1) {
-                        found.push((te, self.line(j)));
-                    }
+                    _ => {}
                 }
                 for (topic, line) in found {
                     self.facts.events.push(EventFact {
@@ -2471,7 +2486,6 @@ impl<'t> Ex<'t, '_, '_> {
                     });
                 }
             }
-            j += 1;
         }
     }
 
@@ -3585,5 +3599,15 @@ export const AFTER = 'still.parsed';
         let _ = extract("src/junk.ts", &junk);
         let deep = "(".repeat(50_000) + &"{".repeat(50_000) + &"<a>".repeat(20_000);
         let _ = extract("src/deep.tsx", &deep);
+        // Unclosed nested calls and stray `<`: every pass stays linear.
+        for pattern in [
+            "producer.send({topic: ",
+            "fetch(",
+            "a<b, ",
+            "x = <a>",
+            "@a(",
+        ] {
+            let _ = extract("src/hostile.tsx", &pattern.repeat(20_000));
+        }
     }
 }
