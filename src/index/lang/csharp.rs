@@ -166,6 +166,8 @@ struct ClassCtx {
     route_prefix: Option<String>,
     /// The type is an MVC/API controller (`[ApiController]`, `…Controller`, `[Route]`).
     controller: bool,
+    /// The type is an interface (Refit clients declare their calls on one).
+    interface: bool,
 }
 
 /// One attribute: its name (last segment, without `Attribute`) and the index of its `(`.
@@ -341,6 +343,12 @@ impl<'t> Ex<'t, '_, '_> {
     /// this file).
     fn topic_expr(&self, a: usize, e: usize) -> Option<TopicExpr> {
         let t = self.t;
+        // A named argument (`topic: "x"`) is read by its value.
+        let a = if t.ident(a).is_some() && t.punct(a + 1) == b':' {
+            a + 2
+        } else {
+            a
+        };
         if a >= e {
             return None;
         }
@@ -903,6 +911,7 @@ impl<'t> Ex<'t, '_, '_> {
                     name: name.to_string(),
                     route_prefix,
                     controller,
+                    interface: kind == SymbolKind::Interface,
                 }),
             });
         }
@@ -1011,13 +1020,11 @@ impl<'t> Ex<'t, '_, '_> {
                             SymbolKind::Method
                         };
                         self.push_symbol(name, kind, n, end_line, attr_line, Some(&cname));
+                        let line = attr_line.unwrap_or(self.line(n));
                         if ctx.controller {
-                            self.action_routes(
-                                &attrs,
-                                name,
-                                &ctx,
-                                attr_line.unwrap_or(self.line(n)),
-                            );
+                            self.action_routes(&attrs, name, &ctx, line);
+                        } else if ctx.interface {
+                            self.refit_calls(&attrs, line);
                         }
                     }
                     i = next.max(start + 1);
@@ -1153,6 +1160,35 @@ impl<'t> Ex<'t, '_, '_> {
                 handler: Some(action.to_string()),
                 line,
             });
+        }
+    }
+}
+
+impl Ex<'_, '_, '_> {
+    /// Refit: `[Get("/users/{id}")] Task<User> GetUser(string id);` on an interface is an HTTP
+    /// call by path.
+    fn refit_calls(&mut self, attrs: &[Attr], line: u32) {
+        for a in attrs {
+            let method = match a.name {
+                "Get" => "GET",
+                "Post" => "POST",
+                "Put" => "PUT",
+                "Delete" => "DELETE",
+                "Patch" => "PATCH",
+                "Head" => "HEAD",
+                _ => continue,
+            };
+            if let Some(path) = self
+                .attr_path(a)
+                .filter(|p| looks_like_http_path(p))
+                .and_then(|p| http_path_of(&p))
+            {
+                self.facts.http.push(HttpFact::Call {
+                    method: Some(method.to_string()),
+                    path,
+                    line,
+                });
+            }
         }
     }
 }
@@ -1673,6 +1709,7 @@ namespace Acme.Ship
             p.Produce(Environment.GetEnvironmentVariable("OUT_TOPIC") ?? "out.events", msg);
             p.ProduceAsync(new TopicPartition("partitioned", new Partition(0)), msg);
             p.ProduceAsync(topic, msg);
+            p.ProduceAsync(topic: "named.arg", message: msg);
             other.Subscribe("not.kafka");
         }
     }
@@ -1713,6 +1750,7 @@ namespace Acme.Ship
                     21
                 ),
                 (EventRole::Producer, lit("partitioned"), 22),
+                (EventRole::Producer, lit("named.arg"), 24),
             ]
         );
     }
@@ -1730,6 +1768,15 @@ namespace Acme.Ship
         await cache.GetAsync("user:1");
     }
 }
+
+public interface IUsersApi
+{
+    [Get("/users/{id}")]
+    Task<User> GetUser(string id);
+
+    [Post("/users")]
+    Task Create([Body] User user);
+}
 "#;
         let f = extract("C.cs", src);
         assert_eq!(
@@ -1739,6 +1786,8 @@ namespace Acme.Ship
                 http_call("GET", "/orders/{}/items", 4),
                 http_call("PUT", "/api/carts/1", 5),
                 http_call("POST", "/api/payments", 7),
+                http_call("GET", "/users/{}", 15),
+                http_call("POST", "/users", 18),
             ]
         );
     }

@@ -722,7 +722,9 @@ impl<'t> Ex<'t, '_, '_> {
                 continue;
             }
             match (c.len, c.first(), last) {
-                (1, _, "URL") if t.is(p + 1, "string") && t.punct(p + 2) == b':' => {
+                (1, _, "URL" | "URLComponents")
+                    if t.is(p + 1, "string") && t.punct(p + 2) == b':' =>
+                {
                     if let Some(s) = t.str_lit(p + 3)
                         && let Some(path) = url_path(s.raw)
                     {

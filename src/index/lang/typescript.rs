@@ -905,6 +905,22 @@ impl<'t> Ex<'t, '_, '_> {
                 Some("getService") if t.is(i + 1, "(") || t.is(i + 1, "<") => {
                     self.get_service(i);
                 }
+                Some("createPromiseClient" | "createClient" | "createCallbackClient")
+                    if !dotted && t.is(i + 1, "(") =>
+                {
+                    // Connect-ES: `createClient(OrderService, transport)`.
+                    if let Some(svc) = t
+                        .ident(i + 2)
+                        .filter(|s| s.starts_with(|c: char| c.is_ascii_uppercase()))
+                        .filter(|_| t.is(i + 3, ",") || t.is(i + 3, ")"))
+                    {
+                        let var = self.assigned_name(i);
+                        self.client_fact(svc, var, i);
+                        if let Some(v) = var {
+                            self.bind.insert(v, Bind::Grpc(svc.to_string()));
+                        }
+                    }
+                }
                 Some(m @ ("producer" | "consumer")) if dotted && t.is(i + 1, "(") => {
                     if let Some(c) = self.t.callee(i + 1)
                         && let Some(name) = self.assigned_name(c.start)
@@ -3070,6 +3086,26 @@ other.reserve(req);
 const fmt = new Intl.NumberFormat('en');
 "#;
         let f = extract("src/server.js", src);
+        let connect = extract(
+            "src/c.ts",
+            "const eliza = createPromiseClient(ElizaService, transport);\nawait eliza.say({});\nconst redis = createClient({ url });\n",
+        );
+        assert_eq!(
+            connect.grpc,
+            vec![
+                GrpcFact::Client {
+                    service: "ElizaService".into(),
+                    var: Some("eliza".into()),
+                    line: 1
+                },
+                GrpcFact::Call {
+                    service: Some("ElizaService".into()),
+                    receiver: "eliza".into(),
+                    method: "say".into(),
+                    line: 2
+                },
+            ]
+        );
         let handler = |method: &str, line| GrpcFact::Handler {
             service: "OrderService".into(),
             method: method.into(),
