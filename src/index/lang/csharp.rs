@@ -32,6 +32,12 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
         bind: HashMap::new(),
         consts: HashSet::new(),
         client_vars: HashSet::new(),
+        grpc_hint: (0..toks.len()).any(|i| {
+            matches!(
+                toks.ident(i),
+                Some("Grpc" | "GrpcChannel" | "Protos" | "CallInvoker")
+            )
+        }),
     };
     ex.bindings();
     ex.declarations();
@@ -136,7 +142,14 @@ fn client_type_service(ty: &str) -> Option<String> {
             | "SecretClient"
             | "GraphServiceClient"
             | "ElasticClient"
+            | "ElasticsearchClient"
             | "RestClient"
+            | "RedisClient"
+            | "AmazonS3Client"
+            | "AmazonSQSClient"
+            | "AmazonDynamoDBClient"
+            | "TableClient"
+            | "QueueClient"
     ) {
         return None;
     }
@@ -183,6 +196,9 @@ struct Ex<'t, 'l, 'a> {
     /// Names of constants declared in this file (bare member names).
     consts: HashSet<String>,
     client_vars: HashSet<String>,
+    /// The file uses gRPC (`Grpc.Core`, `Grpc.Net.Client`, `GrpcChannel`, a `*.Protos`
+    /// namespace).
+    grpc_hint: bool,
 }
 
 impl<'t> Ex<'t, '_, '_> {
@@ -424,7 +440,11 @@ impl<'t> Ex<'t, '_, '_> {
                     t.ident(ty_end).filter(|ty| !MODIFIERS.contains(ty))
                 };
                 if let Some(ty) = ty {
-                    self.typed(name, ty, i);
+                    // `Outer.OuterClient name`: the qualifier, for generated gRPC clients.
+                    let qualifier = (ty_end >= 2 && t.punct(ty_end - 1) == b'.')
+                        .then(|| t.ident(ty_end - 2))
+                        .flatten();
+                    self.typed(name, ty, qualifier, i);
                 }
             }
             match t.ident(i) {
@@ -489,12 +509,12 @@ impl<'t> Ex<'t, '_, '_> {
         }
     }
 
-    fn typed(&mut self, name: &'t str, ty: &str, at: usize) {
+    fn typed(&mut self, name: &'t str, ty: &str, qualifier: Option<&str>, at: usize) {
         let bind = match ty {
             "HttpClient" => Bind::Http,
             "IProducer" => Bind::Producer,
             "IConsumer" => Bind::Consumer,
-            _ => match client_type_service(ty) {
+            _ => match self.grpc_client_type(ty, qualifier) {
                 Some(svc) => {
                     // A typed field and the constructor parameter it is set from are one
                     // client: one fact per service for typed declarations.
@@ -516,6 +536,15 @@ impl<'t> Ex<'t, '_, '_> {
             .any(|g| matches!(g, GrpcFact::Client { service: s, .. } if s == service))
     }
 
+    /// The service of a client type when it is a generated gRPC client: qualified by its
+    /// service (`OrderService.OrderServiceClient`), named `…ServiceClient`, or in a file that
+    /// uses `Grpc.*` / `*.Protos`.
+    fn grpc_client_type(&self, ty: &str, qualifier: Option<&str>) -> Option<String> {
+        let svc = client_type_service(ty)?;
+        (qualifier == Some(svc.as_str()) || svc.ends_with("Service") || self.grpc_hint)
+            .then_some(svc)
+    }
+
     fn client_fact(&mut self, service: &str, var: Option<&str>, at: usize) {
         if let Some(v) = var
             && !self.client_vars.insert(v.to_string())
@@ -535,7 +564,9 @@ impl<'t> Ex<'t, '_, '_> {
         let t = self.t;
         let mut k = i + 1;
         let mut last = None;
+        let mut qualifier = None;
         while let Some(id) = t.ident(k) {
+            qualifier = last;
             last = Some(id);
             if t.punct(k + 1) == b'.' {
                 k += 2;
@@ -568,7 +599,7 @@ impl<'t> Ex<'t, '_, '_> {
                 if t.punct(k) != b'(' {
                     return;
                 }
-                if let Some(svc) = client_type_service(last) {
+                if let Some(svc) = self.grpc_client_type(last, qualifier) {
                     self.client_fact(&svc, var, i);
                     if let Some(v) = var {
                         self.bind.insert(v, Bind::Grpc(svc));
@@ -1751,6 +1782,29 @@ namespace Acme.Ship
                 ),
                 (EventRole::Producer, lit("partitioned"), 22),
                 (EventRole::Producer, lit("named.arg"), 24),
+            ]
+        );
+    }
+
+    #[test]
+    fn only_generated_grpc_clients_are_clients() {
+        let plain = "class A {\n  private readonly FooClient _foo;\n  void M() { var r = new RedisClient(cfg); _foo.Get(); }\n}\n";
+        assert!(extract("A.cs", plain).grpc.is_empty());
+        let with_grpc = format!("using Grpc.Net.Client;\n{plain}");
+        assert_eq!(
+            extract("A.cs", &with_grpc).grpc,
+            vec![
+                GrpcFact::Client {
+                    service: "Foo".into(),
+                    var: Some("_foo".into()),
+                    line: 3
+                },
+                GrpcFact::Call {
+                    service: Some("Foo".into()),
+                    receiver: "_foo".into(),
+                    method: "Get".into(),
+                    line: 4
+                },
             ]
         );
     }

@@ -44,6 +44,11 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
         consts: HashMap::new(),
         imported: HashSet::new(),
         client_vars: HashSet::new(),
+        grpc_hint: lx.strings.iter().any(|s| {
+            ["grpc", "_pb", "proto", "generated", "/gen/"]
+                .iter()
+                .any(|h| s.raw.contains(h))
+        }),
     };
     ex.bindings_and_imports();
     ex.declarations();
@@ -557,6 +562,9 @@ struct Ex<'t, 'l, 'a> {
     imported: HashSet<String>,
     /// Variables that already have a `Client` fact.
     client_vars: HashSet<String>,
+    /// A string literal of the file names a gRPC or protobuf module (`@grpc/grpc-js`,
+    /// `./gen/orders_pb`, `orders.proto`, `./generated/…`).
+    grpc_hint: bool,
 }
 
 const CONT_END: [&str; 33] = [
@@ -1162,7 +1170,7 @@ impl<'t> Ex<'t, '_, '_> {
             "HttpClient" | "HttpService" => Bind::Http,
             "Producer" => Bind::Producer,
             "Consumer" => Bind::Consumer,
-            _ => match client_type_service(ty) {
+            _ => match self.grpc_client_type(ty) {
                 Some(svc) => {
                     // A typed field and the constructor parameter it is set from are one
                     // client: one fact per service for typed declarations.
@@ -1175,6 +1183,14 @@ impl<'t> Ex<'t, '_, '_> {
             },
         };
         self.bind.entry(name).or_insert(bind);
+    }
+
+    /// The service of a client type name when this file can hold gRPC clients of it: the
+    /// name says so (`…ServiceClient`, ts-proto `…ClientImpl`) or the file refers to gRPC
+    /// or protobuf modules. Keeps `new SocksClient(…)` and friends out.
+    fn grpc_client_type(&self, ty: &str) -> Option<String> {
+        let svc = client_type_service(ty)?;
+        (self.grpc_hint || ty.ends_with("ClientImpl") || svc.ends_with("Service")).then_some(svc)
     }
 
     fn has_client(&self, service: &str) -> bool {
@@ -1245,18 +1261,19 @@ impl<'t> Ex<'t, '_, '_> {
             }
             _ => {}
         }
+        let creds = args.get(1).is_some_and(|&(a, e)| {
+            (a..e).any(|j| {
+                t.ident(j).is_some_and(|id| {
+                    let l = id.to_ascii_lowercase();
+                    l.contains("cred") || l.contains("insecure")
+                })
+            })
+        });
         let service = if let Some(svc) = client_type_service(last) {
-            Some(svc)
+            // `new OrderServiceClient(addr, creds)`, `new OrderServiceClientImpl(rpc)`.
+            (creds || self.grpc_client_type(last).is_some()).then_some(svc)
         } else if segs.len() >= 2 && last.starts_with(|c: char| c.is_ascii_uppercase()) {
             // `new pkg.orders.OrderService(addr, creds)`: a dynamic grpc-js client.
-            let creds = args.get(1).is_some_and(|&(a, e)| {
-                (a..e).any(|j| {
-                    t.ident(j).is_some_and(|id| {
-                        let l = id.to_ascii_lowercase();
-                        l.contains("cred") || l.contains("insecure")
-                    })
-                })
-            });
             (creds || (args.len() >= 2 && last.ends_with("Service"))).then(|| last.to_string())
         } else {
             None
@@ -3086,6 +3103,11 @@ other.reserve(req);
 const fmt = new Intl.NumberFormat('en');
 "#;
         let f = extract("src/server.js", src);
+        let plain = extract(
+            "src/s.js",
+            "const client = new SocksClient(opts);\nclient.connect();\nclass A { constructor(private s: CAClient) {} }\n",
+        );
+        assert!(plain.grpc.is_empty());
         let connect = extract(
             "src/c.ts",
             "const eliza = createPromiseClient(ElizaService, transport);\nawait eliza.say({});\nconst redis = createClient({ url });\n",
