@@ -288,9 +288,12 @@ impl<'l, 'a> Toks<'l, 'a> {
 
     /// The masked-code text of token `i` (quotes and spaces for a string); "" past the end.
     pub fn text(&self, i: usize) -> &str {
-        self.toks
-            .get(i)
-            .map_or("", |t| &self.lx.code[t.start as usize..t.end as usize])
+        self.toks.get(i).map_or("", |t| {
+            self.lx
+                .code
+                .get(t.start as usize..t.end as usize)
+                .unwrap_or("")
+        })
     }
 
     /// True when token `i` exists and its text is `s` (a string token never matches).
@@ -653,5 +656,91 @@ mod tests {
             Some("/users/{}/cart")
         );
         assert_eq!(http_path_of("http://x"), None);
+    }
+
+    #[test]
+    fn tokens_strings_groups_and_operators() {
+        use crate::index::lex::{Syntax, lex};
+        let lx = lex(
+            Syntax::JS,
+            "a?.b(x, [1, 2], { k: 'v' }) // c(\nf(() => y ?? z, a?.5:1);\n",
+        );
+        let t = Toks::new(&lx);
+        let texts: Vec<&str> = (0..t.len()).map(|i| t.text(i)).collect();
+        assert_eq!(
+            texts,
+            vec![
+                "a", "?.", "b", "(", "x", ",", "[", "1", ",", "2", "]", ",", "{", "k", ":", "' '",
+                "}", ")", "f", "(", "(", ")", "=>", "y", "??", "z", ",", "a", "?", ".", "5", ":",
+                "1", ")", ";"
+            ]
+        );
+        assert_eq!(t.str_value(15).as_deref(), Some("v"));
+        assert_eq!(t.kind(15), Some(TokKind::Str));
+        assert_eq!(t.close(3), Some(17));
+        assert_eq!(t.args(3), vec![(4, 5), (6, 11), (12, 17)]);
+        assert_eq!(t.args(20), vec![]);
+        assert_eq!(t.line(18), 2);
+        assert!(t.is(22, "=>") && t.punct(22) == 0 && t.punct(19) == b'(');
+        let c = t.callee(3).expect("callee");
+        assert_eq!(
+            (c.first(), c.last(), c.len, c.receiver()),
+            ("a", "b", 2, Some("a"))
+        );
+        // Unclosed groups run to the end; stray closers are ignored.
+        let lx = lex(Syntax::JS, "f(a, (b) ] c");
+        let t = Toks::new(&lx);
+        assert_eq!(t.close(1), None);
+        assert_eq!(t.skip_group(1), t.len());
+        assert_eq!(t.close(4), Some(6));
+    }
+
+    #[test]
+    fn callee_chains_and_type_arguments() {
+        use crate::index::lex::{Syntax, lex};
+        let lx = lex(
+            Syntax::CSHARP,
+            "this._http.GetFromJsonAsync<List<Order>>(url); f().g(x);",
+        );
+        let t = Toks::new(&lx);
+        let open = (0..t.len()).find(|&i| t.punct(i) == b'(').expect("paren");
+        let c = t.callee(open).expect("chain");
+        assert_eq!(&c.segs[..c.len], &["this", "_http", "GetFromJsonAsync"]);
+        assert_eq!(c.receiver(), Some("_http"));
+        assert!(!c.after_call);
+        assert_eq!(t.skip_angles(5, t.len()), 11);
+        let g = (open + 1..t.len())
+            .filter(|&i| t.punct(i) == b'(')
+            .nth(1)
+            .expect("g(");
+        assert!(t.callee(g).expect("g").after_call);
+        let lx = lex(Syntax::JS, "a < b; c");
+        let t = Toks::new(&lx);
+        assert_eq!(t.skip_angles(1, t.len()), 1);
+    }
+
+    #[test]
+    fn route_joins_and_interpolated_bases() {
+        assert_eq!(join_route("orders", ":id"), "/orders/:id");
+        assert_eq!(join_route("/api/", ""), "/api");
+        assert_eq!(join_route("", ""), "/");
+        assert_eq!(strip_leading_interpolation("${a({b})}/x"), "/x");
+        assert_eq!(strip_leading_interpolation("{base}/x"), "/x");
+        assert_eq!(strip_leading_interpolation("\\(base)/x"), "/x");
+        assert_eq!(
+            strip_leading_interpolation("{{literal}}/x"),
+            "{{literal}}/x"
+        );
+        assert_eq!(strip_leading_interpolation("${open"), "${open");
+        assert_eq!(
+            http_path_after_base("${BASE}/orders/${id}").as_deref(),
+            Some("/orders/{}")
+        );
+        assert_eq!(
+            http_path_after_base("{baseUrl}/orders/{id}").as_deref(),
+            Some("/orders/{}")
+        );
+        assert_eq!(http_path_after_base("${A}${B}"), None);
+        assert_eq!(http_path_after_base("http://x/y").as_deref(), Some("/y"));
     }
 }
