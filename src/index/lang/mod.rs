@@ -54,5 +54,6 @@ pub mod ruby;
 pub mod rust;
 pub mod scala;
 pub mod swift;
+pub mod toks;
 pub mod typescript;
 pub mod yaml;
