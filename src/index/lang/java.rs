@@ -7,7 +7,7 @@
 //! initialisers are skipped whole through the bracket-pair table, so nothing inside them is
 //! taken for a declaration and the walk stays linear.
 
-use super::jvm::{self, Ann, Consts, Dialect, MethodDecl, Model, Src, TokKind, TypeDecl};
+use super::jvm::{self, Ann, Consts, Dialect, EnumStep, MethodDecl, Model, Src, TokKind, TypeDecl};
 use crate::index::facts::{FileFacts, Import, Symbol, SymbolKind};
 use crate::index::lex::{Syntax, lex};
 
@@ -43,6 +43,8 @@ struct Frame {
     sym: usize,
     /// Still reading an enum's constants (before its `;`).
     enum_phase: bool,
+    /// Token index of the closing brace.
+    close: usize,
 }
 
 struct Parser<'s, 'a> {
@@ -77,7 +79,10 @@ impl<'s, 'a> Parser<'s, 'a> {
         let mut i = 0;
         while i < n {
             if self.src.is(i, "}") {
-                if let Some(f) = self.stack.pop() {
+                // Only the body's own brace closes it; a stray one is skipped.
+                if self.stack.last().is_some_and(|f| f.close == i)
+                    && let Some(f) = self.stack.pop()
+                {
                     self.facts.symbols[f.sym].end_line = self.src.toks[i].line;
                 }
                 i += 1;
@@ -238,15 +243,16 @@ impl<'s, 'a> Parser<'s, 'a> {
                 kind,
                 anns,
                 supers,
-                body,
+                span: (kw, body.map_or(term, |(_, c)| c)),
                 parent,
                 companion: false,
             });
-            if body.is_some() {
+            if let Some((_, close)) = body {
                 self.stack.push(Frame {
                     ty,
                     sym,
                     enum_phase: kind == SymbolKind::Enum,
+                    close,
                 });
             }
             return after_term;
@@ -388,7 +394,7 @@ impl<'s, 'a> Parser<'s, 'a> {
                     self.consts.record(&mut self.facts, qualified, &value, line);
                 }
             }
-            let end_line = src.line(end);
+            let end_line = src.end_line(end.saturating_sub(1).max(name_at));
             self.push_symbol(name, kind, line, end_line, doc);
             if src.is(end, ",") && src.ident(end + 1).is_some() {
                 name_at = end + 1;
@@ -446,68 +452,42 @@ impl<'s, 'a> Parser<'s, 'a> {
 
     /// Enum constants `A, B("x") { … }, C;` until the `;` (or the enum's `}`).
     fn enum_constants(&mut self, i: usize) -> usize {
-        let src = self.src;
         let Some(frame) = self.stack.last() else {
             return i;
         };
         let enum_name = self.model.types[frame.ty].name;
         let mut j = i;
-        let mut first_ann: Option<u32> = None;
         loop {
-            let Some(t) = src.toks.get(j) else { return j };
-            if t.kind == TokKind::Punct {
-                match t.text {
-                    "}" => return j,
-                    ";" => {
-                        self.end_enum_phase();
-                        return j + 1;
+            match jvm::enum_step(self.src, j) {
+                EnumStep::Entry {
+                    name,
+                    line,
+                    end_line,
+                    doc_line,
+                    value,
+                    next,
+                } => {
+                    if let Some(v) = value {
+                        self.consts.record(
+                            &mut self.facts,
+                            format!("{enum_name}.{name}"),
+                            &v,
+                            line,
+                        );
                     }
-                    "," => {
-                        j += 1;
-                        continue;
-                    }
-                    "@" => {
-                        first_ann.get_or_insert(t.line);
-                        j = jvm::parse_ann(src, j).map_or(j + 1, |a| a.end.max(j + 1));
-                        continue;
-                    }
-                    _ => {}
+                    self.push_symbol(name, SymbolKind::EnumValue, line, end_line, doc_line);
+                    j = next;
+                }
+                EnumStep::Done { next } => {
+                    self.end_enum_phase();
+                    return next;
+                }
+                EnumStep::Close { at } => return at,
+                EnumStep::Members { at } => {
+                    self.end_enum_phase();
+                    return at;
                 }
             }
-            let is_constant = src.ident(j).is_some()
-                && (src.is(j + 1, "(")
-                    || src.is(j + 1, "{")
-                    || src.is(j + 1, ",")
-                    || src.is(j + 1, ";")
-                    || src.is(j + 1, "}"));
-            if !is_constant {
-                self.end_enum_phase();
-                return j;
-            }
-            let name = t.text;
-            let line = t.line;
-            let doc = match first_ann.take() {
-                Some(l) => src.lx.doc_comment_above(l).or(Some(l)),
-                None => src.lx.doc_comment_above(line),
-            };
-            let mut k = j + 1;
-            if src.is(k, "(") {
-                let close = src.close(k);
-                if let Some(&(a, b)) = src.split_commas(k + 1, close).first()
-                    && b == a + 1
-                    && let Some(v) = src.plain_str(a)
-                {
-                    self.consts
-                        .record(&mut self.facts, format!("{enum_name}.{name}"), &v, line);
-                }
-                k = close + 1;
-            }
-            if src.is(k, "{") {
-                k = src.close(k) + 1;
-            }
-            let end_line = src.line(k.saturating_sub(1));
-            self.push_symbol(name, SymbolKind::EnumValue, line, end_line, doc);
-            j = k;
         }
     }
 

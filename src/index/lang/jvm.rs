@@ -118,6 +118,18 @@ impl<'a> Src<'a> {
             .map(|t| t.text)
     }
 
+    /// The line on which token `i` ends (differs from [`Tok::line`] for a multi-line string).
+    pub fn end_line(&self, i: usize) -> u32 {
+        match self.toks.get(i) {
+            Some(t) if t.kind == TokKind::Str => {
+                self.lx.strings.get(t.str_idx as usize).map_or(t.line, |s| {
+                    self.lx.line_of(s.end.saturating_sub(1).max(s.start))
+                })
+            }
+            _ => self.line(i),
+        }
+    }
+
     /// The line of token `i` (the last line for an index past the end).
     pub fn line(&self, i: usize) -> u32 {
         self.toks
@@ -203,7 +215,7 @@ impl<'a> Src<'a> {
                             return j + 1;
                         }
                     }
-                    "?" | "," | "." | "[" | "]" | "&" | "*" | "@" => {}
+                    "?" | "," | "." | "[" | "]" | "&" | "*" | "@" | ":" => {}
                     _ => return i,
                 }
             }
@@ -686,8 +698,10 @@ pub struct TypeDecl<'a> {
     /// Supertypes as `(qualifier, name)`: `OrdersGrpc.OrdersImplBase` gives
     /// `(Some("OrdersGrpc"), "OrdersImplBase")`.
     pub supers: Vec<(Option<&'a str>, &'a str)>,
-    /// Token indices of the body's first and last token (braces, or an indented block).
-    pub body: Option<(usize, usize)>,
+    /// Token indices from the declaring keyword to the body's last token (the closing brace,
+    /// the end of an indented block, or the end of the header for a body-less type): the
+    /// tokens this type encloses, constructor parameters included.
+    pub span: (usize, usize),
     pub parent: Option<usize>,
     /// A Kotlin `companion object`: its members are qualified by the enclosing class.
     pub companion: bool,
@@ -707,29 +721,25 @@ pub struct MethodDecl<'a> {
 pub struct Model<'a> {
     pub types: Vec<TypeDecl<'a>>,
     pub methods: Vec<MethodDecl<'a>>,
-    /// Indices of types with a body, in body order (filled by [`Model::index`]).
-    with_body: Vec<usize>,
+    /// Type indices in span order (filled by [`Model::index`]).
+    by_span: Vec<usize>,
 }
 
 impl<'a> Model<'a> {
     /// Prepares the enclosing-type lookup; call once after parsing.
     pub fn index(&mut self) {
-        self.with_body = (0..self.types.len())
-            .filter(|&t| self.types[t].body.is_some())
-            .collect();
-        self.with_body
-            .sort_by_key(|&t| self.types[t].body.map_or(0, |b| b.0));
+        self.by_span = (0..self.types.len()).collect();
+        self.by_span.sort_by_key(|&t| self.types[t].span.0);
     }
 
-    /// The innermost type whose body contains token `i`.
+    /// The innermost type whose span contains token `i`.
     pub fn enclosing(&self, i: usize) -> Option<usize> {
-        let k = self
-            .with_body
-            .partition_point(|&t| self.types[t].body.is_some_and(|b| b.0 < i));
-        let mut cur = k.checked_sub(1).map(|k| self.with_body[k]);
+        let k = self.by_span.partition_point(|&t| self.types[t].span.0 < i);
+        let mut cur = k.checked_sub(1).map(|k| self.by_span[k]);
         for _ in 0..64 {
             let t = cur?;
-            if self.types[t].body.is_some_and(|(o, c)| o < i && i <= c) {
+            let (o, c) = self.types[t].span;
+            if o < i && i <= c {
                 return Some(t);
             }
             cur = self.types[t].parent;
@@ -769,6 +779,118 @@ impl<'a> Model<'a> {
 pub fn doc_line(lx: &Lexed, first_line: u32, annotated: bool) -> Option<u32> {
     lx.doc_comment_above(first_line)
         .or(annotated.then_some(first_line))
+}
+
+/// One step through an enum's entries (`A, B("x") { … }, C;`), shared by Java and Kotlin.
+pub enum EnumStep<'a> {
+    /// An entry; `next` is the index after it (and its arguments and body).
+    Entry {
+        name: &'a str,
+        line: u32,
+        end_line: u32,
+        doc_line: Option<u32>,
+        /// The first argument when it is a plain string literal.
+        value: Option<Cow<'a, str>>,
+        next: usize,
+    },
+    /// The `;` ending the entries was at `next - 1`: members follow.
+    Done { next: usize },
+    /// The enum's `}` (or the end of the tokens) is at `at`.
+    Close { at: usize },
+    /// Token `at` does not start an entry: members follow from there.
+    Members { at: usize },
+}
+
+/// Reads the next enum entry at or after token `j` (commas and annotations skipped).
+pub fn enum_step<'a>(src: &Src<'a>, mut j: usize) -> EnumStep<'a> {
+    let mut first_ann: Option<u32> = None;
+    loop {
+        let Some(t) = src.toks.get(j) else {
+            return EnumStep::Close { at: j };
+        };
+        if t.kind == TokKind::Punct {
+            match t.text {
+                "}" => return EnumStep::Close { at: j },
+                ";" => return EnumStep::Done { next: j + 1 },
+                "," => {
+                    j += 1;
+                    continue;
+                }
+                "@" => {
+                    first_ann.get_or_insert(t.line);
+                    j = parse_ann(src, j).map_or(j + 1, |a| a.end.max(j + 1));
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        let is_entry = src.ident(j).is_some()
+            && (src.is(j + 1, "(")
+                || src.is(j + 1, "{")
+                || src.is(j + 1, ",")
+                || src.is(j + 1, ";")
+                || src.is(j + 1, "}")
+                || src
+                    .toks
+                    .get(j + 1)
+                    .is_none_or(|n| n.nl_before && src.dialect != Dialect::Java));
+        if !is_entry || (src.dialect != Dialect::Java && is_decl_keyword(t.text)) {
+            return EnumStep::Members { at: j };
+        }
+        let doc_line = match first_ann {
+            Some(l) => src.lx.doc_comment_above(l).or(Some(l)),
+            None => src.lx.doc_comment_above(t.line),
+        };
+        let mut k = j + 1;
+        let mut value = None;
+        if src.is(k, "(") {
+            let close = src.close(k);
+            if let Some(&(a, b)) = src.split_commas(k + 1, close).first()
+                && b == a + 1
+            {
+                value = src.plain_str(a);
+            }
+            k = close + 1;
+        }
+        if src.is(k, "{") {
+            k = src.close(k) + 1;
+        }
+        return EnumStep::Entry {
+            name: t.text,
+            line: t.line,
+            end_line: src.line(k.saturating_sub(1)),
+            doc_line,
+            value,
+            next: k,
+        };
+    }
+}
+
+/// Kotlin/Scala words that start a member declaration (never an enum entry).
+fn is_decl_keyword(w: &str) -> bool {
+    matches!(
+        w,
+        "fun"
+            | "val"
+            | "var"
+            | "class"
+            | "object"
+            | "interface"
+            | "typealias"
+            | "init"
+            | "constructor"
+            | "companion"
+            | "def"
+            | "case"
+            | "override"
+            | "private"
+            | "protected"
+            | "internal"
+            | "public"
+            | "abstract"
+            | "open"
+            | "suspend"
+    )
 }
 
 /// What a variable is known to hold.
