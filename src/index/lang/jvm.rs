@@ -224,6 +224,25 @@ impl<'a> Src<'a> {
         i
     }
 
+    /// The first argument of the call whose `(` is token `open` (stops at the first top-level
+    /// comma, so a long argument list costs nothing more).
+    pub fn first_arg(&self, open: usize) -> Option<(usize, usize)> {
+        let close = self.close(open);
+        let mut j = open + 1;
+        while j < close {
+            if self.is_open(j) {
+                j = self.close(j) + 1;
+                continue;
+            }
+            if self.is(j, ",") {
+                break;
+            }
+            j += 1;
+        }
+        let end = j.min(close);
+        (end > open + 1).then_some((open + 1, end))
+    }
+
     /// Splits `from..to` at top-level commas (brackets skipped whole); empty parts dropped.
     pub fn split_commas(&self, from: usize, to: usize) -> Vec<(usize, usize)> {
         self.split_at(from, to, ",")
@@ -341,8 +360,21 @@ fn tokenize<'a>(lx: &'a Lexed<'a>) -> Vec<Tok<'a>> {
             }
             TokKind::Ident
         } else {
-            let two = code.get(i..i + 2).unwrap_or("");
-            i += if OPS2.contains(&two) { 2 } else { 1 };
+            let second = b.get(i + 1).copied().unwrap_or(0);
+            let maybe_op = matches!(
+                second,
+                b'=' | b'>' | b':' | b'&' | b'|' | b'.' | b'+' | b'-'
+            );
+            let two = if maybe_op {
+                code.get(i..i + 2).unwrap_or("")
+            } else {
+                ""
+            };
+            i += if maybe_op && OPS2.contains(&two) {
+                2
+            } else {
+                1
+            };
             // Keep a char boundary even for stray non-ASCII punctuation.
             while i < n && !code.is_char_boundary(i) {
                 i += 1;
@@ -1043,6 +1075,9 @@ impl<'s, 'a> Ctx<'s, 'a> {
                 "KafkaTemplate" | "ReactiveKafkaProducerTemplate" => Held::KafkaTemplate,
                 "RestTemplate" | "TestRestTemplate" => Held::RestTemplate,
                 _ => {
+                    if !ty.ends_with("Stub") {
+                        continue;
+                    }
                     let qual = if k >= 2 && src.is(k - 1, ".") {
                         src.ident(k - 2)
                     } else {
@@ -1311,7 +1346,9 @@ impl<'s, 'a> Ctx<'s, 'a> {
         // Typed declarations, in token order, that no construction already accounts for.
         let mut typed: Vec<(usize, &'a str, &'a str)> = Vec::new();
         for k in 0..n {
-            let Some(ty) = src.ident(k) else { continue };
+            let Some(ty) = src.ident(k).filter(|t| t.ends_with("Stub")) else {
+                continue;
+            };
             let qual = if k >= 2 && src.is(k - 1, ".") {
                 src.ident(k - 2)
             } else {
@@ -1343,8 +1380,15 @@ impl<'s, 'a> Ctx<'s, 'a> {
             return;
         }
         // Calls: `stub.createOrder(req)`, `this.stub.createOrder(req)`, through `with…(…)`.
+        // Client variables are few: a bitmask of their lengths keeps this loop cheap.
+        let lengths: u64 = vars.keys().fold(0, |m, v| m | (1u64 << v.len().min(63)));
         for k in 0..n {
-            let Some(v) = src.ident(k) else { continue };
+            let Some(v) = src
+                .ident(k)
+                .filter(|v| lengths & (1u64 << v.len().min(63)) != 0)
+            else {
+                continue;
+            };
             let Some(&svc) = vars.get(v) else { continue };
             if k >= 1 && src.is(k - 1, ".") && !(k >= 2 && src.kw(k - 2, "this")) {
                 continue;
@@ -1456,7 +1500,7 @@ impl<'s, 'a> Ctx<'s, 'a> {
                         }
                         // `topicPartitions = [@TopicPartition(topic = "t", …)]`.
                         if let Some((a, b)) = ann.args {
-                            for j in a..b {
+                            for j in a..b.min(a + 512) {
                                 if !(src.kw(j, "topic") && src.is(j + 1, "=")) {
                                     continue;
                                 }
@@ -1502,8 +1546,7 @@ impl<'s, 'a> Ctx<'s, 'a> {
                     if !is_template {
                         continue;
                     }
-                    let close = src.close(k + 1);
-                    let Some(&(a, b)) = src.split_commas(k + 2, close).first() else {
+                    let Some((a, b)) = src.first_arg(k + 1) else {
                         continue;
                     };
                     // `send(new ProducerRecord<>(…))`, `send(ProducerRecord(…))`.
@@ -1542,8 +1585,7 @@ impl<'s, 'a> Ctx<'s, 'a> {
                 "subscribe" | "subscription"
                     if k >= 2 && src.is(k - 1, ".") && src.is(k + 1, "(") =>
                 {
-                    let close = src.close(k + 1);
-                    let Some(&(a, mut b)) = src.split_commas(k + 2, close).first() else {
+                    let Some((a, mut b)) = src.first_arg(k + 1) else {
                         continue;
                     };
                     // Scala `List("t").asJava`.
@@ -1575,9 +1617,7 @@ impl<'s, 'a> Ctx<'s, 'a> {
         if !src.is(open, "(") {
             return None;
         }
-        let close = src.close(open);
-        let first = *src.split_commas(open + 1, close).first()?;
-        self.topic(first)
+        self.topic(src.first_arg(open)?)
     }
 
     // ---- HTTP -------------------------------------------------------------------------------
@@ -1815,7 +1855,8 @@ impl<'s, 'a> Ctx<'s, 'a> {
         if any_lit && let Some(p) = path_of_url_text(&joined) {
             return Some(p);
         }
-        (a..b.min(src.len())).find_map(|j| {
+        // Bounded: a URL argument is short, and nested calls must not make this quadratic.
+        (a..b.min(src.len()).min(a + 256)).find_map(|j| {
             let lit = src.lit(j)?;
             path_of_url_text(&normalize_template(&lit.value, lit.templated))
         })
@@ -1860,13 +1901,44 @@ impl<'s, 'a> Ctx<'s, 'a> {
         };
         for k in 0..n {
             let Some(name) = src.ident(k) else { continue };
+            if !matches!(
+                name,
+                "getForObject"
+                    | "getForEntity"
+                    | "postForObject"
+                    | "postForEntity"
+                    | "postForLocation"
+                    | "patchForObject"
+                    | "headForHeaders"
+                    | "optionsForAllow"
+                    | "put"
+                    | "delete"
+                    | "exchange"
+                    | "execute"
+                    | "uri"
+                    | "get"
+                    | "post"
+                    | "patch"
+                    | "head"
+                    | "options"
+                    | "newBuilder"
+                    | "Builder"
+                    | "HttpGet"
+                    | "HttpPost"
+                    | "HttpPut"
+                    | "HttpDelete"
+                    | "HttpPatch"
+                    | "HttpHead"
+            ) {
+                continue;
+            }
             let dotted = k >= 1 && (src.is(k - 1, ".") || src.is(k - 1, "?."));
             let open = src.skip_generics(k + 1);
             if !src.is(open, "(") {
                 continue;
             }
             let close = src.close(open);
-            let first_arg = src.split_commas(open + 1, close).first().copied();
+            let first_arg = src.first_arg(open);
             let line = src.toks[k].line;
             if dotted {
                 let recv = k.checked_sub(2).and_then(|r| src.ident(r)).unwrap_or("");
@@ -1964,7 +2036,7 @@ impl<'s, 'a> Ctx<'s, 'a> {
     /// `HttpMethod.GET` (or `"GET"`) among the tokens `a..b`.
     fn http_method_arg(&self, a: usize, b: usize) -> Option<&'static str> {
         let src = self.src;
-        (a..b.min(src.len())).find_map(|j| {
+        (a..b.min(src.len()).min(a + 256)).find_map(|j| {
             let verb = if src.kw(j, "HttpMethod") && src.is(j + 1, ".") {
                 src.ident(j + 2)?
             } else {
