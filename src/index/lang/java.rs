@@ -1180,6 +1180,8 @@ public interface Legacy {
         HttpGet g = new HttpGet("http://x/apache/" + id);
         String notUrl = "orders";
         rest.getForObject(notUrl, String.class);
+        String url = baseUrl + "/orders/" + id + "/cancel";
+        rest.postForObject(url, null, Void.class);
     }
 }
 "#;
@@ -1198,6 +1200,78 @@ public interface Legacy {
                 c("GET", "/users"),
                 c("DELETE", "/okhttp"),
                 c("GET", "/apache/{}"),
+                c("POST", "/orders/{}/cancel"),
+            ]
+        );
+    }
+
+    #[test]
+    fn imported_implbase_value_params_and_other_http_styles() {
+        let src = r#"package com.acme;
+import com.acme.pb.OrderServiceGrpc.OrderServiceImplBase;
+
+public class Impl extends OrderServiceImplBase {
+    private final String topic;
+    public Impl(@Value("${orders.topic:orders.v1}") String topic, KafkaTemplate<String, String> t) {
+        this.topic = topic;
+        t.send(topic, "x");
+    }
+}
+
+@Controller("/micro")
+class MicroController {
+    @Get("/{id}")
+    String get(String id) { return id; }
+}
+
+@HttpExchange("/remote")
+interface RemoteApi {
+    @GetExchange("/things/{id}")
+    Thing thing(@PathVariable String id);
+}
+
+@RegisterRestClient
+@Path("/stock")
+interface StockClient {
+    @GET
+    @Path("/{sku}")
+    Stock get(@PathParam("sku") String sku);
+}
+"#;
+        let f = extract("Impl.java", src);
+        assert_eq!(
+            f.grpc,
+            vec![GrpcFact::Server {
+                service: "OrderService".into(),
+                impl_type: Some("Impl".into()),
+                line: 4
+            }]
+        );
+        assert_eq!(
+            events(&f),
+            vec![(
+                EventRole::Producer,
+                TopicExpr::Env {
+                    var: "orders.topic".into(),
+                    default: Some("orders.v1".into())
+                },
+                "KafkaTemplate".into()
+            )]
+        );
+        assert_eq!(f.constants[0].name, "Impl.topic");
+        assert_eq!(
+            routes(&f),
+            vec![(
+                "GET".to_string(),
+                "/micro/{id}".to_string(),
+                Some("get".to_string())
+            )]
+        );
+        assert_eq!(
+            calls(&f),
+            vec![
+                (Some("GET".into()), "/remote/things/{}".into()),
+                (Some("GET".into()), "/stock/{}".into()),
             ]
         );
     }

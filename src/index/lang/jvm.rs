@@ -979,6 +979,9 @@ struct Ctx<'s, 'a> {
     value_bound: HashMap<&'a str, (String, Option<String>)>,
     /// Locals and fields bound once to a plain literal (`None` when bound to several).
     locals: HashMap<&'a str, Option<Cow<'a, str>>>,
+    /// Variables bound once to an expression holding an HTTP path literal
+    /// (`String url = base + "/orders/" + id;`) → that expression's token range.
+    url_vars: HashMap<&'a str, Option<(usize, usize)>>,
 }
 
 /// Runs every framework recogniser over a parsed file, appending to `facts`.
@@ -1000,6 +1003,7 @@ pub fn recognize<'a>(src: &Src<'a>, model: &Model<'a>, consts: &Consts, facts: &
         held: HashMap::new(),
         value_bound: HashMap::new(),
         locals: HashMap::new(),
+        url_vars: HashMap::new(),
     };
     cx.scan_bindings(facts);
     cx.grpc(facts);
@@ -1067,6 +1071,26 @@ impl<'s, 'a> Ctx<'s, 'a> {
                             }
                         })
                         .or_insert(Some(v));
+                }
+                if !named_arg && let Some(name) = k.checked_sub(1).and_then(|p| src.ident(p)) {
+                    let end = self.statement_end(k + 1);
+                    let has_path = (k + 1..end.min(k + 65)).any(|j| {
+                        src.lit(j).is_some_and(|l| {
+                            let v = normalize_template(&l.value, l.templated);
+                            v.starts_with('/') || v.contains("://") || v.starts_with("{}/")
+                        })
+                    });
+                    if has_path && end > k + 1 {
+                        let range = (k + 1, end);
+                        self.url_vars
+                            .entry(name)
+                            .and_modify(|old| {
+                                if *old != Some(range) {
+                                    *old = None;
+                                }
+                            })
+                            .or_insert(Some(range));
+                    }
                 }
                 continue;
             }
@@ -1809,7 +1833,19 @@ impl<'s, 'a> Ctx<'s, 'a> {
     /// The path of the URL argument `a..b`: literal parts concatenated with `+` (other parts
     /// become `{}`, a leading base URL variable is dropped), else the first path-like literal
     /// inside it.
-    fn url_path(&self, (mut a, mut b): (usize, usize)) -> Option<String> {
+    fn url_path(&self, range: (usize, usize)) -> Option<String> {
+        let src = self.src;
+        // A variable bound to a URL expression in this file: read that expression (one level).
+        if let Some(name) = ident_path(src, range).filter(|p| !p.contains('.'))
+            && let Some(Some(bound)) = self.url_vars.get(name.as_str())
+            && *bound != range
+        {
+            return self.url_literal_path(*bound);
+        }
+        self.url_literal_path(range)
+    }
+
+    fn url_literal_path(&self, (mut a, mut b): (usize, usize)) -> Option<String> {
         let src = self.src;
         // `URI.create(x)`, `new URI(x)`, `URI(x)`, `new URL(x)`: the URL is `x`.
         for _ in 0..4 {
