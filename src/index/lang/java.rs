@@ -977,6 +977,8 @@ public class Events {
         reactive.subscribe(Arrays.asList("orders.z"));
         String local = "orders.local";
         template.send(local, o);
+        var built = new KafkaTemplate<String, String>(factory);
+        built.send("orders.built", o);
         Message<?> m = MessageBuilder.withPayload(o).setHeader(KafkaHeaders.TOPIC, "orders.msg").build();
     }
 }
@@ -1024,6 +1026,7 @@ public class Events {
                 (Consumer, reference("Events.PAID"), "kafka-clients".into()),
                 (Consumer, lit("orders.z"), "kafka-clients".into()),
                 (Producer, lit("orders.local"), "KafkaTemplate".into()),
+                (Producer, lit("orders.built"), "KafkaTemplate".into()),
                 (Producer, lit("orders.msg"), "KafkaTemplate".into()),
             ]
         );

@@ -1115,6 +1115,16 @@ impl<'s, 'a> Ctx<'s, 'a> {
             };
             if let Some((_, var)) = self.declared_var(k) {
                 self.held.entry(var).or_insert(held);
+            } else if src.is(src.skip_generics(k + 1), "(") {
+                // A construction: `var t = new KafkaTemplate<>(pf)`, `val rest = RestTemplate()`.
+                let start = if k >= 1 && src.kw(k - 1, "new") {
+                    k - 1
+                } else {
+                    k
+                };
+                if let Some(var) = self.assigned_var(start) {
+                    self.held.entry(var).or_insert(held);
+                }
             }
         }
     }
@@ -1682,7 +1692,11 @@ impl<'s, 'a> Ctx<'s, 'a> {
                 let mut verbs = Vec::new();
                 if let Some(r) = ann_attr(src, ann, &["method"]) {
                     for (a, b) in elements(src, r) {
-                        if let Some(last) = src.ident(b - 1).filter(|_| b > a) {
+                        if let Some(last) = b
+                            .checked_sub(1)
+                            .filter(|&l| l >= a)
+                            .and_then(|l| src.ident(l))
+                        {
                             verbs.push(last.to_ascii_uppercase());
                         } else if let Some(v) = src.plain_str(a) {
                             verbs.push(v.to_ascii_uppercase());
@@ -1970,11 +1984,17 @@ impl<'s, 'a> Ctx<'s, 'a> {
             }
             let dotted = k >= 1 && (src.is(k - 1, ".") || src.is(k - 1, "?."));
             let open = src.skip_generics(k + 1);
-            if !src.is(open, "(") {
+            // Kotlin trailing lambda: `.uri { it.path("/orders/{id}").build(id) }`.
+            let lambda = name == "uri" && src.is(open, "{");
+            if !src.is(open, "(") && !lambda {
                 continue;
             }
             let close = src.close(open);
-            let first_arg = src.first_arg(open);
+            let first_arg = if lambda {
+                Some((open + 1, close))
+            } else {
+                src.first_arg(open)
+            };
             let line = src.toks[k].line;
             if dotted {
                 let recv = k.checked_sub(2).and_then(|r| src.ident(r)).unwrap_or("");

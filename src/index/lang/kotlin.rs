@@ -1236,6 +1236,7 @@ class OrderController(private val restTemplate: RestTemplate, private val client
         restTemplate.getForObject<User>("http://users/users/$id")
         client.get("http://inventory/stock/$id")
         webClient.post().uri("/payments").retrieve()
+        webClient.delete().uri { it.path("/payments/{id}").build(id) }.retrieve()
     }
 }
 
@@ -1287,6 +1288,7 @@ interface UsersClient {
                 c("GET", "/users/{}"),
                 c("GET", "/stock/{}"),
                 c("POST", "/payments"),
+                c("DELETE", "/payments/{}"),
             ]
         );
     }

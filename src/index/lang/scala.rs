@@ -1057,6 +1057,8 @@ object Server {
         }
         let f = extract("x.scala", "}}} object B { def ok = 1 }");
         assert_eq!(sym(&f, "ok").container.as_deref(), Some("B"));
+        let f = extract("x.scala", "package a; package b.c\nobject X");
+        assert_eq!(f.package.as_deref(), Some("a.b.c"));
     }
 
     #[test]
