@@ -88,10 +88,12 @@ impl<'a> Src<'a> {
         }
     }
 
+    /// The number of tokens.
     pub fn len(&self) -> usize {
         self.toks.len()
     }
 
+    /// True for a file without code.
     pub fn is_empty(&self) -> bool {
         self.toks.is_empty()
     }
@@ -147,7 +149,7 @@ impl<'a> Src<'a> {
     }
 
     /// The index of the bracket opening the one closed at `i`, if any.
-    pub fn open_of(&self, i: usize) -> Option<usize> {
+    fn open_of(&self, i: usize) -> Option<usize> {
         match self.pair.get(i) {
             Some(&p) if p != NO_PAIR && (p as usize) < i => Some(p as usize),
             _ => None,
@@ -162,7 +164,7 @@ impl<'a> Src<'a> {
     }
 
     /// The literal at token `i` with its value, if the token is a string literal.
-    pub fn lit(&self, i: usize) -> Option<Lit<'a>> {
+    fn lit(&self, i: usize) -> Option<Lit<'a>> {
         let t = self.toks.get(i).filter(|t| t.kind == TokKind::Str)?;
         let s = self.lx.strings.get(t.str_idx as usize)?;
         let templated = match self.dialect {
@@ -178,19 +180,13 @@ impl<'a> Src<'a> {
         };
         Some(Lit {
             value: s.value(),
-            raw: s.raw,
             templated,
         })
     }
 
     /// The value of a string literal at `i` that is not a template.
-    pub fn plain_str(&self, i: usize) -> Option<Cow<'a, str>> {
+    fn plain_str(&self, i: usize) -> Option<Cow<'a, str>> {
         self.lit(i).filter(|l| !l.templated).map(|l| l.value)
-    }
-
-    /// The index of the first token starting at or after byte `offset`.
-    pub fn tok_at(&self, offset: usize) -> usize {
-        self.toks.partition_point(|t| t.start < offset)
     }
 
     /// Skips a generic argument list `<…>` (or Scala `[…]`) starting at `i`; returns the index
@@ -226,7 +222,7 @@ impl<'a> Src<'a> {
 
     /// The first argument of the call whose `(` is token `open` (stops at the first top-level
     /// comma, so a long argument list costs nothing more).
-    pub fn first_arg(&self, open: usize) -> Option<(usize, usize)> {
+    fn first_arg(&self, open: usize) -> Option<(usize, usize)> {
         let close = self.close(open);
         let mut j = open + 1;
         while j < close {
@@ -249,7 +245,7 @@ impl<'a> Src<'a> {
     }
 
     /// Splits `from..to` at top-level punctuation `sep`.
-    pub fn split_at(&self, from: usize, to: usize, sep: &str) -> Vec<(usize, usize)> {
+    fn split_at(&self, from: usize, to: usize, sep: &str) -> Vec<(usize, usize)> {
         let to = to.min(self.toks.len());
         let mut out = Vec::new();
         let mut a = from;
@@ -275,13 +271,11 @@ impl<'a> Src<'a> {
 }
 
 /// A string literal as an extractor sees it.
-pub struct Lit<'a> {
+struct Lit<'a> {
     /// The value, escapes processed.
-    pub value: Cow<'a, str>,
-    /// The content as written.
-    pub raw: &'a str,
+    value: Cow<'a, str>,
     /// True for a Kotlin/Scala template with substitutions (`"$base/x"`, `s"…$id"`).
-    pub templated: bool,
+    templated: bool,
 }
 
 /// True when a Kotlin string contains a `$name` or `${…}` substitution (an escaped `\$` is
@@ -495,7 +489,7 @@ pub fn parse_ann<'a>(src: &Src<'a>, i: usize) -> Option<Ann<'a>> {
 
 /// The token range of an annotation attribute: `key = …` for one of `keys`, or the positional
 /// argument when `keys` contains `"value"`.
-pub fn ann_attr(src: &Src, ann: &Ann, keys: &[&str]) -> Option<(usize, usize)> {
+fn ann_attr(src: &Src, ann: &Ann, keys: &[&str]) -> Option<(usize, usize)> {
     let (a, b) = ann.args?;
     for (x, y) in src.split_commas(a, b) {
         let named = src.ident(x).is_some() && src.is(x + 1, "=");
@@ -513,7 +507,7 @@ pub fn ann_attr(src: &Src, ann: &Ann, keys: &[&str]) -> Option<(usize, usize)> {
 /// The elements of an array-valued expression: `{a, b}`, `[a, b]`, `arrayOf(a, b)`,
 /// `List.of(a)`, `listOf(a)`, `Arrays.asList(a, b)`, `Collections.singletonList(a)`, `Seq(a)`;
 /// anything else is one element.
-pub fn elements(src: &Src, (a, b): (usize, usize)) -> Vec<(usize, usize)> {
+fn elements(src: &Src, (a, b): (usize, usize)) -> Vec<(usize, usize)> {
     if b > a && (src.is(a, "{") || src.is(a, "[")) && src.close(a) + 1 == b {
         return src.split_commas(a + 1, b - 1);
     }
@@ -524,7 +518,7 @@ pub fn elements(src: &Src, (a, b): (usize, usize)) -> Vec<(usize, usize)> {
 }
 
 /// The argument range of a collection builder call spanning exactly `a..b`.
-pub fn builder_args(src: &Src, (a, b): (usize, usize)) -> Option<(usize, usize)> {
+fn builder_args(src: &Src, (a, b): (usize, usize)) -> Option<(usize, usize)> {
     const BUILDERS: [&str; 14] = [
         "of",
         "asList",
@@ -593,7 +587,7 @@ pub fn spring_placeholder(s: &str) -> Option<(String, Option<String>)> {
 
 /// The value a constant bound to `value` contributes: a placeholder gives its default (or
 /// nothing), SpEL gives nothing, anything else itself.
-pub fn const_value(value: &str) -> Option<String> {
+fn const_value(value: &str) -> Option<String> {
     if value.contains("${") {
         return spring_placeholder(value).and_then(|(_, d)| d);
     }
@@ -605,7 +599,7 @@ pub fn const_value(value: &str) -> Option<String> {
 
 /// The topic a string literal names: a plain topic, or a Spring placeholder as an
 /// environment lookup.
-pub fn topic_of_literal(s: &str) -> Option<TopicExpr> {
+fn topic_of_literal(s: &str) -> Option<TopicExpr> {
     if s.contains("${") {
         return spring_placeholder(s).map(|(var, default)| TopicExpr::Env { var, default });
     }
@@ -694,7 +688,7 @@ impl Consts {
 }
 
 /// `a.b.c` (with an optional leading `this.`) spanning exactly `a..b`, joined with dots.
-pub fn ident_path(src: &Src, (a, b): (usize, usize)) -> Option<String> {
+fn ident_path(src: &Src, (a, b): (usize, usize)) -> Option<String> {
     let mut j = a;
     if src.kw(j, "this") && src.is(j + 1, ".") {
         j += 2;
@@ -723,9 +717,12 @@ fn is_upper_snake(s: &str) -> bool {
 /// A declared type (class, interface, enum, record, object, trait).
 #[derive(Debug, Clone)]
 pub struct TypeDecl<'a> {
+    /// The simple name (`Companion` for an unnamed companion object).
     pub name: &'a str,
+    /// The line of the name.
     pub line: u32,
     pub kind: SymbolKind,
+    /// Annotations on the declaration (`@RestController`, `@FeignClient`, `@GrpcService`).
     pub anns: Vec<Ann<'a>>,
     /// Supertypes as `(qualifier, name)`: `OrdersGrpc.OrdersImplBase` gives
     /// `(Some("OrdersGrpc"), "OrdersImplBase")`.
@@ -734,6 +731,7 @@ pub struct TypeDecl<'a> {
     /// the end of an indented block, or the end of the header for a body-less type): the
     /// tokens this type encloses, constructor parameters included.
     pub span: (usize, usize),
+    /// The enclosing type (index in [`Model::types`]).
     pub parent: Option<usize>,
     /// A Kotlin `companion object`: its members are qualified by the enclosing class.
     pub companion: bool,
@@ -743,8 +741,11 @@ pub struct TypeDecl<'a> {
 #[derive(Debug, Clone)]
 pub struct MethodDecl<'a> {
     pub name: &'a str,
+    /// The line of the name.
     pub line: u32,
+    /// The declaring type (index in [`Model::types`]); `None` at top level.
     pub owner: Option<usize>,
+    /// Annotations on the method (`@GetMapping("/x")`, `@KafkaListener(…)`).
     pub anns: Vec<Ann<'a>>,
 }
 
@@ -2148,7 +2149,7 @@ fn feign_url(cx: &Ctx, anns: &[Ann]) -> Option<String> {
 }
 
 /// Joins a class-level prefix and a method path with exactly one `/` between them.
-pub fn join_paths(prefix: &str, path: &str) -> String {
+fn join_paths(prefix: &str, path: &str) -> String {
     let p = prefix.trim_end_matches('/');
     let q = path.trim_start_matches('/');
     let mut out = String::with_capacity(p.len() + q.len() + 2);
