@@ -315,7 +315,9 @@ impl<'s, 'a> Parser<'s, 'a> {
             if t.kind == TokKind::Punct && matches!(t.text, "{" | "=" | "}" | ";" | ")" | "]") {
                 return k;
             }
-            if k > i && t.nl_before && !continues(src, k) && !matches!(t.text, "where" | "<") {
+            // A new line that does not continue the header ends it (`{` on its own line was
+            // taken as the body above).
+            if t.nl_before && k > 0 && !continues(src, k) && !matches!(t.text, "where" | "<") {
                 return k;
             }
             if src.is_open(k) {
@@ -1324,6 +1326,13 @@ interface UsersClient {
         }
         let f = extract("x.kt", "}}} class B { fun ok() {} }");
         assert_eq!(sym(&f, "ok").container.as_deref(), Some("B"));
+        // A body-less class followed by a script block on the next line.
+        let f = extract(
+            "x.kts",
+            "class App\nplugins { id(\"x\") }\nfun after() {}\n",
+        );
+        assert_eq!(sym(&f, "App").end_line, 1);
+        assert_eq!(sym(&f, "after").container, None);
     }
 
     #[test]
