@@ -44,6 +44,7 @@ pub mod cpp;
 pub mod csharp;
 pub mod go;
 pub mod java;
+pub mod jvm;
 pub mod kotlin;
 pub mod markdown;
 pub mod php;
