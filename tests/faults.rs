@@ -158,10 +158,11 @@ fn workspace_and_home(tag: &str) -> (PathBuf, PathBuf) {
     )
 }
 
-/// Observed: when the client closes its end of stdout during a burst, the server's next write
-/// fails, it stops reading, lets the calls in flight finish, and exits with status 0 without
-/// a panic. (A server that never writes again — no requests after the close — only notices at
-/// stdin EOF.)
+/// Observed: when the client closes its end of stdout while it keeps sending, the server's
+/// next write fails, it stops reading, and exits with status 0 without a panic. Before exiting
+/// it still runs (and audits) every call it had accepted, although their answers can no
+/// longer be delivered — with the unbounded acceptance of tool calls (see tests/load.rs) that
+/// can take a while on a busy machine, hence the generous bound.
 #[test]
 fn stdout_closed_mid_burst_exits_quietly() {
     let (ws, home) = workspace_and_home("fault-stdout");
@@ -172,20 +173,32 @@ fn stdout_closed_mid_burst_exits_quietly() {
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let writer = std::thread::spawn(move || {
-        let mut burst = String::new();
+        let mut sent = 0usize;
         for i in 0..4 {
-            burst.push_str(&tool_call_line(
+            let line = tool_call_line(
                 &json!(format!("slow-{i}")),
                 "test_sleep",
                 json!({"ms": 300}),
-            ));
+            );
+            if stdin.write_all(line.as_bytes()).is_err() {
+                return sent;
+            }
+            sent += 1;
         }
-        for i in 0..3000 {
-            burst.push_str(&tool_call_line(&json!(i), "index_status", json!({})));
+        // Keep sending until a write fails because the server is gone (bounded, in case it
+        // never goes).
+        for i in 0..500_000 {
+            let line = if i % 2 == 0 {
+                tool_call_line(&json!(i), "index_status", json!({}))
+            } else {
+                format!("{}\n", json!({"jsonrpc":"2.0","id":i,"method":"ping"}))
+            };
+            if stdin.write_all(line.as_bytes()).is_err() {
+                break;
+            }
+            sent += 1;
         }
-        // Stops at the first failed write: the server is gone.
-        let _ = stdin.write_all(burst.as_bytes());
-        stdin
+        sent
     });
     for _ in 0..50 {
         let mut line = String::new();
@@ -195,12 +208,39 @@ fn stdout_closed_mid_burst_exits_quietly() {
         );
     }
     drop(stdout);
-    let status = wait_exit(&mut child, Duration::from_secs(20));
-    drop(writer.join().unwrap());
+    let status = wait_exit(&mut child, Duration::from_secs(120));
+    let sent = writer.join().unwrap();
     std::thread::sleep(Duration::from_millis(50));
     let stderr = stderr.lock().unwrap().clone();
+    eprintln!(
+        "stdout closed after 50 answers; the client had sent {sent} requests when the server went away"
+    );
+    assert!(sent < 500_004, "the server never stopped reading");
     assert_eq!(status.code(), Some(0), "stderr: {stderr}");
     assert!(!stderr.contains("panic"), "{stderr}");
+}
+
+/// A client that closes stdout and then sends nothing more (stdin still open) should see the
+/// server exit on its own: its output is gone for good.
+#[test]
+#[ignore = "server bug: the session loop (src/server.rs, serve) notices a dead writer only \
+when it next handles an inbound frame; with stdout closed and stdin idle the process waits \
+for stdin EOF forever instead of ending"]
+fn stdout_closed_with_stdin_idle_still_ends_the_process() {
+    let (ws, home) = workspace_and_home("fault-stdout-idle");
+    let mut child = stress::raw_server(&ws, &home, &[]).spawn().unwrap();
+    let stderr = collect_stderr(&mut child);
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    writeln!(stdin, "{}", json!({"jsonrpc":"2.0","id":1,"method":"ping"})).unwrap();
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    drop(stdout);
+    // One more answer the server cannot deliver, then silence with stdin open.
+    writeln!(stdin, "{}", json!({"jsonrpc":"2.0","id":2,"method":"ping"})).unwrap();
+    let status = wait_exit(&mut child, Duration::from_secs(30));
+    drop(stdin);
+    assert_eq!(status.code(), Some(0), "{}", stderr.lock().unwrap());
 }
 
 /// Observed: SIGTERM in the middle of a burst stops the reading; the calls already running
