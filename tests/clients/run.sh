@@ -13,7 +13,7 @@
 # stay the same. When a package registry cannot be reached, the steps that need it print why
 # they were skipped and the script still exits 0; a client check that runs and fails exits 1.
 #
-# Environment: MESH_BIN (the mesh-mcp binary; default target/debug/mesh-mcp, built if missing),
+# Environment: MESH_BIN (the mesh-mcp binary; default: `cargo build` and target/debug/mesh-mcp),
 # MESH_CLIENT_FACTS (a facts file instead of facts/<workspace name>.json),
 # MESH_CLIENTS_STEPS (a subset of "inspector ts-sdk py-sdk conformance").
 set -uo pipefail
@@ -225,10 +225,16 @@ if [ ! -f "$FACTS" ]; then
 fi
 WS="$(cd "$WS" && pwd)"
 
-MESH_BIN="${MESH_BIN:-$REPO/target/debug/mesh-mcp}"
-if [ ! -x "$MESH_BIN" ]; then
-    say "building $MESH_BIN"
+if [ -z "${MESH_BIN:-}" ]; then
+    # The debug binary `cargo test` builds; brought up to date here (a no-op after cargo test).
+    target="${CARGO_TARGET_DIR:-target}"
+    case "$target" in /*) ;; *) target="$REPO/$target" ;; esac
+    MESH_BIN="$target/debug/mesh-mcp"
     (cd "$REPO" && cargo build --quiet --bin mesh-mcp) || exit 1
+fi
+if [ ! -x "$MESH_BIN" ]; then
+    say "no server binary at $MESH_BIN"
+    exit 1
 fi
 
 # The clients and the server get a private HOME: the audit trail and the Inspector's catalog
