@@ -239,7 +239,7 @@ fi
 
 # The clients and the server get a private HOME: the audit trail and the Inspector's catalog
 # land there, not in the user's home.
-export HOME_FOR_CLIENTS="$WORK/home"
+HOME_FOR_CLIENTS="$WORK/home"
 mkdir -p "$HOME_FOR_CLIENTS"
 client_env=(HOME="$HOME_FOR_CLIENTS" MESH_AUDIT_DB="$HOME_FOR_CLIENTS/audit.db"
     MESH_SOCKET_PATH="$HOME_FOR_CLIENTS/meshd.sock" MCP_STORAGE_DIR="$HOME_FOR_CLIENTS/inspector"
