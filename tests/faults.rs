@@ -223,9 +223,6 @@ fn stdout_closed_mid_burst_exits_quietly() {
 /// A client that closes stdout and then sends nothing more (stdin still open) should see the
 /// server exit on its own: its output is gone for good.
 #[test]
-#[ignore = "server bug: the session loop (src/server.rs, serve) notices a dead writer only \
-when it next handles an inbound frame; with stdout closed and stdin idle the process waits \
-for stdin EOF forever instead of ending"]
 fn stdout_closed_with_stdin_idle_still_ends_the_process() {
     let (ws, home) = workspace_and_home("fault-stdout-idle");
     let mut child = stress::raw_server(&ws, &home, &[]).spawn().unwrap();

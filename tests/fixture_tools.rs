@@ -67,9 +67,6 @@ fn simple_text_and_error_handling_answer_as_the_suite_expects() {
 }
 
 #[test]
-#[ignore = "server wiring: Ctx::run_tool (src/server.rs) must install \
-tools::fixtures::CallNotifier around the tool call (progress token + session log level + a \
-send_blocking on the outbound queue) for mid-call notifications to reach the wire"]
 fn progress_fixture_sends_three_increasing_notifications_before_its_answer() {
     let mut s = initialized();
     let (notes, answer) = call_collecting(
@@ -90,9 +87,6 @@ fn progress_fixture_sends_three_increasing_notifications_before_its_answer() {
 }
 
 #[test]
-#[ignore = "server wiring: Ctx::run_tool (src/server.rs) must install \
-tools::fixtures::CallNotifier around the tool call (progress token + session log level + a \
-send_blocking on the outbound queue) for mid-call notifications to reach the wire"]
 fn logging_fixture_sends_three_messages_after_set_level() {
     let mut s = initialized();
     let (quiet, _) = call_collecting(&mut s, 2, json!({"name": "test_tool_with_logging"}));

@@ -130,10 +130,6 @@ fn a_client_that_stops_reading_pings_does_not_make_the_server_grow() {
 }
 
 #[test]
-#[ignore = "server bug: with stdout full, Ctx::request spawns one detached task per tools/call \
-and returns at once, so the session loop keeps reading stdin and parking tasks (each holding its \
-request) instead of meeting backpressure from the bounded queues; RSS grows with every call the \
-client sends (20,000 index_status calls: 9 MiB → 89 MiB) (src/server.rs, Ctx::request)"]
 fn a_client_that_stops_reading_tool_calls_does_not_make_the_server_grow() {
     full_pipe_holds(call_line);
 }
