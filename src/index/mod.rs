@@ -108,15 +108,7 @@ pub fn compile_patterns(config: &Config) -> Vec<CompiledPattern> {
 
 /// True when a pattern's file glob (`*.ts`, `outbox.py`, `src/*.go`) accepts a path.
 fn glob_accepts(glob: &str, rel: &str) -> bool {
-    let g = glob.trim_start_matches("**/");
-    if let Some(ext) = g.strip_prefix("*.") {
-        return rel.ends_with(&format!(".{ext}"));
-    }
-    if let Some((head, tail)) = g.split_once('*') {
-        let tail = tail.trim_start_matches('*');
-        return rel.starts_with(head) && rel.ends_with(tail);
-    }
-    rel == g || rel.ends_with(&format!("/{g}"))
+    ignore::path_glob(glob, rel)
 }
 
 /// Runs the custom patterns over one file's text, adding event facts.
