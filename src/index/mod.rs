@@ -162,7 +162,15 @@ fn fill_section_texts(text: &str, sections: &mut [facts::DocSection]) {
     }
 }
 
-/// Reads, guards and extracts one file.
+/// One extraction thread's cache access: its reader and the rows it extracted.
+struct CacheCtx<'c> {
+    reader: cache::CacheReader<'c>,
+    rows: Vec<cache::PendingRow>,
+}
+
+/// Reads, guards and extracts one file. With a cache (the root's label and the thread's
+/// context), facts come from the cache when the content is unchanged, and freshly extracted
+/// facts are queued for it.
 fn index_file(
     abs: &Path,
     root: u16,
@@ -170,6 +178,7 @@ fn index_file(
     size: u64,
     mtime_ns: u64,
     patterns: &[CompiledPattern],
+    cached: Option<(&str, &mut CacheCtx<'_>)>,
 ) -> Result<FileEntry, RejectedFile> {
     let reject = |reason: crawl::RejectReason| RejectedFile {
         root,
@@ -194,14 +203,45 @@ fn index_file(
             "not an indexable language".into(),
         )));
     };
-    let mut facts = lang::extract(lang, rel, &text);
-    if !facts.sections.is_empty() {
-        fill_section_texts(&text, &mut facts.sections);
+    let Some((label, ctx)) = cached else {
+        let facts = extract_facts(lang, rel, &text, patterns);
+        return Ok(FileEntry::new(root, rel, lang, size, mtime_ns, facts));
+    };
+    let sha = cache::content_hash(text.as_bytes());
+    let read_size = text.len() as u64;
+    if let Some(facts) = ctx.reader.get(label, rel, read_size, &sha) {
+        return Ok(FileEntry::new(root, rel, lang, size, mtime_ns, facts));
     }
-    if !patterns.is_empty() {
-        apply_patterns(patterns, rel, &text, &mut facts);
+    let facts = extract_facts(lang, rel, &text, patterns);
+    if let Ok(payload) = serde_json::to_vec(&facts) {
+        ctx.rows.push(cache::PendingRow {
+            root: label.to_string(),
+            path: rel.to_string(),
+            size: read_size,
+            mtime_ns,
+            sha,
+            payload,
+        });
     }
     Ok(FileEntry::new(root, rel, lang, size, mtime_ns, facts))
+}
+
+/// Every fact of one file's text: the language extractor, Markdown section texts and the
+/// custom patterns.
+fn extract_facts(
+    lang: Language,
+    rel: &str,
+    text: &str,
+    patterns: &[CompiledPattern],
+) -> facts::FileFacts {
+    let mut facts = lang::extract(lang, rel, text);
+    if !facts.sections.is_empty() {
+        fill_section_texts(text, &mut facts.sections);
+    }
+    if !patterns.is_empty() {
+        apply_patterns(patterns, rel, text, &mut facts);
+    }
+    facts
 }
 
 fn indexable(rel: &str) -> bool {
@@ -227,6 +267,8 @@ pub struct Indexer {
     /// granularity keeps both), or named by a change that ended in a full refresh. The next
     /// refresh reads them again instead of trusting `stat`.
     racy: std::collections::HashSet<(u16, Box<str>)>,
+    /// The persistent fact cache, when enabled.
+    cache: Option<Arc<cache::FactCache>>,
 }
 
 /// See [`Indexer`]'s `racy` set: how close to its mtime a file must be read to be re-read.
@@ -281,6 +323,7 @@ impl Indexer {
             threads,
             shuffle_seed: None,
             racy: std::collections::HashSet::new(),
+            cache: None,
         }
     }
 
@@ -288,6 +331,25 @@ impl Indexer {
     pub fn with_threads(mut self, threads: usize) -> Indexer {
         self.threads = threads.max(1);
         self
+    }
+
+    /// Uses a persistent fact cache for extraction (see [`cache`]).
+    pub fn with_cache(mut self, cache: Arc<cache::FactCache>) -> Indexer {
+        self.cache = Some(cache);
+        self
+    }
+
+    /// Writes what the cache learned since the last call (after a snapshot is published, so
+    /// the writes never delay an answer).
+    pub fn flush_cache(&self) {
+        if let Some(c) = &self.cache {
+            c.flush();
+        }
+    }
+
+    /// The cache's counters, when a cache is in use.
+    pub fn cache_stats(&self) -> Option<cache::CacheStats> {
+        self.cache.as_ref().map(|c| c.stats())
     }
 
     /// Extracts in an order shuffled by `seed` (the result must not depend on it).
@@ -429,16 +491,25 @@ impl Indexer {
         let handle = &self.handle;
         let patterns = &self.patterns;
         let todo_ref = &todo;
+        let cache = self.cache.as_deref();
         let workers = self.threads.min(todo.len().max(1));
         let results: Vec<Vec<Result<FileEntry, RejectedFile>>> = std::thread::scope(|scope| {
             let spawned: Vec<_> = (0..workers)
                 .map(|_| {
                     scope.spawn(|| {
                         let mut out = Vec::new();
+                        let mut ctx =
+                            cache
+                                .and_then(cache::FactCache::reader)
+                                .map(|reader| CacheCtx {
+                                    reader,
+                                    rows: Vec::new(),
+                                });
                         loop {
                             let i = cursor.fetch_add(1, Ordering::Relaxed);
                             let Some(f) = todo_ref.get(i) else { break };
-                            let abs = roots[f.root as usize].path.join(&f.rel_path);
+                            let root = &roots[f.root as usize];
+                            let abs = root.path.join(&f.rel_path);
                             out.push(index_file(
                                 &abs,
                                 f.root,
@@ -446,11 +517,15 @@ impl Indexer {
                                 f.size,
                                 f.mtime_ns,
                                 patterns,
+                                ctx.as_mut().map(|c| (root.label.as_str(), c)),
                             ));
                             let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                             if n.is_multiple_of(512) {
                                 handle.set_progress(reused + n as u64, total);
                             }
+                        }
+                        if let (Some(cache), Some(ctx)) = (cache, ctx) {
+                            cache.queue(ctx.rows);
                         }
                         out
                     })
@@ -531,7 +606,7 @@ impl Indexer {
                 } else {
                     self.racy.remove(&key);
                 }
-                match index_file(path, root, &rel, meta.len(), mtime_ns, &self.patterns) {
+                match index_file(path, root, &rel, meta.len(), mtime_ns, &self.patterns, None) {
                     Ok(entry) => new_file = Some(entry),
                     Err(rej) => new_rejected = Some(rej),
                 }
@@ -658,7 +733,11 @@ pub fn spawn_indexer_with(
                     std::thread::sleep(std::time::Duration::from_millis(delay_ms / 10));
                 }
             }
+            let cache = cache::open_for(&config).map(Arc::new);
             let mut indexer = Indexer::new(config, handle.clone());
+            if let Some(cache) = cache {
+                indexer = indexer.with_cache(cache);
+            }
             watch::serve(&mut indexer, &handle, &watch_options, &thread_stop);
         });
     match spawned {

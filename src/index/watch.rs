@@ -535,6 +535,7 @@ pub fn serve(
         WatchKind::Off => {
             handle.set_watch_mode(WatchMode::Off);
             handle.publish(indexer.rebuild());
+            indexer.flush_cache();
             return;
         }
         WatchKind::Poll => "MESH_WATCH=poll".to_string(),
@@ -546,6 +547,7 @@ pub fn serve(
                     #[cfg(target_os = "linux")]
                     stop.set_waker(Some(watcher.ino.waker()));
                     handle.publish(indexer.rebuild());
+                    indexer.flush_cache();
                     let ended = inotify_loop(&mut watcher, indexer, handle, stop);
                     #[cfg(target_os = "linux")]
                     stop.set_waker(None);
@@ -572,6 +574,7 @@ pub fn serve(
         }
     };
     handle.publish(indexer.rebuild());
+    indexer.flush_cache();
     poll_loop(indexer, handle, options, stop, &roots, fallback_reason);
 }
 
@@ -614,6 +617,7 @@ fn poll_loop(
         let started = Instant::now();
         if let Some(snap) = indexer.rebuild_if_changed() {
             handle.publish(snap);
+            indexer.flush_cache();
         }
         interval = options
             .poll_interval
@@ -695,6 +699,7 @@ fn flush(
     if let Some(snap) = snap {
         let generation = handle.publish(snap);
         tracing::debug!(target: "mesh::watch", generation, "reload published");
+        indexer.flush_cache();
     }
     handle.set_watch_mode(watcher.mode());
     handle.set_watch_state(0, false);
