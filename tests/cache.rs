@@ -196,3 +196,41 @@ fn the_binary_uses_the_cache_only_when_asked_and_answers_the_same() {
         "MESH_CACHE=off writes no cache"
     );
 }
+
+#[test]
+fn a_reload_finds_earlier_content_in_the_cache() {
+    let dir = workspace("cache-reload");
+    // Age every file, so only the file this test touches is re-read by later builds
+    // (files written moments before a build are re-read on purpose: see `Indexer`).
+    let hour_ago = std::time::SystemTime::now() - Duration::from_secs(3600);
+    let mut work = vec![dir.clone()];
+    while let Some(d) = work.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            if e.path().is_dir() {
+                work.push(e.path());
+            } else {
+                let f = std::fs::File::options().write(true).open(e.path()).unwrap();
+                f.set_modified(hour_ago).unwrap();
+            }
+        }
+    }
+    let db = temp_dir("cache-reload-db").join("ws.db");
+    let config = config(&dir);
+    let cache = Arc::new(FactCache::open(&db, &cache::build_salt(&config), 64 << 20).unwrap());
+    let mut indexer = Indexer::new(config.clone(), IndexHandle::new()).with_cache(cache.clone());
+    indexer.rebuild();
+    indexer.flush_cache();
+    let file = dir.join("services/svc-1/proto/s7.proto");
+    let original = std::fs::read_to_string(&file).unwrap();
+    // Switch to other content and back (a branch switch and its undo): the way back is a
+    // cache hit through the per-file lookup, and the result equals a cache-less build.
+    std::fs::write(&file, original.replace("Svc7", "Other7")).unwrap();
+    indexer.rebuild();
+    indexer.flush_cache();
+    std::thread::sleep(Duration::from_millis(20));
+    std::fs::write(&file, &original).unwrap();
+    let hits_before = cache.stats().hits;
+    let snap = indexer.rebuild();
+    assert_eq!(cache.stats().hits, hits_before + 1);
+    assert_eq!(snap.fingerprint(), uncached(&config).fingerprint());
+}

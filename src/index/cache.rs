@@ -1,10 +1,11 @@
 //! Optional persistent cache of extracted facts, one SQLite file per workspace, so a warm
 //! start can skip re-extraction.
 //!
-//! A row is keyed by the file's root label and root-relative path and holds its size, mtime,
-//! the SHA-256 of its content and the extracted facts (JSON). A lookup is a hit only when the
+//! A row is keyed by the file's root label, root-relative path and the SHA-256 of its content,
+//! and holds its size, mtime and the extracted facts (JSON). A lookup is a hit only when the
 //! size and the content hash match (the file is read and hashed either way: a cached answer can
-//! never differ from re-extracting the same bytes) and the payload's own checksum holds. The
+//! never differ from re-extracting the same bytes) and the payload's own checksum holds. Older
+//! versions of a file stay until the quota evicts them, so switching back to a branch hits. The
 //! whole table is cleared when the build (crate version, executable) or the custom patterns
 //! change, since either changes what extraction returns.
 //!
@@ -28,7 +29,7 @@ use super::facts::FileFacts;
 use crate::config::Config;
 
 /// Bumped whenever the table layout or the payload encoding changes.
-const SCHEMA_VERSION: i64 = 1;
+const SCHEMA_VERSION: i64 = 2;
 /// Rows hit within this many seconds keep their LRU stamp (saves a write per hit).
 const TOUCH_GRANULARITY_S: i64 = 3600;
 /// After eviction the live pages fill at most this share of the quota.
@@ -175,7 +176,7 @@ pub struct FactCache {
     quota_bytes: u64,
     writer: Mutex<Connection>,
     pending: Mutex<Vec<PendingRow>>,
-    touched: Mutex<Vec<(String, String)>>,
+    touched: Mutex<Vec<i64>>,
     hits: AtomicU64,
     misses: AtomicU64,
     errors: AtomicU64,
@@ -267,6 +268,72 @@ impl FactCache {
         }
     }
 
+    /// Reads every row at once (a first build asks for nearly all of them). On error the
+    /// result is empty and every lookup a miss.
+    pub fn load_all(&self) -> LoadedRows {
+        let mut out = LoadedRows {
+            rows: std::collections::HashMap::new(),
+            loaded_at: now_s(),
+        };
+        let Some(reader) = self.reader() else {
+            return out;
+        };
+        let read = reader
+            .conn
+            .prepare("SELECT id, size, sha, payload, check_sum, used_at, root, path FROM facts")
+            .and_then(|mut st| {
+                let rows = st.query_map([], |r| {
+                    let key: (String, String) = (r.get(6)?, r.get(7)?);
+                    Ok((key, StoredRow::read(r)?))
+                })?;
+                for row in rows {
+                    let ((root, path), row) = row?;
+                    let Ok(sha) = <[u8; 32]>::try_from(&row.sha[..]) else {
+                        continue;
+                    };
+                    out.rows
+                        .insert((root.into_boxed_str(), path.into_boxed_str(), sha), row);
+                }
+                Ok(())
+            });
+        if let Err(e) = read {
+            self.note_error(&e);
+            out.rows.clear();
+        }
+        out
+    }
+
+    /// Checks a stored row against the file's size and content hash and its own checksum, and
+    /// decodes it; counts a hit or a miss.
+    fn accept(
+        &self,
+        row: Option<&StoredRow>,
+        root: &str,
+        path: &str,
+        size: u64,
+        sha: &[u8; 32],
+    ) -> Option<FileFacts> {
+        let facts = row.and_then(|row| {
+            if u64::try_from(row.size).ok() != Some(size) || row.sha[..] != sha[..] {
+                return None;
+            }
+            if row.check[..] != payload_check(&row.payload)[..] {
+                self.errors.fetch_add(1, Ordering::Relaxed);
+                tracing::debug!(target: "mesh::cache", root, path,
+                    "cached payload fails its checksum; extracting");
+                return None;
+            }
+            serde_json::from_slice::<FileFacts>(&row.payload).ok()
+        });
+        let counter = if facts.is_some() {
+            &self.hits
+        } else {
+            &self.misses
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        facts
+    }
+
     /// Queues freshly extracted rows for the next [`FactCache::flush`].
     pub fn queue(&self, rows: Vec<PendingRow>) {
         if rows.is_empty() {
@@ -332,7 +399,7 @@ impl FactCache {
         }
     }
 
-    fn write(&self, rows: &[PendingRow], touched: &[(String, String)]) -> rusqlite::Result<()> {
+    fn write(&self, rows: &[PendingRow], touched: &[i64]) -> rusqlite::Result<()> {
         let Ok(mut conn) = self.writer.lock() else {
             return Ok(());
         };
@@ -355,10 +422,9 @@ impl FactCache {
                     now
                 ])?;
             }
-            let mut touch =
-                tx.prepare_cached("UPDATE facts SET used_at = ?1 WHERE root = ?2 AND path = ?3")?;
-            for (root, path) in touched {
-                touch.execute(params![now, root, path])?;
+            let mut touch = tx.prepare_cached("UPDATE facts SET used_at = ?1 WHERE id = ?2")?;
+            for id in touched {
+                touch.execute(params![now, id])?;
             }
         }
         tx.commit()?;
@@ -461,12 +527,85 @@ impl FactCache {
     }
 }
 
+/// One stored row, as read back.
+#[derive(Debug, Clone)]
+pub struct StoredRow {
+    id: i64,
+    size: i64,
+    sha: Vec<u8>,
+    payload: Vec<u8>,
+    check: Vec<u8>,
+    used_at: i64,
+}
+
+impl StoredRow {
+    fn read(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredRow> {
+        Ok(StoredRow {
+            id: r.get(0)?,
+            size: r.get(1)?,
+            sha: r.get(2)?,
+            payload: r.get(3)?,
+            check: r.get(4)?,
+            used_at: r.get(5)?,
+        })
+    }
+}
+
+/// Root label, root-relative path and content hash.
+type RowKey = (Box<str>, Box<str>, [u8; 32]);
+
+/// The whole table read in one sequential scan, for a first build that would otherwise look
+/// up every file on its own.
+#[derive(Debug, Default)]
+pub struct LoadedRows {
+    rows: std::collections::HashMap<RowKey, StoredRow>,
+    loaded_at: i64,
+}
+
+impl LoadedRows {
+    /// Number of rows loaded.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// True when nothing was loaded.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+}
+
+/// How an extraction thread asks the cache: the preloaded table or its own connection.
+pub enum Lookup<'c> {
+    Loaded(&'c FactCache, &'c LoadedRows),
+    Query(CacheReader<'c>),
+}
+
+impl Lookup<'_> {
+    /// The cached facts of `root`/`path` for content of `size` bytes hashing to `sha`.
+    pub fn get(&mut self, root: &str, path: &str, size: u64, sha: &[u8; 32]) -> Option<FileFacts> {
+        match self {
+            Lookup::Query(reader) => reader.get(root, path, size, sha),
+            Lookup::Loaded(cache, loaded) => {
+                let row = loaded.rows.get(&(Box::from(root), Box::from(path), *sha));
+                let facts = cache.accept(row, root, path, size, sha);
+                if facts.is_some()
+                    && row.is_some_and(|r| loaded.loaded_at - r.used_at > TOUCH_GRANULARITY_S)
+                    && let Ok(mut t) = cache.touched.lock()
+                {
+                    t.extend(row.map(|r| r.id));
+                }
+                facts
+            }
+        }
+    }
+}
+
 /// One extraction thread's view of the cache.
 pub struct CacheReader<'a> {
     cache: &'a FactCache,
     conn: Connection,
     now: i64,
-    touched: Vec<(String, String)>,
+    touched: Vec<i64>,
 }
 
 impl CacheReader<'_> {
@@ -476,19 +615,12 @@ impl CacheReader<'_> {
         let row = self
             .conn
             .prepare_cached(
-                "SELECT size, sha, payload, check_sum, used_at FROM facts WHERE root = ?1 AND path = ?2",
+                "SELECT id, size, sha, payload, check_sum, used_at FROM facts \
+                 WHERE root = ?1 AND path = ?2 AND sha = ?3",
             )
             .and_then(|mut st| {
-                st.query_row(params![root, path], |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, Vec<u8>>(1)?,
-                        r.get::<_, Vec<u8>>(2)?,
-                        r.get::<_, Vec<u8>>(3)?,
-                        r.get::<_, i64>(4)?,
-                    ))
-                })
-                .optional()
+                st.query_row(params![root, path, &sha[..]], StoredRow::read)
+                    .optional()
             });
         let found = match row {
             Ok(found) => found,
@@ -497,28 +629,12 @@ impl CacheReader<'_> {
                 None
             }
         };
-        let facts = found.and_then(|(row_size, row_sha, payload, check, used_at)| {
-            if u64::try_from(row_size).ok() != Some(size) || row_sha[..] != sha[..] {
-                return None;
-            }
-            if check[..] != payload_check(&payload)[..] {
-                self.cache.errors.fetch_add(1, Ordering::Relaxed);
-                tracing::debug!(target: "mesh::cache", root, path,
-                    "cached payload fails its checksum; extracting");
-                return None;
-            }
-            let facts = serde_json::from_slice::<FileFacts>(&payload).ok()?;
-            if self.now - used_at > TOUCH_GRANULARITY_S {
-                self.touched.push((root.to_string(), path.to_string()));
-            }
-            Some(facts)
-        });
-        let counter = if facts.is_some() {
-            &self.cache.hits
-        } else {
-            &self.cache.misses
-        };
-        counter.fetch_add(1, Ordering::Relaxed);
+        let facts = self.cache.accept(found.as_ref(), root, path, size, sha);
+        if let Some(r) =
+            found.filter(|r| facts.is_some() && self.now - r.used_at > TOUCH_GRANULARITY_S)
+        {
+            self.touched.push(r.id);
+        }
         facts
     }
 }
@@ -561,7 +677,7 @@ fn open_and_prepare(path: &Path, salt: &str) -> rusqlite::Result<Connection> {
              id INTEGER PRIMARY KEY, root TEXT NOT NULL, path TEXT NOT NULL,
              size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, sha BLOB NOT NULL,
              payload BLOB NOT NULL, check_sum BLOB NOT NULL, used_at INTEGER NOT NULL,
-             UNIQUE (root, path));
+             UNIQUE (root, path, sha));
          CREATE INDEX IF NOT EXISTS facts_lru ON facts (used_at);
          PRAGMA user_version = {SCHEMA_VERSION};"
     ))?;

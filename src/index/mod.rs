@@ -162,10 +162,21 @@ fn fill_section_texts(text: &str, sections: &mut [facts::DocSection]) {
     }
 }
 
-/// One extraction thread's cache access: its reader and the rows it extracted.
+/// One extraction thread's cache access: how it looks files up, and the files it had to
+/// extract (written to the cache after the snapshot is published).
 struct CacheCtx<'c> {
-    reader: cache::CacheReader<'c>,
-    rows: Vec<cache::PendingRow>,
+    lookup: cache::Lookup<'c>,
+    misses: Vec<CacheMiss>,
+}
+
+/// A file extracted while a cache was in use, to be stored at the next flush.
+#[derive(Debug, Clone)]
+struct CacheMiss {
+    root: u16,
+    path: Box<str>,
+    read_size: u64,
+    mtime_ns: u64,
+    sha: [u8; 32],
 }
 
 /// Reads, guards and extracts one file. With a cache (the root's label and the thread's
@@ -209,20 +220,17 @@ fn index_file(
     };
     let sha = cache::content_hash(text.as_bytes());
     let read_size = text.len() as u64;
-    if let Some(facts) = ctx.reader.get(label, rel, read_size, &sha) {
+    if let Some(facts) = ctx.lookup.get(label, rel, read_size, &sha) {
         return Ok(FileEntry::new(root, rel, lang, size, mtime_ns, facts));
     }
+    ctx.misses.push(CacheMiss {
+        root,
+        path: rel.into(),
+        read_size,
+        mtime_ns,
+        sha,
+    });
     let facts = extract_facts(lang, rel, &text, patterns);
-    if let Ok(payload) = serde_json::to_vec(&facts) {
-        ctx.rows.push(cache::PendingRow {
-            root: label.to_string(),
-            path: rel.to_string(),
-            size: read_size,
-            mtime_ns,
-            sha,
-            payload,
-        });
-    }
     Ok(FileEntry::new(root, rel, lang, size, mtime_ns, facts))
 }
 
@@ -269,6 +277,8 @@ pub struct Indexer {
     racy: std::collections::HashSet<(u16, Box<str>)>,
     /// The persistent fact cache, when enabled.
     cache: Option<Arc<cache::FactCache>>,
+    /// Files extracted since the last cache flush.
+    cache_misses: Vec<CacheMiss>,
 }
 
 /// See [`Indexer`]'s `racy` set: how close to its mtime a file must be read to be re-read.
@@ -324,6 +334,7 @@ impl Indexer {
             shuffle_seed: None,
             racy: std::collections::HashSet::new(),
             cache: None,
+            cache_misses: Vec::new(),
         }
     }
 
@@ -341,10 +352,37 @@ impl Indexer {
 
     /// Writes what the cache learned since the last call (after a snapshot is published, so
     /// the writes never delay an answer).
-    pub fn flush_cache(&self) {
-        if let Some(c) = &self.cache {
-            c.flush();
+    pub fn flush_cache(&mut self) {
+        let Some(cache) = &self.cache else {
+            return;
+        };
+        let misses = std::mem::take(&mut self.cache_misses);
+        let mut rows = Vec::with_capacity(misses.len());
+        for m in misses {
+            let Some(entry) = self.files.get(&(m.root, m.path.clone())) else {
+                continue;
+            };
+            if entry.mtime_ns != m.mtime_ns {
+                continue; // changed again since; its newer version is queued on its own
+            }
+            // The stored facts are rebuilt from the compact entry, exactly as the fingerprint
+            // sees them, so a cached entry is the same entry.
+            let mut facts = entry.facts().clone();
+            facts.symbols = entry.symbol_facts();
+            let Ok(payload) = serde_json::to_vec(&facts) else {
+                continue;
+            };
+            rows.push(cache::PendingRow {
+                root: self.roots[m.root as usize].label.clone(),
+                path: m.path.into(),
+                size: m.read_size,
+                mtime_ns: m.mtime_ns,
+                sha: m.sha,
+                payload,
+            });
         }
+        cache.queue(rows);
+        cache.flush();
     }
 
     /// The cache's counters, when a cache is in use.
@@ -402,7 +440,18 @@ impl Indexer {
     fn refresh(&mut self) -> bool {
         let started = Instant::now();
         let read_from = wall_ns();
-        let crawled = crawl::crawl(&self.crawl_roots, &self.options);
+        // A first build asks the cache about nearly every file: read the table in one scan,
+        // on another thread while the crawl runs.
+        let preload = self.cache.is_some() && self.files.is_empty();
+        let cache = self.cache.clone();
+        let (crawled, loaded) = std::thread::scope(|scope| {
+            let loader = cache
+                .as_deref()
+                .filter(|_| preload)
+                .map(|c| scope.spawn(|| c.load_all()));
+            let crawled = crawl::crawl(&self.crawl_roots, &self.options);
+            (crawled, loader.and_then(|l| l.join().ok()))
+        });
         let rejected: BTreeMap<(u16, String), RejectedFile> = crawled
             .rejected
             .iter()
@@ -437,7 +486,8 @@ impl Indexer {
             shuffle(&mut todo, seed);
         }
         let extracted = todo.len();
-        let results = self.extract_all(todo, next.len() as u64);
+        let (results, misses) = self.extract_all(todo, next.len() as u64, loaded.as_ref());
+        self.cache_misses.extend(misses);
         let mut changed = false;
         self.racy.clear();
         for r in results {
@@ -478,11 +528,15 @@ impl Indexer {
     }
 
     /// Extracts `todo` on the worker threads, reporting progress on top of `reused` files.
+    /// With a cache, files are looked up in `loaded` (a preloaded table) or through one
+    /// connection per thread; the files that had to be extracted come back as misses.
     fn extract_all(
         &self,
         todo: Vec<crawl::CrawledFile>,
         reused: u64,
-    ) -> Vec<Result<FileEntry, RejectedFile>> {
+        loaded: Option<&cache::LoadedRows>,
+    ) -> (Vec<Result<FileEntry, RejectedFile>>, Vec<CacheMiss>) {
+        type WorkerOut = (Vec<Result<FileEntry, RejectedFile>>, Vec<CacheMiss>);
         let total = reused + todo.len() as u64;
         self.handle.set_progress(reused, total);
         let done = AtomicUsize::new(0);
@@ -493,18 +547,20 @@ impl Indexer {
         let todo_ref = &todo;
         let cache = self.cache.as_deref();
         let workers = self.threads.min(todo.len().max(1));
-        let results: Vec<Vec<Result<FileEntry, RejectedFile>>> = std::thread::scope(|scope| {
+        let per_worker: Vec<WorkerOut> = std::thread::scope(|scope| {
             let spawned: Vec<_> = (0..workers)
                 .map(|_| {
-                    scope.spawn(|| {
+                    scope.spawn(|| -> WorkerOut {
                         let mut out = Vec::new();
-                        let mut ctx =
-                            cache
-                                .and_then(cache::FactCache::reader)
-                                .map(|reader| CacheCtx {
-                                    reader,
-                                    rows: Vec::new(),
-                                });
+                        let lookup = match (cache, loaded) {
+                            (Some(c), Some(l)) => Some(cache::Lookup::Loaded(c, l)),
+                            (Some(c), None) => c.reader().map(cache::Lookup::Query),
+                            _ => None,
+                        };
+                        let mut ctx = lookup.map(|lookup| CacheCtx {
+                            lookup,
+                            misses: Vec::new(),
+                        });
                         loop {
                             let i = cursor.fetch_add(1, Ordering::Relaxed);
                             let Some(f) = todo_ref.get(i) else { break };
@@ -524,10 +580,7 @@ impl Indexer {
                                 handle.set_progress(reused + n as u64, total);
                             }
                         }
-                        if let (Some(cache), Some(ctx)) = (cache, ctx) {
-                            cache.queue(ctx.rows);
-                        }
-                        out
+                        (out, ctx.map(|c| c.misses).unwrap_or_default())
                     })
                 })
                 .collect();
@@ -537,7 +590,13 @@ impl Indexer {
                 .collect()
         });
         self.handle.set_progress(total, total);
-        results.into_iter().flatten().collect()
+        let mut results = Vec::with_capacity(todo.len());
+        let mut misses = Vec::new();
+        for (r, m) in per_worker {
+            results.extend(r);
+            misses.extend(m);
+        }
+        (results, misses)
     }
 
     /// A snapshot of the current state.
