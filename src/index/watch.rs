@@ -1269,6 +1269,56 @@ mod tests {
     }
 
     #[test]
+    fn the_probe_sees_locks_and_operation_markers() {
+        let base = std::env::temp_dir().join(format!("mesh-watch-probe-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let git = base.join(".git");
+        std::fs::create_dir_all(git.join("refs/heads")).unwrap();
+        let dirs = vec![GitDir {
+            git: git.clone(),
+            common: git.clone(),
+        }];
+        let mut tracked = BTreeSet::new();
+        assert_eq!(probe_git(&dirs, &mut tracked), GitState::default());
+        std::fs::write(git.join("index.lock"), "").unwrap();
+        std::fs::create_dir_all(git.join("rebase-merge")).unwrap();
+        let ref_lock = git.join("refs/heads/main.lock");
+        std::fs::write(&ref_lock, "").unwrap();
+        tracked.insert(ref_lock.clone());
+        tracked.insert(git.join("refs/heads/gone.lock"));
+        let state = probe_git(&dirs, &mut tracked);
+        assert_eq!(state.operation, Some("rebase-merge"));
+        assert_eq!(state.locks, vec![ref_lock.clone(), git.join("index.lock")]);
+        assert_eq!(
+            tracked.len(),
+            1,
+            "a lock that no longer exists is forgotten"
+        );
+        let _ = std::fs::remove_dir_all(&base);
+    }
+
+    #[test]
+    fn a_linked_worktree_is_gated_by_its_own_and_the_common_git_dir() {
+        let base = std::env::temp_dir().join(format!("mesh-watch-wt-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let wt_git = base.join("main/.git/worktrees/feature");
+        std::fs::create_dir_all(&wt_git).unwrap();
+        std::fs::create_dir_all(base.join("feature")).unwrap();
+        std::fs::write(wt_git.join("commondir"), "../..\n").unwrap();
+        std::fs::write(
+            base.join("feature/.git"),
+            format!("gitdir: {}\n", wt_git.display()),
+        )
+        .unwrap();
+        let base = std::fs::canonicalize(&base).unwrap();
+        let g = git_dir_of(&base.join("feature")).unwrap();
+        assert_eq!(g.git, base.join("main/.git/worktrees/feature"));
+        assert_eq!(g.common, base.join("main/.git"));
+        assert!(git_dir_of(&base.join("main/.git/worktrees")).is_none());
+        let _ = std::fs::remove_dir_all(&base);
+    }
+
+    #[test]
     fn the_plan_skips_excluded_and_ignored_directories() {
         let base = std::env::temp_dir().join(format!("mesh-watch-plan-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&base);
