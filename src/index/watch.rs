@@ -750,12 +750,15 @@ mod linux {
     use super::*;
     use crate::sys::inotify::{self as ino, Event, Inotify, Wait};
 
+    /// Worktree events. `IN_MODIFY` is left out on purpose: a file is read once its writer
+    /// closes it (`IN_CLOSE_WRITE`) or renames it into place (`IN_MOVED_TO`), never halfway
+    /// through a slow write; `IN_CREATE` still catches hard links and other files that
+    /// appear without being written.
     const TREE_MASK: u32 = ino::IN_CREATE
         | ino::IN_DELETE
         | ino::IN_MOVED_FROM
         | ino::IN_MOVED_TO
         | ino::IN_CLOSE_WRITE
-        | ino::IN_MODIFY
         | ino::IN_DELETE_SELF
         | ino::IN_MOVE_SELF
         | ino::IN_ONLYDIR
