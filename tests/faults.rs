@@ -578,8 +578,6 @@ fn a_git_checkout_during_indexing_leaves_a_consistent_index() {
 /// With live updates, the index of a server that raced a checkout must converge to the new
 /// commit without a restart: every `Beta` and `Gamma` found at its line, no `Alpha` left.
 #[test]
-#[ignore = "needs live updates: src/index/watch.rs is a stub in this branch (the watch-cache \
-branch brings inotify and the git-operation hold); un-ignore once they are merged"]
 fn a_git_checkout_during_indexing_converges_to_the_new_commit() {
     let repo = temp_dir("fault-git-live");
     two_commits(&repo);

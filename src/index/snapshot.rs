@@ -364,6 +364,8 @@ pub struct IndexHandle {
     files_total: AtomicU64,
     pending: AtomicU64,
     git_hold: std::sync::atomic::AtomicBool,
+    /// How the workspace is being watched (set by the watcher; for `index_status`).
+    watch_mode: Mutex<super::watch::WatchMode>,
 }
 
 impl Default for IndexHandle {
@@ -378,6 +380,7 @@ impl Default for IndexHandle {
             files_total: AtomicU64::new(0),
             pending: AtomicU64::new(0),
             git_hold: std::sync::atomic::AtomicBool::new(false),
+            watch_mode: Mutex::new(super::watch::WatchMode::Off),
         }
     }
 }
@@ -440,6 +443,21 @@ impl IndexHandle {
     /// True while a git operation holds reloads.
     pub fn git_hold(&self) -> bool {
         self.git_hold.load(Ordering::Relaxed)
+    }
+
+    /// Records how the workspace is watched (inotify, polling fallback and why, or not at all).
+    pub fn set_watch_mode(&self, mode: super::watch::WatchMode) {
+        if let Ok(mut m) = self.watch_mode.lock() {
+            *m = mode;
+        }
+    }
+
+    /// How the workspace is watched.
+    pub fn watch_mode(&self) -> super::watch::WatchMode {
+        self.watch_mode
+            .lock()
+            .map(|m| m.clone())
+            .unwrap_or(super::watch::WatchMode::Off)
     }
 
     /// Indexing progress: (files extracted, files found).

@@ -5,6 +5,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{ToolDef, ToolEnv, ToolOutput, decode, default_hint, object_schema};
+use crate::index::snapshot::Snapshot;
+use crate::index::watch::WatchMode;
 
 /// The tool definition.
 pub static TOOL: ToolDef = ToolDef {
@@ -40,35 +42,19 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
         out.push_str(&serving_line(shared));
         return ToolOutput::ok(out);
     };
-    let age = snap
-        .published_at
-        .and_then(|t| t.elapsed().ok())
-        .map_or_else(
-            || "just now".to_string(),
-            |d| format!("{} s ago", d.as_secs()),
-        );
     out.push_str(&format!(
-        "- Generation {}, published {age} (built in {} ms): {} files indexed, {} declarations, {} rejected.\n",
+        "- Generation {}: {} files indexed, {} declarations, {} rejected.\n",
         snap.generation,
-        snap.build_ms,
         snap.files.len(),
         snap.symbol_count(),
         snap.rejected.len()
     ));
-    let pending = shared.index.pending_changes();
-    let hold = shared.index.git_hold();
-    out.push_str(&format!(
-        "- Freshness: {}{}.\n",
-        if pending > 0 {
-            format!("{pending} change(s) pending")
-        } else {
-            "no pending changes".to_string()
-        },
-        if hold {
-            "; a git operation is in progress, reloads are held until it ends"
-        } else {
-            ""
-        }
+    out.push_str(&freshness_lines(
+        &snap,
+        shared.index.pending_changes(),
+        shared.index.git_hold(),
+        &shared.index.watch_mode(),
+        std::time::SystemTime::now(),
     ));
     out.push_str(&serving_line(shared));
     out.push_str("\n### Roots\n\n| Root | Files | Declarations |\n|---|---|---|\n");
@@ -177,5 +163,116 @@ mod daemon_tests {
         assert_eq!(human_duration(59), "59 s");
         assert_eq!(human_duration(3_725), "1 h 2 min");
         assert_eq!(human_duration(90_000), "1 d 1 h");
+    }
+}
+
+/// The freshness block: when the shown generation was published (the last reload) and how
+/// long it took, changes seen but not yet published, a git operation holding reloads, and
+/// how the workspace is watched.
+fn freshness_lines(
+    snap: &Snapshot,
+    pending: u64,
+    git_hold: bool,
+    mode: &WatchMode,
+    now: std::time::SystemTime,
+) -> String {
+    let mut out = String::new();
+    let what = if snap.generation <= 1 {
+        "First index"
+    } else {
+        "Last reload"
+    };
+    match snap.published_at {
+        Some(at) => {
+            let unix_ms = at
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64);
+            let age = now.duration_since(at).map_or_else(
+                |_| "just now".to_string(),
+                |d| format!("{} s ago", d.as_secs()),
+            );
+            out.push_str(&format!(
+                "- {what}: {} ({age}), built in {} ms.\n",
+                crate::audit::iso8601_utc_ms(unix_ms),
+                snap.build_ms
+            ));
+        }
+        None => out.push_str(&format!("- {what}: built in {} ms.\n", snap.build_ms)),
+    }
+    let pending = if pending > 0 {
+        format!("{pending} change(s) seen and not yet published")
+    } else {
+        "no pending changes".to_string()
+    };
+    let hold = if git_hold {
+        "; a git operation is in progress, reloads are held until it ends (answers come from \
+         the generation above)"
+    } else {
+        ""
+    };
+    out.push_str(&format!("- Freshness: {pending}{hold}.\n"));
+    out.push_str(&format!("- Watcher: {mode}.\n"));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    #[test]
+    fn freshness_says_pending_hold_mode_and_last_reload() {
+        let at = UNIX_EPOCH + Duration::from_secs(1_764_000_000);
+        let snap = Snapshot {
+            generation: 3,
+            published_at: Some(at),
+            build_ms: 12,
+            ..Snapshot::default()
+        };
+        let text = freshness_lines(
+            &snap,
+            4,
+            true,
+            &WatchMode::Inotify {
+                dirs: 9,
+                git_dirs: 1,
+            },
+            at + Duration::from_secs(5),
+        );
+        assert!(
+            text.contains("- Last reload: 2025-11-24T16:00:00.000Z (5 s ago), built in 12 ms."),
+            "{text}"
+        );
+        assert!(
+            text.contains("4 change(s) seen and not yet published; a git operation is in progress"),
+            "{text}"
+        );
+        assert!(
+            text.contains("- Watcher: inotify, 9 directories watched plus 1 git directories."),
+            "{text}"
+        );
+        let first = Snapshot {
+            generation: 1,
+            ..Snapshot::default()
+        };
+        let text = freshness_lines(
+            &first,
+            0,
+            false,
+            &WatchMode::Polling {
+                every_ms: 2000,
+                reason: "MESH_WATCH=poll".into(),
+            },
+            at,
+        );
+        assert!(text.contains("- First index: built in 0 ms."), "{text}");
+        assert!(
+            text.contains("- Freshness: no pending changes.\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("polling fallback, full rescan every 2.0 s (MESH_WATCH=poll)"),
+            "{text}"
+        );
     }
 }
