@@ -212,6 +212,15 @@ fn doctor_json_is_stable_and_fix_repairs_socket_permissions() {
     let mode = std::fs::metadata(&sock).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o700);
     assert_eq!(mesh_in(&ws, &["doctor"]).status.code(), Some(0));
+    // A damaged cache file is reported and --fix removes it (it is rebuilt on the next start).
+    let id = mesh_mcp::daemon::socket::workspace_id(&ws.canonicalize().unwrap());
+    let cache = ws.join(format!(".home/.cache/mesh-mcp/index/{id}.db"));
+    std::fs::create_dir_all(cache.parent().unwrap()).unwrap();
+    std::fs::write(&cache, b"this is not a database").unwrap();
+    let warn = mesh_in(&ws, &["doctor"]);
+    assert!(String::from_utf8_lossy(&warn.stderr).contains("damaged"));
+    mesh_in(&ws, &["doctor", "--fix"]);
+    assert!(!cache.exists());
 }
 
 #[test]

@@ -193,6 +193,7 @@ pub fn run_checks(cwd: &Path, config_path: Option<&Path>, fix: bool) -> Vec<Chec
     checks.push(git_check());
     checks.push(masking_check());
     checks.extend(daemon_checks(&config.base_dir, fix));
+    checks.push(cache_check(&config, fix));
     checks.extend(audit_checks());
     checks
 }
@@ -304,6 +305,67 @@ fn daemon_checks(base: &Path, fix: bool) -> Vec<Check> {
         out.push(check);
     }
     out
+}
+
+/// The optional fact cache: off (the default), or its file's integrity. `fix` removes a
+/// damaged file (it is rebuilt on the next start; the cache never changes results).
+fn cache_check(config: &crate::config::Config, fix: bool) -> Check {
+    let path = crate::index::cache::default_path(&config.base_dir);
+    let wanted = crate::index::cache::wanted(config);
+    let Some(path) = path else {
+        return Check::new(
+            "cache",
+            Status::Info,
+            "no HOME directory: the fact cache is off",
+        );
+    };
+    if !path.exists() {
+        return Check::new(
+            "cache",
+            Status::Info,
+            if wanted {
+                "the fact cache is on and not written yet"
+            } else {
+                "the fact cache is off (it did not make warm starts faster in our measurements; MESH_CACHE=on turns it on)"
+            },
+        );
+    }
+    let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    let healthy =
+        rusqlite::Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .and_then(|c| c.query_row("PRAGMA quick_check", [], |r| r.get::<_, String>(0)))
+            .is_ok_and(|v| v == "ok");
+    if healthy {
+        return Check::new(
+            "cache",
+            Status::Ok,
+            if wanted {
+                "the fact cache is on and healthy"
+            } else {
+                "the fact cache is off; an earlier cache file is healthy"
+            },
+        )
+        .detail(format!("{} ({size} bytes)", path.display()));
+    }
+    let mut check = Check::new(
+        "cache",
+        Status::Warn,
+        "the fact cache file is damaged; it is rebuilt on the next start (`--fix` removes it now)",
+    )
+    .detail(path.display().to_string());
+    if fix {
+        let ok = std::fs::remove_file(&path).is_ok();
+        for suffix in ["-wal", "-shm"] {
+            let mut p = path.clone().into_os_string();
+            p.push(suffix);
+            let _ = std::fs::remove_file(p);
+        }
+        check.fixed = Some(ok);
+        if ok {
+            check.status = Status::Ok;
+        }
+    }
+    check
 }
 
 /// Sets `mode` on a path we own; false when that is not possible.
