@@ -121,6 +121,10 @@ struct Row {
     package: String,
     via: String,
     test: bool,
+    /// The line of the import (or call) that makes this a dependent.
+    site: u32,
+    /// `exact` for a matching import or call, `heuristic` for the substring fallback.
+    confidence: &'static str,
 }
 
 fn last_segment(module: &str) -> &str {
@@ -142,7 +146,8 @@ fn import_match(imp: &Import, target: &str) -> Option<bool> {
         || last_segment(module) == target
         || module
             .trim_end_matches(".proto")
-            .ends_with(&format!("/{target}"));
+            .ends_with(&format!("/{target}"))
+        || module.ends_with(&format!("/{target}"));
     if exact {
         return Some(true);
     }
@@ -251,6 +256,7 @@ fn collect(snap: &Snapshot, target: &str) -> (Vec<Row>, bool) {
                     imp.line,
                     &imp.module,
                     imp.reexport,
+                    "exact",
                 ),
                 Some(false) => push_rows(
                     &mut loose_rows,
@@ -259,6 +265,7 @@ fn collect(snap: &Snapshot, target: &str) -> (Vec<Row>, bool) {
                     imp.line,
                     &imp.module,
                     imp.reexport,
+                    "heuristic",
                 ),
                 None => {}
             }
@@ -279,7 +286,15 @@ fn collect(snap: &Snapshot, target: &str) -> (Vec<Row>, bool) {
             for call in g.calls.iter().filter(|l| l.rpc == r) {
                 let f = &snap.files[call.at.file as usize];
                 let via = format!("calls {}.{}", g.contracts[c as usize].name, rpc.name);
-                push_rows(&mut exact_rows, f, call.at.file, call.at.line, &via, false);
+                push_rows(
+                    &mut exact_rows,
+                    f,
+                    call.at.file,
+                    call.at.line,
+                    &via,
+                    false,
+                    call.confidence.label(),
+                );
             }
         }
     }
@@ -292,7 +307,15 @@ fn collect(snap: &Snapshot, target: &str) -> (Vec<Row>, bool) {
 
 /// The dependent declarations of a file that imports the target at `line`: its top-level
 /// declarations (a file with none, like a barrel, counts as one module row).
-fn push_rows(rows: &mut Vec<Row>, f: &FileEntry, file: u32, line: u32, via: &str, reexport: bool) {
+fn push_rows(
+    rows: &mut Vec<Row>,
+    f: &FileEntry,
+    file: u32,
+    line: u32,
+    via: &str,
+    reexport: bool,
+    confidence: &'static str,
+) {
     let package = f.facts().package.clone().unwrap_or_else(|| {
         f.path
             .rsplit_once('/')
@@ -319,6 +342,8 @@ fn push_rows(rows: &mut Vec<Row>, f: &FileEntry, file: u32, line: u32, via: &str
             package,
             via,
             test: f.is_test,
+            site: line,
+            confidence,
         });
         return;
     }
@@ -331,8 +356,10 @@ fn push_rows(rows: &mut Vec<Row>, f: &FileEntry, file: u32, line: u32, via: &str
             line: s.line,
             end_line: s.end_line,
             package: package.clone(),
-            via: format!("{via} (L{line})"),
+            via: via.clone(),
             test: f.is_test,
+            site: line,
+            confidence,
         });
     }
 }
@@ -407,13 +434,15 @@ fn render(
             let path = snap.display_path(f);
             let row = match granularity {
                 Granularity::Package => format!(
-                    "{n}. package `{}` — first at `{path}:{}` ({})\n",
-                    r.package, r.line, r.via
+                    "{n}. package `{}` — first at `{path}:{}` — {} ({})\n",
+                    r.package, r.site, r.via, r.confidence
                 ),
-                Granularity::File => format!("{n}. `{path}:{}` — {}\n", r.line, r.via),
+                Granularity::File => {
+                    format!("{n}. `{path}:{}` — {} ({})\n", r.site, r.via, r.confidence)
+                }
                 Granularity::Symbol => format!(
-                    "{n}. {} `{}` — `{path}:{}-{}` — {}\n",
-                    r.kind, r.name, r.line, r.end_line, r.via
+                    "{n}. {} `{}` — `{path}:{}-{}` — {} at L{} ({})\n",
+                    r.kind, r.name, r.line, r.end_line, r.via, r.site, r.confidence
                 ),
             };
             if out.len() + row.len() > budget {
