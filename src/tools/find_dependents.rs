@@ -139,6 +139,7 @@ fn import_match(imp: &Import, target: &str) -> Option<bool> {
     let module = imp.module.as_str();
     let sub = |sep: &str| module.starts_with(&format!("{target}{sep}"));
     let exact = module == target
+        || imp.names.iter().any(|n| format!("{module}.{n}") == target)
         || sub("/")
         || sub(".")
         || sub("::")
@@ -152,6 +153,76 @@ fn import_match(imp: &Import, target: &str) -> Option<bool> {
         return Some(true);
     }
     (target.len() >= 3 && module.to_lowercase().contains(&target.to_lowercase())).then_some(false)
+}
+
+/// A workspace path without its extension (`a/b/c.ts` → `a/b/c`); `index` files stand for
+/// their directory, as module resolution treats them.
+fn path_key(path: &str) -> String {
+    let name_start = path.rfind('/').map_or(0, |i| i + 1);
+    let stem = match path[name_start..].rfind('.') {
+        Some(i) if i > 0 => &path[..name_start + i],
+        _ => path,
+    };
+    stem.strip_suffix("/index")
+        .or_else(|| stem.strip_suffix("/__init__"))
+        .unwrap_or(stem)
+        .to_string()
+}
+
+/// Joins `rel` to `dir` lexically (`..` and `.` resolved); `None` when it climbs above the
+/// workspace.
+fn join_lexically(dir: &str, rel: &str) -> Option<String> {
+    let mut parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
+    for seg in rel.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            s => parts.push(s),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+/// The workspace paths (extension-less keys) an import may point at: relative specifiers and
+/// quoted includes resolve against the importer's directory; Python relative modules
+/// (`.models`, `..pkg.mod`) too.
+fn import_path_keys(importer: &str, module: &str) -> Vec<String> {
+    let dir = importer.rsplit_once('/').map_or("", |(d, _)| d);
+    let mut out = Vec::new();
+    if module.starts_with("./") || module.starts_with("../") {
+        out.extend(join_lexically(dir, module));
+    } else if let Some(rest) = module.strip_prefix('.') {
+        // Python: one dot is this package, each further dot one level up.
+        let ups = rest.len() - rest.trim_start_matches('.').len();
+        let rel = rest.trim_start_matches('.').replace('.', "/");
+        let mut up = String::new();
+        for _ in 0..ups {
+            up.push_str("../");
+        }
+        out.extend(join_lexically(dir, &format!("{up}{rel}")));
+    } else if module.contains('/') || module.ends_with(".h") || module.ends_with(".hpp") {
+        // `#include "quote.h"`, `import "common/v1/money.proto"`: next to the importer.
+        out.extend(join_lexically(dir, module));
+    }
+    out.into_iter().map(|p| path_key(&p)).collect()
+}
+
+/// Files (by index) that a path target names: the file itself, or every file under a
+/// directory; matched by workspace path with or without the extension.
+fn path_target_files(snap: &Snapshot, target: &str) -> Vec<u32> {
+    let t = target.trim_start_matches("./").trim_end_matches('/');
+    if !t.contains('/') && !t.contains('.') {
+        return Vec::new();
+    }
+    let prefix = format!("{t}/");
+    (0..snap.files.len() as u32)
+        .filter(|&i| {
+            let p = snap.display_path(&snap.files[i as usize]);
+            p == t || path_key(&p) == t || p.starts_with(&prefix)
+        })
+        .collect()
 }
 
 fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
@@ -268,6 +339,81 @@ fn collect(snap: &Snapshot, target: &str) -> (Vec<Row>, bool) {
                     "heuristic",
                 ),
                 None => {}
+            }
+        }
+    }
+    // A path target: imports that resolve to the file (or to a file under the directory),
+    // and one level through barrels that re-export it.
+    let targets = path_target_files(snap, target);
+    if !targets.is_empty() {
+        let keys: std::collections::HashSet<String> = targets
+            .iter()
+            .map(|&i| path_key(&snap.display_path(&snap.files[i as usize])))
+            .collect();
+        let dir_key = target.trim_start_matches("./").trim_end_matches('/');
+        let resolves = |importer: &str, module: &str, keys: &std::collections::HashSet<String>| {
+            import_path_keys(importer, module)
+                .iter()
+                .any(|k| keys.contains(k) || k == dir_key)
+        };
+        let mut barrels: Vec<(u32, Vec<String>)> = Vec::new();
+        for (fi, f) in snap.files.iter().enumerate() {
+            if targets.contains(&(fi as u32)) {
+                continue;
+            }
+            let path = snap.display_path(f);
+            for imp in &f.facts().imports {
+                if resolves(&path, &imp.module, &keys) {
+                    push_rows(
+                        &mut exact_rows,
+                        f,
+                        fi as u32,
+                        imp.line,
+                        &imp.module,
+                        imp.reexport,
+                        "exact",
+                    );
+                    if imp.reexport {
+                        barrels.push((fi as u32, imp.names.clone()));
+                    }
+                }
+            }
+        }
+        for (b, names) in barrels {
+            let barrel_path = snap.display_path(&snap.files[b as usize]);
+            let barrel_keys: std::collections::HashSet<String> =
+                [path_key(&barrel_path)].into_iter().collect();
+            for (fi, f) in snap.files.iter().enumerate() {
+                if fi as u32 == b || targets.contains(&(fi as u32)) {
+                    continue;
+                }
+                let path = snap.display_path(f);
+                for imp in &f.facts().imports {
+                    if !import_path_keys(&path, &imp.module)
+                        .iter()
+                        .any(|k| barrel_keys.contains(k))
+                    {
+                        continue;
+                    }
+                    // `export *` re-exports everything: a guess; named re-exports are exact
+                    // when the importer takes one of those names.
+                    let confidence = if names.is_empty() {
+                        "heuristic"
+                    } else if imp.names.iter().any(|n| names.contains(n)) {
+                        "exact"
+                    } else {
+                        continue;
+                    };
+                    push_rows(
+                        &mut exact_rows,
+                        f,
+                        fi as u32,
+                        imp.line,
+                        &format!("{} (through the barrel {barrel_path})", imp.module),
+                        false,
+                        confidence,
+                    );
+                }
             }
         }
     }
@@ -473,4 +619,63 @@ fn render(
     let mut result = ToolOutput::ok(out);
     result.files_accessed = accessed;
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn import_specifiers_resolve_to_workspace_paths() {
+        assert_eq!(path_key("a/b/c.ts"), "a/b/c");
+        assert_eq!(path_key("a/lookups/index.ts"), "a/lookups");
+        assert_eq!(path_key("pkg/__init__.py"), "pkg");
+        assert_eq!(
+            import_path_keys("svc/src/app.ts", "./lookups"),
+            vec!["svc/src/lookups"]
+        );
+        assert_eq!(
+            import_path_keys("svc/src/x/a.ts", "../lookups/order-lookup"),
+            vec!["svc/src/lookups/order-lookup"]
+        );
+        assert_eq!(
+            import_path_keys("svc/src/quote.cc", "quote.h"),
+            vec!["svc/src/quote"]
+        );
+        assert_eq!(
+            import_path_keys("inv/pkg/servicer.py", ".models"),
+            vec!["inv/pkg/models"]
+        );
+        assert_eq!(
+            import_path_keys("inv/pkg/sub/a.py", "..models"),
+            vec!["inv/pkg/models"]
+        );
+        assert!(import_path_keys("a.ts", "../../../x").is_empty());
+        assert_eq!(import_path_keys("a.go", "github.com/x/y").len(), 1);
+    }
+
+    #[test]
+    fn module_dot_name_and_suffix_matches_are_exact() {
+        let imp = Import {
+            module: "inventory.gen".into(),
+            names: vec!["inventory_pb2_grpc".into()],
+            alias: None,
+            line: 3,
+            reexport: false,
+        };
+        assert_eq!(
+            import_match(&imp, "inventory.gen.inventory_pb2_grpc"),
+            Some(true)
+        );
+        let proto = Import {
+            module: "common/v1/money.proto".into(),
+            names: vec![],
+            alias: None,
+            line: 5,
+            reexport: false,
+        };
+        assert_eq!(import_match(&proto, "money.proto"), Some(true));
+        assert_eq!(import_match(&proto, "oney"), Some(false));
+        assert_eq!(import_match(&proto, "billing"), None);
+    }
 }
