@@ -81,8 +81,6 @@ struct RawRoute {
 /// A name bound to a gRPC stub: `self.stub` (any method of the file) or a local `stub`
 /// (only within its function).
 struct StubVar {
-    /// As written: `self.stub`, `stub`.
-    name: String,
     service: String,
     /// The enclosing function's symbol, for a local name.
     def: Option<usize>,
@@ -95,8 +93,8 @@ struct State {
     is_init: bool,
     grpc_file: bool,
     kafka_lib: Option<&'static str>,
-    /// Names holding a gRPC stub.
-    stubs: Vec<StubVar>,
+    /// Name as written (`self.stub`, `stub`) → the stubs bound to it.
+    stubs: HashMap<String, Vec<StubVar>>,
     /// The innermost `def` being walked (symbol index), for scoping local names.
     current_def: Option<usize>,
     /// Name → the Kafka producer constructor it holds (`KafkaProducer`).
@@ -1005,13 +1003,15 @@ fn bind(src: &Src, st: &mut State, written: &str, s: usize, e: usize) {
     match last {
         _ if st.grpc_file && stub_service(last).is_some() => {
             if let Some(svc) = stub_service(last) {
-                st.stubs.push(StubVar {
-                    name: written.to_string(),
-                    service: svc.to_string(),
-                    def: (written == name && !name.contains('.'))
-                        .then_some(st.current_def)
-                        .flatten(),
-                });
+                st.stubs
+                    .entry(written.to_string())
+                    .or_default()
+                    .push(StubVar {
+                        service: svc.to_string(),
+                        def: (written == name && !name.contains('.'))
+                            .then_some(st.current_def)
+                            .flatten(),
+                    });
                 st.bound_stubs.insert(open);
                 st.facts.grpc.push(GrpcFact::Client {
                     service: svc.to_string(),
@@ -1061,8 +1061,8 @@ fn stub_of(st: &State, written: &str, line: u32) -> Option<String> {
             .map_or((0, u32::MAX), |s| (s.line, s.end_line))
     };
     st.stubs
+        .get(written)?
         .iter()
-        .filter(|v| v.name == written)
         .filter(|v| {
             v.def.is_none_or(|d| {
                 let (a, b) = span(d);

@@ -68,9 +68,8 @@ struct Block {
     ctx: Ctx,
 }
 
-/// A name bound to a gRPC stub: `@stub`, or a local `stub` within its method.
+/// A gRPC stub bound to a name: `@stub`, or a local `stub` within its method.
 struct StubVar {
-    name: String,
     service: String,
     def: Option<usize>,
 }
@@ -82,7 +81,8 @@ struct State {
     httparty: bool,
     routes_file: bool,
     prefixes: Vec<String>,
-    stubs: Vec<StubVar>,
+    /// Name as written (`@stub`, `stub`) → the stubs bound to it.
+    stubs: HashMap<String, Vec<StubVar>>,
     /// Name → the library of the Kafka producer it holds.
     producers: HashMap<String, &'static str>,
     consumers: HashMap<String, &'static str>,
@@ -505,6 +505,9 @@ fn regex_can_start(code: &[u8], s: usize, i: usize) -> bool {
         b'(' | b',' | b'=' | b'~' | b'!' | b'|' | b'&' | b'{' | b'[' | b'?' | b':'
     ) || (k < i && is_ident_byte(p)) // `split /,/`, `when /x/`
 }
+
+/// How far a command call's arguments are searched for their end (`do`, `{`, a modifier).
+const ARGS_WINDOW: usize = 4096;
 
 const VERBS: [&str; 7] = ["get", "post", "put", "patch", "delete", "head", "options"];
 
@@ -1292,8 +1295,7 @@ fn assignment(src: &Src, st: &mut State, stmt: &Stmt, ctx: Ctx) {
             let mut segs = recv_text.rsplit("::");
             segs.next();
             if let Some(svc) = segs.next() {
-                st.stubs.push(StubVar {
-                    name: key.to_string(),
+                st.stubs.entry(key.to_string()).or_default().push(StubVar {
                     service: svc.to_string(),
                     def: (!key.starts_with('@')).then_some(ctx.def).flatten(),
                 });
@@ -1583,7 +1585,11 @@ fn call_args(src: &Src, stmt: &Stmt, te: usize) -> (usize, usize) {
             if p < stmt.end
                 && (is_ident_byte(c) || matches!(c, b'"' | b'\'' | b':' | b'@' | b'[')) =>
         {
-            let mut end = stmt.end;
+            // Bounded, so a huge one-line statement of command calls stays linear.
+            let mut end = stmt.end.min(p + ARGS_WINDOW);
+            while !code.is_char_boundary(end) {
+                end -= 1;
+            }
             for kw in [" do", " if ", " unless ", " {"] {
                 if let Some(k) = code[p..end].find(kw) {
                     end = p + k;
@@ -1651,9 +1657,10 @@ fn is_http_receiver(st: &State, chain: &Chain) -> bool {
 /// method that assigned it.
 fn stub_of(st: &State, name: &str, ctx: Ctx) -> Option<String> {
     st.stubs
+        .get(name)?
         .iter()
         .rev()
-        .find(|v| v.name == name && (v.def.is_none() || v.def == ctx.def))
+        .find(|v| v.def.is_none() || v.def == ctx.def)
         .map(|v| v.service.clone())
 }
 
