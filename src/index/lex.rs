@@ -559,7 +559,7 @@ pub fn lex(syntax: Syntax, text: &str) -> Lexed<'_> {
         if let Some(lc) = syntax
             .line_comments
             .iter()
-            .find(|lc| bytes[i..].starts_with(lc.as_bytes()))
+            .find(|lc| lc.as_bytes().first() == Some(&b) && bytes[i..].starts_with(lc.as_bytes()))
         {
             // PHP `#[` is an attribute, not a comment.
             let php_attr = *lc == "#" && syntax.heredocs && bytes.get(i + 1) == Some(&b'[');
@@ -579,6 +579,7 @@ pub fn lex(syntax: Syntax, text: &str) -> Lexed<'_> {
         }
         // Block comments.
         if let Some((open, close)) = syntax.block_comment
+            && open.as_bytes().first() == Some(&b)
             && bytes[i..].starts_with(open.as_bytes())
         {
             let mut depth = 1usize;
