@@ -125,7 +125,10 @@ impl Brackets {
     /// Pairs the brackets of `code` (comments and strings already masked).
     pub fn new(code: &str) -> Brackets {
         const NONE: usize = usize::MAX;
+        let bytes = code.as_bytes();
         let mut by_open: Vec<(usize, usize)> = Vec::new();
+        // Closers are met in order, so pairs pushed as they close are sorted by close.
+        let mut by_close: Vec<(usize, usize)> = Vec::new();
         let mut stack: Vec<(usize, u8)> = Vec::new();
         let mut open_count = [0usize; 3];
         let kind = |b: u8| match b {
@@ -133,7 +136,17 @@ impl Brackets {
             b'[' | b']' => 1,
             _ => 2,
         };
-        for (i, &b) in code.as_bytes().iter().enumerate() {
+        let mut i = 0;
+        while i < bytes.len() {
+            // Most bytes are not brackets: skip to the next one.
+            match bytes[i..]
+                .iter()
+                .position(|b| matches!(b, b'(' | b')' | b'[' | b']' | b'{' | b'}'))
+            {
+                Some(p) => i += p,
+                None => break,
+            }
+            let b = bytes[i];
             match b {
                 b'(' | b'[' | b'{' => {
                     stack.push((by_open.len(), b));
@@ -141,26 +154,25 @@ impl Brackets {
                     open_count[kind(b)] += 1;
                 }
                 b')' | b']' | b'}' => {
+                    // Unwind to the nearest opener of the same kind (openers skipped on the
+                    // way stay unpaired); a closer with no such opener is ignored.
                     let k = kind(b);
-                    if open_count[k] == 0 {
-                        continue;
-                    }
-                    // Unwind to the nearest opener of the same kind: openers skipped on the
-                    // way stay unpaired.
-                    while let Some((idx, ob)) = stack.pop() {
+                    while open_count[k] > 0
+                        && let Some((idx, ob)) = stack.pop()
+                    {
                         open_count[kind(ob)] -= 1;
                         if kind(ob) == k {
                             by_open[idx].1 = i;
+                            by_close.push((i, by_open[idx].0));
                             break;
                         }
                     }
                 }
                 _ => {}
             }
+            i += 1;
         }
         by_open.retain(|&(_, c)| c != NONE);
-        let mut by_close: Vec<(usize, usize)> = by_open.iter().map(|&(o, c)| (c, o)).collect();
-        by_close.sort_unstable();
         Brackets { by_open, by_close }
     }
 

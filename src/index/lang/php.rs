@@ -448,12 +448,12 @@ fn chain_before<'c>(code: &'c str, br: &Brackets, sep: usize) -> Chain<'c> {
         } else {
             break;
         }
-        if start >= 2 && &b[start - 2..start] == b"->" {
+        if start >= 2 && (b[start - 2] == b'-' && b[start - 1] == b'>') {
             p = start - 2;
             if p > 0 && b[p - 1] == b'?' {
                 p -= 1;
             }
-        } else if start >= 2 && &b[start - 2..start] == b"::" {
+        } else if start >= 2 && (b[start - 2] == b':' && b[start - 1] == b':') {
             p = start - 2;
         } else {
             break;
@@ -538,7 +538,13 @@ fn walk(src: &Src, st: &mut State) {
         let in_type_body = frames
             .last()
             .is_some_and(|f| matches!(f.kind, FrameKind::Type | FrameKind::Enum));
-        if !member {
+        // Keywords all start with one of these letters: most tokens skip the match.
+        if !member
+            && matches!(
+                word.as_bytes()[0],
+                b'n' | b'u' | b'c' | b'i' | b't' | b'e' | b'f'
+            )
+        {
             match word {
                 "namespace" => {
                     if let Some((ns, ne)) = qualified_name(code, te)
@@ -677,7 +683,7 @@ fn is_member(b: &[u8], ts: usize) -> bool {
     while k > 0 && b[k - 1].is_ascii_whitespace() {
         k -= 1;
     }
-    k >= 2 && (&b[k - 2..k] == b"->" || &b[k - 2..k] == b"::")
+    k >= 2 && ((b[k - 2] == b'-' && b[k - 1] == b'>') || (b[k - 2] == b':' && b[k - 1] == b':'))
 }
 
 /// `use A\B\C;`, `use A\B\C as D;`, `use A\{B, C as D};`, `use function A\f;`. Returns where
@@ -1200,7 +1206,9 @@ fn call_site(
     let code = src.code();
     let b = code.as_bytes();
     let name = &code[ts..te];
-    let chain = if ts >= 2 && (&b[ts - 2..ts] == b"->" || &b[ts - 2..ts] == b"::") {
+    let chain = if ts >= 2
+        && ((b[ts - 2] == b'-' && b[ts - 1] == b'>') || (b[ts - 2] == b':' && b[ts - 1] == b':'))
+    {
         let mut sep = ts - 2;
         if sep > 0 && b[sep - 1] == b'?' {
             sep -= 1;

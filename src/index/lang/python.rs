@@ -1229,7 +1229,8 @@ fn calls(src: &Src, st: &mut State) {
 fn call_site(src: &Src, st: &mut State, chain: &Chain, callee: &str, open: usize, close: usize) {
     let line = src.line_of(open);
     // gRPC calls on a name bound to a stub: `self.stub.CreateOrder(req)`, `stub.GetOrder(r)`.
-    if let Some(key) = chain.key()
+    if !st.stubs.is_empty()
+        && let Some(key) = chain.key()
         && !key.contains('.')
         && let Some(svc) = stub_of(st, chain.text, line)
     {

@@ -507,7 +507,10 @@ fn regex_can_start(code: &[u8], s: usize, i: usize) -> bool {
 }
 
 /// How far a command call's arguments are searched for their end (`do`, `{`, a modifier).
-const ARGS_WINDOW: usize = 4096;
+const ARGS_WINDOW: usize = 512;
+
+/// Route prefixes longer than this (nesting no real routes file reaches) open no more levels.
+const MAX_PREFIX: usize = 1024;
 
 const VERBS: [&str; 7] = ["get", "post", "put", "patch", "delete", "head", "options"];
 
@@ -1017,6 +1020,9 @@ fn dsl_stmt(
             let seg = first_string()
                 .or_else(|| args.kw("path").and_then(|(a, z)| src.plain_string(a, z)))
                 .unwrap_or_default();
+            if st.prefixes[ctx.prefix].len() >= MAX_PREFIX {
+                return None;
+            }
             let prefix = join(&st.prefixes[ctx.prefix], &seg);
             st.prefixes.push(prefix);
             Some(Ctx {
@@ -1032,7 +1038,7 @@ fn dsl_stmt(
                     continue;
                 };
                 resources_routes(src, st, &args, &res, ctx, stmt.line);
-                if has_do {
+                if has_do && st.prefixes[ctx.prefix].len() < MAX_PREFIX {
                     let member = format!("{}/:{}_id", res, singular(&res));
                     let prefix = join(&st.prefixes[ctx.prefix], &member);
                     st.prefixes.push(prefix);
@@ -1380,7 +1386,7 @@ fn chain_before<'c>(code: &'c str, br: &Brackets, sep: usize) -> Chain<'c> {
         } else {
             break;
         }
-        if start >= 2 && &b[start - 2..start] == b"::" {
+        if start >= 2 && (b[start - 2] == b':' && b[start - 1] == b':') {
             p = start - 2;
         } else if start >= 1 && b[start - 1] == b'.' {
             p = start - 1;
@@ -1404,16 +1410,17 @@ fn call_token(src: &Src, st: &mut State, stmt: &Stmt, ts: usize, te: usize, ctx:
     let code = src.code();
     let b = code.as_bytes();
     let name = &code[ts..te];
-    let chain = if ts > 0 && (b[ts - 1] == b'.' || (ts >= 2 && &b[ts - 2..ts] == b"::")) {
-        let sep = if b[ts - 1] == b'.' { ts - 1 } else { ts - 2 };
-        chain_before(code, &src.br, sep)
-    } else {
-        Chain {
-            text: "",
-            start: ts,
-            ends_with_call: None,
-        }
-    };
+    let chain =
+        if ts > 0 && (b[ts - 1] == b'.' || (ts >= 2 && (b[ts - 2] == b':' && b[ts - 1] == b':'))) {
+            let sep = if b[ts - 1] == b'.' { ts - 1 } else { ts - 2 };
+            chain_before(code, &src.br, sep)
+        } else {
+            Chain {
+                text: "",
+                start: ts,
+                ends_with_call: None,
+            }
+        };
     if b[ts - usize::from(ts > 0)] == b':' && !chain.text.is_empty() && b.get(te) != Some(&b'(') {
         // `A::B` constant path segment, not a call.
         if !name.as_bytes()[0].is_ascii_lowercase() {
@@ -1585,17 +1592,20 @@ fn call_args(src: &Src, stmt: &Stmt, te: usize) -> (usize, usize) {
             if p < stmt.end
                 && (is_ident_byte(c) || matches!(c, b'"' | b'\'' | b':' | b'@' | b'[')) =>
         {
-            // Bounded, so a huge one-line statement of command calls stays linear.
-            let mut end = stmt.end.min(p + ARGS_WINDOW);
-            while !code.is_char_boundary(end) {
-                end -= 1;
-            }
-            for kw in [" do", " if ", " unless ", " {"] {
-                if let Some(k) = code[p..end].find(kw) {
-                    end = p + k;
-                }
-            }
-            (p, end)
+            // One pass up to a block or a modifier, bounded so a huge one-line statement of
+            // nested command calls stays linear.
+            let limit = stmt.end.min(p + ARGS_WINDOW);
+            let stop = (p..limit)
+                .find(|&k| {
+                    b[k] == b' '
+                        && [&b"do"[..], b"if ", b"unless ", b"{"].iter().any(|kw| {
+                            b[k + 1..].starts_with(kw)
+                                && (kw.len() != 2
+                                    || b.get(k + 3).is_none_or(|&c| !is_ident_byte(c)))
+                        })
+                })
+                .unwrap_or(limit);
+            (p, stop)
         }
         _ => (te, te),
     }
