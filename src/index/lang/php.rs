@@ -2043,6 +2043,19 @@ class Checkout
         assert_eq!(sym(&f, "A").end_line, 3);
     }
 
+    /// 200 KB of random bytes, as text (invalid UTF-8 replaced).
+    fn random_text(mut seed: u64) -> String {
+        let bytes: Vec<u8> = (0..200_000)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                (seed >> 24) as u8
+            })
+            .collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
     #[test]
     fn junk_input_does_not_panic() {
         let mut seed = 0x1234_5678_9abc_def1u64;
@@ -2056,6 +2069,7 @@ class Checkout
             })
             .collect();
         let _ = extract("junk.php", &junk);
+        let _ = extract("junk.php", &random_text(0xdead_beef_cafe_f00d));
         let _ = extract("junk.php", &"const A = 1, ".repeat(20_000));
         let _ = extract("junk.php", &"class A extends ".repeat(20_000));
         let _ = extract("junk.php", &"{".repeat(100_000));

@@ -1687,6 +1687,10 @@ class Topics(str, Enum):
 
 class Level(StrEnum):
     LOW = auto()
+
+class Settings:
+    TOPIC = "settings.topic"
+    name = "not.a.constant"
 "#;
         let f = extract("topics.py", src);
         let consts: Vec<(&str, &str)> = f
@@ -1705,6 +1709,7 @@ class Level(StrEnum):
                 ("JOINED", "a.b"),
                 ("Topics.ORDER_CREATED", "order.created"),
                 ("Topics.order_paid", "order.paid"),
+                ("Settings.TOPIC", "settings.topic"),
             ]
         );
         assert_eq!(sym(&f, "NO_DEFAULT").kind, SymbolKind::Constant);
@@ -2061,6 +2066,16 @@ async def acalls():
         let f = extract("a.py", src);
         assert_eq!(f.symbols.len(), 1, "{:?}", f.symbols);
         assert!(f.http.is_empty() && f.events.is_empty());
+        // Raw strings and multi-line f-strings hide their contents too, and the block after
+        // them still belongs to the function.
+        let src = "def f(x):\n    pat = r\"def nope(\\d+):\"\n    q = f\"\"\"\nclass Nope:\n    {x}\n\"\"\"\n    return q\n\ndef g(): pass\n";
+        let f = extract("b.py", src);
+        let names: Vec<(&str, u32, u32)> = f
+            .symbols
+            .iter()
+            .map(|s| (s.name.as_str(), s.line, s.end_line))
+            .collect();
+        assert_eq!(names, vec![("f", 1, 7), ("g", 9, 9)]);
     }
 
     #[test]
@@ -2086,6 +2101,19 @@ async def acalls():
         }
     }
 
+    /// 200 KB of random bytes, as text (invalid UTF-8 replaced).
+    fn random_text(mut seed: u64) -> String {
+        let bytes: Vec<u8> = (0..200_000)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                (seed >> 24) as u8
+            })
+            .collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
     #[test]
     fn junk_input_does_not_panic() {
         let mut seed = 0x2545_f491_4f6c_dd1du64;
@@ -2099,6 +2127,7 @@ async def acalls():
             })
             .collect();
         let _ = extract("junk.py", &junk);
+        let _ = extract("junk.py", &random_text(0xdead_beef_cafe_f00d));
         let _ = extract("junk.py", &"(".repeat(50_000));
         let _ = extract("junk.py", &"def f(:\n    ".repeat(5_000));
     }

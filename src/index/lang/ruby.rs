@@ -2164,6 +2164,18 @@ end
     }
 
     #[test]
+    fn httparty_classes() {
+        let src = "class Orders\n  include HTTParty\n  base_uri \"http://orders\"\n\n  def find(id)\n    self.class.get(\"/orders/#{id}\")\n  end\n\n  def self.all\n    get(\"/orders\")\n  end\nend\n";
+        let f = extract("orders_client.rb", src);
+        let c = |m: &str, p: &str, l: u32| (Some(m.to_string()), p.to_string(), l);
+        assert_eq!(
+            http_calls(&f),
+            vec![c("GET", "/orders/{}", 6), c("GET", "/orders", 10)]
+        );
+        assert!(routes(&f).is_empty());
+    }
+
+    #[test]
     fn comments_heredocs_and_strings_are_not_code() {
         let src = "# class Nope\n=begin\nclass Nope2\n=end\nsql = <<~SQL\n  class Nope3\n  end\nSQL\nx = \"def nope; end\"\nclass Yes\nend\n";
         let f = extract("a.rb", src);
@@ -2201,6 +2213,19 @@ end
         assert_eq!(sym(&f, "A").end_line, 4);
     }
 
+    /// 200 KB of random bytes, as text (invalid UTF-8 replaced).
+    fn random_text(mut seed: u64) -> String {
+        let bytes: Vec<u8> = (0..200_000)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                (seed >> 24) as u8
+            })
+            .collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
     #[test]
     fn junk_input_does_not_panic() {
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
@@ -2214,6 +2239,7 @@ end
             })
             .collect();
         let _ = extract("junk.rb", &junk);
+        let _ = extract("junk.rb", &random_text(0xdead_beef_cafe_f00d));
         let _ = extract("junk.rb", &"class A\n".repeat(20_000));
         let _ = extract("junk.rb", &"do ".repeat(50_000));
     }
