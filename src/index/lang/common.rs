@@ -269,7 +269,7 @@ pub fn split_placeholders<'a>(raw: &'a str, opener: &str) -> Vec<Option<&'a str>
     let mut lit_start = 0;
     let mut i = 0;
     while i < bytes.len() {
-        if raw[i..].starts_with(opener) {
+        if bytes[i..].starts_with(opener.as_bytes()) {
             // The `{` of the opener is where brace counting starts.
             let brace = i + opener.find('{').unwrap_or(0);
             let mut depth = 0usize;
@@ -394,6 +394,10 @@ mod tests {
             vec![None, Some("/x")]
         );
         assert_eq!(split_placeholders("/a/{open", "{"), vec![Some("/a/{open")]);
+        assert_eq!(
+            split_placeholders("/café/{id}/ü", "{"),
+            vec![Some("/café/"), None, Some("/ü")]
+        );
         assert!(is_upper_const("ORDER_CREATED_V2"));
         assert!(!is_upper_const("Order"));
         assert!(!is_upper_const("_"));

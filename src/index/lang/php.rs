@@ -363,7 +363,10 @@ const HEADER_WINDOW: usize = 4096;
 
 /// The end of a statement starting at `from`: its `;`, else the end of the search window.
 fn statement_end(code: &str, from: usize) -> usize {
-    let to = (from + HEADER_WINDOW).min(code.len());
+    let mut to = (from + HEADER_WINDOW).min(code.len());
+    while !code.is_char_boundary(to) {
+        to -= 1;
+    }
     code.as_bytes()
         .get(from..to)
         .and_then(|w| w.iter().position(|&c| c == b';'))
@@ -2073,5 +2076,12 @@ class Checkout
         let _ = extract("junk.php", &"const A = 1, ".repeat(20_000));
         let _ = extract("junk.php", &"class A extends ".repeat(20_000));
         let _ = extract("junk.php", &"{".repeat(100_000));
+        // Statement windows that end inside a multi-byte character.
+        let _ = extract("junk.php", &format!("<?php use A{}", "é".repeat(3000)));
+        let _ = extract("junk.php", &format!("<?php use AB{}", "é".repeat(3000)));
+        let _ = extract(
+            "junk.php",
+            &format!("<?php const X = 'a', Y{}", "é".repeat(3000)),
+        );
     }
 }

@@ -1594,7 +1594,10 @@ fn call_args(src: &Src, stmt: &Stmt, te: usize) -> (usize, usize) {
         {
             // One pass up to a block or a modifier, bounded so a huge one-line statement of
             // nested command calls stays linear.
-            let limit = stmt.end.min(p + ARGS_WINDOW);
+            let mut limit = stmt.end.min(p + ARGS_WINDOW);
+            while !code.is_char_boundary(limit) {
+                limit -= 1;
+            }
             let stop = (p..limit)
                 .find(|&k| {
                     b[k] == b' '
@@ -2242,5 +2245,8 @@ end
         let _ = extract("junk.rb", &random_text(0xdead_beef_cafe_f00d));
         let _ = extract("junk.rb", &"class A\n".repeat(20_000));
         let _ = extract("junk.rb", &"do ".repeat(50_000));
+        // A command call whose argument window ends inside a multi-byte character.
+        let _ = extract("junk.rb", &format!("a.get x{}", "é".repeat(600)));
+        let _ = extract("junk.rb", &format!("a.get \"/é{}\"", "é".repeat(600)));
     }
 }
