@@ -496,6 +496,10 @@ fn a_stale_socket_from_a_killed_daemon_is_recovered() {
     );
     let mut c = env.proxy();
     c.initialize();
+    // The new daemon binds before it rewrites the meta file the killed one left behind.
+    assert!(wait_until(Duration::from_secs(10), || env
+        .daemon_pid()
+        .is_some_and(|p| p != old)));
     let status = index_status(&mut c, 1);
     let new = env.daemon_pid().unwrap();
     assert_ne!(new, old);

@@ -588,7 +588,7 @@ pub fn lex(syntax: Syntax, text: &str) -> Lexed<'_> {
         if let Some(lc) = syntax
             .line_comments
             .iter()
-            .find(|lc| bytes[i..].starts_with(lc.as_bytes()))
+            .find(|lc| lc.as_bytes().first() == Some(&b) && bytes[i..].starts_with(lc.as_bytes()))
         {
             // PHP `#[` is an attribute, not a comment.
             let php_attr = *lc == "#" && syntax.heredocs && bytes.get(i + 1) == Some(&b'[');
@@ -608,6 +608,7 @@ pub fn lex(syntax: Syntax, text: &str) -> Lexed<'_> {
         }
         // Block comments.
         if let Some((open, close)) = syntax.block_comment
+            && open.as_bytes().first() == Some(&b)
             && bytes[i..].starts_with(open.as_bytes())
         {
             let mut depth = 1usize;
@@ -994,6 +995,11 @@ fn string_at(syntax: &Syntax, bytes: &[u8], i: usize) -> Option<(usize, usize, u
             j += 1;
         }
         if j > i && j < n && (bytes[j] == b'"' || bytes[j] == b'\'') {
+            // `f"""…"""`, `r'''…'''`: a prefixed triple-quoted string spans lines.
+            let q = bytes[j];
+            if bytes.get(j + 1) == Some(&q) && bytes.get(j + 2) == Some(&q) {
+                return triple(bytes, j, q).map(|(cs, ce, e)| (cs, ce, e, raw));
+            }
             return quoted(bytes, j, bytes[j], true, !raw).map(|(cs, ce, e)| (cs, ce, e, raw));
         }
         return None;
@@ -1343,6 +1349,15 @@ mod tests {
         assert_eq!(strs(&l), vec!["{a}", "\\d+", "doc\nstring", "z"]);
         assert_eq!(l.comments.len(), 1);
         assert!(l.code.contains("name"));
+    }
+
+    #[test]
+    fn python_prefixed_triple_quotes_span_lines() {
+        let src = "q = f\"\"\"\nclass Nope {x}\n\"\"\"\nr = rb\'\'\'a\nb\'\'\'\nclass Yes: pass\n";
+        let l = lex(Syntax::PYTHON, src);
+        assert!(!l.code.contains("Nope"), "{}", l.code);
+        assert!(l.code.contains("class Yes"));
+        assert_eq!(strs(&l), vec!["\nclass Nope {x}\n", "a\nb"]);
     }
 
     #[test]

@@ -486,6 +486,213 @@ pub fn is_env_helper(name: &str) -> bool {
     name.len() <= 40 && name.to_ascii_lowercase().contains("env")
 }
 
+/// The bracket pairs of masked code (`()`, `[]`, `{}`), found in one linear pass, so an
+/// extractor can jump from an opening bracket to its close (or back) without rescanning.
+/// Mismatched closers are skipped; an opener never closed has no pair (a truncated file).
+#[derive(Debug, Default)]
+pub struct Brackets {
+    /// (open, close) sorted by open.
+    by_open: Vec<(usize, usize)>,
+    /// (close, open) sorted by close.
+    by_close: Vec<(usize, usize)>,
+}
+
+impl Brackets {
+    /// Pairs the brackets of `code` (comments and strings already masked).
+    pub fn new(code: &str) -> Brackets {
+        const NONE: usize = usize::MAX;
+        let bytes = code.as_bytes();
+        let mut by_open: Vec<(usize, usize)> = Vec::new();
+        // Closers are met in order, so pairs pushed as they close are sorted by close.
+        let mut by_close: Vec<(usize, usize)> = Vec::new();
+        let mut stack: Vec<(usize, u8)> = Vec::new();
+        let mut open_count = [0usize; 3];
+        let kind = |b: u8| match b {
+            b'(' | b')' => 0,
+            b'[' | b']' => 1,
+            _ => 2,
+        };
+        let mut i = 0;
+        while i < bytes.len() {
+            // Most bytes are not brackets: skip to the next one.
+            match bytes[i..]
+                .iter()
+                .position(|b| matches!(b, b'(' | b')' | b'[' | b']' | b'{' | b'}'))
+            {
+                Some(p) => i += p,
+                None => break,
+            }
+            let b = bytes[i];
+            match b {
+                b'(' | b'[' | b'{' => {
+                    stack.push((by_open.len(), b));
+                    by_open.push((i, NONE));
+                    open_count[kind(b)] += 1;
+                }
+                b')' | b']' | b'}' => {
+                    // Unwind to the nearest opener of the same kind (openers skipped on the
+                    // way stay unpaired); a closer with no such opener is ignored.
+                    let k = kind(b);
+                    while open_count[k] > 0
+                        && let Some((idx, ob)) = stack.pop()
+                    {
+                        open_count[kind(ob)] -= 1;
+                        if kind(ob) == k {
+                            by_open[idx].1 = i;
+                            by_close.push((i, by_open[idx].0));
+                            break;
+                        }
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        by_open.retain(|&(_, c)| c != NONE);
+        Brackets { by_open, by_close }
+    }
+
+    /// The offset of the bracket closing the one at `open`.
+    pub fn close_of(&self, open: usize) -> Option<usize> {
+        self.by_open
+            .binary_search_by_key(&open, |p| p.0)
+            .ok()
+            .map(|i| self.by_open[i].1)
+    }
+
+    /// The offset of the bracket opening the one closed at `close`.
+    pub fn open_of(&self, close: usize) -> Option<usize> {
+        self.by_close
+            .binary_search_by_key(&close, |p| p.0)
+            .ok()
+            .map(|i| self.by_close[i].1)
+    }
+}
+
+/// Splits `code[from..to]` at every `sep` byte outside nested brackets, returning the
+/// trimmed, non-empty pieces as offset ranges (call arguments split at `,`, a concatenation
+/// at `+` or `.`). Nested brackets are jumped over, so the cost is the length of the top level.
+pub fn split_top(
+    code: &str,
+    from: usize,
+    to: usize,
+    sep: u8,
+    brackets: &Brackets,
+) -> Vec<(usize, usize)> {
+    let bytes = code.as_bytes();
+    let to = to.min(bytes.len());
+    let mut out = Vec::new();
+    let mut start = from;
+    let mut i = from;
+    let push = |s: usize, e: usize, out: &mut Vec<(usize, usize)>| {
+        let (mut s, mut e) = (s, e);
+        while s < e && bytes[s].is_ascii_whitespace() {
+            s += 1;
+        }
+        while e > s && bytes[e - 1].is_ascii_whitespace() {
+            e -= 1;
+        }
+        if e > s {
+            out.push((s, e));
+        }
+    };
+    while i < to {
+        let b = bytes[i];
+        if matches!(b, b'(' | b'[' | b'{') {
+            match brackets.close_of(i) {
+                Some(c) if c < to => i = c + 1,
+                _ => i += 1,
+            }
+            continue;
+        }
+        if b == sep {
+            push(start, i, &mut out);
+            start = i + 1;
+        }
+        i += 1;
+    }
+    push(start, to, &mut out);
+    out
+}
+
+/// The HTTP path of a URL built from parts: `Some(literal)` pieces and `None` for run-time
+/// values (a variable, an interpolation). A leading run-time part is the base URL and is
+/// dropped; a run-time part after a `/` becomes a `{}` segment; other run-time parts (a query
+/// string, a suffix) end the path. Gives the normalised path when the result passes
+/// [`looks_like_http_path`] (`base + "/orders/" + id` and `f"{BASE}/orders/{oid}"` both give
+/// `/orders/{}`).
+pub fn http_path_from_parts<'a>(
+    parts: impl IntoIterator<Item = Option<&'a str>>,
+) -> Option<String> {
+    let mut s = String::new();
+    for part in parts {
+        match part {
+            Some(lit) => s.push_str(lit),
+            None if s.is_empty() => {}
+            None if s.ends_with('/') => s.push_str("{}"),
+            None => break,
+        }
+    }
+    looks_like_http_path(&s).then(|| http_path_of(&s)).flatten()
+}
+
+/// Splits an interpolated string's raw content into literal pieces (`Some`) and placeholders
+/// (`None`): `opener` is `{` for Python f-strings, `#{` for Ruby, `{$` for PHP; the
+/// placeholder runs to the brace that balances its opening one.
+pub fn split_placeholders<'a>(raw: &'a str, opener: &str) -> Vec<Option<&'a str>> {
+    let bytes = raw.as_bytes();
+    let mut out = Vec::new();
+    let mut lit_start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i..].starts_with(opener.as_bytes()) {
+            // The `{` of the opener is where brace counting starts.
+            let brace = i + opener.find('{').unwrap_or(0);
+            let mut depth = 0usize;
+            let mut j = brace;
+            let mut close = None;
+            while j < bytes.len() {
+                match bytes[j] {
+                    b'{' => depth += 1,
+                    b'}' => {
+                        depth = depth.saturating_sub(1);
+                        if depth == 0 {
+                            close = Some(j);
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+            let Some(close) = close else { break };
+            if i > lit_start {
+                out.push(Some(&raw[lit_start..i]));
+            }
+            out.push(None);
+            i = close + 1;
+            lit_start = i;
+            continue;
+        }
+        i += 1;
+    }
+    if lit_start < raw.len() {
+        out.push(Some(&raw[lit_start..]));
+    }
+    out
+}
+
+/// True for an `UPPER_CASE` constant name: ASCII upper-case letters, digits and `_`, with at
+/// least one letter, not starting with a digit.
+pub fn is_upper_const(name: &str) -> bool {
+    let b = name.as_bytes();
+    !b.is_empty()
+        && !b[0].is_ascii_digit()
+        && b.iter().any(|c| c.is_ascii_uppercase())
+        && b.iter()
+            .all(|&c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -585,5 +792,49 @@ mod tests {
             Some("/users/{}/cart")
         );
         assert_eq!(http_path_of("http://x"), None);
+    }
+
+    #[test]
+    fn brackets_pair_and_split() {
+        let code = "f(a, g(b, c), [d, e]) + {x)";
+        let br = Brackets::new(code);
+        assert_eq!(br.close_of(1), Some(20));
+        assert_eq!(br.open_of(20), Some(1));
+        assert_eq!(br.close_of(24), None);
+        let args = split_top(code, 2, 20, b',', &br);
+        let parts: Vec<&str> = args.iter().map(|&(s, e)| &code[s..e]).collect();
+        assert_eq!(parts, vec!["a", "g(b, c)", "[d, e]"]);
+        // A stray closer never unbalances the pairs after it.
+        let br = Brackets::new(") ( ] )");
+        assert_eq!(br.close_of(2), Some(6));
+    }
+
+    #[test]
+    fn url_parts_and_placeholders() {
+        assert_eq!(
+            http_path_from_parts([None, Some("/orders/"), None]).as_deref(),
+            Some("/orders/{}")
+        );
+        assert_eq!(
+            http_path_from_parts([Some("/orders?id="), None]).as_deref(),
+            Some("/orders")
+        );
+        assert_eq!(http_path_from_parts([None, Some("orders")]), None);
+        assert_eq!(
+            split_placeholders("{base}/orders/{oid}", "{"),
+            vec![None, Some("/orders/"), None]
+        );
+        assert_eq!(
+            split_placeholders("#{h({a: 1})}/x", "#{"),
+            vec![None, Some("/x")]
+        );
+        assert_eq!(split_placeholders("/a/{open", "{"), vec![Some("/a/{open")]);
+        assert_eq!(
+            split_placeholders("/café/{id}/ü", "{"),
+            vec![Some("/café/"), None, Some("/ü")]
+        );
+        assert!(is_upper_const("ORDER_CREATED_V2"));
+        assert!(!is_upper_const("Order"));
+        assert!(!is_upper_const("_"));
     }
 }

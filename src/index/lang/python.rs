@@ -1,9 +1,2134 @@
-//! Python extractor (being written).
+//! Python extractor: declarations, imports, gRPC, Kafka and HTTP facts from one `.py` file.
+//!
+//! The file is lexed once; the masked code is cut into logical statements (a physical line,
+//! continued inside brackets, triple-quoted strings and after a trailing `\`), and a stack of
+//! `class`/`def` scopes driven by indentation gives containers and end lines. A first pass over
+//! the statements records declarations, imports, constants, decorators (routes) and what each
+//! assigned name holds (a gRPC stub, a Kafka producer, an HTTP session, a router prefix); a
+//! second pass visits every call site `name(` once and turns the calls on those names into
+//! gRPC calls, Kafka events and HTTP calls.
 
-use crate::index::facts::FileFacts;
+use std::collections::{HashMap, HashSet};
+
+use super::common::{self, Brackets};
+use crate::index::facts::{
+    Constant, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Symbol, SymbolKind,
+    TopicExpr,
+};
+use crate::index::lex::{self, Lexed, Syntax, ident_after, ident_before, is_ident_byte};
 
 /// Extracts the facts of one Python file.
 pub fn extract(path: &str, text: &str) -> FileFacts {
-    let _ = (path, text);
-    FileFacts::default()
+    let lx = lex::lex(Syntax::PYTHON, text);
+    let br = Brackets::new(&lx.code);
+    let src = Src { lx, br };
+    let code = src.code();
+    let kafka_lib = if code.contains("confluent_kafka") {
+        Some("confluent-kafka")
+    } else if code.contains("aiokafka") {
+        Some("aiokafka")
+    } else if lex::find_word(code, "kafka").next().is_some() {
+        Some("kafka-python")
+    } else {
+        None
+    };
+    let mut st = State {
+        is_init: path.rsplit('/').next() == Some("__init__.py"),
+        grpc_file: code.contains("grpc"),
+        kafka_lib,
+        ..State::default()
+    };
+    declarations(&src, &mut st);
+    calls(&src, &mut st);
+    st.finish_routes();
+    st.facts
+}
+
+/// The lexed file and its bracket pairs.
+struct Src<'a> {
+    lx: Lexed<'a>,
+    br: Brackets,
+}
+
+/// One logical statement: `code[start..end]`, its first and last line and its indentation.
+#[derive(Debug, Clone, Copy)]
+struct Stmt {
+    start: usize,
+    end: usize,
+    line: u32,
+    end_line: u32,
+    indent: usize,
+}
+
+/// An open `class` or `def` scope.
+struct Scope {
+    indent: usize,
+    symbol: usize,
+    name: String,
+    is_class: bool,
+    is_enum: bool,
+}
+
+/// A route seen on a decorator, before router prefixes are known.
+struct RawRoute {
+    receiver: String,
+    method: String,
+    path: String,
+    handler: Option<String>,
+    line: u32,
+}
+
+/// A name bound to a gRPC stub: `self.stub` (any method of the file) or a local `stub`
+/// (only within its function).
+struct StubVar {
+    service: String,
+    /// The enclosing function's symbol, for a local name.
+    def: Option<usize>,
+}
+
+/// What the extractor learns while walking the file.
+#[derive(Default)]
+struct State {
+    facts: FileFacts,
+    is_init: bool,
+    grpc_file: bool,
+    kafka_lib: Option<&'static str>,
+    /// Name as written (`self.stub`, `stub`) → the stubs bound to it.
+    stubs: HashMap<String, Vec<StubVar>>,
+    /// The innermost `def` being walked (symbol index), for scoping local names.
+    current_def: Option<usize>,
+    /// Name → the Kafka producer constructor it holds (`KafkaProducer`).
+    producers: HashMap<String, String>,
+    /// Name → the Kafka consumer constructor it holds.
+    consumers: HashMap<String, String>,
+    /// Names holding an HTTP client or session.
+    http_clients: HashSet<String>,
+    /// Name → the prefix of the Flask app/blueprint or FastAPI app/router it holds.
+    routers: HashMap<String, String>,
+    /// Prefixes given when a router is mounted (`include_router(r, prefix=…)`).
+    mounts: HashMap<String, String>,
+    /// Name → the class it was constructed from (`servicer = OrderServicer()`).
+    instances: HashMap<String, String>,
+    /// Name → a plain string literal assigned to it.
+    strings: HashMap<String, String>,
+    /// Name → the HTTP path of the URL assigned to it.
+    urls: HashMap<String, String>,
+    /// Offsets of stub constructions already recorded with their variable.
+    bound_stubs: HashSet<usize>,
+    routes: Vec<RawRoute>,
+    module_vars: HashSet<String>,
+}
+
+impl<'a> Src<'a> {
+    fn code(&self) -> &str {
+        &self.lx.code
+    }
+
+    fn line_of(&self, offset: usize) -> u32 {
+        self.lx.line_of(offset)
+    }
+
+    /// The range trimmed of whitespace.
+    fn trim(&self, s: usize, e: usize) -> (usize, usize) {
+        let b = self.code().as_bytes();
+        let (mut s, mut e) = (s, e.min(b.len()));
+        while s < e && b[s].is_ascii_whitespace() {
+            s += 1;
+        }
+        while e > s && b[e - 1].is_ascii_whitespace() {
+            e -= 1;
+        }
+        (s, e)
+    }
+
+    /// The string literals making up exactly `s..e` (adjacent literals concatenate), with
+    /// whether any of them is an f-string.
+    fn literals(&self, s: usize, e: usize) -> Option<(Vec<&lex::StrLit<'a>>, bool)> {
+        let (mut s, mut e) = self.trim(s, e);
+        // `("a" "b")`: parentheses around implicitly concatenated literals.
+        while s < e && self.code().as_bytes()[s] == b'(' && self.br.close_of(s) == Some(e - 1) {
+            (s, e) = self.trim(s + 1, e - 1);
+        }
+        let lits = self.lx.strings_in(s, e);
+        let first = lits.first()?;
+        if first.start != s {
+            return None;
+        }
+        let text = self.lx.text.as_bytes();
+        let code = self.code().as_bytes();
+        let mut at = s;
+        let mut fstring = false;
+        let mut out = Vec::new();
+        for l in lits {
+            if code[at..l.start].iter().any(|b| !b.is_ascii_whitespace()) {
+                return None;
+            }
+            fstring |= text[l.start..l.end]
+                .iter()
+                .take_while(|b| b.is_ascii_alphabetic())
+                .any(|b| b | 0x20 == b'f');
+            out.push(l);
+            at = l.end;
+        }
+        (at == e).then_some((out, fstring))
+    }
+
+    /// The value of `s..e` when it is a plain string literal (no f-string placeholders).
+    fn plain_string(&self, s: usize, e: usize) -> Option<String> {
+        let (lits, fstring) = self.literals(s, e)?;
+        let mut out = String::new();
+        for l in lits {
+            out.push_str(&l.value());
+        }
+        (!fstring || !out.contains('{')).then_some(out)
+    }
+
+    /// `s..e` as a dotted name (`a.b.c`), if it is one.
+    fn dotted(&self, s: usize, e: usize) -> Option<&str> {
+        let (s, e) = self.trim(s, e);
+        let t = &self.code()[s..e];
+        let ok = !t.is_empty()
+            && t.split('.').all(|seg| {
+                !seg.is_empty()
+                    && !seg.as_bytes()[0].is_ascii_digit()
+                    && seg.bytes().all(is_ident_byte)
+            });
+        ok.then_some(t)
+    }
+
+    /// A call covering exactly `s..e`: (callee as written, open paren, close paren).
+    /// A leading `await` is skipped.
+    fn call(&self, s: usize, e: usize) -> Option<(&str, usize, usize)> {
+        let (mut s, e) = self.trim(s, e);
+        let code = self.code();
+        if code[s..e].starts_with("await ") {
+            s += 6;
+        }
+        if e == 0 || code.as_bytes()[e - 1] != b')' {
+            return None;
+        }
+        let open = self.br.open_of(e - 1)?;
+        let callee = self.dotted(s, open)?;
+        Some((callee, open, e - 1))
+    }
+
+    /// The top-level arguments of the call whose parentheses are `open..close`, split into
+    /// positional ranges and `name=value` keyword ranges.
+    fn args(&self, open: usize, close: usize) -> Args {
+        let code = self.code();
+        let mut args = Args::default();
+        for (s, e) in common::split_top(code, open + 1, close, b',', &self.br) {
+            let kw = ident_after(code, s).and_then(|(ks, k)| {
+                let after = ks + k.len();
+                let rest = &code[after..e];
+                let t = rest.trim_start();
+                (t.starts_with('=') && !t.starts_with("==")).then(|| {
+                    let eq = after + (rest.len() - t.len());
+                    (k.to_string(), (eq + 1, e))
+                })
+            });
+            match kw {
+                Some(kv) => args.keyword.push(kv),
+                None if code[s..e].starts_with('*') => {}
+                None => args.positional.push((s, e)),
+            }
+        }
+        args
+    }
+
+    /// The elements of a list/tuple/set display at `s..e`, or `s..e` itself.
+    fn elements(&self, s: usize, e: usize) -> Vec<(usize, usize)> {
+        let (s, e) = self.trim(s, e);
+        let b = self.code().as_bytes();
+        if s < e && matches!(b[s], b'[' | b'(' | b'{') && self.br.close_of(s) == Some(e - 1) {
+            return common::split_top(self.code(), s + 1, e - 1, b',', &self.br);
+        }
+        vec![(s, e)]
+    }
+
+    /// An environment lookup at `s..e`: `os.getenv("X", "d")`, `os.environ.get("X", "d")`,
+    /// `os.environ["X"]`, optionally followed by `or "d"`.
+    fn env_lookup(&self, s: usize, e: usize) -> Option<(String, Option<String>)> {
+        let (s, e) = self.trim(s, e);
+        let code = self.code();
+        let (head_end, or_default) = match top_word(code, s, e, "or", &self.br) {
+            Some(p) => (p, self.plain_string(p + 2, e)),
+            None => (e, None),
+        };
+        let (s, he) = self.trim(s, head_end);
+        let last = *code.as_bytes().get(he.checked_sub(1)?)?;
+        let open = self.br.open_of(he - 1)?;
+        let callee = self.dotted(s, open)?;
+        match last {
+            b')' if matches!(
+                callee,
+                "os.getenv" | "getenv" | "os.environ.get" | "environ.get"
+            ) =>
+            {
+                let args = self.args(open, he - 1);
+                let var = self.plain_string(args.positional.first()?.0, args.positional[0].1)?;
+                let default = args
+                    .positional
+                    .get(1)
+                    .copied()
+                    .or_else(|| args.kw("default"))
+                    .and_then(|(a, b)| self.plain_string(a, b));
+                Some((var, default.or(or_default)))
+            }
+            b']' if matches!(callee, "os.environ" | "environ") => {
+                Some((self.plain_string(open + 1, he - 1)?, or_default))
+            }
+            _ => None,
+        }
+    }
+
+    /// The value a constant is bound to: a string literal, or the default of an environment
+    /// lookup.
+    fn const_value(&self, s: usize, e: usize) -> Option<String> {
+        self.plain_string(s, e)
+            .or_else(|| self.env_lookup(s, e).and_then(|(_, d)| d))
+    }
+
+    /// A topic expression: a literal, an environment lookup, or a name reference.
+    fn topic(&self, st: &State, s: usize, e: usize) -> Option<TopicExpr> {
+        if let Some(v) = self.plain_string(s, e) {
+            return common::looks_like_topic(&v).then_some(TopicExpr::Literal(v));
+        }
+        if let Some((var, default)) = self.env_lookup(s, e) {
+            return Some(TopicExpr::Env { var, default });
+        }
+        let name = self.dotted(s, e)?;
+        let name = name.strip_suffix(".value").unwrap_or(name);
+        if matches!(name, "None" | "True" | "False") {
+            return None;
+        }
+        // A local name bound to a literal in this file; constants stay references so the
+        // graph can say which constant gave the topic.
+        let last = name.rsplit('.').next().unwrap_or(name);
+        if !common::is_upper_const(last)
+            && let Some(v) = st.strings.get(name)
+        {
+            return Some(TopicExpr::Literal(v.clone()));
+        }
+        Some(TopicExpr::Reference(name.to_string()))
+    }
+
+    /// The HTTP path of a URL expression: literals, f-strings, `+` concatenations, and names
+    /// bound to strings or URLs in this file.
+    fn url_path(&self, st: &State, s: usize, e: usize) -> Option<String> {
+        let (s, e) = self.trim(s, e);
+        if let Some(name) = self.dotted(s, e)
+            && let Some(p) = st.urls.get(name)
+        {
+            return Some(p.clone());
+        }
+        let mut owned: Vec<Option<String>> = Vec::new();
+        for (ps, pe) in common::split_top(self.code(), s, e, b'+', &self.br) {
+            let ps_lits = self.lx.strings_in(ps, pe);
+            match ps_lits.first() {
+                // A literal, possibly followed by `.format(…)` or `% x`.
+                Some(l) if l.start == ps => {
+                    let fstring = self.lx.text.as_bytes()[l.start..l.end]
+                        .iter()
+                        .take_while(|b| b.is_ascii_alphabetic())
+                        .any(|b| b | 0x20 == b'f');
+                    let value = l.value();
+                    if fstring {
+                        for piece in common::split_placeholders(&value, "{") {
+                            owned.push(piece.map(str::to_string));
+                        }
+                    } else {
+                        owned.push(Some(value.into_owned()));
+                    }
+                }
+                _ => owned.push(self.dotted(ps, pe).and_then(|n| st.strings.get(n)).cloned()),
+            }
+        }
+        common::http_path_from_parts(owned.iter().map(|p| p.as_deref()))
+    }
+}
+
+/// Positional and keyword arguments of a call, as ranges of the masked code.
+#[derive(Default)]
+struct Args {
+    positional: Vec<(usize, usize)>,
+    keyword: Vec<(String, (usize, usize))>,
+}
+
+impl Args {
+    fn kw(&self, name: &str) -> Option<(usize, usize)> {
+        self.keyword
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, r)| *r)
+    }
+}
+
+/// The offset of `word` as a whole word at the top level of `code[s..e]` (outside brackets).
+fn top_word(code: &str, s: usize, e: usize, word: &str, br: &Brackets) -> Option<usize> {
+    let b = code.as_bytes();
+    let mut i = s;
+    while i < e {
+        if matches!(b[i], b'(' | b'[' | b'{') {
+            match br.close_of(i) {
+                Some(c) if c < e => i = c + 1,
+                _ => i += 1,
+            }
+            continue;
+        }
+        if code[i..e].starts_with(word)
+            && (i == 0 || !is_ident_byte(b[i - 1]))
+            && b.get(i + word.len()).is_none_or(|&c| !is_ident_byte(c))
+        {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Cuts the masked code into logical statements.
+fn statements(src: &Src) -> Vec<Stmt> {
+    let code = src.code().as_bytes();
+    let n = code.len();
+    let mut out = Vec::new();
+    let mut i = 0;
+    let mut line_start = 0;
+    let mut last_indent = 0;
+    while i < n {
+        let b = code[i];
+        if b == b'\n' {
+            i += 1;
+            line_start = i;
+            continue;
+        }
+        if b.is_ascii_whitespace() || b == b'\\' {
+            i += 1;
+            continue;
+        }
+        let fresh_line = code[line_start..i].iter().all(u8::is_ascii_whitespace);
+        let indent = if fresh_line {
+            i - line_start
+        } else {
+            last_indent
+        };
+        last_indent = indent;
+        let start = i;
+        let mut j = i;
+        while j < n {
+            match code[j] {
+                b'(' | b'[' | b'{' => match src.br.close_of(j) {
+                    Some(c) => j = c + 1,
+                    None => j += 1,
+                },
+                b'"' | b'\'' => match src.lx.string_covering(j) {
+                    Some(s) => j = s.end.max(j + 1),
+                    None => j += 1,
+                },
+                b'\\' => j += 2,
+                b'\n' | b';' => break,
+                _ => j += 1,
+            }
+        }
+        let j = j.min(n);
+        let mut e = j;
+        while e > start && code[e - 1].is_ascii_whitespace() {
+            e -= 1;
+        }
+        out.push(Stmt {
+            start,
+            end: e,
+            line: src.line_of(start),
+            end_line: src.line_of(e.saturating_sub(1).max(start)),
+            indent,
+        });
+        i = j;
+        if i < n && code[i] == b';' {
+            i += 1;
+        } else if i < n {
+            // A statement ended by a newline inside a continued construct: the next one starts
+            // on a fresh line.
+            line_start = i + 1;
+            i += 1;
+        }
+    }
+    out
+}
+
+const ENUM_BASES: [&str; 7] = [
+    "Enum",
+    "StrEnum",
+    "IntEnum",
+    "Flag",
+    "IntFlag",
+    "ReprEnum",
+    "TextChoices",
+];
+const ROUTE_VERBS: [&str; 7] = ["get", "post", "put", "delete", "patch", "head", "options"];
+const KEYWORDS: [&str; 22] = [
+    "if", "elif", "else", "for", "while", "try", "except", "finally", "return", "raise", "assert",
+    "del", "pass", "break", "continue", "global", "nonlocal", "yield", "lambda", "not", "match",
+    "case",
+];
+
+/// Pass one: declarations, imports, constants, decorators and name bindings.
+fn declarations(src: &Src, st: &mut State) {
+    let code = src.code();
+    let stmts = statements(src);
+    let mut scopes: Vec<Scope> = Vec::new();
+    let mut decorators: Vec<Stmt> = Vec::new();
+    let mut prev_end_line = 0;
+    for stmt in &stmts {
+        while let Some(top) = scopes.last() {
+            if stmt.indent > top.indent {
+                break;
+            }
+            if let Some(sym) = st.facts.symbols.get_mut(top.symbol) {
+                sym.end_line = prev_end_line.max(sym.line);
+            }
+            scopes.pop();
+        }
+        st.current_def = scopes.last().filter(|s| !s.is_class).map(|s| s.symbol);
+        let text = &code[stmt.start..stmt.end];
+        if text.starts_with('@') {
+            decorators.push(*stmt);
+            prev_end_line = stmt.end_line;
+            continue;
+        }
+        let pending = std::mem::take(&mut decorators);
+        let Some((wpos, word)) = ident_after(code, stmt.start).filter(|(p, _)| *p == stmt.start)
+        else {
+            prev_end_line = stmt.end_line;
+            continue;
+        };
+        let word_end = wpos + word.len();
+        match word {
+            "class" => {
+                if let Some(scope) = class_decl(src, st, stmt, word_end, &scopes, &pending) {
+                    scopes.push(scope);
+                }
+            }
+            "def" => {
+                if let Some(scope) = def_decl(src, st, stmt, word_end, &scopes, &pending) {
+                    scopes.push(scope);
+                }
+            }
+            "async" => match ident_after(code, word_end) {
+                Some((p, "def")) => {
+                    if let Some(scope) = def_decl(src, st, stmt, p + 3, &scopes, &pending) {
+                        scopes.push(scope);
+                    }
+                }
+                Some((p, "with")) => with_stmt(src, st, stmt, p + 4),
+                _ => {}
+            },
+            "import" => import_stmt(src, st, stmt, word_end),
+            "from" => from_import_stmt(src, st, stmt, word_end),
+            "with" => with_stmt(src, st, stmt, word_end),
+            "type" if ident_after(code, word_end).is_some() && text.contains('=') => {
+                if let Some((np, name)) = ident_after(code, word_end) {
+                    st.facts.symbols.push(Symbol {
+                        name: name.to_string(),
+                        kind: SymbolKind::TypeAlias,
+                        line: src.line_of(np),
+                        end_line: stmt.end_line,
+                        doc_line: src.lx.doc_comment_above(stmt.line),
+                        container: scopes.last().map(|s| s.name.clone()),
+                    });
+                }
+            }
+            w if KEYWORDS.contains(&w) => {}
+            _ => assignment(src, st, stmt, &scopes),
+        }
+        prev_end_line = stmt.end_line;
+    }
+    for top in scopes.iter().rev() {
+        if let Some(sym) = st.facts.symbols.get_mut(top.symbol) {
+            sym.end_line = prev_end_line.max(sym.line);
+        }
+    }
+}
+
+/// The doc line of a declaration: a `#` comment block above its decorators (or above it),
+/// else its first decorator line.
+fn doc_line(src: &Src, decl_line: u32, decorators: &[Stmt]) -> Option<u32> {
+    let first = decorators.first().map(|d| d.line);
+    src.lx
+        .doc_comment_above(first.unwrap_or(decl_line))
+        .or(first)
+}
+
+fn class_decl(
+    src: &Src,
+    st: &mut State,
+    stmt: &Stmt,
+    after_kw: usize,
+    scopes: &[Scope],
+    decorators: &[Stmt],
+) -> Option<Scope> {
+    let code = src.code();
+    let (np, name) = ident_after(code, after_kw)?;
+    let mut at = np + name.len();
+    // PEP 695 type parameters: `class Box[T](Base):`.
+    if let Some((p, b'[')) = lex::next_non_space(code, at)
+        && let Some(c) = src.br.close_of(p)
+    {
+        at = c + 1;
+    }
+    let mut bases: Vec<&str> = Vec::new();
+    if let Some((p, b'(')) = lex::next_non_space(code, at)
+        && p < stmt.end
+        && let Some(c) = src.br.close_of(p)
+    {
+        for (s, e) in common::split_top(code, p + 1, c, b',', &src.br) {
+            if let Some(b) = src.dotted(s, e) {
+                bases.push(b);
+            } else if let Some(b) = code[s..e]
+                .split('[')
+                .next()
+                .and_then(|h| src.dotted(s, s + h.len()))
+            {
+                bases.push(b); // `Generic[T]`, `Protocol[T]`
+            }
+        }
+    }
+    let last = |b: &&str| b.rsplit('.').next().unwrap_or(b).to_string();
+    let base_names: Vec<String> = bases.iter().map(last).collect();
+    let is_enum = base_names.iter().any(|b| ENUM_BASES.contains(&b.as_str()));
+    let kind = if is_enum {
+        SymbolKind::Enum
+    } else if base_names.iter().any(|b| b == "Protocol") {
+        SymbolKind::Interface
+    } else {
+        SymbolKind::Class
+    };
+    let line = src.line_of(np);
+    for b in &base_names {
+        if let Some(svc) = b.strip_suffix("Servicer")
+            && !svc.is_empty()
+        {
+            st.facts.grpc.push(GrpcFact::Server {
+                service: svc.to_string(),
+                impl_type: Some(name.to_string()),
+                line,
+            });
+        }
+    }
+    st.facts.symbols.push(Symbol {
+        name: name.to_string(),
+        kind,
+        line,
+        end_line: stmt.end_line,
+        doc_line: doc_line(src, stmt.line, decorators),
+        container: scopes.last().map(|s| s.name.clone()),
+    });
+    Some(Scope {
+        indent: stmt.indent,
+        symbol: st.facts.symbols.len() - 1,
+        name: name.to_string(),
+        is_class: true,
+        is_enum,
+    })
+}
+
+fn def_decl(
+    src: &Src,
+    st: &mut State,
+    stmt: &Stmt,
+    after_kw: usize,
+    scopes: &[Scope],
+    decorators: &[Stmt],
+) -> Option<Scope> {
+    let code = src.code();
+    let (np, name) = ident_after(code, after_kw)?;
+    let in_class = scopes.last().is_some_and(|s| s.is_class);
+    let kind = match (in_class, name) {
+        (true, "__init__") => SymbolKind::Constructor,
+        (true, _) => SymbolKind::Method,
+        (false, _) => SymbolKind::Function,
+    };
+    st.facts.symbols.push(Symbol {
+        name: name.to_string(),
+        kind,
+        line: src.line_of(np),
+        end_line: stmt.end_line,
+        doc_line: doc_line(src, stmt.line, decorators),
+        container: scopes.last().map(|s| s.name.clone()),
+    });
+    for d in decorators {
+        route_decorator(src, st, d, name);
+    }
+    Some(Scope {
+        indent: stmt.indent,
+        symbol: st.facts.symbols.len() - 1,
+        name: name.to_string(),
+        is_class: false,
+        is_enum: false,
+    })
+}
+
+/// `@app.route("/x", methods=[…])`, `@bp.get("/x")`, `@router.post("/{id}")`.
+fn route_decorator(src: &Src, st: &mut State, d: &Stmt, handler: &str) {
+    let Some((callee, open, close)) = src.call(d.start + 1, d.end) else {
+        return;
+    };
+    let Some((receiver, verb)) = callee.rsplit_once('.') else {
+        return;
+    };
+    let methods: Vec<String> = if ROUTE_VERBS.contains(&verb) {
+        vec![verb.to_ascii_uppercase()]
+    } else if verb == "route" || verb == "api_route" {
+        Vec::new()
+    } else {
+        return;
+    };
+    let args = src.args(open, close);
+    let Some(path) = args
+        .positional
+        .first()
+        .copied()
+        .or_else(|| args.kw("rule"))
+        .or_else(|| args.kw("path"))
+        .and_then(|(s, e)| src.plain_string(s, e))
+    else {
+        return;
+    };
+    if !(path.is_empty() || path.starts_with('/')) {
+        return;
+    }
+    let methods = if methods.is_empty() {
+        let listed: Vec<String> = args
+            .kw("methods")
+            .map(|(s, e)| {
+                src.elements(s, e)
+                    .into_iter()
+                    .filter_map(|(a, b)| src.plain_string(a, b))
+                    .map(|m| m.to_ascii_uppercase())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if listed.is_empty() {
+            vec!["GET".to_string()]
+        } else {
+            listed
+        }
+    } else {
+        methods
+    };
+    for method in methods {
+        st.routes.push(RawRoute {
+            receiver: receiver_key(receiver).to_string(),
+            method,
+            path: path.clone(),
+            handler: Some(handler.to_string()),
+            line: d.line,
+        });
+    }
+}
+
+/// A name as bindings are keyed: without a leading `self.`/`cls.`.
+fn receiver_key(name: &str) -> &str {
+    name.strip_prefix("self.")
+        .or_else(|| name.strip_prefix("cls."))
+        .unwrap_or(name)
+}
+
+fn import_stmt(src: &Src, st: &mut State, stmt: &Stmt, after_kw: usize) {
+    let code = src.code();
+    for (s, e) in common::split_top(code, after_kw, stmt.end, b',', &src.br) {
+        let item = &code[s..e];
+        let (module, alias) = match item.split_once(" as ") {
+            Some((m, a)) => (m.trim(), Some(a.trim().to_string())),
+            None => (item.trim(), None),
+        };
+        if module.is_empty()
+            || src
+                .dotted(s, s + item.find(" as ").unwrap_or(item.len()))
+                .is_none()
+        {
+            continue;
+        }
+        st.facts.imports.push(Import {
+            module: module.to_string(),
+            names: Vec::new(),
+            alias,
+            line: stmt.line,
+            reexport: false,
+        });
+    }
+}
+
+fn from_import_stmt(src: &Src, st: &mut State, stmt: &Stmt, after_kw: usize) {
+    let code = src.code();
+    let Some(kw) = lex::find_word(&code[after_kw..stmt.end], "import")
+        .next()
+        .map(|p| after_kw + p)
+    else {
+        return;
+    };
+    let module: String = code[after_kw..kw]
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    if module.is_empty() || !module.bytes().all(|b| is_ident_byte(b) || b == b'.') {
+        return;
+    }
+    let (mut s, mut e) = src.trim(kw + 6, stmt.end);
+    let b = code.as_bytes();
+    if s < e && b[s] == b'(' {
+        s += 1;
+        if b[e - 1] == b')' {
+            e -= 1;
+        }
+    }
+    let mut names = Vec::new();
+    let mut explicit_reexport = false;
+    for (a, z) in common::split_top(code, s, e, b',', &src.br) {
+        let item = code[a..z].trim();
+        if item == "*" {
+            continue;
+        }
+        let (name, alias) = match item.split_once(" as ") {
+            Some((n, al)) => (n.trim(), Some(al.trim())),
+            None => (item, None),
+        };
+        if name.is_empty() || !name.bytes().all(is_ident_byte) {
+            continue;
+        }
+        explicit_reexport |= alias == Some(name);
+        names.push(name.to_string());
+    }
+    let reexport = explicit_reexport || (st.is_init && module.starts_with('.'));
+    st.facts.imports.push(Import {
+        module,
+        names,
+        alias: None,
+        line: stmt.line,
+        reexport,
+    });
+}
+
+/// `with grpc.insecure_channel(t) as ch, httpx.Client() as c:` binds each `as` name.
+fn with_stmt(src: &Src, st: &mut State, stmt: &Stmt, after_kw: usize) {
+    let code = src.code();
+    // The header ends at the last top-level `:`.
+    let header_end = {
+        let mut end = stmt.end;
+        let b = code.as_bytes();
+        let mut i = after_kw;
+        while i < stmt.end {
+            if matches!(b[i], b'(' | b'[' | b'{') {
+                match src.br.close_of(i) {
+                    Some(c) if c < stmt.end => i = c + 1,
+                    _ => i += 1,
+                }
+                continue;
+            }
+            if b[i] == b':' {
+                end = i;
+                break;
+            }
+            i += 1;
+        }
+        end
+    };
+    for (s, e) in common::split_top(code, after_kw, header_end, b',', &src.br) {
+        if let Some(p) = top_word(code, s, e, "as", &src.br)
+            && let Some(name) = src.dotted(p + 2, e)
+        {
+            bind(src, st, name, s, p);
+        }
+    }
+}
+
+/// An assignment statement: symbols for module and class constants, and name bindings.
+fn assignment(src: &Src, st: &mut State, stmt: &Stmt, scopes: &[Scope]) {
+    let code = src.code();
+    let b = code.as_bytes();
+    let mut i = stmt.start;
+    let mut eq = None;
+    while i < stmt.end {
+        match b[i] {
+            b'(' | b'[' | b'{' => {
+                match src.br.close_of(i) {
+                    Some(c) if c < stmt.end => i = c + 1,
+                    _ => i += 1,
+                }
+                continue;
+            }
+            b'=' if b.get(i + 1) != Some(&b'=')
+                && (i == 0 || !b"=!<>:+-*/%&|^@~".contains(&b[i - 1])) =>
+            {
+                eq = Some(i);
+                break;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    let Some(eq) = eq else { return };
+    let (ts, te) = src.trim(stmt.start, eq);
+    // `name: Annotation = value`.
+    let (target_end, annotation) = match code[ts..te].find(':') {
+        Some(c) => (ts + c, Some(code[ts + c + 1..te].trim())),
+        None => (te, None),
+    };
+    let Some(target) = src.dotted(ts, target_end) else {
+        return;
+    };
+    let (vs, ve) = src.trim(eq + 1, stmt.end);
+    // Chained `a = b = value`: the value is after the last top-level `=`.
+    let (vs, ve) = match last_assign_eq(code, vs, ve, &src.br) {
+        Some(p) => src.trim(p + 1, ve),
+        None => (vs, ve),
+    };
+    let line = src.line_of(ts);
+    let doc = src.lx.doc_comment_above(stmt.line);
+    let simple = !target.contains('.');
+    match scopes.last() {
+        None if simple => {
+            let is_alias = annotation.is_some_and(|a| a.ends_with("TypeAlias"));
+            let kind = if is_alias {
+                SymbolKind::TypeAlias
+            } else if common::is_upper_const(target) {
+                SymbolKind::Constant
+            } else {
+                SymbolKind::Variable
+            };
+            let listed = kind != SymbolKind::Variable
+                || (!target.starts_with("__") && st.module_vars.insert(target.to_string()));
+            if listed {
+                st.facts.symbols.push(Symbol {
+                    name: target.to_string(),
+                    kind,
+                    line,
+                    end_line: stmt.end_line,
+                    doc_line: doc,
+                    container: None,
+                });
+            }
+            if kind == SymbolKind::Constant
+                && let Some(value) = src.const_value(vs, ve)
+            {
+                st.facts.constants.push(Constant {
+                    name: target.to_string(),
+                    value,
+                    line,
+                });
+            }
+        }
+        Some(scope) if scope.is_class && simple && !target.starts_with('_') => {
+            let kind = if scope.is_enum {
+                Some(SymbolKind::EnumValue)
+            } else if common::is_upper_const(target) {
+                Some(SymbolKind::Constant)
+            } else {
+                None
+            };
+            if let Some(kind) = kind {
+                st.facts.symbols.push(Symbol {
+                    name: target.to_string(),
+                    kind,
+                    line,
+                    end_line: stmt.end_line,
+                    doc_line: doc,
+                    container: Some(scope.name.clone()),
+                });
+                if let Some(value) = src.const_value(vs, ve) {
+                    st.facts.constants.push(Constant {
+                        name: format!("{}.{}", scope.name, target),
+                        value,
+                        line,
+                    });
+                }
+            }
+        }
+        _ => {}
+    }
+    bind(src, st, target, vs, ve);
+}
+
+/// The offset of the last top-level plain `=` in `s..e` (chained assignment), if any.
+fn last_assign_eq(code: &str, s: usize, e: usize, br: &Brackets) -> Option<usize> {
+    let b = code.as_bytes();
+    let mut i = s;
+    let mut last = None;
+    while i < e {
+        match b[i] {
+            b'(' | b'[' | b'{' => {
+                match br.close_of(i) {
+                    Some(c) if c < e => i = c + 1,
+                    _ => i += 1,
+                }
+                continue;
+            }
+            b'=' if b.get(i + 1) != Some(&b'=') && !b"=!<>:+-*/%&|^@~".contains(&b[i - 1]) => {
+                last = Some(i)
+            }
+            // A lambda's default or a keyword argument only occurs inside brackets; a `:` at
+            // the top level is a dict/lambda/slice, where we stop looking.
+            b':' => return last,
+            _ => {}
+        }
+        i += 1;
+    }
+    last
+}
+
+/// Records what `written` (`self.stub`, `stub`) holds after `written = <value at s..e>`.
+fn bind(src: &Src, st: &mut State, written: &str, s: usize, e: usize) {
+    let name = receiver_key(written);
+    if name.is_empty() {
+        return;
+    }
+    if let Some(v) = src.plain_string(s, e) {
+        if let Some(p) = common::looks_like_http_path(&v)
+            .then(|| common::http_path_of(&v))
+            .flatten()
+        {
+            st.urls.insert(name.to_string(), p);
+        }
+        st.strings.entry(name.to_string()).or_insert(v);
+        return;
+    }
+    let Some((callee, open, close)) = src.call(s, e) else {
+        if let Some(p) = src.url_path(st, s, e) {
+            st.urls.insert(name.to_string(), p);
+        }
+        return;
+    };
+    let last = callee.rsplit('.').next().unwrap_or(callee);
+    let args = src.args(open, close);
+    let kw_string = |k: &str| args.kw(k).and_then(|(a, b)| src.plain_string(a, b));
+    match last {
+        _ if st.grpc_file && stub_service(last).is_some() => {
+            if let Some(svc) = stub_service(last) {
+                st.stubs
+                    .entry(written.to_string())
+                    .or_default()
+                    .push(StubVar {
+                        service: svc.to_string(),
+                        def: (written == name && !name.contains('.'))
+                            .then_some(st.current_def)
+                            .flatten(),
+                    });
+                st.bound_stubs.insert(open);
+                st.facts.grpc.push(GrpcFact::Client {
+                    service: svc.to_string(),
+                    var: Some(name.to_string()),
+                    line: src.line_of(open),
+                });
+            }
+        }
+        _ if producer_via(st, callee).is_some() => {
+            st.producers.insert(name.to_string(), callee.to_string());
+        }
+        _ if consumer_via(st, callee).is_some() => {
+            st.consumers.insert(name.to_string(), callee.to_string());
+        }
+        "APIRouter" => {
+            st.routers
+                .insert(name.to_string(), kw_string("prefix").unwrap_or_default());
+        }
+        "Blueprint" => {
+            st.routers.insert(
+                name.to_string(),
+                kw_string("url_prefix").unwrap_or_default(),
+            );
+        }
+        "Flask" | "FastAPI" | "Quart" | "Starlette" => {
+            st.routers.insert(name.to_string(), String::new());
+        }
+        "Session" | "ClientSession" | "AsyncClient" | "Client" | "PoolManager"
+            if is_http_ctor(callee) =>
+        {
+            st.http_clients.insert(name.to_string());
+        }
+        _ if last.as_bytes().first().is_some_and(u8::is_ascii_uppercase) => {
+            st.instances.insert(name.to_string(), last.to_string());
+        }
+        _ => {}
+    }
+}
+
+/// The service of the stub `written` holds at `line`: a local binding of the innermost
+/// function containing the line, else a file-wide one (`self.x`, module level).
+fn stub_of(st: &State, written: &str, line: u32) -> Option<String> {
+    let span = |def: usize| {
+        st.facts
+            .symbols
+            .get(def)
+            .map_or((0, u32::MAX), |s| (s.line, s.end_line))
+    };
+    st.stubs
+        .get(written)?
+        .iter()
+        .filter(|v| {
+            v.def.is_none_or(|d| {
+                let (a, b) = span(d);
+                a <= line && line <= b
+            })
+        })
+        .min_by_key(|v| v.def.map_or(u32::MAX, |d| span(d).1 - span(d).0))
+        .map(|v| v.service.clone())
+}
+
+/// `OrderServiceStub` gives `OrderService`.
+fn stub_service(callee_last: &str) -> Option<&str> {
+    let svc = callee_last.strip_suffix("Stub")?;
+    (!svc.is_empty() && svc.as_bytes()[0].is_ascii_uppercase()).then_some(svc)
+}
+
+fn is_http_ctor(callee: &str) -> bool {
+    matches!(
+        callee,
+        "requests.Session"
+            | "requests.session"
+            | "Session"
+            | "aiohttp.ClientSession"
+            | "ClientSession"
+            | "httpx.Client"
+            | "httpx.AsyncClient"
+            | "AsyncClient"
+            | "urllib3.PoolManager"
+            | "PoolManager"
+    )
+}
+
+/// The Kafka library of a producer constructor, if `callee` is one.
+fn producer_via(st: &State, callee: &str) -> Option<&'static str> {
+    let last = callee.rsplit('.').next().unwrap_or(callee);
+    match last {
+        "AIOKafkaProducer" => Some("aiokafka"),
+        "KafkaProducer" => Some("kafka-python"),
+        "Producer" | "SerializingProducer"
+            if callee.contains("confluent_kafka") || st.kafka_lib == Some("confluent-kafka") =>
+        {
+            Some("confluent-kafka")
+        }
+        _ => None,
+    }
+}
+
+/// The Kafka library of a consumer constructor, if `callee` is one.
+fn consumer_via(st: &State, callee: &str) -> Option<&'static str> {
+    let last = callee.rsplit('.').next().unwrap_or(callee);
+    match last {
+        "AIOKafkaConsumer" => Some("aiokafka"),
+        "KafkaConsumer" => Some("kafka-python"),
+        "Consumer" | "DeserializingConsumer"
+            if callee.contains("confluent_kafka") || st.kafka_lib == Some("confluent-kafka") =>
+        {
+            Some("confluent-kafka")
+        }
+        _ => None,
+    }
+}
+
+/// The receiver chain of a call: `self.stub` in `self.stub.CreateOrder(`, `httpx.AsyncClient()`
+/// in `httpx.AsyncClient().get(`.
+struct Chain<'c> {
+    /// The chain as written (masked), empty for a bare call.
+    text: &'c str,
+    start: usize,
+    /// The callee of a call the chain ends with (`AsyncClient` above).
+    ends_with_call: Option<&'c str>,
+}
+
+impl Chain<'_> {
+    /// The binding key: the chain without `self.`, when it is a plain dotted name.
+    fn key(&self) -> Option<&str> {
+        let k = receiver_key(self.text);
+        (!k.is_empty() && k.bytes().all(|b| is_ident_byte(b) || b == b'.')).then_some(k)
+    }
+
+    fn root(&self) -> &str {
+        self.text.split('.').next().unwrap_or("")
+    }
+
+    /// The last segment of the chain (`stub` in `self.stub`).
+    fn last(&self) -> &str {
+        self.text.rsplit('.').next().unwrap_or("")
+    }
+}
+
+/// The receiver chain ending at the `.` at `dot`.
+fn chain_before<'c>(code: &'c str, br: &Brackets, dot: usize) -> Chain<'c> {
+    let b = code.as_bytes();
+    let mut start = dot;
+    let mut ends_with_call = None;
+    let mut p = dot;
+    for step in 0..16 {
+        if p == 0 {
+            break;
+        }
+        let prev = b[p - 1];
+        if prev == b')' || prev == b']' {
+            let Some(open) = br.open_of(p - 1) else { break };
+            match ident_before(code, open).filter(|(s, id)| s + id.len() == open) {
+                Some((s, id)) => {
+                    if step == 0 && prev == b')' {
+                        ends_with_call = Some(id);
+                    }
+                    start = s;
+                }
+                None => break,
+            }
+        } else if is_ident_byte(prev) {
+            let Some((s, _)) = ident_before(code, p) else {
+                break;
+            };
+            start = s;
+        } else {
+            break;
+        }
+        if start > 0 && b[start - 1] == b'.' {
+            p = start - 1;
+        } else {
+            break;
+        }
+    }
+    Chain {
+        text: &code[start..dot],
+        start,
+        ends_with_call,
+    }
+}
+
+/// Pass two: every call site `name(`.
+fn calls(src: &Src, st: &mut State) {
+    let code = src.code();
+    let b = code.as_bytes();
+    for (open, _) in code.match_indices('(') {
+        let Some((cs, callee)) = ident_before(code, open) else {
+            continue;
+        };
+        if matches!(ident_before(code, cs), Some((_, "def" | "class"))) {
+            continue;
+        }
+        let Some(close) = src.br.close_of(open) else {
+            continue;
+        };
+        let chain = if cs > 0 && b[cs - 1] == b'.' {
+            chain_before(code, &src.br, cs - 1)
+        } else {
+            Chain {
+                text: "",
+                start: cs,
+                ends_with_call: None,
+            }
+        };
+        // Decorators were read in pass one.
+        if lex::prev_non_space(code, chain.start).is_some_and(|(_, c)| c == b'@') {
+            continue;
+        }
+        call_site(src, st, &chain, callee, open, close);
+    }
+}
+
+fn call_site(src: &Src, st: &mut State, chain: &Chain, callee: &str, open: usize, close: usize) {
+    let line = src.line_of(open);
+    // gRPC calls on a name bound to a stub: `self.stub.CreateOrder(req)`, `stub.GetOrder(r)`.
+    if !st.stubs.is_empty()
+        && let Some(key) = chain.key()
+        && !key.contains('.')
+        && let Some(svc) = stub_of(st, chain.text, line)
+    {
+        st.facts.grpc.push(GrpcFact::Call {
+            service: Some(svc),
+            receiver: key.to_string(),
+            method: callee.to_string(),
+            line,
+        });
+        return;
+    }
+    // `stub.CreateOrder.future(req)`, `self.stub.GetOrder.with_call(req)`.
+    if matches!(callee, "future" | "with_call")
+        && let Some((recv, method)) = chain.text.rsplit_once('.')
+        && let Some(svc) = stub_of(st, recv, line)
+    {
+        st.facts.grpc.push(GrpcFact::Call {
+            service: Some(svc),
+            receiver: receiver_key(recv).to_string(),
+            method: method.to_string(),
+            line,
+        });
+        return;
+    }
+    if let Some(svc) = callee
+        .strip_prefix("add_")
+        .and_then(|c| c.strip_suffix("Servicer_to_server"))
+        .filter(|s| !s.is_empty())
+    {
+        let args = src.args(open, close);
+        let impl_type = args.positional.first().and_then(|&(s, e)| {
+            if let Some((c, _, _)) = src.call(s, e) {
+                return Some(c.rsplit('.').next().unwrap_or(c).to_string());
+            }
+            let name = src.dotted(s, e)?;
+            st.instances.get(receiver_key(name)).cloned()
+        });
+        st.facts.grpc.push(GrpcFact::Server {
+            service: svc.to_string(),
+            impl_type,
+            line,
+        });
+        return;
+    }
+    if st.grpc_file
+        && let Some(svc) = stub_service(callee)
+        && !st.bound_stubs.contains(&open)
+    {
+        st.facts.grpc.push(GrpcFact::Client {
+            service: svc.to_string(),
+            var: None,
+            line,
+        });
+        return;
+    }
+    if let Some(via) = consumer_via(st, callee).filter(|v| *v != "confluent-kafka") {
+        // `KafkaConsumer("a", "b", …)`, `AIOKafkaConsumer("t", …)`: leading positional topics.
+        let args = src.args(open, close);
+        for &(s, e) in &args.positional {
+            push_topics(src, st, EventRole::Consumer, via, s, e);
+        }
+        return;
+    }
+    match callee {
+        "subscribe" => {
+            let Some(via) = kafka_receiver(st, chain, false) else {
+                return;
+            };
+            let args = src.args(open, close);
+            if let Some((s, e)) = args
+                .positional
+                .first()
+                .copied()
+                .or_else(|| args.kw("topics"))
+            {
+                for (a, z) in src.elements(s, e) {
+                    push_topics(src, st, EventRole::Consumer, via, a, z);
+                }
+            }
+        }
+        "produce" | "send" | "send_and_wait" | "produce_async" => {
+            let Some(via) = kafka_receiver(st, chain, true) else {
+                return;
+            };
+            let args = src.args(open, close);
+            if let Some((s, e)) = args
+                .kw("topic")
+                .or_else(|| args.positional.first().copied())
+            {
+                push_topics(src, st, EventRole::Producer, via, s, e);
+            }
+        }
+        "include_router" | "register_blueprint" => {
+            let args = src.args(open, close);
+            let prefix = args
+                .kw("prefix")
+                .or_else(|| args.kw("url_prefix"))
+                .and_then(|(s, e)| src.plain_string(s, e));
+            if let (Some(prefix), Some(&(s, e))) = (prefix, args.positional.first())
+                && let Some(name) = src.dotted(s, e)
+            {
+                st.mounts.insert(receiver_key(name).to_string(), prefix);
+            }
+        }
+        "add_url_rule" => {
+            let args = src.args(open, close);
+            let Some(path) = args
+                .positional
+                .first()
+                .copied()
+                .or_else(|| args.kw("rule"))
+                .and_then(|(s, e)| src.plain_string(s, e))
+                .filter(|p| p.starts_with('/'))
+            else {
+                return;
+            };
+            let handler = args
+                .kw("view_func")
+                .or_else(|| args.positional.get(2).copied())
+                .and_then(|(s, e)| src.dotted(s, e))
+                .map(str::to_string);
+            let methods: Vec<String> = args
+                .kw("methods")
+                .map(|(s, e)| {
+                    src.elements(s, e)
+                        .into_iter()
+                        .filter_map(|(a, z)| src.plain_string(a, z))
+                        .map(|m| m.to_ascii_uppercase())
+                        .collect()
+                })
+                .unwrap_or_default();
+            let methods = if methods.is_empty() {
+                vec!["GET".to_string()]
+            } else {
+                methods
+            };
+            for method in methods {
+                st.routes.push(RawRoute {
+                    receiver: chain.key().unwrap_or("").to_string(),
+                    method,
+                    path: path.clone(),
+                    handler: handler.clone(),
+                    line,
+                });
+            }
+        }
+        "get" | "post" | "put" | "delete" | "patch" | "head" | "options" | "request" | "stream"
+        | "fetch" | "urlopen" => {
+            if !is_http_receiver(st, chain) {
+                return;
+            }
+            let args = src.args(open, close);
+            let (method, url) = match callee {
+                "request" | "stream" => {
+                    let m = args
+                        .positional
+                        .first()
+                        .copied()
+                        .or_else(|| args.kw("method"))
+                        .and_then(|(s, e)| src.plain_string(s, e))
+                        .map(|m| m.to_ascii_uppercase());
+                    (
+                        m,
+                        args.positional.get(1).copied().or_else(|| args.kw("url")),
+                    )
+                }
+                "fetch" | "urlopen" => (
+                    None,
+                    args.positional.first().copied().or_else(|| args.kw("url")),
+                ),
+                verb => (
+                    Some(verb.to_ascii_uppercase()),
+                    args.positional.first().copied().or_else(|| args.kw("url")),
+                ),
+            };
+            if let Some((s, e)) = url
+                && let Some(path) = src.url_path(st, s, e)
+            {
+                st.facts.http.push(HttpFact::Call { method, path, line });
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The Kafka library behind a `.subscribe(`/`.send(` receiver, when it is a consumer
+/// (`producer == false`) or producer: bound to a construction in this file, a construction
+/// itself (`KafkaProducer(…).send(`), or named like one (`self._producer`).
+fn kafka_receiver(st: &State, chain: &Chain, producer: bool) -> Option<&'static str> {
+    let default = st.kafka_lib.unwrap_or("kafka");
+    if let Some(ctor) = chain.ends_with_call {
+        return if producer {
+            producer_via(st, ctor)
+        } else {
+            consumer_via(st, ctor)
+        };
+    }
+    let key = chain.key()?;
+    let (bound, role_word) = if producer {
+        (st.producers.get(key), "producer")
+    } else {
+        (st.consumers.get(key), "consumer")
+    };
+    if let Some(ctor) = bound {
+        return if producer {
+            producer_via(st, ctor)
+        } else {
+            consumer_via(st, ctor)
+        }
+        .or(Some(default));
+    }
+    chain
+        .last()
+        .to_ascii_lowercase()
+        .contains(role_word)
+        .then_some(default)
+}
+
+/// Whether a `.get(`/`.post(` receiver is an HTTP client: the `requests`/`httpx` modules, a
+/// name bound to a session or client, a client constructed in place, or a name that says so.
+fn is_http_receiver(st: &State, chain: &Chain) -> bool {
+    if chain.text.is_empty() {
+        return false;
+    }
+    if let Some(ctor) = chain.ends_with_call {
+        return matches!(
+            ctor,
+            "Session" | "ClientSession" | "AsyncClient" | "Client" | "session"
+        );
+    }
+    if matches!(
+        chain.root(),
+        "requests" | "httpx" | "aiohttp" | "urllib3" | "urllib"
+    ) {
+        return true;
+    }
+    let Some(key) = chain.key() else {
+        return false;
+    };
+    if st.http_clients.contains(key) {
+        return true;
+    }
+    let last = chain.last().to_ascii_lowercase();
+    last.contains("session") || last.contains("client") || last.contains("http")
+}
+
+/// Records one event per topic expression at `s..e`.
+fn push_topics(src: &Src, st: &mut State, role: EventRole, via: &'static str, s: usize, e: usize) {
+    if let Some(topic) = src.topic(st, s, e) {
+        st.facts.events.push(EventFact {
+            role,
+            topic,
+            via: via.to_string(),
+            line: src.line_of(s),
+        });
+    }
+}
+
+impl State {
+    /// Joins each route with the prefix of its router (and of the mount of that router).
+    fn finish_routes(&mut self) {
+        for r in std::mem::take(&mut self.routes) {
+            let mount = self.mounts.get(&r.receiver).map_or("", String::as_str);
+            let prefix = self.routers.get(&r.receiver).map_or("", String::as_str);
+            let path = join_path(&join_path(mount, prefix), &r.path);
+            self.facts.http.push(HttpFact::Route {
+                method: r.method,
+                path,
+                handler: r.handler,
+                line: r.line,
+            });
+        }
+    }
+}
+
+/// `"/v1"` + `"/orders"` gives `/v1/orders`; an empty path is the prefix itself.
+fn join_path(prefix: &str, path: &str) -> String {
+    let prefix = prefix.trim_end_matches('/');
+    let joined = if path.is_empty() {
+        prefix.to_string()
+    } else if path.starts_with('/') || prefix.is_empty() {
+        format!("{prefix}{path}")
+    } else {
+        format!("{prefix}/{path}")
+    };
+    if joined.is_empty() {
+        "/".to_string()
+    } else if !joined.starts_with('/') {
+        format!("/{joined}")
+    } else {
+        joined
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sym<'f>(f: &'f FileFacts, name: &str) -> &'f Symbol {
+        f.symbols
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| panic!("no symbol {name} in {:#?}", f.symbols))
+    }
+
+    fn events(f: &FileFacts) -> Vec<(EventRole, TopicExpr, &str, u32)> {
+        f.events
+            .iter()
+            .map(|e| (e.role, e.topic.clone(), e.via.as_str(), e.line))
+            .collect()
+    }
+
+    fn lit(s: &str) -> TopicExpr {
+        TopicExpr::Literal(s.to_string())
+    }
+
+    fn reference(s: &str) -> TopicExpr {
+        TopicExpr::Reference(s.to_string())
+    }
+
+    fn routes(f: &FileFacts) -> Vec<(String, String, Option<String>, u32)> {
+        f.http
+            .iter()
+            .filter_map(|h| match h {
+                HttpFact::Route {
+                    method,
+                    path,
+                    handler,
+                    line,
+                } => Some((method.clone(), path.clone(), handler.clone(), *line)),
+                HttpFact::Call { .. } => None,
+            })
+            .collect()
+    }
+
+    fn http_calls(f: &FileFacts) -> Vec<(Option<String>, String, u32)> {
+        f.http
+            .iter()
+            .filter_map(|h| match h {
+                HttpFact::Call { method, path, line } => {
+                    Some((method.clone(), path.clone(), *line))
+                }
+                HttpFact::Route { .. } => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn classes_methods_nested_decorators_and_spans() {
+        let src = r#"import functools
+
+# Handles orders.
+# Second line.
+class OrderService(Base):
+    """Docstring with class Fake: and def fake(): inside."""
+
+    RETRIES = 3
+
+    @functools.cache
+    @staticmethod
+    def create(
+        req,
+        ctx,
+    ) -> Order:
+        def helper(x):
+            return x
+        return helper(req)
+
+    async def get(self, oid):
+        s = """
+not_a_def = 1
+"""
+        return s
+
+    class Inner:
+        def deep(self): pass
+
+def top(): return 1
+"#;
+        let f = extract("svc/orders.py", src);
+        let c = sym(&f, "OrderService");
+        assert_eq!(
+            (c.kind, c.line, c.end_line, c.doc_line),
+            (SymbolKind::Class, 5, 27, Some(3))
+        );
+        let create = sym(&f, "create");
+        assert_eq!(create.kind, SymbolKind::Method);
+        assert_eq!(create.container.as_deref(), Some("OrderService"));
+        assert_eq!(
+            (create.line, create.end_line, create.doc_line),
+            (12, 18, Some(10))
+        );
+        let helper = sym(&f, "helper");
+        assert_eq!(helper.kind, SymbolKind::Function);
+        assert_eq!(helper.container.as_deref(), Some("create"));
+        assert_eq!((helper.line, helper.end_line), (16, 17));
+        let get = sym(&f, "get");
+        assert_eq!(
+            (get.kind, get.line, get.end_line),
+            (SymbolKind::Method, 20, 24)
+        );
+        let inner = sym(&f, "Inner");
+        assert_eq!(inner.container.as_deref(), Some("OrderService"));
+        assert_eq!(sym(&f, "deep").container.as_deref(), Some("Inner"));
+        assert_eq!(sym(&f, "deep").end_line, 27);
+        let top = sym(&f, "top");
+        assert_eq!(
+            (top.kind, top.line, top.end_line, top.container.clone()),
+            (SymbolKind::Function, 29, 29, None)
+        );
+        let retries = sym(&f, "RETRIES");
+        assert_eq!(retries.kind, SymbolKind::Constant);
+        assert_eq!(retries.container.as_deref(), Some("OrderService"));
+        assert!(
+            f.symbols
+                .iter()
+                .all(|s| s.name != "Fake" && s.name != "fake" && s.name != "not_a_def")
+        );
+        assert_eq!(f.package, None);
+    }
+
+    #[test]
+    fn constructors_protocols_generics_and_type_aliases() {
+        let src = "from typing import Protocol\n\nclass Repo(Protocol[T]):\n    def get(self) -> T: ...\n\nclass Box[T](Generic[T]):\n    def __init__(self, v: T):\n        self.v = v\n\nOrderId: TypeAlias = str\ntype Pair[T] = tuple[T, T]\n";
+        let f = extract("a.py", src);
+        assert_eq!(sym(&f, "Repo").kind, SymbolKind::Interface);
+        assert_eq!(sym(&f, "Box").kind, SymbolKind::Class);
+        assert_eq!(sym(&f, "__init__").kind, SymbolKind::Constructor);
+        assert_eq!(sym(&f, "__init__").container.as_deref(), Some("Box"));
+        assert_eq!(sym(&f, "OrderId").kind, SymbolKind::TypeAlias);
+        assert_eq!(sym(&f, "Pair").kind, SymbolKind::TypeAlias);
+    }
+
+    #[test]
+    fn constants_enums_and_env_defaults() {
+        let src = r#"import os
+from enum import Enum, StrEnum
+
+ORDERS_TOPIC = "orders.created"
+PAYMENTS_TOPIC: Final = 'payments.done'
+DLQ = os.getenv("DLQ_TOPIC", "orders.dlq")
+AUDIT = os.environ.get("AUDIT_TOPIC", default="audit")
+NO_DEFAULT = os.environ["X"]
+FALLBACK = os.environ.get("FB") or "fallback.topic"
+JOINED = ("a."
+          "b")
+timeout = 30
+__all__ = ["x"]
+
+class Topics(str, Enum):
+    ORDER_CREATED = "order.created"
+    order_paid = "order.paid"
+    _ignore_ = []
+
+class Level(StrEnum):
+    LOW = auto()
+
+class Settings:
+    TOPIC = "settings.topic"
+    name = "not.a.constant"
+"#;
+        let f = extract("topics.py", src);
+        let consts: Vec<(&str, &str)> = f
+            .constants
+            .iter()
+            .map(|c| (c.name.as_str(), c.value.as_str()))
+            .collect();
+        assert_eq!(
+            consts,
+            vec![
+                ("ORDERS_TOPIC", "orders.created"),
+                ("PAYMENTS_TOPIC", "payments.done"),
+                ("DLQ", "orders.dlq"),
+                ("AUDIT", "audit"),
+                ("FALLBACK", "fallback.topic"),
+                ("JOINED", "a.b"),
+                ("Topics.ORDER_CREATED", "order.created"),
+                ("Topics.order_paid", "order.paid"),
+                ("Settings.TOPIC", "settings.topic"),
+            ]
+        );
+        assert_eq!(sym(&f, "NO_DEFAULT").kind, SymbolKind::Constant);
+        assert_eq!(sym(&f, "timeout").kind, SymbolKind::Variable);
+        assert!(
+            f.symbols
+                .iter()
+                .all(|s| s.name != "__all__" && s.name != "_ignore_")
+        );
+        assert_eq!(sym(&f, "Topics").kind, SymbolKind::Enum);
+        let m = sym(&f, "ORDER_CREATED");
+        assert_eq!(
+            (m.kind, m.container.as_deref()),
+            (SymbolKind::EnumValue, Some("Topics"))
+        );
+        assert_eq!(sym(&f, "LOW").kind, SymbolKind::EnumValue);
+        assert_eq!(f.constants[0].line, 4);
+    }
+
+    #[test]
+    fn imports_aliases_relative_and_reexports() {
+        let src = "import os\nimport a.b as c, d\nfrom x.y import (\n    e,\n    f as g,\n)\nfrom .models import Order\nfrom . import utils\nfrom ..core import *\nfrom pkg import Thing as Thing\ndef f():\n    import json\n";
+        let f = extract("app/svc.py", src);
+        type Row<'a> = (&'a str, Vec<&'a str>, Option<&'a str>, u32, bool);
+        let imps: Vec<Row> = f
+            .imports
+            .iter()
+            .map(|i| {
+                (
+                    i.module.as_str(),
+                    i.names.iter().map(String::as_str).collect(),
+                    i.alias.as_deref(),
+                    i.line,
+                    i.reexport,
+                )
+            })
+            .collect();
+        assert_eq!(
+            imps,
+            vec![
+                ("os", vec![], None, 1, false),
+                ("a.b", vec![], Some("c"), 2, false),
+                ("d", vec![], None, 2, false),
+                ("x.y", vec!["e", "f"], None, 3, false),
+                (".models", vec!["Order"], None, 7, false),
+                (".", vec!["utils"], None, 8, false),
+                ("..core", vec![], None, 9, false),
+                ("pkg", vec!["Thing"], None, 10, true),
+                ("json", vec![], None, 12, false),
+            ]
+        );
+        let init = extract(
+            "app/__init__.py",
+            "from .orders import OrderService\nfrom os import path\n",
+        );
+        assert!(init.imports[0].reexport);
+        assert!(!init.imports[1].reexport);
+    }
+
+    #[test]
+    fn grpc_servers_clients_and_calls() {
+        let src = r#"import grpc
+from orders.v1 import orders_pb2, orders_pb2_grpc
+
+class OrderServicer(orders_pb2_grpc.OrderServiceServicer):
+    def CreateOrder(self, request, context):
+        return orders_pb2.Order()
+
+def serve():
+    server = grpc.aio.server()
+    orders_pb2_grpc.add_OrderServiceServicer_to_server(OrderServicer(), server)
+    impl = PaymentServicer()
+    payments_pb2_grpc.add_PaymentServiceServicer_to_server(impl, server)
+
+class Client:
+    def __init__(self, channel):
+        self.stub = orders_pb2_grpc.OrderServiceStub(channel)
+
+    async def create(self, req):
+        # self.stub.Commented(req)
+        return await self.stub.CreateOrder(req, timeout=3)
+
+def run():
+    with grpc.insecure_channel("localhost:50051") as ch:
+        stub = orders_pb2_grpc.InventoryServiceStub(ch)
+        stub.GetStock(orders_pb2.Req())
+        stub.GetStock.future(orders_pb2.Req())
+    other.GetStock(1)
+    return orders_pb2_grpc.ShippingServiceStub(ch)
+"#;
+        let f = extract("svc/server.py", src);
+        assert_eq!(
+            f.grpc,
+            vec![
+                GrpcFact::Server {
+                    service: "OrderService".into(),
+                    impl_type: Some("OrderServicer".into()),
+                    line: 4
+                },
+                GrpcFact::Client {
+                    service: "OrderService".into(),
+                    var: Some("stub".into()),
+                    line: 16
+                },
+                GrpcFact::Client {
+                    service: "InventoryService".into(),
+                    var: Some("stub".into()),
+                    line: 24
+                },
+                GrpcFact::Server {
+                    service: "OrderService".into(),
+                    impl_type: Some("OrderServicer".into()),
+                    line: 10
+                },
+                GrpcFact::Server {
+                    service: "PaymentService".into(),
+                    impl_type: Some("PaymentServicer".into()),
+                    line: 12
+                },
+                GrpcFact::Call {
+                    service: Some("OrderService".into()),
+                    receiver: "stub".into(),
+                    method: "CreateOrder".into(),
+                    line: 20
+                },
+                GrpcFact::Call {
+                    service: Some("InventoryService".into()),
+                    receiver: "stub".into(),
+                    method: "GetStock".into(),
+                    line: 25
+                },
+                GrpcFact::Call {
+                    service: Some("InventoryService".into()),
+                    receiver: "stub".into(),
+                    method: "GetStock".into(),
+                    line: 26
+                },
+                GrpcFact::Client {
+                    service: "ShippingService".into(),
+                    var: None,
+                    line: 28
+                },
+            ]
+        );
+        assert_eq!(
+            sym(&f, "CreateOrder").container.as_deref(),
+            Some("OrderServicer")
+        );
+        // Without grpc in the file, a `FooStub(` is just a class.
+        let plain = extract("t.py", "s = FakeStub(1)\ns.Go()\n");
+        assert!(plain.grpc.is_empty());
+    }
+
+    #[test]
+    fn kafka_confluent_producers_and_consumers() {
+        let src = r#"import os
+from confluent_kafka import Producer, Consumer
+from .topics import Topics
+
+TOPIC = "orders.created"
+p = Producer({"bootstrap.servers": "k:9092"})
+p.produce("orders.created", value=b"x")
+p.produce(topic=TOPIC, value=b"x")
+p.produce(Topics.ORDER_CREATED.value, b"x")
+p.produce(settings.ORDERS_TOPIC, b"x")
+p.produce(os.getenv("OUT_TOPIC", "orders.out"), b"x")
+p.produce(os.environ["RAW_TOPIC"], b"x")
+p.produce(f"orders.{region}", b"x")
+p.produce(make_topic(), b"x")
+c = Consumer(conf)
+c.subscribe(["payments.done", TOPIC])
+Consumer(conf).subscribe(topics=["chained"])
+cache.send("not.kafka")
+"#;
+        let f = extract("svc/k.py", src);
+        let env = |v: &str, d: Option<&str>| TopicExpr::Env {
+            var: v.into(),
+            default: d.map(Into::into),
+        };
+        use EventRole::*;
+        assert_eq!(
+            events(&f),
+            vec![
+                (Producer, lit("orders.created"), "confluent-kafka", 7),
+                (Producer, reference("TOPIC"), "confluent-kafka", 8),
+                (
+                    Producer,
+                    reference("Topics.ORDER_CREATED"),
+                    "confluent-kafka",
+                    9
+                ),
+                (
+                    Producer,
+                    reference("settings.ORDERS_TOPIC"),
+                    "confluent-kafka",
+                    10
+                ),
+                (
+                    Producer,
+                    env("OUT_TOPIC", Some("orders.out")),
+                    "confluent-kafka",
+                    11
+                ),
+                (Producer, env("RAW_TOPIC", None), "confluent-kafka", 12),
+                (Consumer, lit("payments.done"), "confluent-kafka", 16),
+                (Consumer, reference("TOPIC"), "confluent-kafka", 16),
+                (Consumer, lit("chained"), "confluent-kafka", 17),
+            ]
+        );
+    }
+
+    #[test]
+    fn kafka_aiokafka_and_kafka_python() {
+        let src = r#"from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+
+async def main():
+    consumer = AIOKafkaConsumer(
+        "orders.created",
+        "orders.cancelled",
+        bootstrap_servers="k:9092",
+    )
+    producer = AIOKafkaProducer(bootstrap_servers="k")
+    await producer.send_and_wait("payments.done", b"x")
+    await producer.send("payments.failed", b"x")
+    self._event_producer.send(topic="named.like.producer")
+    queue.send("no")
+"#;
+        let f = extract("a.py", src);
+        use EventRole::*;
+        assert_eq!(
+            events(&f),
+            vec![
+                (Consumer, lit("orders.created"), "aiokafka", 5),
+                (Consumer, lit("orders.cancelled"), "aiokafka", 6),
+                (Producer, lit("payments.done"), "aiokafka", 10),
+                (Producer, lit("payments.failed"), "aiokafka", 11),
+                (Producer, lit("named.like.producer"), "aiokafka", 12),
+            ]
+        );
+        let src = "from kafka import KafkaConsumer, KafkaProducer\nc = KafkaConsumer('a.b', group_id='g')\nc.subscribe(topics=['c.d'])\nKafkaProducer(bootstrap_servers='k').send('e.f', b'x')\ntopic = 'local.topic'\nprod = KafkaProducer()\nprod.send(topic, b'x')\n";
+        let f = extract("b.py", src);
+        assert_eq!(
+            events(&f),
+            vec![
+                (Consumer, lit("a.b"), "kafka-python", 2),
+                (Consumer, lit("c.d"), "kafka-python", 3),
+                (Producer, lit("e.f"), "kafka-python", 4),
+                (Producer, lit("local.topic"), "kafka-python", 7),
+            ]
+        );
+    }
+
+    #[test]
+    fn flask_and_fastapi_routes_with_prefixes() {
+        let src = r#"from flask import Flask, Blueprint
+from fastapi import APIRouter, FastAPI
+
+app = Flask(__name__)
+bp = Blueprint("orders", __name__, url_prefix="/v1")
+router = APIRouter(prefix="/orders")
+api = FastAPI()
+
+@app.route("/health")
+def health(): return "ok"
+
+@app.route("/items", methods=["GET", "POST"])
+def items(): ...
+
+# docs
+@bp.get("/carts/<int:cid>")
+def cart(cid): ...
+
+@router.post("/{order_id}")
+async def create(order_id: int): ...
+
+@router.get("")
+async def list_orders(): ...
+
+@api.api_route(path="/multi", methods=["PUT", "patch"])
+def multi(): ...
+
+@cache.memoize(timeout=3)
+def not_a_route(): ...
+
+api.include_router(router, prefix="/api")
+app.add_url_rule("/legacy", view_func=legacy, methods=["DELETE"])
+"#;
+        let f = extract("svc/app.py", src);
+        let r = |m: &str, p: &str, h: &str, l: u32| {
+            (m.to_string(), p.to_string(), Some(h.to_string()), l)
+        };
+        assert_eq!(
+            routes(&f),
+            vec![
+                r("GET", "/health", "health", 9),
+                r("GET", "/items", "items", 12),
+                r("POST", "/items", "items", 12),
+                r("GET", "/v1/carts/<int:cid>", "cart", 16),
+                r("POST", "/api/orders/{order_id}", "create", 19),
+                r("GET", "/api/orders", "list_orders", 22),
+                r("PUT", "/multi", "multi", 25),
+                r("PATCH", "/multi", "multi", 25),
+                r("DELETE", "/legacy", "legacy", 32),
+            ]
+        );
+        assert_eq!(sym(&f, "cart").doc_line, Some(15));
+        assert_eq!(sym(&f, "health").doc_line, Some(9));
+    }
+
+    #[test]
+    fn http_client_calls() {
+        let src = r#"import requests, httpx
+
+BASE_URL = "http://orders:8080"
+
+def calls(oid):
+    requests.get("http://orders:8080/orders/42")
+    requests.post(f"{BASE_URL}/orders/{oid}/pay", json={})
+    httpx.delete(BASE_URL + "/orders/" + str(oid))
+    requests.request("PUT", url="/orders/" + oid)
+    session = requests.Session()
+    session.get("/carts/%s" % oid)
+    url = f"{BASE_URL}/payments/{oid}"
+    requests.get(url)
+    d = {}
+    d.get("/not/http")
+    requests.get("orders")
+
+async def acalls():
+    async with httpx.AsyncClient(base_url="http://x") as c:
+        await c.patch("/orders/1")
+    await httpx.AsyncClient().get("/async/{}".format(1))
+"#;
+        let f = extract("svc/client.py", src);
+        let c = |m: Option<&str>, p: &str, l: u32| (m.map(String::from), p.to_string(), l);
+        assert_eq!(
+            http_calls(&f),
+            vec![
+                c(Some("GET"), "/orders/42", 6),
+                c(Some("POST"), "/orders/{}/pay", 7),
+                c(Some("DELETE"), "/orders/{}", 8),
+                c(Some("PUT"), "/orders/{}", 9),
+                c(Some("GET"), "/carts/{}", 11),
+                c(Some("GET"), "/payments/{}", 13),
+                c(Some("PATCH"), "/orders/1", 20),
+                c(Some("GET"), "/async/{}", 21),
+            ]
+        );
+    }
+
+    #[test]
+    fn comments_and_strings_are_not_code() {
+        let src = "# class Nope:\n'''\ndef nope(): pass\nrequests.get(\"/nope\")\n'''\nx = \"p.produce('no.topic')\"\n";
+        let f = extract("a.py", src);
+        assert_eq!(f.symbols.len(), 1, "{:?}", f.symbols);
+        assert!(f.http.is_empty() && f.events.is_empty());
+        // Raw strings and multi-line f-strings hide their contents too, and the block after
+        // them still belongs to the function.
+        let src = "def f(x):\n    pat = r\"def nope(\\d+):\"\n    q = f\"\"\"\nclass Nope:\n    {x}\n\"\"\"\n    return q\n\ndef g(): pass\n";
+        let f = extract("b.py", src);
+        let names: Vec<(&str, u32, u32)> = f
+            .symbols
+            .iter()
+            .map(|s| (s.name.as_str(), s.line, s.end_line))
+            .collect();
+        assert_eq!(names, vec![("f", 1, 7), ("g", 9, 9)]);
+    }
+
+    #[test]
+    fn truncated_and_malformed_files_do_not_panic() {
+        for src in [
+            "class A(",
+            "def f(\n  a,",
+            "@app.route(\ndef",
+            "from . import (",
+            "import",
+            "from",
+            "x = os.getenv(",
+            "p.produce(topic=",
+            "\tclass A:\n  def f(self): pass\n\t\tdef g(): pass",
+            "requests.get(f\"{",
+            "class A:\n    X = \n",
+            "a = b = \n",
+            "with x as",
+            ")]}([{",
+            "\\\n\\",
+        ] {
+            let _ = extract("x.py", src);
+        }
+    }
+
+    /// 200 KB of random bytes, as text (invalid UTF-8 replaced).
+    fn random_text(mut seed: u64) -> String {
+        let bytes: Vec<u8> = (0..200_000)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                (seed >> 24) as u8
+            })
+            .collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    #[test]
+    fn junk_input_does_not_panic() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let alphabet = b"classdefimportfrom@()[]{}:=,.'\"#\\\n\t  xyzABC_0123456789+-*/%asyncwithsubscribeproducesendget";
+        let junk: String = (0..200_000)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                char::from(alphabet[(seed % alphabet.len() as u64) as usize])
+            })
+            .collect();
+        let _ = extract("junk.py", &junk);
+        let _ = extract("junk.py", &random_text(0xdead_beef_cafe_f00d));
+        let _ = extract("junk.py", &"(".repeat(50_000));
+        let _ = extract("junk.py", &"def f(:\n    ".repeat(5_000));
+    }
 }

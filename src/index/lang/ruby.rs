@@ -1,9 +1,2252 @@
-//! Ruby extractor (being written).
+//! Ruby extractor: declarations, requires, gRPC, Kafka and HTTP facts from one `.rb` file.
+//!
+//! The file is lexed once; the masked code is cut into statements (a line, continued inside
+//! brackets, after a trailing `,`/`\`/operator, or before a leading `.method`), and `;` splits
+//! statements on one line. One walk over the words of each statement keeps a stack of open
+//! blocks: `class`/`module`/`def` and the other openers (`do`, and `if`/`unless`/`while`/
+//! `until`/`case`/`begin`/`for` where they start an expression, never as modifiers) are closed
+//! by `end`, which gives every declaration its end line and container. The same walk records
+//! constants, requires, bindings (`@stub = Svc::Stub.new`, `consumer = kafka.consumer`), and
+//! the calls on them: gRPC calls, Kafka producers/consumers (ruby-kafka, rdkafka, Racecar,
+//! Karafka), Rails/Sinatra routes and Net::HTTP/Faraday/HTTParty calls.
 
-use crate::index::facts::FileFacts;
+use std::collections::{HashMap, HashSet};
+
+use super::common::{self, Brackets};
+use crate::index::facts::{
+    Constant, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Symbol, SymbolKind,
+    TopicExpr,
+};
+use crate::index::lex::{self, Lexed, Syntax, ident_after, ident_before, is_ident_byte};
 
 /// Extracts the facts of one Ruby file.
 pub fn extract(path: &str, text: &str) -> FileFacts {
-    let _ = (path, text);
-    FileFacts::default()
+    let lx = lex::lex(Syntax::RUBY, text);
+    let br = Brackets::new(&lx.code);
+    let src = Src { lx, br };
+    let code = src.code();
+    let mut st = State {
+        rdkafka: code.contains("Rdkafka"),
+        httparty: code.contains("HTTParty"),
+        routes_file: path.ends_with("routes.rb") || code.contains("routes.draw"),
+        prefixes: vec![String::new()],
+        ..State::default()
+    };
+    walk(&src, &mut st);
+    st.facts
+}
+
+struct Src<'a> {
+    lx: Lexed<'a>,
+    br: Brackets,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Stmt {
+    start: usize,
+    end: usize,
+    line: u32,
+}
+
+/// What the children of a block see.
+#[derive(Debug, Clone, Copy, Default)]
+struct Ctx {
+    /// The innermost class/module symbol.
+    container: Option<usize>,
+    /// The innermost `def` symbol (locals are scoped to it).
+    def: Option<usize>,
+    /// Index into `State::prefixes`: the route prefix of `namespace`/`scope`/`resources`.
+    prefix: usize,
+    /// Inside a Rails routes block (`routes.draw do`, `namespace … do`).
+    in_routes: bool,
+}
+
+/// An open block: the declaration it closes (if any) and the context of its children.
+#[derive(Debug, Clone, Copy)]
+struct Block {
+    symbol: Option<usize>,
+    ctx: Ctx,
+}
+
+/// A gRPC stub bound to a name: `@stub`, or a local `stub` within its method.
+struct StubVar {
+    service: String,
+    def: Option<usize>,
+}
+
+#[derive(Default)]
+struct State {
+    facts: FileFacts,
+    rdkafka: bool,
+    httparty: bool,
+    routes_file: bool,
+    prefixes: Vec<String>,
+    /// Name as written (`@stub`, `stub`) → the stubs bound to it.
+    stubs: HashMap<String, Vec<StubVar>>,
+    /// Name → the library of the Kafka producer it holds.
+    producers: HashMap<String, &'static str>,
+    consumers: HashMap<String, &'static str>,
+    http_clients: HashSet<String>,
+    /// Name → HTTP path of the URL/URI it holds.
+    urls: HashMap<String, String>,
+    /// Name → a string literal it holds.
+    strings: HashMap<String, String>,
+}
+
+/// Positional and keyword (`topic: x`, `:topic => x`) arguments of a call.
+#[derive(Default)]
+struct Args<'c> {
+    positional: Vec<(usize, usize)>,
+    keyword: Vec<(&'c str, (usize, usize))>,
+}
+
+impl Args<'_> {
+    fn kw(&self, name: &str) -> Option<(usize, usize)> {
+        self.keyword
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, r)| *r)
+    }
+}
+
+/// The receiver chain of a call (`Orders::OrderService::Stub` in `…::Stub.new`, `@stub` in
+/// `@stub.create_order`).
+struct Chain<'c> {
+    text: &'c str,
+    start: usize,
+    ends_with_call: Option<&'c str>,
+}
+
+impl Chain<'_> {
+    /// The chain without `self.`.
+    fn key(&self) -> &str {
+        self.text.strip_prefix("self.").unwrap_or(self.text)
+    }
+
+    fn last(&self) -> &str {
+        self.text
+            .rsplit(['.', ':'])
+            .next()
+            .unwrap_or("")
+            .trim_start_matches('@')
+    }
+}
+
+impl<'a> Src<'a> {
+    fn code(&self) -> &str {
+        &self.lx.code
+    }
+
+    fn line_of(&self, offset: usize) -> u32 {
+        self.lx.line_of(offset)
+    }
+
+    fn trim(&self, s: usize, e: usize) -> (usize, usize) {
+        let b = self.code().as_bytes();
+        let (mut s, mut e) = (s, e.min(b.len()));
+        while s < e && b[s].is_ascii_whitespace() {
+            s += 1;
+        }
+        while e > s && b[e - 1].is_ascii_whitespace() {
+            e -= 1;
+        }
+        (s, e)
+    }
+
+    /// The single string literal making up `s..e` (a trailing `.freeze` allowed), as
+    /// (literal, whether it interpolates).
+    fn literal(&self, s: usize, e: usize) -> Option<&lex::StrLit<'a>> {
+        let (s, mut e) = self.trim(s, e);
+        let code = self.code();
+        if code[s..e].ends_with(".freeze") {
+            e -= 7;
+        }
+        let l = self.lx.string_at(s).filter(|l| l.start == s)?;
+        (l.end == e).then_some(l)
+    }
+
+    /// The value of a plain string (no `#{…}`), or of a symbol `:name` / `:"name"`.
+    fn plain_string(&self, s: usize, e: usize) -> Option<String> {
+        let (s, e) = self.trim(s, e);
+        let code = self.code();
+        if code.as_bytes().get(s) == Some(&b':') && code.as_bytes().get(s + 1) != Some(&b':') {
+            if let Some((p, id)) = ident_after(code, s + 1).filter(|(p, _)| *p == s + 1) {
+                return (p + id.len() == e).then(|| id.to_string());
+            }
+            return self.plain_string(s + 1, e);
+        }
+        let l = self.literal(s, e)?;
+        let v = l.value();
+        let interpolates = self.lx.text.as_bytes().get(l.start) == Some(&b'"') && v.contains("#{");
+        (!interpolates).then(|| v.into_owned())
+    }
+
+    /// `s..e` as a constant path or a (possibly instance/global) variable, as written.
+    fn name(&self, s: usize, e: usize) -> Option<&str> {
+        let (s, e) = self.trim(s, e);
+        let t = &self.code()[s..e];
+        let body = t.trim_start_matches('@');
+        let ok = !body.is_empty()
+            && body.split("::").all(|seg| {
+                seg.split('.').all(|p| {
+                    !p.is_empty()
+                        && !p.as_bytes()[0].is_ascii_digit()
+                        && p.bytes().all(is_ident_byte)
+                })
+            });
+        ok.then_some(t)
+    }
+
+    /// Splits call arguments at `s..e` into positional and keyword ranges.
+    fn args(&self, s: usize, e: usize) -> Args<'_> {
+        let code = self.code();
+        let mut args = Args::default();
+        for (a, z) in common::split_top(code, s, e, b',', &self.br) {
+            let t = &code[a..z];
+            // `name: value` (not `Mod::X`), or `:name => value`.
+            if let Some((p, id)) = ident_after(code, a).filter(|(p, _)| *p == a) {
+                let after = p + id.len();
+                if code.as_bytes().get(after) == Some(&b':')
+                    && code.as_bytes().get(after + 1) != Some(&b':')
+                {
+                    args.keyword.push((id, (after + 1, z)));
+                    continue;
+                }
+            }
+            if t.starts_with(':')
+                && let Some(arrow) = t.find("=>")
+                && let Some((_, id)) = ident_after(code, a + 1)
+            {
+                args.keyword.push((id, (a + arrow + 2, z)));
+                continue;
+            }
+            if t.starts_with('*') || t.starts_with('&') {
+                continue;
+            }
+            args.positional.push((a, z));
+        }
+        args
+    }
+
+    /// An environment lookup: `ENV["X"]`, `ENV.fetch("X")`, `ENV.fetch("X", "d")`,
+    /// `ENV.fetch("X") { "d" }`, `ENV["X"] || "d"`.
+    fn env_lookup(&self, s: usize, e: usize) -> Option<(String, Option<String>)> {
+        let (s, e) = self.trim(s, e);
+        let code = self.code();
+        let t = &code[s..e];
+        let (head_e, or_default) = match t.find("||") {
+            Some(p) => (s + p, self.plain_string(s + p + 2, e)),
+            None => (e, None),
+        };
+        let (s, he) = self.trim(s, head_e);
+        let head = &code[s..he];
+        if head.starts_with("ENV[") && head.ends_with(']') {
+            return Some((self.plain_string(s + 4, he - 1)?, or_default));
+        }
+        let rest = head.strip_prefix("ENV.fetch")?;
+        let open = s + 9 + (rest.len() - rest.trim_start().len());
+        let close = self
+            .br
+            .close_of(open)
+            .filter(|_| code.as_bytes()[open] == b'(')?;
+        let args = self.args(open + 1, close);
+        let var = args
+            .positional
+            .first()
+            .and_then(|&(a, z)| self.plain_string(a, z))?;
+        let mut default = args
+            .positional
+            .get(1)
+            .and_then(|&(a, z)| self.plain_string(a, z));
+        // `ENV.fetch("X") { "d" }`; anything else after the call (`.split(",")`) is not a
+        // plain lookup.
+        let mut end = close + 1;
+        if let Some((bo, b'{')) = lex::next_non_space(code, close + 1)
+            && bo < he
+            && let Some(bc) = self.br.close_of(bo)
+        {
+            if default.is_none() {
+                default = self.plain_string(bo + 1, bc);
+            }
+            end = bc + 1;
+        }
+        if !code[end..he].trim().is_empty() {
+            return None;
+        }
+        Some((var, default.or(or_default)))
+    }
+
+    fn const_value(&self, s: usize, e: usize) -> Option<String> {
+        self.plain_string(s, e)
+            .or_else(|| self.env_lookup(s, e).and_then(|(_, d)| d))
+    }
+
+    /// A topic: a string or symbol literal, an environment lookup, or a constant/variable
+    /// reference (`Topics::ORDER_CREATED` gives `Topics.ORDER_CREATED`).
+    fn topic(&self, st: &State, s: usize, e: usize) -> Option<TopicExpr> {
+        if let Some(v) = self.plain_string(s, e) {
+            return common::looks_like_topic(&v).then_some(TopicExpr::Literal(v));
+        }
+        if let Some((var, default)) = self.env_lookup(s, e) {
+            return Some(TopicExpr::Env { var, default });
+        }
+        let name = self.name(s, e)?;
+        if matches!(name, "nil" | "true" | "false" | "self") {
+            return None;
+        }
+        if !name.as_bytes()[0].is_ascii_uppercase()
+            && let Some(v) = st.strings.get(name)
+        {
+            return Some(TopicExpr::Literal(v.clone()));
+        }
+        Some(TopicExpr::Reference(name.replace("::", ".")))
+    }
+
+    /// The HTTP path of a URL expression: a literal, an interpolated string, a `+`
+    /// concatenation, `URI(…)`/`URI.parse(…)`/`URI.join(…)`, or a name bound to one.
+    fn url_path(&self, st: &State, s: usize, e: usize) -> Option<String> {
+        let (s, e) = self.trim(s, e);
+        let code = self.code();
+        if let Some(name) = self.name(s, e) {
+            return st.urls.get(name).cloned();
+        }
+        for wrapper in ["URI.parse(", "URI.join(", "URI("] {
+            if code[s..e].starts_with(wrapper) && code.as_bytes()[e - 1] == b')' {
+                let open = s + wrapper.len() - 1;
+                if self.br.close_of(open) == Some(e - 1) {
+                    let args = self.args(open + 1, e - 1);
+                    return args
+                        .positional
+                        .iter()
+                        .rev()
+                        .find_map(|&(a, z)| self.url_path(st, a, z));
+                }
+            }
+        }
+        let mut parts: Vec<Option<String>> = Vec::new();
+        for (ps, pe) in common::split_top(code, s, e, b'+', &self.br) {
+            match self.literal(ps, pe) {
+                Some(l) => {
+                    let v = l.value();
+                    let interpolates = self.lx.text.as_bytes().get(l.start) == Some(&b'"');
+                    if interpolates {
+                        parts.extend(
+                            common::split_placeholders(&v, "#{")
+                                .into_iter()
+                                .map(|p| p.map(str::to_string)),
+                        );
+                    } else {
+                        parts.push(Some(v.into_owned()));
+                    }
+                }
+                None => parts.push(self.name(ps, pe).and_then(|n| st.strings.get(n)).cloned()),
+            }
+        }
+        common::http_path_from_parts(parts.iter().map(|p| p.as_deref()))
+    }
+}
+
+/// Cuts the masked code into statements.
+fn statements(src: &Src) -> Vec<Stmt> {
+    let code = src.code().as_bytes();
+    let n = code.len();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < n {
+        if code[i].is_ascii_whitespace() || code[i] == b';' {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let mut j = i;
+        while j < n {
+            match code[j] {
+                b'(' | b'[' | b'{' => match src.br.close_of(j) {
+                    Some(c) => j = c + 1,
+                    None => j += 1,
+                },
+                b'"' | b'\'' | b'`' => match src.lx.string_covering(j) {
+                    Some(s) => j = s.end.max(j + 1),
+                    None => j += 1,
+                },
+                b';' => break,
+                b'\n' => {
+                    if continues(code, start, j) {
+                        j += 1;
+                    } else {
+                        break;
+                    }
+                }
+                _ => j += 1,
+            }
+        }
+        let j = j.min(n);
+        let mut e = j;
+        while e > start && code[e - 1].is_ascii_whitespace() {
+            e -= 1;
+        }
+        if e > start {
+            out.push(Stmt {
+                start,
+                end: e,
+                line: src.line_of(start),
+            });
+        }
+        i = j + 1;
+    }
+    out
+}
+
+/// Whether the statement continues past the newline at `nl`: the line ends with `,`, `\`,
+/// `.`, `&&`, `||`, `=` or `+`, or the next code line starts with `.method` / `&.method`.
+fn continues(code: &[u8], start: usize, nl: usize) -> bool {
+    let mut k = nl;
+    while k > start && code[k - 1].is_ascii_whitespace() {
+        k -= 1;
+    }
+    if k > start {
+        let last = code[k - 1];
+        let prev = if k >= 2 { code[k - 2] } else { b' ' };
+        match last {
+            b',' | b'\\' => return true,
+            b'.' if prev != b'.' => return true,
+            b'&' if prev == b'&' => return true,
+            b'|' if prev == b'|' => return true,
+            b'+' => return true,
+            b'=' if !matches!(prev, b'=' | b'!' | b'<' | b'>') => return true,
+            _ => {}
+        }
+    }
+    let mut m = nl + 1;
+    while m < code.len() && (code[m] == b' ' || code[m] == b'\t' || code[m] == b'\r') {
+        m += 1;
+    }
+    (code.get(m) == Some(&b'.') && code.get(m + 1) != Some(&b'.'))
+        || (code.get(m) == Some(&b'&') && code.get(m + 1) == Some(&b'.'))
+}
+
+/// The identifiers of `code[s..e]` with their offsets, skipping `%w[…]`-style literals and
+/// `/regex/` literals (whose words are not code).
+fn words(src: &Src, s: usize, e: usize, out: &mut Vec<(usize, usize)>) {
+    out.clear();
+    let code = src.code().as_bytes();
+    let mut i = s;
+    while i < e {
+        let b = code[i];
+        if is_ident_byte(b) {
+            let st = i;
+            while i < e && is_ident_byte(code[i]) {
+                i += 1;
+            }
+            out.push((st, i));
+            continue;
+        }
+        if b == b'%'
+            && i + 2 < e
+            && matches!(
+                code[i + 1],
+                b'w' | b'W' | b'i' | b'I' | b'q' | b'Q' | b'r' | b's' | b'x'
+            )
+            && matches!(code[i + 2], b'[' | b'(' | b'{' | b'<' | b'|' | b'!' | b'/')
+        {
+            let d = code[i + 2];
+            let close = match d {
+                b'[' | b'(' | b'{' => src.br.close_of(i + 2),
+                b'<' => code[i + 3..e]
+                    .iter()
+                    .position(|&c| c == b'>')
+                    .map(|p| i + 3 + p),
+                _ => code[i + 3..e]
+                    .iter()
+                    .position(|&c| c == d)
+                    .map(|p| i + 3 + p),
+            };
+            i = close.map_or(i + 1, |c| c + 1);
+            continue;
+        }
+        if b == b'/' && regex_can_start(code, s, i) {
+            let mut k = i + 1;
+            let mut close = None;
+            while k < e && code[k] != b'\n' {
+                match code[k] {
+                    b'\\' => k += 1,
+                    b'/' => {
+                        close = Some(k);
+                        break;
+                    }
+                    _ => {}
+                }
+                k += 1;
+            }
+            if let Some(c) = close {
+                i = c + 1;
+                continue;
+            }
+        }
+        i += 1;
+    }
+}
+
+/// A `/` starts a regex after an operator, an opening bracket, a comma, or at the start.
+fn regex_can_start(code: &[u8], s: usize, i: usize) -> bool {
+    let mut k = i;
+    while k > s && (code[k - 1] == b' ' || code[k - 1] == b'\t') {
+        k -= 1;
+    }
+    if k == s {
+        return true;
+    }
+    let p = code[k - 1];
+    if code.get(i + 1).is_some_and(|c| c.is_ascii_whitespace()) {
+        return false;
+    }
+    matches!(
+        p,
+        b'(' | b',' | b'=' | b'~' | b'!' | b'|' | b'&' | b'{' | b'[' | b'?' | b':'
+    ) || (k < i && is_ident_byte(p)) // `split /,/`, `when /x/`
+}
+
+/// How far a command call's arguments are searched for their end (`do`, `{`, a modifier).
+const ARGS_WINDOW: usize = 512;
+
+/// Route prefixes longer than this (nesting no real routes file reaches) open no more levels.
+const MAX_PREFIX: usize = 1024;
+
+const VERBS: [&str; 7] = ["get", "post", "put", "patch", "delete", "head", "options"];
+
+/// The walk: declarations, blocks, bindings, calls.
+fn walk(src: &Src, st: &mut State) {
+    let code = src.code();
+    let b = code.as_bytes();
+    let stmts = statements(src);
+    let mut stack: Vec<Block> = Vec::new();
+    let root = Ctx {
+        in_routes: st.routes_file,
+        ..Ctx::default()
+    };
+    let mut toks: Vec<(usize, usize)> = Vec::new();
+    for stmt in &stmts {
+        if &code[stmt.start..stmt.end] == "__END__" {
+            break;
+        }
+        let ctx = stack.last().map_or(root, |bl| bl.ctx);
+        words(src, stmt.start, stmt.end, &mut toks);
+        let first = toks
+            .first()
+            .filter(|(s, _)| *s == stmt.start)
+            .map(|&(s, e)| &code[s..e]);
+        // The context the next `do` of this statement opens (routing DSL blocks).
+        let mut do_ctx: Option<Ctx> = None;
+        let mut decl: Option<(usize, Block)> = None;
+        match first {
+            Some("class" | "module") => {
+                // An unparsable header still opens a block, so its `end` stays balanced.
+                decl = type_decl(src, st, stmt, &toks, ctx)
+                    .or(Some((stmt.start, Block { symbol: None, ctx })));
+            }
+            Some("require" | "require_relative" | "load" | "autoload") => {
+                require_stmt(src, st, stmt, &toks)
+            }
+            Some("include" | "extend" | "prepend") => mixin_stmt(src, st, stmt, &toks),
+            _ => {}
+        }
+        if let Some(f) = first {
+            if f.as_bytes()[0].is_ascii_uppercase() {
+                constant_stmt(src, st, stmt, &toks, ctx);
+            } else if let Some(c) = dsl_stmt(src, st, stmt, &toks, ctx) {
+                do_ctx = Some(c);
+            }
+        }
+        // `Rails.application.routes.draw do`, `App.routes.draw do` (Karafka).
+        if st.routes_file && code[stmt.start..stmt.end].contains("routes.draw") {
+            do_ctx = Some(Ctx {
+                in_routes: true,
+                ..ctx
+            });
+        }
+        assignment(src, st, stmt, ctx);
+        let mut loop_do = false;
+        let mut k = 0;
+        while k < toks.len() {
+            let (ts, te) = toks[k];
+            let w = &code[ts..te];
+            k += 1;
+            if let Some((at, block)) = decl
+                && at == ts
+            {
+                stack.push(block);
+                continue;
+            }
+            let prev = if ts > 0 { b[ts - 1] } else { b' ' };
+            let next = b.get(te).copied().unwrap_or(b' ');
+            let after_dot = prev == b'.' || (prev == b':' && ts >= 2 && b[ts - 2] == b':');
+            let symbol = prev == b':' && !(ts >= 2 && b[ts - 2] == b':');
+            let label = next == b':' && b.get(te + 1) != Some(&b':');
+            let sigil = prev == b'@';
+            let method_suffix = matches!(next, b'?' | b'!');
+            if after_dot {
+                call_token(src, st, stmt, ts, te, ctx);
+                continue;
+            }
+            if symbol || label || sigil || method_suffix {
+                continue;
+            }
+            match w {
+                "def" => {
+                    if let Some((block, endless)) = def_decl(src, st, stmt, te, ctx) {
+                        // Skip the name tokens so a method named `end` or `if` is not a keyword.
+                        let name_end = block_name_end(code, te);
+                        while k < toks.len() && toks[k].0 < name_end {
+                            k += 1;
+                        }
+                        if !endless {
+                            stack.push(block);
+                        }
+                    }
+                }
+                "do" => {
+                    if loop_do {
+                        loop_do = false;
+                    } else {
+                        let child = do_ctx.take().unwrap_or(ctx);
+                        stack.push(Block {
+                            symbol: None,
+                            ctx: child,
+                        });
+                    }
+                }
+                "if" | "unless" | "while" | "until" | "case" | "begin" | "for"
+                    if expression_start(code, stmt.start, ts, &toks, k - 1) =>
+                {
+                    loop_do = matches!(w, "while" | "until" | "for");
+                    stack.push(Block { symbol: None, ctx });
+                }
+                "end" => {
+                    if let Some(bl) = stack.pop()
+                        && let Some(i) = bl.symbol
+                        && let Some(sym) = st.facts.symbols.get_mut(i)
+                    {
+                        sym.end_line = src.line_of(ts);
+                    }
+                }
+                _ => call_token(src, st, stmt, ts, te, ctx),
+            }
+        }
+    }
+    let last = src.lx.line_count();
+    for bl in stack {
+        if let Some(i) = bl.symbol
+            && let Some(sym) = st.facts.symbols.get_mut(i)
+        {
+            sym.end_line = last.max(sym.line);
+        }
+    }
+}
+
+/// Where a `def` name ends (`self.name?`, `name=`, `==`, `[]=`).
+fn block_name_end(code: &str, after_def: usize) -> usize {
+    let b = code.as_bytes();
+    let mut i = after_def;
+    while i < b.len() && (b[i] == b' ' || b[i] == b'\t') {
+        i += 1;
+    }
+    while i < b.len() && !b[i].is_ascii_whitespace() && b[i] != b'(' && b[i] != b';' {
+        i += 1;
+    }
+    i
+}
+
+/// True when the keyword token `toks[k]` starts an expression (so it opens a block): first in
+/// its statement, after an assignment `=`, an opening `(`, or `else`/`then`/`do`/`begin`.
+fn expression_start(
+    code: &str,
+    stmt_start: usize,
+    ts: usize,
+    toks: &[(usize, usize)],
+    k: usize,
+) -> bool {
+    if ts == stmt_start {
+        return true;
+    }
+    let b = code.as_bytes();
+    match lex::prev_non_space(&code[..ts], ts) {
+        Some((p, b'=')) => !(p > 0 && matches!(b[p - 1], b'=' | b'!' | b'<' | b'>')),
+        Some((_, b'(' | b'|')) => true,
+        Some((p, _)) if is_ident_byte(b[p]) => {
+            k > 0 && {
+                let (ps, pe) = toks[k - 1];
+                pe == p + 1 && matches!(&code[ps..pe], "else" | "then" | "do" | "begin" | "ensure")
+            }
+        }
+        _ => false,
+    }
+}
+
+fn container_name(st: &State, ctx: Ctx) -> Option<&str> {
+    ctx.container
+        .and_then(|i| st.facts.symbols.get(i))
+        .map(|s| s.name.as_str())
+}
+
+/// `class Name < Super`, `class << self`, `module Name`.
+fn type_decl(
+    src: &Src,
+    st: &mut State,
+    stmt: &Stmt,
+    toks: &[(usize, usize)],
+    ctx: Ctx,
+) -> Option<(usize, Block)> {
+    let code = src.code();
+    let (ks, ke) = toks[0];
+    let is_class = &code[ks..ke] == "class";
+    if is_class && code[ke..stmt.end].trim_start().starts_with("<<") {
+        return Some((ks, Block { symbol: None, ctx }));
+    }
+    let (ns, ne) = const_path(code, ke)?;
+    let name = &code[ns..ne];
+    let line = src.line_of(ns);
+    if is_class && let Some(rest) = code[ne..stmt.end].trim_start().strip_prefix('<') {
+        let off = stmt.end - rest.len();
+        if let Some((ss, se)) = const_path(code, off) {
+            let sup = code[ss..se].trim_start_matches("::");
+            let mut segs = sup.rsplit("::");
+            if segs.next() == Some("Service")
+                && let Some(svc) = segs.next()
+            {
+                st.facts.grpc.push(GrpcFact::Server {
+                    service: svc.to_string(),
+                    impl_type: Some(name.to_string()),
+                    line,
+                });
+            }
+        }
+    }
+    st.facts.symbols.push(Symbol {
+        name: name.to_string(),
+        kind: if is_class {
+            SymbolKind::Class
+        } else {
+            SymbolKind::Module
+        },
+        line,
+        end_line: line,
+        doc_line: src.lx.doc_comment_above(stmt.line),
+        container: container_name(st, ctx).map(str::to_string),
+    });
+    let idx = st.facts.symbols.len() - 1;
+    Some((
+        ks,
+        Block {
+            symbol: Some(idx),
+            ctx: Ctx {
+                container: Some(idx),
+                def: None,
+                ..ctx
+            },
+        },
+    ))
+}
+
+/// A constant path (`A::B::C`, `::Top`) starting at or after `at`: its range.
+fn const_path(code: &str, at: usize) -> Option<(usize, usize)> {
+    let b = code.as_bytes();
+    let mut i = at;
+    while i < b.len() && (b[i] == b' ' || b[i] == b'\t') {
+        i += 1;
+    }
+    let start = i;
+    loop {
+        if b[i..].starts_with(b"::") {
+            i += 2;
+        }
+        let (s, id) = ident_after(code, i).filter(|(s, _)| *s == i)?;
+        i = s + id.len();
+        if !b[i..].starts_with(b"::") || !b.get(i + 2).is_some_and(|&c| is_ident_byte(c)) {
+            break;
+        }
+    }
+    (i > start).then_some((start, i))
+}
+
+/// `def name`, `def self.name`, `def name?`, `def name=(v)`, `def ==(o)`, endless
+/// `def name = expr`. Returns the block and whether the def is endless.
+fn def_decl(
+    src: &Src,
+    st: &mut State,
+    stmt: &Stmt,
+    after_def: usize,
+    ctx: Ctx,
+) -> Option<(Block, bool)> {
+    let code = src.code();
+    let b = code.as_bytes();
+    let mut i = after_def;
+    while i < stmt.end && (b[i] == b' ' || b[i] == b'\t') {
+        i += 1;
+    }
+    let name_start = i;
+    // `self.` / `Const.` singleton prefix.
+    if let Some((s, id)) = ident_after(code, i).filter(|(s, _)| *s == i)
+        && b.get(s + id.len()) == Some(&b'.')
+    {
+        i = s + id.len() + 1;
+    }
+    let ns = i;
+    let ne = match ident_after(code, i).filter(|(s, _)| *s == i) {
+        Some((s, id)) => {
+            let mut e = s + id.len();
+            match b.get(e) {
+                Some(b'?' | b'!') => e += 1,
+                Some(b'=') if b.get(e + 1) == Some(&b'(') => e += 1,
+                _ => {}
+            }
+            e
+        }
+        None => {
+            // Operator methods: `==`, `[]`, `<=>`, `+@`.
+            let mut e = i;
+            while e < stmt.end && !b[e].is_ascii_whitespace() && b[e] != b'(' && b[e] != b';' {
+                e += 1;
+            }
+            e
+        }
+    };
+    if ne == ns || name_start >= stmt.end {
+        return None;
+    }
+    let name = &code[ns..ne];
+    let mut after = ne;
+    if let Some((p, b'(')) = lex::next_non_space(code, ne)
+        && p == ne
+        && let Some(c) = src.br.close_of(p)
+    {
+        after = c + 1;
+    }
+    let endless = matches!(
+        lex::next_non_space(code, after),
+        Some((p, b'=')) if p < stmt.end && !matches!(b.get(p + 1), Some(b'=' | b'~' | b'>'))
+    );
+    let container = container_name(st, ctx).map(str::to_string);
+    let kind = match (&container, name) {
+        (Some(_), "initialize") => SymbolKind::Constructor,
+        (Some(_), _) => SymbolKind::Method,
+        (None, _) => SymbolKind::Function,
+    };
+    let line = src.line_of(ns);
+    st.facts.symbols.push(Symbol {
+        name: name.to_string(),
+        kind,
+        line,
+        end_line: if endless { src.line_of(stmt.end) } else { line },
+        doc_line: src.lx.doc_comment_above(stmt.line),
+        container,
+    });
+    let idx = st.facts.symbols.len() - 1;
+    Some((
+        Block {
+            symbol: Some(idx),
+            ctx: Ctx {
+                def: Some(idx),
+                ..ctx
+            },
+        },
+        endless,
+    ))
+}
+
+/// `require "x"`, `require_relative "../x"`, `autoload :Name, "path"`.
+fn require_stmt(src: &Src, st: &mut State, stmt: &Stmt, toks: &[(usize, usize)]) {
+    let code = src.code();
+    let (ks, ke) = toks[0];
+    let mut s = ke;
+    let mut e = stmt.end;
+    if let Some((p, b'(')) = lex::next_non_space(code, ke)
+        && let Some(c) = src.br.close_of(p)
+    {
+        s = p + 1;
+        e = c;
+    }
+    let args = src.args(s, e);
+    let autoload = &code[ks..ke] == "autoload";
+    let (module_arg, names) = if autoload {
+        let names: Vec<String> = args
+            .positional
+            .first()
+            .and_then(|&(a, z)| src.plain_string(a, z))
+            .into_iter()
+            .collect();
+        (args.positional.get(1).copied(), names)
+    } else {
+        (args.positional.first().copied(), Vec::new())
+    };
+    if let Some((a, z)) = module_arg
+        && let Some(module) = src.plain_string(a, z)
+    {
+        st.facts.imports.push(Import {
+            module,
+            names,
+            alias: None,
+            line: stmt.line,
+            reexport: false,
+        });
+    }
+}
+
+/// `include Mod`, `extend Mod::Sub`, `prepend Mod`.
+fn mixin_stmt(src: &Src, st: &mut State, stmt: &Stmt, toks: &[(usize, usize)]) {
+    let (_, ke) = toks[0];
+    let args = src.args(ke, stmt.end);
+    for (a, z) in args.positional {
+        if let Some(name) = src
+            .name(a, z)
+            .filter(|n| n.as_bytes()[0].is_ascii_uppercase())
+        {
+            st.facts.imports.push(Import {
+                module: name.trim_start_matches("::").to_string(),
+                names: Vec::new(),
+                alias: None,
+                line: src.line_of(a),
+                reexport: false,
+            });
+        }
+    }
+}
+
+/// `NAME = value` (also `NAME ||= value`): a constant symbol, and a constant fact for a
+/// string/symbol value or an environment default.
+fn constant_stmt(src: &Src, st: &mut State, stmt: &Stmt, toks: &[(usize, usize)], ctx: Ctx) {
+    let code = src.code();
+    let (ns, ne) = toks[0];
+    let name = &code[ns..ne];
+    let rest = code[ne..stmt.end].trim_start();
+    let value_start = if let Some(r) = rest.strip_prefix("||=") {
+        stmt.end - r.len()
+    } else if let Some(r) = rest.strip_prefix('=') {
+        if r.starts_with(['=', '~', '>']) {
+            return;
+        }
+        stmt.end - r.len()
+    } else {
+        return;
+    };
+    let value = code[value_start..stmt.end].trim_start();
+    let kind = if value.starts_with("Struct.new")
+        || value.starts_with("Class.new")
+        || value.starts_with("Data.define")
+    {
+        SymbolKind::Class
+    } else if value.starts_with("Module.new") {
+        SymbolKind::Module
+    } else {
+        SymbolKind::Constant
+    };
+    let container = container_name(st, ctx).map(str::to_string);
+    let line = src.line_of(ns);
+    if let Some(v) = src.const_value(value_start, stmt.end) {
+        let qualified = match &container {
+            Some(c) => format!("{}.{}", c.rsplit("::").next().unwrap_or(c), name),
+            None => name.to_string(),
+        };
+        st.facts.constants.push(Constant {
+            name: qualified,
+            value: v,
+            line,
+        });
+    }
+    st.facts.symbols.push(Symbol {
+        name: name.to_string(),
+        kind,
+        line,
+        end_line: src.line_of(stmt.end.saturating_sub(1).max(stmt.start)),
+        doc_line: src.lx.doc_comment_above(stmt.line),
+        container,
+    });
+}
+
+/// A statement-level DSL call: Rails routes (`get "x", to: "c#a"`, `resources :orders`,
+/// `namespace :api do`, `scope "/v1" do`), Sinatra routes (`get "/x" do`), Racecar
+/// `subscribes_to "t"`, Karafka `topic :t do`. Returns the context of the block it opens.
+fn dsl_stmt(
+    src: &Src,
+    st: &mut State,
+    stmt: &Stmt,
+    toks: &[(usize, usize)],
+    ctx: Ctx,
+) -> Option<Ctx> {
+    let code = src.code();
+    let (ws, we) = toks[0];
+    let word = &code[ws..we];
+    let dsl = matches!(
+        word,
+        "subscribes_to" | "topic" | "namespace" | "scope" | "resources" | "match"
+    ) || VERBS.contains(&word);
+    if !dsl {
+        return None;
+    }
+    // Arguments: in parentheses right after the word, or up to a `do`/`{` block.
+    let (args_s, args_e) = command_args(src, stmt, toks, we);
+    let after_args = if code.as_bytes().get(args_e) == Some(&b')') {
+        args_e + 1
+    } else {
+        args_e
+    };
+    let has_do = toks
+        .iter()
+        .any(|&(s, e)| &code[s..e] == "do" && s >= args_e.min(stmt.end))
+        || code[after_args.min(stmt.end)..stmt.end]
+            .trim_start()
+            .starts_with('{');
+    let args = src.args(args_s, args_e);
+    // The first argument, or its left side in `"path" => "c#a"`.
+    let first_string = || {
+        args.positional.first().and_then(|&(a, z)| {
+            let z = code[a..z].find("=>").map_or(z, |p| a + p);
+            src.plain_string(a, z)
+        })
+    };
+    match word {
+        "subscribes_to" => {
+            for &(a, z) in &args.positional {
+                push_event(src, st, EventRole::Consumer, "racecar", a, z);
+            }
+            None
+        }
+        "topic" if has_do => {
+            if let Some(&(a, z)) = args.positional.first() {
+                push_event(src, st, EventRole::Consumer, "karafka", a, z);
+            }
+            None
+        }
+        "namespace" | "scope" if ctx.in_routes || has_do => {
+            let seg = first_string()
+                .or_else(|| args.kw("path").and_then(|(a, z)| src.plain_string(a, z)))
+                .unwrap_or_default();
+            if st.prefixes[ctx.prefix].len() >= MAX_PREFIX {
+                return None;
+            }
+            let prefix = join(&st.prefixes[ctx.prefix], &seg);
+            st.prefixes.push(prefix);
+            Some(Ctx {
+                prefix: st.prefixes.len() - 1,
+                in_routes: true,
+                ..ctx
+            })
+        }
+        "resources" if ctx.in_routes => {
+            let mut nested = None;
+            for &(a, z) in &args.positional {
+                let Some(res) = src.plain_string(a, z) else {
+                    continue;
+                };
+                resources_routes(src, st, &args, &res, ctx, stmt.line);
+                if has_do && st.prefixes[ctx.prefix].len() < MAX_PREFIX {
+                    let member = format!("{}/:{}_id", res, singular(&res));
+                    let prefix = join(&st.prefixes[ctx.prefix], &member);
+                    st.prefixes.push(prefix);
+                    nested = Some(Ctx {
+                        prefix: st.prefixes.len() - 1,
+                        in_routes: true,
+                        ..ctx
+                    });
+                }
+            }
+            nested
+        }
+        "match" if ctx.in_routes => {
+            let path = first_string()?;
+            let via = args
+                .kw("via")
+                .map(|(a, z)| list_strings(src, a, z))
+                .unwrap_or_default();
+            let handler = route_handler(src, &args);
+            let path = join(&st.prefixes[ctx.prefix], &path);
+            let methods = if via.is_empty() || via.iter().any(|v| v == "all") {
+                vec!["ANY".to_string()]
+            } else {
+                via.iter().map(|v| v.to_ascii_uppercase()).collect()
+            };
+            for method in methods {
+                st.facts.http.push(HttpFact::Route {
+                    method,
+                    path: path.clone(),
+                    handler: handler.clone(),
+                    line: stmt.line,
+                });
+            }
+            None
+        }
+        w if VERBS.contains(&w) => {
+            let path = first_string()?;
+            let rails =
+                ctx.in_routes || args.kw("to").is_some() || code[args_s..args_e].contains("=>");
+            if !(rails || has_do) {
+                // `get "/x"` outside routes: an HTTParty class method call.
+                if st.httparty
+                    && let Some(p) = common::looks_like_http_path(&path)
+                        .then(|| common::http_path_of(&path))
+                        .flatten()
+                {
+                    st.facts.http.push(HttpFact::Call {
+                        method: Some(w.to_ascii_uppercase()),
+                        path: p,
+                        line: stmt.line,
+                    });
+                }
+                return None;
+            }
+            let handler = route_handler(src, &args);
+            st.facts.http.push(HttpFact::Route {
+                method: w.to_ascii_uppercase(),
+                path: join(&st.prefixes[ctx.prefix], &path),
+                handler,
+                line: stmt.line,
+            });
+            None
+        }
+        _ => None,
+    }
+}
+
+/// The argument range of a command call whose name ends at `we`: `(…)` right after the name,
+/// else up to the statement's `do` or `{` block (or its end).
+fn command_args(src: &Src, stmt: &Stmt, toks: &[(usize, usize)], we: usize) -> (usize, usize) {
+    let code = src.code();
+    if code.as_bytes().get(we) == Some(&b'(')
+        && let Some(c) = src.br.close_of(we)
+    {
+        return (we + 1, c);
+    }
+    let mut end = stmt.end;
+    if let Some(&(s, _)) = toks
+        .iter()
+        .find(|&&(s, e)| s > we && &code[s..e] == "do" && code.as_bytes()[s - 1] == b' ')
+    {
+        end = s;
+    }
+    // A `{ … }` block at the end (a hash argument would follow a comma).
+    if let Some((p, b'}')) = lex::prev_non_space(code, end)
+        && let Some(o) = src.br.open_of(p)
+        && o > we
+        && lex::prev_non_space(code, o).is_some_and(|(_, c)| c != b',' && c != b'(')
+        && code[we..o].trim() != ""
+    {
+        end = o;
+    }
+    (we, end)
+}
+
+/// `to: "orders#show"`, `"x" => "orders#show"`, `controller: "c", action: "a"`.
+fn route_handler(src: &Src, args: &Args) -> Option<String> {
+    if let Some((a, z)) = args.kw("to") {
+        return src.plain_string(a, z);
+    }
+    let code = src.code();
+    if let Some(&(a, z)) = args.positional.first()
+        && let Some(p) = code[a..z].find("=>")
+    {
+        return src.plain_string(a + p + 2, z);
+    }
+    let action = args
+        .kw("action")
+        .and_then(|(a, z)| src.plain_string(a, z))?;
+    match args
+        .kw("controller")
+        .and_then(|(a, z)| src.plain_string(a, z))
+    {
+        Some(c) => Some(format!("{c}#{action}")),
+        None => Some(action),
+    }
+}
+
+/// The strings/symbols of `[:a, :b]`, `%i[a b]` or a single `:a`.
+fn list_strings(src: &Src, s: usize, e: usize) -> Vec<String> {
+    let (s, e) = src.trim(s, e);
+    let code = src.code();
+    let t = &code[s..e];
+    if (t.starts_with("%i[") || t.starts_with("%w[")) && t.ends_with(']') {
+        return t[3..t.len() - 1]
+            .split_whitespace()
+            .map(str::to_string)
+            .collect();
+    }
+    if t.starts_with('[') && src.br.close_of(s) == Some(e - 1) {
+        return common::split_top(code, s + 1, e - 1, b',', &src.br)
+            .into_iter()
+            .filter_map(|(a, z)| src.plain_string(a, z))
+            .collect();
+    }
+    src.plain_string(s, e).into_iter().collect()
+}
+
+/// The standard REST routes of `resources :orders` (index, create, show, update, destroy),
+/// filtered by `only:`/`except:`.
+fn resources_routes(src: &Src, st: &mut State, args: &Args, res: &str, ctx: Ctx, line: u32) {
+    let only = args.kw("only").map(|(a, z)| list_strings(src, a, z));
+    let except = args
+        .kw("except")
+        .map(|(a, z)| list_strings(src, a, z))
+        .unwrap_or_default();
+    let base = join(&st.prefixes[ctx.prefix], res);
+    let member = format!("{base}/:id");
+    let actions: [(&str, &str, &String); 6] = [
+        ("index", "GET", &base),
+        ("create", "POST", &base),
+        ("show", "GET", &member),
+        ("update", "PATCH", &member),
+        ("update", "PUT", &member),
+        ("destroy", "DELETE", &member),
+    ];
+    for (action, method, path) in actions {
+        let wanted = only.as_ref().is_none_or(|o| o.iter().any(|a| a == action))
+            && !except.iter().any(|a| a == action);
+        if wanted {
+            st.facts.http.push(HttpFact::Route {
+                method: method.to_string(),
+                path: path.clone(),
+                handler: Some(format!("{res}#{action}")),
+                line,
+            });
+        }
+    }
+}
+
+/// `orders` gives `order`, `categories` gives `category` (enough for nested route params).
+fn singular(plural: &str) -> String {
+    if let Some(stem) = plural.strip_suffix("ies") {
+        format!("{stem}y")
+    } else if let Some(stem) = plural.strip_suffix('s') {
+        stem.to_string()
+    } else {
+        plural.to_string()
+    }
+}
+
+/// Joins route segments with single slashes, always starting with `/`.
+fn join(prefix: &str, path: &str) -> String {
+    let p = prefix.trim_end_matches('/');
+    let q = path.trim_start_matches('/');
+    let joined = if q.is_empty() {
+        p.to_string()
+    } else {
+        format!("{p}/{q}")
+    };
+    if joined.starts_with('/') {
+        joined
+    } else {
+        format!("/{joined}")
+    }
+}
+
+/// `target = value` for a lowercase, `@ivar` or `self.x` target: records what it holds.
+fn assignment(src: &Src, st: &mut State, stmt: &Stmt, ctx: Ctx) {
+    let code = src.code();
+    let b = code.as_bytes();
+    let Some(eq) = code[stmt.start..stmt.end].find('=').map(|p| stmt.start + p) else {
+        return;
+    };
+    if matches!(b.get(eq + 1), Some(b'=' | b'~' | b'>'))
+        || (eq > 0 && matches!(b[eq - 1], b'=' | b'!' | b'<' | b'>'))
+    {
+        return;
+    }
+    let target_end = if eq > 0 && b[eq - 1] == b'|' && eq >= 2 && b[eq - 2] == b'|' {
+        eq - 2
+    } else {
+        eq
+    };
+    let Some(target) = src.name(stmt.start, target_end) else {
+        return;
+    };
+    if target.as_bytes()[0].is_ascii_uppercase() {
+        return;
+    }
+    let (vs, ve) = src.trim(eq + 1, stmt.end);
+    if vs >= ve {
+        return;
+    }
+    let key = target.strip_prefix("self.").unwrap_or(target);
+    if let Some(v) = src.plain_string(vs, ve) {
+        if let Some(p) = common::looks_like_http_path(&v)
+            .then(|| common::http_path_of(&v))
+            .flatten()
+        {
+            st.urls.insert(key.to_string(), p);
+        }
+        st.strings.entry(key.to_string()).or_insert(v);
+        return;
+    }
+    let value = &code[vs..ve];
+    // A call: find the last method name of the value's chain.
+    let callee_end = match value.as_bytes().last() {
+        Some(b')') => match src.br.open_of(ve - 1) {
+            Some(o) => o,
+            None => return,
+        },
+        _ => ve,
+    };
+    let Some((cs, callee)) = ident_before(code, callee_end).filter(|(s, _)| *s >= vs) else {
+        return;
+    };
+    let recv = if cs > vs && b[cs - 1] == b'.' {
+        chain_before(code, &src.br, cs - 1)
+    } else {
+        Chain {
+            text: "",
+            start: cs,
+            ends_with_call: None,
+        }
+    };
+    let recv_text = recv.text.trim_start_matches("::");
+    match callee {
+        "new" if recv_text.ends_with("::Stub") => {
+            let mut segs = recv_text.rsplit("::");
+            segs.next();
+            if let Some(svc) = segs.next() {
+                st.stubs.entry(key.to_string()).or_default().push(StubVar {
+                    service: svc.to_string(),
+                    def: (!key.starts_with('@')).then_some(ctx.def).flatten(),
+                });
+                st.facts.grpc.push(GrpcFact::Client {
+                    service: svc.to_string(),
+                    var: Some(key.trim_start_matches('@').to_string()),
+                    line: src.line_of(cs),
+                });
+            }
+        }
+        "producer" | "async_producer" => {
+            let via = if st.rdkafka || recv.ends_with_call.is_some() {
+                "rdkafka"
+            } else if recv_text.contains("Karafka") || recv_text.contains("WaterDrop") {
+                "karafka"
+            } else {
+                "ruby-kafka"
+            };
+            st.producers.insert(key.to_string(), via);
+        }
+        "new" if recv_text == "WaterDrop::Producer" => {
+            st.producers.insert(key.to_string(), "karafka");
+        }
+        "consumer" => {
+            let via = if st.rdkafka || recv.ends_with_call.is_some() {
+                "rdkafka"
+            } else {
+                "ruby-kafka"
+            };
+            st.consumers.insert(key.to_string(), via);
+        }
+        "new" | "persistent" | "start"
+            if matches!(
+                recv_text,
+                "Faraday" | "Net::HTTP" | "HTTP" | "Excon" | "HTTPClient" | "Typhoeus"
+            ) =>
+        {
+            st.http_clients.insert(key.to_string());
+        }
+        _ => {
+            if let Some(p) = src.url_path(st, vs, ve) {
+                st.urls.insert(key.to_string(), p);
+            }
+        }
+    }
+}
+
+/// The receiver chain ending at the separator (`.`, `&.`, `::`) that starts at `sep`.
+fn chain_before<'c>(code: &'c str, br: &Brackets, sep: usize) -> Chain<'c> {
+    let b = code.as_bytes();
+    let mut p = sep;
+    if p > 0 && b[p - 1] == b'&' {
+        p -= 1;
+    }
+    let end = p;
+    let mut start = p;
+    let mut ends_with_call = None;
+    for step in 0..16 {
+        if p == 0 {
+            break;
+        }
+        let prev = b[p - 1];
+        if prev == b')' || prev == b']' {
+            let Some(open) = br.open_of(p - 1) else { break };
+            match ident_before(code, open).filter(|(s, id)| s + id.len() == open) {
+                Some((s, id)) => {
+                    if step == 0 && prev == b')' {
+                        ends_with_call = Some(id);
+                    }
+                    start = s;
+                }
+                None => break,
+            }
+        } else if is_ident_byte(prev) {
+            let Some((s, _)) = ident_before(code, p) else {
+                break;
+            };
+            start = s;
+            while start > 0 && b[start - 1] == b'@' {
+                start -= 1;
+            }
+        } else {
+            break;
+        }
+        if start >= 2 && (b[start - 2] == b':' && b[start - 1] == b':') {
+            p = start - 2;
+        } else if start >= 1 && b[start - 1] == b'.' {
+            p = start - 1;
+            if p > 0 && b[p - 1] == b'&' {
+                p -= 1;
+            }
+        } else {
+            break;
+        }
+    }
+    Chain {
+        text: &code[start..end],
+        start,
+        ends_with_call,
+    }
+}
+
+/// A word that may name a called method: handles calls on receivers (`x.subscribe("t")`,
+/// `Net::HTTP.get(uri)`, `@stub.get_order req`) and bare calls (`deliver_message(…)`).
+fn call_token(src: &Src, st: &mut State, stmt: &Stmt, ts: usize, te: usize, ctx: Ctx) {
+    let code = src.code();
+    let b = code.as_bytes();
+    let name = &code[ts..te];
+    let chain =
+        if ts > 0 && (b[ts - 1] == b'.' || (ts >= 2 && (b[ts - 2] == b':' && b[ts - 1] == b':'))) {
+            let sep = if b[ts - 1] == b'.' { ts - 1 } else { ts - 2 };
+            chain_before(code, &src.br, sep)
+        } else {
+            Chain {
+                text: "",
+                start: ts,
+                ends_with_call: None,
+            }
+        };
+    if b[ts - usize::from(ts > 0)] == b':' && !chain.text.is_empty() && b.get(te) != Some(&b'(') {
+        // `A::B` constant path segment, not a call.
+        if !name.as_bytes()[0].is_ascii_lowercase() {
+            return;
+        }
+    }
+    // A bare call first in its statement is a DSL call, read by `dsl_stmt`.
+    if chain.text.is_empty() && ts == stmt.start {
+        return;
+    }
+    // gRPC calls on a stub variable.
+    if !chain.text.is_empty()
+        && let Some(svc) = stub_of(st, chain.key(), ctx)
+    {
+        if !matches!(
+            name,
+            "new" | "class" | "nil" | "is_a" | "respond_to" | "send"
+        ) {
+            st.facts.grpc.push(GrpcFact::Call {
+                service: Some(svc),
+                receiver: chain.key().trim_start_matches('@').to_string(),
+                method: name.to_string(),
+                line: src.line_of(ts),
+            });
+        }
+        return;
+    }
+    let interesting = matches!(
+        name,
+        "new"
+            | "deliver_message"
+            | "produce"
+            | "produce_sync"
+            | "produce_async"
+            | "subscribe"
+            | "each_message"
+            | "each_batch"
+            | "get"
+            | "post"
+            | "put"
+            | "patch"
+            | "delete"
+            | "head"
+            | "get_response"
+            | "post_form"
+    );
+    if !interesting {
+        return;
+    }
+    let (args_s, args_e) = call_args(src, stmt, te);
+    let args = src.args(args_s, args_e);
+    let line = src.line_of(ts);
+    let recv = chain.text.trim_start_matches("::");
+    match name {
+        "new" => {
+            if recv.ends_with("::Stub") && !is_assigned(code, stmt, chain.start) {
+                let mut segs = recv.rsplit("::");
+                segs.next();
+                if let Some(svc) = segs.next() {
+                    st.facts.grpc.push(GrpcFact::Client {
+                        service: svc.to_string(),
+                        var: None,
+                        line,
+                    });
+                }
+            } else if let Some(verb) = recv.strip_prefix("Net::HTTP::")
+                && let Some(&(a, z)) = args.positional.first()
+                && let Some(path) = src.url_path(st, a, z)
+            {
+                st.facts.http.push(HttpFact::Call {
+                    method: Some(verb.to_ascii_uppercase()),
+                    path,
+                    line,
+                });
+            }
+        }
+        "deliver_message" => {
+            if let Some((a, z)) = args.kw("topic") {
+                push_event(src, st, EventRole::Producer, "ruby-kafka", a, z);
+            }
+        }
+        "produce" | "produce_sync" | "produce_async" => {
+            let via = st
+                .producers
+                .get(chain.key())
+                .copied()
+                .or_else(|| (recv == "Karafka.producer").then_some("karafka"))
+                .or_else(|| {
+                    chain
+                        .last()
+                        .to_ascii_lowercase()
+                        .contains("producer")
+                        .then_some(if name != "produce" {
+                            "karafka"
+                        } else if st.rdkafka {
+                            "rdkafka"
+                        } else {
+                            "ruby-kafka"
+                        })
+                });
+            if let Some(via) = via
+                && let Some((a, z)) = args.kw("topic")
+            {
+                push_event(src, st, EventRole::Producer, via, a, z);
+            }
+        }
+        "subscribe" => {
+            let via = st.consumers.get(chain.key()).copied().or_else(|| {
+                chain
+                    .last()
+                    .to_ascii_lowercase()
+                    .contains("consumer")
+                    .then_some(if st.rdkafka { "rdkafka" } else { "ruby-kafka" })
+            });
+            if let Some(via) = via {
+                for &(a, z) in &args.positional {
+                    for (x, y) in list_items(src, a, z) {
+                        push_event(src, st, EventRole::Consumer, via, x, y);
+                    }
+                }
+            }
+        }
+        "each_message" | "each_batch" => {
+            if let Some((a, z)) = args.kw("topic") {
+                push_event(src, st, EventRole::Consumer, "ruby-kafka", a, z);
+            }
+        }
+        _ => {
+            // HTTP verbs.
+            let bare_httparty = chain.text.is_empty() && st.httparty && b.get(te) == Some(&b'(');
+            if !(bare_httparty || is_http_receiver(st, &chain)) {
+                return;
+            }
+            let method = match name {
+                "get_response" => "GET",
+                "post_form" => "POST",
+                v => v,
+            };
+            if let Some(&(a, z)) = args.positional.first()
+                && let Some(path) = src.url_path(st, a, z)
+            {
+                st.facts.http.push(HttpFact::Call {
+                    method: Some(method.to_ascii_uppercase()),
+                    path,
+                    line,
+                });
+            }
+        }
+    }
+}
+
+/// The arguments of the call whose method name ends at `te`: `(…)` right after it, or a
+/// command call's arguments up to a `do`/`{` block or a modifier `if`/`unless`.
+fn call_args(src: &Src, stmt: &Stmt, te: usize) -> (usize, usize) {
+    let code = src.code();
+    let b = code.as_bytes();
+    if b.get(te) == Some(&b'(') {
+        return match src.br.close_of(te) {
+            Some(c) => (te + 1, c),
+            None => (te, te),
+        };
+    }
+    if b.get(te) != Some(&b' ') {
+        return (te, te);
+    }
+    // A command call needs an argument right after the space (not an operator).
+    match lex::next_non_space(code, te) {
+        Some((p, c))
+            if p < stmt.end
+                && (is_ident_byte(c) || matches!(c, b'"' | b'\'' | b':' | b'@' | b'[')) =>
+        {
+            // One pass up to a block or a modifier, bounded so a huge one-line statement of
+            // nested command calls stays linear.
+            let mut limit = stmt.end.min(p + ARGS_WINDOW);
+            while !code.is_char_boundary(limit) {
+                limit -= 1;
+            }
+            let stop = (p..limit)
+                .find(|&k| {
+                    b[k] == b' '
+                        && [&b"do"[..], b"if ", b"unless ", b"{"].iter().any(|kw| {
+                            b[k + 1..].starts_with(kw)
+                                && (kw.len() != 2
+                                    || b.get(k + 3).is_none_or(|&c| !is_ident_byte(c)))
+                        })
+                })
+                .unwrap_or(limit);
+            (p, stop)
+        }
+        _ => (te, te),
+    }
+}
+
+/// The elements of `["a", "b"]`, `%w[a b]` (as ranges of their items), or the range itself.
+fn list_items(src: &Src, s: usize, e: usize) -> Vec<(usize, usize)> {
+    let (s, e) = src.trim(s, e);
+    let b = src.code().as_bytes();
+    if s < e && b[s] == b'[' && src.br.close_of(s) == Some(e - 1) {
+        return common::split_top(src.code(), s + 1, e - 1, b',', &src.br);
+    }
+    vec![(s, e)]
+}
+
+/// True when the expression starting at `at` is the value of an assignment in `stmt`.
+fn is_assigned(code: &str, stmt: &Stmt, at: usize) -> bool {
+    let b = code.as_bytes();
+    matches!(
+        lex::prev_non_space(&code[..at], at),
+        Some((p, b'=')) if p >= stmt.start && !(p > 0 && matches!(b[p - 1], b'=' | b'!' | b'<' | b'>'))
+    )
+}
+
+/// Whether a `.get(` receiver is an HTTP client.
+fn is_http_receiver(st: &State, chain: &Chain) -> bool {
+    let text = chain.text.trim_start_matches("::");
+    if text.is_empty() {
+        return false;
+    }
+    if matches!(
+        text,
+        "Net::HTTP"
+            | "Faraday"
+            | "HTTParty"
+            | "RestClient"
+            | "HTTP"
+            | "Typhoeus"
+            | "Excon"
+            | "HTTPX"
+    ) || (text == "self.class" && st.httparty)
+    {
+        return true;
+    }
+    if let Some(ctor) = chain.ends_with_call {
+        return matches!(ctor, "new" | "persistent") && text.starts_with(['F', 'H', 'E', 'N']);
+    }
+    if st.http_clients.contains(chain.key()) {
+        return true;
+    }
+    let last = chain.last().to_ascii_lowercase();
+    last.contains("conn")
+        || last.contains("client")
+        || last.contains("http")
+        || last.contains("session")
+}
+
+/// The service of the stub `name` holds: an `@ivar` anywhere in the file, a local within the
+/// method that assigned it.
+fn stub_of(st: &State, name: &str, ctx: Ctx) -> Option<String> {
+    st.stubs
+        .get(name)?
+        .iter()
+        .rev()
+        .find(|v| v.def.is_none() || v.def == ctx.def)
+        .map(|v| v.service.clone())
+}
+
+fn push_event(src: &Src, st: &mut State, role: EventRole, via: &str, s: usize, e: usize) {
+    if let Some(topic) = src.topic(st, s, e) {
+        st.facts.events.push(EventFact {
+            role,
+            topic,
+            via: via.to_string(),
+            line: src.line_of(s),
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sym<'f>(f: &'f FileFacts, name: &str) -> &'f Symbol {
+        f.symbols
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| panic!("no symbol {name} in {:#?}", f.symbols))
+    }
+
+    fn events(f: &FileFacts) -> Vec<(EventRole, TopicExpr, &str, u32)> {
+        f.events
+            .iter()
+            .map(|e| (e.role, e.topic.clone(), e.via.as_str(), e.line))
+            .collect()
+    }
+
+    fn lit(s: &str) -> TopicExpr {
+        TopicExpr::Literal(s.to_string())
+    }
+
+    fn routes(f: &FileFacts) -> Vec<(String, String, Option<String>, u32)> {
+        f.http
+            .iter()
+            .filter_map(|h| match h {
+                HttpFact::Route {
+                    method,
+                    path,
+                    handler,
+                    line,
+                } => Some((method.clone(), path.clone(), handler.clone(), *line)),
+                HttpFact::Call { .. } => None,
+            })
+            .collect()
+    }
+
+    fn http_calls(f: &FileFacts) -> Vec<(Option<String>, String, u32)> {
+        f.http
+            .iter()
+            .filter_map(|h| match h {
+                HttpFact::Call { method, path, line } => {
+                    Some((method.clone(), path.clone(), *line))
+                }
+                HttpFact::Route { .. } => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn modules_classes_methods_and_end_matching() {
+        let src = r#"require "json"
+
+module Shop
+  # An order.
+  # Second line.
+  class Order < Base
+    STATUS = "new".freeze
+
+    def initialize(id)
+      @id = id
+      return if id.nil?
+      x = if id > 1 then 2 else 3 end
+      [1, 2].each do |i|
+        puts i unless i.zero?
+      end
+      while id < 3 do id += 1 end
+      y = %w[if end do]
+      z = id =~ /end|if/
+      label = { if: 1, end: 2 }
+    end
+
+    def self.build(
+      a,
+      b
+    )
+      new(a)
+    end
+
+    def paid? = @status == "paid"
+
+    def status=(v)
+      @status = v
+    end
+
+    class << self
+      def helper; end
+    end
+
+    class Line; def total; 1; end; end
+  end
+
+  def top_helper
+    begin
+      1
+    rescue StandardError
+      2
+    end
+  end
+end
+
+def main
+end
+"#;
+        let f = extract("lib/order.rb", src);
+        let shop = sym(&f, "Shop");
+        assert_eq!(
+            (shop.kind, shop.line, shop.end_line),
+            (SymbolKind::Module, 3, 49)
+        );
+        let order = sym(&f, "Order");
+        assert_eq!(
+            (order.kind, order.line, order.end_line, order.doc_line),
+            (SymbolKind::Class, 6, 40, Some(4))
+        );
+        assert_eq!(order.container.as_deref(), Some("Shop"));
+        let init = sym(&f, "initialize");
+        assert_eq!(
+            (init.kind, init.line, init.end_line),
+            (SymbolKind::Constructor, 9, 20)
+        );
+        let build = sym(&f, "build");
+        assert_eq!(
+            (build.kind, build.line, build.end_line),
+            (SymbolKind::Method, 22, 27)
+        );
+        assert_eq!(build.container.as_deref(), Some("Order"));
+        let paid = sym(&f, "paid?");
+        assert_eq!((paid.line, paid.end_line), (29, 29));
+        assert_eq!(sym(&f, "status=").end_line, 33);
+        let helper = sym(&f, "helper");
+        assert_eq!(
+            (helper.container.as_deref(), helper.line, helper.end_line),
+            (Some("Order"), 36, 36)
+        );
+        assert_eq!(sym(&f, "Line").container.as_deref(), Some("Order"));
+        assert_eq!(sym(&f, "total").container.as_deref(), Some("Line"));
+        let top = sym(&f, "top_helper");
+        assert_eq!(
+            (top.kind, top.container.as_deref(), top.end_line),
+            (SymbolKind::Method, Some("Shop"), 48)
+        );
+        let main = sym(&f, "main");
+        assert_eq!(
+            (main.kind, main.container.clone(), main.line, main.end_line),
+            (SymbolKind::Function, None, 51, 52)
+        );
+        let status = sym(&f, "STATUS");
+        assert_eq!(
+            (status.kind, status.container.as_deref()),
+            (SymbolKind::Constant, Some("Order"))
+        );
+        assert_eq!(
+            f.constants,
+            vec![Constant {
+                name: "Order.STATUS".into(),
+                value: "new".into(),
+                line: 7
+            }]
+        );
+    }
+
+    #[test]
+    fn constants_env_defaults_and_structs() {
+        let src = r#"module Topics
+  ORDER_CREATED = "orders.created"
+  PAID = :orders_paid
+  DLQ = ENV.fetch("DLQ_TOPIC", "orders.dlq")
+  AUDIT = ENV.fetch("AUDIT_TOPIC") { "audit" }
+  RAW = ENV["RAW_TOPIC"] || "raw.default"
+  BROKERS = ENV.fetch("BROKERS", "k:9092").split(",")
+  Point = Struct.new(:x, :y)
+end
+TOP = 'top.level'
+"#;
+        let f = extract("topics.rb", src);
+        let consts: Vec<(&str, &str)> = f
+            .constants
+            .iter()
+            .map(|c| (c.name.as_str(), c.value.as_str()))
+            .collect();
+        assert_eq!(
+            consts,
+            vec![
+                ("Topics.ORDER_CREATED", "orders.created"),
+                ("Topics.PAID", "orders_paid"),
+                ("Topics.DLQ", "orders.dlq"),
+                ("Topics.AUDIT", "audit"),
+                ("Topics.RAW", "raw.default"),
+                ("TOP", "top.level"),
+            ]
+        );
+        assert_eq!(sym(&f, "Point").kind, SymbolKind::Class);
+        assert_eq!(sym(&f, "BROKERS").kind, SymbolKind::Constant);
+    }
+
+    #[test]
+    fn requires_and_mixins() {
+        let src = "require \"kafka\"\nrequire_relative '../lib/recommender'\nrequire(\"net/http\")\nautoload :Orders, \"shop/orders\"\nclass A\n  include Comparable\n  extend Shop::Helpers\nend\n";
+        let f = extract("a.rb", src);
+        let imps: Vec<(&str, Vec<&str>, u32)> = f
+            .imports
+            .iter()
+            .map(|i| {
+                (
+                    i.module.as_str(),
+                    i.names.iter().map(String::as_str).collect(),
+                    i.line,
+                )
+            })
+            .collect();
+        assert_eq!(
+            imps,
+            vec![
+                ("kafka", vec![], 1),
+                ("../lib/recommender", vec![], 2),
+                ("net/http", vec![], 3),
+                ("shop/orders", vec!["Orders"], 4),
+                ("Comparable", vec![], 6),
+                ("Shop::Helpers", vec![], 7),
+            ]
+        );
+    }
+
+    #[test]
+    fn grpc_servers_stubs_and_calls() {
+        let src = r#"require "orders_services_pb"
+
+class OrderServer < Orders::OrderService::Service
+  def create_order(req, _call)
+    Orders::Order.new(id: "1")
+  end
+end
+
+class Client
+  def initialize(addr)
+    @stub = Orders::OrderService::Stub.new(addr, :this_channel_is_insecure)
+  end
+
+  def create(req)
+    @stub.create_order(req)
+  end
+
+  def get(id)
+    stub = Inventory::InventoryService::Stub.new("inv:50051", :this_channel_is_insecure)
+    stub.get_stock Inventory::Req.new(id: id)
+    other.get_stock(1)
+  end
+end
+Payments::PaymentService::Stub.new(addr, creds).charge(req)
+"#;
+        let f = extract("client.rb", src);
+        assert_eq!(
+            f.grpc,
+            vec![
+                GrpcFact::Server {
+                    service: "OrderService".into(),
+                    impl_type: Some("OrderServer".into()),
+                    line: 3
+                },
+                GrpcFact::Client {
+                    service: "OrderService".into(),
+                    var: Some("stub".into()),
+                    line: 11
+                },
+                GrpcFact::Call {
+                    service: Some("OrderService".into()),
+                    receiver: "stub".into(),
+                    method: "create_order".into(),
+                    line: 15
+                },
+                GrpcFact::Client {
+                    service: "InventoryService".into(),
+                    var: Some("stub".into()),
+                    line: 19
+                },
+                GrpcFact::Call {
+                    service: Some("InventoryService".into()),
+                    receiver: "stub".into(),
+                    method: "get_stock".into(),
+                    line: 20
+                },
+                GrpcFact::Client {
+                    service: "PaymentService".into(),
+                    var: None,
+                    line: 24
+                },
+            ]
+        );
+        assert_eq!(
+            sym(&f, "create_order").container.as_deref(),
+            Some("OrderServer")
+        );
+    }
+
+    #[test]
+    fn kafka_ruby_kafka_rdkafka_racecar_karafka() {
+        let src = r#"require "kafka"
+
+class Events
+  TOPIC = "orders.created"
+
+  def initialize
+    @kafka = Kafka.new(["k:9092"], client_id: "shop")
+  end
+
+  def publish(v)
+    @kafka.deliver_message(v, topic: "orders.created")
+    producer = @kafka.producer
+    producer.produce(v, topic: Topics::ORDER_PAID)
+    producer.produce v, topic: TOPIC
+    consumer = @kafka.consumer(group_id: "g")
+    consumer.subscribe("payments.done", start_from_beginning: false)
+    consumer.subscribe ENV.fetch("IN_TOPIC", "in.default")
+    @kafka.each_message(topic: "simple.topic") { |m| m }
+    cache.produce(v, topic: "not.a.producer")
+  end
+end
+
+class OrdersConsumer < Racecar::Consumer
+  subscribes_to "orders.created", "orders.cancelled"
+end
+"#;
+        let f = extract("events.rb", src);
+        use EventRole::*;
+        assert_eq!(
+            events(&f),
+            vec![
+                (Producer, lit("orders.created"), "ruby-kafka", 11),
+                (
+                    Producer,
+                    TopicExpr::Reference("Topics.ORDER_PAID".into()),
+                    "ruby-kafka",
+                    13
+                ),
+                (
+                    Producer,
+                    TopicExpr::Reference("TOPIC".into()),
+                    "ruby-kafka",
+                    14
+                ),
+                (Consumer, lit("payments.done"), "ruby-kafka", 16),
+                (
+                    Consumer,
+                    TopicExpr::Env {
+                        var: "IN_TOPIC".into(),
+                        default: Some("in.default".into())
+                    },
+                    "ruby-kafka",
+                    17
+                ),
+                (Consumer, lit("simple.topic"), "ruby-kafka", 18),
+                (Consumer, lit("orders.created"), "racecar", 24),
+                (Consumer, lit("orders.cancelled"), "racecar", 24),
+            ]
+        );
+        let src = r#"config = { "bootstrap.servers": "k:9092" }
+producer = Rdkafka::Config.new(config).producer
+producer.produce(topic: "rd.out", payload: "x")
+consumer = Rdkafka::Config.new(config).consumer
+consumer.subscribe("rd.in")
+Karafka.producer.produce_sync(topic: "wd.out", payload: "x")
+
+class KarafkaApp < Karafka::App
+  routes.draw do
+    topic :orders_created do
+      consumer OrdersConsumer
+    end
+    topic "payments" do
+      consumer PaymentsConsumer
+    end
+  end
+end
+"#;
+        let f = extract("karafka.rb", src);
+        assert_eq!(
+            events(&f),
+            vec![
+                (Producer, lit("rd.out"), "rdkafka", 3),
+                (Consumer, lit("rd.in"), "rdkafka", 5),
+                (Producer, lit("wd.out"), "karafka", 6),
+                (Consumer, lit("orders_created"), "karafka", 10),
+                (Consumer, lit("payments"), "karafka", 13),
+            ]
+        );
+        assert_eq!(sym(&f, "KarafkaApp").end_line, 17);
+    }
+
+    #[test]
+    fn rails_and_sinatra_routes() {
+        let src = r#"Rails.application.routes.draw do
+  get "/health", to: "health#show"
+  post "orders/:id/pay" => "orders#pay"
+  resources :orders, only: [:index, :show]
+  namespace :api do
+    scope "/v1" do
+      resources :carts, except: %i[update destroy] do
+        resources :items, only: :create
+      end
+      match "search", to: "search#run", via: [:get, :post]
+    end
+  end
+end
+"#;
+        let f = extract("config/routes.rb", src);
+        let r = |m: &str, p: &str, h: Option<&str>, l: u32| {
+            (m.to_string(), p.to_string(), h.map(String::from), l)
+        };
+        assert_eq!(
+            routes(&f),
+            vec![
+                r("GET", "/health", Some("health#show"), 2),
+                r("POST", "/orders/:id/pay", Some("orders#pay"), 3),
+                r("GET", "/orders", Some("orders#index"), 4),
+                r("GET", "/orders/:id", Some("orders#show"), 4),
+                r("GET", "/api/v1/carts", Some("carts#index"), 7),
+                r("POST", "/api/v1/carts", Some("carts#create"), 7),
+                r("GET", "/api/v1/carts/:id", Some("carts#show"), 7),
+                r(
+                    "POST",
+                    "/api/v1/carts/:cart_id/items",
+                    Some("items#create"),
+                    8
+                ),
+                r("GET", "/api/v1/search", Some("search#run"), 10),
+                r("POST", "/api/v1/search", Some("search#run"), 10),
+            ]
+        );
+        let src = "require 'sinatra'\n\nclass App < Sinatra::Base\n  get '/recommendations/:user_id' do\n    'x'\n  end\n\n  post('/orders') { 'y' }\n  # get '/commented' do\nend\n";
+        let f = extract("app.rb", src);
+        assert_eq!(
+            routes(&f),
+            vec![
+                r("GET", "/recommendations/:user_id", None, 4),
+                r("POST", "/orders", None, 8)
+            ]
+        );
+        assert_eq!(sym(&f, "App").end_line, 10);
+    }
+
+    #[test]
+    fn http_client_calls() {
+        let src = r##"require "net/http"
+require "faraday"
+
+class StockChecker
+  BASE = "http://inventory:8000"
+
+  def in_stock?(sku)
+    Net::HTTP.get_response(URI("#{@base_url}/stock/#{sku}"))
+    uri = URI.parse("http://orders/orders/#{sku}")
+    Net::HTTP.get(uri)
+    Faraday.get("http://pricing/prices/1")
+    conn = Faraday.new(url: BASE)
+    conn.post("/quotes", { a: 1 })
+    HTTParty.delete(BASE + "/carts/" + sku)
+    req = Net::HTTP::Put.new("/orders/#{sku}/status")
+    hash.get("/not/http")
+    @client.get "/clients/#{sku}"
+  end
+end
+"##;
+        let f = extract("checker.rb", src);
+        let c = |m: &str, p: &str, l: u32| (Some(m.to_string()), p.to_string(), l);
+        assert_eq!(
+            http_calls(&f),
+            vec![
+                c("GET", "/stock/{}", 8),
+                c("GET", "/orders/{}", 10),
+                c("GET", "/prices/1", 11),
+                c("POST", "/quotes", 13),
+                c("DELETE", "/carts/{}", 14),
+                c("PUT", "/orders/{}/status", 15),
+                c("GET", "/clients/{}", 17),
+            ]
+        );
+    }
+
+    #[test]
+    fn httparty_classes() {
+        let src = "class Orders\n  include HTTParty\n  base_uri \"http://orders\"\n\n  def find(id)\n    self.class.get(\"/orders/#{id}\")\n  end\n\n  def self.all\n    get(\"/orders\")\n  end\nend\n";
+        let f = extract("orders_client.rb", src);
+        let c = |m: &str, p: &str, l: u32| (Some(m.to_string()), p.to_string(), l);
+        assert_eq!(
+            http_calls(&f),
+            vec![c("GET", "/orders/{}", 6), c("GET", "/orders", 10)]
+        );
+        assert!(routes(&f).is_empty());
+    }
+
+    #[test]
+    fn comments_heredocs_and_strings_are_not_code() {
+        let src = "# class Nope\n=begin\nclass Nope2\n=end\nsql = <<~SQL\n  class Nope3\n  end\nSQL\nx = \"def nope; end\"\nclass Yes\nend\n";
+        let f = extract("a.rb", src);
+        let names: Vec<&str> = f.symbols.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, vec!["Yes"]);
+        assert_eq!(sym(&f, "Yes").end_line, 11);
+    }
+
+    #[test]
+    fn truncated_and_malformed_files_do_not_panic() {
+        for src in [
+            "class",
+            "class A <",
+            "module A::",
+            "def",
+            "def self.",
+            "def (",
+            "end end end",
+            "X =",
+            "ENV.fetch(",
+            "get '/x', to:",
+            "resources",
+            "x = %w[",
+            "a =~ /",
+            "@stub.",
+            "Orders::OrderService::Stub.new(",
+            "producer.produce(topic:",
+            "class A\n  def f\n",
+            "::",
+            "__END__\nclass A",
+        ] {
+            let _ = extract("x.rb", src);
+        }
+        let f = extract("x.rb", "class A\n  def f\n    1\n");
+        assert_eq!(sym(&f, "A").end_line, 4);
+    }
+
+    /// 200 KB of random bytes, as text (invalid UTF-8 replaced).
+    fn random_text(mut seed: u64) -> String {
+        let bytes: Vec<u8> = (0..200_000)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                (seed >> 24) as u8
+            })
+            .collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    #[test]
+    fn junk_input_does_not_panic() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let alphabet = b"classmoduledefenddoif unless@:;()[]{}=<>,.'\"#\\\n\t  xyzABC_012+-*/%|&ENVfetchsubscribeproducegetresources";
+        let junk: String = (0..200_000)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                char::from(alphabet[(seed % alphabet.len() as u64) as usize])
+            })
+            .collect();
+        let _ = extract("junk.rb", &junk);
+        let _ = extract("junk.rb", &random_text(0xdead_beef_cafe_f00d));
+        let _ = extract("junk.rb", &"class A\n".repeat(20_000));
+        let _ = extract("junk.rb", &"do ".repeat(50_000));
+        // A command call whose argument window ends inside a multi-byte character.
+        let _ = extract("junk.rb", &format!("a.get x{}", "é".repeat(600)));
+        let _ = extract("junk.rb", &format!("a.get \"/é{}\"", "é".repeat(600)));
+    }
 }
