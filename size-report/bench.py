@@ -4,6 +4,7 @@
 Usage:
   bench.py --bin PATH --corpus DIR [--queries 60] [--runs 3] [--json OUT]
   bench.py --bin PATH --init-only [--spawns 30] [--json OUT]
+  bench.py --bin PATH --daemon [--corpus DIR] [--spawns 30] [--clients 16] [--json OUT]
 
 Every session spawns `PATH run --standalone` with a private temporary HOME, MESH_AUDIT_DB,
 MESH_SOCKET_PATH and XDG dirs (fresh per session, so every run is a cold start), speaks
@@ -28,6 +29,9 @@ Aggregation: per-run values are combined with the lower median (a value that was
 observed); a run where a value is missing counts as the worst value, so if the median lands on
 a missing value the result is null. Search percentiles use the nearest rank over all queries of
 all runs. ctags_ms is the median wall time of Universal Ctags over the same corpus.
+
+--daemon drives proxy mode instead (`PATH run`, with the `meshd` next to PATH): the first proxy
+spawns the daemon, later ones find it warm. See daemon_bench() for the values.
 
 Anything the server cannot answer yet is reported as null with a note; the bench itself only
 exits non-zero on bad arguments. Budgets are judged by report.py, not here.
@@ -104,31 +108,43 @@ def marker_visible(resp, marker):
 
 # --- one server process ---------------------------------------------------------------------
 
-class Server:
-    """A spawned `BIN run --standalone` with a private environment."""
+def private_env(tmp):
+    """A private HOME, XDG dirs, audit DB and socket dir under `tmp` (created once per tmp)."""
+    home = os.path.join(tmp, "home")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MESH_")}
+    env.update({
+        "HOME": home,
+        "XDG_CACHE_HOME": os.path.join(home, ".cache"),
+        "XDG_CONFIG_HOME": os.path.join(home, ".config"),
+        "XDG_DATA_HOME": os.path.join(home, ".local", "share"),
+        "XDG_RUNTIME_DIR": os.path.join(tmp, "run"),
+        "MESH_AUDIT_DB": os.path.join(tmp, "audit.db"),
+        "MESH_SOCKET_PATH": os.path.join(tmp, "sock"),
+    })
+    os.makedirs(home, exist_ok=True)
+    os.makedirs(env["XDG_RUNTIME_DIR"], mode=0o700, exist_ok=True)
+    return env
 
-    def __init__(self, binary, cwd, tmp, timeout):
+
+class Server:
+    """A spawned `BIN run --standalone` with a private environment.
+
+    `args` and `env` override the command line and the environment (the daemon bench runs
+    several proxies, `BIN run`, that share one environment); `name` names the stderr file.
+    """
+
+    def __init__(self, binary, cwd, tmp, timeout, args=("run", "--standalone"), env=None,
+                 name="server"):
         self.timeout = timeout
         self.next_id = 0
         self.buf = b""
-        home = os.path.join(tmp, "home")
-        os.makedirs(home)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("MESH_")}
-        env.update({
-            "HOME": home,
-            "XDG_CACHE_HOME": os.path.join(home, ".cache"),
-            "XDG_CONFIG_HOME": os.path.join(home, ".config"),
-            "XDG_DATA_HOME": os.path.join(home, ".local", "share"),
-            "XDG_RUNTIME_DIR": os.path.join(tmp, "run"),
-            "MESH_AUDIT_DB": os.path.join(tmp, "audit.db"),
-            "MESH_SOCKET_PATH": os.path.join(tmp, "sock"),
-        })
-        os.makedirs(env["XDG_RUNTIME_DIR"], mode=0o700)
-        self.stderr_path = os.path.join(tmp, "server.stderr")
+        if env is None:
+            env = private_env(tmp)
+        self.stderr_path = os.path.join(tmp, f"{name}.stderr")
         self.stderr = open(self.stderr_path, "wb")
         self.t_spawn = time.perf_counter()
         self.proc = subprocess.Popen(
-            [binary, "run", "--standalone"], cwd=cwd, env=env, bufsize=0,
+            [binary, *args], cwd=cwd, env=env, bufsize=0,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr)
         self.out_fd = self.proc.stdout.fileno()
         os.set_blocking(self.out_fd, False)
@@ -377,6 +393,121 @@ def spawn_floor_ms(runs):
     return statistics.median_low(times)
 
 
+# --- daemon mode -----------------------------------------------------------------------------
+
+def proc_kb(pid, key):
+    """A `kB` field of /proc/<pid>/status, or None."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def daemon_meta(sock_dir):
+    """The JSON meta file meshd writes beside its socket, or None."""
+    try:
+        names = [n for n in os.listdir(sock_dir) if n.startswith("meshd-") and n.endswith(".meta")]
+        if len(names) == 1:
+            with open(os.path.join(sock_dir, names[0])) as f:
+                return json.load(f)
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def daemon_bench(binary, corpus, spawns, clients, timeout):
+    """Proxy mode (`BIN run` bridged to a shared meshd), on `corpus` or an empty dir.
+
+    proxy_init_cold_ms   the first proxy: spawn -> `initialize` answered, meshd spawned by it
+    proxy_init_warm_ms   median over `spawns` later proxies with the daemon already running
+    proxy_rss_kb         median VmRSS of those proxies right after `initialize`
+    daemon_rss_1_kb      meshd VmRSS with one client, after the first index (a smart_search)
+    daemon_rss_16_kb     meshd VmRSS with `clients` clients connected, each having run it
+    daemon_hwm_kb        meshd VmHWM at the end
+    """
+    out = {"proxy_init_cold_ms": None, "proxy_init_warm_ms": None, "proxy_rss_kb": None,
+           "daemon_rss_1_kb": None, "daemon_rss_16_kb": None, "daemon_hwm_kb": None,
+           "daemon_clients": clients, "daemon_spawns": spawns, "notes": []}
+    with tempfile.TemporaryDirectory(prefix="mesh-bench-d-") as tmp:
+        cwd = corpus
+        if cwd is None:
+            cwd = os.path.join(tmp, "empty")
+            os.makedirs(cwd)
+        env = private_env(tmp)
+        env["MESH_DAEMON_IDLE_SECS"] = "60"
+        env["MESH_DAEMON_GRACE_SECS"] = "60"
+        sock_dir = env["MESH_SOCKET_PATH"]
+        live = []
+        pid = None
+        n = 0
+
+        def proxy():
+            nonlocal n
+            n += 1
+            return Server(binary, cwd, tmp, timeout, args=("run",), env=env, name=f"proxy-{n}")
+
+        def status_call(srv):
+            resp = srv.call("tools/call", {"name": "index_status", "arguments": {}})
+            if not tool_ok(resp):
+                raise ServerGone("index_status: " + describe_failure(resp))
+            if "served by meshd" not in tool_text(resp):
+                raise ServerGone("the proxy fell back to standalone: " + srv.stderr_tail())
+
+        try:
+            anchor = proxy()
+            live.append(anchor)
+            out["proxy_init_cold_ms"] = rounded(initialize(anchor))
+            # Waits for the first index, so the RSS below includes it.
+            resp = smart_search(anchor, {"query": "Service"})
+            if not tool_ok(resp):
+                raise ServerGone("first smart_search: " + describe_failure(resp))
+            status_call(anchor)
+            meta = daemon_meta(sock_dir)
+            if not meta:
+                raise ServerGone("no meshd meta file beside the socket")
+            pid = meta["pid"]
+            out["daemon_rss_1_kb"] = proc_kb(pid, "VmRSS")
+
+            inits, rsss = [], []
+            for _ in range(spawns):
+                srv = proxy()
+                try:
+                    inits.append(initialize(srv))
+                    rsss.append(srv.proc_status_kb("VmRSS"))
+                finally:
+                    srv.close()
+            out["proxy_init_warm_ms"] = rounded(median_worst(inits))
+            out["proxy_rss_kb"] = median_worst(rsss)
+            out["proxy_init_warm_ms_all"] = [rounded(v) for v in inits]
+
+            for _ in range(clients - 1):
+                srv = proxy()
+                live.append(srv)
+                initialize(srv)
+                status_call(srv)
+            out["daemon_rss_16_kb"] = proc_kb(pid, "VmRSS")
+            out["daemon_hwm_kb"] = proc_kb(pid, "VmHWM")
+        except ServerGone as e:
+            out["notes"].append(f"daemon bench: {e}")
+        finally:
+            for srv in live:
+                srv.close()
+            if pid:
+                try:
+                    os.kill(pid, 15)
+                except OSError:
+                    pass
+                for _ in range(100):
+                    if proc_kb(pid, "VmRSS") is None:
+                        break
+                    time.sleep(0.05)
+    return out
+
+
 # --- aggregation ----------------------------------------------------------------------------
 
 def median_worst(values):
@@ -471,14 +602,30 @@ def main(argv):
     ap.add_argument("--init-only", action="store_true",
                     help="only spawn on empty dirs: init_empty_ms and rss_after_init_kb")
     ap.add_argument("--spawns", type=int, default=30, help="spawns for --init-only")
+    ap.add_argument("--daemon", action="store_true",
+                    help="proxy mode: `BIN run` through a shared meshd (proxy start, proxy "
+                         "and daemon RSS); --corpus optional (default: an empty dir)")
+    ap.add_argument("--clients", type=int, default=16, help="clients for --daemon")
     ap.add_argument("--json", help="also write the result JSON here")
     args = ap.parse_args(argv)
 
     binary = os.path.abspath(args.bin)
     if not os.access(binary, os.X_OK):
         ap.error(f"--bin {binary} is not an executable file")
+    if args.daemon:
+        corpus = os.path.abspath(args.corpus) if args.corpus else None
+        out = {"bench": "size-report/bench.py --daemon", "bin": binary, "corpus": corpus,
+               "protocol": PROTOCOL_VERSION}
+        out.update(daemon_bench(binary, corpus, max(args.spawns, 1), max(args.clients, 1),
+                                args.timeout))
+        text = json.dumps(out, indent=2, sort_keys=True)
+        print(text)
+        if args.json:
+            with open(args.json, "w") as f:
+                f.write(text + "\n")
+        return 0
     if not args.init_only and not args.corpus:
-        ap.error("--corpus is required unless --init-only")
+        ap.error("--corpus is required unless --init-only or --daemon")
     if args.runs < 1 or args.spawns < 1 or args.queries < 0:
         ap.error("--runs and --spawns must be >= 1, --queries >= 0")
 

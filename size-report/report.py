@@ -2,13 +2,15 @@
 """Render size-report/REPORT.md from the JSON results and budgets.json.
 
 Usage: report.py --results DIR --budgets budgets.json --out REPORT.md
-                 [--tiers "5k 50k 200k"] [--contracts] [--skipped-symbols]
+                 [--tiers "5k 50k 200k"] [--contracts] [--skipped-symbols] [--daemon]
 
 DIR holds what `size-report/run` wrote:
   sizes.json       {"mesh_mcp_stripped_bytes": N, "meshd_stripped_bytes": N, ...}
   symbols.json     symbols.py output (optional: "not measured" when missing)
   init.json        bench.py --init-only output (init_empty_ms, rss_after_init_kb)
   tier-<T>.json    bench.py output per tier T
+  daemon.json      bench.py --daemon output (proxy start and RSS, meshd RSS); read only with
+                   --daemon, otherwise the section says it was skipped on purpose
 
 Every budget key gets a row "what / measured / budget / ok?". The exit status is 1 when any
 measured value is over its budget or any budgeted value is missing ("not measured"); tiers that
@@ -34,7 +36,17 @@ LABELS = {
     "search_p50_ms": ("`smart_search` round trip p50", "ms"),
     "search_p95_ms": ("`smart_search` round trip p95", "ms"),
     "edit_visible_ms": ("file edit → visible to `smart_search`", "ms"),
+    "proxy_init_warm_ms": ("`mesh-mcp run` (proxy) start → `initialize` answered, warm meshd",
+                           "ms"),
+    "proxy_init_cold_ms": ("first `mesh-mcp run` start → `initialize` answered, meshd spawned",
+                           "ms"),
+    "proxy_rss_kb": ("proxy RSS after `initialize`", "kb"),
+    "daemon_rss_1_kb": ("`meshd` RSS, 1 client", "kb"),
+    "daemon_rss_16_kb": ("`meshd` RSS, 16 clients", "kb"),
+    "daemon_hwm_kb": ("`meshd` peak RSS (VmHWM)", "kb"),
 }
+DAEMON_KEYS = ["proxy_init_warm_ms", "proxy_init_cold_ms", "proxy_rss_kb", "daemon_rss_1_kb",
+               "daemon_rss_16_kb", "daemon_hwm_kb"]
 TIER_KEYS = ["init_ms", "cold_index_ms", "peak_rss_kb", "search_p50_ms", "search_p95_ms",
              "edit_visible_ms"]
 
@@ -123,6 +135,8 @@ def main(argv):
     ap.add_argument("--contracts", action="store_true")
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--skipped-symbols", action="store_true")
+    ap.add_argument("--daemon", action="store_true",
+                    help="judge daemon.json (proxy mode); without it the section is skipped")
     args = ap.parse_args(argv)
 
     budgets = load(args.budgets)
@@ -180,10 +194,36 @@ def main(argv):
           f"| — | info |")
     w("")
 
+    # --- daemon and proxy ---------------------------------------------------------------
+    w("## Daemon and proxy (`mesh-mcp run` → `meshd`)")
+    w("")
+    daemon_notes = []
+    if not args.daemon:
+        w("Skipped on purpose (`MESH_BENCH_SKIP_DAEMON=1`).")
+    else:
+        d = res("daemon.json") or {}
+        db = budgets.get("daemon", {})
+        if d:
+            where = d.get("corpus") or "an empty workspace"
+            w(f"Release `mesh-mcp run` bridged to the `meshd` beside it, on {where}; warm start "
+              f"is the median of {d.get('daemon_spawns')} proxies started while the daemon "
+              f"runs; `meshd` RSS is VmRSS with 1 and with {d.get('daemon_clients')} connected "
+              f"clients (after the first index), each having run `index_status`.")
+        else:
+            w("No result file: the daemon bench did not run.")
+        w("")
+        w("| what | measured | budget | ok? |")
+        w("|---|---|---|---|")
+        for key in DAEMON_KEYS:
+            label, unit = LABELS[key]
+            w(v.row(label, key, d.get(key), db.get(key), unit, "daemon"))
+        daemon_notes = [f"daemon: {n}" for n in d.get("notes", [])]
+    w("")
+
     # --- tiers ------------------------------------------------------------------------------
     ctags_rows = []
     all_tiers = list(budgets["tiers"]) + [t for t in tiers if t not in budgets["tiers"]]
-    notes = [f"start-up: {n}" for n in init.get("notes", [])]
+    notes = [f"start-up: {n}" for n in init.get("notes", [])] + daemon_notes
     for tier in all_tiers:
         tb = budgets["tiers"].get(tier)
         tier_label = tier + (" + contract mix" if args.contracts else "")
@@ -284,6 +324,8 @@ def main(argv):
       "medians over runs (a missing value counts as the worst); search percentiles are nearest "
       "rank over all queries of all runs. The edit probe appends `ScaleBenchMarker<n>` to the "
       "first generated file of `services/svc-0` and polls every 5 ms, giving up after 10 s. "
+      "The daemon section runs `bench.py --daemon` on the release `mesh-mcp run` (proxy "
+      "mode, spawning the `meshd` beside it) with its own private HOME and socket dir. "
       "Budgets: `budgets.json` (SPEC §9); a missing value fails unless its tier was skipped.")
     w("")
 

@@ -25,6 +25,7 @@
 //! | [`server`] | the session: method table, dual-era negotiation, concurrency, cancellation, progress, the drain barrier |
 //! | [`tools`] | the tool registry and one file per tool (arguments, run, truncation hint) |
 //! | [`render`] | Markdown helpers and the central 48 KiB output cap |
+//! | [`git`] | a safe, read-only git runner (no shell, timeout, repository-redirecting variables removed) for the wire-format check |
 //! | [`index`] | configuration-driven crawl, lexers, one extractor per language, the graph and the immutable snapshot, watching and caching |
 //! | [`config`] | workspace discovery and the optional `mesh-mcp.toml` |
 //! | [`security`] | path jail, secret masking, prompt-injection neutralisation, stop rules |
@@ -41,6 +42,7 @@ pub mod cli;
 pub mod config;
 pub mod daemon;
 pub mod framing;
+pub mod git;
 pub mod index;
 pub mod logging;
 pub mod protocol;

@@ -2,7 +2,8 @@
 //! cancellation, progress, and the drain barrier.
 //!
 //! One [`serve`] call runs one session over any byte stream pair: stdin/stdout in standalone
-//! mode, one accepted socket connection in `meshd`. Cheap methods are answered inline; each
+//! mode ([`serve_stdio`]), one accepted socket connection in `meshd`
+//! (`daemon::serve::handle_client`). Cheap methods are answered inline; each
 //! `tools/call` runs as its own task on the `blocking` pool (at most
 //! [`Shared::max_in_flight`] at once), so a slow tool never delays a `ping`, and responses may
 //! leave out of order, as JSON-RPC allows.
@@ -167,19 +168,29 @@ impl Era {
 /// Serves MCP on this process's stdin/stdout until the client closes stdin, stdout closes, or
 /// SIGINT/SIGTERM arrives. Returns the process exit status (0 in all of these cases).
 pub fn serve_stdio(shared: Arc<Shared>) -> i32 {
+    serve_process_io(
+        shared,
+        smol::Unblock::new(std::io::stdin()),
+        smol::Unblock::new(std::io::stdout()),
+    )
+}
+
+/// Serves one session for the whole process over `input`/`output` (this process's stdio, or,
+/// when `mesh-mcp run` falls back from the daemon, the bytes already read from stdin followed
+/// by the rest of it), ending like [`serve_stdio`]. Returns the exit status.
+pub fn serve_process_io<R, W>(shared: Arc<Shared>, input: R, output: W) -> i32
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
     let signals = crate::sys::termination_signals();
-    smol::block_on(async move {
-        let stdin = smol::Unblock::new(std::io::stdin());
-        let stdout = smol::Unblock::new(std::io::stdout());
-        serve(
-            shared,
-            stdin,
-            stdout,
-            crate::audit::new_session_id(),
-            Some(signals),
-        )
-        .await;
-    });
+    smol::block_on(serve(
+        shared,
+        input,
+        output,
+        crate::audit::new_session_id(),
+        Some(signals),
+    ));
     0
 }
 
@@ -198,7 +209,14 @@ pub async fn serve<R, W>(
     let (in_tx, in_rx) = async_channel::bounded::<Inbound>(QUEUE_CAPACITY);
     let (out_tx, out_rx) = async_channel::bounded::<String>(QUEUE_CAPACITY);
     let reader = smol::spawn(framing::read_frames(input, in_tx));
-    let writer = smol::spawn(framing::write_frames(output, out_rx));
+    // `writer_done` closes when the writer stops — at the end, or early when the client
+    // closed stdout: the session then ends even if stdin stays open and idle.
+    let (writer_done_tx, writer_done) = async_channel::bounded::<()>(1);
+    let writer = smol::spawn(async move {
+        let ok = framing::write_frames(output, out_rx).await;
+        drop(writer_done_tx);
+        ok
+    });
     let session = Arc::new(Session {
         id: session_id,
         negotiated: Mutex::new(None),
@@ -206,6 +224,10 @@ pub async fn serve<R, W>(
         in_flight: Mutex::new(HashMap::new()),
     });
     let permits = Arc::new(Semaphore::new(shared.max_in_flight.max(1)));
+    // Calls accepted but not answered yet. The loop waits for a slot before it reads on, so a
+    // client that stops reading answers holds the server at a bounded size instead of piling
+    // up parked calls.
+    let accepted = Arc::new(Semaphore::new(MAX_ACCEPTED_CALLS));
     // A wait group: every task in flight holds a clone of `busy_tx`; when the last clone is
     // gone, `busy_rx.recv()` returns.
     let (busy_tx, busy_rx) = async_channel::bounded::<()>(1);
@@ -214,28 +236,39 @@ pub async fn serve<R, W>(
         session,
         out: out_tx.clone(),
         permits,
+        accepted,
         busy: busy_tx.clone(),
     };
     let mut signalled = false;
     loop {
+        let inbound = async { Next::Inbound(in_rx.recv().await) };
+        let writer_gone = async {
+            let _ = writer_done.recv().await;
+            Next::OutputClosed
+        };
         let next = match &stop {
             Some(stop) => {
-                futures_lite::future::or(async { Some(in_rx.recv().await) }, async {
+                let signal = async {
                     let _ = stop.recv().await;
-                    None
-                })
-                .await
+                    Next::Signal
+                };
+                futures_lite::future::or(inbound, futures_lite::future::or(writer_gone, signal))
+                    .await
             }
-            None => Some(in_rx.recv().await),
+            None => futures_lite::future::or(inbound, writer_gone).await,
         };
         match next {
-            Some(Ok(item)) => {
+            Next::Inbound(Ok(item)) => {
                 if !ctx.handle(item).await {
                     break;
                 }
             }
-            Some(Err(_)) => break,
-            None => {
+            Next::Inbound(Err(_)) => break,
+            Next::OutputClosed => {
+                tracing::debug!(target: "mesh::server", "output closed: ending the session");
+                break;
+            }
+            Next::Signal => {
                 tracing::info!(target: "mesh::server", "termination signal: draining");
                 signalled = true;
                 break;
@@ -260,6 +293,18 @@ pub async fn serve<R, W>(
     drop(reader);
 }
 
+/// What woke the session loop.
+enum Next {
+    Inbound(Result<Inbound, async_channel::RecvError>),
+    OutputClosed,
+    Signal,
+}
+
+/// Tool calls (and batches) accepted but not answered yet, per session, before the loop stops
+/// reading: enough to keep both cores busy through any pipelining, small enough that a client
+/// that stops reading cannot grow the server.
+const MAX_ACCEPTED_CALLS: usize = 256;
+
 /// Everything a request handler needs; cheap to clone into a task.
 #[derive(Clone)]
 struct Ctx {
@@ -267,6 +312,7 @@ struct Ctx {
     session: Arc<Session>,
     out: async_channel::Sender<String>,
     permits: Arc<Semaphore>,
+    accepted: Arc<Semaphore>,
     busy: async_channel::Sender<()>,
 }
 
@@ -354,7 +400,9 @@ send one message per line"
         }
         let ctx = self.clone();
         let busy = self.busy.clone();
+        let slot = self.accepted.acquire_arc().await;
         smol::spawn(async move {
+            let _slot = slot;
             let mut answers = Vec::new();
             for item in items {
                 match protocol::classify_value(item) {
@@ -391,7 +439,9 @@ send one message per line"
         if req.method == "tools/call" {
             let ctx = self.clone();
             let busy = self.busy.clone();
+            let slot = self.accepted.acquire_arc().await;
             smol::spawn(async move {
+                let _slot = slot;
                 if let Some(resp) = ctx.answer(req).await {
                     let _ = ctx.send(resp.to_line()).await;
                 }
@@ -553,8 +603,19 @@ send one message per line"
         if let Ok(mut map) = self.session.in_flight.lock() {
             map.insert(key.clone(), cancelled.clone());
         }
+        let log_level = match era {
+            Era::Modern => meta.log_level.clone(),
+            Era::Legacy(_) => self.session.log_level.lock().ok().and_then(|g| g.clone()),
+        };
         let answer = self
-            .run_tool(def, args, trace_id, meta.progress_token, &cancelled)
+            .run_tool(
+                def,
+                args,
+                trace_id,
+                meta.progress_token,
+                log_level,
+                &cancelled,
+            )
             .await;
         if let Ok(mut map) = self.session.in_flight.lock() {
             map.remove(&key);
@@ -584,6 +645,7 @@ send one message per line"
         args: Value,
         trace_id: Option<String>,
         progress_token: Option<Value>,
+        log_level: Option<String>,
         cancelled: &AtomicBool,
     ) -> Result<ToolOutput, String> {
         let _permit = self.permits.acquire_arc().await;
@@ -619,6 +681,16 @@ send one message per line"
         let session_id = self.session.id.clone();
         let started = Instant::now();
         let name = def.name;
+        // Tools run on a blocking thread; this lets them send progress and log notifications
+        // for their own call on the session's writer.
+        let queue = self.out.clone();
+        let notifier = crate::tools::fixtures::CallNotifier {
+            progress_token,
+            log_level,
+            send: Box::new(move |frame| {
+                let _ = queue.send_blocking(frame);
+            }),
+        };
         let joined = blocking::unblock(move || {
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 let env = ToolEnv {
@@ -626,18 +698,22 @@ send one message per line"
                     snapshot: snapshot.as_deref(),
                     trace_id: trace_id.as_deref(),
                 };
-                let mut out = (def.run)(&args, &env);
-                out.text = crate::render::cap_output(out.text, &(def.truncation_hint)(&args));
-                out
+                crate::tools::fixtures::with_call_notifier(notifier, || {
+                    crate::tools::invoke(def, &args, &env)
+                })
             }));
             let (status, files, redactions) = match &result {
-                Ok(out) if !out.is_error => (
+                Ok((out, crate::tools::Outcome::Answered)) => (
                     crate::audit::CallStatus::Success,
                     out.files_accessed.clone(),
                     out.redactions,
                 ),
+                Ok((_, crate::tools::Outcome::Refused)) => {
+                    (crate::audit::CallStatus::Refused, Vec::new(), 0)
+                }
                 _ => (crate::audit::CallStatus::Error, Vec::new(), 0),
             };
+            let result = result.map(|(out, _)| out);
             shared.audit(&crate::audit::AuditEntry {
                 session_id,
                 trace_id,

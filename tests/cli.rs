@@ -45,3 +45,239 @@ fn demo_names_a_missing_workspace() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("is missing"));
 }
+
+/// A fresh directory under the temp dir.
+fn scratch(tag: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("mesh-cli-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A tiny workspace: one service with a proto contract and a doc.
+fn tiny_workspace(tag: &str) -> std::path::PathBuf {
+    let ws = scratch(tag);
+    std::fs::create_dir_all(ws.join("services/orders")).unwrap();
+    std::fs::write(ws.join("services/orders/go.mod"), "module orders\n").unwrap();
+    std::fs::write(
+        ws.join("services/orders/orders.proto"),
+        "syntax = \"proto3\";\npackage shop.v1;\nservice OrderService {\n  rpc CreateOrder(Req) returns (Res);\n}\nmessage Req {}\nmessage Res {}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ws.join("README.md"),
+        "# Shop\n\nOrders are created by the order service.\n",
+    )
+    .unwrap();
+    ws
+}
+
+/// Runs mesh-mcp in `dir` with a private HOME, audit database and socket directory.
+fn mesh_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    let home = dir.join(".home");
+    std::fs::create_dir_all(&home).unwrap();
+    Command::new(env!("CARGO_BIN_EXE_mesh-mcp"))
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", &home)
+        .env("MESH_AUDIT_DB", home.join("audit.db"))
+        .env("MESH_SOCKET_PATH", home.join("sock"))
+        .env_remove("MESH_LOG")
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("run mesh-mcp")
+}
+
+#[test]
+fn query_answers_on_stdout_with_exit_codes() {
+    let ws = tiny_workspace("query");
+    let out = mesh_in(
+        &ws,
+        &["query", "smart_search", r#"{"query": "OrderService"}"#],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("services/orders/orders.proto:3"), "{text}");
+    let out = mesh_in(
+        &ws,
+        &[
+            "query",
+            "smart_search",
+            r#"{"query": "OrderService"}"#,
+            "--json",
+        ],
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["isError"], false);
+    // isError → 1; a bad argument names the field.
+    let out = mesh_in(&ws, &["query", "smart_search", r#"{"qury": "x"}"#]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("qury"));
+    // Usage errors → 2.
+    for args in [
+        vec!["query", "no_such_tool"],
+        vec!["query", "smart_search", "{not json"],
+        vec!["query", "smart_search", "[1]"],
+        vec!["query"],
+    ] {
+        let out = mesh_in(&ws, &args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty());
+    }
+}
+
+#[test]
+fn graph_formats_and_a_checkout_independent_fingerprint() {
+    let a = tiny_workspace("graph-a");
+    let b = tiny_workspace("graph-b");
+    let fa = mesh_in(&a, &["graph", "--format", "fingerprint"]);
+    let fb = mesh_in(&b, &["graph", "--format", "fingerprint"]);
+    assert!(fa.status.success());
+    assert_eq!(
+        fa.stdout, fb.stdout,
+        "fingerprint depends on the checkout directory"
+    );
+    assert_eq!(String::from_utf8_lossy(&fa.stdout).trim().len(), 64);
+    let m = mesh_in(&a, &["graph"]);
+    assert!(String::from_utf8_lossy(&m.stdout).contains("graph LR"));
+    let j = mesh_in(&a, &["graph", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&j.stdout).unwrap();
+    assert!(v["nodes"].is_array());
+    let html = a.join("mesh.html");
+    let h = mesh_in(
+        &a,
+        &["graph", "--format", "html", "-o", html.to_str().unwrap()],
+    );
+    assert!(h.status.success());
+    assert!(h.stdout.is_empty());
+    assert!(
+        std::fs::read_to_string(&html)
+            .unwrap()
+            .starts_with("<!doctype html>")
+    );
+    assert_eq!(
+        mesh_in(&a, &["graph", "--format", "svg"]).status.code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn doctor_json_is_stable_and_fix_repairs_socket_permissions() {
+    use std::os::unix::fs::PermissionsExt;
+    let ws = tiny_workspace("doctor");
+    let one = mesh_in(&ws, &["doctor", "--json"]);
+    let two = mesh_in(&ws, &["doctor", "--json"]);
+    assert_eq!(
+        one.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&one.stderr)
+    );
+    assert_eq!(one.stdout, two.stdout);
+    let checks: serde_json::Value = serde_json::from_slice(&one.stdout).unwrap();
+    let names: Vec<&str> = checks
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    for n in [
+        "config",
+        "roots",
+        "index",
+        "inotify",
+        "socket permissions",
+        "daemon",
+        "audit",
+    ] {
+        assert!(names.contains(&n), "{n} missing from {names:?}");
+    }
+    // A socket directory open to others is an error; --fix makes it private.
+    let sock = ws.join(".home/sock");
+    std::fs::create_dir_all(&sock).unwrap();
+    std::fs::set_permissions(&sock, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bad = mesh_in(&ws, &["doctor"]);
+    assert_eq!(bad.status.code(), Some(1));
+    let fixed = mesh_in(&ws, &["doctor", "--fix"]);
+    assert!(
+        String::from_utf8_lossy(&fixed.stderr).contains("(fixed)"),
+        "{}",
+        String::from_utf8_lossy(&fixed.stderr)
+    );
+    let mode = std::fs::metadata(&sock).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700);
+    assert_eq!(mesh_in(&ws, &["doctor"]).status.code(), Some(0));
+    // A damaged cache file is reported and --fix removes it (it is rebuilt on the next start).
+    let id = mesh_mcp::daemon::socket::workspace_id(&ws.canonicalize().unwrap());
+    let cache = ws.join(format!(".home/.cache/mesh-mcp/index/{id}.db"));
+    std::fs::create_dir_all(cache.parent().unwrap()).unwrap();
+    std::fs::write(&cache, b"this is not a database").unwrap();
+    let warn = mesh_in(&ws, &["doctor"]);
+    assert!(String::from_utf8_lossy(&warn.stderr).contains("damaged"));
+    mesh_in(&ws, &["doctor", "--fix"]);
+    assert!(!cache.exists());
+}
+
+#[test]
+fn init_merges_ide_configs_and_is_idempotent() {
+    let ws = tiny_workspace("init");
+    std::fs::write(
+        ws.join(".mcp.json"),
+        "{\n  \"mcpServers\": {\n    \"other\": {\"command\": \"x\"}\n  },\n  \"keep\": true\n}\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(ws.join(".cursor")).unwrap();
+    std::fs::write(ws.join(".cursor/mcp.json"), "[\"not an object\"]").unwrap();
+    let half = "# Notes\n<!-- mesh-mcp:end -->\n";
+    std::fs::write(ws.join("CLAUDE.md"), half).unwrap();
+    let out = mesh_in(&ws, &["init", "--write-ide-config"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("Found: services/orders"), "{err}");
+    assert!(ws.join(".agents/mesh-mcp.toml").exists());
+    let mcp: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(ws.join(".mcp.json")).unwrap()).unwrap();
+    assert_eq!(mcp["mcpServers"]["other"]["command"], "x");
+    assert_eq!(mcp["keep"], true);
+    assert_eq!(mcp["mcpServers"]["mesh-mcp"]["args"][0], "run");
+    assert_eq!(
+        std::fs::read_to_string(ws.join(".cursor/mcp.json")).unwrap(),
+        "[\"not an object\"]"
+    );
+    assert!(err.contains(".cursor/mcp.json: not a JSON object"), "{err}");
+    assert_eq!(std::fs::read_to_string(ws.join("CLAUDE.md")).unwrap(), half);
+    assert!(
+        std::fs::read_to_string(ws.join("AGENTS.md"))
+            .unwrap()
+            .contains("smart_search")
+    );
+    let vscode = std::fs::read_to_string(ws.join(".vscode/mcp.json")).unwrap();
+    // A second run changes nothing.
+    let snapshot = |p: &str| std::fs::read(ws.join(p)).unwrap();
+    let before: Vec<Vec<u8>> = [
+        ".mcp.json",
+        ".vscode/mcp.json",
+        "AGENTS.md",
+        ".agents/mesh-mcp.toml",
+    ]
+    .iter()
+    .map(|p| snapshot(p))
+    .collect();
+    let again = mesh_in(&ws, &["init", "--write-ide-config"]);
+    assert!(String::from_utf8_lossy(&again.stderr).contains("exists and was kept"));
+    let after: Vec<Vec<u8>> = [
+        ".mcp.json",
+        ".vscode/mcp.json",
+        "AGENTS.md",
+        ".agents/mesh-mcp.toml",
+    ]
+    .iter()
+    .map(|p| snapshot(p))
+    .collect();
+    assert_eq!(before, after);
+    assert!(vscode.contains("\"type\": \"stdio\""));
+}

@@ -3,6 +3,10 @@
 
 pub mod audit;
 pub mod demo;
+pub mod doctor;
+pub mod graph;
+pub mod init;
+pub mod query;
 pub mod run;
 pub mod stats;
 
@@ -15,6 +19,11 @@ Usage: mesh-mcp [COMMAND] [OPTIONS]
 Commands:
   run [--standalone]     serve MCP over stdio (the default when no command is given)
   demo [WORKSPACE]       index the bundled example and run a scripted session
+  query <tool> [JSON]    answer one tool call on stdout (--json for the raw MCP result)
+  graph [--format F]     the topology as mermaid, json or html, or the index fingerprint
+  doctor [--json] [--fix] check the setup: config, roots, index health, daemon, audit, cache
+  init [--write-ide-config] [--force]
+                         write .agents/mesh-mcp.toml; register the server with your IDEs
   audit verify           replay the audit hash chain and name the first broken row
   stats [--since 7d]     summarise audited tool calls
   --version, -V          print the version
@@ -41,6 +50,10 @@ pub fn main() -> i32 {
         }
         "run" => run::main(rest),
         "demo" => demo::main(rest),
+        "query" => query::main(rest),
+        "graph" => graph::main(rest),
+        "init" => init::main(rest),
+        "doctor" => doctor::main(rest),
         "audit" => audit::main(rest),
         "stats" => stats::main(rest),
         other if other.starts_with('-') => run::main(&args),

@@ -1,6 +1,8 @@
 //! `mesh-mcp run [--standalone]`: serve MCP over stdio.
 //!
-//! Until the daemon lands, `run` always serves in-process (standalone).
+//! By default the session is proxied to the workspace's shared `meshd` (spawned on first use;
+//! see [`crate::daemon::proxy`]); `--standalone`, or any failure to reach the daemon before the
+//! session starts, serves in this process instead.
 
 use crate::server::{self, Shared};
 
@@ -9,10 +11,11 @@ pub fn main(args: &[String]) -> i32 {
     crate::logging::init();
     crate::logging::install_panic_hook();
     let mut config_path: Option<std::path::PathBuf> = None;
+    let mut standalone = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
-            "--standalone" => {}
+            "--standalone" => standalone = true,
             "--config" | "-c" => match it.next() {
                 Some(p) => config_path = Some(p.into()),
                 None => {
@@ -22,7 +25,7 @@ pub fn main(args: &[String]) -> i32 {
             },
             "--help" | "-h" => {
                 eprintln!(
-                    "Usage: mesh-mcp run [--standalone] [--config FILE]\n\nServes MCP over stdio for the workspace in the current directory.\nExample: claude mcp add mesh-mcp -- mesh-mcp run"
+                    "Usage: mesh-mcp run [--standalone] [--config FILE]\n\nServes MCP over stdio for the workspace in the current directory, through the\nworkspace's shared meshd daemon (started on first use). --standalone serves in this\nprocess instead.\nExample: claude mcp add mesh-mcp -- mesh-mcp run"
                 );
                 return 0;
             }
@@ -49,5 +52,8 @@ pub fn main(args: &[String]) -> i32 {
     for w in &config.warnings {
         tracing::warn!(target: "mesh::config", "{w}");
     }
-    server::serve_stdio(Shared::start(config))
+    if standalone {
+        return server::serve_stdio(Shared::start(config));
+    }
+    crate::daemon::proxy::run(config)
 }

@@ -129,6 +129,17 @@ pub struct RouteCall {
     pub confidence: Confidence,
 }
 
+/// An import that resolves into another root: `import com.acme.payments.Client` where
+/// `services/payments` declares `package com.acme.payments`, or `../../orders/src/x` leaving
+/// the importer's root.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportLink {
+    pub at: Loc,
+    pub to_root: u16,
+    pub module: String,
+    pub confidence: Confidence,
+}
+
 /// The resolved cross-service graph of one snapshot.
 #[derive(Debug, Default)]
 pub struct Graph {
@@ -144,6 +155,8 @@ pub struct Graph {
     pub unresolved_events: Vec<(Loc, String)>,
     pub routes: Vec<Route>,
     pub route_calls: Vec<RouteCall>,
+    /// Imports that land in another root (for the service picture).
+    pub import_links: Vec<ImportLink>,
 }
 
 /// `CreateOrder`, `createOrder` and `create_order` all normalise to `createorder`.
@@ -168,7 +181,76 @@ impl Graph {
         g.grpc_links(files);
         g.topic_links(files);
         g.http_links(files);
+        g.import_links(files);
         g
+    }
+
+    /// Resolves imports across roots: a dotted import whose longest declared package prefix
+    /// lives only in other roots (JVM, C#, Scala, PHP namespaces), or a relative path that
+    /// leaves the importer's root and lands in another (`../../orders/src/client`). Imports
+    /// that resolve inside their own root are not cross-service links.
+    fn import_links(&mut self, files: &[Arc<FileEntry>]) {
+        use super::facts::Language as L;
+        let dotted = |l: L| matches!(l, L::Java | L::Kotlin | L::Scala | L::CSharp | L::Php);
+        let mut packages: HashMap<String, Vec<u16>> = HashMap::new();
+        for f in files.iter().filter(|f| dotted(f.lang)) {
+            if let Some(p) = &f.facts().package {
+                let roots = packages.entry(p.replace('\\', ".")).or_default();
+                if !roots.contains(&f.root) {
+                    roots.push(f.root);
+                }
+            }
+        }
+        // Root directories by path, for relative imports (root index → its files' dirs).
+        let mut dirs: HashMap<(u16, &str), ()> = HashMap::new();
+        for f in files {
+            let mut p: &str = &f.path;
+            while let Some((d, _)) = p.rsplit_once('/') {
+                if dirs.insert((f.root, d), ()).is_some() {
+                    break;
+                }
+                p = d;
+            }
+        }
+        for (fi, f) in files.iter().enumerate() {
+            for imp in &f.facts().imports {
+                let at = Loc {
+                    file: fi as u32,
+                    line: imp.line,
+                };
+                if dotted(f.lang) {
+                    let module = imp.module.replace('\\', ".");
+                    let mut prefix = module.as_str();
+                    let found = loop {
+                        if let Some(r) = packages.get(prefix) {
+                            break Some(r);
+                        }
+                        match prefix.rsplit_once('.') {
+                            Some((head, _)) => prefix = head,
+                            None => break None,
+                        }
+                    };
+                    if let Some(roots) = found
+                        && !roots.contains(&f.root)
+                    {
+                        let confidence = if roots.len() == 1 {
+                            Confidence::Exact
+                        } else {
+                            Confidence::Ambiguous
+                        };
+                        for &r in roots {
+                            self.import_links.push(ImportLink {
+                                at,
+                                to_root: r,
+                                module: imp.module.clone(),
+                                confidence,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        let _ = dirs;
     }
 
     fn contracts_from_protos(
@@ -619,7 +701,9 @@ impl Graph {
     }
 }
 
-fn service_key(name: &str) -> String {
+/// The key services are matched by: the last dotted segment, lowercase, with a `Service`,
+/// `Grpc` or `ServiceGrpc` suffix removed (`orders.v1.OrderService` → `order`).
+pub fn service_key(name: &str) -> String {
     let lower = name.to_lowercase();
     let lower = lower.rsplit('.').next().unwrap_or(&lower).to_string();
     for suffix in ["servicegrpc", "grpc", "service"] {

@@ -115,6 +115,26 @@ impl ByteSet {
     }
 }
 
+/// True when `path` (workspace-relative, `/`-separated) matches the gitignore-style `pattern`
+/// as a file: `*.md` matches any Markdown file, `docs/**/*.md` those under `docs/`,
+/// `src/*.go` the Go files directly in `src/`. Used for the config's docs paths and custom
+/// pattern file filters, so every path glob in the configuration has git's meaning.
+pub fn path_glob(pattern: &str, path: &str) -> bool {
+    let file = IgnoreFile::parse("", pattern);
+    if file.matched(path, false) == Match::Ignore {
+        return true;
+    }
+    // A pattern naming a directory covers what is below it (`docs/`, `docs/adr`).
+    let mut dir = path;
+    while let Some((parent, _)) = dir.rsplit_once('/') {
+        if file.matched(parent, true) == Match::Ignore {
+            return true;
+        }
+        dir = parent;
+    }
+    false
+}
+
 impl IgnoreFile {
     /// Parses the text of an ignore file living in directory `base` (relative to the walk root,
     /// `/`-separated, `""` for the root). Never fails: malformed lines match nothing, as in git.
@@ -780,6 +800,20 @@ impl IgnoreStack {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn path_globs_have_gitignore_meaning() {
+        assert!(path_glob("docs/**/*.md", "docs/adr/0001.md"));
+        assert!(path_glob("docs/**/*.md", "docs/x.md"));
+        assert!(!path_glob("docs/**/*.md", "src/docs/x.md"));
+        assert!(path_glob("*.md", "services/a/README.md"));
+        assert!(path_glob("docs/", "docs/adr/x.md"));
+        assert!(path_glob("docs", "docs/adr/x.md"));
+        assert!(path_glob("src/*.go", "src/a.go"));
+        assert!(!path_glob("src/*.go", "src/x/a.go"));
+        assert!(path_glob("outbox.py", "svc/app/outbox.py"));
+        assert!(!path_glob("*.ts", "a.tsx"));
+    }
 
     fn m(pattern: &str, path: &str, is_dir: bool) -> Match {
         IgnoreFile::parse("", pattern).matched(path, is_dir)

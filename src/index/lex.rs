@@ -551,10 +551,39 @@ pub fn lex(syntax: Syntax, text: &str) -> Lexed<'_> {
     };
     let at_line_start = |at: usize| at == 0 || bytes[at - 1] == b'\n';
 
+    let (special, prefix) = dispatch_tables(&syntax);
     let mut i = 0usize;
-    // The last significant (non-space) byte of code, to tell a regex from a division in JS.
     while i < n {
         let b = bytes[i];
+        // Fast path: most bytes cannot start a comment or a string. Identifiers are skipped
+        // whole, so a prefix letter inside a word never starts a string.
+        if !special[b as usize] {
+            if is_ident_byte(b) {
+                if prefix[b as usize]
+                    && let Some((content_start, content_end, end, is_raw)) =
+                        string_at(&syntax, bytes, i)
+                {
+                    strings.push(StrLit {
+                        start: i,
+                        end,
+                        raw: &text[content_start..content_end.max(content_start)],
+                        line: line_of(i),
+                        is_raw,
+                    });
+                    mask(&mut code, content_start, content_end);
+                    i = end;
+                    continue;
+                }
+                let mut j = i + 1;
+                while j < n && is_ident_byte(bytes[j]) {
+                    j += 1;
+                }
+                i = j;
+            } else {
+                i += 1;
+            }
+            continue;
+        }
         // Line comments.
         if let Some(lc) = syntax
             .line_comments
@@ -712,6 +741,53 @@ pub fn lex(syntax: Syntax, text: &str) -> Lexed<'_> {
         comments,
         line_starts,
     }
+}
+
+/// The bytes that may start a comment, a string or a regex in `syntax` (`special`), and the
+/// identifier letters that may prefix a string (`prefix`: `r"…"`, `b'…'`, `R"(…)"`, `f"…"`).
+fn dispatch_tables(syntax: &Syntax) -> ([bool; 256], [bool; 256]) {
+    let mut special = [false; 256];
+    for lc in syntax.line_comments {
+        if let Some(&b) = lc.as_bytes().first() {
+            special[b as usize] = true;
+        }
+    }
+    if let Some((open, _)) = syntax.block_comment
+        && let Some(&b) = open.as_bytes().first()
+    {
+        special[b as usize] = true;
+    }
+    special[b'"' as usize] = syntax.double_quote;
+    special[b'\'' as usize] = syntax.single_quote != SingleQuote::Plain;
+    special[b'`' as usize] = syntax.backtick != Backtick::Plain;
+    if syntax.swift_raw {
+        special[b'#' as usize] = true;
+    }
+    if syntax.csharp_verbatim {
+        special[b'@' as usize] = true;
+        special[b'$' as usize] = true;
+    }
+    if syntax.heredocs {
+        special[b'<' as usize] = true;
+        special[b'=' as usize] = true;
+    }
+    if syntax.js_regex {
+        special[b'/' as usize] = true;
+    }
+    let mut prefix = [false; 256];
+    let letters: &[u8] = if syntax.python_prefixes {
+        b"rRbBfFuU"
+    } else if syntax.rust_raw {
+        b"rb"
+    } else if syntax.cpp_raw {
+        b"RuUL"
+    } else {
+        b""
+    };
+    for &l in letters {
+        prefix[l as usize] = true;
+    }
+    (special, prefix)
 }
 
 /// Lexes strings (only) on the rest of a heredoc opener line.

@@ -108,15 +108,7 @@ pub fn compile_patterns(config: &Config) -> Vec<CompiledPattern> {
 
 /// True when a pattern's file glob (`*.ts`, `outbox.py`, `src/*.go`) accepts a path.
 fn glob_accepts(glob: &str, rel: &str) -> bool {
-    let g = glob.trim_start_matches("**/");
-    if let Some(ext) = g.strip_prefix("*.") {
-        return rel.ends_with(&format!(".{ext}"));
-    }
-    if let Some((head, tail)) = g.split_once('*') {
-        let tail = tail.trim_start_matches('*');
-        return rel.starts_with(head) && rel.ends_with(tail);
-    }
-    rel == g || rel.ends_with(&format!("/{g}"))
+    ignore::path_glob(glob, rel)
 }
 
 /// Runs the custom patterns over one file's text, adding event facts.
@@ -162,7 +154,26 @@ fn fill_section_texts(text: &str, sections: &mut [facts::DocSection]) {
     }
 }
 
-/// Reads, guards and extracts one file.
+/// One extraction thread's cache access: how it looks files up, and the files it had to
+/// extract (written to the cache after the snapshot is published).
+struct CacheCtx<'c> {
+    lookup: cache::Lookup<'c>,
+    misses: Vec<CacheMiss>,
+}
+
+/// A file extracted while a cache was in use, to be stored at the next flush.
+#[derive(Debug, Clone)]
+struct CacheMiss {
+    root: u16,
+    path: Box<str>,
+    read_size: u64,
+    mtime_ns: u64,
+    sha: [u8; 32],
+}
+
+/// Reads, guards and extracts one file. With a cache (the root's label and the thread's
+/// context), facts come from the cache when the content is unchanged, and freshly extracted
+/// facts are queued for it.
 fn index_file(
     abs: &Path,
     root: u16,
@@ -170,6 +181,7 @@ fn index_file(
     size: u64,
     mtime_ns: u64,
     patterns: &[CompiledPattern],
+    cached: Option<(&str, &mut CacheCtx<'_>)>,
 ) -> Result<FileEntry, RejectedFile> {
     let reject = |reason: crawl::RejectReason| RejectedFile {
         root,
@@ -194,14 +206,42 @@ fn index_file(
             "not an indexable language".into(),
         )));
     };
-    let mut facts = lang::extract(lang, rel, &text);
+    let Some((label, ctx)) = cached else {
+        let facts = extract_facts(lang, rel, &text, patterns);
+        return Ok(FileEntry::new(root, rel, lang, size, mtime_ns, facts));
+    };
+    let sha = cache::content_hash(text.as_bytes());
+    let read_size = text.len() as u64;
+    if let Some(facts) = ctx.lookup.get(label, rel, read_size, &sha) {
+        return Ok(FileEntry::new(root, rel, lang, size, mtime_ns, facts));
+    }
+    ctx.misses.push(CacheMiss {
+        root,
+        path: rel.into(),
+        read_size,
+        mtime_ns,
+        sha,
+    });
+    let facts = extract_facts(lang, rel, &text, patterns);
+    Ok(FileEntry::new(root, rel, lang, size, mtime_ns, facts))
+}
+
+/// Every fact of one file's text: the language extractor, Markdown section texts and the
+/// custom patterns.
+fn extract_facts(
+    lang: Language,
+    rel: &str,
+    text: &str,
+    patterns: &[CompiledPattern],
+) -> facts::FileFacts {
+    let mut facts = lang::extract(lang, rel, text);
     if !facts.sections.is_empty() {
-        fill_section_texts(&text, &mut facts.sections);
+        fill_section_texts(text, &mut facts.sections);
     }
     if !patterns.is_empty() {
-        apply_patterns(patterns, rel, &text, &mut facts);
+        apply_patterns(patterns, rel, text, &mut facts);
     }
-    Ok(FileEntry::new(root, rel, lang, size, mtime_ns, facts))
+    facts
 }
 
 fn indexable(rel: &str) -> bool {
@@ -222,6 +262,25 @@ pub struct Indexer {
     threads: usize,
     /// Test hook: extract files in a shuffled order (determinism tests).
     shuffle_seed: Option<u64>,
+    /// Files whose facts may be stale although size and mtime match: extracted less than
+    /// [`RACY_NS`] after their mtime (a second write within the file system's timestamp
+    /// granularity keeps both), or named by a change that ended in a full refresh. The next
+    /// refresh reads them again instead of trusting `stat`.
+    racy: std::collections::HashSet<(u16, Box<str>)>,
+    /// The persistent fact cache, when enabled.
+    cache: Option<Arc<cache::FactCache>>,
+    /// Files extracted since the last cache flush.
+    cache_misses: Vec<CacheMiss>,
+}
+
+/// See [`Indexer`]'s `racy` set: how close to its mtime a file must be read to be re-read.
+const RACY_NS: u64 = 2_000_000_000;
+
+/// Now, in nanoseconds since the Unix epoch (the clock file mtimes use).
+fn wall_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
 }
 
 impl Indexer {
@@ -265,6 +324,9 @@ impl Indexer {
             rejected: BTreeMap::new(),
             threads,
             shuffle_seed: None,
+            racy: std::collections::HashSet::new(),
+            cache: None,
+            cache_misses: Vec::new(),
         }
     }
 
@@ -272,6 +334,52 @@ impl Indexer {
     pub fn with_threads(mut self, threads: usize) -> Indexer {
         self.threads = threads.max(1);
         self
+    }
+
+    /// Uses a persistent fact cache for extraction (see [`cache`]).
+    pub fn with_cache(mut self, cache: Arc<cache::FactCache>) -> Indexer {
+        self.cache = Some(cache);
+        self
+    }
+
+    /// Writes what the cache learned since the last call (after a snapshot is published, so
+    /// the writes never delay an answer).
+    pub fn flush_cache(&mut self) {
+        let Some(cache) = &self.cache else {
+            return;
+        };
+        let misses = std::mem::take(&mut self.cache_misses);
+        let mut rows = Vec::with_capacity(misses.len());
+        for m in misses {
+            let Some(entry) = self.files.get(&(m.root, m.path.clone())) else {
+                continue;
+            };
+            if entry.mtime_ns != m.mtime_ns {
+                continue; // changed again since; its newer version is queued on its own
+            }
+            // The stored facts are rebuilt from the compact entry, exactly as the fingerprint
+            // sees them, so a cached entry is the same entry.
+            let mut facts = entry.facts().clone();
+            facts.symbols = entry.symbol_facts();
+            let Ok(payload) = serde_json::to_vec(&facts) else {
+                continue;
+            };
+            rows.push(cache::PendingRow {
+                root: self.roots[m.root as usize].label.clone(),
+                path: m.path.into(),
+                size: m.read_size,
+                mtime_ns: m.mtime_ns,
+                sha: m.sha,
+                payload,
+            });
+        }
+        cache.queue(rows);
+        cache.flush();
+    }
+
+    /// The cache's counters, when a cache is in use.
+    pub fn cache_stats(&self) -> Option<cache::CacheStats> {
+        self.cache.as_ref().map(|c| c.stats())
     }
 
     /// Extracts in an order shuffled by `seed` (the result must not depend on it).
@@ -284,24 +392,83 @@ impl Indexer {
     /// and builds a snapshot. Publishing is the caller's choice.
     pub fn rebuild(&mut self) -> Snapshot {
         let started = Instant::now();
-        let crawled = crawl::crawl(&self.crawl_roots, &self.options);
-        let mut rejected: Vec<RejectedFile> = crawled
+        self.refresh();
+        self.finish(started)
+    }
+
+    /// Like [`Indexer::rebuild`], but returns a snapshot only when something changed since the
+    /// last run (a file added, removed, rejected or with different facts or stat). The watcher
+    /// uses it so an event storm that changes nothing publishes no generation.
+    pub fn rebuild_if_changed(&mut self) -> Option<Snapshot> {
+        let started = Instant::now();
+        self.refresh().then(|| self.finish(started))
+    }
+
+    /// Applies changed paths (absolute; files or directories, existing or deleted) without a
+    /// crawl: each file is attributed to its most specific root, checked against the ignore
+    /// rules and re-extracted, or dropped when it is gone. A directory, an ignore file or a path
+    /// whose attribution is unclear falls back to [`Indexer::rebuild`] (which reuses unchanged
+    /// files). Either way the result equals a full rebuild.
+    pub fn apply_changes(&mut self, paths: &[PathBuf]) -> Snapshot {
+        let started = Instant::now();
+        self.update(paths);
+        self.finish(started)
+    }
+
+    /// Like [`Indexer::apply_changes`], but returns a snapshot only when something changed.
+    pub fn apply_changes_if_changed(&mut self, paths: &[PathBuf]) -> Option<Snapshot> {
+        let started = Instant::now();
+        self.update(paths).then(|| self.finish(started))
+    }
+
+    /// A snapshot of the current state, stamped with the time since `started`.
+    fn finish(&self, started: Instant) -> Snapshot {
+        let mut snap = self.snapshot();
+        snap.build_ms = started.elapsed().as_millis() as u64;
+        snap
+    }
+
+    /// The crawl-and-extract half of [`Indexer::rebuild`]; true when the state changed.
+    fn refresh(&mut self) -> bool {
+        let started = Instant::now();
+        let read_from = wall_ns();
+        // A first build asks the cache about nearly every file: read the table in one scan,
+        // on another thread while the crawl runs.
+        let preload = self.cache.is_some() && self.files.is_empty();
+        let cache = self.cache.clone();
+        let (crawled, loaded) = std::thread::scope(|scope| {
+            let loader = cache
+                .as_deref()
+                .filter(|_| preload)
+                .map(|c| scope.spawn(|| c.load_all()));
+            let crawled = crawl::crawl(&self.crawl_roots, &self.options);
+            (crawled, loader.and_then(|l| l.join().ok()))
+        });
+        let rejected: BTreeMap<(u16, String), RejectedFile> = crawled
             .rejected
             .iter()
-            .map(|r| RejectedFile {
-                root: r.root,
-                path: r.rel_path.clone(),
-                label: r.reason.label(),
-                reason: r.reason.to_string(),
-                size: r.size,
+            .map(|r| {
+                let rej = RejectedFile {
+                    root: r.root,
+                    path: r.rel_path.clone(),
+                    label: r.reason.label(),
+                    reason: r.reason.to_string(),
+                    size: r.size,
+                };
+                ((rej.root, rej.path.clone()), rej)
             })
             .collect();
+        let mut rejected = rejected;
         let mut next: BTreeMap<(u16, Box<str>), Arc<FileEntry>> = BTreeMap::new();
         let mut todo = Vec::new();
         for f in crawled.files {
             let key = (f.root, Box::<str>::from(f.rel_path.as_str()));
             match self.files.get(&key) {
-                Some(old) if old.size == f.size && old.mtime_ns == f.mtime_ns => {
+                Some(old)
+                    if old.size == f.size
+                        && old.mtime_ns == f.mtime_ns
+                        && !self.racy.contains(&key) =>
+                {
                     next.insert(key, old.clone());
                 }
                 _ => todo.push(f),
@@ -310,8 +477,59 @@ impl Indexer {
         if let Some(seed) = self.shuffle_seed {
             shuffle(&mut todo, seed);
         }
-        let total = (next.len() + todo.len()) as u64;
-        let reused = next.len() as u64;
+        let extracted = todo.len();
+        let (results, misses) = self.extract_all(todo, next.len() as u64, loaded.as_ref());
+        self.cache_misses.extend(misses);
+        let mut changed = false;
+        self.racy.clear();
+        for r in results {
+            match r {
+                Ok(entry) => {
+                    let key = (entry.root, entry.path.clone());
+                    if entry.mtime_ns.saturating_add(RACY_NS) > read_from {
+                        self.racy.insert(key.clone());
+                    }
+                    let entry = match self.files.get(&key) {
+                        Some(old) if **old == entry => old.clone(),
+                        _ => {
+                            changed = true;
+                            Arc::new(entry)
+                        }
+                    };
+                    next.insert(key, entry);
+                }
+                Err(rej) => {
+                    rejected.insert((rej.root, rej.path.clone()), rej);
+                }
+            }
+        }
+        // Same length and nothing new means the same set of files.
+        changed |= next.len() != self.files.len() || rejected != self.rejected;
+        self.files = next;
+        self.rejected = rejected;
+        tracing::info!(
+            target: "mesh::index",
+            files = self.files.len(),
+            rejected = self.rejected.len(),
+            extracted,
+            changed,
+            ms = started.elapsed().as_millis() as u64,
+            "index built"
+        );
+        changed
+    }
+
+    /// Extracts `todo` on the worker threads, reporting progress on top of `reused` files.
+    /// With a cache, files are looked up in `loaded` (a preloaded table) or through one
+    /// connection per thread; the files that had to be extracted come back as misses.
+    fn extract_all(
+        &self,
+        todo: Vec<crawl::CrawledFile>,
+        reused: u64,
+        loaded: Option<&cache::LoadedRows>,
+    ) -> (Vec<Result<FileEntry, RejectedFile>>, Vec<CacheMiss>) {
+        type WorkerOut = (Vec<Result<FileEntry, RejectedFile>>, Vec<CacheMiss>);
+        let total = reused + todo.len() as u64;
         self.handle.set_progress(reused, total);
         let done = AtomicUsize::new(0);
         let cursor = AtomicUsize::new(0);
@@ -319,16 +537,27 @@ impl Indexer {
         let handle = &self.handle;
         let patterns = &self.patterns;
         let todo_ref = &todo;
+        let cache = self.cache.as_deref();
         let workers = self.threads.min(todo.len().max(1));
-        let results: Vec<Vec<Result<FileEntry, RejectedFile>>> = std::thread::scope(|scope| {
+        let per_worker: Vec<WorkerOut> = std::thread::scope(|scope| {
             let spawned: Vec<_> = (0..workers)
                 .map(|_| {
-                    scope.spawn(|| {
+                    scope.spawn(|| -> WorkerOut {
                         let mut out = Vec::new();
+                        let lookup = match (cache, loaded) {
+                            (Some(c), Some(l)) => Some(cache::Lookup::Loaded(c, l)),
+                            (Some(c), None) => c.reader().map(cache::Lookup::Query),
+                            _ => None,
+                        };
+                        let mut ctx = lookup.map(|lookup| CacheCtx {
+                            lookup,
+                            misses: Vec::new(),
+                        });
                         loop {
                             let i = cursor.fetch_add(1, Ordering::Relaxed);
                             let Some(f) = todo_ref.get(i) else { break };
-                            let abs = roots[f.root as usize].path.join(&f.rel_path);
+                            let root = &roots[f.root as usize];
+                            let abs = root.path.join(&f.rel_path);
                             out.push(index_file(
                                 &abs,
                                 f.root,
@@ -336,13 +565,14 @@ impl Indexer {
                                 f.size,
                                 f.mtime_ns,
                                 patterns,
+                                ctx.as_mut().map(|c| (root.label.as_str(), c)),
                             ));
                             let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                             if n.is_multiple_of(512) {
                                 handle.set_progress(reused + n as u64, total);
                             }
                         }
-                        out
+                        (out, ctx.map(|c| c.misses).unwrap_or_default())
                     })
                 })
                 .collect();
@@ -351,31 +581,14 @@ impl Indexer {
                 .map(|h| h.join().unwrap_or_default())
                 .collect()
         });
-        for r in results.into_iter().flatten() {
-            match r {
-                Ok(entry) => {
-                    next.insert((entry.root, entry.path.clone()), Arc::new(entry));
-                }
-                Err(rej) => rejected.push(rej),
-            }
-        }
         self.handle.set_progress(total, total);
-        self.files = next;
-        self.rejected = rejected
-            .into_iter()
-            .map(|r| ((r.root, r.path.clone()), r))
-            .collect();
-        let mut snap = self.snapshot();
-        snap.build_ms = started.elapsed().as_millis() as u64;
-        tracing::info!(
-            target: "mesh::index",
-            files = snap.files.len(),
-            rejected = snap.rejected.len(),
-            extracted = todo.len(),
-            ms = snap.build_ms,
-            "index built"
-        );
-        snap
+        let mut results = Vec::with_capacity(todo.len());
+        let mut misses = Vec::new();
+        for (r, m) in per_worker {
+            results.extend(r);
+            misses.extend(m);
+        }
+        (results, misses)
     }
 
     /// A snapshot of the current state.
@@ -388,23 +601,20 @@ impl Indexer {
         )
     }
 
-    /// Applies changed paths (absolute; files or directories, existing or deleted) without a
-    /// crawl: each file is attributed to its most specific root, checked against the ignore
-    /// rules and re-extracted, or dropped when it is gone. A directory, an ignore file or a path
-    /// whose attribution is unclear falls back to [`Indexer::rebuild`] (which reuses unchanged
-    /// files). Either way the result equals a full rebuild.
-    pub fn apply_changes(&mut self, paths: &[PathBuf]) -> Snapshot {
-        let started = Instant::now();
+    /// The path-by-path half of [`Indexer::apply_changes`]; true when the state changed.
+    fn update(&mut self, paths: &[PathBuf]) -> bool {
+        let read_from = wall_ns();
+        let is_git = |p: &Path| p.components().any(|c| c.as_os_str() == ".git");
         for path in paths {
+            if is_git(path) {
+                continue;
+            }
             let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            if name == ".gitignore"
-                || path.is_dir()
-                || path.components().any(|c| c.as_os_str() == ".git")
-            {
-                if path.components().any(|c| c.as_os_str() == ".git") {
-                    continue;
-                }
-                return self.rebuild();
+            // A root itself (or a directory holding one) appearing or vanishing.
+            let holds_root = self.roots.iter().any(|r| r.path.starts_with(path));
+            if name == ".gitignore" || holds_root || path.is_dir() {
+                self.distrust(paths);
+                return self.refresh();
             }
         }
         // A vanished directory (moved or deleted) takes files with it: rebuild.
@@ -420,42 +630,71 @@ impl Indexer {
                     .next()
                     .is_some_and(|((r, p), _)| *r == root && p.starts_with(&prefix))
                 {
-                    return self.rebuild();
+                    self.distrust(paths);
+                    return self.refresh();
                 }
             }
         }
+        let mut changed = false;
         for path in paths {
             let Some((root, rel)) = self.attribute(path) else {
                 continue;
             };
             let key = (root, Box::<str>::from(rel.as_str()));
-            self.files.remove(&key);
-            self.rejected.remove(&(root, rel.clone()));
-            if !indexable(&rel) {
-                continue;
-            }
-            let Ok(meta) = std::fs::symlink_metadata(path) else {
-                continue; // deleted
-            };
-            if !meta.file_type().is_file()
-                || crawl::is_ignored(&self.roots[root as usize].path, &rel, false, &self.options)
-                || rel.split('/').any(|c| c == ".git")
+            let old_file = self.files.remove(&key);
+            let old_rejected = self.rejected.remove(&(root, rel.clone()));
+            let mut new_file = None;
+            let mut new_rejected = None;
+            if indexable(&rel)
+                && let Ok(meta) = std::fs::symlink_metadata(path)
+                && meta.file_type().is_file()
+                && !crawl::is_ignored(&self.roots[root as usize].path, &rel, false, &self.options)
+                && !rel.split('/').any(|c| c == ".git")
             {
-                continue;
+                let mtime_ns = crawl::mtime_ns(&meta);
+                if mtime_ns.saturating_add(RACY_NS) > read_from {
+                    self.racy.insert(key.clone());
+                } else {
+                    self.racy.remove(&key);
+                }
+                match index_file(path, root, &rel, meta.len(), mtime_ns, &self.patterns, None) {
+                    Ok(entry) => new_file = Some(entry),
+                    Err(rej) => new_rejected = Some(rej),
+                }
             }
-            let mtime_ns = crawl::mtime_ns(&meta);
-            match index_file(path, root, &rel, meta.len(), mtime_ns, &self.patterns) {
-                Ok(entry) => {
-                    self.files.insert(key, Arc::new(entry));
-                }
-                Err(rej) => {
-                    self.rejected.insert((root, rel), rej);
-                }
+            changed |= old_rejected != new_rejected || old_file.as_deref() != new_file.as_ref();
+            if let Some(entry) = new_file {
+                let entry = match old_file {
+                    Some(old) if *old == entry => old,
+                    _ => Arc::new(entry),
+                };
+                self.files.insert(key, entry);
+            }
+            if let Some(rej) = new_rejected {
+                self.rejected.insert((root, rel), rej);
             }
         }
-        let mut snap = self.snapshot();
-        snap.build_ms = started.elapsed().as_millis() as u64;
-        snap
+        changed
+    }
+
+    /// Marks the files named by `paths`, and every file below a named directory, for
+    /// re-reading by the next refresh: a change reported by name must not be lost to a
+    /// size-and-mtime match (a swap of two files written in the same timestamp tick).
+    fn distrust(&mut self, paths: &[PathBuf]) {
+        for path in paths {
+            let Some((root, rel)) = self.attribute(path) else {
+                continue;
+            };
+            let prefix = format!("{rel}/");
+            let below: Vec<(u16, Box<str>)> = self
+                .files
+                .range((root, Box::<str>::from(prefix.as_str()))..)
+                .take_while(|((r, p), _)| *r == root && p.starts_with(&prefix))
+                .map(|(k, _)| k.clone())
+                .collect();
+            self.racy.extend(below);
+            self.racy.insert((root, rel.into_boxed_str()));
+        }
     }
 
     /// The most specific root containing `path`, and the root-relative path with `/`.
@@ -497,9 +736,35 @@ fn shuffle<T>(items: &mut [T], seed: u64) {
     }
 }
 
+/// The background indexer thread: builds the first snapshot, then keeps it fresh (see
+/// [`watch`]). Dropping this value leaves the thread running; [`IndexerThread::stop`] ends it.
+pub struct IndexerThread {
+    stop: Arc<watch::StopSignal>,
+    join: std::thread::JoinHandle<()>,
+}
+
+impl IndexerThread {
+    /// Stops watching and waits for the thread to finish its current reload.
+    pub fn stop(self) {
+        self.stop.request();
+        let _ = self.join.join();
+    }
+}
+
 /// Starts indexing the workspace on a background thread and publishes each snapshot to
-/// `handle`. Returns at once: `initialize` must never wait for the index.
-pub fn spawn_indexer(config: Arc<Config>, handle: Arc<IndexHandle>) {
+/// `handle`, then follows changes with the watcher configured by the environment
+/// ([`watch::WatchOptions::from_env`]). Returns at once: `initialize` must never wait for the
+/// index. `None` when the thread cannot be started (logged).
+pub fn spawn_indexer(config: Arc<Config>, handle: Arc<IndexHandle>) -> Option<IndexerThread> {
+    spawn_indexer_with(config, handle, watch::WatchOptions::from_env())
+}
+
+/// [`spawn_indexer`] with explicit watcher settings.
+pub fn spawn_indexer_with(
+    config: Arc<Config>,
+    handle: Arc<IndexHandle>,
+    watch_options: watch::WatchOptions,
+) -> Option<IndexerThread> {
     // Test hook (fixtures only): publish the first snapshot late, so the tests can watch a
     // tool call wait for it.
     let delay_ms: u64 = std::env::var("MESH_TEST_FIXTURES")
@@ -508,6 +773,8 @@ pub fn spawn_indexer(config: Arc<Config>, handle: Arc<IndexHandle>) {
         .and_then(|_| std::env::var("MESH_TEST_INDEX_DELAY_MS").ok())
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
+    let stop = Arc::new(watch::StopSignal::default());
+    let thread_stop = stop.clone();
     let spawned = std::thread::Builder::new()
         .name("mesh-indexer".into())
         .spawn(move || {
@@ -517,12 +784,19 @@ pub fn spawn_indexer(config: Arc<Config>, handle: Arc<IndexHandle>) {
                     std::thread::sleep(std::time::Duration::from_millis(delay_ms / 10));
                 }
             }
+            let cache = cache::open_for(&config).map(Arc::new);
             let mut indexer = Indexer::new(config, handle.clone());
-            let snap = indexer.rebuild();
-            handle.publish(snap);
+            if let Some(cache) = cache {
+                indexer = indexer.with_cache(cache);
+            }
+            watch::serve(&mut indexer, &handle, &watch_options, &thread_stop);
         });
-    if let Err(e) = spawned {
-        tracing::error!(target: "mesh::index", "cannot start the indexer thread: {e}");
+    match spawned {
+        Ok(join) => Some(IndexerThread { stop, join }),
+        Err(e) => {
+            tracing::error!(target: "mesh::index", "cannot start the indexer thread: {e}");
+            None
+        }
     }
 }
 

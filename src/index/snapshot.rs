@@ -278,6 +278,39 @@ impl Snapshot {
         }
     }
 
+    /// A snapshot of in-memory files, for tests of the tools and the graph: each entry is
+    /// (root label, root-relative path, facts); roots are created in order of first use under
+    /// a fake base directory. Generation 1.
+    pub fn from_facts(files: Vec<(&str, &str, FileFacts)>) -> Snapshot {
+        let base = PathBuf::from("/nonexistent-mesh-test");
+        let mut roots: Vec<RootInfo> = Vec::new();
+        let mut entries = Vec::new();
+        for (label, path, facts) in files {
+            let root = match roots.iter().position(|r| r.label == label) {
+                Some(i) => i,
+                None => {
+                    roots.push(RootInfo {
+                        label: label.to_string(),
+                        path: base.join(label),
+                    });
+                    roots.len() - 1
+                }
+            };
+            let lang = Language::of_path(path).unwrap_or(Language::Go);
+            entries.push(Arc::new(FileEntry::new(
+                root as u16,
+                path,
+                lang,
+                0,
+                0,
+                facts,
+            )));
+        }
+        let mut snap = Snapshot::build(base, roots, entries, Vec::new());
+        snap.generation = 1;
+        snap
+    }
+
     /// The workspace-relative display path of a file (`services/orders/server.go`).
     pub fn display_path(&self, file: &FileEntry) -> String {
         match self.roots.get(file.root as usize) {
@@ -331,6 +364,8 @@ pub struct IndexHandle {
     files_total: AtomicU64,
     pending: AtomicU64,
     git_hold: std::sync::atomic::AtomicBool,
+    /// How the workspace is being watched (set by the watcher; for `index_status`).
+    watch_mode: Mutex<super::watch::WatchMode>,
 }
 
 impl Default for IndexHandle {
@@ -345,6 +380,7 @@ impl Default for IndexHandle {
             files_total: AtomicU64::new(0),
             pending: AtomicU64::new(0),
             git_hold: std::sync::atomic::AtomicBool::new(false),
+            watch_mode: Mutex::new(super::watch::WatchMode::Off),
         }
     }
 }
@@ -407,6 +443,21 @@ impl IndexHandle {
     /// True while a git operation holds reloads.
     pub fn git_hold(&self) -> bool {
         self.git_hold.load(Ordering::Relaxed)
+    }
+
+    /// Records how the workspace is watched (inotify, polling fallback and why, or not at all).
+    pub fn set_watch_mode(&self, mode: super::watch::WatchMode) {
+        if let Ok(mut m) = self.watch_mode.lock() {
+            *m = mode;
+        }
+    }
+
+    /// How the workspace is watched.
+    pub fn watch_mode(&self) -> super::watch::WatchMode {
+        self.watch_mode
+            .lock()
+            .map(|m| m.clone())
+            .unwrap_or(super::watch::WatchMode::Off)
     }
 
     /// Indexing progress: (files extracted, files found).

@@ -5,6 +5,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{ToolDef, ToolEnv, ToolOutput, decode, default_hint, object_schema};
+use crate::index::snapshot::Snapshot;
+use crate::index::watch::WatchMode;
 
 /// The tool definition.
 pub static TOOL: ToolDef = ToolDef {
@@ -37,49 +39,24 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
             "- Still indexing: {done} of {total} files extracted; no generation published yet. Tool calls wait for it (up to {} s).\n",
             shared.index_wait.as_secs()
         ));
+        out.push_str(&serving_line(shared));
         return ToolOutput::ok(out);
     };
-    let age = snap
-        .published_at
-        .and_then(|t| t.elapsed().ok())
-        .map_or_else(
-            || "just now".to_string(),
-            |d| format!("{} s ago", d.as_secs()),
-        );
     out.push_str(&format!(
-        "- Generation {}, published {age} (built in {} ms): {} files indexed, {} declarations, {} rejected.\n",
+        "- Generation {}: {} files indexed, {} declarations, {} rejected.\n",
         snap.generation,
-        snap.build_ms,
         snap.files.len(),
         snap.symbol_count(),
         snap.rejected.len()
     ));
-    let pending = shared.index.pending_changes();
-    let hold = shared.index.git_hold();
-    out.push_str(&format!(
-        "- Freshness: {}{}.\n",
-        if pending > 0 {
-            format!("{pending} change(s) pending")
-        } else {
-            "no pending changes".to_string()
-        },
-        if hold {
-            "; a git operation is in progress, reloads are held until it ends"
-        } else {
-            ""
-        }
+    out.push_str(&freshness_lines(
+        &snap,
+        shared.index.pending_changes(),
+        shared.index.git_hold(),
+        &shared.index.watch_mode(),
+        std::time::SystemTime::now(),
     ));
-    if let Some(d) = shared.daemon.get() {
-        let uptime = d.started_at.elapsed().map_or(0, |e| e.as_secs());
-        out.push_str(&format!(
-            "- Daemon: meshd pid {} version {}, up {uptime} s, {} client(s) connected.\n",
-            d.pid,
-            d.version,
-            d.clients.load(std::sync::atomic::Ordering::Relaxed)
-        ));
-    } else {
-        out.push_str("- Mode: standalone (this process holds the index).\n");
-    }
+    out.push_str(&serving_line(shared));
     out.push_str("\n### Roots\n\n| Root | Files | Declarations |\n|---|---|---|\n");
     for (i, root) in snap.roots.iter().enumerate() {
         let files = snap.files.iter().filter(|f| f.root as usize == i).count();
@@ -121,4 +98,181 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
         }
     }
     ToolOutput::ok(out)
+}
+
+/// Which process serves: meshd (with its status) or this standalone process.
+fn serving_line(shared: &crate::server::Shared) -> String {
+    match shared.daemon.get() {
+        Some(d) => daemon_line(d),
+        None => "- Mode: standalone (this process holds the index).\n".to_string(),
+    }
+}
+
+/// The daemon section: this answer travelled through meshd, so it is reachable by definition.
+fn daemon_line(d: &crate::daemon::DaemonStatus) -> String {
+    use std::sync::atomic::Ordering;
+    format!(
+        "- Daemon: served by meshd pid {} (version {}), reachable on `{}`, up {}, {} client(s) connected ({} since start), network sandbox {}; log `{}`.\n",
+        d.pid,
+        d.version,
+        d.socket.display(),
+        human_duration(d.uptime().as_secs()),
+        d.clients.load(Ordering::Relaxed),
+        d.clients_total.load(Ordering::Relaxed),
+        if d.sandboxed { "on" } else { "off" },
+        d.log.display()
+    )
+}
+
+/// `45 s`, `12 min 5 s`, `3 h 20 min`, `2 d 4 h`.
+fn human_duration(secs: u64) -> String {
+    match secs {
+        s if s < 60 => format!("{s} s"),
+        s if s < 3600 => format!("{} min {} s", s / 60, s % 60),
+        s if s < 86_400 => format!("{} h {} min", s / 3600, s % 3600 / 60),
+        s => format!("{} d {} h", s / 86_400, s % 86_400 / 3600),
+    }
+}
+
+#[cfg(test)]
+mod daemon_tests {
+    use super::*;
+
+    #[test]
+    fn daemon_line_names_pid_version_uptime_and_clients() {
+        let d = crate::daemon::DaemonStatus::new(
+            "/s/meshd-x.sock".into(),
+            "/l/meshd-x.log".into(),
+            true,
+        );
+        d.client_connected();
+        d.client_connected();
+        d.client_disconnected();
+        let line = daemon_line(&d);
+        assert!(
+            line.contains(&format!("meshd pid {}", std::process::id())),
+            "{line}"
+        );
+        assert!(line.contains(crate::VERSION), "{line}");
+        assert!(line.contains("reachable on `/s/meshd-x.sock`"), "{line}");
+        assert!(
+            line.contains("1 client(s) connected (2 since start)"),
+            "{line}"
+        );
+        assert!(line.contains("sandbox on"), "{line}");
+        assert_eq!(human_duration(59), "59 s");
+        assert_eq!(human_duration(3_725), "1 h 2 min");
+        assert_eq!(human_duration(90_000), "1 d 1 h");
+    }
+}
+
+/// The freshness block: when the shown generation was published (the last reload) and how
+/// long it took, changes seen but not yet published, a git operation holding reloads, and
+/// how the workspace is watched.
+fn freshness_lines(
+    snap: &Snapshot,
+    pending: u64,
+    git_hold: bool,
+    mode: &WatchMode,
+    now: std::time::SystemTime,
+) -> String {
+    let mut out = String::new();
+    let what = if snap.generation <= 1 {
+        "First index"
+    } else {
+        "Last reload"
+    };
+    match snap.published_at {
+        Some(at) => {
+            let unix_ms = at
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64);
+            let age = now.duration_since(at).map_or_else(
+                |_| "just now".to_string(),
+                |d| format!("{} s ago", d.as_secs()),
+            );
+            out.push_str(&format!(
+                "- {what}: {} ({age}), built in {} ms.\n",
+                crate::audit::iso8601_utc_ms(unix_ms),
+                snap.build_ms
+            ));
+        }
+        None => out.push_str(&format!("- {what}: built in {} ms.\n", snap.build_ms)),
+    }
+    let pending = if pending > 0 {
+        format!("{pending} change(s) seen and not yet published")
+    } else {
+        "no pending changes".to_string()
+    };
+    let hold = if git_hold {
+        "; a git operation is in progress, reloads are held until it ends (answers come from \
+         the generation above)"
+    } else {
+        ""
+    };
+    out.push_str(&format!("- Freshness: {pending}{hold}.\n"));
+    out.push_str(&format!("- Watcher: {mode}.\n"));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    #[test]
+    fn freshness_says_pending_hold_mode_and_last_reload() {
+        let at = UNIX_EPOCH + Duration::from_secs(1_764_000_000);
+        let snap = Snapshot {
+            generation: 3,
+            published_at: Some(at),
+            build_ms: 12,
+            ..Snapshot::default()
+        };
+        let text = freshness_lines(
+            &snap,
+            4,
+            true,
+            &WatchMode::Inotify {
+                dirs: 9,
+                git_dirs: 1,
+            },
+            at + Duration::from_secs(5),
+        );
+        assert!(
+            text.contains("- Last reload: 2025-11-24T16:00:00.000Z (5 s ago), built in 12 ms."),
+            "{text}"
+        );
+        assert!(
+            text.contains("4 change(s) seen and not yet published; a git operation is in progress"),
+            "{text}"
+        );
+        assert!(
+            text.contains("- Watcher: inotify, 9 directories watched plus 1 git directories."),
+            "{text}"
+        );
+        let first = Snapshot {
+            generation: 1,
+            ..Snapshot::default()
+        };
+        let text = freshness_lines(
+            &first,
+            0,
+            false,
+            &WatchMode::Polling {
+                every_ms: 2000,
+                reason: "MESH_WATCH=poll".into(),
+            },
+            at,
+        );
+        assert!(text.contains("- First index: built in 0 ms."), "{text}");
+        assert!(
+            text.contains("- Freshness: no pending changes.\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("polling fallback, full rescan every 2.0 s (MESH_WATCH=poll)"),
+            "{text}"
+        );
+    }
 }

@@ -6,11 +6,16 @@
 //! failure (bad argument values, a path outside the roots) is an output with `is_error: true`
 //! and a message that names the problem and the fix — never a protocol error.
 
+pub mod analyze_grpc;
+pub mod analyze_impact;
 pub mod find_dependents;
 pub mod fixtures;
 pub mod index_status;
 pub mod search_docs;
 pub mod smart_search;
+pub mod snippet;
+pub mod visualize_mesh;
+pub mod wire_check;
 
 use std::sync::OnceLock;
 
@@ -74,6 +79,49 @@ pub struct ToolDef {
     pub needs_index: bool,
 }
 
+/// What the audit trail records about how a call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The tool ran and answered normally.
+    Answered,
+    /// The tool ran and answered with `isError` (bad argument, path outside the roots, …).
+    Failed,
+    /// A stop rule refused the call before the tool ran.
+    Refused,
+}
+
+/// Runs one tool call the way every front end must: stop rules first (the subject is the
+/// call's `target`, `query`, `scope` or `service`), then the tool, then the central 48 KiB
+/// cap. The MCP session and `mesh-mcp query` both go through here, so they cannot drift.
+pub fn invoke(def: &ToolDef, args: &Value, env: &ToolEnv) -> (ToolOutput, Outcome) {
+    let policy = &env.shared.config.policy;
+    if policy.mode != "allow_all" && !policy.stop_rules.is_empty() {
+        let mode = policy
+            .mode
+            .parse::<crate::security::GovernanceMode>()
+            .unwrap_or_default();
+        let rules = crate::security::StopRules::new(policy.stop_rules.clone());
+        let subject = ["target", "query", "scope", "service"]
+            .iter()
+            .filter_map(|k| args.get(*k).and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join(" ");
+        if let crate::security::Decision::Refuse(refusal) =
+            crate::security::decide(mode, &rules, def.name, &subject)
+        {
+            return (ToolOutput::error(refusal.to_text()), Outcome::Refused);
+        }
+    }
+    let mut out = (def.run)(args, env);
+    out.text = crate::render::cap_output(out.text, &(def.truncation_hint)(args));
+    let outcome = if out.is_error {
+        Outcome::Failed
+    } else {
+        Outcome::Answered
+    };
+    (out, outcome)
+}
+
 /// The default hint of the central cap.
 pub fn default_hint(_args: &Value) -> String {
     "Narrow the question: pass a more specific target or scope.".to_string()
@@ -91,7 +139,10 @@ impl Registry {
         let mut tools: Vec<&'static ToolDef> = vec![
             &smart_search::TOOL,
             &find_dependents::TOOL,
+            &analyze_grpc::TOOL,
+            &analyze_impact::TOOL,
             &search_docs::TOOL,
+            &visualize_mesh::TOOL,
             &index_status::TOOL,
         ];
         if std::env::var("MESH_TEST_FIXTURES").is_ok_and(|v| v == "1") {

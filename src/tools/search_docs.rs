@@ -171,18 +171,8 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     result
 }
 
-/// A docs-path glob (`docs/**`, `*.md`, `adr/*.md`) against a workspace path.
+/// A docs-path glob (`docs/**/*.md`, `*.md`, `adr/`) against a workspace path, with
+/// gitignore meaning.
 fn doc_glob(glob: &str, path: &str) -> bool {
-    if let Some(prefix) = glob.strip_suffix("/**") {
-        return path.starts_with(&format!("{prefix}/"));
-    }
-    if let Some(ext) = glob.strip_prefix("*.") {
-        return path.ends_with(&format!(".{ext}"));
-    }
-    match glob.split_once('*') {
-        Some((head, tail)) => {
-            path.starts_with(head) && path.ends_with(tail.trim_start_matches('*'))
-        }
-        None => path == glob,
-    }
+    crate::index::ignore::path_glob(glob, path)
 }

@@ -2,15 +2,23 @@
 //!
 //! The unit of a page is a file: each file appears once, anchored at its best-ranked
 //! declaration, so a page of 20 is 20 places to look (this follows the original's folding;
-//! an agent wants files to open, not 20 methods of one class).
+//! an agent wants files to open, not 20 methods of one class). Each entry shows the
+//! declaration's doc comment and signature with bodies stripped ([`super::snippet`]), in
+//! original line numbers, with secret values masked.
+//!
+//! The file is re-read at answer time: when it changed since it was indexed, the anchor is
+//! re-checked against the current text (moved to the name's new line, or the hit dropped when
+//! the name is gone), so an answer never cites a line that no longer says what it claims.
+//! `fuzzy` is a full-text fallback over the indexed files, used only when nothing is declared.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{ToolDef, ToolEnv, ToolOutput, clamp, decode, object_schema};
+use super::{Scope, ToolDef, ToolEnv, ToolOutput, clamp, decode, object_schema};
 use crate::index::facts::SymbolKind;
-use crate::index::snapshot::{Snapshot, SymbolRef};
-use crate::render::inline_code;
+use crate::index::snapshot::{FileEntry, Snapshot, SymbolRef};
+use crate::render::{code_block, inline_code};
+use crate::security::{LineContext, mask_text};
 
 /// The tool definition.
 pub static TOOL: ToolDef = ToolDef {
@@ -19,15 +27,19 @@ pub static TOOL: ToolDef = ToolDef {
     description: "Finds where a symbol is declared across every root of the workspace: classes, \
 structs, interfaces, functions, methods, gRPC services and RPCs, messages, endpoints, topics. \
 Matches symbol names case-insensitively, exact names first, then prefixes, then substrings. \
-Each result is a file with the declaration's path:line. Use it for 'where is X defined'; for \
-'who imports or uses X' use find_dependents, and for docs use search_docs. Example: \
-{\"query\": \"OrderService\", \"scope\": \"services/orders\"}.",
+Each result is a file with the declaration's path:line and its signature (bodies stripped; \
+include_body shows them). Use it for 'where is X defined'; for 'who imports or uses X' use \
+find_dependents, for an RPC's servers and callers analyze_grpc, and for docs search_docs. \
+Results are starting points to open and verify. Example: {\"query\": \"OrderService\", \
+\"scope\": \"services/orders\"}.",
     input_schema: || {
         object_schema(
             json!({
                 "query": {"type": "string", "description": "A symbol name or part of one, e.g. \"OrderService\" or \"handle_order\"."},
                 "scope": {"type": "string", "description": "A root or directory inside the workspace to search, e.g. \"services/orders\"; omit (or \".\") for every root."},
                 "kind": {"type": "string", "description": "Only declarations of this kind, e.g. \"class\", \"function\", \"method\", \"rpc\", \"service\", \"message\", \"interface\", \"struct\", \"enum\", \"constant\"."},
+                "include_body": {"type": "boolean", "description": "Show whole declarations instead of signatures with bodies stripped (default false), e.g. true."},
+                "fuzzy": {"type": "boolean", "description": "When no declaration matches, fall back to a full-text search of the indexed files (default false), e.g. true."},
                 "limit": {"type": "integer", "description": "Files per page, 1–100 (default 20), e.g. 10."},
                 "offset": {"type": "integer", "description": "Files to skip, taken from the previous page's footer, e.g. 20."}
             }),
@@ -50,6 +62,8 @@ struct Args {
     query: String,
     scope: Option<String>,
     kind: Option<String>,
+    include_body: Option<bool>,
+    fuzzy: Option<bool>,
     limit: Option<i64>,
     offset: Option<i64>,
 }
@@ -121,9 +135,26 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     };
     let limit = clamp(args.limit, 20, 1, 100);
     let offset = args.offset.unwrap_or(0).max(0) as usize;
+    let hits = find(snap, query, kind, &scope);
+    if hits.is_empty() && args.fuzzy.unwrap_or(false) {
+        return fuzzy(snap, query, &scope, limit, offset);
+    }
+    render(snap, &args, query, &scope, hits, limit, offset)
+}
+
+/// One ranked file: its best declaration.
+struct Hit {
+    rank: MatchRank,
+    kind: SymbolKind,
+    path: String,
+    line: u32,
+    at: SymbolRef,
+}
+
+/// Every file in scope declaring a matching name, ranked.
+fn find(snap: &Snapshot, query: &str, kind: Option<SymbolKind>, scope: &Scope) -> Vec<Hit> {
     let q = query.to_lowercase();
     let q_bare = bare(&q);
-
     // Best (rank, kind, line, symbol) per file.
     let mut best: Vec<Option<(MatchRank, SymbolKind, u32, SymbolRef)>> =
         vec![None; snap.files.len()];
@@ -144,7 +175,10 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
             let file = &snap.files[r.file as usize];
             let sym = &file.symbols()[r.symbol as usize];
             if kind.is_some_and(|k| k != sym.kind)
-                || matches!(sym.kind, SymbolKind::Section | SymbolKind::Property)
+                || matches!(
+                    sym.kind,
+                    SymbolKind::Section | SymbolKind::Property | SymbolKind::Module
+                )
             {
                 continue;
             }
@@ -158,21 +192,19 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
             }
         }
     }
-    let mut hits: Vec<(MatchRank, SymbolKind, String, u32, SymbolRef)> = best
+    let mut hits: Vec<Hit> = best
         .into_iter()
         .flatten()
-        .map(|(rank, k, line, r)| {
-            (
-                rank,
-                k,
-                snap.display_path(&snap.files[r.file as usize]),
-                line,
-                r,
-            )
+        .map(|(rank, kind, line, at)| Hit {
+            rank,
+            kind,
+            path: snap.display_path(&snap.files[at.file as usize]),
+            line,
+            at,
         })
         .collect();
-    hits.sort_by(|a, b| (a.0, a.1, &a.2, a.3).cmp(&(b.0, b.1, &b.2, b.3)));
-    render(snap, &args, query, &scope.label, hits, limit, offset)
+    hits.sort_by(|a, b| (a.rank, a.kind, &a.path, a.line).cmp(&(b.rank, b.kind, &b.path, b.line)));
+    hits
 }
 
 /// A name with `_` and case removed, for `CONSTANT_CASE` ↔ `PascalCase` matching, taken on
@@ -188,12 +220,73 @@ fn bare(name: &str) -> String {
 /// Page budget: a page stops once its rendered entries pass about 8 KiB.
 const PAGE_BUDGET: usize = 8 * 1024;
 
+/// What reading a hit's file at answer time found.
+enum Fresh {
+    /// The file is as indexed (or changed, but still declares the name at this line).
+    At {
+        text: String,
+        line: u32,
+        end_line: u32,
+        moved: bool,
+    },
+    /// The file changed and no longer mentions the name.
+    Gone,
+}
+
+/// Reads a hit's file and re-checks the anchor when the file changed since it was indexed.
+fn freshen(snap: &Snapshot, file: &FileEntry, name: &str, line: u32, end_line: u32) -> Fresh {
+    let abs = snap.abs_path(file);
+    let Ok(meta) = std::fs::metadata(&abs) else {
+        return Fresh::Gone;
+    };
+    let Ok(text) = std::fs::read_to_string(&abs) else {
+        return Fresh::Gone;
+    };
+    let unchanged =
+        meta.len() == file.size && crate::index::crawl::mtime_ns(&meta) == file.mtime_ns;
+    if unchanged {
+        return Fresh::At {
+            text,
+            line,
+            end_line,
+            moved: false,
+        };
+    }
+    let lower = name.to_lowercase();
+    let mentions = |l: &str| l.to_lowercase().contains(&lower);
+    let lines: Vec<&str> = text.lines().collect();
+    let near = lines
+        .get((line as usize).saturating_sub(1))
+        .is_some_and(|l| mentions(l));
+    if near {
+        let span = end_line.saturating_sub(line);
+        return Fresh::At {
+            end_line: (line + span).min(lines.len() as u32),
+            text,
+            line,
+            moved: false,
+        };
+    }
+    match lines.iter().position(|l| mentions(l)) {
+        Some(i) => {
+            let l = i as u32 + 1;
+            Fresh::At {
+                end_line: l,
+                text,
+                line: l,
+                moved: true,
+            }
+        }
+        None => Fresh::Gone,
+    }
+}
+
 fn render(
     snap: &Snapshot,
     args: &Args,
     query: &str,
-    scope_label: &str,
-    hits: Vec<(MatchRank, SymbolKind, String, u32, SymbolRef)>,
+    scope: &Scope,
+    hits: Vec<Hit>,
     limit: usize,
     offset: usize,
 ) -> ToolOutput {
@@ -201,17 +294,19 @@ fn render(
     let mut out = format!(
         "## Declarations matching {} (scope: {})\n\n",
         inline_code(query),
-        scope_label
+        scope.label
     );
+    let note = rejected_note(snap, scope);
     if total == 0 {
         out.push_str(&format!(
-            "No symbol named {} is declared in {} (searched {} files in {} root(s), index generation {}).\n",
+            "No declaration named like {} in {} ({} files, {} root(s), generation {}). Try a shorter name, or `fuzzy: true` for a full-text search.\n",
             inline_code(query),
-            scope_label,
+            scope.label,
             snap.files.len(),
             snap.roots.len(),
             snap.generation
         ));
+        out.push_str(&note);
         return ToolOutput::ok(out);
     }
     if offset >= total {
@@ -220,55 +315,241 @@ fn render(
         ));
         return ToolOutput::ok(out);
     }
-    let exact = hits.iter().filter(|h| h.0 == MatchRank::Exact).count();
-    out.push_str(&format!("_Matches: {total} definitions (one file each)"));
+    let exact = hits.iter().filter(|h| h.rank == MatchRank::Exact).count();
+    out.push_str(&format!("_Matches: {total} files declare a matching name"));
     if exact > 0 && exact < total {
         out.push_str(&format!(
-            "; {exact} declare `{query}` exactly (listed first), {} only contain it",
+            "; {exact} declare {} exactly (listed first), {} only contain it",
+            inline_code(query),
             total - exact
         ));
     }
     out.push_str("._\n\n");
+    let include_body = args.include_body.unwrap_or(false);
     let mut body = String::new();
-    let mut shown = 0;
+    let mut consumed = 0;
     let mut files = Vec::new();
-    for (i, (_, kind, path, line, r)) in hits.iter().enumerate().skip(offset).take(limit) {
-        let file = &snap.files[r.file as usize];
-        let sym = &file.symbols()[r.symbol as usize];
-        let mut entry = format!(
-            "{}. `{}:{}` — {} {}",
-            i + 1,
-            path,
+    let mut redactions = 0u32;
+    let mut stale = 0usize;
+    for (i, hit) in hits.iter().enumerate().skip(offset).take(limit) {
+        let file = &snap.files[hit.at.file as usize];
+        let sym = &file.symbols()[hit.at.symbol as usize];
+        let name = file.name(sym);
+        let doc = (sym.doc_line > 0).then_some(sym.doc_line);
+        let (text, line, end_line, moved) =
+            match freshen(snap, file, bare_or_name(name), hit.line, sym.end_line) {
+                Fresh::At {
+                    text,
+                    line,
+                    end_line,
+                    moved,
+                } => (text, line, end_line, moved),
+                Fresh::Gone => {
+                    stale += 1;
+                    consumed += 1;
+                    continue;
+                }
+            };
+        let snip = super::snippet::snippet(
+            file.lang,
+            &text,
+            if moved { None } else { doc },
             line,
-            kind.name(),
-            inline_code(file.name(sym))
+            end_line,
+            include_body,
+        );
+        let (masked, n) = mask_text(
+            &snip.text,
+            LineContext::for_path(std::path::Path::new(&*file.path)),
+        );
+        let mut entry = format!(
+            "### [{}] `{}:{}` (L{}-L{})\n{} {}",
+            i + 1,
+            hit.path,
+            line,
+            snip.first_line,
+            snip.last_line,
+            hit.kind.name(),
+            inline_code(name)
         );
         if let Some(c) = file.container(sym) {
             entry.push_str(&format!(" in {}", inline_code(c)));
         }
-        entry.push_str(&format!(" (L{}-L{})\n", sym.line, sym.end_line));
-        if shown > 0 && body.len() + entry.len() > PAGE_BUDGET {
+        if moved {
+            entry.push_str(" — the file changed since indexing; shown where the name is now");
+        }
+        entry.push('\n');
+        entry.push_str(&code_block(file.lang.name(), &masked));
+        if consumed > 0 && body.len() + entry.len() > PAGE_BUDGET {
             break;
         }
         body.push_str(&entry);
-        files.push(path.clone());
-        shown += 1;
+        redactions += n;
+        files.push(hit.path.clone());
+        consumed += 1;
     }
     out.push_str(&body);
-    let next = offset + shown;
+    let next = offset + consumed;
+    if stale > 0 {
+        out.push_str(&format!(
+            "\n_{stale} hit(s) on this page were skipped: their files changed and no longer mention {}; the index will catch up._\n",
+            inline_code(query)
+        ));
+    }
     if next < total {
         out.push_str(&format!(
             "\n_Showing {}-{} of {total}. More results: repeat with `offset: {next}`{}._\n",
             offset + 1,
             next,
-            if args.scope.is_none() {
+            if scope.within.is_none() {
                 " or narrow `scope`"
             } else {
                 ""
             }
         ));
     }
+    if !include_body {
+        out.push_str("\n_Bodies are stripped; pass `include_body: true` to see them._\n");
+    }
+    out.push_str(&note);
     let mut result = ToolOutput::ok(out);
     result.files_accessed = files;
+    result.redactions = redactions;
     result
+}
+
+/// The name to look for in a changed file: the last segment of a qualified name.
+fn bare_or_name(name: &str) -> &str {
+    name.rsplit(['.', ' ']).next().unwrap_or(name)
+}
+
+/// Full-text fallback: indexed files in scope whose text contains the query, one line each.
+fn fuzzy(snap: &Snapshot, query: &str, scope: &Scope, limit: usize, offset: usize) -> ToolOutput {
+    let lower = query.to_lowercase();
+    let mut out = format!(
+        "## Full-text matches for {} (scope: {})\n\n_No declaration has this name; these indexed files contain it (`fuzzy: true`)._\n\n",
+        inline_code(query),
+        scope.label
+    );
+    let mut seen = 0usize;
+    let mut shown = 0usize;
+    let mut more = false;
+    let mut files = Vec::new();
+    let mut redactions = 0;
+    let mut body = String::new();
+    for f in &snap.files {
+        if !scope.includes_file(f.root as usize, &f.path) {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(snap.abs_path(f)) else {
+            continue;
+        };
+        let Some((i, line)) = text
+            .lines()
+            .enumerate()
+            .find(|(_, l)| l.to_lowercase().contains(&lower))
+        else {
+            continue;
+        };
+        seen += 1;
+        if seen <= offset {
+            continue;
+        }
+        if shown == limit || (shown > 0 && body.len() > PAGE_BUDGET) {
+            more = true;
+            break;
+        }
+        let path = snap.display_path(f);
+        let (masked, n) = mask_text(
+            line.trim(),
+            LineContext::for_path(std::path::Path::new(&*f.path)),
+        );
+        redactions += n;
+        let shown_line: String = if masked.len() > 200 {
+            let mut e = 200;
+            while !masked.is_char_boundary(e) {
+                e -= 1;
+            }
+            format!("{}…", &masked[..e])
+        } else {
+            masked
+        };
+        body.push_str(&format!(
+            "{}. `{}:{}` — {}\n",
+            seen,
+            path,
+            i + 1,
+            inline_code(&shown_line)
+        ));
+        files.push(path);
+        shown += 1;
+    }
+    if shown == 0 {
+        if offset > 0 && seen > 0 {
+            out.push_str(&format!(
+                "_No results at offset {offset}: {seen} files contain it; request an offset below {seen}._\n"
+            ));
+        } else {
+            out.push_str(&format!(
+                "No indexed file in {} contains {} ({} files, generation {}).\n",
+                scope.label,
+                inline_code(query),
+                snap.files.len(),
+                snap.generation
+            ));
+        }
+    } else {
+        out.push_str(&body);
+        if more {
+            out.push_str(&format!(
+                "\n_More files contain it: repeat with `offset: {}`._\n",
+                offset + shown
+            ));
+        }
+    }
+    out.push_str(&rejected_note(snap, scope));
+    let mut result = ToolOutput::ok(out);
+    result.files_accessed = files;
+    result.redactions = redactions;
+    result
+}
+
+/// The note listing files in scope the index refused (never cut, at most ~2 KB): an agent
+/// must know a zero may hide in them, and read them directly.
+pub fn rejected_note(snap: &Snapshot, scope: &Scope) -> String {
+    let rejected: Vec<_> = snap
+        .rejected
+        .iter()
+        .filter(|r| scope.includes_file(r.root as usize, &r.path))
+        .collect();
+    if rejected.is_empty() {
+        return String::new();
+    }
+    let mut note = format!(
+        "\n> [!WARNING]\n> **{} file(s) in this scope are not indexed**; read them directly if the answer may be there.\n",
+        rejected.len()
+    );
+    for (i, r) in rejected.iter().enumerate() {
+        let path = match snap.roots.get(r.root as usize) {
+            Some(root) if root.label != "." => format!("{}/{}", root.label, r.path),
+            _ => r.path.clone(),
+        };
+        let line = format!("> - `{}`: {}, {}\n", path, r.label, human_size(r.size));
+        if i == 20 || note.len() + line.len() > 1900 {
+            note.push_str(&format!("> - …and {} more\n", rejected.len() - i));
+            break;
+        }
+        note.push_str(&line);
+    }
+    note
+}
+
+fn human_size(bytes: u64) -> String {
+    if bytes < 1024 {
+        format!("{bytes} B")
+    } else if bytes < 1024 * 1024 {
+        format!("{:.1} KB", bytes as f64 / 1024.0)
+    } else {
+        format!("{:.1} MB", bytes as f64 / (1024.0 * 1024.0))
+    }
 }

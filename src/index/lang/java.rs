@@ -1,9 +1,1331 @@
-//! Java extractor (being written).
+//! Java extractor: package, imports, declarations (classes, interfaces, enums with their
+//! constants, records, annotation types, nested types, methods, constructors, fields and
+//! `static final` constants) from one walk over the tokens of the masked code, then the shared
+//! JVM framework recognisers ([`super::jvm`]) for gRPC, Kafka and HTTP.
+//!
+//! Member headers are read up to their terminator (`{`, `;` or `=`); method bodies and field
+//! initialisers are skipped whole through the bracket-pair table, so nothing inside them is
+//! taken for a declaration and the walk stays linear.
 
-use crate::index::facts::FileFacts;
+use super::jvm::{self, Ann, Consts, Dialect, EnumStep, MethodDecl, Model, Src, TokKind, TypeDecl};
+use crate::index::facts::{FileFacts, Import, Symbol, SymbolKind};
+use crate::index::lex::{Syntax, lex};
 
 /// Extracts the facts of one Java file.
 pub fn extract(path: &str, text: &str) -> FileFacts {
-    let _ = (path, text);
-    FileFacts::default()
+    let _ = path;
+    let lx = lex(Syntax::JAVA, text);
+    let src = Src::new(&lx, Dialect::Java);
+    let mut p = Parser {
+        src: &src,
+        facts: FileFacts::default(),
+        model: Model::default(),
+        consts: Consts::default(),
+        stack: Vec::new(),
+    };
+    p.run();
+    let Parser {
+        mut facts,
+        mut model,
+        consts,
+        ..
+    } = p;
+    model.index();
+    jvm::recognize(&src, &model, &consts, &mut facts);
+    facts
+}
+
+/// An open type body.
+struct Frame {
+    /// Index in `model.types`.
+    ty: usize,
+    /// Index in `facts.symbols`.
+    sym: usize,
+    /// Still reading an enum's constants (before its `;`).
+    enum_phase: bool,
+    /// Token index of the closing brace.
+    close: usize,
+}
+
+struct Parser<'s, 'a> {
+    src: &'s Src<'a>,
+    facts: FileFacts,
+    model: Model<'a>,
+    consts: Consts,
+    stack: Vec<Frame>,
+}
+
+/// Words that can precede `(` in a member header only in broken code.
+fn is_statement_word(w: &str) -> bool {
+    matches!(
+        w,
+        "if" | "for"
+            | "while"
+            | "switch"
+            | "catch"
+            | "synchronized"
+            | "return"
+            | "new"
+            | "super"
+            | "this"
+            | "throw"
+            | "try"
+    )
+}
+
+impl<'s, 'a> Parser<'s, 'a> {
+    fn run(&mut self) {
+        let n = self.src.len();
+        let mut i = 0;
+        while i < n {
+            if self.src.is(i, "}") {
+                // Only the body's own brace closes it; a stray one is skipped.
+                if self.stack.last().is_some_and(|f| f.close == i)
+                    && let Some(f) = self.stack.pop()
+                {
+                    self.facts.symbols[f.sym].end_line = self.src.toks[i].line;
+                }
+                i += 1;
+                continue;
+            }
+            let in_enum = self.stack.last().is_some_and(|f| f.enum_phase);
+            let next = if in_enum {
+                self.enum_constants(i)
+            } else {
+                self.member(i)
+            };
+            // Always make progress; an enum that switched to members re-reads `i`.
+            i = if next > i || (in_enum && !self.in_enum_phase()) {
+                next
+            } else {
+                i + 1
+            };
+        }
+    }
+
+    fn in_enum_phase(&self) -> bool {
+        self.stack.last().is_some_and(|f| f.enum_phase)
+    }
+
+    fn container(&self) -> (Option<usize>, Option<String>) {
+        let ty = self.stack.last().map(|f| f.ty);
+        (ty, ty.map(|t| self.model.types[t].name.to_string()))
+    }
+
+    fn push_symbol(
+        &mut self,
+        name: &str,
+        kind: SymbolKind,
+        line: u32,
+        end_line: u32,
+        doc_line: Option<u32>,
+    ) -> usize {
+        let container = self.container().1;
+        self.facts.symbols.push(Symbol {
+            name: name.to_string(),
+            kind,
+            line,
+            end_line: end_line.max(line),
+            doc_line,
+            container,
+        });
+        self.facts.symbols.len() - 1
+    }
+
+    /// Reads one member (or top-level declaration) starting at token `i`; returns the index
+    /// after it.
+    fn member(&mut self, i: usize) -> usize {
+        let src = self.src;
+        let n = src.len();
+        let mut anns: Vec<Ann<'a>> = Vec::new();
+        let mut j = i;
+        while src.is(j, "@") && !src.kw(j + 1, "interface") {
+            match jvm::parse_ann(src, j) {
+                Some(a) => {
+                    j = a.end.max(j + 1);
+                    anns.push(a);
+                }
+                None => j += 1,
+            }
+        }
+        if src.kw(j, "package") {
+            return self.package(j);
+        }
+        if src.kw(j, "import") {
+            return self.import(j);
+        }
+        let header_start = j;
+        let mut is_static = false;
+        let mut is_final = false;
+        let mut type_kw: Option<(SymbolKind, usize)> = None;
+        let mut paren: Option<usize> = None;
+        let mut angle = 0usize;
+        let term = loop {
+            let Some(t) = src.toks.get(j) else { break n };
+            if t.kind == TokKind::Punct {
+                match t.text {
+                    "{" | ";" | "=" | "}" => break j,
+                    "@" => {
+                        if src.kw(j + 1, "interface") && type_kw.is_none() {
+                            type_kw = Some((SymbolKind::Interface, j + 1));
+                            j += 2;
+                            continue;
+                        }
+                        if let Some(a) = jvm::parse_ann(src, j) {
+                            j = a.end.max(j + 1);
+                            if angle == 0 && paren.is_none() {
+                                anns.push(a);
+                            }
+                            continue;
+                        }
+                    }
+                    "(" => {
+                        if paren.is_none() && angle == 0 && type_kw.is_none() {
+                            paren = Some(j);
+                        }
+                        j = src.close(j) + 1;
+                        continue;
+                    }
+                    "[" => {
+                        j = src.close(j) + 1;
+                        continue;
+                    }
+                    "<" => angle += 1,
+                    ">" => angle = angle.saturating_sub(1),
+                    _ => {}
+                }
+            } else if t.kind == TokKind::Ident && angle == 0 && type_kw.is_none() && paren.is_none()
+            {
+                match t.text {
+                    "static" => is_static = true,
+                    "final" => is_final = true,
+                    "class" if src.ident(j + 1).is_some() => {
+                        type_kw = Some((SymbolKind::Class, j));
+                    }
+                    "interface" if src.ident(j + 1).is_some() => {
+                        type_kw = Some((SymbolKind::Interface, j));
+                    }
+                    "enum" if src.ident(j + 1).is_some() => {
+                        type_kw = Some((SymbolKind::Enum, j));
+                    }
+                    "record"
+                        if src.ident(j + 1).is_some()
+                            && (src.is(j + 2, "(") || src.is(j + 2, "<")) =>
+                    {
+                        type_kw = Some((SymbolKind::Class, j));
+                    }
+                    _ => {}
+                }
+            }
+            j += 1;
+        };
+        let term_text = src.toks.get(term).map_or("", |t| t.text);
+        let after_term = match term_text {
+            "}" => term,
+            _ => term + 1,
+        };
+        let doc = jvm::doc_line(src.lx, src.line(i), !anns.is_empty());
+
+        if let Some((kind, kw)) = type_kw {
+            let Some(name) = src.ident(kw + 1) else {
+                return after_term;
+            };
+            let line = src.line(kw + 1);
+            let supers = self.supers(kw + 2, term);
+            let body = (term_text == "{").then(|| (term, src.close(term)));
+            let end_line = body.map_or(src.line(term), |(_, c)| src.line(c));
+            let sym = self.push_symbol(name, kind, line, end_line, doc);
+            let ty = self.model.types.len();
+            let parent = self.stack.last().map(|f| f.ty);
+            self.model.types.push(TypeDecl {
+                name,
+                line,
+                kind,
+                anns,
+                supers,
+                span: (kw, body.map_or(term, |(_, c)| c)),
+                parent,
+                companion: false,
+            });
+            if let Some((_, close)) = body {
+                self.stack.push(Frame {
+                    ty,
+                    sym,
+                    enum_phase: kind == SymbolKind::Enum,
+                    close,
+                });
+            }
+            return after_term;
+        }
+
+        if let Some(p) = paren {
+            let Some(name) = p
+                .checked_sub(1)
+                .and_then(|q| src.ident(q))
+                .filter(|w| !is_statement_word(w))
+            else {
+                return self.skip_rest(term);
+            };
+            let (owner, container) = self.container();
+            let kind = match container.as_deref() {
+                Some(c) if c == name => SymbolKind::Constructor,
+                Some(_) => SymbolKind::Method,
+                None => SymbolKind::Function,
+            };
+            let (end_line, next) = match term_text {
+                "{" => {
+                    let c = src.close(term);
+                    (src.line(c), c + 1)
+                }
+                "=" => {
+                    let e = self.initializer_end(term + 1);
+                    (src.line(e), if src.is(e, ";") { e + 1 } else { e })
+                }
+                _ => (src.line(term), after_term),
+            };
+            self.push_symbol(name, kind, src.line(p - 1), end_line, doc);
+            self.model.methods.push(MethodDecl {
+                name,
+                line: src.line(p - 1),
+                owner,
+                anns,
+            });
+            return next;
+        }
+
+        match term_text {
+            "=" | ";" => self.fields(header_start, term, is_static && is_final, doc),
+            // Initializer blocks (`static { … }`, `{ … }`) and stray blocks.
+            "{" => src.close(term) + 1,
+            _ => after_term,
+        }
+    }
+
+    /// Skips what follows a header we could not read.
+    fn skip_rest(&self, term: usize) -> usize {
+        let src = self.src;
+        if src.is(term, "{") {
+            src.close(term) + 1
+        } else if src.is(term, "=") {
+            self.initializer_end(term + 1) + 1
+        } else if src.is(term, "}") {
+            term
+        } else {
+            term + 1
+        }
+    }
+
+    /// The `,`, `;` or `}` ending an initializer that starts at `i` (brackets skipped).
+    fn initializer_end(&self, i: usize) -> usize {
+        let src = self.src;
+        let mut j = i;
+        while j < src.len() {
+            if src.is_open(j) {
+                j = src.close(j) + 1;
+                continue;
+            }
+            if src.is(j, ";") || src.is(j, ",") || src.is(j, "}") {
+                return j;
+            }
+            j += 1;
+        }
+        src.len()
+    }
+
+    /// Field declarators `Type a = …, b;` from `start` (after annotations) to the first
+    /// terminator `term`; returns the index after the declaration.
+    fn fields(
+        &mut self,
+        start: usize,
+        mut term: usize,
+        static_final: bool,
+        doc: Option<u32>,
+    ) -> usize {
+        let src = self.src;
+        let (owner, _) = self.container();
+        let in_interface = owner.is_some_and(|t| self.model.types[t].kind == SymbolKind::Interface);
+        let constant = static_final || in_interface;
+        // Names before top-level commas (`int a, b = 2;`), then the last identifier of the
+        // header (after `Type`, skipping `[]`).
+        let mut name_at = term;
+        let mut idents = 0;
+        let mut angle = 0usize;
+        let mut leading: Vec<usize> = Vec::new();
+        for k in start..term {
+            match src.toks[k].text {
+                "<" => angle += 1,
+                ">" => angle = angle.saturating_sub(1),
+                "," if angle == 0 && src.ident(name_at).is_some() => leading.push(name_at),
+                _ => {}
+            }
+            if src.ident(k).is_some() {
+                idents += 1;
+                name_at = k;
+            }
+        }
+        if idents < 2 + leading.len() || owner.is_none() {
+            return self.skip_rest(term);
+        }
+        let kind = if constant {
+            SymbolKind::Constant
+        } else {
+            SymbolKind::Field
+        };
+        for k in leading {
+            if let Some(name) = src.ident(k) {
+                self.push_symbol(name, kind, src.line(k), src.line(k), doc);
+            }
+        }
+        let qualifier = owner.map(|t| self.model.qualifier(t));
+        loop {
+            let Some(name) = src.ident(name_at) else {
+                return self.skip_rest(term);
+            };
+            let line = src.line(name_at);
+            let mut end = term;
+            if src.is(term, "=") {
+                end = self.initializer_end(term + 1);
+                let enclosing: Vec<&str> = qualifier.into_iter().collect();
+                if let Some(value) = self.consts.eval(src, (term + 1, end), &enclosing) {
+                    let qualified = match qualifier {
+                        Some(q) => format!("{q}.{name}"),
+                        None => name.to_string(),
+                    };
+                    self.consts.record(&mut self.facts, qualified, &value, line);
+                }
+            }
+            let end_line = src.end_line(end.saturating_sub(1).max(name_at));
+            self.push_symbol(name, kind, line, end_line, doc);
+            if src.is(end, ",") && src.ident(end + 1).is_some() {
+                name_at = end + 1;
+                // The next declarator's own terminator.
+                term = name_at + 1;
+                while src.is(term, "[") {
+                    term = src.close(term) + 1;
+                }
+                continue;
+            }
+            return if src.is(end, "}") { end } else { end + 1 };
+        }
+    }
+
+    /// Supertypes named after `extends`/`implements` in `from..to`.
+    fn supers(&self, from: usize, to: usize) -> Vec<(Option<&'a str>, &'a str)> {
+        let src = self.src;
+        let mut out = Vec::new();
+        let mut listing = false;
+        let mut j = from;
+        while j < to {
+            if src.is(j, "<") {
+                j = src.skip_generics(j).max(j + 1);
+                continue;
+            }
+            if src.is(j, "@") {
+                j = jvm::parse_ann(src, j).map_or(j + 1, |a| a.end.max(j + 1));
+                continue;
+            }
+            if src.is(j, "(") {
+                j = src.close(j) + 1;
+                continue;
+            }
+            match src.ident(j) {
+                Some("extends" | "implements") => listing = true,
+                Some("permits") => listing = false,
+                Some(first) if listing => {
+                    let mut prev = None;
+                    let mut last = first;
+                    while src.is(j + 1, ".")
+                        && let Some(next) = src.ident(j + 2)
+                    {
+                        prev = Some(last);
+                        last = next;
+                        j += 2;
+                    }
+                    out.push((prev, last));
+                }
+                _ => {}
+            }
+            j += 1;
+        }
+        out
+    }
+
+    /// Enum constants `A, B("x") { … }, C;` until the `;` (or the enum's `}`).
+    fn enum_constants(&mut self, i: usize) -> usize {
+        let Some(frame) = self.stack.last() else {
+            return i;
+        };
+        let enum_name = self.model.types[frame.ty].name;
+        let mut j = i;
+        loop {
+            match jvm::enum_step(self.src, j) {
+                EnumStep::Entry {
+                    name,
+                    line,
+                    end_line,
+                    doc_line,
+                    value,
+                    next,
+                } => {
+                    if let Some(v) = value {
+                        self.consts.record(
+                            &mut self.facts,
+                            format!("{enum_name}.{name}"),
+                            &v,
+                            line,
+                        );
+                    }
+                    self.push_symbol(name, SymbolKind::EnumValue, line, end_line, doc_line);
+                    j = next;
+                }
+                EnumStep::Done { next } => {
+                    self.end_enum_phase();
+                    return next;
+                }
+                EnumStep::Close { at } => return at,
+                EnumStep::Members { at } => {
+                    self.end_enum_phase();
+                    return at;
+                }
+            }
+        }
+    }
+
+    fn end_enum_phase(&mut self) {
+        if let Some(f) = self.stack.last_mut() {
+            f.enum_phase = false;
+        }
+    }
+
+    /// `package a.b.c;`
+    fn package(&mut self, at: usize) -> usize {
+        let (name, next) = self.qualified(at + 1);
+        if !name.is_empty() {
+            self.facts.package = Some(name);
+        }
+        if self.src.is(next, ";") {
+            next + 1
+        } else {
+            next.max(at + 1)
+        }
+    }
+
+    /// `import [static] a.b.C[.*];`
+    fn import(&mut self, at: usize) -> usize {
+        let src = self.src;
+        let mut k = at + 1;
+        let is_static = src.kw(k, "static");
+        if is_static {
+            k += 1;
+        }
+        let mut segs: Vec<&str> = Vec::new();
+        let mut star = false;
+        while let Some(id) = src.ident(k) {
+            segs.push(id);
+            k += 1;
+            if !src.is(k, ".") {
+                break;
+            }
+            k += 1;
+            if src.is(k, "*") {
+                star = true;
+                k += 1;
+                break;
+            }
+        }
+        let next = if src.is(k, ";") { k + 1 } else { k.max(at + 1) };
+        let Some(&last) = segs.last() else {
+            return next;
+        };
+        let (module, names) = if star {
+            (segs.join("."), Vec::new())
+        } else if is_static && segs.len() > 1 {
+            (segs[..segs.len() - 1].join("."), vec![last.to_string()])
+        } else {
+            (segs.join("."), vec![last.to_string()])
+        };
+        self.facts.imports.push(Import {
+            module,
+            names,
+            alias: None,
+            line: src.line(at),
+            reexport: false,
+        });
+        next
+    }
+
+    /// A dotted name starting at `at`, and the index after it.
+    fn qualified(&self, at: usize) -> (String, usize) {
+        let src = self.src;
+        let mut out = String::new();
+        let mut k = at;
+        while let Some(id) = src.ident(k) {
+            out.push_str(id);
+            k += 1;
+            if src.is(k, ".") && src.ident(k + 1).is_some() {
+                out.push('.');
+                k += 1;
+            } else {
+                break;
+            }
+        }
+        (out, k)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::facts::{EventRole, GrpcFact, HttpFact, TopicExpr};
+
+    fn sym<'f>(f: &'f FileFacts, name: &str) -> &'f Symbol {
+        f.symbols
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| panic!("no symbol {name} in {:#?}", f.symbols))
+    }
+
+    fn routes(f: &FileFacts) -> Vec<(String, String, Option<String>)> {
+        f.http
+            .iter()
+            .filter_map(|h| match h {
+                HttpFact::Route {
+                    method,
+                    path,
+                    handler,
+                    ..
+                } => Some((method.clone(), path.clone(), handler.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn calls(f: &FileFacts) -> Vec<(Option<String>, String)> {
+        f.http
+            .iter()
+            .filter_map(|h| match h {
+                HttpFact::Call { method, path, .. } => Some((method.clone(), path.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn events(f: &FileFacts) -> Vec<(EventRole, TopicExpr, String)> {
+        f.events
+            .iter()
+            .map(|e| (e.role, e.topic.clone(), e.via.clone()))
+            .collect()
+    }
+
+    fn lit(s: &str) -> TopicExpr {
+        TopicExpr::Literal(s.to_string())
+    }
+
+    fn reference(s: &str) -> TopicExpr {
+        TopicExpr::Reference(s.to_string())
+    }
+
+    #[test]
+    fn package_imports_and_declarations() {
+        let src = r#"package com.acme.orders;
+
+import java.util.List;
+import static com.acme.Topics.ORDER_CREATED;
+import com.acme.pb.*;
+import static org.junit.Assert.*;
+
+/**
+ * Orders.
+ */
+@Service
+@Slf4j
+public class OrderService<T extends Comparable<T>> extends Base implements Api, Other<T> {
+    public static final String TOPIC = "orders.created";
+    private static final int LIMIT = 10;
+    private final Map<String, List<Order>> byId = new HashMap<>();
+    int a, b = 2;
+
+    public OrderService(Repo repo) {
+        this.repo = repo;
+    }
+
+    @Override
+    public <R> Map<String, List<R>> find(
+            String id,
+            @Nullable List<? extends R> xs)
+            throws IOException {
+        class Local {}
+        Runnable r = () -> { int inner = 1; };
+        return null;
+    }
+
+    abstract void todo();
+
+    static class Inner {
+        void deep() {}
+        interface Deeper { String NAME = "deeper"; }
+    }
+
+    record Point(int x, int y) implements Shape {
+        Point { }
+        int sum() { return x + y; }
+    }
+
+    @interface Marker { String value() default ""; }
+}
+"#;
+        let f = extract("src/OrderService.java", src);
+        assert_eq!(f.package.as_deref(), Some("com.acme.orders"));
+        let imps: Vec<(&str, Vec<String>)> = f
+            .imports
+            .iter()
+            .map(|i| (i.module.as_str(), i.names.clone()))
+            .collect();
+        assert_eq!(
+            imps,
+            vec![
+                ("java.util.List", vec!["List".to_string()]),
+                ("com.acme.Topics", vec!["ORDER_CREATED".to_string()]),
+                ("com.acme.pb", vec![]),
+                ("org.junit.Assert", vec![]),
+            ]
+        );
+        let c = sym(&f, "OrderService");
+        assert_eq!(c.kind, SymbolKind::Class);
+        assert_eq!((c.line, c.doc_line, c.end_line), (13, Some(8), 46));
+        assert_eq!(sym(&f, "TOPIC").kind, SymbolKind::Constant);
+        assert_eq!(sym(&f, "LIMIT").kind, SymbolKind::Constant);
+        assert_eq!(sym(&f, "byId").kind, SymbolKind::Field);
+        assert_eq!(sym(&f, "a").kind, SymbolKind::Field);
+        assert_eq!(sym(&f, "b").kind, SymbolKind::Field);
+        let ctor = f
+            .symbols
+            .iter()
+            .find(|s| s.kind == SymbolKind::Constructor)
+            .unwrap();
+        assert_eq!(
+            (ctor.name.as_str(), ctor.line, ctor.end_line),
+            ("OrderService", 19, 21)
+        );
+        let find = sym(&f, "find");
+        assert_eq!(find.kind, SymbolKind::Method);
+        assert_eq!((find.line, find.end_line), (24, 31));
+        assert_eq!(find.doc_line, Some(23));
+        assert_eq!(find.container.as_deref(), Some("OrderService"));
+        // Locals and local classes inside bodies are not members.
+        assert!(
+            f.symbols
+                .iter()
+                .all(|s| s.name != "Local" && s.name != "inner")
+        );
+        assert_eq!(sym(&f, "todo").end_line, 33);
+        let deep = sym(&f, "deep");
+        assert_eq!(deep.container.as_deref(), Some("Inner"));
+        assert_eq!(sym(&f, "Deeper").kind, SymbolKind::Interface);
+        assert_eq!(sym(&f, "NAME").kind, SymbolKind::Constant);
+        assert_eq!(sym(&f, "NAME").container.as_deref(), Some("Deeper"));
+        assert_eq!(sym(&f, "Point").kind, SymbolKind::Class);
+        assert_eq!(sym(&f, "sum").container.as_deref(), Some("Point"));
+        assert_eq!(sym(&f, "Marker").kind, SymbolKind::Interface);
+        assert_eq!(sym(&f, "value").container.as_deref(), Some("Marker"));
+        let consts: Vec<(&str, &str)> = f
+            .constants
+            .iter()
+            .map(|c| (c.name.as_str(), c.value.as_str()))
+            .collect();
+        assert_eq!(
+            consts,
+            vec![
+                ("OrderService.TOPIC", "orders.created"),
+                ("Deeper.NAME", "deeper")
+            ]
+        );
+    }
+
+    #[test]
+    fn enums_with_string_values_and_bodies() {
+        let src = r#"package t;
+public enum Topics {
+    /** Created. */
+    ORDER_CREATED("order.created"),
+    @Deprecated
+    ORDER_PAID("order.paid", 2) {
+        @Override String x() { return "y"; }
+    },
+    PLAIN;
+
+    private final String value;
+    Topics(String value) { this.value = value; }
+    public String getValue() { return value; }
+}
+enum Empty { }
+"#;
+        let f = extract("Topics.java", src);
+        assert_eq!(sym(&f, "Topics").kind, SymbolKind::Enum);
+        let created = sym(&f, "ORDER_CREATED");
+        assert_eq!(created.kind, SymbolKind::EnumValue);
+        assert_eq!(created.doc_line, Some(3));
+        assert_eq!(created.container.as_deref(), Some("Topics"));
+        let paid = sym(&f, "ORDER_PAID");
+        assert_eq!((paid.line, paid.end_line, paid.doc_line), (6, 8, Some(5)));
+        assert_eq!(sym(&f, "PLAIN").kind, SymbolKind::EnumValue);
+        assert_eq!(sym(&f, "value").kind, SymbolKind::Field);
+        assert_eq!(sym(&f, "getValue").kind, SymbolKind::Method);
+        assert!(f.symbols.iter().all(|s| s.name != "x"));
+        assert_eq!(
+            f.symbols
+                .iter()
+                .find(|s| s.kind == SymbolKind::Constructor)
+                .map(|s| s.line),
+            Some(12)
+        );
+        assert_eq!(sym(&f, "Empty").end_line, 15);
+        let consts: Vec<(&str, &str)> = f
+            .constants
+            .iter()
+            .map(|c| (c.name.as_str(), c.value.as_str()))
+            .collect();
+        assert_eq!(
+            consts,
+            vec![
+                ("Topics.ORDER_CREATED", "order.created"),
+                ("Topics.ORDER_PAID", "order.paid")
+            ]
+        );
+    }
+
+    #[test]
+    fn comments_strings_and_text_blocks_are_ignored() {
+        let src = r#"class Real {
+    // class Fake1 { void no() {} }
+    /* @KafkaListener(topics = "nope") class Fake2 {} */
+    String q = """
+        class Fake3 { void no() {} }
+        @GetMapping("/nope")
+        """;
+    String s = "class Fake4 { kafkaTemplate.send(\"x\", 1); }";
+    char c = '{';
+    void yes() {}
+}
+"#;
+        let f = extract("Real.java", src);
+        let names: Vec<&str> = f.symbols.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, vec!["Real", "q", "s", "c", "yes"]);
+        assert_eq!(sym(&f, "q").end_line, 7);
+        assert_eq!(sym(&f, "Real").end_line, 11);
+        assert!(f.events.is_empty() && f.http.is_empty());
+        // A text block's value is still a string constant.
+        assert_eq!(f.constants.len(), 2);
+    }
+
+    #[test]
+    fn grpc_server_client_and_calls() {
+        let src = r#"package com.acme;
+import io.grpc.stub.StreamObserver;
+import com.acme.pb.PaymentServiceGrpc.PaymentServiceBlockingStub;
+
+@GrpcService
+public class OrderServiceImpl extends OrderServiceGrpc.OrderServiceImplBase {
+    private final InventoryServiceGrpc.InventoryServiceBlockingStub inventory;
+    private final PaymentServiceBlockingStub payments;
+    private UserServiceGrpc.UserServiceStub users;
+
+    public OrderServiceImpl(ManagedChannel ch, PaymentServiceBlockingStub payments) {
+        this.inventory = InventoryServiceGrpc.newBlockingStub(ch);
+        this.payments = payments;
+    }
+
+    @Override
+    public void createOrder(CreateOrderRequest req, StreamObserver<Order> obs) {
+        inventory.reserve(req);
+        this.payments.withDeadlineAfter(3, TimeUnit.SECONDS).charge(req);
+        var audit = AuditServiceGrpc.newFutureStub(channel);
+        audit.record(req);
+        other.reserve(req); // not a client
+        ShippingServiceGrpc.newStub(channel).ship(req);
+        // inventory.commented(req);
+    }
+}
+
+class NotAServer extends ImplBase {}
+class AlsoNot extends FooGrpc.Helper {}
+"#;
+        let f = extract("OrderServiceImpl.java", src);
+        let servers: Vec<&GrpcFact> = f
+            .grpc
+            .iter()
+            .filter(|g| matches!(g, GrpcFact::Server { .. }))
+            .collect();
+        assert_eq!(
+            servers,
+            vec![&GrpcFact::Server {
+                service: "OrderService".into(),
+                impl_type: Some("OrderServiceImpl".into()),
+                line: 6
+            }]
+        );
+        let clients: Vec<(String, Option<String>, u32)> = f
+            .grpc
+            .iter()
+            .filter_map(|g| match g {
+                GrpcFact::Client { service, var, line } => {
+                    Some((service.clone(), var.clone(), *line))
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            clients,
+            vec![
+                ("PaymentService".into(), Some("payments".into()), 8),
+                ("UserService".into(), Some("users".into()), 9),
+                ("InventoryService".into(), Some("inventory".into()), 12),
+                ("AuditService".into(), Some("audit".into()), 20),
+                ("ShippingService".into(), None, 23),
+            ]
+        );
+        let calls: Vec<(Option<String>, String, String, u32)> = f
+            .grpc
+            .iter()
+            .filter_map(|g| match g {
+                GrpcFact::Call {
+                    service,
+                    receiver,
+                    method,
+                    line,
+                } => Some((service.clone(), receiver.clone(), method.clone(), *line)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            calls,
+            vec![
+                (
+                    Some("ShippingService".into()),
+                    "ShippingServiceGrpc".into(),
+                    "ship".into(),
+                    23
+                ),
+                (
+                    Some("InventoryService".into()),
+                    "inventory".into(),
+                    "reserve".into(),
+                    18
+                ),
+                (
+                    Some("PaymentService".into()),
+                    "payments".into(),
+                    "charge".into(),
+                    19
+                ),
+                (
+                    Some("AuditService".into()),
+                    "audit".into(),
+                    "record".into(),
+                    21
+                ),
+            ]
+        );
+        // Handlers are the server type's methods.
+        assert_eq!(
+            sym(&f, "createOrder").container.as_deref(),
+            Some("OrderServiceImpl")
+        );
+    }
+
+    #[test]
+    fn kafka_listeners_templates_and_clients() {
+        let src = r#"package com.acme;
+public class Events {
+    public static final String PAID = "orders.paid";
+    @Value("${app.kafka.topic:orders.created}")
+    private String createdTopic;
+    private final KafkaTemplate<String, Order> template;
+    private final String literalTopic = "orders.literal";
+
+    @KafkaListener(topics = "orders.created", groupId = "g")
+    void a(String m) {}
+
+    @KafkaListener(topics = {"a.one", "a.two"})
+    void b(String m) {}
+
+    @KafkaListener(topics = Topics.ORDER_CREATED)
+    void c(String m) {}
+
+    @KafkaListener(topics = "${app.kafka.in:orders.in}", topicPattern = "x.*")
+    @SendTo("orders.out")
+    void d(String m) {}
+
+    @KafkaListener(topicPattern = "orders.*")
+    void e(String m) {}
+
+    @KafkaListener(topicPartitions = @TopicPartition(topic = "orders.part", partitions = "0"))
+    void f(String m) {}
+
+    void send(Order o, String dynamic) {
+        template.send("orders.sent", o.id(), o);
+        kafkaTemplate.send(PAID, o);
+        this.kafkaTemplate.send(createdTopic, o);
+        template.send(new ProducerRecord<>("orders.record", o.id(), o));
+        template.send(literalTopic, o);
+        template.send(dynamic, o);
+        otherThing.send("not.kafka", o);
+        producer.send(new ProducerRecord<String, String>(Topics.AUDIT, "k", "v"));
+        consumer.subscribe(List.of("orders.x", "orders.y"));
+        consumer.subscribe(Collections.singletonList(PAID));
+        consumer.subscribe(Pattern.compile("orders.*"));
+        reactive.subscribe(Arrays.asList("orders.z"));
+        String local = "orders.local";
+        template.send(local, o);
+        var built = new KafkaTemplate<String, String>(factory);
+        built.send("orders.built", o);
+        Message<?> m = MessageBuilder.withPayload(o).setHeader(KafkaHeaders.TOPIC, "orders.msg").build();
+    }
+}
+"#;
+        let f = extract("Events.java", src);
+        use EventRole::*;
+        let env = |v: &str, d: &str| TopicExpr::Env {
+            var: v.into(),
+            default: Some(d.into()),
+        };
+        assert_eq!(
+            events(&f),
+            vec![
+                (Consumer, lit("orders.created"), "@KafkaListener".into()),
+                (Consumer, lit("a.one"), "@KafkaListener".into()),
+                (Consumer, lit("a.two"), "@KafkaListener".into()),
+                (
+                    Consumer,
+                    reference("Topics.ORDER_CREATED"),
+                    "@KafkaListener".into()
+                ),
+                (
+                    Consumer,
+                    env("app.kafka.in", "orders.in"),
+                    "@KafkaListener".into()
+                ),
+                (Producer, lit("orders.out"), "@SendTo".into()),
+                (Consumer, lit("orders.part"), "@KafkaListener".into()),
+                (Producer, lit("orders.sent"), "KafkaTemplate".into()),
+                (Producer, reference("Events.PAID"), "KafkaTemplate".into()),
+                (
+                    Producer,
+                    env("app.kafka.topic", "orders.created"),
+                    "KafkaTemplate".into()
+                ),
+                (Producer, lit("orders.record"), "KafkaTemplate".into()),
+                (
+                    Producer,
+                    reference("Events.literalTopic"),
+                    "KafkaTemplate".into()
+                ),
+                (Producer, reference("Topics.AUDIT"), "kafka-clients".into()),
+                (Consumer, lit("orders.x"), "kafka-clients".into()),
+                (Consumer, lit("orders.y"), "kafka-clients".into()),
+                (Consumer, reference("Events.PAID"), "kafka-clients".into()),
+                (Consumer, lit("orders.z"), "kafka-clients".into()),
+                (Producer, lit("orders.local"), "KafkaTemplate".into()),
+                (Producer, lit("orders.built"), "KafkaTemplate".into()),
+                (Producer, lit("orders.msg"), "KafkaTemplate".into()),
+            ]
+        );
+        let consts: Vec<(&str, &str)> = f
+            .constants
+            .iter()
+            .map(|c| (c.name.as_str(), c.value.as_str()))
+            .collect();
+        assert_eq!(
+            consts,
+            vec![
+                ("Events.PAID", "orders.paid"),
+                ("Events.literalTopic", "orders.literal"),
+                ("Events.createdTopic", "orders.created"),
+            ]
+        );
+    }
+
+    #[test]
+    fn spring_and_jaxrs_routes() {
+        let src = r#"package com.acme;
+@RestController
+@RequestMapping("/orders")
+public class OrderController {
+    private static final String ITEMS = "/items";
+
+    @GetMapping("/{id}")
+    public Order get(@PathVariable String id) { return null; }
+
+    @PostMapping
+    public Order create(@RequestBody Order o) { return null; }
+
+    @PutMapping(value = "/{id}")
+    public void put() {}
+
+    @DeleteMapping(path = {"/{id}", "/by-name/{name}"})
+    public void delete() {}
+
+    @PatchMapping("/{id}" + ITEMS)
+    public void patch() {}
+
+    @RequestMapping(value = "/search", method = RequestMethod.GET)
+    public void search() {}
+
+    @RequestMapping(path = "/any")
+    public void any() {}
+
+    @RequestMapping(value = "/multi", method = {RequestMethod.GET, RequestMethod.HEAD})
+    public void multi() {}
+
+    @GetMapping(Unknown.PATH)
+    public void unresolved() {}
+}
+
+@Path("/users")
+class UserResource {
+    @GET
+    @Path("/{id}")
+    public User get() { return null; }
+
+    @POST
+    public User create() { return null; }
+
+    @Path("/sub")
+    public Sub locator() { return null; }
+}
+"#;
+        let f = extract("OrderController.java", src);
+        let r = |m: &str, p: &str, h: &str| (m.to_string(), p.to_string(), Some(h.to_string()));
+        assert_eq!(
+            routes(&f),
+            vec![
+                r("GET", "/orders/{id}", "get"),
+                r("POST", "/orders", "create"),
+                r("PUT", "/orders/{id}", "put"),
+                r("DELETE", "/orders/{id}", "delete"),
+                r("DELETE", "/orders/by-name/{name}", "delete"),
+                r("PATCH", "/orders/{id}/items", "patch"),
+                r("GET", "/orders/search", "search"),
+                r("ANY", "/orders/any", "any"),
+                r("GET", "/orders/multi", "multi"),
+                r("HEAD", "/orders/multi", "multi"),
+                r("GET", "/users/{id}", "get"),
+                r("POST", "/users", "create"),
+            ]
+        );
+        let line = f
+            .http
+            .iter()
+            .find_map(|h| match h {
+                HttpFact::Route { line, .. } => Some(*line),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(line, 7);
+    }
+
+    #[test]
+    fn feign_clients_are_calls_not_routes() {
+        let src = r#"
+@FeignClient(name = "orders", path = "/api")
+public interface OrdersClient {
+    @GetMapping("/orders/{id}")
+    Order get(@PathVariable("id") String id);
+
+    @RequestMapping(method = RequestMethod.POST, value = "/orders")
+    Order create(Order o);
+}
+
+public interface Retro {
+    @GET("users/{id}")
+    Call<User> user(@Path("id") String id);
+}
+
+public interface Legacy {
+    @RequestLine("DELETE /orders/{id}")
+    void delete(@Param("id") String id);
+}
+"#;
+        let f = extract("OrdersClient.java", src);
+        assert!(routes(&f).is_empty());
+        assert_eq!(
+            calls(&f),
+            vec![
+                (Some("GET".into()), "/api/orders/{}".into()),
+                (Some("POST".into()), "/api/orders".into()),
+                (Some("GET".into()), "/users/{}".into()),
+                (Some("DELETE".into()), "/orders/{}".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn http_client_calls() {
+        let src = r#"class C {
+    private final RestTemplate rest;
+    private final WebClient webClient;
+    void go(String baseUrl, String id) {
+        rest.getForObject("http://orders:8080/orders/{id}", Order.class, id);
+        restTemplate.postForEntity(baseUrl + "/orders/" + id + "/items", body, Order.class);
+        rest.exchange(baseUrl + "/orders", HttpMethod.PUT, entity, Void.class);
+        rest.delete(String.format("%s/orders/%s", baseUrl, id));
+        map.put("/not/http", 1);
+        webClient.get().uri("/orders/{id}", id).retrieve();
+        webClient.method(HttpMethod.PATCH).uri(b -> b.path("/orders/{id}").build(id));
+        HttpRequest req = HttpRequest.newBuilder(URI.create("http://inv/stock/" + id))
+            .POST(BodyPublishers.noBody())
+            .build();
+        HttpRequest req2 = HttpRequest.newBuilder()
+            .uri(URI.create(baseUrl + "/users"))
+            .GET()
+            .build();
+        Request r = new Request.Builder().url(baseUrl + "/okhttp").delete().build();
+        HttpGet g = new HttpGet("http://x/apache/" + id);
+        String notUrl = "orders";
+        rest.getForObject(notUrl, String.class);
+        String url = baseUrl + "/orders/" + id + "/cancel";
+        rest.postForObject(url, null, Void.class);
+    }
+}
+"#;
+        let f = extract("C.java", src);
+        let c = |m: &str, p: &str| (Some(m.to_string()), p.to_string());
+        assert_eq!(
+            calls(&f),
+            vec![
+                c("GET", "/orders/{}"),
+                c("POST", "/orders/{}/items"),
+                c("PUT", "/orders"),
+                c("DELETE", "/orders/{}"),
+                c("GET", "/orders/{}"),
+                c("PATCH", "/orders/{}"),
+                c("POST", "/stock/{}"),
+                c("GET", "/users"),
+                c("DELETE", "/okhttp"),
+                c("GET", "/apache/{}"),
+                c("POST", "/orders/{}/cancel"),
+            ]
+        );
+    }
+
+    #[test]
+    fn imported_implbase_value_params_and_other_http_styles() {
+        let src = r#"package com.acme;
+import com.acme.pb.OrderServiceGrpc.OrderServiceImplBase;
+
+public class Impl extends OrderServiceImplBase {
+    private final String topic;
+    public Impl(@Value("${orders.topic:orders.v1}") String topic, KafkaTemplate<String, String> t) {
+        this.topic = topic;
+        t.send(topic, "x");
+    }
+}
+
+@Controller("/micro")
+class MicroController {
+    @Get("/{id}")
+    String get(String id) { return id; }
+}
+
+@HttpExchange("/remote")
+interface RemoteApi {
+    @GetExchange("/things/{id}")
+    Thing thing(@PathVariable String id);
+}
+
+@RegisterRestClient
+@Path("/stock")
+interface StockClient {
+    @GET
+    @Path("/{sku}")
+    Stock get(@PathParam("sku") String sku);
+}
+"#;
+        let f = extract("Impl.java", src);
+        assert_eq!(
+            f.grpc,
+            vec![GrpcFact::Server {
+                service: "OrderService".into(),
+                impl_type: Some("Impl".into()),
+                line: 4
+            }]
+        );
+        assert_eq!(
+            events(&f),
+            vec![(
+                EventRole::Producer,
+                TopicExpr::Env {
+                    var: "orders.topic".into(),
+                    default: Some("orders.v1".into())
+                },
+                "KafkaTemplate".into()
+            )]
+        );
+        assert_eq!(f.constants[0].name, "Impl.topic");
+        assert_eq!(
+            routes(&f),
+            vec![(
+                "GET".to_string(),
+                "/micro/{id}".to_string(),
+                Some("get".to_string())
+            )]
+        );
+        assert_eq!(
+            calls(&f),
+            vec![
+                (Some("GET".into()), "/remote/things/{}".into()),
+                (Some("GET".into()), "/stock/{}".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn truncated_and_malformed_files_do_not_panic() {
+        let cases = [
+            "class",
+            "class A extends",
+            "class A { void f(",
+            "class A { void f() { ",
+            "@",
+            "@KafkaListener(topics = ",
+            "enum E { A(\"x\"",
+            "enum E { A, B",
+            "import static ;",
+            "package",
+            "class A { int x = ; }",
+            "}}}} class B {}",
+            "class A { String s = \"unterminated\n}",
+            "interface I { @GetMapping( }",
+            "class A { X y = OrderGrpc.newBlockingStub( ",
+            "class A { void f() { kafkaTemplate.send( } }",
+            "class A { void f() { rest.getForObject( } }",
+            "record R(",
+            "@interface",
+            "class A<T extends B<C>> { <",
+        ];
+        for c in cases {
+            let _ = extract("x.java", c);
+        }
+        let f = extract("x.java", "}}}} class B { void ok() {} }");
+        assert_eq!(sym(&f, "ok").container.as_deref(), Some("B"));
+    }
+
+    #[test]
+    fn junk_input_never_panics() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let alphabet = "class interface enum record @ { } ( ) [ ] < > ; , = . \" ' \\ / * \n static final KafkaListener(topics= send( Grpc newBlockingStub ImplBase extends GetMapping(\"/x\") ProducerRecord(\"t\" é 字 `";
+        let pieces: Vec<&str> = alphabet.split(' ').collect();
+        let mut text = String::new();
+        while text.len() < 200_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            text.push_str(pieces[(state % pieces.len() as u64) as usize]);
+            if state.is_multiple_of(3) {
+                text.push(' ');
+            }
+        }
+        let f = extract("junk.java", &text);
+        assert!(f.symbols.len() < text.len());
+    }
 }

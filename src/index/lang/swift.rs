@@ -1,9 +1,1064 @@
-//! Swift extractor (being written).
+//! Swift extractor: imports, types (class, struct, enum with its cases, protocol, actor),
+//! extensions (their members are contained by the extended type), functions, initializers,
+//! top-level `let`/`var`, type aliases, string constants (`static let` in types, raw values of
+//! `String` enums), best-effort grpc-swift servers and clients, and `URL(string:)` /
+//! Alamofire HTTP calls.
+//!
+//! Swift statements end at line breaks, so declarations are found by their keywords: each
+//! region (the file, a type body) is scanned at bracket depth 0 and everything that is not a
+//! declaration keyword is skipped (groups whole). Regions sit on an explicit stack, so nesting
+//! never recurses.
 
-use crate::index::facts::FileFacts;
+use std::collections::HashMap;
+
+use super::common::{http_path_of, looks_like_http_path};
+use super::toks::{Toks, doc_line};
+use crate::index::facts::{Constant, FileFacts, GrpcFact, HttpFact, Import, Symbol, SymbolKind};
+use crate::index::lex::{Syntax, lex};
 
 /// Extracts the facts of one Swift file.
 pub fn extract(path: &str, text: &str) -> FileFacts {
-    let _ = (path, text);
-    FileFacts::default()
+    let _ = path;
+    let lx = lex(Syntax::SWIFT, text);
+    let toks = Toks::new(&lx);
+    let mut ex = Ex {
+        t: &toks,
+        facts: FileFacts::default(),
+        clients: HashMap::new(),
+    };
+    ex.bindings();
+    ex.declarations();
+    ex.uses();
+    let mut facts = ex.facts;
+    facts.symbols.sort_by_key(|s| s.line);
+    facts.constants.sort_by_key(|c| c.line);
+    facts.grpc.sort_by_key(|g| match g {
+        GrpcFact::Server { line, .. }
+        | GrpcFact::Handler { line, .. }
+        | GrpcFact::Client { line, .. }
+        | GrpcFact::Call { line, .. } => *line,
+    });
+    facts
+}
+
+/// Declaration modifiers (`class` and `static` included: `class func`, `static let`).
+const MODIFIERS: [&str; 26] = [
+    "public",
+    "private",
+    "fileprivate",
+    "internal",
+    "open",
+    "package",
+    "final",
+    "static",
+    "class",
+    "override",
+    "mutating",
+    "nonmutating",
+    "convenience",
+    "required",
+    "lazy",
+    "weak",
+    "unowned",
+    "dynamic",
+    "indirect",
+    "nonisolated",
+    "optional",
+    "isolated",
+    "consuming",
+    "borrowing",
+    "distributed",
+    "prefix",
+];
+
+/// The service of a grpc-swift generated type (`Orders_OrderServiceAsyncProvider` →
+/// `OrderService`), given the suffixes that mark it.
+fn generated_service(ty: &str, suffixes: &[&str]) -> Option<String> {
+    let (_, tail) = ty.rsplit_once('_')?;
+    let stem = suffixes.iter().find_map(|s| tail.strip_suffix(s))?;
+    (!stem.is_empty() && stem.starts_with(|c: char| c.is_ascii_uppercase()))
+        .then(|| stem.to_string())
+}
+
+const PROVIDER_SUFFIXES: [&str; 2] = ["AsyncProvider", "Provider"];
+const CLIENT_SUFFIXES: [&str; 4] = ["AsyncClient", "NIOClient", "ClientProtocol", "Client"];
+
+/// A Swift string with its interpolations (`\(x)`) turned into `{}` placeholders, so
+/// `"\(base)/orders/\(id)"` reads as `{}/orders/{}`.
+fn placeholders(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find("\\(") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 2..];
+        let mut depth = 1usize;
+        let mut end = None;
+        for (k, c) in after.char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = Some(k);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        out.push_str("{}");
+        match end {
+            Some(k) => rest = &after[k + 1..],
+            None => return out,
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The HTTP path of a URL literal: a leading interpolated base (`\(base)/orders`) is dropped.
+fn url_path(raw: &str) -> Option<String> {
+    let s = placeholders(raw);
+    let rest = s.strip_prefix("{}").unwrap_or(&s);
+    looks_like_http_path(rest)
+        .then(|| http_path_of(rest))
+        .flatten()
+}
+
+/// A declaration region still to scan.
+struct Region {
+    a: usize,
+    b: usize,
+    /// The type whose body this is (for extensions, the extended type).
+    container: Option<String>,
+    /// The region is an enum body whose raw type is `String`.
+    string_enum: bool,
+}
+
+struct Ex<'t, 'l, 'a> {
+    t: &'t Toks<'l, 'a>,
+    facts: FileFacts,
+    /// Variables and properties holding a gRPC client → its service.
+    clients: HashMap<&'t str, String>,
+}
+
+impl<'t> Ex<'t, '_, '_> {
+    fn line(&self, i: usize) -> u32 {
+        self.t.line(i)
+    }
+
+    fn close_line(&self, open: usize) -> u32 {
+        match self.t.close(open) {
+            Some(c) => self.line(c),
+            None => self.t.lx.line_count(),
+        }
+    }
+
+    fn push_symbol(
+        &mut self,
+        name: &str,
+        kind: SymbolKind,
+        name_tok: usize,
+        end_line: u32,
+        attr_line: Option<u32>,
+        container: Option<&str>,
+    ) {
+        let line = self.line(name_tok);
+        self.facts.symbols.push(Symbol {
+            name: name.to_string(),
+            kind,
+            line,
+            end_line: end_line.max(line),
+            doc_line: doc_line(self.t.lx, line, attr_line.filter(|&a| a <= line)),
+            container: container.map(str::to_string),
+        });
+    }
+
+    /// True when the token at `j` starts a new statement after the token at `p`.
+    fn breaks(&self, p: usize, j: usize) -> bool {
+        const CONT_END: [&str; 16] = [
+            "=", ",", ".", "(", "[", "{", ":", "?", "+", "-", "*", "/", "&&", "||", "??", "->",
+        ];
+        const CONT_START: [&str; 10] = [".", "?", ":", "+", "*", "/", "&&", "||", "??", "->"];
+        let t = self.t;
+        t.line(j) > t.line(p)
+            && !CONT_END.iter().any(|s| t.is(p, s))
+            && !CONT_START.iter().any(|s| t.is(j, s))
+            && !t.is(j, "=")
+    }
+
+    /// The index of the first token after the expression starting at `from`: a line break
+    /// that ends it, a `;`, an unmatched closer, or `b`.
+    fn expr_end(&self, from: usize, b: usize) -> usize {
+        let t = self.t;
+        let mut j = from;
+        let mut prev: Option<usize> = None;
+        while j < b {
+            if matches!(t.punct(j), b';' | b')' | b']' | b'}') {
+                return j;
+            }
+            if let Some(p) = prev
+                && self.breaks(p, j)
+            {
+                return j;
+            }
+            let nj = t.skip_group(j).min(b).max(j + 1);
+            prev = Some(nj - 1);
+            j = nj;
+        }
+        b
+    }
+
+    /// `@attr`, `@attr(…)`, `@Module.attr` starting at `i`: the index after them and the
+    /// first one's line.
+    fn attributes(&self, mut i: usize, b: usize) -> (usize, Option<u32>) {
+        let t = self.t;
+        let mut first = None;
+        while i < b && t.punct(i) == b'@' && t.ident(i + 1).is_some() {
+            first.get_or_insert(self.line(i));
+            i += 2;
+            while t.punct(i) == b'.' && t.ident(i + 1).is_some() {
+                i += 2;
+            }
+            if t.punct(i) == b'(' && t.line(i) == t.line(i - 1) {
+                i = t.skip_group(i);
+            }
+        }
+        (i, first)
+    }
+}
+
+// -- pass 1: client bindings -----------------------------------------------------------------
+
+impl<'t> Ex<'t, '_, '_> {
+    fn bindings(&mut self) {
+        let t = self.t;
+        for i in 0..t.len() {
+            let Some(id) = t.ident(i) else {
+                continue;
+            };
+            let Some(service) = generated_service(id, &CLIENT_SUFFIXES) else {
+                continue;
+            };
+            if t.punct(i + 1) == b'(' {
+                // `let client = Orders_OrderServiceAsyncClient(channel: channel)`.
+                let var = self.assigned_name(i);
+                if let Some(v) = var {
+                    self.clients.insert(v, service.clone());
+                }
+                let line = self.line(i);
+                self.facts.grpc.push(GrpcFact::Client {
+                    service,
+                    var: var.map(str::to_string),
+                    line,
+                });
+            } else if i >= 2
+                && t.punct(i - 1) == b':'
+                && let Some(v) = t.ident(i - 2)
+            {
+                // `let orders: Orders_OrderServiceAsyncClient` (property or parameter).
+                let known = self
+                    .facts
+                    .grpc
+                    .iter()
+                    .any(|g| matches!(g, GrpcFact::Client { service: s, .. } if *s == service));
+                self.clients.entry(v).or_insert_with(|| service.clone());
+                if !known {
+                    let line = self.line(i);
+                    self.facts.grpc.push(GrpcFact::Client {
+                        service,
+                        var: Some(v.to_string()),
+                        line,
+                    });
+                }
+            }
+        }
+    }
+
+    /// The name an expression starting at `start` is assigned to: `let x = …`,
+    /// `self.x = …`, `x = …`, `let x: T = …`.
+    fn assigned_name(&self, start: usize) -> Option<&'t str> {
+        let t = self.t;
+        let mut k = start.checked_sub(1)?;
+        if t.is(k, "await") || t.is(k, "try") {
+            k = k.checked_sub(1)?;
+        }
+        if t.punct(k) != b'=' {
+            return None;
+        }
+        let before = k.checked_sub(1)?;
+        if let Some(name) = t.ident(before) {
+            if before >= 2 && t.punct(before - 1) == b':' {
+                return t.ident(before - 2);
+            }
+            return Some(name);
+        }
+        None
+    }
+}
+
+// -- pass 2: declarations --------------------------------------------------------------------
+
+impl<'t> Ex<'t, '_, '_> {
+    fn declarations(&mut self) {
+        let mut work = vec![Region {
+            a: 0,
+            b: self.t.len(),
+            container: None,
+            string_enum: false,
+        }];
+        while let Some(r) = work.pop() {
+            self.region(r, &mut work);
+        }
+    }
+
+    fn region(&mut self, r: Region, work: &mut Vec<Region>) {
+        let t = self.t;
+        let b = r.b;
+        let container = r.container.as_deref();
+        let mut i = r.a;
+        while i < b {
+            if t.punct(i) == b'#' {
+                // `#if os(iOS)`, `#endif`: compiler directives take their line.
+                let line = self.line(i);
+                while i < b && self.line(i) == line {
+                    i += 1;
+                }
+                continue;
+            }
+            let (j, attr_line) = self.attributes(i, b);
+            i = j;
+            let mut is_static = false;
+            while let Some(m) = t.ident(i).filter(|m| MODIFIERS.contains(m)) {
+                // `class Foo` is a declaration, `class func` a modifier.
+                if m == "class"
+                    && t.ident(i + 1)
+                        .is_some_and(|n| !MODIFIERS.contains(&n) && !is_decl_keyword(n))
+                {
+                    break;
+                }
+                is_static |= m == "static" || m == "class";
+                i += 1;
+                // `private(set)`.
+                if t.punct(i) == b'(' && t.ident(i + 1).is_some() && t.punct(i + 2) == b')' {
+                    i += 3;
+                }
+            }
+            if i >= b {
+                break;
+            }
+            let next = match t.ident(i) {
+                Some("import") if container.is_none() => self.import(i, b),
+                Some(kw @ ("class" | "struct" | "enum" | "protocol" | "actor" | "extension"))
+                    if t.ident(i + 1).is_some() =>
+                {
+                    self.type_decl(i, kw, attr_line, container, work, b)
+                }
+                Some("func") => self.func(i, attr_line, container, b),
+                Some("init") if matches!(t.punct(i + 1), b'(' | b'?' | b'!' | b'<') => {
+                    self.init(i, attr_line, container, b)
+                }
+                Some("typealias") if t.ident(i + 1).is_some() => {
+                    let e = self.expr_end(i + 2, b);
+                    let end_line = t.end_line(e.saturating_sub(1).max(i + 1));
+                    self.push_symbol(
+                        t.text(i + 1),
+                        SymbolKind::TypeAlias,
+                        i + 1,
+                        end_line,
+                        attr_line,
+                        container,
+                    );
+                    e
+                }
+                Some(kw @ ("let" | "var")) if t.ident(i + 1).is_some() => {
+                    self.binding(i, kw == "let", is_static, attr_line, container, b)
+                }
+                Some("case") if container.is_some() => {
+                    self.enum_case(i, r.string_enum, container.unwrap_or_default(), b)
+                }
+                _ => t.skip_group(i),
+            };
+            i = next.max(i + 1);
+        }
+    }
+
+    /// `import X`, `@testable import X`, `import struct X.Y`.
+    fn import(&mut self, i: usize, b: usize) -> usize {
+        let t = self.t;
+        let mut k = i + 1;
+        if t.ident(k).is_some_and(|w| {
+            matches!(
+                w,
+                "struct" | "class" | "enum" | "protocol" | "typealias" | "func" | "let" | "var"
+            )
+        }) && t.ident(k + 1).is_some()
+        {
+            k += 1;
+        }
+        let mut module = String::new();
+        let line = self.line(i);
+        while k < b && self.line(k) == line {
+            if let Some(id) = t.ident(k) {
+                module.push_str(id);
+            } else if t.punct(k) == b'.' {
+                module.push('.');
+            } else {
+                break;
+            }
+            k += 1;
+        }
+        if !module.is_empty() {
+            self.facts.imports.push(Import {
+                module,
+                names: Vec::new(),
+                alias: None,
+                line,
+                reexport: false,
+            });
+        }
+        k
+    }
+
+    fn type_decl(
+        &mut self,
+        kw_at: usize,
+        kw: &str,
+        attr_line: Option<u32>,
+        container: Option<&str>,
+        work: &mut Vec<Region>,
+        b: usize,
+    ) -> usize {
+        let t = self.t;
+        let name_idx = kw_at + 1;
+        let mut name = t.text(name_idx).to_string();
+        let mut j = name_idx + 1;
+        // `extension Foo.Bar`.
+        while kw == "extension" && t.punct(j) == b'.' && t.ident(j + 1).is_some() {
+            name.push('.');
+            name.push_str(t.text(j + 1));
+            j += 2;
+        }
+        j = t.skip_angles(j, b);
+        let mut inherits: Vec<&str> = Vec::new();
+        let mut in_list = false;
+        let mut body = None;
+        while j < b {
+            match t.punct(j) {
+                b'{' => {
+                    body = Some(j);
+                    break;
+                }
+                b'}' | b';' => break,
+                b':' if !in_list => in_list = true,
+                b'<' => {
+                    j = t.skip_angles(j, b).max(j + 1);
+                    continue;
+                }
+                b'(' | b'[' => {
+                    j = t.skip_group(j);
+                    continue;
+                }
+                _ => {
+                    if t.is(j, "where") {
+                        in_list = false;
+                    } else if in_list
+                        && let Some(id) = t.ident(j)
+                        && t.punct(j + 1) != b'.'
+                    {
+                        inherits.push(id);
+                    }
+                }
+            }
+            j += 1;
+        }
+        let Some(open) = body else {
+            return j.max(kw_at + 1);
+        };
+        let end = t.close(open).unwrap_or(b);
+        if kw != "extension" {
+            let kind = match kw {
+                "struct" => SymbolKind::Struct,
+                "enum" => SymbolKind::Enum,
+                "protocol" => SymbolKind::Interface,
+                _ => SymbolKind::Class,
+            };
+            let end_line = self.close_line(open);
+            self.push_symbol(&name, kind, name_idx, end_line, attr_line, container);
+        }
+        for base in &inherits {
+            if let Some(service) = generated_service(base, &PROVIDER_SUFFIXES) {
+                let line = self.line(name_idx);
+                self.facts.grpc.push(GrpcFact::Server {
+                    service,
+                    impl_type: Some(name.clone()),
+                    line,
+                });
+            }
+        }
+        work.push(Region {
+            a: open + 1,
+            b: end,
+            container: Some(name),
+            string_enum: kw == "enum" && inherits.first() == Some(&"String"),
+        });
+        end + 1
+    }
+
+    /// The end line of a function-like declaration whose parameters open at `open`, and the
+    /// index past it: the body `{ … }` when there is one (after `async throws -> T where …`),
+    /// else the signature's last token.
+    fn signature_end(&self, open: usize, b: usize) -> (u32, usize) {
+        let t = self.t;
+        let mut j = t.skip_group(open);
+        let mut last = j.saturating_sub(1);
+        while j < b {
+            if t.punct(j) == b'{' {
+                return (self.close_line(j), t.skip_group(j));
+            }
+            if matches!(t.punct(j), b'}' | b';' | b'@' | b'#')
+                || t.ident(j).is_some_and(is_decl_keyword)
+                || (self.breaks(last, j) && t.ident(j).is_some_and(|w| MODIFIERS.contains(&w)))
+            {
+                break;
+            }
+            last = j;
+            j = t.skip_group(j).max(j + 1);
+        }
+        (t.end_line(last), last + 1)
+    }
+
+    fn func(
+        &mut self,
+        kw: usize,
+        attr_line: Option<u32>,
+        container: Option<&str>,
+        b: usize,
+    ) -> usize {
+        let t = self.t;
+        let name_idx = kw + 1;
+        let Some(name) = t.ident(name_idx) else {
+            // Operators (`static func == (…)`): skip the signature.
+            let open = (kw + 1..b.min(kw + 6)).find(|&k| t.punct(k) == b'(');
+            return open.map_or(kw + 1, |o| self.signature_end(o, b).1);
+        };
+        let open = t.skip_angles(name_idx + 1, b);
+        if t.punct(open) != b'(' {
+            return name_idx + 1;
+        }
+        let (end_line, next) = self.signature_end(open, b);
+        let kind = if container.is_some() {
+            SymbolKind::Method
+        } else {
+            SymbolKind::Function
+        };
+        self.push_symbol(name, kind, name_idx, end_line, attr_line, container);
+        next
+    }
+
+    fn init(
+        &mut self,
+        kw: usize,
+        attr_line: Option<u32>,
+        container: Option<&str>,
+        b: usize,
+    ) -> usize {
+        let t = self.t;
+        let mut open = kw + 1;
+        if matches!(t.punct(open), b'?' | b'!') {
+            open += 1;
+        }
+        open = t.skip_angles(open, b);
+        if t.punct(open) != b'(' {
+            return kw + 1;
+        }
+        let (end_line, next) = self.signature_end(open, b);
+        self.push_symbol(
+            "init",
+            SymbolKind::Constructor,
+            kw,
+            end_line,
+            attr_line,
+            container,
+        );
+        next
+    }
+
+    /// `let x = …` / `var x: T = …` at the top level (a symbol) or `static let x = "…"` in a
+    /// type (a constant); string values give constant facts.
+    fn binding(
+        &mut self,
+        kw: usize,
+        is_let: bool,
+        is_static: bool,
+        attr_line: Option<u32>,
+        container: Option<&str>,
+        b: usize,
+    ) -> usize {
+        let t = self.t;
+        let name_idx = kw + 1;
+        let name = t.text(name_idx);
+        let e = self.expr_end(name_idx + 1, b);
+        let top_level = container.is_none();
+        if !top_level && !is_static {
+            // Instance properties are not symbols; computed bodies are skipped with the rest.
+            return e;
+        }
+        let eq = (name_idx + 1..e).find(|&k| t.punct(k) == b'=' && !t.is(k, "=="));
+        let value = eq.and_then(|q| {
+            let v = q + 1;
+            let s = t.str_lit(v).filter(|_| v + 1 == e)?;
+            (!s.raw.contains("\\(")).then(|| s.value().into_owned())
+        });
+        let kind = if is_let {
+            SymbolKind::Constant
+        } else {
+            SymbolKind::Variable
+        };
+        if top_level || is_let {
+            let end_line = t.end_line(e.saturating_sub(1).max(name_idx));
+            self.push_symbol(name, kind, name_idx, end_line, attr_line, container);
+        }
+        if is_let && let Some(value) = value {
+            let qualified = match container {
+                Some(c) => format!("{c}.{name}"),
+                None => name.to_string(),
+            };
+            let line = self.line(name_idx);
+            self.facts.constants.push(Constant {
+                name: qualified,
+                value,
+                line,
+            });
+        }
+        e
+    }
+
+    /// `case a, b(Int), c = "x"` in an enum body: enum values, and constants for the raw
+    /// values of a `String` enum (a case without one is its own raw value).
+    fn enum_case(&mut self, kw: usize, string_enum: bool, enum_name: &str, b: usize) -> usize {
+        let t = self.t;
+        let e = self.expr_end(kw + 1, b);
+        for (x, y) in t.args_between(kw + 1, e) {
+            let Some(member) = t.ident(x) else {
+                continue;
+            };
+            let line = self.line(x);
+            self.push_symbol(
+                member,
+                SymbolKind::EnumValue,
+                x,
+                line,
+                None,
+                Some(enum_name),
+            );
+            if !string_enum {
+                continue;
+            }
+            let raw = if t.punct(x + 1) == b'=' {
+                t.str_lit(x + 2)
+                    .filter(|s| x + 3 == y && !s.raw.contains("\\("))
+                    .map(|s| s.value().into_owned())
+            } else if x + 1 == y {
+                Some(member.to_string())
+            } else {
+                None
+            };
+            if let Some(value) = raw {
+                self.facts.constants.push(Constant {
+                    name: format!("{enum_name}.{member}"),
+                    value,
+                    line,
+                });
+            }
+        }
+        e
+    }
+}
+
+fn is_decl_keyword(w: &str) -> bool {
+    matches!(
+        w,
+        "func"
+            | "init"
+            | "deinit"
+            | "var"
+            | "let"
+            | "case"
+            | "subscript"
+            | "typealias"
+            | "associatedtype"
+            | "struct"
+            | "enum"
+            | "protocol"
+            | "extension"
+            | "actor"
+            | "import"
+    )
+}
+
+// -- pass 3: uses ----------------------------------------------------------------------------
+
+impl<'t> Ex<'t, '_, '_> {
+    fn uses(&mut self) {
+        let t = self.t;
+        for p in 0..t.len() {
+            if t.punct(p) != b'(' {
+                continue;
+            }
+            let Some(c) = t.callee(p) else {
+                continue;
+            };
+            let last = c.last();
+            if let Some(r) = c.receiver()
+                && let Some(service) = self.clients.get(r)
+            {
+                let line = self.line(p);
+                self.facts.grpc.push(GrpcFact::Call {
+                    service: Some(service.clone()),
+                    receiver: r.to_string(),
+                    method: last.to_string(),
+                    line,
+                });
+                continue;
+            }
+            match (c.len, c.first(), last) {
+                (1, _, "URL" | "URLComponents")
+                    if t.is(p + 1, "string") && t.punct(p + 2) == b':' =>
+                {
+                    if let Some(s) = t.str_lit(p + 3)
+                        && let Some(path) = url_path(s.raw)
+                    {
+                        let line = self.line(p);
+                        self.facts.http.push(HttpFact::Call {
+                            method: None,
+                            path,
+                            line,
+                        });
+                    }
+                }
+                (2, "AF" | "Alamofire" | "session", "request") => self.alamofire(p),
+                _ => {}
+            }
+        }
+    }
+
+    /// `AF.request("https://…/orders", method: .post)`.
+    fn alamofire(&mut self, p: usize) {
+        let t = self.t;
+        let args = t.args(p);
+        let Some(&(a, _)) = args.first() else {
+            return;
+        };
+        let Some(path) = t.str_lit(a).and_then(|s| url_path(s.raw)) else {
+            return;
+        };
+        let method = args.iter().find_map(|&(x, _)| {
+            (t.is(x, "method") && t.punct(x + 1) == b':' && t.punct(x + 2) == b'.')
+                .then(|| t.ident(x + 3))
+                .flatten()
+                .map(str::to_ascii_uppercase)
+        });
+        let line = self.line(p);
+        self.facts.http.push(HttpFact::Call {
+            method: method.or_else(|| Some("GET".to_string())),
+            path,
+            line,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sym<'f>(f: &'f FileFacts, name: &str) -> &'f Symbol {
+        f.symbols
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| panic!("no symbol {name} in {:#?}", f.symbols))
+    }
+
+    const SRC: &str = r#"import Foundation
+@testable import OrdersKit
+import struct NIO.EventLoopGroup
+
+/// Kafka-ish topics.
+enum Topics: String {
+    case orderCreated = "order.created"
+    case orderPaid
+    case shipped = "order.shipped", returned
+}
+
+enum Outcome<T> {
+    case ok(T), failed(Error)
+}
+
+struct Config {
+    static let baseURL = "http://orders:8080"
+    static let timeout = 30
+    let instance = "not a constant"
+    var computed: String { "x" }
+}
+
+/// The order service.
+@available(macOS 12, *)
+final class OrderProvider: Orders_OrderServiceAsyncProvider {
+    private let inventory: Inventory_InventoryServiceAsyncClient
+
+    init(inventory: Inventory_InventoryServiceAsyncClient) {
+        self.inventory = inventory
+    }
+
+    func createOrder(
+        request: Orders_CreateOrderRequest,
+        context: GRPCAsyncServerCallContext
+    ) async throws -> Orders_CreateOrderResponse {
+        _ = try await inventory.reserve(.with { $0.sku = request.sku })
+        return .init()
+    }
+
+    class func make() -> OrderProvider { fatalError() }
+    static func == (lhs: OrderProvider, rhs: OrderProvider) -> Bool { true }
+
+    struct Nested {
+        func inner() {}
+    }
+}
+
+extension OrderProvider: CustomStringConvertible {
+    var description: String { "provider" }
+    func describe() -> String { description }
+}
+
+protocol Repository {
+    associatedtype Item
+    func find(id: String) async throws -> Item
+    var count: Int { get }
+}
+
+actor Cache {
+    func get(_ key: String) -> Data? { nil }
+}
+
+typealias Handler = (String) -> Void
+let maxRetries = 3
+var globalCounter = 0
+
+func fetchOrders(base: String) async throws -> [Order] {
+    let url = URL(string: "\(base)/api/orders/\(id)?x=1")!
+    let other = URL(string: "https://payments.internal/payments/refunds")
+    AF.request("https://api.example.com/v1/users", method: .post)
+    let client = Orders_OrderServiceNIOClient(channel: channel)
+    let reply = try await client.getOrder(req).response.get()
+    // URL(string: "/commented") and class Commented {}
+    let s = "func inString() {}"
+    return []
+}
+#if DEBUG
+func debugOnly() {}
+#endif
+"#;
+
+    #[test]
+    fn declarations_and_containers() {
+        let f = extract("Sources/Orders/OrderProvider.swift", SRC);
+        let got: Vec<(&str, SymbolKind, u32, u32, Option<&str>)> = f
+            .symbols
+            .iter()
+            .map(|s| {
+                (
+                    s.name.as_str(),
+                    s.kind,
+                    s.line,
+                    s.end_line,
+                    s.container.as_deref(),
+                )
+            })
+            .collect();
+        use SymbolKind::*;
+        assert_eq!(
+            got,
+            vec![
+                ("Topics", Enum, 6, 10, None),
+                ("orderCreated", EnumValue, 7, 7, Some("Topics")),
+                ("orderPaid", EnumValue, 8, 8, Some("Topics")),
+                ("shipped", EnumValue, 9, 9, Some("Topics")),
+                ("returned", EnumValue, 9, 9, Some("Topics")),
+                ("Outcome", Enum, 12, 14, None),
+                ("ok", EnumValue, 13, 13, Some("Outcome")),
+                ("failed", EnumValue, 13, 13, Some("Outcome")),
+                ("Config", Struct, 16, 21, None),
+                ("baseURL", Constant, 17, 17, Some("Config")),
+                ("timeout", Constant, 18, 18, Some("Config")),
+                ("OrderProvider", Class, 25, 46, None),
+                ("init", Constructor, 28, 30, Some("OrderProvider")),
+                ("createOrder", Method, 32, 38, Some("OrderProvider")),
+                ("make", Method, 40, 40, Some("OrderProvider")),
+                ("Nested", Struct, 43, 45, Some("OrderProvider")),
+                ("inner", Method, 44, 44, Some("Nested")),
+                ("describe", Method, 50, 50, Some("OrderProvider")),
+                ("Repository", Interface, 53, 57, None),
+                ("find", Method, 55, 55, Some("Repository")),
+                ("Cache", Class, 59, 61, None),
+                ("get", Method, 60, 60, Some("Cache")),
+                ("Handler", TypeAlias, 63, 63, None),
+                ("maxRetries", Constant, 64, 64, None),
+                ("globalCounter", Variable, 65, 65, None),
+                ("fetchOrders", Function, 67, 76, None),
+                ("debugOnly", Function, 78, 78, None),
+            ]
+        );
+        assert_eq!(sym(&f, "Topics").doc_line, Some(5));
+        assert_eq!(sym(&f, "OrderProvider").doc_line, Some(23));
+        let modules: Vec<&str> = f.imports.iter().map(|i| i.module.as_str()).collect();
+        assert_eq!(
+            modules,
+            vec!["Foundation", "OrdersKit", "NIO.EventLoopGroup"]
+        );
+    }
+
+    #[test]
+    fn string_constants_grpc_and_urls() {
+        let f = extract("Sources/Orders/OrderProvider.swift", SRC);
+        let consts: Vec<(&str, &str, u32)> = f
+            .constants
+            .iter()
+            .map(|c| (c.name.as_str(), c.value.as_str(), c.line))
+            .collect();
+        assert_eq!(
+            consts,
+            vec![
+                ("Topics.orderCreated", "order.created", 7),
+                ("Topics.orderPaid", "orderPaid", 8),
+                ("Topics.shipped", "order.shipped", 9),
+                ("Topics.returned", "returned", 9),
+                ("Config.baseURL", "http://orders:8080", 17),
+            ]
+        );
+        assert_eq!(
+            f.grpc,
+            vec![
+                GrpcFact::Server {
+                    service: "OrderService".into(),
+                    impl_type: Some("OrderProvider".into()),
+                    line: 25
+                },
+                GrpcFact::Client {
+                    service: "InventoryService".into(),
+                    var: Some("inventory".into()),
+                    line: 26
+                },
+                GrpcFact::Call {
+                    service: Some("InventoryService".into()),
+                    receiver: "inventory".into(),
+                    method: "reserve".into(),
+                    line: 36
+                },
+                GrpcFact::Client {
+                    service: "OrderService".into(),
+                    var: Some("client".into()),
+                    line: 71
+                },
+                GrpcFact::Call {
+                    service: Some("OrderService".into()),
+                    receiver: "client".into(),
+                    method: "getOrder".into(),
+                    line: 72
+                },
+            ]
+        );
+        assert_eq!(
+            f.http,
+            vec![
+                HttpFact::Call {
+                    method: None,
+                    path: "/api/orders/{}".into(),
+                    line: 68
+                },
+                HttpFact::Call {
+                    method: None,
+                    path: "/payments/refunds".into(),
+                    line: 69
+                },
+                HttpFact::Call {
+                    method: Some("POST".into()),
+                    path: "/v1/users".into(),
+                    line: 70
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn raw_and_multiline_strings_and_nested_comments() {
+        let src = r##"/* outer /* inner */ class Hidden {} */
+let raw = #"class InRaw { "quoted" }"#
+let multi = """
+    func inMultiline() {}
+    """
+struct Real {
+    static let path = #"/orders/\d+"#
+}
+"##;
+        let f = extract("x.swift", src);
+        let names: Vec<&str> = f.symbols.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, vec!["raw", "multi", "Real", "path"]);
+        assert_eq!(sym(&f, "multi").end_line, 5);
+        let c = f.constants.iter().find(|c| c.name == "Real.path");
+        assert_eq!(c.map(|c| c.value.as_str()), Some(r"/orders/\d+"));
+    }
+
+    #[test]
+    fn interpolation_placeholders() {
+        assert_eq!(placeholders(r"\(a)/x/\(f(b))"), "{}/x/{}");
+        assert_eq!(
+            url_path(r"\(base)/orders/\(id)").as_deref(),
+            Some("/orders/{}")
+        );
+        assert_eq!(url_path(r"\(base)\(path)"), None);
+        assert_eq!(url_path(r"\(open"), None);
+    }
+
+    #[test]
+    fn truncated_and_junk_input_never_panics() {
+        for cut in (0..SRC.len())
+            .filter(|&c| SRC.is_char_boundary(c))
+            .step_by(5)
+        {
+            let _ = extract("x.swift", &SRC[..cut]);
+        }
+        for src in [
+            "class",
+            "class X:",
+            "func",
+            "func f(",
+            "init(",
+            "enum E { case",
+            "@",
+            "import",
+            "let",
+            "let x =",
+            "extension",
+            "#if",
+            "URL(string:",
+            "}}}))",
+        ] {
+            let _ = extract("x.swift", src);
+        }
+        let alphabet: &[u8] = b"{}()[]<>/'\"`$@#*=;:,.?!&|\\\n abcXYZ019_-+classfuncletvarinit";
+        let mut seed = 0x1234_5678_u64;
+        let junk: String = (0..200_000)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                alphabet[(seed % alphabet.len() as u64) as usize] as char
+            })
+            .collect();
+        let f = extract("junk.swift", &junk);
+        assert!(f.symbols.iter().all(|s| s.end_line >= s.line));
+        let deep = "{".repeat(50_000) + &"struct A {".repeat(10_000);
+        let _ = extract("deep.swift", &deep);
+    }
 }

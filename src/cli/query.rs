@@ -1,0 +1,174 @@
+//! `mesh-mcp query <tool> ['<json args>'] [--json]`: one tool call answered on stdout, for
+//! people and scripts, without an MCP client. It indexes in-process (standalone), goes through
+//! the same [`crate::tools::invoke`] as the MCP session (stop rules, cap) and is audited like
+//! any other call. Exit status: 0 for an answer, 1 for an `isError` answer, 2 for bad usage.
+
+use std::io::{IsTerminal, Write};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::server::Shared;
+use crate::tools::{Outcome, ToolEnv};
+
+const USAGE: &str = "\
+Usage: mesh-mcp query <tool> ['<json arguments>'] [--json] [--config FILE]
+
+Answers one tool call for the workspace in the current directory and prints the Markdown answer
+on stdout (--json prints the raw MCP result). Exit status 1 when the answer is an error.
+
+Examples:
+  mesh-mcp query smart_search '{\"query\": \"OrderService\"}'
+  mesh-mcp query analyze_grpc '{\"target\": \"OrderService.CreateOrder\"}' --json
+  mesh-mcp query index_status
+";
+
+/// Runs the subcommand; returns the exit status.
+pub fn main(args: &[String]) -> i32 {
+    let mut positional = Vec::new();
+    let mut as_json = false;
+    let mut config_path = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--help" | "-h" => {
+                eprint!("{USAGE}");
+                return 0;
+            }
+            "--json" => as_json = true,
+            "--config" | "-c" => match it.next() {
+                Some(p) => config_path = Some(std::path::PathBuf::from(p)),
+                None => {
+                    eprintln!("mesh-mcp query: --config needs a file path");
+                    return 2;
+                }
+            },
+            other if other.starts_with("--") => {
+                eprintln!("mesh-mcp query: unknown option `{other}`. Try `mesh-mcp query --help`.");
+                return 2;
+            }
+            other => positional.push(other.to_string()),
+        }
+    }
+    crate::logging::init();
+    let Some(tool) = positional.first() else {
+        eprint!("mesh-mcp query: which tool?\n\n{USAGE}");
+        return 2;
+    };
+    if positional.len() > 2 {
+        eprintln!(
+            "mesh-mcp query: expected one JSON argument object after the tool name; quote it: '{{\"query\": \"X\"}}'"
+        );
+        return 2;
+    }
+    let arguments: Value = match positional.get(1) {
+        None => json!({}),
+        Some(raw) => match serde_json::from_str::<Value>(raw) {
+            Ok(v @ Value::Object(_)) => v,
+            Ok(_) => {
+                eprintln!(
+                    "mesh-mcp query: the arguments must be a JSON object, e.g. '{{\"query\": \"OrderService\"}}'"
+                );
+                return 2;
+            }
+            Err(e) => {
+                eprintln!(
+                    "mesh-mcp query: the arguments are not valid JSON ({e}); quote them for the shell, e.g. '{{\"query\": \"OrderService\"}}'"
+                );
+                return 2;
+            }
+        },
+    };
+    let cwd = match std::env::current_dir() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("mesh-mcp query: cannot read the current directory: {e}");
+            return 1;
+        }
+    };
+    let config = match crate::config::discover(&cwd, config_path.as_deref()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("mesh-mcp query: {e}");
+            return 2;
+        }
+    };
+    let shared = Shared::start(config);
+    let Some(def) = shared.registry.get(tool) else {
+        let names: Vec<&str> = shared.registry.all().iter().map(|t| t.name).collect();
+        eprintln!(
+            "mesh-mcp query: unknown tool `{tool}`. The tools are: {}.",
+            names.join(", ")
+        );
+        return 2;
+    };
+    let snapshot = if def.needs_index {
+        Some(wait_for_index(&shared))
+    } else {
+        None
+    };
+    let started = Instant::now();
+    let env = ToolEnv {
+        shared: &shared,
+        snapshot: snapshot.as_deref(),
+        trace_id: None,
+    };
+    let (out, outcome) = crate::tools::invoke(def, &arguments, &env);
+    shared.audit(&crate::audit::AuditEntry {
+        session_id: format!("cli-{}", std::process::id()),
+        trace_id: None,
+        tool: def.name.to_string(),
+        args_digest: crate::audit::args_digest(&arguments),
+        status: match outcome {
+            Outcome::Answered => crate::audit::CallStatus::Success,
+            Outcome::Failed => crate::audit::CallStatus::Error,
+            Outcome::Refused => crate::audit::CallStatus::Refused,
+        },
+        files_accessed: out.files_accessed.clone(),
+        redactions: out.redactions,
+        duration_us: started.elapsed().as_micros() as u64,
+    });
+    let text = if as_json {
+        let result = json!({
+            "content": [{"type": "text", "text": out.text}],
+            "isError": out.is_error,
+        });
+        format!(
+            "{}\n",
+            serde_json::to_string_pretty(&result).unwrap_or_default()
+        )
+    } else if out.text.ends_with('\n') {
+        out.text.clone()
+    } else {
+        format!("{}\n", out.text)
+    };
+    let mut stdout = std::io::stdout().lock();
+    if stdout
+        .write_all(text.as_bytes())
+        .and_then(|_| stdout.flush())
+        .is_err()
+    {
+        return 1;
+    }
+    i32::from(out.is_error)
+}
+
+/// Blocks until the first snapshot, with a progress line on stderr when it is a terminal.
+fn wait_for_index(shared: &Shared) -> std::sync::Arc<crate::index::snapshot::Snapshot> {
+    let tty = std::io::stderr().is_terminal();
+    let mut last_draw = Instant::now();
+    loop {
+        if let Some(s) = shared.index.current() {
+            if tty {
+                eprint!("\r\x1b[2K");
+            }
+            return s;
+        }
+        if tty && last_draw.elapsed() >= Duration::from_millis(100) {
+            let (done, total) = shared.index.progress();
+            eprint!("\rindexing: {done} of {total} files…");
+            last_draw = Instant::now();
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}

@@ -1,0 +1,2296 @@
+//! What the JVM-family extractors (Java, Kotlin, Scala) share: a token stream over the masked
+//! code with bracket pairs, annotation parsing, a file-local table of string constants, and
+//! the framework recognisers.
+//!
+//! Each language parser walks the tokens once to find its declarations and fills a [`Model`]
+//! (types with their annotations and supertypes, methods with their annotations). [`recognize`]
+//! then reads that model and makes a few linear passes over the tokens to find what frameworks
+//! say: gRPC servers (`*Grpc.*ImplBase`, `@GrpcService`, ScalaPB) and stubs with the calls made
+//! on them, Spring Kafka and kafka-clients producers and consumers, Spring MVC / JAX-RS /
+//! Micronaut routes, Feign / HTTP-interface / Retrofit declared calls, and RestTemplate,
+//! WebClient, `java.net.http`, OkHttp, Apache and Ktor client calls. Nothing here allocates per
+//! line or recurses on input, and every lookup is a hash map or a binary search.
+
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+
+use super::common::{http_path_of, looks_like_http_path, looks_like_topic};
+use crate::index::facts::{
+    Constant, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, SymbolKind, TopicExpr,
+};
+use crate::index::lex::{Lexed, is_ident_byte};
+
+/// Which JVM language a file is written in (a few forms differ: `new`, type annotations,
+/// string templates, generic brackets).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Java,
+    Kotlin,
+    Scala,
+}
+
+/// What a token is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokKind {
+    /// An identifier or keyword (also a Kotlin/Scala `` `quoted` `` identifier).
+    Ident,
+    /// One- or two-character punctuation (`(`, `.`, `=`, `->`, `::`, `==`, `?.`, …).
+    Punct,
+    /// A string or character literal; its value is in [`Lexed::strings`] at `str_idx`.
+    Str,
+    /// A number literal.
+    Num,
+}
+
+/// One token of the masked code.
+#[derive(Debug, Clone, Copy)]
+pub struct Tok<'a> {
+    pub kind: TokKind,
+    /// The identifier or punctuation; empty for string literals.
+    pub text: &'a str,
+    /// Byte offset in the source.
+    pub start: usize,
+    /// 1-based line of the token's first byte.
+    pub line: u32,
+    /// True when a newline separates this token from the previous one (Kotlin and Scala end
+    /// statements at newlines).
+    pub nl_before: bool,
+    /// Index into [`Lexed::strings`] for a literal.
+    pub str_idx: u32,
+}
+
+const NO_PAIR: u32 = u32::MAX;
+
+/// Two-character operators kept as one token.
+const OPS2: [&str; 15] = [
+    "==", "!=", "<=", ">=", "->", "=>", "::", "&&", "||", "?.", "?:", "+=", "-=", "++", "..",
+];
+
+/// A lexed file as tokens, with every bracket paired in one pass.
+pub struct Src<'a> {
+    pub lx: &'a Lexed<'a>,
+    pub toks: Vec<Tok<'a>>,
+    /// For `(`, `[` and `{`: the index of the closing bracket (and the reverse), or `NO_PAIR`.
+    pair: Vec<u32>,
+    pub dialect: Dialect,
+}
+
+impl<'a> Src<'a> {
+    /// Tokenizes `lx.code` and pairs its brackets.
+    pub fn new(lx: &'a Lexed<'a>, dialect: Dialect) -> Src<'a> {
+        let toks = tokenize(lx);
+        let pair = pair_brackets(&toks);
+        Src {
+            lx,
+            toks,
+            pair,
+            dialect,
+        }
+    }
+
+    /// The number of tokens.
+    pub fn len(&self) -> usize {
+        self.toks.len()
+    }
+
+    /// True for a file without code.
+    pub fn is_empty(&self) -> bool {
+        self.toks.is_empty()
+    }
+
+    /// True when token `i` is the punctuation `p`.
+    pub fn is(&self, i: usize, p: &str) -> bool {
+        self.toks
+            .get(i)
+            .is_some_and(|t| t.kind == TokKind::Punct && t.text == p)
+    }
+
+    /// True when token `i` is the identifier or keyword `w`.
+    pub fn kw(&self, i: usize, w: &str) -> bool {
+        self.toks
+            .get(i)
+            .is_some_and(|t| t.kind == TokKind::Ident && t.text == w)
+    }
+
+    /// The identifier at `i`, if it is one.
+    pub fn ident(&self, i: usize) -> Option<&'a str> {
+        self.toks
+            .get(i)
+            .filter(|t| t.kind == TokKind::Ident)
+            .map(|t| t.text)
+    }
+
+    /// The line on which token `i` ends (differs from [`Tok::line`] for a multi-line string).
+    pub fn end_line(&self, i: usize) -> u32 {
+        match self.toks.get(i) {
+            Some(t) if t.kind == TokKind::Str => {
+                self.lx.strings.get(t.str_idx as usize).map_or(t.line, |s| {
+                    self.lx.line_of(s.end.saturating_sub(1).max(s.start))
+                })
+            }
+            _ => self.line(i),
+        }
+    }
+
+    /// The line of token `i` (the last line for an index past the end).
+    pub fn line(&self, i: usize) -> u32 {
+        self.toks
+            .get(i)
+            .map_or_else(|| self.toks.last().map_or(1, |t| t.line), |t| t.line)
+    }
+
+    /// The index of the bracket closing the one at `i`; the end of the tokens when it never
+    /// closes (or `i` is not an opening bracket).
+    pub fn close(&self, i: usize) -> usize {
+        match self.pair.get(i) {
+            Some(&p) if p != NO_PAIR && p as usize > i => p as usize,
+            _ => self.toks.len(),
+        }
+    }
+
+    /// The index of the bracket opening the one closed at `i`, if any.
+    fn open_of(&self, i: usize) -> Option<usize> {
+        match self.pair.get(i) {
+            Some(&p) if p != NO_PAIR && (p as usize) < i => Some(p as usize),
+            _ => None,
+        }
+    }
+
+    /// True for an opening bracket token.
+    pub fn is_open(&self, i: usize) -> bool {
+        self.toks
+            .get(i)
+            .is_some_and(|t| t.kind == TokKind::Punct && matches!(t.text, "(" | "[" | "{"))
+    }
+
+    /// The literal at token `i` with its value, if the token is a string literal.
+    fn lit(&self, i: usize) -> Option<Lit<'a>> {
+        let t = self.toks.get(i).filter(|t| t.kind == TokKind::Str)?;
+        let s = self.lx.strings.get(t.str_idx as usize)?;
+        let templated = match self.dialect {
+            Dialect::Java => false,
+            Dialect::Kotlin => has_template(s.raw),
+            // Scala interpolators are an identifier glued to the quote (`s"…"`, `f"…"`).
+            Dialect::Scala => {
+                i > 0
+                    && self.toks[i - 1].kind == TokKind::Ident
+                    && self.toks[i - 1].start + self.toks[i - 1].text.len() == t.start
+                    && s.raw.contains('$')
+            }
+        };
+        Some(Lit {
+            value: s.value(),
+            templated,
+        })
+    }
+
+    /// The value of a string literal at `i` that is not a template.
+    fn plain_str(&self, i: usize) -> Option<Cow<'a, str>> {
+        self.lit(i).filter(|l| !l.templated).map(|l| l.value)
+    }
+
+    /// Skips a generic argument list `<…>` (or Scala `[…]`) starting at `i`; returns the index
+    /// after it, or `i` when there is none. Bounded so a stray `<` cannot scan the file.
+    pub fn skip_generics(&self, i: usize) -> usize {
+        if self.dialect == Dialect::Scala && self.is(i, "[") {
+            return self.close(i) + 1;
+        }
+        if !self.is(i, "<") {
+            return i;
+        }
+        let mut depth = 0usize;
+        let mut j = i;
+        while j < self.toks.len() && j - i < 64 {
+            let t = &self.toks[j];
+            if t.kind == TokKind::Punct {
+                match t.text {
+                    "<" => depth += 1,
+                    ">" => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return j + 1;
+                        }
+                    }
+                    "?" | "," | "." | "[" | "]" | "&" | "*" | "@" | ":" => {}
+                    _ => return i,
+                }
+            }
+            j += 1;
+        }
+        i
+    }
+
+    /// The first argument of the call whose `(` is token `open` (stops at the first top-level
+    /// comma, so a long argument list costs nothing more).
+    fn first_arg(&self, open: usize) -> Option<(usize, usize)> {
+        let close = self.close(open);
+        let mut j = open + 1;
+        while j < close {
+            if self.is_open(j) {
+                j = self.close(j) + 1;
+                continue;
+            }
+            if self.is(j, ",") {
+                break;
+            }
+            j += 1;
+        }
+        let end = j.min(close);
+        (end > open + 1).then_some((open + 1, end))
+    }
+
+    /// Splits `from..to` at top-level commas (brackets skipped whole); empty parts dropped.
+    pub fn split_commas(&self, from: usize, to: usize) -> Vec<(usize, usize)> {
+        self.split_at(from, to, ",")
+    }
+
+    /// Splits `from..to` at top-level punctuation `sep`.
+    fn split_at(&self, from: usize, to: usize, sep: &str) -> Vec<(usize, usize)> {
+        let to = to.min(self.toks.len());
+        let mut out = Vec::new();
+        let mut a = from;
+        let mut j = from;
+        while j < to {
+            if self.is_open(j) {
+                j = self.close(j) + 1;
+                continue;
+            }
+            if self.is(j, sep) {
+                if j > a {
+                    out.push((a, j));
+                }
+                a = j + 1;
+            }
+            j += 1;
+        }
+        if to > a {
+            out.push((a, to));
+        }
+        out
+    }
+}
+
+/// A string literal as an extractor sees it.
+struct Lit<'a> {
+    /// The value, escapes processed.
+    value: Cow<'a, str>,
+    /// True for a Kotlin/Scala template with substitutions (`"$base/x"`, `s"…$id"`).
+    templated: bool,
+}
+
+/// True when a Kotlin string contains a `$name` or `${…}` substitution (an escaped `\$` is
+/// a dollar sign).
+fn has_template(raw: &str) -> bool {
+    let b = raw.as_bytes();
+    (0..b.len()).any(|i| {
+        b[i] == b'$'
+            && (i == 0 || b[i - 1] != b'\\')
+            && b.get(i + 1)
+                .is_some_and(|&c| c == b'{' || c.is_ascii_alphabetic() || c == b'_')
+    })
+}
+
+fn tokenize<'a>(lx: &'a Lexed<'a>) -> Vec<Tok<'a>> {
+    let code = lx.code.as_str();
+    let b = code.as_bytes();
+    let n = b.len();
+    let mut toks = Vec::with_capacity(n / 5 + 8);
+    let mut i = 0usize;
+    let mut line = 1u32;
+    let mut nl = true;
+    let mut si = 0usize;
+    while i < n {
+        let c = b[i];
+        if c == b'\n' {
+            line += 1;
+            nl = true;
+            i += 1;
+            continue;
+        }
+        if c.is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        while si < lx.strings.len() && lx.strings[si].start < i {
+            si += 1;
+        }
+        if si < lx.strings.len() && lx.strings[si].start == i && matches!(c, b'"' | b'\'' | b'`') {
+            let s = &lx.strings[si];
+            let end = s.end.clamp(i + 1, n);
+            let quoted_ident = c == b'`';
+            toks.push(Tok {
+                // A character literal is a value, never a name or a path.
+                kind: match c {
+                    b'`' => TokKind::Ident,
+                    b'\'' => TokKind::Num,
+                    _ => TokKind::Str,
+                },
+                text: if quoted_ident { s.raw } else { "" },
+                start: i,
+                line,
+                nl_before: nl,
+                str_idx: si as u32,
+            });
+            line += b[i..end].iter().filter(|&&x| x == b'\n').count() as u32;
+            nl = false;
+            si += 1;
+            i = end;
+            continue;
+        }
+        let start = i;
+        let kind = if c.is_ascii_digit() {
+            i += 1;
+            while i < n
+                && (is_ident_byte(b[i])
+                    || (b[i] == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit)))
+            {
+                i += 1;
+            }
+            TokKind::Num
+        } else if is_ident_byte(c) {
+            i += 1;
+            while i < n && is_ident_byte(b[i]) {
+                i += 1;
+            }
+            TokKind::Ident
+        } else {
+            let second = b.get(i + 1).copied().unwrap_or(0);
+            let maybe_op = matches!(
+                second,
+                b'=' | b'>' | b':' | b'&' | b'|' | b'.' | b'+' | b'-'
+            );
+            let two = if maybe_op {
+                code.get(i..i + 2).unwrap_or("")
+            } else {
+                ""
+            };
+            i += if maybe_op && OPS2.contains(&two) {
+                2
+            } else {
+                1
+            };
+            // Keep a char boundary even for stray non-ASCII punctuation.
+            while i < n && !code.is_char_boundary(i) {
+                i += 1;
+            }
+            TokKind::Punct
+        };
+        toks.push(Tok {
+            kind,
+            text: &code[start..i],
+            start,
+            line,
+            nl_before: nl,
+            str_idx: 0,
+        });
+        nl = false;
+    }
+    toks
+}
+
+fn pair_brackets(toks: &[Tok]) -> Vec<u32> {
+    let mut pair = vec![NO_PAIR; toks.len()];
+    let mut stack: Vec<(u32, u8)> = Vec::new();
+    let mut open_counts = [0usize; 3];
+    for (i, t) in toks.iter().enumerate() {
+        if t.kind != TokKind::Punct {
+            continue;
+        }
+        let (kind, opening) = match t.text {
+            "(" => (0u8, true),
+            "[" => (1, true),
+            "{" => (2, true),
+            ")" => (0, false),
+            "]" => (1, false),
+            "}" => (2, false),
+            _ => continue,
+        };
+        if opening {
+            stack.push((i as u32, kind));
+            open_counts[kind as usize] += 1;
+            continue;
+        }
+        if open_counts[kind as usize] == 0 {
+            continue;
+        }
+        // A `}` abandons whatever is open inside its block; a `)` or `]` never crosses an open
+        // `{` (a stray one inside a body must not end the class around it).
+        let reachable = kind == 2
+            || stack
+                .iter()
+                .rev()
+                .take(64)
+                .take_while(|&&(_, k)| k != 2 || kind == 2)
+                .any(|&(_, k)| k == kind);
+        if !reachable {
+            continue;
+        }
+        while let Some((o, k)) = stack.pop() {
+            open_counts[k as usize] -= 1;
+            if k == kind {
+                pair[o as usize] = i as u32;
+                pair[i] = o;
+                break;
+            }
+        }
+    }
+    pair
+}
+
+/// An annotation (`@Name`, `@a.b.Name(args)`, Kotlin `@field:Name(args)`).
+#[derive(Debug, Clone, Copy)]
+pub struct Ann<'a> {
+    /// The last segment of the name (`GetMapping`).
+    pub name: &'a str,
+    pub line: u32,
+    /// Token index of the `@`.
+    pub at: usize,
+    /// Token range inside the parentheses, if any.
+    pub args: Option<(usize, usize)>,
+    /// Token index just past the annotation.
+    pub end: usize,
+}
+
+/// Parses the annotation whose `@` is token `i`.
+pub fn parse_ann<'a>(src: &Src<'a>, i: usize) -> Option<Ann<'a>> {
+    if !src.is(i, "@") {
+        return None;
+    }
+    let mut j = i + 1;
+    // Kotlin use-site targets: `@field:Value(…)`, `@get:JsonProperty`, `@file:JvmName(…)`.
+    if src.ident(j).is_some() && src.is(j + 1, ":") && src.ident(j + 2).is_some() {
+        j += 2;
+    }
+    let mut name = src.ident(j)?;
+    j += 1;
+    while src.is(j, ".") {
+        match src.ident(j + 1) {
+            Some(next) => {
+                name = next;
+                j += 2;
+            }
+            None => break,
+        }
+    }
+    let mut args = None;
+    if src.is(j, "(") {
+        let c = src.close(j);
+        args = Some((j + 1, c));
+        j = c + 1;
+    }
+    Some(Ann {
+        name,
+        line: src.toks[i].line,
+        at: i,
+        args,
+        end: j.min(src.len()),
+    })
+}
+
+/// The token range of an annotation attribute: `key = …` for one of `keys`, or the positional
+/// argument when `keys` contains `"value"`.
+fn ann_attr(src: &Src, ann: &Ann, keys: &[&str]) -> Option<(usize, usize)> {
+    let (a, b) = ann.args?;
+    for (x, y) in src.split_commas(a, b) {
+        let named = src.ident(x).is_some() && src.is(x + 1, "=");
+        if named {
+            if src.ident(x).is_some_and(|k| keys.contains(&k)) && x + 2 < y {
+                return Some((x + 2, y));
+            }
+        } else if keys.contains(&"value") {
+            return Some((x, y));
+        }
+    }
+    None
+}
+
+/// The elements of an array-valued expression: `{a, b}`, `[a, b]`, `arrayOf(a, b)`,
+/// `List.of(a)`, `listOf(a)`, `Arrays.asList(a, b)`, `Collections.singletonList(a)`, `Seq(a)`;
+/// anything else is one element.
+fn elements(src: &Src, (a, b): (usize, usize)) -> Vec<(usize, usize)> {
+    if b > a && (src.is(a, "{") || src.is(a, "[")) && src.close(a) + 1 == b {
+        return src.split_commas(a + 1, b - 1);
+    }
+    if let Some((x, y)) = builder_args(src, (a, b)) {
+        return src.split_commas(x, y);
+    }
+    vec![(a, b)]
+}
+
+/// The argument range of a collection builder call spanning exactly `a..b`.
+fn builder_args(src: &Src, (a, b): (usize, usize)) -> Option<(usize, usize)> {
+    const BUILDERS: [&str; 14] = [
+        "of",
+        "asList",
+        "singletonList",
+        "singleton",
+        "listOf",
+        "setOf",
+        "arrayOf",
+        "mutableListOf",
+        "arrayListOf",
+        "mutableSetOf",
+        "List",
+        "Set",
+        "Seq",
+        "Array",
+    ];
+    let mut j = a;
+    let mut last = None;
+    while j < b {
+        let name = src.ident(j)?;
+        last = Some(name);
+        if src.is(j + 1, ".") {
+            j += 2;
+        } else {
+            j += 1;
+            break;
+        }
+    }
+    if !BUILDERS.contains(&last?) {
+        return None;
+    }
+    let j = src.skip_generics(j);
+    (src.is(j, "(") && src.close(j) + 1 == b).then_some((j + 1, b - 1))
+}
+
+/// A Spring property placeholder `${name}` or `${name:default}` (nested defaults followed),
+/// as `(name, default)`; `None` for anything else, including text around the placeholder.
+pub fn spring_placeholder(s: &str) -> Option<(String, Option<String>)> {
+    let inner = s.trim().strip_prefix("${")?.strip_suffix('}')?;
+    if inner.contains("${") && inner.split_once(':').is_none_or(|(k, _)| k.contains('$')) {
+        return None;
+    }
+    let (var, default) = match inner.split_once(':') {
+        Some((v, d)) => (v, Some(d)),
+        None => (inner, None),
+    };
+    if var.is_empty() || var.contains(['{', '}', ' ', '#']) {
+        return None;
+    }
+    let mut default = default.map(str::to_string);
+    // `${a:${b:orders}}`: the innermost literal default wins.
+    for _ in 0..8 {
+        match default.as_deref().and_then(spring_placeholder) {
+            Some((_, d)) => default = d,
+            None => break,
+        }
+    }
+    if default
+        .as_deref()
+        .is_some_and(|d| d.contains("${") || d.contains("#{"))
+    {
+        default = None;
+    }
+    Some((var.to_string(), default))
+}
+
+/// The value a constant bound to `value` contributes: a placeholder gives its default (or
+/// nothing), SpEL gives nothing, anything else itself.
+fn const_value(value: &str) -> Option<String> {
+    if value.contains("${") {
+        return spring_placeholder(value).and_then(|(_, d)| d);
+    }
+    if value.contains("#{") {
+        return None;
+    }
+    Some(value.to_string())
+}
+
+/// The topic a string literal names: a plain topic, or a Spring placeholder as an
+/// environment lookup.
+fn topic_of_literal(s: &str) -> Option<TopicExpr> {
+    if s.contains("${") {
+        return spring_placeholder(s).map(|(var, default)| TopicExpr::Env { var, default });
+    }
+    if s.contains("#{") || !looks_like_topic(s) {
+        return None;
+    }
+    Some(TopicExpr::Literal(s.to_string()))
+}
+
+/// The string constants of one file, by qualified name (`Topics.ORDER_CREATED`, `BASE`).
+#[derive(Debug, Default)]
+pub struct Consts {
+    values: HashMap<String, String>,
+    /// Bare last segment → qualified name, `None` when several constants share it.
+    by_last: HashMap<String, Option<String>>,
+}
+
+impl Consts {
+    /// Records a constant and the [`Constant`] fact for it (placeholders give their default).
+    pub fn record(&mut self, facts: &mut FileFacts, name: String, value: &str, line: u32) {
+        let Some(value) = const_value(value) else {
+            return;
+        };
+        let last = name.rsplit('.').next().unwrap_or(&name).to_string();
+        self.by_last
+            .entry(last)
+            .and_modify(|q| {
+                if q.as_deref() != Some(name.as_str()) {
+                    *q = None;
+                }
+            })
+            .or_insert_with(|| Some(name.clone()));
+        self.values.insert(name.clone(), value.clone());
+        facts.constants.push(Constant { name, value, line });
+    }
+
+    /// The qualified name and value a reference written `written` at a site inside the types
+    /// `enclosing` (innermost first) refers to.
+    pub fn resolve(&self, written: &str, enclosing: &[&str]) -> Option<(&str, &str)> {
+        let get = |k: &str| {
+            self.values
+                .get_key_value(k)
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+        };
+        if let Some(hit) = get(written) {
+            return Some(hit);
+        }
+        for t in enclosing {
+            if let Some(hit) = get(&format!("{t}.{written}")) {
+                return Some(hit);
+            }
+        }
+        // `Outer.Topics.X` written, `Topics.X` recorded.
+        let mut rest = written;
+        while let Some((_, tail)) = rest.split_once('.') {
+            if tail.contains('.')
+                && let Some(hit) = get(tail)
+            {
+                return Some(hit);
+            }
+            rest = tail;
+        }
+        if !written.contains('.')
+            && let Some(Some(q)) = self.by_last.get(written)
+        {
+            return get(q);
+        }
+        None
+    }
+
+    /// Evaluates a string expression: literals and constants joined by `+`.
+    pub fn eval(&self, src: &Src, range: (usize, usize), enclosing: &[&str]) -> Option<String> {
+        let mut out = String::new();
+        for (a, b) in src.split_at(range.0, range.1, "+") {
+            if b == a + 1
+                && let Some(v) = src.plain_str(a)
+            {
+                out.push_str(&v);
+                continue;
+            }
+            let path = ident_path(src, (a, b))?;
+            out.push_str(self.resolve(&path, enclosing)?.1);
+        }
+        Some(out)
+    }
+}
+
+/// `a.b.c` (with an optional leading `this.`) spanning exactly `a..b`, joined with dots.
+fn ident_path(src: &Src, (a, b): (usize, usize)) -> Option<String> {
+    let mut j = a;
+    if src.kw(j, "this") && src.is(j + 1, ".") {
+        j += 2;
+    }
+    let mut out = String::new();
+    loop {
+        out.push_str(src.ident(j)?);
+        j += 1;
+        if j == b {
+            return Some(out);
+        }
+        if !src.is(j, ".") {
+            return None;
+        }
+        out.push('.');
+        j += 1;
+    }
+}
+
+fn is_upper_snake(s: &str) -> bool {
+    s.bytes().any(|b| b.is_ascii_uppercase())
+        && s.bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+}
+
+/// A declared type (class, interface, enum, record, object, trait).
+#[derive(Debug, Clone)]
+pub struct TypeDecl<'a> {
+    /// The simple name (`Companion` for an unnamed companion object).
+    pub name: &'a str,
+    /// The line of the name.
+    pub line: u32,
+    pub kind: SymbolKind,
+    /// Annotations on the declaration (`@RestController`, `@FeignClient`, `@GrpcService`).
+    pub anns: Vec<Ann<'a>>,
+    /// Supertypes as `(qualifier, name)`: `OrdersGrpc.OrdersImplBase` gives
+    /// `(Some("OrdersGrpc"), "OrdersImplBase")`.
+    pub supers: Vec<(Option<&'a str>, &'a str)>,
+    /// Token indices from the declaring keyword to the body's last token (the closing brace,
+    /// the end of an indented block, or the end of the header for a body-less type): the
+    /// tokens this type encloses, constructor parameters included.
+    pub span: (usize, usize),
+    /// The enclosing type (index in [`Model::types`]).
+    pub parent: Option<usize>,
+    /// A Kotlin `companion object`: its members are qualified by the enclosing class.
+    pub companion: bool,
+}
+
+/// A declared method or function, with its annotations.
+#[derive(Debug, Clone)]
+pub struct MethodDecl<'a> {
+    pub name: &'a str,
+    /// The line of the name.
+    pub line: u32,
+    /// The declaring type (index in [`Model::types`]); `None` at top level.
+    pub owner: Option<usize>,
+    /// Annotations on the method (`@GetMapping("/x")`, `@KafkaListener(…)`).
+    pub anns: Vec<Ann<'a>>,
+}
+
+/// What a language parser found: the declarations the framework recognisers read.
+#[derive(Debug, Default)]
+pub struct Model<'a> {
+    pub types: Vec<TypeDecl<'a>>,
+    pub methods: Vec<MethodDecl<'a>>,
+    /// Type indices in span order (filled by [`Model::index`]).
+    by_span: Vec<usize>,
+}
+
+impl<'a> Model<'a> {
+    /// Prepares the enclosing-type lookup; call once after parsing.
+    pub fn index(&mut self) {
+        self.by_span = (0..self.types.len()).collect();
+        self.by_span.sort_by_key(|&t| self.types[t].span.0);
+    }
+
+    /// The innermost type whose span contains token `i`.
+    pub fn enclosing(&self, i: usize) -> Option<usize> {
+        let k = self.by_span.partition_point(|&t| self.types[t].span.0 < i);
+        let mut cur = k.checked_sub(1).map(|k| self.by_span[k]);
+        for _ in 0..64 {
+            let t = cur?;
+            let (o, c) = self.types[t].span;
+            if o < i && i <= c {
+                return Some(t);
+            }
+            cur = self.types[t].parent;
+        }
+        None
+    }
+
+    /// The name members of type `t` are qualified with (a companion object's is its class's).
+    pub fn qualifier(&self, t: usize) -> &'a str {
+        let ty = &self.types[t];
+        match (ty.companion, ty.parent) {
+            (true, Some(p)) => self.types[p].name,
+            _ => ty.name,
+        }
+    }
+
+    /// The qualifier names around token `i`, innermost first.
+    pub fn enclosing_names(&self, i: usize) -> Vec<&'a str> {
+        let mut out: Vec<&'a str> = Vec::new();
+        let mut cur = self.enclosing(i);
+        while let Some(t) = cur {
+            let q = self.qualifier(t);
+            if out.last() != Some(&q) {
+                out.push(q);
+            }
+            cur = self.types[t].parent;
+            if out.len() > 64 {
+                break;
+            }
+        }
+        out
+    }
+}
+
+/// The first line of the Javadoc/KDoc or annotation block of a declaration whose first token
+/// (annotation or modifier) is on `first_line`.
+pub fn doc_line(lx: &Lexed, first_line: u32, annotated: bool) -> Option<u32> {
+    lx.doc_comment_above(first_line)
+        .or(annotated.then_some(first_line))
+}
+
+/// One step through an enum's entries (`A, B("x") { … }, C;`), shared by Java and Kotlin.
+pub enum EnumStep<'a> {
+    /// An entry; `next` is the index after it (and its arguments and body).
+    Entry {
+        name: &'a str,
+        line: u32,
+        end_line: u32,
+        doc_line: Option<u32>,
+        /// The first argument when it is a plain string literal.
+        value: Option<Cow<'a, str>>,
+        next: usize,
+    },
+    /// The `;` ending the entries was at `next - 1`: members follow.
+    Done { next: usize },
+    /// The enum's `}` (or the end of the tokens) is at `at`.
+    Close { at: usize },
+    /// Token `at` does not start an entry: members follow from there.
+    Members { at: usize },
+}
+
+/// Reads the next enum entry at or after token `j` (commas and annotations skipped).
+pub fn enum_step<'a>(src: &Src<'a>, mut j: usize) -> EnumStep<'a> {
+    let mut first_ann: Option<u32> = None;
+    loop {
+        let Some(t) = src.toks.get(j) else {
+            return EnumStep::Close { at: j };
+        };
+        if t.kind == TokKind::Punct {
+            match t.text {
+                "}" => return EnumStep::Close { at: j },
+                ";" => return EnumStep::Done { next: j + 1 },
+                "," => {
+                    j += 1;
+                    continue;
+                }
+                "@" => {
+                    first_ann.get_or_insert(t.line);
+                    j = parse_ann(src, j).map_or(j + 1, |a| a.end.max(j + 1));
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        let is_entry = src.ident(j).is_some()
+            && (src.is(j + 1, "(")
+                || src.is(j + 1, "{")
+                || src.is(j + 1, ",")
+                || src.is(j + 1, ";")
+                || src.is(j + 1, "}")
+                || src
+                    .toks
+                    .get(j + 1)
+                    .is_none_or(|n| n.nl_before && src.dialect != Dialect::Java));
+        if !is_entry || (src.dialect != Dialect::Java && is_decl_keyword(t.text)) {
+            return EnumStep::Members { at: j };
+        }
+        let doc_line = match first_ann {
+            Some(l) => src.lx.doc_comment_above(l).or(Some(l)),
+            None => src.lx.doc_comment_above(t.line),
+        };
+        let mut k = j + 1;
+        let mut value = None;
+        if src.is(k, "(") {
+            let close = src.close(k);
+            if let Some(&(a, b)) = src.split_commas(k + 1, close).first()
+                && b == a + 1
+            {
+                value = src.plain_str(a);
+            }
+            k = close + 1;
+        }
+        if src.is(k, "{") {
+            k = src.close(k) + 1;
+        }
+        return EnumStep::Entry {
+            name: t.text,
+            line: t.line,
+            end_line: src.line(k.saturating_sub(1)),
+            doc_line,
+            value,
+            next: k,
+        };
+    }
+}
+
+/// Kotlin/Scala words that start a member declaration (never an enum entry).
+fn is_decl_keyword(w: &str) -> bool {
+    matches!(
+        w,
+        "fun"
+            | "val"
+            | "var"
+            | "class"
+            | "object"
+            | "interface"
+            | "typealias"
+            | "init"
+            | "constructor"
+            | "companion"
+            | "def"
+            | "case"
+            | "override"
+            | "private"
+            | "protected"
+            | "internal"
+            | "public"
+            | "abstract"
+            | "open"
+            | "suspend"
+    )
+}
+
+/// What a variable is known to hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Held<'a> {
+    KafkaTemplate,
+    RestTemplate,
+    Stub(&'a str),
+}
+
+const STUB_SUFFIXES: [&str; 5] = [
+    "BlockingV2Stub",
+    "BlockingStub",
+    "FutureStub",
+    "CoroutineStub",
+    "Stub",
+];
+
+/// The service of a gRPC stub type `Svc…Stub` qualified by `qual` (`SvcGrpc`, `SvcGrpcKt`,
+/// `ReactorSvcGrpc`).
+fn stub_service<'a>(qual: &str, ty: &'a str) -> Option<&'a str> {
+    let base = qual
+        .strip_suffix("GrpcKt")
+        .or_else(|| qual.strip_suffix("Grpc"))?;
+    STUB_SUFFIXES.iter().find_map(|suf| {
+        let svc = ty.strip_suffix(suf)?;
+        (!svc.is_empty() && base.ends_with(svc)).then_some(svc)
+    })
+}
+
+/// The service of a gRPC server base `Svc(Coroutine)ImplBase` qualified by `SvcGrpc`/`SvcGrpcKt`.
+fn implbase_service<'a>(qual: Option<&str>, ty: &'a str) -> Option<&'a str> {
+    let svc = ty.strip_suffix("ImplBase")?;
+    let svc = svc.strip_suffix("Coroutine").unwrap_or(svc);
+    if svc.is_empty() {
+        return None;
+    }
+    let base = qual?
+        .strip_suffix("GrpcKt")
+        .or_else(|| qual?.strip_suffix("Grpc"))?;
+    base.ends_with(svc).then_some(svc)
+}
+
+/// Everything [`recognize`] keeps while scanning one file.
+struct Ctx<'s, 'a> {
+    src: &'s Src<'a>,
+    model: &'s Model<'a>,
+    consts: &'s Consts,
+    /// Simple names imported as `…XGrpc.XBlockingStub` (or `…XImplBase`) → qualifier.
+    grpc_imports: HashMap<String, String>,
+    /// Variables and fields by what they hold.
+    held: HashMap<&'a str, Held<'a>>,
+    /// `@Value("${x:y}")` fields and parameters → (property, default).
+    value_bound: HashMap<&'a str, (String, Option<String>)>,
+    /// Locals and fields bound once to a plain literal (`None` when bound to several).
+    locals: HashMap<&'a str, Option<Cow<'a, str>>>,
+    /// Variables bound once to an expression holding an HTTP path literal
+    /// (`String url = base + "/orders/" + id;`) → that expression's token range.
+    url_vars: HashMap<&'a str, Option<(usize, usize)>>,
+}
+
+/// Runs every framework recogniser over a parsed file, appending to `facts`.
+pub fn recognize<'a>(src: &Src<'a>, model: &Model<'a>, consts: &Consts, facts: &mut FileFacts) {
+    let mut grpc_imports = HashMap::new();
+    for imp in &facts.imports {
+        let mut segs = imp.module.rsplit('.');
+        if let (Some(last), Some(prev)) = (segs.next(), segs.next())
+            && (prev.ends_with("Grpc") || prev.ends_with("GrpcKt"))
+        {
+            grpc_imports.insert(last.to_string(), prev.to_string());
+        }
+    }
+    let mut cx = Ctx {
+        src,
+        model,
+        consts,
+        grpc_imports,
+        held: HashMap::new(),
+        value_bound: HashMap::new(),
+        locals: HashMap::new(),
+        url_vars: HashMap::new(),
+    };
+    cx.scan_bindings(facts);
+    cx.grpc(facts);
+    cx.kafka(facts);
+    cx.http(facts);
+}
+
+impl<'s, 'a> Ctx<'s, 'a> {
+    /// The var a typed declaration at type token `k` names: Java `Type<…> name`, Kotlin/Scala
+    /// `name: Qual.Type`.
+    fn declared_var(&self, k: usize) -> Option<(usize, &'a str)> {
+        let src = self.src;
+        // `name: Type` / `name: Qual.Type`.
+        let mut q = k;
+        while q >= 2 && src.is(q - 1, ".") && src.ident(q - 2).is_some() {
+            q -= 2;
+        }
+        if q >= 2 && src.is(q - 1, ":") && src.dialect != Dialect::Java {
+            return src.ident(q - 2).map(|n| (q - 2, n));
+        }
+        // `Type<…> name` not followed by `(` (that would be a method returning the type).
+        let mut j = src.skip_generics(k + 1);
+        while src.is(j, "[") && src.is(j + 1, "]") {
+            j += 2;
+        }
+        if src.dialect == Dialect::Java
+            && let Some(n) = src.ident(j)
+            && !src.is(j + 1, "(")
+            && !src.is(j + 1, ".")
+            && !matches!(n, "extends" | "implements" | "throws" | "instanceof")
+        {
+            return Some((j, n));
+        }
+        None
+    }
+
+    /// Finds typed declarations, `@Value` bindings and literal-bound locals in one pass.
+    fn scan_bindings(&mut self, facts: &mut FileFacts) {
+        let src = self.src;
+        let n = src.len();
+        for k in 0..n {
+            let t = src.toks[k];
+            if t.kind == TokKind::Punct && t.text == "@" {
+                if src.kw(k + 1, "Value") || (src.is(k + 2, ":") && src.kw(k + 3, "Value")) {
+                    self.value_annotation(k, facts);
+                }
+                continue;
+            }
+            if t.kind == TokKind::Punct && t.text == "=" {
+                // `name = "literal"` (a field, local or Kotlin/Scala val).
+                let named_arg = k >= 2 && (src.is(k - 2, "(") || src.is(k - 2, ","));
+                if !named_arg
+                    && let Some(name) = k.checked_sub(1).and_then(|p| src.ident(p))
+                    && let Some(v) = src.plain_str(k + 1)
+                    && (src.is(k + 2, ";")
+                        || src.toks.get(k + 2).is_none_or(|t| t.nl_before)
+                        || src.is(k + 2, ")")
+                        || src.is(k + 2, "}"))
+                {
+                    self.locals
+                        .entry(name)
+                        .and_modify(|old| {
+                            if old.as_deref() != Some(&*v) {
+                                *old = None;
+                            }
+                        })
+                        .or_insert(Some(v));
+                }
+                if !named_arg && let Some(name) = k.checked_sub(1).and_then(|p| src.ident(p)) {
+                    let end = self.statement_end(k + 1);
+                    let has_path = (k + 1..end.min(k + 65)).any(|j| {
+                        src.lit(j).is_some_and(|l| {
+                            let v = normalize_template(&l.value, l.templated);
+                            v.starts_with('/') || v.contains("://") || v.starts_with("{}/")
+                        })
+                    });
+                    if has_path && end > k + 1 {
+                        let range = (k + 1, end);
+                        self.url_vars
+                            .entry(name)
+                            .and_modify(|old| {
+                                if *old != Some(range) {
+                                    *old = None;
+                                }
+                            })
+                            .or_insert(Some(range));
+                    }
+                }
+                continue;
+            }
+            let Some(ty) = src.ident(k) else { continue };
+            let held = match ty {
+                "KafkaTemplate" | "ReactiveKafkaProducerTemplate" => Held::KafkaTemplate,
+                "RestTemplate" | "TestRestTemplate" => Held::RestTemplate,
+                _ => {
+                    if !ty.ends_with("Stub") {
+                        continue;
+                    }
+                    let qual = if k >= 2 && src.is(k - 1, ".") {
+                        src.ident(k - 2)
+                    } else {
+                        self.grpc_imports.get(ty).map(String::as_str)
+                    };
+                    match qual.and_then(|q| stub_service(q, ty)) {
+                        Some(svc) => Held::Stub(svc),
+                        None => continue,
+                    }
+                }
+            };
+            if let Some((_, var)) = self.declared_var(k) {
+                self.held.entry(var).or_insert(held);
+            } else if src.is(src.skip_generics(k + 1), "(") {
+                // A construction: `var t = new KafkaTemplate<>(pf)`, `val rest = RestTemplate()`.
+                let start = if k >= 1 && src.kw(k - 1, "new") {
+                    k - 1
+                } else {
+                    k
+                };
+                if let Some(var) = self.assigned_var(start) {
+                    self.held.entry(var).or_insert(held);
+                }
+            }
+        }
+    }
+
+    /// `@Value("${prop:default}") <decl>`: binds the declared name to the property, and records a
+    /// constant for its default.
+    fn value_annotation(&mut self, at: usize, facts: &mut FileFacts) {
+        let src = self.src;
+        let Some(ann) = parse_ann(src, at) else {
+            return;
+        };
+        let Some((a, b)) = ann_attr(src, &ann, &["value"]) else {
+            return;
+        };
+        if b != a + 1 {
+            return;
+        }
+        let Some(v) = src.lit(a) else { return };
+        let Some((var, default)) = spring_placeholder(&v.value) else {
+            return;
+        };
+        // The declared name: skip modifiers/annotations; Kotlin `name: T`, Java `T name`.
+        let mut j = ann.end;
+        let mut last_ident = None;
+        let mut steps = 0;
+        while j < src.len() && steps < 24 {
+            steps += 1;
+            if src.is(j, "@") {
+                j = parse_ann(src, j).map_or(j + 1, |x| x.end);
+                continue;
+            }
+            let t = src.toks[j];
+            if t.kind == TokKind::Punct {
+                match t.text {
+                    ":" if src.dialect != Dialect::Java => break,
+                    "<" => {
+                        j = src.skip_generics(j).max(j + 1);
+                        continue;
+                    }
+                    "." | "?" | "[" | "]" => {}
+                    _ => break,
+                }
+            } else if t.kind == TokKind::Ident {
+                if matches!(t.text, "fun" | "void" | "def") {
+                    return;
+                }
+                last_ident = Some(t.text);
+            } else {
+                break;
+            }
+            j += 1;
+        }
+        // A setter or method takes the value through its parameter: not a binding we can name.
+        if src.is(j, "(") {
+            return;
+        }
+        let Some(name) = last_ident else { return };
+        if let Some(d) = &default {
+            let qualified = match self.model.enclosing(at) {
+                Some(t) => format!("{}.{}", self.model.qualifier(t), name),
+                None => name.to_string(),
+            };
+            facts.constants.push(Constant {
+                name: qualified,
+                value: d.clone(),
+                line: ann.line,
+            });
+        }
+        self.value_bound.insert(name, (var, default));
+    }
+
+    /// The topic an expression names (see the module docs), resolved against this file's
+    /// constants so a bare `TOPIC` inside `Producer` becomes `Producer.TOPIC`.
+    fn topic(&self, (a, b): (usize, usize)) -> Option<TopicExpr> {
+        let src = self.src;
+        if b <= a {
+            return None;
+        }
+        if b == a + 1 && src.toks[a].kind == TokKind::Str {
+            let lit = src.lit(a)?;
+            if lit.templated {
+                return None;
+            }
+            return topic_of_literal(&lit.value);
+        }
+        // Strip a value accessor: `Topics.ORDER_CREATED.getValue()`, `.value`, `.topic`.
+        let mut end = b;
+        if end >= a + 3 && src.is(end - 1, ")") && src.is(end - 2, "(") {
+            end -= 2;
+        }
+        if end >= a + 3
+            && src.is(end - 2, ".")
+            && src.ident(end - 1).is_some_and(|m| {
+                matches!(
+                    m,
+                    "value" | "getValue" | "topic" | "getTopic" | "topicName" | "getTopicName"
+                )
+            })
+        {
+            end -= 2;
+        } else if end != b {
+            return None;
+        }
+        let path = ident_path(src, (a, end))?;
+        if !path.contains('.')
+            && let Some((var, default)) = self.value_bound.get(path.as_str())
+        {
+            return Some(TopicExpr::Env {
+                var: var.clone(),
+                default: default.clone(),
+            });
+        }
+        let enclosing = self.model.enclosing_names(a);
+        if let Some((q, _)) = self.consts.resolve(&path, &enclosing) {
+            return Some(TopicExpr::Reference(q.to_string()));
+        }
+        if !path.contains('.')
+            && let Some(Some(v)) = self.locals.get(path.as_str())
+        {
+            return topic_of_literal(v);
+        }
+        let mut segs = path.rsplit('.');
+        let last = segs.next().unwrap_or("");
+        let owner_is_type = segs
+            .next()
+            .is_some_and(|o| o.starts_with(|c: char| c.is_ascii_uppercase()));
+        (is_upper_snake(last) || owner_is_type).then_some(TopicExpr::Reference(path))
+    }
+
+    fn topics(&self, range: (usize, usize)) -> Vec<TopicExpr> {
+        elements(self.src, range)
+            .into_iter()
+            .filter_map(|r| self.topic(r))
+            .collect()
+    }
+
+    // ---- gRPC -------------------------------------------------------------------------------
+
+    fn grpc(&self, facts: &mut FileFacts) {
+        let src = self.src;
+        // Servers from declarations.
+        for ty in &self.model.types {
+            let mut service: Option<&str> = None;
+            for &(qual, name) in &ty.supers {
+                let q = qual.or_else(|| self.grpc_imports.get(name).map(String::as_str));
+                if let Some(s) = implbase_service(q, name) {
+                    service = Some(s);
+                    break;
+                }
+                // ScalaPB: `extends OrdersGrpc.Orders`; fs2-grpc: `extends OrdersFs2Grpc[F, M]`.
+                if src.dialect == Dialect::Scala {
+                    if let Some(q) = qual
+                        && q.strip_suffix("Grpc") == Some(name)
+                    {
+                        service = Some(name);
+                        break;
+                    }
+                    if let Some(s) = name.strip_suffix("Fs2Grpc").filter(|s| !s.is_empty()) {
+                        service = Some(s);
+                        break;
+                    }
+                }
+            }
+            let annotated = ty
+                .anns
+                .iter()
+                .any(|a| matches!(a.name, "GrpcService" | "GRpcService"));
+            if service.is_none() && annotated {
+                // `@GrpcService class X extends OrdersImplBase` (nested class imported), or a
+                // Quarkus/Mutiny service implementing the generated interface.
+                service = ty
+                    .supers
+                    .iter()
+                    .find_map(|&(_, n)| {
+                        n.strip_suffix("ImplBase")
+                            .map(|s| s.strip_suffix("Coroutine").unwrap_or(s))
+                            .filter(|s| !s.is_empty())
+                    })
+                    .or(match ty.supers.as_slice() {
+                        [(_, only)] => Some(*only),
+                        _ => None,
+                    });
+            }
+            if let Some(service) = service {
+                facts.grpc.push(GrpcFact::Server {
+                    service: service.to_string(),
+                    impl_type: Some(ty.name.to_string()),
+                    line: ty.line,
+                });
+            }
+        }
+
+        // Clients: constructions, then typed declarations without one.
+        let mut clients: Vec<(u32, &'a str, Option<&'a str>)> = Vec::new();
+        let mut constructed: HashSet<&'a str> = HashSet::new();
+        let mut vars: HashMap<&'a str, &'a str> = HashMap::new();
+        let n = src.len();
+        for k in 0..n {
+            let Some(q) = src.ident(k) else { continue };
+            if !(q.ends_with("Grpc") || q.ends_with("GrpcKt")) || !src.is(k + 1, ".") {
+                continue;
+            }
+            let Some(m) = src.ident(k + 2) else { continue };
+            let base = q
+                .strip_suffix("GrpcKt")
+                .or_else(|| q.strip_suffix("Grpc"))
+                .unwrap_or(q);
+            let service = match m {
+                "newBlockingStub" | "newStub" | "newFutureStub" | "newBlockingV2Stub" => Some(base),
+                "stub" | "blockingStub" if src.dialect == Dialect::Scala => Some(base),
+                "bindService" if src.dialect == Dialect::Scala => {
+                    // ScalaPB `OrdersGrpc.bindService(new OrdersImpl, ec)`.
+                    if src.is(k + 3, "(") {
+                        let mut j = k + 4;
+                        if src.kw(j, "new") {
+                            j += 1;
+                        }
+                        let impl_type = src
+                            .ident(j)
+                            .filter(|s| s.starts_with(|c: char| c.is_ascii_uppercase()));
+                        facts.grpc.push(GrpcFact::Server {
+                            service: base.to_string(),
+                            impl_type: impl_type.map(str::to_string),
+                            line: src.toks[k].line,
+                        });
+                    }
+                    None
+                }
+                _ => stub_service(q, m).filter(|_| m.ends_with("CoroutineStub")),
+            };
+            let Some(service) = service else { continue };
+            let call = src.skip_generics(k + 3);
+            if !src.is(call, "(") || service.is_empty() {
+                continue;
+            }
+            let var = self.assigned_var(k);
+            if let Some(v) = var {
+                constructed.insert(v);
+                vars.insert(v, service);
+            }
+            clients.push((src.toks[k].line, service, var));
+            // `OrdersGrpc.newBlockingStub(ch).createOrder(req)`.
+            let after = src.close(call) + 1;
+            if let Some((mi, method)) = self.called_method(after) {
+                facts.grpc.push(GrpcFact::Call {
+                    service: Some(service.to_string()),
+                    receiver: q.to_string(),
+                    method: method.to_string(),
+                    line: src.toks[mi].line,
+                });
+            }
+        }
+        // Typed declarations, in token order, that no construction already accounts for.
+        let mut typed: Vec<(usize, &'a str, &'a str)> = Vec::new();
+        for k in 0..n {
+            let Some(ty) = src.ident(k).filter(|t| t.ends_with("Stub")) else {
+                continue;
+            };
+            let qual = if k >= 2 && src.is(k - 1, ".") {
+                src.ident(k - 2)
+            } else {
+                self.grpc_imports.get(ty).map(String::as_str)
+            };
+            let Some(svc) = qual.and_then(|q| stub_service(q, ty)) else {
+                continue;
+            };
+            if let Some((vi, var)) = self.declared_var(k) {
+                typed.push((vi, var, svc));
+            }
+        }
+        let mut seen_typed: HashSet<&str> = HashSet::new();
+        for (vi, var, svc) in typed {
+            vars.entry(var).or_insert(svc);
+            if !constructed.contains(var) && seen_typed.insert(var) {
+                clients.push((src.toks[vi].line, svc, Some(var)));
+            }
+        }
+        clients.sort_by_key(|c| c.0);
+        for (line, service, var) in clients {
+            facts.grpc.push(GrpcFact::Client {
+                service: service.to_string(),
+                var: var.map(str::to_string),
+                line,
+            });
+        }
+        if vars.is_empty() {
+            return;
+        }
+        // Calls: `stub.createOrder(req)`, `this.stub.createOrder(req)`, through `with…(…)`.
+        // Client variables are few: a bitmask of their lengths keeps this loop cheap.
+        let lengths: u64 = vars.keys().fold(0, |m, v| m | (1u64 << v.len().min(63)));
+        for k in 0..n {
+            let Some(v) = src
+                .ident(k)
+                .filter(|v| lengths & (1u64 << v.len().min(63)) != 0)
+            else {
+                continue;
+            };
+            let Some(&svc) = vars.get(v) else { continue };
+            if k >= 1 && src.is(k - 1, ".") && !(k >= 2 && src.kw(k - 2, "this")) {
+                continue;
+            }
+            if let Some((mi, method)) = self.called_method(k + 1) {
+                facts.grpc.push(GrpcFact::Call {
+                    service: Some(svc.to_string()),
+                    receiver: v.to_string(),
+                    method: method.to_string(),
+                    line: src.toks[mi].line,
+                });
+            }
+        }
+    }
+
+    /// The RPC method called at `.m(` starting at token `i`, looking through stub
+    /// configuration calls (`.withDeadlineAfter(…)`).
+    fn called_method(&self, mut i: usize) -> Option<(usize, &'a str)> {
+        let src = self.src;
+        for _ in 0..8 {
+            if !(src.is(i, ".") || src.is(i, "?.")) {
+                return None;
+            }
+            let m = src.ident(i + 1)?;
+            let open = src.skip_generics(i + 2);
+            if !src.is(open, "(") {
+                return None;
+            }
+            if m.starts_with("with") {
+                i = src.close(open) + 1;
+                continue;
+            }
+            if matches!(
+                m,
+                "getChannel" | "getCallOptions" | "toString" | "hashCode" | "equals" | "build"
+            ) {
+                return None;
+            }
+            return Some((i + 1, m));
+        }
+        None
+    }
+
+    /// The variable or field an expression starting at token `k` is assigned to
+    /// (`this.stub = …`, `stub = …`, `Type stub = …`, `val stub: T = …`).
+    fn assigned_var(&self, mut k: usize) -> Option<&'a str> {
+        let src = self.src;
+        while k >= 2 && src.is(k - 1, ".") && src.ident(k - 2).is_some() {
+            k -= 2;
+        }
+        let eq = k.checked_sub(1)?;
+        if !src.is(eq, "=") {
+            return None;
+        }
+        // Kotlin/Scala `val name: Type = …`: the name after `val`/`var` in the statement.
+        if src.dialect != Dialect::Java {
+            let from = eq.saturating_sub(12);
+            for j in (from..eq).rev() {
+                if src.kw(j, "val") || src.kw(j, "var") {
+                    return src.ident(j + 1);
+                }
+                if src.toks[j].nl_before {
+                    break;
+                }
+            }
+        }
+        src.ident(eq - 1)
+    }
+
+    // ---- Kafka ------------------------------------------------------------------------------
+
+    fn kafka(&self, facts: &mut FileFacts) {
+        let src = self.src;
+        let n = src.len();
+        fn push(facts: &mut FileFacts, role: EventRole, topic: TopicExpr, via: &str, line: u32) {
+            facts.events.push(EventFact {
+                role,
+                topic,
+                via: via.to_string(),
+                line,
+            });
+        }
+        // `@SendTo("t")` on a `@KafkaListener` method produces to `t`.
+        let mut send_to: HashSet<usize> = HashSet::new();
+        for m in &self.model.methods {
+            if m.anns.iter().any(|a| a.name == "KafkaListener") {
+                send_to.extend(m.anns.iter().filter(|a| a.name == "SendTo").map(|a| a.at));
+            }
+        }
+        let mut in_send: HashSet<usize> = HashSet::new();
+        for k in 0..n {
+            let t = src.toks[k];
+            if t.kind == TokKind::Punct && t.text == "@" {
+                let Some(ann) = parse_ann(src, k) else {
+                    continue;
+                };
+                match ann.name {
+                    "KafkaListener" => {
+                        if let Some(r) = ann_attr(src, &ann, &["topics"]) {
+                            for topic in self.topics(r) {
+                                push(
+                                    facts,
+                                    EventRole::Consumer,
+                                    topic,
+                                    "@KafkaListener",
+                                    ann.line,
+                                );
+                            }
+                        }
+                        // `topicPartitions = [@TopicPartition(topic = "t", …)]`.
+                        if let Some((a, b)) = ann.args {
+                            for j in a..b.min(a + 512) {
+                                if !(src.kw(j, "topic") && src.is(j + 1, "=")) {
+                                    continue;
+                                }
+                                let mut e = j + 2;
+                                while e < b
+                                    && (src.toks[e].kind != TokKind::Punct || src.is(e, "."))
+                                {
+                                    e += 1;
+                                }
+                                if let Some(topic) = self.topic((j + 2, e)) {
+                                    push(
+                                        facts,
+                                        EventRole::Consumer,
+                                        topic,
+                                        "@KafkaListener",
+                                        src.toks[j].line,
+                                    );
+                                }
+                            }
+                        }
+                    }
+                    "SendTo" if send_to.contains(&k) => {
+                        if let Some(r) = ann_attr(src, &ann, &["value"]) {
+                            for topic in self.topics(r) {
+                                push(facts, EventRole::Producer, topic, "@SendTo", ann.line);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+                continue;
+            }
+            if t.kind != TokKind::Ident {
+                continue;
+            }
+            match t.text {
+                "send" if k >= 2 && src.is(k - 1, ".") && src.is(k + 1, "(") => {
+                    let Some(recv) = src.ident(k - 2) else {
+                        continue;
+                    };
+                    let is_template = self.held.get(recv) == Some(&Held::KafkaTemplate)
+                        || recv.to_ascii_lowercase().contains("kafkatemplate");
+                    if !is_template {
+                        continue;
+                    }
+                    let Some((a, b)) = src.first_arg(k + 1) else {
+                        continue;
+                    };
+                    // `send(new ProducerRecord<>(…))`, `send(ProducerRecord(…))`.
+                    let mut pr = a;
+                    if src.kw(pr, "new") {
+                        pr += 1;
+                    }
+                    if src.kw(pr, "ProducerRecord") {
+                        in_send.insert(pr);
+                        if let Some(topic) = self.record_topic(pr) {
+                            push(facts, EventRole::Producer, topic, "KafkaTemplate", t.line);
+                        }
+                        continue;
+                    }
+                    if let Some(topic) = self.topic((a, b)) {
+                        push(facts, EventRole::Producer, topic, "KafkaTemplate", t.line);
+                    }
+                }
+                "ProducerRecord" if !in_send.contains(&k) => {
+                    if let Some(topic) = self.record_topic(k) {
+                        push(facts, EventRole::Producer, topic, "kafka-clients", t.line);
+                    }
+                }
+                "KafkaHeaders"
+                    if src.is(k + 1, ".") && src.kw(k + 2, "TOPIC") && src.is(k + 3, ",") =>
+                {
+                    // `MessageBuilder…setHeader(KafkaHeaders.TOPIC, "t")`.
+                    let open = (0..k).rev().take(4).find(|&j| src.is(j, "("));
+                    let end = open.map_or(n, |o| src.close(o));
+                    if let Some(&r) = src.split_commas(k + 4, end).first()
+                        && let Some(topic) = self.topic(r)
+                    {
+                        push(facts, EventRole::Producer, topic, "KafkaTemplate", t.line);
+                    }
+                }
+                "subscribe" | "subscription"
+                    if k >= 2 && src.is(k - 1, ".") && src.is(k + 1, "(") =>
+                {
+                    let Some((a, mut b)) = src.first_arg(k + 1) else {
+                        continue;
+                    };
+                    // Scala `List("t").asJava`.
+                    if b >= a + 3 && src.is(b - 2, ".") && src.kw(b - 1, "asJava") {
+                        b -= 2;
+                    }
+                    let recv = src.ident(k - 2).unwrap_or("");
+                    let consumerish = recv.to_ascii_lowercase().contains("consumer");
+                    if builder_args(src, (a, b)).is_none() && !consumerish {
+                        continue;
+                    }
+                    if src.kw(a, "Pattern") {
+                        continue;
+                    }
+                    for topic in self.topics((a, b)) {
+                        push(facts, EventRole::Consumer, topic, "kafka-clients", t.line);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The topic of `ProducerRecord(…)` whose name is token `k` (`new ProducerRecord<>(t, …)`,
+    /// Kotlin `ProducerRecord<K, V>(t, …)`, Scala `new ProducerRecord[K, V](t, …)`).
+    fn record_topic(&self, k: usize) -> Option<TopicExpr> {
+        let src = self.src;
+        let open = src.skip_generics(k + 1);
+        if !src.is(open, "(") {
+            return None;
+        }
+        self.topic(src.first_arg(open)?)
+    }
+
+    // ---- HTTP -------------------------------------------------------------------------------
+
+    fn http(&self, facts: &mut FileFacts) {
+        self.routes(facts);
+        self.client_calls(facts);
+    }
+
+    /// The string values of an annotation attribute (arrays expanded, constants resolved).
+    fn ann_strings(&self, ann: &Ann, keys: &[&str]) -> Vec<String> {
+        let Some(range) = ann_attr(self.src, ann, keys) else {
+            return Vec::new();
+        };
+        let enclosing = self.model.enclosing_names(ann.at);
+        elements(self.src, range)
+            .into_iter()
+            .filter_map(|r| self.consts.eval(self.src, r, &enclosing))
+            .collect()
+    }
+
+    /// Route/call paths and verbs a method annotation declares, if it is a mapping annotation.
+    fn mapping(&self, ann: &Ann) -> Option<(Vec<String>, Vec<String>)> {
+        let src = self.src;
+        let verb = |m: &str| m.to_ascii_uppercase();
+        let (verbs, path_keys): (Vec<String>, &[&str]) = match ann.name {
+            "GetMapping" | "PostMapping" | "PutMapping" | "DeleteMapping" | "PatchMapping" => (
+                vec![verb(ann.name.trim_end_matches("Mapping"))],
+                &["value", "path"],
+            ),
+            "GetExchange" | "PostExchange" | "PutExchange" | "DeleteExchange" | "PatchExchange" => {
+                (
+                    vec![verb(ann.name.trim_end_matches("Exchange"))],
+                    &["value", "url"],
+                )
+            }
+            "RequestMapping" | "HttpExchange" => {
+                let mut verbs = Vec::new();
+                if let Some(r) = ann_attr(src, ann, &["method"]) {
+                    for (a, b) in elements(src, r) {
+                        if let Some(last) = b
+                            .checked_sub(1)
+                            .filter(|&l| l >= a)
+                            .and_then(|l| src.ident(l))
+                        {
+                            verbs.push(last.to_ascii_uppercase());
+                        } else if let Some(v) = src.plain_str(a) {
+                            verbs.push(v.to_ascii_uppercase());
+                        }
+                    }
+                }
+                if verbs.is_empty() {
+                    verbs.push("ANY".to_string());
+                }
+                (verbs, &["value", "path", "url"])
+            }
+            // Micronaut.
+            "Get" | "Post" | "Put" | "Delete" | "Patch" | "Head" | "Options" => {
+                (vec![verb(ann.name)], &["value", "uri"])
+            }
+            _ => return None,
+        };
+        let mut paths = self.ann_strings(ann, path_keys);
+        if paths.is_empty() {
+            if ann_attr(src, ann, path_keys).is_some() {
+                // A path we cannot evaluate: better no route than a wrong one.
+                return None;
+            }
+            paths.push(String::new());
+        }
+        Some((verbs, paths))
+    }
+
+    fn routes(&self, facts: &mut FileFacts) {
+        for m in &self.model.methods {
+            let owner = m.owner.map(|o| &self.model.types[o]);
+            let owner_anns: &[Ann] = owner.map_or(&[], |t| t.anns.as_slice());
+            let has = |name: &str| owner_anns.iter().any(|a| a.name == name);
+            // Declared clients: Feign, Spring HTTP interfaces, MicroProfile REST client.
+            let client = has("FeignClient") || has("HttpExchange") || has("RegisterRestClient");
+            let mut prefixes: Vec<String> = Vec::new();
+            for a in owner_anns {
+                match a.name {
+                    "RequestMapping" | "Path" | "HttpExchange" => {
+                        prefixes.extend(self.ann_strings(a, &["value", "path", "url"]));
+                    }
+                    // Micronaut `@Controller("/orders")` (Spring's `@Controller("x")` names a bean).
+                    "Controller" => {
+                        prefixes.extend(
+                            self.ann_strings(a, &["value"])
+                                .into_iter()
+                                .filter(|p| p.starts_with('/')),
+                        );
+                    }
+                    "FeignClient" => {
+                        prefixes.extend(self.ann_strings(a, &["path"]));
+                    }
+                    _ => {}
+                }
+            }
+            if prefixes.is_empty() {
+                prefixes.push(String::new());
+            }
+            prefixes.truncate(8);
+            // JAX-RS / Retrofit verbs and `@Path` on the method.
+            let jaxrs_verb = m.anns.iter().find(|a| {
+                matches!(
+                    a.name,
+                    "GET" | "POST" | "PUT" | "DELETE" | "PATCH" | "HEAD" | "OPTIONS"
+                )
+            });
+            let mut found: Vec<(String, Vec<String>, u32)> = Vec::new();
+            if let Some(v) = jaxrs_verb {
+                if v.args.is_some() {
+                    // Retrofit `@GET("orders/{id}")`: a declared call.
+                    for p in self.ann_strings(v, &["value"]) {
+                        let p = if p.starts_with('/') || p.contains("://") {
+                            p
+                        } else {
+                            format!("/{p}")
+                        };
+                        if looks_like_http_path(&p)
+                            && let Some(path) = http_path_of(&p)
+                        {
+                            facts.http.push(HttpFact::Call {
+                                method: Some(v.name.to_string()),
+                                path,
+                                line: v.line,
+                            });
+                        }
+                    }
+                    continue;
+                }
+                let paths = m
+                    .anns
+                    .iter()
+                    .find(|a| a.name == "Path")
+                    .map_or_else(|| vec![String::new()], |p| self.ann_strings(p, &["value"]));
+                found.push((v.name.to_string(), paths, v.line));
+            }
+            for a in &m.anns {
+                if let Some((verbs, paths)) = self.mapping(a) {
+                    for v in verbs {
+                        found.push((v, paths.clone(), a.line));
+                    }
+                }
+                if a.name == "RequestLine" {
+                    // OpenFeign `@RequestLine("GET /orders/{id}")`.
+                    for s in self.ann_strings(a, &["value"]) {
+                        if let Some((verb, p)) = s.split_once(' ')
+                            && let Some(path) = http_path_of(p.trim())
+                        {
+                            facts.http.push(HttpFact::Call {
+                                method: Some(verb.to_ascii_uppercase()),
+                                path,
+                                line: a.line,
+                            });
+                        }
+                    }
+                }
+            }
+            for (verb, paths, line) in found {
+                for prefix in &prefixes {
+                    for p in &paths {
+                        let path = join_paths(prefix, p);
+                        if client {
+                            let full = if let Some(url) = feign_url(self, owner_anns) {
+                                join_paths(&url, &path)
+                            } else {
+                                path
+                            };
+                            if let Some(path) = http_path_of(&full) {
+                                facts.http.push(HttpFact::Call {
+                                    method: (verb != "ANY").then(|| verb.clone()),
+                                    path,
+                                    line,
+                                });
+                            }
+                        } else {
+                            facts.http.push(HttpFact::Route {
+                                method: verb.clone(),
+                                path,
+                                handler: Some(m.name.to_string()),
+                                line,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The path of the URL argument `a..b`: literal parts concatenated with `+` (other parts
+    /// become `{}`, a leading base URL variable is dropped), else the first path-like literal
+    /// inside it.
+    fn url_path(&self, range: (usize, usize)) -> Option<String> {
+        let src = self.src;
+        // A variable bound to a URL expression in this file: read that expression (one level).
+        if let Some(name) = ident_path(src, range).filter(|p| !p.contains('.'))
+            && let Some(Some(bound)) = self.url_vars.get(name.as_str())
+            && *bound != range
+        {
+            return self.url_literal_path(*bound);
+        }
+        self.url_literal_path(range)
+    }
+
+    fn url_literal_path(&self, (mut a, mut b): (usize, usize)) -> Option<String> {
+        let src = self.src;
+        // `URI.create(x)`, `new URI(x)`, `URI(x)`, `new URL(x)`: the URL is `x`.
+        for _ in 0..4 {
+            let mut j = a;
+            if src.kw(j, "new") {
+                j += 1;
+            }
+            if !(src.kw(j, "URI") || src.kw(j, "URL")) {
+                break;
+            }
+            j += 1;
+            if src.is(j, ".") && (src.kw(j + 1, "create") || src.kw(j + 1, "of")) {
+                j += 2;
+            }
+            if !(src.is(j, "(") && src.close(j) + 1 == b) {
+                break;
+            }
+            a = j + 1;
+            b -= 1;
+        }
+        let enclosing = self.model.enclosing_names(a);
+        let mut joined = String::new();
+        let mut any_lit = false;
+        for (x, y) in src.split_at(a, b, "+") {
+            if y == x + 1
+                && let Some(lit) = src.lit(x)
+            {
+                joined.push_str(&normalize_template(&lit.value, lit.templated));
+                any_lit = true;
+                continue;
+            }
+            if let Some(v) = ident_path(src, (x, y)).and_then(|p| {
+                self.consts
+                    .resolve(&p, &enclosing)
+                    .map(|(_, v)| v.to_string())
+            }) {
+                joined.push_str(&v);
+                any_lit = true;
+                continue;
+            }
+            joined.push_str("{}");
+        }
+        if any_lit && let Some(p) = path_of_url_text(&joined) {
+            return Some(p);
+        }
+        // Bounded: a URL argument is short, and nested calls must not make this quadratic.
+        (a..b.min(src.len()).min(a + 256)).find_map(|j| {
+            let lit = src.lit(j)?;
+            path_of_url_text(&normalize_template(&lit.value, lit.templated))
+        })
+    }
+
+    /// The end of the statement or expression starting at token `i` (exclusive).
+    fn statement_end(&self, i: usize) -> usize {
+        let src = self.src;
+        let mut j = i;
+        let limit = (i + 400).min(src.len());
+        while j < limit {
+            let t = src.toks[j];
+            if j > i && t.nl_before && src.dialect != Dialect::Java {
+                let cont = t.kind == TokKind::Punct && matches!(t.text, "." | "?.");
+                if !cont {
+                    return j;
+                }
+            }
+            if src.is_open(j) {
+                j = src.close(j) + 1;
+                continue;
+            }
+            if t.kind == TokKind::Punct && matches!(t.text, ";" | ")" | "}" | "]") {
+                return j;
+            }
+            j += 1;
+        }
+        limit
+    }
+
+    fn client_calls(&self, facts: &mut FileFacts) {
+        let src = self.src;
+        let n = src.len();
+        let mut push = |method: Option<&str>, path: Option<String>, line: u32| {
+            if let Some(path) = path {
+                facts.http.push(HttpFact::Call {
+                    method: method.map(str::to_string),
+                    path,
+                    line,
+                });
+            }
+        };
+        for k in 0..n {
+            let Some(name) = src.ident(k) else { continue };
+            if !matches!(
+                name,
+                "getForObject"
+                    | "getForEntity"
+                    | "postForObject"
+                    | "postForEntity"
+                    | "postForLocation"
+                    | "patchForObject"
+                    | "headForHeaders"
+                    | "optionsForAllow"
+                    | "put"
+                    | "delete"
+                    | "exchange"
+                    | "execute"
+                    | "uri"
+                    | "get"
+                    | "post"
+                    | "patch"
+                    | "head"
+                    | "options"
+                    | "newBuilder"
+                    | "Builder"
+                    | "HttpGet"
+                    | "HttpPost"
+                    | "HttpPut"
+                    | "HttpDelete"
+                    | "HttpPatch"
+                    | "HttpHead"
+            ) {
+                continue;
+            }
+            let dotted = k >= 1 && (src.is(k - 1, ".") || src.is(k - 1, "?."));
+            let open = src.skip_generics(k + 1);
+            // Kotlin trailing lambda: `.uri { it.path("/orders/{id}").build(id) }`.
+            let lambda = name == "uri" && src.is(open, "{");
+            if !src.is(open, "(") && !lambda {
+                continue;
+            }
+            let close = src.close(open);
+            let first_arg = if lambda {
+                Some((open + 1, close))
+            } else {
+                src.first_arg(open)
+            };
+            let line = src.toks[k].line;
+            if dotted {
+                let recv = k.checked_sub(2).and_then(|r| src.ident(r)).unwrap_or("");
+                let recv_lower = recv.to_ascii_lowercase();
+                let rest_template = self.held.get(recv) == Some(&Held::RestTemplate)
+                    || recv_lower.contains("resttemplate");
+                let rt_method = match name {
+                    "getForObject" | "getForEntity" => Some("GET"),
+                    "postForObject" | "postForEntity" | "postForLocation" => Some("POST"),
+                    "patchForObject" => Some("PATCH"),
+                    "headForHeaders" => Some("HEAD"),
+                    "optionsForAllow" => Some("OPTIONS"),
+                    "put" if rest_template => Some("PUT"),
+                    "delete" if rest_template => Some("DELETE"),
+                    "exchange" | "execute" if rest_template => Some(""),
+                    _ => None,
+                };
+                if let Some(mut method) = rt_method {
+                    if method.is_empty() {
+                        method = self.http_method_arg(open + 1, close).unwrap_or("");
+                    }
+                    let path = first_arg.and_then(|r| self.url_path(r));
+                    push((!method.is_empty()).then_some(method), path, line);
+                    continue;
+                }
+                if name == "uri" {
+                    // WebClient / RestClient: `.get().uri("/orders/{id}")`,
+                    // `.method(HttpMethod.GET).uri(…)`.
+                    let verb = k.checked_sub(2).and_then(|p| {
+                        if !src.is(p, ")") {
+                            return None;
+                        }
+                        let o = src.open_of(p)?;
+                        let m = src.ident(o.checked_sub(1)?)?;
+                        if !src.is(o.checked_sub(2)?, ".") {
+                            return None;
+                        }
+                        match m {
+                            "get" | "post" | "put" | "delete" | "patch" | "head" | "options" => {
+                                Some(m)
+                            }
+                            "method" => self.http_method_arg(o + 1, p),
+                            _ => None,
+                        }
+                    });
+                    if let Some(verb) = verb {
+                        let path = first_arg.and_then(|r| self.url_path(r));
+                        push(Some(&verb.to_ascii_uppercase()), path, line);
+                    }
+                    continue;
+                }
+                // Ktor / Vert.x clients: `client.get("http://…/orders")`.
+                if matches!(
+                    name,
+                    "get" | "post" | "put" | "delete" | "patch" | "head" | "options"
+                ) && recv_lower.ends_with("client")
+                    && !rest_template
+                {
+                    let path = src
+                        .split_commas(open + 1, close)
+                        .into_iter()
+                        .find_map(|r| self.url_path(r));
+                    push(Some(&name.to_ascii_uppercase()), path, line);
+                    continue;
+                }
+            }
+            match name {
+                // `HttpRequest.newBuilder(URI.create("http://…/x"))…POST(…)`,
+                // OkHttp `Request.Builder().url("…").post(…)`.
+                "newBuilder" if k >= 2 && src.kw(k - 2, "HttpRequest") => {
+                    let end = self.statement_end(k);
+                    let path = first_arg
+                        .and_then(|r| self.url_path(r))
+                        .or_else(|| self.chained_arg(close + 1, end, "uri"));
+                    let method = self.chained_verb(close + 1, end, true);
+                    push(method, path, line);
+                }
+                "Builder" if k >= 2 && src.kw(k - 2, "Request") => {
+                    let end = self.statement_end(k);
+                    let path = self.chained_arg(close + 1, end, "url");
+                    let method = self.chained_verb(close + 1, end, false);
+                    push(method, path, line);
+                }
+                "HttpGet" | "HttpPost" | "HttpPut" | "HttpDelete" | "HttpPatch" | "HttpHead"
+                    if !dotted =>
+                {
+                    let path = first_arg.and_then(|r| self.url_path(r));
+                    push(Some(&name[4..].to_ascii_uppercase()), path, line);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// `HttpMethod.GET` (or `"GET"`) among the tokens `a..b`.
+    fn http_method_arg(&self, a: usize, b: usize) -> Option<&'static str> {
+        let src = self.src;
+        (a..b.min(src.len()).min(a + 256)).find_map(|j| {
+            let verb = if src.kw(j, "HttpMethod") && src.is(j + 1, ".") {
+                src.ident(j + 2)?
+            } else {
+                return None;
+            };
+            const VERBS: [&str; 7] = ["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"];
+            VERBS.iter().copied().find(|v| v.eq_ignore_ascii_case(verb))
+        })
+    }
+
+    /// The URL path of the first `.name(arg)` call in `a..end` (unwrapping `URI.create(…)`).
+    fn chained_arg(&self, a: usize, end: usize, name: &str) -> Option<String> {
+        let src = self.src;
+        (a..end).find_map(|j| {
+            if !(src.is(j, ".") && src.kw(j + 1, name) && src.is(j + 2, "(")) {
+                return None;
+            }
+            let close = src.close(j + 2);
+            self.url_path((j + 3, close))
+        })
+    }
+
+    /// The HTTP verb set by a chained `.GET()`/`.POST(…)` (JDK) or `.get()`/`.post(…)` (OkHttp)
+    /// call in `a..end`.
+    fn chained_verb(&self, a: usize, end: usize, upper: bool) -> Option<&'static str> {
+        let src = self.src;
+        const VERBS: [&str; 6] = ["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD"];
+        (a..end).find_map(|j| {
+            if !src.is(j, ".") || !src.is(j + 2, "(") {
+                return None;
+            }
+            let m = src.ident(j + 1)?;
+            if m == "method" {
+                let v = src.plain_str(j + 3)?;
+                return VERBS.iter().copied().find(|x| x.eq_ignore_ascii_case(&v));
+            }
+            VERBS.iter().copied().find(|v| {
+                if upper {
+                    *v == m
+                } else {
+                    v.eq_ignore_ascii_case(m) && m.bytes().all(|b| b.is_ascii_lowercase())
+                }
+            })
+        })
+    }
+}
+
+/// The literal base URL of a declared client (`@FeignClient(url = "http://x/api")`).
+fn feign_url(cx: &Ctx, anns: &[Ann]) -> Option<String> {
+    let a = anns.iter().find(|a| a.name == "FeignClient")?;
+    let url = cx.ann_strings(a, &["url"]).into_iter().next()?;
+    (url.contains("://") || url.starts_with('/')).then_some(url)
+}
+
+/// Joins a class-level prefix and a method path with exactly one `/` between them.
+fn join_paths(prefix: &str, path: &str) -> String {
+    let p = prefix.trim_end_matches('/');
+    let q = path.trim_start_matches('/');
+    let mut out = String::with_capacity(p.len() + q.len() + 2);
+    if !p.is_empty() && !p.starts_with('/') && !p.contains("://") {
+        out.push('/');
+    }
+    out.push_str(p);
+    if !q.is_empty() || out.is_empty() {
+        out.push('/');
+    }
+    out.push_str(q);
+    out
+}
+
+/// A literal with Kotlin/Scala substitutions (`$id`, `${id}`) and `String.format` directives as
+/// `{}` placeholders.
+fn normalize_template(value: &str, templated: bool) -> Cow<'_, str> {
+    if !templated && !value.contains('%') {
+        return Cow::Borrowed(value);
+    }
+    let b = value.as_bytes();
+    let mut out = String::with_capacity(value.len());
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if templated && c == b'$' && b.get(i + 1) == Some(&b'{') {
+            // `${…}` up to its closing brace (nested braces counted).
+            let mut depth = 0usize;
+            let mut j = i + 1;
+            while j < b.len() {
+                match b[j] {
+                    b'{' => depth += 1,
+                    b'}' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+            out.push_str("{}");
+            i = j + 1;
+            continue;
+        }
+        if templated
+            && c == b'$'
+            && b.get(i + 1)
+                .is_some_and(|&x| x.is_ascii_alphabetic() || x == b'_')
+        {
+            let mut j = i + 1;
+            while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
+                j += 1;
+            }
+            out.push_str("{}");
+            i = j;
+            continue;
+        }
+        if c == b'%' && b.get(i + 1).is_some_and(|x| matches!(x, b's' | b'd')) {
+            out.push_str("{}");
+            i += 2;
+            continue;
+        }
+        // Copy one UTF-8 character.
+        let len = match c {
+            0xC0..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            0xF0..=0xF7 => 4,
+            _ => 1,
+        };
+        let end = (i + len).min(b.len());
+        out.push_str(value.get(i..end).unwrap_or(""));
+        i = end;
+    }
+    Cow::Owned(out)
+}
+
+/// The path of a URL text after dropping a leading base (`{}` placeholders), when it looks
+/// like an HTTP path or URL.
+fn path_of_url_text(s: &str) -> Option<String> {
+    let mut t = s;
+    while let Some(rest) = t.strip_prefix("{}") {
+        t = rest;
+    }
+    if !looks_like_http_path(t) {
+        return None;
+    }
+    http_path_of(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders() {
+        assert_eq!(
+            spring_placeholder("${app.topic:orders.created}"),
+            Some(("app.topic".into(), Some("orders.created".into())))
+        );
+        assert_eq!(
+            spring_placeholder("${app.topic}"),
+            Some(("app.topic".into(), None))
+        );
+        assert_eq!(
+            spring_placeholder("${a:${b:orders}}"),
+            Some(("a".into(), Some("orders".into())))
+        );
+        assert_eq!(spring_placeholder("x-${a}"), None);
+        assert_eq!(spring_placeholder("#{'${a}'}"), None);
+        assert_eq!(const_value("${a:b}").as_deref(), Some("b"));
+        assert_eq!(const_value("${a}"), None);
+        assert_eq!(const_value("orders").as_deref(), Some("orders"));
+    }
+
+    #[test]
+    fn paths_join_and_templates() {
+        assert_eq!(join_paths("/orders", "/{id}"), "/orders/{id}");
+        assert_eq!(join_paths("/orders/", ""), "/orders");
+        assert_eq!(join_paths("", ""), "/");
+        assert_eq!(join_paths("api", "x"), "/api/x");
+        assert_eq!(
+            normalize_template("$base/orders/${id}", true),
+            "{}/orders/{}"
+        );
+        assert_eq!(normalize_template("%s/orders/%d", false), "{}/orders/{}");
+        assert_eq!(
+            path_of_url_text("{}/orders/{}").as_deref(),
+            Some("/orders/{}")
+        );
+        assert_eq!(path_of_url_text("{}:{}/orders"), None);
+    }
+
+    #[test]
+    fn tokens_pair_brackets_even_when_mismatched() {
+        let lx = crate::index::lex::lex(crate::index::lex::Syntax::JAVA, "a({) b} [c");
+        let src = Src::new(&lx, Dialect::Java);
+        // `(` is never closed properly; `{` pairs with `}`.
+        assert_eq!(src.close(2), 5);
+        assert_eq!(src.close(1), src.len());
+        assert_eq!(src.close(6), src.len());
+    }
+}

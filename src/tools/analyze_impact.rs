@@ -1,0 +1,951 @@
+//! `analyze_impact`: what a change to an RPC, a service, an event topic or an HTTP route
+//! touches, as one table row per element.
+//!
+//! Targets resolve in order: a gRPC service or method (`OrderService`, `CreateOrder`,
+//! `OrderService.CreateOrder`, `acme.orders.v1.OrderService/CreateOrder`), an event topic
+//! (`orders.created`, `ORDER_CREATED`, `Topics.ORDER_CREATED` — a code reference keys on its
+//! member, and when nothing matches as written the name is retried with `.`, `:`, `-`, `/`
+//! folded to `_`), then an HTTP route (`GET /orders/{id}`, `/orders/{id}`). Rows carry a role
+//! (`handler`, `client`, `producer`, `topic`, `consumer`, `route`, `caller`), `INTERNAL` or
+//! `EXTERNAL` relative to the owner roots (a contract's handler roots, else its `.proto`'s
+//! root; a topic's producer roots; a route's root), the confidence of the link and what it
+//! goes through (`via`). `depth` follows re-emissions: a file that consumes a topic and
+//! produces another carries the chain one hop further (those rows are `heuristic`).
+//!
+//! The order is deterministic: EXTERNAL first (what crosses a service boundary is what breaks
+//! others), then role, path, line.
+
+use std::collections::{BTreeSet, HashSet};
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{ToolDef, ToolEnv, ToolOutput, clamp, decode, object_schema};
+use crate::index::facts::EventRole;
+use crate::index::graph::{Confidence, Graph, Loc, method_key, path_matches};
+use crate::index::snapshot::Snapshot;
+use crate::render::{MAX_OUTPUT_BYTES, inline_code, table_cell};
+
+/// The tool definition.
+pub static TOOL: ToolDef = ToolDef {
+    name: "analyze_impact",
+    title: "Analyze the impact of a change",
+    description: "Lists what a change would touch: for a gRPC method or service its handlers and \
+callers; for an event topic its producers, the topic and its consumers (with `depth` hops \
+through services that consume and re-emit); for an HTTP route its handler and callers. One row \
+per element with role, INTERNAL/EXTERNAL (relative to the owner's root), root, path:line, \
+confidence and what it goes through. Use it before changing a contract; for the wire-format \
+check of a .proto use analyze_grpc, for who imports a package use find_dependents. Example: \
+{\"target\": \"orders.created\", \"depth\": 2}.",
+    input_schema: || {
+        object_schema(
+            json!({
+                "target": {"type": "string", "description": "An RPC, service, topic or route, e.g. \"OrderService.CreateOrder\", \"orders.created\", \"ORDER_CREATED\" or \"GET /orders/{id}\"."},
+                "depth": {"type": "integer", "description": "Hops through consumers that re-emit, 1–5 (default 1), e.g. 2."},
+                "include_tests": {"type": "boolean", "description": "Also list rows in test files (default false), e.g. true."},
+                "limit": {"type": "integer", "description": "Rows per page, 1–200 (default 100), e.g. 50."},
+                "offset": {"type": "integer", "description": "Rows to skip, from the previous footer, e.g. 100."}
+            }),
+            &["target"],
+        )
+    },
+    run,
+    truncation_hint: |args| {
+        format!(
+            "Page with `offset`, or lower `depth`: analyze_impact(target: \"{}\", depth: 1).",
+            args.get("target").and_then(Value::as_str).unwrap_or("")
+        )
+    },
+    needs_index: true,
+};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    target: String,
+    depth: Option<i64>,
+    include_tests: Option<bool>,
+    limit: Option<i64>,
+    offset: Option<i64>,
+}
+
+/// The role of an element in the change, in display order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+enum Role {
+    Handler,
+    Client,
+    Route,
+    Caller,
+    Producer,
+    Topic,
+    Consumer,
+}
+
+impl Role {
+    fn name(self) -> &'static str {
+        match self {
+            Role::Handler => "handler",
+            Role::Client => "client",
+            Role::Route => "route",
+            Role::Caller => "caller",
+            Role::Producer => "producer",
+            Role::Topic => "topic",
+            Role::Consumer => "consumer",
+        }
+    }
+}
+
+/// One row of the matrix.
+#[derive(Debug, Clone)]
+struct Row {
+    role: Role,
+    element: String,
+    at: Option<Loc>,
+    confidence: Confidence,
+    via: String,
+    external: bool,
+}
+
+/// What the target resolved to.
+enum Subject {
+    Rpcs { contracts: Vec<u32>, rpcs: Vec<u32> },
+    Topics(Vec<u32>),
+    Routes(Vec<u32>),
+}
+
+fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
+    let args: Args = match decode("analyze_impact", args) {
+        Ok(a) => a,
+        Err(e) => return e,
+    };
+    let Some(snap) = env.snapshot else {
+        return ToolOutput::error("the index is not ready".into());
+    };
+    let target = args.target.trim();
+    if target.is_empty() {
+        return ToolOutput::error(
+            "Invalid arguments for analyze_impact: `target` is empty. Pass an RPC, topic or route, e.g. {\"target\": \"orders.created\"}.".into(),
+        );
+    }
+    let depth = clamp(args.depth, 1, 1, 5);
+    let include_tests = args.include_tests.unwrap_or(false);
+    let limit = clamp(args.limit, 100, 1, 200);
+    let offset = args.offset.unwrap_or(0).max(0) as usize;
+    let g = &snap.graph;
+    let subject = resolve(g, target);
+    let mut header = format!("## Impact of changing {}\n\n", inline_code(target));
+    let (mut rows, owners, notes) = match &subject {
+        None => {
+            header.push_str(&format!(
+                "_No gRPC service or method, event topic or HTTP route matches {} (searched {} contracts, {} topics, {} routes in {} root(s), generation {}). Pass an exact method, service, topic or route, e.g. `OrderService.CreateOrder`, `orders.created` or `GET /orders/{{id}}`; for a type or package use find_dependents._\n",
+                inline_code(target),
+                g.contracts.len(),
+                g.topics.len(),
+                g.routes.len(),
+                snap.roots.len(),
+                snap.generation
+            ));
+            return ToolOutput::ok(header);
+        }
+        Some(Subject::Rpcs { contracts, rpcs }) => rpc_rows(snap, contracts, rpcs),
+        Some(Subject::Topics(topics)) => topic_rows(snap, topics, depth),
+        Some(Subject::Routes(routes)) => route_rows(snap, routes),
+    };
+    // Tests out (counted), then one row per (element, role, via), strongest confidence first.
+    let before = rows.len();
+    if !include_tests {
+        rows.retain(|r| r.at.is_none_or(|l| !snap.files[l.file as usize].is_test));
+    }
+    let tests_left_out = before - rows.len();
+    let key = |r: &Row| {
+        (
+            !r.external,
+            r.role,
+            r.at.map(|l| snap.display_path(&snap.files[l.file as usize])),
+            r.at.map(|l| l.line),
+            r.element.clone(),
+            r.via.clone(),
+            r.confidence,
+        )
+    };
+    rows.sort_by_cached_key(key);
+    let mut seen = HashSet::new();
+    rows.retain(|r| seen.insert((r.role, r.at, r.element.clone(), r.via.clone())));
+
+    let owner_labels: Vec<String> = owners
+        .iter()
+        .map(|&r| root_label(snap, r).to_string())
+        .collect();
+    if owner_labels.is_empty() {
+        header.push_str("_Owner root(s): none found, so every row is EXTERNAL._\n\n");
+    } else {
+        header.push_str(&format!(
+            "_Owner root(s): {} — INTERNAL = inside an owner root; EXTERNAL = any other root._\n",
+            owner_labels
+                .iter()
+                .map(|l| inline_code(l))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        header.push('\n');
+    }
+    for n in &notes {
+        header.push_str(n);
+        header.push_str("\n\n");
+    }
+    render(snap, header, rows, tests_left_out, limit, offset)
+}
+
+/// Resolves the target: RPCs and services first, then topics, then routes.
+fn resolve(g: &Graph, target: &str) -> Option<Subject> {
+    if let Some(s) = resolve_rpc(g, target) {
+        return Some(s);
+    }
+    let topics = match_topics(g, target);
+    if !topics.is_empty() {
+        return Some(Subject::Topics(topics));
+    }
+    let routes = match_routes(g, target);
+    (!routes.is_empty()).then_some(Subject::Routes(routes))
+}
+
+fn resolve_rpc(g: &Graph, target: &str) -> Option<Subject> {
+    if target.contains(' ') || target.starts_with('/') {
+        return None;
+    }
+    // `pkg.Service/Method` and `Service.Method`.
+    let split = target
+        .rsplit_once('/')
+        .or_else(|| target.rsplit_once('.'))
+        .filter(|(s, m)| !s.is_empty() && !m.is_empty());
+    if let Some((svc, method)) = split {
+        let contracts: Vec<u32> = g
+            .contracts_named(svc)
+            .into_iter()
+            .chain(
+                (0..g.contracts.len() as u32)
+                    .filter(|&c| g.contracts[c as usize].fqn.eq_ignore_ascii_case(svc)),
+            )
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let key = method_key(method);
+        let rpcs: Vec<u32> = contracts
+            .iter()
+            .flat_map(|&c| g.contracts[c as usize].rpcs.iter().copied())
+            .filter(|&r| method_key(&g.rpcs[r as usize].name) == key)
+            .collect();
+        if !rpcs.is_empty() {
+            return Some(Subject::Rpcs { contracts, rpcs });
+        }
+    }
+    // A whole service.
+    let contracts: Vec<u32> = (0..g.contracts.len() as u32)
+        .filter(|&c| {
+            let k = &g.contracts[c as usize];
+            k.name.eq_ignore_ascii_case(target) || k.fqn.eq_ignore_ascii_case(target)
+        })
+        .collect();
+    if !contracts.is_empty() {
+        let rpcs = contracts
+            .iter()
+            .flat_map(|&c| g.contracts[c as usize].rpcs.iter().copied())
+            .collect();
+        return Some(Subject::Rpcs { contracts, rpcs });
+    }
+    // A bare method name.
+    let key = method_key(target);
+    let rpcs: Vec<u32> = (0..g.rpcs.len() as u32)
+        .filter(|&r| method_key(&g.rpcs[r as usize].name) == key)
+        .collect();
+    if rpcs.is_empty() {
+        return None;
+    }
+    let contracts = rpcs
+        .iter()
+        .map(|&r| g.rpcs[r as usize].contract)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    Some(Subject::Rpcs { contracts, rpcs })
+}
+
+/// A topic key as the original keys them: a code reference (`Topics.ORDER_CREATED`) keys on
+/// its member; anything else stays whole; lower case.
+fn topic_match_key(name: &str) -> String {
+    let name = name.trim();
+    let member = match name.rsplit_once('.') {
+        Some((head, last))
+            if head.chars().next().is_some_and(char::is_uppercase)
+                && !last.is_empty()
+                && last
+                    .chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_') =>
+        {
+            last
+        }
+        _ => name,
+    };
+    member.to_lowercase()
+}
+
+fn folded(key: &str) -> String {
+    key.chars()
+        .map(|c| {
+            if matches!(c, '.' | ':' | '-' | '/') {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
+/// Topics matching the target: exact keys (the topic name, or a constant naming it) first,
+/// else keys containing it; when nothing matches as written, once more with separators folded.
+fn match_topics(g: &Graph, target: &str) -> Vec<u32> {
+    let want = topic_match_key(target);
+    // Every key of a topic: its name and the constants its sites referenced.
+    let mut keys: Vec<Vec<String>> = g.topics.iter().map(|t| vec![t.key.clone()]).collect();
+    for e in &g.events {
+        if let Some(c) = e.how.strip_prefix("constant ") {
+            keys[e.topic as usize].push(topic_match_key(c));
+        }
+    }
+    for fold in [false, true] {
+        let w = if fold { folded(&want) } else { want.clone() };
+        let norm = |k: &String| if fold { folded(k) } else { k.clone() };
+        let exact: Vec<u32> = (0..g.topics.len() as u32)
+            .filter(|&t| keys[t as usize].iter().any(|k| norm(k) == w))
+            .collect();
+        if !exact.is_empty() {
+            return exact;
+        }
+        if w.len() >= 3 {
+            let loose: Vec<u32> = (0..g.topics.len() as u32)
+                .filter(|&t| keys[t as usize].iter().any(|k| norm(k).contains(&w)))
+                .collect();
+            if !loose.is_empty() {
+                return loose;
+            }
+        }
+    }
+    Vec::new()
+}
+
+/// Routes matching `METHOD /path` or `/path` (templates compare segment-wise).
+fn match_routes(g: &Graph, target: &str) -> Vec<u32> {
+    let (method, path) = match target.split_once(' ') {
+        Some((m, p)) => (Some(m.trim().to_uppercase()), p.trim()),
+        None => (None, target),
+    };
+    if !path.starts_with('/') {
+        return Vec::new();
+    }
+    let norm = |p: &str| -> String {
+        p.trim_end_matches('/')
+            .split('/')
+            .map(|s| {
+                if (s.starts_with('{') && s.ends_with('}'))
+                    || s.starts_with(':')
+                    || (s.starts_with('<') && s.ends_with('>'))
+                {
+                    "{}"
+                } else {
+                    s
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("/")
+    };
+    let want = norm(path);
+    let method_ok = |m: &str| {
+        method
+            .as_deref()
+            .is_none_or(|w| m == "ANY" || m.eq_ignore_ascii_case(w))
+    };
+    let exact: Vec<u32> = (0..g.routes.len() as u32)
+        .filter(|&r| {
+            let route = &g.routes[r as usize];
+            method_ok(&route.method) && norm(&route.path) == want
+        })
+        .collect();
+    if !exact.is_empty() {
+        return exact;
+    }
+    (0..g.routes.len() as u32)
+        .filter(|&r| {
+            let route = &g.routes[r as usize];
+            method_ok(&route.method) && path_matches(path, &route.path)
+        })
+        .collect()
+}
+
+fn root_of(snap: &Snapshot, l: Loc) -> u16 {
+    snap.files[l.file as usize].root
+}
+
+fn root_label(snap: &Snapshot, root: u16) -> &str {
+    snap.roots
+        .get(root as usize)
+        .map_or("?", |r| r.label.as_str())
+}
+
+/// The innermost declaration around a line (`OrderConsumer.handle`), for the element column.
+fn enclosing(snap: &Snapshot, at: Loc) -> Option<String> {
+    let f = &snap.files[at.file as usize];
+    f.symbols()
+        .iter()
+        .filter(|s| s.line <= at.line && at.line <= s.end_line)
+        .min_by_key(|s| s.end_line - s.line)
+        .map(|s| match f.container(s) {
+            Some(c) => format!("{c}.{}", f.name(s)),
+            None => f.name(s).to_string(),
+        })
+}
+
+/// The file name of a location, when no declaration encloses it.
+fn file_name(snap: &Snapshot, at: Loc) -> String {
+    let path = &snap.files[at.file as usize].path;
+    path.rsplit('/').next().unwrap_or(path).to_string()
+}
+
+fn rpc_rows(snap: &Snapshot, contracts: &[u32], rpcs: &[u32]) -> (Vec<Row>, Vec<u16>, Vec<String>) {
+    let g = &snap.graph;
+    let rpc_set: HashSet<u32> = rpcs.iter().copied().collect();
+    // Owners: roots of the handlers (or server registrations), else of the .proto.
+    let mut owners: BTreeSet<u16> = g
+        .handlers
+        .iter()
+        .filter(|h| rpc_set.contains(&h.rpc))
+        .map(|h| root_of(snap, h.at))
+        .chain(
+            g.servers
+                .iter()
+                .filter(|s| contracts.contains(&s.contract))
+                .map(|s| root_of(snap, s.at)),
+        )
+        .filter(|&r| !snap.files.is_empty() && (r as usize) < snap.roots.len())
+        .collect();
+    // Test handlers do not make a root an owner.
+    owners.retain(|&r| {
+        g.handlers.iter().any(|h| {
+            rpc_set.contains(&h.rpc)
+                && root_of(snap, h.at) == r
+                && !snap.files[h.at.file as usize].is_test
+        }) || g.servers.iter().any(|s| {
+            contracts.contains(&s.contract)
+                && root_of(snap, s.at) == r
+                && !snap.files[s.at.file as usize].is_test
+        })
+    });
+    if owners.is_empty() {
+        owners = contracts
+            .iter()
+            .map(|&c| root_of(snap, g.contracts[c as usize].def))
+            .collect();
+    }
+    let ext = |l: Loc| !owners.contains(&root_of(snap, l));
+    let mut rows = Vec::new();
+    let mut notes = Vec::new();
+    let shown: Vec<String> = contracts
+        .iter()
+        .take(5)
+        .map(|&c| {
+            let k = &g.contracts[c as usize];
+            format!(
+                "{} (`{}:{}`)",
+                inline_code(&k.fqn),
+                snap.display_path(&snap.files[k.def.file as usize]),
+                k.def.line
+            )
+        })
+        .collect();
+    notes.insert(
+        0,
+        format!(
+            "_Contract(s): {}{}_",
+            shown.join(", "),
+            if contracts.len() > 5 {
+                format!(" … and {} more", contracts.len() - 5)
+            } else {
+                String::new()
+            }
+        ),
+    );
+    for h in g.handlers.iter().filter(|h| rpc_set.contains(&h.rpc)) {
+        let rpc = &g.rpcs[h.rpc as usize];
+        rows.push(Row {
+            role: Role::Handler,
+            element: h.label.clone(),
+            at: Some(h.at),
+            confidence: h.confidence,
+            via: format!("{}.{}", g.contracts[rpc.contract as usize].name, rpc.name),
+            external: ext(h.at),
+        });
+    }
+    let mut calling_files: HashSet<(u32, u32)> = HashSet::new();
+    for c in g.calls.iter().filter(|c| rpc_set.contains(&c.rpc)) {
+        let rpc = &g.rpcs[c.rpc as usize];
+        calling_files.insert((c.at.file, rpc.contract));
+        rows.push(Row {
+            role: Role::Client,
+            element: c.label.clone(),
+            at: Some(c.at),
+            confidence: c.confidence,
+            via: format!("{}.{}", g.contracts[rpc.contract as usize].name, rpc.name),
+            external: ext(c.at),
+        });
+    }
+    // Files that only build a client of the service: they may call it (heuristic at best).
+    for cl in g.clients.iter().filter(|c| contracts.contains(&c.contract)) {
+        if calling_files.contains(&(cl.at.file, cl.contract)) {
+            continue;
+        }
+        rows.push(Row {
+            role: Role::Client,
+            element: format!("{} (builds a client)", cl.label),
+            at: Some(cl.at),
+            confidence: cl.confidence.max(Confidence::Heuristic),
+            via: g.contracts[cl.contract as usize].name.clone(),
+            external: ext(cl.at),
+        });
+    }
+    (rows, owners.into_iter().collect(), notes)
+}
+
+fn topic_rows(snap: &Snapshot, topics: &[u32], depth: usize) -> (Vec<Row>, Vec<u16>, Vec<String>) {
+    let g = &snap.graph;
+    let mut owners: BTreeSet<u16> = g
+        .events
+        .iter()
+        .filter(|e| {
+            topics.contains(&e.topic)
+                && e.role == EventRole::Producer
+                && !snap.files[e.at.file as usize].is_test
+        })
+        .map(|e| root_of(snap, e.at))
+        .collect();
+    if owners.is_empty() {
+        // No producer: the roots declaring the topic (an AsyncAPI channel) own it.
+        let names: HashSet<&str> = topics
+            .iter()
+            .map(|&t| g.topics[t as usize].key.as_str())
+            .collect();
+        owners = snap
+            .files
+            .iter()
+            .filter(|f| {
+                f.symbols().iter().any(|s| {
+                    s.kind == crate::index::facts::SymbolKind::Topic
+                        && names.contains(f.name(s).to_lowercase().as_str())
+                })
+            })
+            .map(|f| f.root)
+            .collect();
+    }
+    let ext = |l: Loc| !owners.contains(&root_of(snap, l));
+    let mut rows = Vec::new();
+    let mut notes = Vec::new();
+    let mut frontier: Vec<u32> = topics.to_vec();
+    let mut visited: HashSet<u32> = topics.iter().copied().collect();
+    let mut file_linked = false;
+    for hop in 0..depth {
+        let mut next = Vec::new();
+        for &t in &frontier {
+            let topic = &g.topics[t as usize];
+            let hop_conf = |c: Confidence| {
+                if hop == 0 {
+                    c
+                } else {
+                    c.max(Confidence::Heuristic)
+                }
+            };
+            rows.push(Row {
+                role: Role::Topic,
+                element: topic.name.clone(),
+                at: None,
+                confidence: if hop == 0 {
+                    Confidence::Exact
+                } else {
+                    Confidence::Heuristic
+                },
+                via: if hop == 0 {
+                    "—".into()
+                } else {
+                    format!("hop {}", hop + 1)
+                },
+                external: true,
+            });
+            for e in g.events.iter().filter(|e| e.topic == t) {
+                let role = match e.role {
+                    EventRole::Producer => Role::Producer,
+                    EventRole::Consumer => Role::Consumer,
+                };
+                rows.push(Row {
+                    role,
+                    element: enclosing(snap, e.at).unwrap_or_else(|| file_name(snap, e.at)),
+                    at: Some(e.at),
+                    confidence: hop_conf(e.confidence),
+                    via: format!("{} ({}, {})", topic.name, e.via, e.how),
+                    external: ext(e.at),
+                });
+                // Re-emission: a consuming file that also produces carries the chain on.
+                if e.role == EventRole::Consumer && hop + 1 < depth {
+                    for p in g.events.iter().filter(|p| {
+                        p.role == EventRole::Producer && p.at.file == e.at.file && p.topic != t
+                    }) {
+                        if visited.insert(p.topic) {
+                            next.push(p.topic);
+                            file_linked = true;
+                        }
+                    }
+                }
+            }
+        }
+        if next.is_empty() {
+            break;
+        }
+        frontier = next;
+    }
+    let prod = rows.iter().any(|r| r.role == Role::Producer);
+    let cons = rows.iter().any(|r| r.role == Role::Consumer);
+    let names: Vec<String> = topics
+        .iter()
+        .map(|&t| inline_code(&g.topics[t as usize].name))
+        .collect();
+    notes.push(format!("_Topic(s): {}._", names.join(", ")));
+    if file_linked {
+        notes.push("_Hops past the first follow producers in the same file as a consumer (a service that consumes and re-emits); those rows are heuristic._".into());
+    }
+    if !prod {
+        notes.push(format!(
+            "**No producer resolved**: 0 producers of this topic across {} root(s). A topic name built at run time, a SQL trigger or an outbox table can still publish it.",
+            snap.roots.len()
+        ));
+    }
+    if !cons {
+        notes.push(format!(
+            "**No consumer resolved**: 0 consumers of this topic across {} root(s). A subscription by pattern or a name built at run time would not show here.",
+            snap.roots.len()
+        ));
+    }
+    let unresolved = g.unresolved_events.len();
+    if unresolved > 0 {
+        notes.push(format!(
+            "_{unresolved} event site(s) in the workspace name their topic in a way the index could not resolve (runtime values); they are not in this table._"
+        ));
+    }
+    (rows, owners.into_iter().collect(), notes)
+}
+
+fn route_rows(snap: &Snapshot, routes: &[u32]) -> (Vec<Row>, Vec<u16>, Vec<String>) {
+    let g = &snap.graph;
+    let owners: BTreeSet<u16> = routes
+        .iter()
+        .map(|&r| root_of(snap, g.routes[r as usize].at))
+        .collect();
+    let ext = |l: Loc| !owners.contains(&root_of(snap, l));
+    let mut rows = Vec::new();
+    for &r in routes {
+        let route = &g.routes[r as usize];
+        let name = format!("{} {}", route.method, route.path);
+        rows.push(Row {
+            role: Role::Route,
+            element: route
+                .handler
+                .clone()
+                .unwrap_or_else(|| enclosing(snap, route.at).unwrap_or_else(|| name.clone())),
+            at: Some(route.at),
+            confidence: Confidence::Exact,
+            via: if route.from_spec {
+                format!("{name} (OpenAPI)")
+            } else {
+                name.clone()
+            },
+            external: ext(route.at),
+        });
+        for c in g.route_calls.iter().filter(|c| c.route == r) {
+            rows.push(Row {
+                role: Role::Caller,
+                element: enclosing(snap, c.at).unwrap_or_else(|| file_name(snap, c.at)),
+                at: Some(c.at),
+                confidence: c.confidence,
+                via: name.clone(),
+                external: ext(c.at),
+            });
+        }
+    }
+    let notes = vec![
+        "_Callers are matched by the path literal in their URL (heuristic): a URL built entirely at run time does not show here._".to_string(),
+    ];
+    (rows, owners.into_iter().collect(), notes)
+}
+
+fn render(
+    snap: &Snapshot,
+    mut out: String,
+    rows: Vec<Row>,
+    tests_left_out: usize,
+    limit: usize,
+    offset: usize,
+) -> ToolOutput {
+    let total = rows.len();
+    let tests_line = if tests_left_out > 0 {
+        format!("_{tests_left_out} row(s) in test files left out (pass `include_tests: true`)._\n")
+    } else {
+        String::new()
+    };
+    if total == 0 {
+        out.push_str("_No handler, caller, producer or consumer is linked to it in the index._\n");
+        out.push_str(&tests_line);
+        return ToolOutput::ok(out);
+    }
+    if offset >= total {
+        out.push_str(&format!(
+            "_No rows at offset {offset}: there are {total} rows; request an offset below {total}._\n"
+        ));
+        return ToolOutput::ok(out);
+    }
+    let external = rows.iter().filter(|r| r.external).count();
+    let mut table = String::from(
+        "| # | Scope | Role | Element | Root | Location | Confidence | Via |\n|---|---|---|---|---|---|---|---|\n",
+    );
+    let budget = MAX_OUTPUT_BYTES - 1536 - out.len();
+    let mut shown = 0;
+    let mut files = Vec::new();
+    for (i, r) in rows.iter().enumerate().skip(offset).take(limit) {
+        let (root, location) = match r.at {
+            Some(l) => {
+                let f = &snap.files[l.file as usize];
+                files.push(snap.display_path(f));
+                (
+                    root_label(snap, f.root).to_string(),
+                    format!("{}:{}", snap.display_path(f), l.line),
+                )
+            }
+            None => (String::new(), String::new()),
+        };
+        let line = format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            i + 1,
+            if r.external { "EXTERNAL" } else { "INTERNAL" },
+            r.role.name(),
+            table_cell(&r.element),
+            if root.is_empty() {
+                "—".to_string()
+            } else {
+                table_cell(&root)
+            },
+            if r.at.is_some() {
+                table_cell(&location)
+            } else {
+                "—".into()
+            },
+            r.confidence.label(),
+            if r.via == "—" {
+                "—".to_string()
+            } else {
+                table_cell(&r.via)
+            }
+        );
+        if shown > 0 && table.len() + line.len() > budget {
+            break;
+        }
+        table.push_str(&line);
+        shown += 1;
+    }
+    out.push_str(&format!(
+        "_Rows: {total} ({external} EXTERNAL, {} INTERNAL){}._\n\n",
+        total - external,
+        if shown < total {
+            format!(" — showing {}-{}", offset + 1, offset + shown)
+        } else {
+            String::new()
+        }
+    ));
+    out.push_str(&table);
+    if offset + shown < total {
+        out.push_str(&format!(
+            "\n_More rows: repeat with `offset: {}`._\n",
+            offset + shown
+        ));
+    }
+    if !tests_line.is_empty() {
+        out.push('\n');
+        out.push_str(&tests_line);
+    }
+    files.sort();
+    files.dedup();
+    let mut result = ToolOutput::ok(out);
+    result.files_accessed = files;
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn topic_keys_follow_code_references() {
+        assert_eq!(topic_match_key("Topics.ORDER_CREATED"), "order_created");
+        assert_eq!(topic_match_key("orders.created"), "orders.created");
+        assert_eq!(topic_match_key("ORDER_CREATED"), "order_created");
+        assert_eq!(folded("orders.created"), "orders_created");
+    }
+}
+
+#[cfg(test)]
+mod matrix_tests {
+    use super::*;
+    use crate::index::facts::*;
+
+    fn sym(name: &str, kind: SymbolKind, line: u32, end: u32, container: Option<&str>) -> Symbol {
+        Symbol {
+            name: name.into(),
+            kind,
+            line,
+            end_line: end,
+            doc_line: None,
+            container: container.map(Into::into),
+        }
+    }
+
+    fn ev(role: EventRole, topic: TopicExpr, line: u32) -> EventFact {
+        EventFact {
+            role,
+            topic,
+            via: "kafkajs".into(),
+            line,
+        }
+    }
+
+    /// orders produces orders.created (through a constant); payments consumes it and
+    /// re-emits payments.completed; shipping consumes that; a test also consumes.
+    fn shop() -> Snapshot {
+        let orders = FileFacts {
+            symbols: vec![sym("publish", SymbolKind::Function, 3, 6, None)],
+            constants: vec![Constant {
+                name: "Topics.ORDER_CREATED".into(),
+                value: "orders.created".into(),
+                line: 1,
+            }],
+            events: vec![ev(
+                EventRole::Producer,
+                TopicExpr::Reference("Topics.ORDER_CREATED".into()),
+                4,
+            )],
+            ..FileFacts::default()
+        };
+        let payments = FileFacts {
+            symbols: vec![sym("onOrder", SymbolKind::Method, 2, 9, Some("Payments"))],
+            events: vec![
+                ev(
+                    EventRole::Consumer,
+                    TopicExpr::Literal("orders.created".into()),
+                    2,
+                ),
+                ev(
+                    EventRole::Producer,
+                    TopicExpr::Env {
+                        var: "DONE_TOPIC".into(),
+                        default: Some("payments.completed".into()),
+                    },
+                    8,
+                ),
+            ],
+            ..FileFacts::default()
+        };
+        let shipping = FileFacts {
+            events: vec![ev(
+                EventRole::Consumer,
+                TopicExpr::Literal("payments.completed".into()),
+                5,
+            )],
+            ..FileFacts::default()
+        };
+        let test = FileFacts {
+            events: vec![ev(
+                EventRole::Consumer,
+                TopicExpr::Literal("orders.created".into()),
+                1,
+            )],
+            ..FileFacts::default()
+        };
+        Snapshot::from_facts(vec![
+            ("services/orders", "src/publish.ts", orders),
+            ("services/payments", "src/payments.ts", payments),
+            ("services/shipping", "src/ship.ts", shipping),
+            ("services/payments", "test/payments.spec.ts", test),
+        ])
+    }
+
+    fn call(snap: &Snapshot, args: Value) -> ToolOutput {
+        let config = crate::config::zero_config(std::path::Path::new("/nonexistent-mesh-test"));
+        let shared = crate::server::Shared::new(
+            std::sync::Arc::new(config),
+            crate::index::snapshot::IndexHandle::new(),
+        );
+        let env = ToolEnv {
+            shared: &shared,
+            snapshot: Some(snap),
+            trace_id: None,
+        };
+        run(&args, &env)
+    }
+
+    #[test]
+    fn topic_chain_with_depth_and_tests_counted() {
+        let snap = shop();
+        let out = call(&snap, json!({"target": "ORDER_CREATED"}));
+        assert!(!out.is_error, "{}", out.text);
+        let t = &out.text;
+        assert!(t.contains("services/orders/src/publish.ts:4"), "{t}");
+        assert!(t.contains("services/payments/src/payments.ts:2"), "{t}");
+        assert!(t.contains("| producer | `publish`"), "{t}");
+        assert!(t.contains("1 row(s) in test files left out"), "{t}");
+        assert!(!t.contains("services/shipping"), "{t}");
+        let deep = call(&snap, json!({"target": "orders.created", "depth": 2}));
+        assert!(
+            deep.text.contains("services/shipping/src/ship.ts:5"),
+            "{}",
+            deep.text
+        );
+        assert!(deep.text.contains("heuristic"), "{}", deep.text);
+        // The consumer in payments is EXTERNAL to the orders owner.
+        assert!(
+            deep.text
+                .contains("| EXTERNAL | consumer | `Payments.onOrder`"),
+            "{}",
+            deep.text
+        );
+        let with_tests = call(
+            &snap,
+            json!({"target": "orders.created", "include_tests": true}),
+        );
+        assert!(
+            with_tests.text.contains("payments.spec.ts:1"),
+            "{}",
+            with_tests.text
+        );
+    }
+
+    #[test]
+    fn unknown_targets_past_end_and_bad_args() {
+        let snap = shop();
+        let out = call(&snap, json!({"target": "nothing.here"}));
+        assert!(!out.is_error);
+        assert!(
+            out.text.contains("No gRPC service or method"),
+            "{}",
+            out.text
+        );
+        let out = call(&snap, json!({"target": "orders.created", "offset": 999}));
+        assert!(out.text.contains("No rows at offset 999"), "{}", out.text);
+        let out = call(&snap, json!({"target": "orders.created", "dept": 2}));
+        assert!(out.is_error && out.text.contains("dept"));
+        // Folded retry: `orders_created` finds `orders.created`.
+        let out = call(&snap, json!({"target": "orders_created"}));
+        assert!(out.text.contains("publish.ts:4"), "{}", out.text);
+    }
+}

@@ -1,0 +1,1260 @@
+//! `visualize_mesh`: the whole workspace as services and the links between them — gRPC calls,
+//! HTTP calls, event topics (as nodes, so a fan-out reads at a glance) and imports — as
+//! Mermaid, JSON or a standalone HTML page.
+//!
+//! The view is aggregated, never the raw graph: one node per service (a root, or a top-level
+//! directory when the workspace has a single root), one link per (from, to, kind) with the
+//! number of sites and the weakest confidence among them. The busiest `max_services` services
+//! are drawn and the rest fold into "other services"; `service` zooms into one service and
+//! shows its own contracts (gRPC services it implements, routes it serves, topics it touches)
+//! and the services they talk to. Every render shrinks itself until it fits the output cap.
+//! [`mesh_view`] and the renderers are shared with `mesh-mcp graph`.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::{ToolDef, ToolEnv, ToolOutput, clamp, decode, object_schema};
+use crate::index::facts::EventRole;
+use crate::index::graph::{Confidence, Loc};
+use crate::index::snapshot::Snapshot;
+use crate::render::inline_code;
+
+/// The tool definition.
+pub static TOOL: ToolDef = ToolDef {
+    name: "visualize_mesh",
+    title: "Draw the service mesh",
+    description: "Draws the workspace's services and how they talk — gRPC calls, HTTP calls, \
+event topics with their producers and consumers, imports between services — as Mermaid \
+(default), JSON or a standalone HTML page. Each link carries its number of call sites and its \
+weakest confidence. Zoom into one service with `service` to see its own contracts. Use it for \
+the big picture; for one symbol or RPC use smart_search, find_dependents or analyze_grpc. \
+Example: {\"format\": \"mermaid\", \"service\": \"services/orders\"}.",
+    input_schema: || {
+        object_schema(
+            json!({
+                "format": {"type": "string", "enum": ["mermaid", "json", "html"], "description": "Output format (default \"mermaid\"), e.g. \"json\"."},
+                "service": {"type": "string", "description": "Zoom into one service by name, e.g. \"services/orders\" (names are listed by a call without it)."},
+                "max_services": {"type": "integer", "description": "Services drawn before the rest fold into \"other\", 1–200 (default 40), e.g. 20."}
+            }),
+            &[],
+        )
+    },
+    run,
+    truncation_hint: |_| "Zoom into one service with `service`, or lower `max_services`.".into(),
+    needs_index: true,
+};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    format: Option<String>,
+    service: Option<String>,
+    max_services: Option<i64>,
+}
+
+/// What a node of the picture stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeKind {
+    Service,
+    Topic,
+    /// A contract of the zoomed service (gRPC service, route, …).
+    Contract,
+    /// Folded services or topics.
+    Other,
+}
+
+/// What a link of the picture stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LinkKind {
+    Grpc,
+    Http,
+    Produces,
+    Consumes,
+    Imports,
+    /// A zoomed service's own contract (service → contract).
+    Owns,
+}
+
+impl LinkKind {
+    fn label(self) -> &'static str {
+        match self {
+            LinkKind::Grpc => "gRPC",
+            LinkKind::Http => "HTTP",
+            LinkKind::Produces => "produces",
+            LinkKind::Consumes => "consumes",
+            LinkKind::Imports => "imports",
+            LinkKind::Owns => "owns",
+        }
+    }
+}
+
+/// A node of the aggregated view.
+#[derive(Debug, Clone, Serialize)]
+pub struct MeshNode {
+    pub id: String,
+    pub name: String,
+    pub kind: NodeKind,
+    /// A short description (`12 files · go, java`, `gRPC service`, `3 producers`).
+    pub caption: String,
+    /// Where it is declared (`services/orders/proto/orders.proto:4`), when it is one place.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub location: Option<String>,
+}
+
+/// A folded link of the aggregated view.
+#[derive(Debug, Clone, Serialize)]
+pub struct MeshLink {
+    pub from: String,
+    pub to: String,
+    pub kind: LinkKind,
+    /// How many sites (calls, producers, imports) this link folds.
+    pub count: u32,
+    /// The weakest confidence among them.
+    pub confidence: &'static str,
+    /// One site, `path:line`, as evidence.
+    pub example: String,
+}
+
+/// The aggregated picture.
+#[derive(Debug, Clone, Serialize)]
+pub struct MeshView {
+    pub workspace: String,
+    /// `root` (one service per root) or `directory` (single-root workspaces).
+    pub grouping: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zoom: Option<String>,
+    pub nodes: Vec<MeshNode>,
+    pub links: Vec<MeshLink>,
+    /// Services drawn / all services.
+    pub services_shown: usize,
+    pub services_total: usize,
+    /// The largest folded services (name, files).
+    pub hidden: Vec<(String, usize)>,
+    /// Ambiguous links whose candidates span several services, not drawn.
+    pub ambiguous_skipped: usize,
+}
+
+/// The service a file belongs to: its root, or (single root) its top-level directory.
+fn group_of(snap: &Snapshot, file: u32) -> String {
+    let f = &snap.files[file as usize];
+    if snap.roots.len() > 1 {
+        return snap.roots[f.root as usize].label.clone();
+    }
+    match f.path.split_once('/') {
+        Some((dir, _)) => dir.to_string(),
+        None => "(workspace root)".to_string(),
+    }
+}
+
+#[derive(Default)]
+struct Fold {
+    count: u32,
+    confidence: Option<Confidence>,
+    example: Option<(String, u32)>,
+}
+
+impl Fold {
+    fn add(&mut self, conf: Confidence, evidence: (String, u32)) {
+        self.count += 1;
+        self.confidence = Some(self.confidence.map_or(conf, |c| c.max(conf)));
+        if self.example.as_ref().is_none_or(|e| evidence < *e) {
+            self.example = Some(evidence);
+        }
+    }
+}
+
+/// Every cross-service link, folded by (from, to, kind); endpoints are group names, topics are
+/// `topic:<name>`.
+fn folded_links(snap: &Snapshot) -> (BTreeMap<(String, String, LinkKind), Fold>, usize) {
+    let g = &snap.graph;
+    let mut out: BTreeMap<(String, String, LinkKind), Fold> = BTreeMap::new();
+    let mut ambiguous = 0;
+    let usable = |l: Loc| {
+        let f = &snap.files[l.file as usize];
+        !f.is_test && !f.generated
+    };
+    let evidence = |l: Loc| (snap.display_path(&snap.files[l.file as usize]), l.line);
+    // Owners of each contract: the groups of its handlers/servers, else of its definition.
+    let mut owners: Vec<Vec<String>> = vec![Vec::new(); g.contracts.len()];
+    for h in &g.handlers {
+        if usable(h.at) {
+            owners[g.rpcs[h.rpc as usize].contract as usize].push(group_of(snap, h.at.file));
+        }
+    }
+    for s in &g.servers {
+        if usable(s.at) {
+            owners[s.contract as usize].push(group_of(snap, s.at.file));
+        }
+    }
+    for (c, o) in owners.iter_mut().enumerate() {
+        if o.is_empty() {
+            o.push(group_of(snap, g.contracts[c].def.file));
+        }
+        o.sort();
+        o.dedup();
+    }
+    let mut calling: std::collections::HashSet<(u32, u32)> = Default::default();
+    for call in &g.calls {
+        if !usable(call.at) {
+            continue;
+        }
+        let contract = g.rpcs[call.rpc as usize].contract;
+        calling.insert((call.at.file, contract));
+        let from = group_of(snap, call.at.file);
+        if call.confidence == Confidence::Ambiguous && owners[contract as usize].len() > 1 {
+            ambiguous += 1;
+            continue;
+        }
+        for to in &owners[contract as usize] {
+            if *to != from {
+                out.entry((from.clone(), to.clone(), LinkKind::Grpc))
+                    .or_default()
+                    .add(call.confidence, evidence(call.at));
+            }
+        }
+    }
+    for cl in &g.clients {
+        if !usable(cl.at) || calling.contains(&(cl.at.file, cl.contract)) {
+            continue;
+        }
+        let from = group_of(snap, cl.at.file);
+        for to in &owners[cl.contract as usize] {
+            if *to != from {
+                out.entry((from.clone(), to.clone(), LinkKind::Grpc))
+                    .or_default()
+                    .add(cl.confidence.max(Confidence::Heuristic), evidence(cl.at));
+            }
+        }
+    }
+    for e in &g.events {
+        if !usable(e.at) {
+            continue;
+        }
+        let group = group_of(snap, e.at.file);
+        let topic = format!("topic:{}", g.topics[e.topic as usize].name);
+        let key = match e.role {
+            EventRole::Producer => (group, topic, LinkKind::Produces),
+            EventRole::Consumer => (topic, group, LinkKind::Consumes),
+        };
+        out.entry(key)
+            .or_default()
+            .add(e.confidence, evidence(e.at));
+    }
+    for rc in &g.route_calls {
+        if !usable(rc.at) {
+            continue;
+        }
+        let from = group_of(snap, rc.at.file);
+        let to = group_of(snap, g.routes[rc.route as usize].at.file);
+        if from != to {
+            out.entry((from, to, LinkKind::Http))
+                .or_default()
+                .add(rc.confidence, evidence(rc.at));
+        }
+    }
+    for ie in &g.import_links {
+        if !usable(ie.at) {
+            continue;
+        }
+        let from = group_of(snap, ie.at.file);
+        let to = snap
+            .roots
+            .get(ie.to_root as usize)
+            .map(|r| r.label.clone())
+            .unwrap_or_default();
+        if snap.roots.len() > 1 && from != to {
+            out.entry((from, to, LinkKind::Imports))
+                .or_default()
+                .add(ie.confidence, evidence(ie.at));
+        }
+    }
+    (out, ambiguous)
+}
+
+/// Builds the aggregated view, or an error naming the known services when `zoom` is unknown.
+pub fn mesh_view(
+    snap: &Snapshot,
+    zoom: Option<&str>,
+    max_services: usize,
+) -> Result<MeshView, String> {
+    let (links, ambiguous) = folded_links(snap);
+    // Services, with their file counts and languages.
+    let mut services: BTreeMap<String, (usize, BTreeMap<&'static str, usize>)> = BTreeMap::new();
+    for (i, f) in snap.files.iter().enumerate() {
+        let e = services.entry(group_of(snap, i as u32)).or_default();
+        e.0 += 1;
+        if !matches!(
+            f.lang,
+            crate::index::facts::Language::Markdown
+                | crate::index::facts::Language::Yaml
+                | crate::index::facts::Language::Properties
+        ) {
+            *e.1.entry(f.lang.name()).or_default() += 1;
+        }
+    }
+    let mut degree: HashMap<&str, u32> = HashMap::new();
+    for ((from, to, _), fold) in &links {
+        *degree.entry(from.as_str()).or_default() += fold.count;
+        *degree.entry(to.as_str()).or_default() += fold.count;
+    }
+    let zoom_name = match zoom {
+        None => None,
+        Some(z) => {
+            let z = z.trim().trim_end_matches('/');
+            let found = services
+                .keys()
+                .find(|k| k.as_str() == z)
+                .or_else(|| services.keys().find(|k| k.eq_ignore_ascii_case(z)))
+                .or_else(|| {
+                    services.keys().find(|k| {
+                        k.rsplit('/')
+                            .next()
+                            .is_some_and(|l| l.eq_ignore_ascii_case(z))
+                    })
+                });
+            match found {
+                Some(f) => Some(f.clone()),
+                None => {
+                    let names: Vec<&str> = services.keys().map(String::as_str).collect();
+                    return Err(format!(
+                        "No service named '{z}'. The services are: {}. Call visualize_mesh without `service` to see them drawn.",
+                        names.join(", ")
+                    ));
+                }
+            }
+        }
+    };
+    let mut ranked: Vec<&String> = services.keys().collect();
+    ranked.sort_by(|a, b| {
+        let da = degree.get(a.as_str()).copied().unwrap_or(0);
+        let db = degree.get(b.as_str()).copied().unwrap_or(0);
+        db.cmp(&da)
+            .then(services[*b].0.cmp(&services[*a].0))
+            .then(a.cmp(b))
+    });
+    let mut view = MeshView {
+        workspace: snap
+            .base
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "workspace".into()),
+        grouping: if snap.roots.len() > 1 {
+            "root"
+        } else {
+            "directory"
+        },
+        zoom: zoom_name.clone(),
+        nodes: Vec::new(),
+        links: Vec::new(),
+        services_shown: 0,
+        services_total: services.len(),
+        hidden: Vec::new(),
+        ambiguous_skipped: ambiguous,
+    };
+    // Which endpoints are drawn, and under which node id.
+    let mut ids: HashMap<String, String> = HashMap::new();
+    let mut next_id = 0usize;
+    let mut add_node = |view: &mut MeshView,
+                        ids: &mut HashMap<String, String>,
+                        key: &str,
+                        name: String,
+                        kind: NodeKind,
+                        caption: String,
+                        location: Option<String>| {
+        if let Some(id) = ids.get(key) {
+            return id.clone();
+        }
+        let id = format!("n{next_id}");
+        next_id += 1;
+        ids.insert(key.to_string(), id.clone());
+        view.nodes.push(MeshNode {
+            id: id.clone(),
+            name,
+            kind,
+            caption,
+            location,
+        });
+        id
+    };
+    let service_caption = |name: &str| -> String {
+        let (files, langs) = &services[name];
+        let mut l: Vec<(&&str, &usize)> = langs.iter().collect();
+        l.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let langs: Vec<&str> = l.iter().take(3).map(|(n, _)| **n).collect();
+        if langs.is_empty() {
+            format!("{files} files")
+        } else {
+            format!("{files} files · {}", langs.join(", "))
+        }
+    };
+    match &zoom_name {
+        None => {
+            let shown: Vec<&String> = ranked.iter().take(max_services).copied().collect();
+            view.services_shown = shown.len();
+            for s in &shown {
+                add_node(
+                    &mut view,
+                    &mut ids,
+                    s,
+                    (*s).clone(),
+                    NodeKind::Service,
+                    service_caption(s),
+                    None,
+                );
+            }
+            view.hidden = ranked
+                .iter()
+                .skip(max_services)
+                .take(5)
+                .map(|s| ((*s).clone(), services[*s].0))
+                .collect();
+            let folded = ranked.len().saturating_sub(max_services);
+            let mut topic_count = 0;
+            let mut edges: BTreeMap<(String, String, LinkKind), Fold> = BTreeMap::new();
+            for ((from, to, kind), fold) in &links {
+                let map = |end: &String, topic_count: &mut usize| -> String {
+                    if end.starts_with("topic:") {
+                        return end.clone();
+                    }
+                    if shown.contains(&end) {
+                        end.clone()
+                    } else {
+                        let _ = topic_count;
+                        "other services".to_string()
+                    }
+                };
+                let a = map(from, &mut topic_count);
+                let b = map(to, &mut topic_count);
+                if a == b {
+                    continue;
+                }
+                let e = edges.entry((a, b, *kind)).or_default();
+                e.count += fold.count;
+                e.confidence = Some(match (e.confidence, fold.confidence) {
+                    (Some(x), Some(y)) => x.max(y),
+                    (x, y) => x.or(y).unwrap_or(Confidence::Exact),
+                });
+                if let Some(ex) = &fold.example
+                    && e.example.as_ref().is_none_or(|cur| ex < cur)
+                {
+                    e.example = Some(ex.clone());
+                }
+            }
+            // Topics: the busiest, as many as services are drawn (at least 10).
+            let mut topic_degree: BTreeMap<String, u32> = BTreeMap::new();
+            for ((a, b, _), f) in &edges {
+                for end in [a, b] {
+                    if let Some(t) = end.strip_prefix("topic:") {
+                        *topic_degree.entry(t.to_string()).or_default() += f.count;
+                    }
+                }
+            }
+            let mut topics: Vec<(String, u32)> = topic_degree.into_iter().collect();
+            topics.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            let topic_cap = max_services.max(10);
+            let kept_topics: Vec<String> = topics
+                .iter()
+                .take(topic_cap)
+                .map(|(t, _)| format!("topic:{t}"))
+                .collect();
+            if folded > 0 {
+                add_node(
+                    &mut view,
+                    &mut ids,
+                    "other services",
+                    "other services".into(),
+                    NodeKind::Other,
+                    format!("{folded} services folded"),
+                    None,
+                );
+            }
+            for ((a, b, kind), fold) in edges {
+                let fix = |end: String| -> String {
+                    if end.starts_with("topic:") && !kept_topics.contains(&end) {
+                        "other topics".to_string()
+                    } else {
+                        end
+                    }
+                };
+                let (a, b) = (fix(a), fix(b));
+                let mut endpoint = |end: &str, view: &mut MeshView| -> String {
+                    if let Some(t) = end.strip_prefix("topic:") {
+                        add_node(
+                            view,
+                            &mut ids,
+                            end,
+                            t.to_string(),
+                            NodeKind::Topic,
+                            "topic".into(),
+                            None,
+                        )
+                    } else if end == "other topics" {
+                        add_node(
+                            view,
+                            &mut ids,
+                            end,
+                            "other topics".into(),
+                            NodeKind::Other,
+                            format!("{} topics folded", topics.len().saturating_sub(topic_cap)),
+                            None,
+                        )
+                    } else {
+                        ids.get(end).cloned().unwrap_or_default()
+                    }
+                };
+                let from = endpoint(&a, &mut view);
+                let to = endpoint(&b, &mut view);
+                if from.is_empty() || to.is_empty() {
+                    continue;
+                }
+                push_link(&mut view, from, to, kind, &fold);
+            }
+            merge_duplicate_links(&mut view);
+        }
+        Some(focus) => zoom_view(
+            snap,
+            &mut view,
+            focus,
+            &links,
+            max_services,
+            &service_caption,
+        ),
+    }
+    Ok(view)
+}
+
+fn push_link(view: &mut MeshView, from: String, to: String, kind: LinkKind, fold: &Fold) {
+    view.links.push(MeshLink {
+        from,
+        to,
+        kind,
+        count: fold.count,
+        confidence: fold.confidence.unwrap_or(Confidence::Exact).label(),
+        example: fold
+            .example
+            .as_ref()
+            .map(|(p, l)| format!("{p}:{l}"))
+            .unwrap_or_default(),
+    });
+}
+
+/// Links that folded onto the same (from, to, kind) after "other" folding are summed.
+fn merge_duplicate_links(view: &mut MeshView) {
+    let mut merged: Vec<MeshLink> = Vec::new();
+    for l in view.links.drain(..) {
+        match merged
+            .iter_mut()
+            .find(|m| m.from == l.from && m.to == l.to && m.kind == l.kind)
+        {
+            Some(m) => {
+                m.count += l.count;
+                if confidence_rank(l.confidence) > confidence_rank(m.confidence) {
+                    m.confidence = l.confidence;
+                }
+                if l.example < m.example {
+                    m.example = l.example;
+                }
+            }
+            None => merged.push(l),
+        }
+    }
+    view.links = merged;
+}
+
+fn confidence_rank(label: &str) -> u8 {
+    match label {
+        "exact" => 0,
+        "heuristic" => 1,
+        _ => 2,
+    }
+}
+
+/// The zoomed view: the focused service, its own contracts, and the services and topics they
+/// talk to.
+fn zoom_view(
+    snap: &Snapshot,
+    view: &mut MeshView,
+    focus: &str,
+    links: &BTreeMap<(String, String, LinkKind), Fold>,
+    max_services: usize,
+    service_caption: &dyn Fn(&str) -> String,
+) {
+    let g = &snap.graph;
+    let mut nodes: Vec<MeshNode> = Vec::new();
+    let mut id_of: HashMap<String, String> = HashMap::new();
+    let mut node =
+        |key: String, name: String, kind: NodeKind, caption: String, loc: Option<String>| {
+            if let Some(id) = id_of.get(&key) {
+                return id.clone();
+            }
+            let id = format!("n{}", nodes.len());
+            id_of.insert(key, id.clone());
+            nodes.push(MeshNode {
+                id: id.clone(),
+                name,
+                kind,
+                caption,
+                location: loc,
+            });
+            id
+        };
+    let focus_id = node(
+        focus.to_string(),
+        focus.to_string(),
+        NodeKind::Service,
+        service_caption(focus),
+        None,
+    );
+    let mut out_links: Vec<MeshLink> = Vec::new();
+    // Its gRPC contracts (implemented here, or defined here when nobody implements them).
+    for (ci, c) in g.contracts.iter().enumerate() {
+        let here = g.handlers.iter().any(|h| {
+            g.rpcs[h.rpc as usize].contract as usize == ci
+                && group_of(snap, h.at.file) == focus
+                && !snap.files[h.at.file as usize].is_test
+        }) || g.servers.iter().any(|s| {
+            s.contract as usize == ci
+                && group_of(snap, s.at.file) == focus
+                && !snap.files[s.at.file as usize].is_test
+        });
+        if !here {
+            continue;
+        }
+        let loc = format!(
+            "{}:{}",
+            snap.display_path(&snap.files[c.def.file as usize]),
+            c.def.line
+        );
+        let cid = node(
+            format!("contract:{}", c.fqn),
+            c.fqn.clone(),
+            NodeKind::Contract,
+            format!("gRPC service · {} rpcs", c.rpcs.len()),
+            Some(loc.clone()),
+        );
+        out_links.push(MeshLink {
+            from: focus_id.clone(),
+            to: cid.clone(),
+            kind: LinkKind::Owns,
+            count: 1,
+            confidence: "exact",
+            example: loc,
+        });
+        // Callers of it from other services.
+        let mut by_caller: BTreeMap<String, Fold> = BTreeMap::new();
+        for call in g
+            .calls
+            .iter()
+            .filter(|l| g.rpcs[l.rpc as usize].contract as usize == ci)
+        {
+            let f = &snap.files[call.at.file as usize];
+            let from = group_of(snap, call.at.file);
+            if f.is_test || f.generated || from == focus {
+                continue;
+            }
+            by_caller
+                .entry(from)
+                .or_default()
+                .add(call.confidence, (snap.display_path(f), call.at.line));
+        }
+        for (caller, fold) in by_caller.into_iter().take(max_services) {
+            let sid = node(
+                caller.clone(),
+                caller.clone(),
+                NodeKind::Service,
+                service_caption(&caller),
+                None,
+            );
+            out_links.push(MeshLink {
+                from: sid,
+                to: cid.clone(),
+                kind: LinkKind::Grpc,
+                count: fold.count,
+                confidence: fold.confidence.unwrap_or(Confidence::Exact).label(),
+                example: fold
+                    .example
+                    .map(|(p, l)| format!("{p}:{l}"))
+                    .unwrap_or_default(),
+            });
+        }
+    }
+    // Routes it serves, with their callers.
+    for (ri, r) in g.routes.iter().enumerate() {
+        if group_of(snap, r.at.file) != focus || r.from_spec {
+            continue;
+        }
+        let loc = format!(
+            "{}:{}",
+            snap.display_path(&snap.files[r.at.file as usize]),
+            r.at.line
+        );
+        let name = format!("{} {}", r.method, r.path);
+        let rid = node(
+            format!("route:{name}"),
+            name,
+            NodeKind::Contract,
+            "HTTP route".into(),
+            Some(loc.clone()),
+        );
+        out_links.push(MeshLink {
+            from: focus_id.clone(),
+            to: rid.clone(),
+            kind: LinkKind::Owns,
+            count: 1,
+            confidence: "exact",
+            example: loc,
+        });
+        let mut by_caller: BTreeMap<String, Fold> = BTreeMap::new();
+        for rc in g.route_calls.iter().filter(|c| c.route as usize == ri) {
+            let f = &snap.files[rc.at.file as usize];
+            let from = group_of(snap, rc.at.file);
+            if f.is_test || from == focus {
+                continue;
+            }
+            by_caller
+                .entry(from)
+                .or_default()
+                .add(rc.confidence, (snap.display_path(f), rc.at.line));
+        }
+        for (caller, fold) in by_caller.into_iter().take(max_services) {
+            let sid = node(
+                caller.clone(),
+                caller.clone(),
+                NodeKind::Service,
+                service_caption(&caller),
+                None,
+            );
+            out_links.push(MeshLink {
+                from: sid,
+                to: rid.clone(),
+                kind: LinkKind::Http,
+                count: fold.count,
+                confidence: fold.confidence.unwrap_or(Confidence::Exact).label(),
+                example: fold
+                    .example
+                    .map(|(p, l)| format!("{p}:{l}"))
+                    .unwrap_or_default(),
+            });
+        }
+    }
+    // Every folded link touching the focus (its outgoing calls, its topics and their other
+    // ends).
+    let mut topics_here: Vec<String> = Vec::new();
+    for ((from, to, kind), fold) in links {
+        if from == focus || to == focus {
+            if matches!(kind, LinkKind::Grpc | LinkKind::Http) && to == focus {
+                continue; // already drawn per contract
+            }
+            let other = if from == focus { to } else { from };
+            let oid = if let Some(t) = other.strip_prefix("topic:") {
+                topics_here.push(other.clone());
+                node(
+                    other.clone(),
+                    t.to_string(),
+                    NodeKind::Topic,
+                    "topic".into(),
+                    None,
+                )
+            } else {
+                node(
+                    other.clone(),
+                    other.clone(),
+                    NodeKind::Service,
+                    service_caption(other),
+                    None,
+                )
+            };
+            let (a, b) = if from == focus {
+                (focus_id.clone(), oid)
+            } else {
+                (oid, focus_id.clone())
+            };
+            push_link_raw(&mut out_links, a, b, *kind, fold);
+        }
+    }
+    // The other ends of the focus's topics.
+    for ((from, to, kind), fold) in links {
+        let topic_end = if topics_here.contains(from) && to != focus {
+            Some((from, to))
+        } else if topics_here.contains(to) && from != focus {
+            Some((to, from))
+        } else {
+            None
+        };
+        let Some((topic, other)) = topic_end else {
+            continue;
+        };
+        let tid = node(
+            topic.clone(),
+            topic.trim_start_matches("topic:").to_string(),
+            NodeKind::Topic,
+            "topic".into(),
+            None,
+        );
+        let oid = node(
+            other.clone(),
+            other.clone(),
+            NodeKind::Service,
+            service_caption(other),
+            None,
+        );
+        let (a, b) = if from == topic {
+            (tid, oid)
+        } else {
+            (oid, tid)
+        };
+        push_link_raw(&mut out_links, a, b, *kind, fold);
+    }
+    view.services_shown = nodes.iter().filter(|n| n.kind == NodeKind::Service).count();
+    view.nodes = nodes;
+    view.links = out_links;
+}
+
+fn push_link_raw(links: &mut Vec<MeshLink>, from: String, to: String, kind: LinkKind, fold: &Fold) {
+    links.push(MeshLink {
+        from,
+        to,
+        kind,
+        count: fold.count,
+        confidence: fold.confidence.unwrap_or(Confidence::Exact).label(),
+        example: fold
+            .example
+            .as_ref()
+            .map(|(p, l)| format!("{p}:{l}"))
+            .unwrap_or_default(),
+    });
+}
+
+/// Escapes a name for a Mermaid label (entity codes; newlines flattened).
+fn mermaid_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("#quot;"),
+            '<' => out.push_str("#lt;"),
+            '>' => out.push_str("#gt;"),
+            '#' => out.push_str("#35;"),
+            '`' => out.push_str("#96;"),
+            '&' => out.push_str("#amp;"),
+            '|' => out.push_str("#124;"),
+            '[' => out.push_str("#91;"),
+            ']' => out.push_str("#93;"),
+            '{' => out.push_str("#123;"),
+            '}' => out.push_str("#125;"),
+            '\n' | '\r' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Renders the view as a Mermaid flowchart (without the Markdown around it).
+pub fn render_mermaid(view: &MeshView) -> String {
+    let mut out = format!(
+        "%% {} — services and how they talk\ngraph LR\n",
+        mermaid_escape(&view.workspace)
+    );
+    for n in &view.nodes {
+        let label = format!(
+            "\"{}<br/><small>{}</small>\"",
+            mermaid_escape(&n.name),
+            mermaid_escape(&n.caption)
+        );
+        let shape = match n.kind {
+            NodeKind::Service => format!("[{label}]"),
+            NodeKind::Topic => format!("([{label}])"),
+            NodeKind::Contract => format!("({label})"),
+            NodeKind::Other => format!("[/{label}/]"),
+        };
+        out.push_str(&format!("  {}{}\n", n.id, shape));
+    }
+    for l in &view.links {
+        let mut label = l.kind.label().to_string();
+        if l.count > 1 {
+            label.push_str(&format!(" ×{}", l.count));
+        }
+        if l.confidence != "exact" {
+            label.push_str(&format!(" ({})", l.confidence));
+        }
+        let arrow = match l.kind {
+            LinkKind::Produces => "==>",
+            LinkKind::Consumes => "-.->",
+            _ => "-->",
+        };
+        out.push_str(&format!(
+            "  {} {}|\"{}\"| {}\n",
+            l.from,
+            arrow,
+            mermaid_escape(&label),
+            l.to
+        ));
+    }
+    out
+}
+
+/// Renders the view as pretty JSON.
+pub fn render_json(view: &MeshView) -> String {
+    serde_json::to_string_pretty(view).unwrap_or_else(|_| "{}".into())
+}
+
+/// Renders the view as a standalone HTML page: the data inline, drawn as SVG by an inline
+/// script, no network access. Names reach the page only through `textContent`.
+pub fn render_html(view: &MeshView) -> String {
+    let data = serde_json::to_string(view)
+        .unwrap_or_else(|_| "{}".into())
+        .replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026");
+    let title = html_escape(&format!("{} — mesh-mcp", view.workspace));
+    HTML_TEMPLATE
+        .replace("__TITLE__", &title)
+        .replace("__DATA__", &data)
+}
+
+fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
+}
+
+const HTML_TEMPLATE: &str = r##"<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'">
+<title>__TITLE__</title>
+<style>
+body{margin:0;font:13px system-ui,sans-serif;background:#fafafa;color:#222}
+header{padding:10px 16px;border-bottom:1px solid #ddd;background:#fff}
+h1{font-size:16px;margin:0}#meta{color:#666;margin-top:4px}
+svg{display:block;width:100vw;height:calc(100vh - 60px)}
+.node rect,.node ellipse{stroke:#333;stroke-width:1.2}
+.service rect{fill:#dbeafe}.topic ellipse{fill:#fef3c7}.contract rect{fill:#dcfce7}.other rect{fill:#eee}
+.link{fill:none;stroke:#666;stroke-width:1.4}.produces{stroke:#b45309;stroke-width:2.4}
+.consumes{stroke:#b45309;stroke-dasharray:5 4}.grpc{stroke:#1d4ed8}.http{stroke:#15803d}
+.imports{stroke:#999;stroke-dasharray:2 3}
+.heuristic,.ambiguous{opacity:.6}
+text{pointer-events:none}.cap{fill:#555;font-size:11px}.ll{fill:#444;font-size:11px}
+</style></head><body>
+<header><h1 id="title"></h1><div id="meta"></div></header>
+<svg id="mesh" role="img" aria-label="service mesh"><defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0L10,5L0,10z" fill="#555"/></marker></defs></svg>
+<script>
+"use strict";
+const view = __DATA__;
+const NS = "http://www.w3.org/2000/svg";
+document.getElementById("title").textContent = view.workspace + (view.zoom ? " — " + view.zoom : "");
+document.getElementById("meta").textContent = view.services_shown + " of " + view.services_total +
+  " services, " + view.links.length + " links (grouping: one service per " + view.grouping + ")";
+const svg = document.getElementById("mesh");
+const W = svg.clientWidth || 1200, H = svg.clientHeight || 800;
+// Layered layout: services that only produce or call on the left, topics and contracts in the
+// middle, the rest on the right; a few relaxation passes order each column.
+const col = {};
+for (const n of view.nodes) col[n.id] = (n.kind === "topic" || n.kind === "contract") ? 1 : 0;
+const outgoing = {}, incoming = {};
+for (const l of view.links) { (outgoing[l.from] = outgoing[l.from] || []).push(l.to); (incoming[l.to] = incoming[l.to] || []).push(l.from); }
+for (const n of view.nodes) if (col[n.id] === 0 && (incoming[n.id] || []).length && !(outgoing[n.id] || []).length) col[n.id] = 2;
+for (const n of view.nodes) if (col[n.id] === 0 && (incoming[n.id] || []).some(s => col[s] === 0 && s !== n.id)) col[n.id] = 2;
+const cols = [[], [], []];
+for (const n of view.nodes) cols[col[n.id]].push(n);
+const pos = {};
+const place = () => cols.forEach((c, ci) => c.forEach((n, i) => { pos[n.id] = { x: (ci + 0.5) * W / 3, y: (i + 1) * H / (c.length + 1) }; }));
+place();
+for (let pass = 0; pass < 4; pass++) {
+  for (const c of cols) {
+    const bary = n => { const ns = (outgoing[n.id] || []).concat(incoming[n.id] || []); return ns.length ? ns.reduce((s, m) => s + pos[m].y, 0) / ns.length : pos[n.id].y; };
+    c.sort((a, b) => bary(a) - bary(b));
+  }
+  place();
+}
+const el = (tag, attrs, parent) => { const e = document.createElementNS(NS, tag); for (const k in attrs) e.setAttribute(k, attrs[k]); (parent || svg).appendChild(e); return e; };
+for (const l of view.links) {
+  const a = pos[l.from], b = pos[l.to];
+  if (!a || !b) continue;
+  const mx = (a.x + b.x) / 2;
+  const p = el("path", { d: `M${a.x},${a.y} C${mx},${a.y} ${mx},${b.y} ${b.x},${b.y}`, class: `link ${l.kind} ${l.confidence}`, "marker-end": "url(#arrow)" });
+  const t = document.createElementNS(NS, "title"); t.textContent = `${l.kind} ×${l.count} (${l.confidence}) e.g. ${l.example}`; p.appendChild(t);
+  const lab = el("text", { x: mx, y: (a.y + b.y) / 2 - 4, "text-anchor": "middle", class: "ll" });
+  lab.textContent = l.kind + (l.count > 1 ? " ×" + l.count : "");
+}
+for (const n of view.nodes) {
+  const p = pos[n.id];
+  const g = el("g", { class: "node " + n.kind, transform: `translate(${p.x},${p.y})` });
+  const w = Math.max(90, Math.min(260, 7.2 * Math.max(n.name.length, n.caption.length) + 20));
+  if (n.kind === "topic") el("ellipse", { rx: w / 2, ry: 22 }, g);
+  else el("rect", { x: -w / 2, y: -22, width: w, height: 44, rx: n.kind === "contract" ? 16 : 4 }, g);
+  const name = el("text", { y: -3, "text-anchor": "middle" }, g); name.textContent = n.name;
+  const cap = el("text", { y: 13, "text-anchor": "middle", class: "cap" }, g); cap.textContent = n.caption;
+  const t = document.createElementNS(NS, "title"); t.textContent = n.name + (n.location ? " — " + n.location : ""); g.appendChild(t);
+}
+</script></body></html>
+"##;
+
+/// The output budget of a render (the cap is 48 KiB; the footer needs room).
+const RENDER_BUDGET: usize = 44 * 1024;
+
+fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
+    let args: Args = match decode("visualize_mesh", args) {
+        Ok(a) => a,
+        Err(e) => return e,
+    };
+    let Some(snap) = env.snapshot else {
+        return ToolOutput::error("the index is not ready".into());
+    };
+    let format = args
+        .format
+        .as_deref()
+        .unwrap_or("mermaid")
+        .to_ascii_lowercase();
+    if !matches!(format.as_str(), "mermaid" | "json" | "html") {
+        return ToolOutput::error(format!(
+            "Unknown format '{}': use 'mermaid', 'json' or 'html'.",
+            args.format.as_deref().unwrap_or("")
+        ));
+    }
+    let mut max = clamp(args.max_services, 40, 1, 200);
+    loop {
+        let view = match mesh_view(snap, args.service.as_deref(), max) {
+            Ok(v) => v,
+            Err(e) => return ToolOutput::error(e),
+        };
+        let text = match format.as_str() {
+            "json" => render_json(&view),
+            "html" => render_html(&view),
+            _ => mermaid_answer(&view),
+        };
+        if text.len() <= RENDER_BUDGET || max == 1 {
+            return ToolOutput::ok(text);
+        }
+        max /= 2;
+    }
+}
+
+/// The Mermaid answer: heading, diagram and a footer saying what was folded.
+fn mermaid_answer(view: &MeshView) -> String {
+    let mut out = String::from("## Service mesh");
+    if let Some(z) = &view.zoom {
+        out.push_str(&format!(" — service {}", inline_code(z)));
+    }
+    out.push_str("\n\n```mermaid\n");
+    out.push_str(&render_mermaid(view));
+    out.push_str("```\n\n");
+    let sites: u32 = view.links.iter().map(|l| l.count).sum();
+    out.push_str(&format!(
+        "_{} links folding {sites} sites between {} of {} services (one service per {})._\n",
+        view.links.len(),
+        view.services_shown,
+        view.services_total,
+        view.grouping
+    ));
+    if !view.hidden.is_empty() {
+        let hidden: Vec<String> = view
+            .hidden
+            .iter()
+            .map(|(n, f)| format!("{} ({f} files)", inline_code(n)))
+            .collect();
+        out.push_str(&format!(
+            "_{} services are folded into \"other services\". Largest hidden: {}._\n",
+            view.services_total - view.services_shown,
+            hidden.join(", ")
+        ));
+    }
+    if view.ambiguous_skipped > 0 {
+        out.push_str(&format!(
+            "_{} ambiguous call(s) whose candidates span several services are not drawn._\n",
+            view.ambiguous_skipped
+        ));
+    }
+    if view.zoom.is_none()
+        && let Some(first) = view.nodes.iter().find(|n| n.kind == NodeKind::Service)
+    {
+        out.push_str(&format!(
+            "_Zoom into one service: visualize_mesh(service: \"{}\")._\n",
+            first.name
+        ));
+    }
+    if view.links.is_empty() {
+        out.push_str(
+            "_No gRPC, HTTP, event or import link between services was found in the index._\n",
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::facts::*;
+
+    fn proto() -> FileFacts {
+        crate::index::lang::protobuf::extract(
+            "orders.proto",
+            "syntax = \"proto3\";\npackage shop.v1;\nservice OrderService {\n  rpc CreateOrder(Req) returns (Res);\n}\n",
+        )
+    }
+
+    /// gateway calls orders over gRPC and HTTP; orders produces a topic `billing` consumes.
+    fn shop() -> Snapshot {
+        let server = FileFacts {
+            symbols: vec![Symbol {
+                name: "CreateOrder".into(),
+                kind: SymbolKind::Method,
+                line: 5,
+                end_line: 9,
+                doc_line: None,
+                container: Some("server".into()),
+            }],
+            grpc: vec![GrpcFact::Server {
+                service: "OrderService".into(),
+                impl_type: Some("server".into()),
+                line: 3,
+            }],
+            events: vec![EventFact {
+                role: EventRole::Producer,
+                topic: TopicExpr::Literal("orders.created".into()),
+                via: "kafka-go".into(),
+                line: 7,
+            }],
+            http: vec![HttpFact::Route {
+                method: "GET".into(),
+                path: "/orders/{id}".into(),
+                handler: Some("getOrder".into()),
+                line: 12,
+            }],
+            ..FileFacts::default()
+        };
+        let gateway = FileFacts {
+            grpc: vec![
+                GrpcFact::Client {
+                    service: "OrderService".into(),
+                    var: Some("orders".into()),
+                    line: 2,
+                },
+                GrpcFact::Call {
+                    service: Some("OrderService".into()),
+                    receiver: "orders".into(),
+                    method: "createOrder".into(),
+                    line: 4,
+                },
+            ],
+            http: vec![HttpFact::Call {
+                method: Some("GET".into()),
+                path: "/orders/{}".into(),
+                line: 6,
+            }],
+            ..FileFacts::default()
+        };
+        let billing = FileFacts {
+            events: vec![EventFact {
+                role: EventRole::Consumer,
+                topic: TopicExpr::Literal("orders.created".into()),
+                via: "kafkajs".into(),
+                line: 3,
+            }],
+            ..FileFacts::default()
+        };
+        Snapshot::from_facts(vec![
+            ("services/orders", "proto/orders.proto", proto()),
+            ("services/orders", "server.go", server),
+            ("services/gateway", "src/app.js", gateway),
+            ("services/billing", "src/consumer.ts", billing),
+        ])
+    }
+
+    #[test]
+    fn folds_links_per_service_pair_and_kind() {
+        let snap = shop();
+        let view = mesh_view(&snap, None, 40).unwrap();
+        assert_eq!(view.services_total, 3);
+        let name = |id: &str| view.nodes.iter().find(|n| n.id == id).unwrap().name.clone();
+        let links: Vec<(String, String, LinkKind, u32)> = view
+            .links
+            .iter()
+            .map(|l| (name(&l.from), name(&l.to), l.kind, l.count))
+            .collect();
+        assert!(links.contains(&(
+            "services/gateway".into(),
+            "services/orders".into(),
+            LinkKind::Grpc,
+            1
+        )));
+        assert!(links.contains(&(
+            "services/gateway".into(),
+            "services/orders".into(),
+            LinkKind::Http,
+            1
+        )));
+        assert!(links.contains(&(
+            "services/orders".into(),
+            "orders.created".into(),
+            LinkKind::Produces,
+            1
+        )));
+        assert!(links.contains(&(
+            "orders.created".into(),
+            "services/billing".into(),
+            LinkKind::Consumes,
+            1
+        )));
+        let gw = view
+            .links
+            .iter()
+            .find(|l| l.kind == LinkKind::Grpc)
+            .unwrap();
+        assert_eq!(gw.example, "services/gateway/src/app.js:4");
+    }
+
+    #[test]
+    fn zoom_folding_and_formats() {
+        let snap = shop();
+        let z = mesh_view(&snap, Some("orders"), 40).unwrap();
+        assert!(z.nodes.iter().any(|n| n.name == "shop.v1.OrderService"));
+        assert!(z.nodes.iter().any(|n| n.name == "GET /orders/{id}"));
+        assert!(
+            mesh_view(&snap, Some("nope"), 40)
+                .unwrap_err()
+                .contains("services/orders")
+        );
+        let small = mesh_view(&snap, None, 1).unwrap();
+        assert_eq!(small.services_shown, 1);
+        assert!(small.nodes.iter().any(|n| n.name == "other services"));
+        let m = render_mermaid(&z);
+        assert!(m.starts_with("%% ") && m.contains("graph LR"));
+        assert!(m.contains("#123;id#125;"), "braces escaped: {m}");
+        let html = render_html(&z);
+        assert!(!html.contains("http://") || html.contains("http://www.w3.org/2000/svg"));
+        assert!(!html.contains("<script src"));
+        let json: Value = serde_json::from_str(&render_json(&z)).unwrap();
+        assert!(json["nodes"].as_array().unwrap().len() >= 3);
+    }
+
+    #[test]
+    fn hostile_names_are_escaped() {
+        let view = MeshView {
+            workspace: "</script><script>alert(1)</script>".into(),
+            grouping: "root",
+            zoom: None,
+            nodes: vec![MeshNode {
+                id: "n0".into(),
+                name: "a\"b<c>#d`e\nf".into(),
+                kind: NodeKind::Service,
+                caption: String::new(),
+                location: None,
+            }],
+            links: vec![],
+            services_shown: 1,
+            services_total: 1,
+            hidden: vec![],
+            ambiguous_skipped: 0,
+        };
+        let html = render_html(&view);
+        assert!(!html.contains("</script><script>alert"));
+        let m = render_mermaid(&view);
+        assert!(!m.contains("a\"b") && !m.contains('<') || m.contains("<br/>"));
+        assert!(m.contains("a#quot;b#lt;c#gt;#35;d#96;e f"), "{m}");
+    }
+}
