@@ -394,10 +394,20 @@ fn root_label(snap: &Snapshot, root: u16) -> &str {
 /// The innermost declaration around a line (`OrderConsumer.handle`), for the element column.
 fn enclosing(snap: &Snapshot, at: Loc) -> Option<String> {
     let f = &snap.files[at.file as usize];
-    f.symbols()
+    // A line in a declaration's annotation block (`@KafkaListener(…)` above the method)
+    // belongs to that declaration; else the innermost declaration spanning the line.
+    let annotated = f
+        .symbols()
         .iter()
-        .filter(|s| s.line <= at.line && at.line <= s.end_line)
-        .min_by_key(|s| s.end_line - s.line)
+        .filter(|s| s.doc_line > 0 && s.doc_line <= at.line && at.line < s.line)
+        .min_by_key(|s| s.line - s.doc_line);
+    annotated
+        .or_else(|| {
+            f.symbols()
+                .iter()
+                .filter(|s| s.line <= at.line && at.line <= s.end_line)
+                .min_by_key(|s| s.end_line - s.line)
+        })
         .map(|s| match f.container(s) {
             Some(c) => format!("{c}.{}", f.name(s)),
             None => f.name(s).to_string(),

@@ -380,6 +380,7 @@ fn render(
         }
         entry.push('\n');
         entry.push_str(&code_block(file.lang.name(), &masked));
+        entry.push('\n');
         if consumed > 0 && body.len() + entry.len() > PAGE_BUDGET {
             break;
         }

@@ -147,7 +147,13 @@ fn is_body_block(code: &str, open: usize, floor: usize) -> bool {
     {
         return false;
     }
-    head.contains('(') || head.trim_end().ends_with("=>")
+    // A `{` inside an open parameter list is a type or object literal, not a body.
+    let open_parens = head.bytes().fold(0i32, |d, b| match b {
+        b'(' => d + 1,
+        b')' => d - 1,
+        _ => d,
+    });
+    open_parens <= 0 && (head.contains('(') || head.trim_end().ends_with("=>"))
 }
 
 /// Strips function bodies in a brace language between `line` and `end_line`.
@@ -335,6 +341,14 @@ mod tests {
         let ts = "export const handler = async (req: Req) => {\n  return 1;\n};\n";
         let s = show(Language::TypeScript, ts, 1, 3);
         assert!(s.contains("=> { /* stripped */ };"), "{s}");
+    }
+
+    #[test]
+    fn type_literals_in_parameters_are_not_bodies() {
+        let ts = "export interface C {\n  get(req: { id: string }): Obs<O>;\n  run(x: number): void {\n    go();\n  }\n}\n";
+        let s = show(Language::TypeScript, ts, 1, 6);
+        assert!(s.contains("get(req: { id: string }): Obs<O>;"), "{s}");
+        assert!(s.contains("run(x: number): void { /* stripped */ }"), "{s}");
     }
 
     #[test]
