@@ -121,6 +121,10 @@ struct Row {
     package: String,
     via: String,
     test: bool,
+    /// The line of the import (or call) that makes this a dependent.
+    site: u32,
+    /// `exact` for a matching import or call, `heuristic` for the substring fallback.
+    confidence: &'static str,
 }
 
 fn last_segment(module: &str) -> &str {
@@ -135,6 +139,7 @@ fn import_match(imp: &Import, target: &str) -> Option<bool> {
     let module = imp.module.as_str();
     let sub = |sep: &str| module.starts_with(&format!("{target}{sep}"));
     let exact = module == target
+        || imp.names.iter().any(|n| format!("{module}.{n}") == target)
         || sub("/")
         || sub(".")
         || sub("::")
@@ -142,11 +147,82 @@ fn import_match(imp: &Import, target: &str) -> Option<bool> {
         || last_segment(module) == target
         || module
             .trim_end_matches(".proto")
-            .ends_with(&format!("/{target}"));
+            .ends_with(&format!("/{target}"))
+        || module.ends_with(&format!("/{target}"));
     if exact {
         return Some(true);
     }
     (target.len() >= 3 && module.to_lowercase().contains(&target.to_lowercase())).then_some(false)
+}
+
+/// A workspace path without its extension (`a/b/c.ts` → `a/b/c`); `index` files stand for
+/// their directory, as module resolution treats them.
+fn path_key(path: &str) -> String {
+    let name_start = path.rfind('/').map_or(0, |i| i + 1);
+    let stem = match path[name_start..].rfind('.') {
+        Some(i) if i > 0 => &path[..name_start + i],
+        _ => path,
+    };
+    stem.strip_suffix("/index")
+        .or_else(|| stem.strip_suffix("/__init__"))
+        .unwrap_or(stem)
+        .to_string()
+}
+
+/// Joins `rel` to `dir` lexically (`..` and `.` resolved); `None` when it climbs above the
+/// workspace.
+fn join_lexically(dir: &str, rel: &str) -> Option<String> {
+    let mut parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
+    for seg in rel.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            s => parts.push(s),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+/// The workspace paths (extension-less keys) an import may point at: relative specifiers and
+/// quoted includes resolve against the importer's directory; Python relative modules
+/// (`.models`, `..pkg.mod`) too.
+fn import_path_keys(importer: &str, module: &str) -> Vec<String> {
+    let dir = importer.rsplit_once('/').map_or("", |(d, _)| d);
+    let mut out = Vec::new();
+    if module.starts_with("./") || module.starts_with("../") {
+        out.extend(join_lexically(dir, module));
+    } else if let Some(rest) = module.strip_prefix('.') {
+        // Python: one dot is this package, each further dot one level up.
+        let ups = rest.len() - rest.trim_start_matches('.').len();
+        let rel = rest.trim_start_matches('.').replace('.', "/");
+        let mut up = String::new();
+        for _ in 0..ups {
+            up.push_str("../");
+        }
+        out.extend(join_lexically(dir, &format!("{up}{rel}")));
+    } else if module.contains('/') || module.ends_with(".h") || module.ends_with(".hpp") {
+        // `#include "quote.h"`, `import "common/v1/money.proto"`: next to the importer.
+        out.extend(join_lexically(dir, module));
+    }
+    out.into_iter().map(|p| path_key(&p)).collect()
+}
+
+/// Files (by index) that a path target names: the file itself, or every file under a
+/// directory; matched by workspace path with or without the extension.
+fn path_target_files(snap: &Snapshot, target: &str) -> Vec<u32> {
+    let t = target.trim_start_matches("./").trim_end_matches('/');
+    if !t.contains('/') && !t.contains('.') {
+        return Vec::new();
+    }
+    let prefix = format!("{t}/");
+    (0..snap.files.len() as u32)
+        .filter(|&i| {
+            let p = snap.display_path(&snap.files[i as usize]);
+            p == t || path_key(&p) == t || p.starts_with(&prefix)
+        })
+        .collect()
 }
 
 fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
@@ -251,6 +327,7 @@ fn collect(snap: &Snapshot, target: &str) -> (Vec<Row>, bool) {
                     imp.line,
                     &imp.module,
                     imp.reexport,
+                    "exact",
                 ),
                 Some(false) => push_rows(
                     &mut loose_rows,
@@ -259,8 +336,84 @@ fn collect(snap: &Snapshot, target: &str) -> (Vec<Row>, bool) {
                     imp.line,
                     &imp.module,
                     imp.reexport,
+                    "heuristic",
                 ),
                 None => {}
+            }
+        }
+    }
+    // A path target: imports that resolve to the file (or to a file under the directory),
+    // and one level through barrels that re-export it.
+    let targets = path_target_files(snap, target);
+    if !targets.is_empty() {
+        let keys: std::collections::HashSet<String> = targets
+            .iter()
+            .map(|&i| path_key(&snap.display_path(&snap.files[i as usize])))
+            .collect();
+        let dir_key = target.trim_start_matches("./").trim_end_matches('/');
+        let resolves = |importer: &str, module: &str, keys: &std::collections::HashSet<String>| {
+            import_path_keys(importer, module)
+                .iter()
+                .any(|k| keys.contains(k) || k == dir_key)
+        };
+        let mut barrels: Vec<(u32, Vec<String>)> = Vec::new();
+        for (fi, f) in snap.files.iter().enumerate() {
+            if targets.contains(&(fi as u32)) {
+                continue;
+            }
+            let path = snap.display_path(f);
+            for imp in &f.facts().imports {
+                if resolves(&path, &imp.module, &keys) {
+                    push_rows(
+                        &mut exact_rows,
+                        f,
+                        fi as u32,
+                        imp.line,
+                        &imp.module,
+                        imp.reexport,
+                        "exact",
+                    );
+                    if imp.reexport {
+                        barrels.push((fi as u32, imp.names.clone()));
+                    }
+                }
+            }
+        }
+        for (b, names) in barrels {
+            let barrel_path = snap.display_path(&snap.files[b as usize]);
+            let barrel_keys: std::collections::HashSet<String> =
+                [path_key(&barrel_path)].into_iter().collect();
+            for (fi, f) in snap.files.iter().enumerate() {
+                if fi as u32 == b || targets.contains(&(fi as u32)) {
+                    continue;
+                }
+                let path = snap.display_path(f);
+                for imp in &f.facts().imports {
+                    if !import_path_keys(&path, &imp.module)
+                        .iter()
+                        .any(|k| barrel_keys.contains(k))
+                    {
+                        continue;
+                    }
+                    // `export *` re-exports everything: a guess; named re-exports are exact
+                    // when the importer takes one of those names.
+                    let confidence = if names.is_empty() {
+                        "heuristic"
+                    } else if imp.names.iter().any(|n| names.contains(n)) {
+                        "exact"
+                    } else {
+                        continue;
+                    };
+                    push_rows(
+                        &mut exact_rows,
+                        f,
+                        fi as u32,
+                        imp.line,
+                        &format!("{} (through the barrel {barrel_path})", imp.module),
+                        false,
+                        confidence,
+                    );
+                }
             }
         }
     }
@@ -279,7 +432,15 @@ fn collect(snap: &Snapshot, target: &str) -> (Vec<Row>, bool) {
             for call in g.calls.iter().filter(|l| l.rpc == r) {
                 let f = &snap.files[call.at.file as usize];
                 let via = format!("calls {}.{}", g.contracts[c as usize].name, rpc.name);
-                push_rows(&mut exact_rows, f, call.at.file, call.at.line, &via, false);
+                push_rows(
+                    &mut exact_rows,
+                    f,
+                    call.at.file,
+                    call.at.line,
+                    &via,
+                    false,
+                    call.confidence.label(),
+                );
             }
         }
     }
@@ -292,7 +453,15 @@ fn collect(snap: &Snapshot, target: &str) -> (Vec<Row>, bool) {
 
 /// The dependent declarations of a file that imports the target at `line`: its top-level
 /// declarations (a file with none, like a barrel, counts as one module row).
-fn push_rows(rows: &mut Vec<Row>, f: &FileEntry, file: u32, line: u32, via: &str, reexport: bool) {
+fn push_rows(
+    rows: &mut Vec<Row>,
+    f: &FileEntry,
+    file: u32,
+    line: u32,
+    via: &str,
+    reexport: bool,
+    confidence: &'static str,
+) {
     let package = f.facts().package.clone().unwrap_or_else(|| {
         f.path
             .rsplit_once('/')
@@ -319,6 +488,8 @@ fn push_rows(rows: &mut Vec<Row>, f: &FileEntry, file: u32, line: u32, via: &str
             package,
             via,
             test: f.is_test,
+            site: line,
+            confidence,
         });
         return;
     }
@@ -331,8 +502,10 @@ fn push_rows(rows: &mut Vec<Row>, f: &FileEntry, file: u32, line: u32, via: &str
             line: s.line,
             end_line: s.end_line,
             package: package.clone(),
-            via: format!("{via} (L{line})"),
+            via: via.clone(),
             test: f.is_test,
+            site: line,
+            confidence,
         });
     }
 }
@@ -407,13 +580,15 @@ fn render(
             let path = snap.display_path(f);
             let row = match granularity {
                 Granularity::Package => format!(
-                    "{n}. package `{}` — first at `{path}:{}` ({})\n",
-                    r.package, r.line, r.via
+                    "{n}. package `{}` — first at `{path}:{}` — {} ({})\n",
+                    r.package, r.site, r.via, r.confidence
                 ),
-                Granularity::File => format!("{n}. `{path}:{}` — {}\n", r.line, r.via),
+                Granularity::File => {
+                    format!("{n}. `{path}:{}` — {} ({})\n", r.site, r.via, r.confidence)
+                }
                 Granularity::Symbol => format!(
-                    "{n}. {} `{}` — `{path}:{}-{}` — {}\n",
-                    r.kind, r.name, r.line, r.end_line, r.via
+                    "{n}. {} `{}` — `{path}:{}-{}` — {} at L{} ({})\n",
+                    r.kind, r.name, r.line, r.end_line, r.via, r.site, r.confidence
                 ),
             };
             if out.len() + row.len() > budget {
@@ -444,4 +619,63 @@ fn render(
     let mut result = ToolOutput::ok(out);
     result.files_accessed = accessed;
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn import_specifiers_resolve_to_workspace_paths() {
+        assert_eq!(path_key("a/b/c.ts"), "a/b/c");
+        assert_eq!(path_key("a/lookups/index.ts"), "a/lookups");
+        assert_eq!(path_key("pkg/__init__.py"), "pkg");
+        assert_eq!(
+            import_path_keys("svc/src/app.ts", "./lookups"),
+            vec!["svc/src/lookups"]
+        );
+        assert_eq!(
+            import_path_keys("svc/src/x/a.ts", "../lookups/order-lookup"),
+            vec!["svc/src/lookups/order-lookup"]
+        );
+        assert_eq!(
+            import_path_keys("svc/src/quote.cc", "quote.h"),
+            vec!["svc/src/quote"]
+        );
+        assert_eq!(
+            import_path_keys("inv/pkg/servicer.py", ".models"),
+            vec!["inv/pkg/models"]
+        );
+        assert_eq!(
+            import_path_keys("inv/pkg/sub/a.py", "..models"),
+            vec!["inv/pkg/models"]
+        );
+        assert!(import_path_keys("a.ts", "../../../x").is_empty());
+        assert_eq!(import_path_keys("a.go", "github.com/x/y").len(), 1);
+    }
+
+    #[test]
+    fn module_dot_name_and_suffix_matches_are_exact() {
+        let imp = Import {
+            module: "inventory.gen".into(),
+            names: vec!["inventory_pb2_grpc".into()],
+            alias: None,
+            line: 3,
+            reexport: false,
+        };
+        assert_eq!(
+            import_match(&imp, "inventory.gen.inventory_pb2_grpc"),
+            Some(true)
+        );
+        let proto = Import {
+            module: "common/v1/money.proto".into(),
+            names: vec![],
+            alias: None,
+            line: 5,
+            reexport: false,
+        };
+        assert_eq!(import_match(&proto, "money.proto"), Some(true));
+        assert_eq!(import_match(&proto, "oney"), Some(false));
+        assert_eq!(import_match(&proto, "billing"), None);
+    }
 }
