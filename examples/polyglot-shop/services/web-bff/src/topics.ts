@@ -1,0 +1,4 @@
+/** Kafka topics the BFF listens to. */
+export enum Topics {
+  InventoryReserved = 'inventory.reserved',
+}
