@@ -10,13 +10,29 @@ use serde_json::{Value, json};
 
 /// The scripted tool calls, in order; calls to tools this build does not serve are skipped.
 const SCRIPT: &[(&str, &str)] = &[
-    ("index_status", "{}"),
-    ("smart_search", r#"{"query": "OrderService"}"#),
-    ("find_dependents", r#"{"target": "orders.v1"}"#),
-    ("analyze_grpc", r#"{"target": "OrderService.CreateOrder"}"#),
-    ("analyze_impact", r#"{"target": "orders.created"}"#),
-    ("search_docs", r#"{"query": "outbox"}"#),
+    ("smart_search", r#"{"query": "OrderService", "limit": 3}"#),
+    (
+        "find_dependents",
+        r#"{"target": "github.com/acme/shop/orders/gen/orderspb", "granularity": "file"}"#,
+    ),
+    (
+        "analyze_grpc",
+        r#"{"target": "InventoryService.ReserveStock"}"#,
+    ),
+    (
+        "analyze_impact",
+        r#"{"target": "orders.created", "depth": 2}"#,
+    ),
+    (
+        "analyze_impact",
+        r#"{"target": "GET /shipments/{orderId}"}"#,
+    ),
+    (
+        "search_docs",
+        r#"{"query": "kafka order events", "max_sections": 2}"#,
+    ),
     ("visualize_mesh", r#"{"format": "mermaid"}"#),
+    ("index_status", "{}"),
 ];
 
 const USAGE: &str = "\
