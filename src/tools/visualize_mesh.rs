@@ -142,13 +142,21 @@ pub struct MeshView {
 fn group_of(snap: &Snapshot, file: u32) -> String {
     let f = &snap.files[file as usize];
     if snap.roots.len() > 1 {
-        return snap.roots[f.root as usize].label.clone();
+        let label = &snap.roots[f.root as usize].label;
+        return if label == "." {
+            WORKSPACE_ROOT.to_string()
+        } else {
+            label.clone()
+        };
     }
     match f.path.split_once('/') {
         Some((dir, _)) => dir.to_string(),
-        None => "(workspace root)".to_string(),
+        None => WORKSPACE_ROOT.to_string(),
     }
 }
+
+/// The name of the service that holds the files directly in the workspace directory.
+const WORKSPACE_ROOT: &str = "(workspace root)";
 
 #[derive(Default)]
 struct Fold {
@@ -264,7 +272,13 @@ fn folded_links(snap: &Snapshot) -> (BTreeMap<(String, String, LinkKind), Fold>,
         let to = snap
             .roots
             .get(ie.to_root as usize)
-            .map(|r| r.label.clone())
+            .map(|r| {
+                if r.label == "." {
+                    WORKSPACE_ROOT.to_string()
+                } else {
+                    r.label.clone()
+                }
+            })
             .unwrap_or_default();
         if snap.roots.len() > 1 && from != to {
             out.entry((from, to, LinkKind::Imports))
@@ -305,6 +319,11 @@ pub fn mesh_view(
         None => None,
         Some(z) => {
             let z = z.trim().trim_end_matches('/');
+            let z = if z == "." || z.is_empty() {
+                WORKSPACE_ROOT
+            } else {
+                z
+            };
             let found = services
                 .keys()
                 .find(|k| k.as_str() == z)
@@ -941,7 +960,7 @@ svg{display:block;width:100vw;height:calc(100vh - 60px)}
 text{pointer-events:none}.cap{fill:#555;font-size:11px}.ll{fill:#444;font-size:11px}
 </style></head><body>
 <header><h1 id="title"></h1><div id="meta"></div></header>
-<svg id="mesh" role="img" aria-label="service mesh"><defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0L10,5L0,10z" fill="#555"/></marker></defs></svg>
+<svg id="mesh" role="img" aria-label="service mesh"><defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerUnits="userSpaceOnUse" markerWidth="10" markerHeight="10" orient="auto-start-reverse"><path d="M0,0L10,5L0,10z" fill="#555"/></marker></defs></svg>
 <script>
 "use strict";
 const view = __DATA__;
@@ -950,43 +969,110 @@ document.getElementById("title").textContent = view.workspace + (view.zoom ? " �
 document.getElementById("meta").textContent = view.services_shown + " of " + view.services_total +
   " services, " + view.links.length + " links (grouping: one service per " + view.grouping + ")";
 const svg = document.getElementById("mesh");
-const W = svg.clientWidth || 1200, H = svg.clientHeight || 800;
-// Layered layout: services that only produce or call on the left, topics and contracts in the
-// middle, the rest on the right; a few relaxation passes order each column.
-const col = {};
-for (const n of view.nodes) col[n.id] = (n.kind === "topic" || n.kind === "contract") ? 1 : 0;
+// Force-directed layout, deterministic: nodes start on a circle in listing order, links pull,
+// every pair pushes (by box size), the temperature cools; then boxes are pushed apart until
+// none overlap and the drawing is fitted to the page.
 const outgoing = {}, incoming = {};
 for (const l of view.links) { (outgoing[l.from] = outgoing[l.from] || []).push(l.to); (incoming[l.to] = incoming[l.to] || []).push(l.from); }
-for (const n of view.nodes) if (col[n.id] === 0 && (incoming[n.id] || []).length && !(outgoing[n.id] || []).length) col[n.id] = 2;
-for (const n of view.nodes) if (col[n.id] === 0 && (incoming[n.id] || []).some(s => col[s] === 0 && s !== n.id)) col[n.id] = 2;
-const cols = [[], [], []];
-for (const n of view.nodes) cols[col[n.id]].push(n);
-const pos = {};
-const place = () => cols.forEach((c, ci) => c.forEach((n, i) => { pos[n.id] = { x: (ci + 0.5) * W / 3, y: (i + 1) * H / (c.length + 1) }; }));
-place();
-for (let pass = 0; pass < 4; pass++) {
-  for (const c of cols) {
-    const bary = n => { const ns = (outgoing[n.id] || []).concat(incoming[n.id] || []); return ns.length ? ns.reduce((s, m) => s + pos[m].y, 0) / ns.length : pos[n.id].y; };
-    c.sort((a, b) => bary(a) - bary(b));
+const width = n => Math.max(90, Math.min(260, 7.2 * Math.max(n.name.length, n.caption.length) + 20));
+const linked = n => (outgoing[n.id] || []).length + (incoming[n.id] || []).length > 0;
+const nodes = view.nodes.filter(linked).map((n, i, all) => {
+  const a = 2 * Math.PI * i / Math.max(1, all.length);
+  return { n, id: n.id, w: width(n), x: Math.cos(a) * 300, y: Math.sin(a) * 300, dx: 0, dy: 0 };
+});
+const byId = {};
+for (const p of nodes) byId[p.id] = p;
+const k = 120;
+let temp = 60;
+for (let it = 0; it < 500; it++) {
+  for (const p of nodes) { p.dx = 0; p.dy = 0; }
+  for (let i = 0; i < nodes.length; i++) for (let j = i + 1; j < nodes.length; j++) {
+    const a = nodes[i], b = nodes[j];
+    const dx = a.x - b.x, dy = a.y - b.y, d = Math.max(1, Math.hypot(dx, dy));
+    const f = (k * k) / d;
+    a.dx += dx / d * f; a.dy += dy / d * f; b.dx -= dx / d * f; b.dy -= dy / d * f;
   }
-  place();
+  for (const l of view.links) {
+    const a = byId[l.from], b = byId[l.to];
+    if (!a || !b || a === b) continue;
+    const dx = a.x - b.x, dy = a.y - b.y, d = Math.max(1, Math.hypot(dx, dy));
+    const f = (d * d) / k;
+    a.dx -= dx / d * f; a.dy -= dy / d * f; b.dx += dx / d * f; b.dy += dy / d * f;
+  }
+  for (const p of nodes) {
+    p.dx -= p.x * 0.05; p.dy -= p.y * 0.05;
+    const d = Math.max(1e-9, Math.hypot(p.dx, p.dy));
+    const step = Math.min(d, temp);
+    p.x += p.dx / d * step; p.y += p.dy / d * step;
+  }
+  temp = Math.max(0.5, temp * 0.99);
 }
+// Stretch to the page's proportions (boxes are wide: give them horizontal room).
+if (nodes.length > 1) {
+  const x0 = Math.min(...nodes.map(p => p.x)), x1 = Math.max(...nodes.map(p => p.x));
+  const y0 = Math.min(...nodes.map(p => p.y)), y1 = Math.max(...nodes.map(p => p.y));
+  const cols = Math.max(2, Math.ceil(Math.sqrt(nodes.length * 1.8)));
+  const spanX = cols * 230, spanY = Math.max(220, Math.ceil(nodes.length / cols) * 110);
+  for (const p of nodes) {
+    p.x = x1 > x0 ? (p.x - x0) / (x1 - x0) * spanX : 0;
+    p.y = y1 > y0 ? (p.y - y0) / (y1 - y0) * spanY : 0;
+  }
+}
+// Unlinked services in a row below.
+const lone = view.nodes.filter(n => !linked(n));
+{
+  const bottom = nodes.length ? Math.max(...nodes.map(p => p.y)) + 110 : 0;
+  let x = 0;
+  for (const n of lone) {
+    const w = width(n);
+    nodes.push({ n, id: n.id, w, x: x + w / 2, y: bottom, dx: 0, dy: 0 });
+    x += w + 30;
+  }
+  for (const p of nodes) byId[p.id] = p;
+}
+for (let pass = 0; pass < 200; pass++) {
+  let moved = false;
+  for (let i = 0; i < nodes.length; i++) for (let j = i + 1; j < nodes.length; j++) {
+    const a = nodes[i], b = nodes[j];
+    const ox = (a.w + b.w) / 2 + 24 - Math.abs(a.x - b.x), oy = 44 + 26 - Math.abs(a.y - b.y);
+    if (ox > 0 && oy > 0) {
+      moved = true;
+      if (oy < ox) { const s = (a.y < b.y ? -1 : 1) * oy / 2; a.y += s; b.y -= s; }
+      else { const s = (a.x < b.x ? -1 : 1) * ox / 2; a.x += s; b.x -= s; }
+    }
+  }
+  if (!moved) break;
+}
+const minX = Math.min(...nodes.map(p => p.x - p.w / 2)), maxX = Math.max(...nodes.map(p => p.x + p.w / 2));
+const minY = Math.min(...nodes.map(p => p.y - 22)), maxY = Math.max(...nodes.map(p => p.y + 22));
+const pad = 40;
+svg.setAttribute("viewBox", `${minX - pad} ${minY - pad} ${Math.max(1, maxX - minX) + 2 * pad} ${Math.max(1, maxY - minY) + 2 * pad}`);
+const pos = {};
+for (const p of nodes) pos[p.id] = p;
+// Where the segment from the centre of `p` toward (tx, ty) leaves its box.
+const exit = (p, tx, ty) => {
+  const dx = tx - p.x, dy = ty - p.y;
+  const sx = dx === 0 ? Infinity : (p.w / 2) / Math.abs(dx), sy = dy === 0 ? Infinity : 22 / Math.abs(dy);
+  const s = Math.min(sx, sy, 1);
+  return [p.x + dx * s, p.y + dy * s];
+};
 const el = (tag, attrs, parent) => { const e = document.createElementNS(NS, tag); for (const k in attrs) e.setAttribute(k, attrs[k]); (parent || svg).appendChild(e); return e; };
 for (const l of view.links) {
   const a = pos[l.from], b = pos[l.to];
   if (!a || !b) continue;
-  const mx = (a.x + b.x) / 2;
-  const p = el("path", { d: `M${a.x},${a.y} C${mx},${a.y} ${mx},${b.y} ${b.x},${b.y}`, class: `link ${l.kind} ${l.confidence}`, "marker-end": "url(#arrow)" });
+  // A slight bend keeps two links between the same pair apart.
+  const mx = (a.x + b.x) / 2 - (b.y - a.y) * 0.12, my = (a.y + b.y) / 2 + (b.x - a.x) * 0.12;
+  const [x1, y1] = exit(a, mx, my), [x2, y2] = exit(b, mx, my);
+  const p = el("path", { d: `M${x1},${y1} Q${mx},${my} ${x2},${y2}`, class: `link ${l.kind} ${l.confidence}`, "marker-end": "url(#arrow)" });
   const t = document.createElementNS(NS, "title"); t.textContent = `${l.kind} ×${l.count} (${l.confidence}) e.g. ${l.example}`; p.appendChild(t);
-  const lab = el("text", { x: mx, y: (a.y + b.y) / 2 - 4, "text-anchor": "middle", class: "ll" });
+  const lab = el("text", { x: (x1 + 2 * mx + x2) / 4, y: (y1 + 2 * my + y2) / 4 - 4, "text-anchor": "middle", class: "ll" });
   lab.textContent = l.kind + (l.count > 1 ? " ×" + l.count : "");
 }
 for (const n of view.nodes) {
   const p = pos[n.id];
   const g = el("g", { class: "node " + n.kind, transform: `translate(${p.x},${p.y})` });
-  const w = Math.max(90, Math.min(260, 7.2 * Math.max(n.name.length, n.caption.length) + 20));
-  if (n.kind === "topic") el("ellipse", { rx: w / 2, ry: 22 }, g);
-  else el("rect", { x: -w / 2, y: -22, width: w, height: 44, rx: n.kind === "contract" ? 16 : 4 }, g);
+  if (n.kind === "topic") el("ellipse", { rx: p.w / 2, ry: 22 }, g);
+  else el("rect", { x: -p.w / 2, y: -22, width: p.w, height: 44, rx: n.kind === "contract" ? 16 : 4 }, g);
   const name = el("text", { y: -3, "text-anchor": "middle" }, g); name.textContent = n.name;
   const cap = el("text", { y: 13, "text-anchor": "middle", class: "cap" }, g); cap.textContent = n.caption;
   const t = document.createElementNS(NS, "title"); t.textContent = n.name + (n.location ? " — " + n.location : ""); g.appendChild(t);
