@@ -166,6 +166,22 @@ struct Fold {
 }
 
 impl Fold {
+    /// The drawn link for this fold.
+    fn link(&self, from: String, to: String, kind: LinkKind) -> MeshLink {
+        MeshLink {
+            from,
+            to,
+            kind,
+            count: self.count,
+            confidence: self.confidence.unwrap_or(Confidence::Exact).label(),
+            example: self
+                .example
+                .as_ref()
+                .map(|(p, l)| format!("{p}:{l}"))
+                .unwrap_or_default(),
+        }
+    }
+
     fn add(&mut self, conf: Confidence, evidence: (String, u32)) {
         self.count += 1;
         self.confidence = Some(self.confidence.map_or(conf, |c| c.max(conf)));
@@ -547,18 +563,7 @@ pub fn mesh_view(
 }
 
 fn push_link(view: &mut MeshView, from: String, to: String, kind: LinkKind, fold: &Fold) {
-    view.links.push(MeshLink {
-        from,
-        to,
-        kind,
-        count: fold.count,
-        confidence: fold.confidence.unwrap_or(Confidence::Exact).label(),
-        example: fold
-            .example
-            .as_ref()
-            .map(|(p, l)| format!("{p}:{l}"))
-            .unwrap_or_default(),
-    });
+    view.links.push(fold.link(from, to, kind));
 }
 
 /// Links that folded onto the same (from, to, kind) after "other" folding are summed.
@@ -592,8 +597,98 @@ fn confidence_rank(label: &str) -> u8 {
     }
 }
 
-/// The zoomed view: the focused service, its own contracts, and the services and topics they
-/// talk to.
+/// The nodes and links of a zoomed view, with node ids handed out by key.
+struct ZoomBuilder<'a> {
+    snap: &'a Snapshot,
+    focus: &'a str,
+    caption: &'a dyn Fn(&str) -> String,
+    /// Callers drawn per contract.
+    max_services: usize,
+    nodes: Vec<MeshNode>,
+    ids: HashMap<String, String>,
+    links: Vec<MeshLink>,
+}
+
+impl ZoomBuilder<'_> {
+    /// The id of the node for `key`, created on first use.
+    fn node(
+        &mut self,
+        key: &str,
+        name: &str,
+        kind: NodeKind,
+        caption: String,
+        location: Option<String>,
+    ) -> String {
+        if let Some(id) = self.ids.get(key) {
+            return id.clone();
+        }
+        let id = format!("n{}", self.nodes.len());
+        self.ids.insert(key.to_string(), id.clone());
+        self.nodes.push(MeshNode {
+            id: id.clone(),
+            name: name.to_string(),
+            kind,
+            caption,
+            location,
+        });
+        id
+    }
+
+    /// The node of a service or a `topic:` endpoint.
+    fn endpoint(&mut self, key: &str) -> String {
+        match key.strip_prefix("topic:") {
+            Some(t) => self.node(key, t, NodeKind::Topic, "topic".into(), None),
+            None => {
+                let caption = (self.caption)(key);
+                self.node(key, key, NodeKind::Service, caption, None)
+            }
+        }
+    }
+
+    /// A contract of the focus (`loc` is its definition): the owning link, then one link per
+    /// other service calling it, folded from `sites` (file, line, confidence).
+    fn contract(
+        &mut self,
+        key: String,
+        name: String,
+        caption: String,
+        loc: String,
+        kind: LinkKind,
+        sites: impl Iterator<Item = (Loc, Confidence)>,
+    ) {
+        let focus = self.focus.to_string();
+        let focus_id = self.endpoint(&focus);
+        let cid = self.node(&key, &name, NodeKind::Contract, caption, Some(loc.clone()));
+        self.links.push(MeshLink {
+            from: focus_id,
+            to: cid.clone(),
+            kind: LinkKind::Owns,
+            count: 1,
+            confidence: "exact",
+            example: loc,
+        });
+        let mut by_caller: BTreeMap<String, Fold> = BTreeMap::new();
+        for (at, confidence) in sites {
+            let f = &self.snap.files[at.file as usize];
+            let from = group_of(self.snap, at.file);
+            if f.is_test || f.generated || from == focus {
+                continue;
+            }
+            by_caller
+                .entry(from)
+                .or_default()
+                .add(confidence, (self.snap.display_path(f), at.line));
+        }
+        for (caller, fold) in by_caller.into_iter().take(self.max_services) {
+            let sid = self.endpoint(&caller);
+            self.links.push(fold.link(sid, cid.clone(), kind));
+        }
+    }
+}
+
+/// The zoomed view: the focused service, its own contracts (gRPC services it implements,
+/// routes it serves) with the services calling them, and every other link touching it —
+/// its outgoing calls, its topics and their other ends.
 fn zoom_view(
     snap: &Snapshot,
     view: &mut MeshView,
@@ -603,249 +698,107 @@ fn zoom_view(
     service_caption: &dyn Fn(&str) -> String,
 ) {
     let g = &snap.graph;
-    let mut nodes: Vec<MeshNode> = Vec::new();
-    let mut id_of: HashMap<String, String> = HashMap::new();
-    let mut node =
-        |key: String, name: String, kind: NodeKind, caption: String, loc: Option<String>| {
-            if let Some(id) = id_of.get(&key) {
-                return id.clone();
-            }
-            let id = format!("n{}", nodes.len());
-            id_of.insert(key, id.clone());
-            nodes.push(MeshNode {
-                id: id.clone(),
-                name,
-                kind,
-                caption,
-                location: loc,
-            });
-            id
-        };
-    let focus_id = node(
-        focus.to_string(),
-        focus.to_string(),
-        NodeKind::Service,
-        service_caption(focus),
-        None,
-    );
-    let mut out_links: Vec<MeshLink> = Vec::new();
-    // Its gRPC contracts (implemented here, or defined here when nobody implements them).
+    let mut z = ZoomBuilder {
+        snap,
+        focus,
+        caption: service_caption,
+        max_services,
+        nodes: Vec::new(),
+        ids: HashMap::new(),
+        links: Vec::new(),
+    };
+    let focus_id = z.endpoint(focus);
+    let here = |at: Loc| group_of(snap, at.file) == focus && !snap.files[at.file as usize].is_test;
+    let place = |at: Loc| {
+        format!(
+            "{}:{}",
+            snap.display_path(&snap.files[at.file as usize]),
+            at.line
+        )
+    };
     for (ci, c) in g.contracts.iter().enumerate() {
-        let here = g.handlers.iter().any(|h| {
-            g.rpcs[h.rpc as usize].contract as usize == ci
-                && group_of(snap, h.at.file) == focus
-                && !snap.files[h.at.file as usize].is_test
-        }) || g.servers.iter().any(|s| {
-            s.contract as usize == ci
-                && group_of(snap, s.at.file) == focus
-                && !snap.files[s.at.file as usize].is_test
-        });
-        if !here {
+        let implemented = g
+            .handlers
+            .iter()
+            .any(|h| g.rpcs[h.rpc as usize].contract as usize == ci && here(h.at))
+            || g.servers
+                .iter()
+                .any(|s| s.contract as usize == ci && here(s.at));
+        if !implemented {
             continue;
         }
-        let loc = format!(
-            "{}:{}",
-            snap.display_path(&snap.files[c.def.file as usize]),
-            c.def.line
-        );
-        let cid = node(
-            format!("contract:{}", c.fqn),
-            c.fqn.clone(),
-            NodeKind::Contract,
-            format!("gRPC service · {} rpcs", c.rpcs.len()),
-            Some(loc.clone()),
-        );
-        out_links.push(MeshLink {
-            from: focus_id.clone(),
-            to: cid.clone(),
-            kind: LinkKind::Owns,
-            count: 1,
-            confidence: "exact",
-            example: loc,
-        });
-        // Callers of it from other services.
-        let mut by_caller: BTreeMap<String, Fold> = BTreeMap::new();
-        for call in g
+        let sites = g
             .calls
             .iter()
             .filter(|l| g.rpcs[l.rpc as usize].contract as usize == ci)
-        {
-            let f = &snap.files[call.at.file as usize];
-            let from = group_of(snap, call.at.file);
-            if f.is_test || f.generated || from == focus {
-                continue;
-            }
-            by_caller
-                .entry(from)
-                .or_default()
-                .add(call.confidence, (snap.display_path(f), call.at.line));
-        }
-        for (caller, fold) in by_caller.into_iter().take(max_services) {
-            let sid = node(
-                caller.clone(),
-                caller.clone(),
-                NodeKind::Service,
-                service_caption(&caller),
-                None,
-            );
-            out_links.push(MeshLink {
-                from: sid,
-                to: cid.clone(),
-                kind: LinkKind::Grpc,
-                count: fold.count,
-                confidence: fold.confidence.unwrap_or(Confidence::Exact).label(),
-                example: fold
-                    .example
-                    .map(|(p, l)| format!("{p}:{l}"))
-                    .unwrap_or_default(),
-            });
-        }
+            .map(|l| (l.at, l.confidence));
+        z.contract(
+            format!("contract:{}", c.fqn),
+            c.fqn.clone(),
+            format!("gRPC service · {} rpcs", c.rpcs.len()),
+            place(c.def),
+            LinkKind::Grpc,
+            sites,
+        );
     }
-    // Routes it serves, with their callers.
     for (ri, r) in g.routes.iter().enumerate() {
-        if group_of(snap, r.at.file) != focus || r.from_spec {
+        if r.from_spec || group_of(snap, r.at.file) != focus {
             continue;
         }
-        let loc = format!(
-            "{}:{}",
-            snap.display_path(&snap.files[r.at.file as usize]),
-            r.at.line
-        );
         let name = format!("{} {}", r.method, r.path);
-        let rid = node(
+        let sites = g
+            .route_calls
+            .iter()
+            .filter(|c| c.route as usize == ri)
+            .map(|c| (c.at, c.confidence));
+        z.contract(
             format!("route:{name}"),
             name,
-            NodeKind::Contract,
             "HTTP route".into(),
-            Some(loc.clone()),
+            place(r.at),
+            LinkKind::Http,
+            sites,
         );
-        out_links.push(MeshLink {
-            from: focus_id.clone(),
-            to: rid.clone(),
-            kind: LinkKind::Owns,
-            count: 1,
-            confidence: "exact",
-            example: loc,
-        });
-        let mut by_caller: BTreeMap<String, Fold> = BTreeMap::new();
-        for rc in g.route_calls.iter().filter(|c| c.route as usize == ri) {
-            let f = &snap.files[rc.at.file as usize];
-            let from = group_of(snap, rc.at.file);
-            if f.is_test || from == focus {
-                continue;
-            }
-            by_caller
-                .entry(from)
-                .or_default()
-                .add(rc.confidence, (snap.display_path(f), rc.at.line));
-        }
-        for (caller, fold) in by_caller.into_iter().take(max_services) {
-            let sid = node(
-                caller.clone(),
-                caller.clone(),
-                NodeKind::Service,
-                service_caption(&caller),
-                None,
-            );
-            out_links.push(MeshLink {
-                from: sid,
-                to: rid.clone(),
-                kind: LinkKind::Http,
-                count: fold.count,
-                confidence: fold.confidence.unwrap_or(Confidence::Exact).label(),
-                example: fold
-                    .example
-                    .map(|(p, l)| format!("{p}:{l}"))
-                    .unwrap_or_default(),
-            });
-        }
     }
-    // Every folded link touching the focus (its outgoing calls, its topics and their other
-    // ends).
-    let mut topics_here: Vec<String> = Vec::new();
+    // Every folded link touching the focus; calls into it were drawn per contract above.
+    let mut topics_here: Vec<&String> = Vec::new();
     for ((from, to, kind), fold) in links {
-        if from == focus || to == focus {
-            if matches!(kind, LinkKind::Grpc | LinkKind::Http) && to == focus {
-                continue; // already drawn per contract
-            }
-            let other = if from == focus { to } else { from };
-            let oid = if let Some(t) = other.strip_prefix("topic:") {
-                topics_here.push(other.clone());
-                node(
-                    other.clone(),
-                    t.to_string(),
-                    NodeKind::Topic,
-                    "topic".into(),
-                    None,
-                )
-            } else {
-                node(
-                    other.clone(),
-                    other.clone(),
-                    NodeKind::Service,
-                    service_caption(other),
-                    None,
-                )
-            };
-            let (a, b) = if from == focus {
-                (focus_id.clone(), oid)
-            } else {
-                (oid, focus_id.clone())
-            };
-            push_link_raw(&mut out_links, a, b, *kind, fold);
+        if from != focus && to != focus {
+            continue;
         }
+        if matches!(kind, LinkKind::Grpc | LinkKind::Http) && to == focus {
+            continue;
+        }
+        let other = if from == focus { to } else { from };
+        if other.starts_with("topic:") {
+            topics_here.push(other);
+        }
+        let oid = z.endpoint(other);
+        let (a, b) = if from == focus {
+            (focus_id.clone(), oid)
+        } else {
+            (oid, focus_id.clone())
+        };
+        z.links.push(fold.link(a, b, *kind));
     }
     // The other ends of the focus's topics.
     for ((from, to, kind), fold) in links {
-        let topic_end = if topics_here.contains(from) && to != focus {
-            Some((from, to))
-        } else if topics_here.contains(to) && from != focus {
-            Some((to, from))
-        } else {
-            None
-        };
-        let Some((topic, other)) = topic_end else {
+        if from == focus || to == focus {
             continue;
-        };
-        let tid = node(
-            topic.clone(),
-            topic.trim_start_matches("topic:").to_string(),
-            NodeKind::Topic,
-            "topic".into(),
-            None,
-        );
-        let oid = node(
-            other.clone(),
-            other.clone(),
-            NodeKind::Service,
-            service_caption(other),
-            None,
-        );
-        let (a, b) = if from == topic {
-            (tid, oid)
-        } else {
-            (oid, tid)
-        };
-        push_link_raw(&mut out_links, a, b, *kind, fold);
+        }
+        if topics_here.contains(&from) || topics_here.contains(&to) {
+            let a = z.endpoint(from);
+            let b = z.endpoint(to);
+            z.links.push(fold.link(a, b, *kind));
+        }
     }
-    view.services_shown = nodes.iter().filter(|n| n.kind == NodeKind::Service).count();
-    view.nodes = nodes;
-    view.links = out_links;
-}
-
-fn push_link_raw(links: &mut Vec<MeshLink>, from: String, to: String, kind: LinkKind, fold: &Fold) {
-    links.push(MeshLink {
-        from,
-        to,
-        kind,
-        count: fold.count,
-        confidence: fold.confidence.unwrap_or(Confidence::Exact).label(),
-        example: fold
-            .example
-            .as_ref()
-            .map(|(p, l)| format!("{p}:{l}"))
-            .unwrap_or_default(),
-    });
+    view.services_shown = z
+        .nodes
+        .iter()
+        .filter(|n| n.kind == NodeKind::Service)
+        .count();
+    view.nodes = z.nodes;
+    view.links = z.links;
 }
 
 /// Escapes a name for a Mermaid label (entity codes; newlines flattened).
