@@ -224,7 +224,12 @@ impl Session {
     /// Starts `mesh-mcp run --standalone` in `workspace`, initializes, and waits for the
     /// first index generation.
     pub fn start(workspace: &Path) -> Session {
-        let mut server = Server::start(workspace);
+        Session::start_with(workspace, &[])
+    }
+
+    /// Like [`Session::start`] with extra environment variables for the server.
+    pub fn start_with(workspace: &Path, env: &[(&str, &str)]) -> Session {
+        let mut server = Server::start_with(workspace, env);
         let init = server.call(
             1,
             "initialize",
