@@ -58,6 +58,23 @@ fn lines_with(text: &str, needle: &str) -> Vec<u32> {
         .collect()
 }
 
+/// Asserts that every entry `text` cites for function `name` is in main.go, on the line that
+/// declares it now.
+fn cites_only_the_declaration(text: &str, main_go: &Path, name: &str, when: &str) {
+    let now = std::fs::read_to_string(main_go).unwrap();
+    let decl = lines_with(&now, &format!("func {name}("));
+    for (path, line, first) in cited(text) {
+        assert_eq!(path, "services/orders/main.go", "{text}");
+        assert_eq!(
+            vec![line],
+            decl,
+            "{when}: cites main.go:{line} ({:?}) for function {name}:\n{text}",
+            now.lines().nth(line as usize - 1)
+        );
+        assert!(first <= line, "{text}");
+    }
+}
+
 #[test]
 fn search_never_cites_a_wrong_line_while_the_index_catches_up() {
     let ws = example_copy("live-stale");
@@ -72,7 +89,7 @@ fn search_never_cites_a_wrong_line_while_the_index_catches_up() {
     );
     // Lines inserted above the declaration: the old anchor now holds a *call* of getenv
     // (`var ordersTopic = getenv(…)`), then other lines. Asked right after the edit (the
-    // watcher may or may not have caught up) and after it has, the answer cites the line
+    // watcher may or may not have caught up) and until it has, the answer cites the line
     // that declares getenv, or nothing — never a stale line.
     for round in 1..=4u32 {
         let generation = s.generation();
@@ -82,37 +99,22 @@ fn search_never_cites_a_wrong_line_while_the_index_catches_up() {
             &"// inserted above the package clause\n".repeat(round as usize),
         );
         std::fs::write(&main_go, &src).unwrap();
-        let decl = lines_with(&src, "func getenv(");
-        assert_eq!(decl.len(), 1);
-        for phase in ["right after the edit", "after the watcher caught up"] {
-            if phase.starts_with("after") {
-                wait_past(&mut s, generation);
-            }
-            let text = s.ok("smart_search", args.clone());
-            let now = std::fs::read_to_string(&main_go).unwrap();
-            for (path, line, first) in cited(&text) {
-                assert_eq!(path, "services/orders/main.go", "{text}");
-                assert_eq!(
-                    vec![line],
-                    lines_with(&now, "func getenv("),
-                    "round {round}, {phase}: cites main.go:{line} ({:?}) for function getenv:\n{text}",
-                    now.lines().nth(line as usize - 1)
-                );
-                assert!(first <= line, "{text}");
-            }
-            if phase.starts_with("after") {
-                assert_eq!(
-                    cited(&text).len(),
-                    1,
-                    "round {round}: getenv is gone:\n{text}"
-                );
-                assert!(!text.contains("the file changed since indexing"), "{text}");
-            }
-        }
+        let when = format!("round {round}");
+        let text = s.ok("smart_search", args.clone());
+        cites_only_the_declaration(&text, &main_go, "getenv", &when);
+        wait_past(&mut s, generation);
+        s.wait_for(
+            &format!("{when}: the index to catch up"),
+            "smart_search",
+            args.clone(),
+            |text| {
+                cites_only_the_declaration(text, &main_go, "getenv", &when);
+                cited(text).len() == 1 && !text.contains("the file changed since indexing")
+            },
+        );
     }
-    // Renamed away: right after the edit the old name is dropped or found where it still is
-    // declared (nowhere); once caught up, nothing declares it.
-    let generation = s.generation();
+    // Renamed away: right after the edit the old name is dropped; once caught up, nothing
+    // declares it and the new name is found.
     let src = std::fs::read_to_string(&main_go)
         .unwrap()
         .replace("getenv(", "readEnv(");
@@ -122,22 +124,23 @@ fn search_never_cites_a_wrong_line_while_the_index_catches_up() {
         cited(&text).is_empty(),
         "a renamed declaration is still cited:\n{text}"
     );
-    wait_past(&mut s, generation);
-    let text = s.ok("smart_search", args.clone());
-    assert!(
-        text.contains("No declaration named like `getenv`"),
-        "{text}"
-    );
-    let text = s.ok(
+    s.wait_for(
+        "the rename to be indexed",
         "smart_search",
-        json!({"query": "readEnv", "kind": "function"}),
+        args.clone(),
+        |text| {
+            assert!(
+                cited(text).is_empty(),
+                "a renamed declaration is cited:\n{text}"
+            );
+            text.contains("No declaration named like `getenv`")
+        },
     );
-    let want = lines_with(&src, "func readEnv(")[0];
-    assert_eq!(
-        cited(&text),
-        [("services/orders/main.go".to_string(), want, want)],
-        "{text}"
-    );
+    let new_args = json!({"query": "readEnv", "kind": "function"});
+    s.wait_for("readEnv to be indexed", "smart_search", new_args, |text| {
+        cites_only_the_declaration(text, &main_go, "readEnv", "after the rename");
+        cited(text).len() == 1 && !text.contains("the file changed since indexing")
+    });
     // A deleted file is never cited.
     let generation = s.generation();
     std::fs::remove_file(ws.join("services/orders/store.go")).unwrap();
