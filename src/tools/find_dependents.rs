@@ -287,15 +287,23 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     if !include_tests {
         rows.retain(|r| !r.test);
     }
+    // Exact rows first within each root, then heuristic, then ambiguous.
+    let rank = |c: &str| match c {
+        "exact" => 0,
+        "heuristic" => 1,
+        _ => 2,
+    };
     rows.sort_by(|a, b| {
         (
             a.root,
+            rank(a.confidence),
             snap.files[a.file as usize].path.as_ref(),
             a.line,
             &a.name,
         )
             .cmp(&(
                 b.root,
+                rank(b.confidence),
                 snap.files[b.file as usize].path.as_ref(),
                 b.line,
                 &b.name,
@@ -352,9 +360,13 @@ fn collect(snap: &Snapshot, target: &str) -> (Vec<Row>, bool) {
             .collect();
         let dir_key = target.trim_start_matches("./").trim_end_matches('/');
         let resolves = |importer: &str, module: &str, keys: &std::collections::HashSet<String>| {
+            // `import "common/v1/money.proto"` names a path under a proto include root
+            // (`contracts/`), not next to the importer: it resolves by whole-segment suffix.
+            let proto_suffix = format!("/{}", path_key(module));
             import_path_keys(importer, module)
                 .iter()
                 .any(|k| keys.contains(k) || k == dir_key)
+                || (module.ends_with(".proto") && keys.iter().any(|k| k.ends_with(&proto_suffix)))
         };
         let mut barrels: Vec<(u32, Vec<String>)> = Vec::new();
         for (fi, f) in snap.files.iter().enumerate() {
@@ -419,11 +431,24 @@ fn collect(snap: &Snapshot, target: &str) -> (Vec<Row>, bool) {
     }
     // Calls of an RPC (`Service.Method`, `pkg.Service/Method`) or of any RPC of a service.
     let g = &snap.graph;
-    let (svc, method) = match target.rsplit_once(['/', '.']) {
-        Some((s, m)) if !m.is_empty() => (s.rsplit('.').next().unwrap_or(s), Some(m)),
-        _ => (target, None),
+    // A whole service name, qualified or not (`acme.orders.v1.OrderService`), means every RPC.
+    let whole = if target.contains('/') {
+        Vec::new()
+    } else {
+        g.contracts_named(target)
     };
-    for c in g.contracts_named(svc) {
+    let (contracts, method) = if whole.is_empty() {
+        match target.rsplit_once(['/', '.']) {
+            Some((s, m)) if !m.is_empty() => (
+                g.contracts_named(s.rsplit('.').next().unwrap_or(s)),
+                Some(m),
+            ),
+            _ => (Vec::new(), None),
+        }
+    } else {
+        (whole, None)
+    };
+    for c in contracts {
         for &r in &g.contracts[c as usize].rpcs {
             let rpc = &g.rpcs[r as usize];
             if method.is_some_and(|m| !m.eq_ignore_ascii_case(&rpc.name)) {
@@ -432,13 +457,12 @@ fn collect(snap: &Snapshot, target: &str) -> (Vec<Row>, bool) {
             for call in g.calls.iter().filter(|l| l.rpc == r) {
                 let f = &snap.files[call.at.file as usize];
                 let via = format!("calls {}.{}", g.contracts[c as usize].name, rpc.name);
-                push_rows(
+                push_call_row(
                     &mut exact_rows,
                     f,
                     call.at.file,
                     call.at.line,
                     &via,
-                    false,
                     call.confidence.label(),
                 );
             }
@@ -449,6 +473,15 @@ fn collect(snap: &Snapshot, target: &str) -> (Vec<Row>, bool) {
     } else {
         (exact_rows, false)
     }
+}
+
+/// The package a dependent belongs to: the declared one, else its directory.
+fn package_of(f: &FileEntry) -> String {
+    f.facts().package.clone().unwrap_or_else(|| {
+        f.path
+            .rsplit_once('/')
+            .map_or(".".to_string(), |(d, _)| d.to_string())
+    })
 }
 
 /// The dependent declarations of a file that imports the target at `line`: its top-level
@@ -462,11 +495,7 @@ fn push_rows(
     reexport: bool,
     confidence: &'static str,
 ) {
-    let package = f.facts().package.clone().unwrap_or_else(|| {
-        f.path
-            .rsplit_once('/')
-            .map_or(".".to_string(), |(d, _)| d.to_string())
-    });
+    let package = package_of(f);
     let via = if reexport {
         format!("re-exports {via}")
     } else {
@@ -508,6 +537,46 @@ fn push_rows(
             confidence,
         });
     }
+}
+
+/// The dependent of a call: the top-level declaration enclosing the call line (a call is made
+/// by one function or class, not by every declaration of its file), else the file as a module.
+fn push_call_row(
+    rows: &mut Vec<Row>,
+    f: &FileEntry,
+    file: u32,
+    line: u32,
+    via: &str,
+    confidence: &'static str,
+) {
+    let enclosing = f
+        .symbols()
+        .iter()
+        .filter(|s| f.container(s).is_none() && !matches!(s.kind, SymbolKind::Module))
+        .filter(|s| s.line <= line && line <= s.end_line)
+        .max_by_key(|s| s.line);
+    let (name, kind, start, end) = match enclosing {
+        Some(s) => (f.name(s).to_string(), s.kind.name(), s.line, s.end_line),
+        None => (
+            f.path.rsplit('/').next().unwrap_or(&f.path).to_string(),
+            "module",
+            line,
+            line,
+        ),
+    };
+    rows.push(Row {
+        root: f.root,
+        file,
+        name,
+        kind,
+        line: start,
+        end_line: end,
+        package: package_of(f),
+        via: via.to_string(),
+        test: f.is_test,
+        site: line,
+        confidence,
+    });
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -6,9 +6,9 @@
 //! declaration's doc comment and signature with bodies stripped ([`super::snippet`]), in
 //! original line numbers, with secret values masked.
 //!
-//! The file is re-read at answer time: when it changed since it was indexed, the anchor is
-//! re-checked against the current text (moved to the name's new line, or the hit dropped when
-//! the name is gone), so an answer never cites a line that no longer says what it claims.
+//! The file is re-read at answer time: when it changed since it was indexed, it is extracted
+//! again and the declaration found anew (its new line, or the hit dropped when it is gone), so
+//! an answer never cites a line that no longer says what it claims.
 //! `fuzzy` is a full-text fallback over the indexed files, used only when nothing is declared.
 
 use serde::Deserialize;
@@ -222,19 +222,24 @@ const PAGE_BUDGET: usize = 8 * 1024;
 
 /// What reading a hit's file at answer time found.
 enum Fresh {
-    /// The file is as indexed (or changed, but still declares the name at this line).
+    /// The declaration, as the file says now (unchanged since indexing, or found again).
     At {
         text: String,
         line: u32,
         end_line: u32,
+        /// First line of its doc comment or annotations, 0 when none.
+        doc_line: u32,
         moved: bool,
     },
-    /// The file changed and no longer mentions the name.
+    /// The file changed and no longer declares the name.
     Gone,
 }
 
-/// Reads a hit's file and re-checks the anchor when the file changed since it was indexed.
-fn freshen(snap: &Snapshot, file: &FileEntry, name: &str, line: u32, end_line: u32) -> Fresh {
+/// Reads a hit's file; when it changed since it was indexed, extracts it again and finds the
+/// same declaration (name, kind and container; the nearest to the old line), so a stale
+/// index never makes the answer cite a line that declares something else — a call of the
+/// name on the old line is not its declaration.
+fn freshen(snap: &Snapshot, file: &FileEntry, sym: &crate::index::snapshot::SymbolEntry) -> Fresh {
     let abs = snap.abs_path(file);
     let Ok(meta) = std::fs::metadata(&abs) else {
         return Fresh::Gone;
@@ -247,36 +252,27 @@ fn freshen(snap: &Snapshot, file: &FileEntry, name: &str, line: u32, end_line: u
     if unchanged {
         return Fresh::At {
             text,
-            line,
-            end_line,
+            line: sym.line,
+            end_line: sym.end_line,
+            doc_line: sym.doc_line,
             moved: false,
         };
     }
-    let lower = name.to_lowercase();
-    let mentions = |l: &str| l.to_lowercase().contains(&lower);
-    let lines: Vec<&str> = text.lines().collect();
-    let near = lines
-        .get((line as usize).saturating_sub(1))
-        .is_some_and(|l| mentions(l));
-    if near {
-        let span = end_line.saturating_sub(line);
-        return Fresh::At {
-            end_line: (line + span).min(lines.len() as u32),
+    let (name, container) = (file.name(sym), file.container(sym));
+    let facts = crate::index::lang::extract(file.lang, &file.path, &text);
+    let now = facts
+        .symbols
+        .iter()
+        .filter(|s| s.name == name && s.kind == sym.kind && s.container.as_deref() == container)
+        .min_by_key(|s| s.line.abs_diff(sym.line));
+    match now {
+        Some(s) => Fresh::At {
+            line: s.line,
+            end_line: s.end_line,
+            doc_line: s.doc_line.unwrap_or(0),
+            moved: s.line != sym.line,
             text,
-            line,
-            moved: false,
-        };
-    }
-    match lines.iter().position(|l| mentions(l)) {
-        Some(i) => {
-            let l = i as u32 + 1;
-            Fresh::At {
-                end_line: l,
-                text,
-                line: l,
-                moved: true,
-            }
-        }
+        },
         None => Fresh::Gone,
     }
 }
@@ -335,25 +331,24 @@ fn render(
         let file = &snap.files[hit.at.file as usize];
         let sym = &file.symbols()[hit.at.symbol as usize];
         let name = file.name(sym);
-        let doc = (sym.doc_line > 0).then_some(sym.doc_line);
-        let (text, line, end_line, moved) =
-            match freshen(snap, file, bare_or_name(name), hit.line, sym.end_line) {
-                Fresh::At {
-                    text,
-                    line,
-                    end_line,
-                    moved,
-                } => (text, line, end_line, moved),
-                Fresh::Gone => {
-                    stale += 1;
-                    consumed += 1;
-                    continue;
-                }
-            };
+        let (text, line, end_line, doc_line, moved) = match freshen(snap, file, sym) {
+            Fresh::At {
+                text,
+                line,
+                end_line,
+                doc_line,
+                moved,
+            } => (text, line, end_line, doc_line, moved),
+            Fresh::Gone => {
+                stale += 1;
+                consumed += 1;
+                continue;
+            }
+        };
         let snip = super::snippet::snippet(
             file.lang,
             &text,
-            if moved { None } else { doc },
+            (doc_line > 0).then_some(doc_line),
             line,
             end_line,
             include_body,
@@ -393,7 +388,7 @@ fn render(
     let next = offset + consumed;
     if stale > 0 {
         out.push_str(&format!(
-            "\n_{stale} hit(s) on this page were skipped: their files changed and no longer mention {}; the index will catch up._\n",
+            "\n_{stale} hit(s) on this page were skipped: their files changed and no longer declare {}; the index will catch up._\n",
             inline_code(query)
         ));
     }
@@ -417,11 +412,6 @@ fn render(
     result.files_accessed = files;
     result.redactions = redactions;
     result
-}
-
-/// The name to look for in a changed file: the last segment of a qualified name.
-fn bare_or_name(name: &str) -> &str {
-    name.rsplit(['.', ' ']).next().unwrap_or(name)
 }
 
 /// Full-text fallback: indexed files in scope whose text contains the query, one line each.

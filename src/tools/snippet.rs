@@ -279,7 +279,7 @@ fn strip_ruby(lexed: &Lexed, line: u32, end_line: u32) -> Vec<(u32, String)> {
     while l <= end_line {
         let trimmed = lexed.code_line(l).trim_start();
         out.push((l, lexed.source_line(l).to_string()));
-        if trimmed.starts_with("def ") && !trimmed.contains(" end") && !trimmed.contains('=') {
+        if trimmed.starts_with("def ") && !trimmed.contains(" end") && !is_endless_def(trimmed) {
             let indent = lexed.code_line(l).len() - trimmed.len();
             // The matching `end` at the same indentation.
             let close = (l + 1..=end_line).find(|&k| {
@@ -304,9 +304,48 @@ fn strip_ruby(lexed: &Lexed, line: u32, end_line: u32) -> Vec<(u32, String)> {
     out
 }
 
+/// True for a Ruby endless method (`def total(x) = x * 2`, `def name = @name`): an `=` outside
+/// the parameter list, after a space or `)`. A default value (`limit = 3`) is inside the
+/// parentheses and a setter (`def name=(v)`) has no space before its `=`.
+fn is_endless_def(code: &str) -> bool {
+    let bytes = code.as_bytes();
+    let mut depth = 0i32;
+    for (i, &b) in bytes.iter().enumerate() {
+        match b {
+            b'(' => depth += 1,
+            b')' => depth -= 1,
+            b'=' if depth == 0 => {
+                let before = i.checked_sub(1).map(|j| bytes[j]);
+                let after = bytes.get(i + 1).copied();
+                if matches!(before, Some(b' ' | b')')) && !matches!(after, Some(b'=' | b'~' | b'>'))
+                {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ruby_defaults_are_not_endless_methods() {
+        assert!(!is_endless_def("def top_for(customer_id, limit = 3)"));
+        assert!(!is_endless_def("def name=(value)"));
+        assert!(!is_endless_def(
+            "def initialize(brokers: ENV.fetch(\"K\", \"k\"))"
+        ));
+        assert!(is_endless_def("def total(x) = x * 2"));
+        assert!(is_endless_def("def name = @name"));
+        let src = "class R\n  def top_for(id, limit = 3)\n    scores = 1\n    scores\n  end\nend\n";
+        let s = show(Language::Ruby, src, 1, 6);
+        assert!(s.contains("# … stripped"), "{s}");
+        assert!(!s.contains("scores = 1"), "{s}");
+    }
 
     fn show(lang: Language, src: &str, line: u32, end: u32) -> String {
         snippet(lang, src, None, line, end, false).text

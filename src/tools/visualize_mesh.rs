@@ -441,12 +441,15 @@ pub fn mesh_view(
                     None,
                 );
             }
-            view.hidden = ranked
+            // "Largest hidden": the folded services by size, not by rank.
+            let mut hidden: Vec<(String, usize)> = ranked
                 .iter()
                 .skip(max_services)
-                .take(5)
                 .map(|s| ((*s).clone(), services[*s].0))
                 .collect();
+            hidden.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            hidden.truncate(5);
+            view.hidden = hidden;
             let folded = ranked.len().saturating_sub(max_services);
             let mut topic_count = 0;
             let mut edges: BTreeMap<(String, String, LinkKind), Fold> = BTreeMap::new();

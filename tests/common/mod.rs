@@ -166,3 +166,170 @@ pub fn tool_text(resp: &Value) -> &str {
         .as_str()
         .unwrap_or_else(|| panic!("not a tool result: {resp}"))
 }
+
+// ---------------------------------------------------------------------------------------------
+// Tool sessions on the example workspace (used by the tools_* acceptance tests)
+// ---------------------------------------------------------------------------------------------
+
+/// The example workspace shipped with the crate (read-only: copy it before changing files).
+pub fn example_dir() -> PathBuf {
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/polyglot-shop"
+    ))
+}
+
+/// Copies a directory tree; symlinks are recreated as symlinks (never followed).
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let kind = entry.file_type().unwrap();
+        let dest = to.join(entry.file_name());
+        if kind.is_symlink() {
+            let target = std::fs::read_link(entry.path()).unwrap();
+            std::os::unix::fs::symlink(target, &dest).unwrap();
+        } else if kind.is_dir() {
+            copy_tree(&entry.path(), &dest);
+        } else {
+            std::fs::copy(entry.path(), &dest).unwrap();
+        }
+    }
+}
+
+/// A fresh copy of the example workspace in a temp directory, canonicalized; returns the
+/// workspace path (`<tmp>/polyglot-shop`), so sibling paths of the workspace can be created.
+pub fn example_copy(tag: &str) -> PathBuf {
+    let parent = std::fs::canonicalize(temp_dir(tag)).unwrap();
+    let ws = parent.join("polyglot-shop");
+    copy_tree(&example_dir(), &ws);
+    ws
+}
+
+/// One tool answer.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    pub text: String,
+    pub is_error: bool,
+}
+
+/// An initialized MCP session with the real binary, with tool-call helpers.
+pub struct Session {
+    pub server: Server,
+    pub workspace: PathBuf,
+    next_id: i64,
+}
+
+impl Session {
+    /// Starts `mesh-mcp run --standalone` in `workspace`, initializes, and waits for the
+    /// first index generation.
+    pub fn start(workspace: &Path) -> Session {
+        Session::start_with(workspace, &[])
+    }
+
+    /// Like [`Session::start`] with extra environment variables for the server.
+    pub fn start_with(workspace: &Path, env: &[(&str, &str)]) -> Session {
+        let mut server = Server::start_with(workspace, env);
+        let init = server.call(
+            1,
+            "initialize",
+            serde_json::json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "tools-test", "version": "0"}}),
+        );
+        assert!(init.get("result").is_some(), "initialize failed: {init}");
+        server.send(&serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        let mut s = Session {
+            server,
+            workspace: workspace.to_path_buf(),
+            next_id: 10,
+        };
+        s.wait_for(
+            "the first index generation",
+            "index_status",
+            serde_json::json!({}),
+            |t| t.contains("- Generation "),
+        );
+        s
+    }
+
+    /// Calls a tool and returns its text and `isError`.
+    pub fn tool(&mut self, name: &str, args: Value) -> Answer {
+        self.next_id += 1;
+        let resp = self.server.call(
+            self.next_id,
+            "tools/call",
+            serde_json::json!({"name": name, "arguments": args}),
+        );
+        assert!(
+            resp.get("error").is_none(),
+            "{name} answered with a protocol error: {resp}"
+        );
+        Answer {
+            text: tool_text(&resp).to_string(),
+            is_error: resp["result"]["isError"] == Value::Bool(true),
+        }
+    }
+
+    /// Calls a tool that must succeed; returns its text.
+    pub fn ok(&mut self, name: &str, args: Value) -> String {
+        let a = self.tool(name, args.clone());
+        assert!(!a.is_error, "{name} {args} failed:\n{}", a.text);
+        a.text
+    }
+
+    /// Calls a tool that must fail with `isError`; returns its text.
+    pub fn err(&mut self, name: &str, args: Value) -> String {
+        let a = self.tool(name, args.clone());
+        assert!(
+            a.is_error,
+            "{name} {args} should be an isError result:\n{}",
+            a.text
+        );
+        a.text
+    }
+
+    /// Polls a tool until its answer satisfies `pred` (60 s deadline: a stuck server, not a
+    /// slow machine); returns that answer.
+    pub fn wait_for(
+        &mut self,
+        what: &str,
+        name: &str,
+        args: Value,
+        pred: impl Fn(&str) -> bool,
+    ) -> String {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let a = self.tool(name, args.clone());
+            if pred(&a.text) {
+                return a.text;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what}; last {name} answer:\n{}",
+                a.text
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The index generation `index_status` reports.
+    pub fn generation(&mut self) -> u64 {
+        let status = self.ok("index_status", serde_json::json!({}));
+        status
+            .split("- Generation ")
+            .nth(1)
+            .and_then(|rest| rest.split(':').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no generation in {status}"))
+    }
+}
+
+/// A session shared by the tests of one file (one server process per test binary). A test
+/// that panicked while holding it does not poison it for the others.
+pub fn shared_session(
+    cell: &'static std::sync::OnceLock<std::sync::Mutex<Session>>,
+    workspace: impl FnOnce() -> PathBuf,
+) -> std::sync::MutexGuard<'static, Session> {
+    cell.get_or_init(|| std::sync::Mutex::new(Session::start(&workspace())))
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+}
