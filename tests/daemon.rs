@@ -490,6 +490,11 @@ fn a_stale_socket_from_a_killed_daemon_is_recovered() {
     signal(old, "KILL");
     assert_eq!(c.wait_exit(Duration::from_secs(20)), Some(1));
     assert!(wait_until(Duration::from_secs(10), || !alive(old)));
+    // The group leader turns zombie while its other threads still hold the listening socket:
+    // wait until the socket is really stale (nobody accepts), which is what this test is about.
+    assert!(wait_until(Duration::from_secs(10), || {
+        std::os::unix::net::UnixStream::connect(env.socket()).is_err()
+    }));
     assert!(
         env.socket().exists(),
         "the killed daemon's socket should remain"
@@ -497,9 +502,13 @@ fn a_stale_socket_from_a_killed_daemon_is_recovered() {
     let mut c = env.proxy();
     c.initialize();
     // The new daemon binds before it rewrites the meta file the killed one left behind.
-    assert!(wait_until(Duration::from_secs(10), || env
-        .daemon_pid()
-        .is_some_and(|p| p != old)));
+    assert!(
+        wait_until(Duration::from_secs(10), || env
+            .daemon_pid()
+            .is_some_and(|p| p != old)),
+        "no new daemon; proxy stderr: {}",
+        c.stderr()
+    );
     let status = index_status(&mut c, 1);
     let new = env.daemon_pid().unwrap();
     assert_ne!(new, old);
