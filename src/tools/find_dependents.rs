@@ -616,6 +616,10 @@ fn render(
                 "\n_{tests_left_out} {unit} in test files left out (pass `include_tests: true`)._\n"
             ));
         }
+        out.push_str(&super::smart_search::rejected_note(
+            snap,
+            &super::Scope::everything(),
+        ));
         return ToolOutput::ok(out);
     }
     if offset >= total {
@@ -684,6 +688,10 @@ fn render(
             "_{tests_left_out} more {unit} in test files left out (pass `include_tests: true`)._\n"
         ));
     }
+    out.push_str(&super::smart_search::rejected_note(
+        snap,
+        &super::Scope::everything(),
+    ));
     accessed.dedup();
     let mut result = ToolOutput::ok(out);
     result.files_accessed = accessed;

@@ -234,6 +234,14 @@ pub struct Scope {
 }
 
 impl Scope {
+    /// Every root.
+    pub fn everything() -> Scope {
+        Scope {
+            label: "* (all roots)".into(),
+            within: None,
+        }
+    }
+
     /// True when files of this root can be in scope.
     pub fn includes_root(&self, root: usize) -> bool {
         self.within.as_ref().is_none_or(|(r, _)| *r == root)

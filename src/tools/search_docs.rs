@@ -43,6 +43,14 @@ struct Args {
     max_sections: Option<i64>,
 }
 
+/// English words too common to rank on, always dropped from a query (the configuration's
+/// `[docs] stop_words` adds more).
+const STOP_WORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "by", "do", "does", "for", "from", "how", "in",
+    "is", "it", "of", "on", "or", "our", "should", "that", "the", "this", "to", "we", "what",
+    "when", "where", "which", "who", "why", "with",
+];
+
 /// The most bytes of section text shown per section (the cap of the whole answer is 48 KiB).
 const SECTION_BUDGET: usize = 12 * 1024;
 
@@ -63,7 +71,11 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
             w.trim_matches(|c: char| !c.is_alphanumeric() && c != '-' && c != '_')
                 .to_lowercase()
         })
-        .filter(|w| !w.is_empty() && !docs.stop_words.iter().any(|s| s.eq_ignore_ascii_case(w)))
+        .filter(|w| {
+            !w.is_empty()
+                && !STOP_WORDS.contains(&w.as_str())
+                && !docs.stop_words.iter().any(|s| s.eq_ignore_ascii_case(w))
+        })
         .map(|w| docs.aliases.get(&w).map(|a| a.to_lowercase()).unwrap_or(w))
         .collect();
     let mut out = format!(
