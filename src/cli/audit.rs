@@ -23,6 +23,8 @@ Options:
   -h, --help    print this help
 
 The database is opened read-only; nothing is changed and nothing leaves the machine.
+
+Example: mesh-mcp audit verify
 ";
 
 /// What the command line asked for.

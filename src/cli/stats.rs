@@ -23,6 +23,8 @@ Options:
   --json          print the summary as one JSON object on stdout
   --db PATH       the audit database (default: $MESH_AUDIT_DB, else ~/.cache/mesh-mcp/audit.db)
   -h, --help      print this help
+
+Example: mesh-mcp stats --since 24h
 ";
 
 /// The `--since` window.

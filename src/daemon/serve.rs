@@ -45,6 +45,8 @@ Started by `mesh-mcp run` in the workspace directory; you rarely run it by hand.
   --version, -V   print the version
 Environment: MESH_DAEMON_IDLE_SECS (default 1800, 0 = never), MESH_DAEMON_GRACE_SECS (60),
 MESH_DAEMON_SANDBOX (unset = best effort, required, off), MESH_LOG (log filter).
+
+Example: MESH_DAEMON_SANDBOX=required meshd
 ";
 
 /// How a start-up step ended the daemon early.
