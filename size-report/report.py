@@ -2,13 +2,19 @@
 """Render size-report/REPORT.md from the JSON results and budgets.json.
 
 Usage: report.py --results DIR --budgets budgets.json --out REPORT.md
-                 [--tiers "5k 50k 200k"] [--contracts] [--skipped-symbols] [--daemon]
+                 [--tiers "5k 50k 200k"] [--contract-tiers "5k"] [--skipped-symbols]
+                 [--daemon] [--tools]
 
 DIR holds what `size-report/run` wrote:
   sizes.json       {"mesh_mcp_stripped_bytes": N, "meshd_stripped_bytes": N, ...}
   symbols.json     symbols.py output (optional: "not measured" when missing)
   init.json        bench.py --init-only output (init_empty_ms, rss_after_init_kb)
   tier-<T>.json    bench.py output per tier T
+  tier-<T>-contracts.json
+                   the same on the contract-mix variant, for the tiers in --contract-tiers,
+                   judged against tier T's budgets
+  tools.json       bench_tools.py output (analyze_impact latency, audit on/off throughput);
+                   read only with --tools
   daemon.json      bench.py --daemon output (proxy start and RSS, meshd RSS); read only with
                    --daemon, otherwise the section says it was skipped on purpose
 
@@ -44,7 +50,15 @@ LABELS = {
     "daemon_rss_1_kb": ("`meshd` RSS, 1 client", "kb"),
     "daemon_rss_16_kb": ("`meshd` RSS, 16 clients", "kb"),
     "daemon_hwm_kb": ("`meshd` peak RSS (VmHWM)", "kb"),
+    "impact_p50_ms": ("`analyze_impact` round trip p50", "ms"),
+    "impact_p95_ms": ("`analyze_impact` round trip p95", "ms"),
+    "audit_on_p50_ms": ("`smart_search` round trip p50, audit trail on (default)", "ms"),
+    "audit_off_p50_ms": ("`smart_search` round trip p50, audit trail off", "ms"),
+    "audit_on_calls_per_s": ("sequential `smart_search` calls per second, audit on", "rate"),
+    "audit_off_calls_per_s": ("sequential `smart_search` calls per second, audit off", "rate"),
 }
+TOOL_KEYS = ["impact_p50_ms", "impact_p95_ms", "audit_on_p50_ms", "audit_off_p50_ms",
+             "audit_on_calls_per_s", "audit_off_calls_per_s"]
 DAEMON_KEYS = ["proxy_init_warm_ms", "proxy_init_cold_ms", "proxy_rss_kb", "daemon_rss_1_kb",
                "daemon_rss_16_kb", "daemon_hwm_kb"]
 TIER_KEYS = ["init_ms", "cold_index_ms", "peak_rss_kb", "search_p50_ms", "search_p95_ms",
@@ -60,6 +74,8 @@ def fmt(value, unit):
         return f"{value / 1024:.1f} MiB ({value:,} KiB)"
     if unit == "ms":
         return f"{value:,.3f} ms" if value < 10 else f"{value:,.1f} ms"
+    if unit == "rate":
+        return f"{value:,.0f} /s"
     return str(value)
 
 
@@ -132,18 +148,23 @@ def main(argv):
     ap.add_argument("--budgets", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--tiers", default="5k 50k 200k")
-    ap.add_argument("--contracts", action="store_true")
+    ap.add_argument("--contract-tiers", default="",
+                    help="tiers that also ran on the contract-mix variant")
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--skipped-symbols", action="store_true")
     ap.add_argument("--daemon", action="store_true",
                     help="judge daemon.json (proxy mode); without it the section is skipped")
+    ap.add_argument("--tools", action="store_true",
+                    help="judge tools.json (bench_tools.py); without it the section is skipped")
     args = ap.parse_args(argv)
 
     budgets = load(args.budgets)
     res = lambda name: load(os.path.join(args.results, name))
     sizes, symbols, init = res("sizes.json") or {}, res("symbols.json"), res("init.json") or {}
     tiers = args.tiers.split()
-    variant = "contract mix" if args.contracts else "plain"
+    contract_tiers = args.contract_tiers.split()
+    variant = "plain" + (f", and the contract mix for {' '.join(contract_tiers)}"
+                         if contract_tiers else "")
     v = Verdict()
     lines = []
     w = lines.append
@@ -224,20 +245,23 @@ def main(argv):
     ctags_rows = []
     all_tiers = list(budgets["tiers"]) + [t for t in tiers if t not in budgets["tiers"]]
     notes = [f"start-up: {n}" for n in init.get("notes", [])] + daemon_notes
-    for tier in all_tiers:
+    sections = [(t, False) for t in all_tiers]
+    sections += [(t, True) for t in contract_tiers]
+    for tier, contracts in sections:
         tb = budgets["tiers"].get(tier)
-        tier_label = tier + (" + contract mix" if args.contracts else "")
+        tier_label = tier + (" + contract mix" if contracts else "")
+        tag = f"tier {tier_label}"
         w(f"## Tier {tier_label}")
         w("")
-        if tier not in tiers:
+        if tier not in tiers and not contracts:
             w(f"Skipped on purpose (not in `MESH_BENCH_TIERS`).")
             w("")
             continue
-        r = res(f"tier-{tier}.json") or {}
+        r = res(f"tier-{tier}{'-contracts' if contracts else ''}.json") or {}
         if r:
             w(f"{r.get('corpus_files', 0):,} files in the corpus "
               f"({tier_files(tier):,} generated sources + manifests"
-              f"{' + contract extras' if args.contracts else ''}); "
+              f"{' + contract extras: a `.proto` and a `@GrpcMethod` handler per TypeScript file, a shared Java class imported everywhere, Spring YAML and Markdown every 100 files' if contracts else ''}); "
               f"{r.get('runs')} cold runs × {r.get('queries')} queries; "
               f"{r.get('search_count', 0)} searches answered, "
               f"{r.get('search_errors', 0)} failed.")
@@ -254,11 +278,38 @@ def main(argv):
             budget = tb.get(key) if tb else None
             if budget is None and r.get(key) is None and tb is not None:
                 continue  # neither budgeted nor measured: nothing to say
-            w(v.row(label, key, r.get(key), budget, unit, f"tier {tier}"))
+            w(v.row(label, key, r.get(key), budget, unit, tag))
         w("")
         if r:
             ctags_rows.append((tier_label, r))
-            notes += [f"tier {tier_label}: {n}" for n in r.get("notes", [])]
+            notes += [f"{tag}: {n}" for n in r.get("notes", [])]
+
+    # --- tools on the example -----------------------------------------------------------
+    w("## Tools on the example workspace")
+    w("")
+    if not args.tools:
+        w("Skipped on purpose (`MESH_BENCH_SKIP_TOOLS=1`).")
+    else:
+        t = res("tools.json") or {}
+        tb = budgets.get("tools", {})
+        if t:
+            w(f"`bench_tools.py`: {t.get('runs')} fresh `mesh-mcp run --standalone` sessions per "
+              f"figure on a copy of `{os.path.basename(t.get('example', 'examples/polyglot-shop'))}`, "
+              f"{t.get('calls_per_session')} sequential calls each after one warm-up; "
+              f"`analyze_impact` cycles a topic (depth 2), an RPC, a route and a constant; "
+              f"`smart_search` cycles five names, once with the audit trail on (the default: "
+              f"every call appends a hash-chained SQLite row) and once with `[audit] enabled = "
+              f"false`. Lower medians of the per-session figures.")
+        else:
+            w("No result file: bench_tools.py did not run or failed.")
+        w("")
+        w("| what | measured | budget | ok? |")
+        w("|---|---|---|---|")
+        for key in TOOL_KEYS:
+            label, unit = LABELS[key]
+            w(v.row(label, key, t.get(key), tb.get(key), unit, "tools"))
+        notes += [f"tools: {n}" for n in t.get("notes", [])]
+    w("")
 
     # --- ctags ------------------------------------------------------------------------------
     w("## Compared with Universal Ctags")
