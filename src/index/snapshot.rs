@@ -178,21 +178,110 @@ pub struct SymbolRef {
     pub symbol: u32,
 }
 
-/// Per-root search table: every declaration's lowercase name in one arena, so a name scan is
-/// a walk over contiguous memory.
+/// Per-root search table: every declaration's lowercase name in one arena, each followed by
+/// `\n`, so a name scan is one substring search over contiguous memory (no per-name call), and
+/// each name's "bare" form (last `.` segment, `_` removed) in a second arena for
+/// `CONSTANT_CASE` ↔ `PascalCase` matching.
 #[derive(Debug, Default)]
 pub struct NameTable {
     arena: String,
-    /// (arena offset, length, symbol) in file order.
+    /// (arena offset, length, symbol) in file order (so offsets ascend).
     entries: Vec<(u32, u16, SymbolRef)>,
+    /// `\n` then every entry's bare name followed by `\n`, in entry order.
+    bare: String,
+    /// Offset of each entry's bare name in `bare`.
+    bare_starts: Vec<u32>,
+}
+
+/// How a declared name matched a search: lower is better.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum NameMatch {
+    /// The whole name, or its bare form equals the query's.
+    Exact,
+    /// The name starts with the query.
+    Prefix,
+    /// The query occurs inside the name.
+    Substring,
 }
 
 impl NameTable {
+    /// Adds one declaration (entries must be added in file order).
+    fn push(&mut self, name: &str, at: SymbolRef) {
+        let off = self.arena.len() as u32;
+        for ch in name.chars() {
+            if ch == '\n' {
+                self.arena.push(' ');
+            } else {
+                self.arena.extend(ch.to_lowercase());
+            }
+        }
+        let len = (self.arena.len() as u32 - off).min(u16::MAX as u32) as u16;
+        self.arena.push('\n');
+        self.entries.push((off, len, at));
+        if self.bare.is_empty() {
+            self.bare.push('\n');
+        }
+        self.bare_starts.push(self.bare.len() as u32);
+        let last = self.arena[off as usize..off as usize + len as usize]
+            .rsplit('.')
+            .next()
+            .unwrap_or("");
+        self.bare.extend(last.chars().filter(|c| *c != '_'));
+        self.bare.push('\n');
+    }
+
     /// Every entry as (lowercase name, symbol).
     pub fn iter(&self) -> impl Iterator<Item = (&str, SymbolRef)> + '_ {
         self.entries
             .iter()
             .map(move |&(off, len, r)| (&self.arena[off as usize..off as usize + len as usize], r))
+    }
+
+    /// Entries whose name matches `query` (lowercase): exact, prefix or substring, or exact on
+    /// the bare form when `bare_query` (the query's own bare form) is not empty. One best match
+    /// per entry, in entry (file) order.
+    pub fn matches(&self, query: &str, bare_query: &str) -> Vec<(SymbolRef, NameMatch)> {
+        let mut found: Vec<(u32, NameMatch)> = Vec::new();
+        if query.is_empty() || query.contains('\n') {
+            return Vec::new();
+        }
+        let mut last_entry = u32::MAX;
+        for (pos, _) in self.arena.match_indices(query) {
+            let i = self.entries.partition_point(|e| e.0 as usize <= pos) - 1;
+            if i as u32 == last_entry {
+                continue; // a later occurrence in the same name ranks no better
+            }
+            last_entry = i as u32;
+            let (off, len, _) = self.entries[i];
+            let rank = if pos != off as usize {
+                NameMatch::Substring
+            } else if len as usize == query.len() {
+                NameMatch::Exact
+            } else {
+                NameMatch::Prefix
+            };
+            found.push((i as u32, rank));
+        }
+        if !bare_query.is_empty() && !bare_query.contains('\n') {
+            let needle = format!("{bare_query}\n");
+            let bytes = self.bare.as_bytes();
+            let before = found.len();
+            for (pos, _) in self.bare.match_indices(needle.as_str()) {
+                if pos == 0 || bytes[pos - 1] != b'\n' {
+                    continue;
+                }
+                let i = self.bare_starts.partition_point(|&s| s as usize <= pos) - 1;
+                found.push((i as u32, NameMatch::Exact));
+            }
+            if found.len() > before {
+                found.sort_unstable();
+                found.dedup_by_key(|e| e.0);
+            }
+        }
+        found
+            .into_iter()
+            .map(|(i, rank)| (self.entries[i as usize].2, rank))
+            .collect()
     }
 
     /// Number of declarations in this table.
@@ -224,8 +313,39 @@ pub struct Snapshot {
     pub rejected: Vec<RejectedFile>,
     /// One name table per root.
     pub names: Vec<NameTable>,
+    /// Each file's position when all files are sorted by display path (`files` is sorted by
+    /// root, then path), so answers can order files by path without building strings.
+    pub display_order: Vec<u32>,
     /// The resolved cross-service graph.
     pub graph: super::graph::Graph,
+}
+
+/// Positions of `files` (sorted by root, then path) in display-path order: within a root the
+/// orders agree, so only files of different roots compare their labels, without allocating.
+fn display_order(roots: &[RootInfo], files: &[Arc<FileEntry>]) -> Vec<u32> {
+    fn display<'a>(roots: &'a [RootInfo], f: &'a FileEntry) -> impl Iterator<Item = u8> + 'a {
+        let label = roots
+            .get(f.root as usize)
+            .map(|r| r.label.as_str())
+            .filter(|l| *l != ".");
+        let prefix: &[u8] = label.map_or(b"", |l| l.as_bytes());
+        let slash: &[u8] = if label.is_some() { b"/" } else { b"" };
+        prefix.iter().chain(slash).chain(f.path.as_bytes()).copied()
+    }
+    let mut by_display: Vec<u32> = (0..files.len() as u32).collect();
+    by_display.sort_by(|&a, &b| {
+        let (fa, fb) = (&files[a as usize], &files[b as usize]);
+        if fa.root == fb.root {
+            a.cmp(&b)
+        } else {
+            display(roots, fa).cmp(display(roots, fb))
+        }
+    });
+    let mut order = vec![0u32; files.len()];
+    for (pos, &fi) in by_display.iter().enumerate() {
+        order[fi as usize] = pos as u32;
+    }
+    order
 }
 
 impl Snapshot {
@@ -244,22 +364,14 @@ impl Snapshot {
                 continue;
             };
             for (si, sym) in f.symbols().iter().enumerate() {
-                let name = f.name(sym);
-                let off = table.arena.len() as u32;
-                for ch in name.chars() {
-                    table.arena.extend(ch.to_lowercase());
-                }
-                let len = (table.arena.len() as u32 - off) as u16;
-                table.entries.push((
-                    off,
-                    len,
-                    SymbolRef {
-                        file: fi as u32,
-                        symbol: si as u32,
-                    },
-                ));
+                let at = SymbolRef {
+                    file: fi as u32,
+                    symbol: si as u32,
+                };
+                table.push(f.name(sym), at);
             }
         }
+        let display_order = display_order(&roots, &files);
         let display = |f: &FileEntry| match roots.get(f.root as usize) {
             Some(r) if r.label != "." => format!("{}/{}", r.label, f.path),
             _ => f.path.to_string(),
@@ -274,6 +386,7 @@ impl Snapshot {
             files,
             rejected,
             names,
+            display_order,
             graph,
         }
     }
@@ -472,6 +585,97 @@ impl IndexHandle {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn declaring(names: &[&str]) -> FileFacts {
+        FileFacts {
+            symbols: names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| Symbol {
+                    name: (*n).into(),
+                    kind: SymbolKind::Constant,
+                    line: i as u32 + 1,
+                    end_line: i as u32 + 1,
+                    doc_line: None,
+                    container: None,
+                })
+                .collect(),
+            ..FileFacts::default()
+        }
+    }
+
+    #[test]
+    fn name_table_ranks_exact_prefix_substring_and_bare_matches() {
+        let snap = Snapshot::from_facts(vec![
+            (
+                "svc",
+                "a.go",
+                declaring(&["OrderCreated", "ORDER_CREATED", "Order"]),
+            ),
+            (
+                "svc",
+                "b.go",
+                declaring(&["order_created", "order_created", "x"]),
+            ),
+            (
+                "svc",
+                "c.go",
+                declaring(&["PlaceOrder", "Orders.ORDER_CREATED_V2"]),
+            ),
+        ]);
+        let got = |q: &str, bare: &str| -> Vec<(u32, u32, NameMatch)> {
+            snap.names[0]
+                .matches(q, bare)
+                .into_iter()
+                .map(|(r, m)| (r.file, r.symbol, m))
+                .collect()
+        };
+        use NameMatch::*;
+        assert_eq!(
+            got("order", "order"),
+            vec![
+                (0, 0, Prefix),
+                (0, 1, Prefix),
+                (0, 2, Exact),
+                (1, 0, Prefix),
+                (1, 1, Prefix),
+                (2, 0, Substring),
+                (2, 1, Prefix),
+            ]
+        );
+        // The bare form finds both spellings, even repeated names next to each other.
+        assert_eq!(
+            got("ordercreated", "ordercreated"),
+            vec![(0, 0, Exact), (0, 1, Exact), (1, 0, Exact), (1, 1, Exact)]
+        );
+        // No match across the separator between two names.
+        assert!(got("order\nx", "").is_empty());
+        assert!(got("createdorder", "createdorder").is_empty());
+    }
+
+    #[test]
+    fn display_order_sorts_files_of_different_roots_by_their_display_path() {
+        // Root labels `svc` and `svc-a`: `svc-a/z.go` sorts before `svc/a.go` ('-' < '/').
+        let snap = Snapshot::from_facts(vec![
+            ("svc", "a.go", FileFacts::default()),
+            ("svc-a", "z.go", FileFacts::default()),
+            (".", "README.md", FileFacts::default()),
+            (".", "zzz.md", FileFacts::default()),
+        ]);
+        let shown: Vec<(u32, String)> = snap
+            .files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (snap.display_order[i], snap.display_path(f)))
+            .collect();
+        let mut sorted = shown.clone();
+        sorted.sort();
+        let paths: Vec<&str> = sorted.iter().map(|(_, p)| p.as_str()).collect();
+        assert_eq!(paths, ["README.md", "svc-a/z.go", "svc/a.go", "zzz.md"]);
+        let mut by_path = shown.clone();
+        by_path.sort_by(|a, b| a.1.cmp(&b.1));
+        assert_eq!(by_path, sorted);
+    }
 
     #[test]
     fn ready_resolves_after_first_publish() {

@@ -68,13 +68,7 @@ struct Args {
     offset: Option<i64>,
 }
 
-/// How a name matched the query: lower is better.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum MatchRank {
-    Exact,
-    Prefix,
-    Substring,
-}
+use crate::index::snapshot::NameMatch as MatchRank;
 
 fn kind_from(name: &str) -> Option<SymbolKind> {
     const ALL: [SymbolKind; 21] = [
@@ -146,32 +140,25 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
 struct Hit {
     rank: MatchRank,
     kind: SymbolKind,
-    path: String,
     line: u32,
     at: SymbolRef,
 }
 
-/// Every file in scope declaring a matching name, ranked.
+/// Every file in scope declaring a matching name, ranked: match rank, then kind, then path,
+/// then line. One substring search per root over the name arena finds the candidates (in
+/// file order), so the cost grows with the matches, not with a call per declared name.
 fn find(snap: &Snapshot, query: &str, kind: Option<SymbolKind>, scope: &Scope) -> Vec<Hit> {
     let q = query.to_lowercase();
     let q_bare = bare(&q);
-    // Best (rank, kind, line, symbol) per file.
-    let mut best: Vec<Option<(MatchRank, SymbolKind, u32, SymbolRef)>> =
-        vec![None; snap.files.len()];
+    let mut hits: Vec<Hit> = Vec::new();
     for (root_index, table) in snap.names.iter().enumerate() {
         if !scope.includes_root(root_index) {
             continue;
         }
-        for (name, r) in table.iter() {
-            let rank = if name == q || (!q_bare.is_empty() && bare(name) == q_bare) {
-                MatchRank::Exact
-            } else if name.starts_with(&q) {
-                MatchRank::Prefix
-            } else if name.contains(&q) {
-                MatchRank::Substring
-            } else {
-                continue;
-            };
+        // Candidates come grouped by file; keep each file's best (rank, kind, line).
+        let mut current: Option<Hit> = None;
+        let mut in_scope = (u32::MAX, false);
+        for (r, rank) in table.matches(&q, &q_bare) {
             let file = &snap.files[r.file as usize];
             let sym = &file.symbols()[r.symbol as usize];
             if kind.is_some_and(|k| k != sym.kind)
@@ -182,28 +169,31 @@ fn find(snap: &Snapshot, query: &str, kind: Option<SymbolKind>, scope: &Scope) -
             {
                 continue;
             }
-            if !scope.includes_file(root_index, &file.path) {
+            if in_scope.0 != r.file {
+                in_scope = (r.file, scope.includes_file(root_index, &file.path));
+            }
+            if !in_scope.1 {
                 continue;
             }
-            let cand = (rank, sym.kind, sym.line, r);
-            let slot = &mut best[r.file as usize];
-            if slot.is_none_or(|b| (cand.0, cand.1, cand.2) < (b.0, b.1, b.2)) {
-                *slot = Some(cand);
+            let cand = Hit {
+                rank,
+                kind: sym.kind,
+                line: sym.line,
+                at: r,
+            };
+            match &mut current {
+                Some(best) if best.at.file == r.file => {
+                    if (cand.rank, cand.kind, cand.line) < (best.rank, best.kind, best.line) {
+                        *best = cand;
+                    }
+                }
+                _ => hits.extend(current.replace(cand)),
             }
         }
+        hits.extend(current);
     }
-    let mut hits: Vec<Hit> = best
-        .into_iter()
-        .flatten()
-        .map(|(rank, kind, line, at)| Hit {
-            rank,
-            kind,
-            path: snap.display_path(&snap.files[at.file as usize]),
-            line,
-            at,
-        })
-        .collect();
-    hits.sort_by(|a, b| (a.rank, a.kind, &a.path, a.line).cmp(&(b.rank, b.kind, &b.path, b.line)));
+    let order = &snap.display_order;
+    hits.sort_unstable_by_key(|h| (h.rank, h.kind, order[h.at.file as usize], h.line));
     hits
 }
 
@@ -331,6 +321,7 @@ fn render(
         let file = &snap.files[hit.at.file as usize];
         let sym = &file.symbols()[hit.at.symbol as usize];
         let name = file.name(sym);
+        let path = snap.display_path(file);
         let (text, line, end_line, doc_line, moved) = match freshen(snap, file, sym) {
             Fresh::At {
                 text,
@@ -360,7 +351,7 @@ fn render(
         let mut entry = format!(
             "### [{}] `{}:{}` (L{}-L{})\n{} {}",
             i + 1,
-            hit.path,
+            path,
             line,
             snip.first_line,
             snip.last_line,
@@ -381,7 +372,7 @@ fn render(
         }
         body.push_str(&entry);
         redactions += n;
-        files.push(hit.path.clone());
+        files.push(path);
         consumed += 1;
     }
     out.push_str(&body);
