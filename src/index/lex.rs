@@ -457,8 +457,21 @@ pub fn matching_close(code: &str, open: usize) -> Option<usize> {
 /// True for bytes that can be part of an identifier (ASCII letters, digits, `_`, `$`, and any
 /// non-ASCII byte).
 pub fn is_ident_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b >= 0x80
+    IDENT_BYTES[b as usize]
 }
+
+/// [`is_ident_byte`] as a table: one load instead of four comparisons, in the innermost loops
+/// of the lexer and every tokenizer.
+const IDENT_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        table[i] = b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b >= 0x80;
+        i += 1;
+    }
+    table
+};
 
 /// The identifier starting at `at` (after skipping whitespace), with its start offset.
 pub fn ident_after(code: &str, at: usize) -> Option<(usize, &str)> {
@@ -525,7 +538,10 @@ pub fn lex(syntax: Syntax, text: &str) -> Lexed<'_> {
     let mut code = bytes.to_vec();
     let mut strings: Vec<StrLit> = Vec::new();
     let mut comments: Vec<Comment> = Vec::new();
-    let mut line_starts = vec![0usize];
+    // Sized for ~24-byte lines, so most files never grow it (growing was a realloc per
+    // doubling, for every file).
+    let mut line_starts = Vec::with_capacity(n / 24 + 2);
+    line_starts.push(0usize);
     for (i, &b) in bytes.iter().enumerate() {
         if b == b'\n' {
             line_starts.push(i + 1);

@@ -60,7 +60,13 @@ impl FileEntry {
         mtime_ns: u64,
         mut facts: FileFacts,
     ) -> FileEntry {
-        let mut names = String::new();
+        // Sized up front: growing the arena name by name was a realloc per declaration.
+        let arena_len: usize = facts
+            .symbols
+            .iter()
+            .map(|s| s.name.len() + s.container.as_ref().map_or(0, String::len))
+            .sum();
+        let mut names = String::with_capacity(arena_len);
         let mut push = |s: &str| -> (u32, u16) {
             let s = if s.len() > u16::MAX as usize {
                 &s[..floor_char_boundary(s, u16::MAX as usize)]
