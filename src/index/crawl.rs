@@ -226,7 +226,11 @@ pub struct CrawlResult {
 }
 
 fn file_name(rel_path: &str) -> &str {
-    rel_path.rsplit('/').next().unwrap_or(rel_path)
+    // A byte scan: names are short, and a `char` searcher costs more to set up than this.
+    match rel_path.bytes().rposition(|b| b == b'/') {
+        Some(slash) => &rel_path[slash + 1..],
+        None => rel_path,
+    }
 }
 
 fn ends_with_ci(s: &str, suffix: &str) -> bool {
@@ -246,23 +250,29 @@ fn contains_ci(s: &str, needle: &str) -> bool {
 /// [`SOURCE_SIZE_LIMIT`] for everything else.
 pub fn size_limit(rel_path: &str) -> u64 {
     let name = file_name(rel_path);
-    const STUBS: &[&str] = &[
-        ".proto",
-        ".pb.go",
-        ".pb.ts",
-        ".pb.rs",
-        "_pb2.py",
-        "_pb2_grpc.py",
-        "_pb2.pyi",
-        "outerclass.java",
-    ];
-    let schema = STUBS.iter().any(|s| ends_with_ci(name, s))
-        || ([".yaml", ".yml", ".json"]
+    // Dispatch on the extension first: this runs for every file listed and read, and most
+    // files are plain sources that no stub suffix can match.
+    let ext = name.rsplit_once('.').map_or("", |(_, ext)| ext);
+    let mut lower = [0u8; 5];
+    let ext = match lower.get_mut(..ext.len()) {
+        Some(buf) => {
+            buf.copy_from_slice(ext.as_bytes());
+            buf.make_ascii_lowercase();
+            &*buf
+        }
+        None => b"",
+    };
+    let schema = match ext {
+        b"proto" => true,
+        b"go" | b"ts" | b"rs" => ends_with_ci(&name[..name.len() - ext.len()], ".pb."),
+        b"py" => ends_with_ci(name, "_pb2.py") || ends_with_ci(name, "_pb2_grpc.py"),
+        b"pyi" => ends_with_ci(name, "_pb2.pyi"),
+        b"java" => ends_with_ci(name, "outerclass.java"),
+        b"yaml" | b"yml" | b"json" => ["openapi", "asyncapi", "swagger"]
             .iter()
-            .any(|e| ends_with_ci(name, e))
-            && ["openapi", "asyncapi", "swagger"]
-                .iter()
-                .any(|k| contains_ci(name, k)));
+            .any(|k| contains_ci(name, k)),
+        _ => false,
+    };
     if schema {
         SCHEMA_SIZE_LIMIT
     } else {

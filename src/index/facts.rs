@@ -80,30 +80,40 @@ impl Language {
 
     /// The language of a path, from its extension (or name); `None` for files we do not index.
     pub fn of_path(path: &str) -> Option<Language> {
-        let name = path.rsplit('/').next().unwrap_or(path);
-        let ext = match name.rsplit_once('.') {
-            Some((stem, ext)) if !stem.is_empty() => ext,
+        // Byte scans rather than `char` searchers: this runs for every file listed and read.
+        let name = match path.bytes().rposition(|b| b == b'/') {
+            Some(slash) => &path[slash + 1..],
+            None => path,
+        };
+        let ext = match name.bytes().rposition(|b| b == b'.') {
+            Some(dot) if dot > 0 => &name[dot + 1..],
             _ => return None,
         };
-        let lang = match ext.to_ascii_lowercase().as_str() {
-            "go" => Language::Go,
-            "java" => Language::Java,
-            "kt" | "kts" => Language::Kotlin,
-            "cs" => Language::CSharp,
-            "py" | "pyi" => Language::Python,
-            "ts" | "tsx" | "mts" | "cts" => Language::TypeScript,
-            "js" | "jsx" | "mjs" | "cjs" => Language::JavaScript,
-            "rs" => Language::Rust,
-            "c" => Language::C,
-            "h" | "cc" | "cpp" | "cxx" | "hpp" | "hh" | "hxx" => Language::Cpp,
-            "rb" | "rake" => Language::Ruby,
-            "php" | "phtml" => Language::Php,
-            "swift" => Language::Swift,
-            "scala" | "sc" => Language::Scala,
-            "proto" => Language::Protobuf,
-            "md" | "markdown" => Language::Markdown,
-            "yaml" | "yml" => Language::Yaml,
-            "properties" => Language::Properties,
+        // Lowercased on the stack: this runs for every file the crawl lists, and again when
+        // it is read. No known extension is longer than 10 bytes.
+        let mut lower = [0u8; 10];
+        let lower = lower.get_mut(..ext.len())?;
+        lower.copy_from_slice(ext.as_bytes());
+        lower.make_ascii_lowercase();
+        let lang = match &*lower {
+            b"go" => Language::Go,
+            b"java" => Language::Java,
+            b"kt" | b"kts" => Language::Kotlin,
+            b"cs" => Language::CSharp,
+            b"py" | b"pyi" => Language::Python,
+            b"ts" | b"tsx" | b"mts" | b"cts" => Language::TypeScript,
+            b"js" | b"jsx" | b"mjs" | b"cjs" => Language::JavaScript,
+            b"rs" => Language::Rust,
+            b"c" => Language::C,
+            b"h" | b"cc" | b"cpp" | b"cxx" | b"hpp" | b"hh" | b"hxx" => Language::Cpp,
+            b"rb" | b"rake" => Language::Ruby,
+            b"php" | b"phtml" => Language::Php,
+            b"swift" => Language::Swift,
+            b"scala" | b"sc" => Language::Scala,
+            b"proto" => Language::Protobuf,
+            b"md" | b"markdown" => Language::Markdown,
+            b"yaml" | b"yml" => Language::Yaml,
+            b"properties" => Language::Properties,
             _ => return None,
         };
         Some(lang)

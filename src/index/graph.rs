@@ -201,17 +201,6 @@ impl Graph {
                 }
             }
         }
-        // Root directories by path, for relative imports (root index → its files' dirs).
-        let mut dirs: HashMap<(u16, &str), ()> = HashMap::new();
-        for f in files {
-            let mut p: &str = &f.path;
-            while let Some((d, _)) = p.rsplit_once('/') {
-                if dirs.insert((f.root, d), ()).is_some() {
-                    break;
-                }
-                p = d;
-            }
-        }
         for (fi, f) in files.iter().enumerate() {
             for imp in &f.facts().imports {
                 let at = Loc {
@@ -250,7 +239,6 @@ impl Graph {
                 }
             }
         }
-        let _ = dirs;
     }
 
     fn contracts_from_protos(

@@ -50,21 +50,24 @@ pub fn is_test_path(path: &str) -> bool {
             return true;
         }
     }
-    let mut dotted = name.split('.');
-    let stem = dotted.next().unwrap_or("");
-    let rest: Vec<&str> = dotted.collect();
-    if rest.len() >= 2 {
-        for part in &rest[..rest.len() - 1] {
-            if ["spec", "test", "e2e-spec", "e2e", "int-test", "it"]
+    let (stem, rest) = name.split_once('.').unwrap_or((name, ""));
+    // The parts between the stem and the extension (`x.spec.ts`), without collecting them:
+    // this runs for every indexed file.
+    if let Some((middle, _ext)) = rest.rsplit_once('.')
+        && middle.split('.').any(|part| {
+            ["spec", "test", "e2e-spec", "e2e", "int-test", "it"]
                 .iter()
                 .any(|t| part.eq_ignore_ascii_case(t))
-            {
-                return true;
-            }
-        }
+        })
+    {
+        return true;
     }
-    let lower = stem.to_ascii_lowercase();
-    if lower.ends_with("_test") || lower.ends_with("_spec") || lower.starts_with("test_") {
+    let ci_ends = |suffix: &str| {
+        stem.len() >= suffix.len()
+            && stem.as_bytes()[stem.len() - suffix.len()..].eq_ignore_ascii_case(suffix.as_bytes())
+    };
+    let ci_starts = stem.len() >= 5 && stem.as_bytes()[..5].eq_ignore_ascii_case(b"test_");
+    if ci_ends("_test") || ci_ends("_spec") || ci_starts {
         return true;
     }
     stem.len() > 4
@@ -194,8 +197,8 @@ fn index_file(
     if size > limit {
         return Err(reject(crawl::RejectReason::Oversized { limit }));
     }
-    let bytes =
-        std::fs::read(abs).map_err(|e| reject(crawl::RejectReason::Unreadable(e.to_string())))?;
+    let bytes = read_capped(abs, size, limit)
+        .map_err(|e| reject(crawl::RejectReason::Unreadable(e.to_string())))?;
     if bytes.len() as u64 > limit {
         return Err(reject(crawl::RejectReason::Oversized { limit }));
     }
@@ -224,6 +227,17 @@ fn index_file(
     });
     let facts = extract_facts(lang, rel, &text, patterns);
     Ok(FileEntry::new(root, rel, lang, size, mtime_ns, facts))
+}
+
+/// Reads a file whose size the crawl saw, at most one byte past `limit` (enough to tell it is
+/// oversized). Unlike `fs::read` it trusts the crawl's size for the buffer instead of asking
+/// the file system again: open, read, read (end of file), close.
+fn read_capped(path: &Path, size: u64, limit: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)?;
+    let mut bytes = Vec::with_capacity(size.min(limit) as usize + 1);
+    file.take(limit + 1).read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// Every fact of one file's text: the language extractor, Markdown section texts and the
