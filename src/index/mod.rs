@@ -230,13 +230,25 @@ fn index_file(
 }
 
 /// Reads a file whose size the crawl saw, at most one byte past `limit` (enough to tell it is
-/// oversized). Unlike `fs::read` it trusts the crawl's size for the buffer instead of asking
-/// the file system again: open, read, read (end of file), close.
+/// oversized). Unlike `fs::read` it trusts the crawl's size instead of asking the file system
+/// again, and when one read returns exactly that size (asking for one byte more), that is the
+/// end of the file: open, read, close. Anything else (the file changed since the crawl) reads
+/// on to the end as before.
 fn read_capped(path: &Path, size: u64, limit: u64) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
-    let file = std::fs::File::open(path)?;
-    let mut bytes = Vec::with_capacity(size.min(limit) as usize + 1);
-    file.take(limit + 1).read_to_end(&mut bytes)?;
+    let mut file = std::fs::File::open(path)?;
+    let expected = size.min(limit) as usize;
+    let mut bytes = vec![0u8; expected + 1];
+    let got = loop {
+        match file.read(&mut bytes) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            other => break other?,
+        }
+    };
+    bytes.truncate(got);
+    if got != expected || size > limit {
+        file.take(limit + 1 - got as u64).read_to_end(&mut bytes)?;
+    }
     Ok(bytes)
 }
 
@@ -476,17 +488,19 @@ impl Indexer {
         let mut next: BTreeMap<(u16, Box<str>), Arc<FileEntry>> = BTreeMap::new();
         let mut todo = Vec::new();
         for f in crawled.files {
-            let key = (f.root, Box::<str>::from(f.rel_path.as_str()));
-            match self.files.get(&key) {
-                Some(old)
-                    if old.size == f.size
-                        && old.mtime_ns == f.mtime_ns
-                        && !self.racy.contains(&key) =>
+            // A first build has nothing to reuse: no key to build per file.
+            if !self.files.is_empty() {
+                let key = (f.root, Box::<str>::from(f.rel_path.as_str()));
+                if let Some(old) = self.files.get(&key)
+                    && old.size == f.size
+                    && old.mtime_ns == f.mtime_ns
+                    && !self.racy.contains(&key)
                 {
                     next.insert(key, old.clone());
+                    continue;
                 }
-                _ => todo.push(f),
             }
+            todo.push(f);
         }
         if let Some(seed) = self.shuffle_seed {
             shuffle(&mut todo, seed);
@@ -496,6 +510,7 @@ impl Indexer {
         self.cache_misses.extend(misses);
         let mut changed = false;
         self.racy.clear();
+        let mut fresh = Vec::with_capacity(results.len());
         for r in results {
             match r {
                 Ok(entry) => {
@@ -510,12 +525,20 @@ impl Indexer {
                             Arc::new(entry)
                         }
                     };
-                    next.insert(key, entry);
+                    fresh.push((key, entry));
                 }
                 Err(rej) => {
                     rejected.insert((rej.root, rej.path.clone()), rej);
                 }
             }
+        }
+        if next.is_empty() {
+            // Each worker took files in crawl order, so this is a few sorted runs: collecting
+            // sorts them in linear time and builds the tree in bulk, instead of one search per
+            // insert.
+            next = fresh.into_iter().collect();
+        } else {
+            next.extend(fresh);
         }
         // Same length and nothing new means the same set of files.
         changed |= next.len() != self.files.len() || rejected != self.rejected;
@@ -845,5 +868,25 @@ mod tests {
         ] {
             assert!(!is_test_path(p), "{p}");
         }
+    }
+
+    #[test]
+    fn read_capped_reads_what_is_there_whatever_the_crawl_saw() {
+        let dir = std::env::temp_dir().join(format!("mesh-read-capped-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("f.txt");
+        std::fs::write(&path, b"hello world").unwrap();
+        let read = |size, limit| super::read_capped(&path, size, limit).unwrap();
+        assert_eq!(read(11, 100), b"hello world"); // as crawled
+        assert_eq!(read(5, 100), b"hello world"); // grew since the crawl
+        assert_eq!(read(20, 100), b"hello world"); // shrank since the crawl
+        assert_eq!(read(0, 100), b"hello world");
+        assert_eq!(read(11, 4), b"hello"); // oversized: one byte past the limit
+        assert_eq!(read(3, 4), b"hello");
+        assert_eq!(read(11, 11), b"hello world");
+        std::fs::write(&path, b"").unwrap();
+        assert_eq!(read(0, 100), b"");
+        assert_eq!(read(7, 100), b"");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

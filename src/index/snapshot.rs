@@ -160,6 +160,24 @@ impl FileEntry {
     }
 }
 
+/// One search table per root: every declaration's lowercase name, in file order.
+fn name_tables(files: &[Arc<FileEntry>], roots: usize) -> Vec<NameTable> {
+    let mut names: Vec<NameTable> = (0..roots).map(|_| NameTable::default()).collect();
+    for (fi, f) in files.iter().enumerate() {
+        let Some(table) = names.get_mut(f.root as usize) else {
+            continue;
+        };
+        for (si, sym) in f.symbols().iter().enumerate() {
+            let at = SymbolRef {
+                file: fi as u32,
+                symbol: si as u32,
+            };
+            table.push(f.name(sym), at);
+        }
+    }
+    names
+}
+
 fn floor_char_boundary(s: &str, mut i: usize) -> usize {
     while !s.is_char_boundary(i) {
         i -= 1;
@@ -364,25 +382,25 @@ impl Snapshot {
     ) -> Snapshot {
         files.sort_by(|a, b| (a.root, &a.path).cmp(&(b.root, &b.path)));
         rejected.sort_by(|a, b| (a.root, &a.path).cmp(&(b.root, &b.path)));
-        let mut names: Vec<NameTable> = (0..roots.len()).map(|_| NameTable::default()).collect();
-        for (fi, f) in files.iter().enumerate() {
-            let Some(table) = names.get_mut(f.root as usize) else {
-                continue;
-            };
-            for (si, sym) in f.symbols().iter().enumerate() {
-                let at = SymbolRef {
-                    file: fi as u32,
-                    symbol: si as u32,
-                };
-                table.push(f.name(sym), at);
-            }
-        }
-        let display_order = display_order(&roots, &files);
         let display = |f: &FileEntry| match roots.get(f.root as usize) {
             Some(r) if r.label != "." => format!("{}/{}", r.label, f.path),
             _ => f.path.to_string(),
         };
-        let graph = super::graph::Graph::build(&files, &display);
+        // The graph and the name tables are independent: build them on both cores (this is on
+        // the path from the last file extracted to the first answer).
+        let build_graph = || super::graph::Graph::build(&files, &display);
+        let (names, display_order, graph) = std::thread::scope(|scope| {
+            let graph = std::thread::Builder::new().spawn_scoped(scope, build_graph);
+            let names = name_tables(&files, roots.len());
+            let display_order = display_order(&roots, &files);
+            let graph = match graph {
+                Ok(handle) => handle
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                Err(_) => build_graph(),
+            };
+            (names, display_order, graph)
+        });
         Snapshot {
             generation: 0,
             published_at: None,
