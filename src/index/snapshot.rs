@@ -232,11 +232,22 @@ impl NameTable {
     /// Adds one declaration (entries must be added in file order).
     fn push(&mut self, name: &str, at: SymbolRef) {
         let off = self.arena.len() as u32;
-        for ch in name.chars() {
-            if ch == '\n' {
-                self.arena.push(' ');
-            } else {
-                self.arena.extend(ch.to_lowercase());
+        // Names are nearly always ASCII: byte by byte is the same result without a Unicode
+        // case-mapping lookup per character (this runs for every declaration, between the
+        // last file extracted and the first answer).
+        let ascii = name.is_ascii();
+        if ascii {
+            self.arena.extend(name.bytes().map(|b| match b {
+                b'\n' => ' ',
+                _ => char::from(b.to_ascii_lowercase()),
+            }));
+        } else {
+            for ch in name.chars() {
+                if ch == '\n' {
+                    self.arena.push(' ');
+                } else {
+                    self.arena.extend(ch.to_lowercase());
+                }
             }
         }
         let len = (self.arena.len() as u32 - off).min(u16::MAX as u32) as u16;
@@ -246,11 +257,18 @@ impl NameTable {
             self.bare.push('\n');
         }
         self.bare_starts.push(self.bare.len() as u32);
-        let last = self.arena[off as usize..off as usize + len as usize]
-            .rsplit('.')
-            .next()
-            .unwrap_or("");
-        self.bare.extend(last.chars().filter(|c| *c != '_'));
+        let lower = &self.arena[off as usize..off as usize + len as usize];
+        if ascii {
+            let last = match lower.bytes().rposition(|b| b == b'.') {
+                Some(dot) => &lower[dot + 1..],
+                None => lower,
+            };
+            self.bare
+                .extend(last.bytes().filter(|&b| b != b'_').map(char::from));
+        } else {
+            let last = lower.rsplit('.').next().unwrap_or("");
+            self.bare.extend(last.chars().filter(|c| *c != '_'));
+        }
         self.bare.push('\n');
     }
 
