@@ -157,6 +157,13 @@ pub struct Graph {
     pub route_calls: Vec<RouteCall>,
     /// Imports that land in another root (for the service picture).
     pub import_links: Vec<ImportLink>,
+    /// Contracts by [`service_key`] of their name and by lowercase fqn, so
+    /// [`Graph::contracts_named`] is a lookup rather than a scan computing every contract's key
+    /// (it runs for every gRPC client and server site: quadratic on a contract-heavy
+    /// workspace). Covers the first `indexed` contracts.
+    by_key: HashMap<String, Vec<u32>>,
+    by_fqn: HashMap<String, Vec<u32>>,
+    indexed: usize,
 }
 
 /// `CreateOrder`, `createOrder` and `create_order` all normalise to `createorder`.
@@ -301,12 +308,34 @@ impl Graph {
                 rpcs,
             });
         }
+        for (ci, c) in self.contracts.iter().enumerate() {
+            let ci = ci as u32;
+            self.by_key
+                .entry(service_key(&c.name))
+                .or_default()
+                .push(ci);
+            self.by_fqn
+                .entry(c.fqn.to_lowercase())
+                .or_default()
+                .push(ci);
+        }
+        self.indexed = self.contracts.len();
     }
 
     /// Contracts whose service name matches (case-insensitive; a `Service`/`Grpc` suffix on one
     /// side is tolerated).
     pub fn contracts_named(&self, service: &str) -> Vec<u32> {
         let want = service_key(service);
+        if self.indexed == self.contracts.len() {
+            if let Some(exact) = self.by_key.get(&want) {
+                return exact.clone();
+            }
+            return self
+                .by_fqn
+                .get(&service.to_lowercase())
+                .cloned()
+                .unwrap_or_default();
+        }
         let exact: Vec<u32> = (0..self.contracts.len() as u32)
             .filter(|&c| service_key(&self.contracts[c as usize].name) == want)
             .collect();
