@@ -1,18 +1,35 @@
-//! Links the release binaries position-dependent on x86-64 Linux (SPEC §9 size budget).
+//! Link settings for the release binaries on x86-64 Linux (SPEC §9 size budget).
 //!
-//! A PIE carries a dynamic relocation for every pointer in its read-only data (vtables, string
-//! tables, static slices); a fixed-address executable needs none, which saves hundreds of KB.
-//! Identical code folding merges the many byte-identical generic instances.
-//! The flags are given here rather than as a target rustflag because Cargo would pass that to
-//! proc-macro libraries too, and `-no-pie` cannot link a shared library.
+//! - `-no-pie`: a PIE carries a dynamic relocation for every pointer in its read-only data
+//!   (vtables, string tables, static slices); a fixed-address executable needs none.
+//! - `--icf=all`: rustc links this target with its bundled rust-lld, which folds functions whose
+//!   machine code is identical (many generic instances compile to the same bytes).
+//! - In the release profile only (`panic = "abort"`), the unwind tables `.eh_frame` and
+//!   `.eh_frame_hdr` are discarded by a small linker script: nothing ever unwinds, and the
+//!   tables were about 385 KB of each binary. The cost is that debuggers and profilers cannot
+//!   walk the stack of a release binary without frame pointers, and `RUST_BACKTRACE` shows no
+//!   frames; debug builds and tests (which unwind) keep them.
+//!
+//! The flags go to this crate's binaries only: as target rustflags Cargo would also pass them to
+//! proc-macro libraries, and `-no-pie` cannot link a shared library.
+
+use std::path::PathBuf;
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
-    let target = std::env::var("TARGET").unwrap_or_default();
-    if target == "x86_64-unknown-linux-gnu" {
-        println!("cargo:rustc-link-arg-bins=-no-pie");
-        // rustc links with its bundled rust-lld here: fold functions whose machine code is
-        // identical (many generic instances compile to the same bytes).
-        println!("cargo:rustc-link-arg-bins=-Wl,--icf=all");
+    if std::env::var("TARGET").as_deref() != Ok("x86_64-unknown-linux-gnu") {
+        return;
+    }
+    println!("cargo:rustc-link-arg-bins=-no-pie");
+    println!("cargo:rustc-link-arg-bins=-Wl,--icf=all");
+    if std::env::var("PROFILE").as_deref() == Ok("release") {
+        let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+        let script = out_dir.join("discard-unwind-tables.ld");
+        std::fs::write(
+            &script,
+            "SECTIONS\n{\n  /DISCARD/ : { *(.eh_frame) *(.eh_frame_hdr) }\n}\nINSERT AFTER .text;\n",
+        )
+        .expect("write the linker script into OUT_DIR");
+        println!("cargo:rustc-link-arg-bins=-Wl,-T,{}", script.display());
     }
 }
