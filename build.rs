@@ -5,8 +5,8 @@
 //! - `--icf=all`: rustc links this target with its bundled rust-lld, which folds functions whose
 //!   machine code is identical (many generic instances compile to the same bytes).
 //! - In the release profile only (`panic = "abort"`), the unwind tables `.eh_frame` and
-//!   `.eh_frame_hdr` are discarded by a small linker script: nothing ever unwinds, and the
-//!   tables were about 385 KB of each binary. The cost is that debuggers and profilers cannot
+//!   `.eh_frame_hdr` and the landing-pad data `.gcc_except_table` are discarded by a small
+//!   linker script: nothing ever unwinds, and they were about 390 KB of each binary. The cost is that debuggers and profilers cannot
 //!   walk the stack of a release binary without frame pointers, and `RUST_BACKTRACE` shows no
 //!   frames; debug builds and tests (which unwind) keep them.
 //!
@@ -27,7 +27,7 @@ fn main() {
         let script = out_dir.join("discard-unwind-tables.ld");
         std::fs::write(
             &script,
-            "SECTIONS\n{\n  /DISCARD/ : { *(.eh_frame) *(.eh_frame_hdr) }\n}\nINSERT AFTER .text;\n",
+            "SECTIONS\n{\n  /DISCARD/ : { *(.eh_frame) *(.eh_frame_hdr) *(.gcc_except_table*) }\n}\nINSERT AFTER .text;\n",
         )
         .expect("write the linker script into OUT_DIR");
         println!("cargo:rustc-link-arg-bins=-Wl,-T,{}", script.display());
