@@ -283,7 +283,7 @@ fn write_canonical(v: &serde_json::Value, out: &mut String) {
         }
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
+            crate::order::sort(&mut keys);
             out.push('{');
             for (i, k) in keys.into_iter().enumerate() {
                 if i > 0 {
@@ -945,7 +945,7 @@ pub fn read_stats(path: &Path, since: Option<SystemTime>) -> Result<Stats, Audit
     stats.tools = tools
         .into_iter()
         .map(|(tool, mut acc)| {
-            acc.durations.sort_unstable();
+            crate::order::sort(&mut acc.durations);
             let p95_us = if acc.durations.len() >= P95_MIN_SAMPLES {
                 percentile_nearest_rank(&acc.durations, 95)
             } else {
@@ -961,11 +961,11 @@ pub fn read_stats(path: &Path, since: Option<SystemTime>) -> Result<Stats, Audit
             }
         })
         .collect();
-    stats
-        .tools
-        .sort_by(|a, b| b.calls.cmp(&a.calls).then_with(|| a.tool.cmp(&b.tool)));
+    crate::order::sort_by(&mut stats.tools, |a, b| {
+        b.calls.cmp(&a.calls).then_with(|| a.tool.cmp(&b.tool))
+    });
     stats.sessions = sessions.into_values().collect();
-    stats.sessions.sort_by(|a, b| {
+    crate::order::sort_by(&mut stats.sessions, |a, b| {
         a.first
             .cmp(&b.first)
             .then_with(|| a.session_id.cmp(&b.session_id))
@@ -974,7 +974,9 @@ pub fn read_stats(path: &Path, since: Option<SystemTime>) -> Result<Stats, Audit
         .into_iter()
         .map(|(path, count)| FileCount { path, count })
         .collect();
-    top.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.path.cmp(&b.path)));
+    crate::order::sort_by(&mut top, |a, b| {
+        b.count.cmp(&a.count).then_with(|| a.path.cmp(&b.path))
+    });
     top.truncate(TOP_FILES);
     stats.top_files = top;
     Ok(stats)

@@ -32,6 +32,7 @@
 //! | [`audit`] | the hash-chained SQLite audit trail |
 //! | [`daemon`] | `meshd`: socket naming, the accept loop and the `mesh-mcp run` proxy |
 //! | [`cli`] | one file per subcommand of the `mesh-mcp` binary |
+//! | [`order`] | the one stable sort every module shares, to keep a single sorting routine in the binary |
 //! | [`sys`] | the handful of Linux/Unix system calls we need, declared by hand |
 //!
 //! Logs go to stderr through `tracing` with `mesh::…` targets; stdout belongs to the framing
@@ -45,6 +46,7 @@ pub mod framing;
 pub mod git;
 pub mod index;
 pub mod logging;
+pub mod order;
 pub mod protocol;
 pub mod render;
 pub mod security;

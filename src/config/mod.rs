@@ -442,7 +442,7 @@ fn detected_roots(base: &Path) -> Vec<Root> {
             label: d.root,
         });
     }
-    roots.sort_by(|a, b| a.label.cmp(&b.label));
+    crate::order::sort_by(&mut roots, |a, b| a.label.cmp(&b.label));
     roots
 }
 
@@ -525,7 +525,7 @@ pub fn detect_layout(base: &Path) -> Vec<Detection> {
             });
         }
     }
-    found.sort_by(|a, b| a.root.cmp(&b.root));
+    crate::order::sort_by(&mut found, |a, b| a.root.cmp(&b.root));
     tracing::debug!(target: "mesh::config", base = %base.display(), found = found.len(), "layout detection");
     found
 }
@@ -540,7 +540,7 @@ fn entry_names(dir: &Path) -> Vec<(String, fs::FileType)> {
         .filter_map(Result::ok)
         .filter_map(|e| Some((e.file_name().into_string().ok()?, e.file_type().ok()?)))
         .collect();
-    names.sort_by(|a, b| a.0.cmp(&b.0));
+    crate::order::sort_by(&mut names, |a, b| a.0.cmp(&b.0));
     names
 }
 
@@ -1174,7 +1174,7 @@ impl Ctx<'_> {
                 roots.push(Root { path, label });
             }
         }
-        roots.sort_by(|a, b| a.label.cmp(&b.label));
+        crate::order::sort_by(&mut roots, |a, b| a.label.cmp(&b.label));
         Ok(roots)
     }
 }
@@ -1313,7 +1313,7 @@ fn expand_glob(start: &Path, pattern: &str) -> Vec<PathBuf> {
                     .filter(|n| !GLOB_SKIP.contains(&n.as_str()))
                     .filter(|n| glob_match(&pat, &n.chars().collect::<Vec<_>>()))
                     .collect();
-                names.sort();
+                crate::order::sort(&mut names);
                 next.extend(
                     names
                         .into_iter()

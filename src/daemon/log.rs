@@ -9,8 +9,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use tracing_subscriber::filter::Targets;
-use tracing_subscriber::prelude::*;
+use tracing::level_filters::LevelFilter;
+
+use crate::logging::{self, LevelFilterSpec, LineSink, LineSubscriber};
 
 /// Size at which the log is rotated.
 pub const MAX_LOG_BYTES: u64 = 2 * 1024 * 1024;
@@ -130,59 +131,35 @@ pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// The `io::Write` handed to `tracing-subscriber` per event.
-struct LogWriter(Arc<RotatingLog>);
-
-impl Write for LogWriter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.append(buf)?;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
+/// Installs the daemon's subscriber: everything the filter lets through goes to `log`, one
+/// line each with a UTC timestamp in front (`MESH_LOG`/`RUST_LOG` filter, default `info`), and
+/// errors also go to stderr, so a `meshd` started by hand says why it stopped. Later calls do
+/// nothing.
+pub fn init(log: Option<Arc<RotatingLog>>) {
+    let filter = logging::env_filter(LevelFilter::INFO);
+    let outputs: Vec<(LevelFilterSpec, LineSink)> = match log {
+        Some(log) => vec![
+            (
+                filter,
+                Box::new(move |line: &str| {
+                    let stamp = crate::audit::iso8601_utc_ms(now_ms());
+                    let _ = log.append(format!("{stamp} {line}").as_bytes());
+                }),
+            ),
+            (
+                LevelFilterSpec::all(LevelFilter::ERROR),
+                logging::stderr_sink(),
+            ),
+        ],
+        None => vec![(filter, logging::stderr_sink())],
+    };
+    LineSubscriber::new(outputs).install();
 }
 
-/// Installs the daemon's subscriber: everything the filter lets through goes to `log`
-/// (`MESH_LOG`/`RUST_LOG` filter, default `info`), and errors also go to stderr, so a `meshd`
-/// started by hand says why it stopped. Later calls do nothing.
-pub fn init(log: Option<Arc<RotatingLog>>) {
-    let spec = std::env::var("MESH_LOG")
-        .or_else(|_| std::env::var("RUST_LOG"))
-        .unwrap_or_default();
-    let filter: Targets = match spec.trim() {
-        "" => Targets::new().with_default(tracing::Level::INFO),
-        s => s
-            .parse()
-            .unwrap_or_else(|_| Targets::new().with_default(tracing::Level::INFO)),
-    };
-    let stderr_layer = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .with_target(true)
-        .with_filter(Targets::new().with_default(tracing::Level::ERROR));
-    match log {
-        Some(log) => {
-            let file_layer = tracing_subscriber::fmt::layer()
-                .with_writer(move || LogWriter(log.clone()))
-                .with_ansi(false)
-                .with_target(true)
-                .with_filter(filter);
-            let _ = tracing_subscriber::registry()
-                .with(file_layer)
-                .with(stderr_layer)
-                .try_init();
-        }
-        None => {
-            let layer = tracing_subscriber::fmt::layer()
-                .with_writer(std::io::stderr)
-                .with_ansi(false)
-                .with_target(true)
-                .with_filter(filter);
-            let _ = tracing_subscriber::registry().with(layer).try_init();
-        }
-    }
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! start can skip re-extraction.
 //!
 //! A row is keyed by the file's root label, root-relative path and the SHA-256 of its content,
-//! and holds its size, mtime and the extracted facts (JSON). A lookup is a hit only when the
+//! and holds its size, mtime and the extracted facts (a compact binary encoding, see [`codec`]). A lookup is a hit only when the
 //! size and the content hash match (the file is read and hashed either way: a cached answer can
 //! never differ from re-extracting the same bytes) and the payload's own checksum holds. Older
 //! versions of a file stay until the quota evicts them, so switching back to a branch hits. The
@@ -28,8 +28,15 @@ use sha2::{Digest, Sha256};
 use super::facts::FileFacts;
 use crate::config::Config;
 
+mod codec;
+
+/// The cache payload of `facts`: what [`PendingRow::payload`] holds.
+pub fn encode_facts(facts: &FileFacts) -> Vec<u8> {
+    codec::encode(facts)
+}
+
 /// Bumped whenever the table layout or the payload encoding changes.
-const SCHEMA_VERSION: i64 = 2;
+const SCHEMA_VERSION: i64 = 3;
 /// Rows hit within this many seconds keep their LRU stamp (saves a write per hit).
 const TOUCH_GRANULARITY_S: i64 = 3600;
 /// After eviction the live pages fill at most this share of the quota.
@@ -325,7 +332,7 @@ impl FactCache {
                     "cached payload fails its checksum; extracting");
                 return None;
             }
-            serde_json::from_slice::<FileFacts>(&row.payload).ok()
+            codec::decode(&row.payload)
         });
         let counter = if facts.is_some() {
             &self.hits
@@ -774,7 +781,7 @@ mod tests {
             size: content.len() as u64,
             mtime_ns: 1,
             sha: content_hash(content.as_bytes()),
-            payload: serde_json::to_vec(f).unwrap(),
+            payload: encode_facts(f),
         }
     }
 

@@ -387,9 +387,7 @@ impl Indexer {
             // sees them, so a cached entry is the same entry.
             let mut facts = entry.facts().clone();
             facts.symbols = entry.symbol_facts();
-            let Ok(payload) = serde_json::to_vec(&facts) else {
-                continue;
-            };
+            let payload = cache::encode_facts(&facts);
             rows.push(cache::PendingRow {
                 root: self.roots[m.root as usize].label.clone(),
                 path: m.path.into(),

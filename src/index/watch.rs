@@ -435,7 +435,7 @@ fn plan_dirs(
             stack.push_gitignore(&dir, &text);
         }
         work.push(Work::Leave(depth));
-        subdirs.sort();
+        crate::order::sort(&mut subdirs);
         for name in subdirs.into_iter().rev() {
             let rel = if dir.is_empty() {
                 name
@@ -1343,7 +1343,7 @@ mod tests {
         let mut tops = Vec::new();
         plan_dirs(&base, "", &HashSet::new(), &patterns, &mut dirs, &mut tops);
         let mut rel: Vec<String> = dirs.iter().map(|d| rel_of(&base, d).unwrap()).collect();
-        rel.sort();
+        crate::order::sort(&mut rel);
         assert_eq!(rel, vec!["", "docs", "src", "src/deep"]);
         assert_eq!(tops, vec![base.clone()]);
         // A subtree below an ignored directory is not planned either.

@@ -180,7 +180,7 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     }
     text.push_str(&wire);
     files.extend(wire_files.into_iter().map(|(_, d)| d));
-    files.sort();
+    crate::order::sort(&mut files);
     files.dedup();
     let mut out = ToolOutput::ok(text);
     out.files_accessed = files;
@@ -496,7 +496,7 @@ fn site(snap: &Snapshot, file: u32, line: u32, label: &str, confidence: Confiden
 
 /// Sites ordered by language, then confidence, then path and line, without duplicates.
 fn sorted(mut sites: Vec<Site>) -> Vec<Site> {
-    sites.sort_by(|a, b| {
+    crate::order::sort_by(&mut sites, |a, b| {
         (a.lang, a.confidence, &a.path, a.line, &a.label).cmp(&(
             b.lang,
             b.confidence,

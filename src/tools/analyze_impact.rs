@@ -168,7 +168,7 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
             r.confidence,
         )
     };
-    rows.sort_by_cached_key(key);
+    crate::order::sort_by_cached_key(&mut rows, key);
     let mut seen = HashSet::new();
     rows.retain(|r| seen.insert((r.role, r.at, r.element.clone(), r.via.clone())));
 
@@ -785,7 +785,7 @@ fn render(
         out.push('\n');
         out.push_str(&tests_line);
     }
-    files.sort();
+    crate::order::sort(&mut files);
     files.dedup();
     let mut result = ToolOutput::ok(out);
     result.files_accessed = files;

@@ -293,7 +293,7 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
         "heuristic" => 1,
         _ => 2,
     };
-    rows.sort_by(|a, b| {
+    crate::order::sort_by(&mut rows, |a, b| {
         (
             a.root,
             rank(a.confidence),

@@ -137,7 +137,7 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
         ));
         return ToolOutput::ok(out);
     }
-    scored.sort_by(|a, b| {
+    crate::order::sort_by(&mut scored, |a, b| {
         b.0.cmp(&a.0)
             .then_with(|| a.1.cmp(&b.1))
             .then(a.2.cmp(&b.2))

@@ -218,7 +218,7 @@ fn folded_links(snap: &Snapshot) -> (BTreeMap<(String, String, LinkKind), Fold>,
         if o.is_empty() {
             o.push(group_of(snap, g.contracts[c].def.file));
         }
-        o.sort();
+        crate::order::sort(o);
         o.dedup();
     }
     let mut calling: std::collections::HashSet<(u32, u32)> = Default::default();
@@ -364,7 +364,7 @@ pub fn mesh_view(
         }
     };
     let mut ranked: Vec<&String> = services.keys().collect();
-    ranked.sort_by(|a, b| {
+    crate::order::sort_by(&mut ranked, |a, b| {
         let da = degree.get(a.as_str()).copied().unwrap_or(0);
         let db = degree.get(b.as_str()).copied().unwrap_or(0);
         db.cmp(&da)
@@ -418,7 +418,7 @@ pub fn mesh_view(
     let service_caption = |name: &str| -> String {
         let (files, langs) = &services[name];
         let mut l: Vec<(&&str, &usize)> = langs.iter().collect();
-        l.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        crate::order::sort_by(&mut l, |a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
         let langs: Vec<&str> = l.iter().take(3).map(|(n, _)| **n).collect();
         if langs.is_empty() {
             format!("{files} files")
@@ -447,7 +447,9 @@ pub fn mesh_view(
                 .skip(max_services)
                 .map(|s| ((*s).clone(), services[*s].0))
                 .collect();
-            hidden.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            crate::order::sort_by(&mut hidden, |a, b| {
+                b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0))
+            });
             hidden.truncate(5);
             view.hidden = hidden;
             let folded = ranked.len().saturating_sub(max_services);
@@ -492,7 +494,7 @@ pub fn mesh_view(
                 }
             }
             let mut topics: Vec<(String, u32)> = topic_degree.into_iter().collect();
-            topics.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            crate::order::sort_by(&mut topics, |a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
             let topic_cap = max_services.max(10);
             let kept_topics: Vec<String> = topics
                 .iter()

@@ -442,7 +442,7 @@ fn compare_message(s: &Sides, bm: &ProtoMessage, cm: &ProtoMessage, report: &mut
         .collect();
 
     let mut fields: Vec<&ProtoField> = cm.fields.iter().collect();
-    fields.sort_by_key(|f| (f.number, f.line));
+    crate::order::sort_by_key(&mut fields, |f| (f.number, f.line));
     for cf in fields {
         let element = format!("{m}.{}", cf.name);
         let n = cf.number;
@@ -539,7 +539,7 @@ fn compare_message(s: &Sides, bm: &ProtoMessage, cm: &ProtoMessage, report: &mut
     }
     // Base fields whose name and number are both gone.
     let mut base_fields: Vec<&ProtoField> = bm.fields.iter().collect();
-    base_fields.sort_by_key(|f| (f.number, f.line));
+    crate::order::sort_by_key(&mut base_fields, |f| (f.number, f.line));
     for bf in base_fields {
         if cur_by_name.contains_key(bf.name.as_str()) || cur_numbers.contains(&bf.number) {
             continue;
