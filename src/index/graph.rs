@@ -278,7 +278,7 @@ impl Graph {
             }
         }
         for (fqn, mut list) in copies {
-            list.sort_by(|a, b| a.0.cmp(&b.0));
+            crate::order::sort_by(&mut list, |a, b| a.0.cmp(&b.0));
             let (_, def, fi, si) = list[0].clone();
             let proto = files[fi].facts().proto.as_ref().expect("proto file");
             let svc = &proto.services[si];
@@ -612,7 +612,7 @@ impl Graph {
                                     .filter(|(n, _)| n == name)
                                     .map(|(_, v)| v)
                                     .collect();
-                                found.sort();
+                                crate::order::sort(&mut found);
                                 found.dedup();
                                 (found.len() == 1).then(|| {
                                     (
@@ -734,7 +734,7 @@ pub fn service_key(name: &str) -> String {
 }
 
 fn dedup_links(links: &mut Vec<RpcLink>) {
-    links.sort_by_key(|l| (l.rpc, l.at, l.confidence));
+    crate::order::sort_by_key(links, |l| (l.rpc, l.at, l.confidence));
     links.dedup_by(|a, b| a.rpc == b.rpc && a.at == b.at);
 }
 

@@ -748,7 +748,7 @@ pub fn lex(syntax: Syntax, text: &str) -> Lexed<'_> {
         }
         i += 1;
     }
-    strings.sort_by_key(|s| s.start);
+    crate::order::sort_by_key(&mut strings, |s| s.start);
     let code = String::from_utf8(code)
         .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
     Lexed {

@@ -54,8 +54,8 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     cpp.collect_assigns();
     cpp.patterns();
     cpp.calls();
-    cpp.facts.symbols.sort_by_key(|s| s.line);
-    cpp.facts.constants.sort_by_key(|c| c.line);
+    crate::order::sort_by_key(&mut cpp.facts.symbols, |s| s.line);
+    crate::order::sort_by_key(&mut cpp.facts.constants, |c| c.line);
     cpp.facts
 }
 

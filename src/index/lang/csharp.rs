@@ -41,16 +41,16 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     ex.declarations();
     ex.uses();
     let mut facts = ex.facts;
-    facts.symbols.sort_by_key(|s| s.line);
-    facts.constants.sort_by_key(|c| c.line);
-    facts.grpc.sort_by_key(|g| match g {
+    crate::order::sort_by_key(&mut facts.symbols, |s| s.line);
+    crate::order::sort_by_key(&mut facts.constants, |c| c.line);
+    crate::order::sort_by_key(&mut facts.grpc, |g| match g {
         GrpcFact::Server { line, .. }
         | GrpcFact::Handler { line, .. }
         | GrpcFact::Client { line, .. }
         | GrpcFact::Call { line, .. } => *line,
     });
-    facts.events.sort_by_key(|e| e.line);
-    facts.http.sort_by_key(|h| match h {
+    crate::order::sort_by_key(&mut facts.events, |e| e.line);
+    crate::order::sort_by_key(&mut facts.http, |h| match h {
         HttpFact::Route { line, .. } | HttpFact::Call { line, .. } => *line,
     });
     facts

@@ -762,7 +762,7 @@ impl<'a> Model<'a> {
     /// Prepares the enclosing-type lookup; call once after parsing.
     pub fn index(&mut self) {
         self.by_span = (0..self.types.len()).collect();
-        self.by_span.sort_by_key(|&t| self.types[t].span.0);
+        crate::order::sort_by_key(&mut self.by_span, |&t| self.types[t].span.0);
     }
 
     /// The innermost type whose span contains token `i`.
@@ -1403,7 +1403,7 @@ impl<'s, 'a> Ctx<'s, 'a> {
                 clients.push((src.toks[vi].line, svc, Some(var)));
             }
         }
-        clients.sort_by_key(|c| c.0);
+        crate::order::sort_by_key(&mut clients, |c| c.0);
         for (line, service, var) in clients {
             facts.grpc.push(GrpcFact::Client {
                 service: service.to_string(),

@@ -59,7 +59,7 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     rs.patterns();
     rs.calls();
     // Attribute routes are found by the item walk, the others by the pattern pass.
-    rs.facts.http.sort_by_key(|h| match h {
+    crate::order::sort_by_key(&mut rs.facts.http, |h| match h {
         HttpFact::Route { line, .. } | HttpFact::Call { line, .. } => *line,
     });
     rs.facts

@@ -30,9 +30,9 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     ex.declarations();
     ex.uses();
     let mut facts = ex.facts;
-    facts.symbols.sort_by_key(|s| s.line);
-    facts.constants.sort_by_key(|c| c.line);
-    facts.grpc.sort_by_key(|g| match g {
+    crate::order::sort_by_key(&mut facts.symbols, |s| s.line);
+    crate::order::sort_by_key(&mut facts.constants, |c| c.line);
+    crate::order::sort_by_key(&mut facts.grpc, |g| match g {
         GrpcFact::Server { line, .. }
         | GrpcFact::Handler { line, .. }
         | GrpcFact::Client { line, .. }
