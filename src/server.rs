@@ -670,7 +670,8 @@ send one message per line"
                         redactions: 0,
                         duration_us: 0,
                     };
-                    blocking::unblock(move || shared.audit(&entry)).await;
+                    drop(shared);
+                    self.audit_after_answer(entry);
                     return Ok(out);
                 }
             }
@@ -714,7 +715,7 @@ send one message per line"
                 _ => (crate::audit::CallStatus::Error, Vec::new(), 0),
             };
             let result = result.map(|(out, _)| out);
-            shared.audit(&crate::audit::AuditEntry {
+            let entry = crate::audit::AuditEntry {
                 session_id,
                 trace_id,
                 tool: def.name.to_string(),
@@ -723,10 +724,12 @@ send one message per line"
                 files_accessed: files,
                 redactions,
                 duration_us: started.elapsed().as_micros() as u64,
-            });
-            result
+            };
+            (result, entry)
         })
         .await;
+        let (joined, entry) = joined;
+        self.audit_after_answer(entry);
         tracing::debug!(
             target: "mesh::server",
             tool = name,
@@ -739,6 +742,23 @@ send one message per line"
                 def.name
             )
         })
+    }
+
+    /// Records a call in the audit trail off the answer's path: the write (a SQLite
+    /// transaction, on the first call also creating the database) runs on the blocking pool
+    /// while the answer is already on its way, and holds the session's wait group so the drain
+    /// barrier still waits for it before the process exits.
+    fn audit_after_answer(&self, entry: crate::audit::AuditEntry) {
+        if !self.shared.audit_enabled {
+            return;
+        }
+        let shared = self.shared.clone();
+        let busy = self.busy.clone();
+        smol::spawn(async move {
+            blocking::unblock(move || shared.audit(&entry)).await;
+            drop(busy);
+        })
+        .detach();
     }
 
     /// Waits (bounded, with progress notifications) for the first snapshot.

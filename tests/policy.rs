@@ -82,3 +82,46 @@ fn refused_calls_are_recorded_as_refused() {
         .unwrap();
     assert_eq!(status, "REFUSED");
 }
+
+#[test]
+fn every_pipelined_call_is_audited_before_the_process_exits() {
+    // The audit row is written after the answer is sent; input ending right behind 40
+    // pipelined calls must still leave all 40 rows, in one valid chain.
+    let ws = workspace("allow_all");
+    let mut server = Server::start(&ws);
+    server.call(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    for id in 100..140 {
+        server.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "smart_search", "arguments": {"query": "replicas"}}}));
+    }
+    let home = server.home.clone();
+    let (frames, _) = server.finish(std::time::Duration::from_secs(20));
+    let answered = frames
+        .iter()
+        .filter(|f| f["id"].as_i64().is_some_and(|id| (100..140).contains(&id)))
+        .count();
+    assert_eq!(answered, 40);
+    let conn = rusqlite::Connection::open(home.join("audit.db")).unwrap();
+    let rows: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM audit_entries WHERE tool = 'smart_search'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(rows, 40);
+    let verify = std::process::Command::new(env!("CARGO_BIN_EXE_mesh-mcp"))
+        .args(["audit", "verify", "--db"])
+        .arg(home.join("audit.db"))
+        .output()
+        .unwrap();
+    assert!(
+        verify.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verify.stderr)
+    );
+}
