@@ -157,6 +157,31 @@ pub enum SymbolKind {
 }
 
 impl SymbolKind {
+    /// Every kind, in declaration (ranking) order: `ALL[k as usize] == k`.
+    pub const ALL: [SymbolKind; 21] = [
+        SymbolKind::Service,
+        SymbolKind::Rpc,
+        SymbolKind::Endpoint,
+        SymbolKind::Message,
+        SymbolKind::Interface,
+        SymbolKind::Trait,
+        SymbolKind::Topic,
+        SymbolKind::Class,
+        SymbolKind::Struct,
+        SymbolKind::Enum,
+        SymbolKind::EnumValue,
+        SymbolKind::TypeAlias,
+        SymbolKind::Function,
+        SymbolKind::Method,
+        SymbolKind::Constructor,
+        SymbolKind::Constant,
+        SymbolKind::Variable,
+        SymbolKind::Field,
+        SymbolKind::Module,
+        SymbolKind::Section,
+        SymbolKind::Property,
+    ];
+
     /// The lowercase name used in tool arguments (`kind`) and output.
     pub fn name(self) -> &'static str {
         match self {

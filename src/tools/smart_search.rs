@@ -71,30 +71,8 @@ struct Args {
 use crate::index::snapshot::NameMatch as MatchRank;
 
 fn kind_from(name: &str) -> Option<SymbolKind> {
-    const ALL: [SymbolKind; 21] = [
-        SymbolKind::Service,
-        SymbolKind::Rpc,
-        SymbolKind::Endpoint,
-        SymbolKind::Message,
-        SymbolKind::Interface,
-        SymbolKind::Trait,
-        SymbolKind::Topic,
-        SymbolKind::Class,
-        SymbolKind::Struct,
-        SymbolKind::Enum,
-        SymbolKind::EnumValue,
-        SymbolKind::TypeAlias,
-        SymbolKind::Function,
-        SymbolKind::Method,
-        SymbolKind::Constructor,
-        SymbolKind::Constant,
-        SymbolKind::Variable,
-        SymbolKind::Field,
-        SymbolKind::Module,
-        SymbolKind::Section,
-        SymbolKind::Property,
-    ];
-    ALL.into_iter()
+    SymbolKind::ALL
+        .into_iter()
         .find(|k| k.name().eq_ignore_ascii_case(name))
 }
 

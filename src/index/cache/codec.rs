@@ -29,29 +29,7 @@ pub fn decode(bytes: &[u8]) -> Option<FileFacts> {
 }
 
 /// Every symbol kind, indexed by its encoded tag (its declaration position).
-const SYMBOL_KINDS: [SymbolKind; 21] = [
-    SymbolKind::Service,
-    SymbolKind::Rpc,
-    SymbolKind::Endpoint,
-    SymbolKind::Message,
-    SymbolKind::Interface,
-    SymbolKind::Trait,
-    SymbolKind::Topic,
-    SymbolKind::Class,
-    SymbolKind::Struct,
-    SymbolKind::Enum,
-    SymbolKind::EnumValue,
-    SymbolKind::TypeAlias,
-    SymbolKind::Function,
-    SymbolKind::Method,
-    SymbolKind::Constructor,
-    SymbolKind::Constant,
-    SymbolKind::Variable,
-    SymbolKind::Field,
-    SymbolKind::Module,
-    SymbolKind::Section,
-    SymbolKind::Property,
-];
+const SYMBOL_KINDS: [SymbolKind; 21] = SymbolKind::ALL;
 
 const FIELD_LABELS: [FieldLabel; 4] = [
     FieldLabel::Singular,
