@@ -57,8 +57,17 @@ impl Shared {
     /// Starts serving a workspace: spawns the indexer in the background (so `initialize` never
     /// waits for it) and returns the shared state. Used by standalone mode and by `meshd`.
     pub fn start(config: Config) -> Arc<Shared> {
+        Self::start_with(config, IndexHandle::new())
+    }
+
+    /// [`Shared::start`] for one stdio session: the indexer waits until `initialize` has been
+    /// answered (see [`IndexHandle::gated`]) so start-up stays fast on large workspaces.
+    pub fn start_for_session(config: Config) -> Arc<Shared> {
+        Self::start_with(config, IndexHandle::gated())
+    }
+
+    fn start_with(config: Config, index: Arc<IndexHandle>) -> Arc<Shared> {
         let config = Arc::new(config);
-        let index = IndexHandle::new();
         crate::index::spawn_indexer(config.clone(), index.clone());
         Arc::new(Shared::new(config, index))
     }
@@ -450,10 +459,16 @@ send one message per line"
             .detach();
             return !self.out.is_closed();
         }
-        match self.answer(req).await {
+        let is_initialize = req.method == "initialize";
+        let sent = match self.answer(req).await {
             Some(resp) => self.send(resp.to_line()).await,
             None => true,
+        };
+        if is_initialize {
+            // The answer is queued: a gated indexer may start crawling now.
+            self.shared.index.open_start_gate();
         }
+        sent
     }
 
     /// The response to one request (`None` when it was cancelled).

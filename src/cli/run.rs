@@ -53,7 +53,7 @@ pub fn main(args: &[String]) -> i32 {
         tracing::warn!(target: "mesh::config", "{w}");
     }
     if standalone {
-        return server::serve_stdio(Shared::start(config));
+        return server::serve_stdio(Shared::start_for_session(config));
     }
     crate::daemon::proxy::run(config)
 }

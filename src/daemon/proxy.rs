@@ -54,13 +54,13 @@ pub fn run(config: Config) -> i32 {
                     "not using meshd: {why}. Serving standalone in this process (daemon log: {})",
                     log_path.display()
                 );
-                server::serve_stdio(Shared::start(config))
+                server::serve_stdio(Shared::start_for_session(config))
             }
         }
     }
     #[cfg(not(unix))]
     {
-        server::serve_stdio(Shared::start(config))
+        server::serve_stdio(Shared::start_for_session(config))
     }
 }
 
@@ -226,7 +226,7 @@ fn bridge_session(conn: Connection, config: Config, log_path: &Path) -> i32 {
         Ok(s) => s,
         Err(e) => {
             tracing::warn!(target: "mesh::proxy", "not using meshd: cannot use the connection ({e}). Serving standalone in this process");
-            return server::serve_stdio(Shared::start(config));
+            return server::serve_stdio(Shared::start_for_session(config));
         }
     };
     let (outcome, stdin, stdout) = smol::block_on(async {
@@ -262,7 +262,7 @@ fn bridge_session(conn: Connection, config: Config, log_path: &Path) -> i32 {
                 log_path.display()
             );
             let input = futures_lite::io::Cursor::new(replay).chain(stdin);
-            server::serve_process_io(Shared::start(config), input, stdout)
+            server::serve_process_io(Shared::start_for_session(config), input, stdout)
         }
     }
 }

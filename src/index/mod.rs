@@ -819,6 +819,7 @@ pub fn spawn_indexer_with(
                     std::thread::sleep(std::time::Duration::from_millis(delay_ms / 10));
                 }
             }
+            handle.wait_start_gate();
             let cache = cache::open_for(&config).map(Arc::new);
             let mut indexer = Indexer::new(config, handle.clone());
             if let Some(cache) = cache {

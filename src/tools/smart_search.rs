@@ -136,27 +136,27 @@ fn find(snap: &Snapshot, query: &str, kind: Option<SymbolKind>, scope: &Scope) -
         // Candidates come grouped by file; keep each file's best (rank, kind, line).
         let mut current: Option<Hit> = None;
         let mut in_scope = (u32::MAX, false);
-        for (r, rank) in table.matches(&q, &q_bare) {
-            let file = &snap.files[r.file as usize];
-            let sym = &file.symbols()[r.symbol as usize];
-            if kind.is_some_and(|k| k != sym.kind)
+        for m in table.matches(&q, &q_bare) {
+            let r = m.at;
+            if kind.is_some_and(|k| k != m.kind)
                 || matches!(
-                    sym.kind,
+                    m.kind,
                     SymbolKind::Section | SymbolKind::Property | SymbolKind::Module
                 )
             {
                 continue;
             }
             if in_scope.0 != r.file {
-                in_scope = (r.file, scope.includes_file(root_index, &file.path));
+                let path = &snap.files[r.file as usize].path;
+                in_scope = (r.file, scope.includes_file(root_index, path));
             }
             if !in_scope.1 {
                 continue;
             }
             let cand = Hit {
-                rank,
-                kind: sym.kind,
-                line: sym.line,
+                rank: m.rank,
+                kind: m.kind,
+                line: m.line,
                 at: r,
             };
             match &mut current {
@@ -208,11 +208,7 @@ enum Fresh {
 /// index never makes the answer cite a line that declares something else — a call of the
 /// name on the old line is not its declaration.
 fn freshen(snap: &Snapshot, file: &FileEntry, sym: &crate::index::snapshot::SymbolEntry) -> Fresh {
-    let abs = snap.abs_path(file);
-    let Ok(meta) = std::fs::metadata(&abs) else {
-        return Fresh::Gone;
-    };
-    let Ok(text) = std::fs::read_to_string(&abs) else {
+    let Some((meta, text)) = read_with_metadata(&snap.abs_path(file)) else {
         return Fresh::Gone;
     };
     let unchanged =
@@ -243,6 +239,19 @@ fn freshen(snap: &Snapshot, file: &FileEntry, sym: &crate::index::snapshot::Symb
         },
         None => Fresh::Gone,
     }
+}
+
+/// A file's metadata and text through one open descriptor: one path lookup, one `fstat`
+/// and the reads, where `metadata` + `read_to_string` cost two lookups, two stats and a
+/// seek (this runs for every hit on a page).
+fn read_with_metadata(path: &std::path::Path) -> Option<(std::fs::Metadata, String)> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).ok()?;
+    let meta = file.metadata().ok()?;
+    let mut bytes = Vec::with_capacity(meta.len() as usize + 1);
+    file.take(u64::MAX).read_to_end(&mut bytes).ok()?;
+    let text = String::from_utf8(bytes).ok()?;
+    Some((meta, text))
 }
 
 fn render(
