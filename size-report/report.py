@@ -108,6 +108,16 @@ class Verdict:
         return f"| {what} | {fmt(measured, unit)} | {fmt_budget(budget, unit)} | {ok} |"
 
 
+def budget_table(w, v, keys, measured, budgets, tag):
+    """A "what / measured / budget / ok?" table over `keys`, judged by the Verdict `v`."""
+    w("")
+    w("| what | measured | budget | ok? |")
+    w("|---|---|---|---|")
+    for key in keys:
+        label, unit = LABELS[key]
+        w(v.row(label, key, measured.get(key), budgets.get(key), unit, tag))
+
+
 def load(path):
     try:
         with open(path) as f:
@@ -232,12 +242,7 @@ def main(argv):
               f"clients (after the first index), each having run `index_status`.")
         else:
             w("No result file: the daemon bench did not run.")
-        w("")
-        w("| what | measured | budget | ok? |")
-        w("|---|---|---|---|")
-        for key in DAEMON_KEYS:
-            label, unit = LABELS[key]
-            w(v.row(label, key, d.get(key), db.get(key), unit, "daemon"))
+        budget_table(w, v, DAEMON_KEYS, d, db, "daemon")
         daemon_notes = [f"daemon: {n}" for n in d.get("notes", [])]
     w("")
 
@@ -302,12 +307,7 @@ def main(argv):
               f"false`. Lower medians of the per-session figures.")
         else:
             w("No result file: bench_tools.py did not run or failed.")
-        w("")
-        w("| what | measured | budget | ok? |")
-        w("|---|---|---|---|")
-        for key in TOOL_KEYS:
-            label, unit = LABELS[key]
-            w(v.row(label, key, t.get(key), tb.get(key), unit, "tools"))
+        budget_table(w, v, TOOL_KEYS, t, tb, "tools")
         notes += [f"tools: {n}" for n in t.get("notes", [])]
     w("")
 
