@@ -6,10 +6,8 @@
 //! `path:line`. Names are kept as written in the source; normalisation (case folding, topic
 //! keys) happens at resolution time.
 
-use serde::Serialize;
-
 /// The language (or document kind) of a file, decided from its name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Language {
     Go,
     Java,
@@ -122,7 +120,7 @@ impl Language {
 
 /// What kind of thing a declaration is. The order is the search ranking by kind (SPEC §3):
 /// contracts first, plain code last.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum SymbolKind {
     /// A gRPC service (`.proto` `service`).
     Service,
@@ -211,7 +209,7 @@ impl SymbolKind {
 }
 
 /// A declaration: a named thing with a span.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Symbol {
     /// The declared name as written (`OrderService`, `handle_order`, `Orders.Create`).
     pub name: String,
@@ -228,7 +226,7 @@ pub struct Symbol {
 }
 
 /// An import, `use`, `require` or `#include`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Import {
     /// The module path as written, without quotes (`github.com/acme/orders/pb`,
     /// `@acme/domain-user`, `com.acme.orders.OrderService`, `orders.v1`, `../util`).
@@ -243,7 +241,7 @@ pub struct Import {
 }
 
 /// A gRPC fact seen in source code (not in a `.proto`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GrpcFact {
     /// A type registered or declared as the server of a service (`RegisterOrdersServer(s, &impl{})`,
     /// `class X extends OrdersGrpc.OrdersImplBase`, `class X(OrdersServicer)`,
@@ -281,14 +279,14 @@ pub enum GrpcFact {
 }
 
 /// Whether an event site sends or receives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum EventRole {
     Producer,
     Consumer,
 }
 
 /// How a topic name is written at the site; resolved to a literal at graph time.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum TopicExpr {
     /// A string literal (`"orders.created"`).
     Literal(String),
@@ -304,7 +302,7 @@ pub enum TopicExpr {
 }
 
 /// An event producer or consumer (Kafka and friends, or a configured custom pattern).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EventFact {
     pub role: EventRole,
     pub topic: TopicExpr,
@@ -315,7 +313,7 @@ pub struct EventFact {
 }
 
 /// An HTTP route served, or an HTTP call made by path.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HttpFact {
     /// A route (`@GetMapping("/orders/{id}")`, `app.get('/orders/:id', h)`). `method` is upper
     /// case (`GET`), or `ANY` when the framework does not say; `path` is as written, joined with
@@ -336,7 +334,7 @@ pub enum HttpFact {
 }
 
 /// A named constant with a literal value (for topic resolution across the files of a package).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Constant {
     /// The name, qualified by its container when it has one (`Topics.ORDER_CREATED`), as code
     /// elsewhere would reference it.
@@ -347,7 +345,7 @@ pub struct Constant {
 }
 
 /// A Markdown section: a heading and its body up to the next heading of any level.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DocSection {
     pub title: String,
     /// Heading level 1–6 (the text before the first heading is level 1, titled by the file stem).
@@ -360,7 +358,7 @@ pub struct DocSection {
 }
 
 /// A configuration key from a Spring YAML or `.properties` file, flattened with dots.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Property {
     pub key: String,
     /// The value, already masked when the key is sensitive.
@@ -369,7 +367,7 @@ pub struct Property {
 }
 
 /// A protobuf field label.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FieldLabel {
     /// proto3 implicit presence (no label).
     Singular,
@@ -379,7 +377,7 @@ pub enum FieldLabel {
 }
 
 /// A field of a protobuf message.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProtoField {
     pub name: String,
     pub number: u32,
@@ -394,7 +392,7 @@ pub struct ProtoField {
 
 /// A protobuf message, flattened: nested messages appear as their own entries with a dotted
 /// path name (`Outer.Inner`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProtoMessage {
     /// Dotted path within the file (`Order`, `Order.Item`).
     pub name: String,
@@ -407,7 +405,7 @@ pub struct ProtoMessage {
 }
 
 /// One value of a protobuf enum.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProtoEnumValue {
     pub name: String,
     pub number: i32,
@@ -415,7 +413,7 @@ pub struct ProtoEnumValue {
 }
 
 /// A protobuf enum (top level or nested, with a dotted path name).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProtoEnum {
     pub name: String,
     pub line: u32,
@@ -426,7 +424,7 @@ pub struct ProtoEnum {
 }
 
 /// One `rpc` of a protobuf service.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProtoRpc {
     pub name: String,
     pub request: String,
@@ -437,7 +435,7 @@ pub struct ProtoRpc {
 }
 
 /// A protobuf `service`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProtoService {
     pub name: String,
     pub line: u32,
@@ -446,7 +444,7 @@ pub struct ProtoService {
 }
 
 /// Everything a `.proto` file declares: the contract the wire-format check compares.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProtoFile {
     pub syntax: Option<String>,
     pub package: Option<String>,
@@ -459,7 +457,7 @@ pub struct ProtoFile {
 }
 
 /// What one file contributes to the index. `Default` is an empty file.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct FileFacts {
     /// The language-level package or namespace (`package orders`, `package com.acme.orders;`,
     /// `namespace Acme.Orders`, proto `package acme.orders.v1;`), if the file declares one.

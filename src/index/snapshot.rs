@@ -565,7 +565,7 @@ impl Snapshot {
             h.update(format!("F {}:{} {}\n", f.root, f.path, f.lang.name()).as_bytes());
             let mut facts = f.facts().clone();
             facts.symbols = f.symbol_facts();
-            h.update(serde_json::to_string(&facts).unwrap_or_default().as_bytes());
+            h.update(super::cache::encode_facts(&facts));
             h.update(b"\n");
         }
         for r in &self.rejected {
