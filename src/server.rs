@@ -674,7 +674,6 @@ send one message per line"
             {
                 Ok(s) => Some(s),
                 Err(out) => {
-                    let shared = self.shared.clone();
                     let entry = crate::audit::AuditEntry {
                         session_id: self.session.id.clone(),
                         trace_id,
@@ -685,7 +684,6 @@ send one message per line"
                         redactions: 0,
                         duration_us: 0,
                     };
-                    drop(shared);
                     self.audit_after_answer(entry);
                     return Ok(out);
                 }

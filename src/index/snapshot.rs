@@ -324,16 +324,6 @@ impl NameTable {
         self.bare.push('\n');
     }
 
-    /// Every entry as (lowercase name, symbol).
-    pub fn iter(&self) -> impl Iterator<Item = (&str, SymbolRef)> + '_ {
-        self.entries.iter().map(move |e| {
-            (
-                &self.arena[e.off as usize..e.off as usize + e.len as usize],
-                e.at,
-            )
-        })
-    }
-
     /// Entries whose name matches `query` (lowercase): exact, prefix or substring, or exact on
     /// the bare form when `bare_query` (the query's own bare form) is not empty. One best match
     /// per entry, in entry (file) order.
