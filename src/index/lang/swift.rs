@@ -12,8 +12,8 @@
 use std::collections::HashMap;
 
 use super::common::{http_path_of, looks_like_http_path};
-use super::toks::{Toks, doc_line};
-use crate::index::facts::{Constant, FileFacts, GrpcFact, HttpFact, Import, Symbol, SymbolKind};
+use super::toks::Toks;
+use crate::index::facts::{Constant, FileFacts, GrpcFact, HttpFact, Import, SymbolKind};
 use crate::index::lex::{Syntax, lex};
 
 /// Extracts the facts of one Swift file.
@@ -163,15 +163,10 @@ impl<'t> Ex<'t, '_, '_> {
         attr_line: Option<u32>,
         container: Option<&str>,
     ) {
-        let line = self.line(name_tok);
-        self.facts.symbols.push(Symbol {
-            name: name.to_string(),
-            kind,
-            line,
-            end_line: end_line.max(line),
-            doc_line: doc_line(self.t.lx, line, attr_line.filter(|&a| a <= line)),
-            container: container.map(str::to_string),
-        });
+        let symbol = self
+            .t
+            .declaration(name, kind, name_tok, end_line, attr_line, container);
+        self.facts.symbols.push(symbol);
     }
 
     /// True when the token at `j` starts a new statement after the token at `p`.
@@ -772,7 +767,7 @@ impl<'t> Ex<'t, '_, '_> {
 mod tests {
     use super::*;
 
-    fn sym<'f>(f: &'f FileFacts, name: &str) -> &'f Symbol {
+    fn sym<'f>(f: &'f FileFacts, name: &str) -> &'f crate::index::facts::Symbol {
         f.symbols
             .iter()
             .find(|s| s.name == name)

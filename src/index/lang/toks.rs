@@ -9,6 +9,7 @@
 use std::borrow::Cow;
 
 use super::common::{http_path_of, looks_like_http_path};
+use crate::index::facts::{Symbol, SymbolKind};
 use crate::index::lex::{Lexed, StrLit, is_ident_byte};
 
 /// What a [`Tok`] is.
@@ -442,6 +443,31 @@ impl Toks<'_, '_> {
             k += 1;
         }
         j
+    }
+}
+
+impl Toks<'_, '_> {
+    /// The declaration whose name is token `name_tok`: its line, `end_line` (raised to that
+    /// line when before it) and the doc line found above its attributes, where an `attr_line`
+    /// after the name does not count.
+    pub fn declaration(
+        &self,
+        name: &str,
+        kind: SymbolKind,
+        name_tok: usize,
+        end_line: u32,
+        attr_line: Option<u32>,
+        container: Option<&str>,
+    ) -> Symbol {
+        let line = self.line(name_tok);
+        Symbol {
+            name: name.to_string(),
+            kind,
+            line,
+            end_line: end_line.max(line),
+            doc_line: doc_line(self.lx, line, attr_line.filter(|&a| a <= line)),
+            container: container.map(str::to_string),
+        }
     }
 }
 

@@ -13,10 +13,9 @@
 use std::collections::{HashMap, HashSet};
 
 use super::common::{looks_like_http_path, looks_like_topic};
-use super::toks::{Chain, TokKind, Toks, doc_line, http_path_after_base, join_route};
+use super::toks::{Chain, TokKind, Toks, http_path_after_base, join_route};
 use crate::index::facts::{
-    Constant, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Symbol, SymbolKind,
-    TopicExpr,
+    Constant, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, SymbolKind, TopicExpr,
 };
 use crate::index::lex::{Syntax, is_ident_byte, lex};
 
@@ -727,15 +726,10 @@ impl<'t> Ex<'t, '_, '_> {
         attr_line: Option<u32>,
         container: Option<&str>,
     ) {
-        let line = self.line(name_tok);
-        self.facts.symbols.push(Symbol {
-            name: name.to_string(),
-            kind,
-            line,
-            end_line: end_line.max(line),
-            doc_line: doc_line(self.t.lx, line, attr_line.filter(|&a| a <= line)),
-            container: container.map(str::to_string),
-        });
+        let symbol = self
+            .t
+            .declaration(name, kind, name_tok, end_line, attr_line, container);
+        self.facts.symbols.push(symbol);
     }
 
     fn push_constant(&mut self, name: String, value: String, line: u32) {
@@ -2752,7 +2746,7 @@ impl<'t> Ex<'t, '_, '_> {
 mod tests {
     use super::*;
 
-    fn sym<'f>(f: &'f FileFacts, name: &str) -> &'f Symbol {
+    fn sym<'f>(f: &'f FileFacts, name: &str) -> &'f crate::index::facts::Symbol {
         f.symbols
             .iter()
             .find(|s| s.name == name)
