@@ -2,7 +2,7 @@
 """Render size-report/REPORT.md from the JSON results and budgets.json.
 
 Usage: report.py --results DIR --budgets budgets.json --out REPORT.md
-                 [--tiers "5k 50k 200k"] [--contract-tiers "5k"] [--skipped-symbols]
+                 [--tiers "5k 50k 200k"] [--contract-tiers "5k"] [--skipped-symbols] [--skipped-deps]
                  [--daemon] [--tools]
 
 DIR holds what `size-report/run` wrote:
@@ -13,6 +13,9 @@ DIR holds what `size-report/run` wrote:
   tier-<T>-contracts.json
                    the same on the contract-mix variant, for the tiers in --contract-tiers,
                    judged against tier T's budgets
+  dep-<crate>.json binary delta of one dependency outside the design card (a release build
+                   with the crate replaced by size-report/stubs/<crate>); every stub there gets
+                   a row, "not measured" when its build failed
   tools.json       bench_tools.py output (analyze_impact latency, audit on/off throughput);
                    read only with --tools
   daemon.json      bench.py --daemon output (proxy start and RSS, meshd RSS); read only with
@@ -162,6 +165,8 @@ def main(argv):
                     help="tiers that also ran on the contract-mix variant")
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--skipped-symbols", action="store_true")
+    ap.add_argument("--skipped-deps", action="store_true",
+                    help="the dependency-delta builds were skipped on purpose")
     ap.add_argument("--daemon", action="store_true",
                     help="judge daemon.json (proxy mode); without it the section is skipped")
     ap.add_argument("--tools", action="store_true",
@@ -223,6 +228,34 @@ def main(argv):
     if floor is not None:
         w(f"| harness floor: spawn `cat`, echo one line (not a budget) | {fmt(floor, 'ms')} "
           f"| — | info |")
+    w("")
+
+    # --- dependencies outside the design card -------------------------------------------
+    w("## Dependencies outside the design card")
+    w("")
+    w("Each crate beyond SPEC §1's set must earn its place with its measured binary delta: the "
+      "release build minus a release build of a copy of the crate whose dependency is replaced "
+      "by a stand-in with the same API and no body (`size-report/stubs/<crate>`), both stripped. "
+      "The reason for each is in the README's dependency table.")
+    w("")
+    stubs = sorted(d for d in os.listdir(os.path.join(here, "stubs"))
+                   if os.path.isdir(os.path.join(here, "stubs", d)))
+    if not stubs:
+        w("None.")
+    elif args.skipped_deps:
+        w("Skipped on purpose (`MESH_BENCH_SKIP_DEPS=1`).")
+    else:
+        w("| crate | `mesh-mcp` delta | `meshd` delta |")
+        w("|---|---|---|")
+        for crate in stubs:
+            d = res(f"dep-{crate}.json") or {}
+            cells = []
+            for key in ("mesh_mcp_delta_bytes", "meshd_delta_bytes"):
+                n = d.get(key)
+                cells.append("**not measured**" if n is None else f"{n:+,} B ({n / 1024:+.1f} KiB)")
+                if n is None:
+                    v.missing.append(f"dependency {crate} {key}")
+            w(f"| `{crate}` | {cells[0]} | {cells[1]} |")
     w("")
 
     # --- daemon and proxy ---------------------------------------------------------------

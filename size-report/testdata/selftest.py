@@ -116,7 +116,16 @@ with tempfile.TemporaryDirectory() as tmp:
     good = {"init_ms": 4.0, "cold_index_ms": 100.0, "peak_rss_kb": 20000, "search_p50_ms": 0.5,
             "search_p95_ms": 2.0, "edit_visible_ms": 60.0, "corpus_files": 5008}
     write("tier-5k.json", good)
+    stubs = sorted(os.listdir(os.path.join(SR, "stubs")))
+    for crate in stubs:
+        write(f"dep-{crate}.json", {"crate": crate, "mesh_mcp_delta_bytes": 1000,
+                                    "meshd_delta_bytes": 1000})
     check(report("5k") == 0, "report: all met, other tiers skipped -> exit 0")
+    if stubs:
+        write(f"dep-{stubs[0]}.json", {"crate": stubs[0]})
+        check(report("5k") == 1, "report: a dependency delta not measured -> exit 1")
+        write(f"dep-{stubs[0]}.json", {"crate": stubs[0], "mesh_mcp_delta_bytes": 1000,
+                                       "meshd_delta_bytes": 1000})
     write("tier-5k.json", {**good, "search_p95_ms": 3.5})
     check(report("5k") == 1, "report: a breach -> exit 1")
     write("tier-5k.json", {**good, "edit_visible_ms": None})
