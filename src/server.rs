@@ -674,8 +674,9 @@ send one message per line"
             {
                 Ok(s) => Some(s),
                 Err(out) => {
-                    let entry = crate::audit::AuditEntry {
-                        session_id: self.session.id.clone(),
+                    let session_id = self.session.id.clone();
+                    let entry = move || crate::audit::AuditEntry {
+                        session_id,
                         trace_id,
                         tool: def.name.to_string(),
                         args_digest: crate::audit::args_digest(&args),
@@ -728,7 +729,8 @@ send one message per line"
                 _ => (crate::audit::CallStatus::Error, Vec::new(), 0),
             };
             let result = result.map(|(out, _)| out);
-            let entry = crate::audit::AuditEntry {
+            let duration_us = started.elapsed().as_micros() as u64;
+            let entry = move || crate::audit::AuditEntry {
                 session_id,
                 trace_id,
                 tool: def.name.to_string(),
@@ -736,7 +738,7 @@ send one message per line"
                 status,
                 files_accessed: files,
                 redactions,
-                duration_us: started.elapsed().as_micros() as u64,
+                duration_us,
             };
             (result, entry)
         })
@@ -760,15 +762,19 @@ send one message per line"
     /// Records a call in the audit trail off the answer's path: the write (a SQLite
     /// transaction, on the first call also creating the database) runs on the blocking pool
     /// while the answer is already on its way, and holds the session's wait group so the drain
-    /// barrier still waits for it before the process exits.
-    fn audit_after_answer(&self, entry: crate::audit::AuditEntry) {
+    /// barrier still waits for it before the process exits. The entry is built there too, so the argument digest (canonical JSON + SHA-256) costs
+    /// nothing on the answer's path, and nothing at all when auditing is off.
+    fn audit_after_answer(
+        &self,
+        entry: impl FnOnce() -> crate::audit::AuditEntry + Send + 'static,
+    ) {
         if !self.shared.audit_enabled {
             return;
         }
         let shared = self.shared.clone();
         let busy = self.busy.clone();
         smol::spawn(async move {
-            blocking::unblock(move || shared.audit(&entry)).await;
+            blocking::unblock(move || shared.audit(&entry())).await;
             drop(busy);
         })
         .detach();
