@@ -287,21 +287,6 @@ impl<'t> Ex<'t, '_, '_> {
         (i, first, out)
     }
 
-    fn push_symbol(
-        &mut self,
-        name: &str,
-        kind: SymbolKind,
-        name_tok: usize,
-        end_line: u32,
-        attr_line: Option<u32>,
-        container: Option<&str>,
-    ) {
-        let symbol = self
-            .t
-            .declaration(name, kind, name_tok, end_line, attr_line, container);
-        self.facts.symbols.push(symbol);
-    }
-
     fn push_constant(&mut self, name: String, value: String, line: u32) {
         if let Some(bare) = name.rsplit('.').next() {
             self.consts.insert(bare.to_string());
@@ -678,14 +663,14 @@ impl<'t> Ex<'t, '_, '_> {
                     }
                     if t.punct(k) == b'{' {
                         let end_line = self.close_line(k);
-                        self.push_symbol(
+                        self.facts.symbols.push(self.t.declaration(
                             &name,
                             SymbolKind::Module,
                             i + 1,
                             end_line,
                             attr_line,
                             container.as_deref(),
-                        );
+                        ));
                         let end = t.close(k).unwrap_or(b);
                         work.push(Region {
                             a: k + 1,
@@ -697,14 +682,14 @@ impl<'t> Ex<'t, '_, '_> {
                     } else {
                         // File-scoped: the rest of the file is in the namespace.
                         let end_line = t.end_line(t.len().saturating_sub(1));
-                        self.push_symbol(
+                        self.facts.symbols.push(self.t.declaration(
                             &name,
                             SymbolKind::Module,
                             i + 1,
                             end_line,
                             attr_line,
                             container.as_deref(),
-                        );
+                        ));
                         container = Some(full);
                         i = if t.punct(k) == b';' { k + 1 } else { k };
                     }
@@ -822,7 +807,10 @@ impl<'t> Ex<'t, '_, '_> {
             let next = self.stmt_next(open, b);
             if let Some(name) = t.ident(n) {
                 let end_line = self.line(next.saturating_sub(1));
-                self.push_symbol(name, kind, n, end_line, attr_line, container);
+                self.facts.symbols.push(
+                    self.t
+                        .declaration(name, kind, n, end_line, attr_line, container),
+                );
             }
             return next;
         }
@@ -876,7 +864,10 @@ impl<'t> Ex<'t, '_, '_> {
             Some(o) => self.close_line(o),
             None => self.line(j.min(b.saturating_sub(1))),
         };
-        self.push_symbol(name, kind, name_idx, end_line, attr_line, container);
+        self.facts.symbols.push(
+            self.t
+                .declaration(name, kind, name_idx, end_line, attr_line, container),
+        );
         for segs in &bases {
             if let Some(service) = grpc_base_service(segs) {
                 let line = self.line(name_idx);
@@ -899,14 +890,14 @@ impl<'t> Ex<'t, '_, '_> {
             for (a, _) in t.args_between(open + 1, end) {
                 let (a, _, _) = self.attributes(a, end);
                 if let Some(member) = t.ident(a) {
-                    self.push_symbol(
+                    self.facts.symbols.push(self.t.declaration(
                         member,
                         SymbolKind::EnumValue,
                         a,
                         self.line(a),
                         None,
                         Some(name),
-                    );
+                    ));
                 }
             }
         } else {
@@ -1042,7 +1033,14 @@ impl<'t> Ex<'t, '_, '_> {
                         } else {
                             SymbolKind::Method
                         };
-                        self.push_symbol(name, kind, n, end_line, attr_line, Some(&cname));
+                        self.facts.symbols.push(self.t.declaration(
+                            name,
+                            kind,
+                            n,
+                            end_line,
+                            attr_line,
+                            Some(&cname),
+                        ));
                         let line = attr_line.unwrap_or(self.line(n));
                         if ctx.controller {
                             self.action_routes(&attrs, name, &ctx, line);
@@ -1081,14 +1079,14 @@ impl<'t> Ex<'t, '_, '_> {
                             continue;
                         }
                         let end_line = t.end_line(e.saturating_sub(1).max(n));
-                        self.push_symbol(
+                        self.facts.symbols.push(self.t.declaration(
                             name,
                             SymbolKind::Constant,
                             n,
                             end_line,
                             attr_line,
                             Some(&cname),
-                        );
+                        ));
                         let Some(v) = eq.map(|q| q + 1) else {
                             continue;
                         };

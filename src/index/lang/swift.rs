@@ -154,21 +154,6 @@ impl<'t> Ex<'t, '_, '_> {
         }
     }
 
-    fn push_symbol(
-        &mut self,
-        name: &str,
-        kind: SymbolKind,
-        name_tok: usize,
-        end_line: u32,
-        attr_line: Option<u32>,
-        container: Option<&str>,
-    ) {
-        let symbol = self
-            .t
-            .declaration(name, kind, name_tok, end_line, attr_line, container);
-        self.facts.symbols.push(symbol);
-    }
-
     /// True when the token at `j` starts a new statement after the token at `p`.
     fn breaks(&self, p: usize, j: usize) -> bool {
         const CONT_END: [&str; 16] = [
@@ -356,14 +341,14 @@ impl<'t> Ex<'t, '_, '_> {
                 Some("typealias") if t.ident(i + 1).is_some() => {
                     let e = self.expr_end(i + 2, b);
                     let end_line = t.end_line(e.saturating_sub(1).max(i + 1));
-                    self.push_symbol(
+                    self.facts.symbols.push(self.t.declaration(
                         t.text(i + 1),
                         SymbolKind::TypeAlias,
                         i + 1,
                         end_line,
                         attr_line,
                         container,
-                    );
+                    ));
                     e
                 }
                 Some(kw @ ("let" | "var")) if t.ident(i + 1).is_some() => {
@@ -479,7 +464,10 @@ impl<'t> Ex<'t, '_, '_> {
                 _ => SymbolKind::Class,
             };
             let end_line = self.close_line(open);
-            self.push_symbol(&name, kind, name_idx, end_line, attr_line, container);
+            self.facts.symbols.push(
+                self.t
+                    .declaration(&name, kind, name_idx, end_line, attr_line, container),
+            );
         }
         for base in &inherits {
             if let Some(service) = generated_service(base, &PROVIDER_SUFFIXES) {
@@ -547,7 +535,10 @@ impl<'t> Ex<'t, '_, '_> {
         } else {
             SymbolKind::Function
         };
-        self.push_symbol(name, kind, name_idx, end_line, attr_line, container);
+        self.facts.symbols.push(
+            self.t
+                .declaration(name, kind, name_idx, end_line, attr_line, container),
+        );
         next
     }
 
@@ -568,14 +559,14 @@ impl<'t> Ex<'t, '_, '_> {
             return kw + 1;
         }
         let (end_line, next) = self.signature_end(open, b);
-        self.push_symbol(
+        self.facts.symbols.push(self.t.declaration(
             "init",
             SymbolKind::Constructor,
             kw,
             end_line,
             attr_line,
             container,
-        );
+        ));
         next
     }
 
@@ -612,7 +603,10 @@ impl<'t> Ex<'t, '_, '_> {
         };
         if top_level || is_let {
             let end_line = t.end_line(e.saturating_sub(1).max(name_idx));
-            self.push_symbol(name, kind, name_idx, end_line, attr_line, container);
+            self.facts.symbols.push(
+                self.t
+                    .declaration(name, kind, name_idx, end_line, attr_line, container),
+            );
         }
         if is_let && let Some(value) = value {
             let qualified = match container {
@@ -639,14 +633,14 @@ impl<'t> Ex<'t, '_, '_> {
                 continue;
             };
             let line = self.line(x);
-            self.push_symbol(
+            self.facts.symbols.push(self.t.declaration(
                 member,
                 SymbolKind::EnumValue,
                 x,
                 line,
                 None,
                 Some(enum_name),
-            );
+            ));
             if !string_enum {
                 continue;
             }

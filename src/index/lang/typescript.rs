@@ -717,21 +717,6 @@ impl<'t> Ex<'t, '_, '_> {
         (i, first, out)
     }
 
-    fn push_symbol(
-        &mut self,
-        name: &str,
-        kind: SymbolKind,
-        name_tok: usize,
-        end_line: u32,
-        attr_line: Option<u32>,
-        container: Option<&str>,
-    ) {
-        let symbol = self
-            .t
-            .declaration(name, kind, name_tok, end_line, attr_line, container);
-        self.facts.symbols.push(symbol);
-    }
-
     fn push_constant(&mut self, name: String, value: String, line: u32) {
         self.consts
             .entry(name.clone())
@@ -1469,14 +1454,14 @@ impl<'t> Ex<'t, '_, '_> {
         let end_line = body.map_or(self.line(j.min(b).saturating_sub(1)), |o| {
             self.close_line(o)
         });
-        self.push_symbol(
+        self.facts.symbols.push(self.t.declaration(
             &name,
             SymbolKind::Class,
             name_tok,
             end_line,
             attr_line,
             container,
-        );
+        ));
         let mut route_prefix = None;
         for d in decos {
             match d.name {
@@ -1580,14 +1565,14 @@ impl<'t> Ex<'t, '_, '_> {
             return b;
         }
         let end_line = self.close_line(j);
-        self.push_symbol(
+        self.facts.symbols.push(self.t.declaration(
             name,
             SymbolKind::Interface,
             kw + 1,
             end_line,
             attr_line,
             container,
-        );
+        ));
         t.skip_group(j)
     }
 
@@ -1605,26 +1590,26 @@ impl<'t> Ex<'t, '_, '_> {
         }
         let open = kw + 2;
         let end_line = self.close_line(open);
-        self.push_symbol(
+        self.facts.symbols.push(self.t.declaration(
             name,
             SymbolKind::Enum,
             kw + 1,
             end_line,
             attr_line,
             container,
-        );
+        ));
         for (a, e) in t.args(open) {
             let Some(member) = t.ident(a).or_else(|| t.str_lit(a).map(|s| s.raw)) else {
                 continue;
             };
-            self.push_symbol(
+            self.facts.symbols.push(self.t.declaration(
                 member,
                 SymbolKind::EnumValue,
                 a,
                 self.line(a),
                 None,
                 Some(name),
-            );
+            ));
             if t.is(a + 1, "=")
                 && e == a + 3
                 && let Some(s) = t.str_lit(a + 2)
@@ -1650,14 +1635,14 @@ impl<'t> Ex<'t, '_, '_> {
         let from = self.t.skip_angles(kw + 2, b);
         let e = self.expr_end(from.max(kw + 2), b, false);
         let end_line = self.last_line(e.saturating_sub(1).max(kw + 1));
-        self.push_symbol(
+        self.facts.symbols.push(self.t.declaration(
             name,
             SymbolKind::TypeAlias,
             kw + 1,
             end_line,
             attr_line,
             container,
-        );
+        ));
         if t.is(e, ";") { e + 1 } else { e.max(kw + 2) }
     }
 
@@ -1697,14 +1682,14 @@ impl<'t> Ex<'t, '_, '_> {
                 )
             }
         };
-        self.push_symbol(
+        self.facts.symbols.push(self.t.declaration(
             name,
             SymbolKind::Function,
             name_tok,
             end_line,
             attr_line,
             container,
-        );
+        ));
         next
     }
 
@@ -1736,14 +1721,14 @@ impl<'t> Ex<'t, '_, '_> {
             return self.stmt_next(kw, b);
         }
         let end_line = self.close_line(k);
-        self.push_symbol(
+        self.facts.symbols.push(self.t.declaration(
             &name,
             SymbolKind::Module,
             kw + 1,
             end_line,
             attr_line,
             container,
-        );
+        ));
         let end = t.close(k).unwrap_or(b);
         work.push(Region {
             a: k + 1,
@@ -1898,7 +1883,10 @@ impl<'t> Ex<'t, '_, '_> {
                         SymbolKind::Variable
                     };
                     let line = self.line(name_idx);
-                    self.push_symbol(name, kind, name_idx, line, attr_line, container);
+                    self.facts.symbols.push(
+                        self.t
+                            .declaration(name, kind, name_idx, line, attr_line, container),
+                    );
                 }
             } else {
                 return self.stmt_next(i, b);
@@ -1926,14 +1914,14 @@ impl<'t> Ex<'t, '_, '_> {
     ) {
         let t = self.t;
         if let Some(end_line) = self.function_value(v, e) {
-            self.push_symbol(
+            self.facts.symbols.push(self.t.declaration(
                 name,
                 SymbolKind::Function,
                 name_idx,
                 end_line,
                 attr_line,
                 container,
-            );
+            ));
             return;
         }
         let mut w = v;
@@ -1945,14 +1933,14 @@ impl<'t> Ex<'t, '_, '_> {
         }
         let end_line = self.last_line(e.saturating_sub(1).max(v));
         if t.is(v, "class") {
-            self.push_symbol(
+            self.facts.symbols.push(self.t.declaration(
                 name,
                 SymbolKind::Class,
                 name_idx,
                 end_line,
                 attr_line,
                 container,
-            );
+            ));
             return;
         }
         let qualified = |n: &str| match container {
@@ -2005,7 +1993,10 @@ impl<'t> Ex<'t, '_, '_> {
         } else {
             SymbolKind::Variable
         };
-        self.push_symbol(name, kind, name_idx, end_line, attr_line, container);
+        self.facts.symbols.push(
+            self.t
+                .declaration(name, kind, name_idx, end_line, attr_line, container),
+        );
     }
 
     /// Constant facts for the string members of an object literal, nested objects included
@@ -2058,14 +2049,14 @@ impl<'t> Ex<'t, '_, '_> {
             let v = k + 3;
             let e = self.init_end(v, b);
             if let Some(end_line) = self.function_value(v, e) {
-                self.push_symbol(
+                self.facts.symbols.push(self.t.declaration(
                     name,
                     SymbolKind::Function,
                     k + 1,
                     end_line,
                     attr_line,
                     container,
-                );
+                ));
             }
         }
         self.stmt_next(i, b)
@@ -2156,7 +2147,14 @@ impl<'t> Ex<'t, '_, '_> {
                     } else {
                         SymbolKind::Method
                     };
-                    self.push_symbol(name, kind, name_idx, end_line, attr_line, Some(&cname));
+                    self.facts.symbols.push(self.t.declaration(
+                        name,
+                        kind,
+                        name_idx,
+                        end_line,
+                        attr_line,
+                        Some(&cname),
+                    ));
                     self.member_decorators(&decos, name, name_idx, &ctx);
                 }
                 i = next.max(name_idx + 1);
@@ -2172,14 +2170,14 @@ impl<'t> Ex<'t, '_, '_> {
                 if let Some(eq) = eq {
                     let v = eq + 1;
                     if let Some(end_line) = self.function_value(v, e) {
-                        self.push_symbol(
+                        self.facts.symbols.push(self.t.declaration(
                             name,
                             SymbolKind::Method,
                             name_idx,
                             end_line,
                             attr_line,
                             Some(&cname),
-                        );
+                        ));
                         self.member_decorators(&decos, name, name_idx, &ctx);
                     } else if (is_static || is_readonly)
                         && let Some(s) = t.str_lit(v)
