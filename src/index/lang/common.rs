@@ -135,332 +135,6 @@ pub fn looks_like_topic(s: &str) -> bool {
         && !s.starts_with('/')
 }
 
-// ---------------------------------------------------------------------------------------------
-// Token view of masked code, shared by the brace-language extractors (Go, Rust, C/C++).
-// ---------------------------------------------------------------------------------------------
-
-use crate::index::lex::Lexed;
-use std::borrow::Cow;
-
-/// What a [`Tok`] is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TokKind {
-    /// An identifier or keyword.
-    Ident,
-    /// A number literal (digits, then letters, digits, `_` and `.`).
-    Num,
-    /// A string or character literal (its whole source span, delimiters and prefix included).
-    Str,
-    /// Any other single byte (`{`, `:`, `&` …); multi-byte operators are adjacent puncts.
-    Punct,
-}
-
-/// One token of a lexed file: its kind, byte span and 1-based line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Tok {
-    pub kind: TokKind,
-    /// Byte offset of the token's first byte in the source.
-    pub start: u32,
-    /// Byte offset just past the token.
-    pub end: u32,
-    /// 1-based line of the token's first byte.
-    pub line: u32,
-    /// For [`TokKind::Str`], the index of the literal in `Lexed::strings`.
-    pub lit: u32,
-    /// The first byte of the token (the punctuation byte of a [`TokKind::Punct`]).
-    pub first: u8,
-}
-
-/// Identifier bytes, as `lex::is_ident_byte` (ASCII letters, digits, `_`, `$`, non-ASCII), as
-/// a table: the tokenizer asks once per byte.
-const IDENT: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut b = 0;
-    while b < 256 {
-        let c = b as u8;
-        t[b] = c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80;
-        b += 1;
-    }
-    t
-};
-
-fn is_ident_byte(b: u8) -> bool {
-    IDENT[b as usize]
-}
-
-/// A file as a token vector with matching brackets, built in one linear pass over the masked
-/// code. Extractors walk token indices instead of bytes, which makes patterns such as
-/// `pb . NewOrdersClient (` or `impl X for Y {` short to write; `close` gives the partner of
-/// every `(`, `[` and `{` so a block, an argument list or a composite literal is skipped in
-/// O(1). Mismatched brackets never panic: an unclosed opener has no partner (its block runs to
-/// the end of the file) and a stray closer is ignored.
-pub struct Tokens<'l, 'a> {
-    /// The lexed file the tokens point into.
-    pub lexed: &'l Lexed<'a>,
-    /// The tokens, in source order.
-    pub toks: Vec<Tok>,
-    /// For each token, the index of its partner bracket (`NO_CLOSE` when none).
-    close: Vec<u32>,
-}
-
-const NO_CLOSE: u32 = u32::MAX;
-
-impl<'l, 'a> Tokens<'l, 'a> {
-    /// Tokenizes the masked code of `lexed`, leaving out every byte range in `skip` (sorted,
-    /// non-overlapping; used for C preprocessor lines).
-    pub fn new(lexed: &'l Lexed<'a>, skip: &[(usize, usize)]) -> Self {
-        let code = lexed.code.as_bytes();
-        let n = code.len();
-        let mut toks: Vec<Tok> = Vec::with_capacity(n / 4);
-        let mut si = 0usize; // next string literal
-        let mut ki = 0usize; // next skip range
-        let mut li = 0usize; // index into line_starts of the current line
-        let starts = &lexed.line_starts;
-        let mut i = 0usize;
-        let mut next_skip = skip.first().map_or(usize::MAX, |r| r.0);
-        while i < n {
-            if code[i].is_ascii_whitespace() {
-                i += 1;
-                continue;
-            }
-            if i >= next_skip {
-                // Skip ranges are sorted; a range may start inside a token already consumed.
-                while ki < skip.len() && skip[ki].1 <= i {
-                    ki += 1;
-                }
-                match skip.get(ki) {
-                    Some(&(s, e)) if s <= i => {
-                        i = e.max(i + 1);
-                        ki += 1;
-                        next_skip = skip.get(ki).map_or(usize::MAX, |r| r.0);
-                        continue;
-                    }
-                    Some(&(s, _)) => next_skip = s,
-                    None => next_skip = usize::MAX,
-                }
-            }
-            let b = code[i];
-            while si < lexed.strings.len() && lexed.strings[si].start < i {
-                si += 1;
-            }
-            while li + 1 < starts.len() && starts[li + 1] <= i {
-                li += 1;
-            }
-            let line = li as u32 + 1;
-            let (kind, end, lit) = if si < lexed.strings.len() && lexed.strings[si].start == i {
-                let s = &lexed.strings[si];
-                let end = s.end.max(i + 1).min(n);
-                si += 1;
-                (TokKind::Str, end, (si - 1) as u32)
-            } else if b.is_ascii_digit() {
-                let mut j = i + 1;
-                while j < n
-                    && (is_ident_byte(code[j])
-                        || (code[j] == b'.' && code.get(j + 1).is_some_and(u8::is_ascii_digit)))
-                {
-                    j += 1;
-                }
-                (TokKind::Num, j, NO_CLOSE)
-            } else if is_ident_byte(b) {
-                let mut j = i + 1;
-                while j < n && is_ident_byte(code[j]) {
-                    j += 1;
-                }
-                (TokKind::Ident, j, NO_CLOSE)
-            } else {
-                (TokKind::Punct, i + 1, NO_CLOSE)
-            };
-            toks.push(Tok {
-                kind,
-                start: i as u32,
-                end: end as u32,
-                line,
-                lit,
-                first: b,
-            });
-            i = end;
-        }
-        // Bracket partners, one pass with an explicit stack.
-        let mut close = vec![NO_CLOSE; toks.len()];
-        let mut stack: Vec<(usize, u8)> = Vec::new();
-        for (t, tok) in toks.iter().enumerate() {
-            if tok.kind != TokKind::Punct {
-                continue;
-            }
-            let b = tok.first;
-            let want = match b {
-                b'(' | b'[' | b'{' => {
-                    stack.push((t, b));
-                    continue;
-                }
-                b')' => b'(',
-                b']' => b'[',
-                b'}' => b'{',
-                _ => continue,
-            };
-            // The opener is usually on top; look a few levels down to survive a stray bracket.
-            let depth = stack.iter().rev().take(4).position(|&(_, o)| o == want);
-            if let Some(d) = depth {
-                let keep = stack.len() - 1 - d;
-                let (open, _) = stack[keep];
-                close[open] = t as u32;
-                stack.truncate(keep);
-            }
-        }
-        Tokens { lexed, toks, close }
-    }
-
-    /// The number of tokens.
-    pub fn len(&self) -> usize {
-        self.toks.len()
-    }
-
-    /// True when the file has no tokens.
-    pub fn is_empty(&self) -> bool {
-        self.toks.is_empty()
-    }
-
-    /// The kind of token `i`, `None` past the end.
-    pub fn kind(&self, i: usize) -> Option<TokKind> {
-        self.toks.get(i).map(|t| t.kind)
-    }
-
-    /// The source text of token `i` (empty past the end).
-    pub fn text(&self, i: usize) -> &'a str {
-        self.toks.get(i).map_or("", |t| {
-            self.lexed
-                .text
-                .get(t.start as usize..t.end as usize)
-                .unwrap_or("")
-        })
-    }
-
-    /// True when token `i` is exactly `s`.
-    pub fn is(&self, i: usize, s: &str) -> bool {
-        self.toks.get(i).is_some_and(|t| {
-            t.kind != TokKind::Str && (t.end - t.start) as usize == s.len() && self.text(i) == s
-        })
-    }
-
-    /// True when token `i` is the punctuation byte `c`.
-    pub fn punct(&self, i: usize, c: u8) -> bool {
-        self.toks
-            .get(i)
-            .is_some_and(|t| t.first == c && t.kind == TokKind::Punct)
-    }
-
-    /// The identifier at `i`, if token `i` is one.
-    pub fn ident(&self, i: usize) -> Option<&'a str> {
-        (self.kind(i) == Some(TokKind::Ident)).then(|| self.text(i))
-    }
-
-    /// The value of the string literal at `i` (escapes processed), if token `i` is one.
-    pub fn str_value(&self, i: usize) -> Option<Cow<'a, str>> {
-        let t = self.toks.get(i)?;
-        if t.kind != TokKind::Str {
-            return None;
-        }
-        self.lexed.strings.get(t.lit as usize).map(|s| s.value())
-    }
-
-    /// True when token `i` is a string literal (not a character literal `'x'`).
-    pub fn is_str(&self, i: usize) -> bool {
-        // A character literal starts (`'a'`) or, with a prefix (`L'a'`), ends with a quote.
-        self.toks.get(i).is_some_and(|t| {
-            t.kind == TokKind::Str
-                && t.first != b'\''
-                && self.lexed.text.as_bytes().get(t.end as usize - 1) != Some(&b'\'')
-        })
-    }
-
-    /// The index of the bracket closing the opener at `i`, if any.
-    pub fn close(&self, i: usize) -> Option<usize> {
-        self.close
-            .get(i)
-            .copied()
-            .filter(|&c| c != NO_CLOSE)
-            .map(|c| c as usize)
-    }
-
-    /// The index just past the group opened at `i` (the end of the file when it never
-    /// closes); `i + 1` when `i` is not an opener.
-    pub fn after_group(&self, i: usize) -> usize {
-        if self.punct(i, b'(') || self.punct(i, b'[') || self.punct(i, b'{') {
-            self.close(i).map_or(self.len(), |c| c + 1)
-        } else {
-            i + 1
-        }
-    }
-
-    /// The line of the last token of the group opened at `i` (the last line of the file when
-    /// it never closes).
-    pub fn group_end_line(&self, i: usize) -> u32 {
-        match self.close(i) {
-            Some(c) => self.line(c),
-            None => self.lexed.line_count(),
-        }
-    }
-
-    /// The 1-based line of token `i` (the last line past the end).
-    pub fn line(&self, i: usize) -> u32 {
-        self.toks
-            .get(i)
-            .map_or_else(|| self.lexed.line_count(), |t| t.line)
-    }
-
-    /// The 1-based line on which token `i` ends (a multi-line string ends below its start).
-    pub fn end_line_of(&self, i: usize) -> u32 {
-        match self.toks.get(i) {
-            Some(t) if t.kind == TokKind::Str => self.lexed.line_of((t.end as usize).max(1) - 1),
-            Some(t) => t.line,
-            None => self.lexed.line_count(),
-        }
-    }
-
-    /// True when token `i + 1` starts exactly where token `i` ends (`::`, `:=`, `->`).
-    pub fn joined(&self, i: usize) -> bool {
-        match (self.toks.get(i), self.toks.get(i + 1)) {
-            (Some(a), Some(b)) => a.end == b.start,
-            _ => false,
-        }
-    }
-
-    /// True when tokens `i` and `i + 1` are the two punctuation bytes of `op` written together.
-    pub fn op2(&self, i: usize, op: &[u8; 2]) -> bool {
-        self.punct(i, op[0]) && self.punct(i + 1, op[1]) && self.joined(i)
-    }
-
-    /// True when token `i` is the first token on its line.
-    pub fn first_on_line(&self, i: usize) -> bool {
-        i == 0 || self.line(i - 1) != self.line(i)
-    }
-
-    /// The argument ranges of the call whose `(` is at `open`: `(start, end)` token index pairs
-    /// (end exclusive), split at top-level commas. Empty for `()`.
-    pub fn args(&self, open: usize) -> Vec<(usize, usize)> {
-        let mut out = Vec::new();
-        if !(self.punct(open, b'(') || self.punct(open, b'[') || self.punct(open, b'{')) {
-            return out;
-        }
-        let end = self.close(open).unwrap_or(self.len());
-        let mut start = open + 1;
-        let mut i = open + 1;
-        while i < end {
-            if self.punct(i, b',') {
-                out.push((start, i));
-                start = i + 1;
-                i += 1;
-            } else {
-                i = self.after_group(i).min(end).max(i + 1);
-            }
-        }
-        if start < end {
-            out.push((start, end));
-        }
-        out
-    }
-}
-
 /// Joins a router/group prefix and a route path: `/v1` + `/orders` gives `/v1/orders`, a bare
 /// `/` under a prefix gives the prefix, and no slash is doubled or lost.
 pub fn join_path(prefix: &str, path: &str) -> String {
@@ -717,6 +391,62 @@ pub fn is_upper_const(name: &str) -> bool {
             .all(|&c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_')
 }
 
+/// Joins a route prefix and a sub-path with single slashes: `("orders", ":id")` gives
+/// `/orders/:id`, `("/api/", "")` gives `/api`, `("", "")` gives `/`.
+pub fn join_route(prefix: &str, sub: &str) -> String {
+    let mut out = String::with_capacity(prefix.len() + sub.len() + 2);
+    for part in [prefix, sub] {
+        let p = part.trim_matches('/');
+        if !p.is_empty() {
+            out.push('/');
+            out.push_str(p);
+        }
+    }
+    if out.is_empty() {
+        out.push('/');
+    }
+    out
+}
+
+/// The HTTP path of a URL argument literal whose leading interpolation is a base URL:
+/// `${BASE}/orders/${id}` (JS), `{baseUrl}/orders/{id}` (C#), `\(base)/orders` (Swift) give
+/// `/orders/{}` / `/orders`; a literal that is already a path or URL is taken as is. `None`
+/// when what remains is not an HTTP path ([`looks_like_http_path`]).
+pub fn http_path_after_base(s: &str) -> Option<String> {
+    let rest = strip_leading_interpolation(s);
+    if looks_like_http_path(rest) {
+        http_path_of(rest)
+    } else {
+        None
+    }
+}
+
+/// `s` without one leading `${…}`, `{…}` or `\(…)` interpolation (balanced, so `${a({b})}` is
+/// stripped whole); `s` itself when it does not start with one or never closes.
+pub fn strip_leading_interpolation(s: &str) -> &str {
+    let (open_len, open, close) = if s.starts_with("${") {
+        (2, b'{', b'}')
+    } else if s.starts_with('{') && !s.starts_with("{{") {
+        (1, b'{', b'}')
+    } else if s.starts_with("\\(") {
+        (2, b'(', b')')
+    } else {
+        return s;
+    };
+    let mut depth = 1usize;
+    for (k, &b) in s.as_bytes().iter().enumerate().skip(open_len) {
+        if b == open {
+            depth += 1;
+        } else if b == close {
+            depth -= 1;
+            if depth == 0 {
+                return &s[k + 1..];
+            }
+        }
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -780,49 +510,6 @@ mod tests {
         // Only the first 30 lines count.
         let late = format!("{}// @generated\n", "x\n".repeat(30));
         assert!(!marked(&late));
-    }
-
-    #[test]
-    fn tokens_spans_lines_strings_and_brackets() {
-        use crate::index::lex::{Syntax, lex};
-        let src = "f(a, \"x\")\n{ [ } ) g::h\n`raw\nline` 'c' 12.5e3";
-        let l = lex(Syntax::GO, src);
-        let t = Tokens::new(&l, &[]);
-        let texts: Vec<&str> = (0..t.len()).map(|i| t.text(i)).collect();
-        assert_eq!(
-            texts,
-            vec![
-                "f",
-                "(",
-                "a",
-                ",",
-                "\"x\"",
-                ")",
-                "{",
-                "[",
-                "}",
-                ")",
-                "g",
-                ":",
-                ":",
-                "h",
-                "`raw\nline`",
-                "'c'",
-                "12.5e3"
-            ]
-        );
-        assert_eq!(t.close(1), Some(5));
-        // `{ [ }`: the stray `[` is skipped, `{` still closes; the stray `)` is ignored.
-        assert_eq!(t.close(6), Some(8));
-        assert_eq!(t.close(7), None);
-        assert_eq!(t.after_group(7), t.len());
-        assert_eq!(t.str_value(4).as_deref(), Some("x"));
-        assert!(t.is_str(14) && !t.is_str(15));
-        assert_eq!((t.line(14), t.end_line_of(14)), (3, 4));
-        assert!(t.op2(11, b"::") && t.first_on_line(6) && !t.first_on_line(7));
-        assert_eq!(t.args(1), vec![(2, 3), (4, 5)]);
-        let skipped = Tokens::new(&l, &[(0, 10)]);
-        assert_eq!(skipped.text(0), "{");
     }
 
     #[test]
@@ -901,5 +588,30 @@ mod tests {
         assert!(is_upper_const("ORDER_CREATED_V2"));
         assert!(!is_upper_const("Order"));
         assert!(!is_upper_const("_"));
+    }
+
+    #[test]
+    fn route_joins_and_interpolated_bases() {
+        assert_eq!(join_route("orders", ":id"), "/orders/:id");
+        assert_eq!(join_route("/api/", ""), "/api");
+        assert_eq!(join_route("", ""), "/");
+        assert_eq!(strip_leading_interpolation("${a({b})}/x"), "/x");
+        assert_eq!(strip_leading_interpolation("{base}/x"), "/x");
+        assert_eq!(strip_leading_interpolation("\\(base)/x"), "/x");
+        assert_eq!(
+            strip_leading_interpolation("{{literal}}/x"),
+            "{{literal}}/x"
+        );
+        assert_eq!(strip_leading_interpolation("${open"), "${open");
+        assert_eq!(
+            http_path_after_base("${BASE}/orders/${id}").as_deref(),
+            Some("/orders/{}")
+        );
+        assert_eq!(
+            http_path_after_base("{baseUrl}/orders/{id}").as_deref(),
+            Some("/orders/{}")
+        );
+        assert_eq!(http_path_after_base("${A}${B}"), None);
+        assert_eq!(http_path_after_base("http://x/y").as_deref(), Some("/y"));
     }
 }

@@ -15,9 +15,9 @@
 use std::collections::HashMap;
 
 use super::common::{
-    TokKind, Tokens, http_path_of, is_env_helper, looks_like_http_path, looks_like_topic,
-    strip_base_placeholder,
+    http_path_of, is_env_helper, looks_like_http_path, looks_like_topic, strip_base_placeholder,
 };
+use super::tokens::{Rules, TokKind, Tokens};
 use crate::index::facts::{
     Constant, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Symbol, SymbolKind,
     TopicExpr,
@@ -36,7 +36,7 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     let lexed = lex(Syntax::C, text);
     let mut facts = FileFacts::default();
     let skip = directives(&lexed, &mut facts);
-    let t = Tokens::new(&lexed, &skip);
+    let t = Tokens::with_skips(&lexed, &Rules::C_FAMILY, &skip);
     let code = lexed.code.as_str();
     let mut cpp = Cpp {
         t: &t,
@@ -324,14 +324,14 @@ impl<'a> Cpp<'_, '_, 'a> {
             }
             let frame = frames.last().copied();
             let limit = frame.map_or(n, |f| f.end);
-            if t.is(i, "template") && t.punct(i + 1, b'<') {
+            if t.is(i, "template") && t.is_punct(i + 1, b'<') {
                 head.get_or_insert(i);
                 i = self.skip_angles(i + 1).max(i + 1);
                 continue;
             }
-            if t.punct(i, b'[') && t.punct(i + 1, b'[') {
+            if t.is_punct(i, b'[') && t.is_punct(i + 1, b'[') {
                 head.get_or_insert(i);
-                i = t.after_group(i);
+                i = t.skip_group(i);
                 continue;
             }
             if matches!(
@@ -342,13 +342,13 @@ impl<'a> Cpp<'_, '_, 'a> {
                 if t.is(j, "slots") || t.is(j, "Q_SLOTS") {
                     j += 1;
                 }
-                if t.punct(j, b':') && !t.punct(j + 1, b':') {
+                if t.is_punct(j, b':') && !t.is_punct(j + 1, b':') {
                     i = j + 1;
                     head = None;
                     continue;
                 }
             }
-            if t.punct(i, b';') {
+            if t.is_punct(i, b';') {
                 i += 1;
                 head = None;
                 continue;
@@ -369,7 +369,7 @@ impl<'a> Cpp<'_, '_, 'a> {
                     next
                 }
                 Some("inline") if t.is(i + 1, "namespace") => i + 1,
-                Some("extern") if t.is_str(i + 1) && t.punct(i + 2, b'{') => {
+                Some("extern") if t.is_str(i + 1) && t.is_punct(i + 2, b'{') => {
                     frames.push(Frame {
                         end: t.close(i + 2).unwrap_or(n),
                         kind: FrameKind::Block,
@@ -387,7 +387,9 @@ impl<'a> Cpp<'_, '_, 'a> {
                 Some("typedef") => self.typedef(i, ctx),
                 Some("using") => self.using(i, ctx),
                 Some(id)
-                    if is_macro_name(id) && !t.punct(i + 1, b'(') && t.line(i + 1) > t.line(i) =>
+                    if is_macro_name(id)
+                        && !t.is_punct(i + 1, b'(')
+                        && t.line(i + 1) > t.line(i) =>
                 {
                     i + 1 // `Q_OBJECT` on its own line
                 }
@@ -400,7 +402,7 @@ impl<'a> Cpp<'_, '_, 'a> {
     fn doc_line(&self, ctx: &Ctx, name_line: u32) -> Option<u32> {
         let start_line = self.t.line(ctx.start);
         self.t
-            .lexed
+            .lx
             .doc_comment_above(start_line)
             .or((start_line < name_line).then_some(start_line))
     }
@@ -429,23 +431,27 @@ impl<'a> Cpp<'_, '_, 'a> {
     /// Skips a `<…>` list at `k`; stops early at `;`, `{`, `}` or a closer (malformed).
     fn skip_angles(&self, k: usize) -> usize {
         let t = self.t;
-        if !t.punct(k, b'<') {
+        if !t.is_punct(k, b'<') {
             return k;
         }
         let mut depth = 0usize;
         let mut j = k;
         while j < t.len() {
-            if t.punct(j, b'<') {
+            if t.is_punct(j, b'<') {
                 depth += 1;
-            } else if t.punct(j, b'>') && !(t.punct(j - 1, b'-') && t.joined(j - 1)) {
+            } else if t.is_punct(j, b'>') && !(t.is_punct(j - 1, b'-') && t.joined(j - 1)) {
                 depth = depth.saturating_sub(1);
                 if depth == 0 {
                     return j + 1;
                 }
-            } else if t.punct(j, b';') || t.punct(j, b'{') || t.punct(j, b'}') || t.punct(j, b')') {
+            } else if t.is_punct(j, b';')
+                || t.is_punct(j, b'{')
+                || t.is_punct(j, b'}')
+                || t.is_punct(j, b')')
+            {
                 return j;
-            } else if t.punct(j, b'(') || t.punct(j, b'[') {
-                j = t.after_group(j);
+            } else if t.is_punct(j, b'(') || t.is_punct(j, b'[') {
+                j = t.skip_group(j);
                 continue;
             }
             j += 1;
@@ -458,10 +464,10 @@ impl<'a> Cpp<'_, '_, 'a> {
     fn to_semicolon(&self, mut k: usize, limit: usize) -> usize {
         let t = self.t;
         while k < limit {
-            if t.punct(k, b';') || t.punct(k, b'}') || t.punct(k, b')') {
+            if t.is_punct(k, b';') || t.is_punct(k, b'}') || t.is_punct(k, b')') {
                 return k;
             }
-            k = t.after_group(k);
+            k = t.skip_group(k);
         }
         limit
     }
@@ -483,10 +489,10 @@ impl<'a> Cpp<'_, '_, 'a> {
                 break;
             }
         }
-        while t.punct(j, b'[') && t.punct(j + 1, b'[') {
-            j = t.after_group(j);
+        while t.is_punct(j, b'[') && t.is_punct(j + 1, b'[') {
+            j = t.skip_group(j);
         }
-        if !t.punct(j, b'{') {
+        if !t.is_punct(j, b'{') {
             return (self.to_semicolon(j, ctx.limit) + 1, None);
         }
         if last.is_some() {
@@ -529,12 +535,12 @@ impl<'a> Cpp<'_, '_, 'a> {
         let mut j = i + 1;
         let mut name_tok = None;
         loop {
-            if t.punct(j, b'[') && t.punct(j + 1, b'[') {
-                j = t.after_group(j);
+            if t.is_punct(j, b'[') && t.is_punct(j + 1, b'[') {
+                j = t.skip_group(j);
             } else if matches!(t.ident(j), Some("alignas" | "__declspec" | "__attribute__"))
-                && t.punct(j + 1, b'(')
+                && t.is_punct(j + 1, b'(')
             {
-                j = t.after_group(j + 1);
+                j = t.skip_group(j + 1);
             } else if let Some(id) = t.ident(j)
                 && id != "final"
             {
@@ -547,15 +553,15 @@ impl<'a> Cpp<'_, '_, 'a> {
                 break;
             }
         }
-        if t.punct(j, b'<') {
+        if t.is_punct(j, b'<') {
             j = self.skip_angles(j);
         }
         if t.is(j, "final") {
             j += 1;
         }
-        let colon = t.punct(j, b':') && !t.punct(j + 1, b':');
-        if !colon && !t.punct(j, b'{') {
-            if t.punct(j, b';') {
+        let colon = t.is_punct(j, b':') && !t.is_punct(j + 1, b':');
+        if !colon && !t.is_punct(j, b'{') {
+            if t.is_punct(j, b';') {
                 return (j + 1, None); // forward declaration
             }
             return (self.general(i, ctx), None);
@@ -563,17 +569,17 @@ impl<'a> Cpp<'_, '_, 'a> {
         let mut open = j;
         if colon {
             open = j + 1;
-            while open < ctx.limit && !t.punct(open, b'{') {
-                if t.punct(open, b';') || t.punct(open, b'}') {
+            while open < ctx.limit && !t.is_punct(open, b'{') {
+                if t.is_punct(open, b';') || t.is_punct(open, b'}') {
                     return (open + 1, None);
                 }
-                open = if t.punct(open, b'<') {
+                open = if t.is_punct(open, b'<') {
                     self.skip_angles(open).max(open + 1)
                 } else {
-                    t.after_group(open)
+                    t.skip_group(open)
                 };
             }
-            if !t.punct(open, b'{') {
+            if !t.is_punct(open, b'{') {
                 return (open, None);
             }
         }
@@ -637,20 +643,24 @@ impl<'a> Cpp<'_, '_, 'a> {
         if t.is(j, "class") || t.is(j, "struct") {
             j += 1;
         }
-        while t.punct(j, b'[') && t.punct(j + 1, b'[') {
-            j = t.after_group(j);
+        while t.is_punct(j, b'[') && t.is_punct(j + 1, b'[') {
+            j = t.skip_group(j);
         }
         let name_tok = t.ident(j).map(|_| j);
         if name_tok.is_some() {
             j += 1;
         }
-        if t.punct(j, b':') && !t.punct(j + 1, b':') {
-            while j < ctx.limit && !t.punct(j, b'{') && !t.punct(j, b';') && !t.punct(j, b'}') {
+        if t.is_punct(j, b':') && !t.is_punct(j + 1, b':') {
+            while j < ctx.limit
+                && !t.is_punct(j, b'{')
+                && !t.is_punct(j, b';')
+                && !t.is_punct(j, b'}')
+            {
                 j += 1;
             }
         }
-        if !t.punct(j, b'{') {
-            if t.punct(j, b';') {
+        if !t.is_punct(j, b'{') {
+            if t.is_punct(j, b';') {
                 return j + 1;
             }
             return self.general(i, ctx);
@@ -667,7 +677,7 @@ impl<'a> Cpp<'_, '_, 'a> {
             );
         }
         self.enum_values(j, name.or(Self::container_of(&ctx)));
-        t.after_group(j)
+        t.skip_group(j)
     }
 
     fn enum_values(&mut self, open: usize, container: Option<&str>) {
@@ -676,13 +686,13 @@ impl<'a> Cpp<'_, '_, 'a> {
         let mut k = open + 1;
         let mut at_start = true;
         while k < end {
-            if t.punct(k, b',') {
+            if t.is_punct(k, b',') {
                 at_start = true;
                 k += 1;
                 continue;
             }
-            if t.punct(k, b'[') && t.punct(k + 1, b'[') {
-                k = t.after_group(k);
+            if t.is_punct(k, b'[') && t.is_punct(k + 1, b'[') {
+                k = t.skip_group(k);
                 continue;
             }
             if at_start && let Some(v) = t.ident(k) {
@@ -692,12 +702,12 @@ impl<'a> Cpp<'_, '_, 'a> {
                     kind: SymbolKind::EnumValue,
                     line,
                     end_line: line,
-                    doc_line: t.lexed.doc_comment_above(line),
+                    doc_line: t.lx.doc_comment_above(line),
                     container: container.map(str::to_string),
                 });
             }
             at_start = false;
-            k = t.after_group(k);
+            k = t.skip_group(k);
         }
     }
 
@@ -714,12 +724,12 @@ impl<'a> Cpp<'_, '_, 'a> {
             if tag.is_some() {
                 k += 1;
             }
-            if t.punct(k, b':') && kw == "enum" {
-                while k < ctx.limit && !t.punct(k, b'{') && !t.punct(k, b';') {
+            if t.is_punct(k, b':') && kw == "enum" {
+                while k < ctx.limit && !t.is_punct(k, b'{') && !t.is_punct(k, b';') {
                     k += 1;
                 }
             }
-            if t.punct(k, b'{') {
+            if t.is_punct(k, b'{') {
                 let end_line = t.group_end_line(k);
                 let container = Self::container_of(&ctx);
                 if let Some(tag) = tag
@@ -733,7 +743,7 @@ impl<'a> Cpp<'_, '_, 'a> {
                     self.push_symbol(name, kind, tag, end_line, &ctx, container);
                 }
                 // The aliases after the body: `} Name, *NamePtr;`.
-                let after = t.after_group(k);
+                let after = t.skip_group(k);
                 let end = self.to_semicolon(after, ctx.limit);
                 let first_alias = (after..end).find_map(|x| t.ident(x));
                 if kw == "enum" {
@@ -760,16 +770,17 @@ impl<'a> Cpp<'_, '_, 'a> {
         let mut name_tok = None;
         let mut k = j;
         while k < end {
-            if t.punct(k, b'(') {
-                if (t.punct(k + 1, b'*') || t.punct(k + 1, b'^')) && t.ident(k + 2).is_some() {
+            if t.is_punct(k, b'(') {
+                if (t.is_punct(k + 1, b'*') || t.is_punct(k + 1, b'^')) && t.ident(k + 2).is_some()
+                {
                     name_tok = Some(k + 2);
                     break;
                 }
-                k = t.after_group(k);
+                k = t.skip_group(k);
                 continue;
             }
-            if t.punct(k, b'[') {
-                k = t.after_group(k);
+            if t.is_punct(k, b'[') {
+                k = t.skip_group(k);
                 continue;
             }
             if t.ident(k).is_some() {
@@ -796,7 +807,7 @@ impl<'a> Cpp<'_, '_, 'a> {
         let t = self.t;
         let end = self.to_semicolon(i + 1, ctx.limit);
         if let Some(name) = t.ident(i + 1)
-            && t.punct(i + 2, b'=')
+            && t.is_punct(i + 2, b'=')
         {
             let end_line = t.line(end.min(t.len().saturating_sub(1)));
             self.push_symbol(
@@ -819,30 +830,30 @@ impl<'a> Cpp<'_, '_, 'a> {
         let mut is_const = false;
         let mut k = i;
         while k < limit {
-            if t.punct(k, b';') {
+            if t.is_punct(k, b';') {
                 return k + 1;
             }
-            if t.punct(k, b'}') {
+            if t.is_punct(k, b'}') {
                 return k;
             }
-            if t.punct(k, b')') || t.punct(k, b']') {
+            if t.is_punct(k, b')') || t.is_punct(k, b']') {
                 return k + 1;
             }
-            if t.punct(k, b'<') {
+            if t.is_punct(k, b'<') {
                 k = self.skip_angles(k).max(k + 1);
                 continue;
             }
-            if t.punct(k, b'=') && !t.punct(k + 1, b'=') {
+            if t.is_punct(k, b'=') && !t.is_punct(k + 1, b'=') {
                 return self.variable(k, None, ctx, is_const);
             }
-            if t.punct(k, b'{') {
+            if t.is_punct(k, b'{') {
                 if k > i
-                    && (t.ident(k - 1).is_some() || t.punct(k - 1, b']'))
-                    && !t.punct(k - 1, b')')
+                    && (t.ident(k - 1).is_some() || t.is_punct(k - 1, b']'))
+                    && !t.is_punct(k - 1, b')')
                 {
                     return self.variable(k, Some(k), ctx, is_const);
                 }
-                return t.after_group(k);
+                return t.skip_group(k);
             }
             if let Some(id) = t.ident(k) {
                 if matches!(id, "const" | "constexpr" | "constinit") {
@@ -850,36 +861,36 @@ impl<'a> Cpp<'_, '_, 'a> {
                 }
                 if id == "operator" {
                     let mut j = k + 1;
-                    if t.punct(j, b'(') && t.punct(j + 1, b')') {
+                    if t.is_punct(j, b'(') && t.is_punct(j + 1, b')') {
                         j += 2;
                     }
-                    while j < limit && j < k + 10 && !t.punct(j, b'(') && !t.punct(j, b';') {
+                    while j < limit && j < k + 10 && !t.is_punct(j, b'(') && !t.is_punct(j, b';') {
                         j += 1;
                     }
-                    if t.punct(j, b'(') {
+                    if t.is_punct(j, b'(') {
                         let name = self.text_between(k, j);
                         match self.function(k, &name, j, ctx) {
                             Some(next) => return next,
                             None => {
-                                k = t.after_group(j);
+                                k = t.skip_group(j);
                                 continue;
                             }
                         }
                     }
                     return self.to_semicolon(j, limit) + 1;
                 }
-                if t.punct(k + 1, b'(') {
+                if t.is_punct(k + 1, b'(') {
                     if is_macro_name(id) || NOT_NAMES.contains(&id) {
                         // An attribute or macro call (`EXPORT(void)`, `__attribute__((x))`):
                         // a macro invocation on its own is a whole statement.
-                        let after = t.after_group(k + 1);
-                        if k == i && t.line(after) > t.line(after - 1) && !t.punct(after, b';') {
+                        let after = t.skip_group(k + 1);
+                        if k == i && t.line(after) > t.line(after - 1) && !t.is_punct(after, b';') {
                             return after;
                         }
                         k = after;
                         continue;
                     }
-                    let name = if k > 0 && t.punct(k - 1, b'~') {
+                    let name = if k > 0 && t.is_punct(k - 1, b'~') {
                         format!("~{id}")
                     } else {
                         id.to_string()
@@ -887,13 +898,13 @@ impl<'a> Cpp<'_, '_, 'a> {
                     match self.function(k, &name, k + 1, ctx) {
                         Some(next) => return next,
                         None => {
-                            k = t.after_group(k + 1);
+                            k = t.skip_group(k + 1);
                             continue;
                         }
                     }
                 }
             }
-            k = t.after_group(k);
+            k = t.skip_group(k);
         }
         limit
     }
@@ -918,33 +929,37 @@ impl<'a> Cpp<'_, '_, 'a> {
                     "const" | "volatile" | "override" | "final" | "mutable" | "constexpr" => j += 1,
                     "noexcept" | "throw" | "__attribute__" | "requires" => {
                         j += 1;
-                        if t.punct(j, b'(') {
-                            j = t.after_group(j);
+                        if t.is_punct(j, b'(') {
+                            j = t.skip_group(j);
                         }
                     }
                     _ if is_macro_name(id) && t.line(j) == t.line(close) => {
                         j += 1;
-                        if t.punct(j, b'(') {
-                            j = t.after_group(j);
+                        if t.is_punct(j, b'(') {
+                            j = t.skip_group(j);
                         }
                     }
                     _ => break,
                 }
-            } else if t.punct(j, b'&') {
+            } else if t.is_punct(j, b'&') {
                 j += 1;
-            } else if t.punct(j, b'[') && t.punct(j + 1, b'[') {
-                j = t.after_group(j);
+            } else if t.is_punct(j, b'[') && t.is_punct(j + 1, b'[') {
+                j = t.skip_group(j);
             } else if t.op2(j, b"->") {
                 // Trailing return type.
                 j += 2;
-                while j < ctx.limit && !t.punct(j, b'{') && !t.punct(j, b';') && !t.punct(j, b'=') {
-                    if t.punct(j, b'}') {
+                while j < ctx.limit
+                    && !t.is_punct(j, b'{')
+                    && !t.is_punct(j, b';')
+                    && !t.is_punct(j, b'=')
+                {
+                    if t.is_punct(j, b'}') {
                         return Some(j);
                     }
-                    j = if t.punct(j, b'<') {
+                    j = if t.is_punct(j, b'<') {
                         self.skip_angles(j).max(j + 1)
                     } else {
-                        t.after_group(j)
+                        t.skip_group(j)
                     };
                 }
             } else {
@@ -953,41 +968,41 @@ impl<'a> Cpp<'_, '_, 'a> {
         }
         let mut body = None;
         let mut decl_end = None;
-        if t.is(j, "try") && t.punct(j + 1, b'{') {
+        if t.is(j, "try") && t.is_punct(j + 1, b'{') {
             j += 1;
         }
-        if t.punct(j, b'{') {
+        if t.is_punct(j, b'{') {
             body = Some(j);
-        } else if t.punct(j, b':') && !t.punct(j + 1, b':') {
+        } else if t.is_punct(j, b':') && !t.is_punct(j + 1, b':') {
             // Constructor initializer list: `: a_(x), b_{y} {`.
             let mut k = j + 1;
             while k < ctx.limit {
-                if t.punct(k, b'{') && !(t.ident(k - 1).is_some() || t.punct(k - 1, b'>')) {
+                if t.is_punct(k, b'{') && !(t.ident(k - 1).is_some() || t.is_punct(k - 1, b'>')) {
                     body = Some(k);
                     break;
                 }
-                if t.punct(k, b';') || t.punct(k, b'}') {
+                if t.is_punct(k, b';') || t.is_punct(k, b'}') {
                     return Some(k + 1);
                 }
-                k = if t.punct(k, b'<') {
+                k = if t.is_punct(k, b'<') {
                     self.skip_angles(k).max(k + 1)
                 } else {
-                    t.after_group(k)
+                    t.skip_group(k)
                 };
             }
             if body.is_none() {
                 return Some(k);
             }
-        } else if t.punct(j, b';') {
+        } else if t.is_punct(j, b';') {
             decl_end = Some(j);
-        } else if t.punct(j, b'=') && !t.punct(j + 1, b'=') {
+        } else if t.is_punct(j, b'=') && !t.is_punct(j + 1, b'=') {
             // `= 0;`, `= default;`, `= delete;`
             let end = self.to_semicolon(j, ctx.limit);
             if !matches!(t.ident(j + 1), Some("default" | "delete")) && !t.is(j + 1, "0") {
                 return Some(end + 1);
             }
             decl_end = Some(end);
-        } else if t.punct(j, b',') {
+        } else if t.is_punct(j, b',') {
             // `Foo a(1), b(2);`: variables.
             return Some(self.to_semicolon(j, ctx.limit) + 1);
         } else if t.ident(j).is_some() && t.line(j) > t.line(close) {
@@ -1039,7 +1054,7 @@ impl<'a> Cpp<'_, '_, 'a> {
                     self.push_symbol(name, kind, name_tok, end_line, &ctx, container);
                 }
                 self.bodies.push((b, t.close(b).unwrap_or(t.len())));
-                t.after_group(b)
+                t.skip_group(b)
             }
             (None, Some(e)) => {
                 if record {
@@ -1062,7 +1077,7 @@ impl<'a> Cpp<'_, '_, 'a> {
                 let close = t.close(b).unwrap_or(ctx.limit);
                 (
                     (b + 1, close),
-                    self.to_semicolon(t.after_group(b), ctx.limit),
+                    self.to_semicolon(t.skip_group(b), ctx.limit),
                 )
             }
             None => {
@@ -1071,8 +1086,8 @@ impl<'a> Cpp<'_, '_, 'a> {
             }
         };
         let mut n = eq.saturating_sub(1);
-        if t.punct(n, b']') {
-            while n > 0 && !t.punct(n, b'[') {
+        if t.is_punct(n, b']') {
+            while n > 0 && !t.is_punct(n, b'[') {
                 n -= 1;
             }
             n = n.saturating_sub(1);
@@ -1092,7 +1107,7 @@ impl<'a> Cpp<'_, '_, 'a> {
             return end + 1; // a data member with a default value
         };
         let container = Self::container_of(&ctx);
-        let end_line = t.end_line_of(end.min(t.len().saturating_sub(1)).max(n));
+        let end_line = t.end_line(end.min(t.len().saturating_sub(1)).max(n));
         self.push_symbol(name, kind, n, end_line, &ctx, container);
         if is_const {
             self.const_names.push(name);
@@ -1144,7 +1159,7 @@ impl<'a> Cpp<'_, '_, 'a> {
         }
         let callee = t.ident(j)?;
         let open = j + 1;
-        if !t.punct(open, b'(') || t.close(open)? + 1 != e {
+        if !t.is_punct(open, b'(') || t.close(open)? + 1 != e {
             return None;
         }
         let args = t.args(open);
@@ -1175,7 +1190,7 @@ impl<'a> Cpp<'_, '_, 'a> {
     fn collect_assigns(&mut self) {
         let t = self.t;
         for k in 1..t.len() {
-            if !t.punct(k, b'=') || (t.joined(k) && t.punct(k + 1, b'=')) {
+            if !t.is_punct(k, b'=') || (t.joined(k) && t.is_punct(k + 1, b'=')) {
                 continue;
             }
             if t.joined(k - 1)
@@ -1238,15 +1253,15 @@ impl<'a> Cpp<'_, '_, 'a> {
                     .flatten()
             };
             let member_call = k > 0
-                && (t.punct(k - 1, b'.') || (k > 1 && t.op2(k - 2, b"->")))
-                && t.punct(k + 1, b'(');
+                && (t.is_punct(k - 1, b'.') || (k > 1 && t.op2(k - 2, b"->")))
+                && t.is_punct(k + 1, b'(');
             match id {
-                "NewStub" if t.punct(k + 1, b'(') => {
+                "NewStub" if t.is_punct(k + 1, b'(') => {
                     if let Some(svc) = scoped_by(k) {
                         self.new_stub(k, svc);
                     }
                 }
-                "Stub" | "StubInterface" if !t.punct(k + 1, b'(') && !t.op2(k + 1, b"::") => {
+                "Stub" | "StubInterface" if !t.is_punct(k + 1, b'(') && !t.op2(k + 1, b"::") => {
                     if let Some(svc) = scoped_by(k) {
                         self.typed_stub(k, svc);
                     }
@@ -1264,7 +1279,7 @@ impl<'a> Cpp<'_, '_, 'a> {
                         }
                     }
                 }
-                "create" if t.punct(k + 1, b'(') && scoped_by(k) == Some("Topic") => {
+                "create" if t.is_punct(k + 1, b'(') && scoped_by(k) == Some("Topic") => {
                     let args = t.args(k + 1);
                     if let (Some(&(hs, he)), Some(&r)) = (args.first(), args.get(1)) {
                         let consumer = (hs..he)
@@ -1288,7 +1303,7 @@ impl<'a> Cpp<'_, '_, 'a> {
                     }
                 }
                 "Get" | "Post" | "Put" | "Delete" | "Patch" | "Head" | "Options"
-                    if t.punct(k + 1, b'(') =>
+                    if t.is_punct(k + 1, b'(') =>
                 {
                     if scoped_by(k) == Some("cpr") {
                         self.cpr_call(k, id);
@@ -1296,7 +1311,7 @@ impl<'a> Cpp<'_, '_, 'a> {
                         self.httplib_call(k, id);
                     }
                 }
-                "CROW_ROUTE" if t.punct(k + 1, b'(') => self.crow_route(k),
+                "CROW_ROUTE" if t.is_punct(k + 1, b'(') => self.crow_route(k),
                 _ => {}
             }
         }
@@ -1311,19 +1326,19 @@ impl<'a> Cpp<'_, '_, 'a> {
             start -= 3;
         }
         let mut var = None;
-        if start >= 2 && t.punct(start - 1, b'=') && !t.punct(start - 2, b'=') {
+        if start >= 2 && t.is_punct(start - 1, b'=') && !t.is_punct(start - 2, b'=') {
             var = t.ident(start - 2);
         } else if start >= 2
-            && (t.punct(start - 1, b'(') || t.punct(start - 1, b'{'))
+            && (t.is_punct(start - 1, b'(') || t.is_punct(start - 1, b'{'))
             && let Some(v) = t.ident(start - 2)
         {
             // `stub_(…)` in an initializer list or `unique_ptr<…> stub(…)`, not `f(…)`.
             let declares = start.checked_sub(3).is_some_and(|b| {
-                t.punct(b, b':')
-                    || t.punct(b, b',')
-                    || t.punct(b, b'>')
-                    || t.punct(b, b'*')
-                    || t.punct(b, b'&')
+                t.is_punct(b, b':')
+                    || t.is_punct(b, b',')
+                    || t.is_punct(b, b'>')
+                    || t.is_punct(b, b'*')
+                    || t.is_punct(b, b'&')
                     || t.ident(b)
                         .is_some_and(|x| !matches!(x, "return" | "co_return"))
             });
@@ -1345,12 +1360,13 @@ impl<'a> Cpp<'_, '_, 'a> {
     fn typed_stub(&mut self, k: usize, svc: &'a str) {
         let t = self.t;
         let mut j = k + 1;
-        while t.punct(j, b'>') || t.punct(j, b'*') || t.punct(j, b'&') || t.is(j, "const") {
+        while t.is_punct(j, b'>') || t.is_punct(j, b'*') || t.is_punct(j, b'&') || t.is(j, "const")
+        {
             j += 1;
         }
         let Some(name) = t.ident(j) else { return };
         let ends = [b';', b'=', b'(', b'{', b',', b')'];
-        if ends.iter().any(|&c| t.punct(j + 1, c)) {
+        if ends.iter().any(|&c| t.is_punct(j + 1, c)) {
             self.bind(name, svc, k);
         }
     }
@@ -1362,7 +1378,7 @@ impl<'a> Cpp<'_, '_, 'a> {
         }
         for k in 0..t.len() {
             // The shape first (cheap), the hash lookup last.
-            if !t.punct(k + 1, b'.') && !t.op2(k + 1, b"->") {
+            if !t.is_punct(k + 1, b'.') && !t.op2(k + 1, b"->") {
                 continue;
             }
             let Some(recv) = t.ident(k) else { continue };
@@ -1375,17 +1391,17 @@ impl<'a> Cpp<'_, '_, 'a> {
             for _ in 0..2 {
                 let arrow = if t.op2(j, b"->") {
                     2
-                } else if t.punct(j, b'.') {
+                } else if t.is_punct(j, b'.') {
                     1
                 } else {
                     break;
                 };
                 let Some(m) = t.ident(j + arrow) else { break };
-                if !t.punct(j + arrow + 1, b'(') {
+                if !t.is_punct(j + arrow + 1, b'(') {
                     break;
                 }
                 if matches!(m, "async" | "experimental_async" | "get")
-                    && t.punct(j + arrow + 2, b')')
+                    && t.is_punct(j + arrow + 2, b')')
                 {
                     j += arrow + 3;
                     continue;
@@ -1429,9 +1445,9 @@ impl<'a> Cpp<'_, '_, 'a> {
     /// cppkafka `MessageBuilder("t")` / `MessageBuilder builder(topic);`.
     fn message_builder(&mut self, k: usize) {
         let t = self.t;
-        let open = if t.punct(k + 1, b'(') || t.punct(k + 1, b'{') {
+        let open = if t.is_punct(k + 1, b'(') || t.is_punct(k + 1, b'{') {
             k + 1
-        } else if t.ident(k + 1).is_some() && (t.punct(k + 2, b'(') || t.punct(k + 2, b'{')) {
+        } else if t.ident(k + 1).is_some() && (t.is_punct(k + 2, b'(') || t.is_punct(k + 2, b'{')) {
             k + 2
         } else {
             return;
@@ -1446,7 +1462,7 @@ impl<'a> Cpp<'_, '_, 'a> {
     /// The topics of `{"a", "b"}`, `std::vector<std::string>{…}`, or a variable assigned one.
     fn topic_list(&self, (s, e): (usize, usize), at: usize) -> Vec<(TopicExpr, u32)> {
         let t = self.t;
-        let open = (s..e).find(|&x| t.punct(x, b'{'));
+        let open = (s..e).find(|&x| t.is_punct(x, b'{'));
         if let Some(open) = open
             && t.close(open).is_some_and(|c| c + 1 == e)
         {
@@ -1459,7 +1475,7 @@ impl<'a> Cpp<'_, '_, 'a> {
         if e == s + 1
             && let Some(name) = t.ident(s)
             && let Some(a) = self.last_assign(name, at)
-            && (a.rhs.0..a.rhs.1).any(|x| t.punct(x, b'{'))
+            && (a.rhs.0..a.rhs.1).any(|x| t.is_punct(x, b'{'))
         {
             return self.topic_list(a.rhs, a.at).into_iter().collect();
         }
@@ -1475,10 +1491,10 @@ impl<'a> Cpp<'_, '_, 'a> {
         let mut e = e;
         // `name.c_str()`
         if e >= s + 4
-            && t.punct(e - 4, b'.')
+            && t.is_punct(e - 4, b'.')
             && t.is(e - 3, "c_str")
-            && t.punct(e - 2, b'(')
-            && t.punct(e - 1, b')')
+            && t.is_punct(e - 2, b'(')
+            && t.is_punct(e - 1, b')')
         {
             e -= 4;
         }
@@ -1558,7 +1574,7 @@ impl<'a> Cpp<'_, '_, 'a> {
             return;
         };
         let handler_arg = args.get(1).filter(|&&(a, b)| {
-            args.len() == 2 && (t.punct(a, b'[') || (b == a + 1 && t.ident(a).is_some()))
+            args.len() == 2 && (t.is_punct(a, b'[') || (b == a + 1 && t.ident(a).is_some()))
         });
         if let Some(&(a, b)) = handler_arg {
             if pe == ps + 1
@@ -1595,9 +1611,9 @@ impl<'a> Cpp<'_, '_, 'a> {
         let Some(path) = t.str_value(ps) else { return };
         let mut methods = Vec::new();
         if let Some(c) = t.close(k + 1)
-            && t.punct(c + 1, b'.')
+            && t.is_punct(c + 1, b'.')
             && t.is(c + 2, "methods")
-            && t.punct(c + 3, b'(')
+            && t.is_punct(c + 3, b'(')
         {
             let end = t.close(c + 3).unwrap_or(t.len());
             for x in c + 4..end {

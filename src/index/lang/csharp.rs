@@ -11,8 +11,9 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::common::{http_path_after_base, join_route};
 use super::common::{http_path_of, looks_like_http_path, looks_like_topic};
-use super::toks::{Chain, TokKind, Toks, http_path_after_base, join_route};
+use super::tokens::{Chain, Rules, TokKind, Tokens};
 use crate::index::facts::{
     Constant, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, SymbolKind, TopicExpr,
 };
@@ -22,7 +23,7 @@ use crate::index::lex::{Syntax, lex};
 pub fn extract(path: &str, text: &str) -> FileFacts {
     let _ = path;
     let lx = lex(Syntax::CSHARP, text);
-    let toks = Toks::new(&lx);
+    let toks = Tokens::new(&lx, &Rules::CSHARP);
     let mut ex = Ex {
         t: &toks,
         facts: FileFacts::default(),
@@ -187,7 +188,7 @@ struct Attr<'t> {
 }
 
 struct Ex<'t, 'l, 'a> {
-    t: &'t Toks<'l, 'a>,
+    t: &'t Tokens<'l, 'a>,
     facts: FileFacts,
     bind: HashMap<&'t str, Bind>,
     /// Names of constants declared in this file (bare member names).

@@ -11,9 +11,10 @@
 use std::collections::HashMap;
 
 use super::common::{
-    Tokens, http_path_of, is_env_helper, join_path, looks_like_http_path, looks_like_topic,
+    http_path_of, is_env_helper, join_path, looks_like_http_path, looks_like_topic,
     strip_base_placeholder,
 };
+use super::tokens::{Rules, Tokens};
 use crate::index::facts::{
     Constant, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Symbol, SymbolKind,
     TopicExpr,
@@ -30,7 +31,7 @@ use crate::index::lex::{Syntax, lex};
 pub fn extract(path: &str, text: &str) -> FileFacts {
     let _ = path;
     let lexed = lex(Syntax::GO, text);
-    let t = Tokens::new(&lexed, &[]);
+    let t = Tokens::new(&lexed, &Rules::C_FAMILY);
     let mut go = Go {
         t: &t,
         facts: FileFacts::default(),
@@ -169,7 +170,7 @@ impl<'a> Go<'_, '_, 'a> {
                 Some("func") => self.func(i),
                 Some("type") => self.type_decl(i),
                 Some(kw @ ("const" | "var")) => self.value_decl(i, kw == "const"),
-                _ => t.after_group(i),
+                _ => t.skip_group(i),
             };
         }
         for name in std::mem::take(&mut self.enum_types) {
@@ -182,7 +183,7 @@ impl<'a> Go<'_, '_, 'a> {
     }
 
     fn doc_line(&self, line: u32) -> Option<u32> {
-        self.t.lexed.doc_comment_above(line)
+        self.t.lx.doc_comment_above(line)
     }
 
     fn push_symbol(
@@ -206,7 +207,7 @@ impl<'a> Go<'_, '_, 'a> {
 
     fn imports(&mut self, j: usize) -> usize {
         let t = self.t;
-        if t.punct(j, b'(') {
+        if t.is_punct(j, b'(') {
             let end = t.close(j).unwrap_or(t.len());
             let mut k = j + 1;
             while k < end {
@@ -222,7 +223,8 @@ impl<'a> Go<'_, '_, 'a> {
         let t = self.t;
         let (alias, s) = if t.is_str(k) {
             (None, k)
-        } else if (t.ident(k).is_some() || t.punct(k, b'.')) && t.is_str(k + 1) && k + 1 < limit {
+        } else if (t.ident(k).is_some() || t.is_punct(k, b'.')) && t.is_str(k + 1) && k + 1 < limit
+        {
             (Some(t.text(k)), k + 1)
         } else {
             return k + 1;
@@ -246,12 +248,12 @@ impl<'a> Go<'_, '_, 'a> {
         let mut j = i + 1;
         let mut container = None;
         let mut recv = None;
-        if t.punct(j, b'(') {
+        if t.is_punct(j, b'(') {
             let close = t.close(j).unwrap_or(n);
             let mut k = j + 1;
             while k < close {
-                if t.punct(k, b'[') {
-                    k = t.after_group(k);
+                if t.is_punct(k, b'[') {
+                    k = t.skip_group(k);
                     continue;
                 }
                 if let Some(id) = t.ident(k) {
@@ -267,11 +269,11 @@ impl<'a> Go<'_, '_, 'a> {
         };
         let name_tok = j;
         j += 1;
-        if t.punct(j, b'[') {
-            j = t.after_group(j);
+        if t.is_punct(j, b'[') {
+            j = t.skip_group(j);
         }
         let mut params = None;
-        if t.punct(j, b'(') {
+        if t.is_punct(j, b'(') {
             let close = t.close(j).unwrap_or(n);
             params = Some((j, close));
             j = close + 1;
@@ -282,18 +284,18 @@ impl<'a> Go<'_, '_, 'a> {
         let mut body = None;
         let mut k = j;
         while k < n && !t.first_on_line(k) {
-            if t.punct(k, b'{') {
+            if t.is_punct(k, b'{') {
                 if t.is(k - 1, "interface") || t.is(k - 1, "struct") {
-                    k = t.after_group(k);
+                    k = t.skip_group(k);
                     continue;
                 }
                 body = Some((k, t.close(k).unwrap_or(n)));
                 break;
             }
             if k == j {
-                result = self.local_type_at(if t.punct(k, b'(') { k + 1 } else { k });
+                result = self.local_type_at(if t.is_punct(k, b'(') { k + 1 } else { k });
             }
-            k = t.after_group(k);
+            k = t.skip_group(k);
         }
         let line = t.line(name_tok);
         let end_line = match body {
@@ -318,7 +320,7 @@ impl<'a> Go<'_, '_, 'a> {
             result,
         });
         match body {
-            Some((open, _)) => t.after_group(open),
+            Some((open, _)) => t.skip_group(open),
             None => k.max(i + 1),
         }
     }
@@ -326,25 +328,25 @@ impl<'a> Go<'_, '_, 'a> {
     /// The type named at `k` when it is local: `T`, `*T` (not `pkg.T`).
     fn local_type_at(&self, k: usize) -> Option<&'a str> {
         let t = self.t;
-        let k = if t.punct(k, b'*') || t.punct(k, b'&') {
+        let k = if t.is_punct(k, b'*') || t.is_punct(k, b'&') {
             k + 1
         } else {
             k
         };
         let id = t.ident(k)?;
-        (!t.punct(k + 1, b'.') && !is_keyword(id)).then_some(id)
+        (!t.is_punct(k + 1, b'.') && !is_keyword(id)).then_some(id)
     }
 
     fn type_decl(&mut self, i: usize) -> usize {
         let t = self.t;
-        if t.punct(i + 1, b'(') {
+        if t.is_punct(i + 1, b'(') {
             let end = t.close(i + 1).unwrap_or(t.len());
             let mut k = i + 2;
             while k < end {
                 k = if t.ident(k).is_some() {
                     self.type_spec(k, end, t.line(k))
                 } else {
-                    t.after_group(k)
+                    t.skip_group(k)
                 };
             }
             return end + 1;
@@ -360,13 +362,13 @@ impl<'a> Go<'_, '_, 'a> {
         };
         let line = t.line(k);
         let mut j = k + 1;
-        if t.punct(j, b'[') && self.is_type_params(j) {
-            j = t.after_group(j);
+        if t.is_punct(j, b'[') && self.is_type_params(j) {
+            j = t.skip_group(j);
         }
-        if t.punct(j, b'=') {
+        if t.is_punct(j, b'=') {
             j += 1;
         }
-        if (t.is(j, "struct") || t.is(j, "interface")) && t.punct(j + 1, b'{') {
+        if (t.is(j, "struct") || t.is(j, "interface")) && t.is_punct(j + 1, b'{') {
             let open = j + 1;
             let kind = if t.is(j, "struct") {
                 self.structs.push((open, t.close(open).unwrap_or(t.len())));
@@ -378,10 +380,10 @@ impl<'a> Go<'_, '_, 'a> {
             if kind == SymbolKind::Interface {
                 self.interface_methods(open, name);
             }
-            return t.after_group(open);
+            return t.skip_group(open);
         }
         let e = self.stmt_end(j, limit).max(k + 1);
-        let end_line = t.end_line_of(e - 1);
+        let end_line = t.end_line(e - 1);
         self.push_symbol(name, SymbolKind::TypeAlias, line, end_line, decl_line, None);
         e
     }
@@ -389,7 +391,7 @@ impl<'a> Go<'_, '_, 'a> {
     /// `[T any]`, `[K comparable, V any]` (type parameters) rather than `[N]` (an array).
     fn is_type_params(&self, open: usize) -> bool {
         let t = self.t;
-        t.ident(open + 1).is_some() && !t.punct(open + 2, b']') && t.close(open).is_some()
+        t.ident(open + 1).is_some() && !t.is_punct(open + 2, b']') && t.close(open).is_some()
     }
 
     fn interface_methods(&mut self, open: usize, container: &str) {
@@ -399,7 +401,7 @@ impl<'a> Go<'_, '_, 'a> {
         while k < end {
             if t.first_on_line(k)
                 && let Some(name) = t.ident(k)
-                && t.punct(k + 1, b'(')
+                && t.is_punct(k + 1, b'(')
             {
                 let e = self.stmt_end(k, end).max(k + 1);
                 let line = t.line(k);
@@ -407,13 +409,13 @@ impl<'a> Go<'_, '_, 'a> {
                     name,
                     SymbolKind::Method,
                     line,
-                    t.end_line_of(e - 1),
+                    t.end_line(e - 1),
                     line,
                     Some(container),
                 );
                 k = e;
             } else {
-                k = t.after_group(k);
+                k = t.skip_group(k);
             }
         }
     }
@@ -421,7 +423,7 @@ impl<'a> Go<'_, '_, 'a> {
     /// `const`/`var`, single or grouped; returns the index after it.
     fn value_decl(&mut self, i: usize, is_const: bool) -> usize {
         let t = self.t;
-        if t.punct(i + 1, b'(') {
+        if t.is_punct(i + 1, b'(') {
             let end = t.close(i + 1).unwrap_or(t.len());
             let mut k = i + 2;
             let mut enum_type: Option<Option<&'a str>> = None;
@@ -429,7 +431,7 @@ impl<'a> Go<'_, '_, 'a> {
                 k = if t.ident(k).is_some() {
                     self.value_spec(k, end, is_const, t.line(k), &mut enum_type)
                 } else {
-                    t.after_group(k)
+                    t.skip_group(k)
                 };
             }
             return end + 1;
@@ -456,17 +458,17 @@ impl<'a> Go<'_, '_, 'a> {
             let Some(id) = t.ident(j) else { break };
             names.push((j, id));
             j += 1;
-            if t.punct(j, b',') {
+            if t.is_punct(j, b',') {
                 j += 1;
             } else {
                 break;
             }
         }
-        let eq = (j..e).find(|&x| t.punct(x, b'='));
+        let eq = (j..e).find(|&x| t.is_punct(x, b'='));
         let type_end = eq.unwrap_or(e);
         let type_name = match type_end.saturating_sub(j) {
             1 => t.ident(j),
-            3 if t.punct(j + 1, b'.') => t.ident(j + 2),
+            3 if t.is_punct(j + 1, b'.') => t.ident(j + 2),
             _ => None,
         };
         let values: Vec<(usize, usize)> = match eq {
@@ -490,7 +492,7 @@ impl<'a> Go<'_, '_, 'a> {
             Some(ty) => ty,
         };
         let implicit = eq.is_none() && type_end == j;
-        let end_line = t.end_line_of(e - 1);
+        let end_line = t.end_line(e - 1);
         for (idx, &(tok, name)) in names.iter().enumerate() {
             if name == "_" {
                 continue;
@@ -533,7 +535,7 @@ impl<'a> Go<'_, '_, 'a> {
                 out.push_str(&t.str_value(k)?);
                 k += 1;
                 if k < e {
-                    if !t.punct(k, b'+') || !t.is_str(k + 1) {
+                    if !t.is_punct(k, b'+') || !t.is_str(k + 1) {
                         return None;
                     }
                     k += 1;
@@ -550,10 +552,14 @@ impl<'a> Go<'_, '_, 'a> {
         let t = self.t;
         let mut k = start;
         while k < limit {
-            if t.punct(k, b';') || t.punct(k, b')') || t.punct(k, b']') || t.punct(k, b'}') {
+            if t.is_punct(k, b';')
+                || t.is_punct(k, b')')
+                || t.is_punct(k, b']')
+                || t.is_punct(k, b'}')
+            {
                 return k;
             }
-            let next = t.after_group(k).clamp(k + 1, limit);
+            let next = t.skip_group(k).clamp(k + 1, limit);
             if next >= limit {
                 return limit;
             }
@@ -589,7 +595,7 @@ impl<'a> Go<'_, '_, 'a> {
             .flatten()
             .any(|(o, c)| {
                 (o + 1..c.min(o + 512))
-                    .any(|k| t.is(k, name) && !t.punct(k + 1, b'.') && !t.punct(k - 1, b'.'))
+                    .any(|k| t.is(k, name) && !t.is_punct(k + 1, b'.') && !t.is_punct(k - 1, b'.'))
             })
     }
 
@@ -599,10 +605,10 @@ impl<'a> Go<'_, '_, 'a> {
         for k in 1..n {
             let rhs_start = if t.op2(k, b":=") {
                 k + 2
-            } else if t.punct(k, b'=')
-                && !(t.joined(k) && t.punct(k + 1, b'='))
+            } else if t.is_punct(k, b'=')
+                && !(t.joined(k) && t.is_punct(k + 1, b'='))
                 && !(t.joined(k - 1)
-                    && t.kind(k - 1) == Some(super::common::TokKind::Punct)
+                    && t.kind(k - 1) == Some(super::tokens::TokKind::Punct)
                     && b"=!<>:+-*/%&|^".contains(&t.text(k - 1).as_bytes()[0]))
             {
                 k + 1
@@ -613,11 +619,11 @@ impl<'a> Go<'_, '_, 'a> {
             if t.ident(lhs).is_none() {
                 continue;
             }
-            while lhs >= 2 && t.punct(lhs - 1, b',') && t.ident(lhs - 2).is_some() {
+            while lhs >= 2 && t.is_punct(lhs - 1, b',') && t.ident(lhs - 2).is_some() {
                 lhs -= 2;
             }
             let name = t.text(lhs);
-            let field = lhs > 0 && t.punct(lhs - 1, b'.');
+            let field = lhs > 0 && t.is_punct(lhs - 1, b'.');
             let rhs = (rhs_start, self.stmt_end(rhs_start, n));
             let func = self.enclosing_func(k);
             self.assigns_by_name
@@ -669,8 +675,8 @@ impl<'a> Go<'_, '_, 'a> {
         let t = self.t;
         for k in 0..t.len() {
             let Some(id) = t.ident(k) else { continue };
-            let call = t.punct(k + 1, b'(');
-            let lit = t.punct(k + 1, b'{');
+            let call = t.is_punct(k + 1, b'(');
+            let lit = t.is_punct(k + 1, b'{');
             let after_func = k > 0 && t.is(k - 1, "func");
             if call && !after_func {
                 if let Some(svc) = id
@@ -738,10 +744,10 @@ impl<'a> Go<'_, '_, 'a> {
     /// `NewImpl(…)` (a constructor of this file), or a variable assigned one of those.
     fn impl_of(&self, (s, e): (usize, usize), at: usize, depth: u8) -> Option<&'a str> {
         let t = self.t;
-        let s = if t.punct(s, b'&') { s + 1 } else { s };
+        let s = if t.is_punct(s, b'&') { s + 1 } else { s };
         let mut j = s;
         let mut last = None;
-        while j < e && (t.ident(j).is_some() || t.punct(j, b'.')) {
+        while j < e && (t.ident(j).is_some() || t.is_punct(j, b'.')) {
             if let Some(id) = t.ident(j) {
                 last = Some(id);
             }
@@ -752,10 +758,10 @@ impl<'a> Go<'_, '_, 'a> {
             let a = self.last_assign(last, at).filter(|_| depth == 0)?;
             return self.impl_of(a.rhs, a.at, depth + 1);
         }
-        if t.punct(j, b'{') {
+        if t.is_punct(j, b'{') {
             return Some(last);
         }
-        if t.punct(j, b'(') {
+        if t.is_punct(j, b'(') {
             let f = self.funcs[*self.func_by_name.get(last)?];
             return self.ctor_type(&f).or(f.result);
         }
@@ -769,16 +775,20 @@ impl<'a> Go<'_, '_, 'a> {
         let mut k = open + 1;
         while k < close.min(open + 4096) {
             if t.is(k, "return") {
-                let mut j = if t.punct(k + 1, b'&') { k + 2 } else { k + 1 };
+                let mut j = if t.is_punct(k + 1, b'&') {
+                    k + 2
+                } else {
+                    k + 1
+                };
                 let mut last = None;
                 while let Some(id) = t.ident(j) {
                     last = Some(id);
-                    if !t.punct(j + 1, b'.') {
+                    if !t.is_punct(j + 1, b'.') {
                         break;
                     }
                     j += 2;
                 }
-                if t.punct(j + 1, b'{') {
+                if t.is_punct(j + 1, b'{') {
                     return last;
                 }
             }
@@ -803,7 +813,7 @@ impl<'a> Go<'_, '_, 'a> {
             };
             var = Some((a.name, scope));
         } else if start >= 2
-            && t.punct(start - 1, b':')
+            && t.is_punct(start - 1, b':')
             && !t.joined(start - 1)
             && let Some(key) = t.ident(start - 2)
         {
@@ -828,17 +838,18 @@ impl<'a> Go<'_, '_, 'a> {
     /// client): binds the name for calls.
     fn typed_client(&mut self, k: usize, svc: &str) {
         let t = self.t;
-        if k < 3 || !t.punct(k - 1, b'.') || t.ident(k - 2).is_none() || t.punct(k - 3, b'.') {
+        if k < 3 || !t.is_punct(k - 1, b'.') || t.ident(k - 2).is_none() || t.is_punct(k - 3, b'.')
+        {
             return;
         }
         let mut ts = k - 2;
-        if t.punct(ts - 1, b'*') {
+        if t.is_punct(ts - 1, b'*') {
             ts -= 1;
         }
         let Some(name) = ts.checked_sub(1).and_then(|x| t.ident(x)) else {
             return;
         };
-        if is_keyword(name) || t.punct(k + 1, b'.') {
+        if is_keyword(name) || t.is_punct(k + 1, b'.') {
             return;
         }
         let in_struct = {
@@ -866,7 +877,7 @@ impl<'a> Go<'_, '_, 'a> {
         }
         for k in 0..t.len() {
             // The shape first (cheap), the hash lookup last.
-            if !t.punct(k + 1, b'.') || !t.punct(k + 3, b'(') {
+            if !t.is_punct(k + 1, b'.') || !t.is_punct(k + 3, b'(') {
                 continue;
             }
             let (Some(recv), Some(method)) = (t.ident(k), t.ident(k + 2)) else {
@@ -878,7 +889,7 @@ impl<'a> Go<'_, '_, 'a> {
             let Some(list) = self.bindings.get(recv) else {
                 continue;
             };
-            let selector = k > 0 && t.punct(k - 1, b'.');
+            let selector = k > 0 && t.is_punct(k - 1, b'.');
             let func = self.enclosing_func(k);
             let hit = list
                 .iter()
@@ -914,7 +925,7 @@ impl<'a> Go<'_, '_, 'a> {
     /// `kafka.Message{Topic: …}`, `kafka.TopicPartition{Topic: &t}`, `kgo.Record{Topic: …}`.
     fn composite_event(&mut self, k: usize, id: &str) {
         let t = self.t;
-        let qualified_by = |pkg: &str| k >= 2 && t.punct(k - 1, b'.') && t.is(k - 2, pkg);
+        let qualified_by = |pkg: &str| k >= 2 && t.is_punct(k - 1, b'.') && t.is(k - 2, pkg);
         let (role, via) = match id {
             "ProducerMessage" => (EventRole::Producer, "sarama"),
             "WriterConfig" | "Writer" if qualified_by("kafka") => (EventRole::Producer, "kafka-go"),
@@ -926,7 +937,7 @@ impl<'a> Go<'_, '_, 'a> {
         };
         let open = k + 1;
         for (a, b) in t.args(open) {
-            if !t.punct(a + 1, b':') || b <= a + 2 {
+            if !t.is_punct(a + 1, b':') || b <= a + 2 {
                 continue;
             }
             if t.is(a, "Topic") {
@@ -946,7 +957,7 @@ impl<'a> Go<'_, '_, 'a> {
     /// `Subscribe("t", nil)`, franz-go `kgo.ConsumeTopics("a", "b")`.
     fn call_event(&mut self, k: usize, id: &str) {
         let t = self.t;
-        let method = k > 0 && t.punct(k - 1, b'.');
+        let method = k > 0 && t.is_punct(k - 1, b'.');
         if !matches!(
             id,
             "ConsumePartition" | "Consume" | "SubscribeTopics" | "Subscribe" | "ConsumeTopics"
@@ -995,7 +1006,10 @@ impl<'a> Go<'_, '_, 'a> {
     fn topic_list(&self, (s, e): (usize, usize), at: usize) -> Vec<(TopicExpr, u32)> {
         let t = self.t;
         let mut out = Vec::new();
-        if t.punct(s, b'[') && t.punct(s + 1, b']') && t.is(s + 2, "string") && t.punct(s + 3, b'{')
+        if t.is_punct(s, b'[')
+            && t.is_punct(s + 1, b']')
+            && t.is(s + 2, "string")
+            && t.is_punct(s + 3, b'{')
         {
             for r in t.args(s + 3) {
                 if let Some(topic) = self.topic_expr(r, at, 0) {
@@ -1005,12 +1019,12 @@ impl<'a> Go<'_, '_, 'a> {
         } else if e == s + 1
             && let Some(name) = t.ident(s)
             && let Some(a) = self.last_assign(name, at)
-            && t.punct(a.rhs.0, b'[')
+            && t.is_punct(a.rhs.0, b'[')
         {
             for r in t
                 .args(a.rhs.0 + 3)
                 .into_iter()
-                .filter(|_| t.punct(a.rhs.0 + 3, b'{'))
+                .filter(|_| t.is_punct(a.rhs.0 + 3, b'{'))
             {
                 if let Some(topic) = self.topic_expr(r, a.at, 1) {
                     out.push((topic, t.line(r.0)));
@@ -1027,7 +1041,7 @@ impl<'a> Go<'_, '_, 'a> {
     /// other expression gives nothing.
     fn topic_expr(&self, (s, e): (usize, usize), at: usize, depth: u8) -> Option<TopicExpr> {
         let t = self.t;
-        let s = if t.punct(s, b'&') { s + 1 } else { s };
+        let s = if t.is_punct(s, b'&') { s + 1 } else { s };
         if s >= e {
             return None;
         }
@@ -1063,7 +1077,7 @@ impl<'a> Go<'_, '_, 'a> {
         }
         if e == s + 3
             && t.ident(s).is_some()
-            && t.punct(s + 1, b'.')
+            && t.is_punct(s + 1, b'.')
             && t.ident(s + 2)
                 .is_some_and(|m| m.starts_with(|c: char| c.is_ascii_uppercase()))
         {
@@ -1082,12 +1096,12 @@ impl<'a> Go<'_, '_, 'a> {
     fn env_lookup(&self, s: usize, e: usize) -> Option<(String, Option<String>)> {
         let t = self.t;
         let mut j = s;
-        while t.ident(j).is_some() && t.punct(j + 1, b'.') {
+        while t.ident(j).is_some() && t.is_punct(j + 1, b'.') {
             j += 2;
         }
         let callee = t.ident(j)?;
         let open = j + 1;
-        if !t.punct(open, b'(') || t.close(open)? + 1 != e {
+        if !t.is_punct(open, b'(') || t.close(open)? + 1 != e {
             return None;
         }
         let args = t.args(open);
@@ -1117,7 +1131,7 @@ impl<'a> Go<'_, '_, 'a> {
     /// calls (`http.Get`, `http.NewRequest`, `client.Post`, resty `R().Get`).
     fn http(&mut self, k: usize, id: &str) {
         let t = self.t;
-        if k == 0 || !t.punct(k - 1, b'.') {
+        if k == 0 || !t.is_punct(k - 1, b'.') {
             return;
         }
         let interesting = matches!(
@@ -1164,9 +1178,9 @@ impl<'a> Go<'_, '_, 'a> {
                 };
                 // gorilla/mux: `.HandleFunc(…).Methods("POST")`.
                 if let Some(c) = t.close(k + 1)
-                    && t.punct(c + 1, b'.')
+                    && t.is_punct(c + 1, b'.')
                     && t.is(c + 2, "Methods")
-                    && t.punct(c + 3, b'(')
+                    && t.is_punct(c + 3, b'(')
                     && let Some(&m) = t.args(c + 3).first()
                     && let Some(m) = self.method_arg(m)
                 {
@@ -1301,14 +1315,14 @@ impl<'a> Go<'_, '_, 'a> {
                 return None;
             }
             let mut j = s;
-            while j < e && (t.ident(j).is_some() || t.punct(j, b'.')) {
+            while j < e && (t.ident(j).is_some() || t.is_punct(j, b'.')) {
                 j += 1;
             }
             if j == e {
                 return t.ident(e - 1).map(str::to_string);
             }
             // A wrapper call: look at its last argument.
-            if t.punct(j, b'(') && t.close(j) == Some(e - 1) {
+            if t.is_punct(j, b'(') && t.close(j) == Some(e - 1) {
                 let &(a, b) = t.args(j).last()?;
                 s = a;
                 e = b;
@@ -1357,7 +1371,7 @@ impl<'a> Go<'_, '_, 'a> {
 /// The first token of a selector chain ending at `k`: `pb . NewOrdersClient` gives `pb`.
 fn chain_start(t: &Tokens, k: usize) -> usize {
     let mut s = k;
-    while s >= 2 && t.punct(s - 1, b'.') && t.ident(s - 2).is_some() {
+    while s >= 2 && t.is_punct(s - 1, b'.') && t.ident(s - 2).is_some() {
         s -= 2;
     }
     s
@@ -1365,11 +1379,11 @@ fn chain_start(t: &Tokens, k: usize) -> usize {
 
 /// True when a line ending with token `k` continues on the next line.
 fn continues(t: &Tokens, k: usize) -> bool {
-    if t.kind(k) != Some(super::common::TokKind::Punct) {
+    if t.kind(k) != Some(super::tokens::TokKind::Punct) {
         return false;
     }
     let b = t.text(k).as_bytes()[0];
-    if (b == b'+' || b == b'-') && k > 0 && t.joined(k - 1) && t.punct(k - 1, b) {
+    if (b == b'+' || b == b'-') && k > 0 && t.joined(k - 1) && t.is_punct(k - 1, b) {
         return false; // `i++`, `i--`
     }
     b",+-*/%&|^<>=!.:([{".contains(&b)
@@ -1381,12 +1395,12 @@ fn split_commas(t: &Tokens, s: usize, e: usize) -> Vec<(usize, usize)> {
     let mut start = s;
     let mut k = s;
     while k < e {
-        if t.punct(k, b',') {
+        if t.is_punct(k, b',') {
             out.push((start, k));
             start = k + 1;
             k += 1;
         } else {
-            k = t.after_group(k).clamp(k + 1, e);
+            k = t.skip_group(k).clamp(k + 1, e);
         }
     }
     if start < e {

@@ -183,11 +183,11 @@ impl<'s, 'a> Parser<'s, 'a> {
                         if paren.is_none() && angle == 0 && type_kw.is_none() {
                             paren = Some(j);
                         }
-                        j = src.close(j) + 1;
+                        j = src.close_or_end(j) + 1;
                         continue;
                     }
                     "[" => {
-                        j = src.close(j) + 1;
+                        j = src.close_or_end(j) + 1;
                         continue;
                     }
                     "<" => angle += 1,
@@ -232,7 +232,7 @@ impl<'s, 'a> Parser<'s, 'a> {
             };
             let line = src.line(kw + 1);
             let supers = self.supers(kw + 2, term);
-            let body = (term_text == "{").then(|| (term, src.close(term)));
+            let body = (term_text == "{").then(|| (term, src.close_or_end(term)));
             let end_line = body.map_or(src.line(term), |(_, c)| src.line(c));
             let sym = self.push_symbol(name, kind, line, end_line, doc);
             let ty = self.model.types.len();
@@ -274,7 +274,7 @@ impl<'s, 'a> Parser<'s, 'a> {
             };
             let (end_line, next) = match term_text {
                 "{" => {
-                    let c = src.close(term);
+                    let c = src.close_or_end(term);
                     (src.line(c), c + 1)
                 }
                 "=" => {
@@ -296,7 +296,7 @@ impl<'s, 'a> Parser<'s, 'a> {
         match term_text {
             "=" | ";" => self.fields(header_start, term, is_static && is_final, doc),
             // Initializer blocks (`static { … }`, `{ … }`) and stray blocks.
-            "{" => src.close(term) + 1,
+            "{" => src.close_or_end(term) + 1,
             _ => after_term,
         }
     }
@@ -305,7 +305,7 @@ impl<'s, 'a> Parser<'s, 'a> {
     fn skip_rest(&self, term: usize) -> usize {
         let src = self.src;
         if src.is(term, "{") {
-            src.close(term) + 1
+            src.close_or_end(term) + 1
         } else if src.is(term, "=") {
             self.initializer_end(term + 1) + 1
         } else if src.is(term, "}") {
@@ -320,8 +320,8 @@ impl<'s, 'a> Parser<'s, 'a> {
         let src = self.src;
         let mut j = i;
         while j < src.len() {
-            if src.is_open(j) {
-                j = src.close(j) + 1;
+            if src.is_opener(j) {
+                j = src.close_or_end(j) + 1;
                 continue;
             }
             if src.is(j, ";") || src.is(j, ",") || src.is(j, "}") {
@@ -401,7 +401,7 @@ impl<'s, 'a> Parser<'s, 'a> {
                 // The next declarator's own terminator.
                 term = name_at + 1;
                 while src.is(term, "[") {
-                    term = src.close(term) + 1;
+                    term = src.close_or_end(term) + 1;
                 }
                 continue;
             }
@@ -425,7 +425,7 @@ impl<'s, 'a> Parser<'s, 'a> {
                 continue;
             }
             if src.is(j, "(") {
-                j = src.close(j) + 1;
+                j = src.close_or_end(j) + 1;
                 continue;
             }
             match src.ident(j) {

@@ -18,7 +18,7 @@ use super::common::{http_path_of, looks_like_http_path, looks_like_topic};
 use crate::index::facts::{
     Constant, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, SymbolKind, TopicExpr,
 };
-use crate::index::lex::{Lexed, is_ident_byte};
+use crate::index::lex::Lexed;
 
 /// Which JVM language a file is written in (a few forms differ: `new`, type annotations,
 /// string templates, generic brackets).
@@ -29,144 +29,37 @@ pub enum Dialect {
     Scala,
 }
 
-/// What a token is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TokKind {
-    /// An identifier or keyword (also a Kotlin/Scala `` `quoted` `` identifier).
-    Ident,
-    /// One- or two-character punctuation (`(`, `.`, `=`, `->`, `::`, `==`, `?.`, …).
-    Punct,
-    /// A string or character literal; its value is in [`Lexed::strings`] at `str_idx`.
-    Str,
-    /// A number literal.
-    Num,
-}
+use super::tokens::{Rules, Tokens};
+pub use super::tokens::{Tok, TokKind};
 
-/// One token of the masked code.
-#[derive(Debug, Clone, Copy)]
-pub struct Tok<'a> {
-    pub kind: TokKind,
-    /// The identifier or punctuation; empty for string literals.
-    pub text: &'a str,
-    /// Byte offset in the source.
-    pub start: usize,
-    /// 1-based line of the token's first byte.
-    pub line: u32,
-    /// True when a newline separates this token from the previous one (Kotlin and Scala end
-    /// statements at newlines).
-    pub nl_before: bool,
-    /// Index into [`Lexed::strings`] for a literal.
-    pub str_idx: u32,
-}
-
-const NO_PAIR: u32 = u32::MAX;
-
-/// Two-character operators kept as one token.
-const OPS2: [&str; 15] = [
-    "==", "!=", "<=", ">=", "->", "=>", "::", "&&", "||", "?.", "?:", "+=", "-=", "++", "..",
-];
-
-/// A lexed file as tokens, with every bracket paired in one pass.
+/// A lexed JVM file as the shared token view ([`Tokens`], with the JVM operator set) plus
+/// the dialect, which decides the few forms that differ (`new`, string templates, generics).
+/// It dereferences to the tokens, so `src.is(i, "(")` and `src.toks[i]` read them directly.
 pub struct Src<'a> {
-    pub lx: &'a Lexed<'a>,
-    pub toks: Vec<Tok<'a>>,
-    /// For `(`, `[` and `{`: the index of the closing bracket (and the reverse), or `NO_PAIR`.
-    pair: Vec<u32>,
+    pub t: Tokens<'a, 'a>,
     pub dialect: Dialect,
+}
+
+impl<'a> std::ops::Deref for Src<'a> {
+    type Target = Tokens<'a, 'a>;
+    fn deref(&self) -> &Tokens<'a, 'a> {
+        &self.t
+    }
 }
 
 impl<'a> Src<'a> {
     /// Tokenizes `lx.code` and pairs its brackets.
     pub fn new(lx: &'a Lexed<'a>, dialect: Dialect) -> Src<'a> {
-        let toks = tokenize(lx);
-        let pair = pair_brackets(&toks);
         Src {
-            lx,
-            toks,
-            pair,
+            t: Tokens::new(lx, &Rules::JVM),
             dialect,
         }
-    }
-
-    /// The number of tokens.
-    pub fn len(&self) -> usize {
-        self.toks.len()
-    }
-
-    /// True for a file without code.
-    pub fn is_empty(&self) -> bool {
-        self.toks.is_empty()
-    }
-
-    /// True when token `i` is the punctuation `p`.
-    pub fn is(&self, i: usize, p: &str) -> bool {
-        self.toks
-            .get(i)
-            .is_some_and(|t| t.kind == TokKind::Punct && t.text == p)
-    }
-
-    /// True when token `i` is the identifier or keyword `w`.
-    pub fn kw(&self, i: usize, w: &str) -> bool {
-        self.toks
-            .get(i)
-            .is_some_and(|t| t.kind == TokKind::Ident && t.text == w)
-    }
-
-    /// The identifier at `i`, if it is one.
-    pub fn ident(&self, i: usize) -> Option<&'a str> {
-        self.toks
-            .get(i)
-            .filter(|t| t.kind == TokKind::Ident)
-            .map(|t| t.text)
-    }
-
-    /// The line on which token `i` ends (differs from [`Tok::line`] for a multi-line string).
-    pub fn end_line(&self, i: usize) -> u32 {
-        match self.toks.get(i) {
-            Some(t) if t.kind == TokKind::Str => {
-                self.lx.strings.get(t.str_idx as usize).map_or(t.line, |s| {
-                    self.lx.line_of(s.end.saturating_sub(1).max(s.start))
-                })
-            }
-            _ => self.line(i),
-        }
-    }
-
-    /// The line of token `i` (the last line for an index past the end).
-    pub fn line(&self, i: usize) -> u32 {
-        self.toks
-            .get(i)
-            .map_or_else(|| self.toks.last().map_or(1, |t| t.line), |t| t.line)
-    }
-
-    /// The index of the bracket closing the one at `i`; the end of the tokens when it never
-    /// closes (or `i` is not an opening bracket).
-    pub fn close(&self, i: usize) -> usize {
-        match self.pair.get(i) {
-            Some(&p) if p != NO_PAIR && p as usize > i => p as usize,
-            _ => self.toks.len(),
-        }
-    }
-
-    /// The index of the bracket opening the one closed at `i`, if any.
-    fn open_of(&self, i: usize) -> Option<usize> {
-        match self.pair.get(i) {
-            Some(&p) if p != NO_PAIR && (p as usize) < i => Some(p as usize),
-            _ => None,
-        }
-    }
-
-    /// True for an opening bracket token.
-    pub fn is_open(&self, i: usize) -> bool {
-        self.toks
-            .get(i)
-            .is_some_and(|t| t.kind == TokKind::Punct && matches!(t.text, "(" | "[" | "{"))
     }
 
     /// The literal at token `i` with its value, if the token is a string literal.
     fn lit(&self, i: usize) -> Option<Lit<'a>> {
         let t = self.toks.get(i).filter(|t| t.kind == TokKind::Str)?;
-        let s = self.lx.strings.get(t.str_idx as usize)?;
+        let s = self.lx.strings.get(t.lit as usize)?;
         let templated = match self.dialect {
             Dialect::Java => false,
             Dialect::Kotlin => has_template(s.raw),
@@ -174,7 +67,7 @@ impl<'a> Src<'a> {
             Dialect::Scala => {
                 i > 0
                     && self.toks[i - 1].kind == TokKind::Ident
-                    && self.toks[i - 1].start + self.toks[i - 1].text.len() == t.start
+                    && self.toks[i - 1].end == t.start
                     && s.raw.contains('$')
             }
         };
@@ -193,7 +86,7 @@ impl<'a> Src<'a> {
     /// after it, or `i` when there is none. Bounded so a stray `<` cannot scan the file.
     pub fn skip_generics(&self, i: usize) -> usize {
         if self.dialect == Dialect::Scala && self.is(i, "[") {
-            return self.close(i) + 1;
+            return self.close_or_end(i) + 1;
         }
         if !self.is(i, "<") {
             return i;
@@ -223,11 +116,11 @@ impl<'a> Src<'a> {
     /// The first argument of the call whose `(` is token `open` (stops at the first top-level
     /// comma, so a long argument list costs nothing more).
     fn first_arg(&self, open: usize) -> Option<(usize, usize)> {
-        let close = self.close(open);
+        let close = self.close_or_end(open);
         let mut j = open + 1;
         while j < close {
-            if self.is_open(j) {
-                j = self.close(j) + 1;
+            if self.is_opener(j) {
+                j = self.close_or_end(j) + 1;
                 continue;
             }
             if self.is(j, ",") {
@@ -242,31 +135,6 @@ impl<'a> Src<'a> {
     /// Splits `from..to` at top-level commas (brackets skipped whole); empty parts dropped.
     pub fn split_commas(&self, from: usize, to: usize) -> Vec<(usize, usize)> {
         self.split_at(from, to, ",")
-    }
-
-    /// Splits `from..to` at top-level punctuation `sep`.
-    fn split_at(&self, from: usize, to: usize, sep: &str) -> Vec<(usize, usize)> {
-        let to = to.min(self.toks.len());
-        let mut out = Vec::new();
-        let mut a = from;
-        let mut j = from;
-        while j < to {
-            if self.is_open(j) {
-                j = self.close(j) + 1;
-                continue;
-            }
-            if self.is(j, sep) {
-                if j > a {
-                    out.push((a, j));
-                }
-                a = j + 1;
-            }
-            j += 1;
-        }
-        if to > a {
-            out.push((a, to));
-        }
-        out
     }
 }
 
@@ -288,153 +156,6 @@ fn has_template(raw: &str) -> bool {
             && b.get(i + 1)
                 .is_some_and(|&c| c == b'{' || c.is_ascii_alphabetic() || c == b'_')
     })
-}
-
-fn tokenize<'a>(lx: &'a Lexed<'a>) -> Vec<Tok<'a>> {
-    let code = lx.code.as_str();
-    let b = code.as_bytes();
-    let n = b.len();
-    let mut toks = Vec::with_capacity(n / 5 + 8);
-    let mut i = 0usize;
-    let mut line = 1u32;
-    let mut nl = true;
-    let mut si = 0usize;
-    while i < n {
-        let c = b[i];
-        if c == b'\n' {
-            line += 1;
-            nl = true;
-            i += 1;
-            continue;
-        }
-        if c.is_ascii_whitespace() {
-            i += 1;
-            continue;
-        }
-        while si < lx.strings.len() && lx.strings[si].start < i {
-            si += 1;
-        }
-        if si < lx.strings.len() && lx.strings[si].start == i && matches!(c, b'"' | b'\'' | b'`') {
-            let s = &lx.strings[si];
-            let end = s.end.clamp(i + 1, n);
-            let quoted_ident = c == b'`';
-            toks.push(Tok {
-                // A character literal is a value, never a name or a path.
-                kind: match c {
-                    b'`' => TokKind::Ident,
-                    b'\'' => TokKind::Num,
-                    _ => TokKind::Str,
-                },
-                text: if quoted_ident { s.raw } else { "" },
-                start: i,
-                line,
-                nl_before: nl,
-                str_idx: si as u32,
-            });
-            line += b[i..end].iter().filter(|&&x| x == b'\n').count() as u32;
-            nl = false;
-            si += 1;
-            i = end;
-            continue;
-        }
-        let start = i;
-        let kind = if c.is_ascii_digit() {
-            i += 1;
-            while i < n
-                && (is_ident_byte(b[i])
-                    || (b[i] == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit)))
-            {
-                i += 1;
-            }
-            TokKind::Num
-        } else if is_ident_byte(c) {
-            i += 1;
-            while i < n && is_ident_byte(b[i]) {
-                i += 1;
-            }
-            TokKind::Ident
-        } else {
-            let second = b.get(i + 1).copied().unwrap_or(0);
-            let maybe_op = matches!(
-                second,
-                b'=' | b'>' | b':' | b'&' | b'|' | b'.' | b'+' | b'-'
-            );
-            let two = if maybe_op {
-                code.get(i..i + 2).unwrap_or("")
-            } else {
-                ""
-            };
-            i += if maybe_op && OPS2.contains(&two) {
-                2
-            } else {
-                1
-            };
-            // Keep a char boundary even for stray non-ASCII punctuation.
-            while i < n && !code.is_char_boundary(i) {
-                i += 1;
-            }
-            TokKind::Punct
-        };
-        toks.push(Tok {
-            kind,
-            text: &code[start..i],
-            start,
-            line,
-            nl_before: nl,
-            str_idx: 0,
-        });
-        nl = false;
-    }
-    toks
-}
-
-fn pair_brackets(toks: &[Tok]) -> Vec<u32> {
-    let mut pair = vec![NO_PAIR; toks.len()];
-    let mut stack: Vec<(u32, u8)> = Vec::new();
-    let mut open_counts = [0usize; 3];
-    for (i, t) in toks.iter().enumerate() {
-        if t.kind != TokKind::Punct {
-            continue;
-        }
-        let (kind, opening) = match t.text {
-            "(" => (0u8, true),
-            "[" => (1, true),
-            "{" => (2, true),
-            ")" => (0, false),
-            "]" => (1, false),
-            "}" => (2, false),
-            _ => continue,
-        };
-        if opening {
-            stack.push((i as u32, kind));
-            open_counts[kind as usize] += 1;
-            continue;
-        }
-        if open_counts[kind as usize] == 0 {
-            continue;
-        }
-        // A `}` abandons whatever is open inside its block; a `)` or `]` never crosses an open
-        // `{` (a stray one inside a body must not end the class around it).
-        let reachable = kind == 2
-            || stack
-                .iter()
-                .rev()
-                .take(64)
-                .take_while(|&&(_, k)| k != 2 || kind == 2)
-                .any(|&(_, k)| k == kind);
-        if !reachable {
-            continue;
-        }
-        while let Some((o, k)) = stack.pop() {
-            open_counts[k as usize] -= 1;
-            if k == kind {
-                pair[o as usize] = i as u32;
-                pair[i] = o;
-                break;
-            }
-        }
-    }
-    pair
 }
 
 /// An annotation (`@Name`, `@a.b.Name(args)`, Kotlin `@field:Name(args)`).
@@ -474,7 +195,7 @@ pub fn parse_ann<'a>(src: &Src<'a>, i: usize) -> Option<Ann<'a>> {
     }
     let mut args = None;
     if src.is(j, "(") {
-        let c = src.close(j);
+        let c = src.close_or_end(j);
         args = Some((j + 1, c));
         j = c + 1;
     }
@@ -508,7 +229,7 @@ fn ann_attr(src: &Src, ann: &Ann, keys: &[&str]) -> Option<(usize, usize)> {
 /// `List.of(a)`, `listOf(a)`, `Arrays.asList(a, b)`, `Collections.singletonList(a)`, `Seq(a)`;
 /// anything else is one element.
 fn elements(src: &Src, (a, b): (usize, usize)) -> Vec<(usize, usize)> {
-    if b > a && (src.is(a, "{") || src.is(a, "[")) && src.close(a) + 1 == b {
+    if b > a && (src.is(a, "{") || src.is(a, "[")) && src.close_or_end(a) + 1 == b {
         return src.split_commas(a + 1, b - 1);
     }
     if let Some((x, y)) = builder_args(src, (a, b)) {
@@ -551,7 +272,7 @@ fn builder_args(src: &Src, (a, b): (usize, usize)) -> Option<(usize, usize)> {
         return None;
     }
     let j = src.skip_generics(j);
-    (src.is(j, "(") && src.close(j) + 1 == b).then_some((j + 1, b - 1))
+    (src.is(j, "(") && src.close_or_end(j) + 1 == b).then_some((j + 1, b - 1))
 }
 
 /// A Spring property placeholder `${name}` or `${name:default}` (nested defaults followed),
@@ -877,7 +598,7 @@ pub fn enum_step<'a>(src: &Src<'a>, mut j: usize) -> EnumStep<'a> {
         let mut k = j + 1;
         let mut value = None;
         if src.is(k, "(") {
-            let close = src.close(k);
+            let close = src.close_or_end(k);
             if let Some(&(a, b)) = src.split_commas(k + 1, close).first()
                 && b == a + 1
             {
@@ -886,7 +607,7 @@ pub fn enum_step<'a>(src: &Src<'a>, mut j: usize) -> EnumStep<'a> {
             k = close + 1;
         }
         if src.is(k, "{") {
-            k = src.close(k) + 1;
+            k = src.close_or_end(k) + 1;
         }
         return EnumStep::Entry {
             name: t.text,
@@ -1368,7 +1089,7 @@ impl<'s, 'a> Ctx<'s, 'a> {
             }
             clients.push((src.toks[k].line, service, var));
             // `OrdersGrpc.newBlockingStub(ch).createOrder(req)`.
-            let after = src.close(call) + 1;
+            let after = src.close_or_end(call) + 1;
             if let Some((mi, method)) = self.called_method(after) {
                 facts.grpc.push(GrpcFact::Call {
                     service: Some(service.to_string()),
@@ -1453,7 +1174,7 @@ impl<'s, 'a> Ctx<'s, 'a> {
                 return None;
             }
             if m.starts_with("with") {
-                i = src.close(open) + 1;
+                i = src.close_or_end(open) + 1;
                 continue;
             }
             if matches!(
@@ -1610,7 +1331,7 @@ impl<'s, 'a> Ctx<'s, 'a> {
                 {
                     // `MessageBuilder…setHeader(KafkaHeaders.TOPIC, "t")`.
                     let open = (0..k).rev().take(4).find(|&j| src.is(j, "("));
-                    let end = open.map_or(n, |o| src.close(o));
+                    let end = open.map_or(n, |o| src.close_or_end(o));
                     if let Some(&r) = src.split_commas(k + 4, end).first()
                         && let Some(topic) = self.topic(r)
                     {
@@ -1875,7 +1596,7 @@ impl<'s, 'a> Ctx<'s, 'a> {
             if src.is(j, ".") && (src.kw(j + 1, "create") || src.kw(j + 1, "of")) {
                 j += 2;
             }
-            if !(src.is(j, "(") && src.close(j) + 1 == b) {
+            if !(src.is(j, "(") && src.close_or_end(j) + 1 == b) {
                 break;
             }
             a = j + 1;
@@ -1926,8 +1647,8 @@ impl<'s, 'a> Ctx<'s, 'a> {
                     return j;
                 }
             }
-            if src.is_open(j) {
-                j = src.close(j) + 1;
+            if src.is_opener(j) {
+                j = src.close_or_end(j) + 1;
                 continue;
             }
             if t.kind == TokKind::Punct && matches!(t.text, ";" | ")" | "}" | "]") {
@@ -1990,7 +1711,7 @@ impl<'s, 'a> Ctx<'s, 'a> {
             if !src.is(open, "(") && !lambda {
                 continue;
             }
-            let close = src.close(open);
+            let close = src.close_or_end(open);
             let first_arg = if lambda {
                 Some((open + 1, close))
             } else {
@@ -2111,7 +1832,7 @@ impl<'s, 'a> Ctx<'s, 'a> {
             if !(src.is(j, ".") && src.kw(j + 1, name) && src.is(j + 2, "(")) {
                 return None;
             }
-            let close = src.close(j + 2);
+            let close = src.close_or_end(j + 2);
             self.url_path((j + 3, close))
         })
     }
@@ -2289,8 +2010,8 @@ mod tests {
         let lx = crate::index::lex::lex(crate::index::lex::Syntax::JAVA, "a({) b} [c");
         let src = Src::new(&lx, Dialect::Java);
         // `(` is never closed properly; `{` pairs with `}`.
-        assert_eq!(src.close(2), 5);
-        assert_eq!(src.close(1), src.len());
-        assert_eq!(src.close(6), src.len());
+        assert_eq!(src.close_or_end(2), 5);
+        assert_eq!(src.close_or_end(1), src.len());
+        assert_eq!(src.close_or_end(6), src.len());
     }
 }

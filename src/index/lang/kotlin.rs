@@ -233,7 +233,7 @@ impl<'s, 'a> Parser<'s, 'a> {
                     i = self.secondary_ctor(i, std::mem::take(&mut pending));
                 }
                 (TokKind::Punct, "{") => {
-                    i = src.close(i) + 1;
+                    i = src.close_or_end(i) + 1;
                     pending = Pending::default();
                 }
                 (TokKind::Punct, "=") => {
@@ -293,8 +293,8 @@ impl<'s, 'a> Parser<'s, 'a> {
             if k > i && t.nl_before && !continues(src, k) {
                 return k;
             }
-            if src.is_open(k) {
-                k = src.close(k) + 1;
+            if src.is_opener(k) {
+                k = src.close_or_end(k) + 1;
                 continue;
             }
             if t.kind == TokKind::Punct && matches!(t.text, ")" | "]" | "}" | ";") {
@@ -320,8 +320,8 @@ impl<'s, 'a> Parser<'s, 'a> {
             if t.nl_before && k > 0 && !continues(src, k) && !matches!(t.text, "where" | "<") {
                 return k;
             }
-            if src.is_open(k) {
-                k = src.close(k) + 1;
+            if src.is_opener(k) {
+                k = src.close_or_end(k) + 1;
                 continue;
             }
             if t.kind == TokKind::Punct && t.text == "<" {
@@ -375,7 +375,7 @@ impl<'s, 'a> Parser<'s, 'a> {
             }
         }
         let params = if src.is(j, "(") {
-            let close = src.close(j);
+            let close = src.close_or_end(j);
             let p = Some((j + 1, close));
             j = close + 1;
             p
@@ -405,7 +405,7 @@ impl<'s, 'a> Parser<'s, 'a> {
         }
         let line = src.line(name_at);
         let doc = self.doc(&pending, kw);
-        let body = src.is(j, "{").then(|| (j, src.close(j)));
+        let body = src.is(j, "{").then(|| (j, src.close_or_end(j)));
         let end_line = body.map_or(src.line(j.saturating_sub(1).max(kw)), |(_, c)| src.line(c));
         let (parent, container) = self.container();
         let sym = self.push_symbol(name, kind, line, end_line, doc, container);
@@ -511,13 +511,13 @@ impl<'s, 'a> Parser<'s, 'a> {
         let name = src.toks[name_at].text;
         let open = src.skip_generics(name_at + 1);
         let after_params = if src.is(open, "(") {
-            src.close(open) + 1
+            src.close_or_end(open) + 1
         } else {
             open
         };
         let e = self.header_end(after_params);
         let (end_line, next) = if src.is(e, "{") {
-            let c = src.close(e);
+            let c = src.close_or_end(e);
             (src.line(c), c + 1)
         } else if src.is(e, "=") {
             let x = self.expr_end(e + 1);
@@ -581,8 +581,8 @@ impl<'s, 'a> Parser<'s, 'a> {
                 k = src.skip_generics(k).max(k + 1);
                 continue;
             }
-            if src.is_open(k) {
-                k = src.close(k) + 1;
+            if src.is_opener(k) {
+                k = src.close_or_end(k) + 1;
                 continue;
             }
             k += 1;
@@ -654,9 +654,9 @@ impl<'s, 'a> Parser<'s, 'a> {
         if !src.is(kw + 1, "(") {
             return kw + 1;
         }
-        let e = self.header_end(src.close(kw + 1) + 1);
+        let e = self.header_end(src.close_or_end(kw + 1) + 1);
         let (end_line, next) = if src.is(e, "{") {
-            let c = src.close(e);
+            let c = src.close_or_end(e);
             (src.line(c), c + 1)
         } else {
             (src.line(e.saturating_sub(1)), e)

@@ -55,6 +55,6 @@ pub mod ruby;
 pub mod rust;
 pub mod scala;
 pub mod swift;
-pub mod toks;
+pub mod tokens;
 pub mod typescript;
 pub mod yaml;

@@ -11,9 +11,9 @@
 use std::collections::{HashMap, HashSet};
 
 use super::common::{
-    TokKind, Tokens, http_path_of, join_path, looks_like_http_path, looks_like_topic,
-    strip_base_placeholder,
+    http_path_of, join_path, looks_like_http_path, looks_like_topic, strip_base_placeholder,
 };
+use super::tokens::{Rules, TokKind, Tokens};
 use crate::index::facts::{
     Constant, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Symbol, SymbolKind,
     TopicExpr,
@@ -33,7 +33,7 @@ use crate::index::lex::{Syntax, lex};
 pub fn extract(path: &str, text: &str) -> FileFacts {
     let _ = path;
     let lexed = lex(Syntax::RUST, text);
-    let t = Tokens::new(&lexed, &[]);
+    let t = Tokens::new(&lexed, &Rules::C_FAMILY);
     let code = lexed.code.as_str();
     let mut rs = Rs {
         t: &t,
@@ -188,21 +188,20 @@ impl<'a> Rs<'_, '_, 'a> {
                 attrs.clear();
                 continue;
             }
-            if t.punct(i, b'#') && t.punct(i + 1, b'[') {
+            if t.is_punct(i, b'#') && t.is_punct(i + 1, b'[') {
                 attrs.push(i + 1);
-                i = t.after_group(i + 1);
+                i = t.skip_group(i + 1);
                 continue;
             }
-            if t.punct(i, b'#') && t.punct(i + 1, b'!') && t.punct(i + 2, b'[') {
-                i = t.after_group(i + 2);
+            if t.is_punct(i, b'#') && t.is_punct(i + 1, b'!') && t.is_punct(i + 2, b'[') {
+                i = t.skip_group(i + 2);
                 continue;
             }
             let frame = scopes.last().copied();
             let start_line = attrs.first().map_or(t.line(i), |&a| t.line(a));
-            let doc_line = t
-                .lexed
-                .doc_comment_above(start_line)
-                .or((!attrs.is_empty()).then_some(start_line));
+            let doc_line =
+                t.lx.doc_comment_above(start_line)
+                    .or((!attrs.is_empty()).then_some(start_line));
             let item = Item {
                 frame,
                 doc_line,
@@ -214,8 +213,8 @@ impl<'a> Rs<'_, '_, 'a> {
             if t.is(j, "pub") {
                 public = true;
                 j += 1;
-                if t.punct(j, b'(') {
-                    j = t.after_group(j);
+                if t.is_punct(j, b'(') {
+                    j = t.skip_group(j);
                 }
             }
             let mut extern_block = false;
@@ -232,7 +231,7 @@ impl<'a> Rs<'_, '_, 'a> {
                         if t.is_str(j) {
                             j += 1;
                         }
-                        if t.punct(j, b'{') {
+                        if t.is_punct(j, b'{') {
                             extern_block = true;
                             break;
                         }
@@ -276,12 +275,12 @@ impl<'a> Rs<'_, '_, 'a> {
                 },
                 Some("const" | "static") => self.constant(j, &item),
                 Some("type") => self.type_alias(j, &item),
-                Some("macro_rules") if t.punct(j + 1, b'!') => self.macro_rules(j, &item),
+                Some("macro_rules") if t.is_punct(j + 1, b'!') => self.macro_rules(j, &item),
                 Some("use") => self.use_item(j, public),
                 Some("extern") if t.is(j + 1, "crate") => self.extern_crate(j, public),
                 // An item-level macro call: `lazy_static! { … }`, `include_proto!("x");`.
-                Some(_) if t.punct(j + 1, b'!') => t.after_group(j + 2).max(j + 1),
-                _ => t.after_group(i).max(i + 1),
+                Some(_) if t.is_punct(j + 1, b'!') => t.skip_group(j + 2).max(j + 1),
+                _ => t.skip_group(i).max(i + 1),
             };
         }
     }
@@ -309,23 +308,28 @@ impl<'a> Rs<'_, '_, 'a> {
     /// index after it, or the index of a `{`/`;`/closer that shows the list is malformed.
     fn skip_angles(&self, k: usize) -> usize {
         let t = self.t;
-        if !t.punct(k, b'<') {
+        if !t.is_punct(k, b'<') {
             return k;
         }
         let mut depth = 0usize;
         let mut j = k;
         while j < t.len() {
-            if t.punct(j, b'<') {
+            if t.is_punct(j, b'<') {
                 depth += 1;
-            } else if t.punct(j, b'>') && !(j > 0 && t.punct(j - 1, b'-') && t.joined(j - 1)) {
+            } else if t.is_punct(j, b'>') && !(j > 0 && t.is_punct(j - 1, b'-') && t.joined(j - 1))
+            {
                 depth -= 1;
                 if depth == 0 {
                     return j + 1;
                 }
-            } else if t.punct(j, b'{') || t.punct(j, b';') || t.punct(j, b'}') || t.punct(j, b')') {
+            } else if t.is_punct(j, b'{')
+                || t.is_punct(j, b';')
+                || t.is_punct(j, b'}')
+                || t.is_punct(j, b')')
+            {
                 return j;
-            } else if t.punct(j, b'(') || t.punct(j, b'[') {
-                j = t.after_group(j);
+            } else if t.is_punct(j, b'(') || t.is_punct(j, b'[') {
+                j = t.skip_group(j);
                 continue;
             }
             j += 1;
@@ -337,10 +341,14 @@ impl<'a> Rs<'_, '_, 'a> {
     fn to_body(&self, mut k: usize) -> usize {
         let t = self.t;
         while k < t.len() {
-            if t.punct(k, b'{') || t.punct(k, b';') || t.punct(k, b'}') || t.punct(k, b')') {
+            if t.is_punct(k, b'{')
+                || t.is_punct(k, b';')
+                || t.is_punct(k, b'}')
+                || t.is_punct(k, b')')
+            {
                 return k;
             }
-            k = t.after_group(k);
+            k = t.skip_group(k);
         }
         k
     }
@@ -348,7 +356,7 @@ impl<'a> Rs<'_, '_, 'a> {
     /// The end line of an item whose body or terminator is at `k`.
     fn end_line_at(&self, k: usize) -> u32 {
         let t = self.t;
-        if t.punct(k, b'{') || t.punct(k, b'(') {
+        if t.is_punct(k, b'{') || t.is_punct(k, b'(') {
             t.group_end_line(k)
         } else {
             t.line(k.min(t.len().saturating_sub(1)))
@@ -363,12 +371,12 @@ impl<'a> Rs<'_, '_, 'a> {
         };
         let mut k = self.skip_angles(j + 2);
         let mut params = None;
-        if t.punct(k, b'(') {
+        if t.is_punct(k, b'(') {
             params = Some((k, t.close(k).unwrap_or(n)));
-            k = t.after_group(k);
+            k = t.skip_group(k);
         }
         let k = self.to_body(k);
-        let body = t.punct(k, b'{').then(|| (k, t.close(k).unwrap_or(n)));
+        let body = t.is_punct(k, b'{').then(|| (k, t.close(k).unwrap_or(n)));
         let (kind, container) = match item.frame {
             Some(Frame {
                 kind: ScopeKind::Impl | ScopeKind::Trait,
@@ -398,9 +406,9 @@ impl<'a> Rs<'_, '_, 'a> {
         });
         self.attr_routes(item, name);
         if body.is_some() {
-            t.after_group(k)
+            t.skip_group(k)
         } else {
-            k.max(j + 1) + usize::from(t.punct(k, b';'))
+            k.max(j + 1) + usize::from(t.is_punct(k, b';'))
         }
     }
 
@@ -416,7 +424,7 @@ impl<'a> Rs<'_, '_, 'a> {
                 k += 3;
             }
             let Some(attr) = t.ident(k) else { continue };
-            if !t.punct(k + 1, b'(') || k + 2 >= end || !t.is_str(k + 2) {
+            if !t.is_punct(k + 1, b'(') || k + 2 >= end || !t.is_str(k + 2) {
                 continue;
             }
             let Some(path) = t.str_value(k + 2) else {
@@ -431,7 +439,7 @@ impl<'a> Rs<'_, '_, 'a> {
             } else if attr == "route" {
                 for (a, b) in t.args(k + 1).into_iter().skip(1) {
                     if t.is(a, "method")
-                        && t.punct(a + 1, b'=')
+                        && t.is_punct(a + 1, b'=')
                         && b == a + 3
                         && t.is_str(a + 2)
                         && let Some(m) = t.str_value(a + 2)
@@ -462,15 +470,15 @@ impl<'a> Rs<'_, '_, 'a> {
             return j + 1;
         };
         // `union` is also an ordinary identifier; only `union Name {` is an item.
-        if kw == "union" && !(t.punct(j + 2, b'{') || t.punct(j + 2, b'<')) {
+        if kw == "union" && !(t.is_punct(j + 2, b'{') || t.is_punct(j + 2, b'<')) {
             return j + 1;
         }
         let mut k = self.skip_angles(j + 2);
-        if t.punct(k, b'(') {
-            k = t.after_group(k);
+        if t.is_punct(k, b'(') {
+            k = t.skip_group(k);
         }
         let k = self.to_body(k);
-        if t.punct(k, b'{') {
+        if t.is_punct(k, b'{') {
             self.structs.push((k, t.close(k).unwrap_or(t.len())));
         }
         let container = item.frame.and_then(|f| f.name);
@@ -483,7 +491,7 @@ impl<'a> Rs<'_, '_, 'a> {
             item.doc_line,
             container,
         );
-        t.after_group(k).max(j + 2)
+        t.skip_group(k).max(j + 2)
     }
 
     fn enumeration(&mut self, j: usize, item: &Item<'a>) -> usize {
@@ -502,18 +510,18 @@ impl<'a> Rs<'_, '_, 'a> {
             item.doc_line,
             container,
         );
-        if t.punct(k, b'{') {
+        if t.is_punct(k, b'{') {
             let end = t.close(k).unwrap_or(t.len());
             let mut v = k + 1;
             let mut at_start = true;
             let mut attr_line = None;
             while v < end {
-                if t.punct(v, b'#') && t.punct(v + 1, b'[') {
+                if t.is_punct(v, b'#') && t.is_punct(v + 1, b'[') {
                     attr_line.get_or_insert(t.line(v));
-                    v = t.after_group(v + 1);
+                    v = t.skip_group(v + 1);
                     continue;
                 }
-                if t.punct(v, b',') {
+                if t.is_punct(v, b',') {
                     at_start = true;
                     attr_line = None;
                     v += 1;
@@ -522,8 +530,8 @@ impl<'a> Rs<'_, '_, 'a> {
                 if at_start && let Some(variant) = t.ident(v) {
                     let vline = t.line(v);
                     let from = attr_line.unwrap_or(vline);
-                    let doc = t.lexed.doc_comment_above(from).or(attr_line);
-                    let vend = if t.punct(v + 1, b'{') || t.punct(v + 1, b'(') {
+                    let doc = t.lx.doc_comment_above(from).or(attr_line);
+                    let vend = if t.is_punct(v + 1, b'{') || t.is_punct(v + 1, b'(') {
                         t.group_end_line(v + 1)
                     } else {
                         vline
@@ -531,10 +539,10 @@ impl<'a> Rs<'_, '_, 'a> {
                     self.push_symbol(variant, SymbolKind::EnumValue, vline, vend, doc, Some(name));
                 }
                 at_start = false;
-                v = t.after_group(v);
+                v = t.skip_group(v);
             }
         }
-        t.after_group(k).max(j + 2)
+        t.skip_group(k).max(j + 2)
     }
 
     fn trait_item(&mut self, j: usize, item: &Item<'a>) -> (usize, Option<Frame<'a>>) {
@@ -553,7 +561,7 @@ impl<'a> Rs<'_, '_, 'a> {
             item.doc_line,
             container,
         );
-        if t.punct(k, b'{') {
+        if t.is_punct(k, b'{') {
             let frame = Frame {
                 end: t.close(k).unwrap_or(t.len()),
                 kind: ScopeKind::Trait,
@@ -574,17 +582,17 @@ impl<'a> Rs<'_, '_, 'a> {
         let mut where_at = body;
         let mut k = start;
         while k < body {
-            if t.punct(k, b'<') {
+            if t.is_punct(k, b'<') {
                 depth += 1;
-            } else if t.punct(k, b'>') && !(t.punct(k - 1, b'-') && t.joined(k - 1)) {
+            } else if t.is_punct(k, b'>') && !(t.is_punct(k - 1, b'-') && t.joined(k - 1)) {
                 depth -= 1;
-            } else if depth == 0 && t.is(k, "for") && !t.punct(k + 1, b'<') && for_at.is_none() {
+            } else if depth == 0 && t.is(k, "for") && !t.is_punct(k + 1, b'<') && for_at.is_none() {
                 for_at = Some(k);
             } else if depth == 0 && t.is(k, "where") {
                 where_at = k;
                 break;
             }
-            k = t.after_group(k);
+            k = t.skip_group(k);
         }
         let (trait_range, self_range) = match for_at {
             Some(f) => (Some((start, f)), (f + 1, where_at)),
@@ -597,7 +605,7 @@ impl<'a> Rs<'_, '_, 'a> {
             self_type,
             line: t.line(j),
         });
-        if t.punct(body, b'{') {
+        if t.is_punct(body, b'{') {
             let frame = Frame {
                 end: t.close(body).unwrap_or(t.len()),
                 kind: ScopeKind::Impl,
@@ -617,11 +625,11 @@ impl<'a> Rs<'_, '_, 'a> {
         let mut name = None;
         let mut k = s;
         while k < e {
-            if t.punct(k, b'<') {
+            if t.is_punct(k, b'<') {
                 depth += 1;
-            } else if t.punct(k, b'>') {
+            } else if t.is_punct(k, b'>') {
                 depth -= 1;
-            } else if t.punct(k, b'\'') {
+            } else if t.is_punct(k, b'\'') {
                 k += 2;
                 continue;
             } else if depth == 0
@@ -629,11 +637,11 @@ impl<'a> Rs<'_, '_, 'a> {
                 && !matches!(id, "dyn" | "mut" | "impl" | "const")
             {
                 name = Some(id);
-            } else if t.punct(k, b'(') || t.punct(k, b'[') {
+            } else if t.is_punct(k, b'(') || t.is_punct(k, b'[') {
                 if depth == 0 && name.is_none() {
                     return None;
                 }
-                k = t.after_group(k);
+                k = t.skip_group(k);
                 continue;
             }
             k += 1;
@@ -647,9 +655,9 @@ impl<'a> Rs<'_, '_, 'a> {
         let mut depth = 0i32;
         let mut out = Vec::new();
         for k in s..e {
-            if t.punct(k, b'<') {
+            if t.is_punct(k, b'<') {
                 depth += 1;
-            } else if t.punct(k, b'>') {
+            } else if t.is_punct(k, b'>') {
                 depth -= 1;
             } else if depth == 0
                 && let Some(id) = t.ident(k)
@@ -667,7 +675,7 @@ impl<'a> Rs<'_, '_, 'a> {
         };
         let line = t.line(j + 1);
         let container = item.frame.and_then(|f| f.name);
-        if t.punct(j + 2, b'{') {
+        if t.is_punct(j + 2, b'{') {
             self.push_symbol(
                 name,
                 SymbolKind::Module,
@@ -708,7 +716,7 @@ impl<'a> Rs<'_, '_, 'a> {
         if name != "_" {
             let container = item.frame.and_then(|f| f.name);
             let line = t.line(k);
-            let end_line = t.end_line_of(end.min(t.len().saturating_sub(1)));
+            let end_line = t.end_line(end.min(t.len().saturating_sub(1)));
             self.push_symbol(
                 name,
                 SymbolKind::Constant,
@@ -717,7 +725,7 @@ impl<'a> Rs<'_, '_, 'a> {
                 item.doc_line,
                 container,
             );
-            let eq = (k..end).find(|&x| t.punct(x, b'=') && !t.punct(x + 1, b'>'));
+            let eq = (k..end).find(|&x| t.is_punct(x, b'=') && !t.is_punct(x + 1, b'>'));
             if let Some(eq) = eq
                 && let Some(value) = self.const_value((eq + 1, end))
             {
@@ -753,10 +761,14 @@ impl<'a> Rs<'_, '_, 'a> {
     fn stmt_end(&self, mut k: usize, limit: usize) -> usize {
         let t = self.t;
         while k < limit {
-            if t.punct(k, b';') || t.punct(k, b'}') || t.punct(k, b')') || t.punct(k, b']') {
+            if t.is_punct(k, b';')
+                || t.is_punct(k, b'}')
+                || t.is_punct(k, b')')
+                || t.is_punct(k, b']')
+            {
                 return k;
             }
-            k = t.after_group(k);
+            k = t.skip_group(k);
         }
         limit.min(t.len())
     }
@@ -798,7 +810,7 @@ impl<'a> Rs<'_, '_, 'a> {
             item.doc_line,
             container,
         );
-        t.after_group(open).max(j + 3)
+        t.skip_group(open).max(j + 3)
     }
 
     /// `use a::b::{c, d as e, f::{g, self}};` → module `a::b`, names `c d g` (aliases and
@@ -826,12 +838,12 @@ impl<'a> Rs<'_, '_, 'a> {
                 }
                 break;
             }
-            if t.punct(k, b'{') {
+            if t.is_punct(k, b'{') {
                 let close = t.close(k).unwrap_or(end).min(end);
                 for x in k + 1..close {
                     let Some(id) = t.ident(x) else { continue };
-                    let leaf = t.punct(x + 1, b',')
-                        || t.punct(x + 1, b'}')
+                    let leaf = t.is_punct(x + 1, b',')
+                        || t.is_punct(x + 1, b'}')
                         || t.is(x + 1, "as")
                         || x + 1 == close;
                     if leaf
@@ -846,7 +858,7 @@ impl<'a> Rs<'_, '_, 'a> {
             break; // `*` or junk
         }
         // With a group or a glob, the module is every segment before it.
-        let group_or_glob = t.punct(k, b'{') || t.punct(k, b'*');
+        let group_or_glob = t.is_punct(k, b'{') || t.is_punct(k, b'*');
         if !group_or_glob
             && segs.len() > 1
             && let Some(last) = segs.pop()
@@ -926,7 +938,7 @@ impl<'a> Rs<'_, '_, 'a> {
     fn is_param(&self, f: usize, name: &str) -> bool {
         let t = self.t;
         self.funcs[f].params.is_some_and(|(o, c)| {
-            (o + 1..c.min(o + 512)).any(|k| t.is(k, name) && t.punct(k + 1, b':'))
+            (o + 1..c.min(o + 512)).any(|k| t.is(k, name) && t.is_punct(k + 1, b':'))
         })
     }
 
@@ -934,7 +946,8 @@ impl<'a> Rs<'_, '_, 'a> {
         let t = self.t;
         let n = t.len();
         for k in 1..n {
-            if !t.punct(k, b'=') || (t.joined(k) && (t.punct(k + 1, b'=') || t.punct(k + 1, b'>')))
+            if !t.is_punct(k, b'=')
+                || (t.joined(k) && (t.is_punct(k + 1, b'=') || t.is_punct(k + 1, b'>')))
             {
                 continue;
             }
@@ -953,15 +966,15 @@ impl<'a> Rs<'_, '_, 'a> {
                     x += 1;
                 }
                 if t.ident(x).is_some()
-                    && (x + 1 == k || t.punct(x + 1, b':'))
-                    && !(l + 1..k).any(|y| t.punct(y, b';'))
+                    && (x + 1 == k || t.is_punct(x + 1, b':'))
+                    && !(l + 1..k).any(|y| t.is_punct(y, b';'))
                 {
                     name_at = Some(x);
                 }
             }
             if name_at.is_none() && t.ident(k - 1).is_some() {
                 name_at = Some(k - 1);
-                field = k >= 2 && t.punct(k - 2, b'.');
+                field = k >= 2 && t.is_punct(k - 2, b'.');
             }
             let Some(name_at) = name_at else { continue };
             let name = t.text(name_at);
@@ -1037,8 +1050,8 @@ impl<'a> Rs<'_, '_, 'a> {
             {
                 self.typed_client(k, id, svc);
             }
-            if t.punct(k + 1, b'(') {
-                let method_call = k > 0 && t.punct(k - 1, b'.');
+            if t.is_punct(k + 1, b'(') {
+                let method_call = k > 0 && t.is_punct(k - 1, b'.');
                 match id {
                     "subscribe" if method_call && self.rdkafka => self.subscribe(k),
                     "route" if method_call => self.route_call(k),
@@ -1071,13 +1084,13 @@ impl<'a> Rs<'_, '_, 'a> {
         if !matches!(
             ctor,
             "new" | "with_interceptor" | "from_arc" | "from_shared"
-        ) || !t.punct(k + 4, b'(')
+        ) || !t.is_punct(k + 4, b'(')
         {
             return;
         }
         let start = path_start(t, k);
         let in_add_service =
-            start >= 2 && t.is(start - 2, "add_service") && t.punct(start - 1, b'(');
+            start >= 2 && t.is(start - 2, "add_service") && t.is_punct(start - 1, b'(');
         let qualified =
             k >= 3 && t.op2(k - 2, b"::") && t.ident(k - 3).is_some_and(|m| m.ends_with("_server"));
         if !(in_add_service || qualified || self.server_names.contains(id)) {
@@ -1100,7 +1113,7 @@ impl<'a> Rs<'_, '_, 'a> {
     fn impl_of(&self, (s, e): (usize, usize), at: usize, depth: u8) -> Option<&'a str> {
         let t = self.t;
         let mut s = s;
-        while t.punct(s, b'&') {
+        while t.is_punct(s, b'&') {
             s += 1;
         }
         if s >= e {
@@ -1126,10 +1139,10 @@ impl<'a> Rs<'_, '_, 'a> {
             }
             return is_type(last).then_some(last);
         }
-        if t.punct(j, b'{') {
+        if t.is_punct(j, b'{') {
             return is_type(last).then_some(last);
         }
-        if t.punct(j, b'(') && segs.len() >= 2 {
+        if t.is_punct(j, b'(') && segs.len() >= 2 {
             let ty = segs[segs.len() - 2];
             if matches!(ty, "Arc" | "Box" | "Rc") && depth < 2 {
                 let &inner = t.args(j).first()?;
@@ -1146,7 +1159,7 @@ impl<'a> Rs<'_, '_, 'a> {
         let t = self.t;
         let Some(ctor) = t.ident(k + 3) else { return };
         if !matches!(ctor, "connect" | "new" | "with_interceptor" | "with_origin")
-            || !t.punct(k + 4, b'(')
+            || !t.is_punct(k + 4, b'(')
         {
             return;
         }
@@ -1167,8 +1180,8 @@ impl<'a> Rs<'_, '_, 'a> {
             };
             var = Some((l.name, scope));
         } else if start >= 2
-            && t.punct(start - 1, b':')
-            && !t.punct(start - 2, b':')
+            && t.is_punct(start - 1, b':')
+            && !t.is_punct(start - 2, b':')
             && let Some(key) = t.ident(start - 2)
         {
             var = Some((key, Scope::Field));
@@ -1187,13 +1200,13 @@ impl<'a> Rs<'_, '_, 'a> {
     fn typed_client(&mut self, k: usize, id: &str, svc: &str) {
         let t = self.t;
         let mut ts = path_start(t, k);
-        while ts > 0 && (t.punct(ts - 1, b'&') || t.is(ts - 1, "mut")) {
+        while ts > 0 && (t.is_punct(ts - 1, b'&') || t.is(ts - 1, "mut")) {
             ts -= 1;
         }
-        if ts < 2 || !t.punct(ts - 1, b':') {
+        if ts < 2 || !t.is_punct(ts - 1, b':') {
             return;
         }
-        if ts >= 3 && t.punct(ts - 2, b':') {
+        if ts >= 3 && t.is_punct(ts - 2, b':') {
             return;
         }
         let Some(name) = t.ident(ts - 2) else { return };
@@ -1233,7 +1246,7 @@ impl<'a> Rs<'_, '_, 'a> {
             .collect();
         for l in self.lets.clone() {
             let (s, _) = l.rhs;
-            if l.field || !t.is(s, "self") || !t.punct(s + 1, b'.') {
+            if l.field || !t.is(s, "self") || !t.is_punct(s + 1, b'.') {
                 continue;
             }
             let Some(f) = t.ident(s + 2) else { continue };
@@ -1246,7 +1259,7 @@ impl<'a> Rs<'_, '_, 'a> {
         }
         for k in 0..t.len() {
             // The shape first (cheap), the hash lookup last.
-            if !t.punct(k + 1, b'.') || !t.punct(k + 3, b'(') {
+            if !t.is_punct(k + 1, b'.') || !t.is_punct(k + 3, b'(') {
                 continue;
             }
             let (Some(recv), Some(method)) = (t.ident(k), t.ident(k + 2)) else {
@@ -1258,7 +1271,7 @@ impl<'a> Rs<'_, '_, 'a> {
             let Some(list) = self.bindings.get(recv) else {
                 continue;
             };
-            let selector = k > 0 && t.punct(k - 1, b'.');
+            let selector = k > 0 && t.is_punct(k - 1, b'.');
             let func = self.enclosing_func(k);
             let hit = list
                 .iter()
@@ -1293,14 +1306,14 @@ impl<'a> Rs<'_, '_, 'a> {
     fn record_to(&mut self, k: usize) {
         let t = self.t;
         let mut j = k + 3;
-        if t.punct(j, b'<') {
+        if t.is_punct(j, b'<') {
             j = self.skip_angles(j);
             if !t.op2(j, b"::") {
                 return;
             }
             j += 2;
         }
-        if !t.is(j, "to") || !t.punct(j + 1, b'(') {
+        if !t.is(j, "to") || !t.is_punct(j + 1, b'(') {
             return;
         }
         if let Some(&r) = t.args(j + 1).first()
@@ -1325,12 +1338,12 @@ impl<'a> Rs<'_, '_, 'a> {
     fn topic_list(&self, (s, e): (usize, usize), at: usize, depth: u8) -> Vec<(TopicExpr, u32)> {
         let t = self.t;
         let mut s = s;
-        while t.punct(s, b'&') {
+        while t.is_punct(s, b'&') {
             s += 1;
         }
-        let open = if t.punct(s, b'[') {
+        let open = if t.is_punct(s, b'[') {
             Some(s)
-        } else if t.is(s, "vec") && t.punct(s + 1, b'!') && t.punct(s + 2, b'[') {
+        } else if t.is(s, "vec") && t.is_punct(s + 1, b'!') && t.is_punct(s + 2, b'[') {
             Some(s + 2)
         } else {
             None
@@ -1349,10 +1362,10 @@ impl<'a> Rs<'_, '_, 'a> {
         {
             let (rs, re) = l.rhs;
             let mut rs2 = rs;
-            while t.punct(rs2, b'&') {
+            while t.is_punct(rs2, b'&') {
                 rs2 += 1;
             }
-            if t.punct(rs2, b'[') || t.is(rs2, "vec") {
+            if t.is_punct(rs2, b'[') || t.is(rs2, "vec") {
                 return self.topic_list((rs, re), l.at, 1);
             }
         }
@@ -1366,19 +1379,19 @@ impl<'a> Rs<'_, '_, 'a> {
     fn topic_expr(&self, (s, e): (usize, usize), at: usize, depth: u8) -> Option<TopicExpr> {
         let t = self.t;
         let mut s = s;
-        while t.punct(s, b'&') || t.is(s, "mut") {
+        while t.is_punct(s, b'&') || t.is(s, "mut") {
             s += 1;
         }
         let mut e = e;
         // Trailing conversions: `.as_str()`, `.to_string()`, `.clone()`, `.into()`.
         while e >= s + 4
-            && t.punct(e - 4, b'.')
+            && t.is_punct(e - 4, b'.')
             && matches!(
                 t.text(e - 3),
                 "as_str" | "as_ref" | "to_string" | "to_owned" | "clone" | "into"
             )
-            && t.punct(e - 2, b'(')
-            && t.punct(e - 1, b')')
+            && t.is_punct(e - 2, b'(')
+            && t.is_punct(e - 1, b')')
         {
             e -= 4;
         }
@@ -1451,20 +1464,23 @@ impl<'a> Rs<'_, '_, 'a> {
         if !t.is(k, "env") && !t.is(k, "dotenv") && !t.is(k, "dotenvy") {
             return None;
         }
-        if !t.op2(k + 1, b"::") || !t.is(k + 3, "var") || !t.punct(k + 4, b'(') || !t.is_str(k + 5)
+        if !t.op2(k + 1, b"::")
+            || !t.is(k + 3, "var")
+            || !t.is_punct(k + 4, b'(')
+            || !t.is_str(k + 5)
         {
             return None;
         }
         let var = t.str_value(k + 5)?.into_owned();
-        let mut j = t.after_group(k + 4);
+        let mut j = t.skip_group(k + 4);
         let mut default = None;
         // Follow the method chain: `.ok()`, `.unwrap_or(…)`, `.unwrap_or_else(…)`, `?`.
         for _ in 0..4 {
-            if t.punct(j, b'?') {
+            if t.is_punct(j, b'?') {
                 j += 1;
                 continue;
             }
-            if !t.punct(j, b'.') || !t.punct(j + 2, b'(') {
+            if !t.is_punct(j, b'.') || !t.is_punct(j + 2, b'(') {
                 break;
             }
             let Some(m) = t.ident(j + 1) else { break };
@@ -1476,7 +1492,7 @@ impl<'a> Rs<'_, '_, 'a> {
                     .and_then(|x| t.str_value(x))
                     .map(|v| v.into_owned());
             }
-            j = t.after_group(open);
+            j = t.skip_group(open);
         }
         Some((var, default, j))
     }
@@ -1506,19 +1522,21 @@ impl<'a> Rs<'_, '_, 'a> {
         while k < e {
             if let Some(m) = t.ident(k)
                 && ROUTE_METHODS.contains(&m)
-                && t.punct(k + 1, b'(')
+                && t.is_punct(k + 1, b'(')
             {
                 let open = k + 1;
                 let close = t.close(open).unwrap_or(e);
                 let handler = if close == open + 1 {
                     // actix: `web::get().to(handler)`.
-                    (t.punct(close + 1, b'.') && t.is(close + 2, "to") && t.punct(close + 3, b'('))
-                        .then(|| {
-                            t.args(close + 3)
-                                .first()
-                                .and_then(|&r| self.handler_name(r))
-                        })
-                        .flatten()
+                    (t.is_punct(close + 1, b'.')
+                        && t.is(close + 2, "to")
+                        && t.is_punct(close + 3, b'('))
+                    .then(|| {
+                        t.args(close + 3)
+                            .first()
+                            .and_then(|&r| self.handler_name(r))
+                    })
+                    .flatten()
                 } else {
                     t.args(open).first().and_then(|&r| self.handler_name(r))
                 };
@@ -1533,10 +1551,10 @@ impl<'a> Rs<'_, '_, 'a> {
                     handler,
                     line,
                 });
-                k = t.after_group(open);
+                k = t.skip_group(open);
                 continue;
             }
-            k = t.after_group(k);
+            k = t.skip_group(k);
         }
     }
 
@@ -1580,7 +1598,7 @@ impl<'a> Rs<'_, '_, 'a> {
         }
         let full = join_path(&self.prefix(), &path);
         let end = if id == "nest" {
-            if !(k > 0 && t.punct(k - 1, b'.')) || args.len() != 2 {
+            if !(k > 0 && t.is_punct(k - 1, b'.')) || args.len() != 2 {
                 return;
             }
             t.close(k + 1).unwrap_or(t.len())
@@ -1597,7 +1615,7 @@ impl<'a> Rs<'_, '_, 'a> {
     fn chain_end(&self, open: usize) -> usize {
         let t = self.t;
         let mut end = t.close(open).unwrap_or(t.len());
-        while t.punct(end + 1, b'.') && t.ident(end + 2).is_some() && t.punct(end + 3, b'(') {
+        while t.is_punct(end + 1, b'.') && t.ident(end + 2).is_some() && t.is_punct(end + 3, b'(') {
             end = t.close(end + 3).unwrap_or(t.len());
         }
         end
@@ -1616,7 +1634,7 @@ impl<'a> Rs<'_, '_, 'a> {
         let full = join_path(&self.prefix(), &path);
         let line = t.line(k);
         let mut end = t.close(k + 1).unwrap_or(t.len());
-        while t.punct(end + 1, b'.') && t.punct(end + 3, b'(') {
+        while t.is_punct(end + 1, b'.') && t.is_punct(end + 3, b'(') {
             let Some(m) = t.ident(end + 2) else { break };
             let open = end + 3;
             match m {
@@ -1691,7 +1709,7 @@ impl<'a> Rs<'_, '_, 'a> {
             }
         }
         let mut s = s;
-        while t.punct(s, b'&') {
+        while t.is_punct(s, b'&') {
             s += 1;
         }
         if e == s + 1

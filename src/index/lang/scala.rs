@@ -103,7 +103,7 @@ impl<'s, 'a> Parser<'s, 'a> {
             .get((t.line.max(1) - 1) as usize)
             .copied()
             .unwrap_or(0);
-        t.start.saturating_sub(ls)
+        (t.start as usize).saturating_sub(ls)
     }
 
     /// The indentation of the line holding token `i` (the column of its first token).
@@ -150,7 +150,7 @@ impl<'s, 'a> Parser<'s, 'a> {
                     None => i += 1,
                 },
                 (TokKind::Punct, "{") => {
-                    i = src.close(i) + 1;
+                    i = src.close_or_end(i) + 1;
                     pending = Pending::default();
                 }
                 (TokKind::Punct, "=") => {
@@ -172,7 +172,7 @@ impl<'s, 'a> Parser<'s, 'a> {
                     i += 1;
                     // `private[pkg]`.
                     if src.is(i, "[") {
-                        i = src.close(i) + 1;
+                        i = src.close_or_end(i) + 1;
                     }
                 }
                 (TokKind::Ident, "package") => {
@@ -197,7 +197,7 @@ impl<'s, 'a> Parser<'s, 'a> {
                 (TokKind::Ident, "extension") if src.is(i + 1, "(") => {
                     // `extension (s: String) def x = …` / indented defs / `{ … }`: walk the
                     // defs as top-level members.
-                    i = src.close(i + 1) + 1;
+                    i = src.close_or_end(i + 1) + 1;
                     if src.is(i, "{") {
                         i += 1;
                     }
@@ -288,8 +288,8 @@ impl<'s, 'a> Parser<'s, 'a> {
             if k > i && t.nl_before && self.col(k) <= base {
                 return k;
             }
-            if src.is_open(k) {
-                k = src.close(k) + 1;
+            if src.is_opener(k) {
+                k = src.close_or_end(k) + 1;
                 continue;
             }
             if t.kind == TokKind::Punct && matches!(t.text, ")" | "]" | "}" | ";") {
@@ -368,7 +368,7 @@ impl<'s, 'a> Parser<'s, 'a> {
                     break;
                 }
                 if src.is(k, "{") {
-                    let close = src.close(k);
+                    let close = src.close_or_end(k);
                     let parts = src.split_commas(k + 1, close);
                     let single = parts.len() == 1;
                     for (a, b) in parts {
@@ -454,13 +454,13 @@ impl<'s, 'a> Parser<'s, 'a> {
                 (TokKind::Punct, "}" | ")" | "]" | ";" | "=") => break,
                 (TokKind::Punct, "(") => {
                     if !listing {
-                        params.push((j + 1, src.close(j)));
+                        params.push((j + 1, src.close_or_end(j)));
                     }
-                    j = src.close(j) + 1;
+                    j = src.close_or_end(j) + 1;
                     continue;
                 }
                 (TokKind::Punct, "[") => {
-                    j = src.close(j) + 1;
+                    j = src.close_or_end(j) + 1;
                     continue;
                 }
                 (TokKind::Punct, "@") => {
@@ -503,7 +503,7 @@ impl<'s, 'a> Parser<'s, 'a> {
         let (parent, container) = self.container();
         let brace = src.is(j, "{");
         let (close, end_line, span_end, next) = if brace {
-            let c = src.close(j);
+            let c = src.close_or_end(j);
             (Some(Close::Brace(c)), src.line(c), c, j + 1)
         } else if indent_body {
             (Some(Close::Indent(base)), src.line(j), j, j + 1)
@@ -554,7 +554,7 @@ impl<'s, 'a> Parser<'s, 'a> {
                 } else if src.ident(k).is_some_and(is_modifier) {
                     k += 1;
                     if src.is(k, "[") {
-                        k = src.close(k) + 1;
+                        k = src.close_or_end(k) + 1;
                     }
                 } else {
                     break;
@@ -589,8 +589,8 @@ impl<'s, 'a> Parser<'s, 'a> {
             if t.kind == TokKind::Punct && matches!(t.text, "=" | "{" | "}" | ")" | ";") {
                 break;
             }
-            if src.is_open(j) {
-                j = src.close(j) + 1;
+            if src.is_opener(j) {
+                j = src.close_or_end(j) + 1;
                 continue;
             }
             j += 1;
@@ -599,7 +599,7 @@ impl<'s, 'a> Parser<'s, 'a> {
             let e = self.expr_end(j + 1, base);
             (src.end_line(e.saturating_sub(1)), e)
         } else if src.is(j, "{") {
-            let c = src.close(j);
+            let c = src.close_or_end(j);
             (src.line(c), c + 1)
         } else {
             (src.end_line(j.saturating_sub(1)), j)
@@ -651,8 +651,8 @@ impl<'s, 'a> Parser<'s, 'a> {
             if given && (t.text == "{" || (t.text == "with" && t.kind == TokKind::Ident)) {
                 break;
             }
-            if src.is_open(j) {
-                j = src.close(j) + 1;
+            if src.is_opener(j) {
+                j = src.close_or_end(j) + 1;
                 continue;
             }
             j += 1;
@@ -719,8 +719,8 @@ impl<'s, 'a> Parser<'s, 'a> {
             if t.kind == TokKind::Punct && matches!(t.text, "=" | "}" | ")" | ";") {
                 break;
             }
-            if src.is_open(j) {
-                j = src.close(j) + 1;
+            if src.is_opener(j) {
+                j = src.close_or_end(j) + 1;
                 continue;
             }
             j += 1;
@@ -759,7 +759,7 @@ impl<'s, 'a> Parser<'s, 'a> {
             let line = src.line(j);
             j += 1;
             if src.is(j, "(") || src.is(j, "[") {
-                j = src.close(j) + 1;
+                j = src.close_or_end(j) + 1;
             }
             self.push_symbol(
                 name,
@@ -777,8 +777,8 @@ impl<'s, 'a> Parser<'s, 'a> {
         }
         // The rest of the case (`extends Color("r")`) up to the line end.
         while j < src.len() && !src.toks[j].nl_before && !src.is(j, "}") {
-            if src.is_open(j) {
-                j = src.close(j) + 1;
+            if src.is_opener(j) {
+                j = src.close_or_end(j) + 1;
                 continue;
             }
             j += 1;

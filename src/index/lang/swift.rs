@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 
 use super::common::{http_path_of, looks_like_http_path};
-use super::toks::Toks;
+use super::tokens::{Rules, Tokens};
 use crate::index::facts::{Constant, FileFacts, GrpcFact, HttpFact, Import, SymbolKind};
 use crate::index::lex::{Syntax, lex};
 
@@ -20,7 +20,7 @@ use crate::index::lex::{Syntax, lex};
 pub fn extract(path: &str, text: &str) -> FileFacts {
     let _ = path;
     let lx = lex(Syntax::SWIFT, text);
-    let toks = Toks::new(&lx);
+    let toks = Tokens::new(&lx, &Rules::SWIFT);
     let mut ex = Ex {
         t: &toks,
         facts: FileFacts::default(),
@@ -136,7 +136,7 @@ struct Region {
 }
 
 struct Ex<'t, 'l, 'a> {
-    t: &'t Toks<'l, 'a>,
+    t: &'t Tokens<'l, 'a>,
     facts: FileFacts,
     /// Variables and properties holding a gRPC client → its service.
     clients: HashMap<&'t str, String>,

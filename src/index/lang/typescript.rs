@@ -12,8 +12,9 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::common::{http_path_after_base, join_route};
 use super::common::{looks_like_http_path, looks_like_topic};
-use super::toks::{Chain, TokKind, Toks, http_path_after_base, join_route};
+use super::tokens::{Chain, Rules, TokKind, Tokens};
 use crate::index::facts::{
     Constant, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, SymbolKind, TopicExpr,
 };
@@ -33,7 +34,7 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     };
     let src = blanked.as_deref().unwrap_or(text);
     let lx = lex(Syntax::JS, src);
-    let toks = Toks::new(&lx);
+    let toks = Tokens::new(&lx, &Rules::JS);
     let mut ex = Ex {
         t: &toks,
         facts: FileFacts::default(),
@@ -550,7 +551,7 @@ struct Deco<'t> {
 }
 
 struct Ex<'t, 'l, 'a> {
-    t: &'t Toks<'l, 'a>,
+    t: &'t Tokens<'l, 'a>,
     facts: FileFacts,
     bind: HashMap<&'t str, Bind>,
     /// File-level constants (name → value), to resolve decorator arguments.
