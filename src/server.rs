@@ -667,12 +667,14 @@ send one message per line"
         if cancelled.load(Ordering::Acquire) {
             return Err("cancelled".into());
         }
-        let snapshot = if def.needs_index {
+        let snapshot = if def.index.waits(&args) {
             match self
                 .wait_for_index(progress_token.as_ref(), cancelled)
                 .await
             {
                 Ok(s) => Some(s),
+                // index_status answers with the progress instead of an error.
+                Err(_) if def.index == crate::tools::IndexUse::Status => None,
                 Err(out) => {
                     let session_id = self.session.id.clone();
                     let entry = move || crate::audit::AuditEntry {

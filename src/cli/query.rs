@@ -102,7 +102,7 @@ pub fn main(args: &[String]) -> i32 {
         );
         return 2;
     };
-    let snapshot = if def.needs_index {
+    let snapshot = if def.index.waits(&arguments) {
         Some(wait_for_index(&shared))
     } else {
         None

@@ -58,7 +58,7 @@ events use analyze_impact. Example: {\"target\": \"OrderService.CreateOrder\", \
             args.get("target").and_then(Value::as_str).unwrap_or("")
         )
     },
-    needs_index: true,
+    index: super::IndexUse::Required,
 };
 
 #[derive(Deserialize)]

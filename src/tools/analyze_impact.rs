@@ -56,7 +56,7 @@ check of a .proto use analyze_grpc, for who imports a package use find_dependent
             args.get("target").and_then(Value::as_str).unwrap_or("")
         )
     },
-    needs_index: true,
+    index: super::IndexUse::Required,
 };
 
 #[derive(Deserialize)]

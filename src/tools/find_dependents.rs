@@ -43,7 +43,7 @@ Example: {\"target\": \"@acme/domain-user\", \"granularity\": \"file\"}.",
             args.get("target").and_then(Value::as_str).unwrap_or("")
         )
     },
-    needs_index: true,
+    index: super::IndexUse::Required,
 };
 
 #[derive(Deserialize)]

@@ -26,7 +26,7 @@ pub static TOOLS: [ToolDef; 8] = [
         input_schema: || object_schema(json!({"ms": {"type": "integer"}}), &["ms"]),
         run: run_sleep,
         truncation_hint: default_hint,
-        needs_index: false,
+        index: super::IndexUse::None,
     },
     ToolDef {
         name: "test_big_output",
@@ -35,7 +35,7 @@ pub static TOOLS: [ToolDef; 8] = [
         input_schema: || object_schema(json!({"bytes": {"type": "integer"}}), &["bytes"]),
         run: run_big,
         truncation_hint: |_| "Fixture hint: ask for fewer bytes.".to_string(),
-        needs_index: false,
+        index: super::IndexUse::None,
     },
     ToolDef {
         name: "test_generation",
@@ -49,7 +49,7 @@ pub static TOOLS: [ToolDef; 8] = [
             ))
         },
         truncation_hint: default_hint,
-        needs_index: true,
+        index: super::IndexUse::Required,
     },
     ToolDef {
         name: "test_panic",
@@ -58,7 +58,7 @@ pub static TOOLS: [ToolDef; 8] = [
         input_schema: || object_schema(json!({}), &[]),
         run: run_panic,
         truncation_hint: default_hint,
-        needs_index: false,
+        index: super::IndexUse::None,
     },
     ToolDef {
         name: "test_simple_text",
@@ -67,7 +67,7 @@ pub static TOOLS: [ToolDef; 8] = [
         input_schema: || object_schema(json!({}), &[]),
         run: |_args, _env| ToolOutput::ok(SIMPLE_TEXT.to_string()),
         truncation_hint: default_hint,
-        needs_index: false,
+        index: super::IndexUse::None,
     },
     ToolDef {
         name: "test_error_handling",
@@ -76,7 +76,7 @@ pub static TOOLS: [ToolDef; 8] = [
         input_schema: || object_schema(json!({}), &[]),
         run: |_args, _env| ToolOutput::error(ERROR_TEXT.to_string()),
         truncation_hint: default_hint,
-        needs_index: false,
+        index: super::IndexUse::None,
     },
     ToolDef {
         name: "test_tool_with_progress",
@@ -85,7 +85,7 @@ pub static TOOLS: [ToolDef; 8] = [
         input_schema: || object_schema(json!({}), &[]),
         run: |_args, _env| run_with_progress(STEP_DELAY),
         truncation_hint: default_hint,
-        needs_index: false,
+        index: super::IndexUse::None,
     },
     ToolDef {
         name: "test_tool_with_logging",
@@ -94,7 +94,7 @@ pub static TOOLS: [ToolDef; 8] = [
         input_schema: || object_schema(json!({}), &[]),
         run: |_args, _env| run_with_logging(STEP_DELAY),
         truncation_hint: default_hint,
-        needs_index: false,
+        index: super::IndexUse::None,
     },
 ];
 

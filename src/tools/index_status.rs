@@ -15,16 +15,28 @@ pub static TOOL: ToolDef = ToolDef {
     description: "Reports how fresh and complete the workspace index is: the roots, files \
 indexed per language, files rejected and why, the index generation and time of the last reload, \
 pending changes, and whether a git operation is holding reloads. Call it when an answer is \
-surprisingly empty, to tell whether the zero is trustworthy. Takes no arguments.",
-    input_schema: || object_schema(json!({}), &[]),
+surprisingly empty, to tell whether the zero is trustworthy. Like every tool it answers from \
+the first published index generation (waiting for it while the first index builds); pass \
+`wait: false` for the progress right away.",
+    input_schema: || {
+        object_schema(
+            json!({"wait": {"type": "boolean", "default": true,
+                "description": "Wait for the first index generation (default true); false answers with the progress at once."}}),
+            &[],
+        )
+    },
     run,
     truncation_hint: default_hint,
-    needs_index: false,
+    index: super::IndexUse::Status,
 };
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Args {}
+struct Args {
+    /// Read by the server and `query` before the tool runs (see `IndexUse::Status`).
+    #[allow(dead_code)]
+    wait: Option<bool>,
+}
 
 fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     if let Err(e) = decode::<Args>("index_status", args) {

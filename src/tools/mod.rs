@@ -75,8 +75,31 @@ pub struct ToolDef {
     pub run: fn(&Value, &ToolEnv) -> ToolOutput,
     /// The hint the central cap appends when this tool's answer had to be cut.
     pub truncation_hint: fn(&Value) -> String,
-    /// False for tools that answer without the index (they never wait for the first snapshot).
-    pub needs_index: bool,
+    /// Whether the call waits for the first index generation before it runs.
+    pub index: IndexUse,
+}
+
+/// How a tool depends on the first index generation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexUse {
+    /// Answers without the index: never waits.
+    None,
+    /// Waits for the first snapshot (bounded); on timeout the answer is a "still indexing" error.
+    Required,
+    /// Waits like [`IndexUse::Required`] unless the arguments say `"wait": false`; on timeout
+    /// it runs anyway and reports the progress (`index_status`).
+    Status,
+}
+
+impl IndexUse {
+    /// True when a call with these arguments should wait for the first snapshot.
+    pub fn waits(self, args: &Value) -> bool {
+        match self {
+            IndexUse::None => false,
+            IndexUse::Required => true,
+            IndexUse::Status => args.get("wait").and_then(Value::as_bool) != Some(false),
+        }
+    }
 }
 
 /// What the audit trail records about how a call ended.

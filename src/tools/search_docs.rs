@@ -33,7 +33,7 @@ smart_search. Example: {\"query\": \"transactional outbox\", \"max_sections\": 3
     truncation_hint: |_| {
         "Ask for fewer sections (max_sections) or a more specific phrase.".to_string()
     },
-    needs_index: true,
+    index: super::IndexUse::Required,
 };
 
 #[derive(Deserialize)]

@@ -53,7 +53,7 @@ Results are starting points to open and verify. Example: {\"query\": \"OrderServ
             args.get("query").and_then(Value::as_str).unwrap_or("")
         )
     },
-    needs_index: true,
+    index: super::IndexUse::Required,
 };
 
 #[derive(Deserialize)]

@@ -43,7 +43,7 @@ Example: {\"format\": \"mermaid\", \"service\": \"services/orders\"}.",
     },
     run,
     truncation_hint: |_| "Zoom into one service with `service`, or lower `max_services`.".into(),
-    needs_index: true,
+    index: super::IndexUse::Required,
 };
 
 #[derive(Deserialize)]
