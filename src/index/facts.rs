@@ -285,27 +285,168 @@ pub enum EventRole {
     Consumer,
 }
 
-/// How a topic name is written at the site; resolved to a literal at graph time.
+/// One piece of a [`Value`].
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum TopicExpr {
-    /// A string literal (`"orders.created"`).
-    Literal(String),
-    /// A constant or enum member reference (`ORDER_CREATED`, `Topics.ORDER_CREATED`); resolved
-    /// against [`Constant`] facts of the same package.
-    Reference(String),
-    /// An environment lookup with an optional literal default
-    /// (`os.getenv("TOPIC", "orders")`, `process.env.TOPIC ?? "orders"`).
+pub enum Part {
+    /// Literal text.
+    Lit(String),
+    /// A name defined elsewhere — a variable, constant, field or qualified constant
+    /// (`ordersTopic`, `Topics.ORDER_CREATED`, `this.baseUrl`, `events.Topic`) — resolved at
+    /// graph time through the [`Binding`]s of the file, its package and the files it imports.
+    /// `default` is a literal the code falls back to (`base || "http://x"`).
+    Ref {
+        name: String,
+        default: Option<String>,
+    },
+    /// An environment variable (`os.Getenv("T")`, `process.env.T ?? "t"`), with the literal
+    /// default the code falls back to.
     Env {
         var: String,
         default: Option<String>,
     },
+    /// A configuration key (`${retail.ui.endpoints.catalog}`, `app.config["CART_URL"]`,
+    /// `Configuration["X"]`), resolved against the workspace's property files, with its default.
+    Config {
+        key: String,
+        default: Option<String>,
+    },
+    /// A value only known at run time (a parameter, a call result). In a URL it stands for one
+    /// path segment; a value made only of these is unresolvable.
+    Dynamic,
+}
+
+/// A string-valued expression as written at a site: the literal text an extractor could read
+/// and the names it leaves to the graph. Topic names, URLs and constants are values, so one
+/// resolver (`index::graph`) turns every one of them into text for every language.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Value {
+    pub parts: Vec<Part>,
+}
+
+impl Value {
+    /// A literal.
+    pub fn lit(s: impl Into<String>) -> Value {
+        Value {
+            parts: vec![Part::Lit(s.into())],
+        }
+    }
+
+    /// A reference to a name resolved elsewhere.
+    pub fn reference(name: impl Into<String>) -> Value {
+        Value {
+            parts: vec![Part::Ref {
+                name: name.into(),
+                default: None,
+            }],
+        }
+    }
+
+    /// An environment lookup with an optional literal default.
+    pub fn env(var: impl Into<String>, default: Option<String>) -> Value {
+        Value {
+            parts: vec![Part::Env {
+                var: var.into(),
+                default,
+            }],
+        }
+    }
+
+    /// A configuration lookup with an optional literal default.
+    pub fn config(key: impl Into<String>, default: Option<String>) -> Value {
+        Value {
+            parts: vec![Part::Config {
+                key: key.into(),
+                default,
+            }],
+        }
+    }
+
+    /// A value known only at run time.
+    pub fn dynamic() -> Value {
+        Value {
+            parts: vec![Part::Dynamic],
+        }
+    }
+
+    /// Appends a part, merging adjacent literals (and never two `Dynamic`s in a row).
+    pub fn push(&mut self, part: Part) {
+        match (self.parts.last_mut(), part) {
+            (Some(Part::Lit(a)), Part::Lit(b)) => a.push_str(&b),
+            (_, Part::Lit(b)) if b.is_empty() => {}
+            (Some(Part::Dynamic), Part::Dynamic) => {}
+            (_, p) => self.parts.push(p),
+        }
+    }
+
+    /// Appends every part of `other`.
+    pub fn extend(&mut self, other: Value) {
+        for p in other.parts {
+            self.push(p);
+        }
+    }
+
+    /// The text when the value is one literal.
+    pub fn as_lit(&self) -> Option<&str> {
+        match self.parts.as_slice() {
+            [Part::Lit(s)] => Some(s),
+            [] => Some(""),
+            _ => None,
+        }
+    }
+
+    /// The default of a value that is one environment lookup with a default.
+    pub fn env_default(&self) -> Option<String> {
+        match self.parts.as_slice() {
+            [
+                Part::Env {
+                    default: Some(d), ..
+                },
+            ] => Some(d.clone()),
+            _ => None,
+        }
+    }
+
+    /// True when nothing in the value can ever be known statically (only run-time parts).
+    pub fn is_dynamic(&self) -> bool {
+        self.parts.iter().all(|p| matches!(p, Part::Dynamic))
+    }
+
+    /// How the value reads in an answer: literals as written, `{NAME}` for names and
+    /// variables, `{}` for run-time parts (`http://{CATALOGUE_HOST}:8080/product/{}`).
+    pub fn display(&self) -> String {
+        let mut out = String::new();
+        for p in &self.parts {
+            match p {
+                Part::Lit(s) => out.push_str(s),
+                Part::Ref { name, .. } => {
+                    out.push('{');
+                    out.push_str(name);
+                    out.push('}');
+                }
+                Part::Env { var, .. } => {
+                    out.push_str("{env ");
+                    out.push_str(var);
+                    out.push('}');
+                }
+                Part::Config { key, .. } => {
+                    out.push_str("{config ");
+                    out.push_str(key);
+                    out.push('}');
+                }
+                Part::Dynamic => out.push_str("{}"),
+            }
+        }
+        out
+    }
 }
 
 /// An event producer or consumer (Kafka and friends, or a configured custom pattern).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EventFact {
     pub role: EventRole,
-    pub topic: TopicExpr,
+    /// The topic, queue, routing key or channel as written (for typed event buses, the event
+    /// type's name).
+    pub topic: Value,
     /// The library or convention recognised (`kafkajs`, `sarama`, `@KafkaListener`, or the
     /// custom pattern's name).
     pub via: String,
@@ -324,23 +465,24 @@ pub enum HttpFact {
         handler: Option<String>,
         line: u32,
     },
-    /// A client call whose URL contains a path literal (`fetch("/orders/" + id)`,
-    /// `http.Get(base + "/orders")`). `path` is the literal path part.
+    /// A client call (`fetch("/orders/" + id)`, `http.Get(base + "/orders")`,
+    /// `requests.get(f"{BASE}/x")`). `url` is the URL as written; the graph resolves its names
+    /// and matches the path to routes.
     Call {
         method: Option<String>,
-        path: String,
+        url: Value,
         line: u32,
     },
 }
 
-/// A named constant with a literal value (for topic resolution across the files of a package).
+/// A name bound to a value at the top level of a file (a constant, a package or module
+/// variable, a static field): what references elsewhere resolve against.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Constant {
+pub struct Binding {
     /// The name, qualified by its container when it has one (`Topics.ORDER_CREATED`), as code
     /// elsewhere would reference it.
     pub name: String,
-    /// The literal value; for an environment lookup with a default, the default.
-    pub value: String,
+    pub value: Value,
     pub line: u32,
 }
 
@@ -470,7 +612,7 @@ pub struct FileFacts {
     pub grpc: Vec<GrpcFact>,
     pub events: Vec<EventFact>,
     pub http: Vec<HttpFact>,
-    pub constants: Vec<Constant>,
+    pub bindings: Vec<Binding>,
     pub proto: Option<ProtoFile>,
     pub sections: Vec<DocSection>,
     pub properties: Vec<Property>,

@@ -9,7 +9,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use super::facts::{EventRole, GrpcFact, HttpFact, SymbolKind, TopicExpr};
+use super::facts::{EventRole, GrpcFact, HttpFact, SymbolKind};
+use super::resolve::{HoleKind, Resolved, Resolver, Seg};
 use super::snapshot::FileEntry;
 
 /// How sure a link is: a name resolved to one candidate (`exact`), a guess from names or paths
@@ -129,6 +130,18 @@ pub struct RouteCall {
     pub confidence: Confidence,
 }
 
+/// An HTTP call whose route the index could not determine.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnresolvedCall {
+    pub at: Loc,
+    pub method: Option<String>,
+    /// The URL as resolved, `{}` for run-time parts and `{NAME}` for unresolved names.
+    pub url: String,
+    pub why: String,
+    /// The root the host part names, when it names one (`CATALOGUE_HOST`, `http://cart:8080`).
+    pub to_root: Option<u16>,
+}
+
 /// An import that resolves into another root: `import com.acme.payments.Client` where
 /// `services/payments` declares `package com.acme.payments`, or `../../orders/src/x` leaving
 /// the importer's root.
@@ -151,8 +164,13 @@ pub struct Graph {
     pub clients: Vec<ServiceLink>,
     pub topics: Vec<Topic>,
     pub events: Vec<EventLink>,
-    /// Event sites whose topic name could not be resolved to a literal (never invented).
+    /// Event sites whose topic name could not be resolved to a literal (never invented):
+    /// the site, the topic as written, and why it did not resolve.
     pub unresolved_events: Vec<(Loc, String)>,
+    /// HTTP calls the index could not match to a route: the site, the URL as it resolved
+    /// (`{}` for run-time parts) and why (no route has that path, the URL is built at run
+    /// time, the host names no service of the workspace).
+    pub unresolved_calls: Vec<UnresolvedCall>,
     pub routes: Vec<Route>,
     pub route_calls: Vec<RouteCall>,
     /// Imports that land in another root (for the service picture).
@@ -186,8 +204,11 @@ impl Graph {
         let mut g = Graph::default();
         g.contracts_from_protos(files, display);
         g.grpc_links(files);
-        g.topic_links(files);
-        g.http_links(files);
+        let paths: Vec<String> = files.iter().map(|f| display(f)).collect();
+        let roots = root_labels(files, &paths);
+        let resolver = Resolver::new(files, paths);
+        g.topic_links(files, &resolver);
+        g.http_links(files, &resolver, &roots);
         g.import_links(files);
         g
     }
@@ -555,24 +576,7 @@ impl Graph {
         dedup_links(&mut self.calls);
     }
 
-    fn topic_links(&mut self, files: &[Arc<FileEntry>]) {
-        // Constants by package scope: (root, package or directory) → name → value.
-        let scope_of = |f: &FileEntry| -> (u16, String) {
-            let dir = f
-                .path
-                .rsplit_once('/')
-                .map_or(String::new(), |(d, _)| d.to_string());
-            (f.root, f.facts().package.clone().unwrap_or(dir))
-        };
-        let mut constants: HashMap<(u16, String), Vec<(String, String)>> = HashMap::new();
-        for f in files {
-            for c in &f.facts().constants {
-                constants
-                    .entry(scope_of(f))
-                    .or_default()
-                    .push((c.name.clone(), c.value.clone()));
-            }
-        }
+    fn topic_links(&mut self, files: &[Arc<FileEntry>], resolver: &Resolver) {
         let mut topic_index: HashMap<String, u32> = HashMap::new();
         for (fi, f) in files.iter().enumerate() {
             if f.generated {
@@ -583,55 +587,13 @@ impl Graph {
                     file: fi as u32,
                     line: ev.line,
                 };
-                let resolved = match &ev.topic {
-                    TopicExpr::Literal(s) => {
-                        Some((s.clone(), "literal".to_string(), Confidence::Exact))
-                    }
-                    TopicExpr::Env { var, default } => default
-                        .clone()
-                        .map(|d| (d, format!("env {var} default"), Confidence::Exact)),
-                    TopicExpr::Reference(name) => {
-                        let scope = constants.get(&scope_of(f));
-                        let last = name.rsplit('.').next().unwrap_or(name);
-                        let in_scope = scope.and_then(|list| {
-                            list.iter().find(|(n, _)| n == name).or_else(|| {
-                                list.iter()
-                                    .find(|(n, _)| n.rsplit('.').next() == Some(last))
-                            })
-                        });
-                        match in_scope {
-                            Some((_, v)) => {
-                                Some((v.clone(), format!("constant {name}"), Confidence::Exact))
-                            }
-                            None => {
-                                // Same root, any package: a heuristic match on the qualified name.
-                                let mut found: Vec<&String> = constants
-                                    .iter()
-                                    .filter(|((root, _), _)| *root == f.root)
-                                    .flat_map(|(_, list)| list.iter())
-                                    .filter(|(n, _)| n == name)
-                                    .map(|(_, v)| v)
-                                    .collect();
-                                crate::order::sort(&mut found);
-                                found.dedup();
-                                (found.len() == 1).then(|| {
-                                    (
-                                        found[0].clone(),
-                                        format!("constant {name}"),
-                                        Confidence::Heuristic,
-                                    )
-                                })
-                            }
-                        }
-                    }
-                };
-                let Some((name, how, confidence)) = resolved else {
-                    let written = match &ev.topic {
-                        TopicExpr::Literal(s) => s.clone(),
-                        TopicExpr::Reference(r) => r.clone(),
-                        TopicExpr::Env { var, .. } => format!("env {var}"),
-                    };
-                    self.unresolved_events.push((at, written));
+                let resolved = resolver.resolve(fi as u32, &ev.topic);
+                let Some(name) = resolved.text().filter(|t| !t.trim().is_empty()) else {
+                    let why = resolved
+                        .why_unresolved()
+                        .unwrap_or_else(|| "the name is empty".into());
+                    self.unresolved_events
+                        .push((at, format!("{} ({why})", ev.topic.display())));
                     continue;
                 };
                 let key = topic_key(&name);
@@ -645,14 +607,14 @@ impl Graph {
                     role: ev.role,
                     at,
                     via: ev.via.clone(),
-                    how,
-                    confidence,
+                    how: resolved.how.clone(),
+                    confidence: resolved.confidence,
                 });
             }
         }
     }
 
-    fn http_links(&mut self, files: &[Arc<FileEntry>]) {
+    fn http_links(&mut self, files: &[Arc<FileEntry>], resolver: &Resolver, roots: &[String]) {
         for (fi, f) in files.iter().enumerate() {
             let from_spec = matches!(f.lang, super::facts::Language::Yaml);
             for h in &f.facts().http {
@@ -676,29 +638,104 @@ impl Graph {
                 }
             }
         }
+        let templates: Vec<Vec<RouteSeg>> = self
+            .routes
+            .iter()
+            .map(|r| route_segments(&r.path))
+            .collect();
+        let service_names: Vec<String> = roots.iter().map(|r| service_name(r)).collect();
         for (fi, f) in files.iter().enumerate() {
             if f.generated {
                 continue;
             }
             for h in &f.facts().http {
-                let HttpFact::Call { method, path, line } = h else {
+                let HttpFact::Call { method, url, line } = h else {
                     continue;
                 };
                 let at = Loc {
                     file: fi as u32,
                     line: *line,
                 };
-                let matches: Vec<u32> = (0..self.routes.len() as u32)
-                    .filter(|&r| {
-                        let route = &self.routes[r as usize];
-                        !route.from_spec
-                            && route.at.file != at.file
-                            && method.as_deref().is_none_or(|m| {
-                                route.method == "ANY" || route.method.eq_ignore_ascii_case(m)
-                            })
-                            && path_matches(path, &route.path)
-                    })
-                    .collect();
+                let resolved = resolver.resolve(fi as u32, url);
+                let shape = url_shape(&resolved);
+                let to_root = shape
+                    .host_hints
+                    .iter()
+                    .find_map(|h| root_named(h, &service_names));
+                let shown = shape.display.clone();
+                let Some(segs) = shape
+                    .path
+                    .as_ref()
+                    .filter(|p| p.iter().any(Option::is_some))
+                else {
+                    let why = if shape.path.is_some() {
+                        "the path is built at run time".to_string()
+                    } else {
+                        resolved
+                            .why_unresolved()
+                            .map(|w| format!("the URL is not known statically: {w}"))
+                            .unwrap_or_else(|| "the URL has no path".to_string())
+                    };
+                    self.unresolved_calls.push(UnresolvedCall {
+                        at,
+                        method: method.clone(),
+                        url: shown,
+                        why,
+                        to_root,
+                    });
+                    continue;
+                };
+                // Candidates: routes in code (not specs), not in the calling file, whose
+                // method fits and whose template the path can address; the best number of
+                // literal segments wins, and a host that names a service narrows to it.
+                let mut best = 0usize;
+                let mut matches: Vec<u32> = Vec::new();
+                for (r, route) in self.routes.iter().enumerate() {
+                    if route.from_spec || route.at.file == at.file {
+                        continue;
+                    }
+                    if let Some(m) = method.as_deref()
+                        && route.method != "ANY"
+                        && !route.method.eq_ignore_ascii_case(m)
+                    {
+                        continue;
+                    }
+                    let Some(score) = segments_match(segs, &templates[r]) else {
+                        continue;
+                    };
+                    if score > best {
+                        best = score;
+                        matches.clear();
+                    }
+                    if score == best {
+                        matches.push(r as u32);
+                    }
+                }
+                if let Some(root) = to_root {
+                    let narrowed: Vec<u32> = matches
+                        .iter()
+                        .copied()
+                        .filter(|&r| files[self.routes[r as usize].at.file as usize].root == root)
+                        .collect();
+                    if !narrowed.is_empty() {
+                        matches = narrowed;
+                    }
+                }
+                if matches.is_empty() {
+                    self.unresolved_calls.push(UnresolvedCall {
+                        at,
+                        method: method.clone(),
+                        url: shown,
+                        why: match to_root {
+                            Some(_) => {
+                                "no route of the service its host names has this path".into()
+                            }
+                            None => "no route in the workspace has this path".into(),
+                        },
+                        to_root,
+                    });
+                    continue;
+                }
                 let conf = if matches.len() == 1 {
                     Confidence::Heuristic
                 } else {
@@ -709,13 +746,288 @@ impl Graph {
                         route: r,
                         at,
                         method: method.clone(),
-                        path: path.clone(),
+                        path: shown.clone(),
                         confidence: conf,
                     });
                 }
             }
         }
     }
+}
+
+/// The label of each file's root, from its workspace path and root-relative path.
+fn root_labels(files: &[Arc<FileEntry>], paths: &[String]) -> Vec<String> {
+    let mut labels: Vec<String> = Vec::new();
+    for (f, p) in files.iter().zip(paths) {
+        let root = f.root as usize;
+        if labels.len() <= root {
+            labels.resize(root + 1, String::new());
+        }
+        if labels[root].is_empty() {
+            let label = p
+                .strip_suffix(&*f.path)
+                .map(|l| l.trim_end_matches('/'))
+                .unwrap_or("");
+            labels[root] = if label.is_empty() {
+                ".".into()
+            } else {
+                label.into()
+            };
+        }
+    }
+    labels
+}
+
+/// One segment of a route template.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum RouteSeg {
+    Lit(String),
+    Param,
+    /// A catch-all (`*`, `**`, `{*rest}`, `{**path}`): the rest of the path.
+    Rest,
+}
+
+fn route_segments(template: &str) -> Vec<RouteSeg> {
+    template
+        .split(['?', '#'])
+        .next()
+        .unwrap_or("")
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            if s == "*" || s == "**" || s.starts_with("{*") || s.starts_with("*") {
+                RouteSeg::Rest
+            } else if (s.starts_with('{') && s.ends_with('}'))
+                || s.starts_with(':')
+                || (s.starts_with('<') && s.ends_with('>'))
+                || (s.starts_with('[') && s.ends_with(']'))
+                || (s.starts_with('$') && s.len() > 1)
+            {
+                RouteSeg::Param
+            } else {
+                RouteSeg::Lit(s.to_lowercase())
+            }
+        })
+        .collect()
+}
+
+/// How well a call's path (literal segments, `None` for run-time ones) addresses a route
+/// template: the number of literal segments that matched a literal, or `None` when it cannot
+/// address it. At least one literal must match a literal, so a path made only of run-time
+/// parts (`base + "/" + x`) never matches every one-segment route.
+fn segments_match(call: &[Option<String>], template: &[RouteSeg]) -> Option<usize> {
+    let rest = template.last() == Some(&RouteSeg::Rest);
+    let fixed = if rest {
+        template.len() - 1
+    } else {
+        template.len()
+    };
+    if call.len() != fixed && !(rest && call.len() >= fixed) {
+        return None;
+    }
+    let mut score = 0;
+    for (c, t) in call.iter().zip(template) {
+        match (c, t) {
+            (_, RouteSeg::Rest) => break,
+            (Some(c), RouteSeg::Lit(t)) => {
+                if !c.eq_ignore_ascii_case(t) {
+                    return None;
+                }
+                score += 1;
+            }
+            (Some(c), RouteSeg::Param) if c.starts_with('{') || c.starts_with(':') => {}
+            (Some(_), RouteSeg::Param) | (None, _) => {}
+        }
+    }
+    (score > 0).then_some(score)
+}
+
+/// A resolved URL as route matching needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct UrlShape {
+    /// Names the host came from: the literal host (`cart`), the env var, config key or
+    /// variable holding the base (`CATALOGUE_HOST`, `retail.ui.endpoints.catalog`).
+    host_hints: Vec<String>,
+    /// The path's segments (`None` for a run-time one); `None` when the URL shows no path.
+    path: Option<Vec<Option<String>>>,
+    /// The URL as an answer shows it.
+    display: String,
+}
+
+fn url_shape(r: &Resolved) -> UrlShape {
+    // One string with a marker byte per hole, so the split below can see where they are.
+    const HOLE: char = '\u{1}';
+    let mut text = String::new();
+    let mut holes: Vec<&Seg> = Vec::new();
+    let mut display = String::new();
+    for s in &r.segs {
+        match s {
+            Seg::Lit(t) => {
+                text.push_str(t);
+                display.push_str(t);
+            }
+            Seg::Hole { name, kind } => {
+                text.push(HOLE);
+                holes.push(s);
+                match (name, kind) {
+                    (Some(n), HoleKind::Env) => display.push_str(&format!("{{env {n}}}")),
+                    (Some(n), HoleKind::Config) => display.push_str(&format!("{{config {n}}}")),
+                    (Some(n), _) => display.push_str(&format!("{{{n}}}")),
+                    (None, _) => display.push_str("{}"),
+                }
+            }
+        }
+    }
+    let hole_names = |part: &str, holes_before: usize| -> Vec<String> {
+        let n = part.matches(HOLE).count();
+        holes[holes_before..holes_before + n]
+            .iter()
+            .filter_map(|h| match h {
+                Seg::Hole { name: Some(n), .. } => Some(n.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    // The query string and fragment are not part of the route.
+    let cut = text.find(['?', '#']).unwrap_or(text.len());
+    let text = &text[..cut];
+    let mut host_hints = Vec::new();
+    let (path, holes_before): (Option<&str>, usize) = if let Some(i) = text.find("://") {
+        let after = &text[i + 3..];
+        let host_end = after.find('/').unwrap_or(after.len());
+        let host = &after[..host_end];
+        let literal_host: String = host
+            .split(':')
+            .next()
+            .unwrap_or("")
+            .chars()
+            .filter(|&c| c != HOLE)
+            .collect();
+        if !literal_host.is_empty() {
+            host_hints.push(literal_host);
+        }
+        let before = text[..i + 3 + host_end].matches(HOLE).count();
+        host_hints.extend(hole_names(&text[..i + 3 + host_end], 0));
+        (Some(&after[host_end..]), before)
+    } else if text.starts_with(HOLE) {
+        // A base held in a variable, an env var or a config key, then the path.
+        host_hints.extend(hole_names(&text[..HOLE.len_utf8()], 0));
+        (Some(&text[HOLE.len_utf8()..]), 1)
+    } else {
+        (Some(text), 0)
+    };
+    let path = path.map(|p| {
+        let mut segs = Vec::new();
+        for seg in p.split('/').filter(|s| !s.is_empty()) {
+            if seg.contains(HOLE) {
+                segs.push(None);
+            } else {
+                segs.push(Some(seg.to_string()));
+            }
+        }
+        segs
+    });
+    let _ = holes_before;
+    UrlShape {
+        host_hints,
+        path,
+        display,
+    }
+}
+
+/// The name a root goes by when code names it in a host, an env var or a config key:
+/// its last folder, lower case, without separators and the usual suffixes
+/// (`src/Catalog.API` → `catalog`, `basket-api` → `basket`, `CATALOGUE_HOST` → `catalogue`).
+pub fn service_name(label: &str) -> String {
+    let last = label
+        .rsplit(['/', '.'])
+        .find(|s| !s.is_empty() && !is_suffix_word(s));
+    let base = label.rsplit('/').next().unwrap_or(label);
+    let _ = last;
+    strip_service_words(base)
+}
+
+fn is_suffix_word(w: &str) -> bool {
+    matches!(
+        w.to_ascii_lowercase().as_str(),
+        "api"
+            | "svc"
+            | "service"
+            | "server"
+            | "host"
+            | "url"
+            | "uri"
+            | "addr"
+            | "address"
+            | "endpoint"
+            | "endpoints"
+            | "base"
+            | "baseurl"
+            | "port"
+            | "http"
+            | "https"
+            | "grpc"
+            | "web"
+            | "app"
+    )
+}
+
+/// Lower case, words split at `.`, `-`, `_` and camel humps, suffix words dropped from the end.
+fn strip_service_words(s: &str) -> String {
+    let mut words: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    let mut prev_lower = false;
+    for c in s.chars() {
+        if c == '.' || c == '-' || c == '_' || c == ' ' || c == '+' {
+            if !cur.is_empty() {
+                words.push(std::mem::take(&mut cur));
+            }
+            prev_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && prev_lower && !cur.is_empty() {
+            words.push(std::mem::take(&mut cur));
+        }
+        prev_lower = c.is_lowercase() || c.is_ascii_digit();
+        cur.extend(c.to_lowercase());
+    }
+    if !cur.is_empty() {
+        words.push(cur);
+    }
+    while words.len() > 1 && words.last().is_some_and(|w| is_suffix_word(w)) {
+        words.pop();
+    }
+    words.concat()
+}
+
+/// The root a host hint names (`cart`, `CATALOGUE_HOST`, `retail.ui.endpoints.catalog`,
+/// `catalog-api`): equal service names, or one a prefix of the other of at least 4 letters
+/// (`catalog` / `catalogue`); `None` unless exactly one root fits.
+fn root_named(hint: &str, service_names: &[String]) -> Option<u16> {
+    // A dotted config key names the service by its last segment.
+    let hint = if hint.contains('.') && !hint.contains("://") && hint.chars().all(|c| c != ':') {
+        hint.rsplit('.').next().unwrap_or(hint)
+    } else {
+        hint
+    };
+    let want = strip_service_words(hint);
+    if want.len() < 3 {
+        return None;
+    }
+    let fits = |name: &str| {
+        !name.is_empty()
+            && (name == want
+                || (name.len() >= 4
+                    && want.len() >= 4
+                    && (name.starts_with(&want) || want.starts_with(name))))
+    };
+    let mut found = service_names
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| fits(n))
+        .map(|(i, _)| i as u16);
+    let first = found.next()?;
+    found.next().is_none().then_some(first)
 }
 
 /// The key services are matched by: the last dotted segment, lowercase, with a `Service`,

@@ -7,6 +7,8 @@ pub mod graph;
 pub mod ignore;
 pub mod lang;
 pub mod lex;
+pub mod modules;
+pub mod resolve;
 pub mod snapshot;
 pub mod watch;
 
@@ -136,7 +138,7 @@ fn apply_patterns(
             let line = 1 + text[..m.start()].bytes().filter(|&b| b == b'\n').count() as u32;
             facts.events.push(facts::EventFact {
                 role: p.role,
-                topic: facts::TopicExpr::Literal(m.as_str().to_string()),
+                topic: facts::Value::lit(m.as_str().to_string()),
                 via: p.name.clone(),
                 line,
             });

@@ -808,7 +808,9 @@ mod tests {
 #[cfg(test)]
 mod matrix_tests {
     use super::*;
+    use crate::index::facts::Value as FactValue;
     use crate::index::facts::*;
+    use serde_json::Value;
 
     fn sym(name: &str, kind: SymbolKind, line: u32, end: u32, container: Option<&str>) -> Symbol {
         Symbol {
@@ -821,7 +823,7 @@ mod matrix_tests {
         }
     }
 
-    fn ev(role: EventRole, topic: TopicExpr, line: u32) -> EventFact {
+    fn ev(role: EventRole, topic: FactValue, line: u32) -> EventFact {
         EventFact {
             role,
             topic,
@@ -835,14 +837,14 @@ mod matrix_tests {
     fn shop() -> Snapshot {
         let orders = FileFacts {
             symbols: vec![sym("publish", SymbolKind::Function, 3, 6, None)],
-            constants: vec![Constant {
+            bindings: vec![Binding {
                 name: "Topics.ORDER_CREATED".into(),
-                value: "orders.created".into(),
+                value: FactValue::lit("orders.created"),
                 line: 1,
             }],
             events: vec![ev(
                 EventRole::Producer,
-                TopicExpr::Reference("Topics.ORDER_CREATED".into()),
+                FactValue::reference("Topics.ORDER_CREATED"),
                 4,
             )],
             ..FileFacts::default()
@@ -850,17 +852,10 @@ mod matrix_tests {
         let payments = FileFacts {
             symbols: vec![sym("onOrder", SymbolKind::Method, 2, 9, Some("Payments"))],
             events: vec![
-                ev(
-                    EventRole::Consumer,
-                    TopicExpr::Literal("orders.created".into()),
-                    2,
-                ),
+                ev(EventRole::Consumer, FactValue::lit("orders.created"), 2),
                 ev(
                     EventRole::Producer,
-                    TopicExpr::Env {
-                        var: "DONE_TOPIC".into(),
-                        default: Some("payments.completed".into()),
-                    },
+                    FactValue::env("DONE_TOPIC", Some("payments.completed".into())),
                     8,
                 ),
             ],
@@ -869,17 +864,13 @@ mod matrix_tests {
         let shipping = FileFacts {
             events: vec![ev(
                 EventRole::Consumer,
-                TopicExpr::Literal("payments.completed".into()),
+                FactValue::lit("payments.completed"),
                 5,
             )],
             ..FileFacts::default()
         };
         let test = FileFacts {
-            events: vec![ev(
-                EventRole::Consumer,
-                TopicExpr::Literal("orders.created".into()),
-                1,
-            )],
+            events: vec![ev(EventRole::Consumer, FactValue::lit("orders.created"), 1)],
             ..FileFacts::default()
         };
         Snapshot::from_facts(vec![

@@ -11,7 +11,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{ToolDef, ToolEnv, ToolOutput, clamp, decode, object_schema};
-use crate::index::facts::{Import, SymbolKind};
+use crate::index::facts::{Import, Language, SymbolKind};
+use crate::index::modules::{import_path_keys, path_key};
 use crate::index::snapshot::{FileEntry, Snapshot};
 use crate::render::inline_code;
 
@@ -153,60 +154,6 @@ fn import_match(imp: &Import, target: &str) -> Option<bool> {
         return Some(true);
     }
     (target.len() >= 3 && module.to_lowercase().contains(&target.to_lowercase())).then_some(false)
-}
-
-/// A workspace path without its extension (`a/b/c.ts` → `a/b/c`); `index` files stand for
-/// their directory, as module resolution treats them.
-fn path_key(path: &str) -> String {
-    let name_start = path.rfind('/').map_or(0, |i| i + 1);
-    let stem = match path[name_start..].rfind('.') {
-        Some(i) if i > 0 => &path[..name_start + i],
-        _ => path,
-    };
-    stem.strip_suffix("/index")
-        .or_else(|| stem.strip_suffix("/__init__"))
-        .unwrap_or(stem)
-        .to_string()
-}
-
-/// Joins `rel` to `dir` lexically (`..` and `.` resolved); `None` when it climbs above the
-/// workspace.
-fn join_lexically(dir: &str, rel: &str) -> Option<String> {
-    let mut parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
-    for seg in rel.split('/') {
-        match seg {
-            "" | "." => {}
-            ".." => {
-                parts.pop()?;
-            }
-            s => parts.push(s),
-        }
-    }
-    Some(parts.join("/"))
-}
-
-/// The workspace paths (extension-less keys) an import may point at: relative specifiers and
-/// quoted includes resolve against the importer's directory; Python relative modules
-/// (`.models`, `..pkg.mod`) too.
-fn import_path_keys(importer: &str, module: &str) -> Vec<String> {
-    let dir = importer.rsplit_once('/').map_or("", |(d, _)| d);
-    let mut out = Vec::new();
-    if module.starts_with("./") || module.starts_with("../") {
-        out.extend(join_lexically(dir, module));
-    } else if let Some(rest) = module.strip_prefix('.') {
-        // Python: one dot is this package, each further dot one level up.
-        let ups = rest.len() - rest.trim_start_matches('.').len();
-        let rel = rest.trim_start_matches('.').replace('.', "/");
-        let mut up = String::new();
-        for _ in 0..ups {
-            up.push_str("../");
-        }
-        out.extend(join_lexically(dir, &format!("{up}{rel}")));
-    } else if module.contains('/') || module.ends_with(".h") || module.ends_with(".hpp") {
-        // `#include "quote.h"`, `import "common/v1/money.proto"`: next to the importer.
-        out.extend(join_lexically(dir, module));
-    }
-    out.into_iter().map(|p| path_key(&p)).collect()
 }
 
 /// Files (by index) that a path target names: the file itself, or every file under a
@@ -359,11 +306,14 @@ fn collect(snap: &Snapshot, target: &str) -> (Vec<Row>, bool) {
             .map(|&i| path_key(&snap.display_path(&snap.files[i as usize])))
             .collect();
         let dir_key = target.trim_start_matches("./").trim_end_matches('/');
-        let resolves = |importer: &str, module: &str, keys: &std::collections::HashSet<String>| {
+        let resolves = |importer: &str,
+                        python: bool,
+                        module: &str,
+                        keys: &std::collections::HashSet<String>| {
             // `import "common/v1/money.proto"` names a path under a proto include root
             // (`contracts/`), not next to the importer: it resolves by whole-segment suffix.
             let proto_suffix = format!("/{}", path_key(module));
-            import_path_keys(importer, module)
+            import_path_keys(importer, module, python)
                 .iter()
                 .any(|k| keys.contains(k) || k == dir_key)
                 || (module.ends_with(".proto") && keys.iter().any(|k| k.ends_with(&proto_suffix)))
@@ -375,7 +325,7 @@ fn collect(snap: &Snapshot, target: &str) -> (Vec<Row>, bool) {
             }
             let path = snap.display_path(f);
             for imp in &f.facts().imports {
-                if resolves(&path, &imp.module, &keys) {
+                if resolves(&path, f.lang == Language::Python, &imp.module, &keys) {
                     push_rows(
                         &mut exact_rows,
                         f,
@@ -401,7 +351,7 @@ fn collect(snap: &Snapshot, target: &str) -> (Vec<Row>, bool) {
                 }
                 let path = snap.display_path(f);
                 for imp in &f.facts().imports {
-                    if !import_path_keys(&path, &imp.module)
+                    if !import_path_keys(&path, &imp.module, f.lang == Language::Python)
                         .iter()
                         .any(|k| barrel_keys.contains(k))
                     {
@@ -701,35 +651,6 @@ fn render(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn import_specifiers_resolve_to_workspace_paths() {
-        assert_eq!(path_key("a/b/c.ts"), "a/b/c");
-        assert_eq!(path_key("a/lookups/index.ts"), "a/lookups");
-        assert_eq!(path_key("pkg/__init__.py"), "pkg");
-        assert_eq!(
-            import_path_keys("svc/src/app.ts", "./lookups"),
-            vec!["svc/src/lookups"]
-        );
-        assert_eq!(
-            import_path_keys("svc/src/x/a.ts", "../lookups/order-lookup"),
-            vec!["svc/src/lookups/order-lookup"]
-        );
-        assert_eq!(
-            import_path_keys("svc/src/quote.cc", "quote.h"),
-            vec!["svc/src/quote"]
-        );
-        assert_eq!(
-            import_path_keys("inv/pkg/servicer.py", ".models"),
-            vec!["inv/pkg/models"]
-        );
-        assert_eq!(
-            import_path_keys("inv/pkg/sub/a.py", "..models"),
-            vec!["inv/pkg/models"]
-        );
-        assert!(import_path_keys("a.ts", "../../../x").is_empty());
-        assert_eq!(import_path_keys("a.go", "github.com/x/y").len(), 1);
-    }
 
     #[test]
     fn module_dot_name_and_suffix_matches_are_exact() {

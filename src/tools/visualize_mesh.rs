@@ -1132,6 +1132,7 @@ fn mermaid_answer(view: &MeshView) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::facts::Value as FactValue;
     use crate::index::facts::*;
 
     fn proto() -> FileFacts {
@@ -1159,7 +1160,7 @@ mod tests {
             }],
             events: vec![EventFact {
                 role: EventRole::Producer,
-                topic: TopicExpr::Literal("orders.created".into()),
+                topic: FactValue::lit("orders.created"),
                 via: "kafka-go".into(),
                 line: 7,
             }],
@@ -1187,7 +1188,7 @@ mod tests {
             ],
             http: vec![HttpFact::Call {
                 method: Some("GET".into()),
-                path: "/orders/{}".into(),
+                url: FactValue::lit("/orders/{}"),
                 line: 6,
             }],
             ..FileFacts::default()
@@ -1195,7 +1196,7 @@ mod tests {
         let billing = FileFacts {
             events: vec![EventFact {
                 role: EventRole::Consumer,
-                topic: TopicExpr::Literal("orders.created".into()),
+                topic: FactValue::lit("orders.created"),
                 via: "kafkajs".into(),
                 line: 3,
             }],
@@ -1272,7 +1273,7 @@ mod tests {
         let html = render_html(&z);
         assert!(!html.contains("http://") || html.contains("http://www.w3.org/2000/svg"));
         assert!(!html.contains("<script src"));
-        let json: Value = serde_json::from_str(&render_json(&z)).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&render_json(&z)).unwrap();
         assert!(json["nodes"].as_array().unwrap().len() >= 3);
     }
 

@@ -9,9 +9,9 @@
 //! and returns `None` on anything malformed (the row's checksum makes that rare).
 
 use crate::index::facts::{
-    Constant, DocSection, EventFact, EventRole, FieldLabel, FileFacts, GrpcFact, HttpFact, Import,
-    Property, ProtoEnum, ProtoEnumValue, ProtoField, ProtoFile, ProtoMessage, ProtoRpc,
-    ProtoService, Symbol, SymbolKind, TopicExpr,
+    Binding, DocSection, EventFact, EventRole, FieldLabel, FileFacts, GrpcFact, HttpFact, Import,
+    Part, Property, ProtoEnum, ProtoEnumValue, ProtoField, ProtoFile, ProtoMessage, ProtoRpc,
+    ProtoService, Symbol, SymbolKind, Value,
 };
 
 /// The encoded form of `facts`.
@@ -246,7 +246,7 @@ encoded_struct!(EventFact {
     via,
     line
 });
-encoded_struct!(Constant { name, value, line });
+encoded_struct!(Binding { name, value, line });
 encoded_struct!(DocSection {
     title,
     level,
@@ -311,7 +311,7 @@ encoded_struct!(FileFacts {
     grpc,
     events,
     http,
-    constants,
+    bindings,
     proto,
     sections,
     properties,
@@ -388,33 +388,59 @@ impl Encoded for GrpcFact {
     }
 }
 
-impl Encoded for TopicExpr {
+impl Encoded for Part {
     fn put(&self, out: &mut Vec<u8>) {
         match self {
-            TopicExpr::Literal(text) => {
+            Part::Lit(text) => {
                 out.push(0);
                 text.put(out);
             }
-            TopicExpr::Reference(name) => {
+            Part::Ref { name, default } => {
                 out.push(1);
                 name.put(out);
+                default.put(out);
             }
-            TopicExpr::Env { var, default } => {
+            Part::Env { var, default } => {
                 out.push(2);
                 var.put(out);
                 default.put(out);
             }
+            Part::Config { key, default } => {
+                out.push(3);
+                key.put(out);
+                default.put(out);
+            }
+            Part::Dynamic => out.push(4),
         }
     }
     fn take(input: &mut &[u8]) -> Option<Self> {
         Some(match u8::take(input)? {
-            0 => TopicExpr::Literal(Encoded::take(input)?),
-            1 => TopicExpr::Reference(Encoded::take(input)?),
-            2 => TopicExpr::Env {
+            0 => Part::Lit(Encoded::take(input)?),
+            1 => Part::Ref {
+                name: Encoded::take(input)?,
+                default: Encoded::take(input)?,
+            },
+            2 => Part::Env {
                 var: Encoded::take(input)?,
                 default: Encoded::take(input)?,
             },
+            3 => Part::Config {
+                key: Encoded::take(input)?,
+                default: Encoded::take(input)?,
+            },
+            4 => Part::Dynamic,
             _ => return None,
+        })
+    }
+}
+
+impl Encoded for Value {
+    fn put(&self, out: &mut Vec<u8>) {
+        self.parts.put(out);
+    }
+    fn take(input: &mut &[u8]) -> Option<Self> {
+        Some(Value {
+            parts: Encoded::take(input)?,
         })
     }
 }
@@ -434,10 +460,10 @@ impl Encoded for HttpFact {
                 handler.put(out);
                 line.put(out);
             }
-            HttpFact::Call { method, path, line } => {
+            HttpFact::Call { method, url, line } => {
                 out.push(1);
                 method.put(out);
-                path.put(out);
+                url.put(out);
                 line.put(out);
             }
         }
@@ -452,7 +478,7 @@ impl Encoded for HttpFact {
             },
             1 => HttpFact::Call {
                 method: Encoded::take(input)?,
-                path: Encoded::take(input)?,
+                url: Encoded::take(input)?,
                 line: Encoded::take(input)?,
             },
             _ => return None,
@@ -513,22 +539,19 @@ mod tests {
             events: vec![
                 EventFact {
                     role: EventRole::Producer,
-                    topic: TopicExpr::Literal("orders.created".into()),
+                    topic: Value::lit("orders.created"),
                     via: "kafkajs".into(),
                     line: 5,
                 },
                 EventFact {
                     role: EventRole::Consumer,
-                    topic: TopicExpr::Reference("Topics.X".into()),
+                    topic: Value::reference("Topics.X"),
                     via: "sarama".into(),
                     line: 6,
                 },
                 EventFact {
                     role: EventRole::Consumer,
-                    topic: TopicExpr::Env {
-                        var: "TOPIC".into(),
-                        default: Some("t".into()),
-                    },
+                    topic: Value::env("TOPIC", Some("t".into())),
                     via: "env".into(),
                     line: 7,
                 },
@@ -542,13 +565,13 @@ mod tests {
                 },
                 HttpFact::Call {
                     method: None,
-                    path: "/orders".into(),
+                    url: Value::lit("/orders"),
                     line: 9,
                 },
             ],
-            constants: vec![Constant {
+            bindings: vec![Binding {
                 name: "X".into(),
-                value: "x".into(),
+                value: Value::lit("x"),
                 line: 10,
             }],
             proto: Some(ProtoFile {

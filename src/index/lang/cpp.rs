@@ -19,8 +19,7 @@ use super::common::{
 };
 use super::tokens::{Rules, TokKind, Tokens};
 use crate::index::facts::{
-    Constant, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Symbol, SymbolKind,
-    TopicExpr,
+    Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Symbol, SymbolKind, Value,
 };
 use crate::index::lex::{Lexed, Syntax, lex};
 
@@ -55,7 +54,7 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     cpp.patterns();
     cpp.calls();
     crate::order::sort_by_key(&mut cpp.facts.symbols, |s| s.line);
-    crate::order::sort_by_key(&mut cpp.facts.constants, |c| c.line);
+    crate::order::sort_by_key(&mut cpp.facts.bindings, |c| c.line);
     cpp.facts
 }
 
@@ -157,9 +156,9 @@ fn directive(l: &Lexed, from: usize, end: usize, line: u32, last: u32, facts: &m
                 && value.starts_with('"')
                 && value.ends_with('"')
             {
-                facts.constants.push(Constant {
+                facts.bindings.push(Binding {
                     name: name.to_string(),
-                    value: strings[0].value().into_owned(),
+                    value: Value::lit(strings[0].value().into_owned()),
                     line,
                 });
             }
@@ -1116,9 +1115,9 @@ impl<'a> Cpp<'_, '_, 'a> {
                     (true, Some(c)) => format!("{c}.{name}"),
                     _ => name.to_string(),
                 };
-                self.facts.constants.push(Constant {
+                self.facts.bindings.push(Binding {
                     name: qualified,
-                    value,
+                    value: Value::lit(value),
                     line: t.line(n),
                 });
             }
@@ -1433,7 +1432,7 @@ impl<'a> Cpp<'_, '_, 'a> {
         }
     }
 
-    fn push_event(&mut self, role: EventRole, topic: TopicExpr, via: &str, line: u32) {
+    fn push_event(&mut self, role: EventRole, topic: Value, via: &str, line: u32) {
         self.facts.events.push(EventFact {
             role,
             topic,
@@ -1460,7 +1459,7 @@ impl<'a> Cpp<'_, '_, 'a> {
     }
 
     /// The topics of `{"a", "b"}`, `std::vector<std::string>{…}`, or a variable assigned one.
-    fn topic_list(&self, (s, e): (usize, usize), at: usize) -> Vec<(TopicExpr, u32)> {
+    fn topic_list(&self, (s, e): (usize, usize), at: usize) -> Vec<(Value, u32)> {
         let t = self.t;
         let open = (s..e).find(|&x| t.is_punct(x, b'{'));
         if let Some(open) = open
@@ -1486,7 +1485,7 @@ impl<'a> Cpp<'_, '_, 'a> {
 
     /// How a topic is written: a literal, `getenv`, a constant (`kOrders`, `ORDERS`,
     /// `topics::kOrders`), or a variable traced to a literal.
-    fn topic_expr(&self, (s, e): (usize, usize), at: usize, depth: u8) -> Option<TopicExpr> {
+    fn topic_expr(&self, (s, e): (usize, usize), at: usize, depth: u8) -> Option<Value> {
         let t = self.t;
         let mut e = e;
         // `name.c_str()`
@@ -1506,10 +1505,10 @@ impl<'a> Cpp<'_, '_, 'a> {
             for k in s..e {
                 v.push_str(&t.str_value(k)?);
             }
-            return looks_like_topic(&v).then_some(TopicExpr::Literal(v));
+            return looks_like_topic(&v).then_some(Value::lit(v));
         }
         if let Some((var, default)) = self.env_lookup(s, e) {
-            return Some(TopicExpr::Env { var, default });
+            return Some(Value::env(var, default));
         }
         let mut segs = Vec::new();
         let mut j = s;
@@ -1544,7 +1543,7 @@ impl<'a> Cpp<'_, '_, 'a> {
                 return None;
             }
         }
-        Some(TopicExpr::Reference(segs.join(".")))
+        Some(Value::reference(segs.join(".")))
     }
 
     /// cpr: `cpr::Get(cpr::Url{"http://orders/x"}, …)`.
@@ -1560,7 +1559,7 @@ impl<'a> Cpp<'_, '_, 'a> {
         {
             self.facts.http.push(HttpFact::Call {
                 method: Some(id.to_ascii_uppercase()),
-                path,
+                url: Value::lit(path),
                 line: t.line(k),
             });
         }
@@ -1594,7 +1593,7 @@ impl<'a> Cpp<'_, '_, 'a> {
         if let Some(path) = self.url_path((ps, pe), k) {
             self.facts.http.push(HttpFact::Call {
                 method: Some(id.to_ascii_uppercase()),
-                path,
+                url: Value::lit(path),
                 line: t.line(k),
             });
         }
@@ -1693,8 +1692,8 @@ mod tests {
         f.symbols.iter().map(|s| s.name.as_str()).collect()
     }
 
-    fn lit(s: &str) -> TopicExpr {
-        TopicExpr::Literal(s.to_string())
+    fn lit(s: &str) -> Value {
+        Value::lit(s.to_string())
     }
 
     #[test]
@@ -1736,9 +1735,9 @@ const char* s = "#include \"in_string.h\"";
         assert_eq!(brief(sym(&f, "SQUARE")), (Function, 9, 10, None, None));
         assert!(!names(&f).contains(&"ORDERS_H"));
         let consts: Vec<(&str, &str)> = f
-            .constants
+            .bindings
             .iter()
-            .map(|c| (c.name.as_str(), c.value.as_str()))
+            .map(|c| (c.name.as_str(), c.value.as_lit().unwrap_or("?")))
             .collect();
         // `s` is a constant whose value merely looks like a directive.
         assert_eq!(
@@ -1888,10 +1887,10 @@ std::vector<std::string> Names() { return {}; }
             assert!(!names(&f).contains(&absent), "{absent} in {:?}", names(&f));
         }
         assert_eq!(
-            f.constants,
-            vec![crate::index::facts::Constant {
+            f.bindings,
+            vec![Binding {
                 name: "OrderClient.kTopic".into(),
-                value: "orders.created".into(),
+                value: Value::lit("orders.created"),
                 line: 23
             }]
         );
@@ -1943,9 +1942,9 @@ constexpr int kMax = 5;
         assert_eq!(sym(&f, "kMax").kind, Constant);
         assert!(!names(&f).contains(&"id"));
         let consts: Vec<(&str, &str, u32)> = f
-            .constants
+            .bindings
             .iter()
-            .map(|c| (c.name.as_str(), c.value.as_str(), c.line))
+            .map(|c| (c.name.as_str(), c.value.as_lit().unwrap_or("?"), c.line))
             .collect();
         assert_eq!(
             consts,
@@ -2115,7 +2114,7 @@ void consume(cppkafka::Consumer& c) {
 "#;
         let f = extract("kafka.cc", src);
         use EventRole::*;
-        let got: Vec<(EventRole, TopicExpr, &str, u32)> = f
+        let got: Vec<(EventRole, Value, &str, u32)> = f
             .events
             .iter()
             .map(|e| (e.role, e.topic.clone(), e.via.as_str(), e.line))
@@ -2124,35 +2123,12 @@ void consume(cppkafka::Consumer& c) {
             got,
             vec![
                 (Producer, lit("orders.created"), "cppkafka", 6),
-                (
-                    Producer,
-                    TopicExpr::Reference("AUDIT_TOPIC".into()),
-                    "cppkafka",
-                    7
-                ),
-                (
-                    Producer,
-                    TopicExpr::Reference("kShipped".into()),
-                    "cppkafka",
-                    8
-                ),
+                (Producer, Value::reference("AUDIT_TOPIC"), "cppkafka", 7),
+                (Producer, Value::reference("kShipped"), "cppkafka", 8),
                 (Producer, lit("orders.local"), "cppkafka", 11),
-                (
-                    Producer,
-                    TopicExpr::Env {
-                        var: "ORDERS_TOPIC".into(),
-                        default: None
-                    },
-                    "cppkafka",
-                    12
-                ),
+                (Producer, Value::env("ORDERS_TOPIC", None), "cppkafka", 12),
                 (Consumer, lit("payments.done"), "cppkafka", 16),
-                (
-                    Consumer,
-                    TopicExpr::Reference("kShipped".into()),
-                    "cppkafka",
-                    16
-                ),
+                (Consumer, Value::reference("kShipped"), "cppkafka", 16),
                 (Consumer, lit("stock.changed"), "cppkafka", 17),
             ]
         );
@@ -2165,7 +2141,7 @@ void run(RdKafka::Producer* producer, RdKafka::KafkaConsumer* consumer) {
 }
 "#;
         let f = extract("rd.cc", rd);
-        let got: Vec<(EventRole, TopicExpr, &str, u32)> = f
+        let got: Vec<(EventRole, Value, &str, u32)> = f
             .events
             .iter()
             .map(|e| (e.role, e.topic.clone(), e.via.as_str(), e.line))
@@ -2174,12 +2150,7 @@ void run(RdKafka::Producer* producer, RdKafka::KafkaConsumer* consumer) {
             got,
             vec![
                 (Producer, lit("invoices.issued"), "librdkafka", 3),
-                (
-                    Consumer,
-                    TopicExpr::Reference("topics.kPaid".into()),
-                    "librdkafka",
-                    4
-                ),
+                (Consumer, Value::reference("topics.kPaid"), "librdkafka", 4),
                 (Producer, lit("invoices.sent"), "librdkafka", 5),
                 (Consumer, lit("invoices.void"), "librdkafka", 6),
             ]
@@ -2217,8 +2188,8 @@ void serve(httplib::Server& svr) {
                     handler,
                     line,
                 } => format!("route {method} {path} {handler:?} {line}"),
-                HttpFact::Call { method, path, line } => {
-                    format!("call {method:?} {path} {line}")
+                HttpFact::Call { method, url, line } => {
+                    format!("call {method:?} {} {line}", url.display())
                 }
             })
             .collect();
@@ -2255,7 +2226,7 @@ void Real() {}
         // Conditional compilation is not evaluated: only directives themselves are skipped.
         assert_eq!(names(&f), vec!["s", "r", "InDisabledBranch", "Real"]);
         assert_eq!(sym(&f, "r").end_line, 6);
-        assert!(f.constants.iter().any(|c| c.name == "s"));
+        assert!(f.bindings.iter().any(|c| c.name == "s"));
     }
 
     #[test]

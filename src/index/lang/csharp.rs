@@ -15,7 +15,7 @@ use super::common::{http_path_after_base, join_route};
 use super::common::{http_path_of, looks_like_http_path, looks_like_topic};
 use super::tokens::{Chain, Rules, TokKind, Tokens};
 use crate::index::facts::{
-    Constant, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, SymbolKind, TopicExpr,
+    Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, SymbolKind, Value,
 };
 use crate::index::lex::{Syntax, lex};
 
@@ -42,7 +42,7 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     ex.uses();
     let mut facts = ex.facts;
     crate::order::sort_by_key(&mut facts.symbols, |s| s.line);
-    crate::order::sort_by_key(&mut facts.constants, |c| c.line);
+    crate::order::sort_by_key(&mut facts.bindings, |c| c.line);
     crate::order::sort_by_key(&mut facts.grpc, |g| match g {
         GrpcFact::Server { line, .. }
         | GrpcFact::Handler { line, .. }
@@ -292,7 +292,11 @@ impl<'t> Ex<'t, '_, '_> {
         if let Some(bare) = name.rsplit('.').next() {
             self.consts.insert(bare.to_string());
         }
-        self.facts.constants.push(Constant { name, value, line });
+        self.facts.bindings.push(Binding {
+            name,
+            value: Value::lit(value),
+            line,
+        });
     }
 
     /// The variable or field an expression starting at `start` is assigned to (`var x = …`,
@@ -310,7 +314,7 @@ impl<'t> Ex<'t, '_, '_> {
     }
 
     /// `Environment.GetEnvironmentVariable("X")` at `a`, with a `?? "default"` after it.
-    fn env_lookup(&self, a: usize, e: usize) -> Option<TopicExpr> {
+    fn env_lookup(&self, a: usize, e: usize) -> Option<Value> {
         let t = self.t;
         let k = if t.is(a, "Environment") && t.punct(a + 1) == b'.' {
             a + 2
@@ -329,13 +333,13 @@ impl<'t> Ex<'t, '_, '_> {
             .flatten()
             .filter(|_| !self.interpolated(after + 1))
             .map(|s| s.value().into_owned());
-        Some(TopicExpr::Env { var, default })
+        Some(Value::env(var, default))
     }
 
     /// A topic expression in `a..e`: a literal, an environment lookup, `new TopicPartition(x,
     /// …)`, or a reference worth recording (dotted, PascalCase or UPPER_CASE, or a constant of
     /// this file).
-    fn topic_expr(&self, a: usize, e: usize) -> Option<TopicExpr> {
+    fn topic_expr(&self, a: usize, e: usize) -> Option<Value> {
         let t = self.t;
         // A named argument (`topic: "x"`) is read by its value.
         let a = if t.ident(a).is_some() && t.punct(a + 1) == b':' {
@@ -351,7 +355,7 @@ impl<'t> Ex<'t, '_, '_> {
                 return None;
             }
             let v = s.value();
-            return looks_like_topic(&v).then(|| TopicExpr::Literal(v.into_owned()));
+            return looks_like_topic(&v).then(|| Value::lit(v.into_owned()));
         }
         if let Some(env) = self.env_lookup(a, e) {
             return Some(env);
@@ -375,7 +379,7 @@ impl<'t> Ex<'t, '_, '_> {
         let worth = name.contains('.')
             || bare.starts_with(|c: char| c.is_ascii_uppercase())
             || self.consts.contains(bare);
-        worth.then_some(TopicExpr::Reference(name))
+        worth.then_some(Value::reference(name))
     }
 
     /// The HTTP path of a URL expression in `a..e`: its first path-like literal; an
@@ -1095,13 +1099,8 @@ impl<'t> Ex<'t, '_, '_> {
                             t.str_lit(v).filter(|_| v + 1 == e && !self.interpolated(v))
                         {
                             Some(s.value().into_owned())
-                        } else if let Some(TopicExpr::Env {
-                            default: Some(d), ..
-                        }) = self.env_lookup(v, e)
-                        {
-                            Some(d)
                         } else {
-                            None
+                            self.env_lookup(v, e).and_then(|v| v.env_default())
                         };
                         if let Some(value) = value {
                             let line = self.line(v);
@@ -1207,7 +1206,7 @@ impl Ex<'_, '_, '_> {
             {
                 self.facts.http.push(HttpFact::Call {
                     method: Some(method.to_string()),
-                    path,
+                    url: Value::lit(path),
                     line,
                 });
             }
@@ -1300,7 +1299,7 @@ impl<'t> Ex<'t, '_, '_> {
                 let line = self.line(p);
                 self.facts.http.push(HttpFact::Call {
                     method: Some(verb.to_string()),
-                    path,
+                    url: Value::lit(path),
                     line,
                 });
             }
@@ -1352,7 +1351,7 @@ impl<'t> Ex<'t, '_, '_> {
         });
     }
 
-    fn event(&mut self, role: EventRole, topic: TopicExpr, p: usize) {
+    fn event(&mut self, role: EventRole, topic: Value, p: usize) {
         let line = self.line(p);
         self.facts.events.push(EventFact {
             role,
@@ -1392,7 +1391,11 @@ impl<'t> Ex<'t, '_, '_> {
             (me == ma + 3 && t.is(ma, "HttpMethod")).then(|| t.text(ma + 2).to_ascii_uppercase());
         if let Some(path) = self.http_path_in(ua, ue) {
             let line = self.line(p);
-            self.facts.http.push(HttpFact::Call { method, path, line });
+            self.facts.http.push(HttpFact::Call {
+                method,
+                url: Value::lit(path),
+                line,
+            });
         }
     }
 }
@@ -1409,14 +1412,14 @@ mod tests {
     }
 
     fn constant<'f>(f: &'f FileFacts, name: &str) -> Option<&'f str> {
-        f.constants
+        f.bindings
             .iter()
             .find(|c| c.name == name)
-            .map(|c| c.value.as_str())
+            .map(|c| c.value.as_lit().unwrap_or("?"))
     }
 
-    fn lit(s: &str) -> TopicExpr {
-        TopicExpr::Literal(s.to_string())
+    fn lit(s: &str) -> Value {
+        Value::lit(s.to_string())
     }
 
     fn route(method: &str, path: &str, handler: Option<&str>, line: u32) -> HttpFact {
@@ -1431,7 +1434,7 @@ mod tests {
     fn http_call(method: &str, path: &str, line: u32) -> HttpFact {
         HttpFact::Call {
             method: Some(method.into()),
-            path: path.into(),
+            url: Value::lit(path),
             line,
         }
     }
@@ -1596,7 +1599,7 @@ namespace Acme.Orders
                 },
             ]
         );
-        let events: Vec<(EventRole, TopicExpr, u32)> = f
+        let events: Vec<(EventRole, Value, u32)> = f
             .events
             .iter()
             .map(|e| (e.role, e.topic.clone(), e.line))
@@ -1604,16 +1607,8 @@ namespace Acme.Orders
         assert_eq!(
             events,
             vec![
-                (
-                    EventRole::Producer,
-                    TopicExpr::Reference("OrderCreated".into()),
-                    34
-                ),
-                (
-                    EventRole::Producer,
-                    TopicExpr::Reference("PaidTopic".into()),
-                    35
-                ),
+                (EventRole::Producer, Value::reference("OrderCreated"), 34),
+                (EventRole::Producer, Value::reference("PaidTopic"), 35),
             ]
         );
         assert!(f.events.iter().all(|e| e.via == "Confluent.Kafka"));
@@ -1743,7 +1738,7 @@ namespace Acme.Ship
             Some("shipments.dispatched")
         );
         assert_eq!(constant(&f, "Topics.Returned"), Some("shipments.returned"));
-        let events: Vec<(EventRole, TopicExpr, u32)> = f
+        let events: Vec<(EventRole, Value, u32)> = f
             .events
             .iter()
             .map(|e| (e.role, e.topic.clone(), e.line))
@@ -1753,22 +1748,15 @@ namespace Acme.Ship
             vec![
                 (
                     EventRole::Consumer,
-                    TopicExpr::Reference("Topics.Dispatched".into()),
+                    Value::reference("Topics.Dispatched"),
                     15
                 ),
                 (EventRole::Consumer, lit("orders.created"), 17),
-                (
-                    EventRole::Consumer,
-                    TopicExpr::Reference("Topics.Returned".into()),
-                    17
-                ),
+                (EventRole::Consumer, Value::reference("Topics.Returned"), 17),
                 (EventRole::Consumer, lit("a.b"), 18),
                 (
                     EventRole::Producer,
-                    TopicExpr::Env {
-                        var: "OUT_TOPIC".into(),
-                        default: Some("out.events".into())
-                    },
+                    Value::env("OUT_TOPIC", Some("out.events".into())),
                     21
                 ),
                 (EventRole::Producer, lit("partitioned"), 22),

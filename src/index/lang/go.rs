@@ -16,8 +16,7 @@ use super::common::{
 };
 use super::tokens::{Rules, Tokens};
 use crate::index::facts::{
-    Constant, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Symbol, SymbolKind,
-    TopicExpr,
+    Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Symbol, SymbolKind, Value,
 };
 use crate::index::lex::{Syntax, lex};
 
@@ -510,9 +509,9 @@ impl<'a> Go<'_, '_, 'a> {
             if names.len() == values.len()
                 && let Some(value) = self.const_value(values[idx])
             {
-                self.facts.constants.push(Constant {
+                self.facts.bindings.push(Binding {
                     name: name.to_string(),
-                    value,
+                    value: Value::lit(value),
                     line,
                 });
             }
@@ -911,7 +910,7 @@ impl<'a> Go<'_, '_, 'a> {
         }
     }
 
-    fn push_event(&mut self, role: EventRole, topic: TopicExpr, via: &str, line: u32) {
+    fn push_event(&mut self, role: EventRole, topic: Value, via: &str, line: u32) {
         self.facts.events.push(EventFact {
             role,
             topic,
@@ -1003,7 +1002,7 @@ impl<'a> Go<'_, '_, 'a> {
     }
 
     /// The topics of a `[]string{…}` literal, or of a variable assigned one.
-    fn topic_list(&self, (s, e): (usize, usize), at: usize) -> Vec<(TopicExpr, u32)> {
+    fn topic_list(&self, (s, e): (usize, usize), at: usize) -> Vec<(Value, u32)> {
         let t = self.t;
         let mut out = Vec::new();
         if t.is_punct(s, b'[')
@@ -1039,7 +1038,7 @@ impl<'a> Go<'_, '_, 'a> {
     /// How a topic is written: a literal, an environment lookup, a constant (`OrdersTopic`,
     /// `config.OrdersTopic`), or a local variable traced to its value. A parameter or any
     /// other expression gives nothing.
-    fn topic_expr(&self, (s, e): (usize, usize), at: usize, depth: u8) -> Option<TopicExpr> {
+    fn topic_expr(&self, (s, e): (usize, usize), at: usize, depth: u8) -> Option<Value> {
         let t = self.t;
         let s = if t.is_punct(s, b'&') { s + 1 } else { s };
         if s >= e {
@@ -1047,10 +1046,10 @@ impl<'a> Go<'_, '_, 'a> {
         }
         if e == s + 1 && t.is_str(s) {
             let v = t.str_value(s)?;
-            return looks_like_topic(&v).then(|| TopicExpr::Literal(v.into_owned()));
+            return looks_like_topic(&v).then(|| Value::lit(v.into_owned()));
         }
         if let Some((var, default)) = self.env_lookup(s, e) {
-            return Some(TopicExpr::Env { var, default });
+            return Some(Value::env(var, default));
         }
         if e == s + 1 {
             let name = t.ident(s)?;
@@ -1060,7 +1059,7 @@ impl<'a> Go<'_, '_, 'a> {
             if let Some(a) = self.last_assign(name, at) {
                 // A package-level `var`/`const` is a constant to the graph; a local is traced.
                 if a.func.is_none() {
-                    return Some(TopicExpr::Reference(name.to_string()));
+                    return Some(Value::reference(name.to_string()));
                 }
                 return if depth == 0 {
                     self.topic_expr(a.rhs, a.at, depth + 1)
@@ -1073,7 +1072,7 @@ impl<'a> Go<'_, '_, 'a> {
             {
                 return None;
             }
-            return Some(TopicExpr::Reference(name.to_string()));
+            return Some(Value::reference(name.to_string()));
         }
         if e == s + 3
             && t.ident(s).is_some()
@@ -1081,11 +1080,7 @@ impl<'a> Go<'_, '_, 'a> {
             && t.ident(s + 2)
                 .is_some_and(|m| m.starts_with(|c: char| c.is_ascii_uppercase()))
         {
-            return Some(TopicExpr::Reference(format!(
-                "{}.{}",
-                t.text(s),
-                t.text(s + 2)
-            )));
+            return Some(Value::reference(format!("{}.{}", t.text(s), t.text(s + 2))));
         }
         None
     }
@@ -1337,7 +1332,7 @@ impl<'a> Go<'_, '_, 'a> {
         if let Some(path) = self.url_path(url, k, 0) {
             self.facts.http.push(HttpFact::Call {
                 method,
-                path,
+                url: Value::lit(path),
                 line: self.t.line(k),
             });
         }
@@ -1452,11 +1447,11 @@ mod tests {
         f.symbols.iter().any(|s| s.name == name)
     }
 
-    fn lit(s: &str) -> TopicExpr {
-        TopicExpr::Literal(s.to_string())
+    fn lit(s: &str) -> Value {
+        Value::lit(s.to_string())
     }
 
-    fn events(f: &FileFacts) -> Vec<(EventRole, TopicExpr, &str, u32)> {
+    fn events(f: &FileFacts) -> Vec<(EventRole, Value, &str, u32)> {
         f.events
             .iter()
             .map(|e| (e.role, e.topic.clone(), e.via.as_str(), e.line))
@@ -1482,8 +1477,8 @@ mod tests {
         f.http
             .iter()
             .filter_map(|h| match h {
-                HttpFact::Call { method, path, line } => {
-                    Some((method.clone(), path.clone(), *line))
+                HttpFact::Call { method, url, line } => {
+                    Some((method.clone(), url.display(), *line))
                 }
                 HttpFact::Route { .. } => None,
             })
@@ -1638,9 +1633,9 @@ var defaultTimeout = 3 * time.Second
         assert_eq!(sym(&f, "refundsTopic").kind, SymbolKind::Variable);
         assert!(!has_sym(&f, "_"));
         let consts: Vec<(&str, &str)> = f
-            .constants
+            .bindings
             .iter()
-            .map(|c| (c.name.as_str(), c.value.as_str()))
+            .map(|c| (c.name.as_str(), c.value.as_lit().unwrap_or("?")))
             .collect();
         assert_eq!(
             consts,
@@ -1653,7 +1648,7 @@ var defaultTimeout = 3 * time.Second
                 ("b", "y"),
             ]
         );
-        assert_eq!(f.constants[0].line, 36);
+        assert_eq!(f.bindings[0].line, 36);
         assert!(has_sym(&f, "defaultTimeout"));
     }
 
@@ -1864,45 +1859,24 @@ func consume(c sarama.Consumer, g sarama.ConsumerGroup) {
         assert_eq!(
             events(&f),
             vec![
-                (
-                    Producer,
-                    TopicExpr::Reference("ordersTopic".into()),
-                    "sarama",
-                    9
-                ),
+                (Producer, Value::reference("ordersTopic"), "sarama", 9),
                 (Producer, lit("orders.audit"), "sarama", 12),
                 (
                     Producer,
-                    TopicExpr::Reference("config.PaymentsTopic".into()),
+                    Value::reference("config.PaymentsTopic"),
                     "sarama",
                     14
                 ),
+                (Producer, Value::env("REFUND_TOPIC", None), "sarama", 15),
                 (
                     Producer,
-                    TopicExpr::Env {
-                        var: "REFUND_TOPIC".into(),
-                        default: None
-                    },
-                    "sarama",
-                    15
-                ),
-                (
-                    Producer,
-                    TopicExpr::Env {
-                        var: "SHIP_TOPIC".into(),
-                        default: Some("shipments".into())
-                    },
+                    Value::env("SHIP_TOPIC", Some("shipments".into())),
                     "sarama",
                     16
                 ),
                 (Consumer, lit("payments.done"), "sarama", 21),
                 (Consumer, lit("orders.created"), "sarama", 22),
-                (
-                    Consumer,
-                    TopicExpr::Reference("ordersTopic".into()),
-                    "sarama",
-                    22
-                ),
+                (Consumer, Value::reference("ordersTopic"), "sarama", 22),
                 (Consumer, lit("stock.changed"), "sarama", 23),
             ]
         );
@@ -1949,12 +1923,7 @@ func confluent(p *ck.Producer, c *ck.Consumer) {
             vec![
                 (Producer, lit("orders.created"), "kafka-go", 9),
                 (Producer, lit("orders.shipped"), "kafka-go", 12),
-                (
-                    Producer,
-                    TopicExpr::Reference("TopicRefunds".into()),
-                    "kafka-go",
-                    14
-                ),
+                (Producer, Value::reference("TopicRefunds"), "kafka-go", 14),
                 (Producer, lit("orders.audit"), "kafka-go", 15),
                 (Consumer, lit("payments.done"), "kafka-go", 16),
                 (Consumer, lit("a.one"), "kafka-go", 17),

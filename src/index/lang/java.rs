@@ -576,7 +576,7 @@ impl<'s, 'a> Parser<'s, 'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::facts::{EventRole, GrpcFact, HttpFact, TopicExpr};
+    use crate::index::facts::{EventRole, GrpcFact, HttpFact, Value};
 
     fn sym<'f>(f: &'f FileFacts, name: &str) -> &'f Symbol {
         f.symbols
@@ -604,25 +604,25 @@ mod tests {
         f.http
             .iter()
             .filter_map(|h| match h {
-                HttpFact::Call { method, path, .. } => Some((method.clone(), path.clone())),
+                HttpFact::Call { method, url, .. } => Some((method.clone(), url.display())),
                 _ => None,
             })
             .collect()
     }
 
-    fn events(f: &FileFacts) -> Vec<(EventRole, TopicExpr, String)> {
+    fn events(f: &FileFacts) -> Vec<(EventRole, Value, String)> {
         f.events
             .iter()
             .map(|e| (e.role, e.topic.clone(), e.via.clone()))
             .collect()
     }
 
-    fn lit(s: &str) -> TopicExpr {
-        TopicExpr::Literal(s.to_string())
+    fn lit(s: &str) -> Value {
+        Value::lit(s.to_string())
     }
 
-    fn reference(s: &str) -> TopicExpr {
-        TopicExpr::Reference(s.to_string())
+    fn reference(s: &str) -> Value {
+        Value::reference(s.to_string())
     }
 
     #[test]
@@ -729,9 +729,9 @@ public class OrderService<T extends Comparable<T>> extends Base implements Api, 
         assert_eq!(sym(&f, "Marker").kind, SymbolKind::Interface);
         assert_eq!(sym(&f, "value").container.as_deref(), Some("Marker"));
         let consts: Vec<(&str, &str)> = f
-            .constants
+            .bindings
             .iter()
-            .map(|c| (c.name.as_str(), c.value.as_str()))
+            .map(|c| (c.name.as_str(), c.value.as_lit().unwrap_or("?")))
             .collect();
         assert_eq!(
             consts,
@@ -781,9 +781,9 @@ enum Empty { }
         );
         assert_eq!(sym(&f, "Empty").end_line, 15);
         let consts: Vec<(&str, &str)> = f
-            .constants
+            .bindings
             .iter()
-            .map(|c| (c.name.as_str(), c.value.as_str()))
+            .map(|c| (c.name.as_str(), c.value.as_lit().unwrap_or("?")))
             .collect();
         assert_eq!(
             consts,
@@ -815,7 +815,7 @@ enum Empty { }
         assert_eq!(sym(&f, "Real").end_line, 11);
         assert!(f.events.is_empty() && f.http.is_empty());
         // A text block's value is still a string constant.
-        assert_eq!(f.constants.len(), 2);
+        assert_eq!(f.bindings.len(), 2);
     }
 
     #[test]
@@ -985,10 +985,7 @@ public class Events {
 "#;
         let f = extract("Events.java", src);
         use EventRole::*;
-        let env = |v: &str, d: &str| TopicExpr::Env {
-            var: v.into(),
-            default: Some(d.into()),
-        };
+        let env = |v: &str, d: &str| Value::env(v, Some(d.into()));
         assert_eq!(
             events(&f),
             vec![
@@ -1031,9 +1028,9 @@ public class Events {
             ]
         );
         let consts: Vec<(&str, &str)> = f
-            .constants
+            .bindings
             .iter()
-            .map(|c| (c.name.as_str(), c.value.as_str()))
+            .map(|c| (c.name.as_str(), c.value.as_lit().unwrap_or("?")))
             .collect();
         assert_eq!(
             consts,
@@ -1254,14 +1251,11 @@ interface StockClient {
             events(&f),
             vec![(
                 EventRole::Producer,
-                TopicExpr::Env {
-                    var: "orders.topic".into(),
-                    default: Some("orders.v1".into())
-                },
+                Value::env("orders.topic", Some("orders.v1".into())),
                 "KafkaTemplate".into()
             )]
         );
-        assert_eq!(f.constants[0].name, "Impl.topic");
+        assert_eq!(f.bindings[0].name, "Impl.topic");
         assert_eq!(
             routes(&f),
             vec![(

@@ -16,7 +16,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::common::{http_path_of, looks_like_http_path, looks_like_topic};
 use crate::index::facts::{
-    Constant, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, SymbolKind, TopicExpr,
+    Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, SymbolKind, Value,
 };
 use crate::index::lex::Lexed;
 
@@ -320,14 +320,14 @@ fn const_value(value: &str) -> Option<String> {
 
 /// The topic a string literal names: a plain topic, or a Spring placeholder as an
 /// environment lookup.
-fn topic_of_literal(s: &str) -> Option<TopicExpr> {
+fn topic_of_literal(s: &str) -> Option<Value> {
     if s.contains("${") {
-        return spring_placeholder(s).map(|(var, default)| TopicExpr::Env { var, default });
+        return spring_placeholder(s).map(|(var, default)| Value::env(var, default));
     }
     if s.contains("#{") || !looks_like_topic(s) {
         return None;
     }
-    Some(TopicExpr::Literal(s.to_string()))
+    Some(Value::lit(s.to_string()))
 }
 
 /// The string constants of one file, by qualified name (`Topics.ORDER_CREATED`, `BASE`).
@@ -354,7 +354,11 @@ impl Consts {
             })
             .or_insert_with(|| Some(name.clone()));
         self.values.insert(name.clone(), value.clone());
-        facts.constants.push(Constant { name, value, line });
+        facts.bindings.push(Binding {
+            name,
+            value: Value::lit(value),
+            line,
+        });
     }
 
     /// The qualified name and value a reference written `written` at a site inside the types
@@ -909,9 +913,9 @@ impl<'s, 'a> Ctx<'s, 'a> {
                 Some(t) => format!("{}.{}", self.model.qualifier(t), name),
                 None => name.to_string(),
             };
-            facts.constants.push(Constant {
+            facts.bindings.push(Binding {
                 name: qualified,
-                value: d.clone(),
+                value: Value::lit(d.clone()),
                 line: ann.line,
             });
         }
@@ -920,7 +924,7 @@ impl<'s, 'a> Ctx<'s, 'a> {
 
     /// The topic an expression names (see the module docs), resolved against this file's
     /// constants so a bare `TOPIC` inside `Producer` becomes `Producer.TOPIC`.
-    fn topic(&self, (a, b): (usize, usize)) -> Option<TopicExpr> {
+    fn topic(&self, (a, b): (usize, usize)) -> Option<Value> {
         let src = self.src;
         if b <= a {
             return None;
@@ -954,14 +958,11 @@ impl<'s, 'a> Ctx<'s, 'a> {
         if !path.contains('.')
             && let Some((var, default)) = self.value_bound.get(path.as_str())
         {
-            return Some(TopicExpr::Env {
-                var: var.clone(),
-                default: default.clone(),
-            });
+            return Some(Value::env(var.clone(), default.clone()));
         }
         let enclosing = self.model.enclosing_names(a);
         if let Some((q, _)) = self.consts.resolve(&path, &enclosing) {
-            return Some(TopicExpr::Reference(q.to_string()));
+            return Some(Value::reference(q.to_string()));
         }
         if !path.contains('.')
             && let Some(Some(v)) = self.locals.get(path.as_str())
@@ -973,10 +974,10 @@ impl<'s, 'a> Ctx<'s, 'a> {
         let owner_is_type = segs
             .next()
             .is_some_and(|o| o.starts_with(|c: char| c.is_ascii_uppercase()));
-        (is_upper_snake(last) || owner_is_type).then_some(TopicExpr::Reference(path))
+        (is_upper_snake(last) || owner_is_type).then_some(Value::reference(path))
     }
 
-    fn topics(&self, range: (usize, usize)) -> Vec<TopicExpr> {
+    fn topics(&self, range: (usize, usize)) -> Vec<Value> {
         elements(self.src, range)
             .into_iter()
             .filter_map(|r| self.topic(r))
@@ -1219,7 +1220,7 @@ impl<'s, 'a> Ctx<'s, 'a> {
     fn kafka(&self, facts: &mut FileFacts) {
         let src = self.src;
         let n = src.len();
-        fn push(facts: &mut FileFacts, role: EventRole, topic: TopicExpr, via: &str, line: u32) {
+        fn push(facts: &mut FileFacts, role: EventRole, topic: Value, via: &str, line: u32) {
             facts.events.push(EventFact {
                 role,
                 topic,
@@ -1367,7 +1368,7 @@ impl<'s, 'a> Ctx<'s, 'a> {
 
     /// The topic of `ProducerRecord(…)` whose name is token `k` (`new ProducerRecord<>(t, …)`,
     /// Kotlin `ProducerRecord<K, V>(t, …)`, Scala `new ProducerRecord[K, V](t, …)`).
-    fn record_topic(&self, k: usize) -> Option<TopicExpr> {
+    fn record_topic(&self, k: usize) -> Option<Value> {
         let src = self.src;
         let open = src.skip_generics(k + 1);
         if !src.is(open, "(") {
@@ -1500,7 +1501,7 @@ impl<'s, 'a> Ctx<'s, 'a> {
                         {
                             facts.http.push(HttpFact::Call {
                                 method: Some(v.name.to_string()),
-                                path,
+                                url: Value::lit(path),
                                 line: v.line,
                             });
                         }
@@ -1528,7 +1529,7 @@ impl<'s, 'a> Ctx<'s, 'a> {
                         {
                             facts.http.push(HttpFact::Call {
                                 method: Some(verb.to_ascii_uppercase()),
-                                path,
+                                url: Value::lit(path),
                                 line: a.line,
                             });
                         }
@@ -1548,7 +1549,7 @@ impl<'s, 'a> Ctx<'s, 'a> {
                             if let Some(path) = http_path_of(&full) {
                                 facts.http.push(HttpFact::Call {
                                     method: (verb != "ANY").then(|| verb.clone()),
-                                    path,
+                                    url: Value::lit(path),
                                     line,
                                 });
                             }
@@ -1666,7 +1667,7 @@ impl<'s, 'a> Ctx<'s, 'a> {
             if let Some(path) = path {
                 facts.http.push(HttpFact::Call {
                     method: method.map(str::to_string),
-                    path,
+                    url: Value::lit(path),
                     line,
                 });
             }

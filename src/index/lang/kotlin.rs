@@ -816,7 +816,7 @@ impl<'s, 'a> Parser<'s, 'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::facts::{EventRole, GrpcFact, HttpFact, TopicExpr};
+    use crate::index::facts::{EventRole, GrpcFact, HttpFact, Value};
 
     fn sym<'f>(f: &'f FileFacts, name: &str) -> &'f Symbol {
         f.symbols
@@ -826,9 +826,9 @@ mod tests {
     }
 
     fn consts(f: &FileFacts) -> Vec<(&str, &str)> {
-        f.constants
+        f.bindings
             .iter()
-            .map(|c| (c.name.as_str(), c.value.as_str()))
+            .map(|c| (c.name.as_str(), c.value.as_lit().unwrap_or("?")))
             .collect()
     }
 
@@ -1161,49 +1161,36 @@ class Events(
 "#;
         let f = extract("Events.kt", src);
         use EventRole::*;
-        let got: Vec<(EventRole, TopicExpr, &str)> = f
+        let got: Vec<(EventRole, Value, &str)> = f
             .events
             .iter()
             .map(|e| (e.role, e.topic.clone(), e.via.as_str()))
             .collect();
-        let lit = |s: &str| TopicExpr::Literal(s.into());
+        let lit = |s: &str| Value::lit(s);
         assert_eq!(
             got,
             vec![
                 (Consumer, lit("orders.created"), "@KafkaListener"),
                 (
                     Consumer,
-                    TopicExpr::Env {
-                        var: "app.in".into(),
-                        default: Some("orders.in".into())
-                    },
+                    Value::env("app.in", Some("orders.in".into())),
                     "@KafkaListener"
                 ),
                 (
                     Consumer,
-                    TopicExpr::Reference("Topics.ORDER_CREATED".into()),
+                    Value::reference("Topics.ORDER_CREATED"),
                     "@KafkaListener"
                 ),
                 (Producer, lit("orders.sent"), "KafkaTemplate"),
+                (Producer, Value::reference("Events.PAID"), "KafkaTemplate"),
                 (
                     Producer,
-                    TopicExpr::Reference("Events.PAID".into()),
+                    Value::env("app.kafka.out", Some("orders.out".into())),
                     "KafkaTemplate"
                 ),
                 (
                     Producer,
-                    TopicExpr::Env {
-                        var: "app.kafka.out".into(),
-                        default: Some("orders.out".into())
-                    },
-                    "KafkaTemplate"
-                ),
-                (
-                    Producer,
-                    TopicExpr::Env {
-                        var: "app.kafka.audit".into(),
-                        default: None
-                    },
+                    Value::env("app.kafka.audit", None),
                     "KafkaTemplate"
                 ),
                 (Producer, lit("orders.record"), "kafka-clients"),
@@ -1276,7 +1263,7 @@ interface UsersClient {
             .http
             .iter()
             .filter_map(|h| match h {
-                HttpFact::Call { method, path, .. } => Some((method.clone(), path.clone())),
+                HttpFact::Call { method, url, .. } => Some((method.clone(), url.display())),
                 _ => None,
             })
             .collect();

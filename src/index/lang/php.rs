@@ -14,8 +14,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::common::{self, Brackets};
 use crate::index::facts::{
-    Constant, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Symbol, SymbolKind,
-    TopicExpr,
+    Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Symbol, SymbolKind, Value,
 };
 use crate::index::lex::{self, Lexed, Syntax, ident_before, is_ident_byte};
 
@@ -219,12 +218,12 @@ impl<'a> Src<'a> {
     /// A topic: a literal, an environment lookup, or a constant/variable reference
     /// (`Topics::ORDER_CREATED` gives `Topics.ORDER_CREATED`; `self::T` is qualified with the
     /// enclosing class).
-    fn topic(&self, st: &State, s: usize, e: usize, class: Option<&str>) -> Option<TopicExpr> {
+    fn topic(&self, st: &State, s: usize, e: usize, class: Option<&str>) -> Option<Value> {
         if let Some(v) = self.plain_string(s, e) {
-            return common::looks_like_topic(&v).then_some(TopicExpr::Literal(v));
+            return common::looks_like_topic(&v).then_some(Value::lit(v));
         }
         if let Some((var, default)) = self.env_lookup(s, e) {
-            return Some(TopicExpr::Env { var, default });
+            return Some(Value::env(var, default));
         }
         let name = self.name(s, e)?;
         let name = name.strip_suffix("->value").unwrap_or(name);
@@ -235,7 +234,7 @@ impl<'a> Src<'a> {
             return None;
         }
         if let Some(v) = st.strings.get(name) {
-            return Some(TopicExpr::Literal(v.clone()));
+            return Some(Value::lit(v.clone()));
         }
         let name = name.trim_start_matches('\\');
         let qualified = match (name.split_once("::"), class) {
@@ -243,7 +242,7 @@ impl<'a> Src<'a> {
             (Some((ty, c)), _) => format!("{}.{}", ty.rsplit('\\').next().unwrap_or(ty), c),
             (None, _) => name.to_string(),
         };
-        Some(TopicExpr::Reference(qualified))
+        Some(Value::reference(qualified))
     }
 
     /// The HTTP path of a URL expression: literals, interpolated strings, `.` concatenation,
@@ -1072,12 +1071,12 @@ fn const_decl(src: &Src, st: &mut State, ts: usize, te: usize, class: Option<&st
             container: class.map(str::to_string),
         });
         if let Some(value) = src.const_value(eq + 1, z) {
-            st.facts.constants.push(Constant {
+            st.facts.bindings.push(Binding {
                 name: match class {
                     Some(c) => format!("{c}.{name}"),
                     None => name.to_string(),
                 },
-                value,
+                value: Value::lit(value),
                 line,
             });
         }
@@ -1105,12 +1104,12 @@ fn case_decl(src: &Src, st: &mut State, ts: usize, te: usize, class: Option<&str
     if let Some(eq) = code[ns..end].find('=').map(|p| ns + p)
         && let Some(value) = src.plain_string(eq + 1, end)
     {
-        st.facts.constants.push(Constant {
+        st.facts.bindings.push(Binding {
             name: match class {
                 Some(c) => format!("{c}.{name}"),
                 None => name.to_string(),
             },
-            value,
+            value: Value::lit(value),
             line,
         });
     }
@@ -1446,7 +1445,11 @@ fn call_site(
             if let Some((a, z)) = url
                 && let Some(path) = src.url_path(st, a, z)
             {
-                st.facts.http.push(HttpFact::Call { method, path, line });
+                st.facts.http.push(HttpFact::Call {
+                    method,
+                    url: Value::lit(path),
+                    line,
+                });
             }
         }
         "define" if chain.text.is_empty() => {
@@ -1464,9 +1467,9 @@ fn call_site(
                     container: None,
                 });
                 if let Some(value) = src.const_value(v, w) {
-                    st.facts.constants.push(Constant {
+                    st.facts.bindings.push(Binding {
                         name: cname,
-                        value,
+                        value: Value::lit(value),
                         line,
                     });
                 }
@@ -1558,15 +1561,15 @@ mod tests {
             .unwrap_or_else(|| panic!("no symbol {name} in {:#?}", f.symbols))
     }
 
-    fn events(f: &FileFacts) -> Vec<(EventRole, TopicExpr, &str, u32)> {
+    fn events(f: &FileFacts) -> Vec<(EventRole, Value, &str, u32)> {
         f.events
             .iter()
             .map(|e| (e.role, e.topic.clone(), e.via.as_str(), e.line))
             .collect()
     }
 
-    fn lit(s: &str) -> TopicExpr {
-        TopicExpr::Literal(s.to_string())
+    fn lit(s: &str) -> Value {
+        Value::lit(s.to_string())
     }
 
     fn routes(f: &FileFacts) -> Vec<(String, String, Option<String>, u32)> {
@@ -1588,8 +1591,8 @@ mod tests {
         f.http
             .iter()
             .filter_map(|h| match h {
-                HttpFact::Call { method, path, line } => {
-                    Some((method.clone(), path.clone(), *line))
+                HttpFact::Call { method, url, line } => {
+                    Some((method.clone(), url.display(), *line))
                 }
                 HttpFact::Route { .. } => None,
             })
@@ -1708,9 +1711,9 @@ define('APP_TOPIC', getenv('APP_TOPIC') ?: 'app.events');
             Some("OrderService")
         );
         let consts: Vec<(&str, &str)> = f
-            .constants
+            .bindings
             .iter()
-            .map(|c| (c.name.as_str(), c.value.as_str()))
+            .map(|c| (c.name.as_str(), c.value.as_lit().unwrap_or("?")))
             .collect();
         assert_eq!(
             consts,
@@ -1916,7 +1919,7 @@ class Publisher
 "#;
         let f = extract("src/Events/Publisher.php", src);
         use EventRole::*;
-        let reference = |s: &str| TopicExpr::Reference(s.to_string());
+        let reference = |s: &str| Value::reference(s.to_string());
         assert_eq!(
             events(&f),
             vec![
@@ -1925,10 +1928,7 @@ class Publisher
                 (Producer, reference("Topics.ORDER_PAID"), "php-rdkafka", 13),
                 (
                     Producer,
-                    TopicExpr::Env {
-                        var: "OUT_TOPIC".into(),
-                        default: Some("out.default".into())
-                    },
+                    Value::env("OUT_TOPIC", Some("out.default".into())),
                     "php-rdkafka",
                     14
                 ),

@@ -12,8 +12,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::common::{self, Brackets};
 use crate::index::facts::{
-    Constant, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Symbol, SymbolKind,
-    TopicExpr,
+    Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Symbol, SymbolKind, Value,
 };
 use crate::index::lex::{self, Lexed, Syntax, ident_after, ident_before, is_ident_byte};
 
@@ -290,12 +289,12 @@ impl<'a> Src<'a> {
     }
 
     /// A topic expression: a literal, an environment lookup, or a name reference.
-    fn topic(&self, st: &State, s: usize, e: usize) -> Option<TopicExpr> {
+    fn topic(&self, st: &State, s: usize, e: usize) -> Option<Value> {
         if let Some(v) = self.plain_string(s, e) {
-            return common::looks_like_topic(&v).then_some(TopicExpr::Literal(v));
+            return common::looks_like_topic(&v).then_some(Value::lit(v));
         }
         if let Some((var, default)) = self.env_lookup(s, e) {
-            return Some(TopicExpr::Env { var, default });
+            return Some(Value::env(var, default));
         }
         let name = self.dotted(s, e)?;
         let name = name.strip_suffix(".value").unwrap_or(name);
@@ -308,9 +307,9 @@ impl<'a> Src<'a> {
         if !common::is_upper_const(last)
             && let Some(v) = st.strings.get(name)
         {
-            return Some(TopicExpr::Literal(v.clone()));
+            return Some(Value::lit(v.clone()));
         }
-        Some(TopicExpr::Reference(name.to_string()))
+        Some(Value::reference(name.to_string()))
     }
 
     /// The HTTP path of a URL expression: literals, f-strings, `+` concatenations, and names
@@ -910,9 +909,9 @@ fn assignment(src: &Src, st: &mut State, stmt: &Stmt, scopes: &[Scope]) {
             if kind == SymbolKind::Constant
                 && let Some(value) = src.const_value(vs, ve)
             {
-                st.facts.constants.push(Constant {
+                st.facts.bindings.push(Binding {
                     name: target.to_string(),
-                    value,
+                    value: Value::lit(value),
                     line,
                 });
             }
@@ -935,9 +934,9 @@ fn assignment(src: &Src, st: &mut State, stmt: &Stmt, scopes: &[Scope]) {
                     container: Some(scope.name.clone()),
                 });
                 if let Some(value) = src.const_value(vs, ve) {
-                    st.facts.constants.push(Constant {
+                    st.facts.bindings.push(Binding {
                         name: format!("{}.{}", scope.name, target),
-                        value,
+                        value: Value::lit(value),
                         line,
                     });
                 }
@@ -1409,7 +1408,11 @@ fn call_site(src: &Src, st: &mut State, chain: &Chain, callee: &str, open: usize
             if let Some((s, e)) = url
                 && let Some(path) = src.url_path(st, s, e)
             {
-                st.facts.http.push(HttpFact::Call { method, path, line });
+                st.facts.http.push(HttpFact::Call {
+                    method,
+                    url: Value::lit(path),
+                    line,
+                });
             }
         }
         _ => {}
@@ -1536,19 +1539,19 @@ mod tests {
             .unwrap_or_else(|| panic!("no symbol {name} in {:#?}", f.symbols))
     }
 
-    fn events(f: &FileFacts) -> Vec<(EventRole, TopicExpr, &str, u32)> {
+    fn events(f: &FileFacts) -> Vec<(EventRole, Value, &str, u32)> {
         f.events
             .iter()
             .map(|e| (e.role, e.topic.clone(), e.via.as_str(), e.line))
             .collect()
     }
 
-    fn lit(s: &str) -> TopicExpr {
-        TopicExpr::Literal(s.to_string())
+    fn lit(s: &str) -> Value {
+        Value::lit(s.to_string())
     }
 
-    fn reference(s: &str) -> TopicExpr {
-        TopicExpr::Reference(s.to_string())
+    fn reference(s: &str) -> Value {
+        Value::reference(s.to_string())
     }
 
     fn routes(f: &FileFacts) -> Vec<(String, String, Option<String>, u32)> {
@@ -1570,8 +1573,8 @@ mod tests {
         f.http
             .iter()
             .filter_map(|h| match h {
-                HttpFact::Call { method, path, line } => {
-                    Some((method.clone(), path.clone(), *line))
+                HttpFact::Call { method, url, line } => {
+                    Some((method.clone(), url.display(), *line))
                 }
                 HttpFact::Route { .. } => None,
             })
@@ -1694,9 +1697,9 @@ class Settings:
 "#;
         let f = extract("topics.py", src);
         let consts: Vec<(&str, &str)> = f
-            .constants
+            .bindings
             .iter()
-            .map(|c| (c.name.as_str(), c.value.as_str()))
+            .map(|c| (c.name.as_str(), c.value.as_lit().unwrap_or("?")))
             .collect();
         assert_eq!(
             consts,
@@ -1726,7 +1729,7 @@ class Settings:
             (SymbolKind::EnumValue, Some("Topics"))
         );
         assert_eq!(sym(&f, "LOW").kind, SymbolKind::EnumValue);
-        assert_eq!(f.constants[0].line, 4);
+        assert_eq!(f.bindings[0].line, 4);
     }
 
     #[test]
@@ -1885,10 +1888,7 @@ Consumer(conf).subscribe(topics=["chained"])
 cache.send("not.kafka")
 "#;
         let f = extract("svc/k.py", src);
-        let env = |v: &str, d: Option<&str>| TopicExpr::Env {
-            var: v.into(),
-            default: d.map(Into::into),
-        };
+        let env = |v: &str, d: Option<&str>| Value::env(v, d.map(Into::into));
         use EventRole::*;
         assert_eq!(
             events(&f),

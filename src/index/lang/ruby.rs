@@ -14,8 +14,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::common::{self, Brackets};
 use crate::index::facts::{
-    Constant, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Symbol, SymbolKind,
-    TopicExpr,
+    Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Symbol, SymbolKind, Value,
 };
 use crate::index::lex::{self, Lexed, Syntax, ident_after, ident_before, is_ident_byte};
 
@@ -283,12 +282,12 @@ impl<'a> Src<'a> {
 
     /// A topic: a string or symbol literal, an environment lookup, or a constant/variable
     /// reference (`Topics::ORDER_CREATED` gives `Topics.ORDER_CREATED`).
-    fn topic(&self, st: &State, s: usize, e: usize) -> Option<TopicExpr> {
+    fn topic(&self, st: &State, s: usize, e: usize) -> Option<Value> {
         if let Some(v) = self.plain_string(s, e) {
-            return common::looks_like_topic(&v).then_some(TopicExpr::Literal(v));
+            return common::looks_like_topic(&v).then_some(Value::lit(v));
         }
         if let Some((var, default)) = self.env_lookup(s, e) {
-            return Some(TopicExpr::Env { var, default });
+            return Some(Value::env(var, default));
         }
         let name = self.name(s, e)?;
         if matches!(name, "nil" | "true" | "false" | "self") {
@@ -297,9 +296,9 @@ impl<'a> Src<'a> {
         if !name.as_bytes()[0].is_ascii_uppercase()
             && let Some(v) = st.strings.get(name)
         {
-            return Some(TopicExpr::Literal(v.clone()));
+            return Some(Value::lit(v.clone()));
         }
-        Some(TopicExpr::Reference(name.replace("::", ".")))
+        Some(Value::reference(name.replace("::", ".")))
     }
 
     /// The HTTP path of a URL expression: a literal, an interpolated string, a `+`
@@ -946,9 +945,9 @@ fn constant_stmt(src: &Src, st: &mut State, stmt: &Stmt, toks: &[(usize, usize)]
             Some(c) => format!("{}.{}", c.rsplit("::").next().unwrap_or(c), name),
             None => name.to_string(),
         };
-        st.facts.constants.push(Constant {
+        st.facts.bindings.push(Binding {
             name: qualified,
-            value: v,
+            value: Value::lit(v),
             line,
         });
     }
@@ -1087,7 +1086,7 @@ fn dsl_stmt(
                 {
                     st.facts.http.push(HttpFact::Call {
                         method: Some(w.to_ascii_uppercase()),
-                        path: p,
+                        url: Value::lit(p),
                         line: stmt.line,
                     });
                 }
@@ -1492,7 +1491,7 @@ fn call_token(src: &Src, st: &mut State, stmt: &Stmt, ts: usize, te: usize, ctx:
             {
                 st.facts.http.push(HttpFact::Call {
                     method: Some(verb.to_ascii_uppercase()),
-                    path,
+                    url: Value::lit(path),
                     line,
                 });
             }
@@ -1564,7 +1563,7 @@ fn call_token(src: &Src, st: &mut State, stmt: &Stmt, ts: usize, te: usize, ctx:
             {
                 st.facts.http.push(HttpFact::Call {
                     method: Some(method.to_ascii_uppercase()),
-                    path,
+                    url: Value::lit(path),
                     line,
                 });
             }
@@ -1699,15 +1698,15 @@ mod tests {
             .unwrap_or_else(|| panic!("no symbol {name} in {:#?}", f.symbols))
     }
 
-    fn events(f: &FileFacts) -> Vec<(EventRole, TopicExpr, &str, u32)> {
+    fn events(f: &FileFacts) -> Vec<(EventRole, Value, &str, u32)> {
         f.events
             .iter()
             .map(|e| (e.role, e.topic.clone(), e.via.as_str(), e.line))
             .collect()
     }
 
-    fn lit(s: &str) -> TopicExpr {
-        TopicExpr::Literal(s.to_string())
+    fn lit(s: &str) -> Value {
+        Value::lit(s.to_string())
     }
 
     fn routes(f: &FileFacts) -> Vec<(String, String, Option<String>, u32)> {
@@ -1729,8 +1728,8 @@ mod tests {
         f.http
             .iter()
             .filter_map(|h| match h {
-                HttpFact::Call { method, path, line } => {
-                    Some((method.clone(), path.clone(), *line))
+                HttpFact::Call { method, url, line } => {
+                    Some((method.clone(), url.display(), *line))
                 }
                 HttpFact::Route { .. } => None,
             })
@@ -1841,10 +1840,10 @@ end
             (SymbolKind::Constant, Some("Order"))
         );
         assert_eq!(
-            f.constants,
-            vec![Constant {
+            f.bindings,
+            vec![Binding {
                 name: "Order.STATUS".into(),
-                value: "new".into(),
+                value: Value::lit("new"),
                 line: 7
             }]
         );
@@ -1865,9 +1864,9 @@ TOP = 'top.level'
 "#;
         let f = extract("topics.rb", src);
         let consts: Vec<(&str, &str)> = f
-            .constants
+            .bindings
             .iter()
-            .map(|c| (c.name.as_str(), c.value.as_str()))
+            .map(|c| (c.name.as_str(), c.value.as_lit().unwrap_or("?")))
             .collect();
         assert_eq!(
             consts,
@@ -2019,23 +2018,15 @@ end
                 (Producer, lit("orders.created"), "ruby-kafka", 11),
                 (
                     Producer,
-                    TopicExpr::Reference("Topics.ORDER_PAID".into()),
+                    Value::reference("Topics.ORDER_PAID"),
                     "ruby-kafka",
                     13
                 ),
-                (
-                    Producer,
-                    TopicExpr::Reference("TOPIC".into()),
-                    "ruby-kafka",
-                    14
-                ),
+                (Producer, Value::reference("TOPIC"), "ruby-kafka", 14),
                 (Consumer, lit("payments.done"), "ruby-kafka", 16),
                 (
                     Consumer,
-                    TopicExpr::Env {
-                        var: "IN_TOPIC".into(),
-                        default: Some("in.default".into())
-                    },
+                    Value::env("IN_TOPIC", Some("in.default".into())),
                     "ruby-kafka",
                     17
                 ),

@@ -15,8 +15,7 @@ use super::common::{
 };
 use super::tokens::{Rules, TokKind, Tokens};
 use crate::index::facts::{
-    Constant, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Symbol, SymbolKind,
-    TopicExpr,
+    Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Symbol, SymbolKind, Value,
 };
 use crate::index::lex::{Syntax, lex};
 
@@ -737,9 +736,9 @@ impl<'a> Rs<'_, '_, 'a> {
                     }) => format!("{c}.{name}"),
                     _ => name.to_string(),
                 };
-                self.facts.constants.push(Constant {
+                self.facts.bindings.push(Binding {
                     name: qualified,
-                    value,
+                    value: Value::lit(value),
                     line,
                 });
             }
@@ -1293,7 +1292,7 @@ impl<'a> Rs<'_, '_, 'a> {
         }
     }
 
-    fn push_event(&mut self, role: EventRole, topic: TopicExpr, line: u32) {
+    fn push_event(&mut self, role: EventRole, topic: Value, line: u32) {
         self.facts.events.push(EventFact {
             role,
             topic,
@@ -1335,7 +1334,7 @@ impl<'a> Rs<'_, '_, 'a> {
     }
 
     /// The topics of `&["a", "b"]`, `vec![…]`, or a local bound to one.
-    fn topic_list(&self, (s, e): (usize, usize), at: usize, depth: u8) -> Vec<(TopicExpr, u32)> {
+    fn topic_list(&self, (s, e): (usize, usize), at: usize, depth: u8) -> Vec<(Value, u32)> {
         let t = self.t;
         let mut s = s;
         while t.is_punct(s, b'&') {
@@ -1376,7 +1375,7 @@ impl<'a> Rs<'_, '_, 'a> {
 
     /// How a topic is written: a literal, an environment lookup, a constant path
     /// (`ORDERS`, `topics::ORDERS` → `topics.ORDERS`), or a local traced to its value.
-    fn topic_expr(&self, (s, e): (usize, usize), at: usize, depth: u8) -> Option<TopicExpr> {
+    fn topic_expr(&self, (s, e): (usize, usize), at: usize, depth: u8) -> Option<Value> {
         let t = self.t;
         let mut s = s;
         while t.is_punct(s, b'&') || t.is(s, "mut") {
@@ -1400,12 +1399,12 @@ impl<'a> Rs<'_, '_, 'a> {
         }
         if e == s + 1 && t.is_str(s) {
             let v = t.str_value(s)?;
-            return looks_like_topic(&v).then(|| TopicExpr::Literal(v.into_owned()));
+            return looks_like_topic(&v).then(|| Value::lit(v.into_owned()));
         }
         if let Some((var, default, end)) = self.env_at(s)
             && end >= e
         {
-            return Some(TopicExpr::Env { var, default });
+            return Some(Value::env(var, default));
         }
         // A path: `NAME`, `topics::NAME`, `Self::NAME`, `crate::topics::NAME`.
         let mut segs = Vec::new();
@@ -1429,7 +1428,7 @@ impl<'a> Rs<'_, '_, 'a> {
             }
             if let Some(l) = self.last_let(name, at) {
                 if l.func.is_none() {
-                    return Some(TopicExpr::Reference(name.to_string()));
+                    return Some(Value::reference(name.to_string()));
                 }
                 return if depth == 0 {
                     self.topic_expr(l.rhs, l.at, 1)
@@ -1447,7 +1446,7 @@ impl<'a> Rs<'_, '_, 'a> {
             .into_iter()
             .skip_while(|s| matches!(*s, "crate" | "self" | "super" | "Self"))
             .collect();
-        (!segs.is_empty()).then(|| TopicExpr::Reference(segs.join(".")))
+        (!segs.is_empty()).then(|| Value::reference(segs.join(".")))
     }
 
     /// An environment lookup starting at `k`: `std::env::var("X")` / `env::var("X")` /
@@ -1688,7 +1687,7 @@ impl<'a> Rs<'_, '_, 'a> {
         if let Some(path) = self.url_path(url, k, 0) {
             self.facts.http.push(HttpFact::Call {
                 method,
-                path,
+                url: Value::lit(path),
                 line: t.line(k),
             });
         }
@@ -1761,22 +1760,19 @@ mod tests {
         )
     }
 
-    fn lit(s: &str) -> TopicExpr {
-        TopicExpr::Literal(s.to_string())
+    fn lit(s: &str) -> Value {
+        Value::lit(s.to_string())
     }
 
-    fn reference(s: &str) -> TopicExpr {
-        TopicExpr::Reference(s.to_string())
+    fn reference(s: &str) -> Value {
+        Value::reference(s.to_string())
     }
 
-    fn env(var: &str, default: Option<&str>) -> TopicExpr {
-        TopicExpr::Env {
-            var: var.to_string(),
-            default: default.map(str::to_string),
-        }
+    fn env(var: &str, default: Option<&str>) -> Value {
+        Value::env(var.to_string(), default.map(str::to_string))
     }
 
-    fn events(f: &FileFacts) -> Vec<(EventRole, TopicExpr, u32)> {
+    fn events(f: &FileFacts) -> Vec<(EventRole, Value, u32)> {
         f.events
             .iter()
             .map(|e| {
@@ -1805,8 +1801,8 @@ mod tests {
         f.http
             .iter()
             .filter_map(|h| match h {
-                HttpFact::Call { method, path, line } => {
-                    Some((method.as_deref(), path.as_str(), *line))
+                HttpFact::Call { method, url, line } => {
+                    Some((method.as_deref(), url.as_lit().unwrap_or("?"), *line))
                 }
                 HttpFact::Route { .. } => None,
             })
@@ -1968,9 +1964,9 @@ const _: () = ();
 "##;
         let f = extract("src/topics.rs", src);
         let consts: Vec<(&str, &str, u32)> = f
-            .constants
+            .bindings
             .iter()
-            .map(|c| (c.name.as_str(), c.value.as_str(), c.line))
+            .map(|c| (c.name.as_str(), c.value.as_lit().unwrap_or("?"), c.line))
             .collect();
         assert_eq!(
             consts,

@@ -938,9 +938,9 @@ def topLevel(x: Int): Int = x + 1
             (SymbolKind::Function, None)
         );
         let consts: Vec<(&str, &str)> = f
-            .constants
+            .bindings
             .iter()
-            .map(|c| (c.name.as_str(), c.value.as_str()))
+            .map(|c| (c.name.as_str(), c.value.as_lit().unwrap_or("?")))
             .collect();
         assert_eq!(
             consts,

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 use super::common::{http_path_of, looks_like_http_path};
 use super::tokens::{Rules, Tokens};
-use crate::index::facts::{Constant, FileFacts, GrpcFact, HttpFact, Import, SymbolKind};
+use crate::index::facts::{Binding, FileFacts, GrpcFact, HttpFact, Import, SymbolKind, Value};
 use crate::index::lex::{Syntax, lex};
 
 /// Extracts the facts of one Swift file.
@@ -31,7 +31,7 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     ex.uses();
     let mut facts = ex.facts;
     crate::order::sort_by_key(&mut facts.symbols, |s| s.line);
-    crate::order::sort_by_key(&mut facts.constants, |c| c.line);
+    crate::order::sort_by_key(&mut facts.bindings, |c| c.line);
     crate::order::sort_by_key(&mut facts.grpc, |g| match g {
         GrpcFact::Server { line, .. }
         | GrpcFact::Handler { line, .. }
@@ -614,9 +614,9 @@ impl<'t> Ex<'t, '_, '_> {
                 None => name.to_string(),
             };
             let line = self.line(name_idx);
-            self.facts.constants.push(Constant {
+            self.facts.bindings.push(Binding {
                 name: qualified,
-                value,
+                value: Value::lit(value),
                 line,
             });
         }
@@ -654,9 +654,9 @@ impl<'t> Ex<'t, '_, '_> {
                 None
             };
             if let Some(value) = raw {
-                self.facts.constants.push(Constant {
+                self.facts.bindings.push(Binding {
                     name: format!("{enum_name}.{member}"),
-                    value,
+                    value: Value::lit(value),
                     line,
                 });
             }
@@ -721,7 +721,7 @@ impl<'t> Ex<'t, '_, '_> {
                         let line = self.line(p);
                         self.facts.http.push(HttpFact::Call {
                             method: None,
-                            path,
+                            url: Value::lit(path),
                             line,
                         });
                     }
@@ -751,7 +751,7 @@ impl<'t> Ex<'t, '_, '_> {
         let line = self.line(p);
         self.facts.http.push(HttpFact::Call {
             method: method.or_else(|| Some("GET".to_string())),
-            path,
+            url: Value::lit(path),
             line,
         });
     }
@@ -911,9 +911,9 @@ func debugOnly() {}
     fn string_constants_grpc_and_urls() {
         let f = extract("Sources/Orders/OrderProvider.swift", SRC);
         let consts: Vec<(&str, &str, u32)> = f
-            .constants
+            .bindings
             .iter()
-            .map(|c| (c.name.as_str(), c.value.as_str(), c.line))
+            .map(|c| (c.name.as_str(), c.value.as_lit().unwrap_or("?"), c.line))
             .collect();
         assert_eq!(
             consts,
@@ -962,17 +962,17 @@ func debugOnly() {}
             vec![
                 HttpFact::Call {
                     method: None,
-                    path: "/api/orders/{}".into(),
+                    url: Value::lit("/api/orders/{}"),
                     line: 68
                 },
                 HttpFact::Call {
                     method: None,
-                    path: "/payments/refunds".into(),
+                    url: Value::lit("/payments/refunds"),
                     line: 69
                 },
                 HttpFact::Call {
                     method: Some("POST".into()),
-                    path: "/v1/users".into(),
+                    url: Value::lit("/v1/users"),
                     line: 70
                 },
             ]
@@ -994,8 +994,11 @@ struct Real {
         let names: Vec<&str> = f.symbols.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, vec!["raw", "multi", "Real", "path"]);
         assert_eq!(sym(&f, "multi").end_line, 5);
-        let c = f.constants.iter().find(|c| c.name == "Real.path");
-        assert_eq!(c.map(|c| c.value.as_str()), Some(r"/orders/\d+"));
+        let c = f.bindings.iter().find(|c| c.name == "Real.path");
+        assert_eq!(
+            c.map(|c| c.value.as_lit().unwrap_or("?")),
+            Some(r"/orders/\d+")
+        );
     }
 
     #[test]

@@ -16,7 +16,7 @@ use super::common::{http_path_after_base, join_route};
 use super::common::{looks_like_http_path, looks_like_topic};
 use super::tokens::{Chain, Rules, TokKind, Tokens};
 use crate::index::facts::{
-    Constant, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, SymbolKind, TopicExpr,
+    Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, SymbolKind, Value,
 };
 use crate::index::lex::{Syntax, is_ident_byte, lex};
 
@@ -53,7 +53,7 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     ex.uses();
     let mut facts = ex.facts;
     crate::order::sort_by_key(&mut facts.symbols, |s| s.line);
-    crate::order::sort_by_key(&mut facts.constants, |c| c.line);
+    crate::order::sort_by_key(&mut facts.bindings, |c| c.line);
     crate::order::sort_by_key(&mut facts.grpc, grpc_line);
     crate::order::sort_by_key(&mut facts.events, |e| e.line);
     crate::order::sort_by_key(&mut facts.http, |h| match h {
@@ -722,7 +722,11 @@ impl<'t> Ex<'t, '_, '_> {
         self.consts
             .entry(name.clone())
             .or_insert_with(|| value.clone());
-        self.facts.constants.push(Constant { name, value, line });
+        self.facts.bindings.push(Binding {
+            name,
+            value: Value::lit(value),
+            line,
+        });
     }
 
     /// The variable or field an expression starting at `start` is assigned to:
@@ -769,7 +773,7 @@ impl<'t> Ex<'t, '_, '_> {
 
     /// A topic expression in `a..e`: a literal, `process.env.X ?? 'd'`, or a reference worth
     /// recording (dotted, UPPER_CASE, a file constant or an imported name).
-    fn topic_expr(&self, a: usize, e: usize) -> Option<TopicExpr> {
+    fn topic_expr(&self, a: usize, e: usize) -> Option<Value> {
         let t = self.t;
         if a >= e {
             return None;
@@ -779,7 +783,7 @@ impl<'t> Ex<'t, '_, '_> {
                 return None;
             }
             let v = s.value();
-            return looks_like_topic(&v).then(|| TopicExpr::Literal(v.into_owned()));
+            return looks_like_topic(&v).then(|| Value::lit(v.into_owned()));
         }
         if let Some(env) = self.env_lookup(a, e) {
             return Some(env);
@@ -799,11 +803,11 @@ impl<'t> Ex<'t, '_, '_> {
             || is_upper_const(&name)
             || self.consts.contains_key(&name)
             || self.imported.contains(&name);
-        worth.then_some(TopicExpr::Reference(name))
+        worth.then_some(Value::reference(name))
     }
 
     /// `process.env.X`, `process.env['X']`, optionally `?? 'd'` / `|| 'd'`, starting at `a`.
-    fn env_lookup(&self, a: usize, e: usize) -> Option<TopicExpr> {
+    fn env_lookup(&self, a: usize, e: usize) -> Option<Value> {
         let t = self.t;
         if !(t.is(a, "process") && t.is(a + 1, ".") && t.is(a + 2, "env")) {
             return None;
@@ -825,7 +829,7 @@ impl<'t> Ex<'t, '_, '_> {
         } else {
             None
         };
-        Some(TopicExpr::Env { var, default })
+        Some(Value::env(var, default))
     }
 
     /// The token index of the value of `key` in the object literal opened at `open`.
@@ -1968,10 +1972,7 @@ impl<'t> Ex<'t, '_, '_> {
             if let Some(s) = plain_str {
                 let line = self.line(v);
                 self.push_constant(qualified(name), s.value().into_owned(), line);
-            } else if let Some(TopicExpr::Env {
-                default: Some(d), ..
-            }) = self.env_lookup(v, e)
-            {
+            } else if let Some(d) = self.env_lookup(v, e).and_then(|v| v.env_default()) {
                 env_default = true;
                 let line = self.line(v);
                 self.push_constant(qualified(name), d, line);
@@ -2394,7 +2395,11 @@ impl<'t> Ex<'t, '_, '_> {
             None => Some("GET".to_string()),
         };
         let line = self.line(p);
-        self.facts.http.push(HttpFact::Call { method, path, line });
+        self.facts.http.push(HttpFact::Call {
+            method,
+            url: Value::lit(path),
+            line,
+        });
     }
 
     /// An HTTP client call: `verb` from the method name; `config` when the first argument may
@@ -2432,7 +2437,11 @@ impl<'t> Ex<'t, '_, '_> {
         };
         if let Some(path) = path {
             let line = self.line(p);
-            self.facts.http.push(HttpFact::Call { method, path, line });
+            self.facts.http.push(HttpFact::Call {
+                method,
+                url: Value::lit(path),
+                line,
+            });
         }
     }
 
@@ -2472,7 +2481,7 @@ impl<'t> Ex<'t, '_, '_> {
         while let Some(o) = objects.pop() {
             for (x, y) in t.args(o) {
                 let key = t.ident(x).or_else(|| t.str_lit(x).map(|s| s.raw));
-                let mut found: Vec<(TopicExpr, u32)> = Vec::new();
+                let mut found: Vec<(Value, u32)> = Vec::new();
                 match key {
                     Some("topic" | "topics") if t.is(x + 1, ":") => {
                         let v = x + 2;
@@ -2757,10 +2766,10 @@ mod tests {
     }
 
     fn constant<'f>(f: &'f FileFacts, name: &str) -> Option<&'f str> {
-        f.constants
+        f.bindings
             .iter()
             .find(|c| c.name == name)
-            .map(|c| c.value.as_str())
+            .map(|c| c.value.as_lit().unwrap_or("?"))
     }
 
     fn routes(f: &FileFacts) -> Vec<(String, String, Option<String>, u32)> {
@@ -2782,27 +2791,27 @@ mod tests {
         f.http
             .iter()
             .filter_map(|h| match h {
-                HttpFact::Call { method, path, line } => {
-                    Some((method.clone(), path.clone(), *line))
+                HttpFact::Call { method, url, line } => {
+                    Some((method.clone(), url.display(), *line))
                 }
                 HttpFact::Route { .. } => None,
             })
             .collect()
     }
 
-    fn events(f: &FileFacts) -> Vec<(EventRole, TopicExpr, String, u32)> {
+    fn events(f: &FileFacts) -> Vec<(EventRole, Value, String, u32)> {
         f.events
             .iter()
             .map(|e| (e.role, e.topic.clone(), e.via.clone(), e.line))
             .collect()
     }
 
-    fn lit(s: &str) -> TopicExpr {
-        TopicExpr::Literal(s.to_string())
+    fn lit(s: &str) -> Value {
+        Value::lit(s.to_string())
     }
 
-    fn reference(s: &str) -> TopicExpr {
-        TopicExpr::Reference(s.to_string())
+    fn reference(s: &str) -> Value {
+        Value::reference(s.to_string())
     }
 
     const CLASSES: &str = r#"/**
@@ -3003,7 +3012,7 @@ let notConst = 'x';
         assert_eq!(sym(&f, "Topics").end_line, 7);
         assert_eq!(sym(&f, "PAY").kind, SymbolKind::Constant);
         assert_eq!(
-            f.constants
+            f.bindings
                 .iter()
                 .find(|c| c.name == "Topics.ORDER_PAID")
                 .map(|c| c.line),
@@ -3387,10 +3396,7 @@ await mailer.send({ topic: 'not.kafka' });
                 ),
                 (
                     EventRole::Consumer,
-                    TopicExpr::Env {
-                        var: "PAY_TOPIC".into(),
-                        default: Some("payments".into())
-                    },
+                    Value::env("PAY_TOPIC", Some("payments".into())),
                     "kafkajs".into(),
                     7
                 ),

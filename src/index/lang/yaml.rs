@@ -8,7 +8,7 @@
 //! entry count and multi-line value size. Anything it does not understand is skipped.
 
 use crate::index::facts::{
-    EventFact, EventRole, FileFacts, HttpFact, Property, Symbol, SymbolKind, TopicExpr,
+    EventFact, EventRole, FileFacts, HttpFact, Property, Symbol, SymbolKind, Value,
 };
 
 /// Extracts the facts of one YAML file: Spring properties (`application*.yml`,
@@ -816,7 +816,7 @@ fn asyncapi_document(entries: &[Entry], doc: usize, v3: bool, facts: &mut FileFa
             };
             facts.events.push(EventFact {
                 role,
-                topic: TopicExpr::Literal(channel.to_string()),
+                topic: Value::lit(channel.to_string()),
                 via: "asyncapi".to_string(),
                 line: e.line,
             });
@@ -849,7 +849,7 @@ fn asyncapi_document(entries: &[Entry], doc: usize, v3: bool, facts: &mut FileFa
         };
         facts.events.push(EventFact {
             role,
-            topic: TopicExpr::Literal(topic_of(&channel)),
+            topic: Value::lit(topic_of(&channel)),
             via: "asyncapi".to_string(),
             line: op.line,
         });
@@ -1121,13 +1121,13 @@ components:
             vec![
                 EventFact {
                     role: EventRole::Consumer,
-                    topic: TopicExpr::Literal("orders.created".into()),
+                    topic: Value::lit("orders.created"),
                     via: "asyncapi".into(),
                     line: 4
                 },
                 EventFact {
                     role: EventRole::Producer,
-                    topic: TopicExpr::Literal("orders/{id}/paid".into()),
+                    topic: Value::lit("orders/{id}/paid"),
                     via: "asyncapi".into(),
                     line: 8
                 },
@@ -1166,16 +1166,8 @@ operations:
         assert_eq!(
             ev,
             vec![
-                (
-                    EventRole::Producer,
-                    TopicExpr::Literal("user.signedup".into()),
-                    8
-                ),
-                (
-                    EventRole::Consumer,
-                    TopicExpr::Literal("user~1raw".into()),
-                    12
-                ),
+                (EventRole::Producer, Value::lit("user.signedup"), 8),
+                (EventRole::Consumer, Value::lit("user~1raw"), 12),
             ]
         );
     }

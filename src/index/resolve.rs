@@ -1,0 +1,541 @@
+//! Values to text, once for every language: the names in a [`Value`] — references to bindings
+//! of the same file, the same package, or a module the file imports; configuration keys; and
+//! environment defaults — are looked up across the snapshot, so a topic written
+//! `events.Topic` or a URL written `base + "/cart/" + id` resolves however it was spelled.
+//!
+//! Resolution never invents text: a part it cannot resolve stays a hole, with a note saying
+//! what it was, so the caller can list the site as unresolved instead of guessing.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::facts::{Language, Part, Value};
+use super::graph::Confidence;
+use super::modules::{import_path_keys, path_key};
+use super::snapshot::FileEntry;
+
+/// How deep references are followed (`A = B + "/x"`, `B = env(...)`): cycles stop here.
+const MAX_DEPTH: u8 = 6;
+
+/// A value after resolution: literal text where it could be read, holes where it could not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    pub segs: Vec<Seg>,
+    /// The first hop as an answer shows it: `literal`, `constant Topics.ORDER_CREATED`,
+    /// `env ORDERS_TOPIC default`, `config retail.ui.endpoints.catalog`.
+    pub how: String,
+    /// Where the names were bound, in the order they were followed (`path:line` evidence).
+    pub chain: Vec<(u32, u32, String)>,
+    /// Exact when every name had one definition; heuristic when a name was matched by its
+    /// last segment or across packages of the root.
+    pub confidence: Confidence,
+}
+
+/// One piece of a [`Resolved`] value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Seg {
+    Lit(String),
+    /// Text the index cannot know. `name` is the variable, env var or config key it came from
+    /// (a service is often named by it: `CATALOGUE_HOST`), or `None` for a run-time value.
+    Hole {
+        name: Option<String>,
+        kind: HoleKind,
+    },
+}
+
+/// What a [`Seg::Hole`] was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HoleKind {
+    /// An environment variable without a default in the code.
+    Env,
+    /// A configuration key not found in the workspace's property files.
+    Config,
+    /// A name with no binding the index could find.
+    Name,
+    /// A run-time value (a parameter, a call result).
+    Dynamic,
+}
+
+impl Resolved {
+    /// The text when every part resolved.
+    pub fn text(&self) -> Option<String> {
+        let mut out = String::new();
+        for s in &self.segs {
+            match s {
+                Seg::Lit(t) => out.push_str(t),
+                Seg::Hole { .. } => return None,
+            }
+        }
+        Some(out)
+    }
+
+    /// Why the value did not resolve (for an "unresolved" row): the first hole, described.
+    pub fn why_unresolved(&self) -> Option<String> {
+        self.segs.iter().find_map(|s| match s {
+            Seg::Lit(_) => None,
+            Seg::Hole { name, kind } => Some(match (kind, name) {
+                (HoleKind::Env, Some(n)) => format!("env {n} has no default in the code"),
+                (HoleKind::Config, Some(n)) => {
+                    format!("config key {n} is not set in the workspace's property files")
+                }
+                (HoleKind::Name, Some(n)) => format!("no definition of {n} was found"),
+                (_, Some(n)) => format!("{n} is only known at run time"),
+                (_, None) => "built at run time".to_string(),
+            }),
+        })
+    }
+}
+
+/// Top-level names of one scope: name → (file, binding index) for each definition.
+type ScopeNames<'a> = HashMap<&'a str, Vec<(u32, u32)>>;
+
+/// The lookup tables of one snapshot.
+pub struct Resolver<'a> {
+    files: &'a [Arc<FileEntry>],
+    /// Workspace path of each file.
+    paths: Vec<String>,
+    /// (root, package or directory) → name → (file, binding index).
+    by_scope: HashMap<(u16, String), ScopeNames<'a>>,
+    /// Files by extension-less workspace path ([`path_key`]).
+    by_key: HashMap<String, Vec<u32>>,
+    /// Files by the last segment of their package or directory (Go `events`, Java `config`).
+    by_pkg_tail: HashMap<String, Vec<u32>>,
+    /// root → normalised configuration key → (file, line, value).
+    props: HashMap<u16, HashMap<String, (u32, u32, &'a str)>>,
+}
+
+/// The scope a file's top-level names live in: its package when it declares one, else its
+/// directory.
+pub fn scope_of(f: &FileEntry) -> (u16, String) {
+    let dir = f
+        .path
+        .rsplit_once('/')
+        .map_or(String::new(), |(d, _)| d.to_string());
+    let scope = match f.lang {
+        // Go packages are directories: two `package main` directories are two scopes.
+        Language::Go | Language::Python | Language::JavaScript | Language::TypeScript => dir,
+        _ => f.facts().package.clone().unwrap_or(dir),
+    };
+    (f.root, scope)
+}
+
+/// Configuration keys compare relaxed, the way Spring binds them: case, `-` and `_` ignored.
+pub fn config_key(key: &str) -> String {
+    key.chars()
+        .filter(|c| *c != '-' && *c != '_')
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+impl<'a> Resolver<'a> {
+    /// Indexes the bindings, module paths and configuration keys of `files`.
+    pub fn new(files: &'a [Arc<FileEntry>], paths: Vec<String>) -> Resolver<'a> {
+        let mut by_scope: HashMap<(u16, String), ScopeNames<'a>> = HashMap::new();
+        let mut by_key: HashMap<String, Vec<u32>> = HashMap::new();
+        let mut by_pkg_tail: HashMap<String, Vec<u32>> = HashMap::new();
+        let mut props: HashMap<u16, HashMap<String, (u32, u32, &'a str)>> = HashMap::new();
+        for (fi, f) in files.iter().enumerate() {
+            let facts = f.facts();
+            if !facts.bindings.is_empty() {
+                let scope = by_scope.entry(scope_of(f)).or_default();
+                for (bi, b) in facts.bindings.iter().enumerate() {
+                    scope
+                        .entry(b.name.as_str())
+                        .or_default()
+                        .push((fi as u32, bi as u32));
+                }
+                let (_, s) = scope_of(f);
+                let tail = s.rsplit(['/', '.', '\\']).next().unwrap_or(&s).to_string();
+                by_pkg_tail.entry(tail).or_default().push(fi as u32);
+            }
+            by_key
+                .entry(path_key(&paths[fi]))
+                .or_default()
+                .push(fi as u32);
+            for p in &facts.properties {
+                props
+                    .entry(f.root)
+                    .or_default()
+                    .entry(config_key(&p.key))
+                    .or_insert((fi as u32, p.line, p.value.as_str()));
+            }
+        }
+        Resolver {
+            files,
+            paths,
+            by_scope,
+            by_key,
+            by_pkg_tail,
+            props,
+        }
+    }
+
+    /// The workspace path of file `fi`.
+    pub fn path(&self, fi: u32) -> &str {
+        &self.paths[fi as usize]
+    }
+
+    /// Resolves `value` as seen from file `fi`.
+    pub fn resolve(&self, fi: u32, value: &Value) -> Resolved {
+        let mut out = Resolved {
+            segs: Vec::new(),
+            how: String::new(),
+            chain: Vec::new(),
+            confidence: Confidence::Exact,
+        };
+        self.resolve_into(fi, value, 0, &mut out);
+        if out.how.is_empty() {
+            out.how = "literal".to_string();
+        }
+        // Adjacent literals read as one.
+        let mut merged: Vec<Seg> = Vec::with_capacity(out.segs.len());
+        for s in out.segs.drain(..) {
+            match (merged.last_mut(), s) {
+                (Some(Seg::Lit(a)), Seg::Lit(b)) => a.push_str(&b),
+                (_, s) => merged.push(s),
+            }
+        }
+        out.segs = merged;
+        out
+    }
+
+    fn resolve_into(&self, fi: u32, value: &Value, depth: u8, out: &mut Resolved) {
+        let first = depth == 0 && value.parts.len() == 1;
+        for part in &value.parts {
+            match part {
+                Part::Lit(s) => out.segs.push(Seg::Lit(s.clone())),
+                Part::Dynamic => out.segs.push(Seg::Hole {
+                    name: None,
+                    kind: HoleKind::Dynamic,
+                }),
+                Part::Env { var, default } => {
+                    if first {
+                        out.how = match default {
+                            Some(_) => format!("env {var} default"),
+                            None => format!("env {var}"),
+                        };
+                    }
+                    match default {
+                        Some(d) => out.segs.push(Seg::Lit(d.clone())),
+                        None => out.segs.push(Seg::Hole {
+                            name: Some(var.clone()),
+                            kind: HoleKind::Env,
+                        }),
+                    }
+                }
+                Part::Config { key, default } => {
+                    if first {
+                        out.how = format!("config {key}");
+                    }
+                    let root = self.files[fi as usize].root;
+                    match self.props.get(&root).and_then(|m| m.get(&config_key(key))) {
+                        Some(&(pf, line, v)) if depth < MAX_DEPTH && !v.is_empty() => {
+                            out.chain.push((pf, line, format!("config {key}")));
+                            let parsed = parse_placeholders(v);
+                            self.resolve_into(pf, &parsed, depth + 1, out);
+                        }
+                        _ => match default {
+                            Some(d) => out.segs.push(Seg::Lit(d.clone())),
+                            None => out.segs.push(Seg::Hole {
+                                name: Some(key.clone()),
+                                kind: HoleKind::Config,
+                            }),
+                        },
+                    }
+                }
+                Part::Ref { name, default } => {
+                    if first {
+                        out.how = format!("constant {name}");
+                    }
+                    match self.lookup(fi, name) {
+                        Some((bf, bi, conf)) if depth < MAX_DEPTH => {
+                            let b = &self.files[bf as usize].facts().bindings[bi as usize];
+                            out.chain.push((bf, b.line, name.clone()));
+                            if conf > out.confidence {
+                                out.confidence = conf;
+                            }
+                            self.resolve_into(bf, &b.value, depth + 1, out);
+                        }
+                        _ => match default {
+                            Some(d) => out.segs.push(Seg::Lit(d.clone())),
+                            None => out.segs.push(Seg::Hole {
+                                name: Some(name.clone()),
+                                kind: HoleKind::Name,
+                            }),
+                        },
+                    }
+                }
+            }
+        }
+    }
+
+    /// The binding a name written in file `fi` refers to: the file itself, its package or
+    /// directory, an imported module (`events.Topic` with `events` imported, `BASE` imported
+    /// by name), then — heuristically — a unique definition in the same root.
+    fn lookup(&self, fi: u32, name: &str) -> Option<(u32, u32, Confidence)> {
+        let f = &self.files[fi as usize];
+        let here = |file: u32, n: &str| -> Option<u32> {
+            self.files[file as usize]
+                .facts()
+                .bindings
+                .iter()
+                .rposition(|b| b.name == n)
+                .map(|i| i as u32)
+        };
+        if let Some(bi) = here(fi, name) {
+            return Some((fi, bi, Confidence::Exact));
+        }
+        let last = name.rsplit(['.', ':']).next().unwrap_or(name);
+        let scope = self.by_scope.get(&scope_of(f));
+        if let Some(scope) = scope {
+            for candidate in [name, last] {
+                if let Some(list) = scope.get(candidate)
+                    && let [(bf, bi)] = list.as_slice()
+                {
+                    return Some((*bf, *bi, Confidence::Exact));
+                }
+            }
+        }
+        // Through an import: `alias.Name` / `pkg.Name`, or a name imported from a module.
+        let (head, tail) = match name.split_once('.') {
+            Some((h, t)) => (
+                Some(h.trim_start_matches("self").trim_start_matches('.')),
+                t,
+            ),
+            None => (None, name),
+        };
+        let python = f.lang == Language::Python;
+        for imp in &f.facts().imports {
+            let alias = imp
+                .alias
+                .as_deref()
+                .unwrap_or_else(|| imp.module.rsplit(['/', '.', '\\']).next().unwrap_or(""));
+            let wanted: Option<&str> = match head {
+                Some(h) if h == alias => Some(tail),
+                Some(h) if imp.names.iter().any(|n| n == h) => Some(tail),
+                None if imp.names.iter().any(|n| n == name) => Some(name),
+                _ => None,
+            };
+            let Some(wanted) = wanted else { continue };
+            // A module that is a file of the workspace.
+            let mut targets: Vec<u32> = import_path_keys(self.path(fi), &imp.module, python)
+                .iter()
+                .flat_map(|k| self.by_key.get(k).into_iter().flatten().copied())
+                .collect();
+            // `import x from "./config"` where x is an object of the module: `x.BASE`.
+            if head.is_some() && imp.names.iter().any(|n| Some(n.as_str()) == head) {
+                targets.extend(
+                    import_path_keys(self.path(fi), &format!("{}/{}", imp.module, head?), python)
+                        .iter()
+                        .flat_map(|k| self.by_key.get(k).into_iter().flatten().copied()),
+                );
+            }
+            // A package by its last segment (Go import paths, JVM packages).
+            if targets.is_empty() {
+                let tail_seg = imp.module.rsplit(['/', '.', '\\']).next().unwrap_or("");
+                targets.extend(
+                    self.by_pkg_tail
+                        .get(tail_seg)
+                        .into_iter()
+                        .flatten()
+                        .copied()
+                        .filter(|&t| self.files[t as usize].root == f.root || head.is_some()),
+                );
+            }
+            for t in targets {
+                if let Some(bi) = here(t, wanted) {
+                    return Some((t, bi, Confidence::Exact));
+                }
+            }
+        }
+        // Same root, any package: a unique definition of the qualified name, else of its
+        // last segment when it is not a common word.
+        let mut found: Vec<(u32, u32)> = self
+            .by_scope
+            .iter()
+            .filter(|((root, _), _)| *root == f.root)
+            .filter_map(|(_, m)| m.get(name))
+            .flatten()
+            .copied()
+            .collect();
+        if found.is_empty() && name.contains('.') && last.len() >= 4 {
+            found = self
+                .by_scope
+                .iter()
+                .filter(|((root, _), _)| *root == f.root)
+                .filter_map(|(_, m)| m.get(last))
+                .flatten()
+                .copied()
+                .collect();
+        }
+        crate::order::sort(&mut found);
+        found.dedup();
+        match found.as_slice() {
+            [(bf, bi)] => Some((*bf, *bi, Confidence::Heuristic)),
+            _ => None,
+        }
+    }
+}
+
+/// A configuration value with `${NAME}` / `${NAME:default}` placeholders as a [`Value`]:
+/// upper-case names read the environment (Spring's relaxed binding and Docker-style
+/// substitution), dotted names other keys.
+pub fn parse_placeholders(v: &str) -> Value {
+    let mut out = Value::default();
+    let mut rest = v;
+    while let Some(i) = rest.find("${") {
+        out.push(Part::Lit(rest[..i].to_string()));
+        let after = &rest[i + 2..];
+        let Some(end) = after.find('}') else {
+            out.push(Part::Lit(rest[i..].to_string()));
+            rest = "";
+            break;
+        };
+        let inner = &after[..end];
+        let (name, default) = match inner.split_once(':') {
+            Some((n, d)) => (n.trim(), Some(d.trim_start_matches('-').to_string())),
+            None => (inner.trim(), None),
+        };
+        if name.contains('.') || name.chars().any(|c| c.is_ascii_lowercase()) {
+            out.push(Part::Config {
+                key: name.to_string(),
+                default,
+            });
+        } else {
+            out.push(Part::Env {
+                var: name.to_string(),
+                default,
+            });
+        }
+        rest = &after[end + 1..];
+    }
+    out.push(Part::Lit(rest.to_string()));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::facts::{Binding, FileFacts, Import, Property};
+    use crate::index::snapshot::Snapshot;
+
+    fn bind(name: &str, value: Value, line: u32) -> Binding {
+        Binding {
+            name: name.into(),
+            value,
+            line,
+        }
+    }
+
+    fn resolve_in(snap: &Snapshot, file: &str, v: &Value) -> Resolved {
+        let paths: Vec<String> = snap.files.iter().map(|f| snap.display_path(f)).collect();
+        let fi = paths.iter().position(|p| p == file).expect("file") as u32;
+        Resolver::new(&snap.files, paths).resolve(fi, v)
+    }
+
+    #[test]
+    fn references_follow_files_packages_and_imports() {
+        let mut events = FileFacts {
+            package: Some("events".into()),
+            ..FileFacts::default()
+        };
+        events.bindings.push(bind(
+            "Topic",
+            Value::env("INVOICES_TOPIC", Some("invoices".into())),
+            7,
+        ));
+        let mut main = FileFacts::default();
+        main.imports.push(Import {
+            module: "github.com/acme/billing/events".into(),
+            names: vec![],
+            alias: None,
+            line: 3,
+            reexport: false,
+        });
+        main.bindings
+            .push(bind("base", Value::lit("http://cart:8080"), 2));
+        let snap = Snapshot::from_facts(vec![
+            ("svc", "events/topic.go", events),
+            ("svc", "cmd/main.go", main),
+        ]);
+        let r = resolve_in(&snap, "svc/cmd/main.go", &Value::reference("events.Topic"));
+        assert_eq!(r.text().as_deref(), Some("invoices"));
+        assert_eq!(r.how, "constant events.Topic");
+        assert_eq!(r.confidence, Confidence::Exact);
+        let mut url = Value::reference("base");
+        url.push(Part::Lit("/cart/".into()));
+        url.push(Part::Dynamic);
+        let r = resolve_in(&snap, "svc/cmd/main.go", &url);
+        assert_eq!(
+            r.segs,
+            vec![
+                Seg::Lit("http://cart:8080/cart/".into()),
+                Seg::Hole {
+                    name: None,
+                    kind: HoleKind::Dynamic
+                }
+            ]
+        );
+        let r = resolve_in(&snap, "svc/cmd/main.go", &Value::reference("nowhere"));
+        assert_eq!(r.text(), None);
+        assert!(r.why_unresolved().unwrap().contains("nowhere"));
+    }
+
+    #[test]
+    fn python_sibling_modules_and_config_keys() {
+        let mut cfg = FileFacts::default();
+        cfg.bindings
+            .push(bind("USER_URL", Value::lit("http://user:8080"), 1));
+        let mut app = FileFacts::default();
+        app.imports.push(Import {
+            module: "settings".into(),
+            names: vec!["USER_URL".into()],
+            alias: None,
+            line: 1,
+            reexport: false,
+        });
+        let mut yml = FileFacts::default();
+        yml.properties.push(Property {
+            key: "retail.ui.endpoints.catalog".into(),
+            value: "http://${CATALOG_HOST:catalog}:8080".into(),
+            line: 4,
+        });
+        let snap = Snapshot::from_facts(vec![
+            ("payment", "settings.py", cfg),
+            ("payment", "app.py", app),
+            ("payment", "application.yml", yml),
+        ]);
+        let r = resolve_in(&snap, "payment/app.py", &Value::reference("USER_URL"));
+        assert_eq!(r.text().as_deref(), Some("http://user:8080"));
+        let r = resolve_in(
+            &snap,
+            "payment/app.py",
+            &Value::config("retail.ui.endpoints.catalog", None),
+        );
+        assert_eq!(r.text().as_deref(), Some("http://catalog:8080"));
+        assert_eq!(r.how, "config retail.ui.endpoints.catalog");
+    }
+
+    #[test]
+    fn placeholders_read_env_and_keys() {
+        assert_eq!(
+            parse_placeholders("http://${HOST:cart}/x/${a.b}"),
+            Value {
+                parts: vec![
+                    Part::Lit("http://".into()),
+                    Part::Env {
+                        var: "HOST".into(),
+                        default: Some("cart".into())
+                    },
+                    Part::Lit("/x/".into()),
+                    Part::Config {
+                        key: "a.b".into(),
+                        default: None
+                    },
+                ]
+            }
+        );
+        assert_eq!(parse_placeholders("plain"), Value::lit("plain"));
+        assert_eq!(parse_placeholders("${open"), Value::lit("${open"));
+    }
+}
