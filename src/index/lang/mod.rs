@@ -39,6 +39,7 @@ pub fn extract(lang: Language, path: &str, text: &str) -> FileFacts {
     facts
 }
 
+pub mod bind;
 pub mod common;
 pub mod cpp;
 pub mod csharp;
@@ -57,4 +58,5 @@ pub mod scala;
 pub mod swift;
 pub mod tokens;
 pub mod typescript;
+pub mod value;
 pub mod yaml;
