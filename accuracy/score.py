@@ -183,8 +183,8 @@ def parse_roots(text):
             continue
         if in_roots and line.startswith("### "):
             break
-        m = re.match(r"\| `([^`]+)` \|", line)
-        if in_roots and m:
+        m = re.match(r"\| `([^`]+)` \| (\w+) \|", line)
+        if in_roots and m and m.group(2) == "service":
             roots.append(m.group(1))
     return roots
 
@@ -355,7 +355,7 @@ def score_corpus(sess, truth, workspace):
                 produces.setdefault(link["to"], set()).add(service_id(a.get("name", "?")))
             elif a.get("kind") == "topic":
                 consumes.setdefault(link["from"], set()).add(service_id(b.get("name", "?")))
-            else:
+            elif link["kind"] in ("http", "grpc", "event"):
                 found.add(f"{service_id(a.get('name', '?'))} -> {service_id(b.get('name', '?'))} ({link['kind']})")
         # A topic node links its producers to its consumers: one event edge per pair.
         for topic, producers in produces.items():

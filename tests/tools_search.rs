@@ -1448,7 +1448,7 @@ fn index_status_reports_roots_languages_rejections_generation_and_watcher() {
         .filter(|l| l.starts_with("| `"))
         .map(|l| {
             l.split('|')
-                .nth(2)
+                .nth(3)
                 .unwrap()
                 .trim()
                 .parse::<usize>()

@@ -314,12 +314,21 @@ fn wall_ns() -> u64 {
 impl Indexer {
     /// An indexer for the configured roots, publishing to `handle`.
     pub fn new(config: Arc<Config>, handle: Arc<IndexHandle>) -> Indexer {
+        let labels: Vec<&str> = config.roots.iter().map(|r| r.label.as_str()).collect();
+        let signals: Vec<crate::config::RootSignals> = config
+            .roots
+            .iter()
+            .map(|r| crate::config::root_signals(&r.path))
+            .collect();
+        let kinds = crate::config::root_kinds(&labels, &signals);
         let roots: Vec<RootInfo> = config
             .roots
             .iter()
-            .map(|r| RootInfo {
+            .zip(kinds)
+            .map(|(r, kind)| RootInfo {
                 label: r.label.clone(),
                 path: r.path.clone(),
+                kind,
             })
             .collect();
         let crawl_roots = roots

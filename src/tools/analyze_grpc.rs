@@ -1144,6 +1144,7 @@ service BatchService {
             .map(|l| RootInfo {
                 label: l.to_string(),
                 path: PathBuf::from("/ws").join(l),
+                kind: crate::config::RootKind::Service,
             })
             .collect();
         let go_server = FileFacts {
@@ -1484,6 +1485,7 @@ service BatchService {
             .map(|l| RootInfo {
                 label: l.to_string(),
                 path: PathBuf::from("/nonexistent-ws").join(l),
+                kind: crate::config::RootKind::Service,
             })
             .collect();
         let snap = Snapshot::build(PathBuf::from("/nonexistent-ws"), roots, files, Vec::new());

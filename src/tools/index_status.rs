@@ -69,11 +69,15 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
         std::time::SystemTime::now(),
     ));
     out.push_str(&serving_line(shared));
-    out.push_str("\n### Roots\n\n| Root | Files | Declarations |\n|---|---|---|\n");
+    out.push_str("\n### Roots\n\n| Root | Kind | Files | Declarations |\n|---|---|---|---|\n");
     for (i, root) in snap.roots.iter().enumerate() {
         let files = snap.files.iter().filter(|f| f.root as usize == i).count();
         let decls = snap.names.get(i).map_or(0, |t| t.len());
-        out.push_str(&format!("| `{}` | {files} | {decls} |\n", root.label));
+        out.push_str(&format!(
+            "| `{}` | {} | {files} | {decls} |\n",
+            root.label,
+            root.kind.name()
+        ));
     }
     let mut per_lang: Vec<(&'static str, usize)> = Vec::new();
     for lang in crate::index::facts::Language::ALL {
