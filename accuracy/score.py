@@ -105,6 +105,10 @@ def parse_search(text):
     hits = []
     lines = text.splitlines()
     for i, line in enumerate(lines):
+        if line.startswith("Also in this file:"):
+            for kind, name, p, n in re.findall(r"(\w+) `([^`]+)` `([^`]+):(\d+)`", line):
+                hits.append((kind, name, f"{p}:{n}"))
+            continue
         m = re.match(r"### \[\d+\] `([^`]+):(\d+)`", line)
         if not m:
             continue

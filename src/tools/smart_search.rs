@@ -185,6 +185,43 @@ fn bare(name: &str) -> String {
         .collect()
 }
 
+/// At most this many other declarations of a file are listed under its entry.
+const MAX_OTHERS: usize = 24;
+
+/// The other declarations of `hit`'s file that match like it does: the same name (case and
+/// `_` aside, last `.` segment) for an exact hit, or — when `by_kind` — any name containing
+/// the query, of the hit's kind. (kind, name, line), in line order.
+fn same_file_matches<'f>(
+    file: &'f FileEntry,
+    hit: &Hit,
+    query: &str,
+    by_kind: bool,
+) -> Vec<(SymbolKind, &'f str, u32)> {
+    if hit.rank != MatchRank::Exact && !by_kind {
+        return Vec::new();
+    }
+    let q = query.to_lowercase();
+    let q_bare = bare(&q);
+    file.symbols()
+        .iter()
+        .enumerate()
+        .filter(|(i, s)| {
+            *i as u32 != hit.at.symbol
+                && !matches!(
+                    s.kind,
+                    SymbolKind::Section | SymbolKind::Property | SymbolKind::Module
+                )
+                && if by_kind {
+                    s.kind == hit.kind && file.name(s).to_lowercase().contains(&q)
+                } else {
+                    let n = file.name(s).to_lowercase();
+                    n == q || bare(&n) == q_bare
+                }
+        })
+        .map(|(_, s)| (s.kind, file.name(s), s.line))
+        .collect()
+}
+
 /// Page budget: a page stops once its rendered entries pass about 8 KiB.
 const PAGE_BUDGET: usize = 8 * 1024;
 
@@ -354,6 +391,20 @@ fn render(
         entry.push('\n');
         entry.push_str(&code_block(file.lang.name(), &masked));
         entry.push('\n');
+        // The file's other declarations of the same name (overloads, a class and its
+        // constructor) — or, when a kind is asked for, every other match of that kind (each
+        // route of a router file): the fold to one entry per file must not hide them.
+        let others = same_file_matches(file, hit, query, args.kind.is_some());
+        if !others.is_empty() {
+            entry.push_str("Also in this file:");
+            for (k, n, l) in others.iter().take(MAX_OTHERS) {
+                entry.push_str(&format!(" {} {} `{path}:{l}`;", k.name(), inline_code(n)));
+            }
+            if others.len() > MAX_OTHERS {
+                entry.push_str(&format!(" and {} more.", others.len() - MAX_OTHERS));
+            }
+            entry.push('\n');
+        }
         if consumed > 0 && body.len() + entry.len() > PAGE_BUDGET {
             break;
         }
