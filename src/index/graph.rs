@@ -392,12 +392,57 @@ impl Graph {
         for (fi, f) in files.iter().enumerate() {
             by_dir.entry(dir_of(f)).or_default().push(fi);
         }
+        // Registrations that name only the implementation (`MapGrpcService<BasketService>()`)
+        // take the service from the class that implements it.
+        let mut impl_services: HashMap<&str, Vec<&str>> = HashMap::new();
+        for f in files.iter().filter(|f| !f.generated) {
+            for fact in &f.facts().grpc {
+                if let GrpcFact::Server {
+                    service,
+                    impl_type: Some(t),
+                    ..
+                } = fact
+                    && !service.is_empty()
+                {
+                    let list = impl_services.entry(t.as_str()).or_default();
+                    if !list.contains(&service.as_str()) {
+                        list.push(service.as_str());
+                    }
+                }
+            }
+        }
         for (fi, f) in files.iter().enumerate() {
             if f.generated {
                 continue;
             }
             for fact in &f.facts().grpc {
                 match fact {
+                    GrpcFact::Server {
+                        service,
+                        impl_type,
+                        line,
+                    } if service.is_empty() => {
+                        let Some(t) = impl_type else { continue };
+                        for svc in impl_services.get(t.as_str()).into_iter().flatten() {
+                            let candidates = self.contracts_named(svc);
+                            let conf = if candidates.len() == 1 {
+                                Confidence::Exact
+                            } else {
+                                Confidence::Ambiguous
+                            };
+                            for c in candidates {
+                                self.servers.push(ServiceLink {
+                                    contract: c,
+                                    at: Loc {
+                                        file: fi as u32,
+                                        line: *line,
+                                    },
+                                    confidence: conf,
+                                    label: t.clone(),
+                                });
+                            }
+                        }
+                    }
                     GrpcFact::Server {
                         service,
                         impl_type,

@@ -279,10 +279,12 @@ impl<'a> Resolver<'a> {
             if let Some(i) = bindings.iter().rposition(|b| b.name == n) {
                 return Some(i as u32);
             }
-            // `this.base` / `self.URL` name a member: `Client.base` in the same file.
+            // `this.base`, `self.URL` or a bare `base` inside a class name a member:
+            // `Client.base` in the same file.
             let bare = ["this.", "self.", "$this.", "cls."]
                 .iter()
-                .find_map(|p| n.strip_prefix(p))?;
+                .find_map(|p| n.strip_prefix(p))
+                .unwrap_or(n);
             let mut hits = bindings.iter().enumerate().filter(|(_, b)| {
                 b.name.len() > bare.len()
                     && b.name.ends_with(bare)
