@@ -331,15 +331,16 @@ def score_corpus(sess, truth, workspace):
     # routes: every route the index lists, then the callers of each true route
     listed = set()
     offset = 0
-    while True:
+    for _ in range(200):
         text = sess.tool("smart_search", {"query": "/", "kind": "endpoint", "limit": 100, "offset": offset})
-        hits = parse_search(text)
-        for kind, name, at in hits:
-            if kind == "endpoint" and not at.rsplit(":", 1)[0].endswith((".yaml", ".yml", ".json")):
+        for kind, name, at in parse_search(text):
+            path = at.rsplit(":", 1)[0]
+            if kind == "endpoint" and not is_test(path):
                 listed.add(at)
-        if len(hits) < 100:
+        more = re.search(r"repeat with `offset: (\d+)`", text)
+        if not more:
             break
-        offset += 100
+        offset = int(more.group(1))
     s.add("routes", {r["at"] for r in truth.get("routes", [])}, listed, "route")
     for r in truth.get("routes", []):
         target = f"{r['method'] if r['method'] != 'ANY' else 'ANY'} {r['path']}"

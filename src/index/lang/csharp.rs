@@ -489,6 +489,20 @@ impl<'t> Ex<'t, '_, '_> {
     }
 }
 
+/// The static name of an HTTP verb (the route verbs are a closed set).
+fn leak(verb: &str) -> &'static str {
+    match verb {
+        "GET" => "GET",
+        "POST" => "POST",
+        "PUT" => "PUT",
+        "DELETE" => "DELETE",
+        "PATCH" => "PATCH",
+        "HEAD" => "HEAD",
+        "OPTIONS" => "OPTIONS",
+        _ => "ANY",
+    }
+}
+
 /// The role of a typed event bus call by its method name: `Publish…`, `…SaveEvent…`,
 /// `AddAndSaveEventAsync`, `PublishThroughEventBusAsync` produce; `AddSubscription`,
 /// `Subscribe` (with type arguments) consume.
@@ -1313,7 +1327,11 @@ impl<'t> Ex<'t, '_, '_> {
                         ));
                         let line = attr_line.unwrap_or(self.line(n));
                         if ctx.controller {
-                            self.action_routes(&attrs, name, &ctx, line);
+                            // Conventional routing makes every public instance method an action.
+                            let public = kind == SymbolKind::Method
+                                && (start..n).any(|k| t.kw(k, "public"))
+                                && !(start..n).any(|k| t.kw(k, "static"));
+                            self.action_routes(&attrs, name, &ctx, line, public);
                         } else if ctx.interface {
                             self.refit_calls(&attrs, line);
                         }
@@ -1408,10 +1426,29 @@ impl<'t> Ex<'t, '_, '_> {
 
     /// `[HttpGet("{id}")]`, `[HttpPost]`, `[Route("x")] [HttpGet]`, `[AcceptVerbs("GET")]` on an
     /// action of a controller.
-    fn action_routes(&mut self, attrs: &[Attr], action: &str, ctx: &ClassCtx, line: u32) {
+    /// The routes of one controller action. Attribute routes join the controller's
+    /// `[Route]` prefix; a controller without one is conventionally routed
+    /// (`MapDefaultControllerRoute`: `/{controller}/{action}`), where every public method is an
+    /// action, for any verb unless an `[HttpGet]`-style attribute says.
+    fn action_routes(
+        &mut self,
+        attrs: &[Attr],
+        action: &str,
+        ctx: &ClassCtx,
+        line: u32,
+        public: bool,
+    ) {
+        if attrs.iter().any(|a| a.name == "NonAction") {
+            return;
+        }
         let mut route_sub: Option<String> = None;
         let mut verbs: Vec<(String, Option<String>)> = Vec::new();
+        let mut action_name: Option<String> = None;
         for a in attrs {
+            if a.name == "ActionName" {
+                action_name = self.attr_path(a);
+                continue;
+            }
             let verb = match a.name {
                 "HttpGet" => "GET",
                 "HttpPost" => "POST",
@@ -1428,15 +1465,26 @@ impl<'t> Ex<'t, '_, '_> {
             };
             verbs.push((verb.to_string(), self.attr_path(a)));
         }
-        if verbs.is_empty() && route_sub.is_some() {
+        let conventional = ctx.route_prefix.is_none();
+        if verbs.is_empty() && (route_sub.is_some() || (conventional && public)) {
             verbs.push(("ANY".to_string(), None));
         }
         let prefix = ctx.route_prefix.as_deref().unwrap_or("");
+        let action_seg = action_name.unwrap_or_else(|| {
+            action
+                .strip_suffix("Async")
+                .filter(|a| !a.is_empty())
+                .unwrap_or(action)
+                .to_string()
+        });
         for (method, sub) in verbs {
             let sub = sub.or_else(|| route_sub.clone()).unwrap_or_default();
-            let sub = sub.replace("[action]", action);
+            let sub = sub.replace("[action]", &action_seg);
             let path = if sub.starts_with('/') || sub.starts_with("~/") {
                 join_route("", sub.trim_start_matches('~'))
+            } else if conventional && sub.is_empty() {
+                let controller = ctx.name.strip_suffix("Controller").unwrap_or(&ctx.name);
+                join_route(&format!("/{controller}"), &action_seg)
             } else {
                 join_route(prefix, &sub)
             };
@@ -1599,8 +1647,52 @@ impl<'t> Ex<'t, '_, '_> {
             "MapPut" => "PUT",
             "MapDelete" => "DELETE",
             "MapPatch" => "PATCH",
+            // Health endpoints, reverse-proxy forwards and explicit verb lists.
+            "MapHealthChecks" | "MapForwarder" | "Map" | "MapFallback" => "ANY",
+            "MapMethods" => {
+                let verbs = t
+                    .args(p)
+                    .get(1)
+                    .map(|&(a, b)| {
+                        (a..b)
+                            .filter_map(|k| t.ident(k))
+                            .filter(|w| !matches!(*w, "HttpMethods" | "new" | "string"))
+                            .map(str::to_ascii_uppercase)
+                            .collect::<Vec<_>>()
+                    })
+                    .unwrap_or_default();
+                match verbs.as_slice() {
+                    [one] => match one.as_str() {
+                        "GET" | "POST" | "PUT" | "DELETE" | "PATCH" | "HEAD" | "OPTIONS" => {
+                            return self.route_call(c, p, bound.as_ref(), leak(one));
+                        }
+                        _ => "ANY",
+                    },
+                    _ => "ANY",
+                }
+            }
             _ => return,
         };
+        self.route_call(c, p, bound.as_ref(), route_verb);
+    }
+
+    /// A minimal-API route registration at the call whose `(` is `p`.
+    fn route_call(&mut self, c: &Chain<'t>, p: usize, bound: Option<&Bind>, route_verb: &str) {
+        let t = self.t;
+        // `MapForwarder("/images/{id}", "https+http://catalog-api", "/api/items/{id}/pic")`
+        // serves a route and calls the target.
+        if c.last() == "MapForwarder"
+            && let [_, (ha, hb), (pa, pb), ..] = t.args(p).as_slice()
+        {
+            let mut url = eval(t, (*ha, *hb), &ExprRules::CSHARP, self.asg);
+            url.extend(eval(t, (*pa, *pb), &ExprRules::CSHARP, self.asg));
+            let line = self.line(p);
+            self.facts.http.push(HttpFact::Call {
+                method: None,
+                url,
+                line,
+            });
+        }
         let args = t.args(p);
         let Some(&(a, e)) = args.first() else {
             return;
@@ -1611,7 +1703,7 @@ impl<'t> Ex<'t, '_, '_> {
         else {
             return;
         };
-        let prefix = match &bound {
+        let prefix = match bound {
             Some(Bind::Group(g)) => g.as_str(),
             _ => "",
         };
@@ -2364,6 +2456,67 @@ public static class Program { static void Main() { app.MapGrpcService<BasketServ
             impl_type: Some("BasketService".into()),
             line: 14
         }));
+    }
+
+    #[test]
+    fn conventional_mvc_actions_health_checks_forwarders_and_verb_lists() {
+        let src = r#"public class AccountController : Controller
+{
+    [HttpGet]
+    public async Task<IActionResult> Login(string returnUrl) { }
+
+    [HttpPost]
+    [ValidateAntiForgeryToken]
+    public async Task<IActionResult> Login(LoginInputModel model) { }
+
+    public IActionResult AccessDeniedAsync() { }
+
+    [NonAction]
+    public void Helper() { }
+
+    private void Hidden() { }
+}
+public static class Ext
+{
+    public static void Map(WebApplication app)
+    {
+        app.MapHealthChecks("/health");
+        app.MapMethods("/check", [HttpMethods.Options], () => Results.Ok());
+        app.MapForwarder("/product-images/{id}", "https+http://catalog-api", "/api/catalog/items/{id}/pic");
+    }
+}
+"#;
+        let f = extract("AccountController.cs", src);
+        let routes: Vec<(String, String, u32)> = f
+            .http
+            .iter()
+            .filter_map(|h| match h {
+                HttpFact::Route {
+                    method, path, line, ..
+                } => Some((method.clone(), path.clone(), *line)),
+                _ => None,
+            })
+            .collect();
+        let r = |m: &str, p: &str, l: u32| (m.to_string(), p.to_string(), l);
+        assert_eq!(
+            routes,
+            vec![
+                r("GET", "/Account/Login", 3),
+                r("POST", "/Account/Login", 6),
+                r("ANY", "/Account/AccessDenied", 10),
+                r("ANY", "/health", 21),
+                r("OPTIONS", "/check", 22),
+                r("ANY", "/product-images/{id}", 23),
+            ]
+        );
+        assert_eq!(
+            calls(&f),
+            vec![(
+                String::new(),
+                "https+http://catalog-api/api/catalog/items/{id}/pic".to_string(),
+                23
+            )]
+        );
     }
 
     #[test]
