@@ -737,7 +737,9 @@ public class OrderService<T extends Comparable<T>> extends Base implements Api, 
             consts,
             vec![
                 ("OrderService.TOPIC", "orders.created"),
-                ("Deeper.NAME", "deeper")
+                ("Deeper.NAME", "deeper"),
+                // From the shared tracker: a numeric constant is a binding too.
+                ("OrderService.LIMIT", "10"),
             ]
         );
     }
@@ -1190,17 +1192,20 @@ public interface Legacy {
         assert_eq!(
             calls(&f),
             vec![
-                c("GET", "/orders/{}"),
-                c("POST", "/orders/{}/items"),
-                c("PUT", "/orders"),
-                c("DELETE", "/orders/{}"),
-                c("GET", "/orders/{}"),
-                c("PATCH", "/orders/{}"),
-                c("POST", "/stock/{}"),
-                c("GET", "/users"),
-                c("DELETE", "/okhttp"),
-                c("GET", "/apache/{}"),
-                c("POST", "/orders/{}/cancel"),
+                // URLs as the evaluator reads them; `baseUrl` and `id` are parameters.
+                c("GET", "http://orders:8080/orders/{id}"),
+                c("POST", "{}/orders/{}/items"),
+                c("PUT", "{}/orders"),
+                c("DELETE", "{}/orders/{}"),
+                c("GET", "/orders/{id}"),
+                c("PATCH", "/orders/{id}"),
+                c("POST", "http://inv/stock/{}"),
+                c("GET", "{}/users"),
+                c("DELETE", "{}/okhttp"),
+                c("GET", "http://x/apache/{}"),
+                // A RestTemplate call is HTTP whatever its URL: kept (unresolvable).
+                c("GET", "orders"),
+                c("POST", "{}/orders/{}/cancel"),
             ]
         );
     }

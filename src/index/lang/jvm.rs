@@ -14,9 +14,11 @@
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
-use super::common::{http_path_of, looks_like_http_path, looks_like_topic};
+use super::bind::{Assignments, StmtStyle};
+use super::common::{http_path_of, looks_like_http_path, looks_like_topic, looks_like_url};
+use super::value::{ExprRules, eval};
 use crate::index::facts::{
-    Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, SymbolKind, Value,
+    Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Part, SymbolKind, Value,
 };
 use crate::index::lex::Lexed;
 
@@ -708,6 +710,10 @@ struct Ctx<'s, 'a> {
     /// Variables bound once to an expression holding an HTTP path literal
     /// (`String url = base + "/orders/" + id;`) → that expression's token range.
     url_vars: HashMap<&'a str, Option<(usize, usize)>>,
+    /// Every `name = value` of the file (the shared tracker), for what a name holds.
+    asg: Assignments,
+    /// How this dialect writes expressions, for the shared evaluator.
+    rules: &'static ExprRules,
 }
 
 /// Runs every framework recogniser over a parsed file, appending to `facts`.
@@ -730,11 +736,25 @@ pub fn recognize<'a>(src: &Src<'a>, model: &Model<'a>, consts: &Consts, facts: &
         value_bound: HashMap::new(),
         locals: HashMap::new(),
         url_vars: HashMap::new(),
+        asg: Assignments::scan(
+            src,
+            if src.dialect == Dialect::Java {
+                &StmtStyle::SEMICOLON
+            } else {
+                &StmtStyle::NEWLINE
+            },
+        ),
+        rules: match src.dialect {
+            Dialect::Java => &ExprRules::JAVA,
+            Dialect::Kotlin => &ExprRules::KOTLIN,
+            Dialect::Scala => &ExprRules::SCALA,
+        },
     };
     cx.scan_bindings(facts);
     cx.grpc(facts);
     cx.kafka(facts);
     cx.http(facts);
+    cx.asg.export(src, cx.rules, facts);
 }
 
 impl<'s, 'a> Ctx<'s, 'a> {
@@ -1570,69 +1590,97 @@ impl<'s, 'a> Ctx<'s, 'a> {
     /// The path of the URL argument `a..b`: literal parts concatenated with `+` (other parts
     /// become `{}`, a leading base URL variable is dropped), else the first path-like literal
     /// inside it.
-    fn url_path(&self, range: (usize, usize)) -> Option<String> {
-        let src = self.src;
-        // A variable bound to a URL expression in this file: read that expression (one level).
-        if let Some(name) = ident_path(src, range).filter(|p| !p.contains('.'))
-            && let Some(Some(bound)) = self.url_vars.get(name.as_str())
-            && *bound != range
-        {
-            return self.url_literal_path(*bound);
+    /// The URL of an HTTP client call's argument, read by the shared evaluator with the
+    /// file's assignments (`restTemplate.getForObject(url, …)` with `url` a parameter is a
+    /// call whose URL is run-time: kept, so the graph lists it as unresolved).
+    fn url_path(&self, range: (usize, usize)) -> Option<Value> {
+        let (a, b) = range;
+        if a >= b {
+            return None;
         }
-        self.url_literal_path(range)
+        let src = self.src;
+        // A URI builder lambda: `b -> b.path("/orders/{id}").build(id)` (Kotlin
+        // `{ it.path(…) }`): the URL is the `.path(…)` arguments.
+        let lambda = (src.ident(a).is_some() && src.is(a + 1, "->"))
+            || src.is(a, "{")
+            || (src.is(a, "(") && src.close(a).is_some_and(|c| src.is(c + 1, "->")))
+            || (a..b.min(a + 64))
+                .any(|j| src.is(j, ".") && src.kw(j + 1, "path") && src.is(j + 2, "("))
+                && (a..b.min(a + 64)).any(|j| src.is(j, ".") && src.kw(j + 1, "build"));
+        if lambda {
+            let mut v = Value::default();
+            for j in a..b {
+                if src.is(j, ".")
+                    && matches!(src.ident(j + 1), Some("path" | "pathSegment"))
+                    && src.is(j + 2, "(")
+                    && let Some(arg) = src.first_arg(j + 2)
+                {
+                    v.extend(eval(src, arg, self.rules, &self.asg));
+                }
+            }
+            return (!v.parts.is_empty()).then_some(v);
+        }
+        Some(eval(src, (a, b), self.rules, &self.asg))
     }
 
-    fn url_literal_path(&self, (mut a, mut b): (usize, usize)) -> Option<String> {
+    /// Kiota-style fluent request builders: `client.catalog().products().byProductId(id).get()`
+    /// is `GET /catalog/products/{}` — each call without arguments a path segment, each
+    /// `byX(arg)` a parameter, the verb last; the chain starts at a name holding a client.
+    fn fluent_request(&self, verb_at: usize) -> Option<(String, Value)> {
         let src = self.src;
-        // `URI.create(x)`, `new URI(x)`, `URI(x)`, `new URL(x)`: the URL is `x`.
-        for _ in 0..4 {
-            let mut j = a;
-            if src.kw(j, "new") {
-                j += 1;
-            }
-            if !(src.kw(j, "URI") || src.kw(j, "URL")) {
+        let verb = src.ident(verb_at)?;
+        let method = match verb {
+            "get" | "post" | "put" | "delete" | "patch" => verb.to_ascii_uppercase(),
+            _ => return None,
+        };
+        let mut segs: Vec<Option<&str>> = Vec::new();
+        let mut k = verb_at.checked_sub(1)?;
+        // Walk back over `.name(args)` links.
+        loop {
+            if !src.is(k, ".") {
                 break;
             }
-            j += 1;
-            if src.is(j, ".") && (src.kw(j + 1, "create") || src.kw(j + 1, "of")) {
-                j += 2;
-            }
-            if !(src.is(j, "(") && src.close_or_end(j) + 1 == b) {
+            let close = k.checked_sub(1)?;
+            if !src.is(close, ")") {
+                // The chain's root: a name (`catalogClient`, `this.client`).
+                let root = src.ident(close)?;
+                let lower = root.to_ascii_lowercase();
+                if !(lower.ends_with("client") || lower.ends_with("api")) || segs.is_empty() {
+                    return None;
+                }
                 break;
             }
-            a = j + 1;
-            b -= 1;
-        }
-        let enclosing = self.model.enclosing_names(a);
-        let mut joined = String::new();
-        let mut any_lit = false;
-        for (x, y) in src.split_at(a, b, "+") {
-            if y == x + 1
-                && let Some(lit) = src.lit(x)
+            let open = src.open_of(close)?;
+            let name = src.ident(open.checked_sub(1)?)?;
+            let empty = open + 1 == close;
+            if let Some(rest) = name
+                .strip_prefix("by")
+                .filter(|r| r.starts_with(|c: char| c.is_ascii_uppercase()))
             {
-                joined.push_str(&normalize_template(&lit.value, lit.templated));
-                any_lit = true;
-                continue;
+                let _ = rest;
+                segs.push(None);
+            } else if empty && name.bytes().next().is_some_and(|c| c.is_ascii_lowercase()) {
+                segs.push(Some(name));
+            } else {
+                return None;
             }
-            if let Some(v) = ident_path(src, (x, y)).and_then(|p| {
-                self.consts
-                    .resolve(&p, &enclosing)
-                    .map(|(_, v)| v.to_string())
-            }) {
-                joined.push_str(&v);
-                any_lit = true;
-                continue;
+            k = open.checked_sub(2)?;
+            if segs.len() > 12 {
+                return None;
             }
-            joined.push_str("{}");
         }
-        if any_lit && let Some(p) = path_of_url_text(&joined) {
-            return Some(p);
+        segs.reverse();
+        let mut url = Value::default();
+        for seg in segs {
+            match seg {
+                Some(s) => url.push(Part::Lit(format!("/{s}"))),
+                None => {
+                    url.push(Part::Lit("/".into()));
+                    url.push(Part::Dynamic);
+                }
+            }
         }
-        // Bounded: a URL argument is short, and nested calls must not make this quadratic.
-        (a..b.min(src.len()).min(a + 256)).find_map(|j| {
-            let lit = src.lit(j)?;
-            path_of_url_text(&normalize_template(&lit.value, lit.templated))
-        })
+        Some((method, url))
     }
 
     /// The end of the statement or expression starting at token `i` (exclusive).
@@ -1663,11 +1711,11 @@ impl<'s, 'a> Ctx<'s, 'a> {
     fn client_calls(&self, facts: &mut FileFacts) {
         let src = self.src;
         let n = src.len();
-        let mut push = |method: Option<&str>, path: Option<String>, line: u32| {
-            if let Some(path) = path {
+        let mut push = |method: Option<&str>, url: Option<Value>, line: u32| {
+            if let Some(url) = url {
                 facts.http.push(HttpFact::Call {
                     method: method.map(str::to_string),
-                    url: Value::lit(path),
+                    url,
                     line,
                 });
             }
@@ -1779,10 +1827,14 @@ impl<'s, 'a> Ctx<'s, 'a> {
                     let path = src
                         .split_commas(open + 1, close)
                         .into_iter()
-                        .find_map(|r| self.url_path(r));
+                        .find_map(|r| self.url_path(r).filter(looks_like_url));
                     push(Some(&name.to_ascii_uppercase()), path, line);
                     continue;
                 }
+            }
+            if dotted && let Some((method, url)) = self.fluent_request(k) {
+                push(Some(&method), Some(url), line);
+                continue;
             }
             match name {
                 // `HttpRequest.newBuilder(URI.create("http://…/x"))…POST(…)`,
@@ -1827,7 +1879,7 @@ impl<'s, 'a> Ctx<'s, 'a> {
     }
 
     /// The URL path of the first `.name(arg)` call in `a..end` (unwrapping `URI.create(…)`).
-    fn chained_arg(&self, a: usize, end: usize, name: &str) -> Option<String> {
+    fn chained_arg(&self, a: usize, end: usize, name: &str) -> Option<Value> {
         let src = self.src;
         (a..end).find_map(|j| {
             if !(src.is(j, ".") && src.kw(j + 1, name) && src.is(j + 2, "(")) {
@@ -1950,19 +2002,6 @@ fn normalize_template(value: &str, templated: bool) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// The path of a URL text after dropping a leading base (`{}` placeholders), when it looks
-/// like an HTTP path or URL.
-fn path_of_url_text(s: &str) -> Option<String> {
-    let mut t = s;
-    while let Some(rest) = t.strip_prefix("{}") {
-        t = rest;
-    }
-    if !looks_like_http_path(t) {
-        return None;
-    }
-    http_path_of(t)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1999,11 +2038,6 @@ mod tests {
             "{}/orders/{}"
         );
         assert_eq!(normalize_template("%s/orders/%d", false), "{}/orders/{}");
-        assert_eq!(
-            path_of_url_text("{}/orders/{}").as_deref(),
-            Some("/orders/{}")
-        );
-        assert_eq!(path_of_url_text("{}:{}/orders"), None);
     }
 
     #[test]

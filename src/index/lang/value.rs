@@ -193,6 +193,10 @@ impl ExprRules {
             "Optional.of",
             "String.valueOf",
             "Objects.requireNonNullElse",
+            "URI.create",
+            "new URI",
+            "new URL",
+            "URI",
         ],
         self_names: &["this"],
     };
@@ -208,7 +212,7 @@ impl ExprRules {
         config_objects: &[],
         format_calls: &[("String.format", Fmt::Printf), ("format", Fmt::Printf)],
         fallback_methods: &["orElse", "getOrDefault", "getOrElse"],
-        wrappers: ExprRules::JAVA.wrappers,
+        wrappers: &["URI.create", "URI", "URL", "Optional.ofNullable"],
         self_names: &["this"],
     };
 
@@ -766,6 +770,19 @@ impl Evaluator<'_, '_, '_, '_> {
         {
             return self.expr(a, b);
         }
+        // Path and URL joins: `joinPath(base, "topology")`, `path.join(a, b)`, `urljoin(a, b)`,
+        // `Path.Combine(a, b)`, `UriHelper.CombineUri(a, b)`, `url.JoinPath(a, b)`.
+        let lower = last1.to_ascii_lowercase();
+        if args.len() >= 2 && (lower.contains("join") || lower.contains("combine")) {
+            let mut v = Value::default();
+            for (k, &(a, b)) in args.iter().enumerate() {
+                if k > 0 {
+                    v.push(Part::Lit("/".into()));
+                }
+                v.extend(self.expr(a, b));
+            }
+            return v;
+        }
         // A helper whose name mentions env with a string name and an optional default:
         // `getenv("X", "d")`, `envOr("X", "d")`, `env_or_default("X", "d")`.
         if super::common::is_env_helper(last1)
@@ -1282,6 +1299,7 @@ mod tests {
             Some(("TOPIC".into(), Some("invoices".into())))
         );
         assert_eq!(go("cfg.Endpoint + \"/x\""), "{cfg.Endpoint}/x");
+        assert_eq!(go("path.Join(base, \"topology\")"), "{base}/topology");
     }
 
     #[test]
