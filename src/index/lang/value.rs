@@ -474,7 +474,7 @@ impl Evaluator<'_, '_, '_, '_> {
             } else {
                 vec![(k + 1, e)]
             };
-            return self.format(&fmt, Fmt::Printf, &args);
+            return self.format(&fmt, Fmt::Printf, &args, s);
         }
         self.primary(s, e)
     }
@@ -501,9 +501,9 @@ impl Evaluator<'_, '_, '_, '_> {
                 let lit = v.as_lit().map(str::to_string);
                 v = match (m, lit) {
                     ("format", Some(f)) if self.rules.interp == Interp::PythonF => {
-                        self.format(&f, Fmt::Braces, &args)
+                        self.format(&f, Fmt::Braces, &args, s)
                     }
-                    ("formatted", Some(f)) => self.format(&f, Fmt::Printf, &args),
+                    ("formatted", Some(f)) => self.format(&f, Fmt::Printf, &args, s),
                     (
                         "trim" | "strip" | "lower" | "upper" | "toLowerCase" | "toUpperCase"
                         | "into" | "to_string" | "to_owned" | "as_str" | "toString",
@@ -755,7 +755,7 @@ impl Evaluator<'_, '_, '_, '_> {
                 .str_value(args[fi].0)
                 .unwrap_or_default()
                 .into_owned();
-            return self.format(&f, fmt, &args[fi + 1..]);
+            return self.format(&f, fmt, &args[fi + 1..], args[fi].0);
         }
         if self
             .rules
@@ -784,8 +784,9 @@ impl Evaluator<'_, '_, '_, '_> {
         Value::dynamic()
     }
 
-    /// The value of a format call: placeholders replaced by the evaluated arguments.
-    fn format(&mut self, f: &str, style: Fmt, args: &[(usize, usize)]) -> Value {
+    /// The value of a format call: placeholders replaced by the evaluated arguments; a name
+    /// captured from the scope (`format!("{base}/x")`) is looked up at `at`, the format string.
+    fn format(&mut self, f: &str, style: Fmt, args: &[(usize, usize)], at: usize) -> Value {
         let mut out = Value::default();
         let mut next = 0usize;
         let bytes = f.as_bytes();
@@ -799,7 +800,7 @@ impl Evaluator<'_, '_, '_, '_> {
                         return this.expr(a + 2, b);
                     }
                 }
-                return this.name(n, args.first().map_or(0, |a| a.0));
+                return this.name(n, at);
             }
             match idx.and_then(|k| args.get(k)) {
                 Some(&(a, b)) => this.expr(a, b),
@@ -1128,6 +1129,10 @@ fn strip_closure(t: &Tokens, a: usize, b: usize) -> (usize, usize) {
     }
     if t.is_punct(a, b'|') && t.is_punct(a + 1, b'|') {
         return (a + 2, b);
+    }
+    // `|_| "d"`, `|e| "d"` (Rust `unwrap_or_else` on a `Result`).
+    if t.is_punct(a, b'|') && t.ident(a + 1).is_some() && t.is_punct(a + 2, b'|') {
+        return (a + 3, b);
     }
     if t.is_punct(a, b'(') && t.close(a) == Some(a + 1) && (t.is(a + 2, "->") || t.is(a + 2, "=>"))
     {
