@@ -316,7 +316,7 @@ impl ExprRules {
         config_objects: &[],
         format_calls: &[("fmt::format", Fmt::Braces), ("std::format", Fmt::Braces)],
         fallback_methods: &[],
-        wrappers: &["std::string"],
+        wrappers: &["std::string", "std::to_string"],
         self_names: &["this"],
     };
 
