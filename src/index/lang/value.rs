@@ -320,7 +320,7 @@ impl ExprRules {
         config_objects: &[],
         format_calls: &[("fmt::format", Fmt::Braces), ("std::format", Fmt::Braces)],
         fallback_methods: &[],
-        wrappers: &["std::string"],
+        wrappers: &["std::string", "std::to_string"],
         self_names: &["this"],
     };
 
@@ -478,7 +478,7 @@ impl Evaluator<'_, '_, '_, '_> {
             } else {
                 vec![(k + 1, e)]
             };
-            return self.format(&fmt, Fmt::Printf, &args);
+            return self.format(&fmt, Fmt::Printf, &args, s);
         }
         self.primary(s, e)
     }
@@ -505,9 +505,9 @@ impl Evaluator<'_, '_, '_, '_> {
                 let lit = v.as_lit().map(str::to_string);
                 v = match (m, lit) {
                     ("format", Some(f)) if self.rules.interp == Interp::PythonF => {
-                        self.format(&f, Fmt::Braces, &args)
+                        self.format(&f, Fmt::Braces, &args, s)
                     }
-                    ("formatted", Some(f)) => self.format(&f, Fmt::Printf, &args),
+                    ("formatted", Some(f)) => self.format(&f, Fmt::Printf, &args, s),
                     (
                         "trim" | "strip" | "lower" | "upper" | "toLowerCase" | "toUpperCase"
                         | "into" | "to_string" | "to_owned" | "as_str" | "toString",
@@ -759,7 +759,7 @@ impl Evaluator<'_, '_, '_, '_> {
                 .str_value(args[fi].0)
                 .unwrap_or_default()
                 .into_owned();
-            return self.format(&f, fmt, &args[fi + 1..]);
+            return self.format(&f, fmt, &args[fi + 1..], args[fi].0);
         }
         if self
             .rules
@@ -801,8 +801,9 @@ impl Evaluator<'_, '_, '_, '_> {
         Value::dynamic()
     }
 
-    /// The value of a format call: placeholders replaced by the evaluated arguments.
-    fn format(&mut self, f: &str, style: Fmt, args: &[(usize, usize)]) -> Value {
+    /// The value of a format call: placeholders replaced by the evaluated arguments; a name
+    /// captured from the scope (`format!("{base}/x")`) is looked up at `at`, the format string.
+    fn format(&mut self, f: &str, style: Fmt, args: &[(usize, usize)], at: usize) -> Value {
         let mut out = Value::default();
         let mut next = 0usize;
         let bytes = f.as_bytes();
@@ -816,7 +817,7 @@ impl Evaluator<'_, '_, '_, '_> {
                         return this.expr(a + 2, b);
                     }
                 }
-                return this.name(n, args.first().map_or(0, |a| a.0));
+                return this.name(n, at);
             }
             match idx.and_then(|k| args.get(k)) {
                 Some(&(a, b)) => this.expr(a, b),
@@ -1145,6 +1146,10 @@ fn strip_closure(t: &Tokens, a: usize, b: usize) -> (usize, usize) {
     }
     if t.is_punct(a, b'|') && t.is_punct(a + 1, b'|') {
         return (a + 2, b);
+    }
+    // `|_| "d"`, `|e| "d"` (Rust `unwrap_or_else` on a `Result`).
+    if t.is_punct(a, b'|') && t.ident(a + 1).is_some() && t.is_punct(a + 2, b'|') {
+        return (a + 3, b);
     }
     if t.is_punct(a, b'(') && t.close(a) == Some(a + 1) && (t.is(a + 2, "->") || t.is(a + 2, "=>"))
     {
