@@ -2201,9 +2201,8 @@ end
                 // never matches to a route.
                 c("GET", "{}/{}", 22),
                 c("POST", "{BASE}/refunds", 23),
-                // Through a variable the evaluator reads `URI.join` as an unknown call: the
-                // site is kept, as unresolved.
-                c("POST", "{}", 25),
+                // `URI.join(BASE, "/refunds")` through a variable: the shared join helper.
+                c("POST", "{BASE}/refunds", 25),
             ]
         );
         use EventRole::*;

@@ -776,10 +776,13 @@ impl Evaluator<'_, '_, '_, '_> {
         if args.len() >= 2 && (lower.contains("join") || lower.contains("combine")) {
             let mut v = Value::default();
             for (k, &(a, b)) in args.iter().enumerate() {
-                if k > 0 {
+                let next = self.expr(a, b);
+                let ends = matches!(v.parts.last(), Some(Part::Lit(s)) if s.ends_with('/'));
+                let starts = matches!(next.parts.first(), Some(Part::Lit(s)) if s.starts_with('/'));
+                if k > 0 && !ends && !starts {
                     v.push(Part::Lit("/".into()));
                 }
-                v.extend(self.expr(a, b));
+                v.extend(next);
             }
             return v;
         }
