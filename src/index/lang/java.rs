@@ -1159,6 +1159,77 @@ public interface Legacy {
     }
 
     #[test]
+    fn rabbit_templates_listeners_and_spring_application_events() {
+        let src = r#"package com.acme.orders;
+class Messaging {
+    public static final String EXCHANGE_NAME = "orders-exchange";
+    private final RabbitTemplate rabbitTemplate;
+    private final ApplicationEventPublisher publisher;
+    void send(Order o) {
+        rabbitTemplate.convertAndSend(Messaging.EXCHANGE_NAME, "", o);
+        rabbitTemplate.convertAndSend("orders", "order.created", o);
+        jmsTemplate.convertAndSend("invoices", o);
+        OrderCreatedEvent evt = new OrderCreatedEvent(o);
+        publisher.publishEvent(evt);
+    }
+    @RabbitListener(queues = "orders-queue")
+    void onOrder(Order o) {}
+    @TransactionalEventListener
+    public void onCreated(OrderCreatedEvent event) {}
+}
+class Ready implements ApplicationListener<ApplicationReadyEvent> {
+    public void onApplicationEvent(ApplicationReadyEvent e) {}
+}
+"#;
+        let f = extract("Messaging.java", src);
+        let got: Vec<(EventRole, String, String, u32)> = f
+            .events
+            .iter()
+            .map(|e| (e.role, e.topic.display(), e.via.clone(), e.line))
+            .collect();
+        let e = |r, t: &str, v: &str, l| (r, t.to_string(), v.to_string(), l);
+        use EventRole::*;
+        assert_eq!(
+            got,
+            vec![
+                // An empty routing key sends to the exchange; a constant stays a name.
+                e(Producer, "{Messaging.EXCHANGE_NAME}", "RabbitTemplate", 7),
+                e(Producer, "order.created", "RabbitTemplate", 8),
+                e(Producer, "invoices", "JmsTemplate", 9),
+                // Built where the event is constructed.
+                e(Producer, "OrderCreatedEvent", "ApplicationEvent", 10),
+                e(Consumer, "orders-queue", "@RabbitListener", 13),
+                e(Consumer, "OrderCreatedEvent", "ApplicationEvent", 16),
+                e(Consumer, "ApplicationReadyEvent", "ApplicationEvent", 18),
+            ]
+        );
+    }
+
+    #[test]
+    fn fluent_request_builders_and_joined_paths() {
+        let src = r#"class KiotaCarts {
+    private final CartsClient cartsClient;
+    void go(String id, String item, String endpoint) {
+        cartsClient.carts().byCustomerId(id).items().byItemId(item).delete();
+        var cart = cartsClient.carts().byCustomerId(id).get();
+        webClient.get().uri(joinPath(endpoint, "topology")).retrieve();
+        builder.name().value().get();
+    }
+}
+"#;
+        let f = extract("KiotaCarts.java", src);
+        let c = |m: &str, p: &str| (Some(m.to_string()), p.to_string());
+        assert_eq!(
+            calls(&f),
+            vec![
+                c("DELETE", "/carts/{}/items/{}"),
+                c("GET", "/carts/{}"),
+                c("GET", "{}/topology"),
+            ]
+        );
+    }
+
+    #[test]
     fn http_client_calls() {
         let src = r#"class C {
     private final RestTemplate rest;

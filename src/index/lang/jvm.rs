@@ -1299,6 +1299,38 @@ impl<'s, 'a> Ctx<'s, 'a> {
                             }
                         }
                     }
+                    // Spring AMQP / JMS listeners: the queue or destination they consume.
+                    "RabbitListener" | "JmsListener" | "SqsListener" => {
+                        let keys: &[&str] = match ann.name {
+                            "RabbitListener" => &["queues", "value"],
+                            "JmsListener" => &["destination"],
+                            _ => &["value", "queueNames"],
+                        };
+                        if let Some(r) = ann_attr(src, &ann, keys) {
+                            for (a, b) in elements(src, r) {
+                                let topic = eval(src, (a, b), self.rules, &self.asg);
+                                push(
+                                    facts,
+                                    EventRole::Consumer,
+                                    topic,
+                                    ann_via(ann.name),
+                                    ann.line,
+                                );
+                            }
+                        }
+                    }
+                    // Spring application events: the listener method's first parameter type.
+                    "EventListener" | "TransactionalEventListener" => {
+                        if let Some((ev, line)) = self.listener_event(&ann) {
+                            push(
+                                facts,
+                                EventRole::Consumer,
+                                Value::lit(ev),
+                                "ApplicationEvent",
+                                line,
+                            );
+                        }
+                    }
                     "SendTo" if send_to.contains(&k) => {
                         if let Some(r) = ann_attr(src, &ann, &["value"]) {
                             for topic in self.topics(r) {
@@ -1340,6 +1372,50 @@ impl<'s, 'a> Ctx<'s, 'a> {
                     }
                     if let Some(topic) = self.topic((a, b)) {
                         push(facts, EventRole::Producer, topic, "KafkaTemplate", t.line);
+                    }
+                }
+                // Spring AMQP / JMS / STOMP templates: `convertAndSend(exchange, key, msg)`
+                // names the routing key (or the exchange when the key is empty);
+                // `convertAndSend(destination, msg)` the destination.
+                "convertAndSend" | "convertSendAndReceive"
+                    if k >= 2 && src.is(k - 1, ".") && src.is(k + 1, "(") =>
+                {
+                    let args = src.split_commas(k + 2, src.close_or_end(k + 1));
+                    let recv = src.ident(k - 2).unwrap_or("").to_ascii_lowercase();
+                    let via = if recv.contains("jms") {
+                        "JmsTemplate"
+                    } else if recv.contains("messaging") || recv.contains("simp") {
+                        "SimpMessagingTemplate"
+                    } else {
+                        "RabbitTemplate"
+                    };
+                    let topic = match args.as_slice() {
+                        [ex, key, _, ..] => {
+                            let key_v = eval(src, *key, self.rules, &self.asg);
+                            if key_v.as_lit().is_some_and(str::is_empty) {
+                                eval(src, *ex, self.rules, &self.asg)
+                            } else {
+                                key_v
+                            }
+                        }
+                        [dest, _] => eval(src, *dest, self.rules, &self.asg),
+                        _ => continue,
+                    };
+                    push(facts, EventRole::Producer, topic, via, t.line);
+                }
+                // `publisher.publishEvent(new OrderCreatedEvent(…))`: a Spring application event
+                // named by its type.
+                "publishEvent" if k >= 2 && src.is(k - 1, ".") && src.is(k + 1, "(") => {
+                    if let Some((a, b)) = src.first_arg(k + 1)
+                        && let Some((ev, line)) = self.constructed_type(a, b, k)
+                    {
+                        push(
+                            facts,
+                            EventRole::Producer,
+                            Value::lit(ev),
+                            "ApplicationEvent",
+                            line,
+                        );
                     }
                 }
                 "ProducerRecord" if !in_send.contains(&k) => {
@@ -1384,6 +1460,103 @@ impl<'s, 'a> Ctx<'s, 'a> {
                 _ => {}
             }
         }
+        // `class X implements ApplicationListener<OrderCreated>`: X consumes the event.
+        for ty in &self.model.types {
+            if !ty.supers.iter().any(|(_, n)| *n == "ApplicationListener") {
+                continue;
+            }
+            let (a, b) = ty.span;
+            let header_end = (a..b.min(a + 96)).find(|&j| src.is(j, "{")).unwrap_or(b);
+            if let Some(j) = (a..header_end).find(|&j| src.kw(j, "ApplicationListener"))
+                && src.is(j + 1, "<")
+                && let Some(ev) = src.ident(j + 2)
+            {
+                push(
+                    facts,
+                    EventRole::Consumer,
+                    Value::lit(ev),
+                    "ApplicationEvent",
+                    ty.line,
+                );
+            }
+        }
+    }
+
+    /// The type an event argument is built from (`new X(…)`, Kotlin `X(…)`), or of the local
+    /// it was assigned to before token `at`, with the line where it is built.
+    fn constructed_type(&self, a: usize, b: usize, at: usize) -> Option<(&'a str, u32)> {
+        let src = self.src;
+        let mut j = a;
+        if src.kw(j, "new") {
+            j += 1;
+        }
+        let mut last = None;
+        while let Some(id) = src.ident(j) {
+            last = Some((id, j));
+            if src.is(j + 1, ".") {
+                j += 2;
+            } else {
+                break;
+            }
+        }
+        if let Some((name, k)) = last
+            && (src.is(k + 1, "(") || src.is(src.skip_generics(k + 1), "("))
+            && name.starts_with(|c: char| c.is_ascii_uppercase())
+        {
+            return Some((name, src.line(a)));
+        }
+        if b == a + 1
+            && let Some(name) = src.ident(a)
+            && let Some(asg) = self.asg.last(name, at)
+        {
+            let (x, y) = asg.rhs;
+            if x < y && x != a {
+                return self.constructed_type(x, y, at);
+            }
+        }
+        None
+    }
+
+    /// The event type an `@EventListener` method takes (`classes = X.class` or its first
+    /// parameter's type), and the line of the method, which names it.
+    fn listener_event(&self, ann: &Ann<'a>) -> Option<(&'a str, u32)> {
+        let src = self.src;
+        if let Some(r) = ann_attr(src, ann, &["classes", "value"]) {
+            let (a, _) = *elements(src, r).first()?;
+            return src.ident(a).map(|n| (n, ann.line));
+        }
+        // The method after the annotation: its `(`, then the first parameter.
+        let mut k = ann.at + 1;
+        let limit = (k + 64).min(src.len());
+        let open = loop {
+            if k >= limit {
+                return None;
+            }
+            if src.is(k, "(") && src.ident(k - 1).is_some() && !src.is(k.saturating_sub(2), "@") {
+                let name = k - 1;
+                if !src.kw(name, ann.name) {
+                    break k;
+                }
+            }
+            k = if src.is(k, "(") {
+                src.close_or_end(k) + 1
+            } else {
+                k + 1
+            };
+        };
+        let (a, b) = src.first_arg(open)?;
+        // Kotlin `event: OrderCreated`; Java `OrderCreated event` (annotations skipped).
+        let ty = if let Some(c) = (a..b).find(|&j| src.is(j, ":")) {
+            src.ident(c + 1)?
+        } else {
+            let idents: Vec<&str> = (a..b)
+                .filter(|&j| !src.is(j.saturating_sub(1), "@") && !src.is(j.saturating_sub(1), "."))
+                .filter_map(|j| src.ident(j))
+                .filter(|w| *w != "final")
+                .collect();
+            *idents.get(idents.len().checked_sub(2)?)?
+        };
+        Some((ty, src.line(open.saturating_sub(1))))
     }
 
     /// The topic of `ProducerRecord(…)` whose name is token `k` (`new ProducerRecord<>(t, …)`,
@@ -1912,6 +2085,15 @@ impl<'s, 'a> Ctx<'s, 'a> {
                 }
             })
         })
+    }
+}
+
+/// The `via` of a listener annotation.
+fn ann_via(name: &str) -> &'static str {
+    match name {
+        "RabbitListener" => "@RabbitListener",
+        "JmsListener" => "@JmsListener",
+        _ => "@SqsListener",
     }
 }
 

@@ -1297,6 +1297,48 @@ fn call_site(src: &Src, st: &mut State, chain: &Chain, callee: &str, open: usize
                 push_topics(src, st, EventRole::Producer, via, s, e);
             }
         }
+        // AMQP (pika, kombu, aio-pika): `basic_publish(exchange=…, routing_key=…)` sends to
+        // the routing key (the exchange when the key is empty); `basic_consume(queue=…)`
+        // consumes the queue.
+        "basic_publish" => {
+            let args = src.args(open, close);
+            let key = args
+                .kw("routing_key")
+                .or_else(|| args.positional.get(1).copied());
+            let exchange = args
+                .kw("exchange")
+                .or_else(|| args.positional.first().copied());
+            let pick = match key {
+                Some((s, e)) if src.value(s, e).as_lit() != Some("") => Some((s, e)),
+                _ => exchange,
+            };
+            if let Some((s, e)) = pick
+                && let Some(topic) = src.topic(st, s, e)
+            {
+                // One topic per call: the site is the call's line.
+                st.facts.events.push(EventFact {
+                    role: EventRole::Producer,
+                    topic,
+                    via: "amqp".into(),
+                    line,
+                });
+            }
+        }
+        "basic_consume" => {
+            let args = src.args(open, close);
+            if let Some((s, e)) = args
+                .kw("queue")
+                .or_else(|| args.positional.first().copied())
+                && let Some(topic) = src.topic(st, s, e)
+            {
+                st.facts.events.push(EventFact {
+                    role: EventRole::Consumer,
+                    topic,
+                    via: "amqp".into(),
+                    line,
+                });
+            }
+        }
         "include_router" | "register_blueprint" => {
             let args = src.args(open, close);
             let prefix = args
@@ -1957,6 +1999,40 @@ async def main():
                 (Producer, reference("topic"), "kafka-python", 7),
             ]
         );
+    }
+
+    #[test]
+    fn amqp_publish_and_consume() {
+        let src = r#"import pika
+
+class Publisher:
+    EXCHANGE = 'robot-shop'
+    ROUTING_KEY = 'orders'
+
+    def publish(self, msg):
+        self._channel.basic_publish(exchange=self.EXCHANGE,
+                                    routing_key=self.ROUTING_KEY,
+                                    body=msg)
+        self._channel.basic_publish('audit', '', body=msg)
+
+channel.basic_consume(queue='orders', on_message_callback=cb)
+"#;
+        let f = extract("rabbitmq.py", src);
+        let got: Vec<(EventRole, String, u32)> = f
+            .events
+            .iter()
+            .map(|e| (e.role, e.topic.display(), e.line))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (EventRole::Producer, "orders".to_string(), 8),
+                // An empty routing key sends to the exchange.
+                (EventRole::Producer, "audit".to_string(), 11),
+                (EventRole::Consumer, "orders".to_string(), 13),
+            ]
+        );
+        assert!(f.events.iter().all(|e| e.via == "amqp"));
     }
 
     #[test]

@@ -476,6 +476,17 @@ const HTTP_CLIENT_NAMES: [&str; 10] = [
     "fetch",
 ];
 
+/// A receiver named like an AMQP channel (`ch`, `channel`, `orderChannel`, `amqpChan`,
+/// `rabbitCh`).
+fn is_amqp_channel(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower == "ch"
+        || lower.ends_with("channel")
+        || lower.ends_with("chan")
+        || lower.starts_with("amqp")
+        || lower.starts_with("rabbit")
+}
+
 fn is_upper_const(name: &str) -> bool {
     name.bytes().any(|b| b.is_ascii_uppercase())
         && name
@@ -2342,6 +2353,37 @@ impl<'t> Ex<'t, '_, '_> {
                 return self.kafka_topics(p, EventRole::Consumer);
             }
         }
+        // amqplib: `channel.publish(exchange, key, content)` sends to the routing key (the
+        // exchange when the key is empty), `sendToQueue(queue, …)` to the queue,
+        // `consume(queue, cb)` consumes it — on a receiver named like a channel.
+        if let Some(r) = recv
+            && matches!(last, "publish" | "sendToQueue" | "consume")
+            && is_amqp_channel(r)
+        {
+            let args = self.t.args(p);
+            let (role, pick) = match (last, args.as_slice()) {
+                ("publish", [ex, key, ..]) => {
+                    let k = eval(self.t, *key, &ExprRules::JS, self.asg);
+                    (
+                        EventRole::Producer,
+                        if k.as_lit() == Some("") { *ex } else { *key },
+                    )
+                }
+                ("sendToQueue", [q, ..]) => (EventRole::Producer, *q),
+                ("consume", [q, ..]) => (EventRole::Consumer, *q),
+                _ => return,
+            };
+            if let Some(topic) = self.topic_expr(pick.0, pick.1) {
+                let line = self.line(p);
+                self.facts.events.push(EventFact {
+                    role,
+                    topic,
+                    via: "amqplib".to_string(),
+                    line,
+                });
+            }
+            return;
+        }
         match last {
             "addService" if recv.is_some() => self.add_service(p),
             "route" if recv.is_some() && !c.after_call => self.route_chain(c, p, bound.as_ref()),
@@ -3426,6 +3468,33 @@ await mailer.send({ topic: 'not.kafka' });
                     "kafkajs".into(),
                     15
                 ),
+            ]
+        );
+    }
+
+    #[test]
+    fn amqplib_publish_send_to_queue_and_consume() {
+        let src = r#"const ch = await conn.createChannel();
+ch.publish('orders', 'order.created', Buffer.from(x));
+ch.publish(EXCHANGE, '', Buffer.from(x));
+channel.sendToQueue(process.env.QUEUE || 'payments', msg);
+channel.consume('orders', onMessage);
+emitter.publish('not.amqp', x);
+"#;
+        let f = extract("src/bus.js", src);
+        let got: Vec<(EventRole, String, u32)> = f
+            .events
+            .iter()
+            .map(|e| (e.role, e.topic.display(), e.line))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (EventRole::Producer, "order.created".to_string(), 2),
+                // An empty routing key sends to the exchange.
+                (EventRole::Producer, "{EXCHANGE}".to_string(), 3),
+                (EventRole::Producer, "{env QUEUE}".to_string(), 4),
+                (EventRole::Consumer, "orders".to_string(), 5),
             ]
         );
     }
