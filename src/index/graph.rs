@@ -804,6 +804,16 @@ impl Graph {
                     }
                 }
                 let _ = via_gateway;
+                // An HTTP call is usually another service's: when routes of other roots fit
+                // as well as the caller's own, the caller's own are dropped.
+                if matches
+                    .iter()
+                    .any(|&r| files[self.routes[r as usize].at.file as usize].root != f.root)
+                {
+                    matches.retain(|&r| {
+                        files[self.routes[r as usize].at.file as usize].root != f.root
+                    });
+                }
                 if let Some(root) = to_root {
                     let narrowed: Vec<u32> = matches
                         .iter()
@@ -1084,6 +1094,7 @@ fn is_suffix_word(w: &str) -> bool {
         w.to_ascii_lowercase().as_str(),
         "api"
             | "svc"
+            | "client"
             | "service"
             | "server"
             | "host"

@@ -1222,8 +1222,9 @@ class Ready implements ApplicationListener<ApplicationReadyEvent> {
         assert_eq!(
             calls(&f),
             vec![
-                c("DELETE", "/carts/{}/items/{}"),
-                c("GET", "/carts/{}"),
+                // The client's name leads the URL: a host hint naming the service.
+                c("DELETE", "{cartsClient}/carts/{}/items/{}"),
+                c("GET", "{cartsClient}/carts/{}"),
                 c("GET", "{}/topology"),
             ]
         );

@@ -1843,7 +1843,15 @@ impl<'s, 'a> Ctx<'s, 'a> {
             }
         }
         segs.reverse();
+        // The client's name often names the service (`catalogClient`): a host hint.
+        let root = src.ident(k.saturating_sub(1)).unwrap_or("");
         let mut url = Value::default();
+        if !root.is_empty() {
+            url.push(Part::Ref {
+                name: root.to_string(),
+                default: None,
+            });
+        }
         for seg in segs {
             match seg {
                 Some(s) => url.push(Part::Lit(format!("/{s}"))),
@@ -1976,17 +1984,19 @@ impl<'s, 'a> Ctx<'s, 'a> {
                         if !src.is(o.checked_sub(2)?, ".") {
                             return None;
                         }
+                        let verb_line = src.line(o - 1);
                         match m {
                             "get" | "post" | "put" | "delete" | "patch" | "head" | "options" => {
-                                Some(m)
+                                Some((m, verb_line))
                             }
-                            "method" => self.http_method_arg(o + 1, p),
+                            "method" => self.http_method_arg(o + 1, p).map(|v| (v, verb_line)),
                             _ => None,
                         }
                     });
-                    if let Some(verb) = verb {
+                    if let Some((verb, verb_line)) = verb {
+                        // The site is the verb's call (`.get()`), the call's method name.
                         let path = first_arg.and_then(|r| self.url_path(r));
-                        push(Some(&verb.to_ascii_uppercase()), path, line);
+                        push(Some(&verb.to_ascii_uppercase()), path, verb_line);
                     }
                     continue;
                 }
