@@ -341,13 +341,23 @@ def score_corpus(sess, truth, workspace):
         if not more:
             break
         offset = int(more.group(1))
+    # Routes declared by API specs (OpenAPI YAML/JSON) count only where the truth lists spec
+    # routes: a workspace whose specs are client-generation inputs serves none of them.
+    spec = (".yaml", ".yml", ".json")
+    if not any(r["at"].rsplit(":", 1)[0].endswith(spec) for r in truth.get("routes", [])):
+        listed = {at for at in listed if not at.rsplit(":", 1)[0].endswith(spec)}
     s.add("routes", {r["at"] for r in truth.get("routes", [])}, listed, "route")
+    # One question per distinct `METHOD path` (a path registered twice, e.g. for two API
+    # versions, is one target): the callers of all its registrations together.
+    by_target = {}
     for r in truth.get("routes", []):
-        target = f"{r['method'] if r['method'] != 'ANY' else 'ANY'} {r['path']}"
+        target = f"{r['method']} {r['path']}"
+        by_target.setdefault(target, set()).update(c["at"] for c in r.get("callers", []))
+    for target, expected in by_target.items():
         text = sess.tool("analyze_impact", {"target": target, "limit": 200})
         rows = parse_impact(text)
         callers = {at for role, at in rows if role == "caller" and not is_test(at.rsplit(":", 1)[0])}
-        s.add("route callers", {c["at"] for c in r.get("callers", [])}, callers, target)
+        s.add("route callers", expected, callers, target)
     # service edges
     mesh = parse_mesh(sess.tool("visualize_mesh", {"format": "json", "max_services": 200}))
     found = set()

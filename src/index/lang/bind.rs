@@ -225,6 +225,35 @@ impl Assignments {
             })
     }
 
+    /// The assignment whose right-hand side holds token `at` (`req = new HttpPost(url)` for
+    /// the `new`), if any.
+    pub fn holding(&self, at: usize) -> Option<&Assign> {
+        self.list
+            .iter()
+            .filter(|a| a.rhs.0 <= at && at < a.rhs.1)
+            .max_by_key(|a| a.rhs.0)
+    }
+
+    /// Where the request built into `name` at token `at` is sent: the first later call of one
+    /// of `methods` in the same block whose first argument is `name` (`client.execute(req)`,
+    /// `httpClient.SendAsync(req)`, `http.DefaultClient.Do(req)`), as the method's token.
+    pub fn sent_at(t: &Tokens, a: &Assign, methods: &[&str]) -> Option<usize> {
+        let bare = a.name.rsplit('.').next().unwrap_or(&a.name);
+        let end = a.block.1.min(t.len());
+        let mut k = a.rhs.1;
+        while k < end {
+            if let Some(m) = t.ident(k)
+                && methods.contains(&m)
+                && t.is_punct(k + 1, b'(')
+                && (t.is(k + 2, bare) || (t.is(k + 2, "this") && t.is(k + 4, bare)))
+            {
+                return Some(k);
+            }
+            k += 1;
+        }
+        None
+    }
+
     /// The file's top-level and class-level assignments as [`Binding`]s (`Topics.ORDERS` for
     /// a field of `Topics`), evaluated with `rules`; names the file already binds are kept
     /// as they are.

@@ -1770,7 +1770,13 @@ impl<'t> Ex<'t, '_, '_> {
         let method =
             (me == ma + 3 && t.is(ma, "HttpMethod")).then(|| t.text(ma + 2).to_ascii_uppercase());
         if let Some(url) = self.url_in(ua, ue, true) {
-            let line = self.line(p);
+            // The site is where the message is sent (`SendAsync(requestMessage)`), when the
+            // file sends it; else where it is built.
+            let sent = self
+                .asg
+                .holding(p)
+                .and_then(|a| Assignments::sent_at(t, a, &["SendAsync", "Send"]));
+            let line = self.line(sent.unwrap_or(p));
             self.facts.http.push(HttpFact::Call { method, url, line });
         }
     }
@@ -2230,7 +2236,8 @@ public interface IUsersApi
                 // An HttpClient call is HTTP whatever its URL: kept, the graph says why it
                 // cannot match it.
                 call("DELETE", "{_base}{path}", 6),
-                call("POST", "/api/payments", 7),
+                // Built on line 7, sent on line 8: the site is the send.
+                call("POST", "/api/payments", 8),
                 call("GET", "/users/{}", 15),
                 call("POST", "/users", 18),
             ]

@@ -1231,6 +1231,40 @@ class Ready implements ApplicationListener<ApplicationReadyEvent> {
     }
 
     #[test]
+    fn apache_requests_are_sited_where_they_are_executed() {
+        let src = r#"class CartHelper {
+    private String baseUrl;
+    public String addToCart(String id, String data) {
+        HttpPost postRequest = new HttpPost(baseUrl + id);
+        postRequest.setEntity(new StringEntity(data));
+        try (CloseableHttpResponse res = httpClient.execute(postRequest)) {
+            return res.toString();
+        }
+    }
+    void ping() { new HttpGet("http://x/health"); }
+}
+"#;
+        let f = extract("CartHelper.java", src);
+        let lines: Vec<(Option<String>, String, u32)> = f
+            .http
+            .iter()
+            .filter_map(|h| match h {
+                HttpFact::Call { method, url, line } => {
+                    Some((method.clone(), url.display(), *line))
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            lines,
+            vec![
+                (Some("POST".into()), "{baseUrl}{}".into(), 6),
+                (Some("GET".into()), "http://x/health".into(), 10),
+            ]
+        );
+    }
+
+    #[test]
     fn http_client_calls() {
         let src = r#"class C {
     private final RestTemplate rest;

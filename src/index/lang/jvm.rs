@@ -1471,12 +1471,13 @@ impl<'s, 'a> Ctx<'s, 'a> {
                 && src.is(j + 1, "<")
                 && let Some(ev) = src.ident(j + 2)
             {
+                // The line that names the event type (`implements ApplicationListener<X>`).
                 push(
                     facts,
                     EventRole::Consumer,
                     Value::lit(ev),
                     "ApplicationEvent",
-                    ty.line,
+                    src.line(j),
                 );
             }
         }
@@ -2040,6 +2041,13 @@ impl<'s, 'a> Ctx<'s, 'a> {
                     if !dotted =>
                 {
                     let path = first_arg.and_then(|r| self.url_path(r));
+                    // The site is where the request is executed (`httpClient.execute(post)`),
+                    // when the file executes it; else where it is built.
+                    let sent = self
+                        .asg
+                        .holding(k)
+                        .and_then(|a| Assignments::sent_at(src, a, &["execute", "executeOpen"]));
+                    let line = sent.map_or(line, |s| src.line(s));
                     push(Some(&name[4..].to_ascii_uppercase()), path, line);
                 }
                 _ => {}
