@@ -136,6 +136,8 @@ struct ServiceTrace {
     servers: Vec<Site>,
     zero_servers: bool,
     may_call: Vec<Site>,
+    /// Every client the service's client list shows.
+    clients: Vec<Site>,
 }
 
 #[derive(Debug, Default)]
@@ -162,12 +164,15 @@ enum List {
     None,
     Servers,
     ServiceMayCall,
+    ServiceClients,
     Handlers,
     Calls,
     RpcMayCall,
 }
 
 fn parse_site(line: &str) -> Site {
+    // A client line ends with a note after ` — `.
+    let line = line.split(" — ").next().unwrap();
     let rest = line.trim_start().strip_prefix("- ").unwrap();
     let (lang, rest) = rest.split_once(": ").unwrap();
     let label = rest.split('`').nth(1).unwrap().to_string();
@@ -237,6 +242,14 @@ fn parse_grpc(text: &str) -> GrpcAnswer {
             match (list, svc, r) {
                 (List::Servers, Some(s), _) => s.servers.push(site),
                 (List::ServiceMayCall, Some(s), _) => s.may_call.push(site),
+                // The service's client list: those with no call resolved in their file are
+                // the ones that may call any RPC.
+                (List::ServiceClients, Some(s), _) => {
+                    if line.contains("no call resolved") {
+                        s.may_call.push(site.clone());
+                    }
+                    s.clients.push(site);
+                }
                 (List::Handlers, _, Some(r)) => r.handlers.push(site),
                 (List::Calls, _, Some(r)) => r.calls.push(site),
                 (List::RpcMayCall, _, Some(r)) => r.may_call.push(site),
@@ -262,6 +275,8 @@ fn parse_grpc(text: &str) -> GrpcAnswer {
             list = List::Servers;
         } else if bullet.starts_with("May call any of its RPCs") {
             list = List::ServiceMayCall;
+        } else if bullet.starts_with("Clients (") {
+            list = List::ServiceClients;
         } else if let Some(def) = bullet.strip_prefix("Definition**: `") {
             let r = a.rpcs.get_mut(rpc.as_ref().unwrap()).unwrap();
             r.def = def.split('`').next().unwrap().to_string();
@@ -498,7 +513,13 @@ fn grpc_tests_are_left_out_and_counted() {
     let all_sites = |a: &GrpcAnswer| -> BTreeSet<String> {
         let mut out = BTreeSet::new();
         for sv in a.services.values() {
-            out.extend(sv.servers.iter().chain(&sv.may_call).map(|s| s.at.clone()));
+            out.extend(
+                sv.servers
+                    .iter()
+                    .chain(&sv.may_call)
+                    .chain(&sv.clients)
+                    .map(|s| s.at.clone()),
+            );
         }
         for r in a.rpcs.values() {
             out.extend(

@@ -528,9 +528,17 @@ fn rpc_rows(snap: &Snapshot, contracts: &[u32], rpcs: &[u32]) -> (Vec<Row>, Vec<
             external: ext(c.at),
         });
     }
-    // Files that only build a client of the service: they may call it (heuristic at best).
-    for cl in g.clients.iter().filter(|c| contracts.contains(&c.contract)) {
-        if calling_files.contains(&(cl.at.file, cl.contract)) {
+    // Clients with no resolved call of the service in their file: they may call it
+    // (heuristic at best). The same rule as analyze_grpc's "may call".
+    let _ = &calling_files;
+    let open: HashSet<u32> = contracts
+        .iter()
+        .flat_map(|&c| crate::tools::analyze_grpc::client_resolution(snap, c))
+        .filter(|(_, in_file, _)| in_file.is_empty())
+        .map(|(i, _, _)| i)
+        .collect();
+    for (ci, cl) in g.clients.iter().enumerate() {
+        if !contracts.contains(&cl.contract) || !open.contains(&(ci as u32)) {
             continue;
         }
         rows.push(Row {

@@ -1265,6 +1265,28 @@ class Ready implements ApplicationListener<ApplicationReadyEvent> {
     }
 
     #[test]
+    fn getters_on_messages_are_not_rpc_calls() {
+        let src = r#"class OffersClient {
+    private final OffersGrpc.OffersBlockingStub stub = OffersGrpc.newBlockingStub(channel);
+    List<Offer> load(Req req) {
+        OffersResponse resp = stub.getOffers(req);
+        return stub.getOffers().getOffersList();
+    }
+}
+"#;
+        let f = extract("OffersClient.java", src);
+        let calls: Vec<(&str, u32)> = f
+            .grpc
+            .iter()
+            .filter_map(|g| match g {
+                GrpcFact::Call { method, line, .. } => Some((method.as_str(), *line)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(calls, vec![("getOffers", 4)]);
+    }
+
+    #[test]
     fn http_client_calls() {
         let src = r#"class C {
     private final RestTemplate rest;

@@ -1204,6 +1204,11 @@ impl<'s, 'a> Ctx<'s, 'a> {
             ) {
                 return None;
             }
+            // Every stub method takes a request or a response observer: a call without
+            // arguments is a getter on a message (`response.getOffers()`), never an RPC.
+            if src.close(open) == Some(open + 1) {
+                return None;
+            }
             return Some((i + 1, m));
         }
         None

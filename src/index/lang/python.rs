@@ -1203,7 +1203,11 @@ fn calls(src: &Src, st: &mut State) {
 fn call_site(src: &Src, st: &mut State, chain: &Chain, callee: &str, open: usize, close: usize) {
     let line = src.line_of(open);
     // gRPC calls on a name bound to a stub: `self.stub.CreateOrder(req)`, `stub.GetOrder(r)`.
+    // Every stub method takes a request: a call without arguments (`resp.GetOffers()` on a
+    // response) is a getter, never an RPC.
+    let has_args = src.code()[open + 1..close].trim() != "";
     if !st.stubs.is_empty()
+        && has_args
         && let Some(key) = chain.key()
         && !key.contains('.')
         && let Some(svc) = stub_of(st, chain.text, line)
@@ -1999,6 +2003,21 @@ async def main():
                 (Producer, reference("topic"), "kafka-python", 7),
             ]
         );
+    }
+
+    #[test]
+    fn getters_on_messages_are_not_rpc_calls() {
+        let src = "import grpc\nfrom offers_pb2_grpc import OffersStub\nstub = OffersStub(channel)\nresp = stub.GetOffers(req)\nstub.GetOffers()\n";
+        let f = extract("c.py", src);
+        let calls: Vec<u32> = f
+            .grpc
+            .iter()
+            .filter_map(|g| match g {
+                GrpcFact::Call { line, .. } => Some(*line),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(calls, vec![4]);
     }
 
     #[test]

@@ -2326,7 +2326,11 @@ impl<'t> Ex<'t, '_, '_> {
                 Some(Bind::Http) if VERBS.contains(&last) || last == "request" => {
                     return self.http_call(p, VERBS.contains(&last).then_some(last), true, true);
                 }
-                Some(Bind::Grpc(svc)) if !CLIENT_PLUMBING.contains(&last) => {
+                // A call without arguments is a getter on a message (`res.getOffersList()`):
+                // every client method takes a request.
+                Some(Bind::Grpc(svc))
+                    if !CLIENT_PLUMBING.contains(&last) && self.t.close(p) != Some(p + 1) =>
+                {
                     let line = self.line(p);
                     self.facts.grpc.push(GrpcFact::Call {
                         service: Some(svc.clone()),
