@@ -311,9 +311,39 @@ pub fn resolve_scope(env: &ToolEnv, raw: Option<&str>) -> Result<Scope, ToolOutp
     })
 }
 
-/// Clamps an optional integer argument into `min..=max`, `default` when absent.
-pub fn clamp(value: Option<i64>, default: i64, min: i64, max: i64) -> usize {
-    value.unwrap_or(default).clamp(min, max) as usize
+/// The largest `offset` any listing accepts.
+pub const MAX_OFFSET: i64 = 1_000_000;
+
+/// An optional integer argument checked against `min..=max` (`default` when absent). A value
+/// outside the range is an `isError` answer naming the argument, the range and the default,
+/// never silently clamped (the input schemas state the same `minimum`, `maximum`, `default`).
+pub fn in_range(
+    tool: &str,
+    name: &str,
+    value: Option<i64>,
+    default: i64,
+    min: i64,
+    max: i64,
+) -> Result<usize, ToolOutput> {
+    let v = value.unwrap_or(default);
+    if (min..=max).contains(&v) {
+        return Ok(usize::try_from(v).unwrap_or(0));
+    }
+    Err(ToolOutput::error(format!(
+        "Invalid arguments for {tool}: `{name}` is {v}, outside its range {min}–{max}. Pass a \
+value from {min} to {max}, or omit it for the default {default}."
+    )))
+}
+
+/// The JSON Schema of an integer argument with its range and default.
+pub fn int_schema(description: &str, default: i64, min: i64, max: i64) -> Value {
+    json!({
+        "type": "integer",
+        "description": description,
+        "minimum": min,
+        "maximum": max,
+        "default": default,
+    })
 }
 
 /// An object schema with the given properties and required names, closed to other fields.
@@ -352,11 +382,32 @@ mod tests {
     }
 
     #[test]
-    fn clamp_clamps() {
-        assert_eq!(clamp(None, 20, 1, 100), 20);
-        assert_eq!(clamp(Some(0), 20, 1, 100), 1);
-        assert_eq!(clamp(Some(-5), 20, 1, 100), 1);
-        assert_eq!(clamp(Some(1000), 20, 1, 100), 100);
+    fn out_of_range_is_an_error_naming_the_range() {
+        assert_eq!(in_range("t", "limit", None, 20, 1, 100).unwrap(), 20);
+        assert_eq!(in_range("t", "limit", Some(100), 20, 1, 100).unwrap(), 100);
+        for bad in [0, -5, 101, i64::MAX] {
+            let e = in_range("t", "limit", Some(bad), 20, 1, 100).unwrap_err();
+            assert!(e.is_error);
+            assert!(
+                e.text.contains("`limit`") && e.text.contains("1–100"),
+                "{}",
+                e.text
+            );
+        }
+    }
+
+    #[test]
+    fn every_integer_argument_states_its_range() {
+        for t in Registry::standard().all() {
+            let s = (t.input_schema)();
+            for (name, p) in s["properties"].as_object().unwrap() {
+                if p["type"] == "integer" && !t.name.starts_with("test_") {
+                    for k in ["minimum", "maximum", "default"] {
+                        assert!(p.get(k).is_some(), "{}.{name} has no {k}", t.name);
+                    }
+                }
+            }
+        }
     }
 
     #[test]
