@@ -44,9 +44,9 @@ pub struct Shared {
     pub index_wait: Duration,
     /// Tool calls running at once per session.
     pub max_in_flight: usize,
-    /// The audit trail, opened on first use (`None` inside when auditing is off or the
-    /// database cannot be opened; the failure is logged once and tools keep answering).
-    audit: std::sync::OnceLock<Option<crate::audit::AuditLog>>,
+    /// The audit trail, opened on first use and re-tried after a failure (logged; tools keep
+    /// answering).
+    audit: crate::audit::AuditSink,
     /// Whether tool calls are audited at all (config `[audit] enabled`).
     pub audit_enabled: bool,
     /// Set by `meshd` once it serves this workspace; `None` in standalone mode.
@@ -93,7 +93,7 @@ impl Shared {
             registry: Registry::standard(),
             index_wait,
             max_in_flight: 8,
-            audit: std::sync::OnceLock::new(),
+            audit: crate::audit::AuditSink::new(),
             audit_enabled,
             daemon: std::sync::OnceLock::new(),
         }
@@ -105,21 +105,7 @@ impl Shared {
         if !self.audit_enabled {
             return;
         }
-        let log = self.audit.get_or_init(|| {
-            let path = crate::audit::AuditLog::default_path();
-            match crate::audit::AuditLog::open(&path) {
-                Ok(log) => Some(log),
-                Err(e) => {
-                    tracing::warn!(target: "mesh::audit", "audit trail disabled for this process: {e}");
-                    None
-                }
-            }
-        });
-        if let Some(log) = log
-            && let Err(e) = log.record(entry)
-        {
-            tracing::warn!(target: "mesh::audit", "could not record the call of {}: {e}", entry.tool);
-        }
+        self.audit.record(entry);
     }
 }
 

@@ -632,3 +632,444 @@ fn attack_6_the_daemon_caps_its_connections_and_tells_the_refused_client() {
     let _ = daemon.kill();
     let _ = daemon.wait();
 }
+
+// ---------------------------------------------------------------------------------------------
+// 2. The audit chain: truncation, forgery, NULL vs '', a database deleted while serving
+// ---------------------------------------------------------------------------------------------
+
+/// `mesh-mcp audit verify --db DB`: (exit code, stderr).
+fn audit_verify(db: &Path) -> (Option<i32>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_mesh-mcp"))
+        .args(["audit", "verify", "--db"])
+        .arg(db)
+        .env_remove("MESH_LOG")
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A trail of `n` rows written by real tool calls, copied with its key and anchor into a
+/// fresh directory per scenario.
+fn audit_trail(tag: &str, n: i64) -> PathBuf {
+    let ws = temp_dir(&format!("{tag}-ws"));
+    std::fs::write(
+        ws.join("main.go"),
+        "package main\n\ntype OrderService struct{}\n",
+    )
+    .unwrap();
+    let mut s = Session::start(&ws);
+    for i in 0..n {
+        let args = if i % 3 == 0 {
+            json!({"query": "OrderService", "_meta": {"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}})
+        } else {
+            json!({"query": format!("Order{i}")})
+        };
+        s.ok("smart_search", args);
+    }
+    let home = s.server.home.clone();
+    let (_, status) = s.server.finish(Duration::from_secs(30));
+    assert_eq!(status, Some(0));
+    let db = home.join("audit.db");
+    // index_status while waiting for the first index is audited too.
+    let (code, err) = audit_verify(&db);
+    assert_eq!(code, Some(0), "{err}");
+    db
+}
+
+fn scenario(db: &Path, tag: &str) -> PathBuf {
+    let dir = temp_dir(tag);
+    for suffix in ["", ".key", ".head"] {
+        let from = PathBuf::from(format!("{}{suffix}", db.display()));
+        std::fs::copy(&from, dir.join(format!("audit.db{suffix}"))).unwrap();
+    }
+    dir.join("audit.db")
+}
+
+fn sql(db: &Path, statements: &str) {
+    let c = rusqlite::Connection::open(db).unwrap();
+    c.execute_batch(statements).unwrap();
+}
+
+/// Rows in the trail (0 when there is no database or table yet; never creates one).
+fn rows(db: &Path) -> i64 {
+    let Ok(c) =
+        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+    else {
+        return 0;
+    };
+    c.query_row("SELECT COUNT(*) FROM audit_entries", [], |r| r.get(0))
+        .unwrap_or(0)
+}
+
+/// The current row formula, re-derived here so a forger who knows it is modelled faithfully.
+fn forge_v2(c: &rusqlite::Connection, seq: i64, prev: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let (ts, session, trace, tool, digest, status, files, redactions): (
+        String,
+        String,
+        Option<String>,
+        String,
+        String,
+        String,
+        String,
+        i64,
+    ) = c
+        .query_row(
+            "SELECT timestamp, session_id, trace_id, tool, args_digest, status, files_accessed, redactions
+             FROM audit_entries WHERE entry_seq = ?1",
+            [seq],
+            |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                    r.get(7)?,
+                ))
+            },
+        )
+        .unwrap();
+    let trace = trace.map_or("-".to_string(), |t| format!("={t}"));
+    let red = redactions.to_string();
+    let parts = [
+        "mesh-audit-v2",
+        prev,
+        &ts,
+        &session,
+        &trace,
+        &tool,
+        &digest,
+        &status,
+        &files,
+        &red,
+    ];
+    Sha256::digest(parts.join("\x1f").as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Rewrites row `from` (changing its tool) and recomputes every hash and link from there
+/// with the current formula, as someone who read the source would; MACs are kept (the key is
+/// what the forger lacks) or stripped.
+fn forge_from(db: &Path, from: i64, strip_macs: bool) {
+    let c = rusqlite::Connection::open(db).unwrap();
+    c.execute(
+        "UPDATE audit_entries SET tool = 'search_docs' WHERE entry_seq = ?1",
+        [from],
+    )
+    .unwrap();
+    let last: i64 = c
+        .query_row("SELECT MAX(entry_seq) FROM audit_entries", [], |r| r.get(0))
+        .unwrap();
+    let mut prev: String = c
+        .query_row(
+            "SELECT prev_hash FROM audit_entries WHERE entry_seq = ?1",
+            [from],
+            |r| r.get(0),
+        )
+        .unwrap();
+    for seq in from..=last {
+        let hash = forge_v2(&c, seq, &prev);
+        c.execute(
+            "UPDATE audit_entries SET prev_hash = ?1, entry_hash = ?2 WHERE entry_seq = ?3",
+            rusqlite::params![prev, hash, seq],
+        )
+        .unwrap();
+        prev = hash;
+    }
+    if strip_macs {
+        c.execute("UPDATE audit_entries SET entry_mac = NULL", [])
+            .unwrap();
+    }
+}
+
+/// Deleting the last rows or all rows, rewriting a row and recomputing every later hash,
+/// stripping the MACs, deleting the anchor, or turning a NULL trace id into '' all verified
+/// as "audit chain OK" before. Now each is reported, naming the row.
+#[test]
+fn attack_2_truncating_or_rewriting_the_audit_chain_is_reported() {
+    let db = audit_trail("attack-audit", 9);
+    let total = rows(&db);
+    assert!(total >= 9, "{total} rows");
+
+    let cut = scenario(&db, "attack-audit-cut");
+    sql(
+        &cut,
+        &format!("DELETE FROM audit_entries WHERE entry_seq >= {}", total - 3),
+    );
+    let (code, err) = audit_verify(&cut);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains(&format!("row {}: truncated", total - 3)),
+        "{err}"
+    );
+
+    let emptied = scenario(&db, "attack-audit-empty");
+    sql(&emptied, "DELETE FROM audit_entries");
+    let (code, err) = audit_verify(&emptied);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("row 0: truncated") && err.contains(&format!("reached row {}", total - 1)),
+        "{err}"
+    );
+
+    let forged = scenario(&db, "attack-audit-forged");
+    forge_from(&forged, 4, false);
+    let (code, err) = audit_verify(&forged);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("row 4: MAC mismatch"), "{err}");
+
+    let stripped = scenario(&db, "attack-audit-stripped");
+    forge_from(&stripped, 0, true);
+    sql(&stripped, "UPDATE audit_entries SET entry_mac = NULL");
+    let (code, err) = audit_verify(&stripped);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("hash mismatch") || err.contains("anchor"),
+        "{err}"
+    );
+
+    let unanchored = scenario(&db, "attack-audit-noanchor");
+    std::fs::remove_file(format!("{}.head", unanchored.display())).unwrap();
+    sql(
+        &unanchored,
+        &format!("DELETE FROM audit_entries WHERE entry_seq >= {}", total - 2),
+    );
+    let (code, err) = audit_verify(&unanchored);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("anchor file <db>.head is missing"), "{err}");
+
+    let anchor_edited = scenario(&db, "attack-audit-anchor");
+    sql(
+        &anchor_edited,
+        &format!("DELETE FROM audit_entries WHERE entry_seq >= {}", total - 2),
+    );
+    let head = std::fs::read_to_string(format!("{}.head", anchor_edited.display())).unwrap();
+    let fields: Vec<&str> = head.split_whitespace().collect();
+    let c = rusqlite::Connection::open(&anchor_edited).unwrap();
+    let tail_hash: String = c
+        .query_row(
+            "SELECT entry_hash FROM audit_entries ORDER BY entry_seq DESC LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    std::fs::write(
+        format!("{}.head", anchor_edited.display()),
+        format!(
+            "{} {} {} {tail_hash} {}\n",
+            fields[0],
+            fields[1],
+            total - 3,
+            fields[4]
+        ),
+    )
+    .unwrap();
+    let (code, err) = audit_verify(&anchor_edited);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("MAC does not match"), "{err}");
+
+    let nulls = scenario(&db, "attack-audit-null");
+    let c = rusqlite::Connection::open(&nulls).unwrap();
+    let null_row: i64 = c
+        .query_row(
+            "SELECT MIN(entry_seq) FROM audit_entries WHERE trace_id IS NULL",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    c.execute(
+        "UPDATE audit_entries SET trace_id = '' WHERE entry_seq = ?1",
+        [null_row],
+    )
+    .unwrap();
+    drop(c);
+    let (code, err) = audit_verify(&nulls);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains(&format!("row {null_row}: hash mismatch")),
+        "{err}"
+    );
+}
+
+/// Deleting the database while the server runs used to lose every later row silently. Now
+/// the next call logs that the file was deleted and re-creates it, and the chain continues
+/// after the anchor, so `audit verify` reports the rows that were lost.
+#[test]
+fn attack_2_a_database_deleted_under_a_running_server_is_recreated_and_logged() {
+    let ws = temp_dir("attack-audit-del-ws");
+    std::fs::write(
+        ws.join("main.go"),
+        "package main\n\ntype OrderService struct{}\n",
+    )
+    .unwrap();
+    let world = World::new("attack-audit-del", ws);
+    let db = world.home.join("audit.db");
+    let mut client = Client::spawn({
+        let mut c = world.command(Path::new(env!("CARGO_BIN_EXE_mesh-mcp")));
+        c.args(["run", "--standalone"]);
+        c
+    });
+    client.initialize("2025-06-18");
+    for id in 1..=3 {
+        client.call(
+            id,
+            "tools/call",
+            json!({"name": "smart_search", "arguments": {"query": "OrderService"}}),
+        );
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while rows(&db) < 3 {
+        assert!(Instant::now() < deadline, "rows never written");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
+    }
+    client.call(
+        4,
+        "tools/call",
+        json!({"name": "smart_search", "arguments": {"query": "OrderService"}}),
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !db.exists() || rows(&db) < 1 {
+        assert!(
+            Instant::now() < deadline,
+            "the database was not re-created; stderr: {}",
+            client.stderr()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    while !client.stderr().contains("was deleted") {
+        assert!(Instant::now() < deadline, "stderr: {}", client.stderr());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (code, err) = audit_verify(&db);
+    assert_eq!(code, Some(1), "the lost rows are reported: {err}");
+    assert!(err.contains("sequence gap: expected row 0"), "{err}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. `audit verify` on a read-only database; an audit open that failed once
+// ---------------------------------------------------------------------------------------------
+
+/// `audit verify` on a `0444` database used to leave `-wal`/`-shm` files with mode 0444 that
+/// made every later append fail. Now it creates nothing beside the database, and a writer that
+/// finds such leftovers makes them `0600` and appends.
+#[test]
+fn attack_3_verify_on_a_read_only_database_leaves_nothing_behind() {
+    use std::os::unix::fs::PermissionsExt;
+    let db = audit_trail("attack-ro", 2);
+    // Counted through the library's own read-only open (a plain SQLite read-only open would
+    // itself leave the side files this test looks for).
+    let before = mesh_mcp::audit::verify(&db).expect("verifies").rows as i64;
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let (code, err) = audit_verify(&db);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, err) = audit_verify(&db);
+    assert_eq!(code, Some(0), "{err}");
+    for side in ["-wal", "-shm"] {
+        let p = PathBuf::from(format!("{}{side}", db.display()));
+        assert!(!p.exists(), "verify left {}", p.display());
+    }
+    // Leftovers of an older verify: read-only side files. A writer repairs their mode.
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o600)).unwrap();
+    for side in ["-wal", "-shm"] {
+        let p = PathBuf::from(format!("{}{side}", db.display()));
+        std::fs::write(&p, b"").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o444)).unwrap();
+    }
+    let log = mesh_mcp::audit::AuditLog::open(&db).expect("open with leftovers");
+    for side in ["-wal", "-shm"] {
+        let p = PathBuf::from(format!("{}{side}", db.display()));
+        if let Ok(m) = std::fs::metadata(&p) {
+            assert_eq!(m.permissions().mode() & 0o777, 0o600, "{}", p.display());
+        }
+    }
+    log.record(&mesh_mcp::audit::AuditEntry {
+        session_id: "s".into(),
+        trace_id: None,
+        tool: "smart_search".into(),
+        args_digest: mesh_mcp::audit::args_digest(&json!({})),
+        status: mesh_mcp::audit::CallStatus::Success,
+        files_accessed: vec![],
+        redactions: 0,
+        duration_us: 1,
+    })
+    .expect("append after the leftovers");
+    drop(log);
+    assert_eq!(
+        mesh_mcp::audit::verify(&db).expect("verifies").rows as i64,
+        before + 1
+    );
+    let (code, err) = audit_verify(&db);
+    assert_eq!(code, Some(0), "{err}");
+}
+
+/// An audit database that cannot be opened at start (here: its directory is a file) used to
+/// switch auditing off for the life of the process. Now the open is retried: once the path
+/// works, calls are recorded again.
+#[test]
+fn attack_3_a_failed_audit_open_is_retried() {
+    let ws = temp_dir("attack-retry-ws");
+    std::fs::write(
+        ws.join("main.go"),
+        "package main\n\ntype OrderService struct{}\n",
+    )
+    .unwrap();
+    let world = World::new("attack-retry", ws);
+    let blocker = world.home.join("blocked");
+    std::fs::write(&blocker, b"not a directory").unwrap();
+    let db = blocker.join("audit.db");
+    let world = world
+        .with("MESH_AUDIT_DB", db.to_str().unwrap())
+        .with("MESH_AUDIT_RETRY_MS", "100");
+    let mut client = Client::spawn({
+        let mut c = world.command(Path::new(env!("CARGO_BIN_EXE_mesh-mcp")));
+        c.args(["run", "--standalone"]);
+        c
+    });
+    client.initialize("2025-06-18");
+    let r = client.call(
+        1,
+        "tools/call",
+        json!({"name": "smart_search", "arguments": {"query": "OrderService"}}),
+    );
+    assert_eq!(
+        r["result"]["isError"], false,
+        "the tool answers without its audit trail"
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !client.stderr().contains("audit trail unavailable") {
+        assert!(Instant::now() < deadline, "stderr: {}", client.stderr());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::fs::remove_file(&blocker).unwrap();
+    std::fs::create_dir(&blocker).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let mut id = 2;
+    while !db.exists() || rows(&db) == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "never recorded again; stderr: {}",
+            client.stderr()
+        );
+        client.call(
+            id,
+            "tools/call",
+            json!({"name": "smart_search", "arguments": {"query": "OrderService"}}),
+        );
+        id += 1;
+        std::thread::sleep(Duration::from_millis(150));
+    }
+    let (code, err) = audit_verify(&db);
+    assert_eq!(code, Some(0), "{err}");
+}
