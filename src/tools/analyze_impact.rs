@@ -476,10 +476,12 @@ fn rpc_rows(snap: &Snapshot, contracts: &[u32], rpcs: &[u32]) -> (Vec<Row>, Vec<
         .map(|&c| {
             let k = &g.contracts[c as usize];
             format!(
-                "{} (`{}:{}`)",
+                "{} ({})",
                 inline_code(&k.fqn),
-                snap.display_path(&snap.files[k.def.file as usize]),
-                k.def.line
+                crate::render::code_loc(
+                    &snap.display_path(&snap.files[k.def.file as usize]),
+                    k.def.line
+                )
             )
         })
         .collect();

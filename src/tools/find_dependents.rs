@@ -659,21 +659,35 @@ fn render(
     'outer: for (root, items) in &by_root {
         let label = &snap.roots[*root as usize].label;
         let count = rows.iter().filter(|r| r.root == *root).count();
-        out.push_str(&format!("### `{label}` ({count} match(es))\n\n"));
+        out.push_str(&format!(
+            "### {} ({count} match(es))\n\n",
+            inline_code(label)
+        ));
         for (n, r) in items {
             let f = &snap.files[r.file as usize];
             let path = snap.display_path(f);
             let row = match granularity {
                 Granularity::Package => format!(
-                    "{n}. package `{}` — first at `{path}:{}` — {} ({})\n",
-                    r.package, r.site, r.via, r.confidence
+                    "{n}. package {} — first at {} — {} ({})\n",
+                    inline_code(&r.package),
+                    crate::render::code_loc(&path, r.site),
+                    crate::render::escape_inline(&r.via),
+                    r.confidence
                 ),
-                Granularity::File => {
-                    format!("{n}. `{path}:{}` — {} ({})\n", r.site, r.via, r.confidence)
-                }
+                Granularity::File => format!(
+                    "{n}. {} — {} ({})\n",
+                    crate::render::code_loc(&path, r.site),
+                    crate::render::escape_inline(&r.via),
+                    r.confidence
+                ),
                 Granularity::Symbol => format!(
-                    "{n}. {} `{}` — `{path}:{}-{}` — {} at L{} ({})\n",
-                    r.kind, r.name, r.line, r.end_line, r.via, r.site, r.confidence
+                    "{n}. {} {} — {} — {} at L{} ({})\n",
+                    r.kind,
+                    inline_code(&r.name),
+                    crate::render::code_loc(&path, format!("{}-{}", r.line, r.end_line)),
+                    crate::render::escape_inline(&r.via),
+                    r.site,
+                    r.confidence
                 ),
             };
             if out.len() + row.len() > budget {

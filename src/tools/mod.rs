@@ -114,8 +114,8 @@ pub enum Outcome {
 }
 
 /// Runs one tool call the way every front end must: stop rules first (the subject is the
-/// call's `target`, `query`, `scope` or `service`), then the tool, then the central 48 KiB
-/// cap. The MCP session and `mesh-mcp query` both go through here, so they cannot drift.
+/// call's `target`, `query`, `scope` or `service`), then the tool, then secret masking by
+/// value shape over its text, then the central 48 KiB cap. The MCP session and `mesh-mcp query` both go through here, so they cannot drift.
 pub fn invoke(def: &ToolDef, args: &Value, env: &ToolEnv) -> (ToolOutput, Outcome) {
     let policy = &env.shared.config.policy;
     if policy.mode != "allow_all" && !policy.stop_rules.is_empty() {
@@ -136,6 +136,12 @@ pub fn invoke(def: &ToolDef, args: &Value, env: &ToolEnv) -> (ToolOutput, Outcom
         }
     }
     let mut out = (def.run)(args, env);
+    // Secrets of a known shape are masked in every tool's text, whatever showed them.
+    let (masked, shaped) = crate::security::mask_shapes(&out.text);
+    if shaped > 0 {
+        out.text = masked.into_owned();
+        out.redactions = out.redactions.saturating_add(shaped);
+    }
     out.text = crate::render::cap_output(out.text, &(def.truncation_hint)(args));
     let outcome = if out.is_error {
         Outcome::Failed
@@ -306,7 +312,7 @@ pub fn resolve_scope(env: &ToolEnv, raw: Option<&str>) -> Result<Scope, ToolOutp
         .map(|p| p.to_string_lossy().replace('\\', "/"))
         .unwrap_or_default();
     Ok(Scope {
-        label: format!("`{raw}`"),
+        label: crate::render::inline_code(raw),
         within: Some((resolved.root_index, rel)),
     })
 }

@@ -153,11 +153,10 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     let mut files = Vec::new();
     for (i, (score, path, _, s)) in scored.iter().take(max).enumerate() {
         out.push_str(&format!(
-            "### [{}] {} — `{path}:{}-{}`\n_Level {}, score {score}._\n\n",
+            "### [{}] {} — {}\n_Level {}, score {score}._\n\n",
             i + 1,
             inline_code(&s.title),
-            s.line,
-            s.end_line,
+            crate::render::code_loc(path, format!("{}-{}", s.line, s.end_line)),
             s.level
         ));
         let mut text = s.text.as_str();
@@ -173,7 +172,8 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
         out.push_str(&code_block("markdown", text));
         if cut {
             out.push_str(&format!(
-                "_Section shortened; read `{path}` from line {} for the rest._\n",
+                "_Section shortened; read {} from line {} for the rest._\n",
+                inline_code(path),
                 s.line
             ));
         }

@@ -348,10 +348,9 @@ fn render(
             LineContext::for_path(std::path::Path::new(&*file.path)),
         );
         let mut entry = format!(
-            "### [{}] `{}:{}` (L{}-L{})\n{} {}",
+            "### [{}] {} (L{}-L{})\n{} {}",
             i + 1,
-            path,
-            line,
+            crate::render::code_loc(&path, line),
             snip.first_line,
             snip.last_line,
             hit.kind.name(),
@@ -456,10 +455,9 @@ fn fuzzy(snap: &Snapshot, query: &str, scope: &Scope, limit: usize, offset: usiz
             masked
         };
         body.push_str(&format!(
-            "{}. `{}:{}` — {}\n",
+            "{}. {} — {}\n",
             seen,
-            path,
-            i + 1,
+            crate::render::code_loc(&path, i + 1),
             inline_code(&shown_line)
         ));
         files.push(path);
@@ -515,7 +513,12 @@ pub fn rejected_note(snap: &Snapshot, scope: &Scope) -> String {
             Some(root) if root.label != "." => format!("{}/{}", root.label, r.path),
             _ => r.path.clone(),
         };
-        let line = format!("> - `{}`: {}, {}\n", path, r.label, human_size(r.size));
+        let line = format!(
+            "> - {}: {}, {}\n",
+            inline_code(&path),
+            r.label,
+            human_size(r.size)
+        );
         if i == 20 || note.len() + line.len() > 1900 {
             note.push_str(&format!("> - …and {} more\n", rejected.len() - i));
             break;
