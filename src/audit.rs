@@ -13,8 +13,9 @@
 //!   an HMAC-SHA256 of its sequence number and hash under that key (`entry_mac`), so a row
 //!   rewritten with a correctly recomputed hash still fails, unless the forger can read the key;
 //! - **an anchor** (`<db>.head`, `0600`): the sequence number and hash of the newest row, with
-//!   their MAC, rewritten by every append while it holds SQLite's write lock, just before the
-//!   commit. Deleting rows (the last ones, or all of them) leaves the anchor pointing past the
+//!   their MAC, rewritten in place (one `pwrite`) by every append while it holds SQLite's write
+//!   lock, just before the commit. It also says from which row it has covered the trail, so an
+//!   anchor deleted and made again is reported too. Deleting rows (the last ones, or all of them) leaves the anchor pointing past the
 //!   end, which [`verify`] reports; an append after such a deletion continues from the anchor,
 //!   so the gap stays visible for good.
 //!
@@ -123,6 +124,9 @@ pub enum BreakReason {
     /// Rows carry MACs but the anchor file is gone: it was deleted, so truncation cannot be
     /// ruled out.
     AnchorMissing,
+    /// The anchor was made again at this row (the file had been deleted or damaged while the
+    /// trail went on): rows cut off the end before then cannot be ruled out.
+    AnchorRemade,
 }
 
 impl fmt::Display for BreakReason {
@@ -163,6 +167,9 @@ impl fmt::Display for BreakReason {
                 "the anchor recorded another hash for this row (row rewritten)",
             ),
             BreakReason::AnchorInvalid(why) => write!(f, "the anchor file <db>.head is not valid: {why}"),
+            BreakReason::AnchorRemade => f.write_str(
+                "the anchor was made again from this row (<db>.head had been deleted or damaged): rows cut off the end before then cannot be ruled out",
+            ),
             BreakReason::AnchorMissing => f.write_str(
                 "rows carry MACs but the anchor file <db>.head is missing: deleted, so rows cut off the end cannot be ruled out",
             ),
@@ -642,65 +649,120 @@ fn load_or_create_key(db: &Path) -> Result<Key, AuditError> {
 struct Anchor {
     seq: u64,
     hash: String,
+    /// The first row this anchor has covered since it was made: the first keyed row for a
+    /// trail anchored from its start (or from the end of its legacy prefix), later when the
+    /// anchor file was deleted and had to be made again.
+    since: u64,
 }
 
-const ANCHOR_TAG: &str = "mesh-audit-head 1";
+const ANCHOR_TAG: &str = "mesh-audit-head 2";
 
-fn anchor_mac(key: &Key, seq: u64, hash: &str) -> String {
-    hmac_hex(&key.0, &["head", &seq.to_string(), hash])
+fn anchor_mac(key: &Key, a: &Anchor) -> String {
+    hmac_hex(
+        &key.0,
+        &["head", &a.seq.to_string(), &a.since.to_string(), &a.hash],
+    )
 }
 
-/// Reads the anchor beside `db`: `Ok(None)` when there is none, `Err(why)` when it is damaged or
-/// (with a key) its MAC does not match.
-fn read_anchor(db: &Path, key: Option<&Key>) -> Result<Option<Anchor>, String> {
-    let text = match std::fs::read_to_string(anchor_path(db)) {
-        Ok(t) => t,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot read it: {e}")),
-    };
+/// The fixed-width text of an anchor (so rewriting it in place never leaves a tail behind).
+fn anchor_text(key: &Key, a: &Anchor) -> String {
+    format!(
+        "{ANCHOR_TAG} {:020} {:020} {} {}\n",
+        a.seq,
+        a.since,
+        a.hash,
+        anchor_mac(key, a)
+    )
+}
+
+/// Parses an anchor: `Ok(None)` for an empty file, `Err(why)` when it is damaged or (with a
+/// key) its MAC does not match.
+fn parse_anchor(text: &str, key: Option<&Key>) -> Result<Option<Anchor>, String> {
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
     let rest = text
         .trim_end()
         .strip_prefix(ANCHOR_TAG)
         .ok_or("it does not start with the anchor tag")?;
     let fields: Vec<&str> = rest.split_whitespace().collect();
-    let [seq, hash, mac] = fields.as_slice() else {
-        return Err("it does not hold a sequence number, a hash and a MAC".into());
+    let [seq, since, hash, mac] = fields.as_slice() else {
+        return Err("it does not hold a sequence number, a start, a hash and a MAC".into());
     };
-    let seq: u64 = seq
-        .parse()
-        .map_err(|_| "its sequence number is not a number")?;
+    let number = |s: &str| {
+        s.parse::<u64>()
+            .map_err(|_| "a sequence number in it is not a number".to_string())
+    };
+    let anchor = Anchor {
+        seq: number(seq)?,
+        since: number(since)?,
+        hash: hash.to_string(),
+    };
     if let Some(key) = key
-        && anchor_mac(key, seq, hash) != *mac
+        && anchor_mac(key, &anchor) != *mac
     {
         return Err("its MAC does not match the key (the anchor was edited)".into());
     }
-    Ok(Some(Anchor {
-        seq,
-        hash: hash.to_string(),
-    }))
+    Ok(Some(anchor))
 }
 
-/// Replaces the anchor beside `db` (a `0600` temporary file renamed over it).
-fn write_anchor(db: &Path, key: &Key, anchor: &Anchor) -> io::Result<()> {
-    use std::io::Write;
-    let tmp = beside(db, &format!(".head.tmp-{}", std::process::id()));
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&tmp)?;
-    f.write_all(
-        format!(
-            "{ANCHOR_TAG} {} {} {}\n",
-            anchor.seq,
-            anchor.hash,
-            anchor_mac(key, anchor.seq, &anchor.hash)
-        )
-        .as_bytes(),
-    )?;
-    drop(f);
-    std::fs::rename(&tmp, anchor_path(db))
+/// Reads the anchor beside `db` (see [`parse_anchor`]); a missing file is `Ok(None)`.
+fn read_anchor(db: &Path, key: Option<&Key>) -> Result<Option<Anchor>, String> {
+    match std::fs::read_to_string(anchor_path(db)) {
+        Ok(t) => parse_anchor(&t, key),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("cannot read it: {e}")),
+    }
+}
+
+/// The anchor file a writer keeps open: read and rewritten in place with one `pread` and one
+/// `pwrite` per append (the text has a fixed width), under SQLite's write lock.
+struct AnchorFile {
+    file: std::fs::File,
+    id: Option<(u64, u64)>,
+}
+
+impl AnchorFile {
+    /// Opens (creating, `0600`) the anchor beside `db`.
+    fn open(db: &Path) -> io::Result<AnchorFile> {
+        let path = anchor_path(db);
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(&path)?;
+        if file.metadata()?.permissions().mode() & 0o777 != 0o600 {
+            file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+        }
+        Ok(AnchorFile {
+            file,
+            id: file_id(&path),
+        })
+    }
+
+    fn read(&self, key: &Key) -> Result<Option<Anchor>, String> {
+        use std::os::unix::fs::FileExt;
+        let mut buf = [0u8; 512];
+        let n = self
+            .file
+            .read_at(&mut buf, 0)
+            .map_err(|e| format!("cannot read it: {e}"))?;
+        let text = std::str::from_utf8(&buf[..n]).map_err(|_| "it is not text".to_string())?;
+        parse_anchor(text, Some(key))
+    }
+
+    fn write(&self, key: &Key, anchor: &Anchor) -> io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        let text = anchor_text(key, anchor);
+        self.file.write_all_at(text.as_bytes(), 0)?;
+        let len = text.len() as u64;
+        if self.file.metadata()?.len() > len {
+            self.file.set_len(len)?;
+        }
+        Ok(())
+    }
 }
 
 /// Replaces the unit separator (which would blur field boundaries in the hash) with U+FFFD, so
@@ -725,6 +787,7 @@ pub struct AuditLog {
 struct Inner {
     conn: Connection,
     file: Option<(u64, u64)>,
+    anchor: AnchorFile,
 }
 
 impl fmt::Debug for AuditLog {
@@ -762,11 +825,16 @@ impl AuditLog {
     pub fn open(path: &Path) -> Result<AuditLog, AuditError> {
         let conn = open_conn(path)?;
         let key = load_or_create_key(path)?;
+        let anchor = AnchorFile::open(path).map_err(|source| AuditError::File {
+            path: anchor_path(path),
+            source,
+        })?;
         tracing::debug!(target: "mesh::audit", path = %path.display(), "audit log open");
         Ok(AuditLog {
             inner: Mutex::new(Inner {
                 conn,
                 file: file_id(path),
+                anchor,
             }),
             path: path.to_path_buf(),
             key,
@@ -814,24 +882,52 @@ impl AuditLog {
             inner.conn = open_conn(&self.path)?;
             inner.file = file_id(&self.path);
         }
+        if file_id(&anchor_path(&self.path)) != inner.anchor.id {
+            tracing::error!(
+                target: "mesh::audit",
+                "the audit anchor {} was deleted or replaced while this process was writing; making it again (`mesh-mcp audit verify` reports that it was re-made)",
+                anchor_path(&self.path).display()
+            );
+            inner.anchor = AnchorFile::open(&self.path).map_err(|source| AuditError::File {
+                path: anchor_path(&self.path),
+                source,
+            })?;
+        }
+        // Borrow the fields apart: the transaction holds the connection, the anchor is used
+        // alongside it.
+        let inner: &mut Inner = &mut inner;
+        let anchor_file = &inner.anchor;
         let tx = inner
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(sql_err("start a write transaction"))?;
-        let tail: Option<(i64, String)> = tx
+        let tail: Option<(i64, String, bool)> = tx
             .prepare_cached(
-                "SELECT entry_seq, entry_hash FROM audit_entries ORDER BY entry_seq DESC LIMIT 1",
+                "SELECT entry_seq, entry_hash, entry_mac IS NOT NULL FROM audit_entries
+                 ORDER BY entry_seq DESC LIMIT 1",
             )
-            .and_then(|mut st| st.query_row([], |r| Ok((r.get(0)?, r.get(1)?))).optional())
+            .and_then(|mut st| {
+                st.query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                    .optional()
+            })
             .map_err(sql_err("read the chain tail"))?;
-        let anchor = match read_anchor(&self.path, Some(&self.key)) {
+        let tail_keyed = tail.as_ref().is_some_and(|t| t.2);
+        let anchor = match anchor_file.read(&self.key) {
             Ok(a) => a,
             Err(why) => {
                 tracing::error!(target: "mesh::audit", "the audit anchor {} is not valid ({why}); `mesh-mcp audit verify` reports it, and this append starts a new anchor", anchor_path(&self.path).display());
                 None
             }
         };
-        let tail = tail.map(|(s, h)| (u64::try_from(s).unwrap_or(0), h));
+        let tail = tail.map(|(s, h, _)| (u64::try_from(s).unwrap_or(0), h));
+        // Without an anchor, a trail whose tail row is keyed had one: it was deleted (or
+        // damaged). The new anchor says from which row it covers, so that stays visible.
+        let since_if_new = |seq: u64| {
+            if anchor.is_none() && tail_keyed {
+                tracing::error!(target: "mesh::audit", "the audit anchor {} is missing although the trail has keyed rows; anchoring again from row {seq}", anchor_path(&self.path).display());
+            }
+            seq
+        };
         let (seq, prev_hash) = match (&tail, &anchor) {
             (Some((s, h)), Some(a)) if a.seq < *s || (a.seq == *s && a.hash == *h) => {
                 (s + 1, h.clone())
@@ -896,19 +992,26 @@ impl AuditLog {
         .map_err(sql_err("record the call latency"))?;
         // The anchor moves while the write lock is held, before the commit: no other writer
         // can slip a row in between, and a failed anchor write rolls the row back.
+        let since = match &anchor {
+            Some(a) => a.since,
+            None => since_if_new(seq),
+        };
         let new_anchor = Anchor {
             seq,
             hash: entry_hash,
+            since,
         };
-        write_anchor(&self.path, &self.key, &new_anchor).map_err(|source| AuditError::File {
-            path: anchor_path(&self.path),
-            source,
-        })?;
+        anchor_file
+            .write(&self.key, &new_anchor)
+            .map_err(|source| AuditError::File {
+                path: anchor_path(&self.path),
+                source,
+            })?;
         if let Err(e) = tx.commit() {
             // Put the anchor back where the committed chain ends.
             let restored = match &anchor {
-                Some(a) => write_anchor(&self.path, &self.key, a),
-                None => std::fs::remove_file(anchor_path(&self.path)),
+                Some(a) => anchor_file.write(&self.key, a),
+                None => anchor_file.file.set_len(0),
             };
             if let Err(r) = restored {
                 tracing::error!(target: "mesh::audit", "could not put the audit anchor back after a failed commit: {r}");
@@ -987,7 +1090,7 @@ pub struct AuditSink {
 
 enum SinkState {
     Unopened,
-    Open(AuditLog),
+    Open(Box<AuditLog>),
     Failed { at: std::time::Instant },
 }
 
@@ -1027,7 +1130,7 @@ impl AuditSink {
         if matches!(*state, SinkState::Unopened) {
             let path = AuditLog::default_path();
             *state = match AuditLog::open(&path) {
-                Ok(log) => SinkState::Open(log),
+                Ok(log) => SinkState::Open(Box::new(log)),
                 Err(e) => {
                     tracing::warn!(target: "mesh::audit", "audit trail unavailable: {e}; calls are not recorded until it opens (retried every {} s)", self.retry.as_secs_f32());
                     SinkState::Failed {
@@ -1254,7 +1357,7 @@ pub fn verify(path: &Path) -> Result<VerifyReport, AuditError> {
     loop {
         match verify_once(path) {
             Err(AuditError::BrokenChain {
-                reason: BreakReason::Truncated { .. },
+                reason: BreakReason::Truncated { .. } | BreakReason::AnchorInvalid(_),
                 ..
             }) if attempt < 5 => {
                 attempt += 1;
@@ -1388,6 +1491,14 @@ fn verify_once(path: &Path) -> Result<VerifyReport, AuditError> {
                 return Err(AuditError::BrokenChain {
                     seq: a.seq,
                     reason: BreakReason::AnchorMismatch,
+                });
+            }
+            // Keyed rows start right after the legacy prefix; an anchor covering less was
+            // made again after the first one went missing.
+            if a.since > legacy_rows {
+                return Err(AuditError::BrokenChain {
+                    seq: a.since,
+                    reason: BreakReason::AnchorRemade,
                 });
             }
             (Some(a.seq), rows_seen - a.seq - 1)

@@ -865,17 +865,45 @@ fn attack_2_truncating_or_rewriting_the_audit_chain_is_reported() {
     std::fs::write(
         format!("{}.head", anchor_edited.display()),
         format!(
-            "{} {} {} {tail_hash} {}\n",
+            "{} {} {:020} {} {tail_hash} {}\n",
             fields[0],
             fields[1],
             total - 3,
-            fields[4]
+            fields[3],
+            fields[5]
         ),
     )
     .unwrap();
     let (code, err) = audit_verify(&anchor_edited);
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("MAC does not match"), "{err}");
+
+    // Deleting the anchor and letting the trail go on: the anchor is made again, and says so.
+    let remade = scenario(&db, "attack-audit-remade");
+    std::fs::remove_file(format!("{}.head", remade.display())).unwrap();
+    sql(
+        &remade,
+        &format!("DELETE FROM audit_entries WHERE entry_seq >= {}", total - 2),
+    );
+    let log = mesh_mcp::audit::AuditLog::open(&remade).unwrap();
+    log.record(&mesh_mcp::audit::AuditEntry {
+        session_id: "after".into(),
+        trace_id: None,
+        tool: "smart_search".into(),
+        args_digest: mesh_mcp::audit::args_digest(&json!({})),
+        status: mesh_mcp::audit::CallStatus::Success,
+        files_accessed: vec![],
+        redactions: 0,
+        duration_us: 1,
+    })
+    .unwrap();
+    drop(log);
+    let (code, err) = audit_verify(&remade);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains(&format!("row {}: the anchor was made again", total - 2)),
+        "{err}"
+    );
 
     let nulls = scenario(&db, "attack-audit-null");
     let c = rusqlite::Connection::open(&nulls).unwrap();

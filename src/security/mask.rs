@@ -1038,12 +1038,33 @@ pub fn mask_shapes(text: &str) -> (std::borrow::Cow<'_, str>, u32) {
     (std::borrow::Cow::Owned(out), count)
 }
 
-/// A cheap pre-check: does `text` hold any substring a shape starts with?
+/// A cheap pre-check, one pass over the bytes: does `text` hold any substring a shape starts
+/// with? (It runs over every tool answer, so it must cost microseconds, not one scan per shape.)
 fn might_hold_shape(text: &str) -> bool {
-    text.contains("://")
-        || text.contains(PEM_BEGIN)
-        || text.contains("eyJ")
-        || TOKEN_SHAPES.iter().any(|t| text.contains(t.prefix))
+    let b = text.as_bytes();
+    let token_at = |i: usize| {
+        TOKEN_SHAPES
+            .iter()
+            .any(|t| b[i..].starts_with(t.prefix.as_bytes()))
+    };
+    for i in 0..b.len().saturating_sub(2) {
+        let (next, third) = (b[i + 1], b[i + 2]);
+        let hit = match b[i] {
+            b':' => next == b'/' && third == b'/',
+            b'-' => next == b'-' && b[i..].starts_with(PEM_BEGIN.as_bytes()),
+            b'e' => next == b'y' && third == b'J',
+            b'A' => matches!(next, b'K' | b'S' | b'I') && token_at(i),
+            b'g' => matches!(next, b'h' | b'i' | b'l') && token_at(i),
+            b'x' => next == b'o' && token_at(i),
+            b's' | b'r' => next == b'k' && token_at(i),
+            b'n' => next == b'p' && token_at(i),
+            _ => false,
+        };
+        if hit {
+            return true;
+        }
+    }
+    false
 }
 
 /// The spans of shaped secrets on one line (URL passwords, tokens, JWTs).
@@ -1562,6 +1583,11 @@ mod tests {
         assert!(
             out.contains("-----END RSA PRIVATE KEY-----") && out.contains("next: 1"),
             "{out}"
+        );
+        assert!(
+            TOKEN_SHAPES
+                .iter()
+                .all(|t| might_hold_shape(&format!("x {}", t.prefix)))
         );
         for harmless in [
             "see https://example.com/path?a=b",
