@@ -23,6 +23,7 @@
 //! | [`framing`] | the stdio actor: a reader and a writer task joined by bounded queues; the only code that touches stdout |
 //! | [`protocol`] | JSON-RPC 2.0 wire types, classification of a frame, error codes, MCP versions, `_meta` and W3C trace context |
 //! | [`server`] | the session: method table, dual-era negotiation, concurrency, cancellation, progress, the drain barrier |
+//! | [`batch`] | 2025-03-26 batches, bounded: requests run per batch, answer bytes per line, one batch at a time per client |
 //! | [`tools`] | the tool registry and one file per tool (arguments, run, truncation hint) |
 //! | [`render`] | Markdown helpers and the central 48 KiB output cap |
 //! | [`git`] | a safe, read-only git runner (no shell, timeout, repository-redirecting variables removed) for the wire-format check |
@@ -39,6 +40,7 @@
 //! writer alone.
 
 pub mod audit;
+pub mod batch;
 pub mod cli;
 pub mod config;
 pub mod daemon;

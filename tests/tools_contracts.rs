@@ -837,7 +837,7 @@ fn impact_depth_follows_re_emissions() {
         text.contains("heuristic"),
         "hops past the first are labelled:\n{text}"
     );
-    // A third hop reaches shipments.dispatched; the depth is clamped to 5.
+    // A third hop reaches shipments.dispatched; a depth past 5 is refused, naming the range.
     let (text, d3) = impact(&mut s, json!({"target": "orders.created", "depth": 3}));
     let (_, ship_consumers) = topic_truth("shipments.dispatched");
     for c in &ship_consumers {
@@ -847,8 +847,15 @@ fn impact_depth_follows_re_emissions() {
         );
     }
     let (_, d5) = impact(&mut s, json!({"target": "orders.created", "depth": 5}));
-    let (_, d99) = impact(&mut s, json!({"target": "orders.created", "depth": 99}));
-    assert_eq!(d5, d99, "depth is clamped to 5");
+    assert!(!d5.is_empty());
+    let refused = s.err(
+        "analyze_impact",
+        json!({"target": "orders.created", "depth": 99}),
+    );
+    assert!(
+        refused.contains("`depth` is 99, outside its range 1–5"),
+        "{refused}"
+    );
 }
 
 #[test]
@@ -1460,11 +1467,18 @@ fn mesh_max_services_folds_the_rest_into_other() {
     check_mermaid(&text);
     assert!(text.contains("9 services folded"), "{text}");
     assert!(text.contains("folded into \"other services\""), "{text}");
-    // Clamped, not rejected.
-    let view = json_view(&mut s, json!({"max_services": 0}));
+    // Out of range: refused with the range named, not clamped.
+    let view = json_view(&mut s, json!({"max_services": 1}));
     assert_eq!(view["services_shown"], 1);
-    let view = json_view(&mut s, json!({"max_services": 100000}));
+    let view = json_view(&mut s, json!({"max_services": 200}));
     assert_eq!(view["services_shown"], 11);
+    for bad in [0, 201, 100000] {
+        let text = s.err(
+            "visualize_mesh",
+            json!({"format": "json", "max_services": bad}),
+        );
+        assert!(text.contains("outside its range 1–200"), "{text}");
+    }
 }
 
 #[test]

@@ -146,17 +146,29 @@ fn apply_patterns(
     }
 }
 
-/// Stores each Markdown section's text, neutralising prompt-injection phrases and
-/// chat-template markers once, at index time.
+/// Stores each Markdown section's text, cleaned once at index time by [`clean_doc_text`]; the
+/// title gets the same treatment.
 fn fill_section_texts(text: &str, sections: &mut [facts::DocSection]) {
     let lines: Vec<&str> = text.lines().collect();
     for s in sections {
         let from = (s.line as usize).saturating_sub(1).min(lines.len());
         let to = (s.end_line as usize).clamp(from, lines.len());
         let body = lines[from..to].join("\n");
-        let (clean, _) = crate::security::neutralise(&body);
-        s.text = clean.into_owned();
+        s.text = clean_doc_text(&body);
+        s.title = clean_doc_text(&s.title);
     }
+}
+
+/// What docs text is stored as: HTML comments and hidden elements dropped (with a visible
+/// note), injection phrases neutralised (matched through look-alike and invisible
+/// characters), the invisible and bidirectional characters left shown as `[U+XXXX]`, secrets
+/// masked.
+fn clean_doc_text(text: &str) -> String {
+    let visible = crate::security::strip_hidden_html(text);
+    let (clean, _) = crate::security::neutralise(&visible);
+    let marked = crate::security::mark_invisible(&clean);
+    let (masked, _) = crate::security::mask_text(&marked, crate::security::LineContext::Prose);
+    masked
 }
 
 /// One extraction thread's cache access: how it looks files up, and the files it had to

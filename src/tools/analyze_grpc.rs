@@ -603,11 +603,10 @@ fn signature(g: &Graph, r: u32) -> String {
 
 fn site_line(s: &Site, extra: &str) -> String {
     format!(
-        "  - {}: {} at `{}:{}` _({}{})_\n",
+        "  - {}: {} at {} _({}{})_\n",
         s.lang,
         inline_code(&s.label),
-        s.path,
-        s.line,
+        crate::render::code_loc(&s.path, s.line),
         extra,
         s.confidence.label()
     )
@@ -698,21 +697,16 @@ pub fn render_trace(
         let def_file = &snap.files[ct.def.file as usize];
         let def_path = snap.display_path(def_file);
         let mut block = format!(
-            "### Service {} — `{}:{}`\n",
+            "### Service {} — {}\n",
             inline_code(&ct.fqn),
-            def_path,
-            ct.def.line
+            crate::render::code_loc(&def_path, ct.def.line)
         );
         let copies: Vec<String> = ct
             .copies
             .iter()
             .filter(|l| **l != ct.def)
             .map(|l| {
-                format!(
-                    "`{}:{}`",
-                    snap.display_path(&snap.files[l.file as usize]),
-                    l.line
-                )
+                crate::render::code_loc(&snap.display_path(&snap.files[l.file as usize]), l.line)
             })
             .collect();
         if !copies.is_empty() {
@@ -796,9 +790,8 @@ pub fn render_trace(
             let def_path = snap.display_path(&snap.files[rpc.def.file as usize]);
             let mut block = format!("#### {}\n", inline_code(&full));
             block.push_str(&format!(
-                "- **Definition**: `{}:{}` — {}\n- **Full name**: {}\n",
-                def_path,
-                rpc.def.line,
+                "- **Definition**: {} — {}\n- **Full name**: {}\n",
+                crate::render::code_loc(&def_path, rpc.def.line),
                 inline_code(&signature(g, rt.rpc)),
                 inline_code(&format!("/{}/{}", ct.fqn, rpc.name))
             ));
@@ -984,11 +977,12 @@ fn wire_section(
     base: Option<&str>,
     files_checked: usize,
 ) -> Result<String, ToolOutput> {
-    let heading = format!("\n### Wire-format check: `{display}`\n");
+    let display = &crate::render::inline_code(display);
+    let heading = format!("\n### Wire-format check: {display}\n");
     let skip_or_fail = |why: String| -> Result<String, ToolOutput> {
         match base {
             Some(b) => Err(ToolOutput::error(format!(
-                "Cannot compare `{display}` with base {}: {why}.",
+                "Cannot compare {display} with base {}: {why}.",
                 inline_code(b)
             ))),
             None => Ok(format!("{heading}_Skipped: {why}._\n")),
@@ -998,21 +992,21 @@ fn wire_section(
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return skip_or_fail(format!(
-                "`{display}` is not in the working tree any more (deleted since it was indexed)"
+                "{display} is not in the working tree any more (deleted since it was indexed)"
             ));
         }
-        Err(e) => return skip_or_fail(format!("`{display}` cannot be read ({e})")),
+        Err(e) => return skip_or_fail(format!("{display} cannot be read ({e})")),
     };
     let Some(dir) = abs.parent() else {
-        return skip_or_fail(format!("`{display}` has no parent directory"));
+        return skip_or_fail(format!("{display} has no parent directory"));
     };
     let Some(name) = abs.file_name().map(|n| n.to_string_lossy().into_owned()) else {
-        return skip_or_fail(format!("`{display}` has no file name"));
+        return skip_or_fail(format!("{display} has no file name"));
     };
     let git = Git::new(dir);
     let git_problem = |e: GitError| -> String {
         match e {
-            GitError::NotARepository => format!("`{display}` is not inside a git repository"),
+            GitError::NotARepository => format!("{display} is not inside a git repository"),
             other => other.to_string(),
         }
     };
@@ -1029,7 +1023,7 @@ fn wire_section(
             },
             Ok(None) => {
                 return Err(ToolOutput::error(format!(
-                    "Unknown base {}: no commit by that name in the repository of `{display}`. Pass a branch, tag or commit that exists there (see `git branch -a`), e.g. {{\"base\": \"origin/main\"}}, or omit `base`.",
+                    "Unknown base {}: no commit by that name in the repository of {display}. Pass a branch, tag or commit that exists there (see `git branch -a`), e.g. {{\"base\": \"origin/main\"}}, or omit `base`.",
                     inline_code(b)
                 )));
             }
@@ -1039,7 +1033,7 @@ fn wire_section(
             Ok(Some(b)) => b,
             Ok(None) => {
                 return Ok(format!(
-                    "{heading}_Skipped: the repository of `{display}` has no commits yet, so there is no base to compare with._\n"
+                    "{heading}_Skipped: the repository of {display} has no commits yet, so there is no base to compare with._\n"
                 ));
             }
             Err(e) => return skip_or_fail(git_problem(e)),
@@ -1055,7 +1049,7 @@ fn wire_section(
         Ok(Some(b)) => b,
         Ok(None) => {
             out.push_str(&format!(
-                "- **Result**: new file — `{display}` does not exist at `{short}`; nothing to compare, no findings.\n"
+                "- **Result**: new file — {display} does not exist at `{short}`; nothing to compare, no findings.\n"
             ));
             return Ok(out);
         }

@@ -20,7 +20,7 @@ use std::collections::{BTreeSet, HashSet};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{ToolDef, ToolEnv, ToolOutput, clamp, decode, object_schema};
+use super::{ToolDef, ToolEnv, ToolOutput, decode, object_schema};
 use crate::index::facts::EventRole;
 use crate::index::graph::{Confidence, Graph, Loc, method_key, path_matches};
 use crate::index::snapshot::Snapshot;
@@ -41,10 +41,10 @@ check of a .proto use analyze_grpc, for who imports a package use find_dependent
         object_schema(
             json!({
                 "target": {"type": "string", "description": "An RPC, service, topic or route, e.g. \"OrderService.CreateOrder\", \"orders.created\", \"ORDER_CREATED\" or \"GET /orders/{id}\"."},
-                "depth": {"type": "integer", "description": "Hops through consumers that re-emit, 1–5 (default 1), e.g. 2."},
+                "depth": super::int_schema("Hops through consumers that re-emit, 1–5 (default 1), e.g. 2.", 1, 1, 5),
                 "include_tests": {"type": "boolean", "description": "Also list rows in test files (default false), e.g. true."},
-                "limit": {"type": "integer", "description": "Rows per page, 1–200 (default 100), e.g. 50."},
-                "offset": {"type": "integer", "description": "Rows to skip, from the previous footer, e.g. 100."}
+                "limit": super::int_schema("Rows per page, 1–200 (default 100), e.g. 50.", 100, 1, 200),
+                "offset": super::int_schema("Rows to skip, from the previous footer, e.g. 100.", 0, 0, super::MAX_OFFSET)
             }),
             &["target"],
         )
@@ -127,10 +127,22 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
             "Invalid arguments for analyze_impact: `target` is empty. Pass an RPC, topic or route, e.g. {\"target\": \"orders.created\"}.".into(),
         );
     }
-    let depth = clamp(args.depth, 1, 1, 5);
+    let (depth, limit, offset) = match (
+        super::in_range("analyze_impact", "depth", args.depth, 1, 1, 5),
+        super::in_range("analyze_impact", "limit", args.limit, 100, 1, 200),
+        super::in_range(
+            "analyze_impact",
+            "offset",
+            args.offset,
+            0,
+            0,
+            super::MAX_OFFSET,
+        ),
+    ) {
+        (Ok(d), Ok(l), Ok(o)) => (d, l, o),
+        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return e,
+    };
     let include_tests = args.include_tests.unwrap_or(false);
-    let limit = clamp(args.limit, 100, 1, 200);
-    let offset = args.offset.unwrap_or(0).max(0) as usize;
     let g = &snap.graph;
     let subject = resolve(g, target);
     let mut header = format!("## Impact of changing {}\n\n", inline_code(target));
@@ -485,10 +497,12 @@ fn rpc_rows(snap: &Snapshot, contracts: &[u32], rpcs: &[u32]) -> (Vec<Row>, Vec<
         .map(|&c| {
             let k = &g.contracts[c as usize];
             format!(
-                "{} (`{}:{}`)",
+                "{} ({})",
                 inline_code(&k.fqn),
-                snap.display_path(&snap.files[k.def.file as usize]),
-                k.def.line
+                crate::render::code_loc(
+                    &snap.display_path(&snap.files[k.def.file as usize]),
+                    k.def.line
+                )
             )
         })
         .collect();

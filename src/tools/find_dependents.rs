@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{ToolDef, ToolEnv, ToolOutput, clamp, decode, object_schema};
+use super::{ToolDef, ToolEnv, ToolOutput, decode, object_schema};
 use crate::index::facts::{Import, Language, SymbolKind};
 use crate::index::modules::{import_path_keys, path_key};
 use crate::index::snapshot::{FileEntry, Snapshot};
@@ -31,8 +31,8 @@ Example: {\"target\": \"@acme/domain-user\", \"granularity\": \"file\"}.",
                 "target": {"type": "string", "description": "A package or module (\"github.com/acme/orders/pb\", \"@acme/domain-user\", \"com.acme.orders\"), a type (\"OrderService\") or an RPC (\"OrderService.CreateOrder\")."},
                 "granularity": {"type": "string", "enum": ["symbol", "file", "package"], "description": "One row per dependent declaration (\"symbol\", default), per file (\"file\") or per package (\"package\")."},
                 "include_tests": {"type": "boolean", "description": "Also list test files (default false), e.g. true."},
-                "limit": {"type": "integer", "description": "Rows per page, 1–200 (default 50), e.g. 100."},
-                "offset": {"type": "integer", "description": "Rows to skip, from the previous footer, e.g. 50."}
+                "limit": super::int_schema("Rows per page, 1–200 (default 50), e.g. 100.", 50, 1, 200),
+                "offset": super::int_schema("Rows to skip, from the previous footer, e.g. 50.", 0, 0, super::MAX_OFFSET)
             }),
             &["target"],
         )
@@ -195,8 +195,20 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
         return ToolOutput::error("Invalid arguments for find_dependents: `target` is empty. Pass a package, module, type or RPC, e.g. {\"target\": \"OrderService\"}.".into());
     }
     let include_tests = args.include_tests.unwrap_or(false);
-    let limit = clamp(args.limit, 50, 1, 200);
-    let offset = args.offset.unwrap_or(0).max(0) as usize;
+    let (limit, offset) = match (
+        super::in_range("find_dependents", "limit", args.limit, 50, 1, 200),
+        super::in_range(
+            "find_dependents",
+            "offset",
+            args.offset,
+            0,
+            0,
+            super::MAX_OFFSET,
+        ),
+    ) {
+        (Ok(l), Ok(o)) => (l, o),
+        (Err(e), _) | (_, Err(e)) => return e,
+    };
 
     let (mut rows, heuristic) = collect(snap, target);
     // A built-in module links only inside the importer's own root: when the workspace
@@ -597,21 +609,35 @@ fn render(
     'outer: for (root, items) in &by_root {
         let label = &snap.roots[*root as usize].label;
         let count = rows.iter().filter(|r| r.root == *root).count();
-        out.push_str(&format!("### `{label}` ({count} match(es))\n\n"));
+        out.push_str(&format!(
+            "### {} ({count} match(es))\n\n",
+            inline_code(label)
+        ));
         for (n, r) in items {
             let f = &snap.files[r.file as usize];
             let path = snap.display_path(f);
             let row = match granularity {
                 Granularity::Package => format!(
-                    "{n}. package `{}` — first at `{path}:{}` — {} ({})\n",
-                    r.package, r.site, r.via, r.confidence
+                    "{n}. package {} — first at {} — {} ({})\n",
+                    inline_code(&r.package),
+                    crate::render::code_loc(&path, r.site),
+                    crate::render::escape_inline(&r.via),
+                    r.confidence
                 ),
-                Granularity::File => {
-                    format!("{n}. `{path}:{}` — {} ({})\n", r.site, r.via, r.confidence)
-                }
+                Granularity::File => format!(
+                    "{n}. {} — {} ({})\n",
+                    crate::render::code_loc(&path, r.site),
+                    crate::render::escape_inline(&r.via),
+                    r.confidence
+                ),
                 Granularity::Symbol => format!(
-                    "{n}. {} `{}` — `{path}:{}-{}` — {} at L{} ({})\n",
-                    r.kind, r.name, r.line, r.end_line, r.via, r.site, r.confidence
+                    "{n}. {} {} — {} — {} at L{} ({})\n",
+                    r.kind,
+                    inline_code(&r.name),
+                    crate::render::code_loc(&path, format!("{}-{}", r.line, r.end_line)),
+                    crate::render::escape_inline(&r.via),
+                    r.site,
+                    r.confidence
                 ),
             };
             if out.len() + row.len() > budget {

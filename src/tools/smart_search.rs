@@ -14,7 +14,7 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Scope, ToolDef, ToolEnv, ToolOutput, clamp, decode, object_schema};
+use super::{Scope, ToolDef, ToolEnv, ToolOutput, decode, object_schema};
 use crate::index::facts::SymbolKind;
 use crate::index::snapshot::{FileEntry, Snapshot, SymbolRef};
 use crate::render::{code_block, inline_code};
@@ -40,8 +40,8 @@ Results are starting points to open and verify. Example: {\"query\": \"OrderServ
                 "kind": {"type": "string", "description": "Only declarations of this kind, e.g. \"class\", \"function\", \"method\", \"rpc\", \"service\", \"message\", \"interface\", \"struct\", \"enum\", \"constant\"."},
                 "include_body": {"type": "boolean", "description": "Show whole declarations instead of signatures with bodies stripped (default false), e.g. true."},
                 "fuzzy": {"type": "boolean", "description": "When no declaration matches, fall back to a full-text search of the indexed files (default false), e.g. true."},
-                "limit": {"type": "integer", "description": "Files per page, 1–100 (default 20), e.g. 10."},
-                "offset": {"type": "integer", "description": "Files to skip, taken from the previous page's footer, e.g. 20."}
+                "limit": super::int_schema("Files per page, 1–100 (default 20), e.g. 10.", 20, 1, 100),
+                "offset": super::int_schema("Files to skip, taken from the previous page's footer, e.g. 20.", 0, 0, super::MAX_OFFSET)
             }),
             &["query"],
         )
@@ -105,8 +105,20 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
         Ok(s) => s,
         Err(e) => return e,
     };
-    let limit = clamp(args.limit, 20, 1, 100);
-    let offset = args.offset.unwrap_or(0).max(0) as usize;
+    let (limit, offset) = match (
+        super::in_range("smart_search", "limit", args.limit, 20, 1, 100),
+        super::in_range(
+            "smart_search",
+            "offset",
+            args.offset,
+            0,
+            0,
+            super::MAX_OFFSET,
+        ),
+    ) {
+        (Ok(l), Ok(o)) => (l, o),
+        (Err(e), _) | (_, Err(e)) => return e,
+    };
     let hits = find(snap, query, kind, &scope);
     if hits.is_empty() && args.fuzzy.unwrap_or(false) {
         return fuzzy(snap, query, &scope, limit, offset);
@@ -373,10 +385,9 @@ fn render(
             LineContext::for_path(std::path::Path::new(&*file.path)),
         );
         let mut entry = format!(
-            "### [{}] `{}:{}` (L{}-L{})\n{} {}",
+            "### [{}] {} (L{}-L{})\n{} {}",
             i + 1,
-            path,
-            line,
+            crate::render::code_loc(&path, line),
             snip.first_line,
             snip.last_line,
             hit.kind.name(),
@@ -495,10 +506,9 @@ fn fuzzy(snap: &Snapshot, query: &str, scope: &Scope, limit: usize, offset: usiz
             masked
         };
         body.push_str(&format!(
-            "{}. `{}:{}` — {}\n",
+            "{}. {} — {}\n",
             seen,
-            path,
-            i + 1,
+            crate::render::code_loc(&path, i + 1),
             inline_code(&shown_line)
         ));
         files.push(path);
@@ -554,7 +564,12 @@ pub fn rejected_note(snap: &Snapshot, scope: &Scope) -> String {
             Some(root) if root.label != "." => format!("{}/{}", root.label, r.path),
             _ => r.path.clone(),
         };
-        let line = format!("> - `{}`: {}, {}\n", path, r.label, human_size(r.size));
+        let line = format!(
+            "> - {}: {}, {}\n",
+            inline_code(&path),
+            r.label,
+            human_size(r.size)
+        );
         if i == 20 || note.len() + line.len() > 1900 {
             note.push_str(&format!("> - …and {} more\n", rejected.len() - i));
             break;
