@@ -221,7 +221,9 @@ impl Graph {
         use super::facts::Language as L;
         let dotted = |l: L| matches!(l, L::Java | L::Kotlin | L::Scala | L::CSharp | L::Php);
         let mut packages: HashMap<String, Vec<u16>> = HashMap::new();
-        for f in files.iter().filter(|f| dotted(f.lang)) {
+        // Generated code (gRPC stubs, client SDKs) declares a contract's package in every root
+        // that compiles the contract: importing it is using the contract, not another service.
+        for f in files.iter().filter(|f| dotted(f.lang) && !f.generated) {
             if let Some(p) = &f.facts().package {
                 let roots = packages.entry(p.replace('\\', ".")).or_default();
                 if !roots.contains(&f.root) {
@@ -1398,5 +1400,44 @@ mod tests {
         assert_eq!(root_named("PAYMENTS_URL", &names), Some(5));
         assert_eq!(root_named("http", &names), None);
         assert_eq!(root_named("localhost", &names), None);
+    }
+
+    #[test]
+    fn importing_a_generated_contract_package_is_not_a_service_edge() {
+        use crate::index::facts::{FileFacts, Import};
+        use crate::index::snapshot::Snapshot;
+        let stub = FileFacts {
+            package: Some("acme.orders.v1".into()),
+            generated: true,
+            ..FileFacts::default()
+        };
+        let model = FileFacts {
+            package: Some("acme.billing".into()),
+            ..FileFacts::default()
+        };
+        let user = |module: &str| FileFacts {
+            package: Some("acme.web".into()),
+            imports: vec![Import {
+                module: module.into(),
+                names: vec![],
+                alias: None,
+                line: 3,
+                reexport: false,
+            }],
+            ..FileFacts::default()
+        };
+        let snap = Snapshot::from_facts(vec![
+            ("orders", "gen/OrdersGrpc.java", stub),
+            ("billing", "src/Invoice.java", model),
+            ("web", "src/A.java", user("acme.orders.v1.OrdersGrpc")),
+            ("web", "src/B.java", user("acme.billing.Invoice")),
+        ]);
+        let links: Vec<&str> = snap
+            .graph
+            .import_links
+            .iter()
+            .map(|l| l.module.as_str())
+            .collect();
+        assert_eq!(links, vec!["acme.billing.Invoice"]);
     }
 }

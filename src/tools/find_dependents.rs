@@ -135,14 +135,34 @@ fn last_segment(module: &str) -> &str {
         .unwrap_or(module)
 }
 
-/// How an import matches the target: exactly, only by containing it, or not at all.
-fn import_match(imp: &Import, target: &str) -> Option<bool> {
+/// How an import matches the target: exactly, only by containing it, or not at all. In the
+/// dotted-namespace languages (JVM, C#, PHP) `pkg.Type` is the package and `pkg.sub.Type` a
+/// different package: a subpackage import only contains the target.
+fn import_match(imp: &Import, target: &str, lang: Language) -> Option<bool> {
     let module = imp.module.as_str();
     let sub = |sep: &str| module.starts_with(&format!("{target}{sep}"));
+    let namespaced = matches!(
+        lang,
+        Language::Java | Language::Kotlin | Language::Scala | Language::CSharp | Language::Php
+    );
+    let dotted_member = || {
+        let rest = module
+            .strip_prefix(target)
+            .and_then(|r| r.strip_prefix('.').or_else(|| r.strip_prefix('\\')));
+        match rest {
+            // C# `using A.B.C;` imports namespace A.B.C, never A.B (an alias names a type).
+            Some(_) if lang == Language::CSharp => imp.alias.is_some(),
+            Some(r) if namespaced => {
+                r == "*" || r.starts_with(|c: char| c.is_ascii_uppercase()) || r == "_"
+            }
+            Some(_) => true,
+            None => false,
+        }
+    };
     let exact = module == target
         || imp.names.iter().any(|n| format!("{module}.{n}") == target)
         || sub("/")
-        || sub(".")
+        || dotted_member()
         || sub("::")
         || imp.names.iter().any(|n| n == target)
         || last_segment(module) == target
@@ -286,7 +306,7 @@ fn collect(snap: &Snapshot, target: &str) -> (Vec<Row>, bool) {
     let mut loose_rows = Vec::new();
     for (fi, f) in snap.files.iter().enumerate() {
         for imp in &f.facts().imports {
-            match import_match(imp, target) {
+            match import_match(imp, target, f.lang) {
                 Some(true) => push_rows(
                     &mut exact_rows,
                     f,
@@ -688,7 +708,7 @@ mod tests {
             reexport: false,
         };
         assert_eq!(
-            import_match(&imp, "inventory.gen.inventory_pb2_grpc"),
+            import_match(&imp, "inventory.gen.inventory_pb2_grpc", Language::Python),
             Some(true)
         );
         let proto = Import {
@@ -698,8 +718,50 @@ mod tests {
             line: 5,
             reexport: false,
         };
-        assert_eq!(import_match(&proto, "money.proto"), Some(true));
-        assert_eq!(import_match(&proto, "oney"), Some(false));
-        assert_eq!(import_match(&proto, "billing"), None);
+        assert_eq!(
+            import_match(&proto, "money.proto", Language::Protobuf),
+            Some(true)
+        );
+        assert_eq!(
+            import_match(&proto, "oney", Language::Protobuf),
+            Some(false)
+        );
+        assert_eq!(import_match(&proto, "billing", Language::Protobuf), None);
+        // A subpackage is another package in the dotted-namespace languages.
+        let java = |m: &str| Import {
+            module: m.into(),
+            names: vec![],
+            alias: None,
+            line: 1,
+            reexport: false,
+        };
+        assert_eq!(
+            import_match(
+                &java("com.acme.orders.OrderService"),
+                "com.acme.orders",
+                Language::Java
+            ),
+            Some(true)
+        );
+        assert_eq!(
+            import_match(
+                &java("com.acme.orders.sqs.Provider"),
+                "com.acme.orders",
+                Language::Java
+            ),
+            Some(false)
+        );
+        assert_eq!(
+            import_match(
+                &java("Acme.EventBus.Abstractions"),
+                "Acme.EventBus",
+                Language::CSharp
+            ),
+            Some(false)
+        );
+        assert_eq!(
+            import_match(&java("acme.orders.models"), "acme.orders", Language::Python),
+            Some(true)
+        );
     }
 }
