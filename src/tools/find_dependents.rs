@@ -698,6 +698,49 @@ fn render(
 mod tests {
     use super::*;
 
+    fn call(snap: &Snapshot, args: Value) -> ToolOutput {
+        let config = crate::config::zero_config(std::path::Path::new("/nonexistent-mesh-test"));
+        let shared = crate::server::Shared::new(
+            std::sync::Arc::new(config),
+            crate::index::snapshot::IndexHandle::new(),
+        );
+        let env = ToolEnv {
+            shared: &shared,
+            snapshot: Some(snap),
+            trace_id: None,
+        };
+        run(&args, &env)
+    }
+
+    #[test]
+    fn python_sibling_modules_resolve_per_service() {
+        use crate::index::facts::FileFacts;
+        let imports = |m: &str| FileFacts {
+            imports: vec![Import {
+                module: m.into(),
+                names: vec!["Store".into()],
+                alias: None,
+                line: 1,
+                reexport: false,
+            }],
+            ..FileFacts::default()
+        };
+        let snap = Snapshot::from_facts(vec![
+            ("services/a", "store.py", FileFacts::default()),
+            ("services/a", "app.py", imports("store")),
+            ("services/b", "store.py", FileFacts::default()),
+            ("services/b", "main.py", imports("store")),
+            // Not Python: a bare module name is not a sibling file.
+            ("services/b", "index.js", imports("store")),
+        ]);
+        let out = call(
+            &snap,
+            json!({"target": "services/a/store.py", "granularity": "file"}),
+        );
+        assert!(out.text.contains("services/a/app.py:1"), "{}", out.text);
+        assert!(!out.text.contains("services/b/"), "{}", out.text);
+    }
+
     #[test]
     fn module_dot_name_and_suffix_matches_are_exact() {
         let imp = Import {
