@@ -454,6 +454,28 @@ impl<'t> Ex<'t, '_, '_> {
     /// in place, or a local assigned `new X(…)` before the call (each assignment of it).
     fn event_type_of(&mut self, a: usize, e: usize, at: usize) -> Option<(&'t str, usize)> {
         let t = self.t;
+        // `cond ? (IntegrationEvent)new A(…) : new B(…)`: every event the expression may
+        // build (the first is returned, the others recorded).
+        let news: Vec<usize> = (a..e.min(a + 256)).filter(|&k| t.kw(k, "new")).collect();
+        if news.len() > 1 || (news.len() == 1 && news[0] != a) {
+            let mut found = None;
+            for k in news {
+                // Just this `new T(…)`: the type's name, then its argument group.
+                let mut j = k + 1;
+                while t.ident(j).is_some() && t.is_punct(j + 1, b'.') {
+                    j += 2;
+                }
+                let end = t.skip_group(t.skip_angles(j + 1, e)).min(e);
+                if let Some((ev, site)) = self.event_type_of(k, end.max(k + 1), at) {
+                    if found.is_none() {
+                        found = Some((ev, site));
+                    } else {
+                        self.typed_event(EventRole::Producer, ev, site, "event bus");
+                    }
+                }
+            }
+            return found;
+        }
         if t.kw(a, "new") {
             let mut k = a + 1;
             let mut last = None;
@@ -1344,10 +1366,13 @@ impl<'t> Ex<'t, '_, '_> {
                     if t.punct(next) == b'=' {
                         next = self.stmt_next(next, b);
                     }
+                    self.property(stop, next, attr_line, &cname);
                     i = next.max(start + 1);
                 }
                 _ if t.is(stop, "=>") => {
-                    i = self.stmt_next(stop, b).max(start + 1);
+                    let next = self.stmt_next(stop, b);
+                    self.property(stop, next, attr_line, &cname);
+                    i = next.max(start + 1);
                 }
                 _ => {
                     // Fields: `Type a = x, b;`.
@@ -1364,6 +1389,16 @@ impl<'t> Ex<'t, '_, '_> {
                         };
                         let constant = is_const || (is_static && is_readonly);
                         if !constant {
+                            // A field: a declaration, not a constant.
+                            let end_line = t.end_line(e.saturating_sub(1).max(n));
+                            self.facts.symbols.push(self.t.declaration(
+                                name,
+                                SymbolKind::Field,
+                                n,
+                                end_line,
+                                attr_line,
+                                Some(&cname),
+                            ));
                             continue;
                         }
                         let end_line = t.end_line(e.saturating_sub(1).max(n));
@@ -1426,6 +1461,29 @@ impl<'t> Ex<'t, '_, '_> {
 
     /// `[HttpGet("{id}")]`, `[HttpPost]`, `[Route("x")] [HttpGet]`, `[AcceptVerbs("GET")]` on an
     /// action of a controller.
+    /// A property (`public T Name { get; set; }`, `T Name => x;`) whose accessors or arrow
+    /// start at `stop`: a field-kind declaration named by the identifier before them.
+    fn property(&mut self, stop: usize, next: usize, attr_line: Option<u32>, cname: &str) {
+        let t = self.t;
+        let Some(n) = stop.checked_sub(1) else { return };
+        let Some(name) = t.ident(n) else { return };
+        if matches!(
+            name,
+            "get" | "set" | "init" | "add" | "remove" | "operator" | "this"
+        ) {
+            return;
+        }
+        let end_line = t.line(next.saturating_sub(1).max(n));
+        self.facts.symbols.push(self.t.declaration(
+            name,
+            SymbolKind::Field,
+            n,
+            end_line,
+            attr_line,
+            Some(cname),
+        ));
+    }
+
     /// The routes of one controller action. Attribute routes join the controller's
     /// `[Route]` prefix; a controller without one is conventionally routed
     /// (`MapDefaultControllerRoute`: `/{controller}/{action}`), where every public method is an
@@ -1943,12 +2001,14 @@ namespace Acme.Orders
             sym(&f, "FindAsync").container.as_deref(),
             Some("IOrderRepo")
         );
-        // Properties are not symbols; constants are, qualified facts for strings only.
+        // Properties and fields are field declarations; constants are constants.
         assert!(
-            !f.symbols
+            f.symbols
                 .iter()
-                .any(|s| s.name == "Count" || s.name == "Name")
+                .filter(|s| s.name == "Count" || s.name == "Name")
+                .all(|s| s.kind == SymbolKind::Field)
         );
+        assert!(f.symbols.iter().any(|s| s.name == "Count"));
         assert_eq!(sym(&f, "Retries").kind, SymbolKind::Constant);
         assert_eq!(
             constant(&f, "OrderServiceImpl.OrderCreated"),
@@ -2372,6 +2432,10 @@ public class MobileBasket
         await eventBus.PublishAsync(evt);
         await mediator.Publish(new OrderStartedDomainEvent(cmd.Id));
         await eventBus.PublishAsync(someEvent);
+        var confirmed = cmd.Any(c => !c.Ok)
+            ? (IntegrationEvent)new OrderStockRejectedIntegrationEvent(cmd.Id)
+            : new OrderStockConfirmedIntegrationEvent(cmd.Id);
+        await svc.SaveEventAndChangesAsync(confirmed);
     }
 }
 public static class Extensions
@@ -2409,17 +2473,28 @@ public class InvoiceConsumer : IConsumer<InvoiceCreated> { }
                     Some("OrderPaymentFailedIntegrationEvent"),
                     15
                 ),
+                // Both arms of a conditional.
+                (
+                    EventRole::Producer,
+                    Some("OrderStockRejectedIntegrationEvent"),
+                    21
+                ),
+                (
+                    EventRole::Producer,
+                    Some("OrderStockConfirmedIntegrationEvent"),
+                    22
+                ),
                 (
                     EventRole::Consumer,
                     Some("OrderStartedIntegrationEvent"),
-                    26
+                    30
                 ),
                 (
                     EventRole::Consumer,
                     Some("GracePeriodConfirmedIntegrationEvent"),
-                    27
+                    31
                 ),
-                (EventRole::Consumer, Some("InvoiceCreated"), 30),
+                (EventRole::Consumer, Some("InvoiceCreated"), 34),
             ]
         );
     }
