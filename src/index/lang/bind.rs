@@ -77,6 +77,8 @@ pub struct Assignments {
     by_qualified: std::collections::HashMap<String, Vec<u32>>,
     /// Parameter names with the token range of the function body they belong to.
     params: std::collections::HashMap<String, Vec<(usize, usize)>>,
+    /// Functions that return one expression: name → (parameter names, returned range).
+    functions: std::collections::HashMap<String, (Vec<String>, (usize, usize))>,
 }
 
 const DECL_WORDS: &[&str] = &[
@@ -146,11 +148,58 @@ impl Assignments {
                             indented_body(t, i, close)
                         }
                     });
+                    // An expression-bodied function (`string Url(int id) => $"…";`,
+                    // `fun url(id: Int) = "…"`): the expression is what it returns.
+                    if body.is_none()
+                        && let Some(close) = t.close(i)
+                        && let Some(fname) = i.checked_sub(1).and_then(|k| t.ident(k))
+                        && !matches!(fname, "if" | "while" | "for" | "switch" | "catch" | "when")
+                    {
+                        let mut k = close + 1;
+                        let limit = (close + 12).min(n);
+                        while k < limit
+                            && !t.is(k, "=>")
+                            && !t.is_punct(k, b'=')
+                            && !t.is_punct(k, b';')
+                            && !t.is_punct(k, b'{')
+                        {
+                            k = t.skip_group(k);
+                        }
+                        if (t.is(k, "=>") || (t.is_punct(k, b'=') && !t.joined(k)))
+                            && !t.is_punct(k + 1, b'{')
+                            && i >= 2
+                            && t.ident(i - 2).is_some()
+                        {
+                            let end = stmt_end(t, k + 1, style, n);
+                            if end > k + 1 {
+                                let names: Vec<String> = t
+                                    .args(i)
+                                    .into_iter()
+                                    .filter_map(|(a, b)| param_name(t, a, b).map(str::to_string))
+                                    .collect();
+                                for p in &names {
+                                    out.params.entry(p.clone()).or_default().push((k, end));
+                                }
+                                out.functions
+                                    .entry(fname.to_string())
+                                    .or_insert((names, (k + 1, end)));
+                            }
+                        }
+                    }
                     if let Some(body) = body {
+                        let mut names = Vec::new();
                         for (a, b) in t.args(i) {
                             if let Some(p) = param_name(t, a, b) {
                                 out.params.entry(p.to_string()).or_default().push(body);
+                                names.push(p.to_string());
                             }
+                        }
+                        if let Some(fname) = i.checked_sub(1).and_then(|k| t.ident(k))
+                            && let Some(ret) = returned_expr(t, body, style)
+                        {
+                            out.functions
+                                .entry(fname.to_string())
+                                .or_insert((names, ret));
                         }
                     }
                 }
@@ -315,6 +364,31 @@ impl Scope for Assignments {
         self.params
             .get(name)
             .is_some_and(|v| v.iter().any(|(a, b)| *a <= at && at <= *b))
+    }
+
+    fn function(&self, name: &str) -> Option<(Vec<String>, (usize, usize))> {
+        self.functions.get(name).cloned()
+    }
+}
+
+/// The one expression a function body returns: the body of an expression-bodied function, or
+/// the expression of its only `return` (a body with several returns picks at run time).
+fn returned_expr(t: &Tokens, body: (usize, usize), style: &StmtStyle) -> Option<(usize, usize)> {
+    let (a, b) = body;
+    if !t.is_punct(a, b'{') && style.braces {
+        return None;
+    }
+    let from = if t.is_punct(a, b'{') { a + 1 } else { a };
+    let returns: Vec<usize> = (from..b.min(t.len()))
+        .filter(|&k| t.kw(k, "return"))
+        .take(2)
+        .collect();
+    match returns.as_slice() {
+        [r] => {
+            let end = stmt_end(t, r + 1, style, b);
+            (end > r + 1).then_some((r + 1, end))
+        }
+        _ => None,
     }
 }
 

@@ -371,6 +371,47 @@ pub trait Scope {
     fn is_param(&self, _name: &str, _at: usize) -> bool {
         false
     }
+    /// A function of the file by its name: its parameter names and the one expression it
+    /// returns (`return $"{base}items?…"`, `=> base + "/x"`), so a helper that builds a URL or
+    /// a topic is read with the caller's arguments.
+    fn function(&self, _name: &str) -> Option<(Vec<String>, (usize, usize))> {
+        None
+    }
+    /// The value of a name read in another token stream (an expression inside an
+    /// interpolation is lexed on its own; its names are the file's).
+    fn value_of(&self, _name: &str) -> Option<Value> {
+        None
+    }
+}
+
+/// The file's names, for an expression lexed on its own (inside `${…}`, `{…}`, `#{…}`):
+/// each name is read in the file's token stream at the string's position.
+struct Outer<'x, 't, 'l, 'a> {
+    t: &'t Tokens<'l, 'a>,
+    rules: &'x ExprRules,
+    scope: &'x dyn Scope,
+    at: usize,
+    overlay: &'x [(String, Value)],
+    inlined: u8,
+}
+
+impl Scope for Outer<'_, '_, '_, '_> {
+    fn lookup(&self, _name: &str, _at: usize) -> Option<(usize, usize)> {
+        None
+    }
+
+    fn value_of(&self, name: &str) -> Option<Value> {
+        let mut e = Evaluator {
+            t: self.t,
+            rules: self.rules,
+            scope: self.scope,
+            depth: 4,
+            steps: MAX_STEPS / 2,
+            overlay: self.overlay.to_vec(),
+            inlined: self.inlined + 1,
+        };
+        Some(e.name(name, self.at))
+    }
 }
 
 /// A scope that knows no names: every name is left to the graph.
@@ -397,6 +438,8 @@ pub fn eval(t: &Tokens, range: (usize, usize), rules: &ExprRules, scope: &dyn Sc
         scope,
         depth: 0,
         steps: 0,
+        overlay: Vec::new(),
+        inlined: 0,
     };
     e.expr(range.0, range.1.min(t.len()))
 }
@@ -407,6 +450,10 @@ struct Evaluator<'e, 't, 'l, 'a> {
     scope: &'e dyn Scope,
     depth: u8,
     steps: u32,
+    /// The arguments of the helper being read (`param → value`), innermost last.
+    overlay: Vec<(String, Value)>,
+    /// How many helpers deep the evaluation is (at most two).
+    inlined: u8,
 }
 
 /// The chain of names at the start of a primary expression, and where it ends.
@@ -692,6 +739,10 @@ impl Evaluator<'_, '_, '_, '_> {
             .iter()
             .find_map(|s| path.strip_prefix(s).and_then(|r| r.strip_prefix('.')))
             .unwrap_or(path);
+        // A parameter of the helper being read stands for the caller's argument.
+        if let Some((_, v)) = self.overlay.iter().rev().find(|(n, _)| n == path) {
+            return v.clone();
+        }
         for candidate in [path, bare] {
             if let Some((a, b)) = self.scope.lookup(candidate, at)
                 && a < b
@@ -702,6 +753,9 @@ impl Evaluator<'_, '_, '_, '_> {
         }
         if !path.contains('.') && !path.contains("::") && self.scope.is_param(path, at) {
             return Value::dynamic();
+        }
+        if let Some(v) = self.scope.value_of(path) {
+            return v;
         }
         // A Python enum member's `.value` is the member itself to the graph.
         let path = match self.rules.interp {
@@ -784,6 +838,30 @@ impl Evaluator<'_, '_, '_, '_> {
                 }
                 v.extend(next);
             }
+            return v;
+        }
+        // A helper of the file that returns one expression: read it with these arguments.
+        if self.inlined < 2
+            && !callee.contains('.')
+            && !callee.contains("::")
+            && let Some((params, (a, b))) = self.scope.function(callee)
+            && params.len() >= args.len()
+        {
+            let values: Vec<(String, Value)> = params
+                .iter()
+                .zip(args)
+                .map(|(p, &(x, y))| (p.clone(), self.expr(x, y)))
+                .collect();
+            let mark = self.overlay.len();
+            self.overlay.extend(values);
+            // Parameters the caller did not pass are run-time.
+            for p in params.iter().skip(args.len()) {
+                self.overlay.push((p.clone(), Value::dynamic()));
+            }
+            self.inlined += 1;
+            let v = self.expr(a, b);
+            self.inlined -= 1;
+            self.overlay.truncate(mark);
             return v;
         }
         // A helper whose name mentions env with a string name and an optional default:
@@ -1024,8 +1102,23 @@ impl Evaluator<'_, '_, '_, '_> {
             let inner = raw[k + open_len..j].trim();
             // Python/C# format specs: `{x:>10}`, `{x!r}`, `{x,5}`.
             let inner = match interp {
+                // A format spec or alignment after a depth-0 `:`, `!` or `,` (`{x:>10}`,
+                // `{x!r}`, `{x,5}`); a call's own commas are inside its parentheses.
                 Interp::PythonF | Interp::CSharp => {
-                    inner.split([':', '!', ',']).next().unwrap_or("").trim()
+                    let mut depth = 0i32;
+                    let mut cut = inner.len();
+                    for (k, c) in inner.char_indices() {
+                        match c {
+                            '(' | '[' | '{' => depth += 1,
+                            ')' | ']' | '}' => depth -= 1,
+                            ':' | '!' | ',' if depth == 0 => {
+                                cut = k;
+                                break;
+                            }
+                            _ => {}
+                        }
+                    }
+                    inner[..cut].trim()
                 }
                 _ => inner,
             };
@@ -1049,18 +1142,54 @@ impl Evaluator<'_, '_, '_, '_> {
             })
             || inner.starts_with(|c: char| c.is_ascii_digit())
         {
-            // `process.env["X"]` inside a template.
-            if let Some(rest) = inner.strip_prefix("process.env[")
-                && let Some(var) = rest.strip_suffix(']')
-            {
-                return Value::env(var.trim_matches(['"', '\'', '`']), None);
-            }
-            return Value::dynamic();
+            return self.interp_expr(&inner, at);
         }
         if let Some(var) = self.env_member(&inner) {
             return Value::env(var, None);
         }
         self.name(&inner, at)
+    }
+
+    /// An expression inside an interpolation (`{UriHelper.CombineUri(base, Api)}`,
+    /// `${process.env["X"]}`, `{os.environ['X']}`): lexed on its own and read with the file's
+    /// names, at most a few levels deep.
+    fn interp_expr(&mut self, inner: &str, at: usize) -> Value {
+        use crate::index::lex::{Syntax, lex};
+        if inner.len() > 512 || self.inlined >= 2 {
+            return Value::dynamic();
+        }
+        let (syntax, rules) = match self.rules.interp {
+            Interp::JsTemplate => (Syntax::JS, super::tokens::Rules::JS),
+            Interp::PythonF => (Syntax::PYTHON, super::tokens::Rules::SCRIPT),
+            Interp::CSharp => (Syntax::CSHARP, super::tokens::Rules::CSHARP),
+            Interp::Dollar => (Syntax::KOTLIN, super::tokens::Rules::JVM),
+            Interp::Swift => (Syntax::SWIFT, super::tokens::Rules::SWIFT),
+            Interp::Ruby => (Syntax::RUBY, super::tokens::Rules::SCRIPT),
+            Interp::Php => (Syntax::PHP, super::tokens::Rules::SCRIPT),
+            Interp::Rust | Interp::None => (Syntax::C, super::tokens::Rules::C_FAMILY),
+        };
+        let lx = lex(syntax, inner);
+        let t = Tokens::new(&lx, &rules);
+        let outer = Outer {
+            t: self.t,
+            rules: self.rules,
+            scope: self.scope,
+            at,
+            overlay: &self.overlay,
+            inlined: self.inlined,
+        };
+        let mut e = Evaluator {
+            t: &t,
+            rules: self.rules,
+            scope: &outer,
+            depth: self.depth + 1,
+            steps: self.steps,
+            overlay: Vec::new(),
+            inlined: self.inlined + 1,
+        };
+        let v = e.expr(0, t.len());
+        self.steps = e.steps;
+        v
     }
 
     /// The value of `a..b` when it is one plain string literal.
@@ -1396,6 +1525,53 @@ mod tests {
         );
         let sw = |s| ev(Syntax::SWIFT, &Rules::SWIFT, &ExprRules::SWIFT, s);
         assert_eq!(sw("\"\\(baseURL)/orders\""), "{baseURL}/orders");
+    }
+
+    #[test]
+    fn helpers_that_return_a_url_are_read_with_the_callers_arguments() {
+        use crate::index::lang::bind::{Assignments, StmtStyle};
+        let src = r#"class CatalogService {
+    private readonly string remoteServiceBaseUrl = "api/catalog/";
+    public Task Get(int page) {
+        var uri = GetAllCatalogItemsUri(remoteServiceBaseUrl, page);
+        return httpClient.GetFromJsonAsync(uri);
+    }
+    private static string GetAllCatalogItemsUri(string baseUri, int pageIndex)
+    {
+        return $"{baseUri}items?pageIndex={pageIndex}";
+    }
+    private static string ItemUri(string baseUri, int id) => $"{baseUri}items/{id}";
+    public Task Item(int id) => httpClient.GetFromJsonAsync(ItemUri(remoteServiceBaseUrl, id));
+}
+"#;
+        let lx = lex(Syntax::CSHARP, src);
+        let t = Tokens::new(&lx, &Rules::CSHARP);
+        let asg = Assignments::scan(&t, &StmtStyle::SEMICOLON);
+        let arg_of = |line: u32| {
+            let open = (0..t.len())
+                .find(|&k| t.is(k, "GetFromJsonAsync") && t.line(k) == line)
+                .unwrap()
+                + 1;
+            t.args(open)[0]
+        };
+        let v = eval(&t, arg_of(5), &ExprRules::CSHARP, &asg);
+        assert_eq!(v.display(), "{remoteServiceBaseUrl}items?pageIndex={}");
+        let v = eval(&t, arg_of(12), &ExprRules::CSHARP, &asg);
+        assert_eq!(v.display(), "{remoteServiceBaseUrl}items/{}");
+    }
+
+    #[test]
+    fn expressions_inside_interpolations_are_read() {
+        let cs = |s| ev(Syntax::CSHARP, &Rules::CSHARP, &ExprRules::CSHARP, s);
+        assert_eq!(
+            cs("$\"{UriHelper.CombineUri(baseUrl, ApiUrlBase)}?{ApiVersion}\""),
+            "{baseUrl}/{ApiUrlBase}?{ApiVersion}"
+        );
+        let js = |s| ev(Syntax::JS, &Rules::JS, &ExprRules::JS, s);
+        assert_eq!(js("`${process.env['CART']}/cart`"), "{env CART}/cart");
+        assert_eq!(js("`${a ? b : c}/x`"), "{}/x");
+        let py = |s| ev(Syntax::PYTHON, &Rules::SCRIPT, &ExprRules::PYTHON, s);
+        assert_eq!(py("f\"{os.environ['HOST']}/x\""), "{env HOST}/x");
     }
 
     #[test]
