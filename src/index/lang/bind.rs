@@ -148,7 +148,7 @@ impl Assignments {
                     });
                     if let Some(body) = body {
                         for (a, b) in t.args(i) {
-                            if let Some(p) = param_name(t, a, b) {
+                            if let Some(p) = param_name(t, a, b, style.name_before_type) {
                                 out.params.entry(p.to_string()).or_default().push(body);
                             }
                         }
@@ -613,9 +613,14 @@ fn indented_body(t: &Tokens, open: usize, close: usize) -> Option<(usize, usize)
     Some((close + 1, end.max(close + 1)))
 }
 
-/// The name a parameter declares: `name`, `name: T`, `T name`, `name T` (Go), `$name`,
-/// `self`; `None` for anything else.
-fn param_name<'a>(t: &Tokens<'_, 'a>, a: usize, b: usize) -> Option<&'a str> {
+/// The name a parameter declares: `name`, `name: T`, `T name`, `name T` (Go, where
+/// `name_before_type` says so), `$name`, `self`; `None` for anything else.
+fn param_name<'a>(
+    t: &Tokens<'_, 'a>,
+    a: usize,
+    b: usize,
+    name_before_type: bool,
+) -> Option<&'a str> {
     let end = (a..b)
         .find(|&k| t.is_punct(k, b'=') || (t.is_punct(k, b':') && !t.op2(k, b"::")))
         .unwrap_or(b);
@@ -624,7 +629,7 @@ fn param_name<'a>(t: &Tokens<'_, 'a>, a: usize, b: usize) -> Option<&'a str> {
     }
     // `name: T` and `name = default` → the first identifier; `T name` (Java/C#) → the last.
     let first = t.ident(a)?;
-    if end < b || end == a + 1 {
+    if end < b || end == a + 1 || name_before_type {
         return Some(first);
     }
     let last = (a..end).rev().find_map(|k| t.ident(k))?;
@@ -753,6 +758,19 @@ mod tests {
         a.export(&t, &ExprRules::JS, &mut facts);
         assert_eq!(facts.bindings.len(), 1);
         assert_eq!(facts.bindings[0].name, "BASE");
+    }
+
+    #[test]
+    fn go_parameters_are_named_before_their_types() {
+        let src = "package p\nfunc get(base, id string, c *http.Client) {\n  u := base + \"/orders/\" + id\n  c.Get(u)\n}\n";
+        let lx = lex(Syntax::GO, src);
+        let t = Tokens::new(&lx, &Rules::C_FAMILY);
+        let a = Assignments::scan(&t, &StmtStyle::GO);
+        let at = (0..t.len()).rfind(|&k| t.is(k, "u")).unwrap();
+        assert!(a.is_param("id", at) && a.is_param("base", at) && a.is_param("c", at));
+        assert!(!a.is_param("string", at));
+        let v = eval(&t, (at, at + 1), &ExprRules::GO, &a);
+        assert_eq!(v.display(), "{}/orders/{}");
     }
 
     #[test]
