@@ -1,6 +1,7 @@
 //! Go extractor: declarations, imports, gRPC servers/clients/calls, Kafka producers and
-//! consumers (sarama, kafka-go, confluent-kafka-go, franz-go), HTTP routes (net/http incl. Go
-//! 1.22 method patterns, gorilla/mux, gin, echo, chi, fiber) and HTTP client calls.
+//! consumers (sarama, kafka-go, confluent-kafka-go, franz-go), AMQP publishers and consumers
+//! (amqp091-go, streadway/amqp), HTTP routes (net/http incl. Go 1.22 method patterns,
+//! gorilla/mux, gin, echo, chi, fiber) and HTTP client calls.
 //!
 //! One lex pass, then token scans: a top-level declaration walk (Go declares everything at the
 //! top level, so function bodies are skipped whole), the shared assignment tracker
@@ -44,6 +45,7 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
         bindings: HashMap::new(),
         group_prefix: HashMap::new(),
         route_stack: Vec::new(),
+        queues: Vec::new(),
         libs: Libs::default(),
     };
     go.declarations();
@@ -95,11 +97,13 @@ enum Scope {
     Local(usize, usize),
 }
 
-/// Which Kafka libraries the file imports (to accept their generically named methods).
+/// Which messaging libraries the file imports (to accept their generically named methods).
 #[derive(Debug, Clone, Copy, Default)]
 struct Libs {
     sarama: bool,
     confluent: bool,
+    /// github.com/rabbitmq/amqp091-go or github.com/streadway/amqp.
+    amqp: bool,
 }
 
 impl Libs {
@@ -109,8 +113,28 @@ impl Libs {
             confluent: imports
                 .iter()
                 .any(|i| i.module.contains("confluent-kafka-go")),
+            amqp: imports
+                .iter()
+                .any(|i| i.module.ends_with("/amqp") || i.module.contains("amqp091-go")),
         }
     }
+}
+
+/// An AMQP queue declared in a function (`q, err := ch.QueueDeclare("orders", …)`), so
+/// `q.Name` reads as its name, and the binding that routes to it (`ch.QueueBind(q.Name, key,
+/// exchange, …)`), for a server-named queue (`QueueDeclare("", …)`).
+#[derive(Debug, Clone, Copy)]
+struct Queue<'a> {
+    /// The variable holding the queue.
+    var: &'a str,
+    /// The token of the `QueueDeclare` call.
+    at: usize,
+    /// The top-level function it is declared in.
+    func: Option<usize>,
+    /// The name argument.
+    name: (usize, usize),
+    /// The routing key and exchange arguments of a `QueueBind` of the queue.
+    bind: Option<((usize, usize), (usize, usize))>,
 }
 
 /// How far back a variable lookup walks (assignments to one name, bindings of one name):
@@ -144,6 +168,8 @@ struct Go<'t, 'l, 'a> {
     group_prefix: HashMap<&'a str, String>,
     /// chi `r.Route("/p", func(r chi.Router) {…})` scopes: (closing token, full prefix).
     route_stack: Vec<(usize, String)>,
+    /// AMQP queues declared into variables, in source order.
+    queues: Vec<Queue<'a>>,
     libs: Libs,
 }
 
@@ -860,17 +886,32 @@ impl<'t, 'a> Go<'t, '_, 'a> {
 
     /// Kafka calls naming topics: sarama `ConsumePartition("t", …)` and consumer-group
     /// `Consume(ctx, []string{…}, h)`, confluent `SubscribeTopics([]string{…}, nil)` and
-    /// `Subscribe("t", nil)`, franz-go `kgo.ConsumeTopics("a", "b")`.
+    /// `Subscribe("t", nil)`, franz-go `kgo.ConsumeTopics("a", "b")`; AMQP `Publish`,
+    /// `PublishWithContext` and `Consume` on a channel.
     fn call_event(&mut self, k: usize, id: &str) {
         let t = self.t;
         let method = k > 0 && t.is_punct(k - 1, b'.');
         if !matches!(
             id,
-            "ConsumePartition" | "Consume" | "SubscribeTopics" | "Subscribe" | "ConsumeTopics"
+            "ConsumePartition"
+                | "Consume"
+                | "SubscribeTopics"
+                | "Subscribe"
+                | "ConsumeTopics"
+                | "Publish"
+                | "PublishWithContext"
+                | "PublishWithDeferredConfirm"
+                | "PublishWithDeferredConfirmWithContext"
+                | "ConsumeWithContext"
+                | "QueueDeclare"
+                | "QueueBind"
         ) {
             return;
         }
         let args = t.args(k + 1);
+        if method && self.libs.amqp && self.amqp_event(k, id, &args) {
+            return;
+        }
         let (role, via, list_arg) = match id {
             "ConsumePartition" if method => (EventRole::Consumer, "sarama", None),
             "Consume" if method && self.libs.sarama && args.len() == 3 => {
@@ -906,6 +947,125 @@ impl<'t, 'a> Go<'t, '_, 'a> {
                 }
             }
         }
+    }
+
+    /// AMQP (amqp091-go, streadway/amqp) on a channel: `Publish(exchange, key, mandatory,
+    /// immediate, msg)` and `PublishWithContext(ctx, exchange, key, …)` produce to the routing
+    /// key, or to the exchange when the key is empty; `Consume(queue, consumer, autoAck,
+    /// exclusive, noLocal, noWait, args)` consumes the queue. `QueueDeclare` and `QueueBind`
+    /// only set up (they are remembered so `q.Name` reads as the queue's name). Returns false
+    /// when the call is not one of these shapes.
+    fn amqp_event(&mut self, k: usize, id: &str, args: &[(usize, usize)]) -> bool {
+        let t = self.t;
+        let ctx = usize::from(id.ends_with("WithContext"));
+        match id {
+            "Publish"
+            | "PublishWithContext"
+            | "PublishWithDeferredConfirm"
+            | "PublishWithDeferredConfirmWithContext"
+                if args.len() == 5 + ctx =>
+            {
+                let topic = self
+                    .amqp_name(args[ctx + 1], k)
+                    .or_else(|| self.amqp_name(args[ctx], k));
+                if let Some(topic) = topic {
+                    self.push_event(EventRole::Producer, topic, "amqp", t.line(k));
+                }
+                true
+            }
+            "Consume" | "ConsumeWithContext" if args.len() == 7 + ctx => {
+                if let Some(topic) = self.amqp_queue(args[ctx], k) {
+                    self.push_event(EventRole::Consumer, topic, "amqp", t.line(k));
+                }
+                true
+            }
+            "QueueDeclare" if args.len() == 6 => {
+                // `q, err := ch.QueueDeclare(…)`: the first name on the left.
+                let start = chain_start(t, k);
+                let mut j = start;
+                if t.is_punct(j.wrapping_sub(1), b'=') {
+                    j -= 1;
+                    if t.is_punct(j.wrapping_sub(1), b':') {
+                        j -= 1;
+                    }
+                    let mut var = None;
+                    while let Some(name) = j.checked_sub(1).and_then(|p| t.ident(p)) {
+                        var = Some(name);
+                        j -= 1;
+                        if !t.is_punct(j.wrapping_sub(1), b',') {
+                            break;
+                        }
+                        j -= 1;
+                    }
+                    if let Some(var) = var.filter(|v| *v != "_") {
+                        self.queues.push(Queue {
+                            var,
+                            at: k,
+                            func: self.enclosing_func(k),
+                            name: args[0],
+                            bind: None,
+                        });
+                    }
+                }
+                true
+            }
+            "QueueBind" if args.len() == 5 => {
+                let (q, key, exchange) = (args[0], args[1], args[2]);
+                if q.1 == q.0 + 3
+                    && t.is_punct(q.0 + 1, b'.')
+                    && t.is(q.0 + 2, "Name")
+                    && let Some(i) = self.queue_of(t.text(q.0), k)
+                    && self.queues[i].bind.is_none()
+                {
+                    self.queues[i].bind = Some((key, exchange));
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The queue a variable holds at token `at`: the last `QueueDeclare` into it in the same
+    /// function.
+    fn queue_of(&self, var: &str, at: usize) -> Option<usize> {
+        let here = self.enclosing_func(at);
+        self.queues
+            .iter()
+            .rposition(|q| q.var == var && q.at < at && q.func == here)
+    }
+
+    /// An exchange, routing key or queue argument: `q.Name` of a declared queue is the name it
+    /// was declared with; anything else is read as a topic. An empty literal is no name.
+    fn amqp_name(&self, r: (usize, usize), at: usize) -> Option<Value> {
+        let t = self.t;
+        if r.1 == r.0 + 3
+            && t.is_punct(r.0 + 1, b'.')
+            && t.is(r.0 + 2, "Name")
+            && let Some(i) = self.queue_of(t.text(r.0), at)
+        {
+            return self.topic_expr(self.queues[i].name);
+        }
+        self.topic_expr(r)
+    }
+
+    /// The queue a `Consume` reads: its name, or for a server-named queue
+    /// (`QueueDeclare("", …)`) what it is bound to — the binding key, else the exchange — which
+    /// is what publishers name.
+    fn amqp_queue(&self, r: (usize, usize), at: usize) -> Option<Value> {
+        let t = self.t;
+        if r.1 == r.0 + 3
+            && t.is_punct(r.0 + 1, b'.')
+            && t.is(r.0 + 2, "Name")
+            && let Some(i) = self.queue_of(t.text(r.0), at)
+        {
+            let q = self.queues[i];
+            if let Some(name) = self.topic_expr(q.name) {
+                return Some(name);
+            }
+            let (key, exchange) = q.bind?;
+            return self.topic_expr(key).or_else(|| self.topic_expr(exchange));
+        }
+        self.topic_expr(r)
     }
 
     /// The topics of a `[]string{…}` literal, or of a variable assigned one.
@@ -1078,19 +1238,27 @@ impl<'t, 'a> Go<'t, '_, 'a> {
                     Some(i) => &path[i..],
                     None => return,
                 };
-                // gorilla/mux: `.HandleFunc(…).Methods("POST")`.
-                let mut method = method;
+                // gorilla/mux: `.HandleFunc(…).Methods("GET", "HEAD")`, one route per method.
+                let mut methods: Vec<String> = Vec::new();
                 if let Some(c) = t.close(k + 1)
                     && t.is_punct(c + 1, b'.')
                     && t.is(c + 2, "Methods")
                     && t.is_punct(c + 3, b'(')
-                    && let Some(&m) = t.args(c + 3).first()
-                    && let Some(m) = self.method_arg(m)
                 {
-                    method = m;
+                    methods = t
+                        .args(c + 3)
+                        .into_iter()
+                        .filter_map(|m| self.method_arg(m))
+                        .collect();
+                    methods.dedup();
+                }
+                if methods.is_empty() {
+                    methods.push(method);
                 }
                 let handler = self.handler_name(args[1]);
-                self.route(recv, &method, path, handler, line);
+                for method in &methods {
+                    self.route(recv, method, path, handler.clone(), line);
+                }
             }
             _ if GIN_METHODS.contains(&id) && args.len() >= 2 => {
                 if let Some(path) = path_arg(args[0]) {
@@ -1972,6 +2140,201 @@ func calls(base, id string, client *http.Client) {
             ]
         );
         assert!(routes(&f).is_empty());
+    }
+
+    #[test]
+    fn route_groups_prefix_constants_and_method_lists() {
+        let src = r#"package api
+
+const apiPrefix = "/api"
+
+func main() {
+	r := gin.Default()
+	catalog := r.Group("/catalog")
+	catalog.GET("/products", listProducts)
+	SetupChaosRoutes(r)
+}
+
+func SetupChaosRoutes(r *gin.Engine) {
+	chaos := r.Group("/chaos")
+	{
+		chaos.POST("/latency/:ms", h.Latency)
+		chaos.GET("", h.Status)
+	}
+}
+
+func echoRoutes(e *echo.Echo) {
+	admin := e.Group("/admin")
+	admin.DELETE("/users/:id", deleteUser)
+}
+
+func gorilla(h *Handler) {
+	r := mux.NewRouter()
+	r.HandleFunc(apiPrefix+"/basket", h.Basket).Methods("GET", "HEAD")
+	base := "/v2"
+	r.HandleFunc(base+"/items/{id}", h.Item).Methods(http.MethodPut)
+	shop := r.PathPrefix("/shop").Subrouter()
+	shop.HandleFunc("/cart", h.Cart).Methods("POST")
+}
+
+func chiRoutes(h *Handler) {
+	r := chi.NewRouter()
+	r.Route(apiPrefix, func(r chi.Router) {
+		r.Get("/health", h.Health)
+	})
+}
+
+func notRoutes(r *mux.Router, p string, kv *Store) {
+	r.HandleFunc(p+"/x", h)
+	kv.Get("/config/x", &v)
+	wg := errgroup.Group{}
+}
+"#;
+        let f = extract("api.go", src);
+        let s = |x: &str| Some(x.to_string());
+        assert_eq!(
+            routes(&f),
+            vec![
+                (
+                    "GET".into(),
+                    "/catalog/products".into(),
+                    s("listProducts"),
+                    8
+                ),
+                // A group made inside a function that receives the router.
+                ("POST".into(), "/chaos/latency/:ms".into(), s("Latency"), 15),
+                ("GET".into(), "/chaos".into(), s("Status"), 16),
+                (
+                    "DELETE".into(),
+                    "/admin/users/:id".into(),
+                    s("deleteUser"),
+                    22
+                ),
+                // A constant prefix, and one route per method of `.Methods(…)`.
+                ("GET".into(), "/api/basket".into(), s("Basket"), 27),
+                ("HEAD".into(), "/api/basket".into(), s("Basket"), 27),
+                // A local prefix, read through the tracker.
+                ("PUT".into(), "/v2/items/{id}".into(), s("Item"), 29),
+                ("POST".into(), "/shop/cart".into(), s("Cart"), 31),
+                ("GET".into(), "/api/health".into(), s("Health"), 37),
+            ]
+        );
+        // A parameter pattern is no route; a two-argument Get on a store is no call.
+        assert!(calls(&f).is_empty());
+    }
+
+    #[test]
+    fn amqp_publishers_and_consumers() {
+        let src = r#"package main
+
+import amqp "github.com/rabbitmq/amqp091-go"
+
+const exchange = "robot-shop"
+
+func setup(ch *amqp.Channel) {
+	ch.ExchangeDeclare("robot-shop", "direct", true, false, false, false, nil)
+	q, err := ch.QueueDeclare("orders", true, false, false, false, nil)
+	ch.QueueBind(q.Name, "orders", "robot-shop", false, nil)
+	msgs, err := ch.Consume(q.Name, "", true, false, false, false, nil)
+	ch.Consume("audit", "dispatch", true, false, false, false, nil)
+}
+
+func publish(ctx context.Context, ch *amqp.Channel, key string) {
+	ch.Publish("robot-shop", "orders", false, false, amqp.Publishing{Body: b})
+	ch.PublishWithContext(ctx, "logs", "", false, false, amqp.Publishing{})
+	ch.Publish(exchange, "", false, false, msg)
+	ch.PublishWithContext(ctx,
+		"events",
+		key,
+		false, false, msg)
+}
+
+func fanout(ch *amqp.Channel) {
+	q, _ := ch.QueueDeclare("", false, true, true, false, nil)
+	ch.QueueBind(q.Name, "", "logs", false, nil)
+	ch.Consume(q.Name, "", true, false, false, false, nil)
+}
+
+func notAmqp(bus *Bus) {
+	bus.Publish("orders", msg)
+	bus.Consume(ctx, "orders")
+}
+"#;
+        let f = extract("main.go", src);
+        use EventRole::*;
+        assert_eq!(
+            events(&f),
+            vec![
+                // `q.Name` is the name the queue was declared with.
+                (Consumer, lit("orders"), "amqp", 11),
+                (Consumer, lit("audit"), "amqp", 12),
+                // The routing key when there is one, else the exchange.
+                (Producer, lit("orders"), "amqp", 16),
+                (Producer, lit("logs"), "amqp", 17),
+                (Producer, Value::reference("exchange"), "amqp", 18),
+                // A parameter key is a run-time topic, kept as an unresolved site.
+                (Producer, Value::dynamic(), "amqp", 19),
+                // A server-named queue consumes what it is bound to.
+                (Consumer, lit("logs"), "amqp", 28),
+            ]
+        );
+        // Without an AMQP import the same shapes are someone else's methods.
+        let plain = src.replace("import amqp \"github.com/rabbitmq/amqp091-go\"", "");
+        assert!(extract("main.go", &plain).events.is_empty());
+        // streadway/amqp, a package-level channel (robot-shop's dispatch).
+        let dispatch = "package main\nimport \"github.com/streadway/amqp\"\nvar rabbitChan *amqp.Channel\nfunc main() {\n\tmsgs, err := rabbitChan.Consume(\"orders\", \"\", true, false, false, false, nil)\n}\n";
+        assert_eq!(
+            events(&extract("main.go", dispatch)),
+            vec![(Consumer, lit("orders"), "amqp", 5)]
+        );
+    }
+
+    #[test]
+    fn http_clients_requests_sprintf_and_resty() {
+        let src = r#"package client
+
+import "github.com/go-resty/resty/v2"
+
+var priceAddr = os.Getenv("PRICE_ADDR")
+
+func calls(ctx context.Context, addr string, id int, c *http.Client) {
+	resp, err := http.Get(fmt.Sprintf("http://%s/price/%d", addr, id))
+	req, _ := http.NewRequest("POST", "http://cart:8080/cart/"+strconv.Itoa(id), body)
+	resp, err = c.Do(req)
+	u := fmt.Sprintf("http://%s/price/%d", priceAddr, id)
+	http.Get(u)
+	req2, _ := http.NewRequestWithContext(ctx, http.MethodDelete, u, nil)
+	c.Do(req2)
+	client := resty.New()
+	client.R().SetBody(b).Post("http://orders/orders")
+	client.R().Get(u)
+	c.Get(cacheKey)
+	store.Get("key")
+	req3, _ := http.NewRequest(method, target, nil)
+}
+"#;
+        let f = extract("client.go", src);
+        let s = |x: &str| Some(x.to_string());
+        assert_eq!(
+            calls(&f),
+            vec![
+                (s("GET"), "http://{}/price/{}".into(), 8),
+                // The request is built here and sent by `c.Do(req)`: one call, at NewRequest.
+                (s("POST"), "http://cart:8080/cart/{}".into(), 9),
+                // A package variable stays a reference for the graph (an env lookup).
+                (s("GET"), "http://{priceAddr}/price/{}".into(), 12),
+                (s("DELETE"), "http://{priceAddr}/price/{}".into(), 13),
+                (s("POST"), "http://orders/orders".into(), 16),
+                (s("GET"), "http://{priceAddr}/price/{}".into(), 17),
+                // `http.NewRequest` is a request whatever its arguments.
+                (None, "{target}".into(), 20),
+            ]
+        );
+        assert!(
+            f.bindings
+                .iter()
+                .any(|b| b.name == "priceAddr" && b.value == Value::env("PRICE_ADDR", None))
+        );
     }
 
     #[test]
