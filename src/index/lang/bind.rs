@@ -627,9 +627,16 @@ fn param_name<'a>(
     if end == a {
         return None;
     }
-    // `name: T` and `name = default` → the first identifier; `T name` (Java/C#) → the last.
+    // `name: T` → the first identifier; `T name` (Java/C#/PHP) and `T name = default` → the
+    // last before the `=`, which is also the name of a plain `name = default`.
+    // A nullable or by-reference mark may come first (`?Client $c`, `&$out`).
+    let a = if matches!(t.punct(a), b'?' | b'&') && end > a + 1 {
+        a + 1
+    } else {
+        a
+    };
     let first = t.ident(a)?;
-    if end < b || end == a + 1 || name_before_type {
+    if (end < b && !t.is_punct(end, b'=')) || end == a + 1 || name_before_type {
         return Some(first);
     }
     let last = (a..end).rev().find_map(|k| t.ident(k))?;
@@ -771,6 +778,19 @@ mod tests {
         assert!(!a.is_param("string", at));
         let v = eval(&t, (at, at + 1), &ExprRules::GO, &a);
         assert_eq!(v.display(), "{}/orders/{}");
+    }
+
+    #[test]
+    fn typed_parameters_with_defaults_are_named_by_the_last_word() {
+        let src = "<?php\nfunction f(string $sku, int $score = 5, $plain = 1, ?Client $c = null) {\n  $x = 1;\n}\n";
+        let lx = lex(Syntax::PHP, src);
+        let t = Tokens::new(&lx, &Rules::SCRIPT);
+        let a = Assignments::scan(&t, &StmtStyle::SEMICOLON);
+        let at = (0..t.len()).rfind(|&k| t.is(k, "$x")).unwrap();
+        for p in ["$sku", "$score", "$plain", "$c"] {
+            assert!(a.is_param(p, at), "{p}");
+        }
+        assert!(!a.is_param("int", at) && !a.is_param("Client", at));
     }
 
     #[test]
