@@ -8,13 +8,19 @@
 //! Calls are read where their name meets `(`: Laravel `Route::get(…)` inside
 //! `Route::prefix(…)->group(…)` ranges, Guzzle/`Http::` calls, php-rdkafka topics, and
 //! methods called on a variable holding a gRPC client. Symfony `#[Route]` attributes are read
-//! from the attribute block above a method, joined with the class-level prefix.
+//! from the attribute block above a method, joined with the class-level prefix. Topics, URLs
+//! and constants are read by the shared evaluator ([`eval`]) over the shared token view, with
+//! the shared assignment tracker ([`Assignments`]) for what a variable or property holds.
 
 use std::collections::{HashMap, HashSet};
 
+use super::bind::{Assignments, StmtStyle};
 use super::common::{self, Brackets};
+use super::tokens::{Rules, Tokens};
+use super::value::{ExprRules, Scope, eval};
 use crate::index::facts::{
-    Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Symbol, SymbolKind, Value,
+    Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Part, Symbol, SymbolKind,
+    Value,
 };
 use crate::index::lex::{self, Lexed, Syntax, ident_before, is_ident_byte};
 
@@ -22,7 +28,23 @@ use crate::index::lex::{self, Lexed, Syntax, ident_before, is_ident_byte};
 pub fn extract(_path: &str, text: &str) -> FileFacts {
     let lx = lex::lex(Syntax::PHP, text);
     let br = Brackets::new(&lx.code);
-    let src = Src { lx, br };
+    // Namespace separators are left out of the token view, so `\getenv('X')` reads as
+    // `getenv('X')`; qualified class constants (`\App\Topics::X`) are read from the bytes.
+    let skips: Vec<(usize, usize)> = lx
+        .code
+        .bytes()
+        .enumerate()
+        .filter(|&(_, b)| b == b'\\')
+        .map(|(i, _)| (i, i + 1))
+        .collect();
+    let t = Tokens::with_skips(&lx, &Rules::SCRIPT, &skips);
+    let asg = Assignments::scan(&t, &StmtStyle::SEMICOLON);
+    let src = Src {
+        lx: &lx,
+        br,
+        t: &t,
+        asg: &asg,
+    };
     let code = src.code();
     let lower_has = |needle: &str| {
         code.as_bytes()
@@ -35,12 +57,52 @@ pub fn extract(_path: &str, text: &str) -> FileFacts {
         ..State::default()
     };
     walk(&src, &mut st);
-    st.facts
+    let mut facts = st.facts;
+    asg.export(&t, &ExprRules::PHP, &mut facts);
+    // A property is referenced without its `$` (`$this->url`, `self::$url`): `Client.$url`
+    // binds as `Client.url`.
+    for b in &mut facts.bindings {
+        if let Some((c, p)) = b.name.rsplit_once(".$") {
+            b.name = format!("{c}.{p}");
+        }
+    }
+    crate::order::sort_by_key(&mut facts.bindings, |b| b.line);
+    facts
 }
 
+/// The lexed file, its bracket pairs, and the shared token view with the file's assignments
+/// (what the expression evaluator reads topics, URLs and constants with).
 struct Src<'a> {
-    lx: Lexed<'a>,
+    lx: &'a Lexed<'a>,
     br: Brackets,
+    t: &'a Tokens<'a, 'a>,
+    asg: &'a Assignments,
+}
+
+/// What a name holds for the evaluator: the tracker's answer, except that a property assigned
+/// a constructor parameter (`$this->catalogueUrl = $catalogueUrl`) is an injected dependency —
+/// configuration the graph may resolve by the property's name — so it stays a reference
+/// (`{$this.catalogueUrl}`) instead of becoming a run-time hole.
+struct PhpScope<'s> {
+    t: &'s Tokens<'s, 's>,
+    asg: &'s Assignments,
+}
+
+impl Scope for PhpScope<'_> {
+    fn lookup(&self, name: &str, at: usize) -> Option<(usize, usize)> {
+        let local = self.asg.last(name, at).is_some_and(|a| !a.top_level);
+        let (a, b) = self.asg.lookup(name, at)?;
+        let injected = b == a + 1
+            && self
+                .t
+                .ident(a)
+                .is_some_and(|p| p.starts_with('$') && self.asg.is_param(p, a));
+        (local || !injected).then_some((a, b))
+    }
+
+    fn is_param(&self, name: &str, at: usize) -> bool {
+        self.asg.is_param(name, at)
+    }
 }
 
 /// An open `{ … }`.
@@ -75,8 +137,6 @@ struct State {
     http_clients: HashSet<String>,
     /// Name → true for an rdkafka consumer (`new RdKafka\Consumer`), false for a producer.
     kafka: HashMap<String, bool>,
-    /// Name → string literal assigned to it.
-    strings: HashMap<String, String>,
     /// Laravel route groups: (close paren offset, full prefix).
     groups: Vec<(usize, String)>,
 }
@@ -126,17 +186,6 @@ impl<'a> Src<'a> {
         (!dynamic).then(|| v.into_owned())
     }
 
-    /// A name as written: `$var`, `$this->prop`, `Topics::ORDER`, `\A\B::C`, `CONST`.
-    fn name(&self, s: usize, e: usize) -> Option<&str> {
-        let (s, e) = self.trim(s, e);
-        let t = &self.code()[s..e];
-        let ok = !t.is_empty()
-            && t.bytes()
-                .all(|c| is_ident_byte(c) || matches!(c, b'\\' | b':' | b'-' | b'>' | b'?'))
-            && !t.as_bytes()[0].is_ascii_digit();
-        ok.then_some(t)
-    }
-
     /// Call arguments: positional ranges and `name: value` named ranges.
     fn args(&self, open: usize, close: usize) -> Args<'_> {
         let code = self.code();
@@ -174,174 +223,85 @@ impl<'a> Src<'a> {
         vec![(s, e)]
     }
 
-    /// An environment lookup: `getenv('X')`, `getenv('X') ?: 'd'`, `$_ENV['X'] ?? 'd'`,
-    /// `$_SERVER['X'] ?? 'd'`, `env('X', 'd')`.
-    fn env_lookup(&self, s: usize, e: usize) -> Option<(String, Option<String>)> {
+    /// The value of the expression at bytes `s..e`, read by the shared evaluator. PHP's own
+    /// names come first: a class constant (`Topics::ORDER_CREATED`, `\App\Topics::X`, an
+    /// enum case's `->value`) is `Topics.ORDER_CREATED`, and `self::`/`static::` name the
+    /// enclosing class.
+    fn value(&self, s: usize, e: usize, class: Option<&str>) -> Value {
         let (s, e) = self.trim(s, e);
-        let code = self.code();
-        let t = &code[s..e];
-        let (head_e, fallback) = match t.find("?:").or_else(|| t.find("??")) {
-            Some(p) => (s + p, self.plain_string(s + p + 2, e)),
-            None => (e, None),
-        };
-        let (s, he) = self.trim(s, head_e);
-        let head = &code[s..he];
-        for sup in ["$_ENV[", "$_SERVER["] {
-            if head.starts_with(sup) && head.ends_with(']') {
-                return Some((self.plain_string(s + sup.len(), he - 1)?, fallback));
-            }
+        if s >= e {
+            return Value::dynamic();
         }
-        let callee = ["getenv(", "env(", "\\getenv("]
-            .into_iter()
-            .find(|c| head.starts_with(c))?;
-        let open = s + callee.len() - 1;
-        if self.br.close_of(open) != Some(he - 1) {
-            return None;
+        let text = &self.code()[s..e];
+        let text = text.strip_suffix("->value").unwrap_or(text);
+        if let Some((ty, c)) = text.split_once("::")
+            && !ty.is_empty()
+            && ty.bytes().all(|b| is_ident_byte(b) || b == b'\\')
+            && !ty.starts_with('$')
+            && !c.is_empty()
+            && c.bytes().all(is_ident_byte)
+            && !c.starts_with('$')
+            && c != "class"
+        {
+            let ty = ty.rsplit('\\').next().unwrap_or(ty);
+            let ty = match (ty, class) {
+                ("self" | "static", Some(cls)) => cls,
+                _ => ty,
+            };
+            return Value::reference(format!("{ty}.{c}"));
         }
-        let args = self.args(open, he - 1);
-        let var = args
-            .positional
-            .first()
-            .and_then(|&(a, z)| self.plain_string(a, z))?;
-        let default = args
-            .positional
-            .get(1)
-            .and_then(|&(a, z)| self.plain_string(a, z));
-        Some((var, default.or(fallback)))
-    }
-
-    fn const_value(&self, s: usize, e: usize) -> Option<String> {
-        self.plain_string(s, e)
-            .or_else(|| self.env_lookup(s, e).and_then(|(_, d)| d))
-    }
-
-    /// A topic: a literal, an environment lookup, or a constant/variable reference
-    /// (`Topics::ORDER_CREATED` gives `Topics.ORDER_CREATED`; `self::T` is qualified with the
-    /// enclosing class).
-    fn topic(&self, st: &State, s: usize, e: usize, class: Option<&str>) -> Option<Value> {
-        if let Some(v) = self.plain_string(s, e) {
-            return common::looks_like_topic(&v).then_some(Value::lit(v));
-        }
-        if let Some((var, default)) = self.env_lookup(s, e) {
-            return Some(Value::env(var, default));
-        }
-        let name = self.name(s, e)?;
-        let name = name.strip_suffix("->value").unwrap_or(name);
-        if matches!(
-            name.to_ascii_lowercase().as_str(),
-            "null" | "true" | "false"
-        ) {
-            return None;
-        }
-        if let Some(v) = st.strings.get(name) {
-            return Some(Value::lit(v.clone()));
-        }
-        let name = name.trim_start_matches('\\');
-        let qualified = match (name.split_once("::"), class) {
-            (Some(("self" | "static", c)), Some(cls)) => format!("{cls}.{c}"),
-            (Some((ty, c)), _) => format!("{}.{}", ty.rsplit('\\').next().unwrap_or(ty), c),
-            (None, _) => name.to_string(),
-        };
-        Some(Value::reference(qualified))
-    }
-
-    /// The HTTP path of a URL expression: literals, interpolated strings, `.` concatenation,
-    /// `sprintf('/x/%s', …)`.
-    fn url_path(&self, st: &State, s: usize, e: usize) -> Option<String> {
-        let (s, e) = self.trim(s, e);
-        let code = self.code();
-        if code[s..e].starts_with("sprintf(") && self.br.close_of(s + 7) == Some(e - 1) {
-            let args = self.args(s + 7, e - 1);
-            let &(a, z) = args.positional.first()?;
-            return self.url_path(st, a, z);
-        }
-        let mut parts: Vec<Option<String>> = Vec::new();
-        for (ps, pe) in common::split_top(code, s, e, b'.', &self.br) {
-            match self.literal(ps, pe) {
-                Some(l) => {
-                    let v = l.value();
-                    if self.interpolates(l) {
-                        parts.extend(
-                            interpolation_parts(&v)
-                                .into_iter()
-                                .map(|p| p.map(str::to_string)),
-                        );
-                    } else {
-                        parts.push(Some(v.into_owned()));
-                    }
-                }
-                None => parts.push(self.name(ps, pe).and_then(|n| st.strings.get(n)).cloned()),
-            }
-        }
-        common::http_path_from_parts(parts.iter().map(|p| p.as_deref()))
-    }
-}
-
-/// Splits a double-quoted PHP string into literal pieces and `{$…}` / `$var->prop` / `${…}`
-/// placeholders.
-fn interpolation_parts(raw: &str) -> Vec<Option<&str>> {
-    let b = raw.as_bytes();
-    let mut out = Vec::new();
-    let mut lit = 0;
-    let mut i = 0;
-    while i < b.len() {
-        let starts = (b[i] == b'{' && b.get(i + 1) == Some(&b'$'))
-            || (b[i] == b'$'
-                && b.get(i + 1)
-                    .is_some_and(|&c| c == b'{' || c.is_ascii_alphabetic() || c == b'_'));
-        if !starts {
-            i += 1;
-            continue;
-        }
-        if i > lit {
-            out.push(Some(&raw[lit..i]));
-        }
-        out.push(None);
-        if b[i] == b'{' || b.get(i + 1) == Some(&b'{') {
-            let mut depth = 0usize;
-            let mut j = i;
-            while j < b.len() {
-                match b[j] {
-                    b'{' => depth += 1,
-                    b'}' => {
-                        depth = depth.saturating_sub(1);
-                        if depth == 0 {
-                            break;
-                        }
-                    }
-                    _ => {}
-                }
-                j += 1;
-            }
-            i = j + 1;
-        } else {
-            let mut j = i + 1;
-            loop {
-                while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
-                    j += 1;
-                }
-                if b[j..].starts_with(b"->")
-                    && b.get(j + 2).is_some_and(|c| c.is_ascii_alphabetic())
+        let t = self.t;
+        let (a, b) = t.range_of(s, e);
+        let scope = PhpScope { t, asg: self.asg };
+        let mut v = eval(t, (a, b), &ExprRules::PHP, &scope);
+        for p in &mut v.parts {
+            if let Part::Ref { name, .. } = p {
+                // `self.X` (from `self::X . '/y'`) is the enclosing class's constant; a name
+                // is constant-cased in the graph without `null`/`true` spellings.
+                if let Some(rest) = name
+                    .strip_prefix("self.")
+                    .or_else(|| name.strip_prefix("static."))
+                    && let Some(cls) = class
                 {
-                    j += 2;
-                    continue;
+                    *name = format!("{cls}.{}", rest.trim_start_matches('$'));
                 }
-                if b.get(j) == Some(&b'[') {
-                    match b[j..].iter().position(|&c| c == b']') {
-                        Some(p) => j += p + 1,
-                        None => j = b.len(),
-                    }
-                }
-                break;
             }
-            i = j;
         }
-        lit = i.min(b.len());
+        if matches!(
+            v.parts.as_slice(),
+            [Part::Ref { name, .. }] if matches!(name.to_ascii_lowercase().as_str(), "null" | "true" | "false")
+        ) {
+            return Value::dynamic();
+        }
+        v
     }
-    if lit < b.len() {
-        out.push(Some(&raw[lit..]));
+
+    /// A topic: a literal that looks like a topic name, or whatever the evaluator reads (an
+    /// environment lookup with its default, a constant left to the graph, a variable traced to
+    /// its value, or a run-time value, kept so the site is listed as unresolved).
+    fn topic(&self, s: usize, e: usize, class: Option<&str>) -> Option<Value> {
+        let (s, e) = self.trim(s, e);
+        if s >= e {
+            return None;
+        }
+        let v = self.value(s, e, class);
+        match v.as_lit() {
+            Some(lit) => common::looks_like_topic(lit).then_some(v),
+            None => Some(v),
+        }
     }
-    out
+
+    /// The URL of an HTTP call at `s..e`. `sure` when the receiver is an HTTP client by what
+    /// it is (the `Http` facade, a `new Client`); otherwise the value must read like a URL, so
+    /// `$cache->get($key)` is not taken for a request.
+    fn url(&self, s: usize, e: usize, sure: bool, class: Option<&str>) -> Option<Value> {
+        let (s, e) = self.trim(s, e);
+        if s >= e {
+            return None;
+        }
+        let v = self.value(s, e, class);
+        (sure || common::looks_like_url(&v)).then_some(v)
+    }
 }
 
 #[derive(Default)]
@@ -638,17 +598,6 @@ fn walk(src: &Src, st: &mut State) {
                 }
                 _ => {}
             }
-        }
-        // `$topic = 'orders';`: a variable holding a plain string.
-        if word.starts_with('$')
-            && let Some((eq, b'=')) = lex::next_non_space(code, te)
-            && !matches!(b.get(eq + 1), Some(b'=' | b'>'))
-            && let Some((vs, _)) = lex::next_non_space(code, eq + 1)
-            && let Some(l) = src.lx.string_at(vs).filter(|l| l.start == vs)
-            && matches!(lex::next_non_space(code, l.end), Some((_, b';')))
-            && let Some(v) = src.plain_string(vs, l.end)
-        {
-            st.strings.entry(word.to_string()).or_insert(v);
         }
         // A typed property or promoted parameter holding a gRPC client:
         // `private OrderServiceClient $client`.
@@ -1070,13 +1019,15 @@ fn const_decl(src: &Src, st: &mut State, ts: usize, te: usize, class: Option<&st
             doc_line: doc_line(src, head, &attrs),
             container: class.map(str::to_string),
         });
-        if let Some(value) = src.const_value(eq + 1, z) {
+        if let value = src.value(eq + 1, z, class)
+            && !value.is_dynamic()
+        {
             st.facts.bindings.push(Binding {
                 name: match class {
                     Some(c) => format!("{c}.{name}"),
                     None => name.to_string(),
                 },
-                value: Value::lit(value),
+                value,
                 line,
             });
         }
@@ -1424,9 +1375,9 @@ fn call_site(
         }
         "get" | "post" | "put" | "patch" | "delete" | "head" | "request" | "requestAsync"
         | "getAsync" | "postAsync" | "putAsync" | "patchAsync" | "deleteAsync" => {
-            if !is_http_receiver(st, &chain) {
+            let Some(sure) = http_receiver(st, &chain) else {
                 return;
-            }
+            };
             let verb = name.trim_end_matches("Async");
             let (method, url) = if verb == "request" {
                 (
@@ -1443,13 +1394,9 @@ fn call_site(
                 )
             };
             if let Some((a, z)) = url
-                && let Some(path) = src.url_path(st, a, z)
+                && let Some(url) = src.url(a, z, sure, class)
             {
-                st.facts.http.push(HttpFact::Call {
-                    method,
-                    url: Value::lit(path),
-                    line,
-                });
+                st.facts.http.push(HttpFact::Call { method, url, line });
             }
         }
         "define" if chain.text.is_empty() => {
@@ -1466,10 +1413,12 @@ fn call_site(
                     doc_line: src.lx.doc_comment_above(line),
                     container: None,
                 });
-                if let Some(value) = src.const_value(v, w) {
+                if let value = src.value(v, w, class)
+                    && !value.is_dynamic()
+                {
                     st.facts.bindings.push(Binding {
                         name: cname,
-                        value: Value::lit(value),
+                        value,
                         line,
                     });
                 }
@@ -1510,25 +1459,25 @@ fn singular(plural: &str) -> String {
     }
 }
 
-/// Whether the receiver of `->get(`/`::get(` is an HTTP client: the `Http` facade (and its
-/// chains), a variable bound to a Guzzle/Symfony client, or a name that says so.
-fn is_http_receiver(st: &State, chain: &Chain) -> bool {
+/// Whether the receiver of `->get(`/`::get(` is an HTTP client: `Some(true)` for the `Http`
+/// facade (and its chains) and a variable bound to a Guzzle/Symfony client, `Some(false)` for
+/// a name that only says so (`$client`, `$http`), whose argument must then read like a URL.
+fn http_receiver(st: &State, chain: &Chain) -> Option<bool> {
     if chain.text.is_empty() {
-        return false;
+        return None;
     }
     if matches!(chain.root(), "Http" | "Illuminate\\Support\\Facades\\Http") {
-        return true;
+        return Some(true);
     }
-    let Some(key) = chain.key() else {
-        return false;
-    };
+    let key = chain.key()?;
     if st.http_clients.contains(key) {
-        return true;
+        return Some(true);
     }
     let k = key.to_ascii_lowercase();
-    (k.contains("client") && !st.grpc_clients.contains_key(key))
+    ((k.contains("client") && !st.grpc_clients.contains_key(key))
         || k.contains("http")
-        || k.contains("guzzle")
+        || k.contains("guzzle"))
+    .then_some(false)
 }
 
 fn push_event(
@@ -1540,7 +1489,7 @@ fn push_event(
     e: usize,
     class: Option<&str>,
 ) {
-    if let Some(topic) = src.topic(st, s, e, class) {
+    if let Some(topic) = src.topic(s, e, class) {
         st.facts.events.push(EventFact {
             role,
             topic,
@@ -1710,20 +1659,27 @@ define('APP_TOPIC', getenv('APP_TOPIC') ?: 'app.events');
             sym(&f, "RETRIES").container.as_deref(),
             Some("OrderService")
         );
-        let consts: Vec<(&str, &str)> = f
+        let consts: Vec<(&str, Value)> = f
             .bindings
             .iter()
-            .map(|c| (c.name.as_str(), c.value.as_lit().unwrap_or("?")))
+            .map(|c| (c.name.as_str(), c.value.clone()))
             .collect();
         assert_eq!(
             consts,
             vec![
-                ("OrderService.TOPIC", "orders.created"),
-                ("OrderService.BACKOFF", "linear"),
-                ("Topics.ORDER_CREATED", "order.created"),
-                ("Topics.ORDER_PAID", "order.paid"),
-                ("VERSION", "1.0"),
-                ("APP_TOPIC", "app.events"),
+                ("OrderService.TOPIC", lit("orders.created")),
+                // Every constant with a value the evaluator reads is a binding, numbers too.
+                ("OrderService.RETRIES", lit("3")),
+                ("OrderService.BACKOFF", lit("linear")),
+                ("Topics.ORDER_CREATED", lit("order.created")),
+                ("Topics.ORDER_PAID", lit("order.paid")),
+                ("VERSION", lit("1.0")),
+                // The env lookup stays a lookup with its default: the graph answers `env
+                // APP_TOPIC default`.
+                (
+                    "APP_TOPIC",
+                    Value::env("APP_TOPIC", Some("app.events".into()))
+                ),
             ]
         );
         let imps: Vec<(&str, Vec<&str>, Option<&str>, u32)> = f
@@ -1877,14 +1833,16 @@ class PricingGateway
 "#;
         let f = extract("src/PricingGateway.php", src);
         let c = |m: &str, p: &str, l: u32| (Some(m.to_string()), p.to_string(), l);
+        // URLs are values as written: hosts are kept, parameters are run-time parts, a
+        // property stays a name the graph may resolve.
         assert_eq!(
             http_calls(&f),
             vec![
                 c("GET", "/prices/{}", 14),
                 c("POST", "/quotes/{}/accept", 15),
-                c("PUT", "/orders/{}", 16),
+                c("PUT", "http://orders/orders/{}", 16),
                 c("GET", "/stock/{}", 17),
-                c("DELETE", "/carts/{}", 19),
+                c("DELETE", "{$this.base}/carts/{}", 19),
             ]
         );
     }
