@@ -6,9 +6,10 @@
 //! (`class X`, `function f(…)`, `namespace A;`) leaves a pending frame that the next `{`
 //! opens (a `;` first means an abstract method), and the matching `}` gives its end line.
 //! Calls are read where their name meets `(`: Laravel `Route::get(…)` inside
-//! `Route::prefix(…)->group(…)` ranges, Guzzle/`Http::` calls, php-rdkafka topics, and
-//! methods called on a variable holding a gRPC client. Symfony `#[Route]` attributes are read
-//! from the attribute block above a method, joined with the class-level prefix. Topics, URLs
+//! `Route::prefix(…)->group(…)` ranges, Slim/Lumen `$app->get(…)` and `$router->group(…)`,
+//! Guzzle/`Http::` calls, php-rdkafka topics, and methods called on
+//! a variable holding a gRPC client. Symfony `#[Route]` attributes and `@Route` annotations
+//! are read from the block above a method, joined with the class-level prefix. Topics, URLs
 //! and constants are read by the shared evaluator ([`eval`]) over the shared token view, with
 //! the shared assignment tracker ([`Assignments`]) for what a variable or property holds.
 
@@ -114,6 +115,19 @@ struct Frame {
     type_name: Option<String>,
     /// Symfony class-level `#[Route('/prefix')]`.
     route_prefix: String,
+    /// The class-level route itself: an invokable controller (`__invoke` and no route of its
+    /// own) is served there.
+    class_route: Option<RouteDecl>,
+}
+
+/// A Symfony route declared by an attribute or a docblock annotation.
+#[derive(Debug, Clone, Default)]
+struct RouteDecl {
+    /// Upper case; empty for any method.
+    methods: Vec<String>,
+    path: String,
+    /// The line of the `#[Route` / `@Route` itself.
+    line: u32,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -137,6 +151,9 @@ struct State {
     http_clients: HashSet<String>,
     /// Name → true for an rdkafka consumer (`new RdKafka\Consumer`), false for a producer.
     kafka: HashMap<String, bool>,
+    /// Variables holding a router (`$app = AppFactory::create()`, a group closure's
+    /// parameter), without `$`; `$app` and `$router` always are.
+    routers: HashSet<String>,
     /// Laravel route groups: (close paren offset, full prefix).
     groups: Vec<(usize, String)>,
 }
@@ -743,8 +760,8 @@ fn doc_line(src: &Src, head: usize, attrs: &[(usize, usize)]) -> Option<u32> {
 }
 
 /// Route attributes in `attrs` (Symfony `#[Route('/x', methods: ['GET'])]`, and
-/// `#[Get('/x')]`-style verbs): (methods, path).
-fn route_attrs(src: &Src, attrs: &[(usize, usize)]) -> Vec<(Vec<String>, String)> {
+/// `#[Get('/x')]`-style verbs), each at the line of its own attribute.
+fn route_attrs(src: &Src, attrs: &[(usize, usize)]) -> Vec<RouteDecl> {
     let code = src.code();
     let mut out = Vec::new();
     for &(s, e) in attrs {
@@ -788,14 +805,19 @@ fn route_attrs(src: &Src, attrs: &[(usize, usize)]) -> Vec<(Vec<String>, String)
                     })
                     .unwrap_or_default(),
             };
-            out.push((methods, path));
+            out.push(RouteDecl {
+                methods,
+                path,
+                line: src.line_of(ns),
+            });
         }
     }
     out
 }
 
-/// Docblock `@Route("/x", methods={"GET"})` annotations (older Symfony): (methods, path).
-fn route_annotations(src: &Src, head: usize) -> Vec<(Vec<String>, String)> {
+/// Docblock `@Route("/x", methods={"GET"})` and `@Route(path="/x", name="n")` annotations
+/// (older Symfony), each at the line of its `@Route`.
+fn route_annotations(src: &Src, head: usize) -> Vec<RouteDecl> {
     let Some(first) = src.lx.doc_comment_above(src.line_of(head)) else {
         return Vec::new();
     };
@@ -808,26 +830,82 @@ fn route_annotations(src: &Src, head: usize) -> Vec<(Vec<String>, String)> {
         .filter(|c| c.first_line >= first && c.last_line <= last)
     {
         let text = src.lx.comment_text(c);
-        let mut rest = text;
-        while let Some(p) = rest.find("@Route(") {
-            rest = &rest[p + 7..];
-            let body = rest.split(')').next().unwrap_or("");
-            let mut quoted = body.split('"').skip(1).step_by(2);
-            let Some(path) = quoted.next() else { continue };
-            let methods = body
-                .find("methods")
-                .map(|m| {
-                    body[m..]
-                        .split('"')
-                        .skip(1)
-                        .step_by(2)
-                        .map(str::to_ascii_uppercase)
-                        .collect()
-                })
-                .unwrap_or_default();
-            out.push((methods, path.to_string()));
+        let mut from = 0;
+        while let Some(p) = text[from..].find("@Route(") {
+            let at = from + p;
+            let body = annotation_body(&text[at + 7..]);
+            from = at + 7 + body.len();
+            let mut path = None;
+            let mut methods = Vec::new();
+            for item in annotation_items(body) {
+                let (key, value) = match item.split_once(['=', ':']) {
+                    Some((k, v)) if !k.trim_start().starts_with('"') => (Some(k.trim()), v),
+                    _ => (None, item),
+                };
+                let quoted = || value.split('"').skip(1).step_by(2);
+                match key {
+                    None | Some("path" | "value") if path.is_none() => {
+                        path = quoted().next().map(str::to_string)
+                    }
+                    Some("methods") => methods = quoted().map(str::to_ascii_uppercase).collect(),
+                    _ => {}
+                }
+            }
+            if let Some(path) = path {
+                out.push(RouteDecl {
+                    methods,
+                    path,
+                    line: src.line_of(c.start + at),
+                });
+            }
         }
     }
+    out
+}
+
+/// The text of an annotation's arguments after its `(`: up to the `)` that closes it, outside
+/// quotes and braces.
+fn annotation_body(rest: &str) -> &str {
+    let mut depth = 0usize;
+    let mut quoted = false;
+    for (i, c) in rest.char_indices() {
+        match c {
+            '"' => quoted = !quoted,
+            '{' | '(' if !quoted => depth += 1,
+            '}' if !quoted => depth = depth.saturating_sub(1),
+            ')' if !quoted => {
+                if depth == 0 {
+                    return &rest[..i];
+                }
+                depth -= 1;
+            }
+            _ => {}
+        }
+    }
+    rest
+}
+
+/// The top-level comma-separated items of an annotation's arguments (docblock `*` margins
+/// are whitespace to them).
+fn annotation_items(body: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut depth = 0usize;
+    let mut quoted = false;
+    let mut start = 0;
+    for (i, c) in body.char_indices() {
+        match c {
+            '"' => quoted = !quoted,
+            '{' | '(' if !quoted => depth += 1,
+            '}' | ')' if !quoted => depth = depth.saturating_sub(1),
+            ',' if !quoted && depth == 0 => {
+                out.push(body[start..i].trim_matches(|c: char| c.is_whitespace() || c == '*'));
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(body[start..].trim_matches(|c: char| c.is_whitespace() || c == '*'));
+    out.retain(|s| !s.is_empty());
     out
 }
 
@@ -859,12 +937,13 @@ fn type_decl(
     let (head, attrs) = decl_head(src, ts);
     let line = src.line_of(ns);
     let container = class.map(str::to_string);
-    let prefix = route_attrs(src, &attrs)
+    let class_route = route_attrs(src, &attrs)
         .into_iter()
         .chain(route_annotations(src, head))
-        .map(|(_, p)| p)
-        .next()
-        .unwrap_or_default();
+        .next();
+    let prefix = class_route
+        .as_ref()
+        .map_or(String::new(), |r| r.path.clone());
     st.facts.symbols.push(Symbol {
         name: name.to_string(),
         kind,
@@ -883,6 +962,7 @@ fn type_decl(
             symbol: Some(st.facts.symbols.len() - 1),
             type_name: Some(name.to_string()),
             route_prefix: prefix,
+            class_route,
         },
         ne,
     ))
@@ -954,15 +1034,27 @@ fn function_decl(
     let (head, attrs) = decl_head(src, ts);
     let line = src.line_of(ns);
     if in_type {
-        let prefix = frames.last().map_or("", |f| f.route_prefix.as_str());
+        let frame = frames.last();
+        let prefix = frame.map_or("", |f| f.route_prefix.as_str());
         let mut found = route_attrs(src, &attrs);
         found.extend(route_annotations(src, head));
-        for (methods, path) in found {
-            let full = join(prefix, &path);
-            let methods = if methods.is_empty() {
+        let prefix_of = |r: &RouteDecl| join(prefix, &r.path);
+        let mut routes: Vec<(RouteDecl, String)> = found
+            .into_iter()
+            .map(|r| (r.clone(), prefix_of(&r)))
+            .collect();
+        // An invokable controller with only a class-level route is served there.
+        if routes.is_empty()
+            && name == "__invoke"
+            && let Some(r) = frame.and_then(|f| f.class_route.as_ref())
+        {
+            routes.push((r.clone(), join("", &r.path)));
+        }
+        for (r, full) in routes {
+            let methods = if r.methods.is_empty() {
                 vec!["ANY".to_string()]
             } else {
-                methods
+                r.methods
             };
             for method in methods {
                 st.facts.http.push(HttpFact::Route {
@@ -972,7 +1064,7 @@ fn function_decl(
                         Some(c) => format!("{c}::{name}"),
                         None => name.to_string(),
                     }),
-                    line: src.line_of(attrs.first().map_or(ns, |a| a.0)),
+                    line: r.line,
                 });
             }
         }
@@ -1215,25 +1307,62 @@ fn call_site(
             | "patchAsync"
             | "deleteAsync"
             | "define"
+            | "map"
+            | "create"
     );
     if !interesting {
         return;
     }
     let root = chain.root();
     let on_route = root == "Route" || root.ends_with("\\Route");
-    // Laravel route groups: leave the ones that closed before this call.
+    // Slim and Lumen route on a variable: `$app->get(…)`, `$router->group(…)`, `$group->get(…)`
+    // inside a group closure; they need a handler, so `$app->get('x')` is no route.
+    let router_var = !on_route && is_router(st, &chain);
+    let on_router = on_route || router_var;
+    // Route groups: leave the ones that closed before this call.
     while st.groups.last().is_some_and(|&(c, _)| c < ts) {
         st.groups.pop();
     }
-    let group_prefix = if on_route {
+    let group_prefix = if on_router {
         st.groups.last().map_or(String::new(), |(_, p)| p.clone())
     } else {
         String::new()
     };
     let args = src.args(open, close);
     match name {
-        "group" if on_route => {
+        "create" if root == "AppFactory" => {
+            if let Some(target) = assigned_target(src, ts)
+                && let Some(k) = target.key()
+            {
+                st.routers.insert(k.to_string());
+            }
+        }
+        "group" if on_router => {
             let mut own = String::new();
+            // Slim `$app->group('/api', function (RouteCollectorProxy $group) { … })`.
+            if router_var
+                && let Some(&(a, z)) = args.positional.first()
+                && let Some(v) = src.plain_string(a, z)
+            {
+                own = v;
+            }
+            // The group closure's parameters route too.
+            for &(a, z) in &args.positional {
+                let (a, z) = src.trim(a, z);
+                let head = &code[a..z];
+                if (head.starts_with("function") || head.starts_with("fn"))
+                    && let Some(open) = head.find('(').map(|p| a + p)
+                    && let Some(close) = src.br.close_of(open)
+                {
+                    for w in code[open + 1..close]
+                        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+                    {
+                        if let Some(v) = w.strip_prefix('$').filter(|v| !v.is_empty()) {
+                            st.routers.insert(v.to_string());
+                        }
+                    }
+                }
+            }
             // `Route::prefix('v1')->…->group(…)`
             if let Some(p) = chain.text.find("prefix(") {
                 let at = chain.start + p + 6;
@@ -1261,8 +1390,10 @@ fn call_site(
             };
             st.groups.push((close, full));
         }
-        "get" | "post" | "put" | "patch" | "delete" | "options" | "any" | "match" if on_route => {
-            let (methods, rest) = if name == "match" {
+        "get" | "post" | "put" | "patch" | "delete" | "options" | "any" | "match" | "map"
+            if on_router =>
+        {
+            let (methods, rest) = if name == "match" || name == "map" {
                 let methods: Vec<String> = args
                     .positional
                     .first()
@@ -1287,6 +1418,9 @@ fn call_site(
             else {
                 return;
             };
+            if router_var && args.positional.get(rest + 1).is_none() {
+                return;
+            }
             let handler = args
                 .positional
                 .get(rest + 1)
@@ -1428,8 +1562,20 @@ fn call_site(
     }
 }
 
+/// True when the receiver of a call is a router variable: `$app`, `$router`, or one the file
+/// made a router (`AppFactory::create()`, a group closure's parameter).
+fn is_router(st: &State, chain: &Chain) -> bool {
+    if !chain.text.starts_with('$') || chain.text.contains('(') {
+        return false;
+    }
+    chain
+        .key()
+        .is_some_and(|k| matches!(k, "app" | "router") || st.routers.contains(k))
+}
+
 /// `[OrderController::class, 'show']` gives `OrderController@show`; `'C@m'` stays; an
-/// invokable `C::class` gives `C`; a closure gives nothing.
+/// invokable `C::class` gives `C`; Lumen's `['uses' => 'C@m']` gives `C@m`; a closure gives
+/// nothing.
 fn laravel_handler(src: &Src, s: usize, e: usize) -> Option<String> {
     let code = src.code();
     if let Some(v) = src.plain_string(s, e) {
@@ -1441,6 +1587,13 @@ fn laravel_handler(src: &Src, s: usize, e: usize) -> Option<String> {
         return Some(c.rsplit('\\').next().unwrap_or(c).to_string());
     }
     let items = src.items(s, e);
+    for &(x, y) in &items {
+        if let Some(arrow) = code[x..y].find("=>")
+            && src.plain_string(x, x + arrow).as_deref() == Some("uses")
+        {
+            return src.plain_string(x + arrow + 2, y);
+        }
+    }
     if items.len() == 2 {
         let c = code[items[0].0..items[0].1].strip_suffix("::class")?;
         let m = src.plain_string(items[1].0, items[1].1)?;
@@ -1792,11 +1945,12 @@ class OrderController extends AbstractController
                 r("GET", "/api/orders/{id}", "OrderController::show", 9),
                 r("POST", "/api/orders", "OrderController::create", 12),
                 r("PUT", "/api/orders", "OrderController::create", 12),
+                // The route is where its `@Route` is, not the function line.
                 r(
                     "DELETE",
                     "/api/orders/legacy",
                     "OrderController::legacy",
-                    18
+                    16
                 ),
                 r("ANY", "/api/orders/any", "OrderController::any", 20),
             ]
@@ -1804,6 +1958,147 @@ class OrderController extends AbstractController
         assert_eq!(sym(&f, "show").doc_line, Some(9));
         assert_eq!(sym(&f, "legacy").doc_line, Some(15));
         assert_eq!(sym(&f, "OrderController").doc_line, Some(6));
+    }
+
+    #[test]
+    fn symfony_annotation_lines_invokable_controllers_and_attribute_blocks() {
+        // robot-shop's ratings service.
+        let api = r#"<?php
+namespace Instana\RobotShop\Ratings\Controller;
+
+use Symfony\Component\Routing\Annotation\Route;
+
+/**
+ * @Route("/api")
+ */
+class RatingsApiController implements LoggerAwareInterface
+{
+    /**
+     * @Route(path="/rate/{sku}/{score}", methods={"PUT"})
+     */
+    public function put(Request $request, string $sku, int $score): Response {}
+
+    /**
+     * Fetches one.
+     *
+     * @Route("/fetch/{sku}", methods={"GET"}, name="fetch")
+     */
+    public function get(Request $request, string $sku): Response {}
+
+    /**
+     * @Route(name="named", path="/named")
+     */
+    public function named(): Response {}
+
+    /** Not a route: @RouteParam("x") */
+    public function helper(): void {}
+}
+"#;
+        let f = extract("src/Controller/RatingsApiController.php", api);
+        let r = |m: &str, p: &str, h: &str, l: u32| {
+            (m.to_string(), p.to_string(), Some(h.to_string()), l)
+        };
+        assert_eq!(
+            routes(&f),
+            vec![
+                r(
+                    "PUT",
+                    "/api/rate/{sku}/{score}",
+                    "RatingsApiController::put",
+                    12
+                ),
+                r("GET", "/api/fetch/{sku}", "RatingsApiController::get", 19),
+                r("ANY", "/api/named", "RatingsApiController::named", 24),
+            ]
+        );
+        let health = r#"<?php
+namespace App\Controller;
+
+/**
+ * @Route("/_health")
+ */
+class HealthController implements LoggerAwareInterface
+{
+    public function __construct(HealthCheckService $healthCheckService)
+    {
+        $this->healthCheckService = $healthCheckService;
+    }
+
+    public function __invoke(Request $request) {}
+}
+
+#[Route('/ping', methods: ['GET'])]
+final class PingController
+{
+    public function __invoke(): Response {}
+}
+
+final class NotRouted
+{
+    public function __invoke(): Response {}
+}
+
+class Attributes
+{
+    #[IsGranted('ROLE_ADMIN')]
+    #[Route('/admin/users', methods: ['GET'])]
+    public function users(): Response {}
+}
+"#;
+        let f = extract("src/Controller/HealthController.php", health);
+        assert_eq!(
+            routes(&f),
+            vec![
+                // An invokable controller is one route at its class-level route.
+                r("ANY", "/_health", "HealthController::__invoke", 5),
+                r("GET", "/ping", "PingController::__invoke", 17),
+                // The route attribute's own line, not the first attribute block's.
+                r("GET", "/admin/users", "Attributes::users", 31),
+            ]
+        );
+    }
+
+    #[test]
+    fn slim_lumen_and_laravel_routers() {
+        let src = r#"<?php
+use Slim\Factory\AppFactory;
+use Slim\Routing\RouteCollectorProxy;
+
+$app = AppFactory::create();
+$app->get('/health', function ($request, $response) { return $response; });
+$app->post('/orders', [OrderController::class, 'create']);
+$app->map(['PUT', 'PATCH'], '/orders/{id}', 'OrderController:update');
+$app->group('/api', function (RouteCollectorProxy $group) {
+    $group->get('/items/{id}', ItemAction::class);
+    $group->group('/v2', function (RouteCollectorProxy $v2) {
+        $v2->delete('/items/{id}', DeleteItem::class);
+    });
+});
+$router->group(['prefix' => 'lumen'], function () use ($router) {
+    $router->get('/users', ['uses' => 'UserController@index', 'as' => 'users']);
+});
+Route::get('/laravel', [HomeController::class, 'index']);
+$cache->get('/not/a/route', function () { return 1; });
+$app->get('/no-handler');
+"#;
+        let f = extract("public/index.php", src);
+        let r = |m: &str, p: &str, h: Option<&str>, l: u32| {
+            (m.to_string(), p.to_string(), h.map(String::from), l)
+        };
+        assert_eq!(
+            routes(&f),
+            vec![
+                r("GET", "/health", None, 6),
+                r("POST", "/orders", Some("OrderController@create"), 7),
+                r("PUT", "/orders/{id}", Some("OrderController:update"), 8),
+                r("PATCH", "/orders/{id}", Some("OrderController:update"), 8),
+                r("GET", "/api/items/{id}", Some("ItemAction"), 10),
+                r("DELETE", "/api/v2/items/{id}", Some("DeleteItem"), 12),
+                r("GET", "/lumen/users", Some("UserController@index"), 16),
+                r("GET", "/laravel", Some("HomeController@index"), 18),
+            ]
+        );
+        assert!(http_calls(&f).is_empty());
     }
 
     #[test]
@@ -1844,6 +2139,59 @@ class PricingGateway
                 c("GET", "/stock/{}", 17),
                 c("DELETE", "{$this.base}/carts/{}", 19),
             ]
+        );
+    }
+
+    #[test]
+    fn env_lookups_bind_with_their_defaults() {
+        let src = r#"<?php
+$catalogue = getenv('CATALOGUE_URL') ?: 'http://catalogue:8080';
+$cart = $_ENV['CART_URL'] ?? 'http://cart:8080';
+$user = env('USER_URL', 'http://user:8080');
+$server = $_SERVER['SHIP_URL'];
+$plain = \getenv('PLAIN');
+$other = getenv('A') ?: $fallback;
+$computed = getenv($name);
+define('TOPIC', $_ENV['TOPIC'] ?? 'orders');
+
+class Gateway
+{
+    private $baseUrl = 'http://gateway:8080';
+
+    public function f($id)
+    {
+        return $this->client->get($this->baseUrl . '/orders/' . $id);
+    }
+}
+"#;
+        let f = extract("config.php", src);
+        let got: Vec<(&str, Value)> = f
+            .bindings
+            .iter()
+            .map(|b| (b.name.as_str(), b.value.clone()))
+            .collect();
+        let env = |v: &str, d: Option<&str>| Value::env(v, d.map(str::to_string));
+        assert_eq!(
+            got,
+            vec![
+                (
+                    "$catalogue",
+                    env("CATALOGUE_URL", Some("http://catalogue:8080"))
+                ),
+                ("$cart", env("CART_URL", Some("http://cart:8080"))),
+                ("$user", env("USER_URL", Some("http://user:8080"))),
+                ("$server", env("SHIP_URL", None)),
+                ("$plain", env("PLAIN", None)),
+                // A fallback that is not a literal gives no default.
+                ("$other", env("A", None)),
+                ("TOPIC", env("TOPIC", Some("orders"))),
+                // A property binds without its `$`, as `$this->baseUrl` names it.
+                ("Gateway.baseUrl", lit("http://gateway:8080")),
+            ]
+        );
+        assert_eq!(
+            http_calls(&f),
+            vec![(Some("GET".into()), "{$this.baseUrl}/orders/{}".into(), 17)]
         );
     }
 
@@ -1997,6 +2345,10 @@ class Checkout
             "<?php }}}{{{",
             "<?php define(",
             "<?php $client->get(\"{$",
+            "<?php /** @Route(\"/x\", methods={\"GET\"",
+            "<?php /** @Route(",
+            "<?php $app->group('/x', function (",
+            "<?php class A { /** @Route(\"/a\") */ function __invoke(",
         ] {
             let _ = extract("x.php", src);
         }
