@@ -7,7 +7,7 @@
 //! opens (a `;` first means an abstract method), and the matching `}` gives its end line.
 //! Calls are read where their name meets `(`: Laravel `Route::get(…)` inside
 //! `Route::prefix(…)->group(…)` ranges, Slim/Lumen `$app->get(…)` and `$router->group(…)`,
-//! Guzzle/`Http::` calls, php-rdkafka topics, and methods called on
+//! Guzzle/`Http::`/curl/`file_get_contents` calls, php-rdkafka topics, and methods called on
 //! a variable holding a gRPC client. Symfony `#[Route]` attributes and `@Route` annotations
 //! are read from the block above a method, joined with the class-level prefix. Topics, URLs
 //! and constants are read by the shared evaluator ([`eval`]) over the shared token view, with
@@ -120,6 +120,14 @@ struct Frame {
     class_route: Option<RouteDecl>,
 }
 
+/// A curl handle: the URL it was given (`curl_init($url)`, `CURLOPT_URL`) as a byte range,
+/// and the method its options set.
+#[derive(Debug, Clone, Default)]
+struct Curl {
+    url: Option<(usize, usize)>,
+    method: Option<String>,
+}
+
 /// A Symfony route declared by an attribute or a docblock annotation.
 #[derive(Debug, Clone, Default)]
 struct RouteDecl {
@@ -149,6 +157,10 @@ struct State {
     /// Variable/property name (without `$`/`$this->`) → gRPC service of the client it holds.
     grpc_clients: HashMap<String, String>,
     http_clients: HashSet<String>,
+    /// A Guzzle client's `base_uri` (the byte range of its value), by variable.
+    http_bases: HashMap<String, (usize, usize)>,
+    /// curl handles by variable (without `$`): what `curl_init` and the options gave them.
+    curl: HashMap<String, Curl>,
     /// Name → true for an rdkafka consumer (`new RdKafka\Consumer`), false for a producer.
     kafka: HashMap<String, bool>,
     /// Variables holding a router (`$app = AppFactory::create()`, a group closure's
@@ -1186,6 +1198,23 @@ fn new_expr(src: &Src, st: &mut State, ts: usize, te: usize) {
     let Some(k) = key else { return };
     match class {
         "GuzzleHttp\\Client" | "Client" | "HttpClient" if !st.grpc_file || class != "Client" => {
+            // `new Client(['base_uri' => 'http://pricing:8080'])`: relative request URLs
+            // are resolved against it.
+            if let Some((open, b'(')) = lex::next_non_space(code, ne)
+                && let Some(close) = src.br.close_of(open)
+                && let Some(&(a, z)) = src.args(open, close).positional.first()
+            {
+                for (x, y) in src.items(a, z) {
+                    if let Some(arrow) = code[x..y].find("=>")
+                        && matches!(
+                            src.plain_string(x, x + arrow).as_deref(),
+                            Some("base_uri" | "base_url")
+                        )
+                    {
+                        st.http_bases.insert(k.clone(), (x + arrow + 2, y));
+                    }
+                }
+            }
             st.http_clients.insert(k);
         }
         "RdKafka\\Producer" | "Producer" => {
@@ -1277,6 +1306,10 @@ fn call_site(
             method: name.to_string(),
             line,
         });
+        return;
+    }
+    if chain.text.is_empty() && (name.starts_with("curl_") || name == "file_get_contents") {
+        curl_call(src, st, name, ts, (open, close), class);
         return;
     }
     let interesting = matches!(
@@ -1528,8 +1561,11 @@ fn call_site(
                 )
             };
             if let Some((a, z)) = url
-                && let Some(url) = src.url(a, z, sure, class)
+                && let Some(mut url) = src.url(a, z, sure, class)
             {
+                if let Some(&(ba, bz)) = chain.key().and_then(|k| st.http_bases.get(k)) {
+                    url = with_base(src.value(ba, bz, class), url);
+                }
                 st.facts.http.push(HttpFact::Call { method, url, line });
             }
         }
@@ -1560,6 +1596,185 @@ fn call_site(
         }
         _ => {}
     }
+}
+
+/// `url` resolved against a client's base URI: an absolute URL stays, an absolute path keeps
+/// only the base's scheme and host, a relative path is joined under the base; a URL that
+/// starts with a run-time part, or a base that is one, is left as it is.
+fn with_base(base: Value, url: Value) -> Value {
+    let Some(Part::Lit(first)) = url.parts.first() else {
+        return url;
+    };
+    if first.contains("://") || first.starts_with("//") || base.is_dynamic() {
+        return url;
+    }
+    let absolute = first.starts_with('/');
+    let mut out = match base.as_lit() {
+        Some(b) if absolute && b.contains("://") => {
+            let i = b.find("://").map_or(0, |i| i + 3);
+            let host_end = b[i..].find('/').map_or(b.len(), |p| i + p);
+            Value::lit(&b[..host_end])
+        }
+        _ => base,
+    };
+    let ends = matches!(out.parts.last(), Some(Part::Lit(s)) if s.ends_with('/'));
+    let mut url = url;
+    match (ends, absolute) {
+        (true, true) => {
+            if let Some(Part::Lit(s)) = url.parts.first_mut() {
+                s.remove(0);
+            }
+        }
+        (false, false) => out.push(Part::Lit("/".into())),
+        _ => {}
+    }
+    out.extend(url);
+    out
+}
+
+/// curl: `curl_init($url)` (or `curl_setopt($ch, CURLOPT_URL, $url)`) gives a handle its URL,
+/// options its method (`CURLOPT_CUSTOMREQUEST`, `CURLOPT_POST`, …; GET otherwise), and
+/// `curl_exec($ch)` is the request, at its own line. `file_get_contents` is a GET when its
+/// argument is a web URL (`'http://…'`, a base named like one), not a file path.
+fn curl_call(
+    src: &Src,
+    st: &mut State,
+    name: &str,
+    ts: usize,
+    (open, close): (usize, usize),
+    class: Option<&str>,
+) {
+    let code = src.code();
+    let args = src.args(open, close);
+    let line = src.line_of(ts);
+    let handle = |i: usize| -> Option<String> {
+        let &(a, z) = args.positional.get(i)?;
+        let (a, z) = src.trim(a, z);
+        Chain {
+            text: &code[a..z],
+            start: a,
+        }
+        .key()
+        .map(str::to_string)
+    };
+    let option = |r: (usize, usize)| {
+        let (a, z) = src.trim(r.0, r.1);
+        code[a..z].trim_start_matches('\\').to_string()
+    };
+    match name {
+        "curl_init" => {
+            if let Some(k) = assigned_target(src, ts).and_then(|c| c.key().map(str::to_string)) {
+                st.curl.insert(
+                    k,
+                    Curl {
+                        url: args.positional.first().copied(),
+                        method: None,
+                    },
+                );
+            }
+        }
+        "curl_setopt" => {
+            if let (Some(k), Some(&o), Some(&v)) =
+                (handle(0), args.positional.get(1), args.positional.get(2))
+            {
+                curl_option(src, st.curl.entry(k).or_default(), &option(o), v);
+            }
+        }
+        "curl_setopt_array" => {
+            let (Some(k), Some(&(a, z))) = (handle(0), args.positional.get(1)) else {
+                return;
+            };
+            let (a, z) = array_of(src, a, z);
+            for (x, y) in src.items(a, z) {
+                if let Some(arrow) = code[x..y].find("=>") {
+                    let opt = option((x, x + arrow));
+                    curl_option(
+                        src,
+                        st.curl.entry(k.clone()).or_default(),
+                        &opt,
+                        (x + arrow + 2, y),
+                    );
+                }
+            }
+        }
+        "curl_exec" => {
+            let curl = handle(0)
+                .and_then(|k| st.curl.get(&k).cloned())
+                .unwrap_or_default();
+            let url = match curl.url {
+                Some((a, z)) => src.url(a, z, true, class),
+                None => Some(Value::dynamic()),
+            };
+            if let Some(url) = url {
+                st.facts.http.push(HttpFact::Call {
+                    method: Some(curl.method.unwrap_or_else(|| "GET".to_string())),
+                    url,
+                    line,
+                });
+            }
+        }
+        "file_get_contents" => {
+            let Some(&(a, z)) = args.positional.first() else {
+                return;
+            };
+            let url = src.value(a, z, class);
+            let web = match url.parts.first() {
+                Some(Part::Lit(s)) => s.starts_with("http://") || s.starts_with("https://"),
+                Some(p @ (Part::Ref { .. } | Part::Env { .. } | Part::Config { .. })) => {
+                    common::looks_like_url(&Value {
+                        parts: vec![p.clone()],
+                    })
+                }
+                _ => false,
+            };
+            if web {
+                // A stream context (the third argument) may set another method.
+                let method = (args.positional.len() < 3).then(|| "GET".to_string());
+                st.facts.http.push(HttpFact::Call { method, url, line });
+            }
+        }
+        _ => {}
+    }
+}
+
+/// One curl option given to a handle.
+fn curl_option(src: &Src, curl: &mut Curl, opt: &str, v: (usize, usize)) {
+    let (a, z) = src.trim(v.0, v.1);
+    let on = !matches!(
+        src.code()[a..z].to_ascii_lowercase().as_str(),
+        "false" | "0" | "null"
+    );
+    let set = |curl: &mut Curl, m: &str| curl.method = Some(m.to_string());
+    match opt {
+        "CURLOPT_URL" => curl.url = Some((a, z)),
+        "CURLOPT_CUSTOMREQUEST" => {
+            if let Some(m) = src.plain_string(a, z) {
+                curl.method = Some(m.to_ascii_uppercase());
+            }
+        }
+        "CURLOPT_POST" if on => set(curl, "POST"),
+        "CURLOPT_PUT" if on => set(curl, "PUT"),
+        "CURLOPT_NOBODY" if on => set(curl, "HEAD"),
+        "CURLOPT_HTTPGET" if on => set(curl, "GET"),
+        "CURLOPT_POSTFIELDS" if curl.method.is_none() => set(curl, "POST"),
+        _ => {}
+    }
+}
+
+/// The array literal at bytes `s..e`, or the one a variable there was assigned.
+fn array_of(src: &Src, s: usize, e: usize) -> (usize, usize) {
+    let (s, e) = src.trim(s, e);
+    let text = &src.code()[s..e];
+    if text.starts_with('$') {
+        let t = src.t;
+        let (a, _) = t.range_of(s, e);
+        if let Some(asg) = src.asg.last(text, a)
+            && let Some(end) = t.tok(asg.rhs.1.saturating_sub(1))
+        {
+            return (t.start(asg.rhs.0), end.end as usize);
+        }
+    }
+    (s, e)
 }
 
 /// True when the receiver of a call is a router variable: `$app`, `$router`, or one the file
@@ -2133,11 +2348,103 @@ class PricingGateway
         assert_eq!(
             http_calls(&f),
             vec![
-                c("GET", "/prices/{}", 14),
-                c("POST", "/quotes/{}/accept", 15),
+                // Relative to the client's base_uri, whose host names the service.
+                c("GET", "http://pricing:8080/prices/{}", 14),
+                c("POST", "http://pricing:8080/quotes/{}/accept", 15),
                 c("PUT", "http://orders/orders/{}", 16),
                 c("GET", "/stock/{}", 17),
                 c("DELETE", "{$this.base}/carts/{}", 19),
+            ]
+        );
+    }
+
+    #[test]
+    fn curl_injected_urls_guzzle_http_facade_and_env() {
+        // robot-shop's ratings → catalogue call.
+        let src = r#"<?php
+namespace Instana\RobotShop\Ratings\Service;
+
+class CatalogueService
+{
+    private $catalogueUrl;
+
+    public function __construct(string $catalogueUrl)
+    {
+        $this->catalogueUrl = $catalogueUrl;
+    }
+
+    public function checkSKU(string $sku): bool
+    {
+        $url = sprintf('%s/product/%s', $this->catalogueUrl, $sku);
+        $opt = [
+            CURLOPT_RETURNTRANSFER => true,
+        ];
+        $curl = curl_init($url);
+        curl_setopt_array($curl, $opt);
+        $data = curl_exec($curl);
+        curl_close($curl);
+        return true;
+    }
+
+    public function rate(string $sku, int $score = 5)
+    {
+        $ch = curl_init();
+        curl_setopt($ch, CURLOPT_URL, (getenv('RATINGS_URL') ?: 'http://ratings:80') . "/api/rate/$sku/$score");
+        curl_setopt($ch, CURLOPT_CUSTOMREQUEST, 'PUT');
+        curl_exec($ch);
+        $h = curl_init($this->base . '/orders');
+        curl_setopt_array($h, [CURLOPT_POSTFIELDS => $body]);
+        \curl_exec($h);
+    }
+
+    public function others(string $id)
+    {
+        $client = new \GuzzleHttp\Client();
+        $client->request('GET', ($_ENV['CART_URL'] ?? 'http://cart:8080') . '/cart/' . $id);
+        $client->get(env('USER_URL', 'http://user:8080') . "/users/{$id}");
+        Http::get("{$this->shippingUrl}/calc/{$id}");
+        $price = file_get_contents('http://pricing/price/' . $id);
+        $conf = file_get_contents(__DIR__ . '/config.json');
+        $local = file_get_contents('/etc/hosts');
+        $this->cache->get('/not/http');
+    }
+}
+"#;
+        let f = extract("src/Service/CatalogueService.php", src);
+        let c = |m: &str, p: &str, l: u32| (Some(m.to_string()), p.to_string(), l);
+        assert_eq!(
+            http_calls(&f),
+            vec![
+                // The request is `curl_exec`; the URL is what `curl_init` was given, and a
+                // constructor-injected property stays a name the graph may resolve.
+                c("GET", "{$this.catalogueUrl}/product/{}", 21),
+                // `CURLOPT_URL` and `CURLOPT_CUSTOMREQUEST` set on the handle.
+                c("PUT", "{env RATINGS_URL}/api/rate/{}/{}", 31),
+                // `CURLOPT_POSTFIELDS` makes it a POST.
+                c("POST", "{$this.base}/orders", 34),
+                c("GET", "{env CART_URL}/cart/{}", 40),
+                c("GET", "{env USER_URL}/users/{}", 41),
+                c("GET", "{$this.shippingUrl}/calc/{}", 42),
+                c("GET", "http://pricing/price/{}", 43),
+            ]
+        );
+        let url = |l: u32| {
+            f.http.iter().find_map(|h| match h {
+                HttpFact::Call { url, line, .. } if *line == l => Some(url.clone()),
+                _ => None,
+            })
+        };
+        // `?:`, `??` and `env()` defaults stay with their lookups.
+        let env = |v: &str, d: &str| Part::Env {
+            var: v.into(),
+            default: Some(d.into()),
+        };
+        assert_eq!(
+            [31, 40, 41].map(|l| url(l).map(|u| u.parts[0].clone())),
+            [
+                Some(env("RATINGS_URL", "http://ratings:80")),
+                Some(env("CART_URL", "http://cart:8080")),
+                Some(env("USER_URL", "http://user:8080")),
             ]
         );
     }
@@ -2345,9 +2652,12 @@ class Checkout
             "<?php }}}{{{",
             "<?php define(",
             "<?php $client->get(\"{$",
+            "<?php curl_exec(",
+            "<?php $ch = curl_init($u); curl_setopt_array($ch, $o",
             "<?php /** @Route(\"/x\", methods={\"GET\"",
             "<?php /** @Route(",
             "<?php $app->group('/x', function (",
+            "<?php $c = new Client(['base_uri' => ",
             "<?php class A { /** @Route(\"/a\") */ function __invoke(",
         ] {
             let _ = extract("x.php", src);
