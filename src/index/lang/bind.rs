@@ -189,7 +189,7 @@ impl Assignments {
                     if let Some(body) = body {
                         let mut names = Vec::new();
                         for (a, b) in t.args(i) {
-                            if let Some(p) = param_name(t, a, b) {
+                            if let Some(p) = param_name(t, a, b, style.name_before_type) {
                                 out.params.entry(p.to_string()).or_default().push(body);
                                 names.push(p.to_string());
                             }
@@ -716,18 +716,30 @@ fn indented_body(t: &Tokens, open: usize, close: usize) -> Option<(usize, usize)
     Some((close + 1, end.max(close + 1)))
 }
 
-/// The name a parameter declares: `name`, `name: T`, `T name`, `name T` (Go), `$name`,
-/// `self`; `None` for anything else.
-fn param_name<'a>(t: &Tokens<'_, 'a>, a: usize, b: usize) -> Option<&'a str> {
+/// The name a parameter declares: `name`, `name: T`, `T name`, `name T` (Go, where
+/// `name_before_type` says so), `$name`, `self`; `None` for anything else.
+fn param_name<'a>(
+    t: &Tokens<'_, 'a>,
+    a: usize,
+    b: usize,
+    name_before_type: bool,
+) -> Option<&'a str> {
     let end = (a..b)
         .find(|&k| t.is_punct(k, b'=') || (t.is_punct(k, b':') && !t.op2(k, b"::")))
         .unwrap_or(b);
     if end == a {
         return None;
     }
-    // `name: T` and `name = default` → the first identifier; `T name` (Java/C#) → the last.
+    // `name: T` → the first identifier; `T name` (Java/C#/PHP) and `T name = default` → the
+    // last before the `=`, which is also the name of a plain `name = default`.
+    // A nullable or by-reference mark may come first (`?Client $c`, `&$out`).
+    let a = if matches!(t.punct(a), b'?' | b'&') && end > a + 1 {
+        a + 1
+    } else {
+        a
+    };
     let first = t.ident(a)?;
-    if end < b || end == a + 1 {
+    if (end < b && !t.is_punct(end, b'=')) || end == a + 1 || name_before_type {
         return Some(first);
     }
     let last = (a..end).rev().find_map(|k| t.ident(k))?;
@@ -856,6 +868,32 @@ mod tests {
         a.export(&t, &ExprRules::JS, &mut facts);
         assert_eq!(facts.bindings.len(), 1);
         assert_eq!(facts.bindings[0].name, "BASE");
+    }
+
+    #[test]
+    fn go_parameters_are_named_before_their_types() {
+        let src = "package p\nfunc get(base, id string, c *http.Client) {\n  u := base + \"/orders/\" + id\n  c.Get(u)\n}\n";
+        let lx = lex(Syntax::GO, src);
+        let t = Tokens::new(&lx, &Rules::C_FAMILY);
+        let a = Assignments::scan(&t, &StmtStyle::GO);
+        let at = (0..t.len()).rfind(|&k| t.is(k, "u")).unwrap();
+        assert!(a.is_param("id", at) && a.is_param("base", at) && a.is_param("c", at));
+        assert!(!a.is_param("string", at));
+        let v = eval(&t, (at, at + 1), &ExprRules::GO, &a);
+        assert_eq!(v.display(), "{}/orders/{}");
+    }
+
+    #[test]
+    fn typed_parameters_with_defaults_are_named_by_the_last_word() {
+        let src = "<?php\nfunction f(string $sku, int $score = 5, $plain = 1, ?Client $c = null) {\n  $x = 1;\n}\n";
+        let lx = lex(Syntax::PHP, src);
+        let t = Tokens::new(&lx, &Rules::SCRIPT);
+        let a = Assignments::scan(&t, &StmtStyle::SEMICOLON);
+        let at = (0..t.len()).rfind(|&k| t.is(k, "$x")).unwrap();
+        for p in ["$sku", "$score", "$plain", "$c"] {
+            assert!(a.is_param(p, at), "{p}");
+        }
+        assert!(!a.is_param("int", at) && !a.is_param("Client", at));
     }
 
     #[test]

@@ -1053,7 +1053,20 @@ impl Evaluator<'_, '_, '_, '_> {
                     while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
                         j += 1;
                     }
-                    let name = &raw[k + 1..j];
+                    // PHP reads one property in a simple substitution (`"$order->id"`), and
+                    // its variables keep their `$`, so they are the names code uses.
+                    let php = interp == Interp::Php;
+                    if php
+                        && raw[j..].starts_with("->")
+                        && b.get(j + 2)
+                            .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+                    {
+                        j += 2;
+                        while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
+                            j += 1;
+                        }
+                    }
+                    let name = &raw[if php { k } else { k + 1 }..j];
                     out.push(Part::Lit(std::mem::take(&mut text)));
                     let v = self.interp_name(name, i);
                     out.extend(v);
@@ -1122,7 +1135,15 @@ impl Evaluator<'_, '_, '_, '_> {
                 }
                 _ => inner,
             };
-            let inner = inner.trim_start_matches('$');
+            let php_name;
+            let inner = match interp {
+                // `{$x}`, `${x}`: the PHP variable `$x`, named as in code.
+                Interp::Php => {
+                    php_name = format!("${}", inner.trim_start_matches('$'));
+                    php_name.as_str()
+                }
+                _ => inner.trim_start_matches('$'),
+            };
             out.push(Part::Lit(std::mem::take(&mut text)));
             let v = self.interp_name(inner, i);
             out.extend(v);
@@ -1502,7 +1523,12 @@ mod tests {
             php("sprintf('%s/product/%s', $this->catalogueUrl, $sku)"),
             "{$this.catalogueUrl}/product/{$sku}"
         );
-        assert_eq!(php("\"$base/x/{$id}\""), "{base}/x/{id}");
+        // PHP variables keep their `$` (`$base` is what code and the tracker call it).
+        assert_eq!(php("\"$base/x/{$id}\""), "{$base}/x/{$id}");
+        assert_eq!(
+            php("\"{$this->baseUrl}/orders/$order->id/items\""),
+            "{$this.baseUrl}/orders/{$order.id}/items"
+        );
         assert_eq!(
             env_default(
                 Syntax::PHP,
