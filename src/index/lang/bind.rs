@@ -175,7 +175,10 @@ impl Assignments {
                                 let names: Vec<String> = t
                                     .args(i)
                                     .into_iter()
-                                    .filter_map(|(a, b)| param_name(t, a, b).map(str::to_string))
+                                    .filter_map(|(a, b)| {
+                                        param_name(t, a, b, style.name_before_type)
+                                            .map(str::to_string)
+                                    })
                                     .collect();
                                 for p in &names {
                                     out.params.entry(p.clone()).or_default().push((k, end));
