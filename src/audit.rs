@@ -484,7 +484,7 @@ impl AuditLog {
             tracing::warn!(target: "mesh::audit", path = %path.display(), mode = %mode,
                 "audit database is not in WAL mode; concurrent readers may wait");
         }
-        conn.pragma_update(None, "synchronous", "NORMAL")
+        conn.execute_batch("PRAGMA synchronous = NORMAL")
             .map_err(sql_err("set synchronous=NORMAL"))?;
         conn.execute_batch(&format!("BEGIN IMMEDIATE;\n{SCHEMA}\nCOMMIT;"))
             .map_err(|e| {
@@ -588,7 +588,9 @@ impl AuditLog {
 fn set_wal(conn: &Connection) -> rusqlite::Result<String> {
     let mut attempt = 0;
     loop {
-        match conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0)) {
+        // A plain statement, not `pragma_update_and_check`: its value quoting links rusqlite's
+        // float formatting into the binary for this one call.
+        match conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0)) {
             Err(rusqlite::Error::SqliteFailure(e, _))
                 if e.code == rusqlite::ErrorCode::DatabaseBusy && attempt < 100 =>
             {

@@ -154,6 +154,21 @@ struct FieldWriter {
 }
 
 impl Visit for FieldWriter {
+    /// Floats are written by integer arithmetic (3 decimals): `Debug` for `f64` would link
+    /// the float-printing machinery of `core` for this one use.
+    fn record_f64(&mut self, field: &Field, value: f64) {
+        let text = if value.is_finite() && value.abs() < 1e15 {
+            let sign = if value < 0.0 { "-" } else { "" };
+            let milli = (value.abs() * 1000.0).round() as u64;
+            format!("{sign}{}", crate::render::decimal(milli, 1000, 3))
+        } else if value.is_nan() {
+            "NaN".to_string()
+        } else {
+            format!("{}inf", if value < 0.0 { "-" } else { "" })
+        };
+        self.record_str(field, &text);
+    }
+
     fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
         if field.name() == "message" {
             let _ = write!(self.message, "{value:?}");

@@ -87,8 +87,8 @@ impl fmt::Display for WatchMode {
             }
             WatchMode::Polling { every_ms, reason } => write!(
                 f,
-                "polling fallback, full rescan every {:.1} s ({reason})",
-                *every_ms as f64 / 1000.0
+                "polling fallback, full rescan every {} s ({reason})",
+                crate::render::decimal(*every_ms, 1000, 1)
             ),
         }
     }

@@ -517,8 +517,8 @@ fn human_size(bytes: u64) -> String {
     if bytes < 1024 {
         format!("{bytes} B")
     } else if bytes < 1024 * 1024 {
-        format!("{:.1} KB", bytes as f64 / 1024.0)
+        format!("{} KB", crate::render::decimal(bytes, 1024, 1))
     } else {
-        format!("{:.1} MB", bytes as f64 / (1024.0 * 1024.0))
+        format!("{} MB", crate::render::decimal(bytes, 1024 * 1024, 1))
     }
 }
