@@ -506,6 +506,40 @@ impl AuditLog {
     /// Appends `entry` to the chain and its latency to the metrics table in one `BEGIN
     /// IMMEDIATE` transaction; returns the new row's sequence number (0 for the first row).
     pub fn record(&self, entry: &AuditEntry) -> Result<u64, AuditError> {
+        self.record_batch(std::slice::from_ref(entry))
+    }
+
+    /// Appends `entries` in order, in one `BEGIN IMMEDIATE` transaction (the audit task
+    /// writes what queued up while it was busy as one batch); returns the last new row's
+    /// sequence number. Either every entry is appended or none is.
+    pub fn record_batch(&self, entries: &[AuditEntry]) -> Result<u64, AuditError> {
+        let sql_err = |action| {
+            move |source| AuditError::Sqlite {
+                path: self.path.clone(),
+                action,
+                source,
+            }
+        };
+        // A panic while holding the lock leaves no open transaction behind (the Transaction's
+        // drop rolls back), so the connection is still usable.
+        let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sql_err("start a write transaction"))?;
+        let mut seq = 0;
+        for entry in entries {
+            seq = self.append(&tx, entry)?;
+        }
+        tx.commit().map_err(sql_err("commit the new row"))?;
+        Ok(seq)
+    }
+
+    /// Appends one entry inside the caller's write transaction; returns its sequence number.
+    fn append(
+        &self,
+        tx: &rusqlite::Transaction<'_>,
+        entry: &AuditEntry,
+    ) -> Result<u64, AuditError> {
         let sql_err = |action| {
             move |source| AuditError::Sqlite {
                 path: self.path.clone(),
@@ -519,13 +553,6 @@ impl AuditLog {
         let trace_id = entry.trace_id.as_deref().map(clean_field);
         let tool = clean_field(&entry.tool);
         let args_digest = clean_field(&entry.args_digest);
-
-        // A panic while holding the lock leaves no open transaction behind (the Transaction's
-        // drop rolls back), so the connection is still usable.
-        let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(sql_err("start a write transaction"))?;
         let tail: Option<(i64, String)> = tx
             .prepare_cached(
                 "SELECT entry_seq, entry_hash FROM audit_entries ORDER BY entry_seq DESC LIMIT 1",
@@ -577,7 +604,6 @@ impl AuditLog {
         )
         .and_then(|mut st| st.execute(params![seq, duration]))
         .map_err(sql_err("record the call latency"))?;
-        tx.commit().map_err(sql_err("commit the new row"))?;
         tracing::trace!(target: "mesh::audit", seq, tool = %tool, "audit row appended");
         Ok(u64::try_from(seq).unwrap_or(0))
     }

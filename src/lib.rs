@@ -30,8 +30,10 @@
 //! | [`config`] | workspace discovery and the optional `mesh-mcp.toml` |
 //! | [`security`] | path jail, secret masking, prompt-injection neutralisation, stop rules |
 //! | [`audit`] | the hash-chained SQLite audit trail |
+//! | [`auditor`] | the audit task: one writer per process, batching every session's audited calls |
 //! | [`daemon`] | `meshd`: socket naming, the accept loop and the `mesh-mcp run` proxy |
 //! | [`cli`] | one file per subcommand of the `mesh-mcp` binary |
+//! | [`isolate`] | panic isolation: a panic costs one tool call, one file or one restart of the watcher or audit task, never the process |
 //! | [`order`] | the one stable sort every module shares, to keep a single sorting routine in the binary |
 //! | [`sys`] | the handful of Linux/Unix system calls we need, declared by hand |
 //!
@@ -39,12 +41,14 @@
 //! writer alone.
 
 pub mod audit;
+pub mod auditor;
 pub mod cli;
 pub mod config;
 pub mod daemon;
 pub mod framing;
 pub mod git;
 pub mod index;
+pub mod isolate;
 pub mod logging;
 pub mod order;
 pub mod protocol;

@@ -237,21 +237,10 @@ pub fn init() {
 }
 
 /// Routes panic messages through `tracing` (one line with the location) instead of the default
-/// hook's stderr dump, so a panicking tool task leaves a readable log line.
+/// hook's stderr dump, so a panicking tool task or extractor leaves a readable log line (see
+/// [`crate::isolate::install_hook`]).
 pub fn install_panic_hook() {
-    std::panic::set_hook(Box::new(|info| {
-        let location = info
-            .location()
-            .map(|l| format!("{}:{}", l.file(), l.line()))
-            .unwrap_or_default();
-        let message = info
-            .payload()
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| info.payload().downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "non-string panic payload".into());
-        tracing::error!(target: "mesh::server", "panic at {location}: {message}");
-    }));
+    crate::isolate::install_hook();
 }
 
 #[cfg(test)]

@@ -49,6 +49,8 @@ pub struct Shared {
     audit: std::sync::OnceLock<Option<crate::audit::AuditLog>>,
     /// Whether tool calls are audited at all (config `[audit] enabled`).
     pub audit_enabled: bool,
+    /// The audit task sessions queue their calls on, started at the first audited call.
+    auditor: std::sync::OnceLock<crate::auditor::Auditor>,
     /// Set by `meshd` once it serves this workspace; `None` in standalone mode.
     pub daemon: std::sync::OnceLock<Arc<crate::daemon::DaemonStatus>>,
 }
@@ -95,30 +97,55 @@ impl Shared {
             max_in_flight: 8,
             audit: std::sync::OnceLock::new(),
             audit_enabled,
+            auditor: std::sync::OnceLock::new(),
             daemon: std::sync::OnceLock::new(),
         }
     }
 
-    /// Appends one audited call; failures are logged, never returned (an audit problem such
-    /// as a full disk must not stop the tool from answering).
+    /// Appends one audited call now, on this thread (for one-shot commands such as `mesh-mcp
+    /// query`; sessions use [`Shared::audit_later`]); failures are logged, never returned (an
+    /// audit problem such as a full disk must not stop the tool from answering).
     pub fn audit(&self, entry: &crate::audit::AuditEntry) {
         if !self.audit_enabled {
             return;
         }
-        let log = self.audit.get_or_init(|| {
-            let path = crate::audit::AuditLog::default_path();
-            match crate::audit::AuditLog::open(&path) {
-                Ok(log) => Some(log),
-                Err(e) => {
-                    tracing::warn!(target: "mesh::audit", "audit trail disabled for this process: {e}");
-                    None
-                }
-            }
-        });
+        let log = self.audit.get_or_init(open_audit_log);
         if let Some(log) = log
             && let Err(e) = log.record(entry)
         {
             tracing::warn!(target: "mesh::audit", "could not record the call of {}: {e}", entry.tool);
+        }
+    }
+
+    /// Queues one audited call for the audit task ([`crate::auditor`]): `build` makes the
+    /// entry there, and `done` (a session's wait-group token) is dropped once it is written.
+    /// Nothing at all happens when auditing is off.
+    pub fn audit_later(
+        &self,
+        build: impl FnOnce() -> crate::audit::AuditEntry + Send + 'static,
+        done: Option<async_channel::Sender<()>>,
+    ) {
+        if !self.audit_enabled {
+            return;
+        }
+        self.auditor
+            .get_or_init(|| crate::auditor::Auditor::start(open_audit_log))
+            .submit(crate::auditor::Job {
+                build: Box::new(build),
+                done,
+            });
+    }
+}
+
+/// Opens the audit trail at its default path; a failure is logged and disables auditing (for
+/// this process, or for the audit task until it is started over).
+fn open_audit_log() -> Option<crate::audit::AuditLog> {
+    let path = crate::audit::AuditLog::default_path();
+    match crate::audit::AuditLog::open(&path) {
+        Ok(log) => Some(log),
+        Err(e) => {
+            tracing::warn!(target: "mesh::audit", "audit trail disabled for this process: {e}");
+            None
         }
     }
 }
@@ -761,25 +788,16 @@ send one message per line"
         })
     }
 
-    /// Records a call in the audit trail off the answer's path: the write (a SQLite
-    /// transaction, on the first call also creating the database) runs on the blocking pool
-    /// while the answer is already on its way, and holds the session's wait group so the drain
-    /// barrier still waits for it before the process exits. The entry is built there too, so the argument digest (canonical JSON + SHA-256) costs
-    /// nothing on the answer's path, and nothing at all when auditing is off.
+    /// Records a call in the audit trail off the answer's path: the audit task
+    /// ([`crate::auditor`]) builds the entry (so the argument digest, canonical JSON + SHA-256,
+    /// costs nothing on the answer's path) and writes it in a batch while the answer is on its
+    /// way; the job holds the session's wait group, so the drain barrier still waits for the
+    /// row before the process exits. Nothing at all happens when auditing is off.
     fn audit_after_answer(
         &self,
         entry: impl FnOnce() -> crate::audit::AuditEntry + Send + 'static,
     ) {
-        if !self.shared.audit_enabled {
-            return;
-        }
-        let shared = self.shared.clone();
-        let busy = self.busy.clone();
-        smol::spawn(async move {
-            blocking::unblock(move || shared.audit(&entry())).await;
-            drop(busy);
-        })
-        .detach();
+        self.shared.audit_later(entry, Some(self.busy.clone()));
     }
 
     /// Waits (bounded, with progress notifications) for the first snapshot.

@@ -161,6 +161,17 @@ pub enum RejectReason {
     Unreadable(String),
     /// A symbolic link whose target lies outside its root; it is not followed.
     SymlinkOutsideRoot,
+    /// The language extractor panicked on this file, at this `file:line` of mesh-mcp's
+    /// source (the file costs itself only; see [`crate::isolate`]).
+    ExtractorFailed {
+        /// Where the extractor panicked.
+        at: String,
+    },
+    /// The extraction ran past the per-file time cap and was given up.
+    ExtractorTimedOut {
+        /// The cap, in milliseconds.
+        cap_ms: u64,
+    },
 }
 
 impl RejectReason {
@@ -173,6 +184,8 @@ impl RejectReason {
             RejectReason::NotUtf8 => "not UTF-8",
             RejectReason::Unreadable(_) => "unreadable",
             RejectReason::SymlinkOutsideRoot => "symlink outside root",
+            RejectReason::ExtractorFailed { .. } => "extractor failed",
+            RejectReason::ExtractorTimedOut { .. } => "extractor timed out",
         }
     }
 }
@@ -210,6 +223,11 @@ impl fmt::Display for RejectReason {
             RejectReason::SymlinkOutsideRoot => {
                 write!(f, "symlink pointing outside its root (not followed)")
             }
+            RejectReason::ExtractorFailed { at } => write!(f, "extractor failed at {at}"),
+            RejectReason::ExtractorTimedOut { cap_ms } => write!(
+                f,
+                "extraction took longer than {cap_ms} ms and was given up (MESH_EXTRACT_TIMEOUT_MS)"
+            ),
         }
     }
 }
