@@ -53,6 +53,8 @@ impl Auditor {
 
 /// Runs the writer, starting it over after a panic.
 fn supervise(rx: &async_channel::Receiver<Job>, open: &dyn Fn() -> Option<AuditLog>) {
+    // Background work: when its timer fires, it must not preempt a session's thread.
+    crate::sys::lower_thread_priority();
     let mut failures = 0u32;
     loop {
         let mut in_hand = 0usize;
@@ -81,17 +83,37 @@ fn write_loop(
 ) {
     let mut log: Option<Option<AuditLog>> = None;
     let mut batch: Vec<Job> = Vec::with_capacity(MAX_BATCH);
+    // Idle, the task waits on the queue (the first job wakes it). Busy, it does not: it
+    // sleeps [`LINGER`] and takes what queued meanwhile, so a session queuing a job finds no
+    // one waiting and wakes no thread — the calls of a busy session cost no wake-up each, and
+    // the task runs on its own clock, off the answer path. It waits on the queue again after
+    // a pause that brought nothing.
     while let Ok(first) = rx.recv_blocking() {
         batch.push(first);
-        // One pause for the calls right behind this one, then whatever queued meanwhile.
-        std::thread::sleep(LINGER);
-        while batch.len() < MAX_BATCH
-            && let Ok(job) = rx.try_recv()
-        {
-            batch.push(job);
+        let mut full = false;
+        loop {
+            if !full {
+                std::thread::sleep(LINGER);
+            }
+            while batch.len() < MAX_BATCH
+                && let Ok(job) = rx.try_recv()
+            {
+                batch.push(job);
+            }
+            if batch.is_empty() {
+                break;
+            }
+            full = batch.len() == MAX_BATCH; // more may be waiting: no pause before the next
+            write_batch(&mut batch, log.get_or_insert_with(open).as_ref(), in_hand);
         }
-        *in_hand = batch.len();
-        let log = log.get_or_insert_with(open);
+    }
+}
+
+/// Builds the batch's entries and appends them in one transaction, then lets the sessions'
+/// wait-group tokens go.
+fn write_batch(batch: &mut Vec<Job>, log: Option<&AuditLog>, in_hand: &mut usize) {
+    *in_hand = batch.len();
+    {
         let mut tokens = Vec::with_capacity(batch.len());
         let entries: Vec<AuditEntry> = batch
             .drain(..)
@@ -114,6 +136,6 @@ fn write_loop(
         }
         // The sessions' wait-group tokens go once the rows are written.
         drop(tokens);
-        *in_hand = 0;
     }
+    *in_hand = 0;
 }

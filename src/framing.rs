@@ -45,6 +45,9 @@ pub async fn read_frames<R: AsyncRead + Unpin>(mut input: R, tx: async_channel::
         if n == 0 {
             // End of input: a last line without a newline still counts.
             if !discarding && let Some(item) = finish(&mut line) {
+                if matches!(item, Inbound::Frame(_)) {
+                    crate::stages::frame_read();
+                }
                 let _ = tx.send(item).await;
             }
             tracing::debug!(target: "mesh::framing", "input closed");
@@ -59,10 +62,13 @@ pub async fn read_frames<R: AsyncRead + Unpin>(mut input: R, tx: async_channel::
                 } else {
                     finish(&mut line)
                 };
-                if let Some(item) = item
-                    && tx.send(item).await.is_err()
-                {
-                    return;
+                if let Some(item) = item {
+                    if matches!(item, Inbound::Frame(_)) {
+                        crate::stages::frame_read();
+                    }
+                    if tx.send(item).await.is_err() {
+                        return;
+                    }
                 }
             }
             if !discarding {
@@ -100,12 +106,14 @@ pub async fn write_frames<W: AsyncWrite + Unpin>(
 ) -> bool {
     let mut out = BufWriter::with_capacity(64 * 1024, output);
     while let Ok(frame) = rx.recv().await {
+        crate::stages::picked(&frame);
         let mut ok = out.write_all(frame.as_bytes()).await.is_ok();
         if ok && !frame.ends_with('\n') {
             ok = out.write_all(b"\n").await.is_ok();
         }
         if ok {
             ok = out.flush().await.is_ok();
+            crate::stages::written(&frame);
         }
         if !ok {
             tracing::debug!(target: "mesh::framing", "output closed; stopping the writer");

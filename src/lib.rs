@@ -23,6 +23,8 @@
 //! | [`framing`] | the stdio actor: a reader and a writer task joined by bounded queues; the only code that touches stdout |
 //! | [`protocol`] | JSON-RPC 2.0 wire types, classification of a frame, error codes, MCP versions, `_meta` and W3C trace context |
 //! | [`server`] | the session: method table, dual-era negotiation, concurrency, cancellation, progress, the drain barrier |
+//! | [`stdio`] | this process's stdin and stdout as async streams, non-blocking on the reactor when they are pipes or sockets |
+//! | [`stages`] | per-request stage timestamps, compiled in only for the benchmark build (`--features bench-stages`) |
 //! | [`tools`] | the tool registry and one file per tool (arguments, run, truncation hint) |
 //! | [`render`] | Markdown helpers and the central 48 KiB output cap |
 //! | [`git`] | a safe, read-only git runner (no shell, timeout, repository-redirecting variables removed) for the wire-format check |
@@ -55,6 +57,8 @@ pub mod protocol;
 pub mod render;
 pub mod security;
 pub mod server;
+pub mod stages;
+pub mod stdio;
 pub mod sys;
 pub mod tools;
 

@@ -144,6 +144,17 @@ pub fn code_block(lang: &str, body: &str) -> String {
 
 /// Inline code that survives backticks inside the text.
 pub fn inline_code(s: &str) -> String {
+    // The common case, a name or a path, in one allocation (tables call this per cell).
+    if !s.bytes().any(|b| matches!(b, b'\n' | b'\r' | b'`'))
+        && !s.starts_with(' ')
+        && !s.ends_with(' ')
+    {
+        let mut out = String::with_capacity(s.len() + 2);
+        out.push('`');
+        out.push_str(s);
+        out.push('`');
+        return out;
+    }
     let flat = s.replace(['\n', '\r'], " ");
     let run = longest_run(&flat, b'`');
     let ticks = "`".repeat(run + 1);
@@ -156,7 +167,12 @@ pub fn inline_code(s: &str) -> String {
 
 /// Inline code safe inside a Markdown table cell (`|` escaped, newlines flattened).
 pub fn table_cell(s: &str) -> String {
-    inline_code(s).replace('|', "\\|")
+    let code = inline_code(s);
+    if code.contains('|') {
+        code.replace('|', "\\|")
+    } else {
+        code
+    }
 }
 
 fn longest_run(s: &str, ch: u8) -> usize {
