@@ -90,6 +90,18 @@ impl Shared {
         Self::start_with(config, IndexHandle::gated(), true)
     }
 
+    /// [`Shared::start`] for a one-shot command (`mesh-mcp query`): one index and no watcher,
+    /// whose set-up (an inotify watch per directory, planned by a walk of its own) would cost a
+    /// one-shot answer on a small workspace more than the search itself.
+    pub fn start_one_shot(config: Config) -> Arc<Shared> {
+        let config = Arc::new(config);
+        let index = IndexHandle::new();
+        let mut watch = crate::index::watch::WatchOptions::from_env();
+        watch.kind = crate::index::watch::WatchKind::Off;
+        crate::index::spawn_indexer_with(config.clone(), index.clone(), watch);
+        Arc::new(Shared::new(config, index))
+    }
+
     fn start_with(config: Config, index: Arc<IndexHandle>, inline_tools: bool) -> Arc<Shared> {
         let config = Arc::new(config);
         crate::index::spawn_indexer(config.clone(), index.clone());

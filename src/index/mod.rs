@@ -176,19 +176,20 @@ struct CacheMiss {
     sha: [u8; 32],
 }
 
-/// Reads, guards and extracts one file. With a cache (the root's label and the thread's
+/// Reads, guards and extracts one file. `stat` is the size and mtime the crawl saw, `None`
+/// when it did not look (a first build): then the open file is asked, which spares the crawl
+/// a path lookup and a `stat` per file. With a cache (the root's label and the thread's
 /// context), facts come from the cache when the content is unchanged, and freshly extracted
 /// facts are queued for it.
 fn index_file(
     abs: &Path,
     root: u16,
     rel: &str,
-    size: u64,
-    mtime_ns: u64,
+    stat: Option<(u64, u64)>,
     patterns: &[CompiledPattern],
     cached: Option<(&str, &mut CacheCtx<'_>)>,
 ) -> Result<FileEntry, RejectedFile> {
-    let reject = |reason: crawl::RejectReason| RejectedFile {
+    let rejected = |reason: crawl::RejectReason, size: u64| RejectedFile {
         root,
         path: rel.to_string(),
         label: reason.label(),
@@ -196,11 +197,28 @@ fn index_file(
         size,
     };
     let limit = crawl::size_limit(rel);
-    if size > limit {
-        return Err(reject(crawl::RejectReason::Oversized { limit }));
-    }
-    let bytes = read_capped(abs, size, limit)
-        .map_err(|e| reject(crawl::RejectReason::Unreadable(e.to_string())))?;
+    let unreadable =
+        |e: std::io::Error, size| rejected(crawl::RejectReason::Unreadable(e.to_string()), size);
+    let (size, mtime_ns, bytes) = match stat {
+        Some((size, mtime_ns)) => {
+            if size > limit {
+                return Err(rejected(crawl::RejectReason::Oversized { limit }, size));
+            }
+            let bytes = read_capped(abs, size, limit).map_err(|e| unreadable(e, size))?;
+            (size, mtime_ns, bytes)
+        }
+        None => {
+            let file = std::fs::File::open(abs).map_err(|e| unreadable(e, 0))?;
+            let meta = file.metadata().map_err(|e| unreadable(e, 0))?;
+            let (size, mtime_ns) = (meta.len(), crawl::mtime_ns(&meta));
+            if size > limit {
+                return Err(rejected(crawl::RejectReason::Oversized { limit }, size));
+            }
+            let bytes = read_open(file, size, limit).map_err(|e| unreadable(e, size))?;
+            (size, mtime_ns, bytes)
+        }
+    };
+    let reject = |reason: crawl::RejectReason| rejected(reason, size);
     if bytes.len() as u64 > limit {
         return Err(reject(crawl::RejectReason::Oversized { limit }));
     }
@@ -242,8 +260,12 @@ fn index_file(
 /// end of the file: open, read, close. Anything else (the file changed since the crawl) reads
 /// on to the end as before.
 fn read_capped(path: &Path, size: u64, limit: u64) -> std::io::Result<Vec<u8>> {
+    read_open(std::fs::File::open(path)?, size, limit)
+}
+
+/// [`read_capped`] on a file already open.
+fn read_open(mut file: std::fs::File, size: u64, limit: u64) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
-    let mut file = std::fs::File::open(path)?;
     let expected = size.min(limit) as usize;
     let mut bytes = vec![0u8; expected + 1];
     let got = loop {
@@ -398,8 +420,7 @@ impl Extraction {
                     &root.path.join(&f.rel_path),
                     f.root,
                     &f.rel_path,
-                    f.size,
-                    f.mtime_ns,
+                    f.stat(),
                     &self.patterns,
                     ctx.as_mut().map(|c| (root.label.as_str(), c)),
                 )
@@ -700,7 +721,13 @@ impl Indexer {
                 .as_deref()
                 .filter(|_| preload)
                 .map(|c| scope.spawn(|| c.load_all()));
-            let crawled = crawl::crawl(&self.crawl_roots, &self.options);
+            // A first build reuses nothing, so the crawl need not stat the files it lists:
+            // their extraction asks the open file instead (a path lookup less per file).
+            let crawled = if self.files.is_empty() {
+                crawl::crawl_names(&self.crawl_roots, &self.options)
+            } else {
+                crawl::crawl(&self.crawl_roots, &self.options)
+            };
             (crawled, loader.and_then(|l| l.join().ok()))
         });
         let rejected: BTreeMap<(u16, String), RejectedFile> = crawled
@@ -899,6 +926,7 @@ impl Indexer {
                     rel_path: rel.clone(),
                     size: meta.len(),
                     mtime_ns,
+                    stat_known: true,
                 });
             }
             pending.push((key, rel, old_file, old_rejected));
