@@ -56,18 +56,22 @@ fn supervise(rx: &async_channel::Receiver<Job>, open: &dyn Fn() -> Option<AuditL
     // Background work: when its timer fires, it must not preempt a session's thread.
     crate::sys::lower_thread_priority();
     let mut failures = 0u32;
+    // The wait-group tokens of the batch in hand live here, so that after a panic they go only
+    // once the panic is logged (a session that ends meanwhile then sees the log line first).
+    let mut held: Vec<Option<async_channel::Sender<()>>> = Vec::new();
     loop {
-        let mut in_hand = 0usize;
-        match crate::isolate::catch(|| write_loop(rx, open, &mut in_hand)) {
+        match crate::isolate::catch(|| write_loop(rx, open, &mut held)) {
             Ok(()) => return, // every handle is gone
             Err(p) => {
                 failures += 1;
                 tracing::error!(
                     target: "mesh::audit",
-                    "the audit task panicked at {}: {}; {in_hand} audit row(s) of the batch in hand are lost; starting it over (failure {failures})",
+                    "the audit task panicked at {}: {}; {} audit row(s) of the batch in hand are lost; starting it over (failure {failures})",
                     p.location,
-                    p.message
+                    p.message,
+                    held.len()
                 );
+                held.clear();
                 // A panic that repeats at once must not spin: pause a little, more each time.
                 std::thread::sleep(Duration::from_millis(10 << failures.min(8)));
             }
@@ -79,7 +83,7 @@ fn supervise(rx: &async_channel::Receiver<Job>, open: &dyn Fn() -> Option<AuditL
 fn write_loop(
     rx: &async_channel::Receiver<Job>,
     open: &dyn Fn() -> Option<AuditLog>,
-    in_hand: &mut usize,
+    held: &mut Vec<Option<async_channel::Sender<()>>>,
 ) {
     let mut log: Option<Option<AuditLog>> = None;
     let mut batch: Vec<Job> = Vec::with_capacity(MAX_BATCH);
@@ -104,38 +108,35 @@ fn write_loop(
                 break;
             }
             full = batch.len() == MAX_BATCH; // more may be waiting: no pause before the next
-            write_batch(&mut batch, log.get_or_insert_with(open).as_ref(), in_hand);
+            write_batch(&mut batch, log.get_or_insert_with(open).as_ref(), held);
         }
     }
 }
 
 /// Builds the batch's entries and appends them in one transaction, then lets the sessions'
 /// wait-group tokens go.
-fn write_batch(batch: &mut Vec<Job>, log: Option<&AuditLog>, in_hand: &mut usize) {
-    *in_hand = batch.len();
-    {
-        let mut tokens = Vec::with_capacity(batch.len());
-        let entries: Vec<AuditEntry> = batch
-            .drain(..)
-            .map(|job| {
-                tokens.push(job.done);
-                (job.build)()
-            })
-            .collect();
-        if crate::isolate::fixtures_enabled()
-            && entries.iter().any(|e| e.tool == "test_panic_audit")
-        {
-            panic!("test fixture: the audit task panics on purpose");
-        }
-        if let Some(log) = log
-            && let Err(e) = log.record_batch(&entries)
-        {
-            let tool = entries.first().map_or("", |e| e.tool.as_str());
-            let more = entries.len() - 1;
-            tracing::warn!(target: "mesh::audit", "could not record the call of {tool} (and {more} more in its batch) in the audit trail: {e}");
-        }
-        // The sessions' wait-group tokens go once the rows are written.
-        drop(tokens);
+fn write_batch(
+    batch: &mut Vec<Job>,
+    log: Option<&AuditLog>,
+    held: &mut Vec<Option<async_channel::Sender<()>>>,
+) {
+    let entries: Vec<AuditEntry> = batch
+        .drain(..)
+        .map(|job| {
+            held.push(job.done);
+            (job.build)()
+        })
+        .collect();
+    if crate::isolate::fixtures_enabled() && entries.iter().any(|e| e.tool == "test_panic_audit") {
+        panic!("test fixture: the audit task panics on purpose");
     }
-    *in_hand = 0;
+    if let Some(log) = log
+        && let Err(e) = log.record_batch(&entries)
+    {
+        let tool = entries.first().map_or("", |e| e.tool.as_str());
+        let more = entries.len() - 1;
+        tracing::warn!(target: "mesh::audit", "could not record the call of {tool} (and {more} more in its batch) in the audit trail: {e}");
+    }
+    // The sessions' wait-group tokens go once the rows are written.
+    held.clear();
 }

@@ -112,6 +112,7 @@ pub async fn write_frames<W: AsyncWrite + Unpin>(
             ok = out.write_all(b"\n").await.is_ok();
         }
         if ok {
+            crate::stages::sending(&frame);
             ok = out.flush().await.is_ok();
             crate::stages::written(&frame);
         }

@@ -13,7 +13,8 @@
 //! | `tool_start`, `tool_end` | the tool ran (tool calls only) |
 //! | `queued` | the answer was serialised and queued for the writer |
 //! | `picked` | the writer took the answer from the queue |
-//! | `written` | the writer's `write` of the answer returned |
+//! | `sending` | the answer is in the writer's buffer, and the `write` that hands it to the kernel starts |
+//! | `written` | that `write` returned (which can include the client running on this CPU: writing to a pipe wakes the reader, and Linux often runs the woken reader at once on the writer's CPU) |
 //!
 //! At the end of each session the finished records are appended to `$MESH_STAGE_LOG` as JSON
 //! lines, in microseconds after `read`.
@@ -43,6 +44,7 @@ mod imp {
         tool_end: Option<Instant>,
         queued: Option<Instant>,
         picked: Option<Instant>,
+        sending: Option<Instant>,
         written: Option<Instant>,
     }
 
@@ -89,6 +91,7 @@ mod imp {
                     tool_end: None,
                     queued: None,
                     picked: None,
+                    sending: None,
                     written: None,
                 },
             )
@@ -124,6 +127,12 @@ mod imp {
         with(|s| s.open.get_mut(key).map(|r| r.picked = Some(now)));
     }
 
+    pub fn sending(line: &str) {
+        let now = Instant::now();
+        let Some(key) = id_of(line) else { return };
+        with(|s| s.open.get_mut(key).map(|r| r.sending = Some(now)));
+    }
+
     pub fn written(line: &str) {
         let now = Instant::now();
         let Some(key) = id_of(line) else { return };
@@ -154,6 +163,7 @@ mod imp {
                 "tool_end_us": us(r, r.tool_end),
                 "queued_us": us(r, r.queued),
                 "picked_us": us(r, r.picked),
+                "sending_us": us(r, r.sending),
                 "written_us": us(r, r.written),
             });
             out.push_str(&line.to_string());
@@ -197,6 +207,8 @@ mod imp {
     pub fn queued(_id: &Value) {}
     #[inline(always)]
     pub fn picked(_line: &str) {}
+    #[inline(always)]
+    pub fn sending(_line: &str) {}
     #[inline(always)]
     pub fn written(_line: &str) {}
     #[inline(always)]

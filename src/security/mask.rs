@@ -238,6 +238,13 @@ enum Sep {
 /// The line as a whole is read as one assignment; after it (or from the start when it is not
 /// one), inline pairs such as `f(password="x")` or `{ user: "a", token: "b" }` are looked for.
 fn find_secrets(line: &str, ctx: LineContext) -> Vec<Range<usize>> {
+    // Every rule below masks the value after a key and a `:` or `=` separator (`split_key`,
+    // `inline_secrets`): a line with neither has nothing to mask. One byte scan, where the
+    // rules cost string searches per line (they were a quarter of a 5k `smart_search`). A
+    // rule that needs no separator must widen this check.
+    if !line.bytes().any(|b| b == b':' || b == b'=') {
+        return Vec::new();
+    }
     let start = line.len() - line.trim_start().len();
     if is_comment(&line[start..], ctx) {
         return Vec::new();
