@@ -6,9 +6,29 @@
 //! `tool_call_metrics`, deliberately outside the chain, so it can be pruned or rebuilt without
 //! touching the evidence. Arguments are never stored, only their digest ([`args_digest`]).
 //!
+//! A chain alone cannot show that rows were cut off its end, or that someone who knows the
+//! formula rewrote it whole. Two things next to the database close that:
+//!
+//! - **a key** (`<db>.key`, `0600`, 32 random bytes made on first use): every row also stores
+//!   an HMAC-SHA256 of its sequence number and hash under that key (`entry_mac`), so a row
+//!   rewritten with a correctly recomputed hash still fails, unless the forger can read the key;
+//! - **an anchor** (`<db>.head`, `0600`): the sequence number and hash of the newest row, with
+//!   their MAC, rewritten in place (one `pwrite`) by every append while it holds SQLite's write
+//!   lock, just before the commit. It also says from which row it has covered the trail, so an
+//!   anchor deleted and made again is reported too. Deleting rows (the last ones, or all of them) leaves the anchor pointing past the
+//!   end, which [`verify`] reports; an append after such a deletion continues from the anchor,
+//!   so the gap stays visible for good.
+//!
+//! Both defend against someone who can edit the database but not the files beside it (a SQL
+//! console, a script or tool that rewrites the table, a restored backup). Whoever can read the
+//! key and write every file as the user can still forge everything; that is outside what a
+//! local, same-user log can prove. Rows written before the key existed (no `entry_mac`) still
+//! verify by their hash alone, as a legacy prefix.
+//!
 //! Several processes (a `meshd` and a few standalone `mesh-mcp run`) may share one file: every
 //! append runs in a `BEGIN IMMEDIATE` transaction and reads the committed tail from SQLite, never
-//! from memory, so the chain stays single and gap-free.
+//! from memory, so the chain stays single and gap-free. A database deleted or replaced under a
+//! running server is noticed at the next append (its inode changed), logged, and re-created.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -53,7 +73,8 @@ CREATE TABLE IF NOT EXISTS audit_entries (
     status         TEXT NOT NULL,
     files_accessed TEXT NOT NULL,
     redactions     INTEGER NOT NULL,
-    entry_hash     TEXT NOT NULL
+    entry_hash     TEXT NOT NULL,
+    entry_mac      TEXT
 );
 CREATE TABLE IF NOT EXISTS tool_call_metrics (
     entry_seq   INTEGER PRIMARY KEY,
@@ -82,6 +103,30 @@ pub enum BreakReason {
         /// The column holding the separator.
         field: &'static str,
     },
+    /// The row's hash matches its contents but its MAC does not match the key: the row was
+    /// rewritten by someone who recomputed the hash (or the key file was replaced).
+    MacMismatch,
+    /// A row without a MAC after rows with one: MACs were stripped to pass the row off as a
+    /// legacy one.
+    MacMissing,
+    /// Rows carry MACs but the key file is gone, so they cannot be checked.
+    KeyMissing,
+    /// The anchor says the chain reached row `anchored`, but the database ends before it: rows
+    /// were deleted from the end (or all of them), or the last append died before its commit.
+    Truncated {
+        /// The newest row the anchor vouches for.
+        anchored: u64,
+    },
+    /// The row the anchor names has another hash than the anchor recorded: it was rewritten.
+    AnchorMismatch,
+    /// The anchor file is damaged or its MAC does not match the key: it was edited.
+    AnchorInvalid(String),
+    /// Rows carry MACs but the anchor file is gone: it was deleted, so truncation cannot be
+    /// ruled out.
+    AnchorMissing,
+    /// The anchor was made again at this row (the file had been deleted or damaged while the
+    /// trail went on): rows cut off the end before then cannot be ruled out.
+    AnchorRemade,
 }
 
 impl fmt::Display for BreakReason {
@@ -104,6 +149,29 @@ impl fmt::Display for BreakReason {
             BreakReason::SeparatorInField { field } => write!(
                 f,
                 "column `{field}` contains a unit separator (0x1f), which recorded rows never do (row edited)"
+            ),
+            BreakReason::MacMismatch => f.write_str(
+                "MAC mismatch: the row's hash was recomputed but its MAC does not match the key (row forged, or the .key file was replaced)",
+            ),
+            BreakReason::MacMissing => f.write_str(
+                "the row has no MAC although earlier rows do (MACs stripped: row forged)",
+            ),
+            BreakReason::KeyMissing => f.write_str(
+                "rows carry MACs but the key file beside the database is missing, so they cannot be checked (was <db>.key deleted?)",
+            ),
+            BreakReason::Truncated { anchored } => write!(
+                f,
+                "truncated: the anchor says the chain reached row {anchored}, the database ends before it (rows deleted from the end, or the last append died before its commit)"
+            ),
+            BreakReason::AnchorMismatch => f.write_str(
+                "the anchor recorded another hash for this row (row rewritten)",
+            ),
+            BreakReason::AnchorInvalid(why) => write!(f, "the anchor file <db>.head is not valid: {why}"),
+            BreakReason::AnchorRemade => f.write_str(
+                "the anchor was made again from this row (<db>.head had been deleted or damaged): rows cut off the end before then cannot be ruled out",
+            ),
+            BreakReason::AnchorMissing => f.write_str(
+                "rows carry MACs but the anchor file <db>.head is missing: deleted, so rows cut off the end cannot be ruled out",
             ),
         }
     }
@@ -369,7 +437,7 @@ struct ChainFields<'a> {
     prev_hash: &'a str,
     timestamp: &'a str,
     session_id: &'a str,
-    trace_id: &'a str,
+    trace_id: Option<&'a str>,
     tool: &'a str,
     args_digest: &'a str,
     status: &'a str,
@@ -378,28 +446,45 @@ struct ChainFields<'a> {
 }
 
 impl ChainFields<'_> {
-    /// Hex SHA-256 over the fields joined by the unit separator.
-    fn hash(&self) -> String {
+    /// The legacy (keyless) row hash: hex SHA-256 over the fields joined by the unit separator,
+    /// a missing trace id hashed as an empty one. Rows without a MAC verify by this.
+    fn hash_v1(&self) -> String {
         let redactions = self.redactions.to_string();
         let parts = [
             self.prev_hash,
             self.timestamp,
             self.session_id,
-            self.trace_id,
+            self.trace_id.unwrap_or(""),
             self.tool,
             self.args_digest,
             self.status,
             self.files_json,
             &redactions,
         ];
-        let mut h = Sha256::new();
-        for (i, p) in parts.iter().enumerate() {
-            if i > 0 {
-                h.update([FIELD_SEP as u8]);
-            }
-            h.update(p.as_bytes());
-        }
-        to_hex(&h.finalize())
+        sha256_joined(&parts)
+    }
+
+    /// The row hash of keyed rows: a version tag first, and the trace id tagged so that NULL
+    /// (`-`) and an empty string (`=`) hash differently.
+    fn hash_v2(&self) -> String {
+        let redactions = self.redactions.to_string();
+        let trace = match self.trace_id {
+            None => "-".to_string(),
+            Some(t) => format!("={t}"),
+        };
+        let parts = [
+            "mesh-audit-v2",
+            self.prev_hash,
+            self.timestamp,
+            self.session_id,
+            &trace,
+            self.tool,
+            self.args_digest,
+            self.status,
+            self.files_json,
+            &redactions,
+        ];
+        sha256_joined(&parts)
     }
 
     /// The first free-text column holding the separator, if any (fixed-format columns are
@@ -409,7 +494,7 @@ impl ChainFields<'_> {
             ("prev_hash", self.prev_hash),
             ("timestamp", self.timestamp),
             ("session_id", self.session_id),
-            ("trace_id", self.trace_id),
+            ("trace_id", self.trace_id.unwrap_or("")),
             ("tool", self.tool),
             ("args_digest", self.args_digest),
             ("status", self.status),
@@ -418,6 +503,265 @@ impl ChainFields<'_> {
         .into_iter()
         .find(|(_, v)| v.contains(FIELD_SEP))
         .map(|(name, _)| name)
+    }
+}
+
+/// Hex SHA-256 over `parts` joined by the unit separator.
+fn sha256_joined(parts: &[&str]) -> String {
+    let mut h = Sha256::new();
+    for (i, p) in parts.iter().enumerate() {
+        if i > 0 {
+            h.update([FIELD_SEP as u8]);
+        }
+        h.update(p.as_bytes());
+    }
+    to_hex(&h.finalize())
+}
+
+/// HMAC-SHA256 (RFC 2104) of `parts` joined by the unit separator, as lower-case hex.
+fn hmac_hex(key: &[u8], parts: &[&str]) -> String {
+    const BLOCK: usize = 64;
+    let mut block = [0u8; BLOCK];
+    if key.len() > BLOCK {
+        block[..32].copy_from_slice(&Sha256::digest(key));
+    } else {
+        block[..key.len()].copy_from_slice(key);
+    }
+    let mut inner = Sha256::new();
+    inner.update(block.map(|b| b ^ 0x36));
+    for (i, p) in parts.iter().enumerate() {
+        if i > 0 {
+            inner.update([FIELD_SEP as u8]);
+        }
+        inner.update(p.as_bytes());
+    }
+    let mut outer = Sha256::new();
+    outer.update(block.map(|b| b ^ 0x5c));
+    outer.update(inner.finalize());
+    to_hex(&outer.finalize())
+}
+
+/// The MAC stored with a keyed row.
+fn row_mac(key: &Key, seq: u64, entry_hash: &str) -> String {
+    hmac_hex(&key.0, &["row", &seq.to_string(), entry_hash])
+}
+
+/// `path` with `suffix` appended to its file name (`audit.db` → `audit.db.key`).
+fn beside(path: &Path, suffix: &str) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(suffix);
+    PathBuf::from(s)
+}
+
+/// The key file of the database at `db`.
+pub fn key_path(db: &Path) -> PathBuf {
+    beside(db, ".key")
+}
+
+/// The anchor file of the database at `db`.
+pub fn anchor_path(db: &Path) -> PathBuf {
+    beside(db, ".head")
+}
+
+/// The per-database MAC key.
+#[derive(Clone)]
+struct Key([u8; 32]);
+
+fn parse_hex32(text: &str) -> Option<[u8; 32]> {
+    let text = text.trim();
+    if text.len() != 64 {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (i, b) in out.iter_mut().enumerate() {
+        *b = u8::from_str_radix(text.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(out)
+}
+
+/// Reads the key beside `db`: `Ok(None)` when there is none.
+fn read_key(db: &Path) -> Result<Option<Key>, AuditError> {
+    let path = key_path(db);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => parse_hex32(&text).map(|k| Some(Key(k))).ok_or_else(|| AuditError::File {
+            path: path.clone(),
+            source: io::Error::new(
+                io::ErrorKind::InvalidData,
+                "the audit key is damaged (expected 64 hex digits); it cannot be repaired: move the database, its .key and .head away to start a new trail",
+            ),
+        }),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(AuditError::File { path, source }),
+    }
+}
+
+/// Reads the key beside `db`, making one (32 bytes from `/dev/urandom`, `0600`) when there is
+/// none. Two processes making one at once agree on the first that lands (a hard link, which
+/// never replaces).
+fn load_or_create_key(db: &Path) -> Result<Key, AuditError> {
+    if let Some(k) = read_key(db)? {
+        return Ok(k);
+    }
+    let path = key_path(db);
+    let file_err = |source| AuditError::File {
+        path: path.clone(),
+        source,
+    };
+    let mut bytes = [0u8; 32];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes))
+        .map_err(file_err)?;
+    static N: AtomicU64 = AtomicU64::new(0);
+    let tmp = beside(
+        db,
+        &format!(
+            ".key.tmp-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ),
+    );
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&tmp)
+        .and_then(|mut f| {
+            use std::io::Write;
+            f.write_all(format!("{}\n", to_hex(&bytes)).as_bytes())?;
+            f.sync_all()
+        })
+        .and_then(|()| match std::fs::hard_link(&tmp, &path) {
+            Err(e) if e.kind() != io::ErrorKind::AlreadyExists => Err(e),
+            _ => Ok(()),
+        });
+    let _ = std::fs::remove_file(&tmp);
+    written.map_err(file_err)?;
+    read_key(db)?.ok_or_else(|| {
+        file_err(io::Error::new(
+            io::ErrorKind::NotFound,
+            "the key vanished right after it was made",
+        ))
+    })
+}
+
+/// The newest row the anchor file vouches for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Anchor {
+    seq: u64,
+    hash: String,
+    /// The first row this anchor has covered since it was made: the first keyed row for a
+    /// trail anchored from its start (or from the end of its legacy prefix), later when the
+    /// anchor file was deleted and had to be made again.
+    since: u64,
+}
+
+const ANCHOR_TAG: &str = "mesh-audit-head 2";
+
+fn anchor_mac(key: &Key, a: &Anchor) -> String {
+    hmac_hex(
+        &key.0,
+        &["head", &a.seq.to_string(), &a.since.to_string(), &a.hash],
+    )
+}
+
+/// The fixed-width text of an anchor (so rewriting it in place never leaves a tail behind).
+fn anchor_text(key: &Key, a: &Anchor) -> String {
+    format!(
+        "{ANCHOR_TAG} {:020} {:020} {} {}\n",
+        a.seq,
+        a.since,
+        a.hash,
+        anchor_mac(key, a)
+    )
+}
+
+/// Parses an anchor: `Ok(None)` for an empty file, `Err(why)` when it is damaged or (with a
+/// key) its MAC does not match.
+fn parse_anchor(text: &str, key: Option<&Key>) -> Result<Option<Anchor>, String> {
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
+    let rest = text
+        .trim_end()
+        .strip_prefix(ANCHOR_TAG)
+        .ok_or("it does not start with the anchor tag")?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let [seq, since, hash, mac] = fields.as_slice() else {
+        return Err("it does not hold a sequence number, a start, a hash and a MAC".into());
+    };
+    let number = |s: &str| {
+        s.parse::<u64>()
+            .map_err(|_| "a sequence number in it is not a number".to_string())
+    };
+    let anchor = Anchor {
+        seq: number(seq)?,
+        since: number(since)?,
+        hash: hash.to_string(),
+    };
+    if let Some(key) = key
+        && anchor_mac(key, &anchor) != *mac
+    {
+        return Err("its MAC does not match the key (the anchor was edited)".into());
+    }
+    Ok(Some(anchor))
+}
+
+/// Reads the anchor beside `db` (see [`parse_anchor`]); a missing file is `Ok(None)`.
+fn read_anchor(db: &Path, key: Option<&Key>) -> Result<Option<Anchor>, String> {
+    match std::fs::read_to_string(anchor_path(db)) {
+        Ok(t) => parse_anchor(&t, key),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("cannot read it: {e}")),
+    }
+}
+
+/// The anchor file a writer keeps open: read and rewritten in place with one `pread` and one
+/// `pwrite` per append (the text has a fixed width), under SQLite's write lock.
+struct AnchorFile {
+    file: std::fs::File,
+    id: Option<(u64, u64)>,
+}
+
+impl AnchorFile {
+    /// Opens (creating, `0600`) the anchor beside `db`.
+    fn open(db: &Path) -> io::Result<AnchorFile> {
+        let path = anchor_path(db);
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(&path)?;
+        if file.metadata()?.permissions().mode() & 0o777 != 0o600 {
+            file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+        }
+        Ok(AnchorFile {
+            file,
+            id: file_id(&path),
+        })
+    }
+
+    fn read(&self, key: &Key) -> Result<Option<Anchor>, String> {
+        use std::os::unix::fs::FileExt;
+        let mut buf = [0u8; 512];
+        let n = self
+            .file
+            .read_at(&mut buf, 0)
+            .map_err(|e| format!("cannot read it: {e}"))?;
+        let text = std::str::from_utf8(&buf[..n]).map_err(|_| "it is not text".to_string())?;
+        parse_anchor(text, Some(key))
+    }
+
+    fn write(&self, key: &Key, anchor: &Anchor) -> io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        let text = anchor_text(key, anchor);
+        self.file.write_all_at(text.as_bytes(), 0)?;
+        let len = text.len() as u64;
+        if self.file.metadata()?.len() > len {
+            self.file.set_len(len)?;
+        }
+        Ok(())
     }
 }
 
@@ -433,8 +777,17 @@ fn clean_field(s: &str) -> std::borrow::Cow<'_, str> {
 
 /// The append side of the audit trail: one connection per process behind a mutex.
 pub struct AuditLog {
-    conn: Mutex<Connection>,
+    inner: Mutex<Inner>,
     path: PathBuf,
+    key: Key,
+}
+
+/// The connection and the identity (device, inode) of the file it has open, to notice a
+/// database deleted or replaced under it.
+struct Inner {
+    conn: Connection,
+    file: Option<(u64, u64)>,
+    anchor: AnchorFile,
 }
 
 impl fmt::Debug for AuditLog {
@@ -443,6 +796,12 @@ impl fmt::Debug for AuditLog {
             .field("path", &self.path)
             .finish()
     }
+}
+
+/// (device, inode) of the file at `path`, when it exists.
+fn file_id(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 impl AuditLog {
@@ -460,41 +819,25 @@ impl AuditLog {
     }
 
     /// Opens (creating if needed) the database at `path`: missing parent directories are made
-    /// `0700`, the file `0600` whatever the umask; WAL, 5 s busy timeout, `synchronous=NORMAL`.
-    /// The schema is created inside `BEGIN IMMEDIATE` so two processes opening a new file at
-    /// once do not collide.
+    /// `0700`, the file, its key and its anchor `0600` whatever the umask; WAL, 5 s busy
+    /// timeout, `synchronous=NORMAL`. The schema is created (or given its `entry_mac` column)
+    /// inside `BEGIN IMMEDIATE` so two processes opening a new file at once do not collide.
     pub fn open(path: &Path) -> Result<AuditLog, AuditError> {
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            create_private_dirs(parent)?;
-        }
-        create_private_file(path)?;
-
-        let sql_err = |action| {
-            move |source| AuditError::Sqlite {
-                path: path.to_path_buf(),
-                action,
-                source,
-            }
-        };
-        let conn = Connection::open(path).map_err(sql_err("open the database"))?;
-        conn.busy_timeout(BUSY_TIMEOUT)
-            .map_err(sql_err("set the busy timeout"))?;
-        let mode = set_wal(&conn).map_err(sql_err("switch to WAL journaling"))?;
-        if !mode.eq_ignore_ascii_case("wal") {
-            tracing::warn!(target: "mesh::audit", path = %path.display(), mode = %mode,
-                "audit database is not in WAL mode; concurrent readers may wait");
-        }
-        conn.execute_batch("PRAGMA synchronous = NORMAL")
-            .map_err(sql_err("set synchronous=NORMAL"))?;
-        conn.execute_batch(&format!("BEGIN IMMEDIATE;\n{SCHEMA}\nCOMMIT;"))
-            .map_err(|e| {
-                let _ = conn.execute_batch("ROLLBACK");
-                sql_err("create the schema")(e)
-            })?;
+        let conn = open_conn(path)?;
+        let key = load_or_create_key(path)?;
+        let anchor = AnchorFile::open(path).map_err(|source| AuditError::File {
+            path: anchor_path(path),
+            source,
+        })?;
         tracing::debug!(target: "mesh::audit", path = %path.display(), "audit log open");
         Ok(AuditLog {
-            conn: Mutex::new(conn),
+            inner: Mutex::new(Inner {
+                conn,
+                file: file_id(path),
+                anchor,
+            }),
             path: path.to_path_buf(),
+            key,
         })
     }
 
@@ -504,14 +847,21 @@ impl AuditLog {
     }
 
     /// Appends `entry` to the chain and its latency to the metrics table in one `BEGIN
-    /// IMMEDIATE` transaction; returns the new row's sequence number (0 for the first row).
+    /// IMMEDIATE` transaction, and moves the anchor to the new row before committing; returns
+    /// the new row's sequence number (0 for the first row).
+    ///
+    /// When the database ends before its anchor (rows deleted), the new row continues from the
+    /// anchor, so the missing rows stay a visible gap. When the file was deleted or replaced
+    /// since the last append, it is re-created first (and that is logged).
     pub fn record(&self, entry: &AuditEntry) -> Result<u64, AuditError> {
         self.record_batch(std::slice::from_ref(entry))
     }
 
-    /// Appends `entries` in order, in one `BEGIN IMMEDIATE` transaction (the audit task
-    /// writes what queued up while it was busy as one batch); returns the last new row's
-    /// sequence number. Either every entry is appended or none is.
+    /// Appends `entries` in order in one `BEGIN IMMEDIATE` transaction, moving the anchor
+    /// once, to the last of them, before committing (the audit task writes what queued up
+    /// while it was busy as one batch: one commit and one anchor write for many calls);
+    /// returns the last new row's sequence number. Either every entry is appended or none is.
+    /// An empty batch writes nothing.
     pub fn record_batch(&self, entries: &[AuditEntry]) -> Result<u64, AuditError> {
         let sql_err = |action| {
             move |source| AuditError::Sqlite {
@@ -520,92 +870,312 @@ impl AuditLog {
                 source,
             }
         };
+        if entries.is_empty() {
+            return Ok(0);
+        }
+
         // A panic while holding the lock leaves no open transaction behind (the Transaction's
         // drop rolls back), so the connection is still usable.
-        let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
-        let tx = conn
+        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let now = file_id(&self.path);
+        if now.is_none() || now != inner.file {
+            tracing::warn!(
+                target: "mesh::audit",
+                "the audit database {} was {} while this process was writing to it; re-creating it (the chain goes on from its anchor, so `mesh-mcp audit verify` reports the rows that were lost)",
+                self.path.display(),
+                if now.is_none() { "deleted" } else { "replaced" }
+            );
+            inner.conn = open_conn(&self.path)?;
+            inner.file = file_id(&self.path);
+        }
+        if file_id(&anchor_path(&self.path)) != inner.anchor.id {
+            tracing::error!(
+                target: "mesh::audit",
+                "the audit anchor {} was deleted or replaced while this process was writing; making it again (`mesh-mcp audit verify` reports that it was re-made)",
+                anchor_path(&self.path).display()
+            );
+            inner.anchor = AnchorFile::open(&self.path).map_err(|source| AuditError::File {
+                path: anchor_path(&self.path),
+                source,
+            })?;
+        }
+        // Borrow the fields apart: the transaction holds the connection, the anchor is used
+        // alongside it.
+        let inner: &mut Inner = &mut inner;
+        let anchor_file = &inner.anchor;
+        let tx = inner
+            .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(sql_err("start a write transaction"))?;
-        let mut seq = 0;
-        for entry in entries {
-            seq = self.append(&tx, entry)?;
-        }
-        tx.commit().map_err(sql_err("commit the new row"))?;
-        Ok(seq)
-    }
-
-    /// Appends one entry inside the caller's write transaction; returns its sequence number.
-    fn append(
-        &self,
-        tx: &rusqlite::Transaction<'_>,
-        entry: &AuditEntry,
-    ) -> Result<u64, AuditError> {
-        let sql_err = |action| {
-            move |source| AuditError::Sqlite {
-                path: self.path.clone(),
-                action,
-                source,
+        let tail: Option<(i64, String, bool)> = tx
+            .prepare_cached(
+                "SELECT entry_seq, entry_hash, entry_mac IS NOT NULL FROM audit_entries
+                 ORDER BY entry_seq DESC LIMIT 1",
+            )
+            .and_then(|mut st| {
+                st.query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                    .optional()
+            })
+            .map_err(sql_err("read the chain tail"))?;
+        let tail_keyed = tail.as_ref().is_some_and(|t| t.2);
+        let anchor = match anchor_file.read(&self.key) {
+            Ok(a) => a,
+            Err(why) => {
+                tracing::error!(target: "mesh::audit", "the audit anchor {} is not valid ({why}); `mesh-mcp audit verify` reports it, and this append starts a new anchor", anchor_path(&self.path).display());
+                None
             }
         };
-        let files_json =
-            serde_json::to_string(&entry.files_accessed).map_err(AuditError::Encode)?;
-        let session_id = clean_field(&entry.session_id);
-        let trace_id = entry.trace_id.as_deref().map(clean_field);
-        let tool = clean_field(&entry.tool);
-        let args_digest = clean_field(&entry.args_digest);
-        let tail: Option<(i64, String)> = tx
-            .prepare_cached(
-                "SELECT entry_seq, entry_hash FROM audit_entries ORDER BY entry_seq DESC LIMIT 1",
-            )
-            .and_then(|mut st| st.query_row([], |r| Ok((r.get(0)?, r.get(1)?))).optional())
-            .map_err(sql_err("read the chain tail"))?;
-        let (seq, prev_hash) = match tail {
-            Some((s, h)) => (s + 1, h),
-            None => (0, GENESIS_HASH.to_string()),
+        let tail = tail.map(|(s, h, _)| (u64::try_from(s).unwrap_or(0), h));
+        // Without an anchor, a trail whose tail row is keyed had one: it was deleted (or
+        // damaged). The new anchor says from which row it covers, so that stays visible.
+        let since_if_new = |seq: u64| {
+            if anchor.is_none() && tail_keyed {
+                tracing::error!(target: "mesh::audit", "the audit anchor {} is missing although the trail has keyed rows; anchoring again from row {seq}", anchor_path(&self.path).display());
+            }
+            seq
         };
-        let timestamp = iso8601_utc_ms(unix_ms(SystemTime::now()));
-        let redactions = i64::from(entry.redactions);
-        let fields = ChainFields {
-            prev_hash: &prev_hash,
-            timestamp: &timestamp,
-            session_id: &session_id,
-            trace_id: trace_id.as_deref().unwrap_or(""),
-            tool: &tool,
-            args_digest: &args_digest,
-            status: entry.status.as_str(),
-            files_json: &files_json,
-            redactions,
+        let (first_seq, mut prev_hash) = match (&tail, &anchor) {
+            (Some((s, h)), Some(a)) if a.seq < *s || (a.seq == *s && a.hash == *h) => {
+                (s + 1, h.clone())
+            }
+            (tail, Some(a)) => {
+                tracing::warn!(
+                    target: "mesh::audit",
+                    "the audit chain in {} ends at {} but its anchor vouches for row {}: rows were deleted or rewritten; appending row {} after the anchor",
+                    self.path.display(),
+                    tail.as_ref().map_or("no row".to_string(), |(s, _)| format!("row {s}")),
+                    a.seq,
+                    a.seq + 1
+                );
+                (a.seq + 1, a.hash.clone())
+            }
+            (Some((s, h)), None) => (s + 1, h.clone()),
+            (None, None) => (0, GENESIS_HASH.to_string()),
         };
-        let entry_hash = fields.hash();
-        tx.prepare_cached(
-            "INSERT INTO audit_entries (entry_seq, prev_hash, timestamp, session_id, trace_id, tool,
-                 args_digest, status, files_accessed, redactions, entry_hash)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-        )
-        .and_then(|mut st| {
-            st.execute(params![
-                seq,
-                prev_hash,
-                timestamp,
-                session_id,
-                trace_id,
-                tool,
-                args_digest,
-                entry.status.as_str(),
-                files_json,
+        let mut seq = first_seq;
+        for (k, entry) in entries.iter().enumerate() {
+            seq = first_seq + k as u64;
+            let files_json =
+                serde_json::to_string(&entry.files_accessed).map_err(AuditError::Encode)?;
+            let session_id = clean_field(&entry.session_id);
+            let trace_id = entry.trace_id.as_deref().map(clean_field);
+            let tool = clean_field(&entry.tool);
+            let args_digest = clean_field(&entry.args_digest);
+            let timestamp = iso8601_utc_ms(unix_ms(SystemTime::now()));
+            let redactions = i64::from(entry.redactions);
+            let fields = ChainFields {
+                prev_hash: &prev_hash,
+                timestamp: &timestamp,
+                session_id: &session_id,
+                trace_id: trace_id.as_deref(),
+                tool: &tool,
+                args_digest: &args_digest,
+                status: entry.status.as_str(),
+                files_json: &files_json,
                 redactions,
-                entry_hash
-            ])
-        })
-        .map_err(sql_err("append a row"))?;
-        let duration = i64::try_from(entry.duration_us).unwrap_or(i64::MAX);
-        tx.prepare_cached(
-            "INSERT OR REPLACE INTO tool_call_metrics (entry_seq, duration_us) VALUES (?1, ?2)",
-        )
-        .and_then(|mut st| st.execute(params![seq, duration]))
-        .map_err(sql_err("record the call latency"))?;
-        tracing::trace!(target: "mesh::audit", seq, tool = %tool, "audit row appended");
-        Ok(u64::try_from(seq).unwrap_or(0))
+            };
+            let entry_hash = fields.hash_v2();
+            let entry_mac = row_mac(&self.key, seq, &entry_hash);
+            let seq_i = i64::try_from(seq).unwrap_or(i64::MAX);
+            tx.prepare_cached(
+                "INSERT INTO audit_entries (entry_seq, prev_hash, timestamp, session_id, trace_id, tool,
+                     args_digest, status, files_accessed, redactions, entry_hash, entry_mac)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+            )
+            .and_then(|mut st| {
+                st.execute(params![
+                    seq_i,
+                    prev_hash,
+                    timestamp,
+                    session_id,
+                    trace_id,
+                    tool,
+                    args_digest,
+                    entry.status.as_str(),
+                    files_json,
+                    redactions,
+                    entry_hash,
+                    entry_mac
+                ])
+            })
+            .map_err(sql_err("append a row"))?;
+            let duration = i64::try_from(entry.duration_us).unwrap_or(i64::MAX);
+            tx.prepare_cached(
+                "INSERT OR REPLACE INTO tool_call_metrics (entry_seq, duration_us) VALUES (?1, ?2)",
+            )
+            .and_then(|mut st| st.execute(params![seq_i, duration]))
+            .map_err(sql_err("record the call latency"))?;
+            tracing::trace!(target: "mesh::audit", seq, tool = %tool, "audit row appended");
+            prev_hash = entry_hash;
+        }
+        // The anchor moves while the write lock is held, before the commit: no other writer
+        // can slip a row in between, and a failed anchor write rolls the rows back.
+        let since = match &anchor {
+            Some(a) => a.since,
+            None => since_if_new(first_seq),
+        };
+        let new_anchor = Anchor {
+            seq,
+            hash: prev_hash,
+            since,
+        };
+        anchor_file
+            .write(&self.key, &new_anchor)
+            .map_err(|source| AuditError::File {
+                path: anchor_path(&self.path),
+                source,
+            })?;
+        if let Err(e) = tx.commit() {
+            // Put the anchor back where the committed chain ends.
+            let restored = match &anchor {
+                Some(a) => anchor_file.write(&self.key, a),
+                None => anchor_file.file.set_len(0),
+            };
+            if let Err(r) = restored {
+                tracing::error!(target: "mesh::audit", "could not put the audit anchor back after a failed commit: {r}");
+            }
+            return Err(sql_err("commit the new row")(e));
+        }
+        Ok(seq)
+    }
+}
+
+/// Opens (creating if needed) the database file at `path` with its schema; see
+/// [`AuditLog::open`]. Existing `-wal`/`-shm` files are made `0600` too: a read-only open by
+/// another tool may have left them `0444`, which would make every append fail.
+fn open_conn(path: &Path) -> Result<Connection, AuditError> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        create_private_dirs(parent)?;
+    }
+    create_private_file(path)?;
+    for side in ["-wal", "-shm"] {
+        let side = beside(path, side);
+        if let Ok(meta) = std::fs::metadata(&side)
+            && meta.permissions().mode() & 0o777 != 0o600
+        {
+            let _ = std::fs::set_permissions(&side, std::fs::Permissions::from_mode(0o600));
+        }
+    }
+    let sql_err = |action| {
+        move |source| AuditError::Sqlite {
+            path: path.to_path_buf(),
+            action,
+            source,
+        }
+    };
+    let conn = Connection::open(path).map_err(sql_err("open the database"))?;
+    conn.busy_timeout(BUSY_TIMEOUT)
+        .map_err(sql_err("set the busy timeout"))?;
+    let mode = set_wal(&conn).map_err(sql_err("switch to WAL journaling"))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        tracing::warn!(target: "mesh::audit", path = %path.display(), mode = %mode,
+            "audit database is not in WAL mode; concurrent readers may wait");
+    }
+    conn.execute_batch("PRAGMA synchronous = NORMAL")
+        .map_err(sql_err("set synchronous=NORMAL"))?;
+    conn.execute_batch(&format!("BEGIN IMMEDIATE;\n{SCHEMA}"))
+        .map_err(|e| {
+            let _ = conn.execute_batch("ROLLBACK");
+            sql_err("create the schema")(e)
+        })?;
+    // Databases made before rows carried a MAC get the column (inside the same transaction,
+    // so two processes upgrading one file do not collide).
+    let has_mac = conn
+        .prepare("SELECT entry_mac FROM audit_entries LIMIT 0")
+        .is_ok();
+    let upgraded = if has_mac {
+        Ok(())
+    } else {
+        conn.execute_batch("ALTER TABLE audit_entries ADD COLUMN entry_mac TEXT")
+    };
+    upgraded
+        .and_then(|()| conn.execute_batch("COMMIT"))
+        .map_err(|e| {
+            let _ = conn.execute_batch("ROLLBACK");
+            sql_err("create the schema")(e)
+        })?;
+    Ok(conn)
+}
+
+/// The audit trail as the server uses it: opened on first use, re-tried after a failure (a
+/// full disk at start, a side file left unwritable) at most every [`AuditSink::retry`], and
+/// never an error for the caller — failures are logged, and the tool answers regardless.
+pub struct AuditSink {
+    state: Mutex<SinkState>,
+    retry: Duration,
+}
+
+enum SinkState {
+    Unopened,
+    Open(Box<AuditLog>),
+    Failed { at: std::time::Instant },
+}
+
+/// Environment variable: milliseconds between attempts to open an audit database that could
+/// not be opened (default 30 000; tests use less).
+pub const RETRY_ENV: &str = "MESH_AUDIT_RETRY_MS";
+
+impl Default for AuditSink {
+    fn default() -> Self {
+        AuditSink::new()
+    }
+}
+
+impl AuditSink {
+    /// A sink that opens `AuditLog::default_path()` on first use.
+    pub fn new() -> AuditSink {
+        let retry = std::env::var(RETRY_ENV)
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .map_or(Duration::from_secs(30), Duration::from_millis);
+        AuditSink {
+            state: Mutex::new(SinkState::Unopened),
+            retry,
+        }
+    }
+
+    /// Appends `entry`, opening the database first when needed; every failure is logged.
+    pub fn record(&self, entry: &AuditEntry) {
+        self.record_batch(std::slice::from_ref(entry));
+    }
+
+    /// Appends `entries` in one transaction ([`AuditLog::record_batch`]), opening the database
+    /// first when needed; every failure is logged.
+    pub fn record_batch(&self, entries: &[AuditEntry]) {
+        let Some(first) = entries.first() else {
+            return;
+        };
+        let more = match entries.len() - 1 {
+            0 => String::new(),
+            n => format!(" (and {n} more in its batch)"),
+        };
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if let SinkState::Failed { at } = &*state {
+            if at.elapsed() < self.retry {
+                tracing::debug!(target: "mesh::audit", "audit trail unavailable: the call of {}{more} is not recorded", first.tool);
+                return;
+            }
+            *state = SinkState::Unopened;
+        }
+        if matches!(*state, SinkState::Unopened) {
+            let path = AuditLog::default_path();
+            *state = match AuditLog::open(&path) {
+                Ok(log) => SinkState::Open(Box::new(log)),
+                Err(e) => {
+                    // Seconds by integer arithmetic: no float formatting in the binary.
+                    let every = crate::render::decimal(self.retry.as_millis() as u64, 1000, 1);
+                    tracing::warn!(target: "mesh::audit", "audit trail unavailable: {e}; calls are not recorded until it opens (retried every {every} s)");
+                    SinkState::Failed {
+                        at: std::time::Instant::now(),
+                    }
+                }
+            };
+        }
+        if let SinkState::Open(log) = &*state
+            && let Err(e) = log.record_batch(entries)
+        {
+            tracing::warn!(target: "mesh::audit", "could not record the call of {}{more}: {e}", first.tool);
+        }
     }
 }
 
@@ -686,8 +1256,51 @@ fn create_private_file(path: &Path) -> Result<(), AuditError> {
     Ok(())
 }
 
-/// Opens an existing audit database read-only; a missing file or table is a clear error.
-fn open_read_only(path: &Path) -> Result<Connection, AuditError> {
+/// A read-only connection to an audit database, and (when one was needed) the private copy it
+/// reads.
+struct ReadOnly {
+    conn: Connection,
+    _copy: Option<TempCopy>,
+}
+
+/// A private directory holding a copy of a database, removed on drop.
+struct TempCopy(PathBuf);
+
+impl Drop for TempCopy {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// `file:` URI of `path` with `query`, percent-encoding everything but unreserved characters
+/// and `/`.
+fn sqlite_uri(path: &Path, query: &str) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut uri = String::from("file:");
+    for &b in path.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            uri.push(b as char);
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri.push('?');
+    uri.push_str(query);
+    uri
+}
+
+/// Opens an existing audit database read-only without creating a file beside it: SQLite
+/// would otherwise make `-wal`/`-shm` files with the database's own mode (`0444` for a
+/// read-only file), which then make every later append fail.
+///
+/// - no (or an empty) `-wal`: the file is opened `immutable` (no locks, no side files);
+/// - a `-wal` and its `-shm`: a writer is (or was) active; both exist, so a plain read-only
+///   open reads the live state and creates nothing;
+/// - a `-wal` without `-shm` (a writer died): the database and its WAL are copied into a
+///   private temporary directory and read there.
+///
+/// A missing file or table is a clear error.
+fn open_read_only(path: &Path) -> Result<ReadOnly, AuditError> {
     if !path.is_file() {
         return Err(AuditError::NotFound {
             path: path.to_path_buf(),
@@ -700,11 +1313,36 @@ fn open_read_only(path: &Path) -> Result<Connection, AuditError> {
             source,
         }
     };
-    let conn = Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
-    .map_err(sql_err("open the database read-only"))?;
+    let wal = beside(path, "-wal");
+    let shm = beside(path, "-shm");
+    let wal_len = std::fs::metadata(&wal).map_or(0, |m| m.len());
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_URI;
+    let (uri, copy) = if wal_len == 0 {
+        (sqlite_uri(path, "mode=ro&immutable=1"), None)
+    } else if shm.exists() {
+        (sqlite_uri(path, "mode=ro"), None)
+    } else {
+        static N: AtomicU64 = AtomicU64::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "mesh-audit-verify-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        create_private_dirs(&dir)?;
+        let copy = TempCopy(dir.clone());
+        let db_copy = dir.join("audit.db");
+        let copied = std::fs::copy(path, &db_copy)
+            .and_then(|_| std::fs::copy(&wal, beside(&db_copy, "-wal")));
+        copied.map_err(|source| AuditError::File {
+            path: dir.clone(),
+            source,
+        })?;
+        (sqlite_uri(&db_copy, "mode=ro"), Some(copy))
+    };
+    let conn =
+        Connection::open_with_flags(&uri, flags).map_err(sql_err("open the database read-only"))?;
     conn.busy_timeout(BUSY_TIMEOUT)
         .map_err(sql_err("set the busy timeout"))?;
     if !has_table(&conn, "audit_entries").map_err(sql_err("read the schema"))? {
@@ -712,7 +1350,7 @@ fn open_read_only(path: &Path) -> Result<Connection, AuditError> {
             path: path.to_path_buf(),
         });
     }
-    Ok(conn)
+    Ok(ReadOnly { conn, _copy: copy })
 }
 
 fn has_table(conn: &Connection, name: &str) -> rusqlite::Result<bool> {
@@ -729,14 +1367,44 @@ fn has_table(conn: &Connection, name: &str) -> rusqlite::Result<bool> {
 pub struct VerifyReport {
     /// How many rows the chain holds.
     pub rows: u64,
+    /// Rows written before rows carried a MAC (checked by their hash alone), at the start.
+    pub legacy_rows: u64,
+    /// The newest row the anchor vouches for, when there is an anchor.
+    pub anchored: Option<u64>,
+    /// Rows after the anchored one (appended by a writer that did not move the anchor, i.e. an
+    /// older mesh-mcp); their links and MACs verify, but their removal would not be noticed.
+    pub past_anchor: u64,
 }
 
-/// Replays the chain at `path` (opened read-only) in sequence order and checks every link:
-/// sequence numbers without gaps from 0, each `prev_hash` equal to the previous row's hash, and
-/// each stored hash equal to the recomputed one. Returns [`AuditError::BrokenChain`] naming the
-/// first row that fails. Truncating the tail cannot be detected this way.
+/// Replays the chain at `path` (opened read-only, creating nothing beside it) in sequence
+/// order and checks every link: sequence numbers without gaps from 0, each `prev_hash` equal to
+/// the previous row's hash, each stored hash equal to the recomputed one, each MAC (for keyed
+/// rows) equal to the one computed with the key; then the anchor: present whenever rows carry
+/// MACs, its own MAC valid, and the chain reaching the row it names with the hash it recorded.
+/// Returns [`AuditError::BrokenChain`] naming the first row that fails (for a truncation, the
+/// first missing row).
+///
+/// A writer that has moved the anchor but not yet committed looks like a truncation by one
+/// row for a moment, so a truncation verdict is re-checked a few times before it stands.
 pub fn verify(path: &Path) -> Result<VerifyReport, AuditError> {
-    let conn = open_read_only(path)?;
+    let mut attempt = 0;
+    loop {
+        match verify_once(path) {
+            Err(AuditError::BrokenChain {
+                reason: BreakReason::Truncated { .. } | BreakReason::AnchorInvalid(_),
+                ..
+            }) if attempt < 5 => {
+                attempt += 1;
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            other => return other,
+        }
+    }
+}
+
+fn verify_once(path: &Path) -> Result<VerifyReport, AuditError> {
+    let db = open_read_only(path)?;
+    let conn = &db.conn;
     let sql_err = |action| {
         move |source| AuditError::Sqlite {
             path: path.to_path_buf(),
@@ -744,16 +1412,30 @@ pub fn verify(path: &Path) -> Result<VerifyReport, AuditError> {
             source,
         }
     };
-    let mut st = conn
-        .prepare(
-            "SELECT entry_seq, prev_hash, timestamp, session_id, trace_id, tool, args_digest,
-                    status, files_accessed, redactions, entry_hash
-             FROM audit_entries ORDER BY entry_seq",
-        )
-        .map_err(sql_err("read the chain"))?;
+    let key = read_key(path)?;
+    // The anchor is read before the rows: an append racing with this read then shows up as a
+    // row past the anchor (harmless), not as a truncation.
+    let anchor = read_anchor(path, key.as_ref());
+    let anchored_seq = anchor.as_ref().ok().and_then(|a| a.as_ref().map(|a| a.seq));
+    let mut anchored_hash: Option<String> = None;
+    let has_mac = conn
+        .prepare("SELECT entry_mac FROM audit_entries LIMIT 0")
+        .is_ok();
+    let sql = if has_mac {
+        "SELECT entry_seq, prev_hash, timestamp, session_id, trace_id, tool, args_digest,
+                status, files_accessed, redactions, entry_hash, entry_mac
+         FROM audit_entries ORDER BY entry_seq"
+    } else {
+        "SELECT entry_seq, prev_hash, timestamp, session_id, trace_id, tool, args_digest,
+                status, files_accessed, redactions, entry_hash, NULL
+         FROM audit_entries ORDER BY entry_seq"
+    };
+    let mut st = conn.prepare(sql).map_err(sql_err("read the chain"))?;
     let mut rows = st.query([]).map_err(sql_err("read the chain"))?;
     let mut expected: u64 = 0;
     let mut prev_hash = GENESIS_HASH.to_string();
+    let mut legacy_rows = 0u64;
+    let mut keyed = false;
     while let Some(r) = rows.next().map_err(sql_err("read the chain"))? {
         let read = |r: &rusqlite::Row<'_>| -> rusqlite::Result<_> {
             Ok((
@@ -768,9 +1450,10 @@ pub fn verify(path: &Path) -> Result<VerifyReport, AuditError> {
                 r.get::<_, String>(8)?,
                 r.get::<_, i64>(9)?,
                 r.get::<_, String>(10)?,
+                r.get::<_, Option<String>>(11)?,
             ))
         };
-        let (seq, prev, ts, session, trace, tool, digest, status, files, redactions, hash) =
+        let (seq, prev, ts, session, trace, tool, digest, status, files, redactions, hash, mac) =
             read(r).map_err(sql_err("read a chain row"))?;
         // A negative seq cannot come from `record`; report it as out of sequence at row 0.
         let seq_u = u64::try_from(seq).unwrap_or(0);
@@ -787,7 +1470,7 @@ pub fn verify(path: &Path) -> Result<VerifyReport, AuditError> {
             prev_hash: &prev,
             timestamp: &ts,
             session_id: &session,
-            trace_id: trace.as_deref().unwrap_or(""),
+            trace_id: trace.as_deref(),
             tool: &tool,
             args_digest: &digest,
             status: &status,
@@ -797,14 +1480,71 @@ pub fn verify(path: &Path) -> Result<VerifyReport, AuditError> {
         if let Some(field) = fields.field_with_separator() {
             return Err(broken(BreakReason::SeparatorInField { field }));
         }
-        if fields.hash() != hash {
-            return Err(broken(BreakReason::HashMismatch));
+        match &mac {
+            Some(mac) => {
+                keyed = true;
+                if fields.hash_v2() != hash {
+                    return Err(broken(BreakReason::HashMismatch));
+                }
+                let Some(key) = &key else {
+                    return Err(broken(BreakReason::KeyMissing));
+                };
+                if row_mac(key, seq_u, &hash) != *mac {
+                    return Err(broken(BreakReason::MacMismatch));
+                }
+            }
+            None if keyed => return Err(broken(BreakReason::MacMissing)),
+            None => {
+                if fields.hash_v1() != hash {
+                    return Err(broken(BreakReason::HashMismatch));
+                }
+                legacy_rows += 1;
+            }
+        }
+        if anchored_seq == Some(seq_u) {
+            anchored_hash = Some(hash.clone());
         }
         prev_hash = hash;
         expected += 1;
     }
-    tracing::debug!(target: "mesh::audit", rows = expected, path = %path.display(), "audit chain verified");
-    Ok(VerifyReport { rows: expected })
+    let rows_seen = expected;
+    let at_end = |reason| AuditError::BrokenChain {
+        seq: rows_seen,
+        reason,
+    };
+    let anchor = anchor.map_err(|why| at_end(BreakReason::AnchorInvalid(why)))?;
+    let (anchored, past_anchor) = match anchor {
+        None if keyed => return Err(at_end(BreakReason::AnchorMissing)),
+        None => (None, 0),
+        Some(_) if key.is_none() => return Err(at_end(BreakReason::KeyMissing)),
+        Some(a) => {
+            if a.seq >= rows_seen {
+                return Err(at_end(BreakReason::Truncated { anchored: a.seq }));
+            }
+            if anchored_hash.as_ref() != Some(&a.hash) {
+                return Err(AuditError::BrokenChain {
+                    seq: a.seq,
+                    reason: BreakReason::AnchorMismatch,
+                });
+            }
+            // Keyed rows start right after the legacy prefix; an anchor covering less was
+            // made again after the first one went missing.
+            if a.since > legacy_rows {
+                return Err(AuditError::BrokenChain {
+                    seq: a.since,
+                    reason: BreakReason::AnchorRemade,
+                });
+            }
+            (Some(a.seq), rows_seen - a.seq - 1)
+        }
+    };
+    tracing::debug!(target: "mesh::audit", rows = rows_seen, path = %path.display(), "audit chain verified");
+    Ok(VerifyReport {
+        rows: rows_seen,
+        legacy_rows,
+        anchored,
+        past_anchor,
+    })
 }
 
 /// Per-tool figures in a [`Stats`] summary.
@@ -879,7 +1619,8 @@ pub fn percentile_nearest_rank(sorted: &[u64], p: u32) -> Option<u64> {
 /// Reads the summary shown by `mesh-mcp stats` from the database at `path` (read-only),
 /// counting only rows at or after `since` (all rows when `None`).
 pub fn read_stats(path: &Path, since: Option<SystemTime>) -> Result<Stats, AuditError> {
-    let conn = open_read_only(path)?;
+    let db = open_read_only(path)?;
+    let conn = &db.conn;
     let sql_err = |action| {
         move |source| AuditError::Sqlite {
             path: path.to_path_buf(),
@@ -888,7 +1629,7 @@ pub fn read_stats(path: &Path, since: Option<SystemTime>) -> Result<Stats, Audit
         }
     };
     let latency_recorded =
-        has_table(&conn, "tool_call_metrics").map_err(sql_err("read the schema"))?;
+        has_table(conn, "tool_call_metrics").map_err(sql_err("read the schema"))?;
     let cutoff = since
         .map(|t| iso8601_utc_ms(unix_ms(t)))
         .unwrap_or_default();
@@ -1100,6 +1841,41 @@ mod tests {
                 .next()
                 .is_some_and(|ms| ms.parse::<u64>().is_ok())
         );
+    }
+
+    #[test]
+    fn hmac_matches_rfc_4231() {
+        // Test case 2 of RFC 4231 (HMAC-SHA256).
+        assert_eq!(
+            hmac_hex(b"Jefe", &["what do ya want for nothing?"]),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+        // Test case 6: a key longer than the block is hashed first.
+        assert_eq!(
+            hmac_hex(
+                &[0xaa; 131],
+                &["Test Using Larger Than Block-Size Key - Hash Key First"]
+            ),
+            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"
+        );
+    }
+
+    #[test]
+    fn null_and_empty_trace_ids_hash_apart() {
+        let fields = |trace| ChainFields {
+            prev_hash: GENESIS_HASH,
+            timestamp: "t",
+            session_id: "s",
+            trace_id: trace,
+            tool: "x",
+            args_digest: "d",
+            status: "SUCCESS",
+            files_json: "[]",
+            redactions: 0,
+        };
+        assert_ne!(fields(None).hash_v2(), fields(Some("")).hash_v2());
+        // The legacy formula could not tell them apart; keyed rows no longer use it.
+        assert_eq!(fields(None).hash_v1(), fields(Some("")).hash_v1());
     }
 
     #[test]

@@ -15,7 +15,7 @@
 
 use std::time::Duration;
 
-use crate::audit::{AuditEntry, AuditLog};
+use crate::audit::{AuditEntry, AuditSink};
 
 /// The most entries appended in one transaction.
 pub const MAX_BATCH: usize = 64;
@@ -33,15 +33,42 @@ pub struct Job {
 /// The handle sessions queue their jobs on; the task runs until the last handle is gone.
 pub struct Auditor {
     tx: async_channel::Sender<Job>,
+    /// Closes when the task has written its last batch and closed the trail.
+    finished: async_channel::Receiver<()>,
 }
 
+/// How long [`Auditor::close`] waits for the task at process exit.
+const CLOSE_WAIT: Duration = Duration::from_secs(2);
+
 impl Auditor {
-    /// Starts the task; `open` opens the audit trail (again after a panic), `None` when it
-    /// cannot be opened (then the jobs are dropped: auditing never stops a tool answering).
-    pub fn start(open: impl Fn() -> Option<AuditLog> + Send + 'static) -> Auditor {
+    /// Starts the task. It writes through an [`AuditSink`] of its own (opened at the first
+    /// batch, retried after a failure, made afresh after a panic); a trail that cannot be
+    /// opened drops the jobs: auditing never stops a tool answering.
+    pub fn start() -> Auditor {
         let (tx, rx) = async_channel::unbounded::<Job>();
-        blocking::unblock(move || supervise(&rx, &open)).detach();
-        Auditor { tx }
+        let (finished_tx, finished) = async_channel::bounded::<()>(1);
+        blocking::unblock(move || {
+            supervise(&rx);
+            drop(finished_tx);
+        })
+        .detach();
+        Auditor { tx, finished }
+    }
+
+    /// Writes what is queued and closes the trail (SQLite folds its write-ahead log into the
+    /// database file, so `audit.db` alone holds every row), waiting at most 2 s; for the end of
+    /// the process. Jobs submitted afterwards are dropped.
+    pub fn close(&self) {
+        self.tx.close();
+        let finished = self.finished.clone();
+        smol::block_on(futures_lite::future::or(
+            async move {
+                let _ = finished.recv().await;
+            },
+            async {
+                smol::Timer::after(CLOSE_WAIT).await;
+            },
+        ));
     }
 
     /// Queues one job; never blocks.
@@ -52,7 +79,7 @@ impl Auditor {
 }
 
 /// Runs the writer, starting it over after a panic.
-fn supervise(rx: &async_channel::Receiver<Job>, open: &dyn Fn() -> Option<AuditLog>) {
+fn supervise(rx: &async_channel::Receiver<Job>) {
     // Background work: when its timer fires, it must not preempt a session's thread.
     crate::sys::lower_thread_priority();
     let mut failures = 0u32;
@@ -60,7 +87,7 @@ fn supervise(rx: &async_channel::Receiver<Job>, open: &dyn Fn() -> Option<AuditL
     // once the panic is logged (a session that ends meanwhile then sees the log line first).
     let mut held: Vec<Option<async_channel::Sender<()>>> = Vec::new();
     loop {
-        match crate::isolate::catch(|| write_loop(rx, open, &mut held)) {
+        match crate::isolate::catch(|| write_loop(rx, &mut held)) {
             Ok(()) => return, // every handle is gone
             Err(p) => {
                 failures += 1;
@@ -79,13 +106,12 @@ fn supervise(rx: &async_channel::Receiver<Job>, open: &dyn Fn() -> Option<AuditL
     }
 }
 
-/// Opens the trail lazily (at the first job) and writes batches until the queue closes.
+/// Writes batches until the queue closes, through a sink of its own (opened at the first).
 fn write_loop(
     rx: &async_channel::Receiver<Job>,
-    open: &dyn Fn() -> Option<AuditLog>,
     held: &mut Vec<Option<async_channel::Sender<()>>>,
 ) {
-    let mut log: Option<Option<AuditLog>> = None;
+    let sink = AuditSink::new();
     let mut batch: Vec<Job> = Vec::with_capacity(MAX_BATCH);
     // Idle, the task waits on the queue (the first job wakes it). Busy, it does not: it
     // sleeps [`LINGER`] and takes what queued meanwhile, so a session queuing a job finds no
@@ -108,7 +134,7 @@ fn write_loop(
                 break;
             }
             full = batch.len() == MAX_BATCH; // more may be waiting: no pause before the next
-            write_batch(&mut batch, log.get_or_insert_with(open).as_ref(), held);
+            write_batch(&mut batch, &sink, held);
         }
     }
 }
@@ -117,7 +143,7 @@ fn write_loop(
 /// wait-group tokens go.
 fn write_batch(
     batch: &mut Vec<Job>,
-    log: Option<&AuditLog>,
+    sink: &AuditSink,
     held: &mut Vec<Option<async_channel::Sender<()>>>,
 ) {
     let entries: Vec<AuditEntry> = batch
@@ -130,13 +156,7 @@ fn write_batch(
     if crate::isolate::fixtures_enabled() && entries.iter().any(|e| e.tool == "test_panic_audit") {
         panic!("test fixture: the audit task panics on purpose");
     }
-    if let Some(log) = log
-        && let Err(e) = log.record_batch(&entries)
-    {
-        let tool = entries.first().map_or("", |e| e.tool.as_str());
-        let more = entries.len() - 1;
-        tracing::warn!(target: "mesh::audit", "could not record the call of {tool} (and {more} more in its batch) in the audit trail: {e}");
-    }
+    sink.record_batch(&entries);
     // The sessions' wait-group tokens go once the rows are written.
     held.clear();
 }

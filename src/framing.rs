@@ -17,6 +17,11 @@ pub const QUEUE_CAPACITY: usize = 64;
 /// The longest frame we accept: 8 MiB.
 pub const MAX_FRAME_BYTES: usize = 8 * 1024 * 1024;
 
+/// Bytes of frames the inbound queue may hold at once (one larger frame is always let
+/// through): without it, 64 queued lines of up to 8 MiB each could park 512 MiB per client
+/// while the session loop applies back-pressure.
+pub const MAX_QUEUED_BYTES: usize = 8 * 1024 * 1024;
+
 /// One unit the reader hands to the session loop.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Inbound {
@@ -33,6 +38,7 @@ pub async fn read_frames<R: AsyncRead + Unpin>(mut input: R, tx: async_channel::
     let mut buf = vec![0u8; 64 * 1024];
     let mut line: Vec<u8> = Vec::new();
     let mut discarding = false;
+    let mut queued = QueuedBytes(0);
     loop {
         let n = match input.read(&mut buf).await {
             Ok(n) => n,
@@ -48,6 +54,7 @@ pub async fn read_frames<R: AsyncRead + Unpin>(mut input: R, tx: async_channel::
                 if matches!(item, Inbound::Frame(_)) {
                     crate::stages::frame_read();
                 }
+                queued.make_room(&tx, &item).await;
                 let _ = tx.send(item).await;
             }
             tracing::debug!(target: "mesh::framing", "input closed");
@@ -66,6 +73,7 @@ pub async fn read_frames<R: AsyncRead + Unpin>(mut input: R, tx: async_channel::
                     if matches!(item, Inbound::Frame(_)) {
                         crate::stages::frame_read();
                     }
+                    queued.make_room(&tx, &item).await;
                     if tx.send(item).await.is_err() {
                         return;
                     }
@@ -80,6 +88,30 @@ pub async fn read_frames<R: AsyncRead + Unpin>(mut input: R, tx: async_channel::
                 }
             }
         }
+    }
+}
+
+/// Bytes of frames sent since the queue was last seen empty: an upper bound of what it holds.
+struct QueuedBytes(usize);
+
+impl QueuedBytes {
+    /// Waits until `item` fits within [`MAX_QUEUED_BYTES`] of queued frames (an empty queue
+    /// always takes it), then counts it.
+    async fn make_room(&mut self, tx: &async_channel::Sender<Inbound>, item: &Inbound) {
+        let len = match item {
+            Inbound::Frame(s) => s.len(),
+            _ => 0,
+        };
+        if tx.is_empty() {
+            self.0 = 0;
+        }
+        while self.0 > 0 && self.0 + len > MAX_QUEUED_BYTES {
+            smol::Timer::after(std::time::Duration::from_millis(1)).await;
+            if tx.is_empty() || tx.is_closed() {
+                self.0 = 0;
+            }
+        }
+        self.0 += len;
     }
 }
 

@@ -25,6 +25,7 @@
 //! | [`server`] | the session: method table, dual-era negotiation, concurrency, cancellation, progress, the drain barrier |
 //! | [`stdio`] | this process's stdin and stdout as async streams, non-blocking on the reactor when they are pipes or sockets |
 //! | [`stages`] | per-request stage timestamps, compiled in only for the benchmark build (`--features bench-stages`) |
+//! | [`batch`] | 2025-03-26 batches, bounded: requests run per batch, answer bytes per line, one batch at a time per client |
 //! | [`tools`] | the tool registry and one file per tool (arguments, run, truncation hint) |
 //! | [`render`] | Markdown helpers and the central 48 KiB output cap |
 //! | [`git`] | a safe, read-only git runner (no shell, timeout, repository-redirecting variables removed) for the wire-format check |
@@ -44,6 +45,7 @@
 
 pub mod audit;
 pub mod auditor;
+pub mod batch;
 pub mod cli;
 pub mod config;
 pub mod daemon;

@@ -39,6 +39,28 @@ pub fn negotiate(requested: Option<&str>) -> &'static str {
         .unwrap_or(LEGACY_VERSIONS[0])
 }
 
+/// How much of a client-supplied name (a method, a tool, a version) an error message echoes.
+pub const MAX_ECHOED_NAME: usize = 64;
+
+/// `name` as an error message may echo it: at most [`MAX_ECHOED_NAME`] bytes (cut on a
+/// character boundary, with the full length said), so a 1 MB name does not make a 2 MB error.
+///
+/// ```
+/// use mesh_mcp::protocol::echo_name;
+/// assert_eq!(echo_name("ping"), "ping");
+/// assert_eq!(echo_name(&"x".repeat(100)), format!("{}… (100 bytes)", "x".repeat(64)));
+/// ```
+pub fn echo_name(name: &str) -> String {
+    if name.len() <= MAX_ECHOED_NAME {
+        return name.to_string();
+    }
+    let mut end = MAX_ECHOED_NAME;
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes)", &name[..end], name.len())
+}
+
 /// True when a negotiated version is at least `min` (versions are ISO dates, so they sort).
 pub fn version_at_least(version: &str, min: &str) -> bool {
     version >= min

@@ -61,9 +61,9 @@ pub struct Shared {
     pub index_wait: Duration,
     /// Tool calls running at once per session.
     pub max_in_flight: usize,
-    /// The audit trail, opened on first use (`None` inside when auditing is off or the
-    /// database cannot be opened; the failure is logged once and tools keep answering).
-    audit: std::sync::OnceLock<Option<crate::audit::AuditLog>>,
+    /// The audit trail, opened on first use and re-tried after a failure (logged; tools keep
+    /// answering).
+    audit: crate::audit::AuditSink,
     /// Whether tool calls are audited at all (config `[audit] enabled`).
     pub audit_enabled: bool,
     /// The audit task sessions queue their calls on, started at the first audited call.
@@ -131,7 +131,7 @@ impl Shared {
             registry: Registry::standard(),
             index_wait,
             max_in_flight: 8,
-            audit: std::sync::OnceLock::new(),
+            audit: crate::audit::AuditSink::new(),
             audit_enabled,
             auditor: std::sync::OnceLock::new(),
             daemon: std::sync::OnceLock::new(),
@@ -146,11 +146,14 @@ impl Shared {
         if !self.audit_enabled {
             return;
         }
-        let log = self.audit.get_or_init(open_audit_log);
-        if let Some(log) = log
-            && let Err(e) = log.record(entry)
-        {
-            tracing::warn!(target: "mesh::audit", "could not record the call of {}: {e}", entry.tool);
+        self.audit.record(entry);
+    }
+
+    /// Writes the audit task's queue and closes the trail, if the task was started; for the end
+    /// of the process (a standalone session, `meshd`).
+    pub fn close_audit(&self) {
+        if let Some(auditor) = self.auditor.get() {
+            auditor.close();
         }
     }
 
@@ -166,24 +169,11 @@ impl Shared {
             return;
         }
         self.auditor
-            .get_or_init(|| crate::auditor::Auditor::start(open_audit_log))
+            .get_or_init(crate::auditor::Auditor::start)
             .submit(crate::auditor::Job {
                 build: Box::new(build),
                 done,
             });
-    }
-}
-
-/// Opens the audit trail at its default path; a failure is logged and disables auditing (for
-/// this process, or for the audit task until it is started over).
-fn open_audit_log() -> Option<crate::audit::AuditLog> {
-    let path = crate::audit::AuditLog::default_path();
-    match crate::audit::AuditLog::open(&path) {
-        Ok(log) => Some(log),
-        Err(e) => {
-            tracing::warn!(target: "mesh::audit", "audit trail disabled for this process: {e}");
-            None
-        }
     }
 }
 
@@ -210,6 +200,8 @@ struct Session {
     log_level: Mutex<Option<String>>,
     /// Cancellation flags of the tool calls in flight, by JSON id text.
     in_flight: Mutex<HashMap<String, Arc<AtomicBool>>>,
+    /// One batch at a time per session (see [`crate::batch`]).
+    batch_gate: Arc<Semaphore>,
 }
 
 impl Session {
@@ -255,12 +247,13 @@ where
 {
     let signals = crate::sys::termination_signals();
     smol::block_on(serve(
-        shared,
+        shared.clone(),
         input,
         output,
         crate::audit::new_session_id(),
         Some(signals),
     ));
+    shared.close_audit();
     0
 }
 
@@ -319,6 +312,7 @@ async fn session(
         negotiated: Mutex::new(None),
         log_level: Mutex::new(None),
         in_flight: Mutex::new(HashMap::new()),
+        batch_gate: Arc::new(Semaphore::new(1)),
     });
     let permits = Arc::new(Semaphore::new(shared.max_in_flight.max(1)));
     // Calls accepted but not answered yet. The loop waits for a slot before it reads on, so a
@@ -475,7 +469,11 @@ impl Ctx {
             }
             Inbound::Frame(line) => line,
         };
+        // Every frame takes its read timestamp (benchmark build), batches too.
         let mark = crate::stages::frame_taken();
+        if crate::batch::is_batch(&line) {
+            return self.batch(line).await;
+        }
         match protocol::classify(&line) {
             Incoming::Request(req) => {
                 crate::stages::request(mark, &req.id, &req.method);
@@ -487,7 +485,8 @@ impl Ctx {
             }
             Incoming::Response => true,
             Incoming::Reject(resp) => self.send(resp.to_line()).await,
-            Incoming::Batch(items) => self.batch(items).await,
+            // Arrays are routed to `batch` above, before a value tree is built.
+            Incoming::Batch(_) => true,
         }
     }
 
@@ -507,52 +506,33 @@ impl Ctx {
         }
     }
 
-    /// A batch: accepted only when the session negotiated 2025-03-26.
-    async fn batch(&self, items: Vec<Value>) -> bool {
+    /// A batch line: refused unless the session negotiated 2025-03-26, else answered by
+    /// [`crate::batch::answer`] (bounded, its calls concurrent), one batch at a time.
+    async fn batch(&self, line: String) -> bool {
         let negotiated = self.session.negotiated.lock().ok().and_then(|g| *g);
-        if negotiated != Some("2025-03-26") || items.is_empty() {
-            let why = if items.is_empty() {
-                "Invalid Request: an empty batch".to_string()
-            } else {
-                "Invalid Request: batches are accepted only under protocol version 2025-03-26; \
-send one message per line"
-                    .to_string()
-            };
-            return self
-                .send(Response::error(Value::Null, protocol::INVALID_REQUEST, why).to_line())
-                .await;
+        if let Some(refusal) = crate::batch::refuse(&line, negotiated) {
+            return self.send(refusal.to_line()).await;
         }
         let ctx = self.clone();
         let busy = self.busy.clone();
         let slot = self.accepted.acquire_arc().await;
+        let gate = self.session.batch_gate.acquire_arc().await;
+        // On the session's executor like every other task of the session; each request of
+        // the batch is a task of its own there, so its calls run concurrently.
         self.ex
             .spawn(async move {
-                let _slot = slot;
-                let mut answers = Vec::new();
-                for item in items {
-                    match protocol::classify_value(item) {
-                        Incoming::Request(req) => {
-                            if req.method == "initialize" {
-                                answers.push(Response::error(
-                                    req.id,
-                                    protocol::INVALID_REQUEST,
-                                    "Invalid Request: initialize must not be part of a batch"
-                                        .into(),
-                                ));
-                            } else if let Some(resp) = ctx.answer(req).await {
-                                answers.push(resp);
-                            }
-                        }
-                        Incoming::Notification { method, params } => {
-                            ctx.notification(&method, params.as_ref())
-                        }
-                        Incoming::Reject(resp) => answers.push(resp),
-                        Incoming::Response | Incoming::Batch(_) => {}
-                    }
-                }
-                if !answers.is_empty() {
-                    let frame = serde_json::to_string(&answers).unwrap_or_default();
-                    let _ = ctx.send(frame).await;
+                let (_slot, _gate) = (slot, gate);
+                let runner = ctx.clone();
+                let run = |req| {
+                    let c = runner.clone();
+                    runner.ex.spawn(async move { c.answer(req).await })
+                };
+                let notify =
+                    |method: &str, params: Option<&Value>| ctx.notification(method, params);
+                if let Some(frame) = crate::batch::answer(&line, run, notify).await
+                    && ctx.send(frame).await
+                {
+                    crate::batch::until_written(&ctx.out).await;
                 }
                 drop(busy);
             })
@@ -621,8 +601,8 @@ send one message per line"
                     return Some(Response::error_with_data(
                         req.id,
                         protocol::UNSUPPORTED_PROTOCOL_VERSION,
-                        format!("Unsupported protocol version: {v}"),
-                        json!({"supported": protocol::DISCOVER_VERSIONS, "requested": v}),
+                        format!("Unsupported protocol version: {}", protocol::echo_name(v)),
+                        json!({"supported": protocol::DISCOVER_VERSIONS, "requested": protocol::echo_name(v)}),
                     ));
                 }
                 if !meta.has_client_capabilities && req.method != "server/discover" {
@@ -642,7 +622,7 @@ send one message per line"
         };
         let id = req.id.clone();
         let result = match req.method.as_str() {
-            "initialize" => Ok(self.initialize(req.params.as_ref())),
+            "initialize" => self.initialize(req.params.as_ref()),
             "ping" => Ok(json!({})),
             "server/discover" => Ok(discover_result()),
             "tools/list" => Ok(self.tools_list(era)),
@@ -650,7 +630,7 @@ send one message per line"
             "tools/call" => return self.tools_call(req, meta, era).await,
             other => Err((
                 protocol::METHOD_NOT_FOUND,
-                format!("Method not found: {other}"),
+                format!("Method not found: {}", protocol::echo_name(other)),
             )),
         };
         Some(match result {
@@ -659,12 +639,23 @@ send one message per line"
         })
     }
 
-    fn initialize(&self, params: Option<&Value>) -> Value {
+    /// `initialize`: negotiates the version, once per session; a second `initialize` is an
+    /// error and leaves the negotiated version as it was.
+    fn initialize(&self, params: Option<&Value>) -> Result<Value, (i64, String)> {
         let requested = params
             .and_then(|p| p.get("protocolVersion"))
             .and_then(Value::as_str);
         let version = protocol::negotiate(requested);
         if let Ok(mut g) = self.session.negotiated.lock() {
+            if let Some(earlier) = *g {
+                return Err((
+                    protocol::INVALID_REQUEST,
+                    format!(
+                        "Invalid Request: this session is already initialized (protocol {earlier}); \
+initialize once per session, or start a new session to negotiate again"
+                    ),
+                ));
+            }
             *g = Some(version);
         }
         tracing::debug!(target: "mesh::server", "initialize: requested {requested:?}, answered {version}");
@@ -672,12 +663,12 @@ send one message per line"
         if protocol::version_at_least(version, "2025-06-18") {
             server_info["title"] = json!(SERVER_TITLE);
         }
-        json!({
+        Ok(json!({
             "protocolVersion": version,
             "capabilities": {"tools": {"listChanged": false}, "logging": {}},
             "serverInfo": server_info,
             "instructions": INSTRUCTIONS,
-        })
+        }))
     }
 
     fn tools_list(&self, era: Era) -> Value {
@@ -737,7 +728,10 @@ send one message per line"
             return Some(Response::error(
                 id,
                 protocol::INVALID_PARAMS,
-                format!("Unknown tool: {name}. Call tools/list for the available tools."),
+                format!(
+                    "Unknown tool: {}. Call tools/list for the available tools.",
+                    protocol::echo_name(name)
+                ),
             ));
         };
         let args = match params.get("arguments") {

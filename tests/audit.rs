@@ -119,7 +119,10 @@ fn clean_chain_verifies() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(
         stderr(&o).trim(),
-        format!("audit chain OK: 12 rows ({})", db.display())
+        format!(
+            "audit chain OK: 12 rows; head anchored at row 11, MACs checked ({})",
+            db.display()
+        )
     );
     assert!(o.stdout.is_empty(), "verify writes nothing to stdout");
     // --db overrides the environment.
@@ -180,7 +183,7 @@ fn edited_row_is_named() {
 }
 
 #[test]
-fn edited_row_with_a_recomputed_hash_breaks_the_next_link() {
+fn edited_row_with_a_recomputed_hash_is_named() {
     let dir = temp_dir("rehashed");
     let db = chain_of(&dir, 10);
     let c = Connection::open(&db).expect("open for tampering");
@@ -225,7 +228,10 @@ fn edited_row_with_a_recomputed_hash_breaks_the_next_link() {
     )
     .expect("edit");
     drop(c);
-    assert_broken(&db, 4, "prev_hash does not match row 3");
+    // Rows carry a versioned hash and a keyed MAC now: a forger who recomputes the old
+    // formula is caught at the forged row itself (tests/attacks.rs recomputes the current one
+    // and meets the MAC).
+    assert_broken(&db, 3, "hash mismatch");
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -277,7 +283,8 @@ fn inserted_row_is_named() {
             .expect("count"),
         11
     );
-    assert_broken(&db, 6, "prev_hash does not match row 5");
+    // A row slipped in without a MAC is named itself.
+    assert_broken(&db, 5, "has no MAC although earlier rows do");
 
     // A row appended at the end with a made-up link is caught at its own seq.
     let dir2 = temp_dir("appended");

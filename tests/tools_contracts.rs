@@ -136,6 +136,8 @@ struct ServiceTrace {
     servers: Vec<Site>,
     zero_servers: bool,
     may_call: Vec<Site>,
+    /// Every client the service's client list shows.
+    clients: Vec<Site>,
 }
 
 #[derive(Debug, Default)]
@@ -162,12 +164,15 @@ enum List {
     None,
     Servers,
     ServiceMayCall,
+    ServiceClients,
     Handlers,
     Calls,
     RpcMayCall,
 }
 
 fn parse_site(line: &str) -> Site {
+    // A client line ends with a note after ` — `.
+    let line = line.split(" — ").next().unwrap();
     let rest = line.trim_start().strip_prefix("- ").unwrap();
     let (lang, rest) = rest.split_once(": ").unwrap();
     let label = rest.split('`').nth(1).unwrap().to_string();
@@ -237,6 +242,14 @@ fn parse_grpc(text: &str) -> GrpcAnswer {
             match (list, svc, r) {
                 (List::Servers, Some(s), _) => s.servers.push(site),
                 (List::ServiceMayCall, Some(s), _) => s.may_call.push(site),
+                // The service's client list: those with no call resolved in their file are
+                // the ones that may call any RPC.
+                (List::ServiceClients, Some(s), _) => {
+                    if line.contains("no call resolved") {
+                        s.may_call.push(site.clone());
+                    }
+                    s.clients.push(site);
+                }
                 (List::Handlers, _, Some(r)) => r.handlers.push(site),
                 (List::Calls, _, Some(r)) => r.calls.push(site),
                 (List::RpcMayCall, _, Some(r)) => r.may_call.push(site),
@@ -262,6 +275,8 @@ fn parse_grpc(text: &str) -> GrpcAnswer {
             list = List::Servers;
         } else if bullet.starts_with("May call any of its RPCs") {
             list = List::ServiceMayCall;
+        } else if bullet.starts_with("Clients (") {
+            list = List::ServiceClients;
         } else if let Some(def) = bullet.strip_prefix("Definition**: `") {
             let r = a.rpcs.get_mut(rpc.as_ref().unwrap()).unwrap();
             r.def = def.split('`').next().unwrap().to_string();
@@ -498,7 +513,13 @@ fn grpc_tests_are_left_out_and_counted() {
     let all_sites = |a: &GrpcAnswer| -> BTreeSet<String> {
         let mut out = BTreeSet::new();
         for sv in a.services.values() {
-            out.extend(sv.servers.iter().chain(&sv.may_call).map(|s| s.at.clone()));
+            out.extend(
+                sv.servers
+                    .iter()
+                    .chain(&sv.may_call)
+                    .chain(&sv.clients)
+                    .map(|s| s.at.clone()),
+            );
         }
         for r in a.rpcs.values() {
             out.extend(
@@ -816,7 +837,7 @@ fn impact_depth_follows_re_emissions() {
         text.contains("heuristic"),
         "hops past the first are labelled:\n{text}"
     );
-    // A third hop reaches shipments.dispatched; the depth is clamped to 5.
+    // A third hop reaches shipments.dispatched; a depth past 5 is refused, naming the range.
     let (text, d3) = impact(&mut s, json!({"target": "orders.created", "depth": 3}));
     let (_, ship_consumers) = topic_truth("shipments.dispatched");
     for c in &ship_consumers {
@@ -826,8 +847,15 @@ fn impact_depth_follows_re_emissions() {
         );
     }
     let (_, d5) = impact(&mut s, json!({"target": "orders.created", "depth": 5}));
-    let (_, d99) = impact(&mut s, json!({"target": "orders.created", "depth": 99}));
-    assert_eq!(d5, d99, "depth is clamped to 5");
+    assert!(!d5.is_empty());
+    let refused = s.err(
+        "analyze_impact",
+        json!({"target": "orders.created", "depth": 99}),
+    );
+    assert!(
+        refused.contains("`depth` is 99, outside its range 1–5"),
+        "{refused}"
+    );
 }
 
 #[test]
@@ -1439,11 +1467,18 @@ fn mesh_max_services_folds_the_rest_into_other() {
     check_mermaid(&text);
     assert!(text.contains("9 services folded"), "{text}");
     assert!(text.contains("folded into \"other services\""), "{text}");
-    // Clamped, not rejected.
-    let view = json_view(&mut s, json!({"max_services": 0}));
+    // Out of range: refused with the range named, not clamped.
+    let view = json_view(&mut s, json!({"max_services": 1}));
     assert_eq!(view["services_shown"], 1);
-    let view = json_view(&mut s, json!({"max_services": 100000}));
+    let view = json_view(&mut s, json!({"max_services": 200}));
     assert_eq!(view["services_shown"], 11);
+    for bad in [0, 201, 100000] {
+        let text = s.err(
+            "visualize_mesh",
+            json!({"format": "json", "max_services": bad}),
+        );
+        assert!(text.contains("outside its range 1–200"), "{text}");
+    }
 }
 
 #[test]

@@ -1356,7 +1356,7 @@ fn docs_neutralise_the_prompt_injection() {
 }
 
 #[test]
-fn docs_max_sections_is_bounded_and_clamped_and_zero_says_what_was_searched() {
+fn docs_max_sections_is_bounded_and_checked_and_zero_says_what_was_searched() {
     let mut s = example();
     let all = sections(&s.ok("search_docs", json!({"query": "kafka", "max_sections": 20}))).len();
     assert!(all >= 4, "kafka should match several sections");
@@ -1364,9 +1364,7 @@ fn docs_max_sections_is_bounded_and_clamped_and_zero_says_what_was_searched() {
         (None, 3.min(all)),
         (Some(1), 1),
         (Some(2), 2),
-        (Some(0), 1),
-        (Some(-3), 1),
-        (Some(1000), all.min(20)),
+        (Some(20), all.min(20)),
     ] {
         let mut args = json!({"query": "kafka"});
         if let Some(m) = max {
@@ -1378,6 +1376,13 @@ fn docs_max_sections_is_bounded_and_clamped_and_zero_says_what_was_searched() {
             text.contains(&format!("Showing {want} of {all} matching sections")),
             "max_sections {max:?}:\n{text}"
         );
+    }
+    for bad in [0, -3, 21, 1000] {
+        let text = s.err(
+            "search_docs",
+            json!({"query": "kafka", "max_sections": bad}),
+        );
+        assert!(text.contains("outside its range 1–20"), "{text}");
     }
     let text = s.ok("search_docs", json!({"query": "xylophone quasar"}));
     assert!(sections(&text).is_empty());
@@ -1448,7 +1453,7 @@ fn index_status_reports_roots_languages_rejections_generation_and_watcher() {
         .filter(|l| l.starts_with("| `"))
         .map(|l| {
             l.split('|')
-                .nth(2)
+                .nth(3)
                 .unwrap()
                 .trim()
                 .parse::<usize>()

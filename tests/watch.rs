@@ -44,6 +44,12 @@ fn start(dir: &Path, options: WatchOptions) -> (Arc<IndexHandle>, IndexerThread)
     let thread = spawn_indexer_with(Arc::new(zero_config(dir)), handle.clone(), options)
         .expect("indexer thread");
     wait_until(&handle, "the first snapshot", |_| true);
+    // The watcher sets its mode once it is set up, which may be just after the first
+    // snapshot is published: wait for it (bounded), so a loaded machine cannot race it.
+    let started = Instant::now();
+    while handle.watch_mode().to_string().contains("starting") && started.elapsed() < DEADLINE {
+        std::thread::sleep(Duration::from_millis(5));
+    }
     (handle, thread)
 }
 

@@ -15,14 +15,17 @@ mesh-mcp audit — check the tamper-evident audit trail of tool calls
 Usage: mesh-mcp audit verify [--db PATH]
 
 Commands:
-  verify        replay the SHA-256 hash chain in sequence order; exit 0 when every row
-                verifies, 1 naming the first broken row (edited, inserted or deleted)
+  verify        replay the SHA-256 hash chain in sequence order, check each row's MAC
+                (key in <db>.key) and the anchored head (<db>.head); exit 0 when all
+                verifies, 1 naming the first broken row (edited, forged, inserted,
+                deleted, or cut off the end)
 
 Options:
   --db PATH     the audit database (default: $MESH_AUDIT_DB, else ~/.cache/mesh-mcp/audit.db)
   -h, --help    print this help
 
-The database is opened read-only; nothing is changed and nothing leaves the machine.
+The database is opened read-only and no file is created beside it; nothing is changed and
+nothing leaves the machine.
 
 Example: mesh-mcp audit verify
 ";
@@ -104,7 +107,25 @@ pub fn main(args: &[String]) -> i32 {
             let path = db.unwrap_or_else(AuditLog::default_path);
             match verify(&path) {
                 Ok(report) => {
-                    eprintln!("audit chain OK: {} rows ({})", report.rows, path.display());
+                    let anchor = match report.anchored {
+                        Some(seq) if report.past_anchor > 0 => format!(
+                            "; anchored at row {seq}, {} later rows not covered by the anchor",
+                            report.past_anchor
+                        ),
+                        Some(seq) => format!("; head anchored at row {seq}, MACs checked"),
+                        None => "; no anchor (legacy trail: truncation would not be noticed)"
+                            .to_string(),
+                    };
+                    let legacy = if report.legacy_rows > 0 {
+                        format!(", {} legacy rows without a MAC", report.legacy_rows)
+                    } else {
+                        String::new()
+                    };
+                    eprintln!(
+                        "audit chain OK: {} rows{legacy}{anchor} ({})",
+                        report.rows,
+                        path.display()
+                    );
                     0
                 }
                 Err(e @ AuditError::BrokenChain { .. }) => {

@@ -449,8 +449,8 @@ fn detected_roots(base: &Path) -> Vec<Root> {
 /// Directories whose children are services in common monorepo layouts.
 const CONTAINERS: [&str; 4] = ["apps", "packages", "services", "src"];
 
-/// Files that mark a directory as a project of some language.
-const MANIFESTS: [&str; 15] = [
+/// Files that mark a directory as a project of some language (or a deployable image).
+const MANIFESTS: [&str; 17] = [
     "go.mod",
     "package.json",
     "pyproject.toml",
@@ -466,6 +466,8 @@ const MANIFESTS: [&str; 15] = [
     "build.sbt",
     "CMakeLists.txt",
     "*.csproj",
+    "Dockerfile",
+    "Containerfile",
 ];
 
 /// Extensions of source files that make a directory look like a service.
@@ -494,14 +496,77 @@ const DETECT_ENTRY_LIMIT: usize = 4096;
 /// At most this many subdirectories of a candidate are searched for source files.
 const DETECT_SUBDIR_LIMIT: usize = 32;
 
-/// Finds service directories under `services/`, `apps/`, `packages/` and `src/` in `base`: a
-/// non-hidden child directory (not a symlink) that has a language manifest, or source files
-/// directly inside or one level down. Under `src/` only children with their own manifest count
-/// when `base` itself has one (a single project's `src/` holds modules, not services). The base
-/// itself is not listed: it is always a root. Sorted by label.
+/// How deep below the base a build manifest is looked for (`src/<group>/<service>/` is 3).
+const DETECT_DEPTH: usize = 4;
+
+/// At most this many directories are read while looking for manifests: detection runs before
+/// the first answer and must stay a few milliseconds on any tree.
+const DETECT_DIR_BUDGET: usize = 2_000;
+
+/// Directory names that are never a service root: tests (`tests/`, `e2e/`, `Basket.UnitTests/`),
+/// docs, examples and samples.
+fn is_never_root_dir(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    matches!(
+        lower.as_str(),
+        "test"
+            | "tests"
+            | "e2e"
+            | "__tests__"
+            | "spec"
+            | "testing"
+            | "testdata"
+            | "fixtures"
+            | "examples"
+            | "example"
+            | "samples"
+            | "docs"
+            | "doc"
+    ) || lower.ends_with(".tests")
+        || lower.ends_with("tests") && (name.contains('.') || name.ends_with("Tests"))
+        || lower.ends_with(".unittests")
+        || lower.ends_with("-tests")
+        || lower.ends_with("_tests")
+}
+
+/// Finds the service and library roots below `base`: every directory with a build manifest
+/// (`go.mod`, `package.json`, `pom.xml`, `*.csproj`, `requirements.txt`, `Dockerfile`, …) up to
+/// [`DETECT_DEPTH`] levels down, the topmost one when manifests nest (a service's own modules
+/// stay inside it), so `src/<group>/<service>/` layouts give one root per service; and, under
+/// `services/`, `apps/`, `packages/` and `src/`, a child with source files but no manifest.
+/// Hidden, build-output, test, docs and example directories are never roots. Under `src/` of a
+/// base that is itself one project (it has a manifest), a child counts only with its own
+/// manifest. The base itself is not listed: it is always a root. Sorted by label.
 pub fn detect_layout(base: &Path) -> Vec<Detection> {
     let base_has_manifest = manifest_in(base).is_some();
-    let mut found = Vec::new();
+    let mut found: Vec<Detection> = Vec::new();
+    let mut budget = DETECT_DIR_BUDGET;
+    // Breadth-first, so a shallower manifest is found before anything below it.
+    let mut queue: std::collections::VecDeque<(String, usize)> =
+        child_dirs(base).into_iter().map(|c| (c, 1)).collect();
+    while let Some((label, depth)) = queue.pop_front() {
+        if budget == 0 {
+            break;
+        }
+        budget -= 1;
+        let name = label.rsplit('/').next().unwrap_or(&label);
+        if is_never_root_dir(name) || GLOB_SKIP.contains(&name) {
+            continue;
+        }
+        let path = base.join(&label);
+        if let Some(m) = manifest_in(&path) {
+            found.push(Detection {
+                reason: format!("{label} has {m}"),
+                root: label,
+            });
+            continue;
+        }
+        if depth < DETECT_DEPTH {
+            for child in child_dirs(&path) {
+                queue.push_back((format!("{label}/{child}"), depth + 1));
+            }
+        }
+    }
     for container in CONTAINERS {
         let dir = base.join(container);
         if !dir.is_dir() {
@@ -509,25 +574,148 @@ pub fn detect_layout(base: &Path) -> Vec<Detection> {
         }
         for child in child_dirs(&dir) {
             let label = format!("{container}/{child}");
-            let path = dir.join(&child);
-            let reason = if let Some(m) = manifest_in(&path) {
-                format!("{label} has {m}")
-            } else if container == "src" && base_has_manifest {
+            if found
+                .iter()
+                .any(|d| d.root == label || d.root.starts_with(&format!("{label}/")))
+                || is_never_root_dir(&child)
+            {
                 continue;
-            } else if let Some(src) = source_in(&path) {
-                format!("{label} has source files ({src})")
-            } else {
+            }
+            if container == "src" && base_has_manifest {
                 continue;
-            };
-            found.push(Detection {
-                root: label,
-                reason,
-            });
+            }
+            if let Some(src) = source_in(&dir.join(&child)) {
+                found.push(Detection {
+                    reason: format!("{label} has source files ({src})"),
+                    root: label,
+                });
+            }
         }
     }
     crate::order::sort_by(&mut found, |a, b| a.root.cmp(&b.root));
     tracing::debug!(target: "mesh::config", base = %base.display(), found = found.len(), "layout detection");
     found
+}
+
+/// What a root is, as far as its manifests tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum RootKind {
+    /// A deployable service or app: a `Dockerfile`, a web/worker/executable project, a Spring
+    /// Boot or Node app with a start script, a Go `main` package.
+    Service,
+    /// A library, shared code, or tooling (an Aspire host, a license-attribution package).
+    Library,
+    /// The workspace base (`.`): files that belong to no service.
+    Workspace,
+}
+
+impl RootKind {
+    /// The word shown in answers.
+    pub fn name(self) -> &'static str {
+        match self {
+            RootKind::Service => "service",
+            RootKind::Library => "library",
+            RootKind::Workspace => "workspace",
+        }
+    }
+}
+
+/// Reads at most this many bytes of a manifest to classify it.
+const MANIFEST_READ_LIMIT: u64 = 64 * 1024;
+
+fn read_head(path: &Path) -> String {
+    use std::io::Read;
+    let mut out = String::new();
+    if let Ok(f) = fs::File::open(path) {
+        let _ = f.take(MANIFEST_READ_LIMIT).read_to_string(&mut out);
+    }
+    out
+}
+
+/// What a root's own manifests say, before the workspace's conventions are applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RootSignals {
+    /// A `Dockerfile` or `Containerfile`: it ships as an image.
+    pub image: bool,
+    /// The manifest names an application: a web, worker or executable .NET project, a Spring
+    /// Boot build.
+    pub app: bool,
+    /// The manifest names a library or tooling: a plain .NET class library, an Aspire host, a
+    /// Maven aggregator.
+    pub library: bool,
+}
+
+/// Reads the signals of the root at `dir`.
+pub fn root_signals(dir: &Path) -> RootSignals {
+    let names = entry_names(dir);
+    let has = |n: &str| names.iter().any(|(e, t)| t.is_file() && e == n);
+    let image = has("Dockerfile")
+        || has("Containerfile")
+        || names
+            .iter()
+            .any(|(e, t)| t.is_file() && e.starts_with("Dockerfile."));
+    let mut app = false;
+    let mut library = false;
+    if let Some((csproj, _)) = names
+        .iter()
+        .find(|(e, t)| t.is_file() && e.ends_with(".csproj"))
+    {
+        let text = read_head(&dir.join(csproj));
+        if text.contains("Aspire.AppHost") {
+            library = true;
+        } else if text.contains("Microsoft.NET.Sdk.Web")
+            || text.contains("Microsoft.NET.Sdk.Worker")
+            || text.contains("<UseMaui>true")
+            || text.contains(">Exe<")
+            || text.contains(">WinExe<")
+        {
+            app = true;
+        } else {
+            library = true;
+        }
+    }
+    if has("pom.xml") {
+        let text = read_head(&dir.join("pom.xml"));
+        if text.contains("spring-boot-maven-plugin") || text.contains("<packaging>war") {
+            app = true;
+        } else if text.contains("<packaging>pom</packaging>") {
+            library = true;
+        }
+    }
+    for gradle in ["build.gradle", "build.gradle.kts"] {
+        if has(gradle) && read_head(&dir.join(gradle)).contains("org.springframework.boot") {
+            app = true;
+        }
+    }
+    RootSignals {
+        image,
+        app,
+        library,
+    }
+}
+
+/// The kind of every root (`labels` and their `signals`, in the same order): the base is the
+/// workspace; a root whose manifest names an application or that ships an image is a
+/// service; one whose manifest names a library is a library; and where the workspace's
+/// services ship images (three roots or more do), a root without one or any application
+/// signal is a library or a tool (a shared module, a script with a `package.json`).
+pub fn root_kinds(labels: &[&str], signals: &[RootSignals]) -> Vec<RootKind> {
+    let images = signals.iter().filter(|s| s.image).count();
+    labels
+        .iter()
+        .zip(signals)
+        .map(|(label, s)| {
+            if *label == "." {
+                RootKind::Workspace
+            } else if s.app || (s.image && !s.library) {
+                RootKind::Service
+            } else if s.library || images >= 3 {
+                RootKind::Library
+            } else {
+                RootKind::Service
+            }
+        })
+        .collect()
 }
 
 /// Sorted names of the entries of `dir`, bounded.
@@ -2038,6 +2226,85 @@ max_size_mb = 64
         assert_eq!(roots, ["apps/api", "apps/web", "packages/ui"]);
         assert_eq!(found[1].reason, "apps/web has source files (src/main.tsx)");
         assert_eq!(found[0].reason, "apps/api has source files (server.py)");
+    }
+
+    #[test]
+    fn manifests_at_any_depth_are_roots_topmost_first() {
+        let d = TempDir::new("manifest-depth");
+        d.file("package.json", "{}")
+            .file(
+                "src/Basket.API/Basket.API.csproj",
+                "<Project Sdk=\"Microsoft.NET.Sdk.Web\">",
+            )
+            .file(
+                "src/EventBus/EventBus.csproj",
+                "<Project Sdk=\"Microsoft.NET.Sdk\">",
+            )
+            .file("src/groups/billing/invoices/go.mod", "module x")
+            .file("ratings/Dockerfile", "FROM php")
+            .file("ratings/html/composer.json", "{}")
+            .file(
+                "tests/Basket.UnitTests/Basket.UnitTests.csproj",
+                "<Project>",
+            )
+            .file(
+                "src/Catalog.FunctionalTests/Catalog.FunctionalTests.csproj",
+                "<Project>",
+            )
+            .file("docs/site/package.json", "{}")
+            .file("node_modules/x/package.json", "{}")
+            .file("K8s/helm/values.yaml", "a: 1");
+        let roots: Vec<String> = detect_layout(d.path())
+            .into_iter()
+            .map(|x| x.root)
+            .collect();
+        assert_eq!(
+            roots,
+            [
+                "ratings",
+                "src/Basket.API",
+                "src/EventBus",
+                "src/groups/billing/invoices"
+            ]
+        );
+        let kinds = |labels: &[&str]| {
+            let signals: Vec<RootSignals> = labels
+                .iter()
+                .map(|l| root_signals(&d.path().join(l)))
+                .collect();
+            root_kinds(labels, &signals)
+        };
+        assert_eq!(
+            kinds(&[".", "ratings", "src/Basket.API", "src/EventBus"]),
+            [
+                RootKind::Workspace,
+                RootKind::Service,
+                RootKind::Service,
+                RootKind::Library
+            ]
+        );
+        // Where the services ship images, a root without one is a library or a tool.
+        let signals = |image: bool| RootSignals {
+            image,
+            app: false,
+            library: false,
+        };
+        assert_eq!(
+            root_kinds(
+                &["a", "b", "c", "tools/x"],
+                &[signals(true), signals(true), signals(true), signals(false)]
+            ),
+            [
+                RootKind::Service,
+                RootKind::Service,
+                RootKind::Service,
+                RootKind::Library
+            ]
+        );
+        assert_eq!(
+            root_kinds(&["a", "b"], &[signals(false), signals(false)]),
+            [RootKind::Service, RootKind::Service]
+        );
     }
 
     #[test]

@@ -34,6 +34,13 @@ pub const DEFAULT_IDLE: Duration = Duration::from_secs(30 * 60);
 /// Default grace for a daemon that never had a client.
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(60);
 
+/// Clients one daemon serves at once (default [`DEFAULT_MAX_CLIENTS`]); one more is told so
+/// and closed, and `mesh-mcp run` then serves it in its own process.
+pub const MAX_CLIENTS_ENV: &str = "MESH_DAEMON_MAX_CLIENTS";
+/// Default cap on connected clients: each costs ~100 KB of buffers while idle, so 64 cost a
+/// few MiB, where 3,000 unbounded idle connections cost 274 MB.
+pub const DEFAULT_MAX_CLIENTS: usize = 64;
+
 /// What a running daemon tells `index_status` and `doctor` about itself.
 #[derive(Debug)]
 pub struct DaemonStatus {

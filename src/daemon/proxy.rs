@@ -35,8 +35,9 @@ const BIND_WAIT: Duration = Duration::from_secs(5);
 const BIND_POLL: Duration = Duration::from_millis(10);
 /// Bytes kept for replay until the daemon's first byte arrives.
 const REPLAY_CAP: usize = 16 * 1024 * 1024;
-/// A daemon line longer than this is treated as a broken daemon.
-const MAX_PENDING: usize = 64 * 1024 * 1024;
+/// Daemon lines up to this long are forwarded whole (so a daemon that dies mid-write leaves no
+/// half message on stdout); a longer line is legal too and is streamed through as it arrives.
+const MAX_PENDING: usize = 8 * 1024 * 1024;
 /// How long answers are drained after SIGINT/SIGTERM.
 const SIGNAL_DRAIN: Duration = Duration::from_secs(5);
 
@@ -425,8 +426,18 @@ async fn download<O: AsyncWrite + Unpin>(
     let mut sock = stream.clone();
     let mut buf = vec![0u8; 64 * 1024];
     let mut pending: Vec<u8> = Vec::new();
+    // True while a line longer than MAX_PENDING is being forwarded piece by piece.
+    let mut streaming = false;
     loop {
         let n = match sock.read(&mut buf).await {
+            Ok(0) if streaming => {
+                return Down::Closed {
+                    cause: "the connection was closed in the middle of a long message that was \
+being forwarded"
+                        .into(),
+                    clean: false,
+                };
+            }
             Ok(0) if pending.is_empty() => {
                 return Down::Closed {
                     cause: "the connection was closed".into(),
@@ -450,24 +461,57 @@ async fn download<O: AsyncWrite + Unpin>(
                 };
             }
         };
+        if !state.started.get()
+            && let Some(cause) = refusal(&buf[..n])
+        {
+            // The daemon turned this client away before the session started: fall back.
+            return Down::Closed { cause, clean: true };
+        }
         state.start();
-        if let Some(lines) = complete_lines(&mut pending, &buf[..n]) {
-            let written = async {
-                stdout.write_all(&lines).await?;
-                stdout.flush().await
-            }
-            .await;
-            if written.is_err() {
+        let mut data = &buf[..n];
+        if streaming {
+            let end = match data.iter().position(|&b| b == b'\n') {
+                Some(nl) => {
+                    streaming = false;
+                    nl + 1
+                }
+                None => data.len(),
+            };
+            if forward(stdout, &data[..end]).await.is_err() {
                 return Down::OutputClosed;
             }
+            data = &data[end..];
+        }
+        if let Some(lines) = complete_lines(&mut pending, data)
+            && forward(stdout, &lines).await.is_err()
+        {
+            return Down::OutputClosed;
         }
         if pending.len() > MAX_PENDING {
-            return Down::Closed {
-                cause: format!("meshd sent a line longer than {} MiB", MAX_PENDING >> 20),
-                clean: false,
-            };
+            // A legal answer may be longer than what we keep whole: stream it through.
+            if forward(stdout, &pending).await.is_err() {
+                return Down::OutputClosed;
+            }
+            pending.clear();
+            streaming = true;
         }
     }
+}
+
+async fn forward<O: AsyncWrite + Unpin>(stdout: &mut O, bytes: &[u8]) -> std::io::Result<()> {
+    stdout.write_all(bytes).await?;
+    stdout.flush().await
+}
+
+/// When the first bytes from the daemon are its refusal of this connection (see
+/// `daemon::serve::refusal_line`), the reason it gave.
+fn refusal(first: &[u8]) -> Option<String> {
+    let line = &first[..first.iter().position(|&b| b == b'\n')?];
+    let v: serde_json::Value = serde_json::from_slice(line).ok()?;
+    let error = v.get("error")?;
+    (error.get("data")?.get("meshd")?.as_str()? == "refused")
+        .then(|| error.get("message")?.as_str().map(str::to_string))
+        .flatten()
 }
 
 /// Splits off what can be forwarded: everything up to the last newline of `pending` + `chunk`.

@@ -203,7 +203,14 @@ fn run(config: crate::config::Config, socket_path: &Path, log_path: PathBuf) -> 
     );
     let idle = super::env_secs(IDLE_ENV, DEFAULT_IDLE);
     let grace = super::env_secs(GRACE_ENV, DEFAULT_GRACE);
-    let result = smol::block_on(accept_loop(listener, shared, status.clone(), idle, grace));
+    let result = smol::block_on(accept_loop(
+        listener,
+        shared.clone(),
+        status.clone(),
+        idle,
+        grace,
+    ));
+    shared.close_audit();
     let _ = std::fs::remove_file(socket_path);
     socket::remove_meta(socket_path, status.pid);
     tracing::info!(target: "mesh::daemon", "meshd (pid {}) stopped", status.pid);
@@ -318,6 +325,7 @@ async fn accept_loop(
     let (stop_tx, stop_rx) = async_channel::bounded::<i32>(1);
     // A wait group: every session holds a clone of `busy_tx`.
     let (busy_tx, busy_rx) = async_channel::bounded::<()>(1);
+    let max_clients = max_clients();
     loop {
         let event = futures_lite::future::or(
             async { LoopEvent::Accepted(listener.accept().await.map(|(s, _)| s)) },
@@ -334,6 +342,11 @@ async fn accept_loop(
         )
         .await;
         match event {
+            LoopEvent::Accepted(Ok(stream))
+                if status.clients.load(std::sync::atomic::Ordering::Acquire) >= max_clients =>
+            {
+                refuse(stream, max_clients);
+            }
             LoopEvent::Accepted(Ok(stream)) => {
                 status.client_connected();
                 let shared = shared.clone();
@@ -381,6 +394,59 @@ async fn accept_loop(
     })
     .await;
     Ok(())
+}
+
+/// The cap on connected clients: `MESH_DAEMON_MAX_CLIENTS`, else the default (at least 1).
+fn max_clients() -> usize {
+    std::env::var(super::MAX_CLIENTS_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .unwrap_or(super::DEFAULT_MAX_CLIENTS)
+        .max(1)
+}
+
+/// The one line a refused client reads before the daemon closes its connection: a JSON-RPC
+/// error (id `null`) whose `data.meshd` is `"refused"`, which `mesh-mcp run` recognises and
+/// answers by serving that client in its own process.
+pub fn refusal_line(max_clients: usize) -> String {
+    let message = format!(
+        "meshd serves at most {max_clients} clients at once and all are connected; connect \
+again later, raise {} for this daemon, or run `mesh-mcp run --standalone`",
+        super::MAX_CLIENTS_ENV
+    );
+    let mut line = crate::protocol::Response::error_with_data(
+        serde_json::Value::Null,
+        -32000,
+        message,
+        serde_json::json!({"meshd": "refused", "maxClients": max_clients}),
+    )
+    .to_line();
+    line.push('\n');
+    line
+}
+
+/// Tells a client over the cap why, then closes its connection (without waiting on it for
+/// more than a second).
+#[cfg(unix)]
+fn refuse(stream: async_net::unix::UnixStream, max_clients: usize) {
+    use futures_lite::io::AsyncWriteExt;
+    tracing::warn!(target: "mesh::daemon", "refused a client: {max_clients} clients already connected ({} to raise the cap)", super::MAX_CLIENTS_ENV);
+    smol::spawn(async move {
+        let mut stream = stream;
+        let line = refusal_line(max_clients);
+        let _ = futures_lite::future::or(
+            async {
+                let _ = stream.write_all(line.as_bytes()).await;
+                let _ = stream.flush().await;
+            },
+            async {
+                smol::Timer::after(Duration::from_secs(1)).await;
+            },
+        )
+        .await;
+        let _ = stream.shutdown(std::net::Shutdown::Both);
+    })
+    .detach();
 }
 
 /// Resolves once the daemon has been without clients for its timeout (see

@@ -221,7 +221,9 @@ impl Graph {
         use super::facts::Language as L;
         let dotted = |l: L| matches!(l, L::Java | L::Kotlin | L::Scala | L::CSharp | L::Php);
         let mut packages: HashMap<String, Vec<u16>> = HashMap::new();
-        for f in files.iter().filter(|f| dotted(f.lang)) {
+        // Generated code (gRPC stubs, client SDKs) declares a contract's package in every root
+        // that compiles the contract: importing it is using the contract, not another service.
+        for f in files.iter().filter(|f| dotted(f.lang) && !f.generated) {
             if let Some(p) = &f.facts().package {
                 let roots = packages.entry(p.replace('\\', ".")).or_default();
                 if !roots.contains(&f.root) {
@@ -392,12 +394,57 @@ impl Graph {
         for (fi, f) in files.iter().enumerate() {
             by_dir.entry(dir_of(f)).or_default().push(fi);
         }
+        // Registrations that name only the implementation (`MapGrpcService<BasketService>()`)
+        // take the service from the class that implements it.
+        let mut impl_services: HashMap<&str, Vec<&str>> = HashMap::new();
+        for f in files.iter().filter(|f| !f.generated) {
+            for fact in &f.facts().grpc {
+                if let GrpcFact::Server {
+                    service,
+                    impl_type: Some(t),
+                    ..
+                } = fact
+                    && !service.is_empty()
+                {
+                    let list = impl_services.entry(t.as_str()).or_default();
+                    if !list.contains(&service.as_str()) {
+                        list.push(service.as_str());
+                    }
+                }
+            }
+        }
         for (fi, f) in files.iter().enumerate() {
             if f.generated {
                 continue;
             }
             for fact in &f.facts().grpc {
                 match fact {
+                    GrpcFact::Server {
+                        service,
+                        impl_type,
+                        line,
+                    } if service.is_empty() => {
+                        let Some(t) = impl_type else { continue };
+                        for svc in impl_services.get(t.as_str()).into_iter().flatten() {
+                            let candidates = self.contracts_named(svc);
+                            let conf = if candidates.len() == 1 {
+                                Confidence::Exact
+                            } else {
+                                Confidence::Ambiguous
+                            };
+                            for c in candidates {
+                                self.servers.push(ServiceLink {
+                                    contract: c,
+                                    at: Loc {
+                                        file: fi as u32,
+                                        line: *line,
+                                    },
+                                    confidence: conf,
+                                    label: t.clone(),
+                                });
+                            }
+                        }
+                    }
                     GrpcFact::Server {
                         service,
                         impl_type,
@@ -711,6 +758,64 @@ impl Graph {
                         matches.push(r as u32);
                     }
                 }
+                // Through a gateway: `/api/cart/add/…` reaches cart's `/add/…` when a leading
+                // segment names the service (nginx `location /api/cart/`, ingress and BFF
+                // prefixes). Only when nothing matched directly.
+                let mut via_gateway = None;
+                if matches.is_empty() {
+                    for cut in 1..=segs.len().saturating_sub(1).min(3) {
+                        let named = segs[..cut]
+                            .iter()
+                            .flatten()
+                            .find_map(|seg| root_named(seg, &service_names));
+                        let Some(root) = named else { continue };
+                        let rest = &segs[cut..];
+                        let mut best_here = 0usize;
+                        let mut found: Vec<u32> = Vec::new();
+                        for (r, route) in self.routes.iter().enumerate() {
+                            if route.from_spec
+                                || files[route.at.file as usize].root != root
+                                || route.at.file == at.file
+                            {
+                                continue;
+                            }
+                            if let Some(m) = method.as_deref()
+                                && route.method != "ANY"
+                                && !route.method.eq_ignore_ascii_case(m)
+                            {
+                                continue;
+                            }
+                            // The rest may be only run-time segments (`/api/cart/{id}` → `/{id}`)
+                            // because the prefix already named the service.
+                            let Some(score) = segments_match_named(rest, &templates[r]) else {
+                                continue;
+                            };
+                            if score > best_here {
+                                best_here = score;
+                                found.clear();
+                            }
+                            if score == best_here {
+                                found.push(r as u32);
+                            }
+                        }
+                        if !found.is_empty() {
+                            matches = found;
+                            via_gateway = Some(root);
+                            break;
+                        }
+                    }
+                }
+                let _ = via_gateway;
+                // An HTTP call is usually another service's: when routes of other roots fit
+                // as well as the caller's own, the caller's own are dropped.
+                if matches
+                    .iter()
+                    .any(|&r| files[self.routes[r as usize].at.file as usize].root != f.root)
+                {
+                    matches.retain(|&r| {
+                        files[self.routes[r as usize].at.file as usize].root != f.root
+                    });
+                }
                 if let Some(root) = to_root {
                     let narrowed: Vec<u32> = matches
                         .iter()
@@ -825,7 +930,10 @@ fn segments_match(call: &[Option<String>], template: &[RouteSeg]) -> Option<usiz
     if call.len() != fixed && !(rest && call.len() >= fixed) {
         return None;
     }
+    // A literal matching a literal counts 2, anything matching a parameter 1, a run-time
+    // segment against a literal 0: `/product/{}` prefers `/product/:sku` to `/product/list`.
     let mut score = 0;
+    let mut literal = false;
     for (c, t) in call.iter().zip(template) {
         match (c, t) {
             (_, RouteSeg::Rest) => break,
@@ -833,13 +941,49 @@ fn segments_match(call: &[Option<String>], template: &[RouteSeg]) -> Option<usiz
                 if !c.eq_ignore_ascii_case(t) {
                     return None;
                 }
-                score += 1;
+                score += 2;
+                literal = true;
             }
-            (Some(c), RouteSeg::Param) if c.starts_with('{') || c.starts_with(':') => {}
-            (Some(_), RouteSeg::Param) | (None, _) => {}
+            (_, RouteSeg::Param) => score += 1,
+            (None, RouteSeg::Lit(_)) => {}
         }
     }
-    (score > 0).then_some(score)
+    literal.then_some(score)
+}
+
+/// Like [`segments_match`], for the rest of a path after a prefix that named the service:
+/// run-time segments alone may address a parameter route (`/{id}` → `/:id`), and the score
+/// is the number of segments that matched.
+fn segments_match_named(call: &[Option<String>], template: &[RouteSeg]) -> Option<usize> {
+    if call.is_empty() && template.is_empty() {
+        return Some(1);
+    }
+    let rest = template.last() == Some(&RouteSeg::Rest);
+    let fixed = if rest {
+        template.len() - 1
+    } else {
+        template.len()
+    };
+    if call.len() != fixed && !(rest && call.len() >= fixed) {
+        return None;
+    }
+    let mut score = 1;
+    for (c, t) in call.iter().zip(template) {
+        match (c, t) {
+            (_, RouteSeg::Rest) => break,
+            (Some(c), RouteSeg::Lit(t)) => {
+                if !c.eq_ignore_ascii_case(t) {
+                    return None;
+                }
+                score += 2;
+            }
+            // After a prefix that named the service, a run-time segment never stands for
+            // a literal one.
+            (None, RouteSeg::Lit(_)) => return None,
+            (_, RouteSeg::Param) => score += 1,
+        }
+    }
+    Some(score)
 }
 
 /// A resolved URL as route matching needs it.
@@ -952,6 +1096,7 @@ fn is_suffix_word(w: &str) -> bool {
         w.to_ascii_lowercase().as_str(),
         "api"
             | "svc"
+            | "client"
             | "service"
             | "server"
             | "host"
@@ -1014,20 +1159,30 @@ fn root_named(hint: &str, service_names: &[String]) -> Option<u16> {
     if want.len() < 3 {
         return None;
     }
-    let fits = |name: &str| {
-        !name.is_empty()
-            && (name == want
-                || (name.len() >= 4
-                    && want.len() >= 4
-                    && (name.starts_with(&want) || want.starts_with(name))))
+    // Equal names first; a prefix of at least 4 letters only when no name is equal.
+    let unique = |found: &mut dyn Iterator<Item = u16>| -> Option<u16> {
+        let first = found.next()?;
+        found.next().is_none().then_some(first)
     };
-    let mut found = service_names
+    let mut equal = service_names
         .iter()
         .enumerate()
-        .filter(|(_, n)| fits(n))
+        .filter(|(_, n)| **n == want)
+        .map(|(i, _)| i as u16)
+        .peekable();
+    if equal.peek().is_some() {
+        return unique(&mut equal);
+    }
+    let mut prefixed = service_names
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| {
+            n.len() >= 4
+                && want.len() >= 4
+                && (n.starts_with(&want) || want.starts_with(n.as_str()))
+        })
         .map(|(i, _)| i as u16);
-    let first = found.next()?;
-    found.next().is_none().then_some(first)
+    unique(&mut prefixed)
 }
 
 /// The key services are matched by: the last dotted segment, lowercase, with a `Service`,
@@ -1112,5 +1267,177 @@ mod tests {
     fn service_keys_tolerate_suffixes() {
         assert_eq!(service_key("OrderService"), service_key("Order"));
         assert_eq!(service_key("orders.v1.OrderService"), "order");
+    }
+
+    fn shape(parts: Vec<Seg>) -> UrlShape {
+        url_shape(&Resolved {
+            segs: parts,
+            how: String::new(),
+            chain: Vec::new(),
+            confidence: Confidence::Exact,
+        })
+    }
+
+    fn hole(name: Option<&str>, kind: HoleKind) -> Seg {
+        Seg::Hole {
+            name: name.map(str::to_string),
+            kind,
+        }
+    }
+
+    #[test]
+    fn urls_split_into_host_hints_and_path_segments() {
+        let s = shape(vec![
+            Seg::Lit("http://".into()),
+            hole(Some("CATALOGUE_HOST"), HoleKind::Env),
+            Seg::Lit(":8080/product/".into()),
+            hole(None, HoleKind::Dynamic),
+            Seg::Lit("?x=1".into()),
+        ]);
+        assert_eq!(s.host_hints, vec!["CATALOGUE_HOST".to_string()]);
+        assert_eq!(s.path, Some(vec![Some("product".into()), None]));
+        assert_eq!(s.display, "http://{env CATALOGUE_HOST}:8080/product/{}?x=1");
+        let s = shape(vec![
+            Seg::Lit("http://cart:8080/shipping/".into()),
+            hole(None, HoleKind::Dynamic),
+        ]);
+        assert_eq!(s.host_hints, vec!["cart".to_string()]);
+        assert_eq!(s.path, Some(vec![Some("shipping".into()), None]));
+        let s = shape(vec![
+            hole(Some("retail.ui.endpoints.catalog"), HoleKind::Config),
+            Seg::Lit("/catalog/products".into()),
+        ]);
+        assert_eq!(
+            s.host_hints,
+            vec!["retail.ui.endpoints.catalog".to_string()]
+        );
+        assert_eq!(
+            s.path,
+            Some(vec![Some("catalog".into()), Some("products".into())])
+        );
+        // A relative path (an HttpClient with a base address).
+        let s = shape(vec![
+            Seg::Lit("api/catalog/items/".into()),
+            hole(None, HoleKind::Dynamic),
+        ]);
+        assert!(s.host_hints.is_empty());
+        assert_eq!(
+            s.path,
+            Some(vec![
+                Some("api".into()),
+                Some("catalog".into()),
+                Some("items".into()),
+                None
+            ])
+        );
+    }
+
+    #[test]
+    fn segments_match_prefers_literals_and_never_matches_on_runtime_parts_alone() {
+        let t = route_segments("/product/:sku");
+        assert_eq!(segments_match(&[Some("product".into()), None], &t), Some(3));
+        assert_eq!(
+            segments_match(
+                &[Some("product".into()), None],
+                &route_segments("/product/list")
+            ),
+            Some(2)
+        );
+        // `base + "/" + x`: only run-time segments never match a route.
+        assert_eq!(segments_match(&[None], &route_segments("/:id")), None);
+        assert_eq!(segments_match(&[None], &route_segments("/health")), None);
+        assert_eq!(
+            segments_match(
+                &[Some("Api".into()), Some("Orders".into())],
+                &route_segments("/api/orders")
+            ),
+            Some(4)
+        );
+        assert_eq!(
+            segments_match(
+                &[Some("a".into()), Some("b".into()), Some("c".into())],
+                &route_segments("/a/{*rest}")
+            ),
+            Some(2)
+        );
+        assert_eq!(
+            segments_match(
+                &[Some("items".into()), None],
+                &route_segments("/items/{id:int}")
+            ),
+            Some(3)
+        );
+        assert_eq!(
+            segments_match_named(&[None], &route_segments("/:id")),
+            Some(2)
+        );
+        assert_eq!(
+            segments_match_named(&[None], &route_segments("/health")),
+            None
+        );
+    }
+
+    #[test]
+    fn hosts_env_vars_and_config_keys_name_services() {
+        let names: Vec<String> = [
+            "cart",
+            "catalogue",
+            "src/Basket.API",
+            "src/Catalog.API",
+            "src/ui",
+            "services/payments",
+        ]
+        .iter()
+        .map(|r| service_name(r))
+        .collect();
+        assert_eq!(names[2], "basket");
+        assert_eq!(names[3], "catalog");
+        assert_eq!(root_named("CATALOGUE_HOST", &names), Some(1));
+        assert_eq!(root_named("cart", &names), Some(0));
+        assert_eq!(root_named("basket-api", &names), Some(2));
+        // An equal name wins over a prefix (`catalog` is also a prefix of `catalogue`).
+        assert_eq!(root_named("retail.ui.endpoints.catalog", &names), Some(3));
+        assert_eq!(root_named("PAYMENTS_URL", &names), Some(5));
+        assert_eq!(root_named("http", &names), None);
+        assert_eq!(root_named("localhost", &names), None);
+    }
+
+    #[test]
+    fn importing_a_generated_contract_package_is_not_a_service_edge() {
+        use crate::index::facts::{FileFacts, Import};
+        use crate::index::snapshot::Snapshot;
+        let stub = FileFacts {
+            package: Some("acme.orders.v1".into()),
+            generated: true,
+            ..FileFacts::default()
+        };
+        let model = FileFacts {
+            package: Some("acme.billing".into()),
+            ..FileFacts::default()
+        };
+        let user = |module: &str| FileFacts {
+            package: Some("acme.web".into()),
+            imports: vec![Import {
+                module: module.into(),
+                names: vec![],
+                alias: None,
+                line: 3,
+                reexport: false,
+            }],
+            ..FileFacts::default()
+        };
+        let snap = Snapshot::from_facts(vec![
+            ("orders", "gen/OrdersGrpc.java", stub),
+            ("billing", "src/Invoice.java", model),
+            ("web", "src/A.java", user("acme.orders.v1.OrdersGrpc")),
+            ("web", "src/B.java", user("acme.billing.Invoice")),
+        ]);
+        let links: Vec<&str> = snap
+            .graph
+            .import_links
+            .iter()
+            .map(|l| l.module.as_str())
+            .collect();
+        assert_eq!(links, vec!["acme.billing.Invoice"]);
     }
 }

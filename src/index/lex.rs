@@ -536,6 +536,11 @@ pub fn lex(syntax: Syntax, text: &str) -> Lexed<'_> {
     let bytes = text.as_bytes();
     let n = bytes.len();
     let mut code = bytes.to_vec();
+    // A UTF-8 byte-order mark is not code (many C# and PowerShell-edited files start with
+    // one): masked, so `using` on line 1 is still a keyword.
+    if code.starts_with(&[0xEF, 0xBB, 0xBF]) {
+        code[..3].fill(b' ');
+    }
     let mut strings: Vec<StrLit> = Vec::new();
     let mut comments: Vec<Comment> = Vec::new();
     // Sized for ~24-byte lines, so most files never grow it (growing was a realloc per

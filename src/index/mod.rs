@@ -146,17 +146,29 @@ fn apply_patterns(
     }
 }
 
-/// Stores each Markdown section's text, neutralising prompt-injection phrases and
-/// chat-template markers once, at index time.
+/// Stores each Markdown section's text, cleaned once at index time by [`clean_doc_text`]; the
+/// title gets the same treatment.
 fn fill_section_texts(text: &str, sections: &mut [facts::DocSection]) {
     let lines: Vec<&str> = text.lines().collect();
     for s in sections {
         let from = (s.line as usize).saturating_sub(1).min(lines.len());
         let to = (s.end_line as usize).clamp(from, lines.len());
         let body = lines[from..to].join("\n");
-        let (clean, _) = crate::security::neutralise(&body);
-        s.text = clean.into_owned();
+        s.text = clean_doc_text(&body);
+        s.title = clean_doc_text(&s.title);
     }
+}
+
+/// What docs text is stored as: HTML comments and hidden elements dropped (with a visible
+/// note), injection phrases neutralised (matched through look-alike and invisible
+/// characters), the invisible and bidirectional characters left shown as `[U+XXXX]`, secrets
+/// masked.
+fn clean_doc_text(text: &str) -> String {
+    let visible = crate::security::strip_hidden_html(text);
+    let (clean, _) = crate::security::neutralise(&visible);
+    let marked = crate::security::mark_invisible(&clean);
+    let (masked, _) = crate::security::mask_text(&marked, crate::security::LineContext::Prose);
+    masked
 }
 
 /// One extraction thread's cache access: how it looks files up, and the files it had to
@@ -568,12 +580,21 @@ fn wall_ns() -> u64 {
 impl Indexer {
     /// An indexer for the configured roots, publishing to `handle`.
     pub fn new(config: Arc<Config>, handle: Arc<IndexHandle>) -> Indexer {
+        let labels: Vec<&str> = config.roots.iter().map(|r| r.label.as_str()).collect();
+        let signals: Vec<crate::config::RootSignals> = config
+            .roots
+            .iter()
+            .map(|r| crate::config::root_signals(&r.path))
+            .collect();
+        let kinds = crate::config::root_kinds(&labels, &signals);
         let roots: Vec<RootInfo> = config
             .roots
             .iter()
-            .map(|r| RootInfo {
+            .zip(kinds)
+            .map(|(r, kind)| RootInfo {
                 label: r.label.clone(),
                 path: r.path.clone(),
+                kind,
             })
             .collect();
         let crawl_roots = roots

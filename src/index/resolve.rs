@@ -275,12 +275,23 @@ impl<'a> Resolver<'a> {
     fn lookup(&self, fi: u32, name: &str) -> Option<(u32, u32, Confidence)> {
         let f = &self.files[fi as usize];
         let here = |file: u32, n: &str| -> Option<u32> {
-            self.files[file as usize]
-                .facts()
-                .bindings
+            let bindings = &self.files[file as usize].facts().bindings;
+            if let Some(i) = bindings.iter().rposition(|b| b.name == n) {
+                return Some(i as u32);
+            }
+            // `this.base`, `self.URL` or a bare `base` inside a class name a member:
+            // `Client.base` in the same file.
+            let bare = ["this.", "self.", "$this.", "cls."]
                 .iter()
-                .rposition(|b| b.name == n)
-                .map(|i| i as u32)
+                .find_map(|p| n.strip_prefix(p))
+                .unwrap_or(n);
+            let mut hits = bindings.iter().enumerate().filter(|(_, b)| {
+                b.name.len() > bare.len()
+                    && b.name.ends_with(bare)
+                    && b.name[..b.name.len() - bare.len()].ends_with('.')
+            });
+            let (i, _) = hits.next()?;
+            hits.next().is_none().then_some(i as u32)
         };
         if let Some(bi) = here(fi, name) {
             return Some((fi, bi, Confidence::Exact));

@@ -17,6 +17,8 @@ pub struct RootInfo {
     /// Relative to the workspace base with `/` (`.` for the base itself).
     pub label: String,
     pub path: PathBuf,
+    /// Service, library or the workspace base, from the root's manifests.
+    pub kind: crate::config::RootKind,
 }
 
 /// A declaration stored compactly: its strings live in the file's name arena.
@@ -505,6 +507,11 @@ impl Snapshot {
                     roots.push(RootInfo {
                         label: label.to_string(),
                         path: base.join(label),
+                        kind: if label == "." {
+                            crate::config::RootKind::Workspace
+                        } else {
+                            crate::config::RootKind::Service
+                        },
                     });
                     roots.len() - 1
                 }

@@ -1,9 +1,17 @@
-//! Key-name based secret masking for snippets and configuration values.
+//! Secret masking for snippets, docs and configuration values, by key name and by value shape.
 //!
-//! A value is hidden when the name it is assigned to looks sensitive (`password`, `api_key`,
-//! `jwt.secret`, …). Only the value is replaced, so the snippet keeps its shape and the agent
-//! still learns which setting exists. Masking is name-keyed: a secret under an innocent name, or
-//! inside a string in code that is not an assignment, is not detected.
+//! By name: a value is hidden when the name it is assigned to looks sensitive (`password`,
+//! `api_key`, `jwt.secret`, …), in code, configuration and prose (`password is \`…\``, a
+//! `KEY=value` line in a README). Only the value is replaced, so the snippet keeps its shape and
+//! the agent still learns which setting exists.
+//!
+//! By shape ([`mask_shapes`]), whatever the name and in every file kind: the password of a URL
+//! with credentials (`postgres://user:pw@host`), AWS access key ids (`AKIA…`, `ASIA…`), GitHub
+//! tokens (`ghp_…`, `gho_…`, `ghu_…`, `ghs_…`, `ghr_…`, `github_pat_…`), Slack tokens
+//! (`xoxb-…` and friends), Stripe live/test keys, Google API keys (`AIza…`), npm and GitLab
+//! tokens, JWTs (three base64url parts starting `eyJ`), and the body of PEM private-key blocks.
+//! `tools::invoke` runs it over every tool's final text, so no tool can show one.
+//! A secret of no known shape under an innocent name is still not detected.
 
 use std::ops::Range;
 use std::path::Path;
@@ -98,6 +106,9 @@ pub enum LineContext {
     Code,
     /// YAML, `.properties`, `.env`, INI, TOML and the like: any value under a sensitive key.
     Config,
+    /// Markdown and plain text: a `key: value` / `KEY=value` line under a sensitive key whose
+    /// value is one word or a quoted literal, and `password is \`…\`` phrases.
+    Prose,
 }
 
 impl LineContext {
@@ -118,6 +129,7 @@ impl LineContext {
             Some(
                 "yml" | "yaml" | "properties" | "env" | "ini" | "cfg" | "conf" | "toml" | "config",
             ) => LineContext::Config,
+            Some("md" | "markdown" | "mdx" | "txt" | "rst" | "adoc") => LineContext::Prose,
             _ => LineContext::Code,
         }
     }
@@ -176,10 +188,18 @@ fn mask_line_counted(line: &str, ctx: LineContext) -> Option<(String, u32)> {
     Some((out, u32::try_from(spans.len()).unwrap_or(u32::MAX)))
 }
 
-/// Masks every line of `text` and returns the result with the number of values replaced.
+/// Masks every line of `text` by key name, then the whole text by value shape
+/// ([`mask_shapes`]), and returns the result with the number of values replaced.
 ///
 /// Line endings (`\n` or `\r\n`) are preserved.
 pub fn mask_text(text: &str, ctx: LineContext) -> (String, u32) {
+    let (by_name, named) = mask_names(text, ctx);
+    let (by_shape, shaped) = mask_shapes(&by_name);
+    (by_shape.into_owned(), named.saturating_add(shaped))
+}
+
+/// The key-name pass of [`mask_text`].
+fn mask_names(text: &str, ctx: LineContext) -> (String, u32) {
     let mut out = String::with_capacity(text.len());
     let mut count = 0u32;
     for piece in text.split_inclusive('\n') {
@@ -238,24 +258,98 @@ enum Sep {
 /// The line as a whole is read as one assignment; after it (or from the start when it is not
 /// one), inline pairs such as `f(password="x")` or `{ user: "a", token: "b" }` are looked for.
 fn find_secrets(line: &str, ctx: LineContext) -> Vec<Range<usize>> {
+    // `the password is "x"` is a secret wherever it is written, comments included.
+    let mut spans = phrase_secrets(line);
     // Every rule below masks the value after a key and a `:` or `=` separator (`split_key`,
-    // `inline_secrets`): a line with neither has nothing to mask. One byte scan, where the
-    // rules cost string searches per line (they were a quarter of a 5k `smart_search`). A
-    // rule that needs no separator must widen this check.
+    // `inline_secrets`): a line with neither has nothing more to mask. One byte scan, where
+    // the rules cost string searches per line (a quarter of a 5k `smart_search`). A rule that
+    // needs no separator must go above this check.
     if !line.bytes().any(|b| b == b':' || b == b'=') {
-        return Vec::new();
+        return spans;
     }
     let start = line.len() - line.trim_start().len();
     if is_comment(&line[start..], ctx) {
-        return Vec::new();
+        return spans;
     }
-    let mut spans = Vec::new();
+    // In prose, list markers, quote marks and heading marks come before a key.
+    let lead = if ctx == LineContext::Prose {
+        line.len()
+            - line
+                .trim_start_matches(|c: char| c.is_whitespace() || "#>*+-".contains(c))
+                .len()
+    } else {
+        0
+    };
     let mut from = 0;
-    if let Some(span) = find_secret(line, ctx) {
+    if let Some(span) = find_secret(&line[lead..], ctx) {
+        let span = (span.start + lead)..(span.end + lead);
         from = span.end;
         spans.push(span);
     }
     inline_secrets(line, from, &mut spans);
+    spans.sort_by_key(|r| r.start);
+    let mut merged: Vec<Range<usize>> = Vec::with_capacity(spans.len());
+    for span in spans {
+        match merged.last_mut() {
+            Some(last) if span.start < last.end => last.end = last.end.max(span.end),
+            _ => merged.push(span),
+        }
+    }
+    merged
+}
+
+/// Words that, followed by `is` or `was` and a quoted or backticked literal, make that literal
+/// a secret in any text, comments included (`the admin password is \`hunter2\``).
+const PHRASE_WORDS: &[&str] = &[
+    "password",
+    "passwd",
+    "passphrase",
+    "secret",
+    "token",
+    "api key",
+    "apikey",
+    "api_key",
+    "credentials",
+    "private key",
+];
+
+/// The quoted literals that follow a [`PHRASE_WORDS`] word and `is`/`was`.
+fn phrase_secrets(line: &str) -> Vec<Range<usize>> {
+    let lower = line.to_ascii_lowercase();
+    let mut spans = Vec::new();
+    for word in PHRASE_WORDS {
+        let mut from = 0;
+        while let Some(found) = lower[from..].find(word) {
+            let at = from + found;
+            from = at + word.len();
+            let before_ok = lower[..at]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !c.is_alphanumeric() && c != '_');
+            if !before_ok {
+                continue;
+            }
+            let mut j = at + word.len();
+            // `passwords`, `tokens`, `secret's`.
+            if lower[j..].starts_with('s') {
+                j += 1;
+            }
+            let skip_ws = |j: usize| j + (line[j..].len() - line[j..].trim_start().len());
+            j = skip_ws(j);
+            let rest = &lower[j..];
+            // Only the prose verbs: `key: "x"` / `key = "x"` are the key-name rules' business
+            // (which know enums, self-values and comments).
+            let sep = ["is ", "was ", "is:"]
+                .iter()
+                .find(|s| rest.starts_with(**s));
+            let Some(sep) = sep else { continue };
+            j = skip_ws(j + sep.len());
+            if let Some((end, Some(span))) = quoted_secret(line, j, word) {
+                spans.push(span);
+                from = end.max(from);
+            }
+        }
+    }
     spans
 }
 
@@ -372,13 +466,26 @@ fn find_secret(line: &str, ctx: LineContext) -> Option<Range<usize>> {
     }
     let value = &line[value_start..];
 
-    if let Some((_, span)) = quoted_secret(line, value_start, key) {
+    if let Some((end, span)) = quoted_secret(line, value_start, key) {
+        // In prose, `Secrets: \`config.yml\` holds the password` is a sentence, not a value.
+        if ctx == LineContext::Prose
+            && !line[end..]
+                .trim()
+                .trim_matches(|c| ".,;)".contains(c))
+                .is_empty()
+        {
+            return None;
+        }
         return span;
     }
     if ctx == LineContext::Code {
         return None;
     }
     let mut bare = value.trim_end();
+    if ctx == LineContext::Prose && bare.contains(char::is_whitespace) {
+        // `Token: see the auth docs` is prose, not a value.
+        return None;
+    }
     if let Some(placeholder) = placeholder_default(bare, key) {
         let range = placeholder?;
         return Some((value_start + range.start)..(value_start + range.end));
@@ -394,6 +501,9 @@ fn find_secret(line: &str, ctx: LineContext) -> Option<Range<usize>> {
 
 /// Comments and markup that never hold a key.
 fn is_comment(s: &str, ctx: LineContext) -> bool {
+    if ctx == LineContext::Prose {
+        return s.is_empty() || s.starts_with("<!--");
+    }
     if s.is_empty()
         || s.starts_with('#')
         || s.starts_with("//")
@@ -412,7 +522,7 @@ fn is_comment(s: &str, ctx: LineContext) -> bool {
 fn skip_keyword(s: &str, ctx: LineContext) -> usize {
     let keywords: &[&str] = match ctx {
         LineContext::Code => CODE_KEYWORDS,
-        LineContext::Config => &["export"],
+        LineContext::Config | LineContext::Prose => &["export"],
     };
     for kw in keywords {
         // A plain `if let` rather than a let-chain keeps the declared rust-version (1.85).
@@ -488,7 +598,7 @@ fn pick_key(raw: &str, ctx: LineContext, keyword_seen: bool) -> Option<&str> {
     let Some(second) = words.next() else {
         return is_key_word(first).then_some(first);
     };
-    if ctx == LineContext::Config || words.next().is_some() {
+    if ctx != LineContext::Code || words.next().is_some() {
         return None;
     }
     let typed = keyword_seen
@@ -708,10 +818,355 @@ fn is_yaml_alias(value: &str) -> bool {
     })
 }
 
+/// A well-known token format: a literal prefix and what may follow it.
+struct TokenShape {
+    prefix: &'static str,
+    /// Characters allowed after the prefix.
+    body: fn(u8) -> bool,
+    /// Least and most body characters (`max` 0: no upper bound).
+    min: usize,
+    max: usize,
+}
+
+fn alnum(b: u8) -> bool {
+    b.is_ascii_alphanumeric()
+}
+fn upper_alnum(b: u8) -> bool {
+    b.is_ascii_uppercase() || b.is_ascii_digit()
+}
+fn alnum_underscore(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+fn alnum_dash(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'-'
+}
+fn base64url(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'-' || b == b'_'
+}
+
+const TOKEN_SHAPES: &[TokenShape] = &[
+    // AWS access key ids (long-term and temporary).
+    TokenShape {
+        prefix: "AKIA",
+        body: upper_alnum,
+        min: 16,
+        max: 16,
+    },
+    TokenShape {
+        prefix: "ASIA",
+        body: upper_alnum,
+        min: 16,
+        max: 16,
+    },
+    // GitHub personal, OAuth, user-to-server, server-to-server and refresh tokens.
+    TokenShape {
+        prefix: "ghp_",
+        body: alnum,
+        min: 36,
+        max: 0,
+    },
+    TokenShape {
+        prefix: "gho_",
+        body: alnum,
+        min: 36,
+        max: 0,
+    },
+    TokenShape {
+        prefix: "ghu_",
+        body: alnum,
+        min: 36,
+        max: 0,
+    },
+    TokenShape {
+        prefix: "ghs_",
+        body: alnum,
+        min: 36,
+        max: 0,
+    },
+    TokenShape {
+        prefix: "ghr_",
+        body: alnum,
+        min: 36,
+        max: 0,
+    },
+    TokenShape {
+        prefix: "github_pat_",
+        body: alnum_underscore,
+        min: 22,
+        max: 0,
+    },
+    // Slack bot, user, app, refresh and config tokens.
+    TokenShape {
+        prefix: "xoxb-",
+        body: alnum_dash,
+        min: 10,
+        max: 0,
+    },
+    TokenShape {
+        prefix: "xoxp-",
+        body: alnum_dash,
+        min: 10,
+        max: 0,
+    },
+    TokenShape {
+        prefix: "xoxa-",
+        body: alnum_dash,
+        min: 10,
+        max: 0,
+    },
+    TokenShape {
+        prefix: "xoxr-",
+        body: alnum_dash,
+        min: 10,
+        max: 0,
+    },
+    TokenShape {
+        prefix: "xoxs-",
+        body: alnum_dash,
+        min: 10,
+        max: 0,
+    },
+    TokenShape {
+        prefix: "xoxe-",
+        body: alnum_dash,
+        min: 10,
+        max: 0,
+    },
+    // Stripe secret and restricted keys.
+    TokenShape {
+        prefix: "sk_live_",
+        body: alnum,
+        min: 16,
+        max: 0,
+    },
+    TokenShape {
+        prefix: "sk_test_",
+        body: alnum,
+        min: 16,
+        max: 0,
+    },
+    TokenShape {
+        prefix: "rk_live_",
+        body: alnum,
+        min: 16,
+        max: 0,
+    },
+    // Google API keys, npm and GitLab tokens.
+    TokenShape {
+        prefix: "AIza",
+        body: base64url,
+        min: 35,
+        max: 35,
+    },
+    TokenShape {
+        prefix: "npm_",
+        body: alnum,
+        min: 36,
+        max: 36,
+    },
+    TokenShape {
+        prefix: "glpat-",
+        body: base64url,
+        min: 20,
+        max: 0,
+    },
+];
+
+const PEM_BEGIN: &str = "-----BEGIN ";
+const PEM_END: &str = "-----END ";
+
+/// True when `line` opens a PEM private-key block (`-----BEGIN [RSA |EC |OPENSSH |…]PRIVATE
+/// KEY-----`); returns the offset just after the opening marker.
+fn private_key_begin(line: &str) -> Option<usize> {
+    let at = line.find(PEM_BEGIN)?;
+    let rest = &line[at + PEM_BEGIN.len()..];
+    let close = rest.find("-----")?;
+    let label = &rest[..close];
+    (label.ends_with("PRIVATE KEY") && label.len() < 40).then_some(at + PEM_BEGIN.len() + close + 5)
+}
+
+/// Masks secrets by value shape in `text` (see the module docs): each span is replaced by
+/// [`REDACTED`], a private-key block's body (one line or many) by one [`REDACTED`] per line.
+/// Borrowed back untouched when nothing matched, the common case.
+pub fn mask_shapes(text: &str) -> (std::borrow::Cow<'_, str>, u32) {
+    if !might_hold_shape(text) {
+        return (std::borrow::Cow::Borrowed(text), 0);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut count = 0u32;
+    let mut in_key = false;
+    for piece in text.split_inclusive('\n') {
+        let body = piece.trim_end_matches(['\n', '\r']);
+        let ending = &piece[body.len()..];
+        if in_key {
+            match body.find(PEM_END) {
+                Some(end) => {
+                    in_key = false;
+                    if end > 0 {
+                        out.push_str(REDACTED);
+                    }
+                    out.push_str(&body[end..]);
+                }
+                None => out.push_str(REDACTED),
+            }
+            out.push_str(ending);
+            continue;
+        }
+        let mut spans = shape_spans(body);
+        if let Some(after) = private_key_begin(body) {
+            match body[after..].find(PEM_END) {
+                // A whole key on one line (a JSON string with `\n` escapes).
+                Some(end) => spans.push(after..after + end),
+                None => {
+                    spans.push(after..body.len());
+                    in_key = true;
+                }
+            }
+            count = count.saturating_add(1);
+        }
+        spans.retain(|r| r.start < r.end);
+        spans.sort_by_key(|r| r.start);
+        let mut copied = 0;
+        for span in spans {
+            if span.start < copied {
+                continue;
+            }
+            out.push_str(&body[copied..span.start]);
+            out.push_str(REDACTED);
+            copied = span.end;
+            count = count.saturating_add(1);
+        }
+        out.push_str(&body[copied..]);
+        out.push_str(ending);
+    }
+    if count == 0 {
+        return (std::borrow::Cow::Borrowed(text), 0);
+    }
+    (std::borrow::Cow::Owned(out), count)
+}
+
+/// A cheap pre-check, one pass over the bytes: does `text` hold any substring a shape starts
+/// with? (It runs over every tool answer, so it must cost microseconds, not one scan per shape.)
+fn might_hold_shape(text: &str) -> bool {
+    let b = text.as_bytes();
+    let token_at = |i: usize| {
+        TOKEN_SHAPES
+            .iter()
+            .any(|t| b[i..].starts_with(t.prefix.as_bytes()))
+    };
+    for i in 0..b.len().saturating_sub(2) {
+        let (next, third) = (b[i + 1], b[i + 2]);
+        let hit = match b[i] {
+            b':' => next == b'/' && third == b'/',
+            b'-' => next == b'-' && b[i..].starts_with(PEM_BEGIN.as_bytes()),
+            b'e' => next == b'y' && third == b'J',
+            b'A' => matches!(next, b'K' | b'S' | b'I') && token_at(i),
+            b'g' => matches!(next, b'h' | b'i' | b'l') && token_at(i),
+            b'x' => next == b'o' && token_at(i),
+            b's' | b'r' => next == b'k' && token_at(i),
+            b'n' => next == b'p' && token_at(i),
+            _ => false,
+        };
+        if hit {
+            return true;
+        }
+    }
+    false
+}
+
+/// The spans of shaped secrets on one line (URL passwords, tokens, JWTs).
+fn shape_spans(line: &str) -> Vec<Range<usize>> {
+    let bytes = line.as_bytes();
+    let mut spans = Vec::new();
+    // scheme://user:password@host — the password.
+    let mut from = 0;
+    while let Some(found) = line[from..].find("://") {
+        let start = from + found + 3;
+        from = start;
+        let userinfo_end = bytes[start..]
+            .iter()
+            .position(|&b| {
+                matches!(b, b'@' | b'/' | b'?' | b'#')
+                    || b.is_ascii_whitespace()
+                    || b"\"'`<>()[]{},;".contains(&b)
+            })
+            .map_or(bytes.len(), |p| start + p);
+        if bytes.get(userinfo_end) != Some(&b'@') {
+            continue;
+        }
+        let Some(colon) = line[start..userinfo_end].find(':') else {
+            continue;
+        };
+        let pw = (start + colon + 1)..userinfo_end;
+        let value = &line[pw.clone()];
+        let placeholder = value.is_empty()
+            || value.starts_with('$')
+            || value.starts_with("{{")
+            || value.starts_with('%')
+            || value.starts_with('<')
+            || value.chars().all(|c| c == '*' || c == 'x' || c == 'X');
+        if !placeholder {
+            spans.push(pw);
+        }
+    }
+    // Well-known token formats, on word boundaries.
+    for shape in TOKEN_SHAPES {
+        let mut from = 0;
+        while let Some(found) = line[from..].find(shape.prefix) {
+            let at = from + found;
+            from = at + shape.prefix.len();
+            if at > 0 && bytes[at - 1].is_ascii_alphanumeric() {
+                continue;
+            }
+            let body_start = at + shape.prefix.len();
+            let len = bytes[body_start..]
+                .iter()
+                .take_while(|&&b| (shape.body)(b))
+                .count();
+            let fits = len >= shape.min && (shape.max == 0 || len == shape.max);
+            let bounded = shape.max == 0
+                || bytes
+                    .get(body_start + len)
+                    .is_none_or(|b| !b.is_ascii_alphanumeric());
+            if fits && bounded {
+                spans.push(at..body_start + len);
+                from = body_start + len;
+            }
+        }
+    }
+    // JWTs: header.payload.signature, base64url, the header starting `eyJ` (`{"`).
+    let mut from = 0;
+    while let Some(found) = line[from..].find("eyJ") {
+        let at = from + found;
+        from = at + 3;
+        if at > 0 && base64url(bytes[at - 1]) {
+            continue;
+        }
+        let mut end = at;
+        let mut parts = 0;
+        let mut short = false;
+        loop {
+            let len = bytes[end..].iter().take_while(|&&b| base64url(b)).count();
+            short |= len < 8;
+            end += len;
+            parts += 1;
+            if parts == 3 || bytes.get(end) != Some(&b'.') {
+                break;
+            }
+            end += 1;
+        }
+        if parts == 3 && !short {
+            spans.push(at..end);
+            from = end;
+        }
+    }
+    spans
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use LineContext::{Code, Config};
+    use LineContext::{Code, Config, Prose};
 
     const R: &str = REDACTED;
 
@@ -1101,6 +1556,88 @@ mod tests {
     }
 
     #[test]
+    fn shapes_are_masked_whatever_the_name() {
+        let cases = [
+            "url = \"postgres://app:s3cr3t-pw@db.internal:5432/orders\"",
+            "const aws = 'AKIAIOSFODNN7EXAMPLE';",
+            "x := \"ghp_abcdefghijklmnopqrstuvwxyz0123456789\"",
+            "slack: xoxb-1234567890-abcdefghij",
+            "auth = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U'",
+            "stripe = sk_live_abcdefghijklmnop1234",
+            "k = \"-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBg\\n-----END PRIVATE KEY-----\"",
+        ];
+        for line in cases {
+            let (out, n) = mask_shapes(line);
+            assert!(n >= 1 && out.contains(REDACTED), "{line} -> {out}");
+            for secret in [
+                "s3cr3t-pw",
+                "AKIAIOSF",
+                "ghp_abc",
+                "xoxb-123",
+                "eyJhbGci",
+                "sk_live_a",
+                "MIIEvQ",
+            ] {
+                assert!(!out.contains(secret), "{line} -> {out}");
+            }
+        }
+        let block = "key: |\n  -----BEGIN RSA PRIVATE KEY-----\n  MIIEowIBAAKCAQEA\n  abcdef\n  -----END RSA PRIVATE KEY-----\nnext: 1\n";
+        let (out, _) = mask_shapes(block);
+        assert!(
+            !out.contains("MIIEowIBAAKCAQEA") && !out.contains("abcdef"),
+            "{out}"
+        );
+        assert!(
+            out.contains("-----END RSA PRIVATE KEY-----") && out.contains("next: 1"),
+            "{out}"
+        );
+        assert!(
+            TOKEN_SHAPES
+                .iter()
+                .all(|t| might_hold_shape(&format!("x {}", t.prefix)))
+        );
+        for harmless in [
+            "see https://example.com/path?a=b",
+            "postgres://app@db/orders",
+            "postgres://app:${DB_PASSWORD}@db/orders",
+            "AKIA is a prefix",
+            "eyJ alone",
+            "BAKIAIOSFODNN7EXAMPLE1",
+        ] {
+            assert_eq!(mask_shapes(harmless).1, 0, "{harmless}");
+        }
+    }
+
+    #[test]
+    fn prose_names_and_phrases() {
+        let masked = [
+            "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "- password: hunter2",
+            "The admin password is `hunter2`.",
+            "the api key is \"abc123\"",
+            "    export API_TOKEN=abc123",
+        ];
+        for line in masked {
+            let out = mask_line(line, Prose).unwrap_or_else(|| panic!("{line}"));
+            assert!(
+                !out.contains("hunter2") && !out.contains("abc123") && !out.contains("wJalr"),
+                "{out}"
+            );
+        }
+        for line in [
+            "Token: see the auth docs.",
+            "- Secrets: `services/payments/application.yml` holds a password and an API",
+            "Remember to rotate the secret: it expires",
+            "# Passwords",
+            "The password is required.",
+        ] {
+            assert_eq!(mask_line(line, Prose), None, "{line}");
+        }
+        // Phrases count in code comments too.
+        assert!(mask_line("// the password is \"hunter2\"", Code).is_some());
+    }
+
+    #[test]
     fn context_from_path() {
         let table = [
             ("application.yml", Config),
@@ -1113,6 +1650,8 @@ mod tests {
             ("main.ts", Code),
             ("Main.java", Code),
             ("settings.py", Code),
+            ("README.md", Prose),
+            ("notes.txt", Prose),
         ];
         for (name, ctx) in table {
             assert_eq!(LineContext::for_path(Path::new(name)), ctx, "{name}");

@@ -9,9 +9,11 @@ pub mod jail;
 pub mod mask;
 pub mod policy;
 
-pub use injection::{FILTERED, neutralise};
+pub use injection::{FILTERED, mark_invisible, neutralise, strip_hidden_html};
 pub use jail::{Jail, JailError, Resolved, check_root_allowed};
-pub use mask::{LineContext, REDACTED, is_sensitive_key, mask_config_value, mask_line, mask_text};
+pub use mask::{
+    LineContext, REDACTED, is_sensitive_key, mask_config_value, mask_line, mask_shapes, mask_text,
+};
 pub use policy::{
     Decision, GovernanceMode, ParseGovernanceModeError, Refusal, StopRule, StopRules, decide,
 };

@@ -402,9 +402,65 @@ pub struct ContractTrace {
     pub contract: u32,
     /// Server registrations (`RegisterOrdersServer`, `extends OrdersImplBase`, …).
     pub servers: Vec<Site>,
-    /// Client constructions in files with no resolved call of any RPC of the service.
+    /// Client constructions in files with no resolved call of any RPC of the service: the
+    /// sites that may call any of its RPCs.
     pub may_call: Vec<Site>,
+    /// Every client construction or registration, each with the RPCs its file calls (resolved)
+    /// or, failing that, its root calls elsewhere; those with neither come first.
+    pub clients: Vec<ClientSite>,
     pub rpcs: Vec<RpcTrace>,
+}
+
+/// A client of a service and what the index resolved around it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClientSite {
+    pub site: Site,
+    /// RPCs called from the client's own file.
+    pub in_file: Vec<String>,
+    /// RPCs called from other files of the client's root (dependency injection).
+    pub in_root: Vec<String>,
+}
+
+/// For each client of contract `c`: the RPC names its file calls and those its root calls
+/// elsewhere (sorted, unique). A client whose file calls none may call any RPC of the service
+/// (its root's calls are shown, not assumed to be its own).
+pub fn client_resolution(snap: &Snapshot, c: u32) -> Vec<(u32, Vec<String>, Vec<String>)> {
+    let g = &snap.graph;
+    let ct = &g.contracts[c as usize];
+    let all: BTreeSet<u32> = ct.rpcs.iter().copied().collect();
+    let mut by_file: std::collections::BTreeMap<u32, BTreeSet<&str>> = Default::default();
+    let mut by_root: std::collections::BTreeMap<u16, BTreeSet<(u32, &str)>> = Default::default();
+    for l in g.calls.iter().filter(|l| all.contains(&l.rpc)) {
+        let name = g.rpcs[l.rpc as usize].name.as_str();
+        by_file.entry(l.at.file).or_default().insert(name);
+        by_root
+            .entry(snap.files[l.at.file as usize].root)
+            .or_default()
+            .insert((l.at.file, name));
+    }
+    g.clients
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.contract == c)
+        .map(|(i, l)| {
+            let in_file: Vec<String> = by_file
+                .get(&l.at.file)
+                .map(|s| s.iter().map(|n| n.to_string()).collect())
+                .unwrap_or_default();
+            let root = snap.files[l.at.file as usize].root;
+            let mut in_root: Vec<String> = by_root
+                .get(&root)
+                .map(|s| {
+                    s.iter()
+                        .filter(|(f, _)| *f != l.at.file)
+                        .map(|(_, n)| n.to_string())
+                        .collect()
+                })
+                .unwrap_or_default();
+            in_root.dedup();
+            (i as u32, in_file, in_root)
+        })
+        .collect()
 }
 
 /// The whole trace, and what the test filter left out.
@@ -444,12 +500,31 @@ pub fn trace(snap: &Snapshot, sel: &Selection, include_tests: bool) -> Trace {
             .filter(|l| l.contract == c && keep(l.at.file))
             .map(site_svc)
             .collect::<Vec<_>>();
-        let may_call = g
-            .clients
+        let _ = &calling_files;
+        let mut clients: Vec<ClientSite> = client_resolution(snap, c)
+            .into_iter()
+            .filter(|(i, _, _)| keep(g.clients[*i as usize].at.file))
+            .map(|(i, in_file, in_root)| ClientSite {
+                site: site_svc(&g.clients[i as usize]),
+                in_file,
+                in_root,
+            })
+            .collect();
+        // The unresolved first (an agent must read them: no call in the file nor its root),
+        // then those whose root resolves calls elsewhere, then those resolved in their file.
+        crate::order::sort_by_key(&mut clients, |cl| {
+            (
+                !cl.in_file.is_empty(),
+                !cl.in_root.is_empty(),
+                cl.site.path.clone(),
+                cl.site.line,
+            )
+        });
+        let may_call: Vec<Site> = clients
             .iter()
-            .filter(|l| l.contract == c && !calling_files.contains(&l.at.file) && keep(l.at.file))
-            .map(site_svc)
-            .collect::<Vec<_>>();
+            .filter(|cl| cl.in_file.is_empty())
+            .map(|cl| cl.site.clone())
+            .collect();
         let mut rpcs = Vec::new();
         for &r in sel.rpcs.iter().filter(|r| all_rpcs.contains(r)) {
             let handlers = g
@@ -474,6 +549,7 @@ pub fn trace(snap: &Snapshot, sel: &Selection, include_tests: bool) -> Trace {
             contract: c,
             servers: sorted(servers),
             may_call: sorted(may_call),
+            clients,
             rpcs,
         });
     }
@@ -527,11 +603,10 @@ fn signature(g: &Graph, r: u32) -> String {
 
 fn site_line(s: &Site, extra: &str) -> String {
     format!(
-        "  - {}: {} at `{}:{}` _({}{})_\n",
+        "  - {}: {} at {} _({}{})_\n",
         s.lang,
         inline_code(&s.label),
-        s.path,
-        s.line,
+        crate::render::code_loc(&s.path, s.line),
         extra,
         s.confidence.label()
     )
@@ -622,21 +697,16 @@ pub fn render_trace(
         let def_file = &snap.files[ct.def.file as usize];
         let def_path = snap.display_path(def_file);
         let mut block = format!(
-            "### Service {} — `{}:{}`\n",
+            "### Service {} — {}\n",
             inline_code(&ct.fqn),
-            def_path,
-            ct.def.line
+            crate::render::code_loc(&def_path, ct.def.line)
         );
         let copies: Vec<String> = ct
             .copies
             .iter()
             .filter(|l| **l != ct.def)
             .map(|l| {
-                format!(
-                    "`{}:{}`",
-                    snap.display_path(&snap.files[l.file as usize]),
-                    l.line
-                )
+                crate::render::code_loc(&snap.display_path(&snap.files[l.file as usize]), l.line)
             })
             .collect();
         if !copies.is_empty() {
@@ -669,19 +739,37 @@ pub fn render_trace(
             site_list(&mut block, &ct_trace.servers, cap, "", "");
         }
         let single = ct_trace.rpcs.len() == 1;
-        if !ct_trace.may_call.is_empty() && !single {
+        if !ct_trace.clients.is_empty() {
+            let open = ct_trace.may_call.len();
             block.push_str(&format!(
-                "- **May call any of its RPCs ({})** — these build a client of {} but no call of one of its RPCs was resolved; read them to confirm:\n",
-                ct_trace.may_call.len(),
+                "- **Clients ({})**{} — code that builds or registers a client of {}:\n",
+                ct_trace.clients.len(),
+                if open > 0 {
+                    format!(
+                        ", {open} with no resolved call (they may call any of its RPCs; read them)"
+                    )
+                } else {
+                    String::new()
+                },
                 inline_code(&ct.name)
             ));
-            site_list(
-                &mut block,
-                &ct_trace.may_call,
-                cap,
-                "service-level client, ",
-                "",
-            );
+            for cl in ct_trace.clients.iter().take(cap) {
+                let note = if !cl.in_file.is_empty() {
+                    format!("calls {} here", cl.in_file.join(", "))
+                } else if !cl.in_root.is_empty() {
+                    format!(
+                        "no call resolved in this file: may call any of its RPCs (its root calls {} elsewhere)",
+                        cl.in_root.join(", ")
+                    )
+                } else {
+                    "no call resolved: may call any of its RPCs".to_string()
+                };
+                let line = site_line(&cl.site, "service-level client, ");
+                block.push_str(&format!("{} — {note}\n", line.trim_end()));
+            }
+            if ct_trace.clients.len() > cap {
+                block.push_str(&format!("  - …and {} more\n", ct_trace.clients.len() - cap));
+            }
         }
         block.push('\n');
         if out.len() + block.len() + footer_reserve > budget {
@@ -702,9 +790,8 @@ pub fn render_trace(
             let def_path = snap.display_path(&snap.files[rpc.def.file as usize]);
             let mut block = format!("#### {}\n", inline_code(&full));
             block.push_str(&format!(
-                "- **Definition**: `{}:{}` — {}\n- **Full name**: {}\n",
-                def_path,
-                rpc.def.line,
+                "- **Definition**: {} — {}\n- **Full name**: {}\n",
+                crate::render::code_loc(&def_path, rpc.def.line),
                 inline_code(&signature(g, rt.rpc)),
                 inline_code(&format!("/{}/{}", ct.fqn, rpc.name))
             ));
@@ -727,6 +814,13 @@ pub fn render_trace(
                     "- **Client call sites: 0 resolved** — code building a client of {} ({}) is listed under the service above and may call {}.\n",
                     inline_code(&ct.name),
                     plural(ct_trace.may_call.len(), "site"),
+                    inline_code(&rpc.name)
+                ));
+            } else if rt.calls.is_empty() && may_call.is_empty() && !ct_trace.clients.is_empty() {
+                block.push_str(&format!(
+                    "- **Client call sites: 0 resolved** — the {} of {} (listed under the service above) resolve calls of other RPCs only; none of {}.\n",
+                    plural(ct_trace.clients.len(), "client"),
+                    inline_code(&ct.name),
                     inline_code(&rpc.name)
                 ));
             } else if rt.calls.is_empty() && may_call.is_empty() {
@@ -883,11 +977,12 @@ fn wire_section(
     base: Option<&str>,
     files_checked: usize,
 ) -> Result<String, ToolOutput> {
-    let heading = format!("\n### Wire-format check: `{display}`\n");
+    let display = &crate::render::inline_code(display);
+    let heading = format!("\n### Wire-format check: {display}\n");
     let skip_or_fail = |why: String| -> Result<String, ToolOutput> {
         match base {
             Some(b) => Err(ToolOutput::error(format!(
-                "Cannot compare `{display}` with base {}: {why}.",
+                "Cannot compare {display} with base {}: {why}.",
                 inline_code(b)
             ))),
             None => Ok(format!("{heading}_Skipped: {why}._\n")),
@@ -897,21 +992,21 @@ fn wire_section(
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return skip_or_fail(format!(
-                "`{display}` is not in the working tree any more (deleted since it was indexed)"
+                "{display} is not in the working tree any more (deleted since it was indexed)"
             ));
         }
-        Err(e) => return skip_or_fail(format!("`{display}` cannot be read ({e})")),
+        Err(e) => return skip_or_fail(format!("{display} cannot be read ({e})")),
     };
     let Some(dir) = abs.parent() else {
-        return skip_or_fail(format!("`{display}` has no parent directory"));
+        return skip_or_fail(format!("{display} has no parent directory"));
     };
     let Some(name) = abs.file_name().map(|n| n.to_string_lossy().into_owned()) else {
-        return skip_or_fail(format!("`{display}` has no file name"));
+        return skip_or_fail(format!("{display} has no file name"));
     };
     let git = Git::new(dir);
     let git_problem = |e: GitError| -> String {
         match e {
-            GitError::NotARepository => format!("`{display}` is not inside a git repository"),
+            GitError::NotARepository => format!("{display} is not inside a git repository"),
             other => other.to_string(),
         }
     };
@@ -928,7 +1023,7 @@ fn wire_section(
             },
             Ok(None) => {
                 return Err(ToolOutput::error(format!(
-                    "Unknown base {}: no commit by that name in the repository of `{display}`. Pass a branch, tag or commit that exists there (see `git branch -a`), e.g. {{\"base\": \"origin/main\"}}, or omit `base`.",
+                    "Unknown base {}: no commit by that name in the repository of {display}. Pass a branch, tag or commit that exists there (see `git branch -a`), e.g. {{\"base\": \"origin/main\"}}, or omit `base`.",
                     inline_code(b)
                 )));
             }
@@ -938,7 +1033,7 @@ fn wire_section(
             Ok(Some(b)) => b,
             Ok(None) => {
                 return Ok(format!(
-                    "{heading}_Skipped: the repository of `{display}` has no commits yet, so there is no base to compare with._\n"
+                    "{heading}_Skipped: the repository of {display} has no commits yet, so there is no base to compare with._\n"
                 ));
             }
             Err(e) => return skip_or_fail(git_problem(e)),
@@ -954,7 +1049,7 @@ fn wire_section(
         Ok(Some(b)) => b,
         Ok(None) => {
             out.push_str(&format!(
-                "- **Result**: new file — `{display}` does not exist at `{short}`; nothing to compare, no findings.\n"
+                "- **Result**: new file — {display} does not exist at `{short}`; nothing to compare, no findings.\n"
             ));
             return Ok(out);
         }
@@ -1144,6 +1239,7 @@ service BatchService {
             .map(|l| RootInfo {
                 label: l.to_string(),
                 path: PathBuf::from("/ws").join(l),
+                kind: crate::config::RootKind::Service,
             })
             .collect();
         let go_server = FileFacts {
@@ -1321,18 +1417,19 @@ service BatchService {
             text.contains("- typescript: `client.createOrder` at `web/src/api.ts:14` _(exact)_"),
             "{text}"
         );
-        // Only building a client: "may call", separately.
+        // Only building a client: "may call", separately, saying what its root resolves.
         assert!(text.contains("**May call (1)**"), "{text}");
         assert!(
             text.contains(
-                "- typescript: `orders` at `web/src/wiring.ts:7` _(service-level client, exact)_"
+                "- typescript: `orders` at `web/src/wiring.ts:7` _(service-level client, exact)_ — no call resolved in this file: may call any of its RPCs (its root calls CreateOrder elsewhere)"
             ),
             "{text}"
         );
         // The test call and its client are left out and counted; generated code never shows.
         assert!(!text.contains("server_test.go"), "{text}");
+        // The test file's call and its client.
         assert!(
-            text.contains("_1 match in test files left out (pass `include_tests: true`"),
+            text.contains("_2 matches in test files left out (pass `include_tests: true`"),
             "{text}"
         );
         assert!(!text.contains("orders.pb.go"), "{text}");
@@ -1359,8 +1456,6 @@ service BatchService {
             text.contains("**Client call sites: 0 resolved** — but 1 site builds a client of `OrderService`; read them"),
             "{text}"
         );
-        let text = render("OrderService", false);
-        assert!(text.contains("- **Client call sites: 0 resolved** — code building a client of `OrderService` (1 site) is listed under the service above and may call `WatchOrders`."), "{text}");
         let text = render("BatchService", false);
         assert!(text.contains(
             "- **Server handlers: 0 found** — no handler of `BatchService.CreateOrderBatch` in 7 indexed files in 3 root(s), index generation 7."
@@ -1375,7 +1470,7 @@ service BatchService {
     fn several_rpcs_of_a_service_list_may_call_once() {
         let text = render("OrderService", false);
         assert_eq!(text.matches("web/src/wiring.ts:7").count(), 1, "{text}");
-        assert!(text.contains("**May call any of its RPCs (1)**"), "{text}");
+        assert!(text.contains("- **Clients (2)**, 1 with no resolved call (they may call any of its RPCs; read them) — code that builds or registers a client of `OrderService`:"), "{text}");
         assert_eq!(text.matches("#### ").count(), 3);
     }
 
@@ -1484,6 +1579,7 @@ service BatchService {
             .map(|l| RootInfo {
                 label: l.to_string(),
                 path: PathBuf::from("/nonexistent-ws").join(l),
+                kind: crate::config::RootKind::Service,
             })
             .collect();
         let snap = Snapshot::build(PathBuf::from("/nonexistent-ws"), roots, files, Vec::new());

@@ -20,7 +20,7 @@ use std::collections::{BTreeSet, HashSet};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{ToolDef, ToolEnv, ToolOutput, clamp, decode, object_schema};
+use super::{ToolDef, ToolEnv, ToolOutput, decode, object_schema};
 use crate::index::facts::EventRole;
 use crate::index::graph::{Confidence, Graph, Loc, method_key, path_matches};
 use crate::index::snapshot::Snapshot;
@@ -41,10 +41,10 @@ check of a .proto use analyze_grpc, for who imports a package use find_dependent
         object_schema(
             json!({
                 "target": {"type": "string", "description": "An RPC, service, topic or route, e.g. \"OrderService.CreateOrder\", \"orders.created\", \"ORDER_CREATED\" or \"GET /orders/{id}\"."},
-                "depth": {"type": "integer", "description": "Hops through consumers that re-emit, 1–5 (default 1), e.g. 2."},
+                "depth": super::int_schema("Hops through consumers that re-emit, 1–5 (default 1), e.g. 2.", 1, 1, 5),
                 "include_tests": {"type": "boolean", "description": "Also list rows in test files (default false), e.g. true."},
-                "limit": {"type": "integer", "description": "Rows per page, 1–200 (default 100), e.g. 50."},
-                "offset": {"type": "integer", "description": "Rows to skip, from the previous footer, e.g. 100."}
+                "limit": super::int_schema("Rows per page, 1–200 (default 100), e.g. 50.", 100, 1, 200),
+                "offset": super::int_schema("Rows to skip, from the previous footer, e.g. 100.", 0, 0, super::MAX_OFFSET)
             }),
             &["target"],
         )
@@ -127,10 +127,22 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
             "Invalid arguments for analyze_impact: `target` is empty. Pass an RPC, topic or route, e.g. {\"target\": \"orders.created\"}.".into(),
         );
     }
-    let depth = clamp(args.depth, 1, 1, 5);
+    let (depth, limit, offset) = match (
+        super::in_range("analyze_impact", "depth", args.depth, 1, 1, 5),
+        super::in_range("analyze_impact", "limit", args.limit, 100, 1, 200),
+        super::in_range(
+            "analyze_impact",
+            "offset",
+            args.offset,
+            0,
+            0,
+            super::MAX_OFFSET,
+        ),
+    ) {
+        (Ok(d), Ok(l), Ok(o)) => (d, l, o),
+        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return e,
+    };
     let include_tests = args.include_tests.unwrap_or(false);
-    let limit = clamp(args.limit, 100, 1, 200);
-    let offset = args.offset.unwrap_or(0).max(0) as usize;
     let g = &snap.graph;
     let subject = resolve(g, target);
     let mut header = format!("## Impact of changing {}\n\n", inline_code(target));
@@ -145,6 +157,27 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
                 snap.roots.len(),
                 snap.generation
             ));
+            // A miss is not proof: sites the index could not resolve may be it.
+            let words = target_words(target);
+            let events = g
+                .unresolved_events
+                .iter()
+                .filter(|(_, w)| shares_word(w, &words))
+                .map(|(at, w)| (*at, w.clone()));
+            let calls = g
+                .unresolved_calls
+                .iter()
+                .filter(|c| shares_word(&c.url, &words))
+                .map(|c| (c.at, format!("`{}` — {}", c.url, c.why)));
+            let sites: Vec<(Loc, String)> = events.chain(calls).collect();
+            if !sites.is_empty() {
+                header.push('\n');
+                header.push_str(&unresolved_list(
+                    snap,
+                    "site(s) the index could not resolve mention it; read them",
+                    sites.into_iter(),
+                ));
+            }
             return ToolOutput::ok(header);
         }
         Some(Subject::Rpcs { contracts, rpcs }) => rpc_rows(snap, contracts, rpcs),
@@ -464,10 +497,12 @@ fn rpc_rows(snap: &Snapshot, contracts: &[u32], rpcs: &[u32]) -> (Vec<Row>, Vec<
         .map(|&c| {
             let k = &g.contracts[c as usize];
             format!(
-                "{} (`{}:{}`)",
+                "{} ({})",
                 inline_code(&k.fqn),
-                snap.display_path(&snap.files[k.def.file as usize]),
-                k.def.line
+                crate::render::code_loc(
+                    &snap.display_path(&snap.files[k.def.file as usize]),
+                    k.def.line
+                )
             )
         })
         .collect();
@@ -507,9 +542,17 @@ fn rpc_rows(snap: &Snapshot, contracts: &[u32], rpcs: &[u32]) -> (Vec<Row>, Vec<
             external: ext(c.at),
         });
     }
-    // Files that only build a client of the service: they may call it (heuristic at best).
-    for cl in g.clients.iter().filter(|c| contracts.contains(&c.contract)) {
-        if calling_files.contains(&(cl.at.file, cl.contract)) {
+    // Clients with no resolved call of the service in their file: they may call it
+    // (heuristic at best). The same rule as analyze_grpc's "may call".
+    let _ = &calling_files;
+    let open: HashSet<u32> = contracts
+        .iter()
+        .flat_map(|&c| crate::tools::analyze_grpc::client_resolution(snap, c))
+        .filter(|(_, in_file, _)| in_file.is_empty())
+        .map(|(i, _, _)| i)
+        .collect();
+    for (ci, cl) in g.clients.iter().enumerate() {
+        if !contracts.contains(&cl.contract) || !open.contains(&(ci as u32)) {
             continue;
         }
         rows.push(Row {
@@ -640,10 +683,26 @@ fn topic_rows(snap: &Snapshot, topics: &[u32], depth: usize) -> (Vec<Row>, Vec<u
             snap.roots.len()
         ));
     }
-    let unresolved = g.unresolved_events.len();
-    if unresolved > 0 {
+    let words: Vec<String> = topics
+        .iter()
+        .flat_map(|&t| target_words(&g.topics[t as usize].name))
+        .collect();
+    let maybe: Vec<(Loc, String)> = g
+        .unresolved_events
+        .iter()
+        .filter(|(_, w)| shares_word(w, &words))
+        .map(|(at, w)| (*at, w.clone()))
+        .collect();
+    if !maybe.is_empty() {
+        notes.push(unresolved_list(
+            snap,
+            "event site(s) name a topic the index could not resolve that looks like this one; read them",
+            maybe.into_iter(),
+        ));
+    } else if !g.unresolved_events.is_empty() {
         notes.push(format!(
-            "_{unresolved} event site(s) in the workspace name their topic in a way the index could not resolve (runtime values); they are not in this table._"
+            "_{} event site(s) in the workspace name their topic in a way the index could not resolve; none mentions this topic's words._",
+            g.unresolved_events.len()
         ));
     }
     (rows, owners.into_iter().collect(), notes)
@@ -686,10 +745,94 @@ fn route_rows(snap: &Snapshot, routes: &[u32]) -> (Vec<Row>, Vec<u16>, Vec<Strin
             });
         }
     }
-    let notes = vec![
-        "_Callers are matched by the path literal in their URL (heuristic): a URL built entirely at run time does not show here._".to_string(),
+    let mut notes = vec![
+        "_Callers are matched by the path of their URL, with names, env defaults and config keys resolved (heuristic)._".to_string(),
     ];
+    // HTTP calls the index could not match that may still reach these routes: their host
+    // names an owner service, or their path shares a literal segment with a route.
+    let words: BTreeSet<String> = routes
+        .iter()
+        .flat_map(|&r| {
+            g.routes[r as usize]
+                .path
+                .split('/')
+                .filter(|w| {
+                    w.len() >= 3
+                        && !is_param_segment(w)
+                        && !matches!(*w, "api" | "v1" | "v2" | "v3")
+                })
+                .map(str::to_lowercase)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let maybe: Vec<(Loc, String)> = g
+        .unresolved_calls
+        .iter()
+        .filter(|c| {
+            c.to_root.is_some_and(|r| owners.contains(&r))
+                || c.url
+                    .split(['/', '?'])
+                    .any(|w| words.contains(&w.to_lowercase()))
+        })
+        .map(|c| (c.at, format!("`{}` — {}", c.url, c.why)))
+        .collect();
+    if !maybe.is_empty() {
+        notes.push(unresolved_list(
+            snap,
+            "HTTP call(s) the index could not match to a route may reach these routes (their host names the service, or their path shares a word)",
+            maybe.into_iter(),
+        ));
+    }
     (rows, owners.into_iter().collect(), notes)
+}
+
+/// The words of a target worth matching against unresolved sites (`orders.created` →
+/// `orders`, `created`), at least three letters each.
+fn target_words(target: &str) -> Vec<String> {
+    target
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| {
+            w.len() >= 3
+                && !matches!(
+                    *w,
+                    "api" | "get" | "post" | "put" | "delete" | "http" | "https"
+                )
+        })
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// True when `text` contains one of `words` (case-insensitive).
+fn shares_word(text: &str, words: &[String]) -> bool {
+    let text = text.to_lowercase();
+    words.iter().any(|w| text.contains(w.as_str()))
+}
+
+/// True for a route parameter segment (`{id}`, `:id`, `<id>`).
+fn is_param_segment(s: &str) -> bool {
+    s.starts_with('{') || s.starts_with(':') || s.starts_with('<') || s.starts_with('*')
+}
+
+/// A note listing unresolved sites with `path:line` and why, at most 15 of them.
+fn unresolved_list(
+    snap: &Snapshot,
+    what: &str,
+    sites: impl Iterator<Item = (Loc, String)>,
+) -> String {
+    let sites: Vec<(Loc, String)> = sites.collect();
+    let mut out = format!("**Unresolved: {} {what}:**\n", sites.len());
+    for (at, why) in sites.iter().take(15) {
+        out.push_str(&format!(
+            "- `{}:{}` — {}\n",
+            snap.display_path(&snap.files[at.file as usize]),
+            at.line,
+            why
+        ));
+    }
+    if sites.len() > 15 {
+        out.push_str(&format!("- … and {} more.\n", sites.len() - 15));
+    }
+    out
 }
 
 fn render(

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{ToolDef, ToolEnv, ToolOutput, clamp, decode, object_schema};
+use super::{ToolDef, ToolEnv, ToolOutput, decode, object_schema};
 use crate::index::facts::{Import, Language, SymbolKind};
 use crate::index::modules::{import_path_keys, path_key};
 use crate::index::snapshot::{FileEntry, Snapshot};
@@ -31,8 +31,8 @@ Example: {\"target\": \"@acme/domain-user\", \"granularity\": \"file\"}.",
                 "target": {"type": "string", "description": "A package or module (\"github.com/acme/orders/pb\", \"@acme/domain-user\", \"com.acme.orders\"), a type (\"OrderService\") or an RPC (\"OrderService.CreateOrder\")."},
                 "granularity": {"type": "string", "enum": ["symbol", "file", "package"], "description": "One row per dependent declaration (\"symbol\", default), per file (\"file\") or per package (\"package\")."},
                 "include_tests": {"type": "boolean", "description": "Also list test files (default false), e.g. true."},
-                "limit": {"type": "integer", "description": "Rows per page, 1–200 (default 50), e.g. 100."},
-                "offset": {"type": "integer", "description": "Rows to skip, from the previous footer, e.g. 50."}
+                "limit": super::int_schema("Rows per page, 1–200 (default 50), e.g. 100.", 50, 1, 200),
+                "offset": super::int_schema("Rows to skip, from the previous footer, e.g. 50.", 0, 0, super::MAX_OFFSET)
             }),
             &["target"],
         )
@@ -135,14 +135,34 @@ fn last_segment(module: &str) -> &str {
         .unwrap_or(module)
 }
 
-/// How an import matches the target: exactly, only by containing it, or not at all.
-fn import_match(imp: &Import, target: &str) -> Option<bool> {
+/// How an import matches the target: exactly, only by containing it, or not at all. In the
+/// dotted-namespace languages (JVM, C#, PHP) `pkg.Type` is the package and `pkg.sub.Type` a
+/// different package: a subpackage import only contains the target.
+fn import_match(imp: &Import, target: &str, lang: Language) -> Option<bool> {
     let module = imp.module.as_str();
     let sub = |sep: &str| module.starts_with(&format!("{target}{sep}"));
+    let namespaced = matches!(
+        lang,
+        Language::Java | Language::Kotlin | Language::Scala | Language::CSharp | Language::Php
+    );
+    let dotted_member = || {
+        let rest = module
+            .strip_prefix(target)
+            .and_then(|r| r.strip_prefix('.').or_else(|| r.strip_prefix('\\')));
+        match rest {
+            // C# `using A.B.C;` imports namespace A.B.C, never A.B (an alias names a type).
+            Some(_) if lang == Language::CSharp => imp.alias.is_some(),
+            Some(r) if namespaced => {
+                r == "*" || r.starts_with(|c: char| c.is_ascii_uppercase()) || r == "_"
+            }
+            Some(_) => true,
+            None => false,
+        }
+    };
     let exact = module == target
         || imp.names.iter().any(|n| format!("{module}.{n}") == target)
         || sub("/")
-        || sub(".")
+        || dotted_member()
         || sub("::")
         || imp.names.iter().any(|n| n == target)
         || last_segment(module) == target
@@ -195,8 +215,20 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
         return ToolOutput::error("Invalid arguments for find_dependents: `target` is empty. Pass a package, module, type or RPC, e.g. {\"target\": \"OrderService\"}.".into());
     }
     let include_tests = args.include_tests.unwrap_or(false);
-    let limit = clamp(args.limit, 50, 1, 200);
-    let offset = args.offset.unwrap_or(0).max(0) as usize;
+    let (limit, offset) = match (
+        super::in_range("find_dependents", "limit", args.limit, 50, 1, 200),
+        super::in_range(
+            "find_dependents",
+            "offset",
+            args.offset,
+            0,
+            0,
+            super::MAX_OFFSET,
+        ),
+    ) {
+        (Ok(l), Ok(o)) => (l, o),
+        (Err(e), _) | (_, Err(e)) => return e,
+    };
 
     let (mut rows, heuristic) = collect(snap, target);
     // A built-in module links only inside the importer's own root: when the workspace
@@ -274,7 +306,7 @@ fn collect(snap: &Snapshot, target: &str) -> (Vec<Row>, bool) {
     let mut loose_rows = Vec::new();
     for (fi, f) in snap.files.iter().enumerate() {
         for imp in &f.facts().imports {
-            match import_match(imp, target) {
+            match import_match(imp, target, f.lang) {
                 Some(true) => push_rows(
                     &mut exact_rows,
                     f,
@@ -597,21 +629,35 @@ fn render(
     'outer: for (root, items) in &by_root {
         let label = &snap.roots[*root as usize].label;
         let count = rows.iter().filter(|r| r.root == *root).count();
-        out.push_str(&format!("### `{label}` ({count} match(es))\n\n"));
+        out.push_str(&format!(
+            "### {} ({count} match(es))\n\n",
+            inline_code(label)
+        ));
         for (n, r) in items {
             let f = &snap.files[r.file as usize];
             let path = snap.display_path(f);
             let row = match granularity {
                 Granularity::Package => format!(
-                    "{n}. package `{}` — first at `{path}:{}` — {} ({})\n",
-                    r.package, r.site, r.via, r.confidence
+                    "{n}. package {} — first at {} — {} ({})\n",
+                    inline_code(&r.package),
+                    crate::render::code_loc(&path, r.site),
+                    crate::render::escape_inline(&r.via),
+                    r.confidence
                 ),
-                Granularity::File => {
-                    format!("{n}. `{path}:{}` — {} ({})\n", r.site, r.via, r.confidence)
-                }
+                Granularity::File => format!(
+                    "{n}. {} — {} ({})\n",
+                    crate::render::code_loc(&path, r.site),
+                    crate::render::escape_inline(&r.via),
+                    r.confidence
+                ),
                 Granularity::Symbol => format!(
-                    "{n}. {} `{}` — `{path}:{}-{}` — {} at L{} ({})\n",
-                    r.kind, r.name, r.line, r.end_line, r.via, r.site, r.confidence
+                    "{n}. {} {} — {} — {} at L{} ({})\n",
+                    r.kind,
+                    inline_code(&r.name),
+                    crate::render::code_loc(&path, format!("{}-{}", r.line, r.end_line)),
+                    crate::render::escape_inline(&r.via),
+                    r.site,
+                    r.confidence
                 ),
             };
             if out.len() + row.len() > budget {
@@ -652,6 +698,49 @@ fn render(
 mod tests {
     use super::*;
 
+    fn call(snap: &Snapshot, args: Value) -> ToolOutput {
+        let config = crate::config::zero_config(std::path::Path::new("/nonexistent-mesh-test"));
+        let shared = crate::server::Shared::new(
+            std::sync::Arc::new(config),
+            crate::index::snapshot::IndexHandle::new(),
+        );
+        let env = ToolEnv {
+            shared: &shared,
+            snapshot: Some(snap),
+            trace_id: None,
+        };
+        run(&args, &env)
+    }
+
+    #[test]
+    fn python_sibling_modules_resolve_per_service() {
+        use crate::index::facts::FileFacts;
+        let imports = |m: &str| FileFacts {
+            imports: vec![Import {
+                module: m.into(),
+                names: vec!["Store".into()],
+                alias: None,
+                line: 1,
+                reexport: false,
+            }],
+            ..FileFacts::default()
+        };
+        let snap = Snapshot::from_facts(vec![
+            ("services/a", "store.py", FileFacts::default()),
+            ("services/a", "app.py", imports("store")),
+            ("services/b", "store.py", FileFacts::default()),
+            ("services/b", "main.py", imports("store")),
+            // Not Python: a bare module name is not a sibling file.
+            ("services/b", "index.js", imports("store")),
+        ]);
+        let out = call(
+            &snap,
+            json!({"target": "services/a/store.py", "granularity": "file"}),
+        );
+        assert!(out.text.contains("services/a/app.py:1"), "{}", out.text);
+        assert!(!out.text.contains("services/b/"), "{}", out.text);
+    }
+
     #[test]
     fn module_dot_name_and_suffix_matches_are_exact() {
         let imp = Import {
@@ -662,7 +751,7 @@ mod tests {
             reexport: false,
         };
         assert_eq!(
-            import_match(&imp, "inventory.gen.inventory_pb2_grpc"),
+            import_match(&imp, "inventory.gen.inventory_pb2_grpc", Language::Python),
             Some(true)
         );
         let proto = Import {
@@ -672,8 +761,50 @@ mod tests {
             line: 5,
             reexport: false,
         };
-        assert_eq!(import_match(&proto, "money.proto"), Some(true));
-        assert_eq!(import_match(&proto, "oney"), Some(false));
-        assert_eq!(import_match(&proto, "billing"), None);
+        assert_eq!(
+            import_match(&proto, "money.proto", Language::Protobuf),
+            Some(true)
+        );
+        assert_eq!(
+            import_match(&proto, "oney", Language::Protobuf),
+            Some(false)
+        );
+        assert_eq!(import_match(&proto, "billing", Language::Protobuf), None);
+        // A subpackage is another package in the dotted-namespace languages.
+        let java = |m: &str| Import {
+            module: m.into(),
+            names: vec![],
+            alias: None,
+            line: 1,
+            reexport: false,
+        };
+        assert_eq!(
+            import_match(
+                &java("com.acme.orders.OrderService"),
+                "com.acme.orders",
+                Language::Java
+            ),
+            Some(true)
+        );
+        assert_eq!(
+            import_match(
+                &java("com.acme.orders.sqs.Provider"),
+                "com.acme.orders",
+                Language::Java
+            ),
+            Some(false)
+        );
+        assert_eq!(
+            import_match(
+                &java("Acme.EventBus.Abstractions"),
+                "Acme.EventBus",
+                Language::CSharp
+            ),
+            Some(false)
+        );
+        assert_eq!(
+            import_match(&java("acme.orders.models"), "acme.orders", Language::Python),
+            Some(true)
+        );
     }
 }

@@ -44,7 +44,10 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     }
     let shared = env.shared;
     let mut out = String::from("## Index status\n\n");
-    out.push_str(&format!("- Workspace: `{}`\n", shared.base_dir.display()));
+    out.push_str(&format!(
+        "- Workspace: {}\n",
+        crate::render::inline_code(&shared.base_dir.display().to_string())
+    ));
     let Some(snap) = shared.index.current() else {
         let (done, total) = shared.index.progress();
         out.push_str(&format!(
@@ -76,11 +79,16 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
         ));
     }
     out.push_str(&serving_line(shared));
-    out.push_str("\n### Roots\n\n| Root | Files | Declarations |\n|---|---|---|\n");
+    out.push_str("\n### Roots\n\n| Root | Kind | Files | Declarations |\n|---|---|---|---|\n");
     for (i, root) in snap.roots.iter().enumerate() {
         let files = snap.files.iter().filter(|f| f.root as usize == i).count();
         let decls = snap.names.get(i).map_or(0, |t| t.len());
-        out.push_str(&format!("| `{}` | {files} | {decls} |\n", root.label));
+        out.push_str(&format!(
+            "| {} | {} | {files} | {decls} |
+",
+            crate::render::table_cell(&root.label),
+            root.kind.name()
+        ));
     }
     let mut per_lang: Vec<(&'static str, usize)> = Vec::new();
     for lang in crate::index::facts::Language::ALL {
@@ -110,7 +118,11 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
             } else {
                 format!("{label}/{}", r.path)
             };
-            out.push_str(&format!("- `{path}`: {}\n", r.reason));
+            out.push_str(&format!(
+                "- {}: {}\n",
+                crate::render::inline_code(&path),
+                r.reason
+            ));
         }
         if snap.rejected.len() > 20 {
             out.push_str(&format!("- …and {} more\n", snap.rejected.len() - 20));
@@ -131,15 +143,15 @@ fn serving_line(shared: &crate::server::Shared) -> String {
 fn daemon_line(d: &crate::daemon::DaemonStatus) -> String {
     use std::sync::atomic::Ordering;
     format!(
-        "- Daemon: served by meshd pid {} (version {}), reachable on `{}`, up {}, {} client(s) connected ({} since start), network sandbox {}; log `{}`.\n",
+        "- Daemon: served by meshd pid {} (version {}), reachable on {}, up {}, {} client(s) connected ({} since start), network sandbox {}; log {}.\n",
         d.pid,
         d.version,
-        d.socket.display(),
+        crate::render::inline_code(&d.socket.display().to_string()),
         human_duration(d.uptime().as_secs()),
         d.clients.load(Ordering::Relaxed),
         d.clients_total.load(Ordering::Relaxed),
         if d.sandboxed { "on" } else { "off" },
-        d.log.display()
+        crate::render::inline_code(&d.log.display().to_string())
     )
 }
 

@@ -132,8 +132,8 @@ pub enum Outcome {
 }
 
 /// Runs one tool call the way every front end must: stop rules first (the subject is the
-/// call's `target`, `query`, `scope` or `service`), then the tool, then the central 48 KiB
-/// cap. The MCP session and `mesh-mcp query` both go through here, so they cannot drift.
+/// call's `target`, `query`, `scope` or `service`), then the tool, then secret masking by
+/// value shape over its text, then the central 48 KiB cap. The MCP session and `mesh-mcp query` both go through here, so they cannot drift.
 pub fn invoke(def: &ToolDef, args: &Value, env: &ToolEnv) -> (ToolOutput, Outcome) {
     let policy = &env.shared.config.policy;
     if policy.mode != "allow_all" && !policy.stop_rules.is_empty() {
@@ -154,6 +154,12 @@ pub fn invoke(def: &ToolDef, args: &Value, env: &ToolEnv) -> (ToolOutput, Outcom
         }
     }
     let mut out = (def.run)(args, env);
+    // Secrets of a known shape are masked in every tool's text, whatever showed them.
+    let (masked, shaped) = crate::security::mask_shapes(&out.text);
+    if shaped > 0 {
+        out.text = masked.into_owned();
+        out.redactions = out.redactions.saturating_add(shaped);
+    }
     out.text = crate::render::cap_output(out.text, &(def.truncation_hint)(args));
     let outcome = if out.is_error {
         Outcome::Failed
@@ -343,14 +349,44 @@ pub fn resolve_scope(env: &ToolEnv, raw: Option<&str>) -> Result<Scope, ToolOutp
         .map(|p| p.to_string_lossy().replace('\\', "/"))
         .unwrap_or_default();
     Ok(Scope {
-        label: format!("`{raw}`"),
+        label: crate::render::inline_code(raw),
         within: Some((resolved.root_index, rel)),
     })
 }
 
-/// Clamps an optional integer argument into `min..=max`, `default` when absent.
-pub fn clamp(value: Option<i64>, default: i64, min: i64, max: i64) -> usize {
-    value.unwrap_or(default).clamp(min, max) as usize
+/// The largest `offset` any listing accepts.
+pub const MAX_OFFSET: i64 = 1_000_000;
+
+/// An optional integer argument checked against `min..=max` (`default` when absent). A value
+/// outside the range is an `isError` answer naming the argument, the range and the default,
+/// never silently clamped (the input schemas state the same `minimum`, `maximum`, `default`).
+pub fn in_range(
+    tool: &str,
+    name: &str,
+    value: Option<i64>,
+    default: i64,
+    min: i64,
+    max: i64,
+) -> Result<usize, ToolOutput> {
+    let v = value.unwrap_or(default);
+    if (min..=max).contains(&v) {
+        return Ok(usize::try_from(v).unwrap_or(0));
+    }
+    Err(ToolOutput::error(format!(
+        "Invalid arguments for {tool}: `{name}` is {v}, outside its range {min}–{max}. Pass a \
+value from {min} to {max}, or omit it for the default {default}."
+    )))
+}
+
+/// The JSON Schema of an integer argument with its range and default.
+pub fn int_schema(description: &str, default: i64, min: i64, max: i64) -> Value {
+    json!({
+        "type": "integer",
+        "description": description,
+        "minimum": min,
+        "maximum": max,
+        "default": default,
+    })
 }
 
 /// An object schema with the given properties and required names, closed to other fields.
@@ -389,11 +425,32 @@ mod tests {
     }
 
     #[test]
-    fn clamp_clamps() {
-        assert_eq!(clamp(None, 20, 1, 100), 20);
-        assert_eq!(clamp(Some(0), 20, 1, 100), 1);
-        assert_eq!(clamp(Some(-5), 20, 1, 100), 1);
-        assert_eq!(clamp(Some(1000), 20, 1, 100), 100);
+    fn out_of_range_is_an_error_naming_the_range() {
+        assert_eq!(in_range("t", "limit", None, 20, 1, 100).unwrap(), 20);
+        assert_eq!(in_range("t", "limit", Some(100), 20, 1, 100).unwrap(), 100);
+        for bad in [0, -5, 101, i64::MAX] {
+            let e = in_range("t", "limit", Some(bad), 20, 1, 100).unwrap_err();
+            assert!(e.is_error);
+            assert!(
+                e.text.contains("`limit`") && e.text.contains("1–100"),
+                "{}",
+                e.text
+            );
+        }
+    }
+
+    #[test]
+    fn every_integer_argument_states_its_range() {
+        for t in Registry::standard().all() {
+            let s = (t.input_schema)();
+            for (name, p) in s["properties"].as_object().unwrap() {
+                if p["type"] == "integer" && !t.name.starts_with("test_") {
+                    for k in ["minimum", "maximum", "default"] {
+                        assert!(p.get(k).is_some(), "{}.{name} has no {k}", t.name);
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{ToolDef, ToolEnv, ToolOutput, clamp, decode, object_schema};
+use super::{ToolDef, ToolEnv, ToolOutput, decode, object_schema};
 use crate::render::{code_block, inline_code};
 
 /// The tool definition.
@@ -24,7 +24,7 @@ smart_search. Example: {\"query\": \"transactional outbox\", \"max_sections\": 3
         object_schema(
             json!({
                 "query": {"type": "string", "description": "Words or a phrase, e.g. \"transactional outbox\" or \"retry policy\"."},
-                "max_sections": {"type": "integer", "description": "Sections to return, 1–20 (default 3), e.g. 5."}
+                "max_sections": super::int_schema("Sections to return, 1–20 (default 3), e.g. 5.", 3, 1, 20)
             }),
             &["query"],
         )
@@ -62,7 +62,10 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     let Some(snap) = env.snapshot else {
         return ToolOutput::error("the index is not ready".into());
     };
-    let max = clamp(args.max_sections, 3, 1, 20);
+    let max = match super::in_range("search_docs", "max_sections", args.max_sections, 3, 1, 20) {
+        Ok(m) => m,
+        Err(e) => return e,
+    };
     let docs = &env.shared.config.docs;
     let words: Vec<String> = args
         .query
@@ -150,11 +153,10 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     let mut files = Vec::new();
     for (i, (score, path, _, s)) in scored.iter().take(max).enumerate() {
         out.push_str(&format!(
-            "### [{}] {} — `{path}:{}-{}`\n_Level {}, score {score}._\n\n",
+            "### [{}] {} — {}\n_Level {}, score {score}._\n\n",
             i + 1,
             inline_code(&s.title),
-            s.line,
-            s.end_line,
+            crate::render::code_loc(path, format!("{}-{}", s.line, s.end_line)),
             s.level
         ));
         let mut text = s.text.as_str();
@@ -170,7 +172,8 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
         out.push_str(&code_block("markdown", text));
         if cut {
             out.push_str(&format!(
-                "_Section shortened; read `{path}` from line {} for the rest._\n",
+                "_Section shortened; read {} from line {} for the rest._\n",
+                inline_code(path),
                 s.line
             ));
         }

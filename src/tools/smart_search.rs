@@ -14,7 +14,7 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Scope, ToolDef, ToolEnv, ToolOutput, clamp, decode, object_schema};
+use super::{Scope, ToolDef, ToolEnv, ToolOutput, decode, object_schema};
 use crate::index::facts::SymbolKind;
 use crate::index::snapshot::{FileEntry, Snapshot, SymbolRef};
 use crate::render::{code_block, inline_code};
@@ -40,8 +40,8 @@ Results are starting points to open and verify. Example: {\"query\": \"OrderServ
                 "kind": {"type": "string", "description": "Only declarations of this kind, e.g. \"class\", \"function\", \"method\", \"rpc\", \"service\", \"message\", \"interface\", \"struct\", \"enum\", \"constant\"."},
                 "include_body": {"type": "boolean", "description": "Show whole declarations instead of signatures with bodies stripped (default false), e.g. true."},
                 "fuzzy": {"type": "boolean", "description": "When no declaration matches, fall back to a full-text search of the indexed files (default false), e.g. true."},
-                "limit": {"type": "integer", "description": "Files per page, 1–100 (default 20), e.g. 10."},
-                "offset": {"type": "integer", "description": "Files to skip, taken from the previous page's footer, e.g. 20."}
+                "limit": super::int_schema("Files per page, 1–100 (default 20), e.g. 10.", 20, 1, 100),
+                "offset": super::int_schema("Files to skip, taken from the previous page's footer, e.g. 20.", 0, 0, super::MAX_OFFSET)
             }),
             &["query"],
         )
@@ -105,8 +105,20 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
         Ok(s) => s,
         Err(e) => return e,
     };
-    let limit = clamp(args.limit, 20, 1, 100);
-    let offset = args.offset.unwrap_or(0).max(0) as usize;
+    let (limit, offset) = match (
+        super::in_range("smart_search", "limit", args.limit, 20, 1, 100),
+        super::in_range(
+            "smart_search",
+            "offset",
+            args.offset,
+            0,
+            0,
+            super::MAX_OFFSET,
+        ),
+    ) {
+        (Ok(l), Ok(o)) => (l, o),
+        (Err(e), _) | (_, Err(e)) => return e,
+    };
     let hits = find(snap, query, kind, &scope, offset.saturating_add(limit));
     if hits.is_empty() && args.fuzzy.unwrap_or(false) {
         return fuzzy(snap, query, &scope, limit, offset);
@@ -209,6 +221,43 @@ fn bare(name: &str) -> String {
     last.chars()
         .filter(|c| *c != '_')
         .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// At most this many other declarations of a file are listed under its entry.
+const MAX_OTHERS: usize = 24;
+
+/// The other declarations of `hit`'s file that match like it does: the same name (case and
+/// `_` aside, last `.` segment) for an exact hit, or — when `by_kind` — any name containing
+/// the query, of the hit's kind. (kind, name, line), in line order.
+fn same_file_matches<'f>(
+    file: &'f FileEntry,
+    hit: &Hit,
+    query: &str,
+    by_kind: bool,
+) -> Vec<(SymbolKind, &'f str, u32)> {
+    if hit.rank != MatchRank::Exact && !by_kind {
+        return Vec::new();
+    }
+    let q = query.to_lowercase();
+    let q_bare = bare(&q);
+    file.symbols()
+        .iter()
+        .enumerate()
+        .filter(|(i, s)| {
+            *i as u32 != hit.at.symbol
+                && !matches!(
+                    s.kind,
+                    SymbolKind::Section | SymbolKind::Property | SymbolKind::Module
+                )
+                && if by_kind {
+                    s.kind == hit.kind && file.name(s).to_lowercase().contains(&q)
+                } else {
+                    let n = file.name(s).to_lowercase();
+                    n == q || bare(&n) == q_bare
+                }
+        })
+        .map(|(_, s)| (s.kind, file.name(s), s.line))
         .collect()
 }
 
@@ -375,10 +424,9 @@ fn render(
             LineContext::for_path(std::path::Path::new(&*file.path)),
         );
         let mut entry = format!(
-            "### [{}] `{}:{}` (L{}-L{})\n{} {}",
+            "### [{}] {} (L{}-L{})\n{} {}",
             i + 1,
-            path,
-            line,
+            crate::render::code_loc(&path, line),
             snip.first_line,
             snip.last_line,
             hit.kind.name(),
@@ -393,6 +441,20 @@ fn render(
         entry.push('\n');
         entry.push_str(&code_block(file.lang.name(), &masked));
         entry.push('\n');
+        // The file's other declarations of the same name (overloads, a class and its
+        // constructor) — or, when a kind is asked for, every other match of that kind (each
+        // route of a router file): the fold to one entry per file must not hide them.
+        let others = same_file_matches(file, hit, query, args.kind.is_some());
+        if !others.is_empty() {
+            entry.push_str("Also in this file:");
+            for (k, n, l) in others.iter().take(MAX_OTHERS) {
+                entry.push_str(&format!(" {} {} `{path}:{l}`;", k.name(), inline_code(n)));
+            }
+            if others.len() > MAX_OTHERS {
+                entry.push_str(&format!(" and {} more.", others.len() - MAX_OTHERS));
+            }
+            entry.push('\n');
+        }
         if consumed > 0 && body.len() + entry.len() > PAGE_BUDGET {
             break;
         }
@@ -483,10 +545,9 @@ fn fuzzy(snap: &Snapshot, query: &str, scope: &Scope, limit: usize, offset: usiz
             masked
         };
         body.push_str(&format!(
-            "{}. `{}:{}` — {}\n",
+            "{}. {} — {}\n",
             seen,
-            path,
-            i + 1,
+            crate::render::code_loc(&path, i + 1),
             inline_code(&shown_line)
         ));
         files.push(path);
@@ -542,7 +603,12 @@ pub fn rejected_note(snap: &Snapshot, scope: &Scope) -> String {
             Some(root) if root.label != "." => format!("{}/{}", root.label, r.path),
             _ => r.path.clone(),
         };
-        let line = format!("> - `{}`: {}, {}\n", path, r.label, human_size(r.size));
+        let line = format!(
+            "> - {}: {}, {}\n",
+            inline_code(&path),
+            r.label,
+            human_size(r.size)
+        );
         if i == 20 || note.len() + line.len() > 1900 {
             note.push_str(&format!("> - …and {} more\n", rejected.len() - i));
             break;

@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::{ToolDef, ToolEnv, ToolOutput, clamp, decode, object_schema};
+use super::{ToolDef, ToolEnv, ToolOutput, decode, object_schema};
 use crate::index::facts::EventRole;
 use crate::index::graph::{Confidence, Loc};
 use crate::index::snapshot::Snapshot;
@@ -36,7 +36,7 @@ Example: {\"format\": \"mermaid\", \"service\": \"services/orders\"}.",
             json!({
                 "format": {"type": "string", "enum": ["mermaid", "json", "html"], "description": "Output format (default \"mermaid\"), e.g. \"json\"."},
                 "service": {"type": "string", "description": "Zoom into one service by name, e.g. \"services/orders\" (names are listed by a call without it)."},
-                "max_services": {"type": "integer", "description": "Services drawn before the rest fold into \"other\", 1–200 (default 40), e.g. 20."}
+                "max_services": super::int_schema("Services drawn before the rest fold into \"other\", 1–200 (default 40), e.g. 20.", 40, 1, 200)
             }),
             &[],
         )
@@ -1057,10 +1057,20 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     if !matches!(format.as_str(), "mermaid" | "json" | "html") {
         return ToolOutput::error(format!(
             "Unknown format '{}': use 'mermaid', 'json' or 'html'.",
-            args.format.as_deref().unwrap_or("")
+            crate::protocol::echo_name(args.format.as_deref().unwrap_or(""))
         ));
     }
-    let mut max = clamp(args.max_services, 40, 1, 200);
+    let mut max = match super::in_range(
+        "visualize_mesh",
+        "max_services",
+        args.max_services,
+        40,
+        1,
+        200,
+    ) {
+        Ok(m) => m,
+        Err(e) => return e,
+    };
     loop {
         let view = match mesh_view(snap, args.service.as_deref(), max) {
             Ok(v) => v,

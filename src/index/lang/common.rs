@@ -447,6 +447,32 @@ pub fn strip_leading_interpolation(s: &str) -> &str {
     s
 }
 
+/// True when a value reads like a URL or a path: a literal part with a `/` or a scheme, or a
+/// name that holds one (`baseUrl`, `CATALOGUE_HOST`, `endpoints.catalog`). Used where the
+/// call alone does not prove it is an HTTP request (`client.get(x)` may be a cache).
+pub fn looks_like_url(v: &crate::index::facts::Value) -> bool {
+    use crate::index::facts::Part;
+    let urlish = |n: &str| {
+        let n = n.to_ascii_lowercase();
+        [
+            "url", "uri", "host", "endpoint", "base", "addr", "api", "service",
+        ]
+        .iter()
+        .any(|w| n.contains(w))
+    };
+    v.parts.iter().any(|p| match p {
+        Part::Lit(s) => {
+            (s.contains('/') && !s.contains(' ') && !s.contains('\n'))
+                || s.starts_with("http:")
+                || s.starts_with("https:")
+        }
+        Part::Ref { name, .. } => urlish(name),
+        Part::Env { var, .. } => urlish(var),
+        Part::Config { key, .. } => urlish(key),
+        Part::Dynamic => false,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

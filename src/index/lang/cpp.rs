@@ -14,10 +14,10 @@
 
 use std::collections::HashMap;
 
-use super::common::{
-    http_path_of, is_env_helper, looks_like_http_path, looks_like_topic, strip_base_placeholder,
-};
+use super::bind::{Assignments, StmtStyle};
+use super::common::{looks_like_topic, looks_like_url};
 use super::tokens::{Rules, TokKind, Tokens};
+use super::value::{ExprRules, eval};
 use crate::index::facts::{
     Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Symbol, SymbolKind, Value,
 };
@@ -36,26 +36,34 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     let mut facts = FileFacts::default();
     let skip = directives(&lexed, &mut facts);
     let t = Tokens::with_skips(&lexed, &Rules::C_FAMILY, &skip);
+    let asg = Assignments::scan(&t, &StmtStyle::SEMICOLON);
     let code = lexed.code.as_str();
     let mut cpp = Cpp {
         t: &t,
+        asg: &asg,
         facts,
         bodies: Vec::new(),
-        const_names: Vec::new(),
-        assigns: Vec::new(),
-        assigns_by_name: HashMap::new(),
         bindings: HashMap::new(),
         cppkafka: code.contains("cppkafka"),
         rdkafka: code.contains("RdKafka") || code.contains("rd_kafka"),
         httplib: code.contains("httplib"),
     };
     cpp.decls();
-    cpp.collect_assigns();
     cpp.patterns();
     cpp.calls();
-    crate::order::sort_by_key(&mut cpp.facts.symbols, |s| s.line);
-    crate::order::sort_by_key(&mut cpp.facts.bindings, |c| c.line);
-    cpp.facts
+    let mut facts = cpp.facts;
+    let declared = facts.bindings.len();
+    asg.export(&t, &ExprRules::CPP, &mut facts);
+    // `using Id = std::string;`, `template <typename T = int>`: types, not values.
+    let exported: Vec<Binding> = facts
+        .bindings
+        .drain(declared..)
+        .filter(|b| !declares_type(&t, b.line))
+        .collect();
+    facts.bindings.extend(exported);
+    crate::order::sort_by_key(&mut facts.symbols, |s| s.line);
+    crate::order::sort_by_key(&mut facts.bindings, |c| c.line);
+    facts
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -202,14 +210,6 @@ impl Ctx<'_> {
     }
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Assign {
-    at: usize,
-    rhs: (usize, usize),
-    /// The function body holding it (index into `bodies`), if any.
-    body: Option<usize>,
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Scope {
     /// A member or global: visible anywhere in the file, bare or through `this->`.
@@ -273,6 +273,15 @@ const NOT_NAMES: [&str; 48] = [
     "explicit",
 ];
 
+/// True when line `line` holds a `using`, `typedef` or `template` declaration (whose `=` gives
+/// a type, not a value).
+fn declares_type(t: &Tokens, line: u32) -> bool {
+    let first = t.toks.partition_point(|x| x.line < line);
+    (first..(first + 64).min(t.len()))
+        .take_while(|&k| t.line(k) == line)
+        .any(|k| t.kw(k, "using") || t.kw(k, "typedef") || t.kw(k, "template"))
+}
+
 /// Base-class names the gRPC C++ plugin generates inside `Svc::` (besides `With…Method_X`).
 fn is_grpc_service_base(id: &str) -> bool {
     id.ends_with("Service") || (id.starts_with("With") && id.contains("Method_"))
@@ -289,13 +298,11 @@ fn is_macro_name(id: &str) -> bool {
 
 struct Cpp<'t, 'l, 'a> {
     t: &'t Tokens<'l, 'a>,
+    /// Every assignment and initialised declaration of the file, for what a name holds.
+    asg: &'t Assignments,
     facts: FileFacts,
     /// Function bodies (`{`, `}` token indices), in order; they never nest.
     bodies: Vec<(usize, usize)>,
-    /// Names declared as constants in this file (for topic references).
-    const_names: Vec<&'a str>,
-    assigns: Vec<Assign>,
-    assigns_by_name: HashMap<&'a str, Vec<usize>>,
     bindings: HashMap<&'a str, Vec<(String, Scope)>>,
     cppkafka: bool,
     rdkafka: bool,
@@ -1109,15 +1116,15 @@ impl<'a> Cpp<'_, '_, 'a> {
         let end_line = t.end_line(end.min(t.len().saturating_sub(1)).max(n));
         self.push_symbol(name, kind, n, end_line, &ctx, container);
         if is_const {
-            self.const_names.push(name);
-            if let Some(value) = self.const_value(value_range) {
+            let value = self.value(value_range);
+            if !value.is_dynamic() {
                 let qualified = match (in_class, container) {
                     (true, Some(c)) => format!("{c}.{name}"),
                     _ => name.to_string(),
                 };
                 self.facts.bindings.push(Binding {
                     name: qualified,
-                    value: Value::lit(value),
+                    value,
                     line: t.line(n),
                 });
             }
@@ -1125,55 +1132,45 @@ impl<'a> Cpp<'_, '_, 'a> {
         end + 1
     }
 
-    /// A string literal (adjacent literals concatenated, `std::string("x")` unwrapped), or the
-    /// default of an environment helper (`env_or("T", "orders")`).
-    fn const_value(&self, (s, e): (usize, usize)) -> Option<String> {
+    /// `s..e` without what does not change a string's value: a trailing `.c_str()` / `.data()`,
+    /// and a brace-initialised wrapper around it (`cpr::Url{…}`, `std::string{…}`).
+    fn peel(&self, (s, e): (usize, usize)) -> (usize, usize) {
         let t = self.t;
-        let strs: Vec<usize> = (s..e).filter(|&k| t.is_str(k)).collect();
-        let wrapper_only = (s..e).all(|k| {
-            t.is_str(k)
-                || matches!(t.ident(k), Some("std" | "string" | "string_view"))
-                || matches!(
-                    t.text(k).as_bytes().first(),
-                    Some(b':' | b'(' | b')' | b'{' | b'}')
-                ) && t.kind(k) == Some(TokKind::Punct)
-        });
-        if !strs.is_empty() && wrapper_only {
-            let mut out = String::new();
-            for k in strs {
-                out.push_str(&t.str_value(k)?);
-            }
-            return Some(out);
+        let mut e = e.min(t.len());
+        while e >= s + 4
+            && t.is_punct(e - 4, b'.')
+            && matches!(t.text(e - 3), "c_str" | "data")
+            && t.is_punct(e - 2, b'(')
+            && t.is_punct(e - 1, b')')
+        {
+            e -= 4;
         }
-        self.env_lookup(s, e).and_then(|(_, d)| d)
-    }
-
-    /// `getenv("X")` / `std::getenv("X")` (no default) or a helper whose name mentions env
-    /// with two string arguments (`env_or("X", "d")`), spanning exactly `s..e`.
-    fn env_lookup(&self, s: usize, e: usize) -> Option<(String, Option<String>)> {
-        let t = self.t;
         let mut j = s;
         while t.ident(j).is_some() && t.op2(j + 1, b"::") {
             j += 3;
         }
-        let callee = t.ident(j)?;
-        let open = j + 1;
-        if !t.is_punct(open, b'(') || t.close(open)? + 1 != e {
-            return None;
+        if t.ident(j).is_some() && t.is_punct(j + 1, b'{') && t.close(j + 1) == Some(e - 1) {
+            return (j + 2, e - 1);
         }
-        let args = t.args(open);
-        let str_arg = |(a, b): (usize, usize)| -> Option<String> {
-            (b == a + 1 && t.is_str(a))
-                .then(|| t.str_value(a).map(|v| v.into_owned()))
-                .flatten()
-        };
-        if matches!(callee, "getenv" | "secure_getenv") && args.len() == 1 {
-            return Some((str_arg(args[0])?, None));
+        (s, e)
+    }
+
+    /// The value of the expression in `r`, read by the shared evaluator; adjacent literals
+    /// (`"orders." "created"`) are one.
+    fn value(&self, r: (usize, usize)) -> Value {
+        let t = self.t;
+        let (s, e) = self.peel(r);
+        if s >= e {
+            return Value::dynamic();
         }
-        if is_env_helper(callee) && args.len() == 2 {
-            return Some((str_arg(args[0])?, Some(str_arg(args[1])?)));
+        if e > s + 1 && (s..e).all(|k| t.is_str(k)) {
+            let mut v = String::new();
+            for k in s..e {
+                v.push_str(&t.str_value(k).unwrap_or_default());
+            }
+            return Value::lit(v);
         }
-        None
+        eval(t, (s, e), &ExprRules::CPP, self.asg)
     }
 
     // -----------------------------------------------------------------------------------------
@@ -1184,41 +1181,6 @@ impl<'a> Cpp<'_, '_, 'a> {
         let p = self.bodies.partition_point(|&(o, _)| o < at);
         let b = p.checked_sub(1)?;
         (at < self.bodies[b].1).then_some(b)
-    }
-
-    fn collect_assigns(&mut self) {
-        let t = self.t;
-        for k in 1..t.len() {
-            if !t.is_punct(k, b'=') || (t.joined(k) && t.is_punct(k + 1, b'=')) {
-                continue;
-            }
-            if t.joined(k - 1)
-                && t.kind(k - 1) == Some(TokKind::Punct)
-                && b"=!<>+-*/%&|^".contains(&t.text(k - 1).as_bytes()[0])
-            {
-                continue;
-            }
-            let Some(name) = t.ident(k - 1) else { continue };
-            let rhs = (k + 1, self.to_semicolon(k + 1, t.len()));
-            let body = self.body_of(k);
-            self.assigns_by_name
-                .entry(name)
-                .or_default()
-                .push(self.assigns.len());
-            self.assigns.push(Assign { at: k, rhs, body });
-        }
-    }
-
-    fn last_assign(&self, name: &str, at: usize) -> Option<Assign> {
-        let here = self.body_of(at);
-        let list = self.assigns_by_name.get(name)?;
-        let before = list.partition_point(|&a| self.assigns[a].at < at);
-        list[..before]
-            .iter()
-            .rev()
-            .take(LOOKBACK)
-            .map(|&a| self.assigns[a])
-            .find(|a| a.body.is_none() || a.body == here)
     }
 
     fn bind(&mut self, name: &'a str, svc: &str, at: usize) {
@@ -1289,14 +1251,14 @@ impl<'a> Cpp<'_, '_, 'a> {
                         } else {
                             EventRole::Producer
                         };
-                        if let Some(topic) = self.topic_expr(r, k, 0) {
+                        if let Some(topic) = self.topic_expr(r) {
                             self.push_event(role, topic, "librdkafka", t.line(k));
                         }
                     }
                 }
                 "produce" if member_call && self.rdkafka => {
                     if let Some(&r) = t.args(k + 1).first()
-                        && let Some(topic) = self.topic_expr(r, k, 0)
+                        && let Some(topic) = self.topic_expr(r)
                     {
                         self.push_event(EventRole::Producer, topic, "librdkafka", t.line(k));
                     }
@@ -1311,6 +1273,7 @@ impl<'a> Cpp<'_, '_, 'a> {
                     }
                 }
                 "CROW_ROUTE" if t.is_punct(k + 1, b'(') => self.crow_route(k),
+                "curl_easy_setopt" if t.is_punct(k + 1, b'(') => self.curl_url(k),
                 _ => {}
             }
         }
@@ -1452,7 +1415,7 @@ impl<'a> Cpp<'_, '_, 'a> {
             return;
         };
         if let Some(&r) = t.args(open).first()
-            && let Some(topic) = self.topic_expr(r, k, 0)
+            && let Some(topic) = self.topic_expr(r)
         {
             self.push_event(EventRole::Producer, topic, "cppkafka", t.line(k));
         }
@@ -1468,82 +1431,35 @@ impl<'a> Cpp<'_, '_, 'a> {
             return t
                 .args(open)
                 .into_iter()
-                .filter_map(|r| self.topic_expr(r, at, 0).map(|x| (x, t.line(r.0))))
+                .filter_map(|r| self.topic_expr(r).map(|x| (x, t.line(r.0))))
                 .collect();
         }
         if e == s + 1
             && let Some(name) = t.ident(s)
-            && let Some(a) = self.last_assign(name, at)
+            && let Some(a) = self.asg.last(name, at)
             && (a.rhs.0..a.rhs.1).any(|x| t.is_punct(x, b'{'))
         {
             return self.topic_list(a.rhs, a.at).into_iter().collect();
         }
-        self.topic_expr((s, e), at, 0)
+        self.topic_expr((s, e))
             .map(|x| vec![(x, t.line(s))])
             .unwrap_or_default()
     }
 
-    /// How a topic is written: a literal, `getenv`, a constant (`kOrders`, `ORDERS`,
-    /// `topics::kOrders`), or a variable traced to a literal.
-    fn topic_expr(&self, (s, e): (usize, usize), at: usize, depth: u8) -> Option<Value> {
-        let t = self.t;
-        let mut e = e;
-        // `name.c_str()`
-        if e >= s + 4
-            && t.is_punct(e - 4, b'.')
-            && t.is(e - 3, "c_str")
-            && t.is_punct(e - 2, b'(')
-            && t.is_punct(e - 1, b')')
-        {
-            e -= 4;
-        }
+    /// A topic argument: a literal that looks like a topic name, or whatever the evaluator
+    /// reads (`getenv("T")`, a constant or macro left to the graph — `topics::kOrders` gives
+    /// `topics.kOrders` — a local traced to its value, or a run-time value, kept so the graph
+    /// lists the site as unresolved).
+    fn topic_expr(&self, r: (usize, usize)) -> Option<Value> {
+        let (s, e) = self.peel(r);
         if s >= e {
             return None;
         }
-        if (s..e).all(|k| t.is_str(k)) {
-            let mut v = String::new();
-            for k in s..e {
-                v.push_str(&t.str_value(k)?);
-            }
-            return looks_like_topic(&v).then_some(Value::lit(v));
+        let v = self.value((s, e));
+        match v.as_lit() {
+            Some(lit) => looks_like_topic(lit).then_some(v),
+            None => Some(v),
         }
-        if let Some((var, default)) = self.env_lookup(s, e) {
-            return Some(Value::env(var, default));
-        }
-        let mut segs = Vec::new();
-        let mut j = s;
-        while let Some(id) = t.ident(j) {
-            segs.push(id);
-            j += 1;
-            if t.op2(j, b"::") {
-                j += 2;
-            } else {
-                break;
-            }
-        }
-        if j != e || segs.is_empty() {
-            return None;
-        }
-        if let [name] = segs[..] {
-            if let Some(a) = self.last_assign(name, at)
-                && a.body.is_some()
-            {
-                return if depth == 0 {
-                    self.topic_expr(a.rhs, a.at, 1)
-                } else {
-                    None
-                };
-            }
-            let constant_like = self.const_names.contains(&name)
-                || is_macro_name(name)
-                || (name.starts_with('k')
-                    && name[1..].starts_with(|c: char| c.is_ascii_uppercase()))
-                || self.last_assign(name, at).is_some();
-            if !constant_like {
-                return None;
-            }
-        }
-        Some(Value::reference(segs.join(".")))
     }
 
     /// cpr: `cpr::Get(cpr::Url{"http://orders/x"}, …)`.
@@ -1555,11 +1471,11 @@ impl<'a> Cpp<'_, '_, 'a> {
             .find(|&&(a, b)| (a..b).any(|x| t.is(x, "Url")))
             .or(args.first());
         if let Some(&r) = url
-            && let Some(path) = self.url_path(r, k)
+            && let Some(url) = self.url(r, true)
         {
             self.facts.http.push(HttpFact::Call {
                 method: Some(id.to_ascii_uppercase()),
-                url: Value::lit(path),
+                url,
                 line: t.line(k),
             });
         }
@@ -1590,10 +1506,11 @@ impl<'a> Cpp<'_, '_, 'a> {
             }
             return;
         }
-        if let Some(path) = self.url_path((ps, pe), k) {
+        // Any object may have a `Get`: the argument must read like a URL.
+        if let Some(url) = self.url((ps, pe), false) {
             self.facts.http.push(HttpFact::Call {
                 method: Some(id.to_ascii_uppercase()),
-                url: Value::lit(path),
+                url,
                 line: t.line(k),
             });
         }
@@ -1641,29 +1558,32 @@ impl<'a> Cpp<'_, '_, 'a> {
         }
     }
 
-    fn url_path(&self, (s, e): (usize, usize), at: usize) -> Option<String> {
+    /// libcurl: `curl_easy_setopt(h, CURLOPT_URL, url)`.
+    fn curl_url(&mut self, k: usize) {
         let t = self.t;
-        for x in s..e {
-            if t.is_str(x)
-                && let Some(v) = t.str_value(x)
-            {
-                let v = strip_base_placeholder(&v);
-                if looks_like_http_path(v) {
-                    return http_path_of(v);
-                }
-            }
-        }
-        if e == s + 1
-            && let Some(name) = t.ident(s)
-            && let Some(a) = self.last_assign(name, at)
+        let args = t.args(k + 1);
+        if let [_, (os, oe), r] = args[..]
+            && oe == os + 1
+            && t.kw(os, "CURLOPT_URL")
+            && let Some(url) = self.url(r, true)
         {
-            return (a.rhs.0..a.rhs.1).find_map(|x| {
-                let v = t.str_value(x).filter(|_| t.is_str(x))?;
-                let v = strip_base_placeholder(&v);
-                looks_like_http_path(v).then(|| http_path_of(v)).flatten()
+            self.facts.http.push(HttpFact::Call {
+                method: None,
+                url,
+                line: t.line(k),
             });
         }
-        None
+    }
+
+    /// The URL argument of an HTTP call. `sure` when the call is HTTP whatever its argument
+    /// (cpr, libcurl); otherwise it must read like a URL, so `cache.Get(key)` is no request.
+    fn url(&self, r: (usize, usize), sure: bool) -> Option<Value> {
+        let (s, e) = self.peel(r);
+        if s >= e {
+            return None;
+        }
+        let v = self.value((s, e));
+        (sure || looks_like_url(&v)).then_some(v)
     }
 }
 
@@ -1951,6 +1871,9 @@ constexpr int kMax = 5;
             vec![
                 ("kOrdersTopic", "orders.created", 18),
                 ("kPayments", "payments.done", 19),
+                // `.c_str()` does not change the value; a number is a value too.
+                ("kRefunds", "refunds", 20),
+                ("kMax", "5", 21),
             ]
         );
     }
@@ -2125,6 +2048,9 @@ void consume(cppkafka::Consumer& c) {
                 (Producer, lit("orders.created"), "cppkafka", 6),
                 (Producer, Value::reference("AUDIT_TOPIC"), "cppkafka", 7),
                 (Producer, Value::reference("kShipped"), "cppkafka", 8),
+                // A name the file does not bind is kept for the graph, which resolves it or
+                // lists the site as unresolved.
+                (Producer, Value::reference("topic"), "cppkafka", 9),
                 (Producer, lit("orders.local"), "cppkafka", 11),
                 (Producer, Value::env("ORDERS_TOPIC", None), "cppkafka", 12),
                 (Consumer, lit("payments.done"), "cppkafka", 16),
@@ -2196,8 +2122,9 @@ void serve(httplib::Server& svr) {
         assert_eq!(
             got,
             vec![
-                "call Some(\"GET\") /orders/42 5",
-                "call Some(\"POST\") /payments 6",
+                // URLs are values as written: the host is kept, names are left to the graph.
+                "call Some(\"GET\") http://orders:8080/orders/42 5",
+                "call Some(\"POST\") {base}/payments 6",
                 "call Some(\"GET\") /stock/items 8",
                 "call Some(\"DELETE\") /stock/items/7 9",
                 "route GET /orders None 13",
@@ -2207,6 +2134,82 @@ void serve(httplib::Server& svr) {
                 "route ANY /health None 16",
             ]
         );
+    }
+
+    const IDIOMS: &str = r#"#include <cpr/cpr.h>
+#include <curl/curl.h>
+#include <httplib.h>
+#include <cstdlib>
+
+const std::string kBase = "http://orders:8080";
+
+void calls(int id, const std::string& key) {
+  std::string base = std::getenv("ORDERS_URL");
+  cpr::Get(cpr::Url{base + "/orders/" + std::to_string(id)});
+  cpr::Post(cpr::Url{kBase + "/orders"});
+  CURL* curl = curl_easy_init();
+  std::string url = std::string(getenv("PAY_URL")) + "/payments";
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT, 5L);
+  httplib::Client cli(base);
+  cli.Post("/orders/" + std::to_string(id) + "/pay", body, "application/json");
+  cache.Get(key);
+  cli.Get(base + "/" + key);
+}
+"#;
+
+    #[test]
+    fn idioms_getenv_concatenation_cpr_curl_httplib() {
+        let f = extract("client.cc", IDIOMS);
+        let got: Vec<(Option<&str>, String, u32)> = f
+            .http
+            .iter()
+            .filter_map(|h| match h {
+                HttpFact::Call { method, url, line } => {
+                    Some((method.as_deref(), url.display(), *line))
+                }
+                HttpFact::Route { .. } => None,
+            })
+            .collect();
+        let c = |m: Option<&'static str>, u: &str, l: u32| (m, u.to_string(), l);
+        assert_eq!(
+            got,
+            vec![
+                // A local read through the tracker: `std::getenv` is an env lookup; a
+                // parameter is a run-time part.
+                c(Some("GET"), "{env ORDERS_URL}/orders/{}", 10),
+                // A namespace-level constant stays a reference for the graph.
+                c(Some("POST"), "{kBase}/orders", 11),
+                c(None, "{env PAY_URL}/payments", 14),
+                c(Some("POST"), "/orders/{}/pay", 17),
+                // `cache.Get(key)` is a lookup, not a request. A base and `"/" + x` alone: a
+                // URL with no literal segment, which the graph never matches to a route.
+                c(Some("GET"), "{env ORDERS_URL}/{key}", 19),
+            ]
+        );
+        assert_eq!(
+            f.bindings
+                .iter()
+                .map(|b| (b.name.as_str(), b.value.display()))
+                .collect::<Vec<_>>(),
+            vec![("kBase", "http://orders:8080".to_string())]
+        );
+    }
+
+    #[test]
+    fn idioms_truncated_and_non_ascii_never_panic() {
+        for end in (0..=IDIOMS.len()).filter(|&e| IDIOMS.is_char_boundary(e)) {
+            let _ = extract("x.cc", &IDIOMS[..end]);
+        }
+        let src = "#include <cpr/cpr.h>\nconst std::string kBasé = \"http://ü\";\nvoid gét(int ïd) { cpr::Get(cpr::Url{kBasé + \"/ördérs/\" + std::to_string(ïd)}); cpr::Get(cpr::Url{\"é";
+        for end in (0..=src.len()).filter(|&e| src.is_char_boundary(e)) {
+            let _ = extract("x.cc", &src[..end]);
+        }
+        let f = extract("x.cc", src);
+        assert!(matches!(
+            f.http.first(),
+            Some(HttpFact::Call { url, .. }) if url.display() == "{kBasé}/ördérs/{}"
+        ));
     }
 
     #[test]

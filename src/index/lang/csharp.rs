@@ -11,9 +11,11 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::common::{http_path_after_base, join_route};
+use super::bind::{Assignments, StmtStyle};
 use super::common::{http_path_of, looks_like_http_path, looks_like_topic};
+use super::common::{join_route, looks_like_url};
 use super::tokens::{Chain, Rules, TokKind, Tokens};
+use super::value::{ExprRules, eval};
 use crate::index::facts::{
     Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, SymbolKind, Value,
 };
@@ -24,9 +26,13 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     let _ = path;
     let lx = lex(Syntax::CSHARP, text);
     let toks = Tokens::new(&lx, &Rules::CSHARP);
+    let asg = Assignments::scan(&toks, &StmtStyle::SEMICOLON);
     let mut ex = Ex {
         t: &toks,
+        asg: &asg,
         facts: FileFacts::default(),
+        aliases: HashMap::new(),
+        typed_clients: Vec::new(),
         bind: HashMap::new(),
         consts: HashSet::new(),
         client_vars: HashSet::new(),
@@ -37,10 +43,12 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
             )
         }),
     };
+    ex.aliases();
     ex.bindings();
     ex.declarations();
     ex.uses();
     let mut facts = ex.facts;
+    asg.export(&toks, &ExprRules::CSHARP, &mut facts);
     crate::order::sort_by_key(&mut facts.symbols, |s| s.line);
     crate::order::sort_by_key(&mut facts.bindings, |c| c.line);
     crate::order::sort_by_key(&mut facts.grpc, |g| match g {
@@ -65,6 +73,9 @@ enum Bind {
     Http,
     /// A minimal-API route group (`app.MapGroup("/v1")`) with its prefix.
     Group(String),
+    /// A method that returns a gRPC client of the service (`Basket.BasketClient
+    /// GetBasketClient()`): `GetBasketClient().GetBasketAsync(…)` calls the service.
+    GrpcFactory(String),
 }
 
 /// Modifiers that may precede a type or member declaration.
@@ -189,7 +200,14 @@ struct Attr<'t> {
 
 struct Ex<'t, 'l, 'a> {
     t: &'t Tokens<'l, 'a>,
+    /// Every `name = value` of the file, for what a name holds at a call.
+    asg: &'t Assignments,
     facts: FileFacts,
+    /// `using Alias = A.B.Svc.SvcClient;`: alias → (qualifier, type).
+    aliases: HashMap<String, (Option<String>, String)>,
+    /// Typed declarations of gRPC clients (fields, parameters), for a client fact when the
+    /// file constructs none: (service, name, token).
+    typed_clients: Vec<(String, &'t str, usize)>,
     bind: HashMap<&'t str, Bind>,
     /// Names of constants declared in this file (bare member names).
     consts: HashSet<String>,
@@ -336,9 +354,8 @@ impl<'t> Ex<'t, '_, '_> {
         Some(Value::env(var, default))
     }
 
-    /// A topic expression in `a..e`: a literal, an environment lookup, `new TopicPartition(x,
-    /// …)`, or a reference worth recording (dotted, PascalCase or UPPER_CASE, or a constant of
-    /// this file).
+    /// A topic expression in `a..e` as the shared evaluator reads it (`new TopicPartition(x,
+    /// …)` is its first argument); a lone literal must look like a topic.
     fn topic_expr(&self, a: usize, e: usize) -> Option<Value> {
         let t = self.t;
         // A named argument (`topic: "x"`) is read by its value.
@@ -350,55 +367,187 @@ impl<'t> Ex<'t, '_, '_> {
         if a >= e {
             return None;
         }
-        if let Some(s) = t.str_lit(a) {
-            if self.interpolated(a) {
-                return None;
-            }
-            let v = s.value();
-            return looks_like_topic(&v).then(|| Value::lit(v.into_owned()));
-        }
-        if let Some(env) = self.env_lookup(a, e) {
-            return Some(env);
-        }
         if t.is(a, "new") && t.is(a + 1, "TopicPartition") && t.punct(a + 2) == b'(' {
             let (x, y) = *t.args(a + 2).first()?;
             return self.topic_expr(x, y);
         }
-        t.ident(a)?;
-        let mut k = a;
-        let mut name = String::from(t.text(a));
-        while k + 2 <= e && t.punct(k + 1) == b'.' && t.ident(k + 2).is_some() {
-            k += 2;
-            name.push('.');
-            name.push_str(t.text(k));
+        let v = eval(t, (a, e), &ExprRules::CSHARP, self.asg);
+        match v.as_lit() {
+            Some(lit) => looks_like_topic(lit).then_some(v),
+            None => Some(v),
         }
-        if matches!(t.punct(k + 1), b'(' | b'[') {
-            return None;
-        }
-        let bare = name.rsplit('.').next().unwrap_or(&name);
-        let worth = name.contains('.')
-            || bare.starts_with(|c: char| c.is_ascii_uppercase())
-            || self.consts.contains(bare);
-        worth.then_some(Value::reference(name))
     }
 
-    /// The HTTP path of a URL expression in `a..e`: its first path-like literal; an
-    /// interpolated string has its leading `{base}` stripped.
-    fn http_path_in(&self, a: usize, e: usize) -> Option<String> {
-        let t = self.t;
-        // A URL expression is short: the bound keeps nested calls linear.
-        (a..e.min(t.len()).min(a + 64)).find_map(|j| {
-            let s = t.str_lit(j)?;
-            let v = s.value();
-            if self.interpolated(j) {
-                http_path_after_base(&v)
-            } else if looks_like_http_path(&v) {
-                http_path_of(&v)
-            } else {
-                None
-            }
-        })
+    /// The URL expression in `a..e` as the shared evaluator reads it; unless `sure`, it
+    /// must read like a URL (a `GetAsync` on a cache is not a request).
+    fn url_in(&self, a: usize, e: usize, sure: bool) -> Option<Value> {
+        if a >= e {
+            return None;
+        }
+        let v = eval(self.t, (a, e), &ExprRules::CSHARP, self.asg);
+        (sure || looks_like_url(&v)).then_some(v)
     }
+
+    /// The gRPC service whose client the call or construction ending just before token
+    /// `start` (a `.`) returns: a method bound as a client factory, or `new Svc.SvcClient(…)`.
+    fn client_of_call_before(&self, start: usize) -> Option<String> {
+        let t = self.t;
+        let dot = start.checked_sub(1)?;
+        if !(t.is_punct(dot, b'.') || t.is(dot, "?.")) {
+            return None;
+        }
+        let close = dot.checked_sub(1)?;
+        let open = t.open_of(close)?;
+        if !t.is_punct(open, b'(') {
+            return None;
+        }
+        let c = t.callee(open)?;
+        if let Some(Bind::GrpcFactory(svc)) = self.bind.get(c.last()) {
+            return Some(svc.clone());
+        }
+        if c.start > 0 && t.kw(c.start - 1, "new") {
+            let q = (c.len >= 2).then(|| c.segs[c.len - 2]);
+            return self.grpc_client_type(c.last(), q);
+        }
+        None
+    }
+
+    /// A publish or subscribe call of a typed event bus: `PublishAsync(new OrderPaid(…))`,
+    /// `AddAndSaveEventAsync(evt)` with `evt = new X(…)`, `AddSubscription<OrderPaid, H>()`.
+    /// The topic is the event type's name; a producer's site is where the event is built.
+    /// True when it recorded something.
+    fn typed_bus(&mut self, role: EventRole, c: &Chain<'t>, p: usize) -> bool {
+        let t = self.t;
+        match role {
+            EventRole::Consumer => {
+                // `AddSubscription<TEvent, THandler>()` / `Subscribe<TEvent, THandler>()`.
+                let k = p.checked_sub(1).filter(|&k| t.is_punct(k, b'>'));
+                let Some(open) = k.and_then(|k| {
+                    t.open_of(k)
+                        .or_else(|| (0..k).rev().take(48).find(|&j| t.is_punct(j, b'<')))
+                }) else {
+                    return false;
+                };
+                let Some(ev) = self.type_arg_after(open - 1).filter(|n| is_event_type(n)) else {
+                    return false;
+                };
+                self.typed_event(role, ev, p, "event bus");
+                true
+            }
+            EventRole::Producer => {
+                let Some(&(a, e)) = t.args(p).first() else {
+                    return false;
+                };
+                let _ = c;
+                match self.event_type_of(a, e, p) {
+                    Some((ev, at)) => {
+                        self.typed_event(role, ev, at, "event bus");
+                        true
+                    }
+                    None => false,
+                }
+            }
+        }
+    }
+
+    /// The event type an argument holds and the token where the event is built: `new X(…)`
+    /// in place, or a local assigned `new X(…)` before the call (each assignment of it).
+    fn event_type_of(&mut self, a: usize, e: usize, at: usize) -> Option<(&'t str, usize)> {
+        let t = self.t;
+        // `cond ? (IntegrationEvent)new A(…) : new B(…)`: every event the expression may
+        // build (the first is returned, the others recorded).
+        let news: Vec<usize> = (a..e.min(a + 256)).filter(|&k| t.kw(k, "new")).collect();
+        if news.len() > 1 || (news.len() == 1 && news[0] != a) {
+            let mut found = None;
+            for k in news {
+                // Just this `new T(…)`: the type's name, then its argument group.
+                let mut j = k + 1;
+                while t.ident(j).is_some() && t.is_punct(j + 1, b'.') {
+                    j += 2;
+                }
+                let end = t.skip_group(t.skip_angles(j + 1, e)).min(e);
+                if let Some((ev, site)) = self.event_type_of(k, end.max(k + 1), at) {
+                    if found.is_none() {
+                        found = Some((ev, site));
+                    } else {
+                        self.typed_event(EventRole::Producer, ev, site, "event bus");
+                    }
+                }
+            }
+            return found;
+        }
+        if t.kw(a, "new") {
+            let mut k = a + 1;
+            let mut last = None;
+            while let Some(id) = t.ident(k) {
+                last = Some((id, k));
+                if t.is_punct(k + 1, b'.') {
+                    k += 2;
+                } else {
+                    break;
+                }
+            }
+            let (name, _) = last?;
+            return is_event_type(name).then_some((name, a));
+        }
+        if e == a + 1
+            && let Some(name) = t.ident(a)
+        {
+            // Every `name = new X(…)` before the call in the enclosing block: a variable of a
+            // base type may be given one of several events.
+            let mut found = None;
+            for asg in self.asg.list.iter().filter(|x| x.name == name && x.at < at) {
+                if let Some((ev, site)) = self.event_type_of(asg.rhs.0, asg.rhs.1, at) {
+                    if found.is_none() {
+                        found = Some((ev, site));
+                    } else {
+                        self.typed_event(EventRole::Producer, ev, site, "event bus");
+                    }
+                }
+            }
+            return found;
+        }
+        None
+    }
+}
+
+/// The static name of an HTTP verb (the route verbs are a closed set).
+fn leak(verb: &str) -> &'static str {
+    match verb {
+        "GET" => "GET",
+        "POST" => "POST",
+        "PUT" => "PUT",
+        "DELETE" => "DELETE",
+        "PATCH" => "PATCH",
+        "HEAD" => "HEAD",
+        "OPTIONS" => "OPTIONS",
+        _ => "ANY",
+    }
+}
+
+/// The role of a typed event bus call by its method name: `Publish…`, `…SaveEvent…`,
+/// `AddAndSaveEventAsync`, `PublishThroughEventBusAsync` produce; `AddSubscription`,
+/// `Subscribe` (with type arguments) consume.
+fn typed_bus_role(method: &str, recv: Option<&str>) -> Option<EventRole> {
+    let _ = recv;
+    if method.starts_with("Publish")
+        || (method.contains("Event")
+            && (method.contains("Save") || method.contains("Add") || method.contains("Raise")))
+    {
+        return Some(EventRole::Producer);
+    }
+    if method == "AddSubscription" || method == "Subscribe" || method == "SubscribeAsync" {
+        return Some(EventRole::Consumer);
+    }
+    None
+}
+
+/// A type name that is an integration event or a message: `…IntegrationEvent`, `…Event`,
+/// `…Message` — not an in-process domain event (`…DomainEvent`).
+fn is_event_type(name: &str) -> bool {
+    (name.ends_with("Event") || name.ends_with("Message") || name.ends_with("Command"))
+        && !name.ends_with("DomainEvent")
+        && name.len() > 5
 }
 
 // -- pass 1: bindings --------------------------------------------------------------------------
@@ -408,6 +557,25 @@ impl<'t> Ex<'t, '_, '_> {
         let t = self.t;
         let n = t.len();
         for i in 0..n {
+            // `Svc.SvcClient GetClient(…) {` — a method handing out a client.
+            if let Some(name) = t.ident(i)
+                && i > 1
+                && t.is_punct(i + 1, b'(')
+                && let Some(ty) = t.ident(i - 1)
+                && !MODIFIERS.contains(&ty)
+                && !matches!(ty, "new" | "return" | "await" | "void")
+            {
+                let qualifier = (i >= 3 && t.is_punct(i - 2, b'.'))
+                    .then(|| t.ident(i - 3))
+                    .flatten();
+                let (ty, qualifier) = match self.aliases.get(ty) {
+                    Some((q, target)) => (target.clone(), q.clone()),
+                    None => (ty.to_string(), qualifier.map(str::to_string)),
+                };
+                if let Some(svc) = self.grpc_client_type(&ty, qualifier.as_deref()) {
+                    self.bind.entry(name).or_insert(Bind::GrpcFactory(svc));
+                }
+            }
             // `Type name` declarations (fields, parameters, locals, properties).
             if let Some(name) = t.ident(i)
                 && i > 0
@@ -447,6 +615,19 @@ impl<'t> Ex<'t, '_, '_> {
                         self.bind.insert(v, Bind::Http);
                     }
                 }
+                Some("MapGrpcService") if t.punct(i + 1) == b'<' => {
+                    // `app.MapGrpcService<BasketService>()`: a registration of the
+                    // implementation; the graph finds its service from the class.
+                    let k = t.skip_angles(i + 1, n);
+                    if let Some(imp) = t.ident(k.saturating_sub(2)) {
+                        let line = self.line(i);
+                        self.facts.grpc.push(GrpcFact::Server {
+                            service: String::new(),
+                            impl_type: Some(imp.to_string()),
+                            line,
+                        });
+                    }
+                }
                 Some("MapGroup") if t.punct(i + 1) == b'(' => {
                     if let Some(c) = t.callee(i + 1)
                         && let Some(v) = self.assigned_name(c.start)
@@ -461,6 +642,20 @@ impl<'t> Ex<'t, '_, '_> {
                     }
                 }
                 _ => {}
+            }
+        }
+        // A typed field or parameter only refers to a client: its calls resolve through the
+        // binding, and the construction or registration (`new Svc.SvcClient(ch)`,
+        // `AddGrpcClient<Svc.SvcClient>`) is the client fact. A file that only declares one
+        // still says it holds a client, when no construction is in the file.
+        let constructed = self
+            .facts
+            .grpc
+            .iter()
+            .any(|g| matches!(g, GrpcFact::Client { .. }));
+        for (svc, name, at) in std::mem::take(&mut self.typed_clients) {
+            if !constructed && !self.has_client(&svc) && !self.injected(at) {
+                self.client_fact(&svc, Some(name), at);
             }
         }
     }
@@ -492,23 +687,113 @@ impl<'t> Ex<'t, '_, '_> {
     }
 
     fn typed(&mut self, name: &'t str, ty: &str, qualifier: Option<&str>, at: usize) {
-        let bind = match ty {
+        // `using GrpcBasketClient = eShop.Basket.API.Grpc.Basket.BasketClient;`
+        let (ty, qualifier) = match self.aliases.get(ty) {
+            Some((q, target)) => (target.clone(), q.clone()),
+            None => (ty.to_string(), qualifier.map(str::to_string)),
+        };
+        let bind = match ty.as_str() {
             "HttpClient" => Bind::Http,
             "IProducer" => Bind::Producer,
             "IConsumer" => Bind::Consumer,
-            _ => match self.grpc_client_type(ty, qualifier) {
+            _ => match self.grpc_client_type(&ty, qualifier.as_deref()) {
                 Some(svc) => {
                     // A typed field and the constructor parameter it is set from are one
-                    // client: one fact per service for typed declarations.
-                    if !self.has_client(&svc) {
-                        self.client_fact(&svc, Some(name), at);
-                    }
+                    // client: one fact per service, and only when the file constructs none
+                    // (the construction is the better evidence).
+                    self.typed_clients.push((svc.clone(), name, at));
                     Bind::Grpc(svc)
                 }
                 None => return,
             },
         };
         self.bind.entry(name).or_insert(bind);
+    }
+
+    /// True when the declaration at `at` is a constructor parameter (dependency injection:
+    /// the container builds the client, elsewhere).
+    fn injected(&self, at: usize) -> bool {
+        let t = self.t;
+        let mut k = at;
+        let mut steps = 0;
+        while k > 0 && steps < 64 {
+            k -= 1;
+            steps += 1;
+            match t.punct(k) {
+                b'(' => {
+                    return t
+                        .ident(k.saturating_sub(1))
+                        .is_some_and(|n| n.starts_with(|c: char| c.is_ascii_uppercase()));
+                }
+                b';' | b'{' | b'}' | b')' => return false,
+                _ => {}
+            }
+        }
+        false
+    }
+
+    /// The first type argument of the `<…>` right after token `k` (`IConsumer<OrderCreated>`
+    /// → `OrderCreated`; a qualified name gives its last segment).
+    fn type_arg_after(&self, k: usize) -> Option<&'t str> {
+        let t = self.t;
+        if !t.is_punct(k + 1, b'<') {
+            return None;
+        }
+        let mut j = k + 2;
+        let mut last = None;
+        while let Some(id) = t.ident(j) {
+            last = Some(id);
+            if t.is_punct(j + 1, b'.') {
+                j += 2;
+            } else {
+                break;
+            }
+        }
+        last
+    }
+
+    /// An event of a typed bus (the topic is the event type's name), at token `at`.
+    fn typed_event(&mut self, role: EventRole, ev: &str, at: usize, via: &str) {
+        let line = self.line(at);
+        if self
+            .facts
+            .events
+            .iter()
+            .any(|e| e.line == line && e.role == role && e.topic.as_lit() == Some(ev))
+        {
+            return;
+        }
+        self.facts.events.push(EventFact {
+            role,
+            topic: Value::lit(ev),
+            via: via.to_string(),
+            line,
+        });
+    }
+
+    /// `using Alias = A.B.Svc.SvcClient;` directives, before any declaration uses them.
+    fn aliases(&mut self) {
+        let t = self.t;
+        for i in 0..t.len() {
+            if !(t.kw(i, "using") && t.ident(i + 1).is_some() && t.is_punct(i + 2, b'=')) {
+                continue;
+            }
+            let mut segs: Vec<&str> = Vec::new();
+            let mut k = i + 3;
+            while let Some(id) = t.ident(k) {
+                segs.push(id);
+                if t.is_punct(k + 1, b'.') {
+                    k += 2;
+                } else {
+                    break;
+                }
+            }
+            if let Some(&last) = segs.last() {
+                let q = segs.len().checked_sub(2).map(|j| segs[j].to_string());
+                self.aliases
+                    .insert(t.text(i + 1).to_string(), (q, last.to_string()));
+            }
+        }
     }
 
     fn has_client(&self, service: &str) -> bool {
@@ -830,6 +1115,8 @@ impl<'t> Ex<'t, '_, '_> {
         }
         // The base list and constraints, up to the body or the `;`.
         let mut bases: Vec<Vec<&str>> = Vec::new();
+        // The first token of each base, for the line that names it.
+        let mut base_at: Vec<usize> = Vec::new();
         let mut in_bases = false;
         let mut body = None;
         while j < b {
@@ -859,6 +1146,9 @@ impl<'t> Ex<'t, '_, '_> {
                         && let Some(id) = t.ident(j)
                         && let Some(cur) = bases.last_mut()
                     {
+                        if cur.is_empty() {
+                            base_at.push(j);
+                        }
                         cur.push(id);
                     }
                 }
@@ -873,14 +1163,25 @@ impl<'t> Ex<'t, '_, '_> {
             self.t
                 .declaration(name, kind, name_idx, end_line, attr_line, container),
         );
-        for segs in &bases {
+        for (bi, segs) in bases.iter().enumerate() {
             if let Some(service) = grpc_base_service(segs) {
-                let line = self.line(name_idx);
+                // The line that names the service (a primary constructor may push the base
+                // list below the class name).
+                let line = self.line(base_at.get(bi).copied().unwrap_or(name_idx));
                 self.facts.grpc.push(GrpcFact::Server {
                     service,
                     impl_type: Some(name.to_string()),
                     line,
                 });
+            }
+        }
+        for (bi, segs) in bases.iter().enumerate() {
+            // MassTransit `class X : IConsumer<OrderCreated>`: the class consumes the event.
+            if segs.last() == Some(&"IConsumer")
+                && let Some(&at) = base_at.get(bi)
+                && let Some(ev) = self.type_arg_after(at + (segs.len() - 1) * 2)
+            {
+                self.typed_event(EventRole::Consumer, ev, at, "MassTransit");
             }
         }
         let Some(open) = body else {
@@ -1048,7 +1349,11 @@ impl<'t> Ex<'t, '_, '_> {
                         ));
                         let line = attr_line.unwrap_or(self.line(n));
                         if ctx.controller {
-                            self.action_routes(&attrs, name, &ctx, line);
+                            // Conventional routing makes every public instance method an action.
+                            let public = kind == SymbolKind::Method
+                                && (start..n).any(|k| t.kw(k, "public"))
+                                && !(start..n).any(|k| t.kw(k, "static"));
+                            self.action_routes(&attrs, name, &ctx, line, public);
                         } else if ctx.interface {
                             self.refit_calls(&attrs, line);
                         }
@@ -1061,10 +1366,13 @@ impl<'t> Ex<'t, '_, '_> {
                     if t.punct(next) == b'=' {
                         next = self.stmt_next(next, b);
                     }
+                    self.property(stop, next, attr_line, &cname);
                     i = next.max(start + 1);
                 }
                 _ if t.is(stop, "=>") => {
-                    i = self.stmt_next(stop, b).max(start + 1);
+                    let next = self.stmt_next(stop, b);
+                    self.property(stop, next, attr_line, &cname);
+                    i = next.max(start + 1);
                 }
                 _ => {
                     // Fields: `Type a = x, b;`.
@@ -1081,6 +1389,16 @@ impl<'t> Ex<'t, '_, '_> {
                         };
                         let constant = is_const || (is_static && is_readonly);
                         if !constant {
+                            // A field: a declaration, not a constant.
+                            let end_line = t.end_line(e.saturating_sub(1).max(n));
+                            self.facts.symbols.push(self.t.declaration(
+                                name,
+                                SymbolKind::Field,
+                                n,
+                                end_line,
+                                attr_line,
+                                Some(&cname),
+                            ));
                             continue;
                         }
                         let end_line = t.end_line(e.saturating_sub(1).max(n));
@@ -1143,10 +1461,52 @@ impl<'t> Ex<'t, '_, '_> {
 
     /// `[HttpGet("{id}")]`, `[HttpPost]`, `[Route("x")] [HttpGet]`, `[AcceptVerbs("GET")]` on an
     /// action of a controller.
-    fn action_routes(&mut self, attrs: &[Attr], action: &str, ctx: &ClassCtx, line: u32) {
+    /// A property (`public T Name { get; set; }`, `T Name => x;`) whose accessors or arrow
+    /// start at `stop`: a field-kind declaration named by the identifier before them.
+    fn property(&mut self, stop: usize, next: usize, attr_line: Option<u32>, cname: &str) {
+        let t = self.t;
+        let Some(n) = stop.checked_sub(1) else { return };
+        let Some(name) = t.ident(n) else { return };
+        if matches!(
+            name,
+            "get" | "set" | "init" | "add" | "remove" | "operator" | "this"
+        ) {
+            return;
+        }
+        let end_line = t.line(next.saturating_sub(1).max(n));
+        self.facts.symbols.push(self.t.declaration(
+            name,
+            SymbolKind::Field,
+            n,
+            end_line,
+            attr_line,
+            Some(cname),
+        ));
+    }
+
+    /// The routes of one controller action. Attribute routes join the controller's
+    /// `[Route]` prefix; a controller without one is conventionally routed
+    /// (`MapDefaultControllerRoute`: `/{controller}/{action}`), where every public method is an
+    /// action, for any verb unless an `[HttpGet]`-style attribute says.
+    fn action_routes(
+        &mut self,
+        attrs: &[Attr],
+        action: &str,
+        ctx: &ClassCtx,
+        line: u32,
+        public: bool,
+    ) {
+        if attrs.iter().any(|a| a.name == "NonAction") {
+            return;
+        }
         let mut route_sub: Option<String> = None;
         let mut verbs: Vec<(String, Option<String>)> = Vec::new();
+        let mut action_name: Option<String> = None;
         for a in attrs {
+            if a.name == "ActionName" {
+                action_name = self.attr_path(a);
+                continue;
+            }
             let verb = match a.name {
                 "HttpGet" => "GET",
                 "HttpPost" => "POST",
@@ -1163,15 +1523,26 @@ impl<'t> Ex<'t, '_, '_> {
             };
             verbs.push((verb.to_string(), self.attr_path(a)));
         }
-        if verbs.is_empty() && route_sub.is_some() {
+        let conventional = ctx.route_prefix.is_none();
+        if verbs.is_empty() && (route_sub.is_some() || (conventional && public)) {
             verbs.push(("ANY".to_string(), None));
         }
         let prefix = ctx.route_prefix.as_deref().unwrap_or("");
+        let action_seg = action_name.unwrap_or_else(|| {
+            action
+                .strip_suffix("Async")
+                .filter(|a| !a.is_empty())
+                .unwrap_or(action)
+                .to_string()
+        });
         for (method, sub) in verbs {
             let sub = sub.or_else(|| route_sub.clone()).unwrap_or_default();
-            let sub = sub.replace("[action]", action);
+            let sub = sub.replace("[action]", &action_seg);
             let path = if sub.starts_with('/') || sub.starts_with("~/") {
                 join_route("", sub.trim_start_matches('~'))
+            } else if conventional && sub.is_empty() {
+                let controller = ctx.name.strip_suffix("Controller").unwrap_or(&ctx.name);
+                join_route(&format!("/{controller}"), &action_seg)
             } else {
                 join_route(prefix, &sub)
             };
@@ -1253,6 +1624,27 @@ impl<'t> Ex<'t, '_, '_> {
         let last = c.last();
         let recv = c.receiver();
         let bound = recv.and_then(|r| self.bind.get(r)).cloned();
+        // `GetBasketClient().GetBasketAsync(…)`, `new Svc.SvcClient(ch).GetAsync(…)`: the
+        // receiver is the call or construction before the dot.
+        if c.after_call
+            && c.len == 1
+            && !CLIENT_PLUMBING.contains(&last)
+            && let Some(svc) = self.client_of_call_before(c.start)
+        {
+            let line = self.line(p);
+            self.facts.grpc.push(GrpcFact::Call {
+                service: Some(svc),
+                receiver: String::new(),
+                method: strip_async(last).to_string(),
+                line,
+            });
+            return;
+        }
+        if let Some(role) = typed_bus_role(last, recv)
+            && self.typed_bus(role, c, p)
+        {
+            return;
+        }
         if let Some(r) = recv {
             match &bound {
                 Some(Bind::Grpc(svc)) if !CLIENT_PLUMBING.contains(&last) => {
@@ -1293,13 +1685,15 @@ impl<'t> Ex<'t, '_, '_> {
             if verb.is_empty() {
                 return;
             }
+            let sure = matches!(bound, Some(Bind::Http))
+                || recv.is_some_and(|r| r.to_ascii_lowercase().contains("http"));
             if let Some(&(a, e)) = t.args(p).first()
-                && let Some(path) = self.http_path_in(a, e)
+                && let Some(url) = self.url_in(a, e, sure)
             {
                 let line = self.line(p);
                 self.facts.http.push(HttpFact::Call {
                     method: Some(verb.to_string()),
-                    url: Value::lit(path),
+                    url,
                     line,
                 });
             }
@@ -1311,8 +1705,52 @@ impl<'t> Ex<'t, '_, '_> {
             "MapPut" => "PUT",
             "MapDelete" => "DELETE",
             "MapPatch" => "PATCH",
+            // Health endpoints, reverse-proxy forwards and explicit verb lists.
+            "MapHealthChecks" | "MapForwarder" | "Map" | "MapFallback" => "ANY",
+            "MapMethods" => {
+                let verbs = t
+                    .args(p)
+                    .get(1)
+                    .map(|&(a, b)| {
+                        (a..b)
+                            .filter_map(|k| t.ident(k))
+                            .filter(|w| !matches!(*w, "HttpMethods" | "new" | "string"))
+                            .map(str::to_ascii_uppercase)
+                            .collect::<Vec<_>>()
+                    })
+                    .unwrap_or_default();
+                match verbs.as_slice() {
+                    [one] => match one.as_str() {
+                        "GET" | "POST" | "PUT" | "DELETE" | "PATCH" | "HEAD" | "OPTIONS" => {
+                            return self.route_call(c, p, bound.as_ref(), leak(one));
+                        }
+                        _ => "ANY",
+                    },
+                    _ => "ANY",
+                }
+            }
             _ => return,
         };
+        self.route_call(c, p, bound.as_ref(), route_verb);
+    }
+
+    /// A minimal-API route registration at the call whose `(` is `p`.
+    fn route_call(&mut self, c: &Chain<'t>, p: usize, bound: Option<&Bind>, route_verb: &str) {
+        let t = self.t;
+        // `MapForwarder("/images/{id}", "https+http://catalog-api", "/api/items/{id}/pic")`
+        // serves a route and calls the target.
+        if c.last() == "MapForwarder"
+            && let [_, (ha, hb), (pa, pb), ..] = t.args(p).as_slice()
+        {
+            let mut url = eval(t, (*ha, *hb), &ExprRules::CSHARP, self.asg);
+            url.extend(eval(t, (*pa, *pb), &ExprRules::CSHARP, self.asg));
+            let line = self.line(p);
+            self.facts.http.push(HttpFact::Call {
+                method: None,
+                url,
+                line,
+            });
+        }
         let args = t.args(p);
         let Some(&(a, e)) = args.first() else {
             return;
@@ -1323,7 +1761,7 @@ impl<'t> Ex<'t, '_, '_> {
         else {
             return;
         };
-        let prefix = match &bound {
+        let prefix = match bound {
             Some(Bind::Group(g)) => g.as_str(),
             _ => "",
         };
@@ -1389,13 +1827,15 @@ impl<'t> Ex<'t, '_, '_> {
         };
         let method =
             (me == ma + 3 && t.is(ma, "HttpMethod")).then(|| t.text(ma + 2).to_ascii_uppercase());
-        if let Some(path) = self.http_path_in(ua, ue) {
-            let line = self.line(p);
-            self.facts.http.push(HttpFact::Call {
-                method,
-                url: Value::lit(path),
-                line,
-            });
+        if let Some(url) = self.url_in(ua, ue, true) {
+            // The site is where the message is sent (`SendAsync(requestMessage)`), when the
+            // file sends it; else where it is built.
+            let sent = self
+                .asg
+                .holding(p)
+                .and_then(|a| Assignments::sent_at(t, a, &["SendAsync", "Send"]));
+            let line = self.line(sent.unwrap_or(p));
+            self.facts.http.push(HttpFact::Call { method, url, line });
         }
     }
 }
@@ -1431,6 +1871,24 @@ mod tests {
         }
     }
 
+    /// The calls of a file as (method, URL as the evaluator read it, line).
+    fn calls(f: &FileFacts) -> Vec<(String, String, u32)> {
+        f.http
+            .iter()
+            .filter_map(|h| match h {
+                HttpFact::Call { method, url, line } => {
+                    Some((method.clone().unwrap_or_default(), url.display(), *line))
+                }
+                HttpFact::Route { .. } => None,
+            })
+            .collect()
+    }
+
+    fn call(method: &str, url: &str, line: u32) -> (String, String, u32) {
+        (method.to_string(), url.to_string(), line)
+    }
+
+    #[allow(dead_code)]
     fn http_call(method: &str, path: &str, line: u32) -> HttpFact {
         HttpFact::Call {
             method: Some(method.into()),
@@ -1543,12 +2001,14 @@ namespace Acme.Orders
             sym(&f, "FindAsync").container.as_deref(),
             Some("IOrderRepo")
         );
-        // Properties are not symbols; constants are, qualified facts for strings only.
+        // Properties and fields are field declarations; constants are constants.
         assert!(
-            !f.symbols
+            f.symbols
                 .iter()
-                .any(|s| s.name == "Count" || s.name == "Name")
+                .filter(|s| s.name == "Count" || s.name == "Name")
+                .all(|s| s.kind == SymbolKind::Field)
         );
+        assert!(f.symbols.iter().any(|s| s.name == "Count"));
         assert_eq!(sym(&f, "Retries").kind, SymbolKind::Constant);
         assert_eq!(
             constant(&f, "OrderServiceImpl.OrderCreated"),
@@ -1558,7 +2018,8 @@ namespace Acme.Orders
             constant(&f, "OrderServiceImpl.PaidTopic"),
             Some("orders.paid")
         );
-        assert_eq!(constant(&f, "OrderServiceImpl.Retries"), None);
+        // A numeric constant is a binding too (names elsewhere may resolve against it).
+        assert_eq!(constant(&f, "OrderServiceImpl.Retries"), Some("3"));
         let imports: Vec<(&str, Option<&str>, u32)> = f
             .imports
             .iter()
@@ -1613,10 +2074,11 @@ namespace Acme.Orders
         );
         assert!(f.events.iter().all(|e| e.via == "Confluent.Kafka"));
         assert_eq!(
-            f.http,
+            calls(&f),
             vec![
-                http_call("GET", "/api/items/{}", 36),
-                http_call("POST", "/api/audit", 37),
+                // The base field stays a name for the graph; the id is a run-time part.
+                call("GET", "{_baseUrl}/api/items/{request.Id}", 36),
+                call("POST", "/api/audit", 37),
             ]
         );
     }
@@ -1697,6 +2159,13 @@ public class Startup
                     method: "CreateOrder".into(),
                     line: 15
                 },
+                // `app.MapGrpcService<OrderServiceImpl>()`: the graph finds the service from
+                // the class.
+                GrpcFact::Server {
+                    service: String::new(),
+                    impl_type: Some("OrderServiceImpl".into()),
+                    line: 38
+                },
             ]
         );
     }
@@ -1760,6 +2229,12 @@ namespace Acme.Ship
                     21
                 ),
                 (EventRole::Producer, lit("partitioned"), 22),
+                // A local holding an env lookup with a default is read through the tracker.
+                (
+                    EventRole::Producer,
+                    Value::env("SHIP_TOPIC", Some("shipments".into())),
+                    23
+                ),
                 (EventRole::Producer, lit("named.arg"), 24),
             ]
         );
@@ -1813,14 +2288,18 @@ public interface IUsersApi
 "#;
         let f = extract("C.cs", src);
         assert_eq!(
-            f.http,
+            calls(&f),
             vec![
-                http_call("GET", "/stock/", 3),
-                http_call("GET", "/orders/{}/items", 4),
-                http_call("PUT", "/api/carts/1", 5),
-                http_call("POST", "/api/payments", 7),
-                http_call("GET", "/users/{}", 15),
-                http_call("POST", "/users", 18),
+                call("GET", "http://inventory:8080/stock/{sku}", 3),
+                call("GET", "{baseUrl}/orders/{id}/items", 4),
+                call("PUT", "/api/carts/1", 5),
+                // An HttpClient call is HTTP whatever its URL: kept, the graph says why it
+                // cannot match it.
+                call("DELETE", "{_base}{path}", 6),
+                // Built on line 7, sent on line 8: the site is the send.
+                call("POST", "/api/payments", 8),
+                call("GET", "/users/{}", 15),
+                call("POST", "/users", 18),
             ]
         );
     }
@@ -1868,6 +2347,258 @@ namespace N
         // Not a controller: `[HttpGet]` alone on a plain class is not a route.
         assert!(f.http.is_empty());
         assert!(f.imports.is_empty());
+    }
+
+    #[test]
+    fn grpc_clients_by_alias_injection_factory_and_inline_construction() {
+        let src = r#"using GrpcBasketClient = eShop.Basket.API.Grpc.Basket.BasketClient;
+using eShop.Basket.API.Grpc;
+
+public class BasketService(GrpcBasketClient basketClient)
+{
+    public async Task Get() => await basketClient.GetBasketAsync(new());
+}
+
+public class MobileBasket
+{
+    private Basket.BasketClient _client;
+    private Basket.BasketClient GetBasketClient()
+    {
+        _client = new BasketGrpcClient.Basket.BasketClient(_channel);
+        return _client;
+    }
+    public async Task Load()
+    {
+        var r = await GetBasketClient()
+            .GetBasketAsync(new GetBasketRequest(), headers);
+        await new Basket.BasketClient(ch).DeleteBasketAsync(req);
+        resp.GetItems();
+    }
+}
+"#;
+        let f = extract("BasketService.cs", src);
+        let calls: Vec<(Option<&str>, &str, u32)> = f
+            .grpc
+            .iter()
+            .filter_map(|g| match g {
+                GrpcFact::Call {
+                    service,
+                    method,
+                    line,
+                    ..
+                } => Some((service.as_deref(), method.as_str(), *line)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            calls,
+            vec![
+                (Some("Basket"), "GetBasket", 6),
+                (Some("Basket"), "GetBasket", 20),
+                (Some("Basket"), "DeleteBasket", 21),
+            ]
+        );
+        // The construction is the client; the injected parameter and the typed field only
+        // refer to it.
+        let clients: Vec<u32> = f
+            .grpc
+            .iter()
+            .filter_map(|g| match g {
+                GrpcFact::Client { line, .. } => Some(*line),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(clients, vec![14, 21]);
+    }
+
+    #[test]
+    fn typed_event_bus_producers_and_consumers() {
+        let src = r#"public class Handler(IEventBus eventBus, IOrderingIntegrationEventService svc)
+{
+    public async Task Handle(Cmd cmd)
+    {
+        await eventBus.PublishAsync(new OrderStartedIntegrationEvent(cmd.UserId));
+        var started = new OrderStatusChangedToSubmittedIntegrationEvent(cmd.Id);
+        await svc.AddAndSaveEventAsync(started);
+        IntegrationEvent evt;
+        if (cmd.Ok)
+        {
+            evt = new OrderPaymentSucceededIntegrationEvent(cmd.Id);
+        }
+        else
+        {
+            evt = new OrderPaymentFailedIntegrationEvent(cmd.Id);
+        }
+        await eventBus.PublishAsync(evt);
+        await mediator.Publish(new OrderStartedDomainEvent(cmd.Id));
+        await eventBus.PublishAsync(someEvent);
+        var confirmed = cmd.Any(c => !c.Ok)
+            ? (IntegrationEvent)new OrderStockRejectedIntegrationEvent(cmd.Id)
+            : new OrderStockConfirmedIntegrationEvent(cmd.Id);
+        await svc.SaveEventAndChangesAsync(confirmed);
+    }
+}
+public static class Extensions
+{
+    public static void AddEvents(this IEventBusBuilder b)
+    {
+        b.AddSubscription<OrderStartedIntegrationEvent, OrderStartedHandler>()
+         .AddSubscription<GracePeriodConfirmedIntegrationEvent, GraceHandler>();
+    }
+}
+public class InvoiceConsumer : IConsumer<InvoiceCreated> { }
+"#;
+        let f = extract("Handler.cs", src);
+        let events: Vec<(EventRole, Option<&str>, u32)> = f
+            .events
+            .iter()
+            .map(|e| (e.role, e.topic.as_lit(), e.line))
+            .collect();
+        assert_eq!(
+            events,
+            vec![
+                (EventRole::Producer, Some("OrderStartedIntegrationEvent"), 5),
+                (
+                    EventRole::Producer,
+                    Some("OrderStatusChangedToSubmittedIntegrationEvent"),
+                    6
+                ),
+                (
+                    EventRole::Producer,
+                    Some("OrderPaymentSucceededIntegrationEvent"),
+                    11
+                ),
+                (
+                    EventRole::Producer,
+                    Some("OrderPaymentFailedIntegrationEvent"),
+                    15
+                ),
+                // Both arms of a conditional.
+                (
+                    EventRole::Producer,
+                    Some("OrderStockRejectedIntegrationEvent"),
+                    21
+                ),
+                (
+                    EventRole::Producer,
+                    Some("OrderStockConfirmedIntegrationEvent"),
+                    22
+                ),
+                (
+                    EventRole::Consumer,
+                    Some("OrderStartedIntegrationEvent"),
+                    30
+                ),
+                (
+                    EventRole::Consumer,
+                    Some("GracePeriodConfirmedIntegrationEvent"),
+                    31
+                ),
+                (EventRole::Consumer, Some("InvoiceCreated"), 34),
+            ]
+        );
+    }
+
+    #[test]
+    fn minimal_api_servers_and_urls_from_fields() {
+        let src = r#"public class CatalogService(HttpClient httpClient)
+{
+    private readonly string remoteServiceBaseUrl = "api/catalog/";
+    public Task<CatalogItem?> GetItem(int id)
+    {
+        var uri = $"{remoteServiceBaseUrl}items/{id}";
+        return httpClient.GetFromJsonAsync<CatalogItem>(uri);
+    }
+}
+public class BasketService(ILogger<BasketService> logger)
+    : Basket.BasketBase
+{
+}
+public static class Program { static void Main() { app.MapGrpcService<BasketService>(); } }
+"#;
+        let f = extract("CatalogService.cs", src);
+        assert_eq!(
+            calls(&f),
+            vec![call("GET", "{remoteServiceBaseUrl}items/{}", 7)]
+        );
+        assert!(
+            f.bindings
+                .iter()
+                .any(|b| b.name == "CatalogService.remoteServiceBaseUrl"
+                    && b.value.as_lit() == Some("api/catalog/"))
+        );
+        // The server fact is on the line that names the base.
+        assert!(f.grpc.contains(&GrpcFact::Server {
+            service: "Basket".into(),
+            impl_type: Some("BasketService".into()),
+            line: 11
+        }));
+        assert!(f.grpc.contains(&GrpcFact::Server {
+            service: String::new(),
+            impl_type: Some("BasketService".into()),
+            line: 14
+        }));
+    }
+
+    #[test]
+    fn conventional_mvc_actions_health_checks_forwarders_and_verb_lists() {
+        let src = r#"public class AccountController : Controller
+{
+    [HttpGet]
+    public async Task<IActionResult> Login(string returnUrl) { }
+
+    [HttpPost]
+    [ValidateAntiForgeryToken]
+    public async Task<IActionResult> Login(LoginInputModel model) { }
+
+    public IActionResult AccessDeniedAsync() { }
+
+    [NonAction]
+    public void Helper() { }
+
+    private void Hidden() { }
+}
+public static class Ext
+{
+    public static void Map(WebApplication app)
+    {
+        app.MapHealthChecks("/health");
+        app.MapMethods("/check", [HttpMethods.Options], () => Results.Ok());
+        app.MapForwarder("/product-images/{id}", "https+http://catalog-api", "/api/catalog/items/{id}/pic");
+    }
+}
+"#;
+        let f = extract("AccountController.cs", src);
+        let routes: Vec<(String, String, u32)> = f
+            .http
+            .iter()
+            .filter_map(|h| match h {
+                HttpFact::Route {
+                    method, path, line, ..
+                } => Some((method.clone(), path.clone(), *line)),
+                _ => None,
+            })
+            .collect();
+        let r = |m: &str, p: &str, l: u32| (m.to_string(), p.to_string(), l);
+        assert_eq!(
+            routes,
+            vec![
+                r("GET", "/Account/Login", 3),
+                r("POST", "/Account/Login", 6),
+                r("ANY", "/Account/AccessDenied", 10),
+                r("ANY", "/health", 21),
+                r("OPTIONS", "/check", 22),
+                r("ANY", "/product-images/{id}", 23),
+            ]
+        );
+        assert_eq!(
+            calls(&f),
+            vec![(
+                String::new(),
+                "https+http://catalog-api/api/catalog/items/{id}/pic".to_string(),
+                23
+            )]
+        );
     }
 
     #[test]

@@ -1,22 +1,24 @@
 //! Go extractor: declarations, imports, gRPC servers/clients/calls, Kafka producers and
-//! consumers (sarama, kafka-go, confluent-kafka-go, franz-go), HTTP routes (net/http incl. Go
-//! 1.22 method patterns, gorilla/mux, gin, echo, chi, fiber) and HTTP client calls.
+//! consumers (sarama, kafka-go, confluent-kafka-go, franz-go), AMQP publishers and consumers
+//! (amqp091-go, streadway/amqp), HTTP routes (net/http incl. Go 1.22 method patterns,
+//! gorilla/mux, gin, echo, chi, fiber) and HTTP client calls.
 //!
 //! One lex pass, then token scans: a top-level declaration walk (Go declares everything at the
-//! top level, so function bodies are skipped whole), one pass recording assignments
-//! (`x := …`, `s.f = …`, `var x = …`) so a variable can be traced back to the value it was
-//! given, one pass for servers, clients, events and routes, and one pass for calls on the
-//! client variables found. Every lookup is a hash map or a bounded backwards step.
+//! top level, so function bodies are skipped whole), the shared assignment tracker
+//! ([`Assignments`]) for what a variable or field was given, one pass for servers, clients,
+//! events and routes, and one pass for calls on the client variables found. Topics, URLs,
+//! route paths and constants are read by the shared evaluator ([`eval`]). Every lookup is a
+//! hash map or a bounded backwards step.
 
 use std::collections::HashMap;
 
-use super::common::{
-    http_path_of, is_env_helper, join_path, looks_like_http_path, looks_like_topic,
-    strip_base_placeholder,
-};
+use super::bind::{Assign, Assignments, StmtStyle};
+use super::common::{join_path, looks_like_topic, looks_like_url};
 use super::tokens::{Rules, Tokens};
+use super::value::{ExprRules, eval, with_fallback};
 use crate::index::facts::{
-    Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Symbol, SymbolKind, Value,
+    Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Part, Symbol, SymbolKind,
+    Value,
 };
 use crate::index::lex::{Syntax, lex};
 
@@ -31,26 +33,43 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     let _ = path;
     let lexed = lex(Syntax::GO, text);
     let t = Tokens::new(&lexed, &Rules::C_FAMILY);
+    let asg = Assignments::scan(&t, &StmtStyle::GO);
     let mut go = Go {
         t: &t,
+        asg: &asg,
         facts: FileFacts::default(),
         funcs: Vec::new(),
         func_by_name: HashMap::new(),
         structs: Vec::new(),
         enum_types: Vec::new(),
-        assigns: Vec::new(),
-        assigns_by_name: HashMap::new(),
         bindings: HashMap::new(),
         group_prefix: HashMap::new(),
         route_stack: Vec::new(),
+        queues: Vec::new(),
         libs: Libs::default(),
     };
     go.declarations();
     go.libs = Libs::of(&go.facts.imports);
-    go.collect_assignments();
     go.patterns();
     go.calls();
-    go.facts
+    let mut facts = go.facts;
+    // The declaration walk bound every `var`/`const` spec; the tracker adds what it sees at
+    // the top level beyond them, never the blank name or an iota counter.
+    let declared = facts.bindings.len();
+    asg.export(&t, &ExprRules::GO, &mut facts);
+    let mut k = 0;
+    facts.bindings.retain(|b| {
+        k += 1;
+        k <= declared
+            || (b.name != "_"
+                && !b
+                    .value
+                    .parts
+                    .iter()
+                    .any(|p| matches!(p, Part::Ref { name, .. } if name == "iota")))
+    });
+    crate::order::sort_by_key(&mut facts.bindings, |b| b.line);
+    facts
 }
 
 /// A top-level `func` declaration: where its parts are, for scoping and constructor lookups.
@@ -58,8 +77,6 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
 struct Func<'a> {
     /// Token index of the `func` keyword.
     start: usize,
-    /// The receiver group `(s *T)`, open and close token indices.
-    recv: Option<(usize, usize)>,
     /// The parameter group.
     params: Option<(usize, usize)>,
     /// The body: `{` index and its `}` index (the token count when unclosed).
@@ -67,20 +84,6 @@ struct Func<'a> {
     /// The first result type when it is a local (unqualified) name: `*orderServer` gives
     /// `orderServer`.
     result: Option<&'a str>,
-}
-
-/// An assignment `lhs := rhs` / `lhs = rhs` / `var lhs = rhs`.
-#[derive(Debug, Clone, Copy)]
-struct Assign<'a> {
-    name: &'a str,
-    /// The left side is a selector (`s.orders = …`): the name is a field.
-    field: bool,
-    /// Token index of the `=` / `:=`.
-    at: usize,
-    /// Right side token range (end exclusive).
-    rhs: (usize, usize),
-    /// The top-level function whose body holds it, if any.
-    func: Option<usize>,
 }
 
 /// Where a client variable is visible.
@@ -94,11 +97,13 @@ enum Scope {
     Local(usize, usize),
 }
 
-/// Which Kafka libraries the file imports (to accept their generically named methods).
+/// Which messaging libraries the file imports (to accept their generically named methods).
 #[derive(Debug, Clone, Copy, Default)]
 struct Libs {
     sarama: bool,
     confluent: bool,
+    /// github.com/rabbitmq/amqp091-go or github.com/streadway/amqp.
+    amqp: bool,
 }
 
 impl Libs {
@@ -108,8 +113,28 @@ impl Libs {
             confluent: imports
                 .iter()
                 .any(|i| i.module.contains("confluent-kafka-go")),
+            amqp: imports
+                .iter()
+                .any(|i| i.module.ends_with("/amqp") || i.module.contains("amqp091-go")),
         }
     }
+}
+
+/// An AMQP queue declared in a function (`q, err := ch.QueueDeclare("orders", …)`), so
+/// `q.Name` reads as its name, and the binding that routes to it (`ch.QueueBind(q.Name, key,
+/// exchange, …)`), for a server-named queue (`QueueDeclare("", …)`).
+#[derive(Debug, Clone, Copy)]
+struct Queue<'a> {
+    /// The variable holding the queue.
+    var: &'a str,
+    /// The token of the `QueueDeclare` call.
+    at: usize,
+    /// The top-level function it is declared in.
+    func: Option<usize>,
+    /// The name argument.
+    name: (usize, usize),
+    /// The routing key and exchange arguments of a `QueueBind` of the queue.
+    bind: Option<((usize, usize), (usize, usize))>,
 }
 
 /// How far back a variable lookup walks (assignments to one name, bindings of one name):
@@ -128,6 +153,8 @@ const HTTP_METHODS: [&str; 9] = [
 
 struct Go<'t, 'l, 'a> {
     t: &'t Tokens<'l, 'a>,
+    /// Every assignment of the file, for what a name holds at a use.
+    asg: &'t Assignments,
     facts: FileFacts,
     funcs: Vec<Func<'a>>,
     func_by_name: HashMap<&'a str, usize>,
@@ -135,18 +162,18 @@ struct Go<'t, 'l, 'a> {
     structs: Vec<(usize, usize)>,
     /// Types named by iota blocks (`const ( A T = iota … )`).
     enum_types: Vec<&'a str>,
-    assigns: Vec<Assign<'a>>,
-    assigns_by_name: HashMap<&'a str, Vec<usize>>,
     /// Client variables: name → (service, scope, visible from token index).
     bindings: HashMap<&'a str, Vec<(String, Scope)>>,
     /// Router variables with a path prefix (`v1 := r.Group("/v1")`).
     group_prefix: HashMap<&'a str, String>,
     /// chi `r.Route("/p", func(r chi.Router) {…})` scopes: (closing token, full prefix).
     route_stack: Vec<(usize, String)>,
+    /// AMQP queues declared into variables, in source order.
+    queues: Vec<Queue<'a>>,
     libs: Libs,
 }
 
-impl<'a> Go<'_, '_, 'a> {
+impl<'t, 'a> Go<'t, '_, 'a> {
     // -----------------------------------------------------------------------------------------
     // Declarations
     // -----------------------------------------------------------------------------------------
@@ -313,7 +340,6 @@ impl<'a> Go<'_, '_, 'a> {
         }
         self.funcs.push(Func {
             start: i,
-            recv,
             params,
             body,
             result,
@@ -506,43 +532,21 @@ impl<'a> Go<'_, '_, 'a> {
             };
             let doc_from = if idx == 0 { decl_line } else { line };
             self.push_symbol(name, kind, line, end_line, doc_from, container);
+            // Every value the evaluator reads is a binding (an env lookup keeps its default for
+            // the graph); an iota counter is a number, not a value anything resolves to.
             if names.len() == values.len()
-                && let Some(value) = self.const_value(values[idx])
+                && !(values[idx].0..values[idx].1).any(|x| t.kw(x, "iota"))
+                && let value = self.value(values[idx])
+                && !value.is_dynamic()
             {
                 self.facts.bindings.push(Binding {
                     name: name.to_string(),
-                    value: Value::lit(value),
+                    value,
                     line,
                 });
             }
         }
         e
-    }
-
-    /// The literal value of a constant initializer: a string, a concatenation of strings, or
-    /// the default of an environment helper (`getenv("T", "orders")`, `cmp.Or(os.Getenv("T"),
-    /// "orders")`).
-    fn const_value(&self, (s, e): (usize, usize)) -> Option<String> {
-        let t = self.t;
-        if s >= e {
-            return None;
-        }
-        if t.is_str(s) {
-            let mut out = String::new();
-            let mut k = s;
-            while k < e {
-                out.push_str(&t.str_value(k)?);
-                k += 1;
-                if k < e {
-                    if !t.is_punct(k, b'+') || !t.is_str(k + 1) {
-                        return None;
-                    }
-                    k += 1;
-                }
-            }
-            return Some(out);
-        }
-        self.env_lookup(s, e).and_then(|(_, d)| d)
     }
 
     /// The end (exclusive) of the statement starting at `start`: a `;`, a closer of an outer
@@ -585,85 +589,12 @@ impl<'a> Go<'_, '_, 'a> {
         (at <= end).then_some(f)
     }
 
-    /// True when `name` is a receiver or parameter name of function `f`.
-    fn is_param(&self, f: usize, name: &str) -> bool {
-        let t = self.t;
-        let func = &self.funcs[f];
-        [func.recv, func.params]
-            .into_iter()
-            .flatten()
-            .any(|(o, c)| {
-                (o + 1..c.min(o + 512))
-                    .any(|k| t.is(k, name) && !t.is_punct(k + 1, b'.') && !t.is_punct(k - 1, b'.'))
-            })
-    }
-
-    fn collect_assignments(&mut self) {
-        let t = self.t;
-        let n = t.len();
-        for k in 1..n {
-            let rhs_start = if t.op2(k, b":=") {
-                k + 2
-            } else if t.is_punct(k, b'=')
-                && !(t.joined(k) && t.is_punct(k + 1, b'='))
-                && !(t.joined(k - 1)
-                    && t.kind(k - 1) == Some(super::tokens::TokKind::Punct)
-                    && b"=!<>:+-*/%&|^".contains(&t.text(k - 1).as_bytes()[0]))
-            {
-                k + 1
-            } else {
-                continue;
-            };
-            let mut lhs = k - 1;
-            if t.ident(lhs).is_none() {
-                continue;
-            }
-            while lhs >= 2 && t.is_punct(lhs - 1, b',') && t.ident(lhs - 2).is_some() {
-                lhs -= 2;
-            }
-            let name = t.text(lhs);
-            let field = lhs > 0 && t.is_punct(lhs - 1, b'.');
-            let rhs = (rhs_start, self.stmt_end(rhs_start, n));
-            let func = self.enclosing_func(k);
-            self.assigns_by_name
-                .entry(name)
-                .or_default()
-                .push(self.assigns.len());
-            self.assigns.push(Assign {
-                name,
-                field,
-                at: k,
-                rhs,
-                func,
-            });
-        }
-    }
-
-    /// The last plain-variable assignment to `name` before token `at` that is visible there
-    /// (same function, or package level).
-    fn last_assign(&self, name: &str, at: usize) -> Option<Assign<'a>> {
-        let here = self.enclosing_func(at);
-        let list = self.assigns_by_name.get(name)?;
-        // The list is in source order: jump to the assignments before `at`, then look back a
-        // bounded distance for one visible here.
-        let before = list.partition_point(|&a| self.assigns[a].at < at);
-        list[..before]
-            .iter()
-            .rev()
-            .take(LOOKBACK)
-            .map(|&a| self.assigns[a])
-            .find(|a| !a.field && (a.func.is_none() || a.func == here))
-    }
-
-    /// The assignment whose right side starts exactly at token `start`.
-    fn assign_starting_at(&self, start: usize) -> Option<Assign<'a>> {
-        let p = self.assigns.partition_point(|a| a.at < start);
-        self.assigns[..p]
-            .iter()
-            .rev()
-            .take(4)
-            .find(|a| a.rhs.0 == start)
-            .copied()
+    /// The assignment whose right-hand side starts at token `start` (`c := pb.NewXClient(…)`,
+    /// `v1 := r.Group("/v1")`).
+    fn assign_starting_at(&self, start: usize) -> Option<&'t Assign> {
+        let list = &self.asg.list;
+        let p = list.partition_point(|a| a.rhs.0 < start);
+        list.get(p).filter(|a| a.rhs.0 == start)
     }
 
     // -----------------------------------------------------------------------------------------
@@ -754,7 +685,7 @@ impl<'a> Go<'_, '_, 'a> {
         }
         let last = last?;
         if j == e && e == s + 1 {
-            let a = self.last_assign(last, at).filter(|_| depth == 0)?;
+            let a = self.asg.last(last, at).filter(|_| depth == 0)?;
             return self.impl_of(a.rhs, a.at, depth + 1);
         }
         if t.is_punct(j, b'{') {
@@ -802,15 +733,17 @@ impl<'a> Go<'_, '_, 'a> {
         let start = chain_start(t, k);
         let mut var = None;
         if let Some(a) = self.assign_starting_at(start) {
-            let scope = if a.field {
+            // `g.orders = …` is a field, reached as `g.orders`; a plain name is a local of its
+            // function from the assignment on, or a package variable.
+            let scope = if a.name.contains('.') {
                 Scope::Field
             } else {
-                match a.func {
+                match self.enclosing_func(a.at) {
                     Some(f) => Scope::Local(f, a.at),
                     None => Scope::Global,
                 }
             };
-            var = Some((a.name, scope));
+            var = Some((t.text(a.at), scope));
         } else if start >= 2
             && t.is_punct(start - 1, b':')
             && !t.joined(start - 1)
@@ -940,7 +873,7 @@ impl<'a> Go<'_, '_, 'a> {
                 continue;
             }
             if t.is(a, "Topic") {
-                if let Some(topic) = self.topic_expr((a + 2, b), k, 0) {
+                if let Some(topic) = self.topic_expr((a + 2, b)) {
                     self.push_event(role, topic, via, t.line(a + 2));
                 }
             } else if t.is(a, "GroupTopics") {
@@ -953,17 +886,32 @@ impl<'a> Go<'_, '_, 'a> {
 
     /// Kafka calls naming topics: sarama `ConsumePartition("t", …)` and consumer-group
     /// `Consume(ctx, []string{…}, h)`, confluent `SubscribeTopics([]string{…}, nil)` and
-    /// `Subscribe("t", nil)`, franz-go `kgo.ConsumeTopics("a", "b")`.
+    /// `Subscribe("t", nil)`, franz-go `kgo.ConsumeTopics("a", "b")`; AMQP `Publish`,
+    /// `PublishWithContext` and `Consume` on a channel.
     fn call_event(&mut self, k: usize, id: &str) {
         let t = self.t;
         let method = k > 0 && t.is_punct(k - 1, b'.');
         if !matches!(
             id,
-            "ConsumePartition" | "Consume" | "SubscribeTopics" | "Subscribe" | "ConsumeTopics"
+            "ConsumePartition"
+                | "Consume"
+                | "SubscribeTopics"
+                | "Subscribe"
+                | "ConsumeTopics"
+                | "Publish"
+                | "PublishWithContext"
+                | "PublishWithDeferredConfirm"
+                | "PublishWithDeferredConfirmWithContext"
+                | "ConsumeWithContext"
+                | "QueueDeclare"
+                | "QueueBind"
         ) {
             return;
         }
         let args = t.args(k + 1);
+        if method && self.libs.amqp && self.amqp_event(k, id, &args) {
+            return;
+        }
         let (role, via, list_arg) = match id {
             "ConsumePartition" if method => (EventRole::Consumer, "sarama", None),
             "Consume" if method && self.libs.sarama && args.len() == 3 => {
@@ -975,7 +923,7 @@ impl<'a> Go<'_, '_, 'a> {
             }
             "ConsumeTopics" if k >= 2 && t.is(k - 2, "kgo") => {
                 for &r in &args {
-                    if let Some(topic) = self.topic_expr(r, k, 0) {
+                    if let Some(topic) = self.topic_expr(r) {
                         self.push_event(EventRole::Consumer, topic, "franz-go", t.line(r.0));
                     }
                 }
@@ -993,7 +941,7 @@ impl<'a> Go<'_, '_, 'a> {
             }
             None => {
                 if let Some(&r) = args.first()
-                    && let Some(topic) = self.topic_expr(r, k, 0)
+                    && let Some(topic) = self.topic_expr(r)
                 {
                     self.push_event(role, topic, via, t.line(r.0));
                 }
@@ -1001,121 +949,241 @@ impl<'a> Go<'_, '_, 'a> {
         }
     }
 
+    /// AMQP (amqp091-go, streadway/amqp) on a channel: `Publish(exchange, key, mandatory,
+    /// immediate, msg)` and `PublishWithContext(ctx, exchange, key, …)` produce to the routing
+    /// key, or to the exchange when the key is empty; `Consume(queue, consumer, autoAck,
+    /// exclusive, noLocal, noWait, args)` consumes the queue. `QueueDeclare` and `QueueBind`
+    /// only set up (they are remembered so `q.Name` reads as the queue's name). Returns false
+    /// when the call is not one of these shapes.
+    fn amqp_event(&mut self, k: usize, id: &str, args: &[(usize, usize)]) -> bool {
+        let t = self.t;
+        let ctx = usize::from(id.ends_with("WithContext"));
+        match id {
+            "Publish"
+            | "PublishWithContext"
+            | "PublishWithDeferredConfirm"
+            | "PublishWithDeferredConfirmWithContext"
+                if args.len() == 5 + ctx =>
+            {
+                let topic = self
+                    .amqp_name(args[ctx + 1], k)
+                    .or_else(|| self.amqp_name(args[ctx], k));
+                if let Some(topic) = topic {
+                    self.push_event(EventRole::Producer, topic, "amqp", t.line(k));
+                }
+                true
+            }
+            "Consume" | "ConsumeWithContext" if args.len() == 7 + ctx => {
+                if let Some(topic) = self.amqp_queue(args[ctx], k) {
+                    self.push_event(EventRole::Consumer, topic, "amqp", t.line(k));
+                }
+                true
+            }
+            "QueueDeclare" if args.len() == 6 => {
+                // `q, err := ch.QueueDeclare(…)`: the first name on the left.
+                let start = chain_start(t, k);
+                let mut j = start;
+                if t.is_punct(j.wrapping_sub(1), b'=') {
+                    j -= 1;
+                    if t.is_punct(j.wrapping_sub(1), b':') {
+                        j -= 1;
+                    }
+                    let mut var = None;
+                    while let Some(name) = j.checked_sub(1).and_then(|p| t.ident(p)) {
+                        var = Some(name);
+                        j -= 1;
+                        if !t.is_punct(j.wrapping_sub(1), b',') {
+                            break;
+                        }
+                        j -= 1;
+                    }
+                    if let Some(var) = var.filter(|v| *v != "_") {
+                        self.queues.push(Queue {
+                            var,
+                            at: k,
+                            func: self.enclosing_func(k),
+                            name: args[0],
+                            bind: None,
+                        });
+                    }
+                }
+                true
+            }
+            "QueueBind" if args.len() == 5 => {
+                let (q, key, exchange) = (args[0], args[1], args[2]);
+                if q.1 == q.0 + 3
+                    && t.is_punct(q.0 + 1, b'.')
+                    && t.is(q.0 + 2, "Name")
+                    && let Some(i) = self.queue_of(t.text(q.0), k)
+                    && self.queues[i].bind.is_none()
+                {
+                    self.queues[i].bind = Some((key, exchange));
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The queue a variable holds at token `at`: the last `QueueDeclare` into it in the same
+    /// function.
+    fn queue_of(&self, var: &str, at: usize) -> Option<usize> {
+        let here = self.enclosing_func(at);
+        self.queues
+            .iter()
+            .rposition(|q| q.var == var && q.at < at && q.func == here)
+    }
+
+    /// An exchange, routing key or queue argument: `q.Name` of a declared queue is the name it
+    /// was declared with; anything else is read as a topic. An empty literal is no name.
+    fn amqp_name(&self, r: (usize, usize), at: usize) -> Option<Value> {
+        let t = self.t;
+        if r.1 == r.0 + 3
+            && t.is_punct(r.0 + 1, b'.')
+            && t.is(r.0 + 2, "Name")
+            && let Some(i) = self.queue_of(t.text(r.0), at)
+        {
+            return self.topic_expr(self.queues[i].name);
+        }
+        self.topic_expr(r)
+    }
+
+    /// The queue a `Consume` reads: its name, or for a server-named queue
+    /// (`QueueDeclare("", …)`) what it is bound to — the binding key, else the exchange — which
+    /// is what publishers name.
+    fn amqp_queue(&self, r: (usize, usize), at: usize) -> Option<Value> {
+        let t = self.t;
+        if r.1 == r.0 + 3
+            && t.is_punct(r.0 + 1, b'.')
+            && t.is(r.0 + 2, "Name")
+            && let Some(i) = self.queue_of(t.text(r.0), at)
+        {
+            let q = self.queues[i];
+            if let Some(name) = self.topic_expr(q.name) {
+                return Some(name);
+            }
+            let (key, exchange) = q.bind?;
+            return self.topic_expr(key).or_else(|| self.topic_expr(exchange));
+        }
+        self.topic_expr(r)
+    }
+
     /// The topics of a `[]string{…}` literal, or of a variable assigned one.
     fn topic_list(&self, (s, e): (usize, usize), at: usize) -> Vec<(Value, u32)> {
         let t = self.t;
         let mut out = Vec::new();
-        if t.is_punct(s, b'[')
-            && t.is_punct(s + 1, b']')
-            && t.is(s + 2, "string")
-            && t.is_punct(s + 3, b'{')
-        {
-            for r in t.args(s + 3) {
-                if let Some(topic) = self.topic_expr(r, at, 0) {
-                    out.push((topic, t.line(r.0)));
-                }
-            }
+        let list_at = |s: usize| {
+            t.is_punct(s, b'[')
+                && t.is_punct(s + 1, b']')
+                && t.is(s + 2, "string")
+                && t.is_punct(s + 3, b'{')
+        };
+        let s = if t.is_punct(s, b'&') { s + 1 } else { s };
+        let items = if list_at(s) {
+            Some(s + 3)
         } else if e == s + 1
             && let Some(name) = t.ident(s)
-            && let Some(a) = self.last_assign(name, at)
-            && t.is_punct(a.rhs.0, b'[')
+            && let Some(a) = self.asg.last(name, at)
+            && list_at(a.rhs.0)
         {
-            for r in t
-                .args(a.rhs.0 + 3)
-                .into_iter()
-                .filter(|_| t.is_punct(a.rhs.0 + 3, b'{'))
-            {
-                if let Some(topic) = self.topic_expr(r, a.at, 1) {
-                    out.push((topic, t.line(r.0)));
+            Some(a.rhs.0 + 3)
+        } else {
+            None
+        };
+        match items {
+            Some(open) => {
+                for r in t.args(open) {
+                    if let Some(topic) = self.topic_expr(r) {
+                        out.push((topic, t.line(r.0)));
+                    }
                 }
             }
-        } else if let Some(topic) = self.topic_expr((s, e), at, 0) {
-            out.push((topic, t.line(s)));
+            None => {
+                if let Some(topic) = self.topic_expr((s, e)) {
+                    out.push((topic, t.line(s)));
+                }
+            }
         }
         out
     }
 
-    /// How a topic is written: a literal, an environment lookup, a constant (`OrdersTopic`,
-    /// `config.OrdersTopic`), or a local variable traced to its value. A parameter or any
-    /// other expression gives nothing.
-    fn topic_expr(&self, (s, e): (usize, usize), at: usize, depth: u8) -> Option<Value> {
+    /// The value of the expression in `r`, read by the shared evaluator. Go's own fallback
+    /// stays here: `cmp.Or(os.Getenv("T"), "d")` is the first non-empty of its arguments, so
+    /// an env lookup gains the literal default.
+    fn value(&self, (s, e): (usize, usize)) -> Value {
         let t = self.t;
-        let s = if t.is_punct(s, b'&') { s + 1 } else { s };
+        let e = e.min(t.len());
         if s >= e {
-            return None;
+            return Value::dynamic();
         }
-        if e == s + 1 && t.is_str(s) {
-            let v = t.str_value(s)?;
-            return looks_like_topic(&v).then(|| Value::lit(v.into_owned()));
-        }
-        if let Some((var, default)) = self.env_lookup(s, e) {
-            return Some(Value::env(var, default));
-        }
-        if e == s + 1 {
-            let name = t.ident(s)?;
-            if is_keyword(name) {
-                return None;
-            }
-            if let Some(a) = self.last_assign(name, at) {
-                // A package-level `var`/`const` is a constant to the graph; a local is traced.
-                if a.func.is_none() {
-                    return Some(Value::reference(name.to_string()));
-                }
-                return if depth == 0 {
-                    self.topic_expr(a.rhs, a.at, depth + 1)
-                } else {
-                    None
-                };
-            }
-            if let Some(f) = self.enclosing_func(at)
-                && self.is_param(f, name)
-            {
-                return None;
-            }
-            return Some(Value::reference(name.to_string()));
-        }
-        if e == s + 3
-            && t.ident(s).is_some()
+        if t.kw(s, "cmp")
             && t.is_punct(s + 1, b'.')
-            && t.ident(s + 2)
-                .is_some_and(|m| m.starts_with(|c: char| c.is_ascii_uppercase()))
+            && t.kw(s + 2, "Or")
+            && t.is_punct(s + 3, b'(')
+            && t.close(s + 3) == Some(e - 1)
         {
-            return Some(Value::reference(format!("{}.{}", t.text(s), t.text(s + 2))));
+            let mut v: Option<Value> = None;
+            for r in t.args(s + 3) {
+                let next = self.value(r);
+                v = Some(match v {
+                    None => next,
+                    Some(left) => with_fallback(left, &next),
+                });
+            }
+            return v.unwrap_or_else(Value::dynamic);
         }
-        None
+        eval(t, (s, e), &ExprRules::GO, self.asg)
     }
 
-    /// An environment lookup spanning exactly `s..e`: `os.Getenv("X")` (no default),
-    /// `getenv("X", "d")` / `config.EnvOr("X", "d")` (a helper whose name mentions env, with
-    /// two string arguments), or `cmp.Or(os.Getenv("X"), "d")`.
-    fn env_lookup(&self, s: usize, e: usize) -> Option<(String, Option<String>)> {
-        let t = self.t;
-        let mut j = s;
-        while t.ident(j).is_some() && t.is_punct(j + 1, b'.') {
-            j += 2;
-        }
-        let callee = t.ident(j)?;
-        let open = j + 1;
-        if !t.is_punct(open, b'(') || t.close(open)? + 1 != e {
+    /// A topic argument: a literal that looks like a topic name, or whatever the evaluator
+    /// reads — an environment lookup with its default, a constant left to the graph
+    /// (`ordersTopic`, `config.PaymentsTopic`), a local traced to its value, or a run-time
+    /// value (a parameter), kept so the graph lists the site as unresolved.
+    fn topic_expr(&self, r: (usize, usize)) -> Option<Value> {
+        if r.0 >= r.1 {
             return None;
         }
-        let args = t.args(open);
-        let str_arg = |r: (usize, usize)| -> Option<String> {
-            (r.1 == r.0 + 1 && t.is_str(r.0))
-                .then(|| t.str_value(r.0).map(|v| v.into_owned()))
-                .flatten()
-        };
-        if callee == "Getenv" && args.len() == 1 {
-            return Some((str_arg(args[0])?, None));
+        let v = self.value(r);
+        match v.as_lit() {
+            Some(lit) => looks_like_topic(lit).then_some(v),
+            None => Some(v),
         }
-        if callee == "Or" && j == s + 2 && t.is(s, "cmp") && args.len() == 2 {
-            let (var, _) = self.env_lookup(args[0].0, args[0].1)?;
-            return Some((var, Some(str_arg(args[1])?)));
+    }
+
+    /// The URL argument of an HTTP call. `sure` when the call is HTTP whatever its argument
+    /// (`http.Get`, `http.NewRequest`, resty's `R().Get`); otherwise it must read like a URL,
+    /// so `cache.Get(key)` is no request.
+    fn url(&self, r: (usize, usize), sure: bool) -> Option<Value> {
+        if r.0 >= r.1 {
+            return None;
         }
-        if is_env_helper(callee) && args.len() == 2 {
-            return Some((str_arg(args[0])?, Some(str_arg(args[1])?)));
+        let v = self.value(r);
+        (sure || looks_like_url(&v)).then_some(v)
+    }
+
+    /// The text of a route path argument: a literal, or a value made of literals and the
+    /// file's own constants and locals (`prefix + "/basket"` with `const prefix = "/api"`).
+    fn route_text(&self, r: (usize, usize)) -> Option<String> {
+        if r.0 >= r.1 {
+            return None;
         }
-        None
+        self.file_text(&self.value(r), 0)
+    }
+
+    /// The text of `v` when every name in it is a constant of this file with a text value.
+    fn file_text(&self, v: &Value, depth: u8) -> Option<String> {
+        let mut out = String::new();
+        for p in &v.parts {
+            match p {
+                Part::Lit(s) => out.push_str(s),
+                Part::Ref { name, .. } if depth < 4 => {
+                    let b = self.facts.bindings.iter().rev().find(|b| b.name == *name)?;
+                    out.push_str(&self.file_text(&b.value, depth + 1)?);
+                }
+                _ => return None,
+            }
+        }
+        Some(out)
     }
 
     // -----------------------------------------------------------------------------------------
@@ -1152,17 +1220,16 @@ impl<'a> Go<'_, '_, 'a> {
         while self.route_stack.last().is_some_and(|&(c, _)| c < k) {
             self.route_stack.pop();
         }
-        let single_str = |r: (usize, usize)| -> Option<String> {
-            (r.1 == r.0 + 1 && t.is_str(r.0))
-                .then(|| t.str_value(r.0).map(|v| v.into_owned()))
-                .flatten()
+        let path_arg = |r: (usize, usize)| -> Option<String> {
+            self.route_text(r)
+                .filter(|p| p.is_empty() || p.starts_with('/'))
         };
         match id {
             "HandleFunc" | "Handle" if args.len() >= 2 => {
-                let Some(pattern) = single_str(args[0]) else {
+                let Some(pattern) = self.route_text(args[0]) else {
                     return;
                 };
-                let (mut method, path) = match pattern.split_once(' ') {
+                let (method, path) = match pattern.split_once(' ') {
                     Some((m, p)) if HTTP_METHODS.contains(&m) => (m.to_string(), p.trim()),
                     _ => ("ANY".to_string(), pattern.as_str()),
                 };
@@ -1171,23 +1238,30 @@ impl<'a> Go<'_, '_, 'a> {
                     Some(i) => &path[i..],
                     None => return,
                 };
-                // gorilla/mux: `.HandleFunc(…).Methods("POST")`.
+                // gorilla/mux: `.HandleFunc(…).Methods("GET", "HEAD")`, one route per method.
+                let mut methods: Vec<String> = Vec::new();
                 if let Some(c) = t.close(k + 1)
                     && t.is_punct(c + 1, b'.')
                     && t.is(c + 2, "Methods")
                     && t.is_punct(c + 3, b'(')
-                    && let Some(&m) = t.args(c + 3).first()
-                    && let Some(m) = self.method_arg(m)
                 {
-                    method = m;
+                    methods = t
+                        .args(c + 3)
+                        .into_iter()
+                        .filter_map(|m| self.method_arg(m))
+                        .collect();
+                    methods.dedup();
+                }
+                if methods.is_empty() {
+                    methods.push(method);
                 }
                 let handler = self.handler_name(args[1]);
-                self.route(recv, &method, path, handler, line);
+                for method in &methods {
+                    self.route(recv, method, path, handler.clone(), line);
+                }
             }
             _ if GIN_METHODS.contains(&id) && args.len() >= 2 => {
-                if let Some(path) =
-                    single_str(args[0]).filter(|p| p.is_empty() || p.starts_with('/'))
-                {
+                if let Some(path) = path_arg(args[0]) {
                     let method = if id == "Any" { "ANY" } else { id };
                     let handler = self.handler_name(args[args.len() - 1]);
                     self.route(recv, method, &path, handler, line);
@@ -1196,12 +1270,11 @@ impl<'a> Go<'_, '_, 'a> {
             _ if CHI_METHODS.contains(&id) => {
                 let method = id.to_ascii_uppercase();
                 // A handler is a name, a selector, a function literal or a wrapper call.
-                let route_like = recv != Some("http")
-                    && args.len() == 2
-                    && t.ident(args[1].0).is_some()
-                    && single_str(args[0]).is_some_and(|p| p.is_empty() || p.starts_with('/'));
-                if route_like {
-                    let path = single_str(args[0]).unwrap_or_default();
+                let route_path =
+                    (recv != Some("http") && args.len() == 2 && t.ident(args[1].0).is_some())
+                        .then(|| path_arg(args[0]))
+                        .flatten();
+                if let Some(path) = route_path {
                     let handler = self.handler_name(args[1]);
                     self.route(recv, &method, &path, handler, line);
                 } else if matches!(id, "Get" | "Post" | "Put" | "Delete" | "Patch" | "Head")
@@ -1209,45 +1282,75 @@ impl<'a> Go<'_, '_, 'a> {
                     && (args.len() == 1 || (id == "Post" && args.len() == 3))
                     && let Some(&url) = args.first()
                 {
-                    self.http_call(Some(method), url, k);
+                    // `http.Get`, `http.DefaultClient.Get` and resty's `R().Get` are requests
+                    // whatever the URL; any other receiver needs a URL-looking argument.
+                    let sure = matches!(recv, Some("http" | "DefaultClient")) || self.resty(k);
+                    self.http_call(Some(method), url, k, sure);
                 }
             }
             "PostForm" if recv == Some("http") || args.len() == 2 => {
                 if let Some(&url) = args.first() {
-                    self.http_call(Some("POST".to_string()), url, k);
+                    let sure = recv == Some("http");
+                    self.http_call(Some("POST".to_string()), url, k, sure);
                 }
             }
             "NewRequest" | "NewRequestWithContext" => {
+                // The request is sent later (`client.Do(req)`); the site is where it is built,
+                // with its method and URL.
                 let skip = usize::from(id == "NewRequestWithContext");
                 let (Some(&m), Some(&url)) = (args.get(skip), args.get(skip + 1)) else {
                     return;
                 };
                 let method = self.method_arg(m);
-                self.http_call(method, url, k);
+                let sure = recv == Some("http") || method.is_some();
+                self.http_call(method, url, k, sure);
             }
             "Method" | "MethodFunc" if args.len() == 3 => {
-                if let (Some(m), Some(path)) = (single_str(args[0]), single_str(args[1])) {
+                if let (Some(m), Some(path)) = (self.route_text(args[0]), path_arg(args[1])) {
                     let handler = self.handler_name(args[2]);
                     self.route(recv, &m.to_ascii_uppercase(), &path, handler, line);
                 }
             }
             "Route" if args.len() == 2 => {
-                if let Some(path) = single_str(args[0]) {
+                if let Some(path) = path_arg(args[0]) {
                     let full = join_path(&self.prefix_for(recv), &path);
                     let close = t.close(k + 1).unwrap_or(t.len());
                     self.route_stack.push((close, full));
                 }
             }
             "Group" | "PathPrefix" if !args.is_empty() => {
-                if let Some(path) = single_str(args[0])
+                if let Some(path) = path_arg(args[0])
                     && let Some(a) = self.assign_starting_at(chain_start(t, k))
                 {
                     let full = join_path(&self.prefix_for(recv), &path);
-                    self.group_prefix.insert(a.name, full);
+                    self.group_prefix.insert(t.text(a.at), full);
                 }
             }
             _ => {}
         }
+    }
+
+    /// True when the call at `k` is a method of a resty request (`client.R().Get(…)`,
+    /// `resty.New().R().SetBody(b).Post(…)`).
+    fn resty(&self, k: usize) -> bool {
+        let t = self.t;
+        let mut j = k.saturating_sub(2);
+        for _ in 0..8 {
+            let Some(open) = t.is_punct(j, b')').then(|| t.open_of(j)).flatten() else {
+                return false;
+            };
+            if open == 0 {
+                return false;
+            }
+            if t.is(open - 1, "R") && t.is_punct(open - 2, b'.') {
+                return true;
+            }
+            if !t.is_punct(open.wrapping_sub(2), b'.') {
+                return false;
+            }
+            j = open.saturating_sub(3);
+        }
+        false
     }
 
     /// An HTTP method argument: `"GET"` or `http.MethodGet`.
@@ -1328,38 +1431,14 @@ impl<'a> Go<'_, '_, 'a> {
         None
     }
 
-    fn http_call(&mut self, method: Option<String>, url: (usize, usize), k: usize) {
-        if let Some(path) = self.url_path(url, k, 0) {
+    fn http_call(&mut self, method: Option<String>, url: (usize, usize), k: usize, sure: bool) {
+        if let Some(url) = self.url(url, sure) {
             self.facts.http.push(HttpFact::Call {
                 method,
-                url: Value::lit(path),
+                url,
                 line: self.t.line(k),
             });
         }
-    }
-
-    /// The path literal of a URL expression: the first string in it that looks like a path
-    /// once a leading `%s` base is removed, or the value of a local variable assigned one.
-    fn url_path(&self, (s, e): (usize, usize), at: usize, depth: u8) -> Option<String> {
-        let t = self.t;
-        for x in s..e {
-            if t.is_str(x)
-                && let Some(v) = t.str_value(x)
-            {
-                let v = strip_base_placeholder(&v);
-                if looks_like_http_path(v) {
-                    return http_path_of(v);
-                }
-            }
-        }
-        if e == s + 1
-            && depth == 0
-            && let Some(name) = t.ident(s)
-            && let Some(a) = self.last_assign(name, at)
-        {
-            return self.url_path(a.rhs, a.at, 1);
-        }
-        None
     }
 }
 
@@ -1632,20 +1711,26 @@ var defaultTimeout = 3 * time.Second
         assert_eq!((ot.kind, ot.doc_line), (SymbolKind::Constant, Some(35)));
         assert_eq!(sym(&f, "refundsTopic").kind, SymbolKind::Variable);
         assert!(!has_sym(&f, "_"));
-        let consts: Vec<(&str, &str)> = f
+        let consts: Vec<(&str, Value)> = f
             .bindings
             .iter()
-            .map(|c| (c.name.as_str(), c.value.as_lit().unwrap_or("?")))
+            .map(|c| (c.name.as_str(), c.value.clone()))
             .collect();
+        let env = |v: &str, d: Option<&str>| Value::env(v, d.map(str::to_string));
         assert_eq!(
             consts,
             vec![
-                ("OrdersTopic", "orders.created"),
-                ("PaymentsTopic", "payments.done"),
-                ("refundsTopic", "refunds"),
-                ("shipTopic", "shipments"),
-                ("a", "x"),
-                ("b", "y"),
+                ("OrdersTopic", lit("orders.created")),
+                ("PaymentsTopic", lit("payments.done")),
+                // Every value the evaluator reads is a binding, numbers too.
+                ("maxItems", lit("10")),
+                // Env lookups stay lookups with their defaults: the graph answers `env
+                // REFUNDS_TOPIC default` instead of a bare literal.
+                ("refundsTopic", env("REFUNDS_TOPIC", Some("refunds"))),
+                ("shipTopic", env("SHIP_TOPIC", Some("shipments"))),
+                ("plainEnv", env("X", None)),
+                ("a", lit("x")),
+                ("b", lit("y")),
             ]
         );
         assert_eq!(f.bindings[0].line, 36);
@@ -1861,6 +1946,9 @@ func consume(c sarama.Consumer, g sarama.ConsumerGroup) {
             vec![
                 (Producer, Value::reference("ordersTopic"), "sarama", 9),
                 (Producer, lit("orders.audit"), "sarama", 12),
+                // A parameter: a run-time topic, kept so the graph lists the site as
+                // unresolved.
+                (Producer, Value::dynamic(), "sarama", 13),
                 (
                     Producer,
                     Value::reference("config.PaymentsTopic"),
@@ -1874,6 +1962,8 @@ func consume(c sarama.Consumer, g sarama.ConsumerGroup) {
                     "sarama",
                     16
                 ),
+                // `fmt.Sprintf` with literal arguments is a literal.
+                (Producer, lit("x-1"), "sarama", 17),
                 (Consumer, lit("payments.done"), "sarama", 21),
                 (Consumer, lit("orders.created"), "sarama", 22),
                 (Consumer, Value::reference("ordersTopic"), "sarama", 22),
@@ -2034,18 +2124,217 @@ func calls(base, id string, client *http.Client) {
 "#;
         let f = extract("client.go", src);
         let s = |x: &str| Some(x.to_string());
+        // URLs are values as written: hosts are kept, parameters are run-time parts.
         assert_eq!(
             calls(&f),
             vec![
-                (s("GET"), "/orders/".into(), 4),
-                (s("POST"), "/orders".into(), 5),
-                (s("DELETE"), "/orders/".into(), 6),
-                (s("PUT"), "/orders/{}/items".into(), 7),
-                (s("GET"), "/payments/{}".into(), 9),
+                (s("GET"), "http://orders:8080/orders/{}".into(), 4),
+                (s("POST"), "{}/orders".into(), 5),
+                (s("DELETE"), "{}/orders/{}".into(), 6),
+                (s("PUT"), "{}/orders/{}/items".into(), 7),
+                // A literal argument of Sprintf is part of the URL.
+                (s("GET"), "{}/payments/7".into(), 9),
                 (s("POST"), "/refunds".into(), 10),
+                // `http.Get` is a request whatever its URL; the graph finds no route for it.
+                (s("GET"), "/etc/passwd".into(), 14),
             ]
         );
         assert!(routes(&f).is_empty());
+    }
+
+    #[test]
+    fn route_groups_prefix_constants_and_method_lists() {
+        let src = r#"package api
+
+const apiPrefix = "/api"
+
+func main() {
+	r := gin.Default()
+	catalog := r.Group("/catalog")
+	catalog.GET("/products", listProducts)
+	SetupChaosRoutes(r)
+}
+
+func SetupChaosRoutes(r *gin.Engine) {
+	chaos := r.Group("/chaos")
+	{
+		chaos.POST("/latency/:ms", h.Latency)
+		chaos.GET("", h.Status)
+	}
+}
+
+func echoRoutes(e *echo.Echo) {
+	admin := e.Group("/admin")
+	admin.DELETE("/users/:id", deleteUser)
+}
+
+func gorilla(h *Handler) {
+	r := mux.NewRouter()
+	r.HandleFunc(apiPrefix+"/basket", h.Basket).Methods("GET", "HEAD")
+	base := "/v2"
+	r.HandleFunc(base+"/items/{id}", h.Item).Methods(http.MethodPut)
+	shop := r.PathPrefix("/shop").Subrouter()
+	shop.HandleFunc("/cart", h.Cart).Methods("POST")
+}
+
+func chiRoutes(h *Handler) {
+	r := chi.NewRouter()
+	r.Route(apiPrefix, func(r chi.Router) {
+		r.Get("/health", h.Health)
+	})
+}
+
+func notRoutes(r *mux.Router, p string, kv *Store) {
+	r.HandleFunc(p+"/x", h)
+	kv.Get("/config/x", &v)
+	wg := errgroup.Group{}
+}
+"#;
+        let f = extract("api.go", src);
+        let s = |x: &str| Some(x.to_string());
+        assert_eq!(
+            routes(&f),
+            vec![
+                (
+                    "GET".into(),
+                    "/catalog/products".into(),
+                    s("listProducts"),
+                    8
+                ),
+                // A group made inside a function that receives the router.
+                ("POST".into(), "/chaos/latency/:ms".into(), s("Latency"), 15),
+                ("GET".into(), "/chaos".into(), s("Status"), 16),
+                (
+                    "DELETE".into(),
+                    "/admin/users/:id".into(),
+                    s("deleteUser"),
+                    22
+                ),
+                // A constant prefix, and one route per method of `.Methods(…)`.
+                ("GET".into(), "/api/basket".into(), s("Basket"), 27),
+                ("HEAD".into(), "/api/basket".into(), s("Basket"), 27),
+                // A local prefix, read through the tracker.
+                ("PUT".into(), "/v2/items/{id}".into(), s("Item"), 29),
+                ("POST".into(), "/shop/cart".into(), s("Cart"), 31),
+                ("GET".into(), "/api/health".into(), s("Health"), 37),
+            ]
+        );
+        // A parameter pattern is no route; a two-argument Get on a store is no call.
+        assert!(calls(&f).is_empty());
+    }
+
+    #[test]
+    fn amqp_publishers_and_consumers() {
+        let src = r#"package main
+
+import amqp "github.com/rabbitmq/amqp091-go"
+
+const exchange = "robot-shop"
+
+func setup(ch *amqp.Channel) {
+	ch.ExchangeDeclare("robot-shop", "direct", true, false, false, false, nil)
+	q, err := ch.QueueDeclare("orders", true, false, false, false, nil)
+	ch.QueueBind(q.Name, "orders", "robot-shop", false, nil)
+	msgs, err := ch.Consume(q.Name, "", true, false, false, false, nil)
+	ch.Consume("audit", "dispatch", true, false, false, false, nil)
+}
+
+func publish(ctx context.Context, ch *amqp.Channel, key string) {
+	ch.Publish("robot-shop", "orders", false, false, amqp.Publishing{Body: b})
+	ch.PublishWithContext(ctx, "logs", "", false, false, amqp.Publishing{})
+	ch.Publish(exchange, "", false, false, msg)
+	ch.PublishWithContext(ctx,
+		"events",
+		key,
+		false, false, msg)
+}
+
+func fanout(ch *amqp.Channel) {
+	q, _ := ch.QueueDeclare("", false, true, true, false, nil)
+	ch.QueueBind(q.Name, "", "logs", false, nil)
+	ch.Consume(q.Name, "", true, false, false, false, nil)
+}
+
+func notAmqp(bus *Bus) {
+	bus.Publish("orders", msg)
+	bus.Consume(ctx, "orders")
+}
+"#;
+        let f = extract("main.go", src);
+        use EventRole::*;
+        assert_eq!(
+            events(&f),
+            vec![
+                // `q.Name` is the name the queue was declared with.
+                (Consumer, lit("orders"), "amqp", 11),
+                (Consumer, lit("audit"), "amqp", 12),
+                // The routing key when there is one, else the exchange.
+                (Producer, lit("orders"), "amqp", 16),
+                (Producer, lit("logs"), "amqp", 17),
+                (Producer, Value::reference("exchange"), "amqp", 18),
+                // A parameter key is a run-time topic, kept as an unresolved site.
+                (Producer, Value::dynamic(), "amqp", 19),
+                // A server-named queue consumes what it is bound to.
+                (Consumer, lit("logs"), "amqp", 28),
+            ]
+        );
+        // Without an AMQP import the same shapes are someone else's methods.
+        let plain = src.replace("import amqp \"github.com/rabbitmq/amqp091-go\"", "");
+        assert!(extract("main.go", &plain).events.is_empty());
+        // streadway/amqp, a package-level channel (robot-shop's dispatch).
+        let dispatch = "package main\nimport \"github.com/streadway/amqp\"\nvar rabbitChan *amqp.Channel\nfunc main() {\n\tmsgs, err := rabbitChan.Consume(\"orders\", \"\", true, false, false, false, nil)\n}\n";
+        assert_eq!(
+            events(&extract("main.go", dispatch)),
+            vec![(Consumer, lit("orders"), "amqp", 5)]
+        );
+    }
+
+    #[test]
+    fn http_clients_requests_sprintf_and_resty() {
+        let src = r#"package client
+
+import "github.com/go-resty/resty/v2"
+
+var priceAddr = os.Getenv("PRICE_ADDR")
+
+func calls(ctx context.Context, addr string, id int, c *http.Client) {
+	resp, err := http.Get(fmt.Sprintf("http://%s/price/%d", addr, id))
+	req, _ := http.NewRequest("POST", "http://cart:8080/cart/"+strconv.Itoa(id), body)
+	resp, err = c.Do(req)
+	u := fmt.Sprintf("http://%s/price/%d", priceAddr, id)
+	http.Get(u)
+	req2, _ := http.NewRequestWithContext(ctx, http.MethodDelete, u, nil)
+	c.Do(req2)
+	client := resty.New()
+	client.R().SetBody(b).Post("http://orders/orders")
+	client.R().Get(u)
+	c.Get(cacheKey)
+	store.Get("key")
+	req3, _ := http.NewRequest(method, target, nil)
+}
+"#;
+        let f = extract("client.go", src);
+        let s = |x: &str| Some(x.to_string());
+        assert_eq!(
+            calls(&f),
+            vec![
+                (s("GET"), "http://{}/price/{}".into(), 8),
+                // The request is built here and sent by `c.Do(req)`: one call, at NewRequest.
+                (s("POST"), "http://cart:8080/cart/{}".into(), 9),
+                // A package variable stays a reference for the graph (an env lookup).
+                (s("GET"), "http://{priceAddr}/price/{}".into(), 12),
+                (s("DELETE"), "http://{priceAddr}/price/{}".into(), 13),
+                (s("POST"), "http://orders/orders".into(), 16),
+                (s("GET"), "http://{priceAddr}/price/{}".into(), 17),
+                // `http.NewRequest` is a request whatever its arguments.
+                (None, "{target}".into(), 20),
+            ]
+        );
+        assert!(
+            f.bindings
+                .iter()
+                .any(|b| b.name == "priceAddr" && b.value == Value::env("PRICE_ADDR", None))
+        );
     }
 
     #[test]

@@ -737,7 +737,9 @@ public class OrderService<T extends Comparable<T>> extends Base implements Api, 
             consts,
             vec![
                 ("OrderService.TOPIC", "orders.created"),
-                ("Deeper.NAME", "deeper")
+                ("Deeper.NAME", "deeper"),
+                // From the shared tracker: a numeric constant is a binding too.
+                ("OrderService.LIMIT", "10"),
             ]
         );
     }
@@ -1157,6 +1159,134 @@ public interface Legacy {
     }
 
     #[test]
+    fn rabbit_templates_listeners_and_spring_application_events() {
+        let src = r#"package com.acme.orders;
+class Messaging {
+    public static final String EXCHANGE_NAME = "orders-exchange";
+    private final RabbitTemplate rabbitTemplate;
+    private final ApplicationEventPublisher publisher;
+    void send(Order o) {
+        rabbitTemplate.convertAndSend(Messaging.EXCHANGE_NAME, "", o);
+        rabbitTemplate.convertAndSend("orders", "order.created", o);
+        jmsTemplate.convertAndSend("invoices", o);
+        OrderCreatedEvent evt = new OrderCreatedEvent(o);
+        publisher.publishEvent(evt);
+    }
+    @RabbitListener(queues = "orders-queue")
+    void onOrder(Order o) {}
+    @TransactionalEventListener
+    public void onCreated(OrderCreatedEvent event) {}
+}
+class Ready implements ApplicationListener<ApplicationReadyEvent> {
+    public void onApplicationEvent(ApplicationReadyEvent e) {}
+}
+"#;
+        let f = extract("Messaging.java", src);
+        let got: Vec<(EventRole, String, String, u32)> = f
+            .events
+            .iter()
+            .map(|e| (e.role, e.topic.display(), e.via.clone(), e.line))
+            .collect();
+        let e = |r, t: &str, v: &str, l| (r, t.to_string(), v.to_string(), l);
+        use EventRole::*;
+        assert_eq!(
+            got,
+            vec![
+                // An empty routing key sends to the exchange; a constant stays a name.
+                e(Producer, "{Messaging.EXCHANGE_NAME}", "RabbitTemplate", 7),
+                e(Producer, "order.created", "RabbitTemplate", 8),
+                e(Producer, "invoices", "JmsTemplate", 9),
+                // Built where the event is constructed.
+                e(Producer, "OrderCreatedEvent", "ApplicationEvent", 10),
+                e(Consumer, "orders-queue", "@RabbitListener", 13),
+                e(Consumer, "OrderCreatedEvent", "ApplicationEvent", 16),
+                e(Consumer, "ApplicationReadyEvent", "ApplicationEvent", 18),
+            ]
+        );
+    }
+
+    #[test]
+    fn fluent_request_builders_and_joined_paths() {
+        let src = r#"class KiotaCarts {
+    private final CartsClient cartsClient;
+    void go(String id, String item, String endpoint) {
+        cartsClient.carts().byCustomerId(id).items().byItemId(item).delete();
+        var cart = cartsClient.carts().byCustomerId(id).get();
+        webClient.get().uri(joinPath(endpoint, "topology")).retrieve();
+        builder.name().value().get();
+    }
+}
+"#;
+        let f = extract("KiotaCarts.java", src);
+        let c = |m: &str, p: &str| (Some(m.to_string()), p.to_string());
+        assert_eq!(
+            calls(&f),
+            vec![
+                // The client's name leads the URL: a host hint naming the service.
+                c("DELETE", "{cartsClient}/carts/{}/items/{}"),
+                c("GET", "{cartsClient}/carts/{}"),
+                c("GET", "{}/topology"),
+            ]
+        );
+    }
+
+    #[test]
+    fn apache_requests_are_sited_where_they_are_executed() {
+        let src = r#"class CartHelper {
+    private String baseUrl;
+    public String addToCart(String id, String data) {
+        HttpPost postRequest = new HttpPost(baseUrl + id);
+        postRequest.setEntity(new StringEntity(data));
+        try (CloseableHttpResponse res = httpClient.execute(postRequest)) {
+            return res.toString();
+        }
+    }
+    void ping() { new HttpGet("http://x/health"); }
+}
+"#;
+        let f = extract("CartHelper.java", src);
+        let lines: Vec<(Option<String>, String, u32)> = f
+            .http
+            .iter()
+            .filter_map(|h| match h {
+                HttpFact::Call { method, url, line } => {
+                    Some((method.clone(), url.display(), *line))
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            lines,
+            vec![
+                (Some("POST".into()), "{baseUrl}{}".into(), 6),
+                (Some("GET".into()), "http://x/health".into(), 10),
+            ]
+        );
+    }
+
+    #[test]
+    fn getters_on_messages_are_not_rpc_calls() {
+        let src = r#"class OffersClient {
+    private final OffersGrpc.OffersBlockingStub stub = OffersGrpc.newBlockingStub(channel);
+    List<Offer> load(Req req) {
+        OffersResponse resp = stub.getOffers(req);
+        return stub.getOffers().getOffersList();
+    }
+}
+"#;
+        let f = extract("OffersClient.java", src);
+        let calls: Vec<(&str, u32)> = f
+            .grpc
+            .iter()
+            .filter_map(|g| match g {
+                GrpcFact::Call { method, line, .. } => Some((method.as_str(), *line)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(calls, vec![("getOffers", 4)]);
+    }
+
+    #[test]
     fn http_client_calls() {
         let src = r#"class C {
     private final RestTemplate rest;
@@ -1190,17 +1320,20 @@ public interface Legacy {
         assert_eq!(
             calls(&f),
             vec![
-                c("GET", "/orders/{}"),
-                c("POST", "/orders/{}/items"),
-                c("PUT", "/orders"),
-                c("DELETE", "/orders/{}"),
-                c("GET", "/orders/{}"),
-                c("PATCH", "/orders/{}"),
-                c("POST", "/stock/{}"),
-                c("GET", "/users"),
-                c("DELETE", "/okhttp"),
-                c("GET", "/apache/{}"),
-                c("POST", "/orders/{}/cancel"),
+                // URLs as the evaluator reads them; `baseUrl` and `id` are parameters.
+                c("GET", "http://orders:8080/orders/{id}"),
+                c("POST", "{}/orders/{}/items"),
+                c("PUT", "{}/orders"),
+                c("DELETE", "{}/orders/{}"),
+                c("GET", "/orders/{id}"),
+                c("PATCH", "/orders/{id}"),
+                c("POST", "http://inv/stock/{}"),
+                c("GET", "{}/users"),
+                c("DELETE", "{}/okhttp"),
+                c("GET", "http://x/apache/{}"),
+                // A RestTemplate call is HTTP whatever its URL: kept (unresolvable).
+                c("GET", "orders"),
+                c("POST", "{}/orders/{}/cancel"),
             ]
         );
     }

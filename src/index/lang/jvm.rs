@@ -14,9 +14,11 @@
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
-use super::common::{http_path_of, looks_like_http_path, looks_like_topic};
+use super::bind::{Assignments, StmtStyle};
+use super::common::{http_path_of, looks_like_http_path, looks_like_topic, looks_like_url};
+use super::value::{ExprRules, eval};
 use crate::index::facts::{
-    Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, SymbolKind, Value,
+    Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Part, SymbolKind, Value,
 };
 use crate::index::lex::Lexed;
 
@@ -708,6 +710,10 @@ struct Ctx<'s, 'a> {
     /// Variables bound once to an expression holding an HTTP path literal
     /// (`String url = base + "/orders/" + id;`) → that expression's token range.
     url_vars: HashMap<&'a str, Option<(usize, usize)>>,
+    /// Every `name = value` of the file (the shared tracker), for what a name holds.
+    asg: Assignments,
+    /// How this dialect writes expressions, for the shared evaluator.
+    rules: &'static ExprRules,
 }
 
 /// Runs every framework recogniser over a parsed file, appending to `facts`.
@@ -730,11 +736,25 @@ pub fn recognize<'a>(src: &Src<'a>, model: &Model<'a>, consts: &Consts, facts: &
         value_bound: HashMap::new(),
         locals: HashMap::new(),
         url_vars: HashMap::new(),
+        asg: Assignments::scan(
+            src,
+            if src.dialect == Dialect::Java {
+                &StmtStyle::SEMICOLON
+            } else {
+                &StmtStyle::NEWLINE
+            },
+        ),
+        rules: match src.dialect {
+            Dialect::Java => &ExprRules::JAVA,
+            Dialect::Kotlin => &ExprRules::KOTLIN,
+            Dialect::Scala => &ExprRules::SCALA,
+        },
     };
     cx.scan_bindings(facts);
     cx.grpc(facts);
     cx.kafka(facts);
     cx.http(facts);
+    cx.asg.export(src, cx.rules, facts);
 }
 
 impl<'s, 'a> Ctx<'s, 'a> {
@@ -1184,6 +1204,11 @@ impl<'s, 'a> Ctx<'s, 'a> {
             ) {
                 return None;
             }
+            // Every stub method takes a request or a response observer: a call without
+            // arguments is a getter on a message (`response.getOffers()`), never an RPC.
+            if src.close(open) == Some(open + 1) {
+                return None;
+            }
             return Some((i + 1, m));
         }
         None
@@ -1279,6 +1304,38 @@ impl<'s, 'a> Ctx<'s, 'a> {
                             }
                         }
                     }
+                    // Spring AMQP / JMS listeners: the queue or destination they consume.
+                    "RabbitListener" | "JmsListener" | "SqsListener" => {
+                        let keys: &[&str] = match ann.name {
+                            "RabbitListener" => &["queues", "value"],
+                            "JmsListener" => &["destination"],
+                            _ => &["value", "queueNames"],
+                        };
+                        if let Some(r) = ann_attr(src, &ann, keys) {
+                            for (a, b) in elements(src, r) {
+                                let topic = eval(src, (a, b), self.rules, &self.asg);
+                                push(
+                                    facts,
+                                    EventRole::Consumer,
+                                    topic,
+                                    ann_via(ann.name),
+                                    ann.line,
+                                );
+                            }
+                        }
+                    }
+                    // Spring application events: the listener method's first parameter type.
+                    "EventListener" | "TransactionalEventListener" => {
+                        if let Some((ev, line)) = self.listener_event(&ann) {
+                            push(
+                                facts,
+                                EventRole::Consumer,
+                                Value::lit(ev),
+                                "ApplicationEvent",
+                                line,
+                            );
+                        }
+                    }
                     "SendTo" if send_to.contains(&k) => {
                         if let Some(r) = ann_attr(src, &ann, &["value"]) {
                             for topic in self.topics(r) {
@@ -1320,6 +1377,50 @@ impl<'s, 'a> Ctx<'s, 'a> {
                     }
                     if let Some(topic) = self.topic((a, b)) {
                         push(facts, EventRole::Producer, topic, "KafkaTemplate", t.line);
+                    }
+                }
+                // Spring AMQP / JMS / STOMP templates: `convertAndSend(exchange, key, msg)`
+                // names the routing key (or the exchange when the key is empty);
+                // `convertAndSend(destination, msg)` the destination.
+                "convertAndSend" | "convertSendAndReceive"
+                    if k >= 2 && src.is(k - 1, ".") && src.is(k + 1, "(") =>
+                {
+                    let args = src.split_commas(k + 2, src.close_or_end(k + 1));
+                    let recv = src.ident(k - 2).unwrap_or("").to_ascii_lowercase();
+                    let via = if recv.contains("jms") {
+                        "JmsTemplate"
+                    } else if recv.contains("messaging") || recv.contains("simp") {
+                        "SimpMessagingTemplate"
+                    } else {
+                        "RabbitTemplate"
+                    };
+                    let topic = match args.as_slice() {
+                        [ex, key, _, ..] => {
+                            let key_v = eval(src, *key, self.rules, &self.asg);
+                            if key_v.as_lit().is_some_and(str::is_empty) {
+                                eval(src, *ex, self.rules, &self.asg)
+                            } else {
+                                key_v
+                            }
+                        }
+                        [dest, _] => eval(src, *dest, self.rules, &self.asg),
+                        _ => continue,
+                    };
+                    push(facts, EventRole::Producer, topic, via, t.line);
+                }
+                // `publisher.publishEvent(new OrderCreatedEvent(…))`: a Spring application event
+                // named by its type.
+                "publishEvent" if k >= 2 && src.is(k - 1, ".") && src.is(k + 1, "(") => {
+                    if let Some((a, b)) = src.first_arg(k + 1)
+                        && let Some((ev, line)) = self.constructed_type(a, b, k)
+                    {
+                        push(
+                            facts,
+                            EventRole::Producer,
+                            Value::lit(ev),
+                            "ApplicationEvent",
+                            line,
+                        );
                     }
                 }
                 "ProducerRecord" if !in_send.contains(&k) => {
@@ -1364,6 +1465,104 @@ impl<'s, 'a> Ctx<'s, 'a> {
                 _ => {}
             }
         }
+        // `class X implements ApplicationListener<OrderCreated>`: X consumes the event.
+        for ty in &self.model.types {
+            if !ty.supers.iter().any(|(_, n)| *n == "ApplicationListener") {
+                continue;
+            }
+            let (a, b) = ty.span;
+            let header_end = (a..b.min(a + 96)).find(|&j| src.is(j, "{")).unwrap_or(b);
+            if let Some(j) = (a..header_end).find(|&j| src.kw(j, "ApplicationListener"))
+                && src.is(j + 1, "<")
+                && let Some(ev) = src.ident(j + 2)
+            {
+                // The line that names the event type (`implements ApplicationListener<X>`).
+                push(
+                    facts,
+                    EventRole::Consumer,
+                    Value::lit(ev),
+                    "ApplicationEvent",
+                    src.line(j),
+                );
+            }
+        }
+    }
+
+    /// The type an event argument is built from (`new X(…)`, Kotlin `X(…)`), or of the local
+    /// it was assigned to before token `at`, with the line where it is built.
+    fn constructed_type(&self, a: usize, b: usize, at: usize) -> Option<(&'a str, u32)> {
+        let src = self.src;
+        let mut j = a;
+        if src.kw(j, "new") {
+            j += 1;
+        }
+        let mut last = None;
+        while let Some(id) = src.ident(j) {
+            last = Some((id, j));
+            if src.is(j + 1, ".") {
+                j += 2;
+            } else {
+                break;
+            }
+        }
+        if let Some((name, k)) = last
+            && (src.is(k + 1, "(") || src.is(src.skip_generics(k + 1), "("))
+            && name.starts_with(|c: char| c.is_ascii_uppercase())
+        {
+            return Some((name, src.line(a)));
+        }
+        if b == a + 1
+            && let Some(name) = src.ident(a)
+            && let Some(asg) = self.asg.last(name, at)
+        {
+            let (x, y) = asg.rhs;
+            if x < y && x != a {
+                return self.constructed_type(x, y, at);
+            }
+        }
+        None
+    }
+
+    /// The event type an `@EventListener` method takes (`classes = X.class` or its first
+    /// parameter's type), and the line of the method, which names it.
+    fn listener_event(&self, ann: &Ann<'a>) -> Option<(&'a str, u32)> {
+        let src = self.src;
+        if let Some(r) = ann_attr(src, ann, &["classes", "value"]) {
+            let (a, _) = *elements(src, r).first()?;
+            return src.ident(a).map(|n| (n, ann.line));
+        }
+        // The method after the annotation: its `(`, then the first parameter.
+        let mut k = ann.at + 1;
+        let limit = (k + 64).min(src.len());
+        let open = loop {
+            if k >= limit {
+                return None;
+            }
+            if src.is(k, "(") && src.ident(k - 1).is_some() && !src.is(k.saturating_sub(2), "@") {
+                let name = k - 1;
+                if !src.kw(name, ann.name) {
+                    break k;
+                }
+            }
+            k = if src.is(k, "(") {
+                src.close_or_end(k) + 1
+            } else {
+                k + 1
+            };
+        };
+        let (a, b) = src.first_arg(open)?;
+        // Kotlin `event: OrderCreated`; Java `OrderCreated event` (annotations skipped).
+        let ty = if let Some(c) = (a..b).find(|&j| src.is(j, ":")) {
+            src.ident(c + 1)?
+        } else {
+            let idents: Vec<&str> = (a..b)
+                .filter(|&j| !src.is(j.saturating_sub(1), "@") && !src.is(j.saturating_sub(1), "."))
+                .filter_map(|j| src.ident(j))
+                .filter(|w| *w != "final")
+                .collect();
+            *idents.get(idents.len().checked_sub(2)?)?
+        };
+        Some((ty, src.line(open.saturating_sub(1))))
     }
 
     /// The topic of `ProducerRecord(…)` whose name is token `k` (`new ProducerRecord<>(t, …)`,
@@ -1570,69 +1769,105 @@ impl<'s, 'a> Ctx<'s, 'a> {
     /// The path of the URL argument `a..b`: literal parts concatenated with `+` (other parts
     /// become `{}`, a leading base URL variable is dropped), else the first path-like literal
     /// inside it.
-    fn url_path(&self, range: (usize, usize)) -> Option<String> {
-        let src = self.src;
-        // A variable bound to a URL expression in this file: read that expression (one level).
-        if let Some(name) = ident_path(src, range).filter(|p| !p.contains('.'))
-            && let Some(Some(bound)) = self.url_vars.get(name.as_str())
-            && *bound != range
-        {
-            return self.url_literal_path(*bound);
+    /// The URL of an HTTP client call's argument, read by the shared evaluator with the
+    /// file's assignments (`restTemplate.getForObject(url, …)` with `url` a parameter is a
+    /// call whose URL is run-time: kept, so the graph lists it as unresolved).
+    fn url_path(&self, range: (usize, usize)) -> Option<Value> {
+        let (a, b) = range;
+        if a >= b {
+            return None;
         }
-        self.url_literal_path(range)
+        let src = self.src;
+        // A URI builder lambda: `b -> b.path("/orders/{id}").build(id)` (Kotlin
+        // `{ it.path(…) }`): the URL is the `.path(…)` arguments.
+        let lambda = (src.ident(a).is_some() && src.is(a + 1, "->"))
+            || src.is(a, "{")
+            || (src.is(a, "(") && src.close(a).is_some_and(|c| src.is(c + 1, "->")))
+            || (a..b.min(a + 64))
+                .any(|j| src.is(j, ".") && src.kw(j + 1, "path") && src.is(j + 2, "("))
+                && (a..b.min(a + 64)).any(|j| src.is(j, ".") && src.kw(j + 1, "build"));
+        if lambda {
+            let mut v = Value::default();
+            for j in a..b {
+                if src.is(j, ".")
+                    && matches!(src.ident(j + 1), Some("path" | "pathSegment"))
+                    && src.is(j + 2, "(")
+                    && let Some(arg) = src.first_arg(j + 2)
+                {
+                    v.extend(eval(src, arg, self.rules, &self.asg));
+                }
+            }
+            return (!v.parts.is_empty()).then_some(v);
+        }
+        Some(eval(src, (a, b), self.rules, &self.asg))
     }
 
-    fn url_literal_path(&self, (mut a, mut b): (usize, usize)) -> Option<String> {
+    /// Kiota-style fluent request builders: `client.catalog().products().byProductId(id).get()`
+    /// is `GET /catalog/products/{}` — each call without arguments a path segment, each
+    /// `byX(arg)` a parameter, the verb last; the chain starts at a name holding a client.
+    fn fluent_request(&self, verb_at: usize) -> Option<(String, Value)> {
         let src = self.src;
-        // `URI.create(x)`, `new URI(x)`, `URI(x)`, `new URL(x)`: the URL is `x`.
-        for _ in 0..4 {
-            let mut j = a;
-            if src.kw(j, "new") {
-                j += 1;
-            }
-            if !(src.kw(j, "URI") || src.kw(j, "URL")) {
+        let verb = src.ident(verb_at)?;
+        let method = match verb {
+            "get" | "post" | "put" | "delete" | "patch" => verb.to_ascii_uppercase(),
+            _ => return None,
+        };
+        let mut segs: Vec<Option<&str>> = Vec::new();
+        let mut k = verb_at.checked_sub(1)?;
+        // Walk back over `.name(args)` links.
+        loop {
+            if !src.is(k, ".") {
                 break;
             }
-            j += 1;
-            if src.is(j, ".") && (src.kw(j + 1, "create") || src.kw(j + 1, "of")) {
-                j += 2;
-            }
-            if !(src.is(j, "(") && src.close_or_end(j) + 1 == b) {
+            let close = k.checked_sub(1)?;
+            if !src.is(close, ")") {
+                // The chain's root: a name (`catalogClient`, `this.client`).
+                let root = src.ident(close)?;
+                let lower = root.to_ascii_lowercase();
+                if !(lower.ends_with("client") || lower.ends_with("api")) || segs.is_empty() {
+                    return None;
+                }
                 break;
             }
-            a = j + 1;
-            b -= 1;
-        }
-        let enclosing = self.model.enclosing_names(a);
-        let mut joined = String::new();
-        let mut any_lit = false;
-        for (x, y) in src.split_at(a, b, "+") {
-            if y == x + 1
-                && let Some(lit) = src.lit(x)
+            let open = src.open_of(close)?;
+            let name = src.ident(open.checked_sub(1)?)?;
+            let empty = open + 1 == close;
+            if let Some(rest) = name
+                .strip_prefix("by")
+                .filter(|r| r.starts_with(|c: char| c.is_ascii_uppercase()))
             {
-                joined.push_str(&normalize_template(&lit.value, lit.templated));
-                any_lit = true;
-                continue;
+                let _ = rest;
+                segs.push(None);
+            } else if empty && name.bytes().next().is_some_and(|c| c.is_ascii_lowercase()) {
+                segs.push(Some(name));
+            } else {
+                return None;
             }
-            if let Some(v) = ident_path(src, (x, y)).and_then(|p| {
-                self.consts
-                    .resolve(&p, &enclosing)
-                    .map(|(_, v)| v.to_string())
-            }) {
-                joined.push_str(&v);
-                any_lit = true;
-                continue;
+            k = open.checked_sub(2)?;
+            if segs.len() > 12 {
+                return None;
             }
-            joined.push_str("{}");
         }
-        if any_lit && let Some(p) = path_of_url_text(&joined) {
-            return Some(p);
+        segs.reverse();
+        // The client's name often names the service (`catalogClient`): a host hint.
+        let root = src.ident(k.saturating_sub(1)).unwrap_or("");
+        let mut url = Value::default();
+        if !root.is_empty() {
+            url.push(Part::Ref {
+                name: root.to_string(),
+                default: None,
+            });
         }
-        // Bounded: a URL argument is short, and nested calls must not make this quadratic.
-        (a..b.min(src.len()).min(a + 256)).find_map(|j| {
-            let lit = src.lit(j)?;
-            path_of_url_text(&normalize_template(&lit.value, lit.templated))
-        })
+        for seg in segs {
+            match seg {
+                Some(s) => url.push(Part::Lit(format!("/{s}"))),
+                None => {
+                    url.push(Part::Lit("/".into()));
+                    url.push(Part::Dynamic);
+                }
+            }
+        }
+        Some((method, url))
     }
 
     /// The end of the statement or expression starting at token `i` (exclusive).
@@ -1663,11 +1898,11 @@ impl<'s, 'a> Ctx<'s, 'a> {
     fn client_calls(&self, facts: &mut FileFacts) {
         let src = self.src;
         let n = src.len();
-        let mut push = |method: Option<&str>, path: Option<String>, line: u32| {
-            if let Some(path) = path {
+        let mut push = |method: Option<&str>, url: Option<Value>, line: u32| {
+            if let Some(url) = url {
                 facts.http.push(HttpFact::Call {
                     method: method.map(str::to_string),
-                    url: Value::lit(path),
+                    url,
                     line,
                 });
             }
@@ -1755,17 +1990,19 @@ impl<'s, 'a> Ctx<'s, 'a> {
                         if !src.is(o.checked_sub(2)?, ".") {
                             return None;
                         }
+                        let verb_line = src.line(o - 1);
                         match m {
                             "get" | "post" | "put" | "delete" | "patch" | "head" | "options" => {
-                                Some(m)
+                                Some((m, verb_line))
                             }
-                            "method" => self.http_method_arg(o + 1, p),
+                            "method" => self.http_method_arg(o + 1, p).map(|v| (v, verb_line)),
                             _ => None,
                         }
                     });
-                    if let Some(verb) = verb {
+                    if let Some((verb, verb_line)) = verb {
+                        // The site is the verb's call (`.get()`), the call's method name.
                         let path = first_arg.and_then(|r| self.url_path(r));
-                        push(Some(&verb.to_ascii_uppercase()), path, line);
+                        push(Some(&verb.to_ascii_uppercase()), path, verb_line);
                     }
                     continue;
                 }
@@ -1779,10 +2016,14 @@ impl<'s, 'a> Ctx<'s, 'a> {
                     let path = src
                         .split_commas(open + 1, close)
                         .into_iter()
-                        .find_map(|r| self.url_path(r));
+                        .find_map(|r| self.url_path(r).filter(looks_like_url));
                     push(Some(&name.to_ascii_uppercase()), path, line);
                     continue;
                 }
+            }
+            if dotted && let Some((method, url)) = self.fluent_request(k) {
+                push(Some(&method), Some(url), line);
+                continue;
             }
             match name {
                 // `HttpRequest.newBuilder(URI.create("http://…/x"))…POST(…)`,
@@ -1805,6 +2046,13 @@ impl<'s, 'a> Ctx<'s, 'a> {
                     if !dotted =>
                 {
                     let path = first_arg.and_then(|r| self.url_path(r));
+                    // The site is where the request is executed (`httpClient.execute(post)`),
+                    // when the file executes it; else where it is built.
+                    let sent = self
+                        .asg
+                        .holding(k)
+                        .and_then(|a| Assignments::sent_at(src, a, &["execute", "executeOpen"]));
+                    let line = sent.map_or(line, |s| src.line(s));
                     push(Some(&name[4..].to_ascii_uppercase()), path, line);
                 }
                 _ => {}
@@ -1827,7 +2075,7 @@ impl<'s, 'a> Ctx<'s, 'a> {
     }
 
     /// The URL path of the first `.name(arg)` call in `a..end` (unwrapping `URI.create(…)`).
-    fn chained_arg(&self, a: usize, end: usize, name: &str) -> Option<String> {
+    fn chained_arg(&self, a: usize, end: usize, name: &str) -> Option<Value> {
         let src = self.src;
         (a..end).find_map(|j| {
             if !(src.is(j, ".") && src.kw(j + 1, name) && src.is(j + 2, "(")) {
@@ -1860,6 +2108,15 @@ impl<'s, 'a> Ctx<'s, 'a> {
                 }
             })
         })
+    }
+}
+
+/// The `via` of a listener annotation.
+fn ann_via(name: &str) -> &'static str {
+    match name {
+        "RabbitListener" => "@RabbitListener",
+        "JmsListener" => "@JmsListener",
+        _ => "@SqsListener",
     }
 }
 
@@ -1950,19 +2207,6 @@ fn normalize_template(value: &str, templated: bool) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// The path of a URL text after dropping a leading base (`{}` placeholders), when it looks
-/// like an HTTP path or URL.
-fn path_of_url_text(s: &str) -> Option<String> {
-    let mut t = s;
-    while let Some(rest) = t.strip_prefix("{}") {
-        t = rest;
-    }
-    if !looks_like_http_path(t) {
-        return None;
-    }
-    http_path_of(t)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1999,11 +2243,6 @@ mod tests {
             "{}/orders/{}"
         );
         assert_eq!(normalize_template("%s/orders/%d", false), "{}/orders/{}");
-        assert_eq!(
-            path_of_url_text("{}/orders/{}").as_deref(),
-            Some("/orders/{}")
-        );
-        assert_eq!(path_of_url_text("{}:{}/orders"), None);
     }
 
     #[test]

@@ -1035,9 +1035,13 @@ class Multi @Inject constructor(private val repo: Repo) {
         assert_eq!(names, vec!["Real", "raw", "tpl", "quoted name", "yes"]);
         assert_eq!(sym(&f, "raw").end_line, 7);
         assert!(f.events.is_empty());
-        // A template is not a constant; a raw string is.
-        assert_eq!(consts(&f).len(), 1);
-        assert_eq!(consts(&f)[0].0, "Real.raw");
+        // A raw string is a literal binding; a template is a value with names in it.
+        let c = consts(&f);
+        assert!(
+            c.iter()
+                .any(|(n, v)| *n == "Real.raw" && v.contains("class Fake3"))
+        );
+        assert!(c.iter().any(|(n, v)| *n == "Real.tpl" && *v == "?"));
     }
 
     #[test]
@@ -1273,11 +1277,12 @@ interface UsersClient {
             calls,
             vec![
                 c("GET", "/users/{}"),
-                c("GET", "/users/{}"),
-                c("GET", "/users/{}"),
-                c("GET", "/stock/{}"),
+                // Client calls as the evaluator reads them (`base`, `id` are parameters).
+                c("GET", "{}/users/{}"),
+                c("GET", "http://users/users/{}"),
+                c("GET", "http://inventory/stock/{}"),
                 c("POST", "/payments"),
-                c("DELETE", "/payments/{}"),
+                c("DELETE", "/payments/{id}"),
             ]
         );
     }

@@ -36,9 +36,46 @@ pub fn extract(lang: Language, path: &str, text: &str) -> FileFacts {
     {
         facts.generated = true;
     }
+    route_symbols(&mut facts);
     facts
 }
 
+/// Every route served in code is also a declaration of kind `endpoint` named `METHOD /path`
+/// (OpenAPI documents declare theirs already), so `smart_search` answers "which routes exist"
+/// the way it answers "where is X declared".
+fn route_symbols(facts: &mut FileFacts) {
+    use super::facts::{HttpFact, Symbol, SymbolKind};
+    if facts.symbols.iter().any(|s| s.kind == SymbolKind::Endpoint) {
+        return;
+    }
+    let routes: Vec<Symbol> = facts
+        .http
+        .iter()
+        .filter_map(|h| match h {
+            HttpFact::Route {
+                method,
+                path,
+                handler,
+                line,
+            } => Some(Symbol {
+                name: format!("{method} {path}"),
+                kind: SymbolKind::Endpoint,
+                line: *line,
+                end_line: *line,
+                doc_line: None,
+                container: handler.clone(),
+            }),
+            HttpFact::Call { .. } => None,
+        })
+        .collect();
+    if routes.is_empty() {
+        return;
+    }
+    facts.symbols.extend(routes);
+    crate::order::sort_by_key(&mut facts.symbols, |s| s.line);
+}
+
+pub mod bind;
 pub mod common;
 pub mod cpp;
 pub mod csharp;
@@ -57,4 +94,5 @@ pub mod scala;
 pub mod swift;
 pub mod tokens;
 pub mod typescript;
+pub mod value;
 pub mod yaml;

@@ -6,15 +6,22 @@
 //! (`class X`, `function f(…)`, `namespace A;`) leaves a pending frame that the next `{`
 //! opens (a `;` first means an abstract method), and the matching `}` gives its end line.
 //! Calls are read where their name meets `(`: Laravel `Route::get(…)` inside
-//! `Route::prefix(…)->group(…)` ranges, Guzzle/`Http::` calls, php-rdkafka topics, and
-//! methods called on a variable holding a gRPC client. Symfony `#[Route]` attributes are read
-//! from the attribute block above a method, joined with the class-level prefix.
+//! `Route::prefix(…)->group(…)` ranges, Slim/Lumen `$app->get(…)` and `$router->group(…)`,
+//! Guzzle/`Http::`/curl/`file_get_contents` calls, php-rdkafka topics, and methods called on
+//! a variable holding a gRPC client. Symfony `#[Route]` attributes and `@Route` annotations
+//! are read from the block above a method, joined with the class-level prefix. Topics, URLs
+//! and constants are read by the shared evaluator ([`eval`]) over the shared token view, with
+//! the shared assignment tracker ([`Assignments`]) for what a variable or property holds.
 
 use std::collections::{HashMap, HashSet};
 
+use super::bind::{Assignments, StmtStyle};
 use super::common::{self, Brackets};
+use super::tokens::{Rules, Tokens};
+use super::value::{ExprRules, Scope, eval};
 use crate::index::facts::{
-    Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Symbol, SymbolKind, Value,
+    Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Part, Symbol, SymbolKind,
+    Value,
 };
 use crate::index::lex::{self, Lexed, Syntax, ident_before, is_ident_byte};
 
@@ -22,7 +29,23 @@ use crate::index::lex::{self, Lexed, Syntax, ident_before, is_ident_byte};
 pub fn extract(_path: &str, text: &str) -> FileFacts {
     let lx = lex::lex(Syntax::PHP, text);
     let br = Brackets::new(&lx.code);
-    let src = Src { lx, br };
+    // Namespace separators are left out of the token view, so `\getenv('X')` reads as
+    // `getenv('X')`; qualified class constants (`\App\Topics::X`) are read from the bytes.
+    let skips: Vec<(usize, usize)> = lx
+        .code
+        .bytes()
+        .enumerate()
+        .filter(|&(_, b)| b == b'\\')
+        .map(|(i, _)| (i, i + 1))
+        .collect();
+    let t = Tokens::with_skips(&lx, &Rules::SCRIPT, &skips);
+    let asg = Assignments::scan(&t, &StmtStyle::SEMICOLON);
+    let src = Src {
+        lx: &lx,
+        br,
+        t: &t,
+        asg: &asg,
+    };
     let code = src.code();
     let lower_has = |needle: &str| {
         code.as_bytes()
@@ -35,12 +58,52 @@ pub fn extract(_path: &str, text: &str) -> FileFacts {
         ..State::default()
     };
     walk(&src, &mut st);
-    st.facts
+    let mut facts = st.facts;
+    asg.export(&t, &ExprRules::PHP, &mut facts);
+    // A property is referenced without its `$` (`$this->url`, `self::$url`): `Client.$url`
+    // binds as `Client.url`.
+    for b in &mut facts.bindings {
+        if let Some((c, p)) = b.name.rsplit_once(".$") {
+            b.name = format!("{c}.{p}");
+        }
+    }
+    crate::order::sort_by_key(&mut facts.bindings, |b| b.line);
+    facts
 }
 
+/// The lexed file, its bracket pairs, and the shared token view with the file's assignments
+/// (what the expression evaluator reads topics, URLs and constants with).
 struct Src<'a> {
-    lx: Lexed<'a>,
+    lx: &'a Lexed<'a>,
     br: Brackets,
+    t: &'a Tokens<'a, 'a>,
+    asg: &'a Assignments,
+}
+
+/// What a name holds for the evaluator: the tracker's answer, except that a property assigned
+/// a constructor parameter (`$this->catalogueUrl = $catalogueUrl`) is an injected dependency —
+/// configuration the graph may resolve by the property's name — so it stays a reference
+/// (`{$this.catalogueUrl}`) instead of becoming a run-time hole.
+struct PhpScope<'s> {
+    t: &'s Tokens<'s, 's>,
+    asg: &'s Assignments,
+}
+
+impl Scope for PhpScope<'_> {
+    fn lookup(&self, name: &str, at: usize) -> Option<(usize, usize)> {
+        let local = self.asg.last(name, at).is_some_and(|a| !a.top_level);
+        let (a, b) = self.asg.lookup(name, at)?;
+        let injected = b == a + 1
+            && self
+                .t
+                .ident(a)
+                .is_some_and(|p| p.starts_with('$') && self.asg.is_param(p, a));
+        (local || !injected).then_some((a, b))
+    }
+
+    fn is_param(&self, name: &str, at: usize) -> bool {
+        self.asg.is_param(name, at)
+    }
 }
 
 /// An open `{ … }`.
@@ -52,6 +115,27 @@ struct Frame {
     type_name: Option<String>,
     /// Symfony class-level `#[Route('/prefix')]`.
     route_prefix: String,
+    /// The class-level route itself: an invokable controller (`__invoke` and no route of its
+    /// own) is served there.
+    class_route: Option<RouteDecl>,
+}
+
+/// A curl handle: the URL it was given (`curl_init($url)`, `CURLOPT_URL`) as a byte range,
+/// and the method its options set.
+#[derive(Debug, Clone, Default)]
+struct Curl {
+    url: Option<(usize, usize)>,
+    method: Option<String>,
+}
+
+/// A Symfony route declared by an attribute or a docblock annotation.
+#[derive(Debug, Clone, Default)]
+struct RouteDecl {
+    /// Upper case; empty for any method.
+    methods: Vec<String>,
+    path: String,
+    /// The line of the `#[Route` / `@Route` itself.
+    line: u32,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -73,10 +157,15 @@ struct State {
     /// Variable/property name (without `$`/`$this->`) → gRPC service of the client it holds.
     grpc_clients: HashMap<String, String>,
     http_clients: HashSet<String>,
+    /// A Guzzle client's `base_uri` (the byte range of its value), by variable.
+    http_bases: HashMap<String, (usize, usize)>,
+    /// curl handles by variable (without `$`): what `curl_init` and the options gave them.
+    curl: HashMap<String, Curl>,
     /// Name → true for an rdkafka consumer (`new RdKafka\Consumer`), false for a producer.
     kafka: HashMap<String, bool>,
-    /// Name → string literal assigned to it.
-    strings: HashMap<String, String>,
+    /// Variables holding a router (`$app = AppFactory::create()`, a group closure's
+    /// parameter), without `$`; `$app` and `$router` always are.
+    routers: HashSet<String>,
     /// Laravel route groups: (close paren offset, full prefix).
     groups: Vec<(usize, String)>,
 }
@@ -126,17 +215,6 @@ impl<'a> Src<'a> {
         (!dynamic).then(|| v.into_owned())
     }
 
-    /// A name as written: `$var`, `$this->prop`, `Topics::ORDER`, `\A\B::C`, `CONST`.
-    fn name(&self, s: usize, e: usize) -> Option<&str> {
-        let (s, e) = self.trim(s, e);
-        let t = &self.code()[s..e];
-        let ok = !t.is_empty()
-            && t.bytes()
-                .all(|c| is_ident_byte(c) || matches!(c, b'\\' | b':' | b'-' | b'>' | b'?'))
-            && !t.as_bytes()[0].is_ascii_digit();
-        ok.then_some(t)
-    }
-
     /// Call arguments: positional ranges and `name: value` named ranges.
     fn args(&self, open: usize, close: usize) -> Args<'_> {
         let code = self.code();
@@ -174,174 +252,85 @@ impl<'a> Src<'a> {
         vec![(s, e)]
     }
 
-    /// An environment lookup: `getenv('X')`, `getenv('X') ?: 'd'`, `$_ENV['X'] ?? 'd'`,
-    /// `$_SERVER['X'] ?? 'd'`, `env('X', 'd')`.
-    fn env_lookup(&self, s: usize, e: usize) -> Option<(String, Option<String>)> {
+    /// The value of the expression at bytes `s..e`, read by the shared evaluator. PHP's own
+    /// names come first: a class constant (`Topics::ORDER_CREATED`, `\App\Topics::X`, an
+    /// enum case's `->value`) is `Topics.ORDER_CREATED`, and `self::`/`static::` name the
+    /// enclosing class.
+    fn value(&self, s: usize, e: usize, class: Option<&str>) -> Value {
         let (s, e) = self.trim(s, e);
-        let code = self.code();
-        let t = &code[s..e];
-        let (head_e, fallback) = match t.find("?:").or_else(|| t.find("??")) {
-            Some(p) => (s + p, self.plain_string(s + p + 2, e)),
-            None => (e, None),
-        };
-        let (s, he) = self.trim(s, head_e);
-        let head = &code[s..he];
-        for sup in ["$_ENV[", "$_SERVER["] {
-            if head.starts_with(sup) && head.ends_with(']') {
-                return Some((self.plain_string(s + sup.len(), he - 1)?, fallback));
-            }
+        if s >= e {
+            return Value::dynamic();
         }
-        let callee = ["getenv(", "env(", "\\getenv("]
-            .into_iter()
-            .find(|c| head.starts_with(c))?;
-        let open = s + callee.len() - 1;
-        if self.br.close_of(open) != Some(he - 1) {
-            return None;
+        let text = &self.code()[s..e];
+        let text = text.strip_suffix("->value").unwrap_or(text);
+        if let Some((ty, c)) = text.split_once("::")
+            && !ty.is_empty()
+            && ty.bytes().all(|b| is_ident_byte(b) || b == b'\\')
+            && !ty.starts_with('$')
+            && !c.is_empty()
+            && c.bytes().all(is_ident_byte)
+            && !c.starts_with('$')
+            && c != "class"
+        {
+            let ty = ty.rsplit('\\').next().unwrap_or(ty);
+            let ty = match (ty, class) {
+                ("self" | "static", Some(cls)) => cls,
+                _ => ty,
+            };
+            return Value::reference(format!("{ty}.{c}"));
         }
-        let args = self.args(open, he - 1);
-        let var = args
-            .positional
-            .first()
-            .and_then(|&(a, z)| self.plain_string(a, z))?;
-        let default = args
-            .positional
-            .get(1)
-            .and_then(|&(a, z)| self.plain_string(a, z));
-        Some((var, default.or(fallback)))
-    }
-
-    fn const_value(&self, s: usize, e: usize) -> Option<String> {
-        self.plain_string(s, e)
-            .or_else(|| self.env_lookup(s, e).and_then(|(_, d)| d))
-    }
-
-    /// A topic: a literal, an environment lookup, or a constant/variable reference
-    /// (`Topics::ORDER_CREATED` gives `Topics.ORDER_CREATED`; `self::T` is qualified with the
-    /// enclosing class).
-    fn topic(&self, st: &State, s: usize, e: usize, class: Option<&str>) -> Option<Value> {
-        if let Some(v) = self.plain_string(s, e) {
-            return common::looks_like_topic(&v).then_some(Value::lit(v));
-        }
-        if let Some((var, default)) = self.env_lookup(s, e) {
-            return Some(Value::env(var, default));
-        }
-        let name = self.name(s, e)?;
-        let name = name.strip_suffix("->value").unwrap_or(name);
-        if matches!(
-            name.to_ascii_lowercase().as_str(),
-            "null" | "true" | "false"
-        ) {
-            return None;
-        }
-        if let Some(v) = st.strings.get(name) {
-            return Some(Value::lit(v.clone()));
-        }
-        let name = name.trim_start_matches('\\');
-        let qualified = match (name.split_once("::"), class) {
-            (Some(("self" | "static", c)), Some(cls)) => format!("{cls}.{c}"),
-            (Some((ty, c)), _) => format!("{}.{}", ty.rsplit('\\').next().unwrap_or(ty), c),
-            (None, _) => name.to_string(),
-        };
-        Some(Value::reference(qualified))
-    }
-
-    /// The HTTP path of a URL expression: literals, interpolated strings, `.` concatenation,
-    /// `sprintf('/x/%s', …)`.
-    fn url_path(&self, st: &State, s: usize, e: usize) -> Option<String> {
-        let (s, e) = self.trim(s, e);
-        let code = self.code();
-        if code[s..e].starts_with("sprintf(") && self.br.close_of(s + 7) == Some(e - 1) {
-            let args = self.args(s + 7, e - 1);
-            let &(a, z) = args.positional.first()?;
-            return self.url_path(st, a, z);
-        }
-        let mut parts: Vec<Option<String>> = Vec::new();
-        for (ps, pe) in common::split_top(code, s, e, b'.', &self.br) {
-            match self.literal(ps, pe) {
-                Some(l) => {
-                    let v = l.value();
-                    if self.interpolates(l) {
-                        parts.extend(
-                            interpolation_parts(&v)
-                                .into_iter()
-                                .map(|p| p.map(str::to_string)),
-                        );
-                    } else {
-                        parts.push(Some(v.into_owned()));
-                    }
-                }
-                None => parts.push(self.name(ps, pe).and_then(|n| st.strings.get(n)).cloned()),
-            }
-        }
-        common::http_path_from_parts(parts.iter().map(|p| p.as_deref()))
-    }
-}
-
-/// Splits a double-quoted PHP string into literal pieces and `{$…}` / `$var->prop` / `${…}`
-/// placeholders.
-fn interpolation_parts(raw: &str) -> Vec<Option<&str>> {
-    let b = raw.as_bytes();
-    let mut out = Vec::new();
-    let mut lit = 0;
-    let mut i = 0;
-    while i < b.len() {
-        let starts = (b[i] == b'{' && b.get(i + 1) == Some(&b'$'))
-            || (b[i] == b'$'
-                && b.get(i + 1)
-                    .is_some_and(|&c| c == b'{' || c.is_ascii_alphabetic() || c == b'_'));
-        if !starts {
-            i += 1;
-            continue;
-        }
-        if i > lit {
-            out.push(Some(&raw[lit..i]));
-        }
-        out.push(None);
-        if b[i] == b'{' || b.get(i + 1) == Some(&b'{') {
-            let mut depth = 0usize;
-            let mut j = i;
-            while j < b.len() {
-                match b[j] {
-                    b'{' => depth += 1,
-                    b'}' => {
-                        depth = depth.saturating_sub(1);
-                        if depth == 0 {
-                            break;
-                        }
-                    }
-                    _ => {}
-                }
-                j += 1;
-            }
-            i = j + 1;
-        } else {
-            let mut j = i + 1;
-            loop {
-                while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
-                    j += 1;
-                }
-                if b[j..].starts_with(b"->")
-                    && b.get(j + 2).is_some_and(|c| c.is_ascii_alphabetic())
+        let t = self.t;
+        let (a, b) = t.range_of(s, e);
+        let scope = PhpScope { t, asg: self.asg };
+        let mut v = eval(t, (a, b), &ExprRules::PHP, &scope);
+        for p in &mut v.parts {
+            if let Part::Ref { name, .. } = p {
+                // `self.X` (from `self::X . '/y'`) is the enclosing class's constant; a name
+                // is constant-cased in the graph without `null`/`true` spellings.
+                if let Some(rest) = name
+                    .strip_prefix("self.")
+                    .or_else(|| name.strip_prefix("static."))
+                    && let Some(cls) = class
                 {
-                    j += 2;
-                    continue;
+                    *name = format!("{cls}.{}", rest.trim_start_matches('$'));
                 }
-                if b.get(j) == Some(&b'[') {
-                    match b[j..].iter().position(|&c| c == b']') {
-                        Some(p) => j += p + 1,
-                        None => j = b.len(),
-                    }
-                }
-                break;
             }
-            i = j;
         }
-        lit = i.min(b.len());
+        if matches!(
+            v.parts.as_slice(),
+            [Part::Ref { name, .. }] if matches!(name.to_ascii_lowercase().as_str(), "null" | "true" | "false")
+        ) {
+            return Value::dynamic();
+        }
+        v
     }
-    if lit < b.len() {
-        out.push(Some(&raw[lit..]));
+
+    /// A topic: a literal that looks like a topic name, or whatever the evaluator reads (an
+    /// environment lookup with its default, a constant left to the graph, a variable traced to
+    /// its value, or a run-time value, kept so the site is listed as unresolved).
+    fn topic(&self, s: usize, e: usize, class: Option<&str>) -> Option<Value> {
+        let (s, e) = self.trim(s, e);
+        if s >= e {
+            return None;
+        }
+        let v = self.value(s, e, class);
+        match v.as_lit() {
+            Some(lit) => common::looks_like_topic(lit).then_some(v),
+            None => Some(v),
+        }
     }
-    out
+
+    /// The URL of an HTTP call at `s..e`. `sure` when the receiver is an HTTP client by what
+    /// it is (the `Http` facade, a `new Client`); otherwise the value must read like a URL, so
+    /// `$cache->get($key)` is not taken for a request.
+    fn url(&self, s: usize, e: usize, sure: bool, class: Option<&str>) -> Option<Value> {
+        let (s, e) = self.trim(s, e);
+        if s >= e {
+            return None;
+        }
+        let v = self.value(s, e, class);
+        (sure || common::looks_like_url(&v)).then_some(v)
+    }
 }
 
 #[derive(Default)]
@@ -639,17 +628,6 @@ fn walk(src: &Src, st: &mut State) {
                 _ => {}
             }
         }
-        // `$topic = 'orders';`: a variable holding a plain string.
-        if word.starts_with('$')
-            && let Some((eq, b'=')) = lex::next_non_space(code, te)
-            && !matches!(b.get(eq + 1), Some(b'=' | b'>'))
-            && let Some((vs, _)) = lex::next_non_space(code, eq + 1)
-            && let Some(l) = src.lx.string_at(vs).filter(|l| l.start == vs)
-            && matches!(lex::next_non_space(code, l.end), Some((_, b';')))
-            && let Some(v) = src.plain_string(vs, l.end)
-        {
-            st.strings.entry(word.to_string()).or_insert(v);
-        }
         // A typed property or promoted parameter holding a gRPC client:
         // `private OrderServiceClient $client`.
         if st.grpc_file
@@ -794,8 +772,8 @@ fn doc_line(src: &Src, head: usize, attrs: &[(usize, usize)]) -> Option<u32> {
 }
 
 /// Route attributes in `attrs` (Symfony `#[Route('/x', methods: ['GET'])]`, and
-/// `#[Get('/x')]`-style verbs): (methods, path).
-fn route_attrs(src: &Src, attrs: &[(usize, usize)]) -> Vec<(Vec<String>, String)> {
+/// `#[Get('/x')]`-style verbs), each at the line of its own attribute.
+fn route_attrs(src: &Src, attrs: &[(usize, usize)]) -> Vec<RouteDecl> {
     let code = src.code();
     let mut out = Vec::new();
     for &(s, e) in attrs {
@@ -839,14 +817,19 @@ fn route_attrs(src: &Src, attrs: &[(usize, usize)]) -> Vec<(Vec<String>, String)
                     })
                     .unwrap_or_default(),
             };
-            out.push((methods, path));
+            out.push(RouteDecl {
+                methods,
+                path,
+                line: src.line_of(ns),
+            });
         }
     }
     out
 }
 
-/// Docblock `@Route("/x", methods={"GET"})` annotations (older Symfony): (methods, path).
-fn route_annotations(src: &Src, head: usize) -> Vec<(Vec<String>, String)> {
+/// Docblock `@Route("/x", methods={"GET"})` and `@Route(path="/x", name="n")` annotations
+/// (older Symfony), each at the line of its `@Route`.
+fn route_annotations(src: &Src, head: usize) -> Vec<RouteDecl> {
     let Some(first) = src.lx.doc_comment_above(src.line_of(head)) else {
         return Vec::new();
     };
@@ -859,26 +842,82 @@ fn route_annotations(src: &Src, head: usize) -> Vec<(Vec<String>, String)> {
         .filter(|c| c.first_line >= first && c.last_line <= last)
     {
         let text = src.lx.comment_text(c);
-        let mut rest = text;
-        while let Some(p) = rest.find("@Route(") {
-            rest = &rest[p + 7..];
-            let body = rest.split(')').next().unwrap_or("");
-            let mut quoted = body.split('"').skip(1).step_by(2);
-            let Some(path) = quoted.next() else { continue };
-            let methods = body
-                .find("methods")
-                .map(|m| {
-                    body[m..]
-                        .split('"')
-                        .skip(1)
-                        .step_by(2)
-                        .map(str::to_ascii_uppercase)
-                        .collect()
-                })
-                .unwrap_or_default();
-            out.push((methods, path.to_string()));
+        let mut from = 0;
+        while let Some(p) = text[from..].find("@Route(") {
+            let at = from + p;
+            let body = annotation_body(&text[at + 7..]);
+            from = at + 7 + body.len();
+            let mut path = None;
+            let mut methods = Vec::new();
+            for item in annotation_items(body) {
+                let (key, value) = match item.split_once(['=', ':']) {
+                    Some((k, v)) if !k.trim_start().starts_with('"') => (Some(k.trim()), v),
+                    _ => (None, item),
+                };
+                let quoted = || value.split('"').skip(1).step_by(2);
+                match key {
+                    None | Some("path" | "value") if path.is_none() => {
+                        path = quoted().next().map(str::to_string)
+                    }
+                    Some("methods") => methods = quoted().map(str::to_ascii_uppercase).collect(),
+                    _ => {}
+                }
+            }
+            if let Some(path) = path {
+                out.push(RouteDecl {
+                    methods,
+                    path,
+                    line: src.line_of(c.start + at),
+                });
+            }
         }
     }
+    out
+}
+
+/// The text of an annotation's arguments after its `(`: up to the `)` that closes it, outside
+/// quotes and braces.
+fn annotation_body(rest: &str) -> &str {
+    let mut depth = 0usize;
+    let mut quoted = false;
+    for (i, c) in rest.char_indices() {
+        match c {
+            '"' => quoted = !quoted,
+            '{' | '(' if !quoted => depth += 1,
+            '}' if !quoted => depth = depth.saturating_sub(1),
+            ')' if !quoted => {
+                if depth == 0 {
+                    return &rest[..i];
+                }
+                depth -= 1;
+            }
+            _ => {}
+        }
+    }
+    rest
+}
+
+/// The top-level comma-separated items of an annotation's arguments (docblock `*` margins
+/// are whitespace to them).
+fn annotation_items(body: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut depth = 0usize;
+    let mut quoted = false;
+    let mut start = 0;
+    for (i, c) in body.char_indices() {
+        match c {
+            '"' => quoted = !quoted,
+            '{' | '(' if !quoted => depth += 1,
+            '}' | ')' if !quoted => depth = depth.saturating_sub(1),
+            ',' if !quoted && depth == 0 => {
+                out.push(body[start..i].trim_matches(|c: char| c.is_whitespace() || c == '*'));
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(body[start..].trim_matches(|c: char| c.is_whitespace() || c == '*'));
+    out.retain(|s| !s.is_empty());
     out
 }
 
@@ -910,12 +949,13 @@ fn type_decl(
     let (head, attrs) = decl_head(src, ts);
     let line = src.line_of(ns);
     let container = class.map(str::to_string);
-    let prefix = route_attrs(src, &attrs)
+    let class_route = route_attrs(src, &attrs)
         .into_iter()
         .chain(route_annotations(src, head))
-        .map(|(_, p)| p)
-        .next()
-        .unwrap_or_default();
+        .next();
+    let prefix = class_route
+        .as_ref()
+        .map_or(String::new(), |r| r.path.clone());
     st.facts.symbols.push(Symbol {
         name: name.to_string(),
         kind,
@@ -934,6 +974,7 @@ fn type_decl(
             symbol: Some(st.facts.symbols.len() - 1),
             type_name: Some(name.to_string()),
             route_prefix: prefix,
+            class_route,
         },
         ne,
     ))
@@ -1005,15 +1046,27 @@ fn function_decl(
     let (head, attrs) = decl_head(src, ts);
     let line = src.line_of(ns);
     if in_type {
-        let prefix = frames.last().map_or("", |f| f.route_prefix.as_str());
+        let frame = frames.last();
+        let prefix = frame.map_or("", |f| f.route_prefix.as_str());
         let mut found = route_attrs(src, &attrs);
         found.extend(route_annotations(src, head));
-        for (methods, path) in found {
-            let full = join(prefix, &path);
-            let methods = if methods.is_empty() {
+        let prefix_of = |r: &RouteDecl| join(prefix, &r.path);
+        let mut routes: Vec<(RouteDecl, String)> = found
+            .into_iter()
+            .map(|r| (r.clone(), prefix_of(&r)))
+            .collect();
+        // An invokable controller with only a class-level route is served there.
+        if routes.is_empty()
+            && name == "__invoke"
+            && let Some(r) = frame.and_then(|f| f.class_route.as_ref())
+        {
+            routes.push((r.clone(), join("", &r.path)));
+        }
+        for (r, full) in routes {
+            let methods = if r.methods.is_empty() {
                 vec!["ANY".to_string()]
             } else {
-                methods
+                r.methods
             };
             for method in methods {
                 st.facts.http.push(HttpFact::Route {
@@ -1023,7 +1076,7 @@ fn function_decl(
                         Some(c) => format!("{c}::{name}"),
                         None => name.to_string(),
                     }),
-                    line: src.line_of(attrs.first().map_or(ns, |a| a.0)),
+                    line: r.line,
                 });
             }
         }
@@ -1070,13 +1123,15 @@ fn const_decl(src: &Src, st: &mut State, ts: usize, te: usize, class: Option<&st
             doc_line: doc_line(src, head, &attrs),
             container: class.map(str::to_string),
         });
-        if let Some(value) = src.const_value(eq + 1, z) {
+        if let value = src.value(eq + 1, z, class)
+            && !value.is_dynamic()
+        {
             st.facts.bindings.push(Binding {
                 name: match class {
                     Some(c) => format!("{c}.{name}"),
                     None => name.to_string(),
                 },
-                value: Value::lit(value),
+                value,
                 line,
             });
         }
@@ -1143,6 +1198,23 @@ fn new_expr(src: &Src, st: &mut State, ts: usize, te: usize) {
     let Some(k) = key else { return };
     match class {
         "GuzzleHttp\\Client" | "Client" | "HttpClient" if !st.grpc_file || class != "Client" => {
+            // `new Client(['base_uri' => 'http://pricing:8080'])`: relative request URLs
+            // are resolved against it.
+            if let Some((open, b'(')) = lex::next_non_space(code, ne)
+                && let Some(close) = src.br.close_of(open)
+                && let Some(&(a, z)) = src.args(open, close).positional.first()
+            {
+                for (x, y) in src.items(a, z) {
+                    if let Some(arrow) = code[x..y].find("=>")
+                        && matches!(
+                            src.plain_string(x, x + arrow).as_deref(),
+                            Some("base_uri" | "base_url")
+                        )
+                    {
+                        st.http_bases.insert(k.clone(), (x + arrow + 2, y));
+                    }
+                }
+            }
             st.http_clients.insert(k);
         }
         "RdKafka\\Producer" | "Producer" => {
@@ -1236,6 +1308,10 @@ fn call_site(
         });
         return;
     }
+    if chain.text.is_empty() && (name.starts_with("curl_") || name == "file_get_contents") {
+        curl_call(src, st, name, ts, (open, close), class);
+        return;
+    }
     let interesting = matches!(
         name,
         "group"
@@ -1264,25 +1340,62 @@ fn call_site(
             | "patchAsync"
             | "deleteAsync"
             | "define"
+            | "map"
+            | "create"
     );
     if !interesting {
         return;
     }
     let root = chain.root();
     let on_route = root == "Route" || root.ends_with("\\Route");
-    // Laravel route groups: leave the ones that closed before this call.
+    // Slim and Lumen route on a variable: `$app->get(…)`, `$router->group(…)`, `$group->get(…)`
+    // inside a group closure; they need a handler, so `$app->get('x')` is no route.
+    let router_var = !on_route && is_router(st, &chain);
+    let on_router = on_route || router_var;
+    // Route groups: leave the ones that closed before this call.
     while st.groups.last().is_some_and(|&(c, _)| c < ts) {
         st.groups.pop();
     }
-    let group_prefix = if on_route {
+    let group_prefix = if on_router {
         st.groups.last().map_or(String::new(), |(_, p)| p.clone())
     } else {
         String::new()
     };
     let args = src.args(open, close);
     match name {
-        "group" if on_route => {
+        "create" if root == "AppFactory" => {
+            if let Some(target) = assigned_target(src, ts)
+                && let Some(k) = target.key()
+            {
+                st.routers.insert(k.to_string());
+            }
+        }
+        "group" if on_router => {
             let mut own = String::new();
+            // Slim `$app->group('/api', function (RouteCollectorProxy $group) { … })`.
+            if router_var
+                && let Some(&(a, z)) = args.positional.first()
+                && let Some(v) = src.plain_string(a, z)
+            {
+                own = v;
+            }
+            // The group closure's parameters route too.
+            for &(a, z) in &args.positional {
+                let (a, z) = src.trim(a, z);
+                let head = &code[a..z];
+                if (head.starts_with("function") || head.starts_with("fn"))
+                    && let Some(open) = head.find('(').map(|p| a + p)
+                    && let Some(close) = src.br.close_of(open)
+                {
+                    for w in code[open + 1..close]
+                        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+                    {
+                        if let Some(v) = w.strip_prefix('$').filter(|v| !v.is_empty()) {
+                            st.routers.insert(v.to_string());
+                        }
+                    }
+                }
+            }
             // `Route::prefix('v1')->…->group(…)`
             if let Some(p) = chain.text.find("prefix(") {
                 let at = chain.start + p + 6;
@@ -1310,8 +1423,10 @@ fn call_site(
             };
             st.groups.push((close, full));
         }
-        "get" | "post" | "put" | "patch" | "delete" | "options" | "any" | "match" if on_route => {
-            let (methods, rest) = if name == "match" {
+        "get" | "post" | "put" | "patch" | "delete" | "options" | "any" | "match" | "map"
+            if on_router =>
+        {
+            let (methods, rest) = if name == "match" || name == "map" {
                 let methods: Vec<String> = args
                     .positional
                     .first()
@@ -1336,6 +1451,9 @@ fn call_site(
             else {
                 return;
             };
+            if router_var && args.positional.get(rest + 1).is_none() {
+                return;
+            }
             let handler = args
                 .positional
                 .get(rest + 1)
@@ -1424,9 +1542,9 @@ fn call_site(
         }
         "get" | "post" | "put" | "patch" | "delete" | "head" | "request" | "requestAsync"
         | "getAsync" | "postAsync" | "putAsync" | "patchAsync" | "deleteAsync" => {
-            if !is_http_receiver(st, &chain) {
+            let Some(sure) = http_receiver(st, &chain) else {
                 return;
-            }
+            };
             let verb = name.trim_end_matches("Async");
             let (method, url) = if verb == "request" {
                 (
@@ -1443,13 +1561,12 @@ fn call_site(
                 )
             };
             if let Some((a, z)) = url
-                && let Some(path) = src.url_path(st, a, z)
+                && let Some(mut url) = src.url(a, z, sure, class)
             {
-                st.facts.http.push(HttpFact::Call {
-                    method,
-                    url: Value::lit(path),
-                    line,
-                });
+                if let Some(&(ba, bz)) = chain.key().and_then(|k| st.http_bases.get(k)) {
+                    url = with_base(src.value(ba, bz, class), url);
+                }
+                st.facts.http.push(HttpFact::Call { method, url, line });
             }
         }
         "define" if chain.text.is_empty() => {
@@ -1466,10 +1583,12 @@ fn call_site(
                     doc_line: src.lx.doc_comment_above(line),
                     container: None,
                 });
-                if let Some(value) = src.const_value(v, w) {
+                if let value = src.value(v, w, class)
+                    && !value.is_dynamic()
+                {
                     st.facts.bindings.push(Binding {
                         name: cname,
-                        value: Value::lit(value),
+                        value,
                         line,
                     });
                 }
@@ -1479,8 +1598,199 @@ fn call_site(
     }
 }
 
+/// `url` resolved against a client's base URI: an absolute URL stays, an absolute path keeps
+/// only the base's scheme and host, a relative path is joined under the base; a URL that
+/// starts with a run-time part, or a base that is one, is left as it is.
+fn with_base(base: Value, url: Value) -> Value {
+    let Some(Part::Lit(first)) = url.parts.first() else {
+        return url;
+    };
+    if first.contains("://") || first.starts_with("//") || base.is_dynamic() {
+        return url;
+    }
+    let absolute = first.starts_with('/');
+    let mut out = match base.as_lit() {
+        Some(b) if absolute && b.contains("://") => {
+            let i = b.find("://").map_or(0, |i| i + 3);
+            let host_end = b[i..].find('/').map_or(b.len(), |p| i + p);
+            Value::lit(&b[..host_end])
+        }
+        _ => base,
+    };
+    let ends = matches!(out.parts.last(), Some(Part::Lit(s)) if s.ends_with('/'));
+    let mut url = url;
+    match (ends, absolute) {
+        (true, true) => {
+            if let Some(Part::Lit(s)) = url.parts.first_mut() {
+                s.remove(0);
+            }
+        }
+        (false, false) => out.push(Part::Lit("/".into())),
+        _ => {}
+    }
+    out.extend(url);
+    out
+}
+
+/// curl: `curl_init($url)` (or `curl_setopt($ch, CURLOPT_URL, $url)`) gives a handle its URL,
+/// options its method (`CURLOPT_CUSTOMREQUEST`, `CURLOPT_POST`, …; GET otherwise), and
+/// `curl_exec($ch)` is the request, at its own line. `file_get_contents` is a GET when its
+/// argument is a web URL (`'http://…'`, a base named like one), not a file path.
+fn curl_call(
+    src: &Src,
+    st: &mut State,
+    name: &str,
+    ts: usize,
+    (open, close): (usize, usize),
+    class: Option<&str>,
+) {
+    let code = src.code();
+    let args = src.args(open, close);
+    let line = src.line_of(ts);
+    let handle = |i: usize| -> Option<String> {
+        let &(a, z) = args.positional.get(i)?;
+        let (a, z) = src.trim(a, z);
+        Chain {
+            text: &code[a..z],
+            start: a,
+        }
+        .key()
+        .map(str::to_string)
+    };
+    let option = |r: (usize, usize)| {
+        let (a, z) = src.trim(r.0, r.1);
+        code[a..z].trim_start_matches('\\').to_string()
+    };
+    match name {
+        "curl_init" => {
+            if let Some(k) = assigned_target(src, ts).and_then(|c| c.key().map(str::to_string)) {
+                st.curl.insert(
+                    k,
+                    Curl {
+                        url: args.positional.first().copied(),
+                        method: None,
+                    },
+                );
+            }
+        }
+        "curl_setopt" => {
+            if let (Some(k), Some(&o), Some(&v)) =
+                (handle(0), args.positional.get(1), args.positional.get(2))
+            {
+                curl_option(src, st.curl.entry(k).or_default(), &option(o), v);
+            }
+        }
+        "curl_setopt_array" => {
+            let (Some(k), Some(&(a, z))) = (handle(0), args.positional.get(1)) else {
+                return;
+            };
+            let (a, z) = array_of(src, a, z);
+            for (x, y) in src.items(a, z) {
+                if let Some(arrow) = code[x..y].find("=>") {
+                    let opt = option((x, x + arrow));
+                    curl_option(
+                        src,
+                        st.curl.entry(k.clone()).or_default(),
+                        &opt,
+                        (x + arrow + 2, y),
+                    );
+                }
+            }
+        }
+        "curl_exec" => {
+            let curl = handle(0)
+                .and_then(|k| st.curl.get(&k).cloned())
+                .unwrap_or_default();
+            let url = match curl.url {
+                Some((a, z)) => src.url(a, z, true, class),
+                None => Some(Value::dynamic()),
+            };
+            if let Some(url) = url {
+                st.facts.http.push(HttpFact::Call {
+                    method: Some(curl.method.unwrap_or_else(|| "GET".to_string())),
+                    url,
+                    line,
+                });
+            }
+        }
+        "file_get_contents" => {
+            let Some(&(a, z)) = args.positional.first() else {
+                return;
+            };
+            let url = src.value(a, z, class);
+            let web = match url.parts.first() {
+                Some(Part::Lit(s)) => s.starts_with("http://") || s.starts_with("https://"),
+                Some(p @ (Part::Ref { .. } | Part::Env { .. } | Part::Config { .. })) => {
+                    common::looks_like_url(&Value {
+                        parts: vec![p.clone()],
+                    })
+                }
+                _ => false,
+            };
+            if web {
+                // A stream context (the third argument) may set another method.
+                let method = (args.positional.len() < 3).then(|| "GET".to_string());
+                st.facts.http.push(HttpFact::Call { method, url, line });
+            }
+        }
+        _ => {}
+    }
+}
+
+/// One curl option given to a handle.
+fn curl_option(src: &Src, curl: &mut Curl, opt: &str, v: (usize, usize)) {
+    let (a, z) = src.trim(v.0, v.1);
+    let on = !matches!(
+        src.code()[a..z].to_ascii_lowercase().as_str(),
+        "false" | "0" | "null"
+    );
+    let set = |curl: &mut Curl, m: &str| curl.method = Some(m.to_string());
+    match opt {
+        "CURLOPT_URL" => curl.url = Some((a, z)),
+        "CURLOPT_CUSTOMREQUEST" => {
+            if let Some(m) = src.plain_string(a, z) {
+                curl.method = Some(m.to_ascii_uppercase());
+            }
+        }
+        "CURLOPT_POST" if on => set(curl, "POST"),
+        "CURLOPT_PUT" if on => set(curl, "PUT"),
+        "CURLOPT_NOBODY" if on => set(curl, "HEAD"),
+        "CURLOPT_HTTPGET" if on => set(curl, "GET"),
+        "CURLOPT_POSTFIELDS" if curl.method.is_none() => set(curl, "POST"),
+        _ => {}
+    }
+}
+
+/// The array literal at bytes `s..e`, or the one a variable there was assigned.
+fn array_of(src: &Src, s: usize, e: usize) -> (usize, usize) {
+    let (s, e) = src.trim(s, e);
+    let text = &src.code()[s..e];
+    if text.starts_with('$') {
+        let t = src.t;
+        let (a, _) = t.range_of(s, e);
+        if let Some(asg) = src.asg.last(text, a)
+            && let Some(end) = t.tok(asg.rhs.1.saturating_sub(1))
+        {
+            return (t.start(asg.rhs.0), end.end as usize);
+        }
+    }
+    (s, e)
+}
+
+/// True when the receiver of a call is a router variable: `$app`, `$router`, or one the file
+/// made a router (`AppFactory::create()`, a group closure's parameter).
+fn is_router(st: &State, chain: &Chain) -> bool {
+    if !chain.text.starts_with('$') || chain.text.contains('(') {
+        return false;
+    }
+    chain
+        .key()
+        .is_some_and(|k| matches!(k, "app" | "router") || st.routers.contains(k))
+}
+
 /// `[OrderController::class, 'show']` gives `OrderController@show`; `'C@m'` stays; an
-/// invokable `C::class` gives `C`; a closure gives nothing.
+/// invokable `C::class` gives `C`; Lumen's `['uses' => 'C@m']` gives `C@m`; a closure gives
+/// nothing.
 fn laravel_handler(src: &Src, s: usize, e: usize) -> Option<String> {
     let code = src.code();
     if let Some(v) = src.plain_string(s, e) {
@@ -1492,6 +1802,13 @@ fn laravel_handler(src: &Src, s: usize, e: usize) -> Option<String> {
         return Some(c.rsplit('\\').next().unwrap_or(c).to_string());
     }
     let items = src.items(s, e);
+    for &(x, y) in &items {
+        if let Some(arrow) = code[x..y].find("=>")
+            && src.plain_string(x, x + arrow).as_deref() == Some("uses")
+        {
+            return src.plain_string(x + arrow + 2, y);
+        }
+    }
     if items.len() == 2 {
         let c = code[items[0].0..items[0].1].strip_suffix("::class")?;
         let m = src.plain_string(items[1].0, items[1].1)?;
@@ -1510,25 +1827,25 @@ fn singular(plural: &str) -> String {
     }
 }
 
-/// Whether the receiver of `->get(`/`::get(` is an HTTP client: the `Http` facade (and its
-/// chains), a variable bound to a Guzzle/Symfony client, or a name that says so.
-fn is_http_receiver(st: &State, chain: &Chain) -> bool {
+/// Whether the receiver of `->get(`/`::get(` is an HTTP client: `Some(true)` for the `Http`
+/// facade (and its chains) and a variable bound to a Guzzle/Symfony client, `Some(false)` for
+/// a name that only says so (`$client`, `$http`), whose argument must then read like a URL.
+fn http_receiver(st: &State, chain: &Chain) -> Option<bool> {
     if chain.text.is_empty() {
-        return false;
+        return None;
     }
     if matches!(chain.root(), "Http" | "Illuminate\\Support\\Facades\\Http") {
-        return true;
+        return Some(true);
     }
-    let Some(key) = chain.key() else {
-        return false;
-    };
+    let key = chain.key()?;
     if st.http_clients.contains(key) {
-        return true;
+        return Some(true);
     }
     let k = key.to_ascii_lowercase();
-    (k.contains("client") && !st.grpc_clients.contains_key(key))
+    ((k.contains("client") && !st.grpc_clients.contains_key(key))
         || k.contains("http")
-        || k.contains("guzzle")
+        || k.contains("guzzle"))
+    .then_some(false)
 }
 
 fn push_event(
@@ -1540,7 +1857,7 @@ fn push_event(
     e: usize,
     class: Option<&str>,
 ) {
-    if let Some(topic) = src.topic(st, s, e, class) {
+    if let Some(topic) = src.topic(s, e, class) {
         st.facts.events.push(EventFact {
             role,
             topic,
@@ -1710,20 +2027,27 @@ define('APP_TOPIC', getenv('APP_TOPIC') ?: 'app.events');
             sym(&f, "RETRIES").container.as_deref(),
             Some("OrderService")
         );
-        let consts: Vec<(&str, &str)> = f
+        let consts: Vec<(&str, Value)> = f
             .bindings
             .iter()
-            .map(|c| (c.name.as_str(), c.value.as_lit().unwrap_or("?")))
+            .map(|c| (c.name.as_str(), c.value.clone()))
             .collect();
         assert_eq!(
             consts,
             vec![
-                ("OrderService.TOPIC", "orders.created"),
-                ("OrderService.BACKOFF", "linear"),
-                ("Topics.ORDER_CREATED", "order.created"),
-                ("Topics.ORDER_PAID", "order.paid"),
-                ("VERSION", "1.0"),
-                ("APP_TOPIC", "app.events"),
+                ("OrderService.TOPIC", lit("orders.created")),
+                // Every constant with a value the evaluator reads is a binding, numbers too.
+                ("OrderService.RETRIES", lit("3")),
+                ("OrderService.BACKOFF", lit("linear")),
+                ("Topics.ORDER_CREATED", lit("order.created")),
+                ("Topics.ORDER_PAID", lit("order.paid")),
+                ("VERSION", lit("1.0")),
+                // The env lookup stays a lookup with its default: the graph answers `env
+                // APP_TOPIC default`.
+                (
+                    "APP_TOPIC",
+                    Value::env("APP_TOPIC", Some("app.events".into()))
+                ),
             ]
         );
         let imps: Vec<(&str, Vec<&str>, Option<&str>, u32)> = f
@@ -1836,11 +2160,12 @@ class OrderController extends AbstractController
                 r("GET", "/api/orders/{id}", "OrderController::show", 9),
                 r("POST", "/api/orders", "OrderController::create", 12),
                 r("PUT", "/api/orders", "OrderController::create", 12),
+                // The route is where its `@Route` is, not the function line.
                 r(
                     "DELETE",
                     "/api/orders/legacy",
                     "OrderController::legacy",
-                    18
+                    16
                 ),
                 r("ANY", "/api/orders/any", "OrderController::any", 20),
             ]
@@ -1848,6 +2173,147 @@ class OrderController extends AbstractController
         assert_eq!(sym(&f, "show").doc_line, Some(9));
         assert_eq!(sym(&f, "legacy").doc_line, Some(15));
         assert_eq!(sym(&f, "OrderController").doc_line, Some(6));
+    }
+
+    #[test]
+    fn symfony_annotation_lines_invokable_controllers_and_attribute_blocks() {
+        // robot-shop's ratings service.
+        let api = r#"<?php
+namespace Instana\RobotShop\Ratings\Controller;
+
+use Symfony\Component\Routing\Annotation\Route;
+
+/**
+ * @Route("/api")
+ */
+class RatingsApiController implements LoggerAwareInterface
+{
+    /**
+     * @Route(path="/rate/{sku}/{score}", methods={"PUT"})
+     */
+    public function put(Request $request, string $sku, int $score): Response {}
+
+    /**
+     * Fetches one.
+     *
+     * @Route("/fetch/{sku}", methods={"GET"}, name="fetch")
+     */
+    public function get(Request $request, string $sku): Response {}
+
+    /**
+     * @Route(name="named", path="/named")
+     */
+    public function named(): Response {}
+
+    /** Not a route: @RouteParam("x") */
+    public function helper(): void {}
+}
+"#;
+        let f = extract("src/Controller/RatingsApiController.php", api);
+        let r = |m: &str, p: &str, h: &str, l: u32| {
+            (m.to_string(), p.to_string(), Some(h.to_string()), l)
+        };
+        assert_eq!(
+            routes(&f),
+            vec![
+                r(
+                    "PUT",
+                    "/api/rate/{sku}/{score}",
+                    "RatingsApiController::put",
+                    12
+                ),
+                r("GET", "/api/fetch/{sku}", "RatingsApiController::get", 19),
+                r("ANY", "/api/named", "RatingsApiController::named", 24),
+            ]
+        );
+        let health = r#"<?php
+namespace App\Controller;
+
+/**
+ * @Route("/_health")
+ */
+class HealthController implements LoggerAwareInterface
+{
+    public function __construct(HealthCheckService $healthCheckService)
+    {
+        $this->healthCheckService = $healthCheckService;
+    }
+
+    public function __invoke(Request $request) {}
+}
+
+#[Route('/ping', methods: ['GET'])]
+final class PingController
+{
+    public function __invoke(): Response {}
+}
+
+final class NotRouted
+{
+    public function __invoke(): Response {}
+}
+
+class Attributes
+{
+    #[IsGranted('ROLE_ADMIN')]
+    #[Route('/admin/users', methods: ['GET'])]
+    public function users(): Response {}
+}
+"#;
+        let f = extract("src/Controller/HealthController.php", health);
+        assert_eq!(
+            routes(&f),
+            vec![
+                // An invokable controller is one route at its class-level route.
+                r("ANY", "/_health", "HealthController::__invoke", 5),
+                r("GET", "/ping", "PingController::__invoke", 17),
+                // The route attribute's own line, not the first attribute block's.
+                r("GET", "/admin/users", "Attributes::users", 31),
+            ]
+        );
+    }
+
+    #[test]
+    fn slim_lumen_and_laravel_routers() {
+        let src = r#"<?php
+use Slim\Factory\AppFactory;
+use Slim\Routing\RouteCollectorProxy;
+
+$app = AppFactory::create();
+$app->get('/health', function ($request, $response) { return $response; });
+$app->post('/orders', [OrderController::class, 'create']);
+$app->map(['PUT', 'PATCH'], '/orders/{id}', 'OrderController:update');
+$app->group('/api', function (RouteCollectorProxy $group) {
+    $group->get('/items/{id}', ItemAction::class);
+    $group->group('/v2', function (RouteCollectorProxy $v2) {
+        $v2->delete('/items/{id}', DeleteItem::class);
+    });
+});
+$router->group(['prefix' => 'lumen'], function () use ($router) {
+    $router->get('/users', ['uses' => 'UserController@index', 'as' => 'users']);
+});
+Route::get('/laravel', [HomeController::class, 'index']);
+$cache->get('/not/a/route', function () { return 1; });
+$app->get('/no-handler');
+"#;
+        let f = extract("public/index.php", src);
+        let r = |m: &str, p: &str, h: Option<&str>, l: u32| {
+            (m.to_string(), p.to_string(), h.map(String::from), l)
+        };
+        assert_eq!(
+            routes(&f),
+            vec![
+                r("GET", "/health", None, 6),
+                r("POST", "/orders", Some("OrderController@create"), 7),
+                r("PUT", "/orders/{id}", Some("OrderController:update"), 8),
+                r("PATCH", "/orders/{id}", Some("OrderController:update"), 8),
+                r("GET", "/api/items/{id}", Some("ItemAction"), 10),
+                r("DELETE", "/api/v2/items/{id}", Some("DeleteItem"), 12),
+                r("GET", "/lumen/users", Some("UserController@index"), 16),
+                r("GET", "/laravel", Some("HomeController@index"), 18),
+            ]
+        );
+        assert!(http_calls(&f).is_empty());
     }
 
     #[test]
@@ -1877,15 +2343,162 @@ class PricingGateway
 "#;
         let f = extract("src/PricingGateway.php", src);
         let c = |m: &str, p: &str, l: u32| (Some(m.to_string()), p.to_string(), l);
+        // URLs are values as written: hosts are kept, parameters are run-time parts, a
+        // property stays a name the graph may resolve.
         assert_eq!(
             http_calls(&f),
             vec![
-                c("GET", "/prices/{}", 14),
-                c("POST", "/quotes/{}/accept", 15),
-                c("PUT", "/orders/{}", 16),
+                // Relative to the client's base_uri, whose host names the service.
+                c("GET", "http://pricing:8080/prices/{}", 14),
+                c("POST", "http://pricing:8080/quotes/{}/accept", 15),
+                c("PUT", "http://orders/orders/{}", 16),
                 c("GET", "/stock/{}", 17),
-                c("DELETE", "/carts/{}", 19),
+                c("DELETE", "{$this.base}/carts/{}", 19),
             ]
+        );
+    }
+
+    #[test]
+    fn curl_injected_urls_guzzle_http_facade_and_env() {
+        // robot-shop's ratings → catalogue call.
+        let src = r#"<?php
+namespace Instana\RobotShop\Ratings\Service;
+
+class CatalogueService
+{
+    private $catalogueUrl;
+
+    public function __construct(string $catalogueUrl)
+    {
+        $this->catalogueUrl = $catalogueUrl;
+    }
+
+    public function checkSKU(string $sku): bool
+    {
+        $url = sprintf('%s/product/%s', $this->catalogueUrl, $sku);
+        $opt = [
+            CURLOPT_RETURNTRANSFER => true,
+        ];
+        $curl = curl_init($url);
+        curl_setopt_array($curl, $opt);
+        $data = curl_exec($curl);
+        curl_close($curl);
+        return true;
+    }
+
+    public function rate(string $sku, int $score = 5)
+    {
+        $ch = curl_init();
+        curl_setopt($ch, CURLOPT_URL, (getenv('RATINGS_URL') ?: 'http://ratings:80') . "/api/rate/$sku/$score");
+        curl_setopt($ch, CURLOPT_CUSTOMREQUEST, 'PUT');
+        curl_exec($ch);
+        $h = curl_init($this->base . '/orders');
+        curl_setopt_array($h, [CURLOPT_POSTFIELDS => $body]);
+        \curl_exec($h);
+    }
+
+    public function others(string $id)
+    {
+        $client = new \GuzzleHttp\Client();
+        $client->request('GET', ($_ENV['CART_URL'] ?? 'http://cart:8080') . '/cart/' . $id);
+        $client->get(env('USER_URL', 'http://user:8080') . "/users/{$id}");
+        Http::get("{$this->shippingUrl}/calc/{$id}");
+        $price = file_get_contents('http://pricing/price/' . $id);
+        $conf = file_get_contents(__DIR__ . '/config.json');
+        $local = file_get_contents('/etc/hosts');
+        $this->cache->get('/not/http');
+    }
+}
+"#;
+        let f = extract("src/Service/CatalogueService.php", src);
+        let c = |m: &str, p: &str, l: u32| (Some(m.to_string()), p.to_string(), l);
+        assert_eq!(
+            http_calls(&f),
+            vec![
+                // The request is `curl_exec`; the URL is what `curl_init` was given, and a
+                // constructor-injected property stays a name the graph may resolve.
+                c("GET", "{$this.catalogueUrl}/product/{}", 21),
+                // `CURLOPT_URL` and `CURLOPT_CUSTOMREQUEST` set on the handle.
+                c("PUT", "{env RATINGS_URL}/api/rate/{}/{}", 31),
+                // `CURLOPT_POSTFIELDS` makes it a POST.
+                c("POST", "{$this.base}/orders", 34),
+                c("GET", "{env CART_URL}/cart/{}", 40),
+                c("GET", "{env USER_URL}/users/{}", 41),
+                c("GET", "{$this.shippingUrl}/calc/{}", 42),
+                c("GET", "http://pricing/price/{}", 43),
+            ]
+        );
+        let url = |l: u32| {
+            f.http.iter().find_map(|h| match h {
+                HttpFact::Call { url, line, .. } if *line == l => Some(url.clone()),
+                _ => None,
+            })
+        };
+        // `?:`, `??` and `env()` defaults stay with their lookups.
+        let env = |v: &str, d: &str| Part::Env {
+            var: v.into(),
+            default: Some(d.into()),
+        };
+        assert_eq!(
+            [31, 40, 41].map(|l| url(l).map(|u| u.parts[0].clone())),
+            [
+                Some(env("RATINGS_URL", "http://ratings:80")),
+                Some(env("CART_URL", "http://cart:8080")),
+                Some(env("USER_URL", "http://user:8080")),
+            ]
+        );
+    }
+
+    #[test]
+    fn env_lookups_bind_with_their_defaults() {
+        let src = r#"<?php
+$catalogue = getenv('CATALOGUE_URL') ?: 'http://catalogue:8080';
+$cart = $_ENV['CART_URL'] ?? 'http://cart:8080';
+$user = env('USER_URL', 'http://user:8080');
+$server = $_SERVER['SHIP_URL'];
+$plain = \getenv('PLAIN');
+$other = getenv('A') ?: $fallback;
+$computed = getenv($name);
+define('TOPIC', $_ENV['TOPIC'] ?? 'orders');
+
+class Gateway
+{
+    private $baseUrl = 'http://gateway:8080';
+
+    public function f($id)
+    {
+        return $this->client->get($this->baseUrl . '/orders/' . $id);
+    }
+}
+"#;
+        let f = extract("config.php", src);
+        let got: Vec<(&str, Value)> = f
+            .bindings
+            .iter()
+            .map(|b| (b.name.as_str(), b.value.clone()))
+            .collect();
+        let env = |v: &str, d: Option<&str>| Value::env(v, d.map(str::to_string));
+        assert_eq!(
+            got,
+            vec![
+                (
+                    "$catalogue",
+                    env("CATALOGUE_URL", Some("http://catalogue:8080"))
+                ),
+                ("$cart", env("CART_URL", Some("http://cart:8080"))),
+                ("$user", env("USER_URL", Some("http://user:8080"))),
+                ("$server", env("SHIP_URL", None)),
+                ("$plain", env("PLAIN", None)),
+                // A fallback that is not a literal gives no default.
+                ("$other", env("A", None)),
+                ("TOPIC", env("TOPIC", Some("orders"))),
+                // A property binds without its `$`, as `$this->baseUrl` names it.
+                ("Gateway.baseUrl", lit("http://gateway:8080")),
+            ]
+        );
+        assert_eq!(
+            http_calls(&f),
+            vec![(Some("GET".into()), "{$this.baseUrl}/orders/{}".into(), 17)]
         );
     }
 
@@ -2039,6 +2652,13 @@ class Checkout
             "<?php }}}{{{",
             "<?php define(",
             "<?php $client->get(\"{$",
+            "<?php curl_exec(",
+            "<?php $ch = curl_init($u); curl_setopt_array($ch, $o",
+            "<?php /** @Route(\"/x\", methods={\"GET\"",
+            "<?php /** @Route(",
+            "<?php $app->group('/x', function (",
+            "<?php $c = new Client(['base_uri' => ",
+            "<?php class A { /** @Route(\"/a\") */ function __invoke(",
         ] {
             let _ = extract("x.php", src);
         }

@@ -10,7 +10,10 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::bind::{Assignments, StmtStyle};
 use super::common::{self, Brackets};
+use super::tokens::{Rules, Tokens};
+use super::value::{ExprRules, eval};
 use crate::index::facts::{
     Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Symbol, SymbolKind, Value,
 };
@@ -20,7 +23,14 @@ use crate::index::lex::{self, Lexed, Syntax, ident_after, ident_before, is_ident
 pub fn extract(path: &str, text: &str) -> FileFacts {
     let lx = lex::lex(Syntax::PYTHON, text);
     let br = Brackets::new(&lx.code);
-    let src = Src { lx, br };
+    let t = Tokens::new(&lx, &Rules::SCRIPT);
+    let asg = Assignments::scan(&t, &StmtStyle::INDENT);
+    let src = Src {
+        lx: &lx,
+        br,
+        t: &t,
+        asg: &asg,
+    };
     let code = src.code();
     let kafka_lib = if code.contains("confluent_kafka") {
         Some("confluent-kafka")
@@ -40,13 +50,17 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     declarations(&src, &mut st);
     calls(&src, &mut st);
     st.finish_routes();
+    asg.export(&t, &ExprRules::PYTHON, &mut st.facts);
     st.facts
 }
 
-/// The lexed file and its bracket pairs.
+/// The lexed file, its bracket pairs, and the shared token view with the file's assignments
+/// (what the expression evaluator reads topics and URLs with).
 struct Src<'a> {
-    lx: Lexed<'a>,
+    lx: &'a Lexed<'a>,
     br: Brackets,
+    t: &'a Tokens<'a, 'a>,
+    asg: &'a Assignments,
 }
 
 /// One logical statement: `code[start..end]`, its first and last line and its indentation.
@@ -108,10 +122,6 @@ struct State {
     mounts: HashMap<String, String>,
     /// Name → the class it was constructed from (`servicer = OrderServicer()`).
     instances: HashMap<String, String>,
-    /// Name → a plain string literal assigned to it.
-    strings: HashMap<String, String>,
-    /// Name → the HTTP path of the URL assigned to it.
-    urls: HashMap<String, String>,
     /// Offsets of stub constructions already recorded with their variable.
     bound_stubs: HashSet<usize>,
     routes: Vec<RawRoute>,
@@ -288,62 +298,35 @@ impl<'a> Src<'a> {
             .or_else(|| self.env_lookup(s, e).and_then(|(_, d)| d))
     }
 
-    /// A topic expression: a literal, an environment lookup, or a name reference.
-    fn topic(&self, st: &State, s: usize, e: usize) -> Option<Value> {
-        if let Some(v) = self.plain_string(s, e) {
-            return common::looks_like_topic(&v).then_some(Value::lit(v));
-        }
-        if let Some((var, default)) = self.env_lookup(s, e) {
-            return Some(Value::env(var, default));
-        }
-        let name = self.dotted(s, e)?;
-        let name = name.strip_suffix(".value").unwrap_or(name);
-        if matches!(name, "None" | "True" | "False") {
-            return None;
-        }
-        // A local name bound to a literal in this file; constants stay references so the
-        // graph can say which constant gave the topic.
-        let last = name.rsplit('.').next().unwrap_or(name);
-        if !common::is_upper_const(last)
-            && let Some(v) = st.strings.get(name)
-        {
-            return Some(Value::lit(v.clone()));
-        }
-        Some(Value::reference(name.to_string()))
+    /// The value of the expression at bytes `s..e`, read by the shared evaluator.
+    fn value(&self, s: usize, e: usize) -> Value {
+        let (a, b) = self.t.range_of(s, e);
+        eval(self.t, (a, b), &ExprRules::PYTHON, self.asg)
     }
 
-    /// The HTTP path of a URL expression: literals, f-strings, `+` concatenations, and names
-    /// bound to strings or URLs in this file.
-    fn url_path(&self, st: &State, s: usize, e: usize) -> Option<String> {
+    /// A topic expression: a literal that looks like a topic, or whatever the evaluator
+    /// reads (an environment lookup, a constant left to the graph, a run-time value).
+    fn topic(&self, _st: &State, s: usize, e: usize) -> Option<Value> {
         let (s, e) = self.trim(s, e);
-        if let Some(name) = self.dotted(s, e)
-            && let Some(p) = st.urls.get(name)
-        {
-            return Some(p.clone());
+        if s >= e {
+            return None;
         }
-        let mut owned: Vec<Option<String>> = Vec::new();
-        for (ps, pe) in common::split_top(self.code(), s, e, b'+', &self.br) {
-            let ps_lits = self.lx.strings_in(ps, pe);
-            match ps_lits.first() {
-                // A literal, possibly followed by `.format(…)` or `% x`.
-                Some(l) if l.start == ps => {
-                    let fstring = self.lx.text.as_bytes()[l.start..l.end]
-                        .iter()
-                        .take_while(|b| b.is_ascii_alphabetic())
-                        .any(|b| b | 0x20 == b'f');
-                    let value = l.value();
-                    if fstring {
-                        for piece in common::split_placeholders(&value, "{") {
-                            owned.push(piece.map(str::to_string));
-                        }
-                    } else {
-                        owned.push(Some(value.into_owned()));
-                    }
-                }
-                _ => owned.push(self.dotted(ps, pe).and_then(|n| st.strings.get(n)).cloned()),
-            }
+        let v = self.value(s, e);
+        match v.as_lit() {
+            Some(lit) => common::looks_like_topic(lit).then_some(v),
+            None => Some(v),
         }
-        common::http_path_from_parts(owned.iter().map(|p| p.as_deref()))
+    }
+
+    /// The URL of an HTTP call at `s..e`. `sure` when the receiver is an HTTP client by its
+    /// library (`requests`, `httpx`); otherwise the value must read like a URL.
+    fn url(&self, s: usize, e: usize, sure: bool) -> Option<Value> {
+        let (s, e) = self.trim(s, e);
+        if s >= e {
+            return None;
+        }
+        let v = self.value(s, e);
+        (sure || common::looks_like_url(&v)).then_some(v)
     }
 }
 
@@ -980,20 +963,12 @@ fn bind(src: &Src, st: &mut State, written: &str, s: usize, e: usize) {
     if name.is_empty() {
         return;
     }
-    if let Some(v) = src.plain_string(s, e) {
-        if let Some(p) = common::looks_like_http_path(&v)
-            .then(|| common::http_path_of(&v))
-            .flatten()
-        {
-            st.urls.insert(name.to_string(), p);
-        }
-        st.strings.entry(name.to_string()).or_insert(v);
+    // What a name holds as a string is the shared assignment tracker's; here only what
+    // it holds as a client.
+    if src.plain_string(s, e).is_some() {
         return;
     }
     let Some((callee, open, close)) = src.call(s, e) else {
-        if let Some(p) = src.url_path(st, s, e) {
-            st.urls.insert(name.to_string(), p);
-        }
         return;
     };
     let last = callee.rsplit('.').next().unwrap_or(callee);
@@ -1228,7 +1203,11 @@ fn calls(src: &Src, st: &mut State) {
 fn call_site(src: &Src, st: &mut State, chain: &Chain, callee: &str, open: usize, close: usize) {
     let line = src.line_of(open);
     // gRPC calls on a name bound to a stub: `self.stub.CreateOrder(req)`, `stub.GetOrder(r)`.
+    // Every stub method takes a request: a call without arguments (`resp.GetOffers()` on a
+    // response) is a getter, never an RPC.
+    let has_args = src.code()[open + 1..close].trim() != "";
     if !st.stubs.is_empty()
+        && has_args
         && let Some(key) = chain.key()
         && !key.contains('.')
         && let Some(svc) = stub_of(st, chain.text, line)
@@ -1322,6 +1301,48 @@ fn call_site(src: &Src, st: &mut State, chain: &Chain, callee: &str, open: usize
                 push_topics(src, st, EventRole::Producer, via, s, e);
             }
         }
+        // AMQP (pika, kombu, aio-pika): `basic_publish(exchange=…, routing_key=…)` sends to
+        // the routing key (the exchange when the key is empty); `basic_consume(queue=…)`
+        // consumes the queue.
+        "basic_publish" => {
+            let args = src.args(open, close);
+            let key = args
+                .kw("routing_key")
+                .or_else(|| args.positional.get(1).copied());
+            let exchange = args
+                .kw("exchange")
+                .or_else(|| args.positional.first().copied());
+            let pick = match key {
+                Some((s, e)) if src.value(s, e).as_lit() != Some("") => Some((s, e)),
+                _ => exchange,
+            };
+            if let Some((s, e)) = pick
+                && let Some(topic) = src.topic(st, s, e)
+            {
+                // One topic per call: the site is the call's line.
+                st.facts.events.push(EventFact {
+                    role: EventRole::Producer,
+                    topic,
+                    via: "amqp".into(),
+                    line,
+                });
+            }
+        }
+        "basic_consume" => {
+            let args = src.args(open, close);
+            if let Some((s, e)) = args
+                .kw("queue")
+                .or_else(|| args.positional.first().copied())
+                && let Some(topic) = src.topic(st, s, e)
+            {
+                st.facts.events.push(EventFact {
+                    role: EventRole::Consumer,
+                    topic,
+                    via: "amqp".into(),
+                    line,
+                });
+            }
+        }
         "include_router" | "register_blueprint" => {
             let args = src.args(open, close);
             let prefix = args
@@ -1405,14 +1426,14 @@ fn call_site(src: &Src, st: &mut State, chain: &Chain, callee: &str, open: usize
                     args.positional.first().copied().or_else(|| args.kw("url")),
                 ),
             };
+            let sure = matches!(
+                chain.root(),
+                "requests" | "httpx" | "aiohttp" | "urllib3" | "urllib"
+            );
             if let Some((s, e)) = url
-                && let Some(path) = src.url_path(st, s, e)
+                && let Some(url) = src.url(s, e, sure)
             {
-                st.facts.http.push(HttpFact::Call {
-                    method,
-                    url: Value::lit(path),
-                    line,
-                });
+                st.facts.http.push(HttpFact::Call { method, url, line });
             }
         }
         _ => {}
@@ -1531,6 +1552,7 @@ fn join_path(prefix: &str, path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::facts::Part;
 
     fn sym<'f>(f: &'f FileFacts, name: &str) -> &'f Symbol {
         f.symbols
@@ -1713,6 +1735,10 @@ class Settings:
                 ("Topics.ORDER_CREATED", "order.created"),
                 ("Topics.order_paid", "order.paid"),
                 ("Settings.TOPIC", "settings.topic"),
+                // From the shared tracker: every module-level name is a binding, an env var
+                // without a default too (the graph reports it as unknown).
+                ("NO_DEFAULT", "?"),
+                ("timeout", "30"),
             ]
         );
         assert_eq!(sym(&f, "NO_DEFAULT").kind, SymbolKind::Constant);
@@ -1914,6 +1940,22 @@ cache.send("not.kafka")
                     11
                 ),
                 (Producer, env("RAW_TOPIC", None), "confluent-kafka", 12),
+                // Built from a run-time part: kept, so the graph lists the site as unresolved.
+                (
+                    Producer,
+                    Value {
+                        parts: vec![
+                            Part::Lit("orders.".into()),
+                            Part::Ref {
+                                name: "region".into(),
+                                default: None
+                            }
+                        ]
+                    },
+                    "confluent-kafka",
+                    13
+                ),
+                (Producer, Value::dynamic(), "confluent-kafka", 14),
                 (Consumer, lit("payments.done"), "confluent-kafka", 16),
                 (Consumer, reference("TOPIC"), "confluent-kafka", 16),
                 (Consumer, lit("chained"), "confluent-kafka", 17),
@@ -1957,9 +1999,59 @@ async def main():
                 (Consumer, lit("a.b"), "kafka-python", 2),
                 (Consumer, lit("c.d"), "kafka-python", 3),
                 (Producer, lit("e.f"), "kafka-python", 4),
-                (Producer, lit("local.topic"), "kafka-python", 7),
+                // A module-level name stays a reference: the graph resolves it (`constant topic`).
+                (Producer, reference("topic"), "kafka-python", 7),
             ]
         );
+    }
+
+    #[test]
+    fn getters_on_messages_are_not_rpc_calls() {
+        let src = "import grpc\nfrom offers_pb2_grpc import OffersStub\nstub = OffersStub(channel)\nresp = stub.GetOffers(req)\nstub.GetOffers()\n";
+        let f = extract("c.py", src);
+        let calls: Vec<u32> = f
+            .grpc
+            .iter()
+            .filter_map(|g| match g {
+                GrpcFact::Call { line, .. } => Some(*line),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(calls, vec![4]);
+    }
+
+    #[test]
+    fn amqp_publish_and_consume() {
+        let src = r#"import pika
+
+class Publisher:
+    EXCHANGE = 'robot-shop'
+    ROUTING_KEY = 'orders'
+
+    def publish(self, msg):
+        self._channel.basic_publish(exchange=self.EXCHANGE,
+                                    routing_key=self.ROUTING_KEY,
+                                    body=msg)
+        self._channel.basic_publish('audit', '', body=msg)
+
+channel.basic_consume(queue='orders', on_message_callback=cb)
+"#;
+        let f = extract("rabbitmq.py", src);
+        let got: Vec<(EventRole, String, u32)> = f
+            .events
+            .iter()
+            .map(|e| (e.role, e.topic.display(), e.line))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (EventRole::Producer, "orders".to_string(), 8),
+                // An empty routing key sends to the exchange.
+                (EventRole::Producer, "audit".to_string(), 11),
+                (EventRole::Consumer, "orders".to_string(), 13),
+            ]
+        );
+        assert!(f.events.iter().all(|e| e.via == "amqp"));
     }
 
     #[test]
@@ -2048,14 +2140,17 @@ async def acalls():
         assert_eq!(
             http_calls(&f),
             vec![
-                c(Some("GET"), "/orders/42", 6),
-                c(Some("POST"), "/orders/{}/pay", 7),
-                c(Some("DELETE"), "/orders/{}", 8),
+                c(Some("GET"), "http://orders:8080/orders/42", 6),
+                // Module-level names stay references for the graph; parameters are run-time.
+                c(Some("POST"), "{BASE_URL}/orders/{}/pay", 7),
+                c(Some("DELETE"), "{BASE_URL}/orders/{}", 8),
                 c(Some("PUT"), "/orders/{}", 9),
                 c(Some("GET"), "/carts/{}", 11),
-                c(Some("GET"), "/payments/{}", 13),
+                c(Some("GET"), "{BASE_URL}/payments/{}", 13),
+                // `requests` is HTTP whatever the URL; the graph lists it as unresolved.
+                c(Some("GET"), "orders", 16),
                 c(Some("PATCH"), "/orders/1", 20),
-                c(Some("GET"), "/async/{}", 21),
+                c(Some("GET"), "/async/1", 21),
             ]
         );
     }

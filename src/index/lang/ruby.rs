@@ -12,9 +12,13 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::bind::{Assignments, StmtStyle};
 use super::common::{self, Brackets};
+use super::tokens::{Rules, Tokens};
+use super::value::{ExprRules, eval, with_fallback};
 use crate::index::facts::{
-    Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Symbol, SymbolKind, Value,
+    Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Part, Symbol, SymbolKind,
+    Value,
 };
 use crate::index::lex::{self, Lexed, Syntax, ident_after, ident_before, is_ident_byte};
 
@@ -22,7 +26,14 @@ use crate::index::lex::{self, Lexed, Syntax, ident_after, ident_before, is_ident
 pub fn extract(path: &str, text: &str) -> FileFacts {
     let lx = lex::lex(Syntax::RUBY, text);
     let br = Brackets::new(&lx.code);
-    let src = Src { lx, br };
+    let t = Tokens::new(&lx, &Rules::SCRIPT);
+    let asg = Assignments::scan(&t, &StmtStyle::INDENT);
+    let src = Src {
+        lx: &lx,
+        br,
+        t: &t,
+        asg: &asg,
+    };
     let code = src.code();
     let mut st = State {
         rdkafka: code.contains("Rdkafka"),
@@ -32,12 +43,17 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
         ..State::default()
     };
     walk(&src, &mut st);
+    asg.export(&t, &ExprRules::RUBY, &mut st.facts);
     st.facts
 }
 
+/// The lexed file, its bracket pairs, and the shared token view with the file's assignments
+/// (what the expression evaluator reads topics, URLs and constants with).
 struct Src<'a> {
-    lx: Lexed<'a>,
+    lx: &'a Lexed<'a>,
     br: Brackets,
+    t: &'a Tokens<'a, 'a>,
+    asg: &'a Assignments,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -86,10 +102,6 @@ struct State {
     producers: HashMap<String, &'static str>,
     consumers: HashMap<String, &'static str>,
     http_clients: HashSet<String>,
-    /// Name → HTTP path of the URL/URI it holds.
-    urls: HashMap<String, String>,
-    /// Name → a string literal it holds.
-    strings: HashMap<String, String>,
 }
 
 /// Positional and keyword (`topic: x`, `:topic => x`) arguments of a call.
@@ -227,121 +239,80 @@ impl<'a> Src<'a> {
         args
     }
 
-    /// An environment lookup: `ENV["X"]`, `ENV.fetch("X")`, `ENV.fetch("X", "d")`,
-    /// `ENV.fetch("X") { "d" }`, `ENV["X"] || "d"`.
-    fn env_lookup(&self, s: usize, e: usize) -> Option<(String, Option<String>)> {
-        let (s, e) = self.trim(s, e);
-        let code = self.code();
-        let t = &code[s..e];
-        let (head_e, or_default) = match t.find("||") {
-            Some(p) => (s + p, self.plain_string(s + p + 2, e)),
-            None => (e, None),
-        };
-        let (s, he) = self.trim(s, head_e);
-        let head = &code[s..he];
-        if head.starts_with("ENV[") && head.ends_with(']') {
-            return Some((self.plain_string(s + 4, he - 1)?, or_default));
-        }
-        let rest = head.strip_prefix("ENV.fetch")?;
-        let open = s + 9 + (rest.len() - rest.trim_start().len());
-        let close = self
-            .br
-            .close_of(open)
-            .filter(|_| code.as_bytes()[open] == b'(')?;
-        let args = self.args(open + 1, close);
-        let var = args
-            .positional
-            .first()
-            .and_then(|&(a, z)| self.plain_string(a, z))?;
-        let mut default = args
-            .positional
-            .get(1)
-            .and_then(|&(a, z)| self.plain_string(a, z));
-        // `ENV.fetch("X") { "d" }`; anything else after the call (`.split(",")`) is not a
-        // plain lookup.
-        let mut end = close + 1;
-        if let Some((bo, b'{')) = lex::next_non_space(code, close + 1)
-            && bo < he
-            && let Some(bc) = self.br.close_of(bo)
-        {
-            if default.is_none() {
-                default = self.plain_string(bo + 1, bc);
-            }
-            end = bc + 1;
-        }
-        if !code[end..he].trim().is_empty() {
-            return None;
-        }
-        Some((var, default.or(or_default)))
-    }
-
-    fn const_value(&self, s: usize, e: usize) -> Option<String> {
-        self.plain_string(s, e)
-            .or_else(|| self.env_lookup(s, e).and_then(|(_, d)| d))
-    }
-
-    /// A topic: a string or symbol literal, an environment lookup, or a constant/variable
-    /// reference (`Topics::ORDER_CREATED` gives `Topics.ORDER_CREATED`).
-    fn topic(&self, st: &State, s: usize, e: usize) -> Option<Value> {
+    /// The value of the expression at bytes `s..e`, read by the shared evaluator. Ruby's own
+    /// literals come first: a symbol (`:orders`) is its name, a trailing `.freeze` changes
+    /// nothing, and the block of `ENV.fetch("X") { "d" }` is the lookup's default.
+    fn value(&self, s: usize, e: usize) -> Value {
+        let (s, mut e) = self.trim(s, e);
         if let Some(v) = self.plain_string(s, e) {
-            return common::looks_like_topic(&v).then_some(Value::lit(v));
+            return Value::lit(v);
         }
-        if let Some((var, default)) = self.env_lookup(s, e) {
-            return Some(Value::env(var, default));
+        if self.code()[s..e].ends_with(".freeze") {
+            e -= 7;
         }
-        let name = self.name(s, e)?;
-        if matches!(name, "nil" | "true" | "false" | "self") {
-            return None;
-        }
-        if !name.as_bytes()[0].is_ascii_uppercase()
-            && let Some(v) = st.strings.get(name)
+        let t = self.t;
+        let (a, b) = t.range_of(s, e);
+        if b > a + 1
+            && t.is_punct(b - 1, b'}')
+            && let Some(o) = t.open_of(b - 1)
+            && o > a
+            && t.is_punct(o - 1, b')')
         {
-            return Some(Value::lit(v.clone()));
+            let left = eval(t, (a, o), &ExprRules::RUBY, self.asg);
+            if let [Part::Env { .. }] = left.parts.as_slice() {
+                let right = eval(t, (o + 1, b - 1), &ExprRules::RUBY, self.asg);
+                return with_fallback(left, &right);
+            }
         }
-        Some(Value::reference(name.replace("::", ".")))
+        // `URI.join(base, "/orders")`: the pieces, joined.
+        if t.kw(a, "URI")
+            && t.is_punct(a + 1, b'.')
+            && t.kw(a + 2, "join")
+            && t.is_punct(a + 3, b'(')
+            && t.close(a + 3) == Some(b - 1)
+        {
+            let mut v = Value::default();
+            for (x, y) in t.args(a + 3) {
+                let mut piece = eval(t, (x, y), &ExprRules::RUBY, self.asg);
+                if let (Some(Part::Lit(prev)), Some(Part::Lit(next))) =
+                    (v.parts.last(), piece.parts.first_mut())
+                    && prev.ends_with('/')
+                    && next.starts_with('/')
+                {
+                    next.remove(0);
+                }
+                v.extend(piece);
+            }
+            return v;
+        }
+        eval(t, (a, b), &ExprRules::RUBY, self.asg)
     }
 
-    /// The HTTP path of a URL expression: a literal, an interpolated string, a `+`
-    /// concatenation, `URI(…)`/`URI.parse(…)`/`URI.join(…)`, or a name bound to one.
-    fn url_path(&self, st: &State, s: usize, e: usize) -> Option<String> {
+    /// A topic: a literal that looks like a topic name, or whatever the evaluator reads (an
+    /// environment lookup, a constant left to the graph — `Topics::ORDER_CREATED` gives
+    /// `Topics.ORDER_CREATED` — or a run-time value, kept so the site is listed as unresolved).
+    fn topic(&self, s: usize, e: usize) -> Option<Value> {
         let (s, e) = self.trim(s, e);
-        let code = self.code();
-        if let Some(name) = self.name(s, e) {
-            return st.urls.get(name).cloned();
+        if s >= e {
+            return None;
         }
-        for wrapper in ["URI.parse(", "URI.join(", "URI("] {
-            if code[s..e].starts_with(wrapper) && code.as_bytes()[e - 1] == b')' {
-                let open = s + wrapper.len() - 1;
-                if self.br.close_of(open) == Some(e - 1) {
-                    let args = self.args(open + 1, e - 1);
-                    return args
-                        .positional
-                        .iter()
-                        .rev()
-                        .find_map(|&(a, z)| self.url_path(st, a, z));
-                }
-            }
+        let v = self.value(s, e);
+        match v.as_lit() {
+            Some(lit) => common::looks_like_topic(lit).then_some(v),
+            None => Some(v),
         }
-        let mut parts: Vec<Option<String>> = Vec::new();
-        for (ps, pe) in common::split_top(code, s, e, b'+', &self.br) {
-            match self.literal(ps, pe) {
-                Some(l) => {
-                    let v = l.value();
-                    let interpolates = self.lx.text.as_bytes().get(l.start) == Some(&b'"');
-                    if interpolates {
-                        parts.extend(
-                            common::split_placeholders(&v, "#{")
-                                .into_iter()
-                                .map(|p| p.map(str::to_string)),
-                        );
-                    } else {
-                        parts.push(Some(v.into_owned()));
-                    }
-                }
-                None => parts.push(self.name(ps, pe).and_then(|n| st.strings.get(n)).cloned()),
-            }
+    }
+
+    /// The URL of an HTTP call at `s..e`. `sure` when the receiver is an HTTP client by its
+    /// library (`Net::HTTP`, `Faraday`, `HTTParty`); otherwise the value must read like a URL,
+    /// so `cache.get(key)` is not taken for a request.
+    fn url(&self, s: usize, e: usize, sure: bool) -> Option<Value> {
+        let (s, e) = self.trim(s, e);
+        if s >= e {
+            return None;
         }
-        common::http_path_from_parts(parts.iter().map(|p| p.as_deref()))
+        let v = self.value(s, e);
+        (sure || common::looks_like_url(&v)).then_some(v)
     }
 }
 
@@ -940,14 +911,15 @@ fn constant_stmt(src: &Src, st: &mut State, stmt: &Stmt, toks: &[(usize, usize)]
     };
     let container = container_name(st, ctx).map(str::to_string);
     let line = src.line_of(ns);
-    if let Some(v) = src.const_value(value_start, stmt.end) {
+    let value = src.value(value_start, stmt.end);
+    if !value.is_dynamic() {
         let qualified = match &container {
             Some(c) => format!("{}.{}", c.rsplit("::").next().unwrap_or(c), name),
             None => name.to_string(),
         };
         st.facts.bindings.push(Binding {
             name: qualified,
-            value: Value::lit(v),
+            value,
             line,
         });
     }
@@ -1074,24 +1046,23 @@ fn dsl_stmt(
             None
         }
         w if VERBS.contains(&w) => {
-            let path = first_string()?;
             let rails =
                 ctx.in_routes || args.kw("to").is_some() || code[args_s..args_e].contains("=>");
             if !(rails || has_do) {
                 // `get "/x"` outside routes: an HTTParty class method call.
                 if st.httparty
-                    && let Some(p) = common::looks_like_http_path(&path)
-                        .then(|| common::http_path_of(&path))
-                        .flatten()
+                    && let Some(&(a, z)) = args.positional.first()
+                    && let Some(url) = src.url(a, z, true)
                 {
                     st.facts.http.push(HttpFact::Call {
                         method: Some(w.to_ascii_uppercase()),
-                        url: Value::lit(p),
+                        url,
                         line: stmt.line,
                     });
                 }
                 return None;
             }
+            let path = first_string()?;
             let handler = route_handler(src, &args);
             st.facts.http.push(HttpFact::Route {
                 method: w.to_ascii_uppercase(),
@@ -1235,7 +1206,8 @@ fn join(prefix: &str, path: &str) -> String {
     }
 }
 
-/// `target = value` for a lowercase, `@ivar` or `self.x` target: records what it holds.
+/// `target = value` for a lowercase, `@ivar` or `self.x` target: records the client, stub,
+/// producer or consumer it holds (what it holds as a string is the shared tracker's).
 fn assignment(src: &Src, st: &mut State, stmt: &Stmt, ctx: Ctx) {
     let code = src.code();
     let b = code.as_bytes();
@@ -1263,14 +1235,7 @@ fn assignment(src: &Src, st: &mut State, stmt: &Stmt, ctx: Ctx) {
         return;
     }
     let key = target.strip_prefix("self.").unwrap_or(target);
-    if let Some(v) = src.plain_string(vs, ve) {
-        if let Some(p) = common::looks_like_http_path(&v)
-            .then(|| common::http_path_of(&v))
-            .flatten()
-        {
-            st.urls.insert(key.to_string(), p);
-        }
-        st.strings.entry(key.to_string()).or_insert(v);
+    if src.plain_string(vs, ve).is_some() {
         return;
     }
     let value = &code[vs..ve];
@@ -1340,11 +1305,7 @@ fn assignment(src: &Src, st: &mut State, stmt: &Stmt, ctx: Ctx) {
         {
             st.http_clients.insert(key.to_string());
         }
-        _ => {
-            if let Some(p) = src.url_path(st, vs, ve) {
-                st.urls.insert(key.to_string(), p);
-            }
-        }
+        _ => {}
     }
 }
 
@@ -1487,11 +1448,11 @@ fn call_token(src: &Src, st: &mut State, stmt: &Stmt, ts: usize, te: usize, ctx:
                 }
             } else if let Some(verb) = recv.strip_prefix("Net::HTTP::")
                 && let Some(&(a, z)) = args.positional.first()
-                && let Some(path) = src.url_path(st, a, z)
+                && let Some(url) = src.url(a, z, true)
             {
                 st.facts.http.push(HttpFact::Call {
                     method: Some(verb.to_ascii_uppercase()),
-                    url: Value::lit(path),
+                    url,
                     line,
                 });
             }
@@ -1550,20 +1511,23 @@ fn call_token(src: &Src, st: &mut State, stmt: &Stmt, ts: usize, te: usize, ctx:
         _ => {
             // HTTP verbs.
             let bare_httparty = chain.text.is_empty() && st.httparty && b.get(te) == Some(&b'(');
-            if !(bare_httparty || is_http_receiver(st, &chain)) {
+            let Some(sure) = bare_httparty
+                .then_some(true)
+                .or_else(|| http_receiver(st, &chain))
+            else {
                 return;
-            }
+            };
             let method = match name {
                 "get_response" => "GET",
                 "post_form" => "POST",
                 v => v,
             };
             if let Some(&(a, z)) = args.positional.first()
-                && let Some(path) = src.url_path(st, a, z)
+                && let Some(url) = src.url(a, z, sure)
             {
                 st.facts.http.push(HttpFact::Call {
                     method: Some(method.to_ascii_uppercase()),
-                    url: Value::lit(path),
+                    url,
                     line,
                 });
             }
@@ -1632,11 +1596,14 @@ fn is_assigned(code: &str, stmt: &Stmt, at: usize) -> bool {
     )
 }
 
-/// Whether a `.get(` receiver is an HTTP client.
-fn is_http_receiver(st: &State, chain: &Chain) -> bool {
+/// Whether a `.get(` receiver is an HTTP client: `Some(true)` when it is one by its library
+/// (`Net::HTTP`, `Faraday.new(…)`, a variable assigned one), `Some(false)` when only its name
+/// says so (`conn`, `client`, `http`, `session`: the URL must then read like one), `None`
+/// otherwise.
+fn http_receiver(st: &State, chain: &Chain) -> Option<bool> {
     let text = chain.text.trim_start_matches("::");
     if text.is_empty() {
-        return false;
+        return None;
     }
     if matches!(
         text,
@@ -1650,19 +1617,21 @@ fn is_http_receiver(st: &State, chain: &Chain) -> bool {
             | "HTTPX"
     ) || (text == "self.class" && st.httparty)
     {
-        return true;
+        return Some(true);
     }
     if let Some(ctor) = chain.ends_with_call {
-        return matches!(ctor, "new" | "persistent") && text.starts_with(['F', 'H', 'E', 'N']);
+        return (matches!(ctor, "new" | "persistent") && text.starts_with(['F', 'H', 'E', 'N']))
+            .then_some(true);
     }
     if st.http_clients.contains(chain.key()) {
-        return true;
+        return Some(true);
     }
     let last = chain.last().to_ascii_lowercase();
-    last.contains("conn")
+    (last.contains("conn")
         || last.contains("client")
         || last.contains("http")
-        || last.contains("session")
+        || last.contains("session"))
+    .then_some(false)
 }
 
 /// The service of the stub `name` holds: an `@ivar` anywhere in the file, a local within the
@@ -1677,7 +1646,7 @@ fn stub_of(st: &State, name: &str, ctx: Ctx) -> Option<String> {
 }
 
 fn push_event(src: &Src, st: &mut State, role: EventRole, via: &str, s: usize, e: usize) {
-    if let Some(topic) = src.topic(st, s, e) {
+    if let Some(topic) = src.topic(s, e) {
         st.facts.events.push(EventFact {
             role,
             topic,
@@ -1863,20 +1832,23 @@ end
 TOP = 'top.level'
 "#;
         let f = extract("topics.rb", src);
-        let consts: Vec<(&str, &str)> = f
+        let consts: Vec<(&str, Value)> = f
             .bindings
             .iter()
-            .map(|c| (c.name.as_str(), c.value.as_lit().unwrap_or("?")))
+            .map(|c| (c.name.as_str(), c.value.clone()))
             .collect();
+        let env = |v: &str, d: &str| Value::env(v, Some(d.to_string()));
         assert_eq!(
             consts,
             vec![
-                ("Topics.ORDER_CREATED", "orders.created"),
-                ("Topics.PAID", "orders_paid"),
-                ("Topics.DLQ", "orders.dlq"),
-                ("Topics.AUDIT", "audit"),
-                ("Topics.RAW", "raw.default"),
-                ("TOP", "top.level"),
+                ("Topics.ORDER_CREATED", lit("orders.created")),
+                ("Topics.PAID", lit("orders_paid")),
+                // Env lookups stay lookups with their defaults: the graph answers
+                // `env DLQ_TOPIC default` and resolves the text to the default.
+                ("Topics.DLQ", env("DLQ_TOPIC", "orders.dlq")),
+                ("Topics.AUDIT", env("AUDIT_TOPIC", "audit")),
+                ("Topics.RAW", env("RAW_TOPIC", "raw.default")),
+                ("TOP", lit("top.level")),
             ]
         );
         assert_eq!(sym(&f, "Point").kind, SymbolKind::Class);
@@ -2022,7 +1994,9 @@ end
                     "ruby-kafka",
                     13
                 ),
-                (Producer, Value::reference("TOPIC"), "ruby-kafka", 14),
+                // A constant of the enclosing class is read by the shared tracker (the graph
+                // could not resolve a bare `TOPIC` against the binding `Events.TOPIC`).
+                (Producer, lit("orders.created"), "ruby-kafka", 14),
                 (Consumer, lit("payments.done"), "ruby-kafka", 16),
                 (
                     Consumer,
@@ -2143,16 +2117,18 @@ end
 "##;
         let f = extract("checker.rb", src);
         let c = |m: &str, p: &str, l: u32| (Some(m.to_string()), p.to_string(), l);
+        // URLs are values as written: hosts and class constants are kept, `@ivars` and
+        // method calls are run-time parts, names the file cannot bind are left to the graph.
         assert_eq!(
             http_calls(&f),
             vec![
-                c("GET", "/stock/{}", 8),
-                c("GET", "/orders/{}", 10),
-                c("GET", "/prices/1", 11),
+                c("GET", "{}/stock/{sku}", 8),
+                c("GET", "http://orders/orders/{sku}", 10),
+                c("GET", "http://pricing/prices/1", 11),
                 c("POST", "/quotes", 13),
-                c("DELETE", "/carts/{}", 14),
-                c("PUT", "/orders/{}/status", 15),
-                c("GET", "/clients/{}", 17),
+                c("DELETE", "http://inventory:8000/carts/{sku}", 14),
+                c("PUT", "/orders/{sku}/status", 15),
+                c("GET", "/clients/{sku}", 17),
             ]
         );
     }
@@ -2167,6 +2143,124 @@ end
             vec![c("GET", "/orders/{}", 6), c("GET", "/orders", 10)]
         );
         assert!(routes(&f).is_empty());
+    }
+
+    const IDIOMS: &str = r##"require "net/http"
+require "faraday"
+require "kafka"
+
+BASE = ENV.fetch("ORDERS_URL", "http://orders:8080")
+TOPIC = ENV.fetch("T", "orders")
+PAYMENTS = ENV["PAYMENTS_URL"]
+
+class OrdersClient
+  def show(id)
+    Net::HTTP.get(URI("#{BASE}/orders/#{id}"))
+  end
+
+  def pay(base, id, key)
+    Net::HTTP.get(URI("#{base}/x"))
+    HTTParty.post("#{PAYMENTS}/payments", body: {})
+    Faraday.new(url: BASE).get("/health")
+    conn = Faraday.new(url: BASE)
+    conn.put("#{BASE}/orders/#{id}")
+    cache.get(id)
+    @cache_client.get(key)
+    HTTParty.get(base + "/" + id)
+    Net::HTTP.post_form(URI.join(BASE, "/refunds"), {})
+    uri = URI.join(BASE, "/refunds")
+    Net::HTTP.post_form(uri, {})
+  end
+
+  def publish(v, region)
+    producer = @kafka.producer
+    producer.produce(v, topic: ENV["ORDERS_TOPIC"])
+    producer.produce(v, topic: ENV.fetch("T", "orders"))
+    producer.produce(v, topic: TOPIC)
+    producer.produce(v, topic: "orders.#{region}")
+  end
+end
+"##;
+
+    #[test]
+    fn idioms_interpolation_env_and_clients() {
+        let f = extract("orders_client.rb", IDIOMS);
+        let c = |m: &str, p: &str, l: u32| (Some(m.to_string()), p.to_string(), l);
+        assert_eq!(
+            http_calls(&f),
+            vec![
+                // A module-level constant stays a reference for the graph; a parameter is a
+                // run-time part.
+                c("GET", "{BASE}/orders/{}", 11),
+                c("GET", "{}/x", 15),
+                c("POST", "{PAYMENTS}/payments", 16),
+                c("GET", "/health", 17),
+                c("PUT", "{BASE}/orders/{}", 19),
+                // `cache.get(id)` and `@cache_client.get(key)` are lookups, not requests.
+                // A base and `"/" + x` alone: a URL with no literal segment, which the graph
+                // never matches to a route.
+                c("GET", "{}/{}", 22),
+                c("POST", "{BASE}/refunds", 23),
+                // `URI.join(BASE, "/refunds")` through a variable: the shared join helper.
+                c("POST", "{BASE}/refunds", 25),
+            ]
+        );
+        use EventRole::*;
+        assert_eq!(
+            events(&f),
+            vec![
+                (Producer, Value::env("ORDERS_TOPIC", None), "ruby-kafka", 30),
+                (
+                    Producer,
+                    Value::env("T", Some("orders".into())),
+                    "ruby-kafka",
+                    31
+                ),
+                (Producer, Value::reference("TOPIC"), "ruby-kafka", 32),
+                // Built from a run-time part: kept, so the graph lists it as unresolved.
+                (
+                    Producer,
+                    Value {
+                        parts: vec![Part::Lit("orders.".into()), Part::Dynamic]
+                    },
+                    "ruby-kafka",
+                    33
+                ),
+            ]
+        );
+        let bound: Vec<(&str, String)> = f
+            .bindings
+            .iter()
+            .map(|b| (b.name.as_str(), b.value.display()))
+            .collect();
+        assert_eq!(
+            bound,
+            vec![
+                ("BASE", "{env ORDERS_URL}".to_string()),
+                ("TOPIC", "{env T}".to_string()),
+                ("PAYMENTS", "{env PAYMENTS_URL}".to_string()),
+            ]
+        );
+        assert_eq!(
+            f.bindings[0].value.env_default().as_deref(),
+            Some("http://orders:8080")
+        );
+    }
+
+    #[test]
+    fn idioms_truncated_and_non_ascii_never_panic() {
+        for end in (0..=IDIOMS.len()).filter(|&e| IDIOMS.is_char_boundary(e)) {
+            let _ = extract("x.rb", &IDIOMS[..end]);
+        }
+        let src = "BASÉ = ENV.fetch(\"ü\", \"é\")\nclass Ünï\n  def gét(ïd)\n    Net::HTTP.get(URI(\"#{BASÉ}/ördérs/#{ïd}\"))\n    HTTParty.get(\"#{é\n  end\nend\n";
+        for end in (0..=src.len()).filter(|&e| src.is_char_boundary(e)) {
+            let _ = extract("x.rb", &src[..end]);
+        }
+        let f = extract("x.rb", src);
+        assert!(matches!(
+            f.http.first(),
+            Some(HttpFact::Call { url, .. }) if url.display() == "{BASÉ}/ördérs/{}"
+        ));
     }
 
     #[test]

@@ -4,18 +4,20 @@
 //! routes and reqwest calls.
 //!
 //! One lex pass, then token scans: an item walk that keeps `impl`/`trait`/`mod` scopes on an
-//! explicit stack and skips function bodies whole; one pass recording `let` bindings and
-//! assignments (to trace a variable to its value); one pass for servers, clients, events and
-//! routes; one pass for calls on the client variables found.
+//! explicit stack and skips function bodies whole; the shared assignment tracker
+//! ([`Assignments`]) for what a `let` or a field holds; one pass for servers, clients, events
+//! and routes; one pass for calls on the client variables found. Topics, URLs and constants
+//! are read by the shared evaluator ([`eval`]).
 
 use std::collections::{HashMap, HashSet};
 
-use super::common::{
-    http_path_of, join_path, looks_like_http_path, looks_like_topic, strip_base_placeholder,
-};
-use super::tokens::{Rules, TokKind, Tokens};
+use super::bind::{Assign, Assignments, StmtStyle};
+use super::common::{join_path, looks_like_topic, looks_like_url};
+use super::tokens::{Rules, Tokens};
+use super::value::{ExprRules, eval};
 use crate::index::facts::{
-    Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Symbol, SymbolKind, Value,
+    Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Part, Symbol, SymbolKind,
+    Value,
 };
 use crate::index::lex::{Syntax, lex};
 
@@ -33,17 +35,17 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     let _ = path;
     let lexed = lex(Syntax::RUST, text);
     let t = Tokens::new(&lexed, &Rules::C_FAMILY);
+    let asg = Assignments::scan(&t, &StmtStyle::SEMICOLON);
     let code = lexed.code.as_str();
     let mut rs = Rs {
         t: &t,
+        asg: &asg,
         facts: FileFacts::default(),
         funcs: Vec::new(),
         structs: Vec::new(),
         impls: Vec::new(),
         server_names: HashSet::new(),
         client_names: HashSet::new(),
-        lets: Vec::new(),
-        lets_by_name: HashMap::new(),
         bindings: HashMap::new(),
         prefix_stack: Vec::new(),
         tonic: code.contains("tonic"),
@@ -54,14 +56,16 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     };
     rs.items();
     rs.servers_from_impls();
-    rs.collect_lets();
     rs.patterns();
     rs.calls();
     // Attribute routes are found by the item walk, the others by the pattern pass.
     crate::order::sort_by_key(&mut rs.facts.http, |h| match h {
         HttpFact::Route { line, .. } | HttpFact::Call { line, .. } => *line,
     });
-    rs.facts
+    let mut facts = rs.facts;
+    asg.export(&t, &ExprRules::RUST, &mut facts);
+    crate::order::sort_by_key(&mut facts.bindings, |b| b.line);
+    facts
 }
 
 /// A function item: its parameter group and body, for scoping.
@@ -97,16 +101,6 @@ struct ImplHeader<'a> {
     trait_path: Vec<&'a str>,
     self_type: Option<&'a str>,
     line: u32,
-}
-
-/// `let x = …;`, `x = …;` or `self.x = …;`.
-#[derive(Debug, Clone, Copy)]
-struct Let<'a> {
-    name: &'a str,
-    field: bool,
-    at: usize,
-    rhs: (usize, usize),
-    func: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,6 +139,8 @@ const CLIENT_PLUMBING: [&str; 12] = [
 
 struct Rs<'t, 'l, 'a> {
     t: &'t Tokens<'l, 'a>,
+    /// Every `let` and assignment of the file, for what a name holds at a use.
+    asg: &'t Assignments,
     facts: FileFacts,
     funcs: Vec<Func>,
     /// Struct bodies (`{` and `}` token indices), in order.
@@ -154,8 +150,6 @@ struct Rs<'t, 'l, 'a> {
     server_names: HashSet<String>,
     /// Names imported from a `*_client` module (`OrdersClient`).
     client_names: HashSet<String>,
-    lets: Vec<Let<'a>>,
-    lets_by_name: HashMap<&'a str, Vec<usize>>,
     bindings: HashMap<&'a str, Vec<(String, Scope)>>,
     /// Path prefixes of axum `.nest("/p", …)` and actix `web::scope("/p")`: (last token, prefix).
     prefix_stack: Vec<(usize, String)>,
@@ -164,7 +158,7 @@ struct Rs<'t, 'l, 'a> {
     http_client: bool,
 }
 
-impl<'a> Rs<'_, '_, 'a> {
+impl<'t, 'a> Rs<'t, '_, 'a> {
     // -----------------------------------------------------------------------------------------
     // Items
     // -----------------------------------------------------------------------------------------
@@ -726,7 +720,8 @@ impl<'a> Rs<'_, '_, 'a> {
             );
             let eq = (k..end).find(|&x| t.is_punct(x, b'=') && !t.is_punct(x + 1, b'>'));
             if let Some(eq) = eq
-                && let Some(value) = self.const_value((eq + 1, end))
+                && let value = self.value((eq + 1, end))
+                && !value.is_dynamic()
             {
                 let qualified = match item.frame {
                     Some(Frame {
@@ -738,22 +733,12 @@ impl<'a> Rs<'_, '_, 'a> {
                 };
                 self.facts.bindings.push(Binding {
                     name: qualified,
-                    value: Value::lit(value),
+                    value,
                     line,
                 });
             }
         }
         end + 1
-    }
-
-    /// A constant's literal value: a string, or the default of an environment lookup inside a
-    /// lazy initializer.
-    fn const_value(&self, (s, e): (usize, usize)) -> Option<String> {
-        let t = self.t;
-        if e == s + 1 && t.is_str(s) {
-            return t.str_value(s).map(|v| v.into_owned());
-        }
-        (s..e).find_map(|k| self.env_at(k)).and_then(|(_, d, _)| d)
     }
 
     /// The end of the statement at `k`: its `;` or the closer of the enclosing group.
@@ -934,85 +919,11 @@ impl<'a> Rs<'_, '_, 'a> {
         (at <= end).then_some(f)
     }
 
-    fn is_param(&self, f: usize, name: &str) -> bool {
-        let t = self.t;
-        self.funcs[f].params.is_some_and(|(o, c)| {
-            (o + 1..c.min(o + 512)).any(|k| t.is(k, name) && t.is_punct(k + 1, b':'))
-        })
-    }
-
-    fn collect_lets(&mut self) {
-        let t = self.t;
-        let n = t.len();
-        for k in 1..n {
-            if !t.is_punct(k, b'=')
-                || (t.joined(k) && (t.is_punct(k + 1, b'=') || t.is_punct(k + 1, b'>')))
-            {
-                continue;
-            }
-            if t.joined(k - 1)
-                && t.kind(k - 1) == Some(TokKind::Punct)
-                && b"=!<>+-*/%&|^".contains(&t.text(k - 1).as_bytes()[0])
-            {
-                continue;
-            }
-            // `let [mut] name [: Type] =`
-            let mut name_at = None;
-            let mut field = false;
-            if let Some(l) = (k.saturating_sub(16)..k).rev().find(|&x| t.is(x, "let")) {
-                let mut x = l + 1;
-                if t.is(x, "mut") {
-                    x += 1;
-                }
-                if t.ident(x).is_some()
-                    && (x + 1 == k || t.is_punct(x + 1, b':'))
-                    && !(l + 1..k).any(|y| t.is_punct(y, b';'))
-                {
-                    name_at = Some(x);
-                }
-            }
-            if name_at.is_none() && t.ident(k - 1).is_some() {
-                name_at = Some(k - 1);
-                field = k >= 2 && t.is_punct(k - 2, b'.');
-            }
-            let Some(name_at) = name_at else { continue };
-            let name = t.text(name_at);
-            let rhs = (k + 1, self.stmt_end(k + 1, n));
-            let func = self.enclosing_func(k);
-            self.lets_by_name
-                .entry(name)
-                .or_default()
-                .push(self.lets.len());
-            self.lets.push(Let {
-                name,
-                field,
-                at: k,
-                rhs,
-                func,
-            });
-        }
-    }
-
-    fn last_let(&self, name: &str, at: usize) -> Option<Let<'a>> {
-        let here = self.enclosing_func(at);
-        let list = self.lets_by_name.get(name)?;
-        let before = list.partition_point(|&l| self.lets[l].at < at);
-        list[..before]
-            .iter()
-            .rev()
-            .take(LOOKBACK)
-            .map(|&l| self.lets[l])
-            .find(|l| !l.field && (l.func.is_none() || l.func == here))
-    }
-
-    fn let_starting_at(&self, start: usize) -> Option<Let<'a>> {
-        let p = self.lets.partition_point(|l| l.at < start);
-        self.lets[..p]
-            .iter()
-            .rev()
-            .take(4)
-            .find(|l| l.rhs.0 == start)
-            .copied()
+    /// The assignment whose right-hand side starts at token `start` (`let c = X::connect(…)`).
+    fn assign_starting_at(&self, start: usize) -> Option<&'t Assign> {
+        let list = &self.asg.list;
+        let p = list.partition_point(|a| a.rhs.0 < start);
+        list.get(p).filter(|a| a.rhs.0 == start)
     }
 
     fn bind(&mut self, name: &'a str, service: &str, scope: Scope) {
@@ -1133,7 +1044,7 @@ impl<'a> Rs<'_, '_, 'a> {
         let is_type = |x: &str| x.starts_with(|c: char| c.is_ascii_uppercase());
         if j == e {
             if segs.len() == 1 && !is_type(last) && depth == 0 {
-                let l = self.last_let(last, at)?;
+                let l = self.asg.last(last, at)?;
                 return self.impl_of(l.rhs, l.at, 1);
             }
             return is_type(last).then_some(last);
@@ -1168,16 +1079,16 @@ impl<'a> Rs<'_, '_, 'a> {
         }
         let start = path_start(t, k);
         let mut var = None;
-        if let Some(l) = self.let_starting_at(start) {
-            let scope = if l.field {
+        if let Some(l) = self.assign_starting_at(start) {
+            let scope = if l.name.contains('.') {
                 Scope::Field
             } else {
-                match l.func {
+                match self.enclosing_func(l.at) {
                     Some(f) => Scope::Local(f, l.at),
                     None => Scope::Global,
                 }
             };
-            var = Some((l.name, scope));
+            var = Some((t.text(l.at), scope));
         } else if start >= 2
             && t.is_punct(start - 1, b':')
             && !t.is_punct(start - 2, b':')
@@ -1243,17 +1154,18 @@ impl<'a> Rs<'_, '_, 'a> {
                     .map(move |(svc, _)| (*n, svc.clone()))
             })
             .collect();
-        for l in self.lets.clone() {
+        let asg = self.asg;
+        for l in &asg.list {
             let (s, _) = l.rhs;
-            if l.field || !t.is(s, "self") || !t.is_punct(s + 1, b'.') {
+            if l.name.contains('.') || !t.is(s, "self") || !t.is_punct(s + 1, b'.') {
                 continue;
             }
             let Some(f) = t.ident(s + 2) else { continue };
             if let Some((_, svc)) = fields.iter().find(|(n, _)| *n == f)
-                && let Some(func) = l.func
+                && let Some(func) = self.enclosing_func(l.at)
             {
                 let svc = svc.clone();
-                self.bind(l.name, &svc, Scope::Local(func, l.at));
+                self.bind(t.text(l.at), &svc, Scope::Local(func, l.at));
             }
         }
         for k in 0..t.len() {
@@ -1316,7 +1228,7 @@ impl<'a> Rs<'_, '_, 'a> {
             return;
         }
         if let Some(&r) = t.args(j + 1).first()
-            && let Some(topic) = self.topic_expr(r, k, 0)
+            && let Some(topic) = self.topic_expr(r)
         {
             self.push_event(EventRole::Producer, topic, t.line(j));
         }
@@ -1351,13 +1263,13 @@ impl<'a> Rs<'_, '_, 'a> {
             return t
                 .args(open)
                 .into_iter()
-                .filter_map(|r| self.topic_expr(r, at, depth).map(|x| (x, t.line(r.0))))
+                .filter_map(|r| self.topic_expr(r).map(|x| (x, t.line(r.0))))
                 .collect();
         }
         if e == s + 1
             && depth == 0
             && let Some(name) = t.ident(s)
-            && let Some(l) = self.last_let(name, at)
+            && let Some(l) = self.asg.last(name, at)
         {
             let (rs, re) = l.rhs;
             let mut rs2 = rs;
@@ -1368,21 +1280,21 @@ impl<'a> Rs<'_, '_, 'a> {
                 return self.topic_list((rs, re), l.at, 1);
             }
         }
-        self.topic_expr((s, e), at, depth)
+        self.topic_expr((s, e))
             .map(|x| vec![(x, t.line(s))])
             .unwrap_or_default()
     }
 
-    /// How a topic is written: a literal, an environment lookup, a constant path
-    /// (`ORDERS`, `topics::ORDERS` → `topics.ORDERS`), or a local traced to its value.
-    fn topic_expr(&self, (s, e): (usize, usize), at: usize, depth: u8) -> Option<Value> {
+    /// `s..e` without what does not change a string's value: leading `&` and `mut`, trailing
+    /// `.as_str()`, `.to_string()`, `.clone()`, `.into()`; and the closure body of a lazy
+    /// initializer (`Lazy::new(|| …)`, `LazyLock::new(|| { … })`).
+    fn peel(&self, (s, e): (usize, usize)) -> (usize, usize) {
         let t = self.t;
         let mut s = s;
-        while t.is_punct(s, b'&') || t.is(s, "mut") {
+        while t.is_punct(s, b'&') || t.kw(s, "mut") {
             s += 1;
         }
-        let mut e = e;
-        // Trailing conversions: `.as_str()`, `.to_string()`, `.clone()`, `.into()`.
+        let mut e = e.min(t.len());
         while e >= s + 4
             && t.is_punct(e - 4, b'.')
             && matches!(
@@ -1394,106 +1306,84 @@ impl<'a> Rs<'_, '_, 'a> {
         {
             e -= 4;
         }
+        // `Lazy::new(|| expr)`: the path, `::new`, the call spanning the rest.
+        let lazy = (s..e.min(s + 16))
+            .find(|&k| t.kw(k, "Lazy") || t.kw(k, "LazyLock") || t.kw(k, "LazyCell"))
+            .filter(|&k| t.op2(k + 1, b"::") && t.kw(k + 3, "new") && t.is_punct(k + 4, b'('))
+            .map(|k| k + 4)
+            .filter(|&open| t.close(open) == Some(e - 1));
+        if let Some(open) = lazy {
+            let mut a = open + 1;
+            if t.kw(a, "move") {
+                a += 1;
+            }
+            if t.is_punct(a, b'|') && t.is_punct(a + 1, b'|') {
+                a += 2;
+                let b = e - 1;
+                // A block body whose value is its last expression.
+                if t.is_punct(a, b'{') && t.close(a) == Some(b - 1) {
+                    let last = (a + 1..b - 1)
+                        .rev()
+                        .find(|&k| t.is_punct(k, b';'))
+                        .map_or(a + 1, |k| k + 1);
+                    return (last, b - 1);
+                }
+                return (a, b);
+            }
+        }
+        (s, e)
+    }
+
+    /// The value of the expression in `r`, read by the shared evaluator; path prefixes that
+    /// only say where a name lives (`crate::`, `super::`, `Self::`) are dropped from names.
+    fn value(&self, r: (usize, usize)) -> Value {
+        let (s, e) = self.peel(r);
+        if s >= e {
+            return Value::dynamic();
+        }
+        let mut v = eval(self.t, (s, e), &ExprRules::RUST, self.asg);
+        for p in &mut v.parts {
+            if let Part::Ref { name, .. } = p {
+                let mut bare = name.as_str();
+                while let Some(rest) = ["crate.", "super.", "Self."]
+                    .iter()
+                    .find_map(|pre| bare.strip_prefix(pre))
+                {
+                    bare = rest;
+                }
+                if bare.len() < name.len() && !bare.is_empty() {
+                    *name = bare.to_string();
+                }
+            }
+        }
+        v
+    }
+
+    /// A topic argument: a literal that looks like a topic name, or whatever the evaluator
+    /// reads (an environment lookup with its default, a constant left to the graph —
+    /// `topics::ORDERS` gives `topics.ORDERS` — or a run-time value, kept so the graph lists
+    /// the site as unresolved).
+    fn topic_expr(&self, r: (usize, usize)) -> Option<Value> {
+        let (s, e) = self.peel(r);
         if s >= e {
             return None;
         }
-        if e == s + 1 && t.is_str(s) {
-            let v = t.str_value(s)?;
-            return looks_like_topic(&v).then(|| Value::lit(v.into_owned()));
+        let v = self.value((s, e));
+        match v.as_lit() {
+            Some(lit) => looks_like_topic(lit).then_some(v),
+            None => Some(v),
         }
-        if let Some((var, default, end)) = self.env_at(s)
-            && end >= e
-        {
-            return Some(Value::env(var, default));
-        }
-        // A path: `NAME`, `topics::NAME`, `Self::NAME`, `crate::topics::NAME`.
-        let mut segs = Vec::new();
-        let mut j = s;
-        while let Some(id) = t.ident(j) {
-            segs.push(id);
-            j += 1;
-            if t.op2(j, b"::") {
-                j += 2;
-            } else {
-                break;
-            }
-        }
-        if j != e || segs.is_empty() {
-            return None;
-        }
-        if segs.len() == 1 {
-            let name = segs[0];
-            if matches!(name, "self" | "true" | "false") {
-                return None;
-            }
-            if let Some(l) = self.last_let(name, at) {
-                if l.func.is_none() {
-                    return Some(Value::reference(name.to_string()));
-                }
-                return if depth == 0 {
-                    self.topic_expr(l.rhs, l.at, 1)
-                } else {
-                    None
-                };
-            }
-            if let Some(f) = self.enclosing_func(at)
-                && self.is_param(f, name)
-            {
-                return None;
-            }
-        }
-        let segs: Vec<&str> = segs
-            .into_iter()
-            .skip_while(|s| matches!(*s, "crate" | "self" | "super" | "Self"))
-            .collect();
-        (!segs.is_empty()).then(|| Value::reference(segs.join(".")))
     }
 
-    /// An environment lookup starting at `k`: `std::env::var("X")` / `env::var("X")` /
-    /// `dotenvy::var("X")`, with its default when followed by `.unwrap_or("d".to_string())`,
-    /// `.unwrap_or_else(|_| "d".into())` and the like. Returns the variable, the default and
-    /// the index after the whole expression.
-    fn env_at(&self, k: usize) -> Option<(String, Option<String>, usize)> {
-        let t = self.t;
-        let k = if t.is(k, "std") && t.op2(k + 1, b"::") {
-            k + 3
-        } else {
-            k
-        };
-        if !t.is(k, "env") && !t.is(k, "dotenv") && !t.is(k, "dotenvy") {
+    /// The URL argument of an HTTP call. `sure` when the call is HTTP whatever its argument
+    /// (`reqwest::get`); otherwise it must read like a URL, so `map.get(key)` is no request.
+    fn url(&self, r: (usize, usize), sure: bool) -> Option<Value> {
+        let (s, e) = self.peel(r);
+        if s >= e {
             return None;
         }
-        if !t.op2(k + 1, b"::")
-            || !t.is(k + 3, "var")
-            || !t.is_punct(k + 4, b'(')
-            || !t.is_str(k + 5)
-        {
-            return None;
-        }
-        let var = t.str_value(k + 5)?.into_owned();
-        let mut j = t.skip_group(k + 4);
-        let mut default = None;
-        // Follow the method chain: `.ok()`, `.unwrap_or(…)`, `.unwrap_or_else(…)`, `?`.
-        for _ in 0..4 {
-            if t.is_punct(j, b'?') {
-                j += 1;
-                continue;
-            }
-            if !t.is_punct(j, b'.') || !t.is_punct(j + 2, b'(') {
-                break;
-            }
-            let Some(m) = t.ident(j + 1) else { break };
-            let open = j + 2;
-            if matches!(m, "unwrap_or" | "unwrap_or_else" | "or_else" | "or") {
-                let close = t.close(open).unwrap_or(t.len());
-                default = (open + 1..close)
-                    .find(|&x| t.is_str(x))
-                    .and_then(|x| t.str_value(x))
-                    .map(|v| v.into_owned());
-            }
-            j = t.skip_group(open);
-        }
-        Some((var, default, j))
+        let v = self.value((s, e));
+        (sure || looks_like_url(&v)).then_some(v)
     }
 
     /// axum `.route("/p", get(h).post(h2))` and actix `.route("/p", web::get().to(h))`.
@@ -1665,13 +1555,13 @@ impl<'a> Rs<'_, '_, 'a> {
             && t.op2(k - 2, b"::")
             && t.ident(k - 3)
                 .is_some_and(|c| matches!(c, "reqwest" | "ureq" | "surf" | "isahc"));
-        let (method, url) = match id {
+        let (method, url, sure) = match id {
             "get" | "post" | "put" | "delete" | "patch" | "head" if method_call || free_fn => {
                 let args = t.args(k + 1);
                 if args.len() != 1 {
                     return;
                 }
-                (Some(id.to_ascii_uppercase()), args[0])
+                (Some(id.to_ascii_uppercase()), args[0], free_fn)
             }
             "request" if method_call => {
                 let args = t.args(k + 1);
@@ -1680,45 +1570,19 @@ impl<'a> Rs<'_, '_, 'a> {
                     .rev()
                     .find_map(|x| t.ident(x))
                     .map(str::to_ascii_uppercase);
-                (m, url)
+                // `Method::PUT` (or `reqwest::Method::PUT`) says it is HTTP.
+                let sure = (ms..me).any(|x| t.kw(x, "Method"));
+                (m, url, sure)
             }
             _ => return,
         };
-        if let Some(path) = self.url_path(url, k, 0) {
+        if let Some(url) = self.url(url, sure) {
             self.facts.http.push(HttpFact::Call {
                 method,
-                url: Value::lit(path),
+                url,
                 line: t.line(k),
             });
         }
-    }
-
-    /// The path literal of a URL expression (`format!("{}/orders/{}", base, id)`,
-    /// `"http://orders/x"`, `&url`, a local bound to one).
-    fn url_path(&self, (s, e): (usize, usize), at: usize, depth: u8) -> Option<String> {
-        let t = self.t;
-        for x in s..e {
-            if t.is_str(x)
-                && let Some(v) = t.str_value(x)
-            {
-                let v = strip_base_placeholder(&v);
-                if looks_like_http_path(v) {
-                    return http_path_of(v);
-                }
-            }
-        }
-        let mut s = s;
-        while t.is_punct(s, b'&') {
-            s += 1;
-        }
-        if e == s + 1
-            && depth == 0
-            && let Some(name) = t.ident(s)
-            && let Some(l) = self.last_let(name, at)
-        {
-            return self.url_path(l.rhs, l.at, 1);
-        }
-        None
     }
 }
 
@@ -1797,12 +1661,12 @@ mod tests {
             .collect()
     }
 
-    fn http_calls(f: &FileFacts) -> Vec<(Option<&str>, &str, u32)> {
+    fn http_calls(f: &FileFacts) -> Vec<(Option<&str>, String, u32)> {
         f.http
             .iter()
             .filter_map(|h| match h {
                 HttpFact::Call { method, url, line } => {
-                    Some((method.as_deref(), url.as_lit().unwrap_or("?"), *line))
+                    Some((method.as_deref(), url.display(), *line))
                 }
                 HttpFact::Route { .. } => None,
             })
@@ -1961,20 +1825,26 @@ impl Topics {
     pub const SHIPPED: &'static str = "orders.shipped";
 }
 const _: () = ();
+static AUDIT: LazyLock<String> = LazyLock::new(|| { std::env::var("AUDIT").unwrap_or("audit".into()) });
 "##;
         let f = extract("src/topics.rs", src);
-        let consts: Vec<(&str, &str, u32)> = f
+        let consts: Vec<(&str, Value, u32)> = f
             .bindings
             .iter()
-            .map(|c| (c.name.as_str(), c.value.as_lit().unwrap_or("?"), c.line))
+            .map(|c| (c.name.as_str(), c.value.clone(), c.line))
             .collect();
         assert_eq!(
             consts,
             vec![
-                ("ORDERS_TOPIC", "orders.created", 2),
-                ("RAW", "raw.topic", 3),
-                ("PAYMENTS", "payments.done", 5),
-                ("Topics.SHIPPED", "orders.shipped", 10),
+                ("ORDERS_TOPIC", lit("orders.created"), 2),
+                ("RAW", lit("raw.topic"), 3),
+                // Every constant with a value the evaluator reads is a binding, numbers too.
+                ("COUNTER", lit("0"), 4),
+                // The lazy initializer's env lookup stays a lookup with its default: the
+                // graph answers `env PAYMENTS_TOPIC default`.
+                ("PAYMENTS", env("PAYMENTS_TOPIC", Some("payments.done")), 5),
+                ("Topics.SHIPPED", lit("orders.shipped"), 10),
+                ("AUDIT", env("AUDIT", Some("audit")), 13),
             ]
         );
         assert_eq!(sym(&f, "COUNTER").kind, SymbolKind::Constant);
@@ -2171,9 +2041,14 @@ fn consume(c: &StreamConsumer) {
                 (Producer, reference("ORDERS"), 7),
                 (Producer, reference("topics.SHIPPED"), 8),
                 (Producer, reference("REFUNDS"), 9),
+                // A parameter: a run-time topic, kept so the graph lists the site as
+                // unresolved.
+                (Producer, Value::dynamic(), 10),
                 (Producer, env("T1", Some("t1.default")), 12),
                 (Producer, env("T2", Some("t2.default")), 14),
                 (Producer, env("T3", None), 16),
+                // `format!` with literal arguments is a literal.
+                (Producer, lit("x-1"), 17),
                 (Consumer, lit("payments.done"), 21),
                 (Consumer, reference("ORDERS"), 21),
                 (Consumer, lit("stock.changed"), 22),
@@ -2258,17 +2133,99 @@ async fn call(client: &Client, base: &str, id: u64) {
 }
 "#;
         let f = extract("src/client.rs", src);
+        let c = |m: &'static str, u: &str, l: u32| (Some(m), u.to_string(), l);
+        // URLs are values as written: parameters are run-time parts, hosts are kept.
         assert_eq!(
             http_calls(&f),
             vec![
-                (Some("GET"), "/orders/{}", 4),
-                (Some("POST"), "/payments", 6),
-                (Some("GET"), "/stock/items", 7),
-                (Some("PUT"), "/carts/{}", 8),
+                c("GET", "{}/orders/{}", 4),
+                // A parameter captured by `format!("{base}…")` is a run-time part too.
+                c("POST", "{}/payments", 6),
+                c("GET", "http://inventory:8080/stock/items", 7),
+                c("PUT", "{}/carts/{}", 8),
             ]
         );
         let plain = extract("src/x.rs", "fn f(m: HashMap) { m.get(\"/orders\"); }");
         assert!(plain.http.is_empty());
+    }
+
+    const IDIOMS: &str = r#"use reqwest::Client;
+
+const BASE: &str = "http://shipping:8080";
+static TOPIC: Lazy<String> = Lazy::new(|| std::env::var("T").unwrap_or_else(|_| "t".into()));
+
+impl Quotes {
+    async fn estimate(&self, base: &str, id: u64, key: &str) {
+        self.client.get(format!("{}/estimate", base)).send().await;
+        self.client.get(format!("{BASE}/x/{id}")).send().await;
+        let url = format!("{}/quotes/{}", BASE, id);
+        self.client.post(url).send().await;
+        let cart = std::env::var("CART_URL").unwrap_or_else(|_| "http://cart:8080".into());
+        self.client.delete(format!("{cart}/items")).send().await;
+        self.client.get(base.to_string() + "/" + &id.to_string()).send().await;
+        self.cache.get(key);
+        self.cache.get(&format!("k-{}", id));
+        map.get("orders");
+        producer.send(FutureRecord::to(&TOPIC), t);
+    }
+}
+"#;
+
+    #[test]
+    fn idioms_format_env_and_reqwest() {
+        let src = format!("use rdkafka::producer::FutureRecord;\n{IDIOMS}");
+        let f = extract("src/quotes.rs", &src);
+        let c = |m: &'static str, u: &str, l: u32| (Some(m), u.to_string(), l);
+        assert_eq!(
+            http_calls(&f),
+            vec![
+                c("GET", "{}/estimate", 9),
+                // A module-level constant stays a reference for the graph.
+                c("GET", "{BASE}/x/{}", 10),
+                c("POST", "{BASE}/quotes/{}", 12),
+                c("DELETE", "{env CART_URL}/items", 14),
+                // `base + "/" + id`: no literal segment, which the graph never matches to a
+                // route. `self.cache.get(key)`, a `format!` key and `map.get` are not requests.
+                c("GET", "{}/{}", 15),
+            ]
+        );
+        let cart = f.http.iter().find_map(|h| match h {
+            HttpFact::Call { url, line: 14, .. } => Some(url.clone()),
+            _ => None,
+        });
+        assert!(matches!(
+            cart.as_ref().map(|u| u.parts.as_slice()),
+            Some([Part::Env { var, default: Some(d) }, Part::Lit(_)])
+                if var == "CART_URL" && d == "http://cart:8080"
+        ));
+        assert_eq!(
+            events(&f),
+            vec![(EventRole::Producer, reference("TOPIC"), 19)]
+        );
+        let topic = f
+            .bindings
+            .iter()
+            .find(|b| b.name == "TOPIC")
+            .map(|b| &b.value);
+        assert_eq!(topic, Some(&env("T", Some("t"))));
+    }
+
+    #[test]
+    fn idioms_truncated_and_non_ascii_never_panic() {
+        for end in (0..=IDIOMS.len()).filter(|&e| IDIOMS.is_char_boundary(e)) {
+            let _ = extract("x.rs", &IDIOMS[..end]);
+        }
+        let src = "use reqwest;\nconst BASÉ: &str = \"http://ü\";\nfn gét(ïd: u64) { reqwest::get(format!(\"{BASÉ}/ördérs/{ïd}\")); reqwest::get(format!(\"{é\")); }\n";
+        for end in (0..=src.len()).filter(|&e| src.is_char_boundary(e)) {
+            let _ = extract("x.rs", &src[..end]);
+        }
+        let f = extract("x.rs", src);
+        // The evaluator reads only ASCII names inside a format string: the non-ASCII one is a
+        // run-time part, the literal path is kept.
+        assert_eq!(
+            http_calls(&f).first(),
+            Some(&(Some("GET"), "{}/ördérs/{}".to_string(), 3))
+        );
     }
 
     #[test]

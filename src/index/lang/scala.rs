@@ -947,6 +947,12 @@ def topLevel(x: Int): Int = x + 1
             vec![
                 ("Topics.OrderCreated", "orders.created"),
                 ("Topics.OrderPaid", "orders.paid"),
+                // From the shared tracker: every top-level val is a binding; an interpolated
+                // or computed one holds names the graph resolves or reports.
+                ("Topics.interpolated", "?"),
+                ("Service.Key", "?"),
+                ("hex", "?"),
+                ("answer", "42"),
             ]
         );
     }

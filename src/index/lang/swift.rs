@@ -9,10 +9,12 @@
 //! declaration keyword is skipped (groups whole). Regions sit on an explicit stack, so nesting
 //! never recurses.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
-use super::common::{http_path_of, looks_like_http_path};
+use super::bind::{Assignments, StmtStyle};
+use super::common::looks_like_url;
 use super::tokens::{Rules, Tokens};
+use super::value::{ExprRules, eval};
 use crate::index::facts::{Binding, FileFacts, GrpcFact, HttpFact, Import, SymbolKind, Value};
 use crate::index::lex::{Syntax, lex};
 
@@ -21,15 +23,19 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     let _ = path;
     let lx = lex(Syntax::SWIFT, text);
     let toks = Tokens::new(&lx, &Rules::SWIFT);
+    let asg = Assignments::scan(&toks, &StmtStyle::NEWLINE);
     let mut ex = Ex {
         t: &toks,
+        asg: &asg,
         facts: FileFacts::default(),
         clients: HashMap::new(),
+        url_sites: HashSet::new(),
     };
     ex.bindings();
     ex.declarations();
     ex.uses();
     let mut facts = ex.facts;
+    asg.export(&toks, &ExprRules::SWIFT, &mut facts);
     crate::order::sort_by_key(&mut facts.symbols, |s| s.line);
     crate::order::sort_by_key(&mut facts.bindings, |c| c.line);
     crate::order::sort_by_key(&mut facts.grpc, |g| match g {
@@ -83,48 +89,6 @@ fn generated_service(ty: &str, suffixes: &[&str]) -> Option<String> {
 const PROVIDER_SUFFIXES: [&str; 2] = ["AsyncProvider", "Provider"];
 const CLIENT_SUFFIXES: [&str; 4] = ["AsyncClient", "NIOClient", "ClientProtocol", "Client"];
 
-/// A Swift string with its interpolations (`\(x)`) turned into `{}` placeholders, so
-/// `"\(base)/orders/\(id)"` reads as `{}/orders/{}`.
-fn placeholders(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(i) = rest.find("\\(") {
-        out.push_str(&rest[..i]);
-        let after = &rest[i + 2..];
-        let mut depth = 1usize;
-        let mut end = None;
-        for (k, c) in after.char_indices() {
-            match c {
-                '(' => depth += 1,
-                ')' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        end = Some(k);
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-        out.push_str("{}");
-        match end {
-            Some(k) => rest = &after[k + 1..],
-            None => return out,
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-/// The HTTP path of a URL literal: a leading interpolated base (`\(base)/orders`) is dropped.
-fn url_path(raw: &str) -> Option<String> {
-    let s = placeholders(raw);
-    let rest = s.strip_prefix("{}").unwrap_or(&s);
-    looks_like_http_path(rest)
-        .then(|| http_path_of(rest))
-        .flatten()
-}
-
 /// A declaration region still to scan.
 struct Region {
     a: usize,
@@ -137,9 +101,13 @@ struct Region {
 
 struct Ex<'t, 'l, 'a> {
     t: &'t Tokens<'l, 'a>,
+    /// Every `let`/`var` and assignment of the file, for what a name holds at a use.
+    asg: &'t Assignments,
     facts: FileFacts,
     /// Variables and properties holding a gRPC client → its service.
     clients: HashMap<&'t str, String>,
+    /// `(` of the `URL(string:)` calls already recorded as the URL of an enclosing request.
+    url_sites: HashSet<usize>,
 }
 
 impl<'t> Ex<'t, '_, '_> {
@@ -187,6 +155,48 @@ impl<'t> Ex<'t, '_, '_> {
             j = nj;
         }
         b
+    }
+
+    /// `r` without what does not change a string's value: an argument label (`string: x`), a
+    /// force unwrap, and `URL(string: x)` around it.
+    fn peel(&self, (s, e): (usize, usize)) -> (usize, usize) {
+        let t = self.t;
+        let (mut s, mut e) = (s, e.min(t.len()));
+        while e > s && t.punct(e - 1) == b'!' {
+            e -= 1;
+        }
+        if t.ident(s).is_some() && t.punct(s + 1) == b':' {
+            s += 2;
+        }
+        if (t.kw(s, "URL") || t.kw(s, "URLComponents"))
+            && t.punct(s + 1) == b'('
+            && t.close(s + 1) == Some(e.saturating_sub(1))
+            && t.kw(s + 2, "string")
+            && t.punct(s + 3) == b':'
+        {
+            return (s + 4, e - 1);
+        }
+        (s, e)
+    }
+
+    /// The value of the expression in `r`, read by the shared evaluator.
+    fn value(&self, r: (usize, usize)) -> Value {
+        let (s, e) = self.peel(r);
+        if s >= e {
+            return Value::dynamic();
+        }
+        eval(self.t, (s, e), &ExprRules::SWIFT, self.asg)
+    }
+
+    /// The URL argument of a request. `sure` when the call is HTTP whatever its argument
+    /// (Alamofire); otherwise it must read like a URL.
+    fn url(&self, r: (usize, usize), sure: bool) -> Option<Value> {
+        let (s, e) = self.peel(r);
+        if s >= e {
+            return None;
+        }
+        let v = self.value((s, e));
+        (sure || looks_like_url(&v)).then_some(v)
     }
 
     /// `@attr`, `@attr(…)`, `@Module.attr` starting at `i`: the index after them and the
@@ -571,7 +581,7 @@ impl<'t> Ex<'t, '_, '_> {
     }
 
     /// `let x = …` / `var x: T = …` at the top level (a symbol) or `static let x = "…"` in a
-    /// type (a constant); string values give constant facts.
+    /// type (a constant); a `let` whose value the evaluator reads is a binding.
     fn binding(
         &mut self,
         kw: usize,
@@ -591,11 +601,9 @@ impl<'t> Ex<'t, '_, '_> {
             return e;
         }
         let eq = (name_idx + 1..e).find(|&k| t.punct(k) == b'=' && !t.is(k, "=="));
-        let value = eq.and_then(|q| {
-            let v = q + 1;
-            let s = t.str_lit(v).filter(|_| v + 1 == e)?;
-            (!s.raw.contains("\\(")).then(|| s.value().into_owned())
-        });
+        let value = eq
+            .map(|q| self.value((q + 1, e)))
+            .filter(|v| !v.is_dynamic());
         let kind = if is_let {
             SymbolKind::Constant
         } else {
@@ -616,7 +624,7 @@ impl<'t> Ex<'t, '_, '_> {
             let line = self.line(name_idx);
             self.facts.bindings.push(Binding {
                 name: qualified,
-                value: Value::lit(value),
+                value,
                 line,
             });
         }
@@ -713,35 +721,42 @@ impl<'t> Ex<'t, '_, '_> {
             }
             match (c.len, c.first(), last) {
                 (1, _, "URL" | "URLComponents")
-                    if t.is(p + 1, "string") && t.punct(p + 2) == b':' =>
+                    if t.is(p + 1, "string")
+                        && t.punct(p + 2) == b':'
+                        && !self.url_sites.contains(&p) =>
                 {
-                    if let Some(s) = t.str_lit(p + 3)
-                        && let Some(path) = url_path(s.raw)
-                    {
+                    let arg = (p + 3, t.close_or_end(p));
+                    if let Some(url) = self.url(arg, false) {
                         let line = self.line(p);
                         self.facts.http.push(HttpFact::Call {
                             method: None,
-                            url: Value::lit(path),
+                            url,
                             line,
                         });
                     }
                 }
-                (2, "AF" | "Alamofire" | "session", "request") => self.alamofire(p),
+                (2, "AF" | "Alamofire", "request") => self.alamofire(p, true),
+                (2, "session", "request") => self.alamofire(p, false),
                 _ => {}
             }
         }
     }
 
-    /// `AF.request("https://…/orders", method: .post)`.
-    fn alamofire(&mut self, p: usize) {
+    /// `AF.request("https://…/orders", method: .post)`, `AF.request(URL(string: …)!)`. `sure`
+    /// for `AF`/`Alamofire`; a `session.request` needs a URL-looking argument.
+    fn alamofire(&mut self, p: usize, sure: bool) {
         let t = self.t;
         let args = t.args(p);
-        let Some(&(a, _)) = args.first() else {
+        let Some(&(a, b)) = args.first() else {
             return;
         };
-        let Some(path) = t.str_lit(a).and_then(|s| url_path(s.raw)) else {
+        let Some(url) = self.url((a, b), sure) else {
             return;
         };
+        if t.kw(a, "URL") && t.punct(a + 1) == b'(' {
+            // The request is the site; the `URL(string:)` inside it is not another one.
+            self.url_sites.insert(a + 1);
+        }
         let method = args.iter().find_map(|&(x, _)| {
             (t.is(x, "method") && t.punct(x + 1) == b':' && t.punct(x + 2) == b'.')
                 .then(|| t.ident(x + 3))
@@ -751,7 +766,7 @@ impl<'t> Ex<'t, '_, '_> {
         let line = self.line(p);
         self.facts.http.push(HttpFact::Call {
             method: method.or_else(|| Some("GET".to_string())),
-            url: Value::lit(path),
+            url,
             line,
         });
     }
@@ -923,6 +938,13 @@ func debugOnly() {}
                 ("Topics.shipped", "order.shipped", 9),
                 ("Topics.returned", "returned", 9),
                 ("Config.baseURL", "http://orders:8080", 17),
+                // Every value the evaluator reads is a binding, numbers too; the shared
+                // tracker also binds properties and top-level `var`s (names elsewhere resolve
+                // against them).
+                ("Config.timeout", "30", 18),
+                ("Config.instance", "not a constant", 19),
+                ("maxRetries", "3", 64),
+                ("globalCounter", "0", 65),
             ]
         );
         assert_eq!(
@@ -957,24 +979,22 @@ func debugOnly() {}
                 },
             ]
         );
+        // URLs are values as written: the host and query are kept, a parameter is a run-time
+        // part, a name the file does not bind is left to the graph.
         assert_eq!(
-            f.http,
+            http_calls(&f),
             vec![
-                HttpFact::Call {
-                    method: None,
-                    url: Value::lit("/api/orders/{}"),
-                    line: 68
-                },
-                HttpFact::Call {
-                    method: None,
-                    url: Value::lit("/payments/refunds"),
-                    line: 69
-                },
-                HttpFact::Call {
-                    method: Some("POST".into()),
-                    url: Value::lit("/v1/users"),
-                    line: 70
-                },
+                (None, "{}/api/orders/{id}?x=1".to_string(), 68),
+                (
+                    None,
+                    "https://payments.internal/payments/refunds".to_string(),
+                    69
+                ),
+                (
+                    Some("POST"),
+                    "https://api.example.com/v1/users".to_string(),
+                    70
+                ),
             ]
         );
     }
@@ -1001,15 +1021,81 @@ struct Real {
         );
     }
 
+    fn http_calls(f: &FileFacts) -> Vec<(Option<&str>, String, u32)> {
+        f.http
+            .iter()
+            .filter_map(|h| match h {
+                HttpFact::Call { method, url, line } => {
+                    Some((method.as_deref(), url.display(), *line))
+                }
+                HttpFact::Route { .. } => None,
+            })
+            .collect()
+    }
+
+    const IDIOMS: &str = r#"import Alamofire
+
+let base = ProcessInfo.processInfo.environment["ORDERS_URL"] ?? "http://orders:8080"
+
+struct Api {
+    static let baseURL = "http://carts:8080"
+}
+
+func load(id: String) {
+    let url = URL(string: "\(base)/orders/\(id)")!
+    URLSession.shared.dataTask(with: url) { _, _, _ in }.resume()
+    AF.request(URL(string: "\(Api.baseURL)/carts")!, method: .delete)
+    AF.request("\(base)/x")
+    cache.get(id)
+    let u = URL(string: base + "/" + id)
+    let plain = URL(string: name)
+}
+"#;
+
     #[test]
-    fn interpolation_placeholders() {
-        assert_eq!(placeholders(r"\(a)/x/\(f(b))"), "{}/x/{}");
+    fn idioms_interpolation_environment_urlsession_alamofire() {
+        let f = extract("Sources/Api.swift", IDIOMS);
+        let c = |m: Option<&'static str>, u: &str, l: u32| (m, u.to_string(), l);
         assert_eq!(
-            url_path(r"\(base)/orders/\(id)").as_deref(),
-            Some("/orders/{}")
+            http_calls(&f),
+            vec![
+                // A top-level name stays a reference for the graph; a parameter is run-time.
+                c(None, "{base}/orders/{}", 10),
+                // The request is the site, with its method; its `URL(string:)` is not another.
+                c(Some("DELETE"), "{Api.baseURL}/carts", 12),
+                c(Some("GET"), "{base}/x", 13),
+                // `cache.get(id)` is a lookup. A base and `"/" + x` alone: a URL with no
+                // literal segment, which the graph never matches to a route. `URL(string:
+                // name)` does not read like a URL.
+                c(None, "{base}/{}", 15),
+            ]
         );
-        assert_eq!(url_path(r"\(base)\(path)"), None);
-        assert_eq!(url_path(r"\(open"), None);
+        let base = f
+            .bindings
+            .iter()
+            .find(|b| b.name == "base")
+            .map(|b| &b.value);
+        assert_eq!(
+            base,
+            Some(&Value::env("ORDERS_URL", Some("http://orders:8080".into())))
+        );
+        assert!(f.bindings.iter().any(|b| b.name == "Api.baseURL"));
+    }
+
+    #[test]
+    fn idioms_truncated_and_non_ascii_never_panic() {
+        for end in (0..=IDIOMS.len()).filter(|&e| IDIOMS.is_char_boundary(e)) {
+            let _ = extract("x.swift", &IDIOMS[..end]);
+        }
+        let src = "let básé = \"http://ü\"\nfunc gét(ïd: String) {\n  AF.request(\"\\(básé)/ördérs/\\(ïd)\")\n  AF.request(\"\\(é\n}\n";
+        for end in (0..=src.len()).filter(|&e| src.is_char_boundary(e)) {
+            let _ = extract("x.swift", &src[..end]);
+        }
+        let f = extract("x.swift", src);
+        assert_eq!(
+            http_calls(&f).first(),
+            Some(&(Some("GET"), "{básé}/ördérs/{}".to_string(), 3))
+        );
     }
 
     #[test]

@@ -466,6 +466,14 @@ impl<'l, 'a> Tokens<'l, 'a> {
             .map_or(self.lx.text.len(), |t| t.start as usize)
     }
 
+    /// The token range covering the bytes `from..to`: the first token starting at or after
+    /// `from` up to the last one ending at or before `to` (for extractors that scan bytes).
+    pub fn range_of(&self, from: usize, to: usize) -> (usize, usize) {
+        let a = self.toks.partition_point(|t| (t.start as usize) < from);
+        let b = self.toks.partition_point(|t| (t.end as usize) <= to);
+        (a, b.max(a))
+    }
+
     /// True when a newline separates token `i` from the one before it (true past the end).
     #[inline]
     pub fn nl_before(&self, i: usize) -> bool {

@@ -12,9 +12,11 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::common::{http_path_after_base, join_route};
-use super::common::{looks_like_http_path, looks_like_topic};
+use super::bind::{Assignments, StmtStyle};
+use super::common::looks_like_topic;
+use super::common::{join_route, looks_like_url};
 use super::tokens::{Chain, Rules, TokKind, Tokens};
+use super::value::{ExprRules, eval};
 use crate::index::facts::{
     Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, SymbolKind, Value,
 };
@@ -35,8 +37,10 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     let src = blanked.as_deref().unwrap_or(text);
     let lx = lex(Syntax::JS, src);
     let toks = Tokens::new(&lx, &Rules::JS);
+    let asg = Assignments::scan(&toks, &StmtStyle::NEWLINE);
     let mut ex = Ex {
         t: &toks,
+        asg: &asg,
         facts: FileFacts::default(),
         bind: HashMap::new(),
         consts: HashMap::new(),
@@ -52,6 +56,7 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     ex.declarations();
     ex.uses();
     let mut facts = ex.facts;
+    asg.export(&toks, &ExprRules::JS, &mut facts);
     crate::order::sort_by_key(&mut facts.symbols, |s| s.line);
     crate::order::sort_by_key(&mut facts.bindings, |c| c.line);
     crate::order::sort_by_key(&mut facts.grpc, grpc_line);
@@ -471,6 +476,17 @@ const HTTP_CLIENT_NAMES: [&str; 10] = [
     "fetch",
 ];
 
+/// A receiver named like an AMQP channel (`ch`, `channel`, `orderChannel`, `amqpChan`,
+/// `rabbitCh`).
+fn is_amqp_channel(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower == "ch"
+        || lower.ends_with("channel")
+        || lower.ends_with("chan")
+        || lower.starts_with("amqp")
+        || lower.starts_with("rabbit")
+}
+
 fn is_upper_const(name: &str) -> bool {
     name.bytes().any(|b| b.is_ascii_uppercase())
         && name
@@ -552,6 +568,8 @@ struct Deco<'t> {
 
 struct Ex<'t, 'l, 'a> {
     t: &'t Tokens<'l, 'a>,
+    /// Every `name = value` of the file, for what a name holds at a call.
+    asg: &'t Assignments,
     facts: FileFacts,
     bind: HashMap<&'t str, Bind>,
     /// File-level constants (name → value), to resolve decorator arguments.
@@ -771,39 +789,22 @@ impl<'t> Ex<'t, '_, '_> {
         t.ident(before)
     }
 
-    /// A topic expression in `a..e`: a literal, `process.env.X ?? 'd'`, or a reference worth
-    /// recording (dotted, UPPER_CASE, a file constant or an imported name).
+    /// A topic expression in `a..e` as the shared evaluator reads it; a lone literal must
+    /// look like a topic name.
     fn topic_expr(&self, a: usize, e: usize) -> Option<Value> {
         let t = self.t;
         if a >= e {
             return None;
         }
-        if let Some(s) = t.str_lit(a) {
-            if t.text(a).starts_with('`') && s.raw.contains("${") {
-                return None;
-            }
-            let v = s.value();
-            return looks_like_topic(&v).then(|| Value::lit(v.into_owned()));
-        }
-        if let Some(env) = self.env_lookup(a, e) {
-            return Some(env);
-        }
-        t.ident(a)?;
-        let mut k = a;
-        let mut name = String::from(t.text(a));
-        while k + 2 < e + 1 && (t.is(k + 1, ".") || t.is(k + 1, "?.")) && t.ident(k + 2).is_some() {
-            k += 2;
-            name.push('.');
-            name.push_str(t.text(k));
-        }
-        if t.is(k + 1, "(") || t.is(k + 1, "[") {
+        // An object or array is a message pattern of another transport (`{ cmd: 'sum' }`).
+        if t.is(a, "{") || t.is(a, "[") {
             return None;
         }
-        let worth = name.contains('.')
-            || is_upper_const(&name)
-            || self.consts.contains_key(&name)
-            || self.imported.contains(&name);
-        worth.then_some(Value::reference(name))
+        let v = eval(t, (a, e), &ExprRules::JS, self.asg);
+        match v.as_lit() {
+            Some(lit) => looks_like_topic(lit).then_some(v),
+            None => Some(v),
+        }
     }
 
     /// `process.env.X`, `process.env['X']`, optionally `?? 'd'` / `|| 'd'`, starting at `a`.
@@ -850,22 +851,19 @@ impl<'t> Ex<'t, '_, '_> {
         None
     }
 
-    /// The HTTP path of a URL expression in `a..e`: its first path-like literal, with a
-    /// leading `${base}` stripped from templates.
-    fn http_path_in(&self, a: usize, e: usize) -> Option<String> {
-        let t = self.t;
-        // A URL expression is short: the bound keeps nested calls linear.
-        (a..e.min(t.len()).min(a + 64)).find_map(|j| {
-            let s = t.str_lit(j)?;
-            let v = s.value();
-            if t.text(j).starts_with('`') {
-                http_path_after_base(&v)
-            } else if looks_like_http_path(&v) {
-                super::common::http_path_of(&v)
-            } else {
-                None
-            }
-        })
+    /// The URL expression in `a..e` as the shared evaluator reads it. `sure` is set for calls
+    /// that are HTTP whatever the URL (fetch, axios, a bound HTTP client); otherwise the URL
+    /// must show a path or a scheme, so `cache.get(key)` is not taken for a request.
+    fn url_in(&self, a: usize, e: usize, sure: bool) -> Option<Value> {
+        if a >= e {
+            return None;
+        }
+        let v = eval(self.t, (a, e), &ExprRules::JS, self.asg);
+        if sure || looks_like_url(&v) {
+            Some(v)
+        } else {
+            None
+        }
     }
 
     // -- pass 1: imports and bindings ----------------------------------------------------
@@ -2308,15 +2306,17 @@ impl<'t> Ex<'t, '_, '_> {
                 (1, _, "fetch") | (2, "window" | "globalThis", "fetch") => {
                     return self.fetch_call(p);
                 }
-                (1, "axios" | "got" | "ky" | "superagent", _) => {
-                    return self.http_call(p, None, true);
+                (1, "axios" | "got" | "ky" | "superagent" | "$http" | "request" | "needle", _) => {
+                    return self.http_call(p, None, true, true);
                 }
-                (2, "axios" | "got" | "ky" | "superagent" | "$http", verb)
-                    if VERBS.contains(&verb) =>
-                {
-                    return self.http_call(p, Some(verb), false);
+                (
+                    2,
+                    "axios" | "got" | "ky" | "superagent" | "$http" | "request" | "needle",
+                    verb,
+                ) if VERBS.contains(&verb) => {
+                    return self.http_call(p, Some(verb), false, true);
                 }
-                (2, "axios", "request") => return self.http_call(p, None, true),
+                (2, "axios", "request") => return self.http_call(p, None, true, true),
                 _ => {}
             }
         }
@@ -2324,9 +2324,13 @@ impl<'t> Ex<'t, '_, '_> {
         if let Some(r) = recv {
             match &bound {
                 Some(Bind::Http) if VERBS.contains(&last) || last == "request" => {
-                    return self.http_call(p, VERBS.contains(&last).then_some(last), true);
+                    return self.http_call(p, VERBS.contains(&last).then_some(last), true, true);
                 }
-                Some(Bind::Grpc(svc)) if !CLIENT_PLUMBING.contains(&last) => {
+                // A call without arguments is a getter on a message (`res.getOffersList()`):
+                // every client method takes a request.
+                Some(Bind::Grpc(svc))
+                    if !CLIENT_PLUMBING.contains(&last) && self.t.close(p) != Some(p + 1) =>
+                {
                     let line = self.line(p);
                     self.facts.grpc.push(GrpcFact::Call {
                         service: Some(svc.clone()),
@@ -2353,6 +2357,37 @@ impl<'t> Ex<'t, '_, '_> {
                 return self.kafka_topics(p, EventRole::Consumer);
             }
         }
+        // amqplib: `channel.publish(exchange, key, content)` sends to the routing key (the
+        // exchange when the key is empty), `sendToQueue(queue, …)` to the queue,
+        // `consume(queue, cb)` consumes it — on a receiver named like a channel.
+        if let Some(r) = recv
+            && matches!(last, "publish" | "sendToQueue" | "consume")
+            && is_amqp_channel(r)
+        {
+            let args = self.t.args(p);
+            let (role, pick) = match (last, args.as_slice()) {
+                ("publish", [ex, key, ..]) => {
+                    let k = eval(self.t, *key, &ExprRules::JS, self.asg);
+                    (
+                        EventRole::Producer,
+                        if k.as_lit() == Some("") { *ex } else { *key },
+                    )
+                }
+                ("sendToQueue", [q, ..]) => (EventRole::Producer, *q),
+                ("consume", [q, ..]) => (EventRole::Consumer, *q),
+                _ => return,
+            };
+            if let Some(topic) = self.topic_expr(pick.0, pick.1) {
+                let line = self.line(p);
+                self.facts.events.push(EventFact {
+                    role,
+                    topic,
+                    via: "amqplib".to_string(),
+                    line,
+                });
+            }
+            return;
+        }
         match last {
             "addService" if recv.is_some() => self.add_service(p),
             "route" if recv.is_some() && !c.after_call => self.route_chain(c, p, bound.as_ref()),
@@ -2361,7 +2396,7 @@ impl<'t> Ex<'t, '_, '_> {
                     && !self.maybe_route(r, verb, p, bound.as_ref())
                     && HTTP_CLIENT_NAMES.contains(&r)
                 {
-                    self.http_call(p, Some(verb), false);
+                    self.http_call(p, Some(verb), false, true);
                 }
             }
             _ => {}
@@ -2383,7 +2418,7 @@ impl<'t> Ex<'t, '_, '_> {
         let Some(&(a, e)) = args.first() else {
             return;
         };
-        let Some(path) = self.http_path_in(a, e) else {
+        let Some(url) = self.url_in(a, e, true) else {
             return;
         };
         let method = match args.get(1) {
@@ -2395,16 +2430,12 @@ impl<'t> Ex<'t, '_, '_> {
             None => Some("GET".to_string()),
         };
         let line = self.line(p);
-        self.facts.http.push(HttpFact::Call {
-            method,
-            url: Value::lit(path),
-            line,
-        });
+        self.facts.http.push(HttpFact::Call { method, url, line });
     }
 
     /// An HTTP client call: `verb` from the method name; `config` when the first argument may
     /// be a `{ url, method }` object (axios, got, ky, `request`).
-    fn http_call(&mut self, p: usize, verb: Option<&str>, config: bool) {
+    fn http_call(&mut self, p: usize, verb: Option<&str>, config: bool, sure: bool) {
         let t = self.t;
         let args = t.args(p);
         let Some(&(a, e)) = args.first() else {
@@ -2415,7 +2446,7 @@ impl<'t> Ex<'t, '_, '_> {
                 return;
             };
             let end = t.close(a).unwrap_or(t.len());
-            let path = self.http_path_in(u, self.expr_end(u, end, true));
+            let path = self.url_in(u, self.expr_end(u, end, true), sure);
             let method = match self.object_value(a, "method") {
                 Some(m) => t.str_value(m).map(|m| m.to_ascii_uppercase()),
                 None => Some("GET".to_string()),
@@ -2433,15 +2464,11 @@ impl<'t> Ex<'t, '_, '_> {
                     None => Some("GET".to_string()),
                 },
             };
-            (self.http_path_in(a, e), method)
+            (self.url_in(a, e, sure), method)
         };
-        if let Some(path) = path {
+        if let Some(url) = path {
             let line = self.line(p);
-            self.facts.http.push(HttpFact::Call {
-                method,
-                url: Value::lit(path),
-                line,
-            });
+            self.facts.http.push(HttpFact::Call { method, url, line });
         }
     }
 
@@ -2753,6 +2780,7 @@ impl<'t> Ex<'t, '_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::facts::Part;
 
     fn sym<'f>(f: &'f FileFacts, name: &str) -> &'f crate::index::facts::Symbol {
         f.symbols
@@ -3006,8 +3034,10 @@ let notConst = 'x';
         assert_eq!(constant(&f, "EVENTS.REFUND"), Some("order.refund"));
         assert_eq!(constant(&f, "ORDERS_TOPIC"), Some("orders.v1"));
         assert_eq!(constant(&f, "PAY"), Some("payments"));
-        assert_eq!(constant(&f, "NO_DEFAULT"), None);
-        assert_eq!(constant(&f, "notConst"), None);
+        // An env var without a default is a binding whose value the graph cannot know.
+        assert_eq!(constant(&f, "NO_DEFAULT"), Some("?"));
+        // A top-level `let` is a binding too: other files' names resolve against it.
+        assert_eq!(constant(&f, "notConst"), Some("x"));
         assert_eq!(sym(&f, "Topics").kind, SymbolKind::Constant);
         assert_eq!(sym(&f, "Topics").end_line, 7);
         assert_eq!(sym(&f, "PAY").kind, SymbolKind::Constant);
@@ -3400,11 +3430,29 @@ await mailer.send({ topic: 'not.kafka' });
                     "kafkajs".into(),
                     7
                 ),
+                // A pattern subscription: a site whose topic is not a name.
+                (EventRole::Consumer, Value::dynamic(), "kafkajs".into(), 8),
                 (
                     EventRole::Producer,
                     lit("orders.shipped"),
                     "kafkajs".into(),
                     10
+                ),
+                // Names the file cannot resolve are kept: the graph resolves them or lists
+                // the site as unresolved, with why.
+                (
+                    EventRole::Producer,
+                    Value {
+                        parts: vec![
+                            Part::Lit("t.".into()),
+                            Part::Ref {
+                                name: "x".into(),
+                                default: None
+                            }
+                        ]
+                    },
+                    "kafkajs".into(),
+                    13
                 ),
                 (
                     EventRole::Producer,
@@ -3412,6 +3460,45 @@ await mailer.send({ topic: 'not.kafka' });
                     "kafkajs".into(),
                     13
                 ),
+                (
+                    EventRole::Producer,
+                    reference("topic"),
+                    "kafkajs".into(),
+                    14
+                ),
+                (
+                    EventRole::Producer,
+                    reference("someLocal"),
+                    "kafkajs".into(),
+                    15
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn amqplib_publish_send_to_queue_and_consume() {
+        let src = r#"const ch = await conn.createChannel();
+ch.publish('orders', 'order.created', Buffer.from(x));
+ch.publish(EXCHANGE, '', Buffer.from(x));
+channel.sendToQueue(process.env.QUEUE || 'payments', msg);
+channel.consume('orders', onMessage);
+emitter.publish('not.amqp', x);
+"#;
+        let f = extract("src/bus.js", src);
+        let got: Vec<(EventRole, String, u32)> = f
+            .events
+            .iter()
+            .map(|e| (e.role, e.topic.display(), e.line))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (EventRole::Producer, "order.created".to_string(), 2),
+                // An empty routing key sends to the exchange.
+                (EventRole::Producer, "{EXCHANGE}".to_string(), 3),
+                (EventRole::Producer, "{env QUEUE}".to_string(), 4),
+                (EventRole::Consumer, "orders".to_string(), 5),
             ]
         );
     }
@@ -3491,18 +3578,23 @@ fetch('/etc/passwd');
             calls(&f),
             vec![
                 (m("GET"), "/api/orders".into(), 1),
-                (m("POST"), "/orders/{}".into(), 2),
-                (None, "/users/".into(), 3),
+                (m("POST"), "{BASE}/orders/{id}".into(), 2),
+                (None, "{BASE}/users/{id}".into(), 3),
+                // fetch is HTTP whatever its URL: an unknown one is kept, and the graph lists
+                // the site as unresolved.
+                (m("GET"), "{url}".into(), 4),
                 (m("GET"), "/api/items".into(), 5),
-                (m("POST"), "/invoices".into(), 6),
+                (m("POST"), "http://billing:8080/invoices?x=1".into(), 6),
                 (m("DELETE"), "/users/1".into(), 7),
                 (m("GET"), "/plain".into(), 8),
                 (m("PUT"), "/carts/1".into(), 10),
-                (m("POST"), "/notify".into(), 11),
-                (m("GET"), "/stock/{}".into(), 12),
-                (m("GET"), "/api/orders/{}".into(), 14),
-                (m("GET"), "/status".into(), 15),
+                (m("POST"), "http://svc:8080/notify".into(), 11),
+                (m("GET"), "{BASE}/stock/{sku}".into(), 12),
+                (m("GET"), "{BASE}{PATH}".into(), 13),
+                (m("GET"), "{this.base}/api/orders/{dto.id}".into(), 14),
+                (m("GET"), "http://legacy/status".into(), 15),
                 (m("GET"), "/w".into(), 16),
+                (m("GET"), "/etc/passwd".into(), 17),
             ]
         );
         assert!(routes(&f).is_empty());

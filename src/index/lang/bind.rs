@@ -1,0 +1,930 @@
+//! The one assignment tracker: every `name = expression` of a file (`const base = …`,
+//! `val topic = …`, `base := …`, `String url = …`, `self.base = …`, `$url = …`), with the block
+//! it lives in, found in one pass over the shared token view. It is what topic, client and URL
+//! resolution all need: the evaluator ([`super::value`]) asks it what a local name holds, gRPC
+//! recognisers ask which variable holds a client, and its top-level and class-level entries
+//! become the file's [`Binding`]s, which the graph resolves names of other files against.
+
+use super::tokens::Tokens;
+use super::value::{ExprRules, Scope, eval};
+use crate::index::facts::{Binding, FileFacts};
+
+/// How a language ends statements and declares names.
+#[derive(Debug, Clone, Copy)]
+pub struct StmtStyle {
+    /// A newline ends a statement unless the expression obviously continues (Go, Kotlin,
+    /// Swift, Scala, Python, Ruby, JavaScript without semicolons).
+    pub newline_ends: bool,
+    /// `var name Type = …` puts the name first and the type after it (Go).
+    pub name_before_type: bool,
+    /// Blocks are braces (false: indentation or `end`, where every assignment is at file level
+    /// unless it is indented).
+    pub braces: bool,
+}
+
+impl StmtStyle {
+    /// Java, C#, C, C++, PHP, Rust: `;` ends a statement.
+    pub const SEMICOLON: StmtStyle = StmtStyle {
+        newline_ends: false,
+        name_before_type: false,
+        braces: true,
+    };
+    /// JavaScript, TypeScript, Kotlin, Swift, Scala.
+    pub const NEWLINE: StmtStyle = StmtStyle {
+        newline_ends: true,
+        name_before_type: false,
+        braces: true,
+    };
+    /// Go.
+    pub const GO: StmtStyle = StmtStyle {
+        newline_ends: true,
+        name_before_type: true,
+        braces: true,
+    };
+    /// Python and Ruby.
+    pub const INDENT: StmtStyle = StmtStyle {
+        newline_ends: true,
+        name_before_type: false,
+        braces: false,
+    };
+}
+
+/// One assignment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Assign {
+    /// The name as written on the left (`base`, `this.baseUrl`, `self.url`, `$url`).
+    pub name: String,
+    /// The token of the name: the binding is visible after it.
+    pub at: usize,
+    /// The right-hand side, as a token range.
+    pub rhs: (usize, usize),
+    /// The block the assignment lives in (the whole file at top level).
+    pub block: (usize, usize),
+    /// True for an assignment at file level (or the first indentation level of a class
+    /// body, for brace-less languages).
+    pub top_level: bool,
+    /// The class, object or struct whose body holds the assignment (a field or constant).
+    pub container: Option<String>,
+}
+
+/// Every assignment of a file, in source order, and the lookups the evaluator needs.
+#[derive(Debug, Default)]
+pub struct Assignments {
+    pub list: Vec<Assign>,
+    /// Indexes into `list` by name (`this.`/`self.` kept), in source order.
+    by_name: std::collections::HashMap<String, Vec<u32>>,
+    /// Indexes into `list` of top-level and class-level entries by qualified name.
+    by_qualified: std::collections::HashMap<String, Vec<u32>>,
+    /// Parameter names with the token range of the function body they belong to.
+    params: std::collections::HashMap<String, Vec<(usize, usize)>>,
+    /// Functions that return one expression: name → (parameter names, returned range).
+    functions: std::collections::HashMap<String, (Vec<String>, (usize, usize))>,
+}
+
+const DECL_WORDS: &[&str] = &[
+    "const",
+    "let",
+    "var",
+    "val",
+    "final",
+    "static",
+    "public",
+    "private",
+    "protected",
+    "internal",
+    "readonly",
+    "export",
+    "default",
+    "mut",
+    "pub",
+    "lateinit",
+    "override",
+    "open",
+    "late",
+    "fileprivate",
+    "lazy",
+    "declare",
+    "volatile",
+    "transient",
+    "constexpr",
+    "inline",
+    "extern",
+    "unsafe",
+];
+
+const NOT_STATEMENTS: &[&str] = &[
+    "if", "while", "for", "return", "case", "when", "match", "elif", "else", "until", "unless",
+    "yield", "assert", "with", "except", "catch", "throw", "raise", "in", "do",
+];
+
+impl Assignments {
+    /// Finds every simple assignment of `t`.
+    pub fn scan(t: &Tokens, style: &StmtStyle) -> Assignments {
+        let mut out = Assignments::default();
+        let n = t.len();
+        // Enclosing braces, for blocks and containers: a stack of (open token, container).
+        let mut stack: Vec<(usize, Option<String>)> = Vec::new();
+        let mut i = 0usize;
+        while i < n {
+            match t.punct(i) {
+                b'{' => {
+                    let container = container_of(t, i);
+                    stack.push((i, container));
+                    i += 1;
+                    continue;
+                }
+                b'}' => {
+                    stack.pop();
+                    i += 1;
+                    continue;
+                }
+                b'(' => {
+                    // Parameter lists: `(a, b string)`, `(self, url)`, `(String base)` — the
+                    // names of a function's parameters, for `is_param`.
+                    let body = t.close(i).and_then(|close| {
+                        if style.braces {
+                            body_after(t, close)
+                        } else {
+                            indented_body(t, i, close)
+                        }
+                    });
+                    // An expression-bodied function (`string Url(int id) => $"…";`,
+                    // `fun url(id: Int) = "…"`): the expression is what it returns.
+                    if body.is_none()
+                        && let Some(close) = t.close(i)
+                        && let Some(fname) = i.checked_sub(1).and_then(|k| t.ident(k))
+                        && !matches!(fname, "if" | "while" | "for" | "switch" | "catch" | "when")
+                    {
+                        let mut k = close + 1;
+                        let limit = (close + 12).min(n);
+                        while k < limit
+                            && !t.is(k, "=>")
+                            && !t.is_punct(k, b'=')
+                            && !t.is_punct(k, b';')
+                            && !t.is_punct(k, b'{')
+                        {
+                            k = t.skip_group(k);
+                        }
+                        if (t.is(k, "=>") || (t.is_punct(k, b'=') && !t.joined(k)))
+                            && !t.is_punct(k + 1, b'{')
+                            && i >= 2
+                            && t.ident(i - 2).is_some()
+                        {
+                            let end = stmt_end(t, k + 1, style, n);
+                            if end > k + 1 {
+                                let names: Vec<String> = t
+                                    .args(i)
+                                    .into_iter()
+                                    .filter_map(|(a, b)| {
+                                        param_name(t, a, b, style.name_before_type)
+                                            .map(str::to_string)
+                                    })
+                                    .collect();
+                                for p in &names {
+                                    out.params.entry(p.clone()).or_default().push((k, end));
+                                }
+                                out.functions
+                                    .entry(fname.to_string())
+                                    .or_insert((names, (k + 1, end)));
+                            }
+                        }
+                    }
+                    if let Some(body) = body {
+                        let mut names = Vec::new();
+                        for (a, b) in t.args(i) {
+                            if let Some(p) = param_name(t, a, b, style.name_before_type) {
+                                out.params.entry(p.to_string()).or_default().push(body);
+                                names.push(p.to_string());
+                            }
+                        }
+                        if let Some(fname) = i.checked_sub(1).and_then(|k| t.ident(k))
+                            && let Some(ret) = returned_expr(t, body, style)
+                        {
+                            out.functions
+                                .entry(fname.to_string())
+                                .or_insert((names, ret));
+                        }
+                    }
+                }
+                _ => {}
+            }
+            if is_assign_eq(t, i) {
+                let (block, top, container) = match stack.last() {
+                    Some((open, c)) => (
+                        (*open, t.close_or_end(*open)),
+                        c.is_some() && stack.len() <= 2,
+                        c.clone(),
+                    ),
+                    None => ((0, n), true, None),
+                };
+                let top = if style.braces {
+                    top || stack.is_empty()
+                } else {
+                    // Indentation languages: top level is column 0 (or a class body's first
+                    // level, which the language extractor qualifies itself).
+                    line_indent(t, i) == 0
+                };
+                if let Some(a) = assignment_at(t, i, style, block, top, container) {
+                    out.list.push(a);
+                }
+            }
+            i += 1;
+        }
+        for (k, a) in out.list.iter().enumerate() {
+            out.by_name
+                .entry(a.name.clone())
+                .or_default()
+                .push(k as u32);
+            if a.top_level {
+                out.by_qualified
+                    .entry(qualified(a))
+                    .or_default()
+                    .push(k as u32);
+                // A member (`this.base`) is also found by its bare name inside the class.
+                if let Some(bare) = a.name.split_once('.').map(|(_, b)| b) {
+                    out.by_name
+                        .entry(bare.to_string())
+                        .or_default()
+                        .push(k as u32);
+                }
+            }
+        }
+        out
+    }
+
+    /// The last assignment of `name` visible at token `at`: in a block around `at` and
+    /// before it, else a top-level or class-level one anywhere in the file.
+    pub fn last(&self, name: &str, at: usize) -> Option<&Assign> {
+        let entries = self.by_name.get(name).map_or(&[][..], Vec::as_slice);
+        let local = entries
+            .iter()
+            .map(|&k| &self.list[k as usize])
+            .filter(|a| a.name == name && a.at < at && a.block.0 <= at && at <= a.block.1)
+            .max_by_key(|a| (a.block.0, a.at));
+        local
+            .or_else(|| {
+                entries
+                    .iter()
+                    .rev()
+                    .map(|&k| &self.list[k as usize])
+                    .find(|a| a.top_level)
+            })
+            .or_else(|| {
+                self.by_qualified
+                    .get(name)
+                    .and_then(|v| v.last())
+                    .map(|&k| &self.list[k as usize])
+            })
+    }
+
+    /// The assignment whose right-hand side holds token `at` (`req = new HttpPost(url)` for
+    /// the `new`), if any.
+    pub fn holding(&self, at: usize) -> Option<&Assign> {
+        self.list
+            .iter()
+            .filter(|a| a.rhs.0 <= at && at < a.rhs.1)
+            .max_by_key(|a| a.rhs.0)
+    }
+
+    /// Where the request built into `name` at token `at` is sent: the first later call of one
+    /// of `methods` in the same block whose first argument is `name` (`client.execute(req)`,
+    /// `httpClient.SendAsync(req)`, `http.DefaultClient.Do(req)`), as the method's token.
+    pub fn sent_at(t: &Tokens, a: &Assign, methods: &[&str]) -> Option<usize> {
+        let bare = a.name.rsplit('.').next().unwrap_or(&a.name);
+        let end = a.block.1.min(t.len());
+        let mut k = a.rhs.1;
+        while k < end {
+            if let Some(m) = t.ident(k)
+                && methods.contains(&m)
+                && t.is_punct(k + 1, b'(')
+                && (t.is(k + 2, bare) || (t.is(k + 2, "this") && t.is(k + 4, bare)))
+            {
+                return Some(k);
+            }
+            k += 1;
+        }
+        None
+    }
+
+    /// The file's top-level and class-level assignments as [`Binding`]s (`Topics.ORDERS` for
+    /// a field of `Topics`), evaluated with `rules`; names the file already binds are kept
+    /// as they are.
+    pub fn export(&self, t: &Tokens, rules: &ExprRules, facts: &mut FileFacts) {
+        for a in self.list.iter().filter(|a| a.top_level) {
+            let name = qualified(a);
+            if facts.bindings.iter().any(|b| b.name == name) {
+                continue;
+            }
+            let value = eval(t, a.rhs, rules, self);
+            if value.is_dynamic() {
+                continue;
+            }
+            facts.bindings.push(Binding {
+                name,
+                value,
+                line: t.line(a.at),
+            });
+        }
+    }
+}
+
+/// `Container.name` for a field or constant of a class (the `this.`/`self.` of a member
+/// assignment dropped), else the name.
+fn qualified(a: &Assign) -> String {
+    let bare = a
+        .name
+        .strip_prefix("this.")
+        .or_else(|| a.name.strip_prefix("self."))
+        .or_else(|| a.name.strip_prefix("$this."))
+        .unwrap_or(&a.name);
+    match &a.container {
+        Some(c) if !bare.contains('.') => format!("{c}.{bare}"),
+        _ => bare.to_string(),
+    }
+}
+
+impl Scope for Assignments {
+    /// Locals and members are read here; top-level names stay references, so the graph says
+    /// which constant gave a value (`constant ORDERS_TOPIC`) and resolves it the same way
+    /// from every file.
+    fn lookup(&self, name: &str, at: usize) -> Option<(usize, usize)> {
+        self.last(name, at)
+            .filter(|a| !a.top_level)
+            .or_else(|| {
+                // A member assigned in a constructor (`this.base = base`) is visible in every
+                // method of the class.
+                ["this.", "self.", "$this."].iter().find_map(|p| {
+                    self.by_name
+                        .get(&format!("{p}{name}"))
+                        .and_then(|v| v.last())
+                        .map(|&k| &self.list[k as usize])
+                })
+            })
+            .map(|a| a.rhs)
+    }
+
+    fn is_param(&self, name: &str, at: usize) -> bool {
+        self.params
+            .get(name)
+            .is_some_and(|v| v.iter().any(|(a, b)| *a <= at && at <= *b))
+    }
+
+    fn function(&self, name: &str) -> Option<(Vec<String>, (usize, usize))> {
+        self.functions.get(name).cloned()
+    }
+}
+
+/// The one expression a function body returns: the body of an expression-bodied function, or
+/// the expression of its only `return` (a body with several returns picks at run time).
+fn returned_expr(t: &Tokens, body: (usize, usize), style: &StmtStyle) -> Option<(usize, usize)> {
+    let (a, b) = body;
+    if !t.is_punct(a, b'{') && style.braces {
+        return None;
+    }
+    let from = if t.is_punct(a, b'{') { a + 1 } else { a };
+    let returns: Vec<usize> = (from..b.min(t.len()))
+        .filter(|&k| t.kw(k, "return"))
+        .take(2)
+        .collect();
+    match returns.as_slice() {
+        [r] => {
+            let end = stmt_end(t, r + 1, style, b);
+            (end > r + 1).then_some((r + 1, end))
+        }
+        _ => None,
+    }
+}
+
+/// True when token `i` is a plain assignment `=` (or Go's `:=`), not `==`, `=>`, `<=`, `!=`,
+/// `+=` and the like.
+fn is_assign_eq(t: &Tokens, i: usize) -> bool {
+    if !t.is_punct(i, b'=') {
+        return false;
+    }
+    if t.joined(i) && matches!(t.punct(i + 1), b'=' | b'>' | b'~') {
+        return false;
+    }
+    if i > 0 && t.joined(i - 1) {
+        let p = t.punct(i - 1);
+        if matches!(
+            p,
+            b'=' | b'!'
+                | b'<'
+                | b'>'
+                | b'+'
+                | b'-'
+                | b'*'
+                | b'/'
+                | b'%'
+                | b'&'
+                | b'|'
+                | b'^'
+                | b'.'
+                | b'?'
+                | b'~'
+        ) {
+            return false;
+        }
+    }
+    true
+}
+
+/// Go's `:=` is `:` `=` written together.
+fn is_go_define(t: &Tokens, i: usize) -> bool {
+    i > 0 && t.is_punct(i - 1, b':') && t.joined(i - 1)
+}
+
+fn assignment_at(
+    t: &Tokens,
+    eq: usize,
+    style: &StmtStyle,
+    block: (usize, usize),
+    top_level: bool,
+    container: Option<String>,
+) -> Option<Assign> {
+    let lhs_end = if is_go_define(t, eq) { eq - 1 } else { eq };
+    let start = stmt_start(t, lhs_end, style, block.0);
+    if start >= lhs_end {
+        return None;
+    }
+    // A keyword argument (`f(a=1)`) or a default parameter sits inside brackets: the statement
+    // start would be the bracket itself.
+    if start > 0 && matches!(t.punct(start - 1), b'(' | b'[') {
+        return None;
+    }
+    if let Some(w) = t.ident(start)
+        && NOT_STATEMENTS.contains(&w)
+    {
+        return None;
+    }
+    // No groups or commas on the left: destructuring, indexing and multi-assignments are
+    // left to the language extractors.
+    let mut k = start;
+    let mut colon = None;
+    while k < lhs_end {
+        if t.is_opener(k) || t.is_punct(k, b',') {
+            // Generic types on the left (`List<String> x =`) are fine; brackets are not.
+            if t.is_punct(k, b'[') && t.is_punct(k + 1, b']') {
+                k += 2;
+                continue;
+            }
+            return None;
+        }
+        if colon.is_none()
+            && t.is_punct(k, b':')
+            && !t.op2(k, b"::")
+            && !(k > 0 && t.op2(k - 1, b"::"))
+        {
+            colon = Some(k);
+        }
+        k += 1;
+    }
+    let name_end = colon.unwrap_or(lhs_end);
+    let (name, at) = if style.name_before_type
+        && colon.is_none()
+        && t.ident(start).is_some_and(|w| w == "var" || w == "const")
+    {
+        let at = start + 1;
+        (t.ident(at)?.to_string(), at)
+    } else {
+        member_path_before(t, start, name_end)?
+    };
+    if DECL_WORDS.contains(&name.as_str()) {
+        return None;
+    }
+    let rhs_start = eq + 1;
+    let rhs_end = stmt_end(t, rhs_start, style, block.1);
+    if rhs_end <= rhs_start {
+        return None;
+    }
+    Some(Assign {
+        name,
+        at,
+        rhs: (rhs_start, rhs_end),
+        block,
+        top_level,
+        container,
+    })
+}
+
+/// The member path (`a`, `this.a`, `self.a.b`, `$this->a`, `Cls::A`) ending just before
+/// `end`, and the token of its last segment.
+fn member_path_before(t: &Tokens, start: usize, end: usize) -> Option<(String, usize)> {
+    let last = end.checked_sub(1)?;
+    t.ident(last)?;
+    let mut segs = vec![t.text(last)];
+    let mut k = last;
+    while k >= start + 2 {
+        let sep = k - 1;
+        if (t.is_punct(sep, b'.') || t.is(sep, "->") || t.is(sep, "?.")) && t.ident(k - 2).is_some()
+        {
+            segs.push(t.text(k - 2));
+            k -= 2;
+        } else if sep >= 1
+            && t.is_punct(sep, b'>')
+            && t.is_punct(sep - 1, b'-')
+            && t.ident(sep.checked_sub(2)?).is_some()
+        {
+            segs.push(t.text(sep - 2));
+            k = sep - 2;
+        } else {
+            break;
+        }
+    }
+    segs.reverse();
+    Some((segs.join("."), last))
+}
+
+/// How far back a left-hand side may reach and how far a right-hand side may run, in
+/// tokens (groups count as one): assignments worth reading are short, and the bounds keep a
+/// file of thousands of `=` on one line linear.
+const LHS_MAX: usize = 24;
+const RHS_MAX: usize = 256;
+
+/// The first token of the statement that ends at `end` (exclusive); `end` itself when the
+/// start is further back than [`LHS_MAX`] tokens.
+fn stmt_start(t: &Tokens, end: usize, style: &StmtStyle, floor: usize) -> usize {
+    let floor = floor.max(end.saturating_sub(LHS_MAX * 4));
+    let mut steps = 0;
+    let mut k = end;
+    while k > floor {
+        steps += 1;
+        if steps > LHS_MAX {
+            return end;
+        }
+        let p = k - 1;
+        if matches!(t.punct(p), b';' | b'{' | b'}') {
+            return k;
+        }
+        if style.newline_ends && t.nl_before(k) && k < end && !continues_from(t, p) {
+            return k;
+        }
+        if t.is_closer(p) {
+            match t.open_of(p) {
+                Some(o) if o >= floor => {
+                    k = o;
+                    continue;
+                }
+                _ => return k,
+            }
+        }
+        if p == floor && t.is_opener(p) {
+            return k;
+        }
+        k = p;
+    }
+    if t.is_opener(floor) && floor < end {
+        floor + 1
+    } else {
+        floor
+    }
+}
+
+/// The end (exclusive) of the statement whose expression starts at `s`.
+fn stmt_end(t: &Tokens, s: usize, style: &StmtStyle, limit: usize) -> usize {
+    let limit = limit.min(t.len());
+    let mut j = s;
+    let mut steps = 0;
+    while j < limit {
+        steps += 1;
+        if steps > RHS_MAX {
+            return j;
+        }
+        if matches!(t.punct(j), b';' | b'}')
+            || (t.is_closer(j) && t.open_of(j).is_none_or(|o| o < s))
+        {
+            return j;
+        }
+        if j > s
+            && style.newline_ends
+            && t.nl_before(j)
+            && !continues_from(t, j - 1)
+            && !continues_into(t, j)
+        {
+            return j;
+        }
+        j = t.skip_group(j).min(limit.max(j + 1));
+    }
+    j.min(limit)
+}
+
+/// True when token `p`, the last of a line, leaves the expression open (`+`, `,`, `=`, `.`,
+/// `||`, `(`).
+fn continues_from(t: &Tokens, p: usize) -> bool {
+    matches!(
+        t.punct(p),
+        b'+' | b'-'
+            | b'*'
+            | b'/'
+            | b'%'
+            | b','
+            | b'='
+            | b'.'
+            | b'('
+            | b'['
+            | b'{'
+            | b'&'
+            | b'|'
+            | b'?'
+    ) || t.is(p, "||")
+        || t.is(p, "&&")
+        || t.is(p, "??")
+        || t.is(p, "?:")
+        || t.is(p, "=>")
+        || t.is(p, "->")
+        || t.kw(p, "or")
+        || t.kw(p, "and")
+}
+
+/// True when token `j`, the first of a line, continues the expression above (`.method()`,
+/// `+ x`, `?: d`, `|| d`).
+fn continues_into(t: &Tokens, j: usize) -> bool {
+    matches!(
+        t.punct(j),
+        b'.' | b'+' | b'?' | b')' | b']' | b':' | b'|' | b'&'
+    ) || t.is(j, "?.")
+        || t.is(j, "?:")
+        || t.is(j, "??")
+        || t.is(j, "||")
+        || t.is(j, "&&")
+        || t.is(j, "->")
+}
+
+/// The class, object, struct, interface, enum or impl whose body `{` is at `open`.
+fn container_of(t: &Tokens, open: usize) -> Option<String> {
+    let mut k = open;
+    let floor = open.saturating_sub(48);
+    while k > floor {
+        k -= 1;
+        if matches!(t.punct(k), b';' | b'{' | b'}') {
+            return None;
+        }
+        if t.is_closer(k)
+            && let Some(o) = t.open_of(k)
+        {
+            k = o;
+            continue;
+        }
+        if let Some(w) = t.ident(k)
+            && matches!(
+                w,
+                "class" | "object" | "struct" | "interface" | "enum" | "record" | "trait" | "impl"
+            )
+        {
+            let mut n = k + 1;
+            // `impl<T> Foo`, `enum class Foo`.
+            n = t.skip_angles(n, open);
+            while t.kw(n, "class") {
+                n += 1;
+            }
+            return t.ident(n).map(str::to_string);
+        }
+    }
+    None
+}
+
+/// The body `{…}` of a function whose parameter list closes at `close` (a return type or
+/// `throws` clause may come between), as a token range.
+fn body_after(t: &Tokens, close: usize) -> Option<(usize, usize)> {
+    let mut k = close + 1;
+    let limit = (close + 24).min(t.len());
+    while k < limit {
+        if t.is_punct(k, b'{') {
+            return Some((k, t.close_or_end(k)));
+        }
+        if matches!(t.punct(k), b';' | b'}' | b'=' | b')') && !t.is(k, "=>") {
+            return None;
+        }
+        if t.is(k, "=>") {
+            // An arrow function: its body is the expression or block after the arrow.
+            return if t.is_punct(k + 1, b'{') {
+                Some((k + 1, t.close_or_end(k + 1)))
+            } else {
+                None
+            };
+        }
+        k = t.skip_group(k);
+    }
+    None
+}
+
+/// The body of a `def name(…):` (Python) or `def name(…)` (Ruby) whose parameters open at
+/// `open`: the tokens up to the end of its indented block.
+fn indented_body(t: &Tokens, open: usize, close: usize) -> Option<(usize, usize)> {
+    if open < 2 || !(t.kw(open - 2, "def") || t.kw(open - 1, "lambda")) {
+        return None;
+    }
+    let end_line = t.lx.indent_block_end(t.line(open));
+    let end = t.toks.partition_point(|x| x.line <= end_line);
+    Some((close + 1, end.max(close + 1)))
+}
+
+/// The name a parameter declares: `name`, `name: T`, `T name`, `name T` (Go, where
+/// `name_before_type` says so), `$name`, `self`; `None` for anything else.
+fn param_name<'a>(
+    t: &Tokens<'_, 'a>,
+    a: usize,
+    b: usize,
+    name_before_type: bool,
+) -> Option<&'a str> {
+    let end = (a..b)
+        .find(|&k| t.is_punct(k, b'=') || (t.is_punct(k, b':') && !t.op2(k, b"::")))
+        .unwrap_or(b);
+    if end == a {
+        return None;
+    }
+    // `name: T` → the first identifier; `T name` (Java/C#/PHP) and `T name = default` → the
+    // last before the `=`, which is also the name of a plain `name = default`.
+    // A nullable or by-reference mark may come first (`?Client $c`, `&$out`).
+    let a = if matches!(t.punct(a), b'?' | b'&') && end > a + 1 {
+        a + 1
+    } else {
+        a
+    };
+    let first = t.ident(a)?;
+    if (end < b && !t.is_punct(end, b'=')) || end == a + 1 || name_before_type {
+        return Some(first);
+    }
+    let last = (a..end).rev().find_map(|k| t.ident(k))?;
+    Some(last)
+}
+
+/// The indentation (bytes of leading whitespace) of token `i`'s line.
+fn line_indent(t: &Tokens, i: usize) -> usize {
+    let line = t.line(i);
+    let (start, _) = t.lx.line_range(line);
+    t.lx.text[start..]
+        .bytes()
+        .take_while(|b| *b == b' ' || *b == b'\t')
+        .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::lang::tokens::Rules;
+    use crate::index::lex::{Syntax, lex};
+
+    fn names(
+        syntax: Syntax,
+        rules: &Rules,
+        style: &StmtStyle,
+        src: &str,
+    ) -> Vec<(String, bool, Option<String>, String)> {
+        let lx = lex(syntax, src);
+        let t = Tokens::new(&lx, rules);
+        let a = Assignments::scan(&t, style);
+        a.list
+            .iter()
+            .map(|x| {
+                let rhs: Vec<&str> = (x.rhs.0..x.rhs.1).map(|k| t.text(k)).collect();
+                (
+                    x.name.clone(),
+                    x.top_level,
+                    x.container.clone(),
+                    rhs.join(" "),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn javascript_and_typescript_assignments() {
+        let got = names(
+            Syntax::JS,
+            &Rules::JS,
+            &StmtStyle::NEWLINE,
+            "const catalogueHost = process.env.CATALOGUE_HOST || 'catalogue'\nlet url: string = `${base}/x`;\nfunction f(a, b = 2) {\n  const local = a + '/y'\n  if (a == b) {}\n}\nclass C {\n  constructor(base) { this.base = base }\n}\n",
+        );
+        assert_eq!(
+            got,
+            vec![
+                (
+                    "catalogueHost".into(),
+                    true,
+                    None,
+                    "process . env . CATALOGUE_HOST || 'catalogue'".into()
+                ),
+                ("url".into(), true, None, "`${base}/x`".into()),
+                ("local".into(), false, None, "a + '/y'".into()),
+                ("this.base".into(), false, None, "base".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn go_java_python_and_continued_lines() {
+        let go = names(
+            Syntax::GO,
+            &Rules::C_FAMILY,
+            &StmtStyle::GO,
+            "var ordersTopic string = getenv(\"T\",\n  \"orders\")\nfunc main() {\n  url := base +\n    \"/x\"\n  x = y == z\n}\n",
+        );
+        assert_eq!(go[0].0, "ordersTopic");
+        assert!(go[0].1);
+        assert!(go[0].3.ends_with("\"orders\" )"));
+        assert_eq!(go[1], ("url".into(), false, None, "base + \"/x\"".into()));
+        assert_eq!(go[2].0, "x");
+        let java = names(
+            Syntax::JAVA,
+            &Rules::JVM,
+            &StmtStyle::SEMICOLON,
+            "class Topics {\n  public static final String ORDERS = \"orders\";\n  void f() { String u = base\n + \"/x\"; }\n}\n",
+        );
+        assert_eq!(
+            java[0],
+            (
+                "ORDERS".into(),
+                true,
+                Some("Topics".into()),
+                "\"orders\"".into()
+            )
+        );
+        assert_eq!(java[1].0, "u");
+        assert!(!java[1].1);
+        let py = names(
+            Syntax::PYTHON,
+            &Rules::SCRIPT,
+            &StmtStyle::INDENT,
+            "USER = os.getenv('USER_HOST', 'user')\ndef f(x):\n    u = 'http://' + USER\n    g(a=1)\n",
+        );
+        assert_eq!(py.len(), 2);
+        assert_eq!(py[0].0, "USER");
+        assert!(py[0].1);
+        assert_eq!(py[1].0, "u");
+        assert!(!py[1].1);
+    }
+
+    #[test]
+    fn lookups_scope_and_params_and_export() {
+        let src = "const BASE = 'http://cart:8080'\nfunction get(id) {\n  const url = BASE + '/cart/' + id\n  return fetch(url)\n}\n";
+        let lx = lex(Syntax::JS, src);
+        let t = Tokens::new(&lx, &Rules::JS);
+        let a = Assignments::scan(&t, &StmtStyle::NEWLINE);
+        let fetch_arg = (0..t.len())
+            .find(|&k| t.is(k, "url") && t.is_punct(k + 1, b')'))
+            .unwrap();
+        let v = eval(&t, (fetch_arg, fetch_arg + 1), &ExprRules::JS, &a);
+        // The local is read; the top-level name stays a reference for the graph.
+        assert_eq!(v.display(), "{BASE}/cart/{}");
+        let mut facts = FileFacts::default();
+        a.export(&t, &ExprRules::JS, &mut facts);
+        assert_eq!(facts.bindings.len(), 1);
+        assert_eq!(facts.bindings[0].name, "BASE");
+    }
+
+    #[test]
+    fn go_parameters_are_named_before_their_types() {
+        let src = "package p\nfunc get(base, id string, c *http.Client) {\n  u := base + \"/orders/\" + id\n  c.Get(u)\n}\n";
+        let lx = lex(Syntax::GO, src);
+        let t = Tokens::new(&lx, &Rules::C_FAMILY);
+        let a = Assignments::scan(&t, &StmtStyle::GO);
+        let at = (0..t.len()).rfind(|&k| t.is(k, "u")).unwrap();
+        assert!(a.is_param("id", at) && a.is_param("base", at) && a.is_param("c", at));
+        assert!(!a.is_param("string", at));
+        let v = eval(&t, (at, at + 1), &ExprRules::GO, &a);
+        assert_eq!(v.display(), "{}/orders/{}");
+    }
+
+    #[test]
+    fn typed_parameters_with_defaults_are_named_by_the_last_word() {
+        let src = "<?php\nfunction f(string $sku, int $score = 5, $plain = 1, ?Client $c = null) {\n  $x = 1;\n}\n";
+        let lx = lex(Syntax::PHP, src);
+        let t = Tokens::new(&lx, &Rules::SCRIPT);
+        let a = Assignments::scan(&t, &StmtStyle::SEMICOLON);
+        let at = (0..t.len()).rfind(|&k| t.is(k, "$x")).unwrap();
+        for p in ["$sku", "$score", "$plain", "$c"] {
+            assert!(a.is_param(p, at), "{p}");
+        }
+        assert!(!a.is_param("int", at) && !a.is_param("Client", at));
+    }
+
+    #[test]
+    fn junk_never_panics() {
+        for src in [
+            "=",
+            "a =",
+            "= b",
+            "x := ",
+            "{ = }",
+            "(a = b",
+            "a.b.c = = d",
+            "é = ü",
+            "$a->b = 1;",
+            "-> = ",
+        ] {
+            for (syntax, rules, style) in [
+                (Syntax::JS, Rules::JS, StmtStyle::NEWLINE),
+                (Syntax::GO, Rules::C_FAMILY, StmtStyle::GO),
+                (Syntax::PYTHON, Rules::SCRIPT, StmtStyle::INDENT),
+                (Syntax::PHP, Rules::SCRIPT, StmtStyle::SEMICOLON),
+            ] {
+                let lx = lex(syntax, src);
+                let t = Tokens::new(&lx, &rules);
+                let a = Assignments::scan(&t, &style);
+                let mut f = FileFacts::default();
+                a.export(&t, &ExprRules::JS, &mut f);
+            }
+        }
+    }
+}
