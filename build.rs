@@ -4,11 +4,11 @@
 //!   (vtables, string tables, static slices); a fixed-address executable needs none.
 //! - `--icf=all`: rustc links this target with its bundled rust-lld, which folds functions whose
 //!   machine code is identical (many generic instances compile to the same bytes).
-//! - In the release profile only (`panic = "abort"`), the unwind tables `.eh_frame` and
-//!   `.eh_frame_hdr` and the landing-pad data `.gcc_except_table` are discarded by a small
-//!   linker script: nothing ever unwinds, and they were about 390 KB of each binary. The cost is that debuggers and profilers cannot
-//!   walk the stack of a release binary without frame pointers, and `RUST_BACKTRACE` shows no
-//!   frames; debug builds and tests (which unwind) keep them.
+//! - In a release build with `panic = "abort"` only (the shipped profile unwinds, so this is
+//!   for experiments such as `CARGO_PROFILE_RELEASE_PANIC=abort`), the unwind tables
+//!   `.eh_frame` and `.eh_frame_hdr` and the landing-pad data `.gcc_except_table` are
+//!   discarded by a small linker script: nothing ever unwinds there, and they are about 390 KB
+//!   of each binary.
 //!
 //! The flags go to this crate's binaries only: as target rustflags Cargo would also pass them to
 //! proc-macro libraries, and `-no-pie` cannot link a shared library.
@@ -22,7 +22,9 @@ fn main() {
     }
     println!("cargo:rustc-link-arg-bins=-no-pie");
     println!("cargo:rustc-link-arg-bins=-Wl,--icf=all");
-    if std::env::var("PROFILE").as_deref() == Ok("release") {
+    if std::env::var("PROFILE").as_deref() == Ok("release")
+        && std::env::var("CARGO_CFG_PANIC").as_deref() == Ok("abort")
+    {
         let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
         let script = out_dir.join("discard-unwind-tables.ld");
         std::fs::write(

@@ -28,7 +28,9 @@ Per run there is also one session on an EMPTY temp dir: init_empty_ms and rss_af
 Aggregation: per-run values are combined with the lower median (a value that was actually
 observed); a run where a value is missing counts as the worst value, so if the median lands on
 a missing value the result is null. Search percentiles use the nearest rank over all queries of
-all runs. ctags_ms is the median wall time of Universal Ctags over the same corpus.
+all runs. ctags_ms is the median wall time of Universal Ctags over the same corpus; rg_ms the
+median wall time of `rg -c -uu Service`, run right after each cold run (rg_ratio = cold_index_ms
+/ rg_ms, the issue-17 bar at 50k: <= 2.5).
 
 --daemon drives proxy mode instead (`PATH run`, with the `meshd` next to PATH): the first proxy
 spawns the daemon, later ones find it warm. See daemon_bench() for the values.
@@ -572,6 +574,17 @@ def git_ignored(corpus):
         return False
 
 
+def rg_run_ms(corpus, word="Service"):
+    """Wall ms of one `rg -c -uu WORD` over the corpus (every file read), or None without rg."""
+    exe = shutil.which("rg")
+    if not exe:
+        return None
+    t0 = time.perf_counter()
+    p = subprocess.run([exe, "-c", "-uu", word], cwd=corpus, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+    return (time.perf_counter() - t0) * 1000.0 if p.returncode in (0, 1) else None
+
+
 def ctags_ms(corpus, runs):
     """Median wall ms of `ctags -R` over the corpus, or None without ctags."""
     exe = shutil.which("ctags")
@@ -664,10 +677,13 @@ def main(argv):
             note("the corpus sits in a git-ignored path; a server that honours the enclosing "
                  "repository's ignore rules may index nothing or miss the edit")
         per_run = []
+        rg_times = []
         for run_no in range(args.runs):
             r = corpus_session(binary, corpus, scopes, args.queries, args.timeout, edit_rel,
                                run_no)
             per_run.append(r)
+            # ripgrep right after each cold run, on the same (equally warm) page cache.
+            rg_times.append(rg_run_ms(corpus))
             for n in r["notes"]:
                 note(f"run {run_no + 1}: {n}")
         all_search = [ms for r in per_run for ms in r["search_ms"]]
@@ -684,6 +700,13 @@ def main(argv):
             "search_p50_ms": rounded(nearest_rank(r["search_ms"], 50), 3),
             "search_count": len(r["search_ms"]), "exit_status": r["exit_status"],
         } for r in per_run]
+        rg = median_worst(rg_times) if all(t is not None for t in rg_times) else None
+        out["rg_ms"] = rounded(rg)
+        out["rg_cmd"] = "rg -c -uu Service"
+        cold = out["cold_index_ms"]
+        out["rg_ratio"] = rounded(cold / rg, 3) if rg and cold else None
+        if rg is None:
+            note("rg not available or failed: rg_ms not measured")
         if not args.no_ctags:
             c = ctags_ms(corpus, args.runs)
             out["ctags_ms"] = rounded(c)

@@ -20,6 +20,15 @@ DIR holds what `size-report/run` wrote:
                    read only with --tools
   daemon.json      bench.py --daemon output (proxy start and RSS, meshd RSS); read only with
                    --daemon, otherwise the section says it was skipped on purpose
+  latency.json     bench_latency.py output (server-side stages, round trips, CPU per call);
+                   read only with --latency
+  vs-rg.json       bench_vs_rg.py output (practice corpora next to ripgrep); read only with
+                   --vs-rg
+  opt-<L>.json, opt-<L>-latency.json, opt-<L>-tools.json, opt-<L>-5k.json
+                   the same figures for a release build at the other opt-level L; read only
+                   with --opt L
+  ../fuzz/RESULT.json
+                   the committed extractor fuzz long run (size-report/fuzz/run), always read
 
 Every budget key gets a row "what / measured / budget / ok?". The exit status is 1 when any
 measured value is over its budget or any budgeted value is missing ("not measured"); tiers that
@@ -79,6 +88,12 @@ def fmt(value, unit):
         return f"{value:,.3f} ms" if value < 10 else f"{value:,.1f} ms"
     if unit == "rate":
         return f"{value:,.0f} /s"
+    if unit == "us":
+        return f"{value:,.1f} µs"
+    if unit == "ratio":
+        return f"{value:.2f} ×"
+    if unit in ("count", "mincount"):
+        return f"{value:,}"
     return str(value)
 
 
@@ -89,6 +104,14 @@ def fmt_budget(value, unit):
         return f"≤ {value / 1048576:.1f} MiB"
     if unit == "kb":
         return f"≤ {value / 1024:g} MiB"
+    if unit == "us":
+        return f"≤ {value:g} µs"
+    if unit == "ratio":
+        return f"≤ {value:g} ×"
+    if unit == "count":
+        return f"≤ {value:,}"
+    if unit == "mincount":
+        return f"≥ {value:,}"
     return f"≤ {value:g} ms"
 
 
@@ -103,7 +126,7 @@ class Verdict:
         elif measured is None:
             ok = "**not measured**"
             self.missing.append(f"{tag} {key}")
-        elif measured <= budget:
+        elif (measured >= budget) if unit == "mincount" else (measured <= budget):
             ok = "ok"
         else:
             ok = "**BREACH**"
@@ -171,6 +194,12 @@ def main(argv):
                     help="judge daemon.json (proxy mode); without it the section is skipped")
     ap.add_argument("--tools", action="store_true",
                     help="judge tools.json (bench_tools.py); without it the section is skipped")
+    ap.add_argument("--latency", action="store_true",
+                    help="judge latency.json (bench_latency.py)")
+    ap.add_argument("--vs-rg", action="store_true", help="judge vs-rg.json (bench_vs_rg.py)")
+    ap.add_argument("--opt", help="the other opt-level measured (opt-<L>*.json)")
+    ap.add_argument("--fuzz", action="store_true",
+                    help="judge the committed fuzz long run (size-report/fuzz/RESULT.json)")
     args = ap.parse_args(argv)
 
     budgets = load(args.budgets)
@@ -342,6 +371,223 @@ def main(argv):
             w("No result file: bench_tools.py did not run or failed.")
         budget_table(w, v, TOOL_KEYS, t, tb, "tools")
         notes += [f"tools: {n}" for n in t.get("notes", [])]
+    w("")
+
+    # --- the request path (issue 17) ------------------------------------------------------
+    w("## The request path")
+    w("")
+    rb = budgets.get("request_path", {})
+    if not args.latency:
+        w("Skipped on purpose (`MESH_BENCH_SKIP_STAGES=1`).")
+    else:
+        lat = res("latency.json") or {}
+        w("`bench_latency.py`: one fresh `run --standalone` session per workload and binary, "
+          "after warm-up calls. *Server-side* is the server's own time with a request, from the "
+          "reader splitting the frame off the input (right after the `read` that brought it) to "
+          "the `write` that hands the answer to the kernel, taken from per-request timestamps in "
+          "a benchmark build (the release profile plus `--features bench-stages`, "
+          "`src/stages.rs`; the release binary has no timestamps). The `write` itself is shown "
+          "apart: writing to a pipe wakes the client, and Linux often runs the woken client at "
+          "once on the writer's CPU, so that span can hold the client's own work on the answer. "
+          "*Round trip* is the Python client's, and *CPU per call* the release "
+          "server's user+system time over the timed calls (every thread, the audit task's "
+          "batched writes included) divided by their number. Workloads: `search5k` = scoped "
+          "`smart_search` on the 5k tier corpus (queries and scopes cycling as in the tier "
+          "bench), `impact` = `analyze_impact` on the example (targets as in `bench_tools.py`), "
+          "`ping` on the example.")
+        w("")
+        w("| workload | calls | server p50 | server p95 | the `write` p50 | round trip p50 "
+          "| round trip p95 | CPU per call |")
+        w("|---|---|---|---|---|---|---|---|")
+        for name in ("search5k", "impact", "ping"):
+            r = lat.get(name) or {}
+            w(f"| `{name}` | {r.get('stage_records', '—')} | {fmt(r.get('server_p50_us'), 'us')} "
+              f"| {fmt(r.get('server_p95_us'), 'us')} | {fmt(r.get('write_p50_us'), 'us')} "
+              f"| {fmt(r.get('rt_p50_us'), 'us')} "
+              f"| {fmt(r.get('rt_p95_us'), 'us')} | {fmt(r.get('cpu_per_call_us'), 'us')} |")
+        w("")
+        w("Stage medians, µs after the frame was read (`taken` by the session loop, `parsed`, "
+          "the tool's start and end, the answer `queued` for the writer, `picked` by it, "
+          "`sending` (the `write` starts), `written`):")
+        w("")
+        w("| workload | taken | parsed | tool start | tool end | queued | picked | sending "
+          "| written |")
+        w("|---|---|---|---|---|---|---|---|---|")
+        for name in ("search5k", "impact", "ping"):
+            st = (lat.get(name) or {}).get("stage_p50_us", {})
+            cells = " | ".join(fmt(st.get(k), "us") for k in
+                               ("taken", "parsed", "tool_start", "tool_end", "queued", "picked",
+                                "sending", "written"))
+            w(f"| `{name}` | {cells} |")
+        w("")
+        w("| what | measured | budget | ok? |")
+        w("|---|---|---|---|")
+        rows = [
+            ("5k `smart_search` server-side p50", "search5k_server_p50_us",
+             (lat.get("search5k") or {}).get("server_p50_us")),
+            ("5k `smart_search` server-side p95", "search5k_server_p95_us",
+             (lat.get("search5k") or {}).get("server_p95_us")),
+            ("`analyze_impact` on the example, server-side p50", "impact_server_p50_us",
+             (lat.get("impact") or {}).get("server_p50_us")),
+            ("`ping` round trip p50 (client, release build)", "ping_rt_p50_us",
+             (lat.get("ping") or {}).get("rt_p50_us")),
+        ]
+        for label, key, value in rows:
+            w(v.row(label, key, value, rb.get(key), "us", "request path"))
+        notes += [f"request path: {n}" for n in lat.get("notes", [])]
+    w("")
+
+    # --- practice corpora next to ripgrep (issue 17) ---------------------------------------
+    w("## Real workspaces next to ripgrep")
+    w("")
+    gb = budgets.get("vs_rg", {})
+    if not args.vs_rg:
+        w("Skipped on purpose (`MESH_BENCH_SKIP_RG=1`).")
+    else:
+        g = res("vs-rg.json") or {}
+        w(f"`bench_vs_rg.py`: on each practice corpus, {g.get('runs', '?')} runs each, side by "
+          f"side: a one-shot `mesh-mcp query smart_search '{{\"query\": \"{g.get('word', '?')}\"}}'` "
+          f"(start to exit: index, answer, audit row), a session's cold first answer (`run "
+          f"--standalone`, `initialize`, the same search, stdin closed: start to exit, the "
+          f"watcher set-up included) and `rg -c -uu {g.get('word', '?')}` (every file read). "
+          f"Fresh private HOME per run (no fact cache). CPU = user+system of the process, all "
+          f"threads (wait4 rusage); medians. The bar is on the one-shot query's CPU.")
+        w("")
+        w("| corpus | files | query CPU | query wall | session CPU | session wall | rg CPU "
+          "| rg wall | query/rg CPU | budget | ok? |")
+        w("|---|---|---|---|---|---|---|---|---|---|---|")
+        budget = gb.get("corpus_cpu_ratio")
+        for row in g.get("corpora", []):
+            ratio = row.get("cpu_ratio")
+            if ratio is None:
+                ok = "**not measured**"
+                v.missing.append(f"vs rg {row.get('corpus')}")
+            elif budget is not None and ratio > budget:
+                ok = "**BREACH**"
+                v.breaches.append(f"vs rg {row.get('corpus')}: query CPU {ratio:.2f} × rg > "
+                                  f"{budget:g} ×")
+            else:
+                ok = "ok"
+            w(f"| `{row.get('corpus')}` | {row.get('files', 0):,} "
+              f"| {fmt(row.get('query_cpu_ms'), 'ms')} | {fmt(row.get('query_wall_ms'), 'ms')} "
+              f"| {fmt(row.get('session_cpu_ms'), 'ms')} "
+              f"| {fmt(row.get('session_wall_ms'), 'ms')} | {fmt(row.get('rg_cpu_ms'), 'ms')} "
+              f"| {fmt(row.get('rg_wall_ms'), 'ms')} | {fmt(ratio, 'ratio')} "
+              f"| {fmt_budget(budget, 'ratio')} | {ok} |")
+        if not g.get("corpora"):
+            w("| — | | | | | | | | | | **not measured** |")
+            v.missing.append("vs rg: no corpus measured")
+        notes += [f"vs rg: {n}" for n in g.get("notes", [])]
+    w("")
+    w("At the tiers, `rg -c -uu Service` ran right after each cold run of the tier bench on the "
+      "same corpus (median wall); ratio = mesh-mcp's cold index until the first answer / rg's "
+      "wall:")
+    w("")
+    w("| tier | files | cold_index_ms | rg_ms | ratio | budget | ok? |")
+    w("|---|---|---|---|---|---|---|")
+    wall_budgets = gb.get("tier_wall_ratio", {})
+    for label, r in ctags_rows:
+        budget = None if "contract" in label else wall_budgets.get(label)
+        ratio = r.get("rg_ratio")
+        ok = "info"
+        if budget is not None:
+            if ratio is None:
+                ok = "**not measured**"
+                v.missing.append(f"tier {label} rg_ratio")
+            elif ratio > budget:
+                ok = "**BREACH**"
+                v.breaches.append(f"tier {label} cold wall {ratio:.2f} × rg > {budget:g} ×")
+            else:
+                ok = "ok"
+        w(f"| {label} | {r.get('corpus_files', 0):,} | {fmt(r.get('cold_index_ms'), 'ms')} "
+          f"| {fmt(r.get('rg_ms'), 'ms')} | {fmt(ratio, 'ratio')} "
+          f"| {fmt_budget(budget, 'ratio') if budget else '—'} | {ok} |")
+    w("")
+
+    # --- opt-level (issue 17) --------------------------------------------------------------
+    w("## opt-level: the shipped one against the other")
+    w("")
+    if not args.opt:
+        w("Skipped on purpose (`MESH_BENCH_SKIP_OPT=1`).")
+    else:
+        o = res(f"opt-{args.opt}.json") or {}
+        ol = res(f"opt-{args.opt}-latency.json") or {}
+        ot = res(f"opt-{args.opt}-tools.json") or {}
+        o5 = res(f"opt-{args.opt}-5k.json") or {}
+        lat = res("latency.json") or {}
+        tools_now = res("tools.json") or {}
+        t5 = res("tier-5k.json") or {}
+        shipped = o.get("shipped", "?")
+        w(f"The release build at `opt-level = \"{args.opt}\"` (`CARGO_PROFILE_RELEASE_OPT_LEVEL`, "
+          f"everything else equal, unwinding on) measured with the same scripts as the shipped "
+          f"`\"{shipped}\"` build; lower is better everywhere.")
+        w("")
+        w(f"| what | `{shipped}` (shipped) | `{args.opt}` |")
+        w("|---|---|---|")
+        w(f"| `mesh-mcp` stripped | {fmt(sizes.get('mesh_mcp_stripped_bytes'), 'bytes')} "
+          f"| {fmt(o.get('mesh_mcp_stripped_bytes'), 'bytes')} |")
+        w(f"| `meshd` stripped | {fmt(sizes.get('meshd_stripped_bytes'), 'bytes')} "
+          f"| {fmt(o.get('meshd_stripped_bytes'), 'bytes')} |")
+        for name, label in (("search5k", "5k `smart_search`"), ("impact", "`analyze_impact`"),
+                            ("ping", "`ping`")):
+            a, b = lat.get(name) or {}, ol.get(name) or {}
+            w(f"| {label} round trip p50 | {fmt(a.get('rt_p50_us'), 'us')} "
+              f"| {fmt(b.get('rt_p50_us'), 'us')} |")
+            w(f"| {label} CPU per call | {fmt(a.get('cpu_per_call_us'), 'us')} "
+              f"| {fmt(b.get('cpu_per_call_us'), 'us')} |")
+        w(f"| `analyze_impact` round trip p50 (`bench_tools.py`) "
+          f"| {fmt(tools_now.get('impact_p50_ms'), 'ms')} | {fmt(ot.get('impact_p50_ms'), 'ms')} |")
+        w(f"| 5k cold index until the first answer | {fmt(t5.get('cold_index_ms'), 'ms')} "
+          f"| {fmt(o5.get('cold_index_ms'), 'ms')} |")
+        w(f"| 5k `smart_search` round trip p50 (tier bench) | {fmt(t5.get('search_p50_ms'), 'ms')} "
+          f"| {fmt(o5.get('search_p50_ms'), 'ms')} |")
+        limit = budgets["binary"].get("mesh_mcp_stripped_bytes")
+        over = [k for k in ("mesh_mcp_stripped_bytes", "meshd_stripped_bytes")
+                if o.get(k) is not None and limit is not None and o[k] > limit]
+        w("")
+        if over:
+            w(f"With unwinding on, `{args.opt}` is over the {limit / 1048576:.1f} MiB binary budget, "
+              f"so it cannot ship whatever its speed; `{shipped}` stays.")
+        else:
+            w(f"Both fit the binary budget; the choice rests on the speed rows above.")
+    w("")
+
+    # --- fuzzing (issue 17) ----------------------------------------------------------------
+    w("## Extractor fuzzing")
+    w("")
+    fz = load(os.path.join(here, "fuzz", "RESULT.json"))
+    fb = budgets.get("fuzz", {})
+    if not args.fuzz:
+        w("Not judged in this run (no `--fuzz`).")
+    elif not fz:
+        w("No committed long run (`size-report/fuzz/RESULT.json`): run `size-report/fuzz/run`.")
+        v.missing.append("fuzz long run")
+    else:
+        w(f"The committed long run of `tests/extract_fuzz.rs` (`size-report/fuzz/run`, the `fuzz` "
+          f"profile: optimised, with overflow checks and debug assertions): seed "
+          f"`{fz.get('seed')}`, {fz.get('cases_per_target', 0):,} cases per target, "
+          f"{fz.get('threads')} threads, {fz.get('wall_s')} s, hang cap {fz.get('hang_cap_ms')} ms, "
+          f"on commit `{fz.get('commit', '?')}`. Every case is replayable from (seed, target, "
+          f"case number); see `size-report/fuzz/README.md`.")
+        w("")
+        w("| target | cases | extracted | guard rejected | seed files | input MiB | mean | slowest "
+          "| slowest case | panics | invariant failures |")
+        w("|---|---|---|---|---|---|---|---|---|---|---|")
+        for t in fz.get("targets", []):
+            w(f"| `{t['target']}` | {t['cases']:,} | {t['extracted']:,} | {t['guarded']:,} "
+              f"| {t['seed_files']} | {t['input_mib']:,} | {t['mean_us']} µs "
+              f"| {t['max_ms']} ms ({t['max_case_bytes']:,} B) | {t['max_case']} "
+              f"| {t['panics']} | {t['invariant_failures']} |")
+        w("")
+        w("| what | measured | budget | ok? |")
+        w("|---|---|---|---|")
+        least = min((t["cases"] for t in fz.get("targets", [])), default=None)
+        w(v.row("cases per target (fewest)", "min_cases_per_target", least,
+                fb.get("min_cases_per_target"), "mincount", "fuzz"))
+        found = (fz.get("panics", 0) or 0) + (fz.get("invariant_failures", 0) or 0) + \
+            (fz.get("hangs", 0) or 0)
+        w(v.row("panics + hangs + broken invariants", "findings", found, fb.get("findings"),
+                "count", "fuzz"))
     w("")
 
     # --- ctags ------------------------------------------------------------------------------

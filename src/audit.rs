@@ -854,6 +854,15 @@ impl AuditLog {
     /// anchor, so the missing rows stay a visible gap. When the file was deleted or replaced
     /// since the last append, it is re-created first (and that is logged).
     pub fn record(&self, entry: &AuditEntry) -> Result<u64, AuditError> {
+        self.record_batch(std::slice::from_ref(entry))
+    }
+
+    /// Appends `entries` in order in one `BEGIN IMMEDIATE` transaction, moving the anchor
+    /// once, to the last of them, before committing (the audit task writes what queued up
+    /// while it was busy as one batch: one commit and one anchor write for many calls);
+    /// returns the last new row's sequence number. Either every entry is appended or none is.
+    /// An empty batch writes nothing.
+    pub fn record_batch(&self, entries: &[AuditEntry]) -> Result<u64, AuditError> {
         let sql_err = |action| {
             move |source| AuditError::Sqlite {
                 path: self.path.clone(),
@@ -861,12 +870,9 @@ impl AuditLog {
                 source,
             }
         };
-        let files_json =
-            serde_json::to_string(&entry.files_accessed).map_err(AuditError::Encode)?;
-        let session_id = clean_field(&entry.session_id);
-        let trace_id = entry.trace_id.as_deref().map(clean_field);
-        let tool = clean_field(&entry.tool);
-        let args_digest = clean_field(&entry.args_digest);
+        if entries.is_empty() {
+            return Ok(0);
+        }
 
         // A panic while holding the lock leaves no open transaction behind (the Transaction's
         // drop rolls back), so the connection is still usable.
@@ -928,7 +934,7 @@ impl AuditLog {
             }
             seq
         };
-        let (seq, prev_hash) = match (&tail, &anchor) {
+        let (first_seq, mut prev_hash) = match (&tail, &anchor) {
             (Some((s, h)), Some(a)) if a.seq < *s || (a.seq == *s && a.hash == *h) => {
                 (s + 1, h.clone())
             }
@@ -946,59 +952,71 @@ impl AuditLog {
             (Some((s, h)), None) => (s + 1, h.clone()),
             (None, None) => (0, GENESIS_HASH.to_string()),
         };
-        let timestamp = iso8601_utc_ms(unix_ms(SystemTime::now()));
-        let redactions = i64::from(entry.redactions);
-        let fields = ChainFields {
-            prev_hash: &prev_hash,
-            timestamp: &timestamp,
-            session_id: &session_id,
-            trace_id: trace_id.as_deref(),
-            tool: &tool,
-            args_digest: &args_digest,
-            status: entry.status.as_str(),
-            files_json: &files_json,
-            redactions,
-        };
-        let entry_hash = fields.hash_v2();
-        let entry_mac = row_mac(&self.key, seq, &entry_hash);
-        let seq_i = i64::try_from(seq).unwrap_or(i64::MAX);
-        tx.prepare_cached(
-            "INSERT INTO audit_entries (entry_seq, prev_hash, timestamp, session_id, trace_id, tool,
-                 args_digest, status, files_accessed, redactions, entry_hash, entry_mac)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-        )
-        .and_then(|mut st| {
-            st.execute(params![
-                seq_i,
-                prev_hash,
-                timestamp,
-                session_id,
-                trace_id,
-                tool,
-                args_digest,
-                entry.status.as_str(),
-                files_json,
+        let mut seq = first_seq;
+        for (k, entry) in entries.iter().enumerate() {
+            seq = first_seq + k as u64;
+            let files_json =
+                serde_json::to_string(&entry.files_accessed).map_err(AuditError::Encode)?;
+            let session_id = clean_field(&entry.session_id);
+            let trace_id = entry.trace_id.as_deref().map(clean_field);
+            let tool = clean_field(&entry.tool);
+            let args_digest = clean_field(&entry.args_digest);
+            let timestamp = iso8601_utc_ms(unix_ms(SystemTime::now()));
+            let redactions = i64::from(entry.redactions);
+            let fields = ChainFields {
+                prev_hash: &prev_hash,
+                timestamp: &timestamp,
+                session_id: &session_id,
+                trace_id: trace_id.as_deref(),
+                tool: &tool,
+                args_digest: &args_digest,
+                status: entry.status.as_str(),
+                files_json: &files_json,
                 redactions,
-                entry_hash,
-                entry_mac
-            ])
-        })
-        .map_err(sql_err("append a row"))?;
-        let duration = i64::try_from(entry.duration_us).unwrap_or(i64::MAX);
-        tx.prepare_cached(
-            "INSERT OR REPLACE INTO tool_call_metrics (entry_seq, duration_us) VALUES (?1, ?2)",
-        )
-        .and_then(|mut st| st.execute(params![seq_i, duration]))
-        .map_err(sql_err("record the call latency"))?;
+            };
+            let entry_hash = fields.hash_v2();
+            let entry_mac = row_mac(&self.key, seq, &entry_hash);
+            let seq_i = i64::try_from(seq).unwrap_or(i64::MAX);
+            tx.prepare_cached(
+                "INSERT INTO audit_entries (entry_seq, prev_hash, timestamp, session_id, trace_id, tool,
+                     args_digest, status, files_accessed, redactions, entry_hash, entry_mac)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+            )
+            .and_then(|mut st| {
+                st.execute(params![
+                    seq_i,
+                    prev_hash,
+                    timestamp,
+                    session_id,
+                    trace_id,
+                    tool,
+                    args_digest,
+                    entry.status.as_str(),
+                    files_json,
+                    redactions,
+                    entry_hash,
+                    entry_mac
+                ])
+            })
+            .map_err(sql_err("append a row"))?;
+            let duration = i64::try_from(entry.duration_us).unwrap_or(i64::MAX);
+            tx.prepare_cached(
+                "INSERT OR REPLACE INTO tool_call_metrics (entry_seq, duration_us) VALUES (?1, ?2)",
+            )
+            .and_then(|mut st| st.execute(params![seq_i, duration]))
+            .map_err(sql_err("record the call latency"))?;
+            tracing::trace!(target: "mesh::audit", seq, tool = %tool, "audit row appended");
+            prev_hash = entry_hash;
+        }
         // The anchor moves while the write lock is held, before the commit: no other writer
-        // can slip a row in between, and a failed anchor write rolls the row back.
+        // can slip a row in between, and a failed anchor write rolls the rows back.
         let since = match &anchor {
             Some(a) => a.since,
-            None => since_if_new(seq),
+            None => since_if_new(first_seq),
         };
         let new_anchor = Anchor {
             seq,
-            hash: entry_hash,
+            hash: prev_hash,
             since,
         };
         anchor_file
@@ -1018,7 +1036,6 @@ impl AuditLog {
             }
             return Err(sql_err("commit the new row")(e));
         }
-        tracing::trace!(target: "mesh::audit", seq, tool = %tool, "audit row appended");
         Ok(seq)
     }
 }
@@ -1054,7 +1071,7 @@ fn open_conn(path: &Path) -> Result<Connection, AuditError> {
         tracing::warn!(target: "mesh::audit", path = %path.display(), mode = %mode,
             "audit database is not in WAL mode; concurrent readers may wait");
     }
-    conn.pragma_update(None, "synchronous", "NORMAL")
+    conn.execute_batch("PRAGMA synchronous = NORMAL")
         .map_err(sql_err("set synchronous=NORMAL"))?;
     conn.execute_batch(&format!("BEGIN IMMEDIATE;\n{SCHEMA}"))
         .map_err(|e| {
@@ -1119,10 +1136,23 @@ impl AuditSink {
 
     /// Appends `entry`, opening the database first when needed; every failure is logged.
     pub fn record(&self, entry: &AuditEntry) {
+        self.record_batch(std::slice::from_ref(entry));
+    }
+
+    /// Appends `entries` in one transaction ([`AuditLog::record_batch`]), opening the database
+    /// first when needed; every failure is logged.
+    pub fn record_batch(&self, entries: &[AuditEntry]) {
+        let Some(first) = entries.first() else {
+            return;
+        };
+        let more = match entries.len() - 1 {
+            0 => String::new(),
+            n => format!(" (and {n} more in its batch)"),
+        };
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         if let SinkState::Failed { at } = &*state {
             if at.elapsed() < self.retry {
-                tracing::debug!(target: "mesh::audit", "audit trail unavailable: the call of {} is not recorded", entry.tool);
+                tracing::debug!(target: "mesh::audit", "audit trail unavailable: the call of {}{more} is not recorded", first.tool);
                 return;
             }
             *state = SinkState::Unopened;
@@ -1132,7 +1162,9 @@ impl AuditSink {
             *state = match AuditLog::open(&path) {
                 Ok(log) => SinkState::Open(Box::new(log)),
                 Err(e) => {
-                    tracing::warn!(target: "mesh::audit", "audit trail unavailable: {e}; calls are not recorded until it opens (retried every {} s)", self.retry.as_secs_f32());
+                    // Seconds by integer arithmetic: no float formatting in the binary.
+                    let every = crate::render::decimal(self.retry.as_millis() as u64, 1000, 1);
+                    tracing::warn!(target: "mesh::audit", "audit trail unavailable: {e}; calls are not recorded until it opens (retried every {every} s)");
                     SinkState::Failed {
                         at: std::time::Instant::now(),
                     }
@@ -1140,9 +1172,9 @@ impl AuditSink {
             };
         }
         if let SinkState::Open(log) = &*state
-            && let Err(e) = log.record(entry)
+            && let Err(e) = log.record_batch(entries)
         {
-            tracing::warn!(target: "mesh::audit", "could not record the call of {}: {e}", entry.tool);
+            tracing::warn!(target: "mesh::audit", "could not record the call of {}{more}: {e}", first.tool);
         }
     }
 }
@@ -1152,7 +1184,9 @@ impl AuditSink {
 fn set_wal(conn: &Connection) -> rusqlite::Result<String> {
     let mut attempt = 0;
     loop {
-        match conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0)) {
+        // A plain statement, not `pragma_update_and_check`: its value quoting links rusqlite's
+        // float formatting into the binary for this one call.
+        match conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0)) {
             Err(rusqlite::Error::SqliteFailure(e, _))
                 if e.code == rusqlite::ErrorCode::DatabaseBusy && attempt < 100 =>
             {

@@ -51,6 +51,9 @@ pub async fn read_frames<R: AsyncRead + Unpin>(mut input: R, tx: async_channel::
         if n == 0 {
             // End of input: a last line without a newline still counts.
             if !discarding && let Some(item) = finish(&mut line) {
+                if matches!(item, Inbound::Frame(_)) {
+                    crate::stages::frame_read();
+                }
                 queued.make_room(&tx, &item).await;
                 let _ = tx.send(item).await;
             }
@@ -67,6 +70,9 @@ pub async fn read_frames<R: AsyncRead + Unpin>(mut input: R, tx: async_channel::
                     finish(&mut line)
                 };
                 if let Some(item) = item {
+                    if matches!(item, Inbound::Frame(_)) {
+                        crate::stages::frame_read();
+                    }
                     queued.make_room(&tx, &item).await;
                     if tx.send(item).await.is_err() {
                         return;
@@ -132,12 +138,15 @@ pub async fn write_frames<W: AsyncWrite + Unpin>(
 ) -> bool {
     let mut out = BufWriter::with_capacity(64 * 1024, output);
     while let Ok(frame) = rx.recv().await {
+        crate::stages::picked(&frame);
         let mut ok = out.write_all(frame.as_bytes()).await.is_ok();
         if ok && !frame.ends_with('\n') {
             ok = out.write_all(b"\n").await.is_ok();
         }
         if ok {
+            crate::stages::sending(&frame);
             ok = out.flush().await.is_ok();
+            crate::stages::written(&frame);
         }
         if !ok {
             tracing::debug!(target: "mesh::framing", "output closed; stopping the writer");

@@ -23,6 +23,8 @@
 //! | [`framing`] | the stdio actor: a reader and a writer task joined by bounded queues; the only code that touches stdout |
 //! | [`protocol`] | JSON-RPC 2.0 wire types, classification of a frame, error codes, MCP versions, `_meta` and W3C trace context |
 //! | [`server`] | the session: method table, dual-era negotiation, concurrency, cancellation, progress, the drain barrier |
+//! | [`stdio`] | this process's stdin and stdout as async streams, non-blocking on the reactor when they are pipes or sockets |
+//! | [`stages`] | per-request stage timestamps, compiled in only for the benchmark build (`--features bench-stages`) |
 //! | [`batch`] | 2025-03-26 batches, bounded: requests run per batch, answer bytes per line, one batch at a time per client |
 //! | [`tools`] | the tool registry and one file per tool (arguments, run, truncation hint) |
 //! | [`render`] | Markdown helpers and the central 48 KiB output cap |
@@ -31,8 +33,10 @@
 //! | [`config`] | workspace discovery and the optional `mesh-mcp.toml` |
 //! | [`security`] | path jail, secret masking, prompt-injection neutralisation, stop rules |
 //! | [`audit`] | the hash-chained SQLite audit trail |
+//! | [`auditor`] | the audit task: one writer per process, batching every session's audited calls |
 //! | [`daemon`] | `meshd`: socket naming, the accept loop and the `mesh-mcp run` proxy |
 //! | [`cli`] | one file per subcommand of the `mesh-mcp` binary |
+//! | [`isolate`] | panic isolation: a panic costs one tool call, one file or one restart of the watcher or audit task, never the process |
 //! | [`order`] | the one stable sort every module shares, to keep a single sorting routine in the binary |
 //! | [`sys`] | the handful of Linux/Unix system calls we need, declared by hand |
 //!
@@ -40,6 +44,7 @@
 //! writer alone.
 
 pub mod audit;
+pub mod auditor;
 pub mod batch;
 pub mod cli;
 pub mod config;
@@ -47,12 +52,15 @@ pub mod daemon;
 pub mod framing;
 pub mod git;
 pub mod index;
+pub mod isolate;
 pub mod logging;
 pub mod order;
 pub mod protocol;
 pub mod render;
 pub mod security;
 pub mod server;
+pub mod stages;
+pub mod stdio;
 pub mod sys;
 pub mod tools;
 

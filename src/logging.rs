@@ -154,6 +154,21 @@ struct FieldWriter {
 }
 
 impl Visit for FieldWriter {
+    /// Floats are written by integer arithmetic (3 decimals): `Debug` for `f64` would link
+    /// the float-printing machinery of `core` for this one use.
+    fn record_f64(&mut self, field: &Field, value: f64) {
+        let text = if value.is_finite() && value.abs() < 1e15 {
+            let sign = if value < 0.0 { "-" } else { "" };
+            let milli = (value.abs() * 1000.0).round() as u64;
+            format!("{sign}{}", crate::render::decimal(milli, 1000, 3))
+        } else if value.is_nan() {
+            "NaN".to_string()
+        } else {
+            format!("{}inf", if value < 0.0 { "-" } else { "" })
+        };
+        self.record_str(field, &text);
+    }
+
     fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
         if field.name() == "message" {
             let _ = write!(self.message, "{value:?}");
@@ -222,21 +237,10 @@ pub fn init() {
 }
 
 /// Routes panic messages through `tracing` (one line with the location) instead of the default
-/// hook's stderr dump, so a panicking tool task leaves a readable log line.
+/// hook's stderr dump, so a panicking tool task or extractor leaves a readable log line (see
+/// [`crate::isolate::install_hook`]).
 pub fn install_panic_hook() {
-    std::panic::set_hook(Box::new(|info| {
-        let location = info
-            .location()
-            .map(|l| format!("{}:{}", l.file(), l.line()))
-            .unwrap_or_default();
-        let message = info
-            .payload()
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| info.payload().downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "non-string panic payload".into());
-        tracing::error!(target: "mesh::server", "panic at {location}: {message}");
-    }));
+    crate::isolate::install_hook();
 }
 
 #[cfg(test)]

@@ -10,6 +10,23 @@ pub const MAX_OUTPUT_BYTES: usize = 48 * 1024;
 /// The most bytes of a truncation hint.
 const MAX_HINT_BYTES: usize = 512;
 
+/// `num / den` written with `places` decimals (at most 3), rounded half up, by integer
+/// arithmetic: the binary formats no floating-point number, which keeps the float-printing
+/// machinery of `core` (~14 KB) out of it. `den` 0 reads as 0.
+pub fn decimal(num: u64, den: u64, places: u32) -> String {
+    let places = places.min(3);
+    let scale = 10u128.pow(places);
+    let scaled = match den {
+        0 => 0,
+        d => (u128::from(num) * scale * 2 + u128::from(d)) / (u128::from(d) * 2),
+    };
+    let (int, frac) = (scaled / scale, scaled % scale);
+    match places {
+        0 => int.to_string(),
+        p => format!("{int}.{frac:0width$}", width = p as usize),
+    }
+}
+
 /// Applies the cap: returns `text` unchanged when it fits, else a cut copy ending in a note
 /// that carries `hint` (flattened to one line, at most 512 bytes).
 pub fn cap_output(text: String, hint: &str) -> String {
@@ -171,7 +188,12 @@ pub fn escape_inline(s: &str) -> String {
 
 /// Inline code safe inside a Markdown table cell (`|` escaped, newlines flattened).
 pub fn table_cell(s: &str) -> String {
-    inline_code(s).replace('|', "\\|")
+    let code = inline_code(s);
+    if code.contains('|') {
+        code.replace('|', "\\|")
+    } else {
+        code
+    }
 }
 
 fn longest_run(s: &str, ch: u8) -> usize {
@@ -191,6 +213,20 @@ fn longest_run(s: &str, ch: u8) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decimals_round_half_up_without_floats() {
+        assert_eq!(decimal(1500, 1000, 1), "1.5");
+        assert_eq!(decimal(1549, 1000, 1), "1.5");
+        assert_eq!(decimal(1550, 1000, 1), "1.6");
+        assert_eq!(decimal(999_999, 1000, 1), "1000.0");
+        assert_eq!(decimal(1_234_567, 1_000_000, 2), "1.23");
+        assert_eq!(decimal(5, 1000, 3), "0.005");
+        assert_eq!(decimal(1, 3, 0), "0");
+        assert_eq!(decimal(2, 3, 0), "1");
+        assert_eq!(decimal(7, 0, 1), "0.0");
+        assert_eq!(decimal(u64::MAX, 1, 3), format!("{}.000", u64::MAX));
+    }
 
     #[test]
     fn short_text_is_untouched() {

@@ -8,6 +8,23 @@
 //! [`Shared::max_in_flight`] at once), so a slow tool never delays a `ping`, and responses may
 //! leave out of order, as JSON-RPC allows.
 //!
+//! # The request path, and why it has no thread hops
+//!
+//! A session runs on one thread: its framing tasks (reader and writer, joined to the loop by
+//! `async-channel` queues of 64) and its tool-call tasks are spawned on a session-local
+//! `smol::Executor` that the session's own future drives, so they all run on the thread that
+//! polls the session — the main thread in standalone mode, a smol executor thread in `meshd`.
+//! In standalone mode stdin and stdout are non-blocking on the smol reactor ([`crate::stdio`]),
+//! so the same thread waits in `epoll`, reads a frame, answers it and writes the answer. A
+//! cheap tool call ([`crate::tools::runs_inline`]) with the index in memory runs right there
+//! too, in standalone mode; every other call goes to the `blocking` pool and back (two hops),
+//! and so does every call in `meshd`, where one inline call would delay the other clients'
+//! sessions on the same thread. The audit row is queued for the audit task
+//! ([`crate::auditor`]) after the answer. Before this, a scoped `smart_search` crossed six
+//! threads (`Unblock` for stdin, the reader task, the loop, the call's task, the pool, the
+//! writer, `Unblock` for stdout) and the audit write a seventh; `size-report` measures the
+//! stages in a benchmark build (`--features bench-stages`, see [`crate::stages`]).
+//!
 //! Shutdown is a drain barrier, not a drop: when the input ends (or SIGINT/SIGTERM arrives) the
 //! loop stops reading, waits for the calls in flight, closes the outbound queue and waits for
 //! the writer to flush everything queued before returning.
@@ -49,27 +66,48 @@ pub struct Shared {
     audit: crate::audit::AuditSink,
     /// Whether tool calls are audited at all (config `[audit] enabled`).
     pub audit_enabled: bool,
+    /// The audit task sessions queue their calls on, started at the first audited call.
+    auditor: std::sync::OnceLock<crate::auditor::Auditor>,
     /// Set by `meshd` once it serves this workspace; `None` in standalone mode.
     pub daemon: std::sync::OnceLock<Arc<crate::daemon::DaemonStatus>>,
+    /// Whether cheap tool calls run inline on the session's thread (standalone sessions: one
+    /// session per process) instead of on the blocking pool (`meshd`, where sessions share
+    /// threads). See the module docs.
+    pub inline_tools: bool,
 }
 
 impl Shared {
     /// Starts serving a workspace: spawns the indexer in the background (so `initialize` never
     /// waits for it) and returns the shared state. Used by standalone mode and by `meshd`.
     pub fn start(config: Config) -> Arc<Shared> {
-        Self::start_with(config, IndexHandle::new())
+        Self::start_with(config, IndexHandle::new(), false)
     }
 
     /// [`Shared::start`] for one stdio session: the indexer waits until `initialize` has been
     /// answered (see [`IndexHandle::gated`]) so start-up stays fast on large workspaces.
+    /// It runs cheap tool calls inline (one session per process).
     pub fn start_for_session(config: Config) -> Arc<Shared> {
-        Self::start_with(config, IndexHandle::gated())
+        Self::start_with(config, IndexHandle::gated(), true)
     }
 
-    fn start_with(config: Config, index: Arc<IndexHandle>) -> Arc<Shared> {
+    /// [`Shared::start`] for a one-shot command (`mesh-mcp query`): one index and no watcher,
+    /// whose set-up (an inotify watch per directory, planned by a walk of its own) would cost a
+    /// one-shot answer on a small workspace more than the search itself.
+    pub fn start_one_shot(config: Config) -> Arc<Shared> {
+        let config = Arc::new(config);
+        let index = IndexHandle::new();
+        let mut watch = crate::index::watch::WatchOptions::from_env();
+        watch.kind = crate::index::watch::WatchKind::Off;
+        crate::index::spawn_indexer_with(config.clone(), index.clone(), watch);
+        Arc::new(Shared::new(config, index))
+    }
+
+    fn start_with(config: Config, index: Arc<IndexHandle>, inline_tools: bool) -> Arc<Shared> {
         let config = Arc::new(config);
         crate::index::spawn_indexer(config.clone(), index.clone());
-        Arc::new(Shared::new(config, index))
+        let mut shared = Shared::new(config, index);
+        shared.inline_tools = inline_tools;
+        Arc::new(shared)
     }
 
     /// Shared state for a workspace with the standard tools and default limits.
@@ -95,17 +133,47 @@ impl Shared {
             max_in_flight: 8,
             audit: crate::audit::AuditSink::new(),
             audit_enabled,
+            auditor: std::sync::OnceLock::new(),
             daemon: std::sync::OnceLock::new(),
+            inline_tools: false,
         }
     }
 
-    /// Appends one audited call; failures are logged, never returned (an audit problem such
-    /// as a full disk must not stop the tool from answering).
+    /// Appends one audited call now, on this thread (for one-shot commands such as `mesh-mcp
+    /// query`; sessions use [`Shared::audit_later`]); failures are logged, never returned (an
+    /// audit problem such as a full disk must not stop the tool from answering).
     pub fn audit(&self, entry: &crate::audit::AuditEntry) {
         if !self.audit_enabled {
             return;
         }
         self.audit.record(entry);
+    }
+
+    /// Writes the audit task's queue and closes the trail, if the task was started; for the end
+    /// of the process (a standalone session, `meshd`).
+    pub fn close_audit(&self) {
+        if let Some(auditor) = self.auditor.get() {
+            auditor.close();
+        }
+    }
+
+    /// Queues one audited call for the audit task ([`crate::auditor`]): `build` makes the
+    /// entry there, and `done` (a session's wait-group token) is dropped once it is written.
+    /// Nothing at all happens when auditing is off.
+    pub fn audit_later(
+        &self,
+        build: impl FnOnce() -> crate::audit::AuditEntry + Send + 'static,
+        done: Option<async_channel::Sender<()>>,
+    ) {
+        if !self.audit_enabled {
+            return;
+        }
+        self.auditor
+            .get_or_init(crate::auditor::Auditor::start)
+            .submit(crate::auditor::Job {
+                build: Box::new(build),
+                done,
+            });
     }
 }
 
@@ -165,11 +233,8 @@ impl Era {
 /// Serves MCP on this process's stdin/stdout until the client closes stdin, stdout closes, or
 /// SIGINT/SIGTERM arrives. Returns the process exit status (0 in all of these cases).
 pub fn serve_stdio(shared: Arc<Shared>) -> i32 {
-    serve_process_io(
-        shared,
-        smol::Unblock::new(std::io::stdin()),
-        smol::Unblock::new(std::io::stdout()),
-    )
+    let (input, output) = crate::stdio::streams();
+    serve_process_io(shared, input, output)
 }
 
 /// Serves one session for the whole process over `input`/`output` (this process's stdio, or,
@@ -182,12 +247,13 @@ where
 {
     let signals = crate::sys::termination_signals();
     smol::block_on(serve(
-        shared,
+        shared.clone(),
         input,
         output,
         crate::audit::new_session_id(),
         Some(signals),
     ));
+    shared.close_audit();
     0
 }
 
@@ -203,13 +269,40 @@ pub async fn serve<R, W>(
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    // Boxed streams: one instance of the session code for every kind of stream (stdio on the
+    // reactor or not, a Unix socket, the proxy's fallback), which keeps the binary small.
+    serve_streams(shared, Box::new(input), Box::new(output), session_id, stop).await
+}
+
+/// [`serve`] on boxed streams: the session's own executor, driven by this future (module docs).
+async fn serve_streams(
+    shared: Arc<Shared>,
+    input: crate::stdio::Input,
+    output: crate::stdio::Output,
+    session_id: String,
+    stop: Option<async_channel::Receiver<i32>>,
+) {
+    let ex = Arc::new(smol::Executor::new());
+    ex.run(session(ex.clone(), shared, input, output, session_id, stop))
+        .await
+}
+
+/// The session: framing tasks, the request loop, the drain barrier.
+async fn session(
+    ex: Arc<smol::Executor<'static>>,
+    shared: Arc<Shared>,
+    input: crate::stdio::Input,
+    output: crate::stdio::Output,
+    session_id: String,
+    stop: Option<async_channel::Receiver<i32>>,
+) {
     let (in_tx, in_rx) = async_channel::bounded::<Inbound>(QUEUE_CAPACITY);
     let (out_tx, out_rx) = async_channel::bounded::<String>(QUEUE_CAPACITY);
-    let reader = smol::spawn(framing::read_frames(input, in_tx));
+    let reader = ex.spawn(framing::read_frames(input, in_tx));
     // `writer_done` closes when the writer stops — at the end, or early when the client
     // closed stdout: the session then ends even if stdin stays open and idle.
     let (writer_done_tx, writer_done) = async_channel::bounded::<()>(1);
-    let writer = smol::spawn(async move {
+    let writer = ex.spawn(async move {
         let ok = framing::write_frames(output, out_rx).await;
         drop(writer_done_tx);
         ok
@@ -230,6 +323,7 @@ pub async fn serve<R, W>(
     // gone, `busy_rx.recv()` returns.
     let (busy_tx, busy_rx) = async_channel::bounded::<()>(1);
     let ctx = Ctx {
+        ex,
         shared,
         session,
         out: out_tx.clone(),
@@ -289,6 +383,19 @@ pub async fn serve<R, W>(
     drop(out_tx);
     let _ = writer.await;
     drop(reader);
+    crate::stages::dump();
+}
+
+/// What a tool call carries besides its arguments.
+struct CallMeta {
+    /// The W3C trace id, for the audit row and the log.
+    trace_id: Option<String>,
+    /// `_meta.progressToken`, when the client wants progress notifications.
+    progress_token: Option<Value>,
+    /// The lowest log level the client wants as notifications.
+    log_level: Option<String>,
+    /// The request in the benchmark build's stage timestamps ([`crate::stages`]).
+    stage: crate::stages::Key,
 }
 
 /// What woke the session loop.
@@ -306,6 +413,8 @@ const MAX_ACCEPTED_CALLS: usize = 256;
 /// Everything a request handler needs; cheap to clone into a task.
 #[derive(Clone)]
 struct Ctx {
+    /// The session's executor: tasks spawned here run on the session's thread.
+    ex: Arc<smol::Executor<'static>>,
     shared: Arc<Shared>,
     session: Arc<Session>,
     out: async_channel::Sender<String>,
@@ -318,6 +427,13 @@ impl Ctx {
     /// Queues one frame; false when the output is gone.
     async fn send(&self, frame: String) -> bool {
         self.out.send(frame).await.is_ok()
+    }
+
+    /// Queues the answer to a request.
+    async fn send_answer(&self, resp: Response) -> bool {
+        let line = resp.to_line();
+        crate::stages::queued(&resp.id);
+        self.send(line).await
     }
 
     /// Handles one inbound unit; false when the session should end (output closed).
@@ -353,11 +469,16 @@ impl Ctx {
             }
             Inbound::Frame(line) => line,
         };
+        // Every frame takes its read timestamp (benchmark build), batches too.
+        let mark = crate::stages::frame_taken();
         if crate::batch::is_batch(&line) {
             return self.batch(line).await;
         }
         match protocol::classify(&line) {
-            Incoming::Request(req) => self.request(req).await,
+            Incoming::Request(req) => {
+                crate::stages::request(mark, &req.id, &req.method);
+                self.request(req).await
+            }
             Incoming::Notification { method, params } => {
                 self.notification(&method, params.as_ref());
                 true
@@ -396,44 +517,57 @@ impl Ctx {
         let busy = self.busy.clone();
         let slot = self.accepted.acquire_arc().await;
         let gate = self.session.batch_gate.acquire_arc().await;
-        smol::spawn(async move {
-            let (_slot, _gate) = (slot, gate);
-            let runner = ctx.clone();
-            let run = |req| {
-                let c = runner.clone();
-                smol::spawn(async move { c.answer(req).await })
-            };
-            let notify = |method: &str, params: Option<&Value>| ctx.notification(method, params);
-            if let Some(frame) = crate::batch::answer(&line, run, notify).await
-                && ctx.send(frame).await
-            {
-                crate::batch::until_written(&ctx.out).await;
-            }
-            drop(busy);
-        })
-        .detach();
-        true
-    }
-
-    /// Handles a request: inline for cheap methods, as a task for `tools/call`.
-    async fn request(&self, req: Request) -> bool {
-        if req.method == "tools/call" {
-            let ctx = self.clone();
-            let busy = self.busy.clone();
-            let slot = self.accepted.acquire_arc().await;
-            smol::spawn(async move {
-                let _slot = slot;
-                if let Some(resp) = ctx.answer(req).await {
-                    let _ = ctx.send(resp.to_line()).await;
+        // On the session's executor like every other task of the session; each request of
+        // the batch is a task of its own there, so its calls run concurrently.
+        self.ex
+            .spawn(async move {
+                let (_slot, _gate) = (slot, gate);
+                let runner = ctx.clone();
+                let run = |req| {
+                    let c = runner.clone();
+                    runner.ex.spawn(async move { c.answer(req).await })
+                };
+                let notify =
+                    |method: &str, params: Option<&Value>| ctx.notification(method, params);
+                if let Some(frame) = crate::batch::answer(&line, run, notify).await
+                    && ctx.send(frame).await
+                {
+                    crate::batch::until_written(&ctx.out).await;
                 }
                 drop(busy);
             })
             .detach();
+        true
+    }
+
+    /// Handles a request: inline for cheap methods and, in standalone mode, for cheap tool
+    /// calls once the index is in memory; as a task for every other `tools/call`.
+    async fn request(&self, req: Request) -> bool {
+        if req.method == "tools/call" {
+            let slot = self.accepted.acquire_arc().await;
+            if self.runs_inline(&req) {
+                let _slot = slot;
+                return match self.answer(req).await {
+                    Some(resp) => self.send_answer(resp).await,
+                    None => true,
+                };
+            }
+            let ctx = self.clone();
+            let busy = self.busy.clone();
+            self.ex
+                .spawn(async move {
+                    let _slot = slot;
+                    if let Some(resp) = ctx.answer(req).await {
+                        let _ = ctx.send_answer(resp).await;
+                    }
+                    drop(busy);
+                })
+                .detach();
             return !self.out.is_closed();
         }
         let is_initialize = req.method == "initialize";
         let sent = match self.answer(req).await {
-            Some(resp) => self.send(resp.to_line()).await,
+            Some(resp) => self.send_answer(resp).await,
             None => true,
         };
         if is_initialize {
@@ -441,6 +575,21 @@ impl Ctx {
             self.shared.index.open_start_gate();
         }
         sent
+    }
+
+    /// True when this `tools/call` runs inline on the session's thread: a standalone session,
+    /// the index in memory, and a cheap call ([`crate::tools::runs_inline`]).
+    fn runs_inline(&self, req: &Request) -> bool {
+        if !self.shared.inline_tools || self.shared.index.current().is_none() {
+            return false;
+        }
+        let params = req.params.as_ref();
+        let name = params.and_then(|p| p.get("name")).and_then(Value::as_str);
+        let Some(def) = name.and_then(|n| self.shared.registry.get(n)) else {
+            return true; // an unknown tool is answered at once, with an error
+        };
+        let args = params.and_then(|p| p.get("arguments"));
+        crate::tools::runs_inline(def, args.unwrap_or(&Value::Null))
     }
 
     /// The response to one request (`None` when it was cancelled).
@@ -608,16 +757,13 @@ initialize once per session, or start a new session to negotiate again"
             Era::Modern => meta.log_level.clone(),
             Era::Legacy(_) => self.session.log_level.lock().ok().and_then(|g| g.clone()),
         };
-        let answer = self
-            .run_tool(
-                def,
-                args,
-                trace_id,
-                meta.progress_token,
-                log_level,
-                &cancelled,
-            )
-            .await;
+        let call = CallMeta {
+            trace_id,
+            progress_token: meta.progress_token,
+            log_level,
+            stage: crate::stages::key(&id),
+        };
+        let answer = self.run_tool(def, args, call, &cancelled).await;
         if let Ok(mut map) = self.session.in_flight.lock() {
             map.remove(&key);
         }
@@ -644,11 +790,15 @@ initialize once per session, or start a new session to negotiate again"
         &self,
         def: &'static ToolDef,
         args: Value,
-        trace_id: Option<String>,
-        progress_token: Option<Value>,
-        log_level: Option<String>,
+        call: CallMeta,
         cancelled: &AtomicBool,
     ) -> Result<ToolOutput, String> {
+        let CallMeta {
+            trace_id,
+            progress_token,
+            log_level,
+            stage,
+        } = call;
         let _permit = self.permits.acquire_arc().await;
         if cancelled.load(Ordering::Acquire) {
             return Err("cancelled".into());
@@ -684,18 +834,27 @@ initialize once per session, or start a new session to negotiate again"
         let session_id = self.session.id.clone();
         let started = Instant::now();
         let name = def.name;
-        // Tools run on a blocking thread; this lets them send progress and log notifications
-        // for their own call on the session's writer.
+        // Inline on the session's thread (standalone, cheap calls), else on a blocking thread.
+        let inline = self.shared.inline_tools && crate::tools::runs_inline(def, &args);
+        // This lets a tool send progress and log notifications for its own call on the
+        // session's writer. From a blocking thread the send may wait for room in the queue;
+        // inline it must not (the writer runs on this very thread), and no inline tool sends
+        // any.
         let queue = self.out.clone();
         let notifier = crate::tools::fixtures::CallNotifier {
             progress_token,
             log_level,
             send: Box::new(move |frame| {
-                let _ = queue.send_blocking(frame);
+                let _ = if inline {
+                    queue.try_send(frame).map_err(|_| ())
+                } else {
+                    queue.send_blocking(frame).map_err(|_| ())
+                };
             }),
         };
-        let joined = blocking::unblock(move || {
-            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let work = move || {
+            crate::stages::tool_start(&stage);
+            let result = crate::isolate::catch(|| {
                 let env = ToolEnv {
                     shared: &shared,
                     snapshot: snapshot.as_deref(),
@@ -704,7 +863,7 @@ initialize once per session, or start a new session to negotiate again"
                 crate::tools::fixtures::with_call_notifier(notifier, || {
                     crate::tools::invoke(def, &args, &env)
                 })
-            }));
+            });
             let (status, files, redactions) = match &result {
                 Ok((out, crate::tools::Outcome::Answered)) => (
                     crate::audit::CallStatus::Success,
@@ -717,6 +876,7 @@ initialize once per session, or start a new session to negotiate again"
                 _ => (crate::audit::CallStatus::Error, Vec::new(), 0),
             };
             let result = result.map(|(out, _)| out);
+            crate::stages::tool_end(&stage);
             let duration_us = started.elapsed().as_micros() as u64;
             let entry = move || crate::audit::AuditEntry {
                 session_id,
@@ -729,9 +889,12 @@ initialize once per session, or start a new session to negotiate again"
                 duration_us,
             };
             (result, entry)
-        })
-        .await;
-        let (joined, entry) = joined;
+        };
+        let (joined, entry) = if inline {
+            work()
+        } else {
+            blocking::unblock(work).await
+        };
         self.audit_after_answer(entry);
         tracing::debug!(
             target: "mesh::server",
@@ -739,33 +902,24 @@ initialize once per session, or start a new session to negotiate again"
             micros = started.elapsed().as_micros() as u64,
             "tool call finished"
         );
-        joined.map_err(|_| {
+        joined.map_err(|p| {
             format!(
-                "Tool task failed: {} panicked; see the server log",
-                def.name
+                "Tool task failed: {} panicked at {}; see the server log",
+                def.name, p.location
             )
         })
     }
 
-    /// Records a call in the audit trail off the answer's path: the write (a SQLite
-    /// transaction, on the first call also creating the database) runs on the blocking pool
-    /// while the answer is already on its way, and holds the session's wait group so the drain
-    /// barrier still waits for it before the process exits. The entry is built there too, so the argument digest (canonical JSON + SHA-256) costs
-    /// nothing on the answer's path, and nothing at all when auditing is off.
+    /// Records a call in the audit trail off the answer's path: the audit task
+    /// ([`crate::auditor`]) builds the entry (so the argument digest, canonical JSON + SHA-256,
+    /// costs nothing on the answer's path) and writes it in a batch while the answer is on its
+    /// way; the job holds the session's wait group, so the drain barrier still waits for the
+    /// row before the process exits. Nothing at all happens when auditing is off.
     fn audit_after_answer(
         &self,
         entry: impl FnOnce() -> crate::audit::AuditEntry + Send + 'static,
     ) {
-        if !self.shared.audit_enabled {
-            return;
-        }
-        let shared = self.shared.clone();
-        let busy = self.busy.clone();
-        smol::spawn(async move {
-            blocking::unblock(move || shared.audit(&entry())).await;
-            drop(busy);
-        })
-        .detach();
+        self.shared.audit_later(entry, Some(self.busy.clone()));
     }
 
     /// Waits (bounded, with progress notifications) for the first snapshot.

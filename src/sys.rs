@@ -14,9 +14,55 @@ mod ffi {
         pub fn read(fd: c_int, buf: *mut c_void, count: usize) -> isize;
         pub fn getuid() -> u32;
         pub fn kill(pid: c_int, sig: c_int) -> c_int;
+        pub fn fcntl(fd: c_int, cmd: c_int, ...) -> c_int;
     }
     pub const SIGINT: c_int = 2;
     pub const SIGTERM: c_int = 15;
+    pub const F_GETFL: c_int = 3;
+    pub const F_SETFL: c_int = 4;
+}
+
+/// Marks the calling thread as background work (Linux `SCHED_BATCH`: no wake-up preemption,
+/// so when it wakes it waits for its turn instead of interrupting a session's thread). A
+/// no-op elsewhere, or when the call fails.
+pub fn lower_thread_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        #[repr(C)]
+        struct SchedParam {
+            priority: std::os::raw::c_int,
+        }
+        unsafe extern "C" {
+            fn sched_setscheduler(
+                pid: std::os::raw::c_int,
+                policy: std::os::raw::c_int,
+                param: *const SchedParam,
+            ) -> std::os::raw::c_int;
+        }
+        const SCHED_BATCH: std::os::raw::c_int = 3;
+        let param = SchedParam { priority: 0 };
+        // SAFETY: pid 0 is the calling thread; `param` is a valid struct for the call.
+        unsafe {
+            sched_setscheduler(0, SCHED_BATCH, &param);
+        }
+    }
+}
+
+/// The file status flags (`O_NONBLOCK`, `O_APPEND`, …) of an open file description (Unix).
+#[cfg(unix)]
+pub fn status_flags(fd: std::os::fd::RawFd) -> Option<i32> {
+    // SAFETY: F_GETFL reads a flag word of a descriptor; an invalid one is an error return.
+    let flags = unsafe { ffi::fcntl(fd, ffi::F_GETFL) };
+    (flags >= 0).then_some(flags)
+}
+
+/// Sets the file status flags of an open file description (see [`status_flags`]).
+#[cfg(unix)]
+pub fn set_status_flags(fd: std::os::fd::RawFd, flags: i32) {
+    // SAFETY: F_SETFL with a flag word read by F_GETFL from the same description.
+    unsafe {
+        ffi::fcntl(fd, ffi::F_SETFL, flags);
+    }
 }
 
 #[cfg(unix)]

@@ -93,7 +93,7 @@ pub fn main(args: &[String]) -> i32 {
             return 2;
         }
     };
-    let shared = Shared::start(config);
+    let shared = Shared::start_one_shot(config);
     let Some(def) = shared.registry.get(tool) else {
         let names: Vec<&str> = shared.registry.all().iter().map(|t| t.name).collect();
         eprintln!(
@@ -143,11 +143,13 @@ pub fn main(args: &[String]) -> i32 {
         format!("{}\n", out.text)
     };
     let mut stdout = std::io::stdout().lock();
-    if stdout
+    let written = stdout
         .write_all(text.as_bytes())
-        .and_then(|_| stdout.flush())
-        .is_err()
-    {
+        .and_then(|_| stdout.flush());
+    // The process ends here: closing the audit database would checkpoint its write-ahead
+    // log into the main file, work the next opener does anyway (the row is committed).
+    std::mem::forget(shared);
+    if written.is_err() {
         return 1;
     }
     i32::from(out.is_error)
@@ -169,6 +171,10 @@ fn wait_for_index(shared: &Shared) -> std::sync::Arc<crate::index::snapshot::Sna
             eprint!("\rindexing: {done} of {total} files…");
             last_draw = Instant::now();
         }
-        std::thread::sleep(Duration::from_millis(5));
+        // Woken by the first snapshot itself (not a polling interval), or after 100 ms to
+        // redraw the progress line.
+        smol::block_on(futures_lite::future::or(shared.index.ready(), async {
+            smol::Timer::after(Duration::from_millis(100)).await;
+        }));
     }
 }

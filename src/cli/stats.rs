@@ -182,9 +182,9 @@ fn human_us(us: u64) -> String {
     if us < 1000 {
         format!("{us} µs")
     } else if us < 1_000_000 {
-        format!("{:.1} ms", us as f64 / 1000.0)
+        format!("{} ms", crate::render::decimal(us, 1000, 1))
     } else {
-        format!("{:.2} s", us as f64 / 1_000_000.0)
+        format!("{} s", crate::render::decimal(us, 1_000_000, 2))
     }
 }
 
@@ -219,11 +219,11 @@ fn human(db: &Path, window: Window, since: Option<&str>, s: &Stats) -> String {
     let _ = writeln!(o, "window: {span}");
     let _ = writeln!(
         o,
-        "calls: {}   isError rate: {}/{} ({:.1}%)",
+        "calls: {}   isError rate: {}/{} ({}%)",
         s.calls,
         s.errors,
         s.calls,
-        100.0 * error_rate(s.errors, s.calls)
+        crate::render::decimal(100 * s.errors, s.calls, 1)
     );
     let width = s
         .tools

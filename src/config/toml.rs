@@ -163,6 +163,7 @@ pub fn parse(text: &str) -> Result<Table, TomlError> {
         src: text.as_bytes(),
         pos: 0,
         line: 1,
+        depth: 0,
     };
     if text.starts_with('\u{feff}') {
         p.pos = 3;
@@ -466,10 +467,18 @@ fn seal(t: &mut Table) {
     }
 }
 
+/// The deepest nesting a document may have: arrays and inline tables inside each other, plus
+/// the dotted parts of the keys on the way (`a.b.c = [{x = [1]}]` is 6 levels). A real
+/// `mesh-mcp.toml` needs 4; the cap keeps a hostile file (`a = [[[[…`, 200,000 deep) from
+/// overflowing the stack of the parser, or later of the code that walks or drops the values.
+pub const MAX_NESTING: usize = 64;
+
 struct Parser<'a> {
     src: &'a [u8],
     pos: usize,
     line: u32,
+    /// The nesting levels open at the cursor (see [`MAX_NESTING`]).
+    depth: usize,
 }
 
 impl Parser<'_> {
@@ -492,6 +501,13 @@ impl Parser<'_> {
         } else {
             false
         }
+    }
+
+    fn too_deep(&self) -> TomlError {
+        self.err(format!(
+            "values and keys nested more than {MAX_NESTING} levels deep (arrays, inline tables \
+             and dotted key parts); mesh-mcp.toml never needs more than 4"
+        ))
     }
 
     fn err(&self, message: String) -> TomlError {
@@ -608,6 +624,9 @@ impl Parser<'_> {
                 }
             };
             keys.push(Key { name, line });
+            if self.depth + keys.len() > MAX_NESTING {
+                return Err(self.too_deep());
+            }
             self.skip_ws();
             if !self.eat(b'.') {
                 return Ok(keys);
@@ -627,8 +646,17 @@ impl Parser<'_> {
             )));
         }
         self.skip_ws();
-        let value = self.parse_value(&dotted(&keys))?;
-        Ok((keys, Item { value, line }))
+        // The key's parts are levels of their own for the value below them.
+        self.depth += keys.len();
+        let value = self.parse_value(&dotted(&keys));
+        self.depth -= keys.len();
+        Ok((
+            keys,
+            Item {
+                value: value?,
+                line,
+            },
+        ))
     }
 
     fn parse_value(&mut self, key: &str) -> Result<Value, TomlError> {
@@ -640,8 +668,19 @@ impl Parser<'_> {
             Some(b'"') => self.basic_string().map(Value::String),
             Some(b'\'') if self.starts_with(b"'''") => self.multiline_literal().map(Value::String),
             Some(b'\'') => self.literal_string().map(Value::String),
-            Some(b'[') => self.array(key),
-            Some(b'{') => self.inline_table(key),
+            Some(b'[' | b'{') if self.depth >= MAX_NESTING => Err(self.too_deep()),
+            Some(b'[') => {
+                self.depth += 1;
+                let value = self.array(key);
+                self.depth -= 1;
+                value
+            }
+            Some(b'{') => {
+                self.depth += 1;
+                let value = self.inline_table(key);
+                self.depth -= 1;
+                value
+            }
             Some(b) if b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'_' | b'.') => {
                 let start = self.pos;
                 while self
@@ -1386,6 +1425,30 @@ mod tests {
         let e = err("[a] x = 1");
         assert!(e.message.contains("after the table header"), "{e}");
         assert_eq!(e.to_string(), format!("line 1: {}", e.message));
+    }
+
+    #[test]
+    fn nesting_is_capped_with_a_line_numbered_error() {
+        // 200,000 levels used to overflow the stack; now it is an error on the line it starts.
+        let deep = format!("x = 1\na = {}", "[".repeat(200_000));
+        let e = err(&deep);
+        assert_eq!(e.line, 2);
+        assert!(
+            e.message.contains("nested more than 64 levels"),
+            "{}",
+            e.message
+        );
+        let deep_tables = format!("a = {}", "{b = ".repeat(100_000));
+        assert!(err(&deep_tables).message.contains("nested more than 64"));
+        let long_key = format!("{} = 1", vec!["k"; 100_000].join("."));
+        assert!(err(&long_key).message.contains("nested more than 64"));
+        let long_header = format!("[{}]\n", vec!["k"; 100_000].join("."));
+        assert!(err(&long_header).message.contains("nested more than 64"));
+        // Up to the cap is fine: 1 level for the key, 63 arrays.
+        let ok = format!("a = {}1{}", "[".repeat(63), "]".repeat(63));
+        assert!(parse(&ok).is_ok());
+        let over = format!("a = {}1{}", "[".repeat(64), "]".repeat(64));
+        assert!(err(&over).message.contains("nested more than 64"));
     }
 
     #[test]

@@ -203,7 +203,14 @@ fn run(config: crate::config::Config, socket_path: &Path, log_path: PathBuf) -> 
     );
     let idle = super::env_secs(IDLE_ENV, DEFAULT_IDLE);
     let grace = super::env_secs(GRACE_ENV, DEFAULT_GRACE);
-    let result = smol::block_on(accept_loop(listener, shared, status.clone(), idle, grace));
+    let result = smol::block_on(accept_loop(
+        listener,
+        shared.clone(),
+        status.clone(),
+        idle,
+        grace,
+    ));
+    shared.close_audit();
     let _ = std::fs::remove_file(socket_path);
     socket::remove_meta(socket_path, status.pid);
     tracing::info!(target: "mesh::daemon", "meshd (pid {}) stopped", status.pid);

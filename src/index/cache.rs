@@ -675,7 +675,7 @@ fn open_and_prepare(path: &Path, salt: &str) -> rusqlite::Result<Connection> {
         // auto_vacuum only takes effect before the first table exists.
         conn.execute_batch("PRAGMA auto_vacuum = INCREMENTAL;")?;
     }
-    let _ = conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0));
+    let _ = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0));
     conn.execute_batch("PRAGMA synchronous = NORMAL;")?;
     if version != SCHEMA_VERSION {
         conn.execute_batch("DROP TABLE IF EXISTS facts; DROP TABLE IF EXISTS meta;")?;

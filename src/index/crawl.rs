@@ -125,6 +125,16 @@ pub struct CrawledFile {
     pub size: u64,
     /// Modification time, nanoseconds since the Unix epoch (0 if before it).
     pub mtime_ns: u64,
+    /// False when the crawl did not stat the file ([`crawl_names`]): `size` and `mtime_ns`
+    /// are 0, and whoever reads the file asks the open file.
+    pub stat_known: bool,
+}
+
+impl CrawledFile {
+    /// `(size, mtime_ns)` when the crawl stat'ed the file.
+    pub fn stat(&self) -> Option<(u64, u64)> {
+        self.stat_known.then_some((self.size, self.mtime_ns))
+    }
 }
 
 /// A file the crawler or the guard refused, with the reason shown to the user.
@@ -161,6 +171,17 @@ pub enum RejectReason {
     Unreadable(String),
     /// A symbolic link whose target lies outside its root; it is not followed.
     SymlinkOutsideRoot,
+    /// The language extractor panicked on this file, at this `file:line` of mesh-mcp's
+    /// source (the file costs itself only; see [`crate::isolate`]).
+    ExtractorFailed {
+        /// Where the extractor panicked.
+        at: String,
+    },
+    /// The extraction ran past the per-file time cap and was given up.
+    ExtractorTimedOut {
+        /// The cap, in milliseconds.
+        cap_ms: u64,
+    },
 }
 
 impl RejectReason {
@@ -173,6 +194,8 @@ impl RejectReason {
             RejectReason::NotUtf8 => "not UTF-8",
             RejectReason::Unreadable(_) => "unreadable",
             RejectReason::SymlinkOutsideRoot => "symlink outside root",
+            RejectReason::ExtractorFailed { .. } => "extractor failed",
+            RejectReason::ExtractorTimedOut { .. } => "extractor timed out",
         }
     }
 }
@@ -210,6 +233,11 @@ impl fmt::Display for RejectReason {
             RejectReason::SymlinkOutsideRoot => {
                 write!(f, "symlink pointing outside its root (not followed)")
             }
+            RejectReason::ExtractorFailed { at } => write!(f, "extractor failed at {at}"),
+            RejectReason::ExtractorTimedOut { cap_ms } => write!(
+                f,
+                "extraction took longer than {cap_ms} ms and was given up (MESH_EXTRACT_TIMEOUT_MS)"
+            ),
         }
     }
 }
@@ -368,6 +396,16 @@ fn find_newline(hay: &[u8]) -> Option<usize> {
 /// inside is skipped (its target is crawled at its real path). Oversized files are rejected
 /// from `stat` alone; content checks are [`guard`]'s job.
 pub fn crawl(roots: &[CrawlRoot], opts: &CrawlOptions) -> CrawlResult {
+    crawl_with(roots, opts, true)
+}
+
+/// [`crawl`] without a `stat` per file: files come with `stat_known: false`, and the size limit
+/// is left to whoever opens them (the indexer's first build, which reads every file anyway).
+pub fn crawl_names(roots: &[CrawlRoot], opts: &CrawlOptions) -> CrawlResult {
+    crawl_with(roots, opts, false)
+}
+
+fn crawl_with(roots: &[CrawlRoot], opts: &CrawlOptions, stat: bool) -> CrawlResult {
     let started = Instant::now();
     let patterns = opts.exclude_patterns();
     // Duplicate roots would list every file twice: keep the first of each path.
@@ -400,7 +438,7 @@ pub fn crawl(roots: &[CrawlRoot], opts: &CrawlOptions) -> CrawlResult {
                 .filter_map(|other| other.path.strip_prefix(&root.path).ok())
                 .map(slash_path)
                 .collect();
-            crawl_root(root, &nested, &patterns, opts, &mut local);
+            crawl_root(root, &nested, &patterns, opts, stat, &mut local);
         }
         results
             .lock()
@@ -476,6 +514,7 @@ fn crawl_root(
     nested: &HashSet<String>,
     patterns: &[&str],
     opts: &CrawlOptions,
+    stat: bool,
     out: &mut CrawlResult,
 ) {
     let started = Instant::now();
@@ -559,6 +598,16 @@ fn crawl_root(
                 if stack.is_ignored(&rel, false) || !(opts.indexable)(&rel) {
                     continue;
                 }
+                if !stat {
+                    out.files.push(CrawledFile {
+                        root: root.index,
+                        rel_path: rel,
+                        size: 0,
+                        mtime_ns: 0,
+                        stat_known: false,
+                    });
+                    continue;
+                }
                 let meta = match entry.metadata() {
                     Ok(meta) => meta,
                     Err(e) => {
@@ -577,6 +626,7 @@ fn crawl_root(
                     rel_path: rel,
                     size,
                     mtime_ns: mtime_ns(&meta),
+                    stat_known: true,
                 });
             } else if ftype.is_symlink() {
                 // Git sees a symlink as a file, whatever it points to.

@@ -14,9 +14,9 @@ pub mod watch;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Instant;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 use crate::config::Config;
 use crawl::{CrawlOptions, CrawlRoot};
@@ -188,19 +188,20 @@ struct CacheMiss {
     sha: [u8; 32],
 }
 
-/// Reads, guards and extracts one file. With a cache (the root's label and the thread's
+/// Reads, guards and extracts one file. `stat` is the size and mtime the crawl saw, `None`
+/// when it did not look (a first build): then the open file is asked, which spares the crawl
+/// a path lookup and a `stat` per file. With a cache (the root's label and the thread's
 /// context), facts come from the cache when the content is unchanged, and freshly extracted
 /// facts are queued for it.
 fn index_file(
     abs: &Path,
     root: u16,
     rel: &str,
-    size: u64,
-    mtime_ns: u64,
+    stat: Option<(u64, u64)>,
     patterns: &[CompiledPattern],
     cached: Option<(&str, &mut CacheCtx<'_>)>,
 ) -> Result<FileEntry, RejectedFile> {
-    let reject = |reason: crawl::RejectReason| RejectedFile {
+    let rejected = |reason: crawl::RejectReason, size: u64| RejectedFile {
         root,
         path: rel.to_string(),
         label: reason.label(),
@@ -208,11 +209,28 @@ fn index_file(
         size,
     };
     let limit = crawl::size_limit(rel);
-    if size > limit {
-        return Err(reject(crawl::RejectReason::Oversized { limit }));
-    }
-    let bytes = read_capped(abs, size, limit)
-        .map_err(|e| reject(crawl::RejectReason::Unreadable(e.to_string())))?;
+    let unreadable =
+        |e: std::io::Error, size| rejected(crawl::RejectReason::Unreadable(e.to_string()), size);
+    let (size, mtime_ns, bytes) = match stat {
+        Some((size, mtime_ns)) => {
+            if size > limit {
+                return Err(rejected(crawl::RejectReason::Oversized { limit }, size));
+            }
+            let bytes = read_capped(abs, size, limit).map_err(|e| unreadable(e, size))?;
+            (size, mtime_ns, bytes)
+        }
+        None => {
+            let file = std::fs::File::open(abs).map_err(|e| unreadable(e, 0))?;
+            let meta = file.metadata().map_err(|e| unreadable(e, 0))?;
+            let (size, mtime_ns) = (meta.len(), crawl::mtime_ns(&meta));
+            if size > limit {
+                return Err(rejected(crawl::RejectReason::Oversized { limit }, size));
+            }
+            let bytes = read_open(file, size, limit).map_err(|e| unreadable(e, size))?;
+            (size, mtime_ns, bytes)
+        }
+    };
+    let reject = |reason: crawl::RejectReason| rejected(reason, size);
     if bytes.len() as u64 > limit {
         return Err(reject(crawl::RejectReason::Oversized { limit }));
     }
@@ -223,14 +241,20 @@ fn index_file(
             "not an indexable language".into(),
         )));
     };
+    // The facts and the compact entry are built in isolation: a panic costs this file only,
+    // which is then listed as rejected with the place it panicked.
+    let entry = |facts: &mut dyn FnMut() -> facts::FileFacts| {
+        crate::isolate::catch(|| FileEntry::new(root, rel, lang, size, mtime_ns, facts()))
+            .map_err(|p| reject(crawl::RejectReason::ExtractorFailed { at: p.location }))
+    };
     let Some((label, ctx)) = cached else {
-        let facts = extract_facts(lang, rel, &text, patterns);
-        return Ok(FileEntry::new(root, rel, lang, size, mtime_ns, facts));
+        return entry(&mut || extract_facts(lang, rel, &text, patterns));
     };
     let sha = cache::content_hash(text.as_bytes());
     let read_size = text.len() as u64;
     if let Some(facts) = ctx.lookup.get(label, rel, read_size, &sha) {
-        return Ok(FileEntry::new(root, rel, lang, size, mtime_ns, facts));
+        let mut facts = Some(facts);
+        return entry(&mut || facts.take().unwrap_or_default());
     }
     ctx.misses.push(CacheMiss {
         root,
@@ -239,8 +263,7 @@ fn index_file(
         mtime_ns,
         sha,
     });
-    let facts = extract_facts(lang, rel, &text, patterns);
-    Ok(FileEntry::new(root, rel, lang, size, mtime_ns, facts))
+    entry(&mut || extract_facts(lang, rel, &text, patterns))
 }
 
 /// Reads a file whose size the crawl saw, at most one byte past `limit` (enough to tell it is
@@ -249,8 +272,12 @@ fn index_file(
 /// end of the file: open, read, close. Anything else (the file changed since the crawl) reads
 /// on to the end as before.
 fn read_capped(path: &Path, size: u64, limit: u64) -> std::io::Result<Vec<u8>> {
+    read_open(std::fs::File::open(path)?, size, limit)
+}
+
+/// [`read_capped`] on a file already open.
+fn read_open(mut file: std::fs::File, size: u64, limit: u64) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
-    let mut file = std::fs::File::open(path)?;
     let expected = size.min(limit) as usize;
     let mut bytes = vec![0u8; expected + 1];
     let got = loop {
@@ -274,6 +301,9 @@ fn extract_facts(
     text: &str,
     patterns: &[CompiledPattern],
 ) -> facts::FileFacts {
+    if crate::isolate::fixtures_enabled() {
+        fixture_faults(text);
+    }
     let mut facts = lang::extract(lang, rel, text);
     if !facts.sections.is_empty() {
         fill_section_texts(text, &mut facts.sections);
@@ -284,8 +314,232 @@ fn extract_facts(
     facts
 }
 
+/// Test hooks (`MESH_TEST_FIXTURES=1` only): a file holding [`crate::isolate::PANIC_MARKER`]
+/// makes its extraction panic, one holding [`crate::isolate::HANG_MARKER`] makes it hang (for
+/// a minute) so that the per-file time cap gives up on it.
+fn fixture_faults(text: &str) {
+    if text.contains(crate::isolate::PANIC_MARKER) {
+        panic!("test fixture: this file's extraction panics on purpose");
+    }
+    if text.contains(crate::isolate::HANG_MARKER) {
+        std::thread::sleep(std::time::Duration::from_secs(60));
+    }
+}
+
 fn indexable(rel: &str) -> bool {
     Language::of_path(rel).is_some()
+}
+
+/// The longest one file's extraction may take before it is given up and the file is listed as
+/// rejected: `MESH_EXTRACT_TIMEOUT_MS`, default 5 s (a 384 KiB file takes a few ms; only a
+/// runaway extractor comes near this).
+fn extract_cap() -> Duration {
+    static CAP: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
+    *CAP.get_or_init(|| {
+        let ms = std::env::var("MESH_EXTRACT_TIMEOUT_MS")
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .unwrap_or(5_000);
+        Duration::from_millis(ms.max(1))
+    })
+}
+
+/// One run of extraction over a list of files, shared by its worker threads.
+///
+/// Workers take files in order from a shared cursor. A panic costs its file (see
+/// [`index_file`]); a file that runs past the time cap costs its file and its worker: the
+/// coordinator (the indexer thread) marks the worker abandoned, lists the file as rejected,
+/// keeps what the worker had done so far, and starts a replacement on the files left. A thread
+/// cannot be stopped, so the abandoned one runs on until its extractor returns and then exits
+/// without touching anything; the index does not wait for it.
+struct Extraction {
+    todo: Vec<crawl::CrawledFile>,
+    cursor: AtomicUsize,
+    done: AtomicUsize,
+    roots: Vec<RootInfo>,
+    patterns: Arc<[CompiledPattern]>,
+    handle: Arc<IndexHandle>,
+    cache: Option<Arc<cache::FactCache>>,
+    loaded: Option<cache::LoadedRows>,
+    /// (reused, total) for the progress counters, when they are reported.
+    progress: Option<(u64, u64)>,
+    /// Workers that ran out of files, and the signal the coordinator waits on.
+    finished: Mutex<usize>,
+    finished_cv: Condvar,
+}
+
+/// What one worker did, read by the coordinator under the lock.
+#[derive(Default)]
+struct WorkerState {
+    /// The file being extracted (its index in `todo`) and since when.
+    busy: Option<(usize, Instant)>,
+    out: Vec<Result<FileEntry, RejectedFile>>,
+    misses: Vec<CacheMiss>,
+    /// Set by the coordinator: the worker ran past the cap; its results are taken.
+    abandoned: bool,
+    /// Set by the worker when the files ran out (after its last result).
+    finished: bool,
+}
+
+type Worker = Arc<Mutex<WorkerState>>;
+
+fn lock(w: &Worker) -> std::sync::MutexGuard<'_, WorkerState> {
+    // The worker's state is plain data written under the lock: usable even when poisoned.
+    w.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Extraction {
+    fn spawn(self: &Arc<Self>) -> Worker {
+        let worker: Worker = Arc::default();
+        let (work, state) = (self.clone(), worker.clone());
+        let spawned = std::thread::Builder::new()
+            .name("mesh-extract".into())
+            .spawn(move || work.work(&state));
+        if let Err(e) = spawned {
+            // Without a thread the files are extracted by the next worker (or, for the last
+            // one, here: the coordinator never waits for a worker that does not exist).
+            tracing::error!(target: "mesh::index", "cannot start an extraction thread: {e}");
+            self.work(&worker);
+        }
+        worker
+    }
+
+    /// A worker: files from the cursor until none are left or the coordinator gives up on it.
+    fn work(&self, state: &Worker) {
+        let lookup = match (self.cache.as_deref(), self.loaded.as_ref()) {
+            (Some(c), Some(l)) => Some(cache::Lookup::Loaded(c, l)),
+            (Some(c), None) => c.reader().map(cache::Lookup::Query),
+            _ => None,
+        };
+        let mut ctx = lookup.map(|lookup| CacheCtx {
+            lookup,
+            misses: Vec::new(),
+        });
+        loop {
+            let i = self.cursor.fetch_add(1, Ordering::Relaxed);
+            let Some(f) = self.todo.get(i) else { break };
+            {
+                let mut st = lock(state);
+                if st.abandoned {
+                    return;
+                }
+                st.busy = Some((i, Instant::now()));
+            }
+            let root = &self.roots[f.root as usize];
+            // `index_file` isolates the extractor; this catches the rest (reading, the cache).
+            let result = crate::isolate::catch(|| {
+                index_file(
+                    &root.path.join(&f.rel_path),
+                    f.root,
+                    &f.rel_path,
+                    f.stat(),
+                    &self.patterns,
+                    ctx.as_mut().map(|c| (root.label.as_str(), c)),
+                )
+            })
+            .unwrap_or_else(|p| {
+                Err(rejected(
+                    f,
+                    crawl::RejectReason::ExtractorFailed { at: p.location },
+                ))
+            });
+            {
+                let mut st = lock(state);
+                if st.abandoned {
+                    return; // given up while running: the result is not wanted any more
+                }
+                st.busy = None;
+                st.out.push(result);
+            }
+            let n = self.done.fetch_add(1, Ordering::Relaxed) + 1;
+            if let Some((reused, total)) = self.progress
+                && n.is_multiple_of(512)
+            {
+                self.handle.set_progress(reused + n as u64, total);
+            }
+        }
+        {
+            let mut st = lock(state);
+            if let Some(c) = ctx {
+                st.misses = c.misses;
+            }
+            st.finished = true;
+        }
+        *self.finished.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        self.finished_cv.notify_all();
+    }
+
+    /// The coordinator: starts `workers` workers and collects their results, giving up on any
+    /// file that runs longer than `cap`.
+    fn run(
+        self: Arc<Self>,
+        workers: usize,
+        cap: Duration,
+    ) -> (Vec<Result<FileEntry, RejectedFile>>, Vec<CacheMiss>) {
+        let mut live: Vec<Worker> = (0..workers).map(|_| self.spawn()).collect();
+        let mut results = Vec::with_capacity(self.todo.len());
+        let mut misses = Vec::new();
+        while !live.is_empty() {
+            let seen = *self.finished.lock().unwrap_or_else(|p| p.into_inner());
+            let now = Instant::now();
+            let mut wake = now + cap;
+            let mut replacements = 0;
+            live.retain(|w| {
+                let mut st = lock(w);
+                if st.finished {
+                    results.append(&mut st.out);
+                    misses.append(&mut st.misses);
+                    return false;
+                }
+                if let Some((i, since)) = st.busy {
+                    if now.duration_since(since) >= cap {
+                        st.abandoned = true;
+                        results.append(&mut st.out);
+                        let f = &self.todo[i];
+                        tracing::warn!(
+                            target: "mesh::index",
+                            path = %f.rel_path,
+                            cap_ms = cap.as_millis() as u64,
+                            "extraction ran past the time cap; the file is listed as rejected and its thread is left to finish alone"
+                        );
+                        results.push(Err(rejected(
+                            f,
+                            crawl::RejectReason::ExtractorTimedOut {
+                                cap_ms: cap.as_millis() as u64,
+                            },
+                        )));
+                        replacements += 1;
+                        return false;
+                    }
+                    wake = wake.min(since + cap);
+                }
+                true
+            });
+            for _ in 0..replacements {
+                live.push(self.spawn());
+            }
+            if live.is_empty() {
+                break;
+            }
+            let guard = self.finished.lock().unwrap_or_else(|p| p.into_inner());
+            if *guard == seen {
+                let timeout = wake.saturating_duration_since(Instant::now());
+                let _ = self.finished_cv.wait_timeout(guard, timeout);
+            }
+        }
+        (results, misses)
+    }
+}
+
+/// A crawled file rejected for `reason`.
+fn rejected(f: &crawl::CrawledFile, reason: crawl::RejectReason) -> RejectedFile {
+    RejectedFile {
+        root: f.root,
+        path: f.rel_path.clone(),
+        label: reason.label(),
+        reason: reason.to_string(),
+        size: f.size,
+    }
 }
 
 /// The indexer's state between reloads: every file's compact entry, reused when a file's size
@@ -295,7 +549,7 @@ pub struct Indexer {
     roots: Vec<RootInfo>,
     crawl_roots: Vec<CrawlRoot>,
     options: CrawlOptions,
-    patterns: Vec<CompiledPattern>,
+    patterns: Arc<[CompiledPattern]>,
     handle: Arc<IndexHandle>,
     files: BTreeMap<(u16, Box<str>), Arc<FileEntry>>,
     rejected: BTreeMap<(u16, String), RejectedFile>,
@@ -361,7 +615,7 @@ impl Indexer {
             .and_then(|v| v.parse().ok())
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
             .clamp(1, 64);
-        let patterns = compile_patterns(&config);
+        let patterns = compile_patterns(&config).into();
         Indexer {
             config,
             roots,
@@ -488,7 +742,13 @@ impl Indexer {
                 .as_deref()
                 .filter(|_| preload)
                 .map(|c| scope.spawn(|| c.load_all()));
-            let crawled = crawl::crawl(&self.crawl_roots, &self.options);
+            // A first build reuses nothing, so the crawl need not stat the files it lists:
+            // their extraction asks the open file instead (a path lookup less per file).
+            let crawled = if self.files.is_empty() {
+                crawl::crawl_names(&self.crawl_roots, &self.options)
+            } else {
+                crawl::crawl(&self.crawl_roots, &self.options)
+            };
             (crawled, loader.and_then(|l| l.join().ok()))
         });
         let rejected: BTreeMap<(u16, String), RejectedFile> = crawled
@@ -527,7 +787,7 @@ impl Indexer {
             shuffle(&mut todo, seed);
         }
         let extracted = todo.len();
-        let (results, misses) = self.extract_all(todo, next.len() as u64, loaded.as_ref());
+        let (results, misses) = self.extract_all(todo, next.len() as u64, loaded, true);
         self.cache_misses.extend(misses);
         let mut changed = false;
         self.racy.clear();
@@ -577,76 +837,42 @@ impl Indexer {
         changed
     }
 
-    /// Extracts `todo` on the worker threads, reporting progress on top of `reused` files.
-    /// With a cache, files are looked up in `loaded` (a preloaded table) or through one
-    /// connection per thread; the files that had to be extracted come back as misses.
+    /// Extracts `todo` on the worker threads. A `full` refresh reports progress on top of
+    /// `reused` files and uses the cache: files are looked up in `loaded` (a preloaded table)
+    /// or through one connection per thread, and the files that had to be extracted come back
+    /// as misses; the watcher's few changed files (`full: false`) are read without either.
+    /// See [`Extraction`] for the per-file time cap.
     fn extract_all(
         &self,
         todo: Vec<crawl::CrawledFile>,
         reused: u64,
-        loaded: Option<&cache::LoadedRows>,
+        loaded: Option<cache::LoadedRows>,
+        full: bool,
     ) -> (Vec<Result<FileEntry, RejectedFile>>, Vec<CacheMiss>) {
-        type WorkerOut = (Vec<Result<FileEntry, RejectedFile>>, Vec<CacheMiss>);
+        let progress = full;
         let total = reused + todo.len() as u64;
-        self.handle.set_progress(reused, total);
-        let done = AtomicUsize::new(0);
-        let cursor = AtomicUsize::new(0);
-        let roots = &self.roots;
-        let handle = &self.handle;
-        let patterns = &self.patterns;
-        let todo_ref = &todo;
-        let cache = self.cache.as_deref();
-        let workers = self.threads.min(todo.len().max(1));
-        let per_worker: Vec<WorkerOut> = std::thread::scope(|scope| {
-            let spawned: Vec<_> = (0..workers)
-                .map(|_| {
-                    scope.spawn(|| -> WorkerOut {
-                        let mut out = Vec::new();
-                        let lookup = match (cache, loaded) {
-                            (Some(c), Some(l)) => Some(cache::Lookup::Loaded(c, l)),
-                            (Some(c), None) => c.reader().map(cache::Lookup::Query),
-                            _ => None,
-                        };
-                        let mut ctx = lookup.map(|lookup| CacheCtx {
-                            lookup,
-                            misses: Vec::new(),
-                        });
-                        loop {
-                            let i = cursor.fetch_add(1, Ordering::Relaxed);
-                            let Some(f) = todo_ref.get(i) else { break };
-                            let root = &roots[f.root as usize];
-                            let abs = root.path.join(&f.rel_path);
-                            out.push(index_file(
-                                &abs,
-                                f.root,
-                                &f.rel_path,
-                                f.size,
-                                f.mtime_ns,
-                                patterns,
-                                ctx.as_mut().map(|c| (root.label.as_str(), c)),
-                            ));
-                            let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-                            if n.is_multiple_of(512) {
-                                handle.set_progress(reused + n as u64, total);
-                            }
-                        }
-                        (out, ctx.map(|c| c.misses).unwrap_or_default())
-                    })
-                })
-                .collect();
-            spawned
-                .into_iter()
-                .map(|h| h.join().unwrap_or_default())
-                .collect()
-        });
-        self.handle.set_progress(total, total);
-        let mut results = Vec::with_capacity(todo.len());
-        let mut misses = Vec::new();
-        for (r, m) in per_worker {
-            results.extend(r);
-            misses.extend(m);
+        if progress {
+            self.handle.set_progress(reused, total);
         }
-        (results, misses)
+        let workers = self.threads.min(todo.len().max(1));
+        let work = Arc::new(Extraction {
+            todo,
+            cursor: AtomicUsize::new(0),
+            done: AtomicUsize::new(0),
+            roots: self.roots.clone(),
+            patterns: self.patterns.clone(),
+            handle: self.handle.clone(),
+            cache: self.cache.clone().filter(|_| full),
+            loaded,
+            progress: progress.then_some((reused, total)),
+            finished: Mutex::new(0),
+            finished_cv: Condvar::new(),
+        });
+        let out = work.clone().run(workers, extract_cap());
+        if progress {
+            self.handle.set_progress(total, total);
+        }
+        out
     }
 
     /// A snapshot of the current state.
@@ -693,7 +919,10 @@ impl Indexer {
                 }
             }
         }
-        let mut changed = false;
+        // First what each path was and whether it is to be read again; then the reads, on the
+        // extraction workers (isolated and time-capped like a full refresh); then the merge.
+        let mut pending = Vec::new();
+        let mut todo = Vec::new();
         for path in paths {
             let Some((root, rel)) = self.attribute(path) else {
                 continue;
@@ -701,8 +930,6 @@ impl Indexer {
             let key = (root, Box::<str>::from(rel.as_str()));
             let old_file = self.files.remove(&key);
             let old_rejected = self.rejected.remove(&(root, rel.clone()));
-            let mut new_file = None;
-            let mut new_rejected = None;
             if indexable(&rel)
                 && let Ok(meta) = std::fs::symlink_metadata(path)
                 && meta.file_type().is_file()
@@ -715,10 +942,36 @@ impl Indexer {
                 } else {
                     self.racy.remove(&key);
                 }
-                match index_file(path, root, &rel, meta.len(), mtime_ns, &self.patterns, None) {
-                    Ok(entry) => new_file = Some(entry),
-                    Err(rej) => new_rejected = Some(rej),
-                }
+                todo.push(crawl::CrawledFile {
+                    root,
+                    rel_path: rel.clone(),
+                    size: meta.len(),
+                    mtime_ns,
+                    stat_known: true,
+                });
+            }
+            pending.push((key, rel, old_file, old_rejected));
+        }
+        let mut read: std::collections::HashMap<(u16, String), Result<FileEntry, RejectedFile>> =
+            std::collections::HashMap::new();
+        if !todo.is_empty() {
+            let (results, _) = self.extract_all(todo, 0, None, false);
+            for r in results {
+                let key = match &r {
+                    Ok(entry) => (entry.root, entry.path.to_string()),
+                    Err(rej) => (rej.root, rej.path.clone()),
+                };
+                read.insert(key, r);
+            }
+        }
+        let mut changed = false;
+        for (key, rel, old_file, old_rejected) in pending {
+            let root = key.0;
+            let (mut new_file, mut new_rejected) = (None, None);
+            match read.remove(&(root, rel.clone())) {
+                Some(Ok(entry)) => new_file = Some(entry),
+                Some(Err(rej)) => new_rejected = Some(rej),
+                None => {}
             }
             changed |= old_rejected != new_rejected || old_file.as_deref() != new_file.as_ref();
             if let Some(entry) = new_file {
@@ -844,11 +1097,38 @@ pub fn spawn_indexer_with(
             }
             handle.wait_start_gate();
             let cache = cache::open_for(&config).map(Arc::new);
-            let mut indexer = Indexer::new(config, handle.clone());
-            if let Some(cache) = cache {
-                indexer = indexer.with_cache(cache);
+            // The indexer and watcher are one unit of work: a panic in either (outside the
+            // per-file isolation: the crawl, the graph, the watcher itself) is logged and the
+            // unit starts over from a fresh state (crawl, publish, watch), after a pause that
+            // doubles with each failure in a row (1 s up to 1 min).
+            let mut failures = 0u32;
+            loop {
+                let started = Instant::now();
+                let served = crate::isolate::catch(|| {
+                    let mut indexer = Indexer::new(config.clone(), handle.clone());
+                    if let Some(cache) = &cache {
+                        indexer = indexer.with_cache(cache.clone());
+                    }
+                    watch::serve(&mut indexer, &handle, &watch_options, &thread_stop);
+                });
+                let Err(panic) = served else { break };
+                if started.elapsed() > Duration::from_secs(300) {
+                    failures = 0; // a failure after a long good run starts the count again
+                }
+                failures += 1;
+                handle.note_restart(&panic.location);
+                let pause = Duration::from_secs(1 << (failures - 1).min(6));
+                tracing::error!(
+                    target: "mesh::index",
+                    "the indexer panicked at {}: {}; starting it over in {} s (failure {failures} in a row)",
+                    panic.location,
+                    panic.message,
+                    pause.as_secs()
+                );
+                if thread_stop.sleep(pause) {
+                    break;
+                }
             }
-            watch::serve(&mut indexer, &handle, &watch_options, &thread_stop);
         });
     match spawned {
         Ok(join) => Some(IndexerThread { stop, join }),

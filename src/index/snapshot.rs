@@ -593,6 +593,8 @@ pub struct IndexHandle {
     /// The start gate: while closed, the indexer waits (bounded) before it crawls.
     start_gate: Mutex<bool>,
     start_opened: std::sync::Condvar,
+    /// How often the indexer thread panicked and was started over, and where it last did.
+    restarts: Mutex<(u64, String)>,
 }
 
 impl Default for IndexHandle {
@@ -610,11 +612,28 @@ impl Default for IndexHandle {
             watch_mode: Mutex::new(super::watch::WatchMode::Off),
             start_gate: Mutex::new(true),
             start_opened: std::sync::Condvar::new(),
+            restarts: Mutex::new((0, String::new())),
         }
     }
 }
 
 impl IndexHandle {
+    /// Records that the indexer thread panicked at `location` and is being started over.
+    pub fn note_restart(&self, location: &str) {
+        let mut r = self.restarts.lock().unwrap_or_else(|p| p.into_inner());
+        r.0 += 1;
+        r.1 = location.to_string();
+    }
+
+    /// How often the indexer thread was started over after a panic, and where it last
+    /// panicked (`(0, "")` when it never did).
+    pub fn restarts(&self) -> (u64, String) {
+        self.restarts
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
     /// A handle with no snapshot yet.
     pub fn new() -> Arc<IndexHandle> {
         Arc::new(IndexHandle::default())

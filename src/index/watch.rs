@@ -87,8 +87,8 @@ impl fmt::Display for WatchMode {
             }
             WatchMode::Polling { every_ms, reason } => write!(
                 f,
-                "polling fallback, full rescan every {:.1} s ({reason})",
-                *every_ms as f64 / 1000.0
+                "polling fallback, full rescan every {} s ({reason})",
+                crate::render::decimal(*every_ms, 1000, 1)
             ),
         }
     }
@@ -189,7 +189,7 @@ impl StopSignal {
     }
 
     /// Sleeps up to `d`; true when a stop was requested (before or during the sleep).
-    fn sleep(&self, d: Duration) -> bool {
+    pub(crate) fn sleep(&self, d: Duration) -> bool {
         let Ok(guard) = self.stopped.lock() else {
             return true;
         };
@@ -686,6 +686,14 @@ fn flush(
     changes: &mut ChangeSet,
 ) -> Result<(), String> {
     let pending = std::mem::take(changes);
+    if crate::isolate::fixtures_enabled()
+        && pending.paths.iter().any(|p| {
+            p.file_name()
+                .is_some_and(|n| n == crate::isolate::WATCHER_PANIC_FILE)
+        })
+    {
+        panic!("test fixture: the watcher panics on purpose");
+    }
     if pending.replan || pending.full {
         // New watches first, then the crawl: nothing created in between is missed.
         watcher.replan()?;

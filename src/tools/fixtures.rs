@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use super::{ToolDef, ToolEnv, ToolOutput, decode, default_hint, object_schema};
 
 /// The fixture tools.
-pub static TOOLS: [ToolDef; 8] = [
+pub static TOOLS: [ToolDef; 9] = [
     ToolDef {
         name: "test_sleep",
         title: "Sleep (test fixture)",
@@ -57,6 +57,17 @@ pub static TOOLS: [ToolDef; 8] = [
         description: "Test fixture: the tool task panics.",
         input_schema: || object_schema(json!({}), &[]),
         run: run_panic,
+        truncation_hint: default_hint,
+        index: super::IndexUse::None,
+    },
+    ToolDef {
+        name: "test_panic_audit",
+        title: "Audit panic (test fixture)",
+        description: "Test fixture: answers at once; the audit task panics while recording the call.",
+        input_schema: || object_schema(json!({}), &[]),
+        run: |_args, _env| {
+            ToolOutput::ok("answered; the audit task will panic on this call".into())
+        },
         truncation_hint: default_hint,
         index: super::IndexUse::None,
     },

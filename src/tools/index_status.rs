@@ -71,6 +71,13 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
         &shared.index.watch_mode(),
         std::time::SystemTime::now(),
     ));
+    let (restarts, last_panic) = shared.index.restarts();
+    if restarts > 0 {
+        out.push_str(&format!(
+            "- Indexer restarts: {restarts} after a panic (last at `{last_panic}`; see the server \
+             log); the index above is from the restarted indexer.\n"
+        ));
+    }
     out.push_str(&serving_line(shared));
     out.push_str("\n### Roots\n\n| Root | Kind | Files | Declarations |\n|---|---|---|---|\n");
     for (i, root) in snap.roots.iter().enumerate() {

@@ -102,6 +102,24 @@ impl IndexUse {
     }
 }
 
+/// True when a call of `def` with these arguments is cheap enough to run inline on the
+/// session's thread once the index is in memory (standalone sessions do; see
+/// `server::Ctx::request`): bounded work over the snapshot, at most a page of file reads for
+/// snippets, no full-text scan (`fuzzy`), no git (`base`), no HTML page. Everything else runs on
+/// the blocking pool, so a slow call never delays a `ping`.
+pub fn runs_inline(def: &ToolDef, args: &Value) -> bool {
+    let set = |key: &str| {
+        args.get(key)
+            .is_some_and(|v| !v.is_null() && v != &Value::Bool(false))
+    };
+    match def.name {
+        "smart_search" => !set("fuzzy"),
+        "analyze_grpc" => !set("base"),
+        "find_dependents" | "analyze_impact" | "search_docs" | "index_status" => true,
+        _ => false,
+    }
+}
+
 /// What the audit trail records about how a call ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
@@ -295,6 +313,25 @@ impl Scope {
 /// Resolves a `scope` argument through the path jail. Omitted, `.`, `./`, `*` and the workspace
 /// directory itself mean every root.
 pub fn resolve_scope(env: &ToolEnv, raw: Option<&str>) -> Result<Scope, ToolOutput> {
+    // A scope spelled exactly as a root's label (`services/orders`, the usual case) is that
+    // root: no path to resolve. The jail's two canonicalisations cost a `readlink` per path
+    // component, ~60 µs of a 5k `smart_search`. Only the index is filtered by a scope, and
+    // the label and the root's canonical path come from the configuration, so nothing a
+    // symlink could redirect is involved.
+    if let Some(label) = raw.map(|r| r.strip_suffix('/').unwrap_or(r))
+        && !matches!(label, "" | "." | "*")
+        && let Some(i) = env
+            .shared
+            .config
+            .roots
+            .iter()
+            .position(|r| r.label == label)
+    {
+        return Ok(Scope {
+            label: format!("`{}`", raw.unwrap_or_default()),
+            within: Some((i, String::new())),
+        });
+    }
     let jail = &env.shared.jail;
     let Some(raw) = raw.filter(|r| !jail.is_workspace_spelling(r)) else {
         return Ok(Scope {

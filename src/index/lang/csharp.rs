@@ -605,7 +605,7 @@ impl<'t> Ex<'t, '_, '_> {
                         self.client_fact(&svc, None, i);
                     }
                 }
-                Some("Build") if t.punct(i + 1) == b'(' && t.punct(i - 1) == b'.' => {
+                Some("Build") if t.punct(i + 1) == b'(' && i > 0 && t.punct(i - 1) == b'.' => {
                     // `new ProducerBuilder<…>(config).Build()` is handled at `new`.
                 }
                 Some("CreateClient") if t.punct(i + 1) == b'(' => {

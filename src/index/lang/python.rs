@@ -195,7 +195,7 @@ impl<'a> Src<'a> {
     /// `s..e` as a dotted name (`a.b.c`), if it is one.
     fn dotted(&self, s: usize, e: usize) -> Option<&str> {
         let (s, e) = self.trim(s, e);
-        let t = &self.code()[s..e];
+        let t = self.code().get(s..e)?;
         let ok = !t.is_empty()
             && t.split('.').all(|seg| {
                 !seg.is_empty()
@@ -358,7 +358,7 @@ fn top_word(code: &str, s: usize, e: usize, word: &str, br: &Brackets) -> Option
             }
             continue;
         }
-        if code[i..e].starts_with(word)
+        if b[i..e].starts_with(word.as_bytes())
             && (i == 0 || !is_ident_byte(b[i - 1]))
             && b.get(i + word.len()).is_none_or(|&c| !is_ident_byte(c))
         {
