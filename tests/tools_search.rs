@@ -1656,3 +1656,33 @@ fn no_answer_is_cut_by_the_central_cap_even_at_the_largest_limits() {
         );
     }
 }
+
+/// A Ruby `module` is a declaration to find; a C# namespace, repeated by every file in it, is
+/// not (that question is `find_dependents`').
+#[test]
+fn ruby_modules_are_found_and_csharp_namespaces_are_not() {
+    let mut s = example();
+    let text = s.ok("smart_search", json!({"query": "Recommendations"}));
+    assert!(
+        text.contains("services/recommendations/lib/recommender.rb:1`"),
+        "{text}"
+    );
+    assert!(text.contains("module `Recommendations`"), "{text}");
+    let cs_namespace = files_under(&example_dir(), "")
+        .into_iter()
+        .filter(|p| p.ends_with(".cs"))
+        .find_map(|p| {
+            source_lines(&p).iter().find_map(|l| {
+                l.strip_prefix("namespace ")
+                    .map(|n| n.trim_end_matches([';', ' ', '{']).to_string())
+            })
+        });
+    assert!(cs_namespace.is_some(), "the example has a C# namespace");
+    if let Some(ns) = cs_namespace {
+        let text = s.ok("smart_search", json!({"query": ns}));
+        assert!(
+            !text.contains("module `"),
+            "a C# namespace listed as a declaration:\n{text}"
+        );
+    }
+}

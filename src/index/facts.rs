@@ -97,7 +97,8 @@ impl Language {
             b"go" => Language::Go,
             b"java" => Language::Java,
             b"kt" | b"kts" => Language::Kotlin,
-            b"cs" => Language::CSharp,
+            // Razor pages and components: their `@using` lines import namespaces.
+            b"cs" | b"razor" | b"cshtml" => Language::CSharp,
             b"py" | b"pyi" => Language::Python,
             b"ts" | b"tsx" | b"mts" | b"cts" => Language::TypeScript,
             b"js" | b"jsx" | b"mjs" | b"cjs" => Language::JavaScript,

@@ -1104,10 +1104,15 @@ fn string_at(syntax: &Syntax, bytes: &[u8], i: usize) -> Option<(usize, usize, u
             if bytes[j..].starts_with(b"\"\"\"") {
                 return triple(bytes, j, b'"').map(|(cs, ce, e)| (cs, ce, e, true));
             }
+            let interpolated = bytes[i..j].contains(&b'$');
             if verbatim {
                 let cs = j + 1;
                 let mut k = cs;
                 while k < n {
+                    if interpolated && bytes[k] == b'{' {
+                        k = interpolation_hole_end(bytes, k);
+                        continue;
+                    }
                     if bytes[k] == b'"' {
                         if bytes.get(k + 1) == Some(&b'"') {
                             k += 2;
@@ -1119,7 +1124,17 @@ fn string_at(syntax: &Syntax, bytes: &[u8], i: usize) -> Option<(usize, usize, u
                 }
                 return Some((cs, n, n, true));
             }
-            return quoted(bytes, j, b'"', false, true).map(|(cs, ce, e)| (cs, ce, e, false));
+            let cs = j + 1;
+            let mut k = cs;
+            while k < n {
+                match bytes[k] {
+                    b'\\' => k += 2,
+                    b'{' => k = interpolation_hole_end(bytes, k),
+                    b'"' => return Some((cs, k, k + 1, false)),
+                    _ => k += 1,
+                }
+            }
+            return Some((cs, n, n, false));
         }
         return None;
     }
@@ -1240,6 +1255,38 @@ fn quoted(
         }
     }
     Some((cs, n, n))
+}
+
+/// Where the C# interpolation hole opening at `open` (`{`) ends: past its matching `}`, with
+/// string and character literals inside it skipped (`$"{string.Join(",", ids)}"` is one
+/// string); `{{` is an escaped brace, not a hole. An unclosed hole ends at the line's end.
+fn interpolation_hole_end(bytes: &[u8], open: usize) -> usize {
+    let n = bytes.len();
+    if bytes.get(open + 1) == Some(&b'{') {
+        return open + 2;
+    }
+    let mut depth = 0usize;
+    let mut k = open;
+    while k < n {
+        match bytes[k] {
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return k + 1;
+                }
+            }
+            q @ (b'"' | b'\'') => {
+                let (_, _, end) = quoted(bytes, k, q, true, true).unwrap_or((k, k, k + 1));
+                k = end.max(k + 1);
+                continue;
+            }
+            b'\n' => return k,
+            _ => {}
+        }
+        k += 1;
+    }
+    n
 }
 
 /// A triple-quoted string at `i`.
@@ -1408,6 +1455,22 @@ mod tests {
             "var p = @\"C:\\x\"\"y\"; var s = $\"orders.{id}\"; var r = \"\"\"raw \"q\" \"\"\";",
         );
         assert_eq!(strs(&l), vec!["C:\\x\"\"y", "orders.{id}", "raw \"q\" "]);
+    }
+
+    #[test]
+    fn csharp_interpolation_holes_hold_strings() {
+        let l = lex(
+            Syntax::CSHARP,
+            "var u = $\"{b}items/by?ids={string.Join(\"&ids=\", ids)}\"; var v = $\"{{x}}\"; class C {}",
+        );
+        assert_eq!(
+            strs(&l),
+            vec!["{b}items/by?ids={string.Join(\"&ids=\", ids)}", "{{x}}"]
+        );
+        assert!(l.code.contains("class C"));
+        let l = lex(Syntax::CSHARP, "var u = $@\"{f(\"a\")}\\x\"; class D {}");
+        assert_eq!(strs(&l), vec!["{f(\"a\")}\\x"]);
+        assert!(l.code.contains("class D"));
     }
 
     #[test]

@@ -158,10 +158,12 @@ fn find(
         for m in table.matches(&q, &q_bare) {
             let r = m.at;
             if kind.is_some_and(|k| k != m.kind)
-                || matches!(
-                    m.kind,
-                    SymbolKind::Section | SymbolKind::Property | SymbolKind::Module
-                )
+                || matches!(m.kind, SymbolKind::Section | SymbolKind::Property)
+            {
+                continue;
+            }
+            if m.kind == SymbolKind::Module
+                && !module_is_declaration(snap.files[r.file as usize].lang)
             {
                 continue;
             }
@@ -626,4 +628,16 @@ fn human_size(bytes: u64) -> String {
     } else {
         format!("{} MB", crate::render::decimal(bytes, 1024 * 1024, 1))
     }
+}
+
+/// Whether a `module` symbol of this language is a declaration an agent searches for: a Ruby
+/// `module`, a Rust `mod`, a TypeScript `namespace` hold code of their own. A C#, PHP or C++
+/// namespace is repeated by every file in it: searching for it is `find_dependents`' job, and
+/// its hits would bury the declarations.
+fn module_is_declaration(lang: crate::index::facts::Language) -> bool {
+    use crate::index::facts::Language;
+    matches!(
+        lang,
+        Language::Ruby | Language::Rust | Language::TypeScript | Language::JavaScript
+    )
 }

@@ -23,7 +23,9 @@ use crate::index::lex::{Syntax, lex};
 
 /// Extracts the facts of one C# file.
 pub fn extract(path: &str, text: &str) -> FileFacts {
-    let _ = path;
+    if is_razor(path) {
+        return razor_usings(text);
+    }
     let lx = lex(Syntax::CSHARP, text);
     let toks = Tokens::new(&lx, &Rules::CSHARP);
     let asg = Assignments::scan(&toks, &StmtStyle::SEMICOLON);
@@ -1840,8 +1842,69 @@ impl<'t> Ex<'t, '_, '_> {
     }
 }
 
+/// A Razor page or component (`.razor`, `.cshtml`): markup with C# in it.
+fn is_razor(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    lower.ends_with(".razor") || lower.ends_with(".cshtml")
+}
+
+/// The facts of a Razor file: its `@using N` directives (one per line, as in `_Imports.razor`)
+/// import namespaces like `using N;`; the markup itself declares nothing the index keeps.
+fn razor_usings(text: &str) -> FileFacts {
+    let mut facts = FileFacts::default();
+    for (k, line) in text.lines().enumerate() {
+        let line = line.trim_start_matches('\u{feff}').trim();
+        let Some(rest) = line.strip_prefix("@using") else {
+            continue;
+        };
+        if !rest.starts_with([' ', '\t']) {
+            continue;
+        }
+        let rest = rest.trim().trim_end_matches(';').trim();
+        let rest = rest.strip_prefix("static ").map_or(rest, str::trim);
+        let (alias, module) = match rest.split_once('=') {
+            Some((a, m)) => (Some(a.trim().to_string()), m.trim()),
+            None => (None, rest),
+        };
+        let valid = !module.is_empty()
+            && module
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '.');
+        if valid {
+            facts.imports.push(Import {
+                module: module.to_string(),
+                names: Vec::new(),
+                alias,
+                line: u32::try_from(k + 1).unwrap_or(u32::MAX),
+                reexport: false,
+            });
+        }
+    }
+    facts
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn razor_using_directives_are_imports() {
+        let src = "\u{feff}@using System.Net.Http\n@using eShop.WebAppComponents.Catalog;\n@using Q = A.B\n@usingX\n<p>@using Not.This</p>\n@code { int n; }\n";
+        let f = super::extract("src/App/Components/_Imports.razor", src);
+        let got: Vec<(&str, u32)> = f
+            .imports
+            .iter()
+            .map(|i| (i.module.as_str(), i.line))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("System.Net.Http", 1),
+                ("eShop.WebAppComponents.Catalog", 2),
+                ("A.B", 3)
+            ]
+        );
+        assert!(f.symbols.is_empty());
+    }
+
     use super::*;
 
     fn sym<'f>(f: &'f FileFacts, name: &str) -> &'f crate::index::facts::Symbol {
