@@ -1686,3 +1686,18 @@ fn ruby_modules_are_found_and_csharp_namespaces_are_not() {
         );
     }
 }
+
+/// A file declaring `_publish` before `publish` is headed by the name as typed.
+#[test]
+fn the_name_as_typed_heads_its_file() {
+    let ws = common::temp_dir("as-typed");
+    std::fs::write(
+        ws.join("rabbitmq.py"),
+        "class Publisher:\n    def _publish(self, m):\n        pass\n\n    def publish(self, m):\n        self._publish(m)\n",
+    )
+    .unwrap();
+    let mut s = Session::start(&ws);
+    let text = s.ok("smart_search", json!({"query": "publish"}));
+    let head = text.find("### [1]").map(|i| &text[i..]).unwrap_or("");
+    assert!(head.starts_with("### [1] `rabbitmq.py:5`"), "{text}");
+}

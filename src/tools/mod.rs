@@ -264,12 +264,63 @@ pub fn decode<T: DeserializeOwned>(tool: &str, args: &Value) -> Result<T, ToolOu
     let mut args = args.clone();
     if let Value::Object(map) = &mut args {
         map.remove("_meta");
+        // JSON Schema's `integer` accepts `100.0` and `1e2`: a number with no fraction is one.
+        for v in map.values_mut() {
+            if let Some(f) = v.as_f64().filter(|f| v.is_f64() && f.fract() == 0.0)
+                && f.abs() < 9.0e15
+            {
+                *v = Value::from(f as i64);
+            }
+        }
     }
-    serde_json::from_value(args).map_err(|e| {
+    serde_json::from_value::<T>(args.clone()).map_err(|e| {
+        let e = e.to_string();
+        let culprit = culprit_member::<T>(&args, &e);
+        let e = plain_types(&e);
+        let field = culprit.map_or(String::new(), |k| format!("`{k}`: "));
         ToolOutput::error(format!(
-            "Invalid arguments for {tool}: {e}. Call tools/list for the accepted arguments."
+            "Invalid arguments for {tool}: {field}{e}. Call tools/list for the accepted arguments."
         ))
     })
+}
+
+/// The member of `args` a decoding error is about, when the message does not name it (a wrong
+/// type): the one whose removal makes the error go away or become "missing field `k`".
+fn culprit_member<T: DeserializeOwned>(args: &Value, error: &str) -> Option<String> {
+    if error.starts_with("unknown field") || error.starts_with("missing field") {
+        return None; // serde names the field itself
+    }
+    let map = args.as_object()?;
+    map.keys()
+        .find(|k| {
+            let mut without = map.clone();
+            without.remove(*k);
+            match serde_json::from_value::<T>(Value::Object(without)) {
+                Ok(_) => true,
+                Err(e) => e.to_string().starts_with(&format!("missing field `{k}`")),
+            }
+        })
+        .cloned()
+}
+
+/// serde's Rust type names in an error message said in JSON's words.
+fn plain_types(error: &str) -> String {
+    let mut e = error.to_string();
+    for (rust, json) in [
+        ("expected i64", "expected an integer"),
+        ("expected u64", "expected a non-negative integer"),
+        ("expected u32", "expected a non-negative integer"),
+        ("expected usize", "expected a non-negative integer"),
+        ("expected i32", "expected an integer"),
+        ("expected f64", "expected a number"),
+        (
+            "invalid number",
+            "not a number this argument accepts (an integer within range)",
+        ),
+    ] {
+        e = e.replace(rust, json);
+    }
+    e
 }
 
 /// Where a tool looks: every root, or one root (optionally below a directory of it).
@@ -437,6 +488,35 @@ mod tests {
                 e.text
             );
         }
+    }
+
+    #[test]
+    fn decoding_errors_name_the_argument_and_integral_floats_are_integers() {
+        #[derive(serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct A {
+            query: String,
+            limit: Option<i64>,
+        }
+        let a: A = decode("t", &serde_json::json!({"query": "q", "limit": 100.0})).unwrap();
+        assert_eq!(a.limit, Some(100));
+        let a: A = decode("t", &serde_json::json!({"query": "q", "limit": 1e2})).unwrap();
+        assert_eq!(a.limit, Some(100));
+        for bad in [serde_json::json!("5"), serde_json::json!(5.5)] {
+            let e = decode::<A>("t", &serde_json::json!({"query": "q", "limit": bad}))
+                .err()
+                .unwrap();
+            assert!(e.is_error);
+            assert!(e.text.contains("`limit`: "), "{}", e.text);
+            assert!(!e.text.contains("i64"), "{}", e.text);
+        }
+        // serde names unknown and missing fields itself, once.
+        let e = decode::<A>("t", &serde_json::json!({"limit": 1}))
+            .err()
+            .unwrap();
+        assert!(e.text.contains("missing field `query`"), "{}", e.text);
+        assert!(!e.text.contains("`query`: "), "{}", e.text);
     }
 
     #[test]

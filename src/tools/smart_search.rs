@@ -182,7 +182,16 @@ fn find(
             };
             match &mut current {
                 Some(best) if best.at.file == r.file => {
-                    if (cand.rank, cand.kind, cand.line) < (best.rank, best.kind, best.line) {
+                    // Among exact matches, the name as typed (`publish`) heads the file before
+                    // one equal only without its underscores or case (`_publish`).
+                    let not_as_typed = |h: &Hit| {
+                        let f = &snap.files[h.at.file as usize];
+                        !f.name(&f.symbols()[h.at.symbol as usize])
+                            .eq_ignore_ascii_case(query)
+                    };
+                    if (cand.rank, cand.kind, not_as_typed(&cand), cand.line)
+                        < (best.rank, best.kind, not_as_typed(best), best.line)
+                    {
                         *best = cand;
                     }
                 }
