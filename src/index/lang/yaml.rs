@@ -8,7 +8,7 @@
 //! entry count and multi-line value size. Anything it does not understand is skipped.
 
 use crate::index::facts::{
-    EventFact, EventRole, FileFacts, HttpFact, Property, Symbol, SymbolKind, Value,
+    EventFact, EventRole, FileFacts, HttpFact, Part, Property, Symbol, SymbolKind, Value,
 };
 
 /// Extracts the facts of one YAML file: Spring properties (`application*.yml`,
@@ -39,6 +39,9 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
         asyncapi_facts(&entries, &mut facts);
     } else if openapi {
         openapi_facts(&entries, &mut facts);
+    }
+    if !asyncapi && !openapi && top_key("scenarios") {
+        scenario_calls(&entries, &mut facts);
     }
     if is_spring_path(&lower, asyncapi || openapi) {
         facts.properties = spring_properties(&entries);
@@ -744,6 +747,65 @@ fn openapi_facts(entries: &[Entry], facts: &mut FileFacts) {
     }
 }
 
+/// Load-test scenarios (Artillery's shape: `scenarios[].flow[]` items `- get: {url: "/x"}`,
+/// nested in `loop`s, with `config.target` as the base URL): each request is an HTTP call at
+/// its verb's line. `{{ var }}` template parts are run-time values.
+fn scenario_calls(entries: &[Entry], facts: &mut FileFacts) {
+    const VERBS: [&str; 7] = ["get", "put", "post", "delete", "patch", "head", "options"];
+    for e in entries {
+        if key_at(e, 0) != Some("scenarios") || e.path.len() < 3 {
+            continue;
+        }
+        let Some(Seg::Key(verb)) = e.path.last() else {
+            continue;
+        };
+        if !VERBS.contains(&verb.as_str()) {
+            continue;
+        }
+        let Some(url) = entries
+            .iter()
+            .find(|u| {
+                u.doc == e.doc
+                    && u.path.len() == e.path.len() + 1
+                    && u.path[..e.path.len()] == e.path[..]
+                    && key_at(u, e.path.len()) == Some("url")
+            })
+            .and_then(|u| u.value.as_deref())
+            .filter(|u| !u.is_empty())
+        else {
+            continue;
+        };
+        let target = entries
+            .iter()
+            .find(|t| {
+                t.doc == e.doc
+                    && t.path.len() == 2
+                    && key_at(t, 0) == Some("config")
+                    && key_at(t, 1) == Some("target")
+            })
+            .and_then(|t| t.value.as_deref())
+            .unwrap_or("");
+        let mut value = Value::default();
+        if url.starts_with('/') {
+            value.push(Part::Lit(target.trim_end_matches('/').to_string()));
+        }
+        let mut rest = url;
+        while let Some(open) = rest.find("{{") {
+            value.push(Part::Lit(rest[..open].to_string()));
+            value.push(Part::Dynamic);
+            rest = rest[open..]
+                .find("}}")
+                .map_or("", |c| &rest[open + c + 2..]);
+        }
+        value.push(Part::Lit(rest.to_string()));
+        facts.http.push(HttpFact::Call {
+            method: Some(verb.to_ascii_uppercase()),
+            url: value,
+            line: e.line,
+        });
+    }
+}
+
 /// Decodes a local JSON-pointer reference to a channel (`#/channels/user~1signedup`).
 fn channel_ref(r: &str) -> Option<String> {
     let id = r.strip_prefix("#/channels/")?;
@@ -858,6 +920,36 @@ fn asyncapi_document(entries: &[Entry], doc: usize, v3: bool, facts: &mut FileFa
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn load_test_scenarios_are_http_calls_at_their_verb() {
+        let src = "config:\n  target: \"http://localhost:8888\"\nscenarios:\n  - name: t\n    flow:\n      - get:\n          url: \"/home\"\n      - loop:\n          - get:\n              url: \"/catalog/{{ $loopElement }}\"\n        over: all\n      - post:\n          url: \"/cart\"\n          form:\n            get: x\n";
+        let f = extract("load/scenario.yml", src);
+        let calls: Vec<(String, String, u32)> = f
+            .http
+            .iter()
+            .filter_map(|h| match h {
+                HttpFact::Call { method, url, line } => Some((
+                    method.clone().unwrap_or_default(),
+                    format!("{url:?}"),
+                    *line,
+                )),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(calls.len(), 3, "{calls:?}");
+        assert_eq!((calls[0].0.as_str(), calls[0].2), ("GET", 6));
+        assert!(
+            calls[0].1.contains("http://localhost:8888/home"),
+            "{calls:?}"
+        );
+        assert_eq!((calls[1].0.as_str(), calls[1].2), ("GET", 9));
+        assert!(calls[1].1.contains("Dynamic"), "{calls:?}");
+        assert_eq!((calls[2].0.as_str(), calls[2].2), ("POST", 12));
+        // Without a `scenarios` key a `get: {url:}` mapping is configuration, not a call.
+        let f = extract("conf.yml", "probe:\n  get:\n    url: /health\n");
+        assert!(f.http.is_empty());
+    }
     use super::*;
 
     fn props(path: &str, text: &str) -> Vec<(String, String, u32)> {
