@@ -1701,3 +1701,49 @@ fn the_name_as_typed_heads_its_file() {
     let head = text.find("### [1]").map(|i| &text[i..]).unwrap_or("");
     assert!(head.starts_with("### [1] `rabbitmq.py:5`"), "{text}");
 }
+
+/// A type used by its own package's files (no import in Java, Go) and a Go function used by
+/// an importer of its package as `pkg.Name` are dependents, with the line of the use.
+#[test]
+fn unimported_uses_in_the_same_package_and_qualified_go_uses_are_dependents() {
+    let ws = common::temp_dir("same-package");
+    let java = ws.join("shipping/src/main/java/com/acme/shipping");
+    std::fs::create_dir_all(&java).unwrap();
+    std::fs::write(ws.join("shipping/pom.xml"), "<project/>\n").unwrap();
+    std::fs::write(
+        java.join("CartHelper.java"),
+        "package com.acme.shipping;\n\npublic class CartHelper {\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        java.join("Controller.java"),
+        "package com.acme.shipping;\n\n// CartHelper in a comment\npublic class Controller {\n    void go() {\n        CartHelper h = new CartHelper();\n    }\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        java.join("Other.java"),
+        "package com.acme.shipping;\n\npublic class Other {\n    MyCartHelper x;\n}\n",
+    )
+    .unwrap();
+    let go = ws.join("catalog");
+    std::fs::create_dir_all(go.join("api")).unwrap();
+    std::fs::write(go.join("go.mod"), "module example.com/catalog\n").unwrap();
+    std::fs::write(
+        go.join("api/catalog.go"),
+        "package api\n\nfunc NewCatalogAPI() int {\n\treturn 1\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        go.join("main.go"),
+        "package main\n\nimport (\n\t\"example.com/catalog/api\"\n)\n\nfunc main() {\n\t_ = api.NewCatalogAPI()\n}\n",
+    )
+    .unwrap();
+    let mut s = Session::start(&ws);
+    let text = s.ok("find_dependents", json!({"target": "CartHelper"}));
+    assert!(text.contains("Controller.java:4-8"), "{text}");
+    assert!(text.contains("at L6 (heuristic)"), "{text}");
+    assert!(!text.contains("Other.java"), "{text}");
+    let text = s.ok("find_dependents", json!({"target": "NewCatalogAPI"}));
+    assert!(text.contains("catalog/main.go:7-9"), "{text}");
+    assert!(text.contains("uses api.NewCatalogAPI at L8"), "{text}");
+}

@@ -450,11 +450,128 @@ fn collect(snap: &Snapshot, target: &str) -> (Vec<Row>, bool) {
             }
         }
     }
+    unimported_uses(snap, target, &mut exact_rows);
     if exact_rows.is_empty() {
         (loose_rows, true)
     } else {
         (exact_rows, false)
     }
+}
+
+/// Languages whose files share their package's names without importing them.
+fn shares_package_names(lang: Language) -> bool {
+    matches!(
+        lang,
+        Language::Java | Language::Kotlin | Language::Scala | Language::CSharp | Language::Go
+    )
+}
+
+/// Uses of a top-level type or function that no import names: by the other files of its own
+/// package (same declared package and root; in Go, the same directory), and in Go by importers
+/// of its package as `pkg.Name`. Each is the name's first use as a word in the file's code,
+/// a `heuristic` row: the index keeps imports, not every reference.
+fn unimported_uses(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
+    if target.is_empty()
+        || !target
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    {
+        return;
+    }
+    let dir_of = |f: &FileEntry| f.path.rsplit_once('/').map_or("", |(d, _)| d).to_string();
+    let decls: Vec<usize> = snap
+        .files
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| shares_package_names(f.lang) && !f.is_test)
+        .filter(|(_, f)| {
+            f.symbols().iter().any(|s| {
+                f.container(s).is_none()
+                    && f.name(s) == target
+                    && !matches!(
+                        s.kind,
+                        SymbolKind::Module | SymbolKind::Section | SymbolKind::Property
+                    )
+            })
+        })
+        .map(|(i, _)| i)
+        .collect();
+    for di in decls {
+        let d = &snap.files[di];
+        let (pkg, dir) = (package_of(d), dir_of(d));
+        let go = d.lang == Language::Go;
+        for (fi, f) in snap.files.iter().enumerate() {
+            if fi == di || (f.root != d.root && !go) || rows.iter().any(|r| r.file == fi as u32) {
+                continue;
+            }
+            let same_package = f.root == d.root
+                && f.lang == d.lang
+                && if go {
+                    dir_of(f) == dir
+                } else {
+                    package_of(f) == pkg
+                };
+            let needle = if same_package {
+                target.to_string()
+            } else if go && f.lang == Language::Go {
+                // `import x "…/repository"` or `import "…/repository"` → `x.Name` / `repository.Name`
+                let Some(imp) = f.facts().imports.iter().find(|i| {
+                    let m = i.module.trim_end_matches('/');
+                    (!dir.is_empty() && (m == dir || m.ends_with(&format!("/{dir}"))))
+                        || (m.rsplit('/').next() == dir.rsplit('/').next()
+                            && m.rsplit('/').next() == Some(pkg.as_str()))
+                }) else {
+                    continue;
+                };
+                let alias = imp
+                    .alias
+                    .clone()
+                    .unwrap_or_else(|| last_segment(&imp.module).to_string());
+                format!("{alias}.{target}")
+            } else {
+                continue;
+            };
+            let Some(line) = first_use(snap, f, &needle) else {
+                continue;
+            };
+            let via = if same_package {
+                format!("uses {target} (same package `{pkg}`, no import)")
+            } else {
+                format!("uses {needle}")
+            };
+            push_call_row(rows, f, fi as u32, line, &via, "heuristic");
+        }
+    }
+}
+
+/// The first line of `f` where `needle` appears as a whole word outside a line comment or an
+/// import/package line; `None` when the file cannot be read or never uses it.
+fn first_use(snap: &Snapshot, f: &FileEntry, needle: &str) -> Option<u32> {
+    let text = std::fs::read_to_string(snap.abs_path(f)).ok()?;
+    let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    for (k, line) in text.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or("");
+        let t = code.trim_start();
+        if t.starts_with("import ")
+            || t.starts_with("package ")
+            || t.starts_with("using ")
+            || t.starts_with('*')
+            || t.starts_with("/*")
+        {
+            continue;
+        }
+        let bytes = code.as_bytes();
+        let found = code.match_indices(needle).any(|(at, _)| {
+            let before = at.checked_sub(1).map(|i| bytes[i]);
+            let after = bytes.get(at + needle.len()).copied();
+            !before.is_some_and(|b| is_word(b) || b == b'.' && !needle.contains('.'))
+                && !after.is_some_and(is_word)
+        });
+        if found {
+            return u32::try_from(k + 1).ok();
+        }
+    }
+    None
 }
 
 /// The package a dependent belongs to: the declared one, else its directory.
