@@ -12,20 +12,39 @@ fn mesh(args: &[&str]) -> std::process::Output {
 
 #[test]
 fn version_and_help() {
+    // --help and --version print to stdout and exit 0, for every command.
     let out = mesh(&["--version"]);
     assert!(out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains(env!("CARGO_PKG_VERSION")));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("mesh-mcp {}\n", env!("CARGO_PKG_VERSION"))
+    );
     let out = mesh(&["--help"]);
     assert!(out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("Usage: mesh-mcp"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Usage: mesh-mcp"));
+    assert!(out.stderr.is_empty());
+    for cmd in [
+        "run", "demo", "query", "graph", "doctor", "init", "audit", "stats",
+    ] {
+        let out = mesh(&[cmd, "--help"]);
+        assert!(out.status.success(), "{cmd} --help");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("Usage: mesh-mcp"), "{cmd} --help: {text}");
+    }
     let out = mesh(&["frobnicate"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown command"));
-    let out = Command::new(env!("CARGO_BIN_EXE_meshd"))
-        .arg("--version")
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    for flag in ["--version", "--help"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_meshd"))
+            .arg(flag)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        assert!(
+            !out.stdout.is_empty(),
+            "meshd {flag} printed nothing on stdout"
+        );
+    }
 }
 
 #[test]
@@ -74,10 +93,14 @@ fn tiny_workspace(tag: &str) -> std::path::PathBuf {
 
 /// Runs mesh-mcp in `dir` with a private HOME, audit database and socket directory.
 fn mesh_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    mesh_cmd_in(Command::new(env!("CARGO_BIN_EXE_mesh-mcp")), dir, args)
+}
+
+/// Runs `cmd` (a mesh-mcp binary) in `dir` like [`mesh_in`].
+fn mesh_cmd_in(mut cmd: Command, dir: &std::path::Path, args: &[&str]) -> std::process::Output {
     let home = dir.join(".home");
     std::fs::create_dir_all(&home).unwrap();
-    Command::new(env!("CARGO_BIN_EXE_mesh-mcp"))
-        .args(args)
+    cmd.args(args)
         .current_dir(dir)
         .env("HOME", &home)
         .env("MESH_AUDIT_DB", home.join("audit.db"))
@@ -280,4 +303,46 @@ fn init_merges_ide_configs_and_is_idempotent() {
     .collect();
     assert_eq!(before, after);
     assert!(vscode.contains("\"type\": \"stdio\""));
+}
+
+#[test]
+fn doctor_warns_with_the_fix_when_meshd_cannot_be_found() {
+    let ws = tiny_workspace("doctor-meshd");
+    // Next to the test build's mesh-mcp, cargo built meshd: found, no warning about it.
+    let out = mesh_in(&ws, &["doctor"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("meshd not found"), "{err}");
+    let checks: serde_json::Value =
+        serde_json::from_slice(&mesh_in(&ws, &["doctor", "--json"]).stdout).unwrap();
+    let daemon = checks
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "daemon")
+        .unwrap();
+    assert_ne!(daemon["status"], "warn", "{daemon}");
+    // A lone mesh-mcp copy, with no meshd on PATH either: a warning that says how to fix it.
+    let bin = scratch("doctor-meshd-bin");
+    let lone = bin.join("mesh-mcp");
+    std::fs::copy(env!("CARGO_BIN_EXE_mesh-mcp"), &lone).unwrap();
+    let mut cmd = Command::new(&lone);
+    cmd.env("PATH", &bin);
+    let out = mesh_cmd_in(cmd, &ws, &["doctor"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("⚠ daemon: meshd not found next to mesh-mcp"),
+        "{err}"
+    );
+    assert!(err.contains("cargo build --release"), "{err}");
+    assert!(!err.contains("0 warning(s)"), "{err}");
+    // meshd on PATH is found.
+    let path_dir = scratch("doctor-meshd-path");
+    std::fs::copy(env!("CARGO_BIN_EXE_meshd"), path_dir.join("meshd")).unwrap();
+    let mut cmd = Command::new(&lone);
+    cmd.env("PATH", &path_dir);
+    let out = mesh_cmd_in(cmd, &ws, &["doctor"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("meshd not found"), "{err}");
+    let _ = std::fs::remove_dir_all(&bin);
+    let _ = std::fs::remove_dir_all(&path_dir);
 }

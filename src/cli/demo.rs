@@ -62,8 +62,7 @@ pub fn main(args: &[String]) -> i32 {
     for a in args {
         match a.as_str() {
             "--help" | "-h" => {
-                eprint!("{USAGE}");
-                return 0;
+                return super::print_stdout(USAGE);
             }
             other if other.starts_with('-') => {
                 eprintln!("mesh-mcp demo: unknown option `{other}`. Try `mesh-mcp demo --help`.");

@@ -84,8 +84,7 @@ pub fn main(args: &[String]) -> i32 {
     while let Some(a) = it.next() {
         match a.as_str() {
             "--help" | "-h" => {
-                eprint!("{USAGE}");
-                return 0;
+                return super::print_stdout(USAGE);
             }
             "--json" => json = true,
             "--fix" => fix = true,
@@ -259,11 +258,21 @@ fn daemon_checks(base: &Path, fix: bool) -> Vec<Check> {
         return out;
     }
     if !probe.reachable {
-        out.push(Check::new(
-            "daemon",
-            Status::Info,
-            "no daemon serves this workspace now; `mesh-mcp run` starts one on demand",
-        ));
+        out.push(match crate::daemon::proxy::meshd_path() {
+            Ok(meshd) => Check::new(
+                "daemon",
+                Status::Info,
+                "no daemon serves this workspace now; `mesh-mcp run` starts one on demand",
+            )
+            .detail(format!("meshd: {}", meshd.display())),
+            Err(e) => Check::new(
+                "daemon",
+                Status::Warn,
+                format!(
+                    "{e}. Without it `mesh-mcp run` serves each client in its own process (no shared index)"
+                ),
+            ),
+        });
         return out;
     }
     let version = probe.version.clone().unwrap_or_else(|| "unknown".into());

@@ -54,8 +54,7 @@ pub fn main(args: &[String]) -> i32 {
     for a in args {
         match a.as_str() {
             "--help" | "-h" => {
-                eprint!("{USAGE}");
-                return 0;
+                return super::print_stdout(USAGE);
             }
             "--write-ide-config" => write_ide = true,
             "--force" => force = true,

@@ -32,8 +32,7 @@ pub fn main(args: &[String]) -> i32 {
     while let Some(a) = it.next() {
         match a.as_str() {
             "--help" | "-h" => {
-                eprint!("{USAGE}");
-                return 0;
+                return super::print_stdout(USAGE);
             }
             "--json" => as_json = true,
             "--config" | "-c" => match it.next() {
@@ -162,7 +161,7 @@ fn wait_for_index(shared: &Shared) -> std::sync::Arc<crate::index::snapshot::Sna
     loop {
         if let Some(s) = shared.index.current() {
             if tty {
-                eprint!("\r\x1b[2K");
+                eprint!("\r{:48}\r", ""); // erase the progress line without escape codes
             }
             return s;
         }

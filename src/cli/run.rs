@@ -24,10 +24,10 @@ pub fn main(args: &[String]) -> i32 {
                 }
             },
             "--help" | "-h" => {
-                eprintln!(
-                    "Usage: mesh-mcp run [--standalone] [--config FILE]\n\nServes MCP over stdio for the workspace in the current directory, through the\nworkspace's shared meshd daemon (started on first use). --standalone serves in this\nprocess instead.\nExample: claude mcp add mesh-mcp -- mesh-mcp run"
+                // Help is printed before any serving starts; the session never sees it.
+                return super::print_stdout(
+                    "Usage: mesh-mcp run [--standalone] [--config FILE]\n\nServes MCP over stdio for the workspace in the current directory, through the\nworkspace's shared meshd daemon (started on first use). --standalone serves in this\nprocess instead.\nExample: claude mcp add mesh-mcp -- mesh-mcp run\n",
                 );
-                return 0;
             }
             other => {
                 eprintln!("mesh-mcp run: unknown option `{other}`. Try `mesh-mcp run --help`.");

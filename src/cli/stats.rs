@@ -297,8 +297,7 @@ pub fn main(args: &[String]) -> i32 {
         }
     };
     if opts.help {
-        eprint!("{USAGE}");
-        return 0;
+        return super::print_stdout(USAGE);
     }
     let db = opts.db.unwrap_or_else(AuditLog::default_path);
     let start = opts.window.start(SystemTime::now());
