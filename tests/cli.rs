@@ -2,6 +2,8 @@
 
 use std::process::Command;
 
+mod common;
+
 fn mesh(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_mesh-mcp"))
         .args(args)
@@ -52,10 +54,195 @@ fn demo_runs_a_scripted_session_on_the_bundled_example() {
     let out = mesh(&["demo"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains("\"method\":\"initialize\""), "{stderr}");
-    assert!(stderr.contains("← tools:"), "{stderr}");
-    assert!(stderr.contains("## Index status"), "{stderr}");
-    assert!(out.stdout.is_empty(), "demo wrote to stdout");
+    // The transcript is the output: stdout, no escape codes when it is not a terminal.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("\"method\":\"initialize\""), "{stdout}");
+    assert!(stdout.contains("← tools:"), "{stdout}");
+    assert!(stdout.contains("## Index status"), "{stdout}");
+    assert!(stdout.contains("Next steps"), "{stdout}");
+    assert!(
+        !stdout.contains('\x1b'),
+        "escape codes in a piped transcript"
+    );
+    assert!(
+        !stderr.contains("## Index status"),
+        "the transcript went to stderr"
+    );
+}
+
+/// The answers of a demo transcript that cite at least one `path:line`.
+fn answers_with_evidence(transcript: &str) -> usize {
+    let cite = regex_lite::Regex::new(r"[A-Za-z0-9_./-]+\.[A-Za-z]+:[0-9]+").unwrap();
+    transcript
+        .split("\n→ ")
+        .skip(1)
+        .filter(|a| {
+            a.contains("\"tools/call\"") && cite.is_match(a.split_once('\n').map_or("", |x| x.1))
+        })
+        .count()
+}
+
+/// The workspaces a newcomer would try: the example, and each practice corpus when present.
+fn practice_workspaces() -> Vec<std::path::PathBuf> {
+    let mut out = vec![std::path::PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/polyglot-shop"
+    ))];
+    let corpora = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpora"));
+    let corpora = if corpora.is_dir() {
+        corpora.to_path_buf()
+    } else {
+        std::path::PathBuf::from("/work/shared/corpora")
+    };
+    if let Ok(rd) = std::fs::read_dir(&corpora) {
+        let mut dirs: Vec<_> = rd
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.is_dir())
+            .collect();
+        dirs.sort();
+        out.extend(dirs);
+    }
+    out
+}
+
+/// A fresh copy of `from` (practice corpora are read-only for tests).
+fn fresh_copy(from: &std::path::Path, tag: &str) -> std::path::PathBuf {
+    let ws = scratch(tag);
+    common::copy_tree(from, &ws);
+    ws.canonicalize().unwrap()
+}
+
+#[test]
+fn a_newcomer_walks_from_help_to_answers_on_a_workspace_of_their_own() {
+    let source = practice_workspaces().pop().unwrap();
+    let ws = fresh_copy(&source, "newcomer");
+    let out = mesh_in(&ws, &["--help"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Usage: mesh-mcp"));
+    assert!(String::from_utf8_lossy(&mesh_in(&ws, &["--version"]).stdout).starts_with("mesh-mcp "));
+    let out = mesh_in(&ws, &["init", "--write-ide-config"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(ws.join(".agents/mesh-mcp.toml").is_file());
+    assert!(ws.join(".mcp.json").is_file());
+    // doctor finds meshd (cargo built it next to the test build of mesh-mcp).
+    let out = mesh_in(&ws, &["doctor", "--json"]);
+    let checks: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let daemon = checks
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "daemon")
+        .unwrap();
+    assert_ne!(daemon["status"], "warn", "{daemon}");
+    assert_ne!(daemon["status"], "error", "{daemon}");
+    // demo WORKSPACE asks the workspace's own questions: at least four answers with evidence.
+    let out = mesh_in(&ws, &["demo", "."]);
+    let transcript = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let with_evidence = answers_with_evidence(&transcript);
+    assert!(
+        with_evidence >= 4,
+        "{with_evidence} answers with evidence:\n{transcript}"
+    );
+    assert!(transcript.contains("Next steps"), "{transcript}");
+    // query index_status waits for the index and shows the file count.
+    let out = mesh_in(&ws, &["query", "index_status"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(!text.contains("Still indexing"), "{text}");
+    assert!(
+        regex_lite::Regex::new(r"[1-9][0-9]* files indexed")
+            .unwrap()
+            .is_match(&text),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&ws);
+}
+
+/// The lines of an answer that must survive a config `init` wrote: every line, except the
+/// index status's clock readings.
+fn comparable_lines(tool: &str, answer: &str) -> Vec<String> {
+    answer
+        .lines()
+        .filter(|l| {
+            tool != "index_status"
+                || !(l.contains(" ago") || l.contains("built in") || l.contains("Workspace:"))
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// The questions the demo derives from `ws`'s own index, plus a few that are the same for
+/// every workspace.
+fn questions_for(ws: &std::path::Path) -> Vec<(String, serde_json::Value)> {
+    let config = mesh_mcp::config::discover(ws, None).unwrap();
+    let handle = mesh_mcp::index::snapshot::IndexHandle::new();
+    let mut indexer = mesh_mcp::index::Indexer::new(std::sync::Arc::new(config), handle);
+    let snap = indexer.rebuild();
+    let mut qs: Vec<(String, serde_json::Value)> = mesh_mcp::cli::demo::questions(&snap)
+        .into_iter()
+        .map(|(t, a)| (t.to_string(), a))
+        .collect();
+    qs.push((
+        "search_docs".into(),
+        serde_json::json!({"query": "service api", "max_sections": 50}),
+    ));
+    qs.push((
+        "smart_search".into(),
+        serde_json::json!({"query": "service", "limit": 100}),
+    ));
+    qs.push((
+        "visualize_mesh".into(),
+        serde_json::json!({"format": "json"}),
+    ));
+    qs
+}
+
+#[test]
+fn the_config_init_writes_never_makes_an_answer_worse() {
+    for (n, source) in practice_workspaces().iter().enumerate() {
+        let ws = fresh_copy(source, &format!("superset-{n}"));
+        let questions = questions_for(&ws);
+        let ask = |ws: &std::path::Path| -> Vec<String> {
+            questions
+                .iter()
+                .map(|(tool, args)| {
+                    let out = mesh_in(ws, &["query", tool, &args.to_string()]);
+                    String::from_utf8_lossy(&out.stdout).into_owned()
+                })
+                .collect()
+        };
+        let before = ask(&ws);
+        let out = mesh_in(&ws, &["init"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(ws.join(".agents/mesh-mcp.toml").is_file());
+        let after = ask(&ws);
+        for (((tool, args), b), a) in questions.iter().zip(&before).zip(&after) {
+            let have: std::collections::HashSet<String> =
+                comparable_lines(tool, a).into_iter().collect();
+            for line in comparable_lines(tool, b) {
+                assert!(
+                    have.contains(&line),
+                    "{}: {tool} {args}: the line {line:?} is lost with init's config.\n--- without:\n{b}\n--- with:\n{a}",
+                    source.display()
+                );
+            }
+        }
+        let _ = std::fs::remove_dir_all(&ws);
+    }
 }
 
 #[test]
