@@ -36,6 +36,17 @@ fn version_and_help() {
     let out = mesh(&["frobnicate"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown command"));
+    // `query <tool> --help` prints the tool's description and arguments.
+    let out = mesh(&["query", "find_dependents", "--help"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("Usage: mesh-mcp query find_dependents"),
+        "{text}"
+    );
+    assert!(text.contains("target (string, required)"), "{text}");
+    assert!(text.contains("granularity"), "{text}");
+    assert_eq!(mesh(&["query", "nope", "--help"]).status.code(), Some(2));
     for flag in ["--version", "--help"] {
         let out = Command::new(env!("CARGO_BIN_EXE_meshd"))
             .arg(flag)
@@ -532,4 +543,44 @@ fn doctor_warns_with_the_fix_when_meshd_cannot_be_found() {
     assert!(!err.contains("meshd not found"), "{err}");
     let _ = std::fs::remove_dir_all(&bin);
     let _ = std::fs::remove_dir_all(&path_dir);
+}
+
+#[test]
+fn plain_mesh_mcp_on_a_terminal_says_it_waits_for_a_client_and_stdout_stays_clean() {
+    let ws = tiny_workspace("tty");
+    // Piped (an MCP client): not a word outside the protocol, on either stream's stdout.
+    let out = mesh_in(&ws, &["run", "--standalone"]);
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("waiting for an MCP client"));
+    // On a terminal (util-linux `script` gives the server a pty; its stdin at EOF ends it).
+    let has_script = Command::new("script").arg("--version").output().is_ok();
+    if !has_script {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "`script` (util-linux) is needed for this check under CI"
+        );
+        eprintln!("SKIPPED: no `script` on PATH to give mesh-mcp a terminal");
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_mesh-mcp");
+    let out = mesh_in_cmd_script(&ws, bin);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("waiting for an MCP client on stdin"),
+        "{text}"
+    );
+    assert!(text.contains("mesh-mcp --help"), "{text}");
+}
+
+/// Runs the server under `script`, so its stdin and stderr are a terminal. `run --standalone`
+/// (what plain `mesh-mcp` runs, minus the daemon a test would leave behind).
+fn mesh_in_cmd_script(dir: &std::path::Path, bin: &str) -> std::process::Output {
+    let mut cmd = Command::new("script");
+    cmd.args(["-qec", &format!("{bin} run --standalone"), "/dev/null"])
+        .stdin(std::process::Stdio::null());
+    mesh_cmd_in(cmd, dir, &[])
 }

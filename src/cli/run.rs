@@ -4,6 +4,8 @@
 //! see [`crate::daemon::proxy`]); `--standalone`, or any failure to reach the daemon before the
 //! session starts, serves in this process instead.
 
+use std::io::IsTerminal;
+
 use crate::server::{self, Shared};
 
 /// Runs the subcommand; returns the exit status.
@@ -51,6 +53,15 @@ pub fn main(args: &[String]) -> i32 {
     };
     for w in &config.warnings {
         tracing::warn!(target: "mesh::config", "{w}");
+    }
+    // A person who typed `mesh-mcp` at a prompt sees a silent process otherwise. The notice goes
+    // to stderr: stdout belongs to the framing writer.
+    if std::io::stdin().is_terminal() {
+        eprintln!(
+            "mesh-mcp {}: waiting for an MCP client on stdin (this is the stdio server your agent starts).\n\
+Press Ctrl-D to quit. `mesh-mcp --help` lists the commands; `mesh-mcp demo` shows a session.",
+            crate::VERSION
+        );
     }
     if standalone {
         return server::serve_stdio(Shared::start_for_session(config));
