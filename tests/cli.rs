@@ -407,6 +407,20 @@ fn doctor_json_is_stable_and_fix_repairs_socket_permissions() {
         .iter()
         .map(|c| c["name"].as_str().unwrap())
         .collect();
+    // The JSON carries the same stable detail lines as the text: the roots, the languages.
+    let roots = checks
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "roots")
+        .unwrap();
+    assert!(
+        roots["detail"]
+            .as_str()
+            .unwrap()
+            .contains("services/orders"),
+        "{roots}"
+    );
     for n in [
         "config",
         "roots",
@@ -424,6 +438,12 @@ fn doctor_json_is_stable_and_fix_repairs_socket_permissions() {
     std::fs::set_permissions(&sock, std::fs::Permissions::from_mode(0o755)).unwrap();
     let bad = mesh_in(&ws, &["doctor"]);
     assert_eq!(bad.status.code(), Some(1));
+    // This one --fix can repair, so it is suggested.
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("mesh-mcp doctor --fix"),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
     let fixed = mesh_in(&ws, &["doctor", "--fix"]);
     assert!(
         String::from_utf8_lossy(&fixed.stderr).contains("(fixed)"),
@@ -459,6 +479,12 @@ fn init_merges_ide_configs_and_is_idempotent() {
     let out = mesh_in(&ws, &["init", "--write-ide-config"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("Found: services/orders"), "{err}");
+    // It says which command it registers (the test build is not on PATH: its absolute path).
+    assert!(
+        err.contains("Registering the server by its absolute path")
+            || err.contains("Registering the server as `mesh-mcp`"),
+        "{err}"
+    );
     assert!(ws.join(".agents/mesh-mcp.toml").exists());
     let mcp: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(ws.join(".mcp.json")).unwrap()).unwrap();
@@ -533,6 +559,8 @@ fn doctor_warns_with_the_fix_when_meshd_cannot_be_found() {
     );
     assert!(err.contains("cargo build --release"), "{err}");
     assert!(!err.contains("0 warning(s)"), "{err}");
+    // --fix cannot build meshd, so it is not suggested.
+    assert!(!err.contains("doctor --fix"), "{err}");
     // meshd on PATH is found.
     let path_dir = scratch("doctor-meshd-path");
     std::fs::copy(env!("CARGO_BIN_EXE_meshd"), path_dir.join("meshd")).unwrap();
@@ -583,4 +611,20 @@ fn mesh_in_cmd_script(dir: &std::path::Path, bin: &str) -> std::process::Output 
     cmd.args(["-qec", &format!("{bin} run --standalone"), "/dev/null"])
         .stdin(std::process::Stdio::null());
     mesh_cmd_in(cmd, dir, &[])
+}
+
+#[test]
+fn init_registers_the_command_name_when_mesh_mcp_is_on_path() {
+    let ws = tiny_workspace("init-path");
+    let bin = scratch("init-path-bin");
+    std::fs::copy(env!("CARGO_BIN_EXE_mesh-mcp"), bin.join("mesh-mcp")).unwrap();
+    let mut cmd = Command::new(bin.join("mesh-mcp"));
+    cmd.env("PATH", &bin);
+    let out = mesh_cmd_in(cmd, &ws, &["init", "--write-ide-config"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("as `mesh-mcp` (found on PATH)"), "{err}");
+    let mcp: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(ws.join(".mcp.json")).unwrap()).unwrap();
+    assert_eq!(mcp["mcpServers"]["mesh-mcp"]["command"], "mesh-mcp");
+    let _ = std::fs::remove_dir_all(&bin);
 }

@@ -77,7 +77,16 @@ pub fn main(args: &[String]) -> i32 {
         status = 1;
     }
     if write_ide {
-        let command = server_command();
+        let (command, on_path) = server_command();
+        if on_path {
+            eprintln!(
+                "Registering the server as `mesh-mcp` (found on PATH), so the files work on every machine that has it."
+            );
+        } else {
+            eprintln!(
+                "Registering the server by its absolute path {command}: `mesh-mcp` is not on PATH. These files are often committed; put mesh-mcp (and meshd) on PATH and re-run to write the command name instead."
+            );
+        }
         for (rel, kind) in IDE_FILES {
             match merge_ide_file(&base.join(rel), *kind, &command) {
                 Ok(Change::Unchanged) => eprintln!("  = {rel}: already registers mesh-mcp"),
@@ -123,17 +132,20 @@ const IDE_FILES: &[(&str, IdeKind)] = &[
     (".vscode/mcp.json", IdeKind::VsCode),
 ];
 
-/// `mesh-mcp` when it is on `PATH`, else this executable's absolute path.
-fn server_command() -> String {
+/// `mesh-mcp` when it is on `PATH` (true), else this executable's absolute path (false).
+fn server_command() -> (String, bool) {
     let on_path = std::env::var_os("PATH")
         .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("mesh-mcp").is_file()));
     if on_path {
-        return "mesh-mcp".into();
+        return ("mesh-mcp".into(), true);
     }
-    std::env::current_exe()
+    let exe = std::env::current_exe()
         .ok()
-        .and_then(|p| p.to_str().map(str::to_string))
-        .unwrap_or_else(|| "mesh-mcp".into())
+        .and_then(|p| p.to_str().map(str::to_string));
+    match exe {
+        Some(p) => (p, false),
+        None => ("mesh-mcp".into(), true),
+    }
 }
 
 /// Detects the layout and writes `.agents/mesh-mcp.toml` (kept when it exists, unless `force`).
