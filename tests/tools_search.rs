@@ -216,7 +216,7 @@ fn walk(s: &mut Session, args: Value, limit: u64) -> Vec<Vec<Entry>> {
 // ---------------------------------------------------------------------------------------------
 
 #[test]
-fn search_ranks_exact_then_prefix_then_substring_then_by_kind() {
+fn search_ranks_exact_then_prefix_then_substring_then_hand_written_then_by_kind() {
     let mut s = example();
     for query in [
         "OrderService",
@@ -230,9 +230,46 @@ fn search_ranks_exact_then_prefix_then_substring_then_by_kind() {
             .into_iter()
             .flatten()
             .collect();
-        let mut prev = (0u8, 0u8);
+        // Within a match rank: hand-written code and canonical contracts, then contract
+        // copies, then generated stubs.
+        let t = truth();
+        let generated: BTreeSet<String> = t["generated"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p.as_str().unwrap().to_string())
+            .collect();
+        let mut copies: BTreeSet<String> = BTreeSet::new();
+        for c in t["grpc"].as_array().unwrap() {
+            let def = c["definition"]
+                .as_str()
+                .unwrap()
+                .rsplit_once(':')
+                .unwrap()
+                .0;
+            for at in c["copies"].as_array().unwrap() {
+                let path = at.as_str().unwrap().rsplit_once(':').unwrap().0;
+                if path != def {
+                    copies.insert(path.to_string());
+                }
+            }
+        }
+        let tier = |path: &str| {
+            if generated.contains(path) {
+                2u8
+            } else if copies.contains(path) {
+                1
+            } else {
+                0
+            }
+        };
+        let mut prev = (0u8, 0u8, 0u8);
         for e in &all {
-            let key = (match_rank(&e.name, query), kind_rank(&e.kind));
+            let key = (
+                match_rank(&e.name, query),
+                tier(&e.path),
+                kind_rank(&e.kind),
+            );
             assert!(
                 key >= prev,
                 "`{query}`: {} {} `{}` (rank {key:?}) listed after rank {prev:?}",
