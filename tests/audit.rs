@@ -150,7 +150,7 @@ fn missing_database_is_a_clear_error() {
     assert_eq!(o.status.code(), Some(2));
     let o = mesh(&db, &["audit", "--help"]);
     assert_eq!(o.status.code(), Some(0));
-    assert!(stderr(&o).contains("mesh-mcp audit verify"));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("mesh-mcp audit verify"));
     let _ = std::fs::remove_dir_all(dir);
 }
 

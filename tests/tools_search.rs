@@ -216,7 +216,7 @@ fn walk(s: &mut Session, args: Value, limit: u64) -> Vec<Vec<Entry>> {
 // ---------------------------------------------------------------------------------------------
 
 #[test]
-fn search_ranks_exact_then_prefix_then_substring_then_by_kind() {
+fn search_ranks_exact_then_prefix_then_substring_then_hand_written_then_by_kind() {
     let mut s = example();
     for query in [
         "OrderService",
@@ -230,9 +230,46 @@ fn search_ranks_exact_then_prefix_then_substring_then_by_kind() {
             .into_iter()
             .flatten()
             .collect();
-        let mut prev = (0u8, 0u8);
+        // Within a match rank: hand-written code and canonical contracts, then contract
+        // copies, then generated stubs.
+        let t = truth();
+        let generated: BTreeSet<String> = t["generated"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p.as_str().unwrap().to_string())
+            .collect();
+        let mut copies: BTreeSet<String> = BTreeSet::new();
+        for c in t["grpc"].as_array().unwrap() {
+            let def = c["definition"]
+                .as_str()
+                .unwrap()
+                .rsplit_once(':')
+                .unwrap()
+                .0;
+            for at in c["copies"].as_array().unwrap() {
+                let path = at.as_str().unwrap().rsplit_once(':').unwrap().0;
+                if path != def {
+                    copies.insert(path.to_string());
+                }
+            }
+        }
+        let tier = |path: &str| {
+            if generated.contains(path) {
+                2u8
+            } else if copies.contains(path) {
+                1
+            } else {
+                0
+            }
+        };
+        let mut prev = (0u8, 0u8, 0u8);
         for e in &all {
-            let key = (match_rank(&e.name, query), kind_rank(&e.kind));
+            let key = (
+                match_rank(&e.name, query),
+                tier(&e.path),
+                kind_rank(&e.kind),
+            );
             assert!(
                 key >= prev,
                 "`{query}`: {} {} `{}` (rank {key:?}) listed after rank {prev:?}",
@@ -1009,9 +1046,18 @@ fn dependents_at_file_granularity_match_the_truth_for_every_target_form() {
 fn dependents_granularities_and_invalid_granularity() {
     let mut s = example();
     let target = "github.com/acme/shop/orders/gen/orderspb";
-    let (text, symbol) = dependents_of(&mut s, json!({"target": target}));
-    let (_, default) = dependents_of(&mut s, json!({"target": target, "granularity": "symbol"}));
-    assert_eq!(symbol, default, "granularity defaults to symbol");
+    // The default lists where the dependency is: each import line and using site, once.
+    let (default_text, default) = dependents_of(&mut s, json!({"target": target}));
+    let (_, sites) = dependents_of(&mut s, json!({"target": target, "granularity": "site"}));
+    assert_eq!(default, sites, "granularity defaults to site");
+    let importers = truth_importers(target, false);
+    let cited: BTreeSet<String> = default
+        .iter()
+        .map(|d| format!("{}:{}", d.path, d.site))
+        .collect();
+    assert_eq!(cited, importers, "{default_text}");
+    assert!(!default_text.contains("struct `"), "{default_text}");
+    let (text, symbol) = dependents_of(&mut s, json!({"target": target, "granularity": "symbol"}));
     // Symbol rows: declarations of importing files, each with its span and the import line.
     for name in [
         "function `main`",
@@ -1054,6 +1100,7 @@ fn dependents_granularities_and_invalid_granularity() {
         );
         assert!(
             text.contains(&format!("'{bad}'"))
+                && text.contains("'site'")
                 && text.contains("'symbol'")
                 && text.contains("'file'")
                 && text.contains("'package'"),
@@ -1082,7 +1129,10 @@ fn dependents_of_an_rpc_are_the_declarations_that_call_it() {
             vec!["CreateOrder", "GetOrder"],
         ),
     ] {
-        let (text, rows) = dependents_of(&mut s, json!({"target": target}));
+        // Symbol rows: the declaration around each call (the default lists the call sites).
+        let (text, rows) =
+            dependents_of(&mut s, json!({"target": target, "granularity": "symbol"}));
+        let (_, sites) = dependents_of(&mut s, json!({"target": target}));
         let want: BTreeSet<String> = rpcs
             .iter()
             .flat_map(|r| contract["calls"][r].as_array().unwrap().clone())
@@ -1093,6 +1143,11 @@ fn dependents_of_an_rpc_are_the_declarations_that_call_it() {
             .map(|d| format!("{}:{}", d.path, d.site))
             .collect();
         assert_eq!(got, want, "{target}: call sites differ\n{text}");
+        let got_sites: BTreeSet<String> = sites
+            .iter()
+            .map(|d| format!("{}:{}", d.path, d.site))
+            .collect();
+        assert_eq!(got_sites, want, "{target}: default rows are the call sites");
         // The dependent of a call is the declaration around it, once.
         for d in &rows {
             let span = d.at.rsplit_once(':').unwrap().1;
@@ -1119,7 +1174,7 @@ fn dependents_heuristic_fallback_only_when_nothing_matches_exactly() {
     // Exact matches exist: no banner, no heuristic row from the substring fallback.
     let (text, rows) = dependents_of(
         &mut s,
-        json!({"target": "services/web-bff/src/lookups/order-lookup.ts"}),
+        json!({"target": "services/web-bff/src/lookups/order-lookup.ts", "granularity": "symbol"}),
     );
     assert!(!text.contains("⚠"), "{text}");
     assert!(
@@ -1159,7 +1214,10 @@ fn dependents_heuristic_fallback_only_when_nothing_matches_exactly() {
 fn dependents_pages_have_exact_offsets_and_add_up() {
     let mut s = example();
     let target = "common/v1/money.proto";
-    let (all_text, all) = dependents_of(&mut s, json!({"target": target, "limit": 200}));
+    let (all_text, all) = dependents_of(
+        &mut s,
+        json!({"target": target, "limit": 200, "granularity": "symbol"}),
+    );
     let total = all.len();
     assert!(total >= 10, "{all_text}");
     assert!(
@@ -1174,7 +1232,7 @@ fn dependents_pages_have_exact_offsets_and_add_up() {
         loop {
             let (text, rows) = dependents_of(
                 &mut s,
-                json!({"target": target, "limit": limit, "offset": offset}),
+                json!({"target": target, "limit": limit, "offset": offset, "granularity": "symbol"}),
             );
             assert!(!rows.is_empty() && rows.len() <= limit, "{text}");
             for (k, d) in rows.iter().enumerate() {
@@ -1193,7 +1251,10 @@ fn dependents_pages_have_exact_offsets_and_add_up() {
         assert_eq!(walked, all, "pages of {limit} differ from one big page");
     }
     for offset in [total, total + 7] {
-        let (text, rows) = dependents_of(&mut s, json!({"target": target, "offset": offset}));
+        let (text, rows) = dependents_of(
+            &mut s,
+            json!({"target": target, "offset": offset, "granularity": "symbol"}),
+        );
         assert!(rows.is_empty());
         assert!(
             text.contains(&format!("Nothing at offset {offset}"))

@@ -99,10 +99,7 @@ fn parse(args: &[String]) -> Result<Command, UsageError> {
 pub fn main(args: &[String]) -> i32 {
     crate::logging::init();
     match parse(args) {
-        Ok(Command::Help) => {
-            eprint!("{USAGE}");
-            0
-        }
+        Ok(Command::Help) => super::print_stdout(USAGE),
         Ok(Command::Verify { db }) => {
             let path = db.unwrap_or_else(AuditLog::default_path);
             match verify(&path) {

@@ -2,18 +2,20 @@
 //! real stdio server (this binary, spawned as a subprocess), printing each request and the
 //! Markdown answer. It is the README's "run the main job" command.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
-/// The scripted tool calls, in order; calls to tools this build does not serve are skipped.
+/// The questions asked of the bundled example, in order; calls to tools this build does not
+/// serve are skipped. Any other workspace gets questions taken from its own index
+/// ([`questions`]).
 const SCRIPT: &[(&str, &str)] = &[
     ("smart_search", r#"{"query": "OrderService", "limit": 3}"#),
     (
         "find_dependents",
-        r#"{"target": "github.com/acme/shop/orders/gen/orderspb", "granularity": "file"}"#,
+        r#"{"target": "github.com/acme/shop/orders/gen/orderspb"}"#,
     ),
     (
         "analyze_grpc",
@@ -35,11 +37,177 @@ const SCRIPT: &[(&str, &str)] = &[
     ("index_status", "{}"),
 ];
 
+/// Questions for `snap`'s workspace taken from its own index: its most significant declaration
+/// (the busiest gRPC service, else the first service-like declaration), its most-imported
+/// package, its busiest RPC, topic and route, a doc query from the words its headings use
+/// most, then the picture and the index status. A question with nothing to ask about (no
+/// topics, no routes…) is left out.
+pub fn questions(snap: &crate::index::snapshot::Snapshot) -> Vec<(&'static str, Value)> {
+    use std::collections::BTreeMap;
+    let g = &snap.graph;
+    let mut out = Vec::new();
+    // The busiest RPC (handlers + call sites), and its service.
+    let mut rpc_use = vec![0usize; g.rpcs.len()];
+    for l in g.handlers.iter().chain(&g.calls) {
+        if let Some(n) = rpc_use.get_mut(l.rpc as usize) {
+            *n += 1;
+        }
+    }
+    let busiest_rpc = busiest(&rpc_use);
+    let contract = busiest_rpc
+        .and_then(|r| g.contracts.get(g.rpcs[r].contract as usize))
+        .or_else(|| g.contracts.first());
+    let declaration = contract.map(|c| c.name.clone()).or_else(|| {
+        snap.files
+            .iter()
+            .filter(|f| !f.is_test && !f.generated)
+            .flat_map(|f| f.symbols().iter().map(move |s| (s.kind, f.name(s))))
+            .filter(|(kind, _)| {
+                use crate::index::facts::SymbolKind as K;
+                matches!(
+                    kind,
+                    K::Service | K::Message | K::Interface | K::Trait | K::Class | K::Struct
+                )
+            })
+            .min_by_key(|(kind, _)| *kind)
+            .map(|(_, name)| name.to_string())
+    });
+    if let Some(name) = declaration {
+        out.push(("smart_search", json!({"query": name, "limit": 3})));
+    }
+    // The package other roots import most; when no import crosses a root, the module most
+    // files import.
+    let mut module_use: BTreeMap<&str, usize> = BTreeMap::new();
+    for l in &g.import_links {
+        *module_use.entry(l.module.as_str()).or_default() += 1;
+    }
+    if module_use.is_empty() {
+        for f in snap.files.iter().filter(|f| !f.is_test) {
+            let Some(extra) = &f.extra else { continue };
+            let mut seen = std::collections::BTreeSet::new();
+            for i in &extra.imports {
+                if seen.insert(i.module.as_str()) {
+                    *module_use.entry(i.module.as_str()).or_default() += 1;
+                }
+            }
+        }
+    }
+    if let Some((module, _)) = module_use
+        .iter()
+        .max_by(|a, b| a.1.cmp(b.1).then_with(|| b.0.cmp(a.0)))
+    {
+        out.push(("find_dependents", json!({"target": module})));
+    }
+    if let Some(r) = busiest_rpc.or(if g.rpcs.is_empty() { None } else { Some(0) }) {
+        let rpc = &g.rpcs[r];
+        let service = g
+            .contracts
+            .get(rpc.contract as usize)
+            .map_or("", |c| c.name.as_str());
+        out.push((
+            "analyze_grpc",
+            json!({"target": format!("{service}.{}", rpc.name)}),
+        ));
+    }
+    let mut topic_use = vec![0usize; g.topics.len()];
+    for e in &g.events {
+        if let Some(n) = topic_use.get_mut(e.topic as usize) {
+            *n += 1;
+        }
+    }
+    if let Some(t) = busiest(&topic_use) {
+        out.push((
+            "analyze_impact",
+            json!({"target": g.topics[t].name, "depth": 2}),
+        ));
+    }
+    let mut route_use = vec![0usize; g.routes.len()];
+    for c in &g.route_calls {
+        if let Some(n) = route_use.get_mut(c.route as usize) {
+            *n += 1;
+        }
+    }
+    if let Some(r) = busiest(&route_use).or(if g.routes.is_empty() { None } else { Some(0) }) {
+        let route = &g.routes[r];
+        out.push((
+            "analyze_impact",
+            json!({"target": format!("{} {}", route.method, route.path)}),
+        ));
+    }
+    if let Some(query) = heading_query(snap) {
+        out.push(("search_docs", json!({"query": query, "max_sections": 2})));
+    }
+    out.push(("visualize_mesh", json!({"format": "mermaid"})));
+    out.push(("index_status", json!({})));
+    out
+}
+
+/// The index of the largest count above zero (the first on a tie).
+fn busiest(counts: &[usize]) -> Option<usize> {
+    let mut best: Option<(usize, usize)> = None;
+    for (i, &n) in counts.iter().enumerate() {
+        if n > 0 && best.is_none_or(|(_, b)| n > b) {
+            best = Some((i, n));
+        }
+    }
+    best.map(|(i, _)| i)
+}
+
+/// The two words the workspace's doc headings use most (four letters or more, not a filler
+/// word), as a `search_docs` query.
+fn heading_query(snap: &crate::index::snapshot::Snapshot) -> Option<String> {
+    const FILLER: &[&str] = &[
+        "with",
+        "from",
+        "that",
+        "this",
+        "your",
+        "what",
+        "when",
+        "into",
+        "about",
+        "using",
+        "table",
+        "contents",
+        "overview",
+        "introduction",
+        "readme",
+        "license",
+        "notes",
+        "todo",
+    ];
+    let mut counts: std::collections::BTreeMap<String, usize> = Default::default();
+    for f in &snap.files {
+        let Some(extra) = &f.extra else { continue };
+        for s in &extra.sections {
+            let mut seen = std::collections::BTreeSet::new();
+            for w in s.title.split(|c: char| !c.is_alphanumeric()) {
+                let w = w.to_lowercase();
+                if w.chars().count() >= 4
+                    && !w.chars().all(|c| c.is_ascii_digit())
+                    && !FILLER.contains(&w.as_str())
+                    && seen.insert(w.clone())
+                {
+                    *counts.entry(w).or_default() += 1;
+                }
+            }
+        }
+    }
+    let mut ranked: Vec<(String, usize)> = counts.into_iter().collect();
+    crate::order::sort_by(&mut ranked, |a, b| {
+        b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0))
+    });
+    let words: Vec<String> = ranked.into_iter().take(2).map(|(w, _)| w).collect();
+    (!words.is_empty()).then(|| words.join(" "))
+}
+
 const USAGE: &str = "\
 Usage: mesh-mcp demo [WORKSPACE]
 
 Indexes the bundled example workspace (or WORKSPACE) and runs a scripted MCP session through the
-real stdio server, printing each request and its Markdown answer.
+real stdio server, printing each request and its Markdown answer on stdout. On a workspace
+other than the example, the questions come from its own index: its busiest RPC, topic and
+route, its most-imported package, and a doc query from its headings.
 
 Example: mesh-mcp demo
 ";
@@ -62,8 +230,7 @@ pub fn main(args: &[String]) -> i32 {
     for a in args {
         match a.as_str() {
             "--help" | "-h" => {
-                eprint!("{USAGE}");
-                return 0;
+                return super::print_stdout(USAGE);
             }
             other if other.starts_with('-') => {
                 eprintln!("mesh-mcp demo: unknown option `{other}`. Try `mesh-mcp demo --help`.");
@@ -90,8 +257,24 @@ repository, or pass a workspace directory: `mesh-mcp demo path/to/workspace`.",
     }
 }
 
+/// The questions for `workspace`: the bundled example's script, or ones from its own index.
+fn script_for(workspace: &std::path::Path) -> Result<Vec<(&'static str, Value)>, String> {
+    let canonical = |p: &std::path::Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    if canonical(workspace) == canonical(&example_workspace()) {
+        return Ok(SCRIPT
+            .iter()
+            .map(|(t, a)| (*t, serde_json::from_str(a).unwrap_or_else(|_| json!({}))))
+            .collect());
+    }
+    let config = crate::config::discover(workspace, None).map_err(|e| e.to_string())?;
+    let handle = crate::index::snapshot::IndexHandle::new();
+    let mut indexer = crate::index::Indexer::new(std::sync::Arc::new(config), handle);
+    Ok(questions(&indexer.rebuild()))
+}
+
 fn run(workspace: &std::path::Path) -> Result<(), String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
+    let script = script_for(workspace)?;
     let scratch = std::env::temp_dir().join(format!("mesh-demo-{}", std::process::id()));
     std::fs::create_dir_all(&scratch)
         .map_err(|e| format!("cannot create {}: {e}", scratch.display()))?;
@@ -106,11 +289,23 @@ fn run(workspace: &std::path::Path) -> Result<(), String> {
         .map_err(|e| format!("cannot start the server: {e}"))?;
     let mut stdin = child.stdin.take().ok_or("no stdin")?;
     let mut stdout = BufReader::new(child.stdout.take().ok_or("no stdout")?);
+    // The transcript is the demo's output: stdout, bold requests only on a terminal without
+    // NO_COLOR. Logs (the server's included) stay on stderr.
+    let bold = std::io::stdout().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let mut out = std::io::stdout().lock();
+    let mut say = |text: &str| -> Result<(), String> {
+        writeln!(out, "{text}").map_err(|e| format!("cannot write the transcript: {e}"))
+    };
     let mut next_id = 0i64;
-    let mut call = |method: &str, params: Value| -> Result<Value, String> {
+    let mut call = |method: &str, params: Value| -> Result<(String, Value), String> {
         next_id += 1;
         let req = json!({"jsonrpc": "2.0", "id": next_id, "method": method, "params": params});
-        eprintln!("\n\x1b[1m→ {req}\x1b[0m");
+        let shown = if bold {
+            format!("\n\x1b[1m→ {req}\x1b[0m")
+        } else {
+            format!("\n→ {req}")
+        };
         writeln!(stdin, "{req}").map_err(|e| format!("server stdin closed: {e}"))?;
         loop {
             let mut line = String::new();
@@ -119,23 +314,25 @@ fn run(workspace: &std::path::Path) -> Result<(), String> {
             }
             let msg: Value = serde_json::from_str(&line).map_err(|e| format!("bad frame: {e}"))?;
             if msg.get("id") == Some(&json!(next_id)) {
-                return Ok(msg);
+                return Ok((shown, msg));
             }
         }
     };
-    eprintln!("mesh-mcp demo on {}", workspace.display());
-    let init = call(
+    say(&format!("mesh-mcp demo on {}", workspace.display()))?;
+    let (shown, init) = call(
         "initialize",
         json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "mesh-mcp demo", "version": crate::VERSION}}),
     )?;
+    say(&shown)?;
     let info = &init["result"]["serverInfo"];
-    eprintln!(
+    say(&format!(
         "← {} {} (protocol {})",
         info["name"].as_str().unwrap_or("?"),
         info["version"].as_str().unwrap_or("?"),
         init["result"]["protocolVersion"].as_str().unwrap_or("?")
-    );
-    let list = call("tools/list", json!({}))?;
+    ))?;
+    let (shown, list) = call("tools/list", json!({}))?;
+    say(&shown)?;
     let tools: Vec<String> = list["result"]["tools"]
         .as_array()
         .map(|a| {
@@ -144,21 +341,32 @@ fn run(workspace: &std::path::Path) -> Result<(), String> {
                 .collect()
         })
         .unwrap_or_default();
-    eprintln!("← tools: {}", tools.join(", "));
-    for (tool, args) in SCRIPT {
+    say(&format!("← tools: {}", tools.join(", ")))?;
+    for (tool, args) in script {
         if !tools.iter().any(|t| t == tool) {
             continue;
         }
-        let args: Value = serde_json::from_str(args).unwrap_or_else(|_| json!({}));
-        let resp = call("tools/call", json!({"name": tool, "arguments": args}))?;
+        let (shown, resp) = call("tools/call", json!({"name": tool, "arguments": args}))?;
+        say(&shown)?;
         let text = resp["result"]["content"][0]["text"]
             .as_str()
             .map(str::to_string)
             .unwrap_or_else(|| resp.to_string());
-        eprintln!("{text}");
+        say(&text)?;
     }
     drop(stdin);
     let _ = child.wait();
     let _ = std::fs::remove_dir_all(&scratch);
+    let ws = workspace.display();
+    say(&format!(
+        "\nNext steps for your own workspace:\n\
+  1. mesh-mcp demo path/to/your/workspace   # these questions, asked of your code\n\
+  2. cd path/to/your/workspace && mesh-mcp init --write-ide-config\n\
+                                           # register the server with Claude Code, Cursor, VS Code\n\
+  3. mesh-mcp doctor                        # check config, roots, index, daemon, audit\n\
+  4. mesh-mcp query <tool> --help           # one tool's arguments; `mesh-mcp query smart_search '{{\"query\": \"X\"}}'` asks it\n\
+Then restart your agent: its seven mesh-mcp tools answer with path:line evidence.\n\
+(This transcript was for {ws}.)"
+    ))?;
     Ok(())
 }

@@ -45,15 +45,22 @@ impl Status {
     }
 }
 
-/// One check's result. `message` is stable across runs; `detail` may carry drifting figures
-/// and is shown in the text output only.
+/// One check's result. `message` and `detail` (the roots, the rejected files, where things
+/// are) are stable across runs and in both outputs; `volatile` carries figures that drift
+/// (timings, pids, row counts) and is shown in the text output only, so `--json` is identical
+/// from run to run.
 #[derive(Debug, Clone, Serialize)]
 pub struct Check {
     pub name: &'static str,
     pub status: Status,
     pub message: String,
-    #[serde(skip)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    #[serde(skip)]
+    pub volatile: Option<String>,
+    /// Whether `--fix` can repair this check when it is a warning or an error.
+    #[serde(skip)]
+    pub fixable: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fixed: Option<bool>,
 }
@@ -65,12 +72,24 @@ impl Check {
             status,
             message: message.into(),
             detail: None,
+            volatile: None,
+            fixable: false,
             fixed: None,
         }
     }
 
     fn detail(mut self, d: impl Into<String>) -> Check {
         self.detail = Some(d.into());
+        self
+    }
+
+    fn volatile(mut self, d: impl Into<String>) -> Check {
+        self.volatile = Some(d.into());
+        self
+    }
+
+    fn fixable(mut self) -> Check {
+        self.fixable = true;
         self
     }
 }
@@ -84,8 +103,7 @@ pub fn main(args: &[String]) -> i32 {
     while let Some(a) = it.next() {
         match a.as_str() {
             "--help" | "-h" => {
-                eprint!("{USAGE}");
-                return 0;
+                return super::print_stdout(USAGE);
             }
             "--json" => json = true,
             "--fix" => fix = true,
@@ -128,16 +146,20 @@ pub fn main(args: &[String]) -> i32 {
                 None => "",
             };
             eprintln!("{} {}: {}{fixed}", c.status.glyph(), c.name, c.message);
-            if let Some(d) = &c.detail {
+            for d in [&c.detail, &c.volatile].into_iter().flatten() {
                 for line in d.lines() {
                     eprintln!("    {line}");
                 }
             }
         }
+        // `--fix` is suggested only when it can repair one of the problems found.
+        let fixable = checks
+            .iter()
+            .any(|c| c.fixable && matches!(c.status, Status::Warn | Status::Error));
         eprintln!(
             "{} checks: {errors} error(s), {warnings} warning(s).{}",
             checks.len(),
-            if errors + warnings > 0 && !fix {
+            if fixable && !fix {
                 " Run `mesh-mcp doctor --fix` to repair what is safe to repair."
             } else {
                 ""
@@ -216,7 +238,8 @@ fn daemon_checks(base: &Path, fix: bool) -> Vec<Check> {
             "socket permissions",
             Status::Error,
             probe.problems.join("; "),
-        );
+        )
+        .fixable();
         if fix {
             let ok = tighten(&dir, 0o700)
                 && probe
@@ -247,7 +270,8 @@ fn daemon_checks(base: &Path, fix: bool) -> Vec<Check> {
             "daemon",
             Status::Warn,
             "a stale socket is left by a daemon that is gone; `mesh-mcp run` replaces it, `--fix` removes it",
-        );
+        )
+        .fixable();
         if fix && let Some(s) = &socket {
             let ok = std::fs::remove_file(s).is_ok();
             check.fixed = Some(ok);
@@ -259,22 +283,35 @@ fn daemon_checks(base: &Path, fix: bool) -> Vec<Check> {
         return out;
     }
     if !probe.reachable {
-        out.push(Check::new(
-            "daemon",
-            Status::Info,
-            "no daemon serves this workspace now; `mesh-mcp run` starts one on demand",
-        ));
+        out.push(match crate::daemon::proxy::meshd_path() {
+            Ok(meshd) => Check::new(
+                "daemon",
+                Status::Info,
+                "no daemon serves this workspace now; `mesh-mcp run` starts one on demand",
+            )
+            .detail(format!("meshd: {}", meshd.display())),
+            Err(e) => Check::new(
+                "daemon",
+                Status::Warn,
+                format!(
+                    "{e}. Without it `mesh-mcp run` serves each client in its own process (no shared index)"
+                ),
+            ),
+        });
         return out;
     }
     let version = probe.version.clone().unwrap_or_else(|| "unknown".into());
     let detail = format!(
-        "pid {}, version {version}, up {}s, sandboxed {}, log {}",
-        probe.pid.map_or("?".to_string(), |p| p.to_string()),
-        probe.uptime.map_or(0, |u| u.as_secs()),
+        "version {version}, sandboxed {}, log {}",
         probe
             .sandboxed
             .map_or("unknown".to_string(), |b| b.to_string()),
         probe.log.display()
+    );
+    let drift = format!(
+        "pid {}, up {}s",
+        probe.pid.map_or("?".to_string(), |p| p.to_string()),
+        probe.uptime.map_or(0, |u| u.as_secs()),
     );
     if version == crate::VERSION {
         out.push(
@@ -283,7 +320,8 @@ fn daemon_checks(base: &Path, fix: bool) -> Vec<Check> {
                 Status::Ok,
                 "a daemon of this version serves this workspace",
             )
-            .detail(detail),
+            .detail(detail)
+            .volatile(drift),
         );
     } else {
         let mut check = Check::new(
@@ -294,7 +332,9 @@ fn daemon_checks(base: &Path, fix: bool) -> Vec<Check> {
                 crate::VERSION
             ),
         )
-        .detail(detail);
+        .detail(detail)
+        .volatile(drift)
+        .fixable();
         if fix && let Some(pid) = probe.pid {
             let ok = crate::sys::terminate(pid);
             check.fixed = Some(ok);
@@ -345,14 +385,16 @@ fn cache_check(config: &crate::config::Config, fix: bool) -> Check {
                 "the fact cache is off; an earlier cache file is healthy"
             },
         )
-        .detail(format!("{} ({size} bytes)", path.display()));
+        .detail(path.display().to_string())
+        .volatile(format!("{size} bytes"));
     }
     let mut check = Check::new(
         "cache",
         Status::Warn,
         "the fact cache file is damaged; it is rebuilt on the next start (`--fix` removes it now)",
     )
-    .detail(path.display().to_string());
+    .detail(path.display().to_string())
+    .fixable();
     if fix {
         let ok = std::fs::remove_file(&path).is_ok();
         for suffix in ["-wal", "-shm"] {
@@ -412,11 +454,8 @@ fn index_checks(config: &crate::config::Config) -> Vec<Check> {
                 )
             },
         )
-        .detail(format!(
-            "{} (built in {} ms)",
-            langs.join(", "),
-            elapsed.as_millis()
-        )),
+        .detail(langs.join(", "))
+        .volatile(format!("built in {} ms", elapsed.as_millis())),
     );
     if snap.rejected.is_empty() {
         out.push(Check::new(
@@ -574,14 +613,14 @@ fn inotify_check(config: &crate::config::Config) -> Check {
             Status::Ok,
             "fs.inotify.max_user_watches is high enough for this workspace",
         )
-        .detail(format!("limit {limit}, about {dirs} directories to watch"))
+        .volatile(format!("limit {limit}, about {dirs} directories to watch"))
     } else {
         Check::new(
             "inotify",
             Status::Warn,
             "fs.inotify.max_user_watches is low: live updates may fall back to rescans. Raise it with `sudo sysctl fs.inotify.max_user_watches=524288`",
         )
-        .detail(format!("limit {limit}, about {dirs} directories to watch"))
+        .volatile(format!("limit {limit}, about {dirs} directories to watch"))
     }
 }
 
@@ -644,7 +683,8 @@ fn audit_checks() -> Vec<Check> {
     match crate::audit::verify(&path) {
         Ok(report) => vec![
             Check::new("audit", Status::Ok, "audit hash chain verifies")
-                .detail(format!("{} ({} rows)", path.display(), report.rows)),
+                .detail(path.display().to_string())
+                .volatile(format!("{} rows", report.rows)),
         ],
         Err(e @ crate::audit::AuditError::BrokenChain { .. }) => vec![
             Check::new(

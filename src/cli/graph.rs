@@ -37,8 +37,7 @@ pub fn main(args: &[String]) -> i32 {
         };
         let parsed = match a.as_str() {
             "--help" | "-h" => {
-                eprint!("{USAGE}");
-                return 0;
+                return super::print_stdout(USAGE);
             }
             "--format" | "-f" => value("--format").map(|v| format = v.to_ascii_lowercase()),
             "-o" | "--output" => value("-o").map(|v| output = Some(v.into())),
@@ -146,7 +145,7 @@ fn build_index(config: crate::config::Config) -> crate::index::snapshot::Snapsho
     if let Some(p) = progress {
         handle.publish(crate::index::snapshot::Snapshot::default());
         let _ = p.join();
-        eprint!("\r\x1b[2K");
+        eprint!("\r{:48}\r", ""); // erase the progress line without escape codes
     }
     snap
 }

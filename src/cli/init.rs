@@ -54,8 +54,7 @@ pub fn main(args: &[String]) -> i32 {
     for a in args {
         match a.as_str() {
             "--help" | "-h" => {
-                eprint!("{USAGE}");
-                return 0;
+                return super::print_stdout(USAGE);
             }
             "--write-ide-config" => write_ide = true,
             "--force" => force = true,
@@ -78,7 +77,16 @@ pub fn main(args: &[String]) -> i32 {
         status = 1;
     }
     if write_ide {
-        let command = server_command();
+        let (command, on_path) = server_command();
+        if on_path {
+            eprintln!(
+                "Registering the server as `mesh-mcp` (found on PATH), so the files work on every machine that has it."
+            );
+        } else {
+            eprintln!(
+                "Registering the server by its absolute path {command}: `mesh-mcp` is not on PATH. These files are often committed; put mesh-mcp (and meshd) on PATH and re-run to write the command name instead."
+            );
+        }
         for (rel, kind) in IDE_FILES {
             match merge_ide_file(&base.join(rel), *kind, &command) {
                 Ok(Change::Unchanged) => eprintln!("  = {rel}: already registers mesh-mcp"),
@@ -124,17 +132,20 @@ const IDE_FILES: &[(&str, IdeKind)] = &[
     (".vscode/mcp.json", IdeKind::VsCode),
 ];
 
-/// `mesh-mcp` when it is on `PATH`, else this executable's absolute path.
-fn server_command() -> String {
+/// `mesh-mcp` when it is on `PATH` (true), else this executable's absolute path (false).
+fn server_command() -> (String, bool) {
     let on_path = std::env::var_os("PATH")
         .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("mesh-mcp").is_file()));
     if on_path {
-        return "mesh-mcp".into();
+        return ("mesh-mcp".into(), true);
     }
-    std::env::current_exe()
+    let exe = std::env::current_exe()
         .ok()
-        .and_then(|p| p.to_str().map(str::to_string))
-        .unwrap_or_else(|| "mesh-mcp".into())
+        .and_then(|p| p.to_str().map(str::to_string));
+    match exe {
+        Some(p) => (p, false),
+        None => ("mesh-mcp".into(), true),
+    }
 }
 
 /// Detects the layout and writes `.agents/mesh-mcp.toml` (kept when it exists, unless `force`).
@@ -168,6 +179,14 @@ fn rel(base: &Path, p: &Path) -> String {
 }
 
 /// The config text for `base`, and one human line per detection.
+///
+/// The file never makes an answer worse than no file: every setting that equals what the
+/// server does without a config (the roots it detects at each start, every Markdown file as a
+/// doc, `allow_all`, the audit trail on) is written commented out, so the detected layout keeps
+/// following the workspace as services come and go, and a docs directory never narrows doc
+/// search to itself. Only a detected setting that differs from the default would be written
+/// live; today detection and the defaults agree, so the file is a commented map of what was
+/// found, to uncomment and edit.
 pub fn config_text(base: &Path) -> (String, Vec<String>) {
     let mut found = Vec::new();
     let detections = crate::config::detect_layout(base);
@@ -175,30 +194,6 @@ pub fn config_text(base: &Path) -> (String, Vec<String>) {
     for d in &detections {
         found.push(d.reason.clone());
         roots.push(d.root.clone());
-    }
-    // Collapse a container whose every child is a root into one glob (`services/*`).
-    let mut globbed: Vec<String> = Vec::new();
-    for container in ["services", "apps", "packages", "src"] {
-        let children: Vec<&String> = roots
-            .iter()
-            .filter(|r| r.starts_with(&format!("{container}/")))
-            .collect();
-        if children.is_empty() {
-            continue;
-        }
-        let all = std::fs::read_dir(base.join(container))
-            .map(|rd| {
-                rd.filter_map(Result::ok)
-                    .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-                    .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
-                    .count()
-            })
-            .unwrap_or(0);
-        if all == children.len() {
-            globbed.push(format!("{container}/*"));
-        } else {
-            globbed.extend(children.into_iter().cloned());
-        }
     }
     let mut docs = Vec::new();
     for d in ["docs", "doc", "architecture", "adr", "rfcs"] {
@@ -237,7 +232,7 @@ pub fn config_text(base: &Path) -> (String, Vec<String>) {
         }
     }
     if roots.is_empty() {
-        found.push("no services/apps/packages layout: the workspace is one root (.)".into());
+        found.push("no service layout: the workspace is one root (.)".into());
     }
     let name = base
         .file_name()
@@ -245,24 +240,37 @@ pub fn config_text(base: &Path) -> (String, Vec<String>) {
         .unwrap_or_else(|| "workspace".into());
     let mut t = String::new();
     t.push_str(&format!(
-        "# mesh-mcp configuration, written by `mesh-mcp init` {}.\n# Paths are relative to the workspace directory (the parent of .agents/).\n\n",
+        "# mesh-mcp configuration, written by `mesh-mcp init` {}.\n\
+# Paths are relative to the workspace directory (the parent of .agents/).\n\
+# A commented-out setting is what mesh-mcp does without it: uncomment a line only to change it.\n\n",
         crate::VERSION
     ));
     t.push_str("[workspace]\n");
-    t.push_str(&format!("name = {}\n", toml_string(&name)));
-    // The base itself stays a root, so files outside the service directories are indexed too.
+    t.push_str(&format!("# name = {}\n", toml_string(&name)));
+    // The roots stay detected at every start (the base plus each service directory), so a new
+    // service is indexed as its own root without editing this file.
     let mut all_roots = vec![".".to_string()];
-    all_roots.extend(globbed);
-    t.push_str(&format!("roots = [{}]\n", quoted_list(&all_roots)));
-    t.push_str("# Extra gitignore-style patterns to leave out (secrets and build output are always out).\nexclude = []\n\n");
-    t.push_str("[docs]\nenabled = true\n");
-    if !docs.is_empty() {
-        t.push_str(&format!("paths = [{}]\n", quoted_list(&docs)));
+    all_roots.extend(roots);
+    t.push_str(
+        "# Detected at every start; listing roots pins them (a new service is then not a root).\n",
+    );
+    t.push_str(&format!("# roots = [{}]\n", quoted_list(&all_roots)));
+    t.push_str("# Extra gitignore-style patterns to leave out (secrets and build output are always out).\n# exclude = [\"generated/**\"]\n\n");
+    t.push_str("[docs]\n# enabled = true\n");
+    t.push_str(
+        "# Every Markdown file is a doc (service READMEs included); `paths` would narrow that.\n",
+    );
+    if docs.is_empty() {
+        t.push_str("# paths = [\"docs/**/*.md\", \"**/README.md\"]\n");
+    } else {
+        let mut with_readmes = docs.clone();
+        with_readmes.push("**/README.md".into());
+        t.push_str(&format!("# paths = [{}]\n", quoted_list(&with_readmes)));
     }
     t.push_str("# aliases = { k8s = \"kubernetes\" }\n# stop_words = [\"the\", \"a\"]\n\n");
     t.push_str("# Custom event patterns for in-house buses, e.g.:\n# [[patterns]]\n# name = \"outbox\"\n# kind = \"producer\"\n# files = \"*.py\"\n# regex = 'outbox\\.publish\\(\"([^\"]+)\"'\n\n");
     t.push_str(
-        "[policy]\n# allow_all (default), audit_warn or enforce_refusal\nmode = \"allow_all\"\n",
+        "[policy]\n# allow_all (the default), audit_warn or enforce_refusal\n# mode = \"allow_all\"\n",
     );
     if guarded.is_empty() {
         t.push_str("# [policy.stop_rules]\n# \"deploy\" = \"Infrastructure is changed by the platform team: stop and ask a person.\"\n");
@@ -272,7 +280,7 @@ pub fn config_text(base: &Path) -> (String, Vec<String>) {
             t.push_str(&format!("# {} = {}\n", toml_string(d), toml_string(msg)));
         }
     }
-    t.push_str("\n[audit]\nenabled = true\n");
+    t.push_str("\n[audit]\n# enabled = true\n");
     (t, found)
 }
 
@@ -719,7 +727,17 @@ mod tests {
         std::fs::create_dir_all(d.join("docs")).unwrap();
         std::fs::create_dir_all(d.join("deploy")).unwrap();
         let (text, found) = config_text(&d);
-        assert!(text.contains("roots = [\".\", \"services/*\"]"), "{text}");
+        assert!(
+            text.contains("# roots = [\".\", \"services/orders\"]"),
+            "{text}"
+        );
+        // Nothing narrows the defaults: no live roots or doc paths.
+        for line in text.lines().filter(|l| !l.trim_start().starts_with('#')) {
+            assert!(
+                !line.contains("roots") && !line.contains("paths"),
+                "{line} in {text}"
+            );
+        }
         assert!(
             found.iter().any(|f| f.contains("services/orders")),
             "{found:?}"
@@ -729,5 +747,14 @@ mod tests {
         std::fs::write(d.join(".agents/mesh-mcp.toml"), &text).unwrap();
         let cfg = crate::config::discover(&d, None).unwrap();
         assert_eq!(cfg.roots.len(), 2);
+        // The written file means exactly what no file means.
+        let zero = crate::config::zero_config(&d);
+        assert_eq!(
+            crate::config::Config {
+                config_file: None,
+                ..cfg
+            },
+            zero
+        );
     }
 }

@@ -32,6 +32,25 @@ Commands:
 Example: claude mcp add mesh-mcp -- mesh-mcp run
 ";
 
+/// Writes `--help` or `--version` text on stdout (the CLI convention: `mesh-mcp --help | less`
+/// works) and returns exit status 0, or 1 when stdout is closed. Only reached on a path that
+/// returns without serving: in server mode stdout belongs to the framing writer.
+pub fn print_stdout(text: &str) -> i32 {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) => 0,
+        Err(_) => 1,
+    }
+}
+
+/// True when escape codes may be written to stderr: it is a terminal and `NO_COLOR` is unset
+/// or empty (<https://no-color.org>).
+pub fn stderr_color() -> bool {
+    use std::io::IsTerminal;
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
 /// Entry point of the `mesh-mcp` binary; returns the process exit status.
 pub fn main() -> i32 {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -40,14 +59,8 @@ pub fn main() -> i32 {
         None => ("run", &[][..]),
     };
     match cmd {
-        "--version" | "-V" | "version" => {
-            eprintln!("mesh-mcp {}", crate::VERSION);
-            0
-        }
-        "--help" | "-h" | "help" => {
-            eprint!("{USAGE}");
-            0
-        }
+        "--version" | "-V" | "version" => print_stdout(&format!("mesh-mcp {}\n", crate::VERSION)),
+        "--help" | "-h" | "help" => print_stdout(USAGE),
         "run" => run::main(rest),
         "demo" => demo::main(rest),
         "query" => query::main(rest),

@@ -21,20 +21,68 @@ Examples:
   mesh-mcp query smart_search '{\"query\": \"OrderService\"}'
   mesh-mcp query analyze_grpc '{\"target\": \"OrderService.CreateOrder\"}' --json
   mesh-mcp query index_status
+  mesh-mcp query find_dependents --help    (one tool's description and arguments)
 ";
+
+/// `mesh-mcp query <tool> --help`: the tool's description and its arguments, from the same
+/// definition `tools/list` serves.
+pub fn tool_help(tool: &str) -> Result<String, String> {
+    let registry = crate::tools::Registry::standard();
+    let Some(def) = registry.get(tool) else {
+        let names: Vec<&str> = registry.all().iter().map(|t| t.name).collect();
+        return Err(format!(
+            "unknown tool `{tool}`. The tools are: {}.",
+            names.join(", ")
+        ));
+    };
+    let schema = (def.input_schema)();
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut t = format!(
+        "Usage: mesh-mcp query {} ['<json arguments>'] [--json]\n\n{} — {}\n\nArguments:\n",
+        def.name, def.title, def.description
+    );
+    if let Some(props) = schema["properties"].as_object() {
+        for (name, p) in props {
+            let mut kind = p["type"].as_str().unwrap_or("any").to_string();
+            if let Some(values) = p["enum"].as_array() {
+                let vs: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+                kind = format!("one of {}", vs.join(", "));
+            }
+            let need = if required.contains(&name.as_str()) {
+                ", required"
+            } else {
+                ""
+            };
+            t.push_str(&format!("  {name} ({kind}{need})\n"));
+            if let Some(d) = p["description"].as_str() {
+                t.push_str(&format!("      {d}\n"));
+            }
+        }
+    }
+    let example = required
+        .first()
+        .map(|r| format!("'{{\"{r}\": \"…\"}}'"))
+        .unwrap_or_default();
+    t.push_str(&format!(
+        "\nExample: mesh-mcp query {} {example}\n",
+        def.name
+    ));
+    Ok(t)
+}
 
 /// Runs the subcommand; returns the exit status.
 pub fn main(args: &[String]) -> i32 {
     let mut positional = Vec::new();
     let mut as_json = false;
+    let mut help = false;
     let mut config_path = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
-            "--help" | "-h" => {
-                eprint!("{USAGE}");
-                return 0;
-            }
+            "--help" | "-h" => help = true,
             "--json" => as_json = true,
             "--config" | "-c" => match it.next() {
                 Some(p) => config_path = Some(std::path::PathBuf::from(p)),
@@ -49,6 +97,18 @@ pub fn main(args: &[String]) -> i32 {
             }
             other => positional.push(other.to_string()),
         }
+    }
+    if help {
+        return match positional.first() {
+            None => super::print_stdout(USAGE),
+            Some(tool) => match tool_help(tool) {
+                Ok(text) => super::print_stdout(&text),
+                Err(e) => {
+                    eprintln!("mesh-mcp query: {e}");
+                    2
+                }
+            },
+        };
     }
     crate::logging::init();
     let Some(tool) = positional.first() else {
@@ -162,7 +222,7 @@ fn wait_for_index(shared: &Shared) -> std::sync::Arc<crate::index::snapshot::Sna
     loop {
         if let Some(s) = shared.index.current() {
             if tty {
-                eprint!("\r\x1b[2K");
+                eprint!("\r{:48}\r", ""); // erase the progress line without escape codes
             }
             return s;
         }

@@ -4,6 +4,8 @@
 //! see [`crate::daemon::proxy`]); `--standalone`, or any failure to reach the daemon before the
 //! session starts, serves in this process instead.
 
+use std::io::IsTerminal;
+
 use crate::server::{self, Shared};
 
 /// Runs the subcommand; returns the exit status.
@@ -24,10 +26,10 @@ pub fn main(args: &[String]) -> i32 {
                 }
             },
             "--help" | "-h" => {
-                eprintln!(
-                    "Usage: mesh-mcp run [--standalone] [--config FILE]\n\nServes MCP over stdio for the workspace in the current directory, through the\nworkspace's shared meshd daemon (started on first use). --standalone serves in this\nprocess instead.\nExample: claude mcp add mesh-mcp -- mesh-mcp run"
+                // Help is printed before any serving starts; the session never sees it.
+                return super::print_stdout(
+                    "Usage: mesh-mcp run [--standalone] [--config FILE]\n\nServes MCP over stdio for the workspace in the current directory, through the\nworkspace's shared meshd daemon (started on first use). --standalone serves in this\nprocess instead.\nExample: claude mcp add mesh-mcp -- mesh-mcp run\n",
                 );
-                return 0;
             }
             other => {
                 eprintln!("mesh-mcp run: unknown option `{other}`. Try `mesh-mcp run --help`.");
@@ -51,6 +53,15 @@ pub fn main(args: &[String]) -> i32 {
     };
     for w in &config.warnings {
         tracing::warn!(target: "mesh::config", "{w}");
+    }
+    // A person who typed `mesh-mcp` at a prompt sees a silent process otherwise. The notice goes
+    // to stderr: stdout belongs to the framing writer.
+    if std::io::stdin().is_terminal() {
+        eprintln!(
+            "mesh-mcp {}: waiting for an MCP client on stdin (this is the stdio server your agent starts).\n\
+Press Ctrl-D to quit. `mesh-mcp --help` lists the commands; `mesh-mcp demo` shows a session.",
+            crate::VERSION
+        );
     }
     if standalone {
         return server::serve_stdio(Shared::start_for_session(config));

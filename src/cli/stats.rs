@@ -255,6 +255,12 @@ fn human(db: &Path, window: Window, since: Option<&str>, s: &Stats) -> String {
             t.tool, t.calls, t.errors, p50, p95
         );
     }
+    if s.latency_recorded && s.tools.iter().any(|t| t.p95_us.is_none()) {
+        let _ = writeln!(
+            o,
+            "  (<{P95_MIN_SAMPLES}): fewer than {P95_MIN_SAMPLES} timed calls, too few for a p95"
+        );
+    }
     let _ = writeln!(o);
     match (s.sessions.first(), s.sessions.iter().map(|x| &x.last).max()) {
         (Some(first), Some(last)) => {
@@ -297,8 +303,7 @@ pub fn main(args: &[String]) -> i32 {
         }
     };
     if opts.help {
-        eprint!("{USAGE}");
-        return 0;
+        return super::print_stdout(USAGE);
     }
     let db = opts.db.unwrap_or_else(AuditLog::default_path);
     let start = opts.window.start(SystemTime::now());
@@ -460,6 +465,7 @@ mod tests {
             "smart_search",
             "800 µs",
             "(<20)",
+            "fewer than 20 timed calls, too few for a p95",
             "svc/a.rs",
             "nothing leaves this machine",
         ] {

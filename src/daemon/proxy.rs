@@ -146,8 +146,9 @@ fn checked(
     })
 }
 
-/// The `meshd` next to the current executable (or the test override).
-fn meshd_path() -> Result<PathBuf, String> {
+/// The `meshd` next to the current executable, else the first one on `PATH` (or the test
+/// override). The error says where it looked and how to fix it.
+pub fn meshd_path() -> Result<PathBuf, String> {
     if std::env::var("MESH_TEST_FIXTURES").is_ok_and(|v| v == "1")
         && let Some(p) = std::env::var_os(TEST_MESHD_ENV).filter(|p| !p.is_empty())
     {
@@ -157,13 +158,20 @@ fn meshd_path() -> Result<PathBuf, String> {
         .map_err(|e| format!("cannot locate the mesh-mcp executable to find meshd: {e}"))?;
     let name = if cfg!(windows) { "meshd.exe" } else { "meshd" };
     let path = exe.with_file_name(name);
-    if !path.is_file() {
-        return Err(format!(
-            "meshd not found at {}; install it next to mesh-mcp or run `mesh-mcp run --standalone`",
-            path.display()
-        ));
+    if path.is_file() {
+        return Ok(path);
     }
-    Ok(path)
+    if let Some(on_path) = std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .map(|d| d.join(name))
+            .find(|c| c.is_file())
+    }) {
+        return Ok(on_path);
+    }
+    Err(format!(
+        "meshd not found next to mesh-mcp ({}) or on PATH; build both binaries with `cargo build --release` and keep meshd beside mesh-mcp, or run `mesh-mcp run --standalone`",
+        path.display()
+    ))
 }
 
 /// Runs `meshd --version` and requires exactly `meshd <our version>`.

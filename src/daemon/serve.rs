@@ -72,7 +72,7 @@ pub fn main(args: Vec<String>) -> i32 {
             }
             "--help" | "-h" => {
                 use std::io::Write;
-                let _ = std::io::stderr().write_all(USAGE.as_bytes());
+                let _ = std::io::stdout().write_all(USAGE.as_bytes());
                 return 0;
             }
             "--socket" => match it.next() {

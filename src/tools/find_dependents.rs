@@ -29,7 +29,7 @@ Example: {\"target\": \"@acme/domain-user\", \"granularity\": \"file\"}.",
         object_schema(
             json!({
                 "target": {"type": "string", "description": "A package or module (\"github.com/acme/orders/pb\", \"@acme/domain-user\", \"com.acme.orders\"), a type (\"OrderService\") or an RPC (\"OrderService.CreateOrder\")."},
-                "granularity": {"type": "string", "enum": ["symbol", "file", "package"], "description": "One row per dependent declaration (\"symbol\", default), per file (\"file\") or per package (\"package\")."},
+                "granularity": {"type": "string", "enum": ["site", "symbol", "file", "package"], "description": "One row per import line and using site (\"site\", default), per top-level declaration of an importing file (\"symbol\"), per file (\"file\") or per package (\"package\")."},
                 "include_tests": {"type": "boolean", "description": "Also list test files (default false), e.g. true."},
                 "limit": super::int_schema("Rows per page, 1–200 (default 50), e.g. 100.", 50, 1, 200),
                 "offset": super::int_schema("Rows to skip, from the previous footer, e.g. 50.", 0, 0, super::MAX_OFFSET)
@@ -59,6 +59,8 @@ struct Args {
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Granularity {
+    /// One row per import line and per using site (the default): where the dependency is.
+    Site,
     Symbol,
     File,
     Package,
@@ -126,6 +128,8 @@ struct Row {
     site: u32,
     /// `exact` for a matching import or call, `heuristic` for the substring fallback.
     confidence: &'static str,
+    /// A using site (a call), not an import: `name` is the declaration that makes the call.
+    call: bool,
 }
 
 fn last_segment(module: &str) -> &str {
@@ -200,13 +204,14 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     let Some(snap) = env.snapshot else {
         return ToolOutput::error("the index is not ready".into());
     };
-    let granularity = match args.granularity.as_deref().unwrap_or("symbol") {
+    let granularity = match args.granularity.as_deref().unwrap_or("site") {
+        "site" => Granularity::Site,
         "symbol" => Granularity::Symbol,
         "file" => Granularity::File,
         "package" => Granularity::Package,
         other => {
             return ToolOutput::error(format!(
-                "Invalid granularity '{other}': expected 'symbol', 'file' or 'package'."
+                "Invalid granularity '{other}': expected 'site', 'symbol', 'file' or 'package'."
             ));
         }
     };
@@ -252,6 +257,7 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     let mut seen = std::collections::HashSet::new();
     rows.retain(|r| {
         let key = match granularity {
+            Granularity::Site => format!("{}:{}", r.file, r.site),
             Granularity::Symbol => format!("{}:{}:{}", r.file, r.line, r.name),
             Granularity::File => format!("{}", r.file),
             Granularity::Package => format!("{}:{}", r.root, r.package),
@@ -618,6 +624,7 @@ fn push_rows(
             test: f.is_test,
             site: line,
             confidence,
+            call: false,
         });
         return;
     }
@@ -634,6 +641,7 @@ fn push_rows(
             test: f.is_test,
             site: line,
             confidence,
+            call: false,
         });
     }
 }
@@ -675,6 +683,7 @@ fn push_call_row(
         test: f.is_test,
         site: line,
         confidence,
+        call: true,
     });
 }
 
@@ -765,6 +774,17 @@ fn render(
                     "{n}. {} — {} ({})\n",
                     crate::render::code_loc(&path, r.site),
                     crate::render::escape_inline(&r.via),
+                    r.confidence
+                ),
+                Granularity::Site => format!(
+                    "{n}. {} — {}{} ({})\n",
+                    crate::render::code_loc(&path, r.site),
+                    crate::render::escape_inline(&r.via),
+                    if r.call && r.kind != "module" {
+                        format!(" in {} {}", r.kind, inline_code(&r.name))
+                    } else {
+                        String::new()
+                    },
                     r.confidence
                 ),
                 Granularity::Symbol => format!(

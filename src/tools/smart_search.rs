@@ -135,7 +135,8 @@ struct Hit {
 }
 
 /// Every file in scope declaring a matching name, the first `need` of them ranked: match rank,
-/// then kind, then path, then line (the rest follow in no particular order; only their
+/// then hand-written before contract copies before generated code, then kind, then path, then
+/// line (the rest follow in no particular order; only their
 /// number is shown). One substring search per root over the name arena finds the candidates
 /// (in file order), so the cost grows with the matches, not with a call per declared name.
 fn find(
@@ -203,10 +204,29 @@ fn find(
     // The ranking key packed into one integer per hit, computed once: comparing tuples that
     // look up the display order on every comparison made sorting a tenth of the call.
     let order = &snap.display_order;
+    // Within a match rank, hand-written code and the canonical contract come first, then the
+    // copies of a contract, then generated stubs (`*.pb.go`, `*Grpc.cs`, …).
+    let copies: std::collections::HashSet<u32> = snap
+        .graph
+        .contracts
+        .iter()
+        .flat_map(|c| c.copies.iter().filter(move |l| l.file != c.def.file))
+        .map(|l| l.file)
+        .collect();
+    let tier = |file: u32| -> u128 {
+        if snap.files[file as usize].generated {
+            2
+        } else if copies.contains(&file) {
+            1
+        } else {
+            0
+        }
+    };
     let mut keyed: Vec<(u128, Hit)> = hits
         .into_iter()
         .map(|h| {
-            let key = (h.rank as u128) << 80
+            let key = (h.rank as u128) << 84
+                | tier(h.at.file) << 80
                 | (h.kind as u128) << 64
                 | u128::from(order[h.at.file as usize]) << 32
                 | u128::from(h.line);
