@@ -1801,10 +1801,15 @@ fn unimported_uses_in_the_same_package_and_qualified_go_uses_are_dependents() {
     .unwrap();
     let mut s = Session::start(&ws);
     let text = s.ok("find_dependents", json!({"target": "CartHelper"}));
-    assert!(text.contains("Controller.java:4-8"), "{text}");
-    assert!(text.contains("at L6 (heuristic)"), "{text}");
+    assert!(
+        text.contains("Controller.java:6` — uses CartHelper"),
+        "{text}"
+    );
+    assert!(text.contains("in class `Controller` (heuristic)"), "{text}");
     assert!(!text.contains("Other.java"), "{text}");
     let text = s.ok("find_dependents", json!({"target": "NewCatalogAPI"}));
-    assert!(text.contains("catalog/main.go:7-9"), "{text}");
-    assert!(text.contains("uses api.NewCatalogAPI at L8"), "{text}");
+    assert!(
+        text.contains("catalog/main.go:8` — uses api.NewCatalogAPI"),
+        "{text}"
+    );
 }
