@@ -304,9 +304,19 @@ fn mesh_cmd_in(mut cmd: Command, dir: &std::path::Path, args: &[&str]) -> std::p
         .env("MESH_AUDIT_DB", home.join("audit.db"))
         .env("MESH_SOCKET_PATH", home.join("sock"))
         .env_remove("MESH_LOG")
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("run mesh-mcp")
+        .env_remove("RUST_LOG");
+    // A binary copied by this test may still be open for writing in a child another test
+    // thread forked meanwhile ("Text file busy", ETXTBSY): that passes in moments.
+    let mut tries = 0;
+    loop {
+        match cmd.output() {
+            Err(e) if e.raw_os_error() == Some(26) && tries < 50 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            r => return r.expect("run mesh-mcp"),
+        }
+    }
 }
 
 #[test]

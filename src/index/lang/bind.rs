@@ -381,6 +381,12 @@ fn returned_expr(t: &Tokens, body: (usize, usize), style: &StmtStyle) -> Option<
     if !t.is_punct(a, b'{') && style.braces {
         return None;
     }
+    // Helpers worth inlining are short; a long body is never one, and scanning every nested
+    // body whole would make deeply nested code quadratic.
+    const MAX_BODY_TOKENS: usize = 512;
+    if b.saturating_sub(a) > MAX_BODY_TOKENS {
+        return None;
+    }
     let from = if t.is_punct(a, b'{') { a + 1 } else { a };
     let returns: Vec<usize> = (from..b.min(t.len()))
         .filter(|&k| t.kw(k, "return"))

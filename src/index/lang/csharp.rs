@@ -455,20 +455,30 @@ impl<'t> Ex<'t, '_, '_> {
     /// The event type an argument holds and the token where the event is built: `new X(…)`
     /// in place, or a local assigned `new X(…)` before the call (each assignment of it).
     fn event_type_of(&mut self, a: usize, e: usize, at: usize) -> Option<(&'t str, usize)> {
+        self.event_type_in(a, e, at, 0)
+    }
+
+    /// [`Ex::event_type_of`] `depth` assignments away from the call (a chain `x = y; y = …`
+    /// is followed a few steps, never round a cycle).
+    fn event_type_in(
+        &mut self,
+        a: usize,
+        e: usize,
+        at: usize,
+        depth: u8,
+    ) -> Option<(&'t str, usize)> {
+        /// How many assignments back a variable is followed.
+        const MAX_DEPTH: u8 = 4;
+        /// How many earlier assignments of one variable count (the branches that set it).
+        const MAX_ASSIGNMENTS: usize = 8;
         let t = self.t;
         // `cond ? (IntegrationEvent)new A(…) : new B(…)`: every event the expression may
-        // build (the first is returned, the others recorded).
+        // build (the first is returned, the others recorded). `new A(new Money(1))` builds A.
         let news: Vec<usize> = (a..e.min(a + 256)).filter(|&k| t.kw(k, "new")).collect();
         if news.len() > 1 || (news.len() == 1 && news[0] != a) {
             let mut found = None;
             for k in news {
-                // Just this `new T(…)`: the type's name, then its argument group.
-                let mut j = k + 1;
-                while t.ident(j).is_some() && t.is_punct(j + 1, b'.') {
-                    j += 2;
-                }
-                let end = t.skip_group(t.skip_angles(j + 1, e)).min(e);
-                if let Some((ev, site)) = self.event_type_of(k, end.max(k + 1), at) {
+                if let Some((ev, site)) = self.new_event_at(k) {
                     if found.is_none() {
                         found = Some((ev, site));
                     } else {
@@ -479,27 +489,27 @@ impl<'t> Ex<'t, '_, '_> {
             return found;
         }
         if t.kw(a, "new") {
-            let mut k = a + 1;
-            let mut last = None;
-            while let Some(id) = t.ident(k) {
-                last = Some((id, k));
-                if t.is_punct(k + 1, b'.') {
-                    k += 2;
-                } else {
-                    break;
-                }
-            }
-            let (name, _) = last?;
-            return is_event_type(name).then_some((name, a));
+            return self.new_event_at(a);
         }
         if e == a + 1
+            && depth < MAX_DEPTH
             && let Some(name) = t.ident(a)
         {
             // Every `name = new X(…)` before the call in the enclosing block: a variable of a
             // base type may be given one of several events.
+            let earlier: Vec<(usize, usize)> = self
+                .asg
+                .list
+                .iter()
+                .filter(|x| x.name == name && x.at < at)
+                .map(|x| x.rhs)
+                .collect();
             let mut found = None;
-            for asg in self.asg.list.iter().filter(|x| x.name == name && x.at < at) {
-                if let Some((ev, site)) = self.event_type_of(asg.rhs.0, asg.rhs.1, at) {
+            for (ra, re) in earlier.into_iter().rev().take(MAX_ASSIGNMENTS) {
+                if re == ra + 1 && t.ident(ra) == Some(name) {
+                    continue; // `x = x`
+                }
+                if let Some((ev, site)) = self.event_type_in(ra, re, at, depth + 1) {
                     if found.is_none() {
                         found = Some((ev, site));
                     } else {
@@ -510,6 +520,23 @@ impl<'t> Ex<'t, '_, '_> {
             return found;
         }
         None
+    }
+
+    /// The event type `new X(…)` at token `k` builds (`new Ns.X(…)` names `X`), if it is one.
+    fn new_event_at(&self, k: usize) -> Option<(&'t str, usize)> {
+        let t = self.t;
+        let mut j = k + 1;
+        let mut last = None;
+        while let Some(id) = t.ident(j) {
+            last = Some(id);
+            if t.is_punct(j + 1, b'.') {
+                j += 2;
+            } else {
+                break;
+            }
+        }
+        let name = last?;
+        is_event_type(name).then_some((name, k))
     }
 }
 
@@ -2472,6 +2499,40 @@ public class MobileBasket
             })
             .collect();
         assert_eq!(clients, vec![14, 21]);
+    }
+
+    #[test]
+    fn event_bus_arguments_never_recurse_without_end() {
+        // A nested `new` builds the outer event; self- and mutual assignments end.
+        let src = "class H {\n  async Task A() {\n    await bus.PublishAsync(new OrderPaidEvent(new Money(1)));\n    var e = new OrderShippedEvent(new Money(1));\n    await svc.AddAndSaveEventAsync(e);\n    var x = x;\n    bus.PublishAsync(x);\n    p = q;\n    q = p;\n    bus.PublishAsync(p);\n  }\n}\n";
+        let f = extract("H.cs", src);
+        let produced: Vec<(Option<&str>, u32)> = f
+            .events
+            .iter()
+            .filter(|e| e.role == EventRole::Producer)
+            .map(|e| (e.topic.as_lit(), e.line))
+            .collect();
+        assert!(
+            produced.contains(&(Some("OrderPaidEvent"), 3)),
+            "{produced:?}"
+        );
+        assert!(
+            produced.contains(&(Some("OrderShippedEvent"), 4)),
+            "{produced:?}"
+        );
+        for tiny in [
+            "Publish(new new)",
+            "AddEvent(new(new",
+            "bus.PublishAsync(new new new X(",
+        ] {
+            let _ = extract("T.cs", tiny);
+        }
+        // Many publishes of one variable count only the latest assignments (1,000 pairs).
+        let many: String = (0..1000)
+            .map(|_| "x = new OrderPaidEvent(); bus.PublishAsync(x);\n")
+            .collect();
+        let f = extract("M.cs", &format!("class M {{ void A() {{\n{many}}} }}\n"));
+        assert!(f.events.iter().any(|e| e.role == EventRole::Producer));
     }
 
     #[test]

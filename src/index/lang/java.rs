@@ -1159,6 +1159,21 @@ public interface Legacy {
     }
 
     #[test]
+    fn event_arguments_assigned_round_a_cycle_end() {
+        // Locals assigned to each other (mutated code, or a swap) are followed a few steps.
+        let src = "class A {\n  void f() {\n    x = y;\n    y = x;\n    publisher.publishEvent(x);\n  }\n}\n";
+        let _ = extract("A.java", src);
+        let _ = super::super::kotlin::extract(
+            "A.kt",
+            "val x = y\nval y = x\nfun f() { publisher.publishEvent(x) }\n",
+        );
+        let _ = super::super::scala::extract(
+            "A.scala",
+            "object A {\n  val x = y\n  val y = x\n  publisher.publishEvent(x)\n}\n",
+        );
+    }
+
+    #[test]
     fn rabbit_templates_listeners_and_spring_application_events() {
         let src = r#"package com.acme.orders;
 class Messaging {

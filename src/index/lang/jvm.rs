@@ -1491,6 +1491,18 @@ impl<'s, 'a> Ctx<'s, 'a> {
     /// The type an event argument is built from (`new X(…)`, Kotlin `X(…)`), or of the local
     /// it was assigned to before token `at`, with the line where it is built.
     fn constructed_type(&self, a: usize, b: usize, at: usize) -> Option<(&'a str, u32)> {
+        self.constructed_type_in(a, b, at, 0)
+    }
+
+    /// [`Ctx::constructed_type`] `depth` assignments away from the call: a chain of locals is
+    /// followed a few steps, never round a cycle (`x = y; y = x;`).
+    fn constructed_type_in(
+        &self,
+        a: usize,
+        b: usize,
+        at: usize,
+        depth: u8,
+    ) -> Option<(&'a str, u32)> {
         let src = self.src;
         let mut j = a;
         if src.kw(j, "new") {
@@ -1512,12 +1524,13 @@ impl<'s, 'a> Ctx<'s, 'a> {
             return Some((name, src.line(a)));
         }
         if b == a + 1
+            && depth < 4
             && let Some(name) = src.ident(a)
             && let Some(asg) = self.asg.last(name, at)
         {
             let (x, y) = asg.rhs;
             if x < y && x != a {
-                return self.constructed_type(x, y, at);
+                return self.constructed_type_in(x, y, at, depth + 1);
             }
         }
         None
