@@ -289,6 +289,8 @@ struct DiffFile {
     new_path: Option<String>,
     new_ranges: Vec<(u32, u32)>,
     old_ranges: Vec<(u32, u32)>,
+    /// Not tracked by git (listed by `ls-files --others`).
+    untracked: bool,
 }
 
 /// Parses `git diff -U0 --no-prefix`-less output (with `a/` and `b/` prefixes).
@@ -363,6 +365,10 @@ fn repositories(snap: &Snapshot, workspace: &Path) -> Result<Vec<PathBuf>, Strin
     let mut dirs: Vec<PathBuf> = snap.roots.iter().map(|r| r.path.clone()).collect();
     dirs.push(workspace.to_path_buf());
     for d in dirs {
+        let canon = std::fs::canonicalize(&d).unwrap_or_else(|_| d.clone());
+        if !canon.join(".git").exists() && tops.iter().any(|t| canon.starts_with(t)) {
+            continue; // inside a repository already found (one git call per repository)
+        }
         match Git::new(&d).toplevel() {
             Ok(t) => {
                 tops.insert(std::fs::canonicalize(&t).unwrap_or(t));
@@ -466,6 +472,7 @@ pub fn compute(
             .map(|p| p.to_string_lossy().replace('\\', "/"))
             .unwrap_or_else(|_| abs.to_string_lossy().into_owned())
     };
+    let mut outside = 0usize;
     for top in repositories(snap, workspace)? {
         let repo_label = inline_code(&display_of(&top)).replace("``", "`.`");
         let git = Git::new(&top);
@@ -505,6 +512,7 @@ pub fn compute(
                     new_path: Some(p),
                     new_ranges: vec![(1, lines)],
                     old_ranges: Vec::new(),
+                    untracked: true,
                 });
             }
         }
@@ -513,6 +521,11 @@ pub fn compute(
             let Some(path) = path else { continue };
             let abs = top.join(&path);
             let root = root_of_abs(&abs);
+            if root.is_none() && !abs.starts_with(&canon_ws) {
+                // Outside the workspace (a repository larger than it): not ours to show.
+                outside += 1;
+                continue;
+            }
             let service = root.map(|r| snap.roots[r].label.clone());
             let file = by_path.get(&abs).copied();
             let display = match file {
@@ -531,7 +544,7 @@ pub fn compute(
                 None => classify_path(&rel_in_root),
             };
             let status = match (&d.old_path, &d.new_path) {
-                (None, _) if d.old_ranges.is_empty() && diff_untracked(&d) => "untracked".into(),
+                (None, _) if d.untracked => "untracked".to_string(),
                 (None, _) => "added".to_string(),
                 (Some(_), None) => "deleted".to_string(),
                 (Some(o), Some(n)) if o != n => format!("renamed from `{o}`"),
@@ -572,6 +585,11 @@ pub fn compute(
             });
         }
     }
+    if outside > 0 {
+        report.unresolved.push(format!(
+            "{outside} changed file(s) outside the workspace's roots were left out"
+        ));
+    }
     crate::order::sort_by_cached_key(&mut report.files, |f| f.display.clone());
     declarations(snap, &mut report);
     proto_contracts(snap, &mut report);
@@ -591,10 +609,6 @@ pub fn compute(
         )
     });
     Ok(report)
-}
-
-fn diff_untracked(d: &DiffFile) -> bool {
-    d.new_ranges.len() == 1 && d.new_ranges[0].0 == 1 && d.old_path.is_none()
 }
 
 /// The innermost non-endpoint declarations of a file overlapping the ranges.
