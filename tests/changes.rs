@@ -492,3 +492,74 @@ fn python_handler_change_reaches_the_java_caller() {
     assert_eq!(risk_of(&r, "services/payments"), "behaviour");
     assert_eq!(risk_of(&r, "services/inventory"), "behaviour");
 }
+
+/// A practice corpus (`../shared/corpora/eshop`, C#) turned into a git repository: a field
+/// removed from the basket `.proto` breaks both basket RPCs for the ClientApp and WebApp
+/// clients. Skipped when the corpus is not there.
+#[test]
+fn eshop_corpus_removed_basket_field() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpora/eshop");
+    if !corpus.join("src/Basket.API/Proto/basket.proto").is_file() {
+        eprintln!("skipped: {} is not there", corpus.display());
+        return;
+    }
+    let ws = std::fs::canonicalize(temp_dir("chg-eshop"))
+        .unwrap()
+        .join("eshop");
+    common::copy_tree(&corpus, &ws);
+    git(&ws, &["init", "-q", "-b", "main"]);
+    git(&ws, &["add", "-A"]);
+    git(&ws, &["commit", "-q", "-m", "base"]);
+    git(&ws, &["checkout", "-q", "-b", "feature"]);
+    edit(
+        &ws,
+        "src/Basket.API/Proto/basket.proto",
+        "    int32 quantity = 6;\n",
+        "",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_eq!(r["breaking"], true);
+    let names: BTreeSet<String> = r["contracts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| format!("{} {} {}", c["kind"], c["name"], c["risk"]).replace('"', ""))
+        .collect();
+    assert_eq!(
+        names,
+        set(&[
+            "rpc Basket.GetBasket breaking",
+            "rpc Basket.UpdateBasket breaking"
+        ]),
+        "{r:#}"
+    );
+    let get = contract(&r, "rpc", "Basket.GetBasket");
+    assert!(
+        get["change"]
+            .as_str()
+            .unwrap()
+            .contains("`BasketItem.quantity` #6"),
+        "{get:#}"
+    );
+    assert_eq!(
+        affected(get, "client", true),
+        set(&[
+            "src/ClientApp src/ClientApp/Services/Basket/BasketService.cs:46",
+            "src/WebApp src/WebApp/Extensions/Extensions.cs:31",
+            "src/WebApp src/WebApp/Services/BasketService.cs:11",
+        ])
+    );
+    let update = contract(&r, "rpc", "Basket.UpdateBasket");
+    assert_eq!(
+        affected(update, "client", true),
+        set(&[
+            "src/ClientApp src/ClientApp/Services/Basket/BasketService.cs:84",
+            "src/WebApp src/WebApp/Extensions/Extensions.cs:31",
+            "src/WebApp src/WebApp/Services/BasketService.cs:34",
+        ])
+    );
+    for svc in ["src/Basket.API", "src/ClientApp", "src/WebApp"] {
+        assert_eq!(risk_of(&r, svc), "breaking", "{svc}");
+    }
+}

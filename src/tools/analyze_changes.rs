@@ -474,7 +474,12 @@ pub fn compute(
     };
     let mut outside = 0usize;
     for top in repositories(snap, workspace)? {
-        let repo_label = inline_code(&display_of(&top)).replace("``", "`.`");
+        // The repository as the workspace sees it (never an absolute path outside it).
+        let repo_label = match top.strip_prefix(&canon_ws) {
+            Ok(p) if p.as_os_str().is_empty() => "`.`".to_string(),
+            Ok(p) => inline_code(&p.to_string_lossy()),
+            Err(_) => "the repository holding the workspace".to_string(),
+        };
         let git = Git::new(&top);
         let Some((label, commit)) = choose_base(&git, base, &repo_label)? else {
             report.bases.push(format!(
@@ -797,6 +802,7 @@ fn proto_contracts(snap: &Snapshot, report: &mut Report) {
         let bare = |t: &str| t.rsplit('.').next().unwrap_or(t).to_string();
         // Messages embedding a changed message change with it (a breaking change travels).
         let mut changed_messages = changed_messages;
+        let mut embeds: Vec<(String, String)> = Vec::new();
         loop {
             let mut grew = false;
             for m in current.messages.iter().filter(|m| !m.name.contains('.')) {
@@ -809,6 +815,7 @@ fn proto_contracts(snap: &Snapshot, report: &mut Report) {
                     .map(|f| bare(&f.type_name))
                     .find(|t| changed_messages.contains(t));
                 if let Some(inner) = inner {
+                    embeds.push((m.name.clone(), inner.clone()));
                     let (br, warn) = by_message.get(&inner).cloned().unwrap_or_default();
                     let entry = by_message.entry(m.name.clone()).or_default();
                     entry
@@ -884,6 +891,18 @@ fn proto_contracts(snap: &Snapshot, report: &mut Report) {
                     owner: handlers_owner(snap, r).or_else(|| owner_of(snap, rpc.def)),
                     affected: affected_of(snap, rows),
                 });
+            }
+        }
+        // A message embedded in one an RPC carries is covered by that RPC's row.
+        loop {
+            let before = covered_messages.len();
+            for (outer, inner) in &embeds {
+                if covered_messages.contains(outer) {
+                    covered_messages.insert(inner.clone());
+                }
+            }
+            if covered_messages.len() == before {
+                break;
             }
         }
         // Messages changed that no RPC of this file carries (payloads, nested uses elsewhere).
@@ -1481,7 +1500,10 @@ fn importer_contracts(snap: &Snapshot, report: &mut Report) {
     let g = &snap.graph;
     let mut roots: BTreeMap<u16, usize> = BTreeMap::new();
     for cf in report.files.iter().filter(|c| c.class == FileClass::Code) {
-        if let Some(fi) = cf.file {
+        // A `.proto` change is answered by its contracts, not by who imports the root.
+        if let Some(fi) = cf.file
+            && snap.files[fi as usize].lang != Language::Protobuf
+        {
             *roots.entry(snap.files[fi as usize].root).or_default() += 1;
         }
     }
