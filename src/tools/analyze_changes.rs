@@ -345,13 +345,13 @@ fn parse_diff(text: &str) -> Vec<DiffFile> {
             let (os, oc) = span(old);
             let (ns, nc) = span(new);
             if oc > 0 {
-                f.old_ranges.push((os, os + oc - 1));
+                f.old_ranges.push((os, os.saturating_add(oc - 1)));
             }
             if nc > 0 {
-                f.new_ranges.push((ns, ns + nc - 1));
+                f.new_ranges.push((ns, ns.saturating_add(nc - 1)));
             } else {
                 // A pure deletion: the lines around the gap changed.
-                f.new_ranges.push((ns.max(1), ns + 1));
+                f.new_ranges.push((ns.max(1), ns.saturating_add(1)));
             }
         }
     }
