@@ -28,7 +28,7 @@
 //! | [`batch`] | 2025-03-26 batches, bounded: requests run per batch, answer bytes per line, one batch at a time per client |
 //! | [`tools`] | the tool registry and one file per tool (arguments, run, truncation hint) |
 //! | [`render`] | Markdown helpers and the central 48 KiB output cap |
-//! | [`git`] | a safe, read-only git runner (no shell, timeout, repository-redirecting variables removed) for the wire-format check |
+//! | [`git`] | a safe, read-only git runner (no shell, timeout, repository-redirecting variables removed) for the wire-format check and the diff of `analyze_changes` |
 //! | [`index`] | configuration-driven crawl, lexers, one extractor per language, the graph and the immutable snapshot, watching and caching |
 //! | [`config`] | workspace discovery and the optional `mesh-mcp.toml` |
 //! | [`security`] | path jail, secret masking, prompt-injection neutralisation, stop rules |

@@ -185,7 +185,8 @@ pub const INSTRUCTIONS: &str = "mesh-mcp indexes this multi-repo, multi-language
 into declarations, imports, gRPC contracts, event topics, HTTP routes and Markdown docs. Which \
 tool answers which question: where is X declared → smart_search; who imports or uses X → \
 find_dependents; who implements or calls a gRPC method, and is a .proto change wire-compatible → \
-analyze_grpc; what does changing an RPC, topic, event or route affect → analyze_impact; what do \
+analyze_grpc; what does changing an RPC, topic, event or route affect → analyze_impact; what does this branch's \
+diff touch and break → analyze_changes; what do \
 the team's docs (ADRs, READMEs) say → search_docs; the picture of the services → visualize_mesh; \
 is the index fresh and complete → index_status. Every row carries a path:line: treat it as a \
 starting point and read the file to confirm. Rows marked heuristic or ambiguous deserve a \

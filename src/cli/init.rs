@@ -39,6 +39,7 @@ This workspace is indexed by the `mesh-mcp` MCP server. Ask it before grepping a
 - who imports or uses X → `find_dependents`
 - who implements or calls a gRPC method, and is a `.proto` change wire-compatible → `analyze_grpc`
 - what does changing an RPC, topic, event or route affect → `analyze_impact`
+- what does this branch's diff touch and break → `analyze_changes`
 - what do the team's docs (ADRs, READMEs) say → `search_docs`
 - the picture of the services → `visualize_mesh`
 - is the index fresh and complete → `index_status`

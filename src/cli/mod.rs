@@ -1,10 +1,11 @@
 //! The `mesh-mcp` command line: one file per subcommand. Human output goes to stderr; only
-//! `graph`, `query` and `--json` write to stdout, and `run` hands stdout to the framing writer.
+//! `graph`, `query`, `impact` and `--json` write to stdout, and `run` hands stdout to the framing writer.
 
 pub mod audit;
 pub mod demo;
 pub mod doctor;
 pub mod graph;
+pub mod impact;
 pub mod init;
 pub mod query;
 pub mod run;
@@ -21,6 +22,8 @@ Commands:
   demo [WORKSPACE]       index the bundled example and run a scripted session
   query <tool> [JSON]    answer one tool call on stdout (--json for the raw MCP result)
   graph [--format F]     the topology as mermaid, json or html, or the index fingerprint
+  impact [--base REF] [--format markdown|json] [--fail-on breaking]
+                         what the branch changes and breaks, for CI (no daemon)
   doctor [--json] [--fix] check the setup: config, roots, index health, daemon, audit, cache
   init [--write-ide-config] [--force]
                          write .agents/mesh-mcp.toml; register the server with your IDEs
@@ -65,6 +68,7 @@ pub fn main() -> i32 {
         "demo" => demo::main(rest),
         "query" => query::main(rest),
         "graph" => graph::main(rest),
+        "impact" => impact::main(rest),
         "init" => init::main(rest),
         "doctor" => doctor::main(rest),
         "audit" => audit::main(rest),

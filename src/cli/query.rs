@@ -216,7 +216,7 @@ pub fn main(args: &[String]) -> i32 {
 }
 
 /// Blocks until the first snapshot, with a progress line on stderr when it is a terminal.
-fn wait_for_index(shared: &Shared) -> std::sync::Arc<crate::index::snapshot::Snapshot> {
+pub(crate) fn wait_for_index(shared: &Shared) -> std::sync::Arc<crate::index::snapshot::Snapshot> {
     let tty = std::io::stderr().is_terminal();
     let mut last_draw = Instant::now();
     loop {

@@ -964,9 +964,9 @@ fn unresolved_code_sites(snap: &Snapshot, target: &str, out: &mut String, files:
 // ---------------------------------------------------------------------------------------------
 
 /// Which commit the working tree is compared with, and how it was chosen.
-struct BaseCommit {
-    label: String,
-    commit: String,
+pub(crate) struct BaseCommit {
+    pub(crate) label: String,
+    pub(crate) commit: String,
 }
 
 /// The wire-check section for one `.proto` file. With an explicit `base`, a problem is a tool
@@ -1059,32 +1059,15 @@ fn wire_section(
         out.push_str("- **Result**: unchanged since the base — no wire-format changes.\n");
         return Ok(out);
     }
-    let texts = [("base", &base_bytes), ("working-tree", &current)].map(|(which, bytes)| {
-        if let Err(reason) = crate::index::crawl::guard(display, bytes) {
-            return Err(format!("the {which} version is {reason}"));
-        }
-        let text = String::from_utf8_lossy(bytes).into_owned();
-        if let Some(problem) = wire_check::syntax_problem(&text) {
-            return Err(format!("the {which} version has a syntax error: {problem}"));
-        }
-        Ok(text)
-    });
-    let [base_text, cur_text] = texts;
-    let (base_text, cur_text) = match (base_text, cur_text) {
-        (Ok(a), Ok(b)) => (a, b),
-        (Err(why), _) | (_, Err(why)) => {
+    let report = match diff_proto_texts(display, &base_bytes, &current) {
+        Ok(r) => r,
+        Err(why) => {
             out.push_str(&format!(
                 "- **Result**: not compared — {why}. No partial findings are given; fix the file or compare by hand.\n"
             ));
             return Ok(out);
         }
     };
-    let parse = |text: &str| {
-        crate::index::lang::protobuf::extract(display, text)
-            .proto
-            .unwrap_or_default()
-    };
-    let report = wire_check::compare(&parse(&base_text), &parse(&cur_text));
     let share = files_checked.max(1);
     out.push_str(&render_report(
         &report,
@@ -1095,9 +1078,37 @@ fn wire_section(
     Ok(out)
 }
 
+/// The wire-format diff of two versions of one `.proto` file given as bytes: both guarded
+/// like the crawl and syntax-checked, then parsed and compared. The error says which side is
+/// unusable and why (no partial findings are ever given).
+pub(crate) fn diff_proto_texts(
+    display: &str,
+    base_bytes: &[u8],
+    current: &[u8],
+) -> Result<WireReport, String> {
+    let texts = [("base", base_bytes), ("working-tree", current)].map(|(which, bytes)| {
+        if let Err(reason) = crate::index::crawl::guard(display, bytes) {
+            return Err(format!("the {which} version is {reason}"));
+        }
+        let text = String::from_utf8_lossy(bytes).into_owned();
+        if let Some(problem) = wire_check::syntax_problem(&text) {
+            return Err(format!("the {which} version has a syntax error: {problem}"));
+        }
+        Ok(text)
+    });
+    let [base_text, cur_text] = texts;
+    let (base_text, cur_text) = (base_text?, cur_text?);
+    let parse = |text: &str| {
+        crate::index::lang::protobuf::extract(display, text)
+            .proto
+            .unwrap_or_default()
+    };
+    Ok(wire_check::compare(&parse(&base_text), &parse(&cur_text)))
+}
+
 /// The implicit base: the merge-base of HEAD with the first of `origin/HEAD`, `origin/main`,
 /// `main` that exists and shares history, else HEAD; `None` in a repository without commits.
-fn implicit_base(git: &Git) -> Result<Option<BaseCommit>, GitError> {
+pub(crate) fn implicit_base(git: &Git) -> Result<Option<BaseCommit>, GitError> {
     let Some(head) = git.commit_of("HEAD")? else {
         return Ok(None);
     };

@@ -71,7 +71,7 @@ struct Args {
 
 /// The role of an element in the change, in display order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-enum Role {
+pub(crate) enum Role {
     Handler,
     Client,
     Route,
@@ -82,7 +82,7 @@ enum Role {
 }
 
 impl Role {
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Role::Handler => "handler",
             Role::Client => "client",
@@ -97,13 +97,13 @@ impl Role {
 
 /// One row of the matrix.
 #[derive(Debug, Clone)]
-struct Row {
-    role: Role,
-    element: String,
-    at: Option<Loc>,
-    confidence: Confidence,
-    via: String,
-    external: bool,
+pub(crate) struct Row {
+    pub(crate) role: Role,
+    pub(crate) element: String,
+    pub(crate) at: Option<Loc>,
+    pub(crate) confidence: Confidence,
+    pub(crate) via: String,
+    pub(crate) external: bool,
 }
 
 /// What the target resolved to.
@@ -336,7 +336,7 @@ fn folded(key: &str) -> String {
 
 /// Topics matching the target: exact keys (the topic name, or a constant naming it) first,
 /// else keys containing it; when nothing matches as written, once more with separators folded.
-fn match_topics(g: &Graph, target: &str) -> Vec<u32> {
+pub(crate) fn match_topics(g: &Graph, target: &str) -> Vec<u32> {
     let want = topic_match_key(target);
     // Every key of a topic: its name and the constants its sites referenced.
     let mut keys: Vec<Vec<String>> = g.topics.iter().map(|t| vec![t.key.clone()]).collect();
@@ -418,14 +418,14 @@ fn root_of(snap: &Snapshot, l: Loc) -> u16 {
     snap.files[l.file as usize].root
 }
 
-fn root_label(snap: &Snapshot, root: u16) -> &str {
+pub(crate) fn root_label(snap: &Snapshot, root: u16) -> &str {
     snap.roots
         .get(root as usize)
         .map_or("?", |r| r.label.as_str())
 }
 
 /// The innermost declaration around a line (`OrderConsumer.handle`), for the element column.
-fn enclosing(snap: &Snapshot, at: Loc) -> Option<String> {
+pub(crate) fn enclosing(snap: &Snapshot, at: Loc) -> Option<String> {
     let f = &snap.files[at.file as usize];
     // A line in a declaration's annotation block (`@KafkaListener(…)` above the method)
     // belongs to that declaration; else the innermost declaration spanning the line.
@@ -453,7 +453,11 @@ fn file_name(snap: &Snapshot, at: Loc) -> String {
     path.rsplit('/').next().unwrap_or(path).to_string()
 }
 
-fn rpc_rows(snap: &Snapshot, contracts: &[u32], rpcs: &[u32]) -> (Vec<Row>, Vec<u16>, Vec<String>) {
+pub(crate) fn rpc_rows(
+    snap: &Snapshot,
+    contracts: &[u32],
+    rpcs: &[u32],
+) -> (Vec<Row>, Vec<u16>, Vec<String>) {
     let g = &snap.graph;
     let rpc_set: HashSet<u32> = rpcs.iter().copied().collect();
     // Owners: roots of the handlers (or server registrations), else of the .proto.
@@ -567,7 +571,11 @@ fn rpc_rows(snap: &Snapshot, contracts: &[u32], rpcs: &[u32]) -> (Vec<Row>, Vec<
     (rows, owners.into_iter().collect(), notes)
 }
 
-fn topic_rows(snap: &Snapshot, topics: &[u32], depth: usize) -> (Vec<Row>, Vec<u16>, Vec<String>) {
+pub(crate) fn topic_rows(
+    snap: &Snapshot,
+    topics: &[u32],
+    depth: usize,
+) -> (Vec<Row>, Vec<u16>, Vec<String>) {
     let g = &snap.graph;
     let mut owners: BTreeSet<u16> = g
         .events
@@ -708,7 +716,7 @@ fn topic_rows(snap: &Snapshot, topics: &[u32], depth: usize) -> (Vec<Row>, Vec<u
     (rows, owners.into_iter().collect(), notes)
 }
 
-fn route_rows(snap: &Snapshot, routes: &[u32]) -> (Vec<Row>, Vec<u16>, Vec<String>) {
+pub(crate) fn route_rows(snap: &Snapshot, routes: &[u32]) -> (Vec<Row>, Vec<u16>, Vec<String>) {
     let g = &snap.graph;
     let owners: BTreeSet<u16> = routes
         .iter()

@@ -6,6 +6,7 @@
 //! failure (bad argument values, a path outside the roots) is an output with `is_error: true`
 //! and a message that names the problem and the fix — never a protocol error.
 
+pub mod analyze_changes;
 pub mod analyze_grpc;
 pub mod analyze_impact;
 pub mod find_dependents;
@@ -188,6 +189,7 @@ impl Registry {
             &find_dependents::TOOL,
             &analyze_grpc::TOOL,
             &analyze_impact::TOOL,
+            &analyze_changes::TOOL,
             &search_docs::TOOL,
             &visualize_mesh::TOOL,
             &index_status::TOOL,
