@@ -71,19 +71,9 @@ pub fn main(args: &[String]) -> i32 {
         return 2;
     }
     crate::logging::init();
-    let cwd = match std::env::current_dir() {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("mesh-mcp graph: cannot read the current directory: {e}");
-            return 1;
-        }
-    };
-    let config = match crate::config::discover(&cwd, config_path.as_deref()) {
+    let config = match super::workspace_config("graph", config_path.as_deref()) {
         Ok(c) => c,
-        Err(e) => {
-            eprintln!("mesh-mcp graph: {e}");
-            return 2;
-        }
+        Err(status) => return status,
     };
     let snap = build_index(config);
     let text = if format == "fingerprint" {

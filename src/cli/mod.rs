@@ -47,6 +47,24 @@ pub fn print_stdout(text: &str) -> i32 {
     }
 }
 
+/// The configuration of the workspace the command runs in (the current directory, or the
+/// `--config` file given), for one-shot commands; on failure the message is on stderr, naming
+/// `command`, and the exit status is returned: 1 when the directory cannot be read, 2 for a
+/// configuration the user must fix.
+pub fn workspace_config(
+    command: &str,
+    config_path: Option<&std::path::Path>,
+) -> Result<crate::config::Config, i32> {
+    let cwd = std::env::current_dir().map_err(|e| {
+        eprintln!("mesh-mcp {command}: cannot read the current directory: {e}");
+        1
+    })?;
+    crate::config::discover(&cwd, config_path).map_err(|e| {
+        eprintln!("mesh-mcp {command}: {e}");
+        2
+    })
+}
+
 /// True when escape codes may be written to stderr: it is a terminal and `NO_COLOR` is unset
 /// or empty (<https://no-color.org>).
 pub fn stderr_color() -> bool {

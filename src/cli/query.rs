@@ -139,19 +139,9 @@ pub fn main(args: &[String]) -> i32 {
             }
         },
     };
-    let cwd = match std::env::current_dir() {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("mesh-mcp query: cannot read the current directory: {e}");
-            return 1;
-        }
-    };
-    let config = match crate::config::discover(&cwd, config_path.as_deref()) {
+    let config = match super::workspace_config("query", config_path.as_deref()) {
         Ok(c) => c,
-        Err(e) => {
-            eprintln!("mesh-mcp query: {e}");
-            return 2;
-        }
+        Err(status) => return status,
     };
     let shared = Shared::start_one_shot(config);
     let Some(def) = shared.registry.get(tool) else {

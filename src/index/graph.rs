@@ -735,33 +735,12 @@ impl Graph {
                 // Candidates: routes in code (not specs), not in the calling file, whose
                 // method fits and whose template the path can address; the best number of
                 // literal segments wins, and a host that names a service narrows to it.
-                let mut best = 0usize;
-                let mut matches: Vec<u32> = Vec::new();
-                for (r, route) in self.routes.iter().enumerate() {
-                    if route.from_spec || route.at.file == at.file {
-                        continue;
-                    }
-                    if let Some(m) = method.as_deref()
-                        && route.method != "ANY"
-                        && !route.method.eq_ignore_ascii_case(m)
-                    {
-                        continue;
-                    }
-                    let Some(score) = segments_match(segs, &templates[r]) else {
-                        continue;
-                    };
-                    if score > best {
-                        best = score;
-                        matches.clear();
-                    }
-                    if score == best {
-                        matches.push(r as u32);
-                    }
-                }
+                let mut matches = self.best_routes(files, at.file, method.as_deref(), None, |r| {
+                    segments_match(segs, &templates[r])
+                });
                 // Through a gateway: `/api/cart/add/…` reaches cart's `/add/…` when a leading
                 // segment names the service (nginx `location /api/cart/`, ingress and BFF
                 // prefixes). Only when nothing matched directly.
-                let mut via_gateway = None;
                 if matches.is_empty() {
                     for cut in 1..=segs.len().saturating_sub(1).min(3) {
                         let named = segs[..cut]
@@ -770,42 +749,18 @@ impl Graph {
                             .find_map(|seg| root_named(seg, &service_names));
                         let Some(root) = named else { continue };
                         let rest = &segs[cut..];
-                        let mut best_here = 0usize;
-                        let mut found: Vec<u32> = Vec::new();
-                        for (r, route) in self.routes.iter().enumerate() {
-                            if route.from_spec
-                                || files[route.at.file as usize].root != root
-                                || route.at.file == at.file
-                            {
-                                continue;
-                            }
-                            if let Some(m) = method.as_deref()
-                                && route.method != "ANY"
-                                && !route.method.eq_ignore_ascii_case(m)
-                            {
-                                continue;
-                            }
-                            // The rest may be only run-time segments (`/api/cart/{id}` → `/{id}`)
-                            // because the prefix already named the service.
-                            let Some(score) = segments_match_named(rest, &templates[r]) else {
-                                continue;
-                            };
-                            if score > best_here {
-                                best_here = score;
-                                found.clear();
-                            }
-                            if score == best_here {
-                                found.push(r as u32);
-                            }
-                        }
+                        // The rest may be only run-time segments (`/api/cart/{id}` → `/{id}`)
+                        // because the prefix already named the service.
+                        let found =
+                            self.best_routes(files, at.file, method.as_deref(), Some(root), |r| {
+                                segments_match_named(rest, &templates[r])
+                            });
                         if !found.is_empty() {
                             matches = found;
-                            via_gateway = Some(root);
                             break;
                         }
                     }
                 }
-                let _ = via_gateway;
                 // An HTTP call is usually another service's: when routes of other roots fit
                 // as well as the caller's own, the caller's own are dropped.
                 if matches
@@ -857,6 +812,47 @@ impl Graph {
                 }
             }
         }
+    }
+
+    /// The routes an HTTP call made in `caller` may reach, best `score` first and only those:
+    /// routes in code (not specs), outside the calling file, whose method fits (`ANY` fits
+    /// every one), in `root` when one is given. `score` rates route `r`'s template, `None`
+    /// when the call's path cannot address it.
+    fn best_routes(
+        &self,
+        files: &[Arc<FileEntry>],
+        caller: u32,
+        method: Option<&str>,
+        root: Option<u16>,
+        score: impl Fn(usize) -> Option<usize>,
+    ) -> Vec<u32> {
+        let mut best = 0usize;
+        let mut found: Vec<u32> = Vec::new();
+        for (r, route) in self.routes.iter().enumerate() {
+            if route.from_spec
+                || route.at.file == caller
+                || root.is_some_and(|root| files[route.at.file as usize].root != root)
+            {
+                continue;
+            }
+            if let Some(m) = method
+                && route.method != "ANY"
+                && !route.method.eq_ignore_ascii_case(m)
+            {
+                continue;
+            }
+            let Some(score) = score(r) else {
+                continue;
+            };
+            if score > best {
+                best = score;
+                found.clear();
+            }
+            if score == best {
+                found.push(r as u32);
+            }
+        }
+        found
     }
 }
 

@@ -275,7 +275,7 @@ pub fn decode<T: DeserializeOwned>(tool: &str, args: &Value) -> Result<T, ToolOu
             }
         }
     }
-    serde_json::from_value::<T>(args.clone()).map_err(|e| {
+    T::deserialize(&args).map_err(|e| {
         let e = e.to_string();
         let culprit = culprit_member::<T>(&args, &e);
         let e = plain_types(&e);
