@@ -4,7 +4,9 @@
 //! its own fields plus the hash of the row before it, so editing, inserting or deleting a row in
 //! the middle breaks the chain and [`verify`] names the first broken row. Call latency lives in
 //! `tool_call_metrics`, deliberately outside the chain, so it can be pruned or rebuilt without
-//! touching the evidence. Arguments are never stored, only their digest ([`args_digest`]).
+//! touching the evidence; so does the workspace a call was answered for (`tool_call_workspace`,
+//! what `mesh-mcp stats` filters on), since one database serves every workspace of a user.
+//! Arguments are never stored, only their digest ([`args_digest`]).
 //!
 //! A chain alone cannot show that rows were cut off its end, or that someone who knows the
 //! formula rewrote it whole. Two things next to the database close that:
@@ -79,6 +81,10 @@ CREATE TABLE IF NOT EXISTS audit_entries (
 CREATE TABLE IF NOT EXISTS tool_call_metrics (
     entry_seq   INTEGER PRIMARY KEY,
     duration_us INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS tool_call_workspace (
+    entry_seq   INTEGER PRIMARY KEY,
+    workspace   TEXT NOT NULL
 );";
 
 /// Why a row breaks the chain; carried by [`AuditError::BrokenChain`].
@@ -780,6 +786,8 @@ pub struct AuditLog {
     inner: Mutex<Inner>,
     path: PathBuf,
     key: Key,
+    /// The workspace directory every appended row is recorded for (outside the chain).
+    workspace: Option<String>,
 }
 
 /// The connection and the identity (device, inode) of the file it has open, to notice a
@@ -838,7 +846,15 @@ impl AuditLog {
             }),
             path: path.to_path_buf(),
             key,
+            workspace: None,
         })
+    }
+
+    /// Records every row appended from now on as answered for the workspace at `dir` (in
+    /// `tool_call_workspace`, outside the chain), so `mesh-mcp stats` can show one workspace.
+    pub fn with_workspace(mut self, dir: &Path) -> AuditLog {
+        self.workspace = Some(dir.display().to_string());
+        self
     }
 
     /// The database file this log appends to.
@@ -1005,6 +1021,13 @@ impl AuditLog {
             )
             .and_then(|mut st| st.execute(params![seq_i, duration]))
             .map_err(sql_err("record the call latency"))?;
+            if let Some(workspace) = &self.workspace {
+                tx.prepare_cached(
+                    "INSERT OR REPLACE INTO tool_call_workspace (entry_seq, workspace) VALUES (?1, ?2)",
+                )
+                .and_then(|mut st| st.execute(params![seq_i, workspace]))
+                .map_err(sql_err("record the call's workspace"))?;
+            }
             tracing::trace!(target: "mesh::audit", seq, tool = %tool, "audit row appended");
             prev_hash = entry_hash;
         }
@@ -1103,6 +1126,8 @@ fn open_conn(path: &Path) -> Result<Connection, AuditError> {
 pub struct AuditSink {
     state: Mutex<SinkState>,
     retry: Duration,
+    /// The workspace the rows are recorded for ([`AuditLog::with_workspace`]).
+    workspace: Option<PathBuf>,
 }
 
 enum SinkState {
@@ -1131,6 +1156,15 @@ impl AuditSink {
         AuditSink {
             state: Mutex::new(SinkState::Unopened),
             retry,
+            workspace: None,
+        }
+    }
+
+    /// A sink like [`AuditSink::new`] whose rows are recorded for the workspace at `dir`.
+    pub fn for_workspace(dir: Option<&Path>) -> AuditSink {
+        AuditSink {
+            workspace: dir.map(Path::to_path_buf),
+            ..AuditSink::new()
         }
     }
 
@@ -1160,7 +1194,10 @@ impl AuditSink {
         if matches!(*state, SinkState::Unopened) {
             let path = AuditLog::default_path();
             *state = match AuditLog::open(&path) {
-                Ok(log) => SinkState::Open(Box::new(log)),
+                Ok(log) => SinkState::Open(Box::new(match &self.workspace {
+                    Some(dir) => log.with_workspace(dir),
+                    None => log,
+                })),
                 Err(e) => {
                     // Seconds by integer arithmetic: no float formatting in the binary.
                     let every = crate::render::decimal(self.retry.as_millis() as u64, 1000, 1);
@@ -1603,6 +1640,9 @@ pub struct Stats {
     pub sessions: Vec<SessionStats>,
     /// The [`TOP_FILES`] most returned files, most frequent first.
     pub top_files: Vec<FileCount>,
+    /// Calls in the window left out because they were answered for another workspace (or
+    /// recorded before rows named their workspace); 0 when every workspace is shown.
+    pub other_workspaces: u64,
 }
 
 /// Nearest-rank percentile of an ascending slice: the value at 1-based rank `ceil(p·n/100)`,
@@ -1617,8 +1657,14 @@ pub fn percentile_nearest_rank(sorted: &[u64], p: u32) -> Option<u64> {
 }
 
 /// Reads the summary shown by `mesh-mcp stats` from the database at `path` (read-only),
-/// counting only rows at or after `since` (all rows when `None`).
-pub fn read_stats(path: &Path, since: Option<SystemTime>) -> Result<Stats, AuditError> {
+/// counting only rows at or after `since` (all rows when `None`) and, when `workspace` is given,
+/// only calls answered for that workspace directory (the others are counted in
+/// [`Stats::other_workspaces`]).
+pub fn read_stats(
+    path: &Path,
+    since: Option<SystemTime>,
+    workspace: Option<&str>,
+) -> Result<Stats, AuditError> {
     let db = open_read_only(path)?;
     let conn = &db.conn;
     let sql_err = |action| {
@@ -1630,18 +1676,36 @@ pub fn read_stats(path: &Path, since: Option<SystemTime>) -> Result<Stats, Audit
     };
     let latency_recorded =
         has_table(conn, "tool_call_metrics").map_err(sql_err("read the schema"))?;
+    let workspace_recorded =
+        has_table(conn, "tool_call_workspace").map_err(sql_err("read the schema"))?;
     let cutoff = since
         .map(|t| iso8601_utc_ms(unix_ms(t)))
         .unwrap_or_default();
-    let sql = if latency_recorded {
-        "SELECT a.tool, a.status, a.session_id, a.timestamp, a.files_accessed, m.duration_us
-         FROM audit_entries a LEFT JOIN tool_call_metrics m ON m.entry_seq = a.entry_seq
-         WHERE a.timestamp >= ?1 ORDER BY a.entry_seq"
-    } else {
-        "SELECT tool, status, session_id, timestamp, files_accessed, NULL
-         FROM audit_entries WHERE timestamp >= ?1 ORDER BY entry_seq"
-    };
-    let mut st = conn.prepare(sql).map_err(sql_err("read audit rows"))?;
+    let sql = format!(
+        "SELECT a.tool, a.status, a.session_id, a.timestamp, a.files_accessed, {}, {}
+         FROM audit_entries a{}{} WHERE a.timestamp >= ?1 ORDER BY a.entry_seq",
+        if latency_recorded {
+            "m.duration_us"
+        } else {
+            "NULL"
+        },
+        if workspace_recorded {
+            "w.workspace"
+        } else {
+            "NULL"
+        },
+        if latency_recorded {
+            " LEFT JOIN tool_call_metrics m ON m.entry_seq = a.entry_seq"
+        } else {
+            ""
+        },
+        if workspace_recorded {
+            " LEFT JOIN tool_call_workspace w ON w.entry_seq = a.entry_seq"
+        } else {
+            ""
+        },
+    );
+    let mut st = conn.prepare(&sql).map_err(sql_err("read audit rows"))?;
     let mut rows = st.query([&cutoff]).map_err(sql_err("read audit rows"))?;
 
     struct ToolAcc {
@@ -1665,10 +1729,17 @@ pub fn read_stats(path: &Path, since: Option<SystemTime>) -> Result<Stats, Audit
                 r.get::<_, String>(3)?,
                 r.get::<_, String>(4)?,
                 r.get::<_, Option<i64>>(5)?,
+                r.get::<_, Option<String>>(6)?,
             ))
         };
-        let (tool, status, session, ts, files_json, duration) =
+        let (tool, status, session, ts, files_json, duration, row_workspace) =
             read(r).map_err(sql_err("read an audit row"))?;
+        if let Some(wanted) = workspace
+            && row_workspace.as_deref() != Some(wanted)
+        {
+            stats.other_workspaces += 1;
+            continue;
+        }
         let is_error = status != CallStatus::Success.as_str();
         stats.calls += 1;
         stats.errors += u64::from(is_error);
@@ -2030,7 +2101,7 @@ mod tests {
         e.session_id = "s2".into();
         log.record(&e).expect("record");
 
-        let s = read_stats(&path, None).expect("stats");
+        let s = read_stats(&path, None, None).expect("stats");
         assert_eq!(s.calls, 21);
         assert_eq!(s.errors, 5);
         assert!(s.latency_recorded);
@@ -2065,9 +2136,54 @@ mod tests {
         );
 
         let future = SystemTime::now() + Duration::from_secs(3600);
-        assert_eq!(read_stats(&path, Some(future)).expect("stats").calls, 0);
+        assert_eq!(
+            read_stats(&path, Some(future), None).expect("stats").calls,
+            0
+        );
         let past = SystemTime::now() - Duration::from_secs(3600);
-        assert_eq!(read_stats(&path, Some(past)).expect("stats").calls, 21);
+        assert_eq!(
+            read_stats(&path, Some(past), None).expect("stats").calls,
+            21
+        );
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn stats_show_one_workspace_and_count_the_others() {
+        let dir = temp_dir("stats-ws");
+        let path = dir.join("audit.db");
+        // Rows from before rows named their workspace, then two workspaces sharing the file.
+        let legacy = AuditLog::open(&path).expect("open");
+        legacy
+            .record(&entry("smart_search", CallStatus::Success, &[], 1))
+            .expect("record");
+        drop(legacy);
+        let a = AuditLog::open(&path)
+            .expect("open")
+            .with_workspace(Path::new("/ws/a"));
+        let b = AuditLog::open(&path)
+            .expect("open")
+            .with_workspace(Path::new("/ws/b"));
+        for _ in 0..3 {
+            a.record(&entry("analyze_grpc", CallStatus::Success, &["a.go"], 5))
+                .expect("record");
+        }
+        b.record(&entry("search_docs", CallStatus::Error, &["b.md"], 9))
+            .expect("record");
+        let only_a = read_stats(&path, None, Some("/ws/a")).expect("stats");
+        assert_eq!(only_a.calls, 3);
+        assert_eq!(only_a.errors, 0);
+        assert_eq!(only_a.other_workspaces, 2, "b's call and the legacy row");
+        assert_eq!(only_a.tools.len(), 1);
+        assert_eq!(only_a.top_files[0].path, "a.go");
+        let only_b = read_stats(&path, None, Some("/ws/b")).expect("stats");
+        assert_eq!(
+            (only_b.calls, only_b.errors, only_b.other_workspaces),
+            (1, 1, 4)
+        );
+        let all = read_stats(&path, None, None).expect("stats");
+        assert_eq!((all.calls, all.other_workspaces), (5, 0));
+        verify(&path).expect("the workspace table is outside the chain");
         let _ = std::fs::remove_dir_all(dir);
     }
 

@@ -44,11 +44,12 @@ impl Auditor {
     /// Starts the task. It writes through an [`AuditSink`] of its own (opened at the first
     /// batch, retried after a failure, made afresh after a panic); a trail that cannot be
     /// opened drops the jobs: auditing never stops a tool answering.
-    pub fn start() -> Auditor {
+    /// Rows are recorded for the workspace at `workspace` ([`AuditSink::for_workspace`]).
+    pub fn start(workspace: Option<std::path::PathBuf>) -> Auditor {
         let (tx, rx) = async_channel::unbounded::<Job>();
         let (finished_tx, finished) = async_channel::bounded::<()>(1);
         blocking::unblock(move || {
-            supervise(&rx);
+            supervise(&rx, workspace.as_deref());
             drop(finished_tx);
         })
         .detach();
@@ -79,7 +80,7 @@ impl Auditor {
 }
 
 /// Runs the writer, starting it over after a panic.
-fn supervise(rx: &async_channel::Receiver<Job>) {
+fn supervise(rx: &async_channel::Receiver<Job>, workspace: Option<&std::path::Path>) {
     // Background work: when its timer fires, it must not preempt a session's thread.
     crate::sys::lower_thread_priority();
     let mut failures = 0u32;
@@ -87,7 +88,7 @@ fn supervise(rx: &async_channel::Receiver<Job>) {
     // once the panic is logged (a session that ends meanwhile then sees the log line first).
     let mut held: Vec<Option<async_channel::Sender<()>>> = Vec::new();
     loop {
-        match crate::isolate::catch(|| write_loop(rx, &mut held)) {
+        match crate::isolate::catch(|| write_loop(rx, &mut held, workspace)) {
             Ok(()) => return, // every handle is gone
             Err(p) => {
                 failures += 1;
@@ -110,8 +111,9 @@ fn supervise(rx: &async_channel::Receiver<Job>) {
 fn write_loop(
     rx: &async_channel::Receiver<Job>,
     held: &mut Vec<Option<async_channel::Sender<()>>>,
+    workspace: Option<&std::path::Path>,
 ) {
-    let sink = AuditSink::new();
+    let sink = AuditSink::for_workspace(workspace);
     let mut batch: Vec<Job> = Vec::with_capacity(MAX_BATCH);
     // Idle, the task waits on the queue (the first job wakes it). Busy, it does not: it
     // sleeps [`LINGER`] and takes what queued meanwhile, so a session queuing a job finds no

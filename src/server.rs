@@ -123,6 +123,7 @@ impl Shared {
             base_dir.clone(),
             config.roots.iter().map(|r| r.path.clone()).collect(),
         );
+        let audit = crate::audit::AuditSink::for_workspace(Some(&base_dir));
         Shared {
             config,
             jail,
@@ -131,7 +132,7 @@ impl Shared {
             registry: Registry::standard(),
             index_wait,
             max_in_flight: 8,
-            audit: crate::audit::AuditSink::new(),
+            audit,
             audit_enabled,
             auditor: std::sync::OnceLock::new(),
             daemon: std::sync::OnceLock::new(),
@@ -169,7 +170,7 @@ impl Shared {
             return;
         }
         self.auditor
-            .get_or_init(crate::auditor::Auditor::start)
+            .get_or_init(|| crate::auditor::Auditor::start(Some(self.base_dir.clone())))
             .submit(crate::auditor::Job {
                 build: Box::new(build),
                 done,

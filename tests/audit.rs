@@ -75,7 +75,13 @@ fn chain_of(dir: &Path, n: u64) -> PathBuf {
 
 /// Runs the real binary with `args`, with `MESH_AUDIT_DB` pointing at `db`.
 fn mesh(db: &Path, args: &[&str]) -> Output {
+    mesh_in(Path::new("."), db, args)
+}
+
+/// [`mesh`] started in `cwd` (`stats` counts the calls of the current directory's workspace).
+fn mesh_in(cwd: &Path, db: &Path, args: &[&str]) -> Output {
     Command::new(MESH)
+        .current_dir(cwd)
         .args(args)
         .env("MESH_AUDIT_DB", db)
         .env_remove("MESH_LOG")
@@ -344,7 +350,25 @@ fn deleted_row_is_named() {
 fn stats_json_matches_what_was_written() {
     let dir = temp_dir("stats");
     let db = dir.join("audit.db");
-    let log = AuditLog::open(&db).expect("open");
+    // The calls of the workspace at `dir`, as a server started there records them, and one
+    // call of another workspace sharing the database.
+    let workspace = std::fs::canonicalize(&dir).expect("canonical");
+    let log = AuditLog::open(&db)
+        .expect("open")
+        .with_workspace(&workspace);
+    let elsewhere = AuditLog::open(&db)
+        .expect("open")
+        .with_workspace(Path::new("/elsewhere"));
+    elsewhere
+        .record(&entry(
+            &new_session_id(),
+            "search_docs",
+            CallStatus::Error,
+            &[],
+            1,
+        ))
+        .expect("record");
+    drop(elsewhere);
     let (s1, s2) = (new_session_id(), new_session_id());
     for i in 1..=20u64 {
         let status = if i % 4 == 0 {
@@ -381,9 +405,11 @@ fn stats_json_matches_what_was_written() {
     .expect("record");
     drop(log);
 
-    let o = mesh(&db, &["stats", "--since", "all", "--json"]);
+    let o = mesh_in(&dir, &db, &["stats", "--since", "all", "--json"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON object");
+    assert_eq!(v["workspace"], workspace.display().to_string());
+    assert_eq!(v["other_workspaces_calls"], 1);
     assert_eq!(v["calls"], 24);
     assert_eq!(v["errors"], 5 + 3);
     assert!((v["is_error_rate"].as_f64().expect("rate") - 8.0 / 24.0).abs() < 1e-9);
@@ -415,13 +441,32 @@ fn stats_json_matches_what_was_written() {
     assert_eq!(sessions[0]["calls"], 20);
     assert_eq!(sessions[1]["calls"], 4);
 
+    // Every workspace on request; an explicit one from anywhere.
+    let o = mesh(
+        &db,
+        &["stats", "--since", "all", "--json", "--all-workspaces"],
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON object");
+    assert_eq!(
+        (v["calls"].as_u64(), v["errors"].as_u64()),
+        (Some(25), Some(9))
+    );
+    assert!(v["workspace"].is_null());
+    let dir_arg = format!("--workspace={}", dir.display());
+    let o = mesh(&db, &["stats", "--json", &dir_arg]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON object");
+    assert_eq!(v["calls"], 24);
+
     // The default window (7d) covers rows written just now; the human summary goes to stderr.
-    let o = mesh(&db, &["stats"]);
+    let o = mesh_in(&dir, &db, &["stats"]);
     assert_eq!(o.status.code(), Some(0));
     assert!(o.stdout.is_empty(), "human output belongs on stderr");
     let err = stderr(&o);
+    let workspace_line = format!("workspace: {}", workspace.display());
     for needle in [
         db.to_str().expect("utf-8"),
+        workspace_line.as_str(),
+        "1 more call(s) in this window were answered for other workspaces",
         "last 7d",
         "calls: 24",
         "isError rate: 8/24 (33.3%)",
@@ -450,12 +495,19 @@ fn empty_window_is_one_info_line() {
     let dir = temp_dir("empty");
     let db = dir.join("audit.db");
     drop(AuditLog::open(&db).expect("open"));
-    let o = mesh(&db, &["stats", "--since", "24h"]);
+    let o = mesh(&db, &["stats", "--since", "24h", "--all-workspaces"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let err = stderr(&o);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
         err.contains("no audited tool calls in the last 24h"),
+        "{err}"
+    );
+    let o = mesh_in(&dir, &db, &["stats", "--since", "24h"]);
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("no audited tool calls for ") && err.contains(" in the last 24h"),
         "{err}"
     );
     let o = mesh(&db, &["stats", "--json"]);
@@ -576,7 +628,10 @@ fn four_processes_keep_one_chain() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stderr(&o).contains(&format!("audit chain OK: {total} rows")));
 
-    let o = mesh(&db, &["stats", "--since", "all", "--json"]);
+    let o = mesh(
+        &db,
+        &["stats", "--since", "all", "--json", "--all-workspaces"],
+    );
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
     assert_eq!(v["calls"], total);
     assert_eq!(v["session_count"], CHILDREN);

@@ -448,7 +448,8 @@ fn a_closed_stdout_ends_the_process_quietly() {
 
 #[test]
 fn tool_calls_are_audited_in_a_valid_chain() {
-    let mut s = Server::start(&temp_dir("audited"));
+    let workspace = temp_dir("audited");
+    let mut s = Server::start(&workspace);
     init(&mut s, "2025-11-25");
     let tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
     s.call(
@@ -468,21 +469,30 @@ fn tool_calls_are_audited_in_a_valid_chain() {
     );
     s.call(5, "ping", json!({}));
     let db = s.home.join("audit.db");
+    let home = s.home.clone();
     let (_, code) = s.finish(Duration::from_secs(10));
     assert_eq!(code, Some(0));
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mesh-mcp"))
-        .args(["stats", "--json", "--since", "all", "--db"])
-        .arg(&db)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stats: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // `stats` counts the calls of the workspace it is started in, as recorded by the server.
+    let stats_in = |cwd: &std::path::Path| -> Value {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_mesh-mcp"))
+            .current_dir(cwd)
+            .args(["stats", "--json", "--since", "all", "--db"])
+            .arg(&db)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let stats = stats_in(&workspace);
     assert_eq!(stats["calls"], 2, "{stats}");
     assert_eq!(stats["errors"], 1, "{stats}");
+    let other = stats_in(&home);
+    assert_eq!(other["calls"], 0, "{other}");
+    assert_eq!(other["other_workspaces_calls"], 2, "{other}");
     let verify = std::process::Command::new(env!("CARGO_BIN_EXE_mesh-mcp"))
         .args(["audit", "verify", "--db"])
         .arg(&db)

@@ -15,14 +15,19 @@ use crate::audit::{AuditLog, P95_MIN_SAMPLES, Stats, iso8601_utc_ms, read_stats}
 pub const USAGE: &str = "\
 mesh-mcp stats — summarise audited tool calls (read-only, local)
 
-Usage: mesh-mcp stats [--since 7d|24h|30m|45s|all] [--json] [--db PATH]
+Usage: mesh-mcp stats [--since 7d|24h|30m|45s|all] [--workspace DIR | --all-workspaces]
+                      [--json] [--db PATH]
 
 Options:
-  --since WINDOW  only calls in the last N days (d), hours (h), minutes (m) or seconds (s),
-                  or `all`; default 7d
-  --json          print the summary as one JSON object on stdout
-  --db PATH       the audit database (default: $MESH_AUDIT_DB, else ~/.cache/mesh-mcp/audit.db)
-  -h, --help      print this help
+  --since WINDOW    only calls in the last N days (d), hours (h), minutes (m) or seconds (s),
+                    or `all`; default 7d
+  --workspace DIR   only calls answered for the workspace at DIR (default: the workspace of
+                    the current directory, as `mesh-mcp run` would serve it)
+  --all-workspaces  every call in the database, whatever its workspace
+  --json            print the summary as one JSON object on stdout
+  --db PATH         the audit database (default: $MESH_AUDIT_DB, else
+                    ~/.cache/mesh-mcp/audit.db; one database serves all your workspaces)
+  -h, --help        print this help
 
 Example: mesh-mcp stats --since 24h
 ";
@@ -71,6 +76,17 @@ impl fmt::Display for Window {
     }
 }
 
+/// Which workspace's calls to count.
+#[derive(Debug, PartialEq, Eq)]
+enum Scope {
+    /// The workspace of the current directory.
+    Current,
+    /// The workspace at this directory.
+    Dir(PathBuf),
+    /// Every call, whatever its workspace.
+    All,
+}
+
 /// What the command line asked for.
 #[derive(Debug, PartialEq, Eq)]
 struct Options {
@@ -78,6 +94,7 @@ struct Options {
     window: Window,
     json: bool,
     db: Option<PathBuf>,
+    scope: Scope,
 }
 
 /// A command line we cannot act on.
@@ -137,6 +154,7 @@ fn parse(args: &[String]) -> Result<Options, UsageError> {
         },
         json: false,
         db: None,
+        scope: Scope::Current,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -151,9 +169,20 @@ fn parse(args: &[String]) -> Result<Options, UsageError> {
                     it.next().ok_or(UsageError::MissingValue("--db"))?,
                 ))
             }
+            "--all-workspaces" => o.scope = Scope::All,
+            "--workspace" => {
+                o.scope = Scope::Dir(PathBuf::from(
+                    it.next().ok_or(UsageError::MissingValue("--workspace"))?,
+                ))
+            }
             other => {
                 if let Some(v) = other.strip_prefix("--since=") {
                     o.window = parse_since(v)?;
+                } else if let Some(v) = other.strip_prefix("--workspace=") {
+                    if v.is_empty() {
+                        return Err(UsageError::MissingValue("--workspace"));
+                    }
+                    o.scope = Scope::Dir(PathBuf::from(v));
                 } else if let Some(v) = other.strip_prefix("--db=") {
                     if v.is_empty() {
                         return Err(UsageError::MissingValue("--db"));
@@ -189,9 +218,17 @@ fn human_us(us: u64) -> String {
 }
 
 /// The `--json` object: the same figures as the human summary.
-fn to_json(db: &Path, window: Window, since: Option<&str>, s: &Stats) -> serde_json::Value {
+fn to_json(
+    db: &Path,
+    workspace: Option<&str>,
+    window: Window,
+    since: Option<&str>,
+    s: &Stats,
+) -> serde_json::Value {
     serde_json::json!({
         "db": db.display().to_string(),
+        "workspace": workspace,
+        "other_workspaces_calls": s.other_workspaces,
         "window": window.to_string(),
         "since": since,
         "calls": s.calls,
@@ -208,7 +245,13 @@ fn to_json(db: &Path, window: Window, since: Option<&str>, s: &Stats) -> serde_j
 }
 
 /// The human summary, written to stderr by [`main`].
-fn human(db: &Path, window: Window, since: Option<&str>, s: &Stats) -> String {
+fn human(
+    db: &Path,
+    workspace: Option<&str>,
+    window: Window,
+    since: Option<&str>,
+    s: &Stats,
+) -> String {
     use std::fmt::Write as _;
     let mut o = String::new();
     let span = match since {
@@ -216,6 +259,7 @@ fn human(db: &Path, window: Window, since: Option<&str>, s: &Stats) -> String {
         None => "all recorded calls".to_string(),
     };
     let _ = writeln!(o, "mesh-mcp stats: {}", db.display());
+    let _ = writeln!(o, "workspace: {}", workspace.unwrap_or("all workspaces"));
     let _ = writeln!(o, "window: {span}");
     let _ = writeln!(
         o,
@@ -285,11 +329,40 @@ fn human(db: &Path, window: Window, since: Option<&str>, s: &Stats) -> String {
         }
     }
     let _ = writeln!(o);
+    if s.other_workspaces > 0 {
+        let _ = writeln!(o, "{}", other_workspaces_note(s.other_workspaces));
+    }
     let _ = writeln!(
         o,
         "Every figure is counted from the local audit database; nothing is estimated and nothing leaves this machine."
     );
     o
+}
+
+/// Says how many calls of the window another workspace's filter left out, and how to see them.
+fn other_workspaces_note(calls: u64) -> String {
+    format!(
+        "{calls} more call(s) in this window were answered for other workspaces (or recorded before calls named their workspace): `--all-workspaces` counts them"
+    )
+}
+
+/// The workspace directory whose calls `scope` asks for, as the server records it (the
+/// canonical directory `mesh-mcp run` serves); `None` for every workspace.
+fn scope_dir(scope: &Scope) -> Result<Option<String>, String> {
+    let dir = match scope {
+        Scope::All => return Ok(None),
+        Scope::Dir(d) => d.clone(),
+        Scope::Current => std::env::current_dir()
+            .map_err(|e| format!("cannot read the current directory: {e}"))?,
+    };
+    // The server records the directory its configuration was discovered for; a configuration
+    // that does not load still names its directory by the canonical path.
+    let base = match crate::config::discover(&dir, None) {
+        Ok(config) => config.base_dir,
+        Err(_) => std::fs::canonicalize(&dir)
+            .map_err(|e| format!("workspace `{}`: {e}", dir.display()))?,
+    };
+    Ok(Some(base.display().to_string()))
 }
 
 /// Runs the subcommand; returns the exit status.
@@ -314,7 +387,14 @@ pub fn main(args: &[String]) -> i32 {
             .unwrap_or(0);
         iso8601_utc_ms(ms)
     });
-    let stats = match read_stats(&db, start) {
+    let workspace = match scope_dir(&opts.scope) {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("mesh-mcp stats: {e}. Pass --workspace DIR or --all-workspaces.");
+            return 2;
+        }
+    };
+    let stats = match read_stats(&db, start, workspace.as_deref()) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("mesh-mcp stats: {e}");
@@ -322,7 +402,13 @@ pub fn main(args: &[String]) -> i32 {
         }
     };
     if opts.json {
-        let value = to_json(&db, opts.window, since.as_deref(), &stats);
+        let value = to_json(
+            &db,
+            workspace.as_deref(),
+            opts.window,
+            since.as_deref(),
+            &stats,
+        );
         let mut out = std::io::stdout().lock();
         if let Err(e) = writeln!(out, "{value}").and_then(|()| out.flush()) {
             eprintln!("mesh-mcp stats: cannot write to stdout: {e}");
@@ -335,13 +421,29 @@ pub fn main(args: &[String]) -> i32 {
             Window::All => "at all".to_string(),
             w => format!("in the last {w}"),
         };
+        let place = match &workspace {
+            Some(w) => format!(" for {w}"),
+            None => String::new(),
+        };
         eprintln!(
-            "mesh-mcp stats: no audited tool calls {span} ({}); nothing to summarise",
+            "mesh-mcp stats: no audited tool calls{place} {span} ({}); nothing to summarise",
             db.display()
         );
+        if stats.other_workspaces > 0 {
+            eprintln!("{}", other_workspaces_note(stats.other_workspaces));
+        }
         return 0;
     }
-    eprint!("{}", human(&db, opts.window, since.as_deref(), &stats));
+    eprint!(
+        "{}",
+        human(
+            &db,
+            workspace.as_deref(),
+            opts.window,
+            since.as_deref(),
+            &stats
+        )
+    );
     0
 }
 
@@ -425,6 +527,23 @@ mod tests {
             parse(&args(&["--since"])),
             Err(UsageError::MissingValue("--since"))
         );
+        assert_eq!(parse(&args(&[])).expect("ok").scope, Scope::Current);
+        assert_eq!(
+            parse(&args(&["--all-workspaces"])).expect("ok").scope,
+            Scope::All
+        );
+        assert_eq!(
+            parse(&args(&["--workspace", "/a"])).expect("ok").scope,
+            Scope::Dir(PathBuf::from("/a"))
+        );
+        assert_eq!(
+            parse(&args(&["--workspace=/b"])).expect("ok").scope,
+            Scope::Dir(PathBuf::from("/b"))
+        );
+        assert_eq!(
+            parse(&args(&["--workspace"])),
+            Err(UsageError::MissingValue("--workspace"))
+        );
         assert_eq!(
             parse(&args(&["--verbose"])),
             Err(UsageError::UnknownFlag("--verbose".into()))
@@ -457,8 +576,9 @@ mod tests {
                 path: "svc/a.rs".into(),
                 count: 2,
             }],
+            other_workspaces: 4,
         };
-        let text = human(Path::new("/x/audit.db"), Window::All, None, &s);
+        let text = human(Path::new("/x/audit.db"), Some("/w"), Window::All, None, &s);
         for needle in [
             "/x/audit.db",
             "isError rate: 1/3 (33.3%)",
@@ -467,13 +587,18 @@ mod tests {
             "(<20)",
             "fewer than 20 timed calls, too few for a p95",
             "svc/a.rs",
+            "workspace: /w",
+            "4 more call(s) in this window were answered for other workspaces",
+            "--all-workspaces",
             "nothing leaves this machine",
         ] {
             assert!(text.contains(needle), "missing {needle:?} in\n{text}");
         }
-        let j = to_json(Path::new("/x/audit.db"), Window::All, None, &s);
+        let j = to_json(Path::new("/x/audit.db"), Some("/w"), Window::All, None, &s);
         assert_eq!(j["calls"], 3);
         assert_eq!(j["tools"][0]["p50_us"], 800);
+        assert_eq!(j["workspace"], "/w");
+        assert_eq!(j["other_workspaces_calls"], 4);
         assert!(j["tools"][0]["p95_us"].is_null());
     }
 }
