@@ -22,6 +22,8 @@ DIR holds what `size-report/run` wrote:
                    --daemon, otherwise the section says it was skipped on purpose
   latency.json     bench_latency.py output (server-side stages, round trips, CPU per call);
                    read only with --latency
+  impact.json      bench_impact.py output (`mesh-mcp impact` on a branch); read only with
+                   --impact
   vs-rg.json       bench_vs_rg.py output (practice corpora next to ripgrep); read only with
                    --vs-rg
   opt-<L>.json, opt-<L>-latency.json, opt-<L>-tools.json, opt-<L>-5k.json
@@ -197,6 +199,8 @@ def main(argv):
     ap.add_argument("--latency", action="store_true",
                     help="judge latency.json (bench_latency.py)")
     ap.add_argument("--vs-rg", action="store_true", help="judge vs-rg.json (bench_vs_rg.py)")
+    ap.add_argument("--impact", action="store_true",
+                    help="judge impact.json (bench_impact.py)")
     ap.add_argument("--opt", help="the other opt-level measured (opt-<L>*.json)")
     ap.add_argument("--fuzz", action="store_true",
                     help="judge the committed fuzz long run (size-report/fuzz/RESULT.json)")
@@ -502,6 +506,40 @@ def main(argv):
         w(f"| {label} | {r.get('corpus_files', 0):,} | {fmt(r.get('cold_index_ms'), 'ms')} "
           f"| {fmt(r.get('rg_ms'), 'ms')} | {fmt(ratio, 'ratio')} "
           f"| {fmt_budget(budget, 'ratio') if budget else '—'} | {ok} |")
+    w("")
+
+    # --- mesh-mcp impact on a branch (issue 22) --------------------------------------------
+    w("## `mesh-mcp impact` on a 5k branch")
+    w("")
+    if not args.impact:
+        w("Skipped on purpose (`MESH_BENCH_SKIP_IMPACT=1`).")
+    else:
+        im = res("impact.json") or {}
+        tier = "5k-contracts" if im.get("protos") else "5k"
+        cold = (res(f"tier-{tier}.json") or {}).get("cold_index_ms")
+        budget = budgets.get("impact", {}).get("wall_ratio_to_cold_index")
+        wall = im.get("impact_wall_ms")
+        ratio = wall / cold if wall is not None and cold else None
+        w(f"`bench_impact.py`: the {tier} tier's workspace as a git repository, a branch that "
+          f"changes {im.get('changed_sources', '?')} of its {im.get('source_files', '?'):,} "
+          f"source files (a string in a function body each, and one new function)"
+          + (", renames an RPC and removes a field of one `.proto`" if im.get("proto_broken") else "")
+          + f"; `mesh-mcp impact --base main` from start to exit (index, git diff, impact, "
+          f"Markdown), {im.get('runs', '?')} runs in a fresh private HOME, next to a one-shot "
+          f"`query index_status` on the same tree; medians. The bar compares impact's wall with "
+          f"the tier bench's cold index until the first answer.")
+        w("")
+        w("| what | measured | budget | ok? |")
+        w("|---|---|---|---|")
+        w(f"| `mesh-mcp impact` wall / CPU | {fmt(wall, 'ms')} / {fmt(im.get('impact_cpu_ms'), 'ms')} "
+          f"| — | {'info' if im.get('impact_ok') else '**failed**'} |")
+        w(f"| one-shot `query index_status` wall / CPU | {fmt(im.get('query_wall_ms'), 'ms')} / "
+          f"{fmt(im.get('query_cpu_ms'), 'ms')} | — | info |")
+        w(f"| tier {tier} cold index until the first answer | {fmt(cold, 'ms')} | — | info |")
+        w(v.row("impact wall / cold index", "impact_ratio", ratio, budget, "ratio",
+                "impact"))
+        if im and not im.get("impact_ok"):
+            v.breaches.append("impact: `mesh-mcp impact` did not answer (exit code or no output)")
     w("")
 
     # --- opt-level (issue 17) --------------------------------------------------------------
