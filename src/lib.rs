@@ -38,10 +38,13 @@
 //! | [`cli`] | one file per subcommand of the `mesh-mcp` binary |
 //! | [`isolate`] | panic isolation: a panic costs one tool call, one file or one restart of the watcher or audit task, never the process |
 //! | [`order`] | the one stable sort every module shares, to keep a single sorting routine in the binary |
-//! | [`sys`] | the handful of Linux/Unix system calls we need, declared by hand |
+//! | [`sys`] | the handful of Linux/Unix system calls we need, declared by hand: the only module allowed `unsafe` code |
+//! | [`logging`] | the `tracing` subscriber: one line per event on stderr (and in `meshd`'s log file), filtered by `MESH_LOG` |
 //!
 //! Logs go to stderr through `tracing` with `mesh::…` targets; stdout belongs to the framing
 //! writer alone.
+
+#![deny(unsafe_code)]
 
 pub mod audit;
 pub mod auditor;
@@ -61,6 +64,7 @@ pub mod security;
 pub mod server;
 pub mod stages;
 pub mod stdio;
+#[allow(unsafe_code)]
 pub mod sys;
 pub mod tools;
 

@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 mod ffi {
     use std::os::raw::{c_int, c_void};
     unsafe extern "C" {
+        #[cfg(not(target_os = "linux"))]
         pub fn signal(signum: c_int, handler: usize) -> usize;
         pub fn pipe(fds: *mut c_int) -> c_int;
         pub fn write(fd: c_int, buf: *const c_void, count: usize) -> isize;
@@ -18,6 +19,24 @@ mod ffi {
     }
     pub const SIGINT: c_int = 2;
     pub const SIGTERM: c_int = 15;
+
+    /// `struct sigaction` as glibc and musl lay it out on Linux: the handler, a 1024-bit
+    /// signal mask, the flags, the restorer (set by the C library).
+    #[cfg(target_os = "linux")]
+    #[repr(C)]
+    pub struct SigAction {
+        pub handler: usize,
+        pub mask: [u64; 16],
+        pub flags: c_int,
+        pub restorer: usize,
+    }
+    #[cfg(target_os = "linux")]
+    pub const SA_RESTART: c_int = 0x1000_0000;
+    #[cfg(target_os = "linux")]
+    unsafe extern "C" {
+        pub fn sigaction(signum: c_int, act: *const SigAction, old: *mut SigAction) -> c_int;
+        pub fn __errno_location() -> *mut c_int;
+    }
     pub const F_GETFL: c_int = 3;
     pub const F_SETFL: c_int = 4;
 }
@@ -70,7 +89,11 @@ static SIGNAL_PIPE_WRITE: std::sync::atomic::AtomicI32 = std::sync::atomic::Atom
 
 #[cfg(unix)]
 extern "C" fn on_termination_signal(sig: std::os::raw::c_int) {
-    // Only async-signal-safe work here: one write(2) to the self-pipe.
+    // Only async-signal-safe work here: one write(2) to the self-pipe, with `errno` saved and
+    // restored around it, so the interrupted code never sees the handler's error code.
+    #[cfg(target_os = "linux")]
+    // SAFETY: __errno_location returns this thread's errno slot, valid for the thread's life.
+    let saved_errno = unsafe { *ffi::__errno_location() };
     let fd = SIGNAL_PIPE_WRITE.load(std::sync::atomic::Ordering::Relaxed);
     if fd >= 0 {
         let byte = sig as u8;
@@ -78,6 +101,38 @@ extern "C" fn on_termination_signal(sig: std::os::raw::c_int) {
         unsafe {
             ffi::write(fd, (&byte as *const u8).cast(), 1);
         }
+    }
+    #[cfg(target_os = "linux")]
+    // SAFETY: as above; restores the value read on entry.
+    unsafe {
+        *ffi::__errno_location() = saved_errno;
+    }
+}
+
+/// Installs `handler` for `signum` with `sigaction(2)`: the handler stays installed after it
+/// runs (no `SA_RESETHAND`), and system calls it interrupts are restarted (`SA_RESTART`), so a
+/// signal never surfaces as `EINTR` in another thread's I/O. Elsewhere than Linux, `signal(3)`.
+#[cfg(unix)]
+fn install_handler(signum: std::os::raw::c_int, handler: extern "C" fn(std::os::raw::c_int)) {
+    #[cfg(target_os = "linux")]
+    {
+        let action = ffi::SigAction {
+            handler: handler as usize,
+            mask: [0; 16],
+            flags: ffi::SA_RESTART,
+            restorer: 0,
+        };
+        // SAFETY: `action` is a valid, fully initialised glibc/musl `struct sigaction` (an
+        // empty mask: no other signal is blocked while the handler runs); the old action is
+        // not asked for.
+        unsafe {
+            ffi::sigaction(signum, &action, std::ptr::null_mut());
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    // SAFETY: installing a handler that only performs write(2).
+    unsafe {
+        ffi::signal(signum, handler as usize);
     }
 }
 
@@ -112,12 +167,8 @@ pub fn termination_signals() -> async_channel::Receiver<i32> {
                         }
                     });
                 if spawned.is_ok() {
-                    let handler = on_termination_signal as extern "C" fn(std::os::raw::c_int);
-                    // SAFETY: installing a handler that only performs write(2).
-                    unsafe {
-                        ffi::signal(ffi::SIGINT, handler as usize);
-                        ffi::signal(ffi::SIGTERM, handler as usize);
-                    }
+                    install_handler(ffi::SIGINT, on_termination_signal);
+                    install_handler(ffi::SIGTERM, on_termination_signal);
                 }
             }
         }
