@@ -43,6 +43,10 @@
 //!
 //! Logs go to stderr through `tracing` with `mesh::…` targets; stdout belongs to the framing
 //! writer alone.
+//!
+//! The design document, `docs/ARCHITECTURE.md`, explains the request path and its invariants
+//! (§2), the index and its generations (§3), the daemon (§4), the audit trail (§5), security
+//! (§6) and the budgets (§7); code comments cite its sections as `docs/ARCHITECTURE.md §N`.
 
 #![deny(unsafe_code)]
 
