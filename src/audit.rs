@@ -288,9 +288,10 @@ impl std::error::Error for AuditError {
 pub enum CallStatus {
     /// The tool ran and returned a normal answer.
     Success,
-    /// The tool ran (or its arguments were invalid) and the answer is an error.
+    /// The tool ran (or its arguments were invalid, or a path argument left the roots) and the
+    /// answer is an error.
     Error,
-    /// The call was refused before running (stop rule, path jail).
+    /// The call was refused before running by a stop rule of the workspace's policy.
     Refused,
 }
 

@@ -366,7 +366,7 @@ fn cache_check(config: &crate::config::Config, fix: bool) -> Check {
             if wanted {
                 "the fact cache is on and not written yet"
             } else {
-                "the fact cache is off (it did not make warm starts faster in our measurements; MESH_CACHE=on turns it on)"
+                "the fact cache is off (it did not make warm starts faster in our measurements; `[cache] enabled = true` or MESH_CACHE=on turns it on)"
             },
         );
     }

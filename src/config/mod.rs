@@ -154,7 +154,8 @@ impl Default for AuditConfig {
 /// Persistent parse cache settings (`[cache]`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CacheConfig {
-    /// Whether the SQLite cache is used (default true).
+    /// Whether the SQLite fact cache is used (default [`crate::index::cache::ENABLED_BY_DEFAULT`],
+    /// i.e. off: it does not pay off on small files; `enabled = true` turns it on).
     pub enabled: bool,
     /// Size quota in MiB (default 256).
     pub max_size_mb: u64,
@@ -163,7 +164,7 @@ pub struct CacheConfig {
 impl Default for CacheConfig {
     fn default() -> Self {
         CacheConfig {
-            enabled: true,
+            enabled: crate::index::cache::ENABLED_BY_DEFAULT,
             max_size_mb: 256,
         }
     }
@@ -1080,7 +1081,9 @@ impl Ctx<'_> {
         }
         let mut cache = CacheConfig::default();
         if let Some(t) = self.section(doc, "cache", CACHE_KEYS)? {
-            cache.enabled = self.boolean("cache", t, "enabled")?.unwrap_or(true);
+            if let Some(enabled) = self.boolean("cache", t, "enabled")? {
+                cache.enabled = enabled;
+            }
             if let Some((mb, line)) = self.unsigned("cache", t, "max_size_mb")? {
                 if mb == 0 {
                     return Err(self.bad(
@@ -1429,16 +1432,13 @@ fn expand_home(text: &str, env: Env) -> Result<String, ExpandError> {
     Ok(format!("{home}{}", &text[1..]))
 }
 
-/// Directories that must never be a root, compared after canonicalisation.
-const PROHIBITED: [&str; 8] = [
-    "/", "/etc", "/var", "/tmp", "/usr", "/home", "/root", "/Users",
-];
-
-/// True when `path` (canonical) is a system directory or `$HOME` itself. Subdirectories are
-/// fine. (`security` has a similar check; to be unified.)
+/// True when `path` (canonical) is a system directory ([`crate::security::PROHIBITED_ROOTS`])
+/// or `$HOME` itself. Subdirectories are fine.
 fn is_prohibited(path: &Path, env: Env) -> bool {
     let same = |p: &Path| p == path || fs::canonicalize(p).is_ok_and(|c| c == path);
-    PROHIBITED.iter().any(|p| same(Path::new(p)))
+    crate::security::PROHIBITED_ROOTS
+        .iter()
+        .any(|p| same(Path::new(p)))
         || env("HOME").is_some_and(|h| !h.is_empty() && same(Path::new(&h)))
 }
 
@@ -1719,7 +1719,7 @@ max_size_mb = 64
         assert_eq!(
             c.cache,
             CacheConfig {
-                enabled: true,
+                enabled: crate::index::cache::ENABLED_BY_DEFAULT,
                 max_size_mb: 256
             }
         );
@@ -2127,7 +2127,9 @@ max_size_mb = 64
             matches!(e, ConfigError::ProhibitedRoot { origin: None, .. }),
             "{e}"
         );
-        assert!(is_prohibited(Path::new("/usr"), &no_env));
+        for system in ["/usr", "/proc", "/sys", "/dev", "/boot", "/bin", "/etc"] {
+            assert!(is_prohibited(Path::new(system), &no_env), "{system}");
+        }
         assert!(!is_prohibited(Path::new("/usr/local/src"), &no_env));
     }
 

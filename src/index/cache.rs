@@ -75,7 +75,7 @@ pub fn default_path(base: &Path) -> Option<PathBuf> {
 }
 
 /// Whether the cache should be used for this workspace: `MESH_CACHE` (`on`/`off`) wins, then
-/// `[cache] enabled = false` turns it off, else [`ENABLED_BY_DEFAULT`].
+/// `[cache] enabled` (whose default is [`ENABLED_BY_DEFAULT`]).
 pub fn wanted(config: &Config) -> bool {
     match std::env::var("MESH_CACHE")
         .map(|v| v.trim().to_ascii_lowercase())
@@ -83,11 +83,11 @@ pub fn wanted(config: &Config) -> bool {
     {
         Ok("off" | "0" | "false" | "no") => false,
         Ok("on" | "1" | "true" | "yes") => true,
-        Ok("") | Err(_) => config.cache.enabled && ENABLED_BY_DEFAULT,
+        Ok("") | Err(_) => config.cache.enabled,
         Ok(other) => {
             tracing::warn!(target: "mesh::cache",
-                "MESH_CACHE={other:?} is neither on nor off; using the default");
-            config.cache.enabled && ENABLED_BY_DEFAULT
+                "MESH_CACHE={other:?} is neither on nor off; using the configuration");
+            config.cache.enabled
         }
     }
 }
@@ -783,6 +783,21 @@ mod tests {
             sha: content_hash(content.as_bytes()),
             payload: encode_facts(f),
         }
+    }
+
+    #[test]
+    fn the_config_switch_turns_the_cache_on_and_off() {
+        if std::env::var_os("MESH_CACHE").is_some() {
+            return; // the environment wins over the configuration; nothing to check here
+        }
+        let dir = scratch("switch");
+        let mut config = crate::config::discover(&dir, None).expect("config");
+        assert_eq!(wanted(&config), ENABLED_BY_DEFAULT, "no [cache] section");
+        config.cache.enabled = true;
+        assert!(wanted(&config), "[cache] enabled = true");
+        config.cache.enabled = false;
+        assert!(!wanted(&config), "[cache] enabled = false");
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]

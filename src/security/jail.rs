@@ -16,20 +16,11 @@ pub const MAX_PATH_BYTES: usize = 4096;
 pub const MAX_COMPONENT_BYTES: usize = 255;
 
 /// Directories that may never be configured as a root, because indexing them would expose the
-/// whole machine rather than a workspace.
-const PROHIBITED_ROOTS: &[&str] = &[
+/// whole machine rather than a workspace (the configuration refuses them, and `$HOME` itself,
+/// compared after canonicalisation; their subdirectories are fine).
+pub const PROHIBITED_ROOTS: &[&str] = &[
     "/", "/etc", "/var", "/tmp", "/usr", "/bin", "/sbin", "/lib", "/proc", "/sys", "/dev", "/boot",
     "/home", "/root", "/Users",
-];
-
-/// Windows spellings of the same idea, compared case-insensitively on Windows only.
-#[cfg(windows)]
-const PROHIBITED_WINDOWS_ROOTS: &[&str] = &[
-    "C:\\",
-    "C:\\Windows",
-    "C:\\Users",
-    "C:\\Program Files",
-    "C:\\Program Files (x86)",
 ];
 
 /// The set of directories path arguments may point into.
@@ -100,13 +91,6 @@ pub enum JailError {
         /// The allowed scopes, relative to the workspace, with `/`.
         allowed: Vec<String>,
     },
-    /// A directory that may never be configured as a root.
-    ProhibitedRoot {
-        /// The root as configured.
-        path: PathBuf,
-        /// Why it is refused, in a few words.
-        reason: &'static str,
-    },
 }
 
 impl fmt::Display for JailError {
@@ -157,12 +141,6 @@ impl fmt::Display for JailError {
                 )?;
                 write_allowed(f, allowed)
             }
-            JailError::ProhibitedRoot { path, reason } => write!(
-                f,
-                "`{}` cannot be a root: {reason}; configure the directories that hold your \
-                 services instead",
-                path.display()
-            ),
         }
     }
 }
@@ -393,59 +371,6 @@ fn probe_missing(cleaned: &Path) -> PathBuf {
     }
 }
 
-/// Refuses system directories and the user's home directory as roots (used at config time).
-///
-/// Compares the cleaned spelling and, when it exists, the canonical one, so `/usr/../etc` or a
-/// symlink to `/` are caught too.
-pub fn check_root_allowed(path: &Path) -> Result<(), JailError> {
-    let cleaned = clean(path);
-    let canonical = std::fs::canonicalize(&cleaned).ok();
-    let candidates = std::iter::once(cleaned.as_path()).chain(canonical.as_deref());
-    for candidate in candidates {
-        if PROHIBITED_ROOTS.iter().any(|p| candidate == Path::new(p)) {
-            return Err(JailError::ProhibitedRoot {
-                path: path.to_path_buf(),
-                reason: "it is a system directory",
-            });
-        }
-        #[cfg(windows)]
-        {
-            let text = candidate.to_string_lossy();
-            let text = text.trim_end_matches('\\');
-            if PROHIBITED_WINDOWS_ROOTS
-                .iter()
-                .any(|p| p.trim_end_matches('\\').eq_ignore_ascii_case(text))
-            {
-                return Err(JailError::ProhibitedRoot {
-                    path: path.to_path_buf(),
-                    reason: "it is a system directory",
-                });
-            }
-        }
-        if let Some(home) = home_dir() {
-            let home_canonical = std::fs::canonicalize(&home).ok();
-            if candidate == home || home_canonical.as_deref() == Some(candidate) {
-                return Err(JailError::ProhibitedRoot {
-                    path: path.to_path_buf(),
-                    reason: "it is your home directory",
-                });
-            }
-        }
-    }
-    Ok(())
-}
-
-/// `$HOME` (or `%USERPROFILE%` on Windows) cleaned, when set and absolute.
-fn home_dir() -> Option<PathBuf> {
-    let var = if cfg!(windows) { "USERPROFILE" } else { "HOME" };
-    let home = PathBuf::from(std::env::var_os(var)?);
-    if home.is_absolute() {
-        Some(clean(&home))
-    } else {
-        None
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -616,7 +541,6 @@ mod tests {
             JailError::NulByte { .. } => "nul",
             JailError::ControlCharacter { .. } => "control",
             JailError::TooLong { .. } => "long",
-            JailError::ProhibitedRoot { .. } => "prohibited",
         };
         let table = [
             ("../outside", "outside"),
@@ -812,47 +736,6 @@ mod tests {
         );
         assert_eq!(jail.roots().len(), 2);
         assert!(jail.base().ends_with("ws"));
-    }
-
-    #[test]
-    fn prohibited_roots() {
-        let refused = [
-            "/",
-            "/etc",
-            "/etc/",
-            "//etc",
-            "/usr/../etc",
-            "/var",
-            "/tmp",
-            "/usr",
-            "/bin",
-            "/sbin",
-            "/lib",
-            "/proc",
-            "/sys",
-            "/dev",
-            "/boot",
-            "/home",
-            "/root",
-            "/Users",
-            "/home/..",
-        ];
-        for raw in refused {
-            let err = check_root_allowed(Path::new(raw)).expect_err(raw);
-            assert!(matches!(err, JailError::ProhibitedRoot { .. }), "{raw}");
-            assert!(err.to_string().contains("cannot be a root"), "{err}");
-        }
-        if let Some(home) = home_dir() {
-            assert!(
-                check_root_allowed(&home).is_err(),
-                "home {}",
-                home.display()
-            );
-        }
-        let tmp = Scratch::new("rootok");
-        for ok in [tmp.0.clone(), PathBuf::from("/etc/mesh-workspace-nope")] {
-            assert!(check_root_allowed(&ok).is_ok(), "{}", ok.display());
-        }
     }
 
     #[test]

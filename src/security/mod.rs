@@ -10,7 +10,7 @@ pub mod mask;
 pub mod policy;
 
 pub use injection::{FILTERED, mark_invisible, neutralise, strip_hidden_html};
-pub use jail::{Jail, JailError, Resolved, check_root_allowed};
+pub use jail::{Jail, JailError, PROHIBITED_ROOTS, Resolved};
 pub use mask::{
     LineContext, REDACTED, is_sensitive_key, mask_config_value, mask_line, mask_shapes, mask_text,
 };
