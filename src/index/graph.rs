@@ -815,7 +815,8 @@ impl Graph {
     }
 
     /// The routes an HTTP call made in `caller` may reach, best `score` first and only those:
-    /// routes in code (not specs), outside the calling file, whose method fits (`ANY` fits
+    /// routes in code (not specs), outside the calling file, in test code only for a test
+    /// caller, whose method fits (`ANY` fits
     /// every one), in `root` when one is given. `score` rates route `r`'s template, `None`
     /// when the call's path cannot address it.
     fn best_routes(
@@ -829,8 +830,10 @@ impl Graph {
         let mut best = 0usize;
         let mut found: Vec<u32> = Vec::new();
         for (r, route) in self.routes.iter().enumerate() {
+            // A route registered by a test (a stub server) is reached only by tests.
             if route.from_spec
                 || route.at.file == caller
+                || (files[route.at.file as usize].is_test && !files[caller as usize].is_test)
                 || root.is_some_and(|root| files[route.at.file as usize].root != root)
             {
                 continue;
@@ -1435,5 +1438,121 @@ mod tests {
             .map(|l| l.module.as_str())
             .collect();
         assert_eq!(links, vec!["acme.billing.Invoice"]);
+    }
+
+    #[test]
+    fn a_route_registered_by_a_test_is_reached_only_by_tests() {
+        use crate::index::facts::{FileFacts, HttpFact, Value};
+        use crate::index::snapshot::Snapshot;
+        let route = |path: &str| FileFacts {
+            http: vec![HttpFact::Route {
+                method: "GET".into(),
+                path: path.into(),
+                handler: None,
+                line: 5,
+            }],
+            ..FileFacts::default()
+        };
+        let call = FileFacts {
+            http: vec![HttpFact::Call {
+                method: Some("GET".into()),
+                url: Value::lit("http://ui:8080/catalog"),
+                line: 9,
+            }],
+            ..FileFacts::default()
+        };
+        let snap = Snapshot::from_facts(vec![
+            ("catalog", "test/main_test.go", route("/catalog")),
+            ("ui", "web/catalog.go", route("/catalog")),
+            ("loadgen", "run.go", call.clone()),
+            ("loadgen", "run_test.go", call),
+        ]);
+        let g = &snap.graph;
+        let mut reached: Vec<(&str, &str)> = g
+            .route_calls
+            .iter()
+            .map(|rc| {
+                (
+                    &*snap.files[rc.at.file as usize].path,
+                    &*snap.files[g.routes[rc.route as usize].at.file as usize].path,
+                )
+            })
+            .collect();
+        reached.sort();
+        // The test stub of another service is no target for the load generator's own code.
+        assert!(reached.contains(&("run.go", "web/catalog.go")));
+        assert!(!reached.contains(&("run.go", "test/main_test.go")));
+    }
+
+    /// Routes `POST /shipping/:id` (cart) and the URLs reaching it from `lang` sources.
+    fn ctor_base_reaches(files: Vec<(&str, &str, &str)>) -> Vec<(String, u32)> {
+        use crate::index::facts::Language;
+        use crate::index::snapshot::Snapshot;
+        let mut facts = vec![(
+            "cart",
+            "server.js",
+            crate::index::lang::extract(
+                Language::JavaScript,
+                "server.js",
+                "app.post('/shipping/:id', (req, res) => {});\n",
+            ),
+        )];
+        for (root, path, text) in files {
+            let lang = Language::of_path(path).unwrap();
+            facts.push((root, path, crate::index::lang::extract(lang, path, text)));
+        }
+        let snap = Snapshot::from_facts(facts);
+        snap.graph
+            .route_calls
+            .iter()
+            .map(|rc| (snap.files[rc.at.file as usize].path.to_string(), rc.at.line))
+            .collect()
+    }
+
+    #[test]
+    fn a_base_url_passed_to_a_constructor_in_another_file_resolves() {
+        // Java: the base is a field set from the constructor; `new CartHelper(CART_URL)` in
+        // another file of the package gives it.
+        let helper = "package shop;\nclass CartHelper {\n  private String baseUrl;\n  public CartHelper(String baseUrl) {\n    this.baseUrl = baseUrl;\n  }\n  String add(String id) {\n    HttpPost post = new HttpPost(baseUrl + id);\n    return client.execute(post).toString();\n  }\n}\n";
+        let controller = "package shop;\nclass Controller {\n  private static final String CART_URL = String.format(\"http://%s/shipping/\", getenv(\"CART_ENDPOINT\", \"cart\"));\n  void go(String id) {\n    CartHelper helper = new CartHelper(CART_URL);\n    helper.add(id);\n  }\n}\n";
+        assert_eq!(
+            ctor_base_reaches(vec![
+                ("shipping", "CartHelper.java", helper),
+                ("shipping", "Controller.java", controller),
+            ]),
+            vec![("CartHelper.java".to_string(), 9)]
+        );
+        // C#: the same through a primary field and `new`.
+        let client = "namespace Shop;\npublic class CartClient {\n  private readonly string _base;\n  public CartClient(string baseUrl) {\n    _base = baseUrl;\n  }\n  public Task Add(string id) => _http.PostAsync(_base + id, null);\n}\n";
+        let user = "namespace Shop;\npublic class Worker {\n  private readonly CartClient _c = new CartClient(\"http://cart/shipping/\");\n}\n";
+        assert_eq!(
+            ctor_base_reaches(vec![
+                ("shipping", "CartClient.cs", client),
+                ("shipping", "Worker.cs", user),
+            ]),
+            vec![("CartClient.cs".to_string(), 7)]
+        );
+        // TypeScript: `constructor(private base)` kept in `this.base`.
+        let ts = "export class CartClient {\n  private base: string;\n  constructor(base: string) {\n    this.base = base;\n  }\n  add(id: string) {\n    return axios.post(this.base + id);\n  }\n}\n";
+        let ts_user = "import { CartClient } from './cart-client';\nconst cart = new CartClient('http://cart/shipping/');\n";
+        assert_eq!(
+            ctor_base_reaches(vec![
+                ("shipping", "src/cart-client.ts", ts),
+                ("shipping", "src/main.ts", ts_user),
+            ]),
+            vec![("src/cart-client.ts".to_string(), 7)]
+        );
+        // Negative: two constructions with different bases leave it run-time (no match of
+        // every one-segment route), and so does a constructor nobody calls.
+        let other = "package shop;\nclass Other {\n  void go() { new CartHelper(\"http://cart/other/\"); }\n}\n";
+        assert!(
+            ctor_base_reaches(vec![
+                ("shipping", "CartHelper.java", helper),
+                ("shipping", "Controller.java", controller),
+                ("shipping", "Other.java", other),
+            ])
+            .is_empty()
+        );
+        assert!(ctor_base_reaches(vec![("shipping", "CartHelper.java", helper)]).is_empty());
     }
 }

@@ -1259,6 +1259,23 @@ impl<'t> Ex<'t, '_, '_> {
             None
         };
         if let Some(svc) = service {
+            // `new proto.X(addr, creds).method(req, cb)`: a call on the client just built; the
+            // name it is assigned to holds the call's result, not the client.
+            if let Some(close) = t.close(k)
+                && t.is(close + 1, ".")
+                && let Some(method) = t.ident(close + 2)
+                && t.is(close + 3, "(")
+            {
+                self.client_fact(&svc, None, i);
+                let line = self.line(close + 2);
+                self.facts.grpc.push(GrpcFact::Call {
+                    service: Some(svc),
+                    receiver: format!("new {last}(…)"),
+                    method: method.to_string(),
+                    line,
+                });
+                return;
+            }
             self.client_fact(&svc, var, i);
             if let Some(v) = var {
                 self.bind.insert(v, Bind::Grpc(svc));
@@ -2317,6 +2334,21 @@ impl<'t> Ex<'t, '_, '_> {
                     return self.http_call(p, Some(verb), false, true);
                 }
                 (2, "axios", "request") => return self.http_call(p, None, true, true),
+                // Nest's `SwaggerModule.setup('api', app, doc)` serves the API docs at `/api`.
+                (2, "SwaggerModule", "setup") => {
+                    if let Some(&(a, e)) = self.t.args(p).first()
+                        && let Some(path) = self.t.str_value(a).filter(|_| e == a + 1)
+                    {
+                        let line = self.line(p);
+                        self.facts.http.push(HttpFact::Route {
+                            method: "GET".into(),
+                            path: join_route("/", &path),
+                            handler: Some("SwaggerModule.setup".into()),
+                            line,
+                        });
+                    }
+                    return;
+                }
                 _ => {}
             }
         }
@@ -3115,6 +3147,26 @@ import.meta.url;
     }
 
     #[test]
+    fn a_client_built_in_the_call_expression_and_getters() {
+        let src = "const proto = grpc.loadPackageDefinition(def).shop;\nnew proto.OfferService(addr, grpc.credentials.createInsecure()).getOffers(req, (err, res) => {\n  res.getOffersList();\n});\n";
+        let f = extract("web.js", src);
+        let calls: Vec<(Option<&str>, &str, u32)> = f
+            .grpc
+            .iter()
+            .filter_map(|g| match g {
+                GrpcFact::Call {
+                    service,
+                    method,
+                    line,
+                    ..
+                } => Some((service.as_deref(), method.as_str(), *line)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(calls, vec![(Some("OfferService"), "getOffers", 2)]);
+    }
+
+    #[test]
     fn grpc_js_servers_clients_and_calls() {
         let src = r#"const server = new grpc.Server();
 server.addService(ordersProto.orders.OrderService.service, {
@@ -3500,6 +3552,21 @@ emitter.publish('not.amqp', x);
                 (EventRole::Producer, "{env QUEUE}".to_string(), 4),
                 (EventRole::Consumer, "orders".to_string(), 5),
             ]
+        );
+    }
+
+    #[test]
+    fn nest_swagger_ui_is_a_route() {
+        let src = "async function bootstrap() {\n  const app = await NestFactory.create(AppModule);\n  SwaggerModule.setup('api', app, document);\n  other.setup('x', app);\n}\n";
+        let f = extract("src/main.ts", src);
+        assert_eq!(
+            routes(&f),
+            vec![(
+                "GET".into(),
+                "/api".into(),
+                Some("SwaggerModule.setup".into()),
+                3
+            )]
         );
     }
 
