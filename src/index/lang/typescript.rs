@@ -2334,6 +2334,18 @@ impl<'t> Ex<'t, '_, '_> {
                     return self.http_call(p, Some(verb), false, true);
                 }
                 (2, "axios", "request") => return self.http_call(p, None, true, true),
+                // An HTTP library imported under another name (OpenAPI Generator's
+                // `import localVarRequest from 'request'`).
+                (1, name, _)
+                    if self.facts.imports.iter().any(|i| {
+                        matches!(
+                            i.module.as_str(),
+                            "axios" | "got" | "ky" | "superagent" | "request" | "needle"
+                        ) && (i.alias.as_deref() == Some(name) || i.names.iter().any(|n| n == name))
+                    }) =>
+                {
+                    return self.http_call(p, None, true, true);
+                }
                 // Nest's `SwaggerModule.setup('api', app, doc)` serves the API docs at `/api`.
                 (2, "SwaggerModule", "setup") => {
                     if let Some(&(a, e)) = self.t.args(p).first()
@@ -2473,8 +2485,22 @@ impl<'t> Ex<'t, '_, '_> {
         let Some(&(a, e)) = args.first() else {
             return;
         };
+        // The options object inline, or held in a variable (`request(localVarRequestOptions,
+        // cb)` with `const localVarRequestOptions = { method: 'POST', uri: … }`).
+        let a = match t.ident(a) {
+            Some(name) if config && e == a + 1 => self
+                .asg
+                .last(name, a)
+                .map(|x| x.rhs.0)
+                .filter(|&o| t.is(o, "{"))
+                .unwrap_or(a),
+            _ => a,
+        };
         let (path, method) = if config && t.is(a, "{") {
-            let Some(u) = self.object_value(a, "url") else {
+            let Some(u) = self
+                .object_value(a, "url")
+                .or_else(|| self.object_value(a, "uri"))
+            else {
                 return;
             };
             let end = t.close(a).unwrap_or(t.len());
