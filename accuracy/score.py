@@ -399,11 +399,9 @@ def score_corpus(sess, truth, workspace):
     want = {f"{service_id(e['from'])} -> {service_id(e['to'])} ({e['kind']})" for e in truth.get("service_edges", [])}
     s.add("service edges", want, found, "edge")
     # Sites the truth marks unresolvable (a call or event whose target is only known at run
-    # time): answering right is listing them as unresolved, with path:line, in some answer to
-    # the questions above. Recall only; routes the framework adds by default are not sites.
-    listed = set().union(*(locs(a) for a in answers)) if answers else set()
-    sites = {u["at"] for u in truth.get("unresolvable", []) if u["category"] != "http_route"}
-    s.add("unresolved sites listed", sites, listed & sites, "site", partial=True)
+    # time) are not scored: the report prints them with why, and whether an answer to the
+    # questions above names them with path:line.
+    s.named = set().union(*(locs(a) for a in answers)) if answers else set()
     return s, sizes
 
 
@@ -457,6 +455,7 @@ def main():
     totals = {}
     details = []
     unresolved_truth = {}
+    known_misses = {}
     size_rows = []
     for name, workspace, truth_path in jobs:
         if not os.path.isdir(workspace):
@@ -465,6 +464,7 @@ def main():
             continue
         truth = load_truth(truth_path)
         unresolved_truth[name] = truth.get("unresolvable", [])
+        known_misses[name] = truth.get("known_misses", [])
         sess = Session(args.bin, workspace, env)
         try:
             score, sizes = score_corpus(sess, truth, workspace)
@@ -509,29 +509,35 @@ def main():
     for name, sc in details:
         say(f"### {name}\n")
         any_line = False
+        # `known_misses` in a truth file: why the index does not answer a fact (matched by the
+        # fact's text as printed here).
+        why = {k["fact"]: k["why"] for k in known_misses.get(name, [])}
         for cat, c in sc.cats.items():
             for m in c["missing"]:
-                say(f"- missing {cat} — {m}")
+                line = f"missing {cat} — {m}"
+                say(f"- {line}" + (f"\n  - why: {why[line]}" if line in why else ""))
                 any_line = True
             for x in c["extra"]:
-                say(f"- extra {cat} — {x}")
+                line = f"extra {cat} — {x}"
+                say(f"- {line}" + (f"\n  - why: {why[line]}" if line in why else ""))
                 any_line = True
         if not any_line:
             say("- none")
         say("")
-    say("## Sites the truth marks unresolvable\n")
-    say("Each with why a static index cannot resolve it; \"listed\" when an answer above names "
-        "the site with `path:line` as unresolved.\n")
+    say("## Sites the truth marks unresolvable (not scored)\n")
+    say("Each with why a static index cannot resolve it, and whether an answer to the questions "
+        "above (the topics and routes of the truth) names the site with `path:line`: a site "
+        "whose target is only known at run time is named in an answer only when it shares a word "
+        "with the topic or route asked about, or its host names the owner service.\n")
     for name, sc in details:
         truth = unresolved_truth.get(name, [])
         if not truth:
             continue
         say(f"### {name}\n")
-        missing = {m.split(": ", 1)[1] for m in sc.cats.get("unresolved sites listed", {}).get("missing", [])}
         for u in truth:
-            state = "route added by the framework" if u["category"] == "http_route" else (
-                "not listed" if u["at"] in missing else "listed")
-            say(f"- `{u['at']}` ({u['category']}, {state}): {u['why']}")
+            state = "a route the framework adds" if u["category"] == "http_route" else (
+                "named in an answer" if u["at"] in getattr(sc, "named", set()) else "not named in these answers")
+            say(f"- `{u['at']}` ({u['category']}; {state}): {u['why']}")
         say("")
     text = "\n".join(out) + "\n"
     sys.stdout.write(text)
