@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use super::facts::{EventRole, GrpcFact, HttpFact, SymbolKind};
+use super::facts::{EventRole, GrpcFact, HttpFact, Part, SymbolKind};
 use super::resolve::{HoleKind, Resolved, Resolver, Seg};
 use super::snapshot::FileEntry;
 
@@ -691,6 +691,27 @@ impl Graph {
             .map(|r| route_segments(&r.path))
             .collect();
         let service_names: Vec<String> = roots.iter().map(|r| service_name(r)).collect();
+        // The requests generated clients make, by `Class.method()` of the method they are in:
+        // a call of that method elsewhere is that request (`this.ordersApi.createOrder(…)`).
+        let mut client_methods: HashMap<String, Vec<(u32, &HttpFact)>> = HashMap::new();
+        for (fi, f) in files.iter().enumerate().filter(|(_, f)| f.generated) {
+            for h in &f.facts().http {
+                let HttpFact::Call { line, .. } = h else {
+                    continue;
+                };
+                let inner = f
+                    .symbols()
+                    .iter()
+                    .filter(|s| s.line <= *line && *line <= s.end_line)
+                    .max_by_key(|s| s.line);
+                if let Some(s) = inner
+                    && let Some(class) = f.container(s)
+                {
+                    let key = format!("{class}.{}()", f.name(s));
+                    client_methods.entry(key).or_default().push((fi as u32, h));
+                }
+            }
+        }
         for (fi, f) in files.iter().enumerate() {
             for h in &f.facts().http {
                 let HttpFact::Call { method, url, line } = h else {
@@ -700,7 +721,19 @@ impl Graph {
                     file: fi as u32,
                     line: *line,
                 };
-                let resolved = resolver.resolve(fi as u32, url);
+                // A method call that may be a generated client's request: the request when
+                // one generated method of that name makes exactly one, else not a request.
+                let (method, resolved) = match url.parts.as_slice() {
+                    [Part::Ref { name, .. }] if name.ends_with("()") => {
+                        match client_methods.get(name).map(Vec::as_slice) {
+                            Some([(gf, HttpFact::Call { method, url, .. })]) => {
+                                (method, resolver.resolve(*gf, url))
+                            }
+                            _ => continue,
+                        }
+                    }
+                    _ => (method, resolver.resolve(fi as u32, url)),
+                };
                 let shape = url_shape(&resolved);
                 let to_root = shape
                     .host_hints
@@ -1612,5 +1645,33 @@ mod tests {
             snap.graph.unresolved_calls[0].method.as_deref(),
             Some("POST")
         );
+        // A hand-written call of the generated method is that request, from its own site;
+        // other methods of the instance are no requests at all (nothing unresolved either).
+        let user = "import { OrdersApi } from '../clients/orders/api';\nexport class HttpOrdersService {\n  private ordersApi: OrdersApi;\n  constructor(endpoint: string) {\n    this.ordersApi = new OrdersApi(endpoint);\n  }\n  create(c: Checkout) {\n    this.ordersApi.setDefaultAuthentication(auth);\n    return this.ordersApi\n      .createOrder({ items: c.items })\n      .then((v) => v.body);\n  }\n}\n";
+        let snap = Snapshot::from_facts(vec![
+            (
+                "checkout",
+                "src/clients/orders/api/ordersApi.ts",
+                crate::index::lang::extract(Language::TypeScript, "ordersApi.ts", api),
+            ),
+            (
+                "checkout",
+                "src/orders/HttpOrdersService.ts",
+                crate::index::lang::extract(Language::TypeScript, "HttpOrdersService.ts", user),
+            ),
+            (
+                "orders",
+                "server.js",
+                crate::index::lang::extract(Language::JavaScript, "server.js", route),
+            ),
+        ]);
+        let calls: Vec<(&str, u32)> = snap
+            .graph
+            .route_calls
+            .iter()
+            .map(|rc| (&*snap.files[rc.at.file as usize].path, rc.at.line))
+            .collect();
+        assert_eq!(calls, vec![("src/orders/HttpOrdersService.ts", 10)]);
+        assert_eq!(snap.graph.unresolved_calls.len(), 1);
     }
 }

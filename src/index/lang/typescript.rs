@@ -443,6 +443,9 @@ enum Bind {
     Http,
     /// A router, with the prefix it is mounted or created with.
     Router(String),
+    /// An instance of a class imported from the workspace (`new OrdersApi(base)`): its method
+    /// calls may be a generated client's requests, which the graph looks up.
+    Instance(String),
 }
 
 /// Methods of a gRPC client object that are not RPCs.
@@ -1280,6 +1283,16 @@ impl<'t> Ex<'t, '_, '_> {
             if let Some(v) = var {
                 self.bind.insert(v, Bind::Grpc(svc));
             }
+        } else if let (Some(v), [class]) = (var, segs.as_slice())
+            && self
+                .facts
+                .imports
+                .iter()
+                .any(|imp| imp.module.starts_with('.') && imp.names.iter().any(|n| n == class))
+        {
+            self.bind
+                .entry(v)
+                .or_insert(Bind::Instance(class.to_string()));
         }
     }
 
@@ -2387,6 +2400,17 @@ impl<'t> Ex<'t, '_, '_> {
                 Some(Bind::Nest(via)) if matches!(last, "emit" | "send") => {
                     let via = *via;
                     return self.nest_emit(p, via);
+                }
+                // `this.ordersApi.createOrder(…)`: an HTTP call when `OrdersApi.createOrder` is
+                // a generated client's method that makes one (the graph decides).
+                Some(Bind::Instance(class)) if !c.after_call => {
+                    let line = self.line(p);
+                    self.facts.http.push(HttpFact::Call {
+                        method: None,
+                        url: Value::reference(format!("{class}.{last}()")),
+                        line,
+                    });
+                    return;
                 }
                 _ => {}
             }
