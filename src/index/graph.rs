@@ -948,10 +948,21 @@ enum RouteSeg {
 }
 
 fn route_segments(template: &str) -> Vec<RouteSeg> {
-    template
-        .split(['?', '#'])
-        .next()
-        .unwrap_or("")
+    // The query or fragment starts at a `?`/`#` outside braces: `{brandId?}` (an optional
+    // ASP.NET parameter) is a segment.
+    let mut depth = 0i32;
+    let end = template
+        .char_indices()
+        .find(|&(_, c)| {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                _ => {}
+            }
+            depth <= 0 && matches!(c, '?' | '#')
+        })
+        .map_or(template.len(), |(i, _)| i);
+    template[..end]
         .split('/')
         .filter(|s| !s.is_empty())
         .map(|s| {
@@ -1308,6 +1319,11 @@ mod tests {
 
     #[test]
     fn path_templates_match_literals() {
+        // An optional ASP.NET parameter is a parameter, not the start of a query string.
+        let t = route_segments("/api/catalog/items/type/{typeId}/brand/{brandId?}");
+        assert_eq!((t.len(), &t[6]), (7, &RouteSeg::Param));
+        let t = route_segments("/items/all/brand/{brandId:int?}?x=1");
+        assert_eq!((t.len(), &t[3]), (4, &RouteSeg::Param));
         assert!(path_matches("/orders/", "/orders/{id}"));
         assert!(path_matches("/orders/42", "/orders/:id"));
         assert!(path_matches("http://orders:8080/orders/", "/orders/{id}"));
@@ -1673,5 +1689,29 @@ mod tests {
             .collect();
         assert_eq!(calls, vec![("src/orders/HttpOrdersService.ts", 10)]);
         assert_eq!(snap.graph.unresolved_calls.len(), 1);
+    }
+
+    #[test]
+    fn handlers_are_found_on_every_class_registered_as_the_server() {
+        use crate::index::facts::Language;
+        use crate::index::snapshot::Snapshot;
+        let proto = "syntax = \"proto3\";\npackage shop;\nservice Offers {\n  rpc GetOffers(Req) returns (Res);\n}\n";
+        let py = "import grpc\nimport offers_pb2_grpc\n\nclass RealOffers(offers_pb2_grpc.OffersServicer):\n    def GetOffers(self, request, context):\n        return None\n\nclass DummyOffers(offers_pb2_grpc.OffersServicer):\n    def GetOffers(self, request, context):\n        return None\n\ndef serve(dummy):\n    server = grpc.server(None)\n    if dummy:\n        offers_pb2_grpc.add_OffersServicer_to_server(DummyOffers(), server)\n    else:\n        offers_pb2_grpc.add_OffersServicer_to_server(RealOffers(), server)\n";
+        let snap = Snapshot::from_facts(vec![
+            (
+                "offers",
+                "offers.proto",
+                crate::index::lang::extract(Language::Protobuf, "offers.proto", proto),
+            ),
+            (
+                "offers",
+                "server.py",
+                crate::index::lang::extract(Language::Python, "server.py", py),
+            ),
+        ]);
+        let mut lines: Vec<u32> = snap.graph.handlers.iter().map(|h| h.at.line).collect();
+        lines.sort();
+        lines.dedup();
+        assert_eq!(lines, vec![5, 9]);
     }
 }

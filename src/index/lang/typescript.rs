@@ -56,6 +56,7 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     ex.declarations();
     ex.uses();
     let mut facts = ex.facts;
+    next_routes(path, &toks, &mut facts);
     asg.export(&toks, &ExprRules::JS, &mut facts);
     crate::order::sort_by_key(&mut facts.symbols, |s| s.line);
     crate::order::sort_by_key(&mut facts.bindings, |c| c.line);
@@ -65,6 +66,76 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
         HttpFact::Route { line, .. } | HttpFact::Call { line, .. } => *line,
     });
     facts
+}
+
+/// Next.js file-system routes: `pages/api/orders/[id].ts` serves `/api/orders/[id]` (its
+/// methods from `req.method === 'POST'` and `case 'POST':` branches, else ANY), and
+/// `app/orders/[id]/route.ts` serves `/orders/[id]` for each exported `GET`, `POST`, ….
+fn next_routes(path: &str, t: &Tokens, facts: &mut FileFacts) {
+    const METHODS: [&str; 7] = ["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"];
+    let stem = path.rsplit_once('.').map_or(path, |(s, _)| s);
+    let segs: Vec<&str> = stem.split('/').collect();
+    let join = |parts: &[&str]| {
+        let kept: Vec<&str> = parts
+            .iter()
+            .copied()
+            .filter(|p| !(p.starts_with('@') || p.starts_with('(') && p.ends_with(')')))
+            .collect();
+        format!("/{}", kept.join("/"))
+    };
+    if segs.last() == Some(&"route")
+        && let Some(i) = segs.iter().rposition(|s| *s == "app")
+    {
+        let route = join(&segs[i + 1..segs.len() - 1]);
+        for s in &facts.symbols {
+            if s.container.is_none() && METHODS.contains(&s.name.as_str()) {
+                facts.http.push(HttpFact::Route {
+                    method: s.name.clone(),
+                    path: route.clone(),
+                    handler: Some(s.name.clone()),
+                    line: s.line,
+                });
+            }
+        }
+    } else if let Some(i) = segs.windows(2).position(|w| w == ["pages", "api"]) {
+        let mut rest = &segs[i + 1..];
+        if rest.len() > 1 && rest.last() == Some(&"index") {
+            rest = &rest[..rest.len() - 1];
+        }
+        let route = join(rest);
+        let mut methods: Vec<String> = Vec::new();
+        let mut line = None;
+        for k in 0..t.len() {
+            if t.kw(k, "export") && t.kw(k + 1, "default") && line.is_none() {
+                line = Some(t.line(k));
+            }
+            let mut j = k + 1;
+            if t.ident(k) == Some("method") {
+                while t.is(j, "=") || t.is(j, "==") || t.is(j, "===") {
+                    j += 1;
+                }
+            } else if !t.kw(k, "case") {
+                continue;
+            }
+            if (j > k + 1 || t.kw(k, "case"))
+                && let Some(v) = t.str_value(j).filter(|v| METHODS.contains(&v.as_ref()))
+                && !methods.iter().any(|m| *m == v)
+            {
+                methods.push(v.into_owned());
+            }
+        }
+        if methods.is_empty() {
+            methods.push("ANY".into());
+        }
+        for method in methods {
+            facts.http.push(HttpFact::Route {
+                method,
+                path: route.clone(),
+                handler: None,
+                line: line.unwrap_or(1),
+            });
+        }
+    }
 }
 
 fn grpc_line(g: &GrpcFact) -> u32 {
@@ -3603,6 +3674,39 @@ emitter.publish('not.amqp', x);
                 (EventRole::Consumer, "orders".to_string(), 5),
             ]
         );
+    }
+
+    #[test]
+    fn next_js_file_system_routes() {
+        let pages = "export default async function handler(req, res) {\n  if (req.method === 'POST') {\n    return create(req, res);\n  }\n  switch (req.method) {\n    case 'GET':\n      return list(req, res);\n  }\n}\n";
+        let f = extract("web/pages/api/orders/[id].ts", pages);
+        assert_eq!(
+            routes(&f),
+            vec![
+                ("POST".into(), "/api/orders/[id]".into(), None, 1),
+                ("GET".into(), "/api/orders/[id]".into(), None, 1),
+            ]
+        );
+        let f = extract(
+            "web/pages/api/health/index.js",
+            "export default (req, res) => res.end('ok');\n",
+        );
+        assert_eq!(
+            routes(&f),
+            vec![("ANY".into(), "/api/health".into(), None, 1)]
+        );
+        let app = "import { NextResponse } from 'next/server';\nexport async function GET(request: Request) {\n  return NextResponse.json([]);\n}\nexport async function POST(request: Request) {\n  return NextResponse.json({});\n}\nfunction helper() {}\n";
+        let f = extract("web/src/app/(shop)/orders/[id]/route.ts", app);
+        assert_eq!(
+            routes(&f),
+            vec![
+                ("GET".into(), "/orders/[id]".into(), Some("GET".into()), 2),
+                ("POST".into(), "/orders/[id]".into(), Some("POST".into()), 5),
+            ]
+        );
+        // Not a route file: a page, and an `api` folder outside `pages`.
+        assert!(routes(&extract("web/src/app/orders/page.tsx", app)).is_empty());
+        assert!(routes(&extract("web/src/api/orders.ts", pages)).is_empty());
     }
 
     #[test]
