@@ -1626,6 +1626,14 @@ mod tests {
             .is_empty()
         );
         assert!(ctor_base_reaches(vec![("shipping", "CartHelper.java", helper)]).is_empty());
+        // What a construction passes is kept only when it may be a base: not a message.
+        let f = crate::index::lang::extract(
+            crate::index::facts::Language::TypeScript,
+            "a.ts",
+            "throw new Error('boom');\nconst c = new CartClient(BASE, 'http://cart/');\n",
+        );
+        let names: Vec<&str> = f.bindings.iter().map(|b| b.name.as_str()).collect();
+        assert_eq!(names, vec!["new CartClient#0", "new CartClient#1"]);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! recognisers ask which variable holds a client, and its top-level and class-level entries
 //! become the file's [`Binding`]s, which the graph resolves names of other files against.
 
+use super::common::looks_like_http_path;
 use super::tokens::Tokens;
 use super::value::{ExprRules, Scope, eval};
 use crate::index::facts::{Binding, FileFacts, Part};
@@ -354,9 +355,16 @@ impl Assignments {
         // What each `new Class(args)` passes, for constructors that keep an argument.
         for (class, open) in &self.news {
             for (i, &(a, b)) in t.args(*open).iter().enumerate().take(8) {
-                // A base or a name kept whole: a value with run-time parts is no base.
+                // A base or a name kept whole: a value with run-time parts is no base, and a
+                // plain literal is kept only when it is a URL or path (`new Error("…")` is
+                // everywhere and never one).
                 let value = eval(t, (a, b), rules, self);
-                if !value.parts.iter().any(|p| matches!(p, Part::Dynamic)) {
+                let useful = value.parts.iter().all(|p| !matches!(p, Part::Dynamic))
+                    && value.parts.iter().any(|p| match p {
+                        Part::Lit(s) => s.contains("://") || looks_like_http_path(s),
+                        _ => true,
+                    });
+                if useful {
                     facts.bindings.push(Binding {
                         name: ctor_arg_name(class, i),
                         value,
