@@ -101,11 +101,15 @@ def locs(text):
 # ---------------------------------------------------------------------------------------------
 
 def parse_search(text):
-    """smart_search hits: (kind, name, at)."""
+    """smart_search hits: (kind, name, at), without the ones marked generated code (the truth
+    leaves generated code out of every list)."""
     hits = []
     lines = text.splitlines()
+    generated = False
     for i, line in enumerate(lines):
         if line.startswith("Also in this file:"):
+            if generated:
+                continue
             for kind, name, p, n in re.findall(r"(\w+) `([^`]+)` `([^`]+):(\d+)`", line):
                 hits.append((kind, name, f"{p}:{n}"))
             continue
@@ -114,8 +118,9 @@ def parse_search(text):
             continue
         at = f"{m.group(1)}:{m.group(2)}"
         nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        generated = nxt.endswith("— generated code")
         k = re.match(r"(\w+) `([^`]+)`", nxt)
-        if k:
+        if k and not generated:
             hits.append((k.group(1), k.group(2), at))
     return hits
 
@@ -230,7 +235,12 @@ def adapt_example(t):
         out["declarations"].append({"name": d["name"], "kind": d["kind"], "at": f"{d['path']}:{d['line']}",
                                     "partial": True})
     for dep in t["dependents"]:
-        out["dependents"].append({"target": dep["target"],
+        # Targets there are described ("dir (barrel index.ts)", "a.ts and b.ts (…)"): ask for
+        # the path itself, and for each file named.
+        target = dep["target"].split(" (")[0]
+        first, _, second = target.partition(" and ")
+        targets = [first] + ([first.rsplit("/", 1)[0] + "/" + second] if second else [])
+        out["dependents"].append({"target": dep["target"], "targets": targets,
                                   "importers": [f"{i['path']}:{i['line']}" for i in dep["importers"]],
                                   "partial": True})
     for g in t["grpc"]:
@@ -282,6 +292,7 @@ def service_id(r):
 def score_corpus(sess, truth, workspace):
     s = Score()
     sizes = []
+    answers = []  # every analyze_grpc / analyze_impact answer, for the unresolved sites
     # services
     status = sess.tool("index_status", {})
     roots = {norm_root(r) for r in parse_roots(status)} - {"."}
@@ -302,8 +313,12 @@ def score_corpus(sess, truth, workspace):
               partial=any(d.get("partial") for d in decls))
     # dependents
     for dep in truth.get("dependents", []):
-        text = sess.tool("find_dependents", {"target": dep["target"], "granularity": "file", "limit": 200})
-        found = {at for at in locs(text) if not is_test(at.rsplit(":", 1)[0])}
+        found = set()
+        for target in dep.get("targets", [dep["target"]]):
+            text = sess.tool("find_dependents", {"target": target, "granularity": "file", "limit": 200})
+            # Rows in generated code are marked so; the truth leaves generated code out.
+            found |= {at for line in text.splitlines() if not line.endswith("— generated code")
+                      for at in locs(line) if not is_test(at.rsplit(":", 1)[0])}
         # Only importer rows: the rejected-file notes carry no line numbers.
         expected = {at for at in dep["importers"] if not is_test(at.rsplit(":", 1)[0])}
         s.add("dependents", expected, found, dep["target"], partial=dep.get("partial", False))
@@ -312,6 +327,7 @@ def score_corpus(sess, truth, workspace):
         target = g.get("fqn") or g["service"]
         text = sess.tool("analyze_grpc", {"target": target})
         sizes.append(("analyze_grpc", g["service"], len(text.encode())))
+        answers.append(text)
         got = parse_grpc(text)
         s.add("grpc servers", set(g.get("servers", [])), got["servers"], g["service"])
         s.add("grpc clients", set(g.get("clients", [])), got["clients"], g["service"])
@@ -323,6 +339,7 @@ def score_corpus(sess, truth, workspace):
     for tp in truth.get("topics", []):
         text = sess.tool("analyze_impact", {"target": tp["name"], "limit": 200})
         sizes.append(("analyze_impact", tp["name"], len(text.encode())))
+        answers.append(text)
         rows = parse_impact(text)
         prod = {at for role, at in rows if role == "producer" and not is_test(at.rsplit(":", 1)[0])}
         cons = {at for role, at in rows if role == "consumer" and not is_test(at.rsplit(":", 1)[0])}
@@ -355,6 +372,7 @@ def score_corpus(sess, truth, workspace):
         by_target.setdefault(target, set()).update(c["at"] for c in r.get("callers", []))
     for target, expected in by_target.items():
         text = sess.tool("analyze_impact", {"target": target, "limit": 200})
+        answers.append(text)
         rows = parse_impact(text)
         callers = {at for role, at in rows if role == "caller" and not is_test(at.rsplit(":", 1)[0])}
         s.add("route callers", expected, callers, target)
@@ -380,6 +398,10 @@ def score_corpus(sess, truth, workspace):
                         found.add(f"{p} -> {c} (event)")
     want = {f"{service_id(e['from'])} -> {service_id(e['to'])} ({e['kind']})" for e in truth.get("service_edges", [])}
     s.add("service edges", want, found, "edge")
+    # Sites the truth marks unresolvable (a call or event whose target is only known at run
+    # time) are not scored: the report prints them with why, and whether an answer to the
+    # questions above names them with path:line.
+    s.named = set().union(*(locs(a) for a in answers)) if answers else set()
     return s, sizes
 
 
@@ -432,6 +454,8 @@ def main():
         "samples, scored for recall only)\n")
     totals = {}
     details = []
+    unresolved_truth = {}
+    known_misses = {}
     size_rows = []
     for name, workspace, truth_path in jobs:
         if not os.path.isdir(workspace):
@@ -439,6 +463,8 @@ def main():
                 f"`--corpora`; the practice corpora live in `../shared/corpora/` beside the project).")
             continue
         truth = load_truth(truth_path)
+        unresolved_truth[name] = truth.get("unresolvable", [])
+        known_misses[name] = truth.get("known_misses", [])
         sess = Session(args.bin, workspace, env)
         try:
             score, sizes = score_corpus(sess, truth, workspace)
@@ -483,15 +509,35 @@ def main():
     for name, sc in details:
         say(f"### {name}\n")
         any_line = False
+        # `known_misses` in a truth file: why the index does not answer a fact (matched by the
+        # fact's text as printed here).
+        why = {k["fact"]: k["why"] for k in known_misses.get(name, [])}
         for cat, c in sc.cats.items():
             for m in c["missing"]:
-                say(f"- missing {cat} — {m}")
+                line = f"missing {cat} — {m}"
+                say(f"- {line}" + (f"\n  - why: {why[line]}" if line in why else ""))
                 any_line = True
             for x in c["extra"]:
-                say(f"- extra {cat} — {x}")
+                line = f"extra {cat} — {x}"
+                say(f"- {line}" + (f"\n  - why: {why[line]}" if line in why else ""))
                 any_line = True
         if not any_line:
             say("- none")
+        say("")
+    say("## Sites the truth marks unresolvable (not scored)\n")
+    say("Each with why a static index cannot resolve it, and whether an answer to the questions "
+        "above (the topics and routes of the truth) names the site with `path:line`: a site "
+        "whose target is only known at run time is named in an answer only when it shares a word "
+        "with the topic or route asked about, or its host names the owner service.\n")
+    for name, sc in details:
+        truth = unresolved_truth.get(name, [])
+        if not truth:
+            continue
+        say(f"### {name}\n")
+        for u in truth:
+            state = "a route the framework adds" if u["category"] == "http_route" else (
+                "named in an answer" if u["at"] in getattr(sc, "named", set()) else "not named in these answers")
+            say(f"- `{u['at']}` ({u['category']}; {state}): {u['why']}")
         say("")
     text = "\n".join(out) + "\n"
     sys.stdout.write(text)

@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use super::facts::{EventRole, GrpcFact, HttpFact, SymbolKind};
+use super::facts::{EventRole, GrpcFact, HttpFact, Part, SymbolKind};
 use super::resolve::{HoleKind, Resolved, Resolver, Seg};
 use super::snapshot::FileEntry;
 
@@ -691,10 +691,28 @@ impl Graph {
             .map(|r| route_segments(&r.path))
             .collect();
         let service_names: Vec<String> = roots.iter().map(|r| service_name(r)).collect();
-        for (fi, f) in files.iter().enumerate() {
-            if f.generated {
-                continue;
+        // The requests generated clients make, by `Class.method()` of the method they are in:
+        // a call of that method elsewhere is that request (`this.ordersApi.createOrder(…)`).
+        let mut client_methods: HashMap<String, Vec<(u32, &HttpFact)>> = HashMap::new();
+        for (fi, f) in files.iter().enumerate().filter(|(_, f)| f.generated) {
+            for h in &f.facts().http {
+                let HttpFact::Call { line, .. } = h else {
+                    continue;
+                };
+                let inner = f
+                    .symbols()
+                    .iter()
+                    .filter(|s| s.line <= *line && *line <= s.end_line)
+                    .max_by_key(|s| s.line);
+                if let Some(s) = inner
+                    && let Some(class) = f.container(s)
+                {
+                    let key = format!("{class}.{}()", f.name(s));
+                    client_methods.entry(key).or_default().push((fi as u32, h));
+                }
             }
+        }
+        for (fi, f) in files.iter().enumerate() {
             for h in &f.facts().http {
                 let HttpFact::Call { method, url, line } = h else {
                     continue;
@@ -703,7 +721,19 @@ impl Graph {
                     file: fi as u32,
                     line: *line,
                 };
-                let resolved = resolver.resolve(fi as u32, url);
+                // A method call that may be a generated client's request: the request when
+                // one generated method of that name makes exactly one, else not a request.
+                let (method, resolved) = match url.parts.as_slice() {
+                    [Part::Ref { name, .. }] if name.ends_with("()") => {
+                        match client_methods.get(name).map(Vec::as_slice) {
+                            Some([(gf, HttpFact::Call { method, url, .. })]) => {
+                                (method, resolver.resolve(*gf, url))
+                            }
+                            _ => continue,
+                        }
+                    }
+                    _ => (method, resolver.resolve(fi as u32, url)),
+                };
                 let shape = url_shape(&resolved);
                 let to_root = shape
                     .host_hints
@@ -715,6 +745,9 @@ impl Graph {
                     .as_ref()
                     .filter(|p| p.iter().any(Option::is_some))
                 else {
+                    if f.generated {
+                        continue;
+                    }
                     let why = if shape.path.is_some() {
                         "the path is built at run time".to_string()
                     } else {
@@ -781,6 +814,29 @@ impl Graph {
                         matches = narrowed;
                     }
                 }
+                if matches.is_empty() && f.generated {
+                    continue;
+                }
+                // A generated client (OpenAPI Generator) requests the route for whoever calls
+                // its method: listed with the method, whose callers are the real call sites.
+                if f.generated {
+                    let method_name = f
+                        .symbols()
+                        .iter()
+                        .filter(|s| s.line <= *line && *line <= s.end_line)
+                        .max_by_key(|s| s.line)
+                        .map_or("?", |s| f.name(s));
+                    self.unresolved_calls.push(UnresolvedCall {
+                        at,
+                        method: method.clone(),
+                        url: shown,
+                        why: format!(
+                            "made inside generated client method `{method_name}`: the real call sites are the calls of that method"
+                        ),
+                        to_root: Some(files[self.routes[matches[0] as usize].at.file as usize].root),
+                    });
+                    continue;
+                }
                 if matches.is_empty() {
                     self.unresolved_calls.push(UnresolvedCall {
                         at,
@@ -815,7 +871,8 @@ impl Graph {
     }
 
     /// The routes an HTTP call made in `caller` may reach, best `score` first and only those:
-    /// routes in code (not specs), outside the calling file, whose method fits (`ANY` fits
+    /// routes in code (not specs), outside the calling file, in test code only for a test
+    /// caller, whose method fits (`ANY` fits
     /// every one), in `root` when one is given. `score` rates route `r`'s template, `None`
     /// when the call's path cannot address it.
     fn best_routes(
@@ -829,8 +886,10 @@ impl Graph {
         let mut best = 0usize;
         let mut found: Vec<u32> = Vec::new();
         for (r, route) in self.routes.iter().enumerate() {
+            // A route registered by a test (a stub server) is reached only by tests.
             if route.from_spec
                 || route.at.file == caller
+                || (files[route.at.file as usize].is_test && !files[caller as usize].is_test)
                 || root.is_some_and(|root| files[route.at.file as usize].root != root)
             {
                 continue;
@@ -889,10 +948,21 @@ enum RouteSeg {
 }
 
 fn route_segments(template: &str) -> Vec<RouteSeg> {
-    template
-        .split(['?', '#'])
-        .next()
-        .unwrap_or("")
+    // The query or fragment starts at a `?`/`#` outside braces: `{brandId?}` (an optional
+    // ASP.NET parameter) is a segment.
+    let mut depth = 0i32;
+    let end = template
+        .char_indices()
+        .find(|&(_, c)| {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                _ => {}
+            }
+            depth <= 0 && matches!(c, '?' | '#')
+        })
+        .map_or(template.len(), |(i, _)| i);
+    template[..end]
         .split('/')
         .filter(|s| !s.is_empty())
         .map(|s| {
@@ -1249,6 +1319,11 @@ mod tests {
 
     #[test]
     fn path_templates_match_literals() {
+        // An optional ASP.NET parameter is a parameter, not the start of a query string.
+        let t = route_segments("/api/catalog/items/type/{typeId}/brand/{brandId?}");
+        assert_eq!((t.len(), &t[6]), (7, &RouteSeg::Param));
+        let t = route_segments("/items/all/brand/{brandId:int?}?x=1");
+        assert_eq!((t.len(), &t[3]), (4, &RouteSeg::Param));
         assert!(path_matches("/orders/", "/orders/{id}"));
         assert!(path_matches("/orders/42", "/orders/:id"));
         assert!(path_matches("http://orders:8080/orders/", "/orders/{id}"));
@@ -1435,5 +1510,216 @@ mod tests {
             .map(|l| l.module.as_str())
             .collect();
         assert_eq!(links, vec!["acme.billing.Invoice"]);
+    }
+
+    #[test]
+    fn a_route_registered_by_a_test_is_reached_only_by_tests() {
+        use crate::index::facts::{FileFacts, HttpFact, Value};
+        use crate::index::snapshot::Snapshot;
+        let route = |path: &str| FileFacts {
+            http: vec![HttpFact::Route {
+                method: "GET".into(),
+                path: path.into(),
+                handler: None,
+                line: 5,
+            }],
+            ..FileFacts::default()
+        };
+        let call = FileFacts {
+            http: vec![HttpFact::Call {
+                method: Some("GET".into()),
+                url: Value::lit("http://ui:8080/catalog"),
+                line: 9,
+            }],
+            ..FileFacts::default()
+        };
+        let snap = Snapshot::from_facts(vec![
+            ("catalog", "test/main_test.go", route("/catalog")),
+            ("ui", "web/catalog.go", route("/catalog")),
+            ("loadgen", "run.go", call.clone()),
+            ("loadgen", "run_test.go", call),
+        ]);
+        let g = &snap.graph;
+        let mut reached: Vec<(&str, &str)> = g
+            .route_calls
+            .iter()
+            .map(|rc| {
+                (
+                    &*snap.files[rc.at.file as usize].path,
+                    &*snap.files[g.routes[rc.route as usize].at.file as usize].path,
+                )
+            })
+            .collect();
+        reached.sort();
+        // The test stub of another service is no target for the load generator's own code.
+        assert!(reached.contains(&("run.go", "web/catalog.go")));
+        assert!(!reached.contains(&("run.go", "test/main_test.go")));
+    }
+
+    /// Routes `POST /shipping/:id` (cart) and the URLs reaching it from `lang` sources.
+    fn ctor_base_reaches(files: Vec<(&str, &str, &str)>) -> Vec<(String, u32)> {
+        use crate::index::facts::Language;
+        use crate::index::snapshot::Snapshot;
+        let mut facts = vec![(
+            "cart",
+            "server.js",
+            crate::index::lang::extract(
+                Language::JavaScript,
+                "server.js",
+                "app.post('/shipping/:id', (req, res) => {});\n",
+            ),
+        )];
+        for (root, path, text) in files {
+            let lang = Language::of_path(path).unwrap();
+            facts.push((root, path, crate::index::lang::extract(lang, path, text)));
+        }
+        let snap = Snapshot::from_facts(facts);
+        snap.graph
+            .route_calls
+            .iter()
+            .map(|rc| (snap.files[rc.at.file as usize].path.to_string(), rc.at.line))
+            .collect()
+    }
+
+    #[test]
+    fn a_base_url_passed_to_a_constructor_in_another_file_resolves() {
+        // Java: the base is a field set from the constructor; `new CartHelper(CART_URL)` in
+        // another file of the package gives it.
+        let helper = "package shop;\nclass CartHelper {\n  private String baseUrl;\n  public CartHelper(String baseUrl) {\n    this.baseUrl = baseUrl;\n  }\n  String add(String id) {\n    HttpPost post = new HttpPost(baseUrl + id);\n    return client.execute(post).toString();\n  }\n}\n";
+        let controller = "package shop;\nclass Controller {\n  private static final String CART_URL = String.format(\"http://%s/shipping/\", getenv(\"CART_ENDPOINT\", \"cart\"));\n  void go(String id) {\n    CartHelper helper = new CartHelper(CART_URL);\n    helper.add(id);\n  }\n}\n";
+        assert_eq!(
+            ctor_base_reaches(vec![
+                ("shipping", "CartHelper.java", helper),
+                ("shipping", "Controller.java", controller),
+            ]),
+            vec![("CartHelper.java".to_string(), 9)]
+        );
+        // C#: the same through a primary field and `new`.
+        let client = "namespace Shop;\npublic class CartClient {\n  private readonly string _base;\n  public CartClient(string baseUrl) {\n    _base = baseUrl;\n  }\n  public Task Add(string id) => _http.PostAsync(_base + id, null);\n}\n";
+        let user = "namespace Shop;\npublic class Worker {\n  private readonly CartClient _c = new CartClient(\"http://cart/shipping/\");\n}\n";
+        assert_eq!(
+            ctor_base_reaches(vec![
+                ("shipping", "CartClient.cs", client),
+                ("shipping", "Worker.cs", user),
+            ]),
+            vec![("CartClient.cs".to_string(), 7)]
+        );
+        // TypeScript: `constructor(private base)` kept in `this.base`.
+        let ts = "export class CartClient {\n  private base: string;\n  constructor(base: string) {\n    this.base = base;\n  }\n  add(id: string) {\n    return axios.post(this.base + id);\n  }\n}\n";
+        let ts_user = "import { CartClient } from './cart-client';\nconst cart = new CartClient('http://cart/shipping/');\n";
+        assert_eq!(
+            ctor_base_reaches(vec![
+                ("shipping", "src/cart-client.ts", ts),
+                ("shipping", "src/main.ts", ts_user),
+            ]),
+            vec![("src/cart-client.ts".to_string(), 7)]
+        );
+        // Negative: two constructions with different bases leave it run-time (no match of
+        // every one-segment route), and so does a constructor nobody calls.
+        let other = "package shop;\nclass Other {\n  void go() { new CartHelper(\"http://cart/other/\"); }\n}\n";
+        assert!(
+            ctor_base_reaches(vec![
+                ("shipping", "CartHelper.java", helper),
+                ("shipping", "Controller.java", controller),
+                ("shipping", "Other.java", other),
+            ])
+            .is_empty()
+        );
+        assert!(ctor_base_reaches(vec![("shipping", "CartHelper.java", helper)]).is_empty());
+        // What a construction passes is kept only when it may be a base: not a message.
+        let f = crate::index::lang::extract(
+            crate::index::facts::Language::TypeScript,
+            "a.ts",
+            "throw new Error('boom');\nconst c = new CartClient(BASE, 'http://cart/');\n",
+        );
+        let names: Vec<&str> = f.bindings.iter().map(|b| b.name.as_str()).collect();
+        assert_eq!(names, vec!["new CartClient#0", "new CartClient#1"]);
+    }
+
+    #[test]
+    fn a_generated_clients_request_is_listed_with_its_method_not_as_a_caller() {
+        use crate::index::facts::Language;
+        use crate::index::snapshot::Snapshot;
+        let api = "/**\n * NOTE: This class is auto generated by OpenAPI Generator.\n * Do not edit the class manually.\n */\nimport localVarRequest from 'request';\nexport class OrdersApi {\n  public async createOrder(order: Order) {\n    const localVarPath = this.basePath + '/orders';\n    const localVarRequestOptions: localVarRequest.Options = {\n      method: 'POST',\n      uri: localVarPath,\n    };\n    return localVarRequest(localVarRequestOptions, (error, response, body) => {});\n  }\n}\n";
+        let route = "app.post('/orders', (req, res) => {});\n";
+        let snap = Snapshot::from_facts(vec![
+            (
+                "checkout",
+                "src/clients/orders/api/ordersApi.ts",
+                crate::index::lang::extract(Language::TypeScript, "ordersApi.ts", api),
+            ),
+            (
+                "orders",
+                "server.js",
+                crate::index::lang::extract(Language::JavaScript, "server.js", route),
+            ),
+        ]);
+        assert!(snap.files[0].generated);
+        assert!(snap.graph.route_calls.is_empty());
+        let listed: Vec<(u32, &str)> = snap
+            .graph
+            .unresolved_calls
+            .iter()
+            .map(|u| (u.at.line, u.why.as_str()))
+            .collect();
+        assert_eq!(listed.len(), 1, "{listed:?}");
+        assert_eq!(listed[0].0, 13);
+        assert!(listed[0].1.contains("`createOrder`"));
+        assert_eq!(
+            snap.graph.unresolved_calls[0].method.as_deref(),
+            Some("POST")
+        );
+        // A hand-written call of the generated method is that request, from its own site;
+        // other methods of the instance are no requests at all (nothing unresolved either).
+        let user = "import { OrdersApi } from '../clients/orders/api';\nexport class HttpOrdersService {\n  private ordersApi: OrdersApi;\n  constructor(endpoint: string) {\n    this.ordersApi = new OrdersApi(endpoint);\n  }\n  create(c: Checkout) {\n    this.ordersApi.setDefaultAuthentication(auth);\n    return this.ordersApi\n      .createOrder({ items: c.items })\n      .then((v) => v.body);\n  }\n}\n";
+        let snap = Snapshot::from_facts(vec![
+            (
+                "checkout",
+                "src/clients/orders/api/ordersApi.ts",
+                crate::index::lang::extract(Language::TypeScript, "ordersApi.ts", api),
+            ),
+            (
+                "checkout",
+                "src/orders/HttpOrdersService.ts",
+                crate::index::lang::extract(Language::TypeScript, "HttpOrdersService.ts", user),
+            ),
+            (
+                "orders",
+                "server.js",
+                crate::index::lang::extract(Language::JavaScript, "server.js", route),
+            ),
+        ]);
+        let calls: Vec<(&str, u32)> = snap
+            .graph
+            .route_calls
+            .iter()
+            .map(|rc| (&*snap.files[rc.at.file as usize].path, rc.at.line))
+            .collect();
+        assert_eq!(calls, vec![("src/orders/HttpOrdersService.ts", 10)]);
+        assert_eq!(snap.graph.unresolved_calls.len(), 1);
+    }
+
+    #[test]
+    fn handlers_are_found_on_every_class_registered_as_the_server() {
+        use crate::index::facts::Language;
+        use crate::index::snapshot::Snapshot;
+        let proto = "syntax = \"proto3\";\npackage shop;\nservice Offers {\n  rpc GetOffers(Req) returns (Res);\n}\n";
+        let py = "import grpc\nimport offers_pb2_grpc\n\nclass RealOffers(offers_pb2_grpc.OffersServicer):\n    def GetOffers(self, request, context):\n        return None\n\nclass DummyOffers(offers_pb2_grpc.OffersServicer):\n    def GetOffers(self, request, context):\n        return None\n\ndef serve(dummy):\n    server = grpc.server(None)\n    if dummy:\n        offers_pb2_grpc.add_OffersServicer_to_server(DummyOffers(), server)\n    else:\n        offers_pb2_grpc.add_OffersServicer_to_server(RealOffers(), server)\n";
+        let snap = Snapshot::from_facts(vec![
+            (
+                "offers",
+                "offers.proto",
+                crate::index::lang::extract(Language::Protobuf, "offers.proto", proto),
+            ),
+            (
+                "offers",
+                "server.py",
+                crate::index::lang::extract(Language::Python, "server.py", py),
+            ),
+        ]);
+        let mut lines: Vec<u32> = snap.graph.handlers.iter().map(|h| h.at.line).collect();
+        lines.sort();
+        lines.dedup();
+        assert_eq!(lines, vec![5, 9]);
     }
 }

@@ -245,7 +245,10 @@ impl<'a> Resolver<'a> {
                 }
                 Part::Ref { name, default } => {
                     if first {
-                        out.how = format!("constant {name}");
+                        out.how = match name.strip_prefix("new ").and_then(|n| n.split_once('#')) {
+                            Some((class, i)) => format!("argument #{i} of new {class}(…)"),
+                            None => format!("constant {name}"),
+                        };
                     }
                     match self.lookup(fi, name) {
                         Some((bf, bi, conf)) if depth < MAX_DEPTH => {
@@ -258,6 +261,11 @@ impl<'a> Resolver<'a> {
                         }
                         _ => match default {
                             Some(d) => out.segs.push(Seg::Lit(d.clone())),
+                            // A constructor argument no single `new Class(…)` gives: run-time.
+                            None if name.starts_with("new ") => out.segs.push(Seg::Hole {
+                                name: None,
+                                kind: HoleKind::Dynamic,
+                            }),
                             None => out.segs.push(Seg::Hole {
                                 name: Some(name.clone()),
                                 kind: HoleKind::Name,

@@ -797,6 +797,12 @@ fn render(
                     r.confidence
                 ),
             };
+            // Generated code (an SDK's own files importing each other) is named as such.
+            let row = if f.generated {
+                format!("{} — generated code\n", row.trim_end())
+            } else {
+                row
+            };
             if out.len() + row.len() > budget {
                 break 'outer;
             }

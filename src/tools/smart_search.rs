@@ -466,6 +466,9 @@ fn render(
         if let Some(c) = file.container(sym) {
             entry.push_str(&format!(" in {}", inline_code(c)));
         }
+        if file.generated {
+            entry.push_str(" — generated code");
+        }
         if moved {
             entry.push_str(" — the file changed since indexing; shown where the name is now");
         }

@@ -202,6 +202,30 @@ fn folded_links(snap: &Snapshot) -> (BTreeMap<(String, String, LinkKind), Fold>,
         !f.is_test && !f.generated
     };
     let evidence = |l: Loc| (snap.display_path(&snap.files[l.file as usize]), l.line);
+    // A call made in a library is made by the services that import the library (a Razor
+    // class library's HttpClient, a shared SDK): its edge starts at each of them, or at the
+    // library when no service imports it.
+    let mut users: HashMap<u16, Vec<String>> = HashMap::new();
+    for ie in &g.import_links {
+        let root = snap.files[ie.at.file as usize].root;
+        if usable(ie.at)
+            && snap.roots[root as usize].kind == crate::config::RootKind::Service
+            && snap.roots.get(ie.to_root as usize).map(|r| r.kind)
+                == Some(crate::config::RootKind::Library)
+        {
+            let u = users.entry(ie.to_root).or_default();
+            let name = group_of(snap, ie.at.file);
+            if !u.contains(&name) {
+                u.push(name);
+            }
+        }
+    }
+    let callers_of = |file: u32| -> Vec<String> {
+        users
+            .get(&snap.files[file as usize].root)
+            .cloned()
+            .unwrap_or_else(|| vec![group_of(snap, file)])
+    };
     // Owners of each contract: the groups of its handlers/servers, else of its definition.
     let mut owners: Vec<Vec<String>> = vec![Vec::new(); g.contracts.len()];
     for h in &g.handlers {
@@ -228,16 +252,17 @@ fn folded_links(snap: &Snapshot) -> (BTreeMap<(String, String, LinkKind), Fold>,
         }
         let contract = g.rpcs[call.rpc as usize].contract;
         calling.insert((call.at.file, contract));
-        let from = group_of(snap, call.at.file);
         if call.confidence == Confidence::Ambiguous && owners[contract as usize].len() > 1 {
             ambiguous += 1;
             continue;
         }
-        for to in &owners[contract as usize] {
-            if *to != from {
-                out.entry((from.clone(), to.clone(), LinkKind::Grpc))
-                    .or_default()
-                    .add(call.confidence, evidence(call.at));
+        for from in callers_of(call.at.file) {
+            for to in &owners[contract as usize] {
+                if *to != from {
+                    out.entry((from.clone(), to.clone(), LinkKind::Grpc))
+                        .or_default()
+                        .add(call.confidence, evidence(call.at));
+                }
             }
         }
     }
@@ -245,12 +270,13 @@ fn folded_links(snap: &Snapshot) -> (BTreeMap<(String, String, LinkKind), Fold>,
         if !usable(cl.at) || calling.contains(&(cl.at.file, cl.contract)) {
             continue;
         }
-        let from = group_of(snap, cl.at.file);
-        for to in &owners[cl.contract as usize] {
-            if *to != from {
-                out.entry((from.clone(), to.clone(), LinkKind::Grpc))
-                    .or_default()
-                    .add(cl.confidence.max(Confidence::Heuristic), evidence(cl.at));
+        for from in callers_of(cl.at.file) {
+            for to in &owners[cl.contract as usize] {
+                if *to != from {
+                    out.entry((from.clone(), to.clone(), LinkKind::Grpc))
+                        .or_default()
+                        .add(cl.confidence.max(Confidence::Heuristic), evidence(cl.at));
+                }
             }
         }
     }
@@ -272,12 +298,13 @@ fn folded_links(snap: &Snapshot) -> (BTreeMap<(String, String, LinkKind), Fold>,
         if !usable(rc.at) {
             continue;
         }
-        let from = group_of(snap, rc.at.file);
         let to = group_of(snap, g.routes[rc.route as usize].at.file);
-        if from != to {
-            out.entry((from, to, LinkKind::Http))
-                .or_default()
-                .add(rc.confidence, evidence(rc.at));
+        for from in callers_of(rc.at.file) {
+            if from != to {
+                out.entry((from, to.clone(), LinkKind::Http))
+                    .or_default()
+                    .add(rc.confidence, evidence(rc.at));
+            }
         }
     }
     for ie in &g.import_links {
@@ -1261,6 +1288,57 @@ mod tests {
             .find(|l| l.kind == LinkKind::Grpc)
             .unwrap();
         assert_eq!(gw.example, "services/gateway/src/app.js:4");
+    }
+
+    #[test]
+    fn a_call_made_in_a_library_starts_at_the_services_importing_it() {
+        let lib = FileFacts {
+            package: Some("Shop.Components.Services".into()),
+            http: vec![HttpFact::Call {
+                method: Some("GET".into()),
+                url: FactValue::lit("/api/catalog/items"),
+                line: 14,
+            }],
+            ..FileFacts::default()
+        };
+        let web = FileFacts {
+            package: Some("Shop.Web".into()),
+            imports: vec![Import {
+                module: "Shop.Components.Services".into(),
+                names: vec![],
+                alias: None,
+                line: 3,
+                reexport: false,
+            }],
+            ..FileFacts::default()
+        };
+        let api = FileFacts {
+            http: vec![HttpFact::Route {
+                method: "GET".into(),
+                path: "/api/catalog/items".into(),
+                handler: None,
+                line: 8,
+            }],
+            ..FileFacts::default()
+        };
+        let mut snap = Snapshot::from_facts(vec![
+            ("src/Components", "Services/CatalogService.cs", lib),
+            ("src/Web", "Program.cs", web),
+            ("src/Catalog", "Api.cs", api),
+        ]);
+        snap.roots[0].kind = crate::config::RootKind::Library;
+        let (links, _) = folded_links(&snap);
+        let http: Vec<(&str, &str)> = links
+            .keys()
+            .filter(|k| k.2 == LinkKind::Http)
+            .map(|k| (k.0.as_str(), k.1.as_str()))
+            .collect();
+        assert_eq!(http, vec![("src/Web", "src/Catalog")]);
+        let fold = &links[&("src/Web".into(), "src/Catalog".into(), LinkKind::Http)];
+        assert_eq!(
+            fold.example,
+            Some(("src/Components/Services/CatalogService.cs".into(), 14))
+        );
     }
 
     #[test]

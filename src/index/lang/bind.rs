@@ -5,9 +5,10 @@
 //! recognisers ask which variable holds a client, and its top-level and class-level entries
 //! become the file's [`Binding`]s, which the graph resolves names of other files against.
 
+use super::common::looks_like_http_path;
 use super::tokens::Tokens;
 use super::value::{ExprRules, Scope, eval};
-use crate::index::facts::{Binding, FileFacts};
+use crate::index::facts::{Binding, FileFacts, Part};
 
 /// How a language ends statements and declares names.
 #[derive(Debug, Clone, Copy)]
@@ -79,6 +80,17 @@ pub struct Assignments {
     params: std::collections::HashMap<String, Vec<(usize, usize)>>,
     /// Functions that return one expression: name → (parameter names, returned range).
     functions: std::collections::HashMap<String, (Vec<String>, (usize, usize))>,
+    /// Constructors: (body, class, parameter names), so a parameter stored in a field reads
+    /// as the argument of `new Class(…)` elsewhere ([`ctor_arg_name`]).
+    ctors: Vec<((usize, usize), String, Vec<String>)>,
+    /// `new Class(args)` sites: (class, open parenthesis).
+    news: Vec<(String, usize)>,
+}
+
+/// The name the graph resolves for argument `i` of class `class`'s constructor: each
+/// `new Class(arg)` binds it, the class's code references it.
+pub fn ctor_arg_name(class: &str, i: usize) -> String {
+    format!("new {class}#{i}")
 }
 
 const DECL_WORDS: &[&str] = &[
@@ -197,6 +209,15 @@ impl Assignments {
                                 names.push(p.to_string());
                             }
                         }
+                        // A constructor: named like its class, `constructor` (TS/JS) or
+                        // `__construct` (PHP), directly in the class body.
+                        if let Some(fname) = i.checked_sub(1).and_then(|k| t.ident(k))
+                            && let Some((_, Some(class))) = stack.last()
+                            && (fname == class || matches!(fname, "constructor" | "__construct"))
+                            && !names.is_empty()
+                        {
+                            out.ctors.push((body, class.clone(), names.clone()));
+                        }
                         if let Some(fname) = i.checked_sub(1).and_then(|k| t.ident(k))
                             && let Some(ret) = returned_expr(t, body, style)
                         {
@@ -207,6 +228,12 @@ impl Assignments {
                     }
                 }
                 _ => {}
+            }
+            if t.kw(i, "new")
+                && let Some(class) = t.ident(i + 1)
+                && t.is_punct(t.skip_angles(i + 2, n), b'(')
+            {
+                out.news.push((class.to_string(), t.skip_angles(i + 2, n)));
             }
             if is_assign_eq(t, i) {
                 let (block, top, container) = match stack.last() {
@@ -325,6 +352,27 @@ impl Assignments {
                 line: t.line(a.at),
             });
         }
+        // What each `new Class(args)` passes, for constructors that keep an argument.
+        for (class, open) in &self.news {
+            for (i, &(a, b)) in t.args(*open).iter().enumerate().take(8) {
+                // A base or a name kept whole: a value with run-time parts is no base, and a
+                // plain literal is kept only when it is a URL or path (`new Error("…")` is
+                // everywhere and never one).
+                let value = eval(t, (a, b), rules, self);
+                let useful = value.parts.iter().all(|p| !matches!(p, Part::Dynamic))
+                    && value.parts.iter().any(|p| match p {
+                        Part::Lit(s) => s.contains("://") || looks_like_http_path(s),
+                        _ => true,
+                    });
+                if useful {
+                    facts.bindings.push(Binding {
+                        name: ctor_arg_name(class, i),
+                        value,
+                        line: t.line(a),
+                    });
+                }
+            }
+        }
     }
 }
 
@@ -358,9 +406,32 @@ impl Scope for Assignments {
                         .get(&format!("{p}{name}"))
                         .and_then(|v| v.last())
                         .map(|&k| &self.list[k as usize])
+                        // `this.base = base`: the parameter on the right is not the member.
+                        .filter(|a| !(a.rhs.0 <= at && at < a.rhs.1))
                 })
             })
+            .or_else(|| {
+                // A field set in a constructor without `this.` (`_base = baseUrl;`).
+                self.by_name
+                    .get(name)?
+                    .iter()
+                    .rev()
+                    .map(|&k| &self.list[k as usize])
+                    .find(|a| {
+                        !(a.rhs.0 <= at && at < a.rhs.1)
+                            && self.ctors.iter().any(|((s, e), ..)| {
+                                *s <= a.at && a.at <= *e && !(*s <= at && at <= *e)
+                            })
+                    })
+            })
             .map(|a| a.rhs)
+    }
+
+    fn ctor_param(&self, name: &str, at: usize) -> Option<String> {
+        self.ctors.iter().find_map(|((a, b), class, names)| {
+            let i = names.iter().position(|n| n == name)?;
+            (*a <= at && at <= *b).then(|| ctor_arg_name(class, i))
+        })
     }
 
     fn is_param(&self, name: &str, at: usize) -> bool {

@@ -1676,7 +1676,11 @@ impl<'t> Ex<'t, '_, '_> {
         }
         if let Some(r) = recv {
             match &bound {
-                Some(Bind::Grpc(svc)) if !CLIENT_PLUMBING.contains(&last) => {
+                // Every client method takes a request: a call without arguments
+                // (`resp.GetOffers()` on a response message) is a getter, never an RPC.
+                Some(Bind::Grpc(svc))
+                    if !CLIENT_PLUMBING.contains(&last) && t.close(p) != Some(p + 1) =>
+                {
                     let line = self.line(p);
                     self.facts.grpc.push(GrpcFact::Call {
                         service: Some(svc.clone()),
@@ -2332,7 +2336,7 @@ namespace Acme.Ship
 
     #[test]
     fn only_generated_grpc_clients_are_clients() {
-        let plain = "class A {\n  private readonly FooClient _foo;\n  void M() { var r = new RedisClient(cfg); _foo.Get(); }\n}\n";
+        let plain = "class A {\n  private readonly FooClient _foo;\n  void M() { var r = new RedisClient(cfg); _foo.Get(req); }\n}\n";
         assert!(extract("A.cs", plain).grpc.is_empty());
         let with_grpc = format!("using Grpc.Net.Client;\n{plain}");
         assert_eq!(
@@ -2437,6 +2441,26 @@ namespace N
         // Not a controller: `[HttpGet]` alone on a plain class is not a route.
         assert!(f.http.is_empty());
         assert!(f.imports.is_empty());
+    }
+
+    #[test]
+    fn getters_on_messages_are_not_rpc_calls() {
+        let src = "class W {\n  async Task F(GrpcChannel ch) {\n    var resp = await new Offers.OffersClient(ch).GetOffersAsync(req);\n    var list = resp.GetOffers();\n  }\n}\n";
+        let f = extract("W.cs", src);
+        let calls: Vec<(Option<&str>, &str, u32)> = f
+            .grpc
+            .iter()
+            .filter_map(|g| match g {
+                GrpcFact::Call {
+                    service,
+                    method,
+                    line,
+                    ..
+                } => Some((service.as_deref(), method.as_str(), *line)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(calls, vec![(Some("Offers"), "GetOffers", 3)]);
     }
 
     #[test]

@@ -764,6 +764,19 @@ impl<'t, 'a> Go<'t, '_, 'a> {
             var: var.map(|(n, _)| n.to_string()),
             line: t.line(k),
         });
+        // `pb.NewXClient(conn).Method(ctx, req)`, on one line or continued on the next.
+        if let Some(close) = t.is_punct(k + 1, b'(').then(|| t.close(k + 1)).flatten()
+            && t.is_punct(close + 1, b'.')
+            && t.is_punct(close + 3, b'(')
+            && let Some(method) = t.ident(close + 2)
+        {
+            self.facts.grpc.push(GrpcFact::Call {
+                service: Some(svc.to_string()),
+                receiver: format!("{}(…)", t.text(k)),
+                method: method.to_string(),
+                line: t.line(close + 2),
+            });
+        }
     }
 
     /// `orders pb.OrderServiceClient` (a struct field, parameter or variable typed as a
@@ -1814,6 +1827,33 @@ func main() {
                 ("RefundService", None, 15),
                 ("Audit", Some("auditImpl"), 16),
                 ("Health", None, 17),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_client_built_in_the_call_expression_and_getters() {
+        let src = "package web\n\nfunc f(ctx context.Context, conn *grpc.ClientConn) {\n\tresp, _ := pb.NewOfferServiceClient(conn).GetOffers(ctx, &pb.Req{})\n\t_, _ = pb.NewOfferServiceClient(conn).\n\t\tGetOffers(ctx, req)\n\tfor _, o := range resp.GetOffers() {\n\t\t_ = o\n\t}\n}\n";
+        let f = extract("web.go", src);
+        let calls: Vec<(Option<&str>, &str, u32)> = f
+            .grpc
+            .iter()
+            .filter_map(|g| match g {
+                GrpcFact::Call {
+                    service,
+                    method,
+                    line,
+                    ..
+                } => Some((service.as_deref(), method.as_str(), *line)),
+                _ => None,
+            })
+            .collect();
+        // `resp.GetOffers()` reads a field of the response message: no call.
+        assert_eq!(
+            calls,
+            vec![
+                (Some("OfferService"), "GetOffers", 4),
+                (Some("OfferService"), "GetOffers", 6),
             ]
         );
     }

@@ -1029,9 +1029,11 @@ public class Events {
                 (Producer, lit("orders.msg"), "KafkaTemplate".into()),
             ]
         );
+        // (What `new X(…)` passes is bound too, for constructors that keep an argument.)
         let consts: Vec<(&str, &str)> = f
             .bindings
             .iter()
+            .filter(|c| !c.name.starts_with("new "))
             .map(|c| (c.name.as_str(), c.value.as_lit().unwrap_or("?")))
             .collect();
         assert_eq!(
@@ -1042,6 +1044,32 @@ public class Events {
                 ("Events.createdTopic", "orders.created"),
             ]
         );
+    }
+
+    #[test]
+    fn spring_static_resource_handlers_are_routes() {
+        let src = "class WebConfig implements WebFluxConfigurer {\n  public void addResourceHandlers(ResourceHandlerRegistry registry) {\n    registry\n      .addResourceHandler(\"/assets/img/**\", \"/favicon.ico\")\n      .addResourceLocations(\"file:/x\");\n  }\n}\n";
+        let f = extract("WebConfig.java", src);
+        assert_eq!(
+            routes(&f),
+            vec![
+                (
+                    "GET".into(),
+                    "/assets/img/**".into(),
+                    Some("addResourceHandler".into())
+                ),
+                (
+                    "GET".into(),
+                    "/favicon.ico".into(),
+                    Some("addResourceHandler".into())
+                ),
+            ]
+        );
+        let line = f.http.iter().find_map(|h| match h {
+            HttpFact::Route { line, .. } => Some(*line),
+            _ => None,
+        });
+        assert_eq!(line, Some(4));
     }
 
     #[test]

@@ -1593,7 +1593,36 @@ impl<'s, 'a> Ctx<'s, 'a> {
 
     fn http(&self, facts: &mut FileFacts) {
         self.routes(facts);
+        self.resource_handlers(facts);
         self.client_calls(facts);
+    }
+
+    /// Spring's static resources, `registry.addResourceHandler("/assets/**", "/img/**")`:
+    /// each pattern is a `GET` route.
+    fn resource_handlers(&self, facts: &mut FileFacts) {
+        let src = self.src;
+        for k in 1..src.len() {
+            if src.ident(k) != Some("addResourceHandler")
+                || !src.is(k - 1, ".")
+                || !src.is(k + 1, "(")
+            {
+                continue;
+            }
+            let close = src.close_or_end(k + 1);
+            for (a, b) in src.split_commas(k + 2, close) {
+                if let Some(path) = src
+                    .plain_str(a)
+                    .filter(|p| b == a + 1 && p.starts_with('/'))
+                {
+                    facts.http.push(HttpFact::Route {
+                        method: "GET".into(),
+                        path: path.into_owned(),
+                        handler: Some("addResourceHandler".into()),
+                        line: src.toks[k].line,
+                    });
+                }
+            }
+        }
     }
 
     /// The string values of an annotation attribute (arrays expanded, constants resolved).

@@ -1211,6 +1211,23 @@ class Events(
     }
 
     #[test]
+    fn spring_static_resource_handlers_are_routes() {
+        let src = "class WebConfig : WebMvcConfigurer {\n  override fun addResourceHandlers(registry: ResourceHandlerRegistry) {\n    registry.addResourceHandler(\"/static/**\").addResourceLocations(\"classpath:/static/\")\n  }\n}\n";
+        let f = extract("WebConfig.kt", src);
+        let routes: Vec<(&str, &str, u32)> = f
+            .http
+            .iter()
+            .filter_map(|h| match h {
+                HttpFact::Route {
+                    method, path, line, ..
+                } => Some((method.as_str(), path.as_str(), *line)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(routes, vec![("GET", "/static/**", 3)]);
+    }
+
+    #[test]
     fn spring_routes_and_http_calls() {
         let src = r#"@RestController
 @RequestMapping("/orders")

@@ -1220,6 +1220,21 @@ fn call_site(src: &Src, st: &mut State, chain: &Chain, callee: &str, open: usize
         });
         return;
     }
+    // A stub built in the call expression: `OffersStub(channel).GetOffers(req)`.
+    if st.grpc_file
+        && has_args
+        && let Some(svc) = chain
+            .ends_with_call
+            .and_then(|c| stub_service(c.rsplit('.').next().unwrap_or(c)))
+    {
+        st.facts.grpc.push(GrpcFact::Call {
+            service: Some(svc.to_string()),
+            receiver: format!("{}(…)", chain.ends_with_call.unwrap_or_default()),
+            method: callee.to_string(),
+            line,
+        });
+        return;
+    }
     // `stub.CreateOrder.future(req)`, `self.stub.GetOrder.with_call(req)`.
     if matches!(callee, "future" | "with_call")
         && let Some((recv, method)) = chain.text.rsplit_once('.')
@@ -2003,6 +2018,26 @@ async def main():
                 (Producer, reference("topic"), "kafka-python", 7),
             ]
         );
+    }
+
+    #[test]
+    fn a_stub_built_in_the_call_expression() {
+        let src = "import grpc\nfrom offers_pb2_grpc import OffersStub\nresp = OffersStub(channel).GetOffers(req)\nfor o in resp.GetOffers():\n    pass\n";
+        let f = extract("c.py", src);
+        let calls: Vec<(Option<&str>, &str, u32)> = f
+            .grpc
+            .iter()
+            .filter_map(|g| match g {
+                GrpcFact::Call {
+                    service,
+                    method,
+                    line,
+                    ..
+                } => Some((service.as_deref(), method.as_str(), *line)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(calls, vec![(Some("Offers"), "GetOffers", 3)]);
     }
 
     #[test]

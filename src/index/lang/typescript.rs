@@ -56,6 +56,7 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     ex.declarations();
     ex.uses();
     let mut facts = ex.facts;
+    next_routes(path, &toks, &mut facts);
     asg.export(&toks, &ExprRules::JS, &mut facts);
     crate::order::sort_by_key(&mut facts.symbols, |s| s.line);
     crate::order::sort_by_key(&mut facts.bindings, |c| c.line);
@@ -65,6 +66,76 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
         HttpFact::Route { line, .. } | HttpFact::Call { line, .. } => *line,
     });
     facts
+}
+
+/// Next.js file-system routes: `pages/api/orders/[id].ts` serves `/api/orders/[id]` (its
+/// methods from `req.method === 'POST'` and `case 'POST':` branches, else ANY), and
+/// `app/orders/[id]/route.ts` serves `/orders/[id]` for each exported `GET`, `POST`, ….
+fn next_routes(path: &str, t: &Tokens, facts: &mut FileFacts) {
+    const METHODS: [&str; 7] = ["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"];
+    let stem = path.rsplit_once('.').map_or(path, |(s, _)| s);
+    let segs: Vec<&str> = stem.split('/').collect();
+    let join = |parts: &[&str]| {
+        let kept: Vec<&str> = parts
+            .iter()
+            .copied()
+            .filter(|p| !(p.starts_with('@') || p.starts_with('(') && p.ends_with(')')))
+            .collect();
+        format!("/{}", kept.join("/"))
+    };
+    if segs.last() == Some(&"route")
+        && let Some(i) = segs.iter().rposition(|s| *s == "app")
+    {
+        let route = join(&segs[i + 1..segs.len() - 1]);
+        for s in &facts.symbols {
+            if s.container.is_none() && METHODS.contains(&s.name.as_str()) {
+                facts.http.push(HttpFact::Route {
+                    method: s.name.clone(),
+                    path: route.clone(),
+                    handler: Some(s.name.clone()),
+                    line: s.line,
+                });
+            }
+        }
+    } else if let Some(i) = segs.windows(2).position(|w| w == ["pages", "api"]) {
+        let mut rest = &segs[i + 1..];
+        if rest.len() > 1 && rest.last() == Some(&"index") {
+            rest = &rest[..rest.len() - 1];
+        }
+        let route = join(rest);
+        let mut methods: Vec<String> = Vec::new();
+        let mut line = None;
+        for k in 0..t.len() {
+            if t.kw(k, "export") && t.kw(k + 1, "default") && line.is_none() {
+                line = Some(t.line(k));
+            }
+            let mut j = k + 1;
+            if t.ident(k) == Some("method") {
+                while t.is(j, "=") || t.is(j, "==") || t.is(j, "===") {
+                    j += 1;
+                }
+            } else if !t.kw(k, "case") {
+                continue;
+            }
+            if (j > k + 1 || t.kw(k, "case"))
+                && let Some(v) = t.str_value(j).filter(|v| METHODS.contains(&v.as_ref()))
+                && !methods.iter().any(|m| *m == v)
+            {
+                methods.push(v.into_owned());
+            }
+        }
+        if methods.is_empty() {
+            methods.push("ANY".into());
+        }
+        for method in methods {
+            facts.http.push(HttpFact::Route {
+                method,
+                path: route.clone(),
+                handler: None,
+                line: line.unwrap_or(1),
+            });
+        }
+    }
 }
 
 fn grpc_line(g: &GrpcFact) -> u32 {
@@ -443,6 +514,9 @@ enum Bind {
     Http,
     /// A router, with the prefix it is mounted or created with.
     Router(String),
+    /// An instance of a class imported from the workspace (`new OrdersApi(base)`): its method
+    /// calls may be a generated client's requests, which the graph looks up.
+    Instance(String),
 }
 
 /// Methods of a gRPC client object that are not RPCs.
@@ -1259,10 +1333,37 @@ impl<'t> Ex<'t, '_, '_> {
             None
         };
         if let Some(svc) = service {
+            // `new proto.X(addr, creds).method(req, cb)`: a call on the client just built; the
+            // name it is assigned to holds the call's result, not the client.
+            if let Some(close) = t.close(k)
+                && t.is(close + 1, ".")
+                && let Some(method) = t.ident(close + 2)
+                && t.is(close + 3, "(")
+            {
+                self.client_fact(&svc, None, i);
+                let line = self.line(close + 2);
+                self.facts.grpc.push(GrpcFact::Call {
+                    service: Some(svc),
+                    receiver: format!("new {last}(…)"),
+                    method: method.to_string(),
+                    line,
+                });
+                return;
+            }
             self.client_fact(&svc, var, i);
             if let Some(v) = var {
                 self.bind.insert(v, Bind::Grpc(svc));
             }
+        } else if let (Some(v), [class]) = (var, segs.as_slice())
+            && self
+                .facts
+                .imports
+                .iter()
+                .any(|imp| imp.module.starts_with('.') && imp.names.iter().any(|n| n == class))
+        {
+            self.bind
+                .entry(v)
+                .or_insert(Bind::Instance(class.to_string()));
         }
     }
 
@@ -2317,6 +2418,33 @@ impl<'t> Ex<'t, '_, '_> {
                     return self.http_call(p, Some(verb), false, true);
                 }
                 (2, "axios", "request") => return self.http_call(p, None, true, true),
+                // An HTTP library imported under another name (OpenAPI Generator's
+                // `import localVarRequest from 'request'`).
+                (1, name, _)
+                    if self.facts.imports.iter().any(|i| {
+                        matches!(
+                            i.module.as_str(),
+                            "axios" | "got" | "ky" | "superagent" | "request" | "needle"
+                        ) && (i.alias.as_deref() == Some(name) || i.names.iter().any(|n| n == name))
+                    }) =>
+                {
+                    return self.http_call(p, None, true, true);
+                }
+                // Nest's `SwaggerModule.setup('api', app, doc)` serves the API docs at `/api`.
+                (2, "SwaggerModule", "setup") => {
+                    if let Some(&(a, e)) = self.t.args(p).first()
+                        && let Some(path) = self.t.str_value(a).filter(|_| e == a + 1)
+                    {
+                        let line = self.line(p);
+                        self.facts.http.push(HttpFact::Route {
+                            method: "GET".into(),
+                            path: join_route("/", &path),
+                            handler: Some("SwaggerModule.setup".into()),
+                            line,
+                        });
+                    }
+                    return;
+                }
                 _ => {}
             }
         }
@@ -2343,6 +2471,17 @@ impl<'t> Ex<'t, '_, '_> {
                 Some(Bind::Nest(via)) if matches!(last, "emit" | "send") => {
                     let via = *via;
                     return self.nest_emit(p, via);
+                }
+                // `this.ordersApi.createOrder(…)`: an HTTP call when `OrdersApi.createOrder` is
+                // a generated client's method that makes one (the graph decides).
+                Some(Bind::Instance(class)) if !c.after_call => {
+                    let line = self.line(p);
+                    self.facts.http.push(HttpFact::Call {
+                        method: None,
+                        url: Value::reference(format!("{class}.{last}()")),
+                        line,
+                    });
+                    return;
                 }
                 _ => {}
             }
@@ -2441,8 +2580,22 @@ impl<'t> Ex<'t, '_, '_> {
         let Some(&(a, e)) = args.first() else {
             return;
         };
+        // The options object inline, or held in a variable (`request(localVarRequestOptions,
+        // cb)` with `const localVarRequestOptions = { method: 'POST', uri: … }`).
+        let a = match t.ident(a) {
+            Some(name) if config && e == a + 1 => self
+                .asg
+                .last(name, a)
+                .map(|x| x.rhs.0)
+                .filter(|&o| t.is(o, "{"))
+                .unwrap_or(a),
+            _ => a,
+        };
         let (path, method) = if config && t.is(a, "{") {
-            let Some(u) = self.object_value(a, "url") else {
+            let Some(u) = self
+                .object_value(a, "url")
+                .or_else(|| self.object_value(a, "uri"))
+            else {
                 return;
             };
             let end = t.close(a).unwrap_or(t.len());
@@ -3115,6 +3268,26 @@ import.meta.url;
     }
 
     #[test]
+    fn a_client_built_in_the_call_expression_and_getters() {
+        let src = "const proto = grpc.loadPackageDefinition(def).shop;\nnew proto.OfferService(addr, grpc.credentials.createInsecure()).getOffers(req, (err, res) => {\n  res.getOffersList();\n});\n";
+        let f = extract("web.js", src);
+        let calls: Vec<(Option<&str>, &str, u32)> = f
+            .grpc
+            .iter()
+            .filter_map(|g| match g {
+                GrpcFact::Call {
+                    service,
+                    method,
+                    line,
+                    ..
+                } => Some((service.as_deref(), method.as_str(), *line)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(calls, vec![(Some("OfferService"), "getOffers", 2)]);
+    }
+
+    #[test]
     fn grpc_js_servers_clients_and_calls() {
         let src = r#"const server = new grpc.Server();
 server.addService(ordersProto.orders.OrderService.service, {
@@ -3500,6 +3673,54 @@ emitter.publish('not.amqp', x);
                 (EventRole::Producer, "{env QUEUE}".to_string(), 4),
                 (EventRole::Consumer, "orders".to_string(), 5),
             ]
+        );
+    }
+
+    #[test]
+    fn next_js_file_system_routes() {
+        let pages = "export default async function handler(req, res) {\n  if (req.method === 'POST') {\n    return create(req, res);\n  }\n  switch (req.method) {\n    case 'GET':\n      return list(req, res);\n  }\n}\n";
+        let f = extract("web/pages/api/orders/[id].ts", pages);
+        assert_eq!(
+            routes(&f),
+            vec![
+                ("POST".into(), "/api/orders/[id]".into(), None, 1),
+                ("GET".into(), "/api/orders/[id]".into(), None, 1),
+            ]
+        );
+        let f = extract(
+            "web/pages/api/health/index.js",
+            "export default (req, res) => res.end('ok');\n",
+        );
+        assert_eq!(
+            routes(&f),
+            vec![("ANY".into(), "/api/health".into(), None, 1)]
+        );
+        let app = "import { NextResponse } from 'next/server';\nexport async function GET(request: Request) {\n  return NextResponse.json([]);\n}\nexport async function POST(request: Request) {\n  return NextResponse.json({});\n}\nfunction helper() {}\n";
+        let f = extract("web/src/app/(shop)/orders/[id]/route.ts", app);
+        assert_eq!(
+            routes(&f),
+            vec![
+                ("GET".into(), "/orders/[id]".into(), Some("GET".into()), 2),
+                ("POST".into(), "/orders/[id]".into(), Some("POST".into()), 5),
+            ]
+        );
+        // Not a route file: a page, and an `api` folder outside `pages`.
+        assert!(routes(&extract("web/src/app/orders/page.tsx", app)).is_empty());
+        assert!(routes(&extract("web/src/api/orders.ts", pages)).is_empty());
+    }
+
+    #[test]
+    fn nest_swagger_ui_is_a_route() {
+        let src = "async function bootstrap() {\n  const app = await NestFactory.create(AppModule);\n  SwaggerModule.setup('api', app, document);\n  other.setup('x', app);\n}\n";
+        let f = extract("src/main.ts", src);
+        assert_eq!(
+            routes(&f),
+            vec![(
+                "GET".into(),
+                "/api".into(),
+                Some("SwaggerModule.setup".into()),
+                3
+            )]
         );
     }
 

@@ -371,6 +371,11 @@ pub trait Scope {
     fn is_param(&self, _name: &str, _at: usize) -> bool {
         false
     }
+    /// When `name` is a parameter of a constructor around `at`, the name the graph resolves
+    /// against the arguments of `new Class(…)` ([`super::bind::ctor_arg_name`]).
+    fn ctor_param(&self, _name: &str, _at: usize) -> Option<String> {
+        None
+    }
     /// A function of the file by its name: its parameter names and the one expression it
     /// returns (`return $"{base}items?…"`, `=> base + "/x"`), so a helper that builds a URL or
     /// a topic is read with the caller's arguments.
@@ -752,7 +757,11 @@ impl Evaluator<'_, '_, '_, '_> {
             }
         }
         if !path.contains('.') && !path.contains("::") && self.scope.is_param(path, at) {
-            return Value::dynamic();
+            // A constructor's argument kept in a field is what `new Class(…)` passes.
+            return match self.scope.ctor_param(path, at) {
+                Some(name) if self.inlined == 0 => Value::reference(name),
+                _ => Value::dynamic(),
+            };
         }
         if let Some(v) = self.scope.value_of(path) {
             return v;
