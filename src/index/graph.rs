@@ -636,11 +636,17 @@ impl Graph {
                 };
                 let resolved = resolver.resolve(fi as u32, &ev.topic);
                 let Some(name) = resolved.text().filter(|t| !t.trim().is_empty()) else {
-                    let why = resolved
-                        .why_unresolved()
-                        .unwrap_or_else(|| "the name is empty".into());
-                    self.unresolved_events
-                        .push((at, format!("{} ({why})", ev.topic.display())));
+                    // A topic known only at run time: the site's library (or its own
+                    // explanation) says more.
+                    let text = if ev.topic.is_dynamic() {
+                        format!("topic built at run time ({})", ev.via)
+                    } else {
+                        let why = resolved
+                            .why_unresolved()
+                            .unwrap_or_else(|| "the name is empty".into());
+                        format!("{} ({why})", ev.topic.display())
+                    };
+                    self.unresolved_events.push((at, text));
                     continue;
                 };
                 let key = topic_key(&name);

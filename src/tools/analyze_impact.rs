@@ -695,22 +695,30 @@ pub(crate) fn topic_rows(
         .iter()
         .flat_map(|&t| target_words(&g.topics[t as usize].name))
         .collect();
+    // Unresolved sites worth reading: those sharing a word with the topic, and those in a
+    // service that produces or consumes it (a generic publisher of the same service, say).
+    let linked_roots: BTreeSet<u16> = rows
+        .iter()
+        .filter(|r| matches!(r.role, Role::Producer | Role::Consumer))
+        .filter_map(|r| r.at.map(|at| root_of(snap, at)))
+        .collect();
     let maybe: Vec<(Loc, String)> = g
         .unresolved_events
         .iter()
-        .filter(|(_, w)| shares_word(w, &words))
+        .filter(|(at, w)| shares_word(w, &words) || linked_roots.contains(&root_of(snap, *at)))
         .map(|(at, w)| (*at, w.clone()))
         .collect();
+    let others = g.unresolved_events.len() - maybe.len();
     if !maybe.is_empty() {
         notes.push(unresolved_list(
             snap,
-            "event site(s) name a topic the index could not resolve that looks like this one; read them",
+            "event site(s) the index could not resolve share a word with this topic or sit in a service that produces or consumes it; read them",
             maybe.into_iter(),
         ));
-    } else if !g.unresolved_events.is_empty() {
+    }
+    if others > 0 {
         notes.push(format!(
-            "_{} event site(s) in the workspace name their topic in a way the index could not resolve; none mentions this topic's words._",
-            g.unresolved_events.len()
+            "_{others} other event site(s) in the workspace name their topic in a way the index could not resolve (none shares this topic's words or services); `analyze_impact` on a word of theirs lists them._"
         ));
     }
     (rows, owners.into_iter().collect(), notes)
@@ -1080,6 +1088,54 @@ mod matrix_tests {
             "{}",
             with_tests.text
         );
+    }
+
+    #[test]
+    fn unresolved_event_sites_of_the_topics_services_are_listed_not_counted() {
+        let mut files = vec![
+            (
+                "services/orders",
+                "src/publish.ts",
+                FileFacts {
+                    events: vec![ev(EventRole::Producer, FactValue::lit("orders.created"), 4)],
+                    ..FileFacts::default()
+                },
+            ),
+            (
+                "services/payments",
+                "src/payments.ts",
+                FileFacts {
+                    events: vec![ev(EventRole::Consumer, FactValue::lit("orders.created"), 2)],
+                    ..FileFacts::default()
+                },
+            ),
+        ];
+        // A generic publisher in the producing service, one in an unrelated service.
+        for (root, path) in [
+            ("services/orders", "src/outbox.ts"),
+            ("services/audit", "src/relay.ts"),
+        ] {
+            files.push((
+                root,
+                path,
+                FileFacts {
+                    events: vec![EventFact {
+                        role: EventRole::Producer,
+                        topic: FactValue::dynamic(),
+                        via: "event bus: `publish(evt)` publishes an event whose type is known only at run time".into(),
+                        line: 7,
+                    }],
+                    ..FileFacts::default()
+                },
+            ));
+        }
+        let snap = Snapshot::from_facts(files);
+        let out = call(&snap, json!({"target": "orders.created"}));
+        let t = &out.text;
+        assert!(t.contains("`services/orders/src/outbox.ts:7`"), "{t}");
+        assert!(t.contains("known only at run time"), "{t}");
+        assert!(!t.contains("relay.ts"), "{t}");
+        assert!(t.contains("1 other event site(s)"), "{t}");
     }
 
     #[test]

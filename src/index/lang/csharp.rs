@@ -440,13 +440,47 @@ impl<'t> Ex<'t, '_, '_> {
                 let Some(&(a, e)) = t.args(p).first() else {
                     return false;
                 };
-                let _ = c;
                 match self.event_type_of(a, e, p) {
                     Some((ev, at)) => {
                         self.typed_event(role, ev, at, "event bus");
                         true
                     }
-                    None => false,
+                    // `eventBus.PublishAsync(evt)` with `evt` a parameter or variable of a base
+                    // event type: a producer of some event, which only the run time knows. It is
+                    // recorded with a run-time topic (listed as unresolved, with why) when the
+                    // call is plainly a bus's: the receiver says bus or the method says event.
+                    None => {
+                        let bus_like = c.receiver().is_some_and(|r| {
+                            r.to_ascii_lowercase().contains("bus") || c.last().contains("Event")
+                        });
+                        // The argument names an event (`evt`, `someEvent`,
+                        // `logEvt.IntegrationEvent`, `msg`), not a transaction id or a name.
+                        let names_event = (a..e)
+                            .rev()
+                            .find_map(|k| t.ident(k))
+                            .map(str::to_ascii_lowercase)
+                            .is_some_and(|n| {
+                                n.contains("ev") || n.contains("msg") || n.contains("message")
+                            });
+                        if !bus_like || !names_event || a >= e {
+                            return false;
+                        }
+                        let mut arg = String::new();
+                        for k in a..e.min(a + 12) {
+                            arg.push_str(t.text(k));
+                        }
+                        let line = self.line(p);
+                        self.facts.events.push(EventFact {
+                            role,
+                            topic: Value::dynamic(),
+                            via: format!(
+                                "event bus: `{}({arg})` publishes an event whose type is known only at run time",
+                                c.last()
+                            ),
+                            line,
+                        });
+                        true
+                    }
                 }
             }
         }
@@ -2579,7 +2613,7 @@ public class MobileBasket
         }
         await eventBus.PublishAsync(evt);
         await mediator.Publish(new OrderStartedDomainEvent(cmd.Id));
-        await eventBus.PublishAsync(someEvent);
+        await eventBus.PublishAsync(someEvent); await PublishEventsThroughEventBusAsync(transactionId); builder.AddRabbitMqEventBus("eventbus");
         var confirmed = cmd.Any(c => !c.Ok)
             ? (IntegrationEvent)new OrderStockRejectedIntegrationEvent(cmd.Id)
             : new OrderStockConfirmedIntegrationEvent(cmd.Id);
@@ -2621,6 +2655,8 @@ public class InvoiceConsumer : IConsumer<InvoiceCreated> { }
                     Some("OrderPaymentFailedIntegrationEvent"),
                     15
                 ),
+                // A bus publishing a variable of unknown event type: a run-time topic.
+                (EventRole::Producer, None, 19),
                 // Both arms of a conditional.
                 (
                     EventRole::Producer,
@@ -2644,6 +2680,13 @@ public class InvoiceConsumer : IConsumer<InvoiceCreated> { }
                 ),
                 (EventRole::Consumer, Some("InvoiceCreated"), 34),
             ]
+        );
+        let run_time = f.events.iter().find(|e| e.line == 19).expect("line 19");
+        assert!(
+            run_time.via.contains("`PublishAsync(someEvent)`")
+                && run_time.via.contains("known only at run time"),
+            "{}",
+            run_time.via
         );
     }
 
