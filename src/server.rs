@@ -229,6 +229,11 @@ impl Era {
             Era::Modern => protocol::MODERN_VERSION,
         }
     }
+
+    /// True when tool answers carry `structuredContent` (2025-06-18 and later).
+    fn structured(self) -> bool {
+        protocol::version_at_least(self.version(), "2025-06-18")
+    }
 }
 
 /// Serves MCP on this process's stdin/stdout until the client closes stdin, stdout closes, or
@@ -397,6 +402,8 @@ struct CallMeta {
     log_level: Option<String>,
     /// The request in the benchmark build's stage timestamps ([`crate::stages`]).
     stage: crate::stages::Key,
+    /// Whether the answer carries `structuredContent` (2025-06-18 and later).
+    structured: bool,
 }
 
 /// What woke the session loop.
@@ -763,6 +770,7 @@ initialize once per session, or start a new session to negotiate again"
             progress_token: meta.progress_token,
             log_level,
             stage: crate::stages::key(&id),
+            structured: era.structured(),
         };
         let answer = self.run_tool(def, args, call, &cancelled).await;
         if let Ok(mut map) = self.session.in_flight.lock() {
@@ -773,16 +781,16 @@ initialize once per session, or start a new session to negotiate again"
             return None;
         }
         Some(match answer {
-            Ok(out) => Response::success(
-                id,
-                stamp(
-                    json!({
-                        "content": [{"type": "text", "text": out.text}],
-                        "isError": out.is_error,
-                    }),
-                    era,
-                ),
-            ),
+            Ok(out) => {
+                let mut result = json!({
+                    "content": [{"type": "text", "text": out.text}],
+                    "isError": out.is_error,
+                });
+                if let Some(data) = out.data {
+                    result["structuredContent"] = data;
+                }
+                Response::success(id, stamp(result, era))
+            }
             Err(message) => Response::error(id, protocol::INTERNAL_ERROR, message),
         })
     }
@@ -799,6 +807,7 @@ initialize once per session, or start a new session to negotiate again"
             progress_token,
             log_level,
             stage,
+            structured,
         } = call;
         let _permit = self.permits.acquire_arc().await;
         if cancelled.load(Ordering::Acquire) {
@@ -860,6 +869,7 @@ initialize once per session, or start a new session to negotiate again"
                     shared: &shared,
                     snapshot: snapshot.as_deref(),
                     trace_id: trace_id.as_deref(),
+                    structured,
                 };
                 crate::tools::fixtures::with_call_notifier(notifier, || {
                     crate::tools::invoke(def, &args, &env)
