@@ -203,6 +203,8 @@ struct Session {
     in_flight: Mutex<HashMap<String, Arc<AtomicBool>>>,
     /// One batch at a time per session (see [`crate::batch`]).
     batch_gate: Arc<Semaphore>,
+    /// Resource listings and subscriptions this session follows ([`crate::resources::watch`]).
+    resources: Arc<Mutex<crate::resources::Subscriptions>>,
 }
 
 impl Session {
@@ -319,6 +321,7 @@ async fn session(
         log_level: Mutex::new(None),
         in_flight: Mutex::new(HashMap::new()),
         batch_gate: Arc::new(Semaphore::new(1)),
+        resources: Arc::default(),
     });
     let permits = Arc::new(Semaphore::new(shared.max_in_flight.max(1)));
     // Calls accepted but not answered yet. The loop waits for a slot before it reads on, so a
@@ -372,6 +375,10 @@ async fn session(
                 break;
             }
         }
+    }
+    // The resource watch holds a sender of the outbound queue: it stops before the drain.
+    if let Ok(mut subs) = ctx.session.resources.lock() {
+        subs.task.take();
     }
     drop(ctx);
     drop(busy_tx);
@@ -551,7 +558,12 @@ impl Ctx {
     /// Handles a request: inline for cheap methods and, in standalone mode, for cheap tool
     /// calls once the index is in memory; as a task for every other `tools/call`.
     async fn request(&self, req: Request) -> bool {
-        if req.method == "tools/call" {
+        // Tool calls, and the methods that answer from the index (they wait for its first
+        // generation), run as tasks so they never hold up a `ping`.
+        if matches!(
+            req.method.as_str(),
+            "tools/call" | "resources/read" | "resources/list" | "completion/complete"
+        ) {
             let slot = self.accepted.acquire_arc().await;
             if self.runs_inline(&req) {
                 let _slot = slot;
@@ -588,7 +600,10 @@ impl Ctx {
     /// True when this `tools/call` runs inline on the session's thread: a standalone session,
     /// the index in memory, and a cheap call ([`crate::tools::runs_inline`]).
     fn runs_inline(&self, req: &Request) -> bool {
-        if !self.shared.inline_tools || self.shared.index.current().is_none() {
+        if !self.shared.inline_tools
+            || self.shared.index.current().is_none()
+            || req.method != "tools/call"
+        {
             return false;
         }
         let params = req.params.as_ref();
@@ -636,6 +651,42 @@ impl Ctx {
             "tools/list" => Ok(self.tools_list(era)),
             "logging/setLevel" => self.set_level(req.params.as_ref()),
             "tools/call" => return self.tools_call(req, meta, era).await,
+            "resources/read" => return self.read_resource(req, meta, era).await,
+            "resources/list" => {
+                let cursor = req.params.as_ref().and_then(|p| p.get("cursor"));
+                let snap = self.first_snapshot().await;
+                if era != Era::Modern {
+                    self.follow_resources(|subs| subs.listed = true);
+                }
+                crate::resources::list(
+                    snap.as_deref(),
+                    cursor.and_then(Value::as_str),
+                    era.structured(),
+                )
+                .map(|v| cached(v, era, 10_000))
+                .map_err(|e| (protocol::INVALID_PARAMS, e))
+            }
+            "resources/templates/list" => Ok(cached(
+                crate::resources::templates(era.structured()),
+                era,
+                3_600_000,
+            )),
+            "resources/subscribe" | "resources/unsubscribe" if era != Era::Modern => {
+                self.subscribe(&req.method, req.params.as_ref())
+            }
+            "prompts/list" => Ok(cached(
+                crate::prompts::list(era.structured()),
+                era,
+                3_600_000,
+            )),
+            "prompts/get" => {
+                crate::prompts::get(req.params.as_ref()).map_err(|e| (protocol::INVALID_PARAMS, e))
+            }
+            "completion/complete" => {
+                let snap = self.first_snapshot().await;
+                crate::completion::complete(snap.as_deref(), req.params.as_ref())
+                    .map_err(|e| (protocol::INVALID_PARAMS, e))
+            }
             other => Err((
                 protocol::METHOD_NOT_FOUND,
                 format!("Method not found: {}", protocol::echo_name(other)),
@@ -645,6 +696,105 @@ impl Ctx {
             Ok(value) => Response::success(id, stamp(value, era)),
             Err((code, message)) => Response::error(id, code, message),
         })
+    }
+
+    /// The snapshot to list resources or complete names from: the current one, or the first
+    /// once published (bounded like a tool call's wait; `None` after the bound).
+    async fn first_snapshot(&self) -> Option<Arc<crate::index::snapshot::Snapshot>> {
+        self.wait_for_index(None, &AtomicBool::new(false))
+            .await
+            .ok()
+    }
+
+    /// `resources/subscribe` and `resources/unsubscribe` (legacy era: a modern-era request has
+    /// no session to notify later).
+    fn subscribe(&self, method: &str, params: Option<&Value>) -> Result<Value, (i64, String)> {
+        let Some(uri) = params.and_then(|p| p.get("uri")).and_then(Value::as_str) else {
+            return Err((
+                protocol::INVALID_PARAMS,
+                format!("Invalid params for {method}: \"uri\" must be a resource URI string"),
+            ));
+        };
+        if method == "resources/subscribe" {
+            self.follow_resources(|subs| {
+                subs.uris.insert(uri.to_string());
+            });
+        } else if let Ok(mut subs) = self.session.resources.lock() {
+            subs.uris.remove(uri);
+        }
+        Ok(json!({}))
+    }
+
+    /// Records the session's interest in resources and starts the watch that notifies it of
+    /// new index generations ([`crate::resources::watch`]), once.
+    fn follow_resources(&self, change: impl FnOnce(&mut crate::resources::Subscriptions)) {
+        let Ok(mut subs) = self.session.resources.lock() else {
+            return;
+        };
+        change(&mut subs);
+        if subs.task.is_none() {
+            let watch = crate::resources::watch(
+                self.shared.index.clone(),
+                self.session.resources.clone(),
+                self.out.clone(),
+            );
+            subs.task = Some(self.ex.spawn(watch));
+        }
+    }
+
+    /// `resources/read`: the fixture resources of the conformance suite, else the tool call
+    /// that answers the URI ([`crate::resources::tool_for`]), run exactly like a `tools/call`
+    /// (index wait, pool, audit, cancellation); its text (and its structured data, as JSON)
+    /// become the contents.
+    async fn read_resource(&self, req: Request, meta: RequestMeta, era: Era) -> Option<Response> {
+        let id = req.id.clone();
+        let Some(uri) = req
+            .params
+            .as_ref()
+            .and_then(|p| p.get("uri"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+        else {
+            return Some(Response::error(
+                id,
+                protocol::INVALID_PARAMS,
+                "Invalid params for resources/read: \"uri\" must be a resource URI string".into(),
+            ));
+        };
+        if let Some(v) = crate::resources::fixture(&uri) {
+            return Some(Response::success(id, stamp(cached(v, era, 0), era)));
+        }
+        let Some((tool, args)) = crate::resources::tool_for(&uri) else {
+            return Some(Response::error_with_data(
+                id,
+                protocol::RESOURCE_NOT_FOUND,
+                format!(
+                    "Resource not found: {}. Read mesh://mesh or mesh://status, or fill a template of resources/templates/list.",
+                    protocol::echo_name(&uri)
+                ),
+                json!({ "uri": protocol::echo_name(&uri) }),
+            ));
+        };
+        let call = Request {
+            id: req.id,
+            method: "tools/call".into(),
+            params: Some(json!({ "name": tool, "arguments": args })),
+        };
+        let resp = self.tools_call(call, meta, era).await?;
+        let Some(result) = resp.result else {
+            return Some(resp);
+        };
+        let text = result["content"][0]["text"].as_str().unwrap_or_default();
+        let mut contents = vec![json!({"uri": uri, "mimeType": "text/markdown", "text": text})];
+        if let Some(data) = result.get("structuredContent") {
+            contents.push(
+                json!({"uri": uri, "mimeType": "application/json", "text": data.to_string()}),
+            );
+        }
+        Some(Response::success(
+            resp.id,
+            stamp(cached(json!({ "contents": contents }), era, 0), era),
+        ))
     }
 
     /// `initialize`: negotiates the version, once per session; a second `initialize` is an
@@ -673,7 +823,13 @@ initialize once per session, or start a new session to negotiate again"
         }
         Ok(json!({
             "protocolVersion": version,
-            "capabilities": {"tools": {"listChanged": false}, "logging": {}},
+            "capabilities": {
+                "tools": {"listChanged": false},
+                "logging": {},
+                "resources": {"subscribe": true, "listChanged": true},
+                "prompts": {"listChanged": false},
+                "completions": {},
+            },
             "serverInfo": server_info,
             "instructions": INSTRUCTIONS,
         }))
@@ -782,10 +938,9 @@ initialize once per session, or start a new session to negotiate again"
         }
         Some(match answer {
             Ok(out) => {
-                let mut result = json!({
-                    "content": [{"type": "text", "text": out.text}],
-                    "isError": out.is_error,
-                });
+                let mut content = vec![json!({"type": "text", "text": out.text})];
+                content.extend(out.more_content);
+                let mut result = json!({"content": content, "isError": out.is_error});
                 if let Some(data) = out.data {
                     result["structuredContent"] = data;
                 }
@@ -999,7 +1154,12 @@ or call index_status to watch progress."
 fn discover_result() -> Value {
     json!({
         "supportedVersions": protocol::DISCOVER_VERSIONS,
-        "capabilities": {"tools": {"listChanged": false}},
+        "capabilities": {
+            "tools": {"listChanged": false},
+            "resources": {},
+            "prompts": {"listChanged": false},
+            "completions": {},
+        },
         "instructions": INSTRUCTIONS,
         "ttlMs": 3_600_000,
         "cacheScope": "public",
@@ -1010,6 +1170,16 @@ fn discover_result() -> Value {
 
 fn server_info_modern() -> Value {
     json!({"name": SERVER_NAME, "title": SERVER_TITLE, "version": crate::VERSION})
+}
+
+/// A list or read result with the modern era's caching members (`ttlMs`, `cacheScope`), which
+/// the legacy eras do not have.
+fn cached(mut value: Value, era: Era, ttl_ms: u64) -> Value {
+    if era == Era::Modern {
+        value["ttlMs"] = json!(ttl_ms);
+        value["cacheScope"] = json!("public");
+    }
+    value
 }
 
 /// Adds the modern-era members (`resultType`, server info) to a result.

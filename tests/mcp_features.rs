@@ -1,14 +1,24 @@
-//! Structured output over real pipes, in every era the server speaks: every tool's
-//! `structuredContent` validated against its `outputSchema` (and its rows found in the
-//! Markdown), the shared paging cursor, and text only before 2025-06-18.
+//! Structured output, resources, prompts and completions over real pipes, in every era the
+//! server speaks: every tool's `structuredContent` validated against its `outputSchema` (and
+//! its rows found in the Markdown), the shared paging cursor, the cap over text and data, the
+//! resources (fixed, templated, paged, subscribed), the prompts and argument completion.
 
 mod common;
 
+use std::time::{Duration, Instant};
+
 use common::schema::validate;
-use common::{Server, example_dir};
+use common::{Server, example_dir, temp_dir};
 use serde_json::{Value, json};
 
 const STRUCTURED_ERAS: [&str; 3] = ["2025-06-18", "2025-11-25", "2026-07-28"];
+const ALL_ERAS: [&str; 5] = [
+    "2024-11-05",
+    "2025-03-26",
+    "2025-06-18",
+    "2025-11-25",
+    "2026-07-28",
+];
 
 fn modern_meta() -> Value {
     json!({
@@ -247,4 +257,286 @@ fn the_paging_cursor_is_the_next_offset() {
             .contains("1–100")
     );
     assert!(bad.get("structuredContent").is_none());
+}
+
+#[test]
+fn resources_answer_what_the_matching_tool_would_in_every_era() {
+    for version in ALL_ERAS {
+        let mut e = Era::start(&example_dir(), version);
+        let with_title = version >= "2025-06-18";
+        // Every page, following nextCursor.
+        let mut uris = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let params = match &cursor {
+                Some(c) => json!({"cursor": c}),
+                None => json!({}),
+            };
+            let page = e.call("resources/list", params);
+            let r = &page["result"];
+            for res in r["resources"].as_array().unwrap() {
+                assert!(
+                    res["uri"].is_string()
+                        && res["name"].is_string()
+                        && res["description"].is_string()
+                );
+                assert_eq!(res.get("title").is_some(), with_title, "{version}");
+                uris.push(res["uri"].as_str().unwrap().to_string());
+            }
+            assert_eq!(r.get("ttlMs").is_some(), version == "2026-07-28");
+            match r["nextCursor"].as_str() {
+                Some(c) => cursor = Some(c.to_string()),
+                None => break,
+            }
+        }
+        for want in [
+            "mesh://mesh",
+            "mesh://status",
+            "mesh://service/services%2Forders",
+            "mesh://rpc/OrderService.CreateOrder",
+            "mesh://topic/orders.created",
+        ] {
+            assert!(
+                uris.iter().any(|u| u == want),
+                "{version}: {want} not listed"
+            );
+        }
+        assert!(
+            uris.iter().any(|u| u.starts_with("mesh://route/")),
+            "{version}"
+        );
+        assert!(
+            uris.iter().any(|u| u.starts_with("mesh://doc/")),
+            "{version}"
+        );
+        let bad = e.call("resources/list", json!({"cursor": "not-a-cursor"}));
+        assert_eq!(bad["error"]["code"], -32602);
+
+        let templates = e.call("resources/templates/list", json!({}));
+        let t: Vec<&str> = templates["result"]["resourceTemplates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["uriTemplate"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            t,
+            [
+                "mesh://service/{name}",
+                "mesh://rpc/{name}",
+                "mesh://topic/{name}",
+                "mesh://route/{name}",
+                "mesh://doc/{name}"
+            ]
+        );
+
+        // A template filled in reads like the tool.
+        let read = e.call(
+            "resources/read",
+            json!({"uri": "mesh://rpc/InventoryService.ReserveStock"}),
+        );
+        let contents = read["result"]["contents"].as_array().unwrap();
+        assert_eq!(contents[0]["mimeType"], "text/markdown");
+        let tool = e.tool(
+            "analyze_grpc",
+            json!({"target": "InventoryService.ReserveStock"}),
+        );
+        assert_eq!(contents[0]["text"], tool["content"][0]["text"], "{version}");
+        assert_eq!(contents.len() == 2, version >= "2025-06-18", "{version}");
+        if contents.len() == 2 {
+            let data: Value = serde_json::from_str(contents[1]["text"].as_str().unwrap()).unwrap();
+            assert_eq!(data, tool["structuredContent"]);
+        }
+        if version == "2026-07-28" {
+            assert_eq!(read["result"]["resultType"], "complete", "{read}");
+            assert!(read["result"]["ttlMs"].is_u64(), "{read}");
+        }
+        let status = e.call("resources/read", json!({"uri": "mesh://status"}));
+        assert!(
+            status["result"]["contents"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("Index status")
+        );
+        let route = uris
+            .iter()
+            .find(|u| u.starts_with("mesh://route/"))
+            .unwrap()
+            .clone();
+        let r = e.call("resources/read", json!({"uri": route}));
+        assert!(
+            r["result"]["contents"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("## Impact of changing"),
+            "{r}"
+        );
+        let missing = e.call("resources/read", json!({"uri": "mesh://nothing/here"}));
+        assert_eq!(missing["error"]["code"], -32002, "{missing}");
+    }
+}
+
+#[test]
+fn a_listing_right_after_start_waits_for_the_first_index() {
+    // No index_status first: resources/list and completion wait for the first generation.
+    let mut s = Server::start(&example_dir());
+    s.call(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}),
+    );
+    s.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let list = s.call(2, "resources/list", json!({}));
+    let uris = list["result"]["resources"].to_string();
+    assert!(uris.contains("mesh://rpc/"), "{list}");
+    let c = s.call(
+        3,
+        "completion/complete",
+        json!({"ref": {"type": "ref/resource", "uri": "mesh://topic/{name}"}, "argument": {"name": "name", "value": "orders"}}),
+    );
+    assert!(
+        !c["result"]["completion"]["values"]
+            .as_array()
+            .unwrap()
+            .is_empty(),
+        "{c}"
+    );
+    assert_eq!(s.call(4, "ping", json!({}))["result"], json!({}));
+}
+
+#[test]
+fn subscribers_hear_of_new_generations() {
+    let ws = temp_dir("subscribe");
+    std::fs::write(ws.join("a.go"), "package a\n\nfunc First() {}\n").unwrap();
+    let mut e = Era::start(&ws, "2025-11-25");
+    e.call("resources/list", json!({}));
+    let ok = e.call("resources/subscribe", json!({"uri": "mesh://status"}));
+    assert_eq!(ok["result"], json!({}));
+    std::fs::write(ws.join("b.go"), "package a\n\nfunc Second() {}\n").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let (mut listed, mut updated) = (false, false);
+    while !(listed && updated) && Instant::now() < deadline {
+        if let Some(msg) = e.server.next(Duration::from_millis(500)) {
+            match msg["method"].as_str() {
+                Some("notifications/resources/list_changed") => listed = true,
+                Some("notifications/resources/updated") => {
+                    assert_eq!(msg["params"]["uri"], "mesh://status");
+                    updated = true;
+                }
+                _ => {}
+            }
+        }
+    }
+    assert!(
+        listed && updated,
+        "list_changed {listed}, updated {updated}"
+    );
+    let ok = e.call("resources/unsubscribe", json!({"uri": "mesh://status"}));
+    assert_eq!(ok["result"], json!({}));
+    // A modern-era request has no session to notify: no subscriptions there.
+    let modern = e.server.call(
+        99,
+        "resources/subscribe",
+        json!({"uri": "mesh://status", "_meta": modern_meta()}),
+    );
+    assert_eq!(modern["error"]["code"], -32601);
+}
+
+#[test]
+fn prompts_and_completions_in_every_era() {
+    for version in ALL_ERAS {
+        let mut e = Era::start(&example_dir(), version);
+        let list = e.call("prompts/list", json!({}));
+        let names: Vec<&str> = list["result"]["prompts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["name"].as_str().unwrap())
+            .collect();
+        for want in ["trace_rpc", "change_impact", "onboard_service"] {
+            assert!(names.contains(&want), "{version}: {names:?}");
+        }
+        let got = e.call(
+            "prompts/get",
+            json!({"name": "onboard_service", "arguments": {"service": "services/orders"}}),
+        );
+        let text = got["result"]["messages"][0]["content"]["text"]
+            .as_str()
+            .unwrap();
+        assert!(
+            text.contains("visualize_mesh with {\"service\": \"services/orders\"}"),
+            "{text}"
+        );
+        let missing = e.call("prompts/get", json!({"name": "trace_rpc", "arguments": {}}));
+        assert_eq!(missing["error"]["code"], -32602);
+
+        let complete = |e: &mut Era, r: Value, name: &str, value: &str| {
+            let c = e.call(
+                "completion/complete",
+                json!({"ref": r, "argument": {"name": name, "value": value}}),
+            );
+            c["result"]["completion"]["values"]
+                .as_array()
+                .unwrap_or_else(|| panic!("{c}"))
+                .iter()
+                .map(|v| v.as_str().unwrap().to_string())
+                .collect::<Vec<_>>()
+        };
+        let rpcs = complete(
+            &mut e,
+            json!({"type": "ref/prompt", "name": "trace_rpc"}),
+            "rpc",
+            "orderservice",
+        );
+        assert_eq!(
+            rpcs.first().map(String::as_str),
+            Some("OrderService"),
+            "{version}: {rpcs:?}"
+        );
+        assert!(
+            rpcs.iter().any(|r| r == "OrderService.CreateOrder"),
+            "{rpcs:?}"
+        );
+        let topics = complete(
+            &mut e,
+            json!({"type": "ref/resource", "uri": "mesh://topic/{name}"}),
+            "name",
+            "orders.",
+        );
+        assert!(topics.iter().any(|t| t == "orders.created"), "{topics:?}");
+        let services = complete(
+            &mut e,
+            json!({"type": "ref/prompt", "name": "onboard_service"}),
+            "service",
+            "ord",
+        );
+        assert_eq!(
+            services.first().map(String::as_str),
+            Some("services/orders"),
+            "{services:?}"
+        );
+    }
+}
+
+#[test]
+fn capabilities_name_resources_prompts_and_completions() {
+    let mut s = Server::start(&temp_dir("caps"));
+    let init = s.call(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}),
+    );
+    let caps = &init["result"]["capabilities"];
+    assert_eq!(
+        caps["resources"],
+        json!({"subscribe": true, "listChanged": true})
+    );
+    assert!(caps["prompts"].is_object() && caps["completions"].is_object());
+    let discover = s.call(2, "server/discover", json!({"_meta": modern_meta()}));
+    let caps = &discover["result"]["capabilities"];
+    assert!(
+        caps["resources"].is_object()
+            && caps["prompts"].is_object()
+            && caps["completions"].is_object()
+    );
 }

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use super::{ToolDef, ToolEnv, ToolOutput, decode, default_hint, object_schema};
 
 /// The fixture tools.
-pub static TOOLS: [ToolDef; 9] = [
+pub static TOOLS: [ToolDef; 10] = [
     ToolDef {
         name: "test_sleep",
         title: "Sleep (test fixture)",
@@ -103,6 +103,23 @@ pub static TOOLS: [ToolDef; 9] = [
         input_schema: || object_schema(json!({}), &[]),
         output_schema: None,
         run: |_args, _env| run_with_progress(STEP_DELAY),
+        truncation_hint: default_hint,
+        index: super::IndexUse::None,
+    },
+    ToolDef {
+        name: "test_embedded_resource",
+        title: "Embedded resource (conformance fixture)",
+        description: "Conformance fixture: answers a text block and an embedded text resource.",
+        input_schema: || object_schema(json!({}), &[]),
+        output_schema: None,
+        run: |_args, _env| {
+            let mut out = ToolOutput::ok("An embedded resource follows.".into());
+            out.more_content
+                .push(json!({"type": "resource", "resource": {
+                "uri": "test://embedded-resource", "mimeType": "text/plain",
+                "text": "This is an embedded resource content."}}));
+            out
+        },
         truncation_hint: default_hint,
         index: super::IndexUse::None,
     },

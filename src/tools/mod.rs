@@ -51,6 +51,9 @@ pub struct ToolOutput {
     pub redactions: u32,
     /// The same facts as the text, for `structuredContent` (see [`structured`]).
     pub data: Option<Value>,
+    /// Content blocks after the text (only the conformance fixture `test_embedded_resource`
+    /// has one: every product tool answers text).
+    pub more_content: Vec<Value>,
 }
 
 impl ToolOutput {
