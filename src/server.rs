@@ -205,6 +205,8 @@ struct Session {
     batch_gate: Arc<Semaphore>,
     /// Resource listings and subscriptions this session follows ([`crate::resources::watch`]).
     resources: Arc<Mutex<crate::resources::Subscriptions>>,
+    /// Set once a request other than `initialize` opened the indexer's start gate.
+    gate_opened: AtomicBool,
 }
 
 impl Session {
@@ -322,6 +324,7 @@ async fn session(
         in_flight: Mutex::new(HashMap::new()),
         batch_gate: Arc::new(Semaphore::new(1)),
         resources: Arc::default(),
+        gate_opened: AtomicBool::new(false),
     });
     let permits = Arc::new(Semaphore::new(shared.max_in_flight.max(1)));
     // Calls accepted but not answered yet. The loop waits for a slot before it reads on, so a
@@ -558,6 +561,14 @@ impl Ctx {
     /// Handles a request: inline for cheap methods and, in standalone mode, for cheap tool
     /// calls once the index is in memory; as a task for every other `tools/call`.
     async fn request(&self, req: Request) -> bool {
+        // A modern-era session sends no `initialize`: its first request opens the gate (once
+        // per session, so the hot path pays one atomic load).
+        if req.method != "initialize"
+            && !self.session.gate_opened.load(Ordering::Relaxed)
+            && !self.session.gate_opened.swap(true, Ordering::Relaxed)
+        {
+            self.shared.index.open_start_gate();
+        }
         // Tool calls, and the methods that answer from the index (they wait for its first
         // generation), run as tasks so they never hold up a `ping`.
         if matches!(

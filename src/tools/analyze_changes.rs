@@ -612,13 +612,25 @@ pub fn compute(
         ));
     }
     crate::order::sort_by_cached_key(&mut report.files, |f| f.display.clone());
+    // Progress for a caller that sent a progressToken: git is done, 7 steps of analysis follow.
+    let step = |n: u32, what: &str| {
+        super::fixtures::notify_progress(f64::from(n), Some(8.0), Some(what));
+    };
+    step(1, "diff read; finding the changed declarations");
     declarations(snap, &mut report);
+    step(2, "checking .proto contracts");
     proto_contracts(snap, &mut report);
+    step(3, "checking RPC handlers");
     handler_contracts(snap, &mut report);
+    step(4, "checking HTTP routes");
     route_contracts(snap, &mut report);
+    step(5, "checking topics");
     topic_contracts(snap, &mut report, depth);
+    step(6, "checking imported packages");
     importer_contracts(snap, &mut report);
+    step(7, "grading the risk per service");
     risks(&mut report);
+    step(8, "done");
     crate::order::sort_by_cached_key(&mut report.contracts, |c| {
         (
             std::cmp::Reverse(c.risk),

@@ -1080,6 +1080,16 @@ fn wire_section(
     };
     let prefix = match git.prefix() {
         Ok(p) => p,
+        // Even with an explicit `base`: the trace above still answers; only the check is off.
+        Err(GitError::NotARepository) => {
+            return Ok(format!(
+                "{heading}_Skipped: {display} is not inside a git repository{}._\n",
+                base.map_or(String::new(), |b| format!(
+                    ", so there is no {} to compare with",
+                    inline_code(b)
+                ))
+            ));
+        }
         Err(e) => return skip_or_fail(git_problem(e)),
     };
     let repo_path = format!("{prefix}{name}");
