@@ -1,5 +1,6 @@
 //! `completion/complete`: values for prompt arguments and resource-template variables, taken
-//! from the current index generation ([`crate::resources::names`]) and ranked like
+//! from the current index generation ([`crate::resources::names`], and the declared symbol
+//! names for a `change_impact` target) and ranked like
 //! `smart_search` ranks names: exact (case and `_` aside) > prefix > substring, then shorter,
 //! then alphabetical. The server waits for the first index generation like a tool call does
 //! (bounded); past the bound the list is empty.
@@ -12,8 +13,9 @@ use crate::resources::Kind;
 /// The most values one answer carries (the protocol's limit).
 const MAX_VALUES: usize = 100;
 
-/// What an argument of a prompt or a template completes to.
-fn kinds_of(reference: &Value, argument: &str) -> Result<Vec<Kind>, String> {
+/// What an argument of a prompt or a template completes to: kinds of names, and whether
+/// declared symbol names count too.
+fn kinds_of(reference: &Value, argument: &str) -> Result<(Vec<Kind>, bool), String> {
     match reference.get("type").and_then(Value::as_str) {
         Some("ref/prompt") => {
             let name = reference.get("name").and_then(Value::as_str).unwrap_or("");
@@ -24,13 +26,14 @@ fn kinds_of(reference: &Value, argument: &str) -> Result<Vec<Kind>, String> {
                 )
             })?;
             if !args.contains(&argument) {
-                return Ok(Vec::new());
+                return Ok((Vec::new(), false));
             }
             Ok(match argument {
-                "rpc" => vec![Kind::Rpc],
-                "target" => vec![Kind::Rpc, Kind::Topic, Kind::Route],
-                "service" => vec![Kind::Service],
-                _ => Vec::new(),
+                "rpc" => (vec![Kind::Rpc], false),
+                // A contract, or a package, module or type (find_dependents' question).
+                "target" => (vec![Kind::Rpc, Kind::Topic, Kind::Route], true),
+                "service" => (vec![Kind::Service], false),
+                _ => (Vec::new(), false),
             })
         }
         Some("ref/resource") => {
@@ -39,10 +42,11 @@ fn kinds_of(reference: &Value, argument: &str) -> Result<Vec<Kind>, String> {
                 .strip_prefix(crate::resources::SCHEME)
                 .and_then(|r| r.split_once('/'))
                 .map(|(s, _)| s);
-            Ok(Kind::ALL
+            let kinds = Kind::ALL
                 .into_iter()
                 .filter(|k| Some(k.segment()) == segment)
-                .collect())
+                .collect();
+            Ok((kinds, false))
         }
         _ => Err("Invalid params: ref must be {\"type\": \"ref/prompt\", \"name\": …} or {\"type\": \"ref/resource\", \"uri\": …}".into()),
     }
@@ -81,6 +85,36 @@ pub fn rank(candidates: Vec<String>, typed: &str) -> Vec<String> {
     keyed.into_iter().map(|(_, _, c)| c).collect()
 }
 
+/// Declared names (sections and properties aside) containing `typed`, case-insensitively;
+/// only the matches are copied, so a keystroke on a large workspace costs one pass over the
+/// names and no allocation per declaration.
+fn symbol_names(snap: &Snapshot, typed: &str, out: &mut Vec<String>) {
+    use crate::index::facts::SymbolKind;
+    let q = typed.trim().to_lowercase();
+    if q.is_empty() {
+        return; // every declaration of the workspace is no suggestion
+    }
+    let mut seen = std::collections::HashSet::new();
+    for f in &snap.files {
+        for s in f.symbols() {
+            if matches!(s.kind, SymbolKind::Section | SymbolKind::Property) {
+                continue;
+            }
+            let n = f.name(s);
+            let hit = if n.is_ascii() && q.is_ascii() {
+                n.as_bytes()
+                    .windows(q.len())
+                    .any(|w| w.eq_ignore_ascii_case(q.as_bytes()))
+            } else {
+                n.to_lowercase().contains(&q)
+            };
+            if hit && seen.insert(n) {
+                out.push(n.to_string());
+            }
+        }
+    }
+}
+
 /// The `completion/complete` result.
 pub fn complete(snap: Option<&Snapshot>, params: Option<&Value>) -> Result<Value, String> {
     let reference = params
@@ -91,13 +125,16 @@ pub fn complete(snap: Option<&Snapshot>, params: Option<&Value>) -> Result<Value
         .ok_or("Invalid params for completion/complete: \"argument\" is missing")?;
     let name = argument.get("name").and_then(Value::as_str).unwrap_or("");
     let typed = argument.get("value").and_then(Value::as_str).unwrap_or("");
-    let kinds = kinds_of(reference, name)?;
+    let (kinds, symbols) = kinds_of(reference, name)?;
     let mut candidates = Vec::new();
     if name == "depth" {
         candidates = (1..=5).map(|d| d.to_string()).collect();
     } else if let Some(snap) = snap {
         for k in kinds {
             candidates.extend(crate::resources::names(snap, k));
+        }
+        if symbols {
+            symbol_names(snap, typed, &mut candidates);
         }
     }
     let ranked = rank(candidates, typed);

@@ -663,40 +663,13 @@ impl Ctx {
             "logging/setLevel" => self.set_level(req.params.as_ref()),
             "tools/call" => return self.tools_call(req, meta, era).await,
             "resources/read" => return self.read_resource(req, meta, era).await,
-            "resources/list" => {
-                let cursor = req.params.as_ref().and_then(|p| p.get("cursor"));
+            "resources/list" | "completion/complete" => {
+                // One await for both: they answer from the first generation.
                 let snap = self.first_snapshot().await;
-                if era != Era::Modern {
-                    self.follow_resources(|subs| subs.listed = true);
-                }
-                crate::resources::list(
-                    snap.as_deref(),
-                    cursor.and_then(Value::as_str),
-                    era.structured(),
-                )
-                .map(|v| cached(v, era, 10_000))
-                .map_err(|e| (protocol::INVALID_PARAMS, e))
+                self.feature(&req, era, snap.as_deref())
             }
-            "resources/templates/list" => Ok(cached(
-                crate::resources::templates(era.structured()),
-                era,
-                3_600_000,
-            )),
-            "resources/subscribe" | "resources/unsubscribe" if era != Era::Modern => {
-                self.subscribe(&req.method, req.params.as_ref())
-            }
-            "prompts/list" => Ok(cached(
-                crate::prompts::list(era.structured()),
-                era,
-                3_600_000,
-            )),
-            "prompts/get" => {
-                crate::prompts::get(req.params.as_ref()).map_err(|e| (protocol::INVALID_PARAMS, e))
-            }
-            "completion/complete" => {
-                let snap = self.first_snapshot().await;
-                crate::completion::complete(snap.as_deref(), req.params.as_ref())
-                    .map_err(|e| (protocol::INVALID_PARAMS, e))
+            m if m.starts_with("resources/") || m.starts_with("prompts/") => {
+                self.feature(&req, era, None)
             }
             other => Err((
                 protocol::METHOD_NOT_FOUND,
@@ -707,6 +680,47 @@ impl Ctx {
             Ok(value) => Response::success(id, stamp(value, era)),
             Err((code, message)) => Response::error(id, code, message),
         })
+    }
+
+    /// Resources (but `resources/read`, which is a tool call), prompts and completions: plain
+    /// functions of the request and the snapshot, kept out of the async `answer` (its state
+    /// machine is code in every session's hot path).
+    #[inline(never)]
+    fn feature(
+        &self,
+        req: &Request,
+        era: Era,
+        snap: Option<&crate::index::snapshot::Snapshot>,
+    ) -> Result<Value, (i64, String)> {
+        let params = req.params.as_ref();
+        let invalid = |e: String| (protocol::INVALID_PARAMS, e);
+        let with_title = era.structured();
+        match req.method.as_str() {
+            "resources/list" => {
+                if era != Era::Modern {
+                    self.follow_resources(|subs| subs.listed = true);
+                }
+                let cursor = params.and_then(|p| p.get("cursor")).and_then(Value::as_str);
+                crate::resources::list(snap, cursor, with_title)
+                    .map(|v| cached(v, era, 10_000))
+                    .map_err(invalid)
+            }
+            "completion/complete" => crate::completion::complete(snap, params).map_err(invalid),
+            "resources/templates/list" => Ok(cached(
+                crate::resources::templates(with_title),
+                era,
+                3_600_000,
+            )),
+            "resources/subscribe" | "resources/unsubscribe" if era != Era::Modern => {
+                self.subscribe(&req.method, params)
+            }
+            "prompts/list" => Ok(cached(crate::prompts::list(with_title), era, 3_600_000)),
+            "prompts/get" => crate::prompts::get(params).map_err(invalid),
+            other => Err((
+                protocol::METHOD_NOT_FOUND,
+                format!("Method not found: {}", protocol::echo_name(other)),
+            )),
+        }
     }
 
     /// The snapshot to list resources or complete names from: the current one, or the first

@@ -504,6 +504,17 @@ fn prompts_and_completions_in_every_era() {
             "orders.",
         );
         assert!(topics.iter().any(|t| t == "orders.created"), "{topics:?}");
+        // A change_impact target may be a type too: declared names complete as well.
+        let targets = complete(
+            &mut e,
+            json!({"type": "ref/prompt", "name": "change_impact"}),
+            "target",
+            "createorderreq",
+        );
+        assert!(
+            targets.iter().any(|t| t == "CreateOrderRequest"),
+            "{targets:?}"
+        );
         let services = complete(
             &mut e,
             json!({"type": "ref/prompt", "name": "onboard_service"}),

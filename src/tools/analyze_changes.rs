@@ -55,8 +55,8 @@ use analyze_impact. Example: {\"base\": \"origin/main\"}.",
     },
     output_schema: Some(super::structured::Shape {
         paged: true,
-        extra: || json!({"breaking": {"type": "boolean"}, "services": {"type": "array"}}),
-        row: super::structured::scope,
+        extra: r#"{"breaking":{"type":"boolean"},"services":{"type":"array"}}"#,
+        row: super::structured::SCOPE,
     }),
     run,
     truncation_hint: |_| {

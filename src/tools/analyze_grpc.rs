@@ -53,8 +53,8 @@ events use analyze_impact. Example: {\"target\": \"OrderService.CreateOrder\", \
     },
     output_schema: Some(super::structured::Shape {
         paged: false,
-        extra: || json!({"testsLeftOut": {"type": "integer"}}),
-        row: super::structured::none,
+        extra: r#"{"testsLeftOut":{"type":"integer"}}"#,
+        row: "{}",
     }),
     run,
     truncation_hint: |args| {

@@ -51,8 +51,8 @@ check of a .proto use analyze_grpc, for who imports a package use find_dependent
     },
     output_schema: Some(super::structured::Shape {
         paged: true,
-        extra: || json!({"testsLeftOut": {"type": "integer"}}),
-        row: super::structured::scope,
+        extra: r#"{"testsLeftOut":{"type":"integer"}}"#,
+        row: super::structured::SCOPE,
     }),
     run,
     truncation_hint: |args| {

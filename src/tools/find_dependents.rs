@@ -39,8 +39,8 @@ Example: {\"target\": \"@acme/domain-user\", \"granularity\": \"file\"}.",
     },
     output_schema: Some(super::structured::Shape {
         paged: true,
-        extra: || json!({"testsLeftOut": {"type": "integer"}}),
-        row: super::structured::none,
+        extra: r#"{"testsLeftOut":{"type":"integer"}}"#,
+        row: "{}",
     }),
     run,
     truncation_hint: |args| {

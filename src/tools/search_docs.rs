@@ -31,8 +31,8 @@ smart_search. Example: {\"query\": \"transactional outbox\", \"max_sections\": 3
     },
     output_schema: Some(super::structured::Shape {
         paged: false,
-        extra: super::structured::none,
-        row: || json!({"endLine": {"type": "integer"}}),
+        extra: "{}",
+        row: r#"{"endLine":{"type":"integer"}}"#,
     }),
     run,
     truncation_hint: |_| {

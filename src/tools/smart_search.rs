@@ -48,8 +48,8 @@ Results are starting points to open and verify. Example: {\"query\": \"OrderServ
     },
     output_schema: Some(super::structured::Shape {
         paged: true,
-        extra: super::structured::none,
-        row: super::structured::none,
+        extra: "{}",
+        row: "{}",
     }),
     run,
     truncation_hint: |args| {

@@ -12,9 +12,9 @@
 //!
 //! A tool builds its rows with [`row`] inside the same loop that renders its Markdown rows, so
 //! both carry the same facts from one walk of the index; [`page`] wraps them with the totals
-//! and the paging cursor (`nextOffset`, the exact `offset` of the next call). [`finish`] is the
-//! central step every answer passes through in [`super::invoke`]: masking and neutralising
-//! like the text, and the 48 KiB cap over text and data together.
+//! and the paging cursor (`nextOffset`, the exact `offset` of the next call). [`clean`] and
+//! [`cap`] are the central steps every answer passes through in [`super::invoke`]: masking and
+//! neutralising like the text, and the 48 KiB cap over text and data together.
 
 use serde_json::{Map, Value, json};
 
@@ -78,45 +78,42 @@ pub fn with(mut data: Value, members: Value) -> Value {
 pub struct Shape {
     /// Whether the tool pages (takes `offset`): its answers carry `nextOffset`.
     pub paged: bool,
-    /// Tool-specific top-level properties (an object of property schemas).
-    pub extra: fn() -> Value,
-    /// Tool-specific row properties (an object of property schemas).
-    pub row: fn() -> Value,
-}
-
-/// No extra properties.
-pub fn none() -> Value {
-    json!({})
+    /// Tool-specific top-level properties: a JSON object of property schemas, as text.
+    pub extra: &'static str,
+    /// Tool-specific row properties: a JSON object of property schemas, as text.
+    pub row: &'static str,
 }
 
 /// The row property `scope` (`analyze_impact`, `analyze_changes`).
-pub fn scope() -> Value {
-    json!({"scope": {"enum": ["INTERNAL", "EXTERNAL"]}})
-}
+pub const SCOPE: &str = r#"{"scope":{"enum":["INTERNAL","EXTERNAL"]}}"#;
+
+/// The shared shape. Schemas are text parsed once per process (`tools::schema_of` caches
+/// them): the JSON parser is in the binary anyway, and text is smaller than the code of a
+/// `json!` literal.
+const BASE: &str = r#"{"type":"object","required":["total","rows"],"properties":{
+"total":{"type":"integer"},"truncated":{"type":"boolean"},
+"rows":{"type":"array","items":{"type":"object","required":["path"],"properties":{
+"path":{"type":"string"},"line":{"type":"integer"},"role":{"type":"string"},
+"name":{"type":"string"},"confidence":{"enum":["exact","heuristic","ambiguous"]},
+"evidence":{"type":"string"}}}}}}"#;
 
 /// The output schema of a tool: the shared shape plus its own properties. Kept terse (no
 /// descriptions, `offset` left undeclared): `tools/list` carries eight of these.
 pub fn schema(shape: &Shape) -> Value {
-    let int = json!({"type": "integer"});
-    let s = json!({"type": "string"});
-    let mut row = json!({
-        "path": s, "line": int, "role": s, "name": s,
-        "confidence": {"enum": ["exact", "heuristic", "ambiguous"]},
-        "evidence": s
-    });
-    let mut props = json!({"total": int, "truncated": {"type": "boolean"}});
-    if shape.paged {
-        props["nextOffset"] = int;
-    }
-    for (to, extra) in [(&mut row, (shape.row)()), (&mut props, (shape.extra)())] {
-        if let (Value::Object(p), Value::Object(extra)) = (to, extra) {
-            p.extend(extra);
+    let parse = |text: &str| serde_json::from_str::<Value>(text).unwrap_or_default();
+    let merge = |to: &mut Value, text: &str| {
+        if let (Value::Object(to), Value::Object(extra)) = (to, parse(text)) {
+            to.extend(extra);
         }
+    };
+    let mut schema = parse(BASE);
+    let props = &mut schema["properties"];
+    if shape.paged {
+        merge(props, r#"{"nextOffset":{"type":"integer"}}"#);
     }
-    props["rows"] = json!({"type": "array", "items": {
-        "type": "object", "properties": row, "required": ["path"]
-    }});
-    json!({"type": "object", "properties": props, "required": ["total", "rows"]})
+    merge(props, shape.extra);
+    merge(&mut props["rows"]["items"]["properties"], shape.row);
+    schema
 }
 
 /// Masks secret shapes and neutralises prompt-injection phrases in every string of `data`,
@@ -167,21 +164,10 @@ pub fn cap(data: &mut Value, paged: bool) -> usize {
     MAX_OUTPUT_BYTES.saturating_sub(size.min(MAX_OUTPUT_BYTES / 2))
 }
 
-/// The length of `v` as compact JSON.
+/// The length of `v` as compact JSON (through the serializer the responses use, so no
+/// second copy of it lands in the binary).
 pub fn json_len(v: &Value) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut c = Count(0);
-    let _ = serde_json::to_writer(&mut c, v);
-    c.0
+    serde_json::to_vec(v).map_or(0, |b| b.len())
 }
 
 #[cfg(test)]

@@ -43,8 +43,8 @@ Example: {\"format\": \"mermaid\", \"service\": \"services/orders\"}.",
     },
     output_schema: Some(super::structured::Shape {
         paged: false,
-        extra: || json!({"nodes": {"type": "array"}, "servicesTotal": {"type": "integer"}}),
-        row: super::structured::none,
+        extra: r#"{"nodes":{"type":"array"},"servicesTotal":{"type":"integer"}}"#,
+        row: "{}",
     }),
     run,
     truncation_hint: |_| "Zoom into one service with `service`, or lower `max_services`.".into(),
@@ -1130,10 +1130,32 @@ fn view_data(view: &MeshView) -> Value {
             )
         })
         .collect();
-    super::structured::with(
-        super::structured::page(view.links.len(), 0, None, rows),
-        json!({"nodes": view.nodes, "servicesTotal": view.services_total}),
-    )
+    // The nodes as rows too (`role` = kind, `evidence` = caption, plus `id`): the row
+    // helper instead of serialising `MeshNode` into a value, which would add a serializer.
+    let nodes: Vec<Value> = view
+        .nodes
+        .iter()
+        .map(|n| {
+            let at = n.location.as_deref().unwrap_or("");
+            let (path, line) = match at.rsplit_once(':') {
+                Some((p, l)) if l.parse::<u32>().is_ok() => (p, l.parse().unwrap_or(0)),
+                _ => (at, 0),
+            };
+            let kind = match n.kind {
+                NodeKind::Service => "service",
+                NodeKind::Topic => "topic",
+                NodeKind::Contract => "contract",
+                NodeKind::Other => "other",
+            };
+            let mut node = super::structured::row(path, line, kind, &n.name, "", &n.caption);
+            node["id"] = Value::from(n.id.as_str());
+            node
+        })
+        .collect();
+    let mut data = super::structured::page(view.links.len(), 0, None, rows);
+    data["nodes"] = Value::Array(nodes);
+    data["servicesTotal"] = Value::from(view.services_total);
+    data
 }
 
 /// The Mermaid answer: heading, diagram and a footer saying what was folded.
