@@ -15,6 +15,10 @@ examples/polyglot-shop (so a config file can be added without touching the repos
   audit_on_p50_ms / audit_off_p50_ms
                                   their median round trips (the audit write happens off the
                                   executor, after the answer; this shows what it costs a session)
+  tools_list_bytes / tools_list_tokens
+                                  the size of the `tools/list` answer at 2025-11-25 (names,
+                                  descriptions, input and output schemas: what every agent
+                                  carries in its context), in bytes and ≈ tokens (bytes / 4)
 
 Medians across `--runs` sessions (the lower median of the per-run medians). Nothing here is a
 pass/fail verdict; report.py compares with budgets.json.
@@ -77,6 +81,26 @@ def session(binary, example, audit, calls, tool, args_cycle):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def tools_list_size(binary, example):
+    """Bytes of the compact `tools/list` response line (2025-11-25, fixtures off)."""
+    tmp = tempfile.mkdtemp(prefix="mesh-bench-tools-")
+    try:
+        ws = os.path.join(tmp, "polyglot-shop")
+        copy_example(example, ws, True)
+        srv = Server(binary, ws, tmp, timeout=30)
+        try:
+            initialize(srv)
+            resp = srv.call("tools/list", {})
+        finally:
+            srv.close()
+        if "result" not in resp:
+            raise ServerGone(f"tools/list failed: {json.dumps(resp)[:300]}")
+        line = json.dumps(resp, separators=(",", ":"), ensure_ascii=False)
+        return len(line.encode("utf-8"))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def pct(values, p):
     s = sorted(values)
     k = max(0, min(len(s) - 1, int(round(p / 100.0 * len(s) + 0.5)) - 1))
@@ -107,6 +131,13 @@ def main(argv):
                 p50s.append(statistics.median(t))
         except ServerGone as e:
             out["notes"].append(str(e))
+
+    try:
+        size = tools_list_size(a.bin, a.example)
+        out["tools_list_bytes"] = size
+        out["tools_list_tokens"] = round(size / 4)
+    except ServerGone as e:
+        out["notes"].append(str(e))
 
     def low_median(v):
         return round(statistics.median_low(v), 3) if v else None

@@ -70,9 +70,13 @@ LABELS = {
     "audit_off_p50_ms": ("`smart_search` round trip p50, audit trail off", "ms"),
     "audit_on_calls_per_s": ("sequential `smart_search` calls per second, audit on", "rate"),
     "audit_off_calls_per_s": ("sequential `smart_search` calls per second, audit off", "rate"),
+    "tools_list_bytes": ("`tools/list` answer at 2025-11-25 (issue 19: at most main's + ¼)",
+                         "count"),
+    "tools_list_tokens": ("`tools/list` answer, ≈ tokens (bytes / 4)", "count"),
 }
 TOOL_KEYS = ["impact_p50_ms", "impact_p95_ms", "audit_on_p50_ms", "audit_off_p50_ms",
-             "audit_on_calls_per_s", "audit_off_calls_per_s"]
+             "audit_on_calls_per_s", "audit_off_calls_per_s", "tools_list_bytes",
+             "tools_list_tokens"]
 DAEMON_KEYS = ["proxy_init_warm_ms", "proxy_init_cold_ms", "proxy_rss_kb", "daemon_rss_1_kb",
                "daemon_rss_16_kb", "daemon_hwm_kb"]
 TIER_KEYS = ["init_ms", "cold_index_ms", "peak_rss_kb", "search_p50_ms", "search_p95_ms",

@@ -9,9 +9,16 @@
 //!                                                                  │ tools/call
 //!                                                                  ▼
 //!                                       tools::Registry ──► one tool ──► index::Snapshot
-//!                                                                  │ Markdown (render, 48 KiB cap)
+//!                                                                  │ Markdown + structured rows
+//!                                                                  │ (render, tools::structured,
+//!                                                                  │  48 KiB cap over both)
 //!  stdout ◄── framing (writer task) ◄───────── JSON-RPC response ◄─┘
 //! ```
+//!
+//! `resources/read` is a `tools/call` in disguise: [`resources::tool_for`] maps the URI to the
+//! tool and arguments that answer it, and the server runs that call on the same path.
+//! `resources/list` and `completion/complete` wait for the first index generation like a tool
+//! call (as tasks, so a `ping` never waits behind them); `prompts/*` answer inline.
 //!
 //! The same `server` loop runs behind a Unix socket in `meshd`, where `mesh-mcp run` is only a
 //! byte-copying proxy (see [`daemon`]).
@@ -26,7 +33,10 @@
 //! | [`stdio`] | this process's stdin and stdout as async streams, non-blocking on the reactor when they are pipes or sockets |
 //! | [`stages`] | per-request stage timestamps, compiled in only for the benchmark build (`--features bench-stages`) |
 //! | [`batch`] | 2025-03-26 batches, bounded: requests run per batch, answer bytes per line, one batch at a time per client |
-//! | [`tools`] | the tool registry and one file per tool (arguments, run, truncation hint) |
+//! | [`tools`] | the tool registry and one file per tool (arguments, run, truncation hint, structured rows); `tools::structured` holds the shared output schema, the row helpers and the cap over text and data |
+//! | [`resources`] | `mesh://` resources and templates (each read is a tool call), `resources/list` paging, subscriptions and the watch that notifies a session of new index generations |
+//! | [`prompts`] | the workflow prompts (`trace_rpc`, `change_impact`, `onboard_service`) and their expansion |
+//! | [`completion`] | `completion/complete` for prompt arguments and template variables, ranked like `smart_search` |
 //! | [`render`] | Markdown helpers and the central 48 KiB output cap |
 //! | [`git`] | a safe, read-only git runner (no shell, timeout, repository-redirecting variables removed) for the wire-format check and the diff of `analyze_changes` |
 //! | [`index`] | configuration-driven crawl, lexers, one extractor per language, the graph and the immutable snapshot, watching and caching |
@@ -54,6 +64,7 @@ pub mod audit;
 pub mod auditor;
 pub mod batch;
 pub mod cli;
+pub mod completion;
 pub mod config;
 pub mod daemon;
 pub mod framing;
@@ -62,8 +73,10 @@ pub mod index;
 pub mod isolate;
 pub mod logging;
 pub mod order;
+pub mod prompts;
 pub mod protocol;
 pub mod render;
+pub mod resources;
 pub mod security;
 pub mod server;
 pub mod stages;

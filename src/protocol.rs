@@ -15,6 +15,8 @@ pub const METHOD_NOT_FOUND: i64 = -32601;
 pub const INVALID_PARAMS: i64 = -32602;
 /// A tool task failed (panicked).
 pub const INTERNAL_ERROR: i64 = -32603;
+/// `resources/read` of a URI that names no resource.
+pub const RESOURCE_NOT_FOUND: i64 = -32002;
 /// Modern era: the `_meta` protocol version is not one we support.
 pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 

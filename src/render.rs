@@ -30,11 +30,18 @@ pub fn decimal(num: u64, den: u64, places: u32) -> String {
 /// Applies the cap: returns `text` unchanged when it fits, else a cut copy ending in a note
 /// that carries `hint` (flattened to one line, at most 512 bytes).
 pub fn cap_output(text: String, hint: &str) -> String {
-    if text.len() <= MAX_OUTPUT_BYTES {
+    cap_output_within(text, hint, MAX_OUTPUT_BYTES)
+}
+
+/// [`cap_output`] to `max` bytes (at most [`MAX_OUTPUT_BYTES`]): the text's share when the
+/// answer also carries structured data (see `tools::structured::cap`).
+pub fn cap_output_within(text: String, hint: &str, max: usize) -> String {
+    let max = max.min(MAX_OUTPUT_BYTES);
+    if text.len() <= max {
         return text;
     }
     let note = truncation_note(hint);
-    let mut budget = MAX_OUTPUT_BYTES - note.len();
+    let mut budget = max.saturating_sub(note.len());
     loop {
         let mut kept = cut_at_line(&text, budget).to_string();
         if let Some(fence) = open_fence(&kept) {
@@ -44,11 +51,11 @@ pub fn cap_output(text: String, hint: &str) -> String {
             kept.push_str(&fence);
             kept.push('\n');
         }
-        if kept.len() + note.len() <= MAX_OUTPUT_BYTES || budget == 0 {
+        if kept.len() + note.len() <= max || budget == 0 {
             kept.push_str(&note);
             return kept;
         }
-        budget = budget.saturating_sub(kept.len() + note.len() - MAX_OUTPUT_BYTES);
+        budget = budget.saturating_sub(kept.len() + note.len() - max);
     }
 }
 

@@ -204,6 +204,10 @@ struct Session {
     in_flight: Mutex<HashMap<String, Arc<AtomicBool>>>,
     /// One batch at a time per session (see [`crate::batch`]).
     batch_gate: Arc<Semaphore>,
+    /// Resource listings and subscriptions this session follows ([`crate::resources::watch`]).
+    resources: Arc<Mutex<crate::resources::Subscriptions>>,
+    /// Set once a request other than `initialize` opened the indexer's start gate.
+    gate_opened: AtomicBool,
 }
 
 impl Session {
@@ -229,6 +233,11 @@ impl Era {
             Era::Legacy(v) => v,
             Era::Modern => protocol::MODERN_VERSION,
         }
+    }
+
+    /// True when tool answers carry `structuredContent` (2025-06-18 and later).
+    fn structured(self) -> bool {
+        protocol::version_at_least(self.version(), "2025-06-18")
     }
 }
 
@@ -315,6 +324,8 @@ async fn session(
         log_level: Mutex::new(None),
         in_flight: Mutex::new(HashMap::new()),
         batch_gate: Arc::new(Semaphore::new(1)),
+        resources: Arc::default(),
+        gate_opened: AtomicBool::new(false),
     });
     let permits = Arc::new(Semaphore::new(shared.max_in_flight.max(1)));
     // Calls accepted but not answered yet. The loop waits for a slot before it reads on, so a
@@ -369,6 +380,10 @@ async fn session(
             }
         }
     }
+    // The resource watch holds a sender of the outbound queue: it stops before the drain.
+    if let Ok(mut subs) = ctx.session.resources.lock() {
+        subs.task.take();
+    }
     drop(ctx);
     drop(busy_tx);
     // The drain barrier: calls in flight finish and queue their answers (bounded after a
@@ -398,6 +413,8 @@ struct CallMeta {
     log_level: Option<String>,
     /// The request in the benchmark build's stage timestamps ([`crate::stages`]).
     stage: crate::stages::Key,
+    /// Whether the answer carries `structuredContent` (2025-06-18 and later).
+    structured: bool,
 }
 
 /// What woke the session loop.
@@ -545,7 +562,20 @@ impl Ctx {
     /// Handles a request: inline for cheap methods and, in standalone mode, for cheap tool
     /// calls once the index is in memory; as a task for every other `tools/call`.
     async fn request(&self, req: Request) -> bool {
-        if req.method == "tools/call" {
+        // A modern-era session sends no `initialize`: its first request opens the gate (once
+        // per session, so the hot path pays one atomic load).
+        if req.method != "initialize"
+            && !self.session.gate_opened.load(Ordering::Relaxed)
+            && !self.session.gate_opened.swap(true, Ordering::Relaxed)
+        {
+            self.shared.index.open_start_gate();
+        }
+        // Tool calls, and the methods that answer from the index (they wait for its first
+        // generation), run as tasks so they never hold up a `ping`.
+        if matches!(
+            req.method.as_str(),
+            "tools/call" | "resources/read" | "resources/list" | "completion/complete"
+        ) {
             let slot = self.accepted.acquire_arc().await;
             if self.runs_inline(&req) {
                 let _slot = slot;
@@ -582,7 +612,10 @@ impl Ctx {
     /// True when this `tools/call` runs inline on the session's thread: a standalone session,
     /// the index in memory, and a cheap call ([`crate::tools::runs_inline`]).
     fn runs_inline(&self, req: &Request) -> bool {
-        if !self.shared.inline_tools || self.shared.index.current().is_none() {
+        if !self.shared.inline_tools
+            || self.shared.index.current().is_none()
+            || req.method != "tools/call"
+        {
             return false;
         }
         let params = req.params.as_ref();
@@ -630,6 +663,15 @@ impl Ctx {
             "tools/list" => Ok(self.tools_list(era)),
             "logging/setLevel" => self.set_level(req.params.as_ref()),
             "tools/call" => return self.tools_call(req, meta, era).await,
+            "resources/read" => return self.read_resource(req, meta, era).await,
+            "resources/list" | "completion/complete" => {
+                // One await for both: they answer from the first generation.
+                let snap = self.first_snapshot().await;
+                self.feature(&req, era, snap.as_deref())
+            }
+            m if m.starts_with("resources/") || m.starts_with("prompts/") => {
+                self.feature(&req, era, None)
+            }
             other => Err((
                 protocol::METHOD_NOT_FOUND,
                 format!("Method not found: {}", protocol::echo_name(other)),
@@ -639,6 +681,146 @@ impl Ctx {
             Ok(value) => Response::success(id, stamp(value, era)),
             Err((code, message)) => Response::error(id, code, message),
         })
+    }
+
+    /// Resources (but `resources/read`, which is a tool call), prompts and completions: plain
+    /// functions of the request and the snapshot, kept out of the async `answer` (its state
+    /// machine is code in every session's hot path).
+    #[inline(never)]
+    fn feature(
+        &self,
+        req: &Request,
+        era: Era,
+        snap: Option<&crate::index::snapshot::Snapshot>,
+    ) -> Result<Value, (i64, String)> {
+        let params = req.params.as_ref();
+        let invalid = |e: String| (protocol::INVALID_PARAMS, e);
+        let with_title = era.structured();
+        match req.method.as_str() {
+            "resources/list" => {
+                if era != Era::Modern {
+                    self.follow_resources(|subs| subs.listed = true);
+                }
+                let cursor = params.and_then(|p| p.get("cursor")).and_then(Value::as_str);
+                crate::resources::list(snap, cursor, with_title)
+                    .map(|v| cached(v, era, 10_000))
+                    .map_err(invalid)
+            }
+            "completion/complete" => crate::completion::complete(snap, params).map_err(invalid),
+            "resources/templates/list" => Ok(cached(
+                crate::resources::templates(with_title),
+                era,
+                3_600_000,
+            )),
+            "resources/subscribe" | "resources/unsubscribe" if era != Era::Modern => {
+                self.subscribe(&req.method, params)
+            }
+            "prompts/list" => Ok(cached(crate::prompts::list(with_title), era, 3_600_000)),
+            "prompts/get" => crate::prompts::get(params).map_err(invalid),
+            other => Err((
+                protocol::METHOD_NOT_FOUND,
+                format!("Method not found: {}", protocol::echo_name(other)),
+            )),
+        }
+    }
+
+    /// The snapshot to list resources or complete names from: the current one, or the first
+    /// once published (bounded like a tool call's wait; `None` after the bound).
+    async fn first_snapshot(&self) -> Option<Arc<crate::index::snapshot::Snapshot>> {
+        self.wait_for_index(None, &AtomicBool::new(false))
+            .await
+            .ok()
+    }
+
+    /// `resources/subscribe` and `resources/unsubscribe` (legacy era: a modern-era request has
+    /// no session to notify later).
+    fn subscribe(&self, method: &str, params: Option<&Value>) -> Result<Value, (i64, String)> {
+        let Some(uri) = params.and_then(|p| p.get("uri")).and_then(Value::as_str) else {
+            return Err((
+                protocol::INVALID_PARAMS,
+                format!("Invalid params for {method}: \"uri\" must be a resource URI string"),
+            ));
+        };
+        if method == "resources/subscribe" {
+            self.follow_resources(|subs| {
+                subs.uris.insert(uri.to_string());
+            });
+        } else if let Ok(mut subs) = self.session.resources.lock() {
+            subs.uris.remove(uri);
+        }
+        Ok(json!({}))
+    }
+
+    /// Records the session's interest in resources and starts the watch that notifies it of
+    /// new index generations ([`crate::resources::watch`]), once.
+    fn follow_resources(&self, change: impl FnOnce(&mut crate::resources::Subscriptions)) {
+        let Ok(mut subs) = self.session.resources.lock() else {
+            return;
+        };
+        change(&mut subs);
+        if subs.task.is_none() {
+            let watch = crate::resources::watch(
+                self.shared.index.clone(),
+                self.session.resources.clone(),
+                self.out.clone(),
+            );
+            subs.task = Some(self.ex.spawn(watch));
+        }
+    }
+
+    /// `resources/read`: the fixture resources of the conformance suite, else the tool call
+    /// that answers the URI ([`crate::resources::tool_for`]), run exactly like a `tools/call`
+    /// (index wait, pool, audit, cancellation); its text (and its structured data, as JSON)
+    /// become the contents.
+    async fn read_resource(&self, req: Request, meta: RequestMeta, era: Era) -> Option<Response> {
+        let id = req.id.clone();
+        let Some(uri) = req
+            .params
+            .as_ref()
+            .and_then(|p| p.get("uri"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+        else {
+            return Some(Response::error(
+                id,
+                protocol::INVALID_PARAMS,
+                "Invalid params for resources/read: \"uri\" must be a resource URI string".into(),
+            ));
+        };
+        if let Some(v) = crate::resources::fixture(&uri) {
+            return Some(Response::success(id, stamp(cached(v, era, 0), era)));
+        }
+        let Some((tool, args)) = crate::resources::tool_for(&uri) else {
+            return Some(Response::error_with_data(
+                id,
+                protocol::RESOURCE_NOT_FOUND,
+                format!(
+                    "Resource not found: {}. Read mesh://mesh or mesh://status, or fill a template of resources/templates/list.",
+                    protocol::echo_name(&uri)
+                ),
+                json!({ "uri": protocol::echo_name(&uri) }),
+            ));
+        };
+        let call = Request {
+            id: req.id,
+            method: "tools/call".into(),
+            params: Some(json!({ "name": tool, "arguments": args })),
+        };
+        let resp = self.tools_call(call, meta, era).await?;
+        let Some(result) = resp.result else {
+            return Some(resp);
+        };
+        let text = result["content"][0]["text"].as_str().unwrap_or_default();
+        let mut contents = vec![json!({"uri": uri, "mimeType": "text/markdown", "text": text})];
+        if let Some(data) = result.get("structuredContent") {
+            contents.push(
+                json!({"uri": uri, "mimeType": "application/json", "text": data.to_string()}),
+            );
+        }
+        Some(Response::success(
+            resp.id,
+            stamp(cached(json!({ "contents": contents }), era, 0), era),
+        ))
     }
 
     /// `initialize`: negotiates the version, once per session; a second `initialize` is an
@@ -667,7 +849,13 @@ initialize once per session, or start a new session to negotiate again"
         }
         Ok(json!({
             "protocolVersion": version,
-            "capabilities": {"tools": {"listChanged": false}, "logging": {}},
+            "capabilities": {
+                "tools": {"listChanged": false},
+                "logging": {},
+                "resources": {"subscribe": true, "listChanged": true},
+                "prompts": {"listChanged": false},
+                "completions": {},
+            },
             "serverInfo": server_info,
             "instructions": INSTRUCTIONS,
         }))
@@ -764,6 +952,7 @@ initialize once per session, or start a new session to negotiate again"
             progress_token: meta.progress_token,
             log_level,
             stage: crate::stages::key(&id),
+            structured: era.structured(),
         };
         let answer = self.run_tool(def, args, call, &cancelled).await;
         if let Ok(mut map) = self.session.in_flight.lock() {
@@ -774,16 +963,15 @@ initialize once per session, or start a new session to negotiate again"
             return None;
         }
         Some(match answer {
-            Ok(out) => Response::success(
-                id,
-                stamp(
-                    json!({
-                        "content": [{"type": "text", "text": out.text}],
-                        "isError": out.is_error,
-                    }),
-                    era,
-                ),
-            ),
+            Ok(out) => {
+                let mut content = vec![json!({"type": "text", "text": out.text})];
+                content.extend(out.more_content);
+                let mut result = json!({"content": content, "isError": out.is_error});
+                if let Some(data) = out.data {
+                    result["structuredContent"] = data;
+                }
+                Response::success(id, stamp(result, era))
+            }
             Err(message) => Response::error(id, protocol::INTERNAL_ERROR, message),
         })
     }
@@ -800,6 +988,7 @@ initialize once per session, or start a new session to negotiate again"
             progress_token,
             log_level,
             stage,
+            structured,
         } = call;
         let _permit = self.permits.acquire_arc().await;
         if cancelled.load(Ordering::Acquire) {
@@ -861,6 +1050,7 @@ initialize once per session, or start a new session to negotiate again"
                     shared: &shared,
                     snapshot: snapshot.as_deref(),
                     trace_id: trace_id.as_deref(),
+                    structured,
                 };
                 crate::tools::fixtures::with_call_notifier(notifier, || {
                     crate::tools::invoke(def, &args, &env)
@@ -990,7 +1180,12 @@ or call index_status to watch progress."
 fn discover_result() -> Value {
     json!({
         "supportedVersions": protocol::DISCOVER_VERSIONS,
-        "capabilities": {"tools": {"listChanged": false}},
+        "capabilities": {
+            "tools": {"listChanged": false},
+            "resources": {},
+            "prompts": {"listChanged": false},
+            "completions": {},
+        },
         "instructions": INSTRUCTIONS,
         "ttlMs": 3_600_000,
         "cacheScope": "public",
@@ -1001,6 +1196,16 @@ fn discover_result() -> Value {
 
 fn server_info_modern() -> Value {
     json!({"name": SERVER_NAME, "title": SERVER_TITLE, "version": crate::VERSION})
+}
+
+/// A list or read result with the modern era's caching members (`ttlMs`, `cacheScope`), which
+/// the legacy eras do not have.
+fn cached(mut value: Value, era: Era, ttl_ms: u64) -> Value {
+    if era == Era::Modern {
+        value["ttlMs"] = json!(ttl_ms);
+        value["cacheScope"] = json!("public");
+    }
+    value
 }
 
 /// Adds the modern-era members (`resultType`, server info) to a result.

@@ -418,6 +418,33 @@ fn the_tool_over_mcp_and_its_argument_errors() {
         page.contains("Next page: analyze_changes(offset: 1)"),
         "{page}"
     );
+    // The same page as structured rows, and progress for a caller that sent a token.
+    s.server.send(
+        &json!({"jsonrpc": "2.0", "id": 900, "method": "tools/call", "params": {
+        "name": "analyze_changes", "arguments": {"base": "main", "limit": 1},
+        "_meta": {"progressToken": "chg"}}}),
+    );
+    let mut progress = Vec::new();
+    let resp = loop {
+        let m = s
+            .server
+            .next(std::time::Duration::from_secs(30))
+            .expect("an answer");
+        if m["method"] == "notifications/progress" {
+            assert_eq!(m["params"]["progressToken"], "chg");
+            progress.push(m["params"]["progress"].as_f64().unwrap());
+        } else if m["id"] == 900 {
+            break m;
+        }
+    };
+    assert!(
+        progress.len() >= 3 && progress.windows(2).all(|w| w[0] < w[1]),
+        "{progress:?}"
+    );
+    let data = &resp["result"]["structuredContent"];
+    assert_eq!(data["breaking"], true, "{data}");
+    assert_eq!(data["rows"].as_array().unwrap().len(), 1, "{data}");
+    assert_eq!(data["nextOffset"], 1, "{data}");
     let e = s.err("analyze_changes", json!({"base": "--output=/tmp/x"}));
     assert!(
         e.contains("Invalid base") && e.contains("origin/main"),

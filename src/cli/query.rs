@@ -15,7 +15,8 @@ const USAGE: &str = "\
 Usage: mesh-mcp query <tool> ['<json arguments>'] [--json] [--config FILE]
 
 Answers one tool call for the workspace in the current directory and prints the Markdown answer
-on stdout (--json prints the raw MCP result). Exit status 1 when the answer is an error.
+on stdout (--json prints the raw MCP result, with
+structuredContent: the same facts as JSON rows). Exit status 1 when the answer is an error.
 
 Examples:
   mesh-mcp query smart_search '{\"query\": \"OrderService\"}'
@@ -47,6 +48,9 @@ pub fn tool_help(tool: &str) -> Result<String, String> {
     if let Some(props) = schema["properties"].as_object() {
         for (name, p) in props {
             let mut kind = p["type"].as_str().unwrap_or("any").to_string();
+            if let (Some(lo), Some(hi)) = (p["minimum"].as_i64(), p["maximum"].as_i64()) {
+                kind = format!("{kind} {lo}–{hi}, default {}", p["default"]);
+            }
             if let Some(values) = p["enum"].as_array() {
                 let vs: Vec<String> = values.iter().map(|v| v.to_string()).collect();
                 kind = format!("one of {}", vs.join(", "));
@@ -162,6 +166,7 @@ pub fn main(args: &[String]) -> i32 {
         shared: &shared,
         snapshot: snapshot.as_deref(),
         trace_id: None,
+        structured: as_json,
     };
     let (out, outcome) = crate::tools::invoke(def, &arguments, &env);
     shared.audit(&crate::audit::AuditEntry {
@@ -179,10 +184,13 @@ pub fn main(args: &[String]) -> i32 {
         duration_us: started.elapsed().as_micros() as u64,
     });
     let text = if as_json {
-        let result = json!({
+        let mut result = json!({
             "content": [{"type": "text", "text": out.text}],
             "isError": out.is_error,
         });
+        if let Some(data) = out.data {
+            result["structuredContent"] = data;
+        }
         format!(
             "{}\n",
             serde_json::to_string_pretty(&result).unwrap_or_default()

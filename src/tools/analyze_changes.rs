@@ -36,25 +36,28 @@ pub static TOOL: ToolDef = ToolDef {
     title: "Analyze the impact of a diff",
     description: "Answers 'what does my branch break?': reads `git diff` against a base (default: \
 the merge-base of HEAD with origin/HEAD, origin/main or main; \"working tree\" for uncommitted \
-changes against HEAD) and lists the changed declarations by file and line range, the contracts \
-touched (.proto RPCs and messages with the wire-format verdict, deleted or renamed RPCs with \
-live callers, RPCs and HTTP routes whose handler or path changed, topics whose producer, \
-consumer or name constant changed, packages imported by other roots), the other services \
-affected (callers, consumers, importers; INTERNAL/EXTERNAL, path:line, confidence) and one \
-risk line per service: breaking > behaviour > internal > tests/docs/generated only. Use it \
-before review or in CI; for one known RPC, topic or route use analyze_impact. Example: \
-{\"base\": \"origin/main\"}.",
+changes against HEAD) and lists the changed declarations, the contracts touched (.proto RPCs \
+and messages with the wire-format verdict, RPCs, HTTP routes and topics whose handler, path, \
+producer, consumer or name changed, packages imported by other roots), the elements of other \
+services affected, and one risk line per service (breaking > behaviour > internal > \
+tests/docs/generated only). Use it before review or in CI; for one known RPC, topic or route \
+use analyze_impact. Example: {\"base\": \"origin/main\"}.",
     input_schema: || {
         object_schema(
             json!({
                 "base": {"type": "string", "description": "Git revision to diff the working tree against: a branch, tag or commit, e.g. \"origin/main\"; or \"working tree\" for uncommitted changes against HEAD. Omitted: the merge-base of HEAD with origin/HEAD, origin/main or main, else HEAD."},
-                "depth": super::int_schema("Hops through consumers that re-emit a changed topic, 1–5 (default 1), e.g. 2.", 1, 1, 5),
-                "limit": super::int_schema("Affected rows per page, 1–200 (default 100), e.g. 50.", 100, 1, 200),
+                "depth": super::int_schema("Hops through consumers that re-emit a changed topic, e.g. 2.", 1, 1, 5),
+                "limit": super::int_schema("Affected rows per page, e.g. 50.", 100, 1, 200),
                 "offset": super::int_schema("Affected rows to skip, from the previous footer, e.g. 100.", 0, 0, super::MAX_OFFSET)
             }),
             &[],
         )
     },
+    output_schema: Some(super::structured::Shape {
+        paged: true,
+        extra: r#"{"breaking":{"type":"boolean"},"services":{"type":"array"}}"#,
+        row: super::structured::SCOPE,
+    }),
     run,
     truncation_hint: |_| {
         "Page the affected rows with `offset`, or lower `limit`: analyze_changes(limit: 50).".into()
@@ -272,8 +275,21 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
         Ok(r) => r,
         Err(e) => return ToolOutput::error(e),
     };
-    let (text, files) = render_markdown(&report, limit, offset, MAX_OUTPUT_BYTES - 1536);
-    let mut out = ToolOutput::ok(text);
+    let mut rows = Vec::new();
+    let (text, files) =
+        render_markdown_rows(&report, limit, offset, MAX_OUTPUT_BYTES - 1536, &mut rows);
+    let total: usize = report.contracts.iter().map(|c| c.affected.len()).sum();
+    let next = offset + rows.len();
+    let services: Vec<Value> = report
+        .services
+        .iter()
+        .map(|(s, (r, why))| json!({"service": s, "risk": r.key(), "why": why}))
+        .collect();
+    let data = super::structured::with(
+        super::structured::page(total, offset, Some(next), rows),
+        json!({"breaking": report.breaking(), "services": services}),
+    );
+    let mut out = ToolOutput::ok(text).with_data(data);
     out.files_accessed = files;
     out
 }
@@ -596,13 +612,25 @@ pub fn compute(
         ));
     }
     crate::order::sort_by_cached_key(&mut report.files, |f| f.display.clone());
+    // Progress for a caller that sent a progressToken: git is done, 7 steps of analysis follow.
+    let step = |n: u32, what: &str| {
+        super::fixtures::notify_progress(f64::from(n), Some(8.0), Some(what));
+    };
+    step(1, "diff read; finding the changed declarations");
     declarations(snap, &mut report);
+    step(2, "checking .proto contracts");
     proto_contracts(snap, &mut report);
+    step(3, "checking RPC handlers");
     handler_contracts(snap, &mut report);
+    step(4, "checking HTTP routes");
     route_contracts(snap, &mut report);
+    step(5, "checking topics");
     topic_contracts(snap, &mut report, depth);
+    step(6, "checking imported packages");
     importer_contracts(snap, &mut report);
+    step(7, "grading the risk per service");
     risks(&mut report);
+    step(8, "done");
     crate::order::sort_by_cached_key(&mut report.contracts, |c| {
         (
             std::cmp::Reverse(c.risk),
@@ -1622,6 +1650,18 @@ pub fn render_markdown(
     offset: usize,
     budget: usize,
 ) -> (String, Vec<String>) {
+    render_markdown_rows(report, limit, offset, budget, &mut Vec::new())
+}
+
+/// [`render_markdown`], also pushing the affected rows it shows as structured rows (one per
+/// table row, the same page) onto `data`.
+fn render_markdown_rows(
+    report: &Report,
+    limit: usize,
+    offset: usize,
+    budget: usize,
+    data: &mut Vec<Value>,
+) -> (String, Vec<String>) {
     let mut out = String::from("## Changes and their impact\n\n");
     for b in &report.bases {
         out.push_str(&format!("- {b}\n"));
@@ -1802,6 +1842,19 @@ pub fn render_markdown(
             }
             used += line.len();
             out.push_str(&line);
+            let (path, at) = match a.location.rsplit_once(':') {
+                Some((p, l)) if l.parse::<u32>().is_ok() => (p, l.parse().unwrap_or(0)),
+                _ => (a.location.as_str(), 0),
+            };
+            data.push(analyze_impact::scoped_row(
+                path,
+                at,
+                &a.role,
+                &a.element,
+                a.confidence,
+                &format!("{} {} {}: {}", c.risk.key(), c.kind, c.name, c.change),
+                a.external,
+            ));
             files.push(
                 a.location
                     .rsplit_once(':')

@@ -36,8 +36,8 @@ pub static TOOL: ToolDef = ToolDef {
     description: "Traces one gRPC RPC or service end to end: its .proto definition (path:line, \
 full name, signature, copies), the server handlers and the client call sites in every language \
 with confidence, code that only builds a client for the service, and a wire-format \
-breaking-change check of the defining .proto against a git base (field numbers reused, types \
-changed across wire groups, cardinality, fields or enum values deleted without `reserved`). Use \
+breaking-change check of the defining .proto against a git base (reused field numbers, wire \
+type changes, cardinality, deletions without `reserved`). Use \
 it for 'who serves / who calls this RPC' and 'is this .proto change safe'; for Kafka and other \
 events use analyze_impact. Example: {\"target\": \"OrderService.CreateOrder\", \"base\": \
 \"origin/main\"}.",
@@ -51,6 +51,11 @@ events use analyze_impact. Example: {\"target\": \"OrderService.CreateOrder\", \
             &["target"],
         )
     },
+    output_schema: Some(super::structured::Shape {
+        paged: false,
+        extra: r#"{"testsLeftOut":{"type":"integer"}}"#,
+        row: "{}",
+    }),
     run,
     truncation_hint: |args| {
         format!(
@@ -141,6 +146,7 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     };
 
     let mut wire = String::new();
+    let mut wire_rows = Vec::new();
     if wire_files.is_empty() {
         if base.is_some() {
             wire.push_str(&format!(
@@ -151,7 +157,7 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     } else {
         let share = wire_files.len();
         for (abs, display) in &wire_files {
-            match wire_section(abs, display, base, share) {
+            match wire_section(abs, display, base, share, &mut wire_rows) {
                 Ok(s) => wire.push_str(&s),
                 Err(e) => return e,
             }
@@ -182,9 +188,69 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     files.extend(wire_files.into_iter().map(|(_, d)| d));
     crate::order::sort(&mut files);
     files.dedup();
-    let mut out = ToolOutput::ok(text);
+    let mut rows = trace_rows(snap, &traces);
+    rows.append(&mut wire_rows);
+    let data = super::structured::with(
+        super::structured::page(rows.len(), 0, None, rows),
+        json!({"testsLeftOut": traces.tests_left_out}),
+    );
+    let mut out = ToolOutput::ok(text).with_data(data);
     out.files_accessed = files;
     out
+}
+
+/// The trace as structured rows, from the same [`Trace`] the text renders: per service its
+/// definition and server registrations and clients, per RPC its definition, handlers and
+/// call sites (at most as many per list as the text shows).
+fn trace_rows(snap: &Snapshot, trace: &Trace) -> Vec<Value> {
+    let g = &snap.graph;
+    let traced_rpcs: usize = trace.contracts.iter().map(|c| c.rpcs.len()).sum();
+    let cap = (60 / traced_rpcs.max(1)).clamp(5, 30);
+    let mut rows = Vec::new();
+    let site = |s: &Site, role: &str, name: &str| {
+        super::structured::row(&s.path, s.line, role, name, s.confidence.label(), &s.label)
+    };
+    for ct in &trace.contracts {
+        let c = &g.contracts[ct.contract as usize];
+        let path = snap.display_path(&snap.files[c.def.file as usize]);
+        rows.push(super::structured::row(
+            &path, c.def.line, "service", &c.fqn, "exact", "",
+        ));
+        rows.extend(
+            ct.servers
+                .iter()
+                .take(cap)
+                .map(|s| site(s, "server", &c.name)),
+        );
+        rows.extend(
+            ct.clients
+                .iter()
+                .take(cap)
+                .map(|cl| site(&cl.site, "client", &c.name)),
+        );
+        for rt in &ct.rpcs {
+            let rpc = &g.rpcs[rt.rpc as usize];
+            let full = format!("{}.{}", c.name, rpc.name);
+            let path = snap.display_path(&snap.files[rpc.def.file as usize]);
+            let sig = signature(g, rt.rpc);
+            rows.push(super::structured::row(
+                &path,
+                rpc.def.line,
+                "rpc",
+                &full,
+                "exact",
+                &sig,
+            ));
+            rows.extend(
+                rt.handlers
+                    .iter()
+                    .take(cap)
+                    .map(|s| site(s, "handler", &full)),
+            );
+            rows.extend(rt.calls.iter().take(cap).map(|s| site(s, "call", &full)));
+        }
+    }
+    rows
 }
 
 /// The snapshot index of the `.proto` file at `path`, if indexed.
@@ -976,7 +1042,9 @@ fn wire_section(
     display: &str,
     base: Option<&str>,
     files_checked: usize,
+    rows: &mut Vec<Value>,
 ) -> Result<String, ToolOutput> {
+    let path = display;
     let display = &crate::render::inline_code(display);
     let heading = format!("\n### Wire-format check: {display}\n");
     let skip_or_fail = |why: String| -> Result<String, ToolOutput> {
@@ -1012,6 +1080,16 @@ fn wire_section(
     };
     let prefix = match git.prefix() {
         Ok(p) => p,
+        // Even with an explicit `base`: the trace above still answers; only the check is off.
+        Err(GitError::NotARepository) => {
+            return Ok(format!(
+                "{heading}_Skipped: {display} is not inside a git repository{}._\n",
+                base.map_or(String::new(), |b| format!(
+                    ", so there is no {} to compare with",
+                    inline_code(b)
+                ))
+            ));
+        }
         Err(e) => return skip_or_fail(git_problem(e)),
     };
     let repo_path = format!("{prefix}{name}");
@@ -1069,6 +1147,21 @@ fn wire_section(
         }
     };
     let share = files_checked.max(1);
+    for (f, role) in report
+        .breaking
+        .iter()
+        .map(|f| (f, "breaking"))
+        .chain(report.warnings.iter().map(|f| (f, "warning")))
+    {
+        rows.push(super::structured::row(
+            path,
+            f.line,
+            role,
+            &f.element,
+            "exact",
+            &finding_line(f),
+        ));
+    }
     out.push_str(&render_report(
         &report,
         (MAX_BREAKING_SHOWN / share).max(5),
@@ -1535,12 +1628,12 @@ service BatchService {
     #[test]
     fn a_proto_gone_from_the_working_tree_is_skipped_or_an_error() {
         let gone = std::env::temp_dir().join(format!("mesh-gone-{}/x.proto", std::process::id()));
-        let note = wire_section(&gone, "svc/x.proto", None, 1).unwrap();
+        let note = wire_section(&gone, "svc/x.proto", None, 1, &mut Vec::new()).unwrap();
         assert_eq!(
             note,
             "\n### Wire-format check: `svc/x.proto`\n_Skipped: `svc/x.proto` is not in the working tree any more (deleted since it was indexed)._\n"
         );
-        let err = wire_section(&gone, "svc/x.proto", Some("main"), 1).unwrap_err();
+        let err = wire_section(&gone, "svc/x.proto", Some("main"), 1, &mut Vec::new()).unwrap_err();
         assert!(err.is_error);
         assert_eq!(
             err.text,
@@ -1604,6 +1697,7 @@ service BatchService {
             shared: &shared,
             snapshot: Some(&snap),
             trace_id: None,
+            structured: false,
         };
         let out = run(&json!({"target": "Big"}), &env);
         assert!(!out.is_error, "{}", out.text);

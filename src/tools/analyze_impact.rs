@@ -33,7 +33,7 @@ pub static TOOL: ToolDef = ToolDef {
     description: "Lists what a change would touch: for a gRPC method or service its handlers and \
 callers; for an event topic its producers, the topic and its consumers (with `depth` hops \
 through services that consume and re-emit); for an HTTP route its handler and callers. One row \
-per element with role, INTERNAL/EXTERNAL (relative to the owner's root), root, path:line, \
+per element with role, INTERNAL/EXTERNAL (to the owner's root), root, path:line, \
 confidence and what it goes through. Use it before changing a contract; for the wire-format \
 check of a .proto use analyze_grpc, for who imports a package use find_dependents. Example: \
 {\"target\": \"orders.created\", \"depth\": 2}.",
@@ -41,14 +41,19 @@ check of a .proto use analyze_grpc, for who imports a package use find_dependent
         object_schema(
             json!({
                 "target": {"type": "string", "description": "An RPC, service, topic or route, e.g. \"OrderService.CreateOrder\", \"orders.created\", \"ORDER_CREATED\" or \"GET /orders/{id}\"."},
-                "depth": super::int_schema("Hops through consumers that re-emit, 1–5 (default 1), e.g. 2.", 1, 1, 5),
+                "depth": super::int_schema("Hops through consumers that re-emit, e.g. 2.", 1, 1, 5),
                 "include_tests": {"type": "boolean", "description": "Also list rows in test files (default false), e.g. true."},
-                "limit": super::int_schema("Rows per page, 1–200 (default 100), e.g. 50.", 100, 1, 200),
+                "limit": super::int_schema("Rows per page, e.g. 50.", 100, 1, 200),
                 "offset": super::int_schema("Rows to skip, from the previous footer, e.g. 100.", 0, 0, super::MAX_OFFSET)
             }),
             &["target"],
         )
     },
+    output_schema: Some(super::structured::Shape {
+        paged: true,
+        extra: r#"{"testsLeftOut":{"type":"integer"}}"#,
+        row: super::structured::SCOPE,
+    }),
     run,
     truncation_hint: |args| {
         format!(
@@ -178,7 +183,7 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
                     sites.into_iter(),
                 ));
             }
-            return ToolOutput::ok(header);
+            return ToolOutput::ok(header).with_data(super::structured::empty());
         }
         Some(Subject::Rpcs { contracts, rpcs }) => rpc_rows(snap, contracts, rpcs),
         Some(Subject::Topics(topics)) => topic_rows(snap, topics, depth),
@@ -865,16 +870,22 @@ fn render(
     } else {
         String::new()
     };
+    let data = |rows: Vec<Value>, next: Option<usize>| {
+        super::structured::with(
+            super::structured::page(total, offset, next, rows),
+            json!({"testsLeftOut": tests_left_out}),
+        )
+    };
     if total == 0 {
         out.push_str("_No handler, caller, producer or consumer is linked to it in the index._\n");
         out.push_str(&tests_line);
-        return ToolOutput::ok(out);
+        return ToolOutput::ok(out).with_data(data(vec![], None));
     }
     if offset >= total {
         out.push_str(&format!(
             "_No rows at offset {offset}: there are {total} rows; request an offset below {total}._\n"
         ));
-        return ToolOutput::ok(out);
+        return ToolOutput::ok(out).with_data(data(vec![], None));
     }
     let external = rows.iter().filter(|r| r.external).count();
     let mut table = String::from(
@@ -883,17 +894,19 @@ fn render(
     let budget = MAX_OUTPUT_BYTES - 1536 - out.len();
     let mut shown = 0;
     let mut files = Vec::new();
+    let mut data_rows = Vec::new();
     for (i, r) in rows.iter().enumerate().skip(offset).take(limit) {
-        let (root, location) = match r.at {
+        let (root, location, path) = match r.at {
             Some(l) => {
                 let f = &snap.files[l.file as usize];
                 files.push(snap.display_path(f));
                 (
                     root_label(snap, f.root).to_string(),
                     format!("{}:{}", snap.display_path(f), l.line),
+                    snap.display_path(f),
                 )
             }
-            None => (String::new(), String::new()),
+            None => (String::new(), String::new(), String::new()),
         };
         let line = format!(
             "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
@@ -922,6 +935,15 @@ fn render(
             break;
         }
         table.push_str(&line);
+        data_rows.push(scoped_row(
+            &path,
+            r.at.map_or(0, |l| l.line),
+            r.role.name(),
+            &r.element,
+            r.confidence.label(),
+            if r.via == "—" { "" } else { &r.via },
+            r.external,
+        ));
         shown += 1;
     }
     out.push_str(&format!(
@@ -946,9 +968,24 @@ fn render(
     }
     crate::order::sort(&mut files);
     files.dedup();
-    let mut result = ToolOutput::ok(out);
+    let mut result = ToolOutput::ok(out).with_data(data(data_rows, Some(offset + shown)));
     result.files_accessed = files;
     result
+}
+
+/// A structured row with its `scope`: `INTERNAL` (inside an owner root) or `EXTERNAL`.
+pub(crate) fn scoped_row(
+    path: &str,
+    line: u32,
+    role: &str,
+    name: &str,
+    confidence: &str,
+    via: &str,
+    external: bool,
+) -> Value {
+    let mut row = super::structured::row(path, line, role, name, confidence, via);
+    row["scope"] = json!(if external { "EXTERNAL" } else { "INTERNAL" });
+    row
 }
 
 #[cfg(test)]
@@ -1050,6 +1087,7 @@ mod matrix_tests {
             shared: &shared,
             snapshot: Some(snap),
             trace_id: None,
+            structured: false,
         };
         run(&args, &env)
     }

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{ToolDef, ToolEnv, ToolOutput, decode, object_schema};
+use super::{ToolDef, ToolEnv, ToolOutput, decode, object_schema, structured};
 use crate::index::facts::{Import, Language, SymbolKind};
 use crate::index::modules::{import_path_keys, path_key};
 use crate::index::snapshot::{FileEntry, Snapshot};
@@ -31,12 +31,17 @@ Example: {\"target\": \"@acme/domain-user\", \"granularity\": \"file\"}.",
                 "target": {"type": "string", "description": "A package or module (\"github.com/acme/orders/pb\", \"@acme/domain-user\", \"com.acme.orders\"), a type (\"OrderService\") or an RPC (\"OrderService.CreateOrder\")."},
                 "granularity": {"type": "string", "enum": ["site", "symbol", "file", "package"], "description": "One row per import line and using site (\"site\", default), per top-level declaration of an importing file (\"symbol\"), per file (\"file\") or per package (\"package\")."},
                 "include_tests": {"type": "boolean", "description": "Also list test files (default false), e.g. true."},
-                "limit": super::int_schema("Rows per page, 1–200 (default 50), e.g. 100.", 50, 1, 200),
+                "limit": super::int_schema("Rows per page, e.g. 100.", 50, 1, 200),
                 "offset": super::int_schema("Rows to skip, from the previous footer, e.g. 50.", 0, 0, super::MAX_OFFSET)
             }),
             &["target"],
         )
     },
+    output_schema: Some(super::structured::Shape {
+        paged: true,
+        extra: r#"{"testsLeftOut":{"type":"integer"}}"#,
+        row: "{}",
+    }),
     run,
     truncation_hint: |args| {
         format!(
@@ -728,13 +733,16 @@ fn render(
             snap,
             &super::Scope::everything(),
         ));
-        return ToolOutput::ok(out);
+        return ToolOutput::ok(out).with_data(structured::with(
+            structured::empty(),
+            json!({"testsLeftOut": tests_left_out}),
+        ));
     }
     if offset >= total {
         out.push_str(&format!(
             "---\n_Nothing at offset {offset}: there are {total} {unit}; request an offset below {total}._\n"
         ));
-        return ToolOutput::ok(out);
+        return ToolOutput::ok(out).with_data(structured::page(total, offset, None, vec![]));
     }
     let files: std::collections::BTreeSet<u32> = rows.iter().map(|r| r.file).collect();
     let roots: std::collections::BTreeSet<u16> = rows.iter().map(|r| r.root).collect();
@@ -752,6 +760,7 @@ fn render(
     let mut accessed = Vec::new();
     let budget = crate::render::MAX_OUTPUT_BYTES - 2048;
     let mut shown = 0;
+    let mut data_rows = Vec::new();
     'outer: for (root, items) in &by_root {
         let label = &snap.roots[*root as usize].label;
         let count = rows.iter().filter(|r| r.root == *root).count();
@@ -807,6 +816,20 @@ fn render(
                 break 'outer;
             }
             out.push_str(&row);
+            // Package rows name the package, the others the declaration that depends.
+            let name = match granularity {
+                Granularity::Package => r.package.as_str(),
+                Granularity::File => "",
+                _ if r.kind == "module" => "",
+                _ => &r.name,
+            };
+            let role = if r.call { "call" } else { "import" };
+            // A symbol row is the declaration that depends, with the site in its evidence.
+            let (line, via) = match granularity {
+                Granularity::Symbol => (r.line, format!("{} at L{}", r.via, r.site)),
+                _ => (r.site, r.via.clone()),
+            };
+            data_rows.push(structured::row(&path, line, role, name, r.confidence, &via));
             accessed.push(path);
             shown += 1;
         }
@@ -832,7 +855,11 @@ fn render(
         &super::Scope::everything(),
     ));
     accessed.dedup();
-    let mut result = ToolOutput::ok(out);
+    let data = structured::with(
+        structured::page(total, offset, Some(offset + shown), data_rows),
+        json!({"testsLeftOut": tests_left_out}),
+    );
+    let mut result = ToolOutput::ok(out).with_data(data);
     result.files_accessed = accessed;
     result
 }
@@ -851,6 +878,7 @@ mod tests {
             shared: &shared,
             snapshot: Some(snap),
             trace_id: None,
+            structured: false,
         };
         run(&args, &env)
     }

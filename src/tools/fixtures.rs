@@ -18,12 +18,13 @@ use serde_json::{Value, json};
 use super::{ToolDef, ToolEnv, ToolOutput, decode, default_hint, object_schema};
 
 /// The fixture tools.
-pub static TOOLS: [ToolDef; 9] = [
+pub static TOOLS: [ToolDef; 10] = [
     ToolDef {
         name: "test_sleep",
         title: "Sleep (test fixture)",
         description: "Test fixture: sleeps for `ms` milliseconds, then answers.",
         input_schema: || object_schema(json!({"ms": {"type": "integer"}}), &["ms"]),
+        output_schema: None,
         run: run_sleep,
         truncation_hint: default_hint,
         index: super::IndexUse::None,
@@ -33,6 +34,7 @@ pub static TOOLS: [ToolDef; 9] = [
         title: "Big output (test fixture)",
         description: "Test fixture: answers `bytes` bytes of Markdown inside an open code fence.",
         input_schema: || object_schema(json!({"bytes": {"type": "integer"}}), &["bytes"]),
+        output_schema: None,
         run: run_big,
         truncation_hint: |_| "Fixture hint: ask for fewer bytes.".to_string(),
         index: super::IndexUse::None,
@@ -42,6 +44,7 @@ pub static TOOLS: [ToolDef; 9] = [
         title: "Generation (test fixture)",
         description: "Test fixture: waits for the first index like every index tool, then names its generation.",
         input_schema: || object_schema(json!({}), &[]),
+        output_schema: None,
         run: |_args, env| {
             ToolOutput::ok(format!(
                 "generation {}",
@@ -56,6 +59,7 @@ pub static TOOLS: [ToolDef; 9] = [
         title: "Panic (test fixture)",
         description: "Test fixture: the tool task panics.",
         input_schema: || object_schema(json!({}), &[]),
+        output_schema: None,
         run: run_panic,
         truncation_hint: default_hint,
         index: super::IndexUse::None,
@@ -65,6 +69,7 @@ pub static TOOLS: [ToolDef; 9] = [
         title: "Audit panic (test fixture)",
         description: "Test fixture: answers at once; the audit task panics while recording the call.",
         input_schema: || object_schema(json!({}), &[]),
+        output_schema: None,
         run: |_args, _env| {
             ToolOutput::ok("answered; the audit task will panic on this call".into())
         },
@@ -76,6 +81,7 @@ pub static TOOLS: [ToolDef; 9] = [
         title: "Simple text (conformance fixture)",
         description: "Conformance fixture: answers one fixed line of text.",
         input_schema: || object_schema(json!({}), &[]),
+        output_schema: None,
         run: |_args, _env| ToolOutput::ok(SIMPLE_TEXT.to_string()),
         truncation_hint: default_hint,
         index: super::IndexUse::None,
@@ -85,6 +91,7 @@ pub static TOOLS: [ToolDef; 9] = [
         title: "Error result (conformance fixture)",
         description: "Conformance fixture: always answers with isError: true and a message.",
         input_schema: || object_schema(json!({}), &[]),
+        output_schema: None,
         run: |_args, _env| ToolOutput::error(ERROR_TEXT.to_string()),
         truncation_hint: default_hint,
         index: super::IndexUse::None,
@@ -94,7 +101,25 @@ pub static TOOLS: [ToolDef; 9] = [
         title: "Progress (conformance fixture)",
         description: "Conformance fixture: reports progress 0, 50 and 100 of 100, about 50 ms apart, when the call carries a progressToken.",
         input_schema: || object_schema(json!({}), &[]),
+        output_schema: None,
         run: |_args, _env| run_with_progress(STEP_DELAY),
+        truncation_hint: default_hint,
+        index: super::IndexUse::None,
+    },
+    ToolDef {
+        name: "test_embedded_resource",
+        title: "Embedded resource (conformance fixture)",
+        description: "Conformance fixture: answers a text block and an embedded text resource.",
+        input_schema: || object_schema(json!({}), &[]),
+        output_schema: None,
+        run: |_args, _env| {
+            let mut out = ToolOutput::ok("An embedded resource follows.".into());
+            out.more_content
+                .push(json!({"type": "resource", "resource": {
+                "uri": "test://embedded-resource", "mimeType": "text/plain",
+                "text": "This is an embedded resource content."}}));
+            out
+        },
         truncation_hint: default_hint,
         index: super::IndexUse::None,
     },
@@ -103,6 +128,7 @@ pub static TOOLS: [ToolDef; 9] = [
         title: "Logging (conformance fixture)",
         description: "Conformance fixture: sends three info-level log messages, about 50 ms apart, to a client that set a log level.",
         input_schema: || object_schema(json!({}), &[]),
+        output_schema: None,
         run: |_args, _env| run_with_logging(STEP_DELAY),
         truncation_hint: default_hint,
         index: super::IndexUse::None,

@@ -15,9 +15,8 @@ pub static TOOL: ToolDef = ToolDef {
     description: "Reports how fresh and complete the workspace index is: the roots, files \
 indexed per language, files rejected and why, the index generation and time of the last reload, \
 pending changes, and whether a git operation is holding reloads. Call it when an answer is \
-surprisingly empty, to tell whether the zero is trustworthy. Like every tool it answers from \
-the first published index generation (waiting for it while the first index builds); pass \
-`wait: false` for the progress right away.",
+surprisingly empty, to tell whether the zero is trustworthy. It waits for the first index \
+like every tool; `wait: false` answers with the progress at once.",
     input_schema: || {
         object_schema(
             json!({"wait": {"type": "boolean", "default": true,
@@ -25,6 +24,11 @@ the first published index generation (waiting for it while the first index build
             &[],
         )
     },
+    output_schema: Some(super::structured::Shape {
+        paged: false,
+        extra: r#"{"generation":{"type":"integer"},"files":{"type":"integer"},"pending":{"type":"integer"},"languages":{"type":"object"}}"#,
+        row: "{}",
+    }),
     run,
     truncation_hint: default_hint,
     index: super::IndexUse::Status,
@@ -55,8 +59,11 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
             shared.index_wait.as_secs()
         ));
         out.push_str(&serving_line(shared));
-        return ToolOutput::ok(out);
+        let data = json!({"total": 0, "rows": [], "generation": 0, "files": done});
+        return ToolOutput::ok(out).with_data(data);
     };
+    // Rows: one per root (its file count as evidence), then the rejected files shown.
+    let mut rows = Vec::new();
     out.push_str(&format!(
         "- Generation {}: {} files indexed, {} declarations, {} rejected.\n",
         snap.generation,
@@ -88,6 +95,15 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
 ",
             crate::render::table_cell(&root.label),
             root.kind.name()
+        ));
+        let evidence = format!("{files} files, {decls} declarations");
+        rows.push(super::structured::row(
+            &root.label,
+            0,
+            "root",
+            root.kind.name(),
+            "",
+            &evidence,
         ));
     }
     let mut per_lang: Vec<(&'static str, usize)> = Vec::new();
@@ -123,12 +139,30 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
                 crate::render::inline_code(&path),
                 r.reason
             ));
+            rows.push(super::structured::row(
+                &path, 0, "rejected", r.label, "", &r.reason,
+            ));
         }
         if snap.rejected.len() > 20 {
             out.push_str(&format!("- …and {} more\n", snap.rejected.len() - 20));
         }
     }
-    ToolOutput::ok(out)
+    // Inserted one by one: collecting into a map sorts its input first, and that sort would
+    // be one more copy of the sorting code in the binary.
+    let mut languages = serde_json::Map::new();
+    for (l, n) in &per_lang {
+        languages.insert(l.to_string(), Value::from(*n));
+    }
+    let data = super::structured::with(
+        super::structured::page(snap.roots.len() + snap.rejected.len(), 0, None, rows),
+        json!({
+            "generation": snap.generation,
+            "files": snap.files.len(),
+            "pending": shared.index.pending_changes(),
+            "languages": languages,
+        }),
+    );
+    ToolOutput::ok(out).with_data(data)
 }
 
 /// Which process serves: meshd (with its status) or this standalone process.

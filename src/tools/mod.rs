@@ -15,6 +15,7 @@ pub mod index_status;
 pub mod search_docs;
 pub mod smart_search;
 pub mod snippet;
+pub mod structured;
 pub mod visualize_mesh;
 pub mod wire_check;
 
@@ -34,6 +35,9 @@ pub struct ToolEnv<'a> {
     pub snapshot: Option<&'a Snapshot>,
     /// The W3C trace id of the call, when the client sent a valid `traceparent`.
     pub trace_id: Option<&'a str>,
+    /// Whether the answer carries `structuredContent` (MCP 2025-06-18 and later, and
+    /// `mesh-mcp query --json`); without it [`invoke`] drops the tool's data.
+    pub structured: bool,
 }
 
 /// What a tool returns: Markdown text plus what the audit trail records about the call.
@@ -45,6 +49,11 @@ pub struct ToolOutput {
     pub files_accessed: Vec<String>,
     /// Secret values masked in this answer.
     pub redactions: u32,
+    /// The same facts as the text, for `structuredContent` (see [`structured`]).
+    pub data: Option<Value>,
+    /// Content blocks after the text (only the conformance fixture `test_embedded_resource`
+    /// has one: every product tool answers text).
+    pub more_content: Vec<Value>,
 }
 
 impl ToolOutput {
@@ -54,6 +63,12 @@ impl ToolOutput {
             text,
             ..ToolOutput::default()
         }
+    }
+
+    /// This answer with its structured data.
+    pub fn with_data(mut self, data: Value) -> ToolOutput {
+        self.data = Some(data);
+        self
     }
 
     /// A tool-level failure (`isError: true`).
@@ -73,6 +88,9 @@ pub struct ToolDef {
     pub description: &'static str,
     /// The JSON Schema of the arguments (always `additionalProperties: false`).
     pub input_schema: fn() -> Value,
+    /// What the tool adds to the shared output schema ([`structured::schema`]); `None` for
+    /// the test fixtures, which answer text only.
+    pub output_schema: Option<structured::Shape>,
     pub run: fn(&Value, &ToolEnv) -> ToolOutput,
     /// The hint the central cap appends when this tool's answer had to be cut.
     pub truncation_hint: fn(&Value) -> String,
@@ -161,7 +179,18 @@ pub fn invoke(def: &ToolDef, args: &Value, env: &ToolEnv) -> (ToolOutput, Outcom
         out.text = masked.into_owned();
         out.redactions = out.redactions.saturating_add(shaped);
     }
-    out.text = crate::render::cap_output(out.text, &(def.truncation_hint)(args));
+    // The data passes the same masking, and the cap covers text and data together.
+    let mut text_budget = crate::render::MAX_OUTPUT_BYTES;
+    if !env.structured || out.is_error {
+        out.data = None;
+    }
+    if let Some(data) = out.data.as_mut() {
+        let n = structured::clean(data);
+        out.redactions = out.redactions.saturating_add(n);
+        text_budget = structured::cap(data, def.output_schema.as_ref().is_some_and(|s| s.paged));
+    }
+    out.text =
+        crate::render::cap_output_within(out.text, &(def.truncation_hint)(args), text_budget);
     let outcome = if out.is_error {
         Outcome::Failed
     } else {
@@ -225,18 +254,22 @@ impl Registry {
                     obj.insert("title".into(), json!(t.title));
                 }
                 obj.insert("description".into(), json!(t.description));
-                obj.insert("inputSchema".into(), schema_of(t));
+                obj.insert("inputSchema".into(), schema_of(t, false));
+                if with_title && t.output_schema.is_some() {
+                    obj.insert("outputSchema".into(), schema_of(t, true));
+                }
                 if with_annotations {
-                    obj.insert(
-                        "annotations".into(),
-                        json!({
-                            "title": t.title,
-                            "readOnlyHint": true,
-                            "destructiveHint": false,
-                            "idempotentHint": true,
-                            "openWorldHint": false,
-                        }),
-                    );
+                    // `destructiveHint` means nothing for a read-only tool, and the title is
+                    // the tool's own from 2025-06-18: both left out to keep the list small.
+                    let mut a = json!({
+                        "readOnlyHint": true,
+                        "idempotentHint": true,
+                        "openWorldHint": false,
+                    });
+                    if !with_title {
+                        a["title"] = json!(t.title);
+                    }
+                    obj.insert("annotations".into(), a);
                 }
                 Value::Object(obj)
             })
@@ -245,19 +278,25 @@ impl Registry {
     }
 }
 
-/// The input schema of a tool, built once per process.
-fn schema_of(t: &ToolDef) -> Value {
-    static CACHE: OnceLock<std::sync::Mutex<Vec<(&'static str, Value)>>> = OnceLock::new();
+/// The input (or output) schema of a tool, built once per process.
+pub fn schema_of(t: &ToolDef, output: bool) -> Value {
+    type Cache = std::sync::Mutex<Vec<(&'static str, bool, Value)>>;
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let build = || match (output, &t.output_schema) {
+        (false, _) => (t.input_schema)(),
+        (true, Some(shape)) => structured::schema(shape),
+        (true, None) => Value::Null,
+    };
     let cache = CACHE.get_or_init(Default::default);
     if let Ok(mut c) = cache.lock() {
-        if let Some((_, v)) = c.iter().find(|(n, _)| *n == t.name) {
+        if let Some((_, _, v)) = c.iter().find(|(n, o, _)| *n == t.name && *o == output) {
             return v.clone();
         }
-        let v = (t.input_schema)();
-        c.push((t.name, v.clone()));
+        let v = build();
+        c.push((t.name, output, v.clone()));
         return v;
     }
-    (t.input_schema)()
+    build()
 }
 
 /// Decodes a tool's arguments strictly (unknown fields are errors naming the field). A `_meta`

@@ -24,11 +24,16 @@ smart_search. Example: {\"query\": \"transactional outbox\", \"max_sections\": 3
         object_schema(
             json!({
                 "query": {"type": "string", "description": "Words or a phrase, e.g. \"transactional outbox\" or \"retry policy\"."},
-                "max_sections": super::int_schema("Sections to return, 1–20 (default 3), e.g. 5.", 3, 1, 20)
+                "max_sections": super::int_schema("Sections to return, e.g. 5.", 3, 1, 20)
             }),
             &["query"],
         )
     },
+    output_schema: Some(super::structured::Shape {
+        paged: false,
+        extra: "{}",
+        row: r#"{"endLine":{"type":"integer"}}"#,
+    }),
     run,
     truncation_hint: |_| {
         "Ask for fewer sections (max_sections) or a more specific phrase.".to_string()
@@ -131,14 +136,14 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
         out.push_str(
             "Docs indexing is switched off in the configuration (`[docs] enabled = false`).\n",
         );
-        return ToolOutput::ok(out);
+        return ToolOutput::ok(out).with_data(super::structured::empty());
     }
     if scored.is_empty() {
         out.push_str(&format!(
             "No section matches (searched {sections_seen} sections in {doc_files} Markdown files, index generation {}).\n",
             snap.generation
         ));
-        return ToolOutput::ok(out);
+        return ToolOutput::ok(out).with_data(super::structured::empty());
     }
     crate::order::sort_by(&mut scored, |a, b| {
         b.0.cmp(&a.0)
@@ -151,6 +156,7 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
         total.min(max)
     ));
     let mut files = Vec::new();
+    let mut rows = Vec::new();
     for (i, (score, path, _, s)) in scored.iter().take(max).enumerate() {
         out.push_str(&format!(
             "### [{}] {} — {}\n_Level {}, score {score}._\n\n",
@@ -178,9 +184,14 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
             ));
         }
         out.push('\n');
+        let mut row = super::structured::row(path, s.line, "section", &s.title, "", text);
+        row["endLine"] = json!(s.end_line);
+        rows.push(row);
         files.push(path.clone());
     }
-    let mut result = ToolOutput::ok(out);
+    // No `offset` argument: more sections come with a larger `max_sections`.
+    let data = super::structured::page(total, 0, None, rows);
+    let mut result = ToolOutput::ok(out).with_data(data);
     files.dedup();
     result.files_accessed = files;
     result

@@ -40,12 +40,17 @@ Results are starting points to open and verify. Example: {\"query\": \"OrderServ
                 "kind": {"type": "string", "description": "Only declarations of this kind, e.g. \"class\", \"function\", \"method\", \"rpc\", \"service\", \"message\", \"interface\", \"struct\", \"enum\", \"constant\"."},
                 "include_body": {"type": "boolean", "description": "Show whole declarations instead of signatures with bodies stripped (default false), e.g. true."},
                 "fuzzy": {"type": "boolean", "description": "When no declaration matches, fall back to a full-text search of the indexed files (default false), e.g. true."},
-                "limit": super::int_schema("Files per page, 1–100 (default 20), e.g. 10.", 20, 1, 100),
+                "limit": super::int_schema("Files per page, e.g. 10.", 20, 1, 100),
                 "offset": super::int_schema("Files to skip, taken from the previous page's footer, e.g. 20.", 0, 0, super::MAX_OFFSET)
             }),
             &["query"],
         )
     },
+    output_schema: Some(super::structured::Shape {
+        paged: true,
+        extra: "{}",
+        row: "{}",
+    }),
     run,
     truncation_hint: |args| {
         format!(
@@ -399,13 +404,13 @@ fn render(
             snap.generation
         ));
         out.push_str(&note);
-        return ToolOutput::ok(out);
+        return ToolOutput::ok(out).with_data(super::structured::empty());
     }
     if offset >= total {
         out.push_str(&format!(
             "_No results at offset {offset}: there are {total} matching files; request an offset below {total}._\n"
         ));
-        return ToolOutput::ok(out);
+        return ToolOutput::ok(out).with_data(super::structured::page(total, offset, None, vec![]));
     }
     let exact = hits.iter().filter(|h| h.rank == MatchRank::Exact).count();
     out.push_str(&format!("_Matches: {total} files declare a matching name"));
@@ -423,6 +428,7 @@ fn render(
     let mut files = Vec::new();
     let mut redactions = 0u32;
     let mut stale = 0usize;
+    let mut rows = Vec::new();
     for (i, hit) in hits.iter().enumerate().skip(offset).take(limit) {
         let file = &snap.files[hit.at.file as usize];
         let sym = &file.symbols()[hit.at.symbol as usize];
@@ -494,6 +500,14 @@ fn render(
         }
         body.push_str(&entry);
         redactions += n;
+        rows.push(super::structured::row(
+            &path,
+            line,
+            hit.kind.name(),
+            name,
+            "",
+            &masked,
+        ));
         files.push(path);
         consumed += 1;
     }
@@ -521,7 +535,8 @@ fn render(
         out.push_str("\n_Bodies are stripped; pass `include_body: true` to see them._\n");
     }
     out.push_str(&note);
-    let mut result = ToolOutput::ok(out);
+    let mut result =
+        ToolOutput::ok(out).with_data(super::structured::page(total, offset, Some(next), rows));
     result.files_accessed = files;
     result.redactions = redactions;
     result
@@ -541,7 +556,13 @@ fn fuzzy(snap: &Snapshot, query: &str, scope: &Scope, limit: usize, offset: usiz
     let mut files = Vec::new();
     let mut redactions = 0;
     let mut body = String::new();
-    for f in &snap.files {
+    let mut rows = Vec::new();
+    for (n, f) in snap.files.iter().enumerate() {
+        // The full-text scan reads files: progress every 1,000, for a caller that asked.
+        if n % 1000 == 999 {
+            let total = snap.files.len() as f64;
+            super::fixtures::notify_progress(n as f64, Some(total), Some("full-text scan"));
+        }
         if !scope.includes_file(f.root as usize, &f.path) {
             continue;
         }
@@ -584,6 +605,14 @@ fn fuzzy(snap: &Snapshot, query: &str, scope: &Scope, limit: usize, offset: usiz
             crate::render::code_loc(&path, i + 1),
             inline_code(&shown_line)
         ));
+        rows.push(super::structured::row(
+            &path,
+            i as u32 + 1,
+            "text",
+            "",
+            "",
+            &shown_line,
+        ));
         files.push(path);
         shown += 1;
     }
@@ -611,7 +640,9 @@ fn fuzzy(snap: &Snapshot, query: &str, scope: &Scope, limit: usize, offset: usiz
         }
     }
     out.push_str(&rejected_note(snap, scope));
-    let mut result = ToolOutput::ok(out);
+    // The full-text scan stops after the page: `total` counts the files seen so far.
+    let data = super::structured::page(seen, offset, more.then_some(offset + shown), rows);
+    let mut result = ToolOutput::ok(out).with_data(data);
     result.files_accessed = files;
     result.redactions = redactions;
     result

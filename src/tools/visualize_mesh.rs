@@ -28,19 +28,24 @@ pub static TOOL: ToolDef = ToolDef {
     description: "Draws the workspace's services and how they talk — gRPC calls, HTTP calls, \
 event topics with their producers and consumers, imports between services — as Mermaid \
 (default), JSON or a standalone HTML page. Each link carries its number of call sites and its \
-weakest confidence. Zoom into one service with `service` to see its own contracts. Use it for \
-the big picture; for one symbol or RPC use smart_search, find_dependents or analyze_grpc. \
+weakest confidence. Zoom into one service with `service` to see its own contracts. For one \
+symbol or RPC use smart_search or analyze_grpc. \
 Example: {\"format\": \"mermaid\", \"service\": \"services/orders\"}.",
     input_schema: || {
         object_schema(
             json!({
                 "format": {"type": "string", "enum": ["mermaid", "json", "html"], "description": "Output format (default \"mermaid\"), e.g. \"json\"."},
                 "service": {"type": "string", "description": "Zoom into one service by name, e.g. \"services/orders\" (names are listed by a call without it)."},
-                "max_services": super::int_schema("Services drawn before the rest fold into \"other\", 1–200 (default 40), e.g. 20.", 40, 1, 200)
+                "max_services": super::int_schema("Services drawn before the rest fold into \"other\", e.g. 20.", 40, 1, 200)
             }),
             &[],
         )
     },
+    output_schema: Some(super::structured::Shape {
+        paged: false,
+        extra: r#"{"nodes":{"type":"array"},"servicesTotal":{"type":"integer"}}"#,
+        row: "{}",
+    }),
     run,
     truncation_hint: |_| "Zoom into one service with `service`, or lower `max_services`.".into(),
     index: super::IndexUse::Required,
@@ -136,6 +141,22 @@ pub struct MeshView {
     pub hidden: Vec<(String, usize)>,
     /// Ambiguous links whose candidates span several services, not drawn.
     pub ambiguous_skipped: usize,
+}
+
+/// Every service name `service` accepts (the groups of [`group_of`]), sorted: for resource
+/// listings and argument completion.
+pub fn service_names(snap: &Snapshot) -> Vec<String> {
+    let mut names = std::collections::BTreeSet::new();
+    let mut last_root = None;
+    for (i, f) in snap.files.iter().enumerate() {
+        // With several roots a root is one service: one name per run of its files.
+        if snap.roots.len() > 1 && last_root == Some(f.root) {
+            continue;
+        }
+        last_root = Some(f.root);
+        names.insert(group_of(snap, i as u32));
+    }
+    names.into_iter().collect()
 }
 
 /// The service a file belongs to: its root, or (single root) its top-level directory.
@@ -1109,10 +1130,59 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
             _ => mermaid_answer(&view),
         };
         if text.len() <= RENDER_BUDGET || max == 1 {
-            return ToolOutput::ok(text);
+            return ToolOutput::ok(text).with_data(view_data(&view));
         }
         max /= 2;
     }
+}
+
+/// The view as structured data: one row per link (its example site, kind, `from → to`,
+/// confidence and the number of sites it folds), and the nodes.
+fn view_data(view: &MeshView) -> Value {
+    let rows = view
+        .links
+        .iter()
+        .map(|l| {
+            let (path, line) = match l.example.rsplit_once(':') {
+                Some((p, n)) if n.parse::<u32>().is_ok() => (p, n.parse().unwrap_or(0)),
+                _ => (l.example.as_str(), 0),
+            };
+            super::structured::row(
+                path,
+                line,
+                l.kind.label(),
+                &format!("{} → {}", l.from, l.to),
+                l.confidence,
+                &format!("{} site(s)", l.count),
+            )
+        })
+        .collect();
+    // The nodes as rows too (`role` = kind, `evidence` = caption, plus `id`): the row
+    // helper instead of serialising `MeshNode` into a value, which would add a serializer.
+    let nodes: Vec<Value> = view
+        .nodes
+        .iter()
+        .map(|n| {
+            let at = n.location.as_deref().unwrap_or("");
+            let (path, line) = match at.rsplit_once(':') {
+                Some((p, l)) if l.parse::<u32>().is_ok() => (p, l.parse().unwrap_or(0)),
+                _ => (at, 0),
+            };
+            let kind = match n.kind {
+                NodeKind::Service => "service",
+                NodeKind::Topic => "topic",
+                NodeKind::Contract => "contract",
+                NodeKind::Other => "other",
+            };
+            let mut node = super::structured::row(path, line, kind, &n.name, "", &n.caption);
+            node["id"] = Value::from(n.id.as_str());
+            node
+        })
+        .collect();
+    let mut data = super::structured::page(view.links.len(), 0, None, rows);
+    data["nodes"] = Value::Array(nodes);
+    data["servicesTotal"] = Value::from(view.services_total);
+    data
 }
 
 /// The Mermaid answer: heading, diagram and a footer saying what was folded.

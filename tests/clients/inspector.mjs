@@ -1,9 +1,11 @@
-// (a) The MCP Inspector CLI against `mesh-mcp run --standalone`, in the legacy era (initialize)
-// and the modern era (2026-07-28, server/discover and per-request _meta): tools/list with
-// --strict (schema portability), then one tools/call per listed tool, checked against the facts.
+// (a) The MCP Inspector CLI against `mesh-mcp run --standalone`, in the legacy era (initialize),
+// the auto era (server/discover probe first) and the modern era (2026-07-28, per-request
+// _meta): tools/list with --strict (schema portability), one tools/call per listed tool checked
+// against the facts and its structuredContent against the tool's outputSchema, then
+// resources/list, resources/templates/list, resources/read, prompts/list and prompts/get.
 // Each Inspector invocation starts a fresh server and closes its stdin at the end.
 import { execFileSync } from "node:child_process";
-import { loadFacts, planCalls, checkResult } from "./facts.mjs";
+import { loadFacts, planCalls, checkResult, checkStructured, checkFeatures } from "./facts.mjs";
 
 const { INSPECTOR, MESH_BIN, MESH_WORKSPACE, MESH_FACTS } = process.env;
 const facts = loadFacts(MESH_FACTS);
@@ -26,7 +28,7 @@ function fail(msg) {
   console.log(`  FAIL ${msg}`);
 }
 
-for (const era of ["legacy", "modern"]) {
+for (const era of ["legacy", "auto", "modern"]) {
   const list = inspector(era, ["--method", "tools/list", "--strict"]);
   if (list.code !== 0) {
     fail(`[${era}] tools/list --strict exited ${list.code}: ${list.stderr}${list.stdout}`);
@@ -46,12 +48,30 @@ for (const era of ["legacy", "modern"]) {
       continue;
     }
     const result = r.json?.result ?? (r.stdout ? JSON.parse(r.stdout).result : undefined);
-    const bad = checkResult(call, result);
+    const bad = checkResult(call, result).concat(checkStructured(tools.find((t) => t.name === call.tool), result));
     bad.forEach((p) => fail(`[${era}] ${p}`));
     if (bad.length === 0) {
       console.log(`  [${era}] ${call.tool}: ok${call.unplanned ? " (no expected facts in the facts file)" : ""}`);
     }
   }
+  const get = (args) => {
+    const r = inspector(era, args);
+    if (r.code !== 0) fail(`[${era}] ${args.join(" ")} exited ${r.code}: ${r.stderr}${r.stdout}`);
+    return r.json?.result;
+  };
+  const service = facts.default_arguments?.service ?? "";
+  const seen = {
+    resources: get(["--method", "resources/list"])?.resources,
+    templates: get(["--method", "resources/templates/list"])?.resourceTemplates,
+    status: get(["--method", "resources/read", "--uri", "mesh://status"]),
+    prompts: get(["--method", "prompts/list"])?.prompts,
+    prompt: get(["--method", "prompts/get", "--prompt-name", "onboard_service", "--prompt-args", `service=${service}`]),
+  };
+  const bad = checkFeatures(seen, facts);
+  bad.forEach((p) => fail(`[${era}] ${p}`));
+  if (bad.length === 0) {
+    console.log(`  [${era}] resources (${seen.resources.length} listed, ${seen.templates.length} templates), read, prompts (${seen.prompts.length}), prompts/get: ok`);
+  }
 }
-console.log(`  inspector: ${calls} tool calls over 2 eras, ${failures} problem(s)`);
+console.log(`  inspector: ${calls} tool calls over 3 eras, ${failures} problem(s)`);
 process.exit(failures === 0 ? 0 : 1);

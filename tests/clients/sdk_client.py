@@ -1,7 +1,9 @@
 """(b) The Python SDK client (PyPI `mcp`) against `mesh-mcp run --standalone`, once per era:
 "legacy" (initialize) and "2026-07-28" (modern, stateless with per-request _meta). Connects,
 lists the tools, calls every tool and checks the answers for the expected path:line facts in
-the facts file (the same rules as facts.mjs)."""
+the facts file and their structuredContent against the tool's outputSchema (the same rules as
+facts.mjs), then lists and reads resources, lists the templates, lists and gets prompts and
+completes a prompt argument."""
 
 import asyncio
 import json
@@ -9,6 +11,93 @@ import os
 import sys
 
 from mcp import Client, StdioServerParameters
+from mcp.types import PromptReference
+
+PROMPTS = ("trace_rpc", "change_impact", "onboard_service")
+TEMPLATES = ("mesh://service/{name}", "mesh://rpc/{name}", "mesh://topic/{name}",
+             "mesh://route/{name}", "mesh://doc/{name}")
+
+
+def validate(schema, value, at="$"):
+    """The problems of value against a JSON Schema in the subset tests/common/schema.rs checks."""
+    def type_ok(t, v):
+        return {"object": isinstance(v, dict), "array": isinstance(v, list),
+                "string": isinstance(v, str), "boolean": isinstance(v, bool),
+                "integer": isinstance(v, int) and not isinstance(v, bool),
+                "number": isinstance(v, (int, float)) and not isinstance(v, bool),
+                "null": v is None}.get(t, False)
+    if "type" in schema:
+        types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+        if not any(type_ok(t, value) for t in types):
+            return [f"{at}: expected {types}, got {value!r:.80}"]
+    problems = []
+    if "enum" in schema and value not in schema["enum"]:
+        problems.append(f"{at}: {value!r} not in {schema['enum']}")
+    if isinstance(value, dict):
+        for r in schema.get("required", []):
+            if r not in value:
+                problems.append(f"{at}: missing required {r}")
+        for k, v in value.items():
+            if k in schema.get("properties", {}):
+                problems += validate(schema["properties"][k], v, f"{at}.{k}")
+            elif schema.get("additionalProperties") is False:
+                problems.append(f"{at}: unexpected {k}")
+    if isinstance(value, list) and "items" in schema:
+        for i, v in enumerate(value):
+            problems += validate(schema["items"], v, f"{at}[{i}]")
+    return problems
+
+
+def check_structured(tool, result):
+    if result.is_error:
+        return []
+    if not tool.output_schema:
+        return [f"{tool.name}: tools/list shows no outputSchema"]
+    if result.structured_content is None:
+        return [f"{tool.name}: no structuredContent"]
+    return [f"{tool.name}: structuredContent {p}" for p in validate(tool.output_schema, result.structured_content)]
+
+
+async def check_features(client, mode, facts):
+    """resources/list (every page), templates, reads, prompts/list + get, completion."""
+    problems = []
+    uris, cursor = [], None
+    while True:
+        page = await client.list_resources(cursor=cursor)
+        uris += [str(r.uri) for r in page.resources]
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    for u in ("mesh://mesh", "mesh://status"):
+        if u not in uris:
+            problems.append(f"resources/list lacks {u}")
+    templates = [t.uri_template for t in (await client.list_resource_templates()).resource_templates]
+    if list(templates) != list(TEMPLATES):
+        problems.append(f"resources/templates/list: {templates}")
+    status = await client.read_resource("mesh://status")
+    if "Index status" not in status.contents[0].text:
+        problems.append(f"resources/read mesh://status: {status!r:.300}")
+    rpc = next((u for u in uris if u.startswith("mesh://rpc/")), None)
+    if rpc:
+        read = await client.read_resource(rpc)
+        if "## gRPC trace" not in read.contents[0].text:
+            problems.append(f"resources/read {rpc}: {read!r:.300}")
+    prompts = [p.name for p in (await client.list_prompts()).prompts]
+    for p in PROMPTS:
+        if p not in prompts:
+            problems.append(f"prompts/list lacks {p}")
+    target = facts.get("default_arguments", {}).get("target", "")
+    got = await client.get_prompt("trace_rpc", {"rpc": target})
+    if target not in got.messages[0].content.text:
+        problems.append(f"prompts/get trace_rpc: {got!r:.300}")
+    typed = target[:4]
+    done = await client.complete(PromptReference(type="ref/prompt", name="trace_rpc"),
+                                 {"name": "rpc", "value": typed})
+    if target not in done.completion.values:
+        problems.append(f"completion of rpc {typed!r}: {done.completion.values[:5]}")
+    print(f"  [{mode}] resources: {len(uris)} listed, {len(templates)} templates; prompts: "
+          f"{len(prompts)}; completion {typed!r} -> {', '.join(done.completion.values[:3])}")
+    return problems
 
 
 def plan_calls(facts, tools):
@@ -61,13 +150,15 @@ async def check_era(mode, facts):
         print(f"  [{mode}] tools/list: {', '.join(t.name for t in tools)}")
         plan, plan_problems = plan_calls(facts, tools)
         problems += plan_problems
+        by_name = {t.name: t for t in tools}
         for call in plan:
             result = await client.call_tool(call["tool"], call["arguments"])
-            bad = check_result(call, result)
+            bad = check_result(call, result) + check_structured(by_name[call["tool"]], result)
             problems += bad
             if not bad:
                 note = " (no expected facts in the facts file)" if call["unplanned"] else ""
                 print(f"  [{mode}] {call['tool']}: ok{note}")
+        problems += await check_features(client, mode, facts)
     return len(plan), [f"[{mode}] {p}" for p in problems]
 
 

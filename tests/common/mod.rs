@@ -1,6 +1,8 @@
 //! Helpers that drive the real `mesh-mcp` binary over pipes.
 #![allow(dead_code)]
 
+pub mod schema;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};

@@ -1,0 +1,193 @@
+//! `completion/complete`: values for prompt arguments and resource-template variables, taken
+//! from the current index generation ([`crate::resources::names`], and the declared symbol
+//! names for a `change_impact` target) and ranked like
+//! `smart_search` ranks names: exact (case and `_` aside) > prefix > substring, then shorter,
+//! then alphabetical. The server waits for the first index generation like a tool call does
+//! (bounded); past the bound the list is empty.
+
+use serde_json::{Value, json};
+
+use crate::index::snapshot::Snapshot;
+use crate::resources::Kind;
+
+/// The most values one answer carries (the protocol's limit).
+const MAX_VALUES: usize = 100;
+
+/// What an argument of a prompt or a template completes to: kinds of names, and whether
+/// declared symbol names count too.
+fn kinds_of(reference: &Value, argument: &str) -> Result<(Vec<Kind>, bool), String> {
+    match reference.get("type").and_then(Value::as_str) {
+        Some("ref/prompt") => {
+            let name = reference.get("name").and_then(Value::as_str).unwrap_or("");
+            let args = crate::prompts::argument_names(name).ok_or_else(|| {
+                format!(
+                    "Invalid params: unknown prompt {}",
+                    crate::protocol::echo_name(name)
+                )
+            })?;
+            if !args.contains(&argument) {
+                return Ok((Vec::new(), false));
+            }
+            Ok(match argument {
+                "rpc" => (vec![Kind::Rpc], false),
+                // A contract, or a package, module or type (find_dependents' question).
+                "target" => (vec![Kind::Rpc, Kind::Topic, Kind::Route], true),
+                "service" => (vec![Kind::Service], false),
+                _ => (Vec::new(), false),
+            })
+        }
+        Some("ref/resource") => {
+            let uri = reference.get("uri").and_then(Value::as_str).unwrap_or("");
+            let segment = uri
+                .strip_prefix(crate::resources::SCHEME)
+                .and_then(|r| r.split_once('/'))
+                .map(|(s, _)| s);
+            let kinds = Kind::ALL
+                .into_iter()
+                .filter(|k| Some(k.segment()) == segment)
+                .collect();
+            Ok((kinds, false))
+        }
+        _ => Err("Invalid params: ref must be {\"type\": \"ref/prompt\", \"name\": …} or {\"type\": \"ref/resource\", \"uri\": …}".into()),
+    }
+}
+
+/// `name` with `_` removed and lowercased.
+fn bare(name: &str) -> String {
+    name.chars()
+        .filter(|c| *c != '_')
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// The candidates containing `typed` (case-insensitive), best first.
+pub fn rank(candidates: Vec<String>, typed: &str) -> Vec<String> {
+    let q = typed.trim().to_lowercase();
+    let qb = bare(&q);
+    let mut keyed: Vec<(u8, usize, String)> = candidates
+        .into_iter()
+        .filter_map(|c| {
+            let l = c.to_lowercase();
+            let rank = if l == q || bare(&l) == qb {
+                0
+            } else if l.starts_with(&q) {
+                1
+            } else if l.contains(&q) {
+                2
+            } else {
+                return None;
+            };
+            Some((rank, c.len(), c))
+        })
+        .collect();
+    crate::order::sort(&mut keyed);
+    keyed.dedup_by(|a, b| a.2 == b.2);
+    keyed.into_iter().map(|(_, _, c)| c).collect()
+}
+
+/// Declared names (sections and properties aside) containing `typed`, case-insensitively;
+/// only the matches are copied, so a keystroke on a large workspace costs one pass over the
+/// names and no allocation per declaration.
+fn symbol_names(snap: &Snapshot, typed: &str, out: &mut Vec<String>) {
+    use crate::index::facts::SymbolKind;
+    let q = typed.trim().to_lowercase();
+    if q.is_empty() {
+        return; // every declaration of the workspace is no suggestion
+    }
+    let mut seen = std::collections::HashSet::new();
+    for f in &snap.files {
+        for s in f.symbols() {
+            if matches!(s.kind, SymbolKind::Section | SymbolKind::Property) {
+                continue;
+            }
+            let n = f.name(s);
+            let hit = if n.is_ascii() && q.is_ascii() {
+                n.as_bytes()
+                    .windows(q.len())
+                    .any(|w| w.eq_ignore_ascii_case(q.as_bytes()))
+            } else {
+                n.to_lowercase().contains(&q)
+            };
+            if hit && seen.insert(n) {
+                out.push(n.to_string());
+            }
+        }
+    }
+}
+
+/// The `completion/complete` result.
+pub fn complete(snap: Option<&Snapshot>, params: Option<&Value>) -> Result<Value, String> {
+    let reference = params
+        .and_then(|p| p.get("ref"))
+        .ok_or("Invalid params for completion/complete: \"ref\" is missing")?;
+    let argument = params
+        .and_then(|p| p.get("argument"))
+        .ok_or("Invalid params for completion/complete: \"argument\" is missing")?;
+    let name = argument.get("name").and_then(Value::as_str).unwrap_or("");
+    let typed = argument.get("value").and_then(Value::as_str).unwrap_or("");
+    let (kinds, symbols) = kinds_of(reference, name)?;
+    let mut candidates = Vec::new();
+    if name == "depth" {
+        candidates = (1..=5).map(|d| d.to_string()).collect();
+    } else if let Some(snap) = snap {
+        for k in kinds {
+            candidates.extend(crate::resources::names(snap, k));
+        }
+        if symbols {
+            symbol_names(snap, typed, &mut candidates);
+        }
+    }
+    let ranked = rank(candidates, typed);
+    let total = ranked.len();
+    let values: Vec<String> = ranked.into_iter().take(MAX_VALUES).collect();
+    Ok(json!({"completion": {
+        "values": values,
+        "total": total,
+        "hasMore": total > MAX_VALUES,
+    }}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranking_is_exact_then_prefix_then_substring() {
+        let names = [
+            "CreateOrderRequest",
+            "Order",
+            "order_created",
+            "PlaceOrder",
+            "OrderService",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            rank(names, "order"),
+            vec![
+                "Order",
+                "OrderService",
+                "order_created",
+                "PlaceOrder",
+                "CreateOrderRequest"
+            ]
+        );
+        assert_eq!(
+            rank(vec!["ORDER_CREATED".into()], "ordercreated"),
+            vec!["ORDER_CREATED"]
+        );
+    }
+
+    #[test]
+    fn unknown_references_are_errors_and_unknown_arguments_empty() {
+        let p = json!({"ref": {"type": "ref/prompt", "name": "trace_rpc"}, "argument": {"name": "base", "value": "m"}});
+        assert_eq!(
+            complete(None, Some(&p)).unwrap()["completion"]["values"],
+            json!([])
+        );
+        let p = json!({"ref": {"type": "ref/prompt", "name": "nope"}, "argument": {"name": "x", "value": ""}});
+        assert!(complete(None, Some(&p)).is_err());
+        let p = json!({"ref": {"type": "ref/prompt", "name": "change_impact"}, "argument": {"name": "depth", "value": ""}});
+        assert_eq!(complete(None, Some(&p)).unwrap()["completion"]["total"], 5);
+    }
+}

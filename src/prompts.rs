@@ -1,0 +1,247 @@
+//! MCP prompts: the common workflows as messages that name the tools to call — trace an RPC end
+//! to end, the impact of changing a contract, an onboarding summary of a service. A prompt
+//! holds no index data itself (the tools fetch it when the agent runs them), so `prompts/get`
+//! never waits for the index.
+
+use serde_json::{Map, Value, json};
+
+/// One prompt: name, title, description, arguments (name, description, required), and the
+/// message text with `{argument}` placeholders.
+struct Prompt {
+    name: &'static str,
+    title: &'static str,
+    description: &'static str,
+    arguments: &'static [(&'static str, &'static str, bool)],
+    text: &'static str,
+}
+
+const PROMPTS: [Prompt; 3] = [
+    Prompt {
+        name: "trace_rpc",
+        title: "Trace an RPC end to end",
+        description: "Who defines, serves and calls one gRPC method or service, across languages, and whether its .proto changed on the wire.",
+        arguments: &[
+            (
+                "rpc",
+                "The RPC or service, e.g. OrderService.CreateOrder.",
+                true,
+            ),
+            (
+                "base",
+                "Git revision for the wire-format check, e.g. origin/main (optional).",
+                false,
+            ),
+        ],
+        text: "Trace the gRPC RPC `{rpc}` end to end in this workspace.\n\
+1. Call analyze_grpc with {\"target\": \"{rpc}\"{base_arg}} for its .proto definition, server handlers and client call sites per language, and the wire-format check.\n\
+2. Call analyze_impact with {\"target\": \"{rpc}\"} for every handler and caller, INTERNAL or EXTERNAL to the owning service.\n\
+3. Open the handler and two or three callers at their path:line to confirm what the index says; rows marked heuristic or ambiguous deserve a look.\n\
+Summarise: where it is defined, who serves it, who calls it (by service), and any breaking wire-format finding.",
+    },
+    Prompt {
+        name: "change_impact",
+        title: "Impact of changing a contract",
+        description: "What breaks if an RPC, topic, route or shared package changes: affected services with path:line evidence and a risk per service.",
+        arguments: &[
+            (
+                "target",
+                "The RPC, topic, HTTP route or package to change, e.g. orders.created or GET /orders/{id}.",
+                true,
+            ),
+            (
+                "depth",
+                "Hops through consumers that re-emit, 1-5 (optional, default 2).",
+                false,
+            ),
+        ],
+        text: "I plan to change `{target}`. Tell me what it affects before I do.\n\
+1. Call analyze_impact with {\"target\": \"{target}\", \"depth\": {depth}} and page through all rows (use nextOffset).\n\
+2. If it is a package, module or type, call find_dependents with {\"target\": \"{target}\"}; if it is an RPC, call analyze_grpc with {\"target\": \"{target}\"} as well.\n\
+3. If the change already exists on this branch, call analyze_changes for the diff's verdict.\n\
+List the EXTERNAL rows first, grouped by service, each with its path:line, and say which of them would break and which only need a review.",
+    },
+    Prompt {
+        name: "onboard_service",
+        title: "Onboarding summary of a service",
+        description: "A newcomer's summary of one service: its contracts, who it talks to, what the docs say, and where to start reading.",
+        arguments: &[("service", "The service, e.g. services/orders.", true)],
+        text: "Give me an onboarding summary of the service `{service}`.\n\
+1. Call visualize_mesh with {\"service\": \"{service}\"} for its contracts (gRPC, HTTP routes, topics) and the services it talks to.\n\
+2. Call search_docs with {\"query\": \"{service}\"} for ADRs and READMEs that mention it.\n\
+3. Call smart_search with {\"query\": \"main\", \"scope\": \"{service}\"} (or a name from step 1) to find its entry points.\n\
+4. Call index_status if anything looks empty, to tell whether the zero is trustworthy.\n\
+Summarise in a page: what it does, what it exposes, what it depends on, and five files to read first (path:line).",
+    },
+];
+
+/// The conformance suite's fixture prompts (`MESH_TEST_FIXTURES=1` only).
+const FIXTURES: [Prompt; 3] = [
+    Prompt {
+        name: "test_simple_prompt",
+        title: "Simple prompt (conformance fixture)",
+        description: "Conformance fixture: a prompt without arguments.",
+        arguments: &[],
+        text: "This is a simple prompt for testing.",
+    },
+    Prompt {
+        name: "test_prompt_with_arguments",
+        title: "Prompt with arguments (conformance fixture)",
+        description: "Conformance fixture: a prompt with two arguments.",
+        arguments: &[
+            ("arg1", "First test argument", true),
+            ("arg2", "Second test argument", true),
+        ],
+        text: "Prompt with arguments: arg1='{arg1}', arg2='{arg2}'",
+    },
+    Prompt {
+        name: "test_prompt_with_embedded_resource",
+        title: "Prompt with an embedded resource (conformance fixture)",
+        description: "Conformance fixture: a prompt that embeds a resource.",
+        arguments: &[("resourceUri", "URI of the resource to embed", true)],
+        text: "Please process the embedded resource above.",
+    },
+];
+
+fn all() -> impl Iterator<Item = &'static Prompt> {
+    let fixtures: &'static [Prompt] = if crate::isolate::fixtures_enabled() {
+        &FIXTURES
+    } else {
+        &[]
+    };
+    PROMPTS.iter().chain(fixtures)
+}
+
+/// The `prompts/list` result (`title` from 2025-06-18).
+pub fn list(with_title: bool) -> Value {
+    let prompts: Vec<Value> = all()
+        .map(|p| {
+            let args: Vec<Value> = p
+                .arguments
+                .iter()
+                .map(|(name, description, required)| {
+                    json!({"name": name, "description": description, "required": required})
+                })
+                .collect();
+            let mut v = json!({"name": p.name, "description": p.description, "arguments": args});
+            if with_title {
+                v["title"] = json!(p.title);
+            }
+            v
+        })
+        .collect();
+    json!({ "prompts": prompts })
+}
+
+/// The names of a prompt's arguments, for completion (`None` for an unknown prompt).
+pub fn argument_names(prompt: &str) -> Option<Vec<&'static str>> {
+    all()
+        .find(|p| p.name == prompt)
+        .map(|p| p.arguments.iter().map(|a| a.0).collect())
+}
+
+/// The `prompts/get` result, or an error message (unknown prompt, missing argument).
+pub fn get(params: Option<&Value>) -> Result<Value, String> {
+    let name = params
+        .and_then(|p| p.get("name"))
+        .and_then(Value::as_str)
+        .ok_or("Invalid params for prompts/get: \"name\" must be a prompt name string")?;
+    let Some(p) = all().find(|p| p.name == name) else {
+        return Err(format!(
+            "Invalid params: unknown prompt {}. Call prompts/list for the available prompts.",
+            crate::protocol::echo_name(name)
+        ));
+    };
+    let empty = Map::new();
+    let given = params
+        .and_then(|p| p.get("arguments"))
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    let mut text = p.text.to_string();
+    for (arg, _, required) in p.arguments {
+        let value = given.get(*arg).and_then(Value::as_str).map(str::trim);
+        let value = match value.filter(|v| !v.is_empty()) {
+            Some(v) => v,
+            None if *required => {
+                return Err(format!(
+                    "Invalid params for prompts/get: {} needs the argument \"{arg}\"",
+                    p.name
+                ));
+            }
+            None => "",
+        };
+        if matches!(*arg, "base" | "depth") {
+            continue; // rendered below
+        }
+        // A value is quoted into JSON examples: keep it one line, without quotes breaking out.
+        let value = value.replace(['"', '\n', '\r'], " ");
+        text = text.replace(&format!("{{{arg}}}"), &value);
+    }
+    // Optional arguments with a rendering of their own.
+    let base = given
+        .get("base")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .trim();
+    let base_arg = if base.is_empty() {
+        String::new()
+    } else {
+        format!(", \"base\": \"{}\"", base.replace('"', " "))
+    };
+    text = text.replace("{base_arg}", &base_arg);
+    if text.contains("{depth}") {
+        let depth = given
+            .get("depth")
+            .and_then(|v| {
+                v.as_str()
+                    .and_then(|s| s.trim().parse().ok())
+                    .or(v.as_u64())
+            })
+            .filter(|d| (1..=5).contains(d))
+            .unwrap_or(2);
+        text = text.replace("{depth}", &depth.to_string());
+    }
+    let mut messages = Vec::new();
+    if p.name == "test_prompt_with_embedded_resource" {
+        let uri = given
+            .get("resourceUri")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        messages.push(json!({"role": "user", "content": {"type": "resource", "resource": {
+            "uri": uri, "mimeType": "text/plain", "text": "Embedded resource content for testing."}}}));
+    }
+    messages.push(json!({"role": "user", "content": {"type": "text", "text": text}}));
+    Ok(json!({"description": p.description, "messages": messages}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prompts_expand_their_arguments_and_name_the_tools() {
+        let r = get(Some(&json!({"name": "trace_rpc", "arguments": {"rpc": "OrderService.CreateOrder", "base": "main"}}))).unwrap();
+        let text = r["messages"][0]["content"]["text"].as_str().unwrap();
+        assert!(
+            text.contains("{\"target\": \"OrderService.CreateOrder\", \"base\": \"main\"}"),
+            "{text}"
+        );
+        assert!(text.contains("analyze_grpc") && text.contains("analyze_impact"));
+        let r = get(Some(
+            &json!({"name": "change_impact", "arguments": {"target": "orders.created"}}),
+        ))
+        .unwrap();
+        let text = r["messages"][0]["content"]["text"].as_str().unwrap();
+        assert!(
+            text.contains("\"depth\": 2") && !text.contains("{target}"),
+            "{text}"
+        );
+        assert!(
+            get(Some(&json!({"name": "trace_rpc"})))
+                .unwrap_err()
+                .contains("\"rpc\"")
+        );
+        assert!(get(Some(&json!({"name": "nope"}))).is_err());
+        assert!(list(true)["prompts"].as_array().unwrap().len() >= 3);
+        assert_eq!(argument_names("onboard_service"), Some(vec!["service"]));
+    }
+}
