@@ -303,6 +303,39 @@ fn topic_name_constant_change_orphans_the_old_consumers() {
     }
 }
 
+/// Java: the record a Kafka listener takes as its payload changes a field. The topic's
+/// producers and consumers are reached through the payload type (heuristic), not only a topic
+/// whose name or site changed.
+#[test]
+fn payload_type_change_reaches_the_topic() {
+    let ws = repo("chg-payload");
+    edit(
+        &ws,
+        "services/payments/src/main/java/com/acme/payments/kafka/OrderCreatedListener.java",
+        "int quantity, long totalCents",
+        "long quantity, long totalCents",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    let c = contract(&r, "topic", "orders.created");
+    let change = c["change"].as_str().unwrap();
+    assert!(
+        change.contains("payload type `OrderCreated` changed")
+            && change.contains("OrderCreatedListener.java:29")
+            && change.contains("heuristic"),
+        "{c:#}"
+    );
+    assert!(
+        affected(c, "producer", false).contains("services/orders services/orders/main.go:42"),
+        "{c:#}"
+    );
+    assert!(
+        affected(c, "consumer", true)
+            .contains("services/recommendations services/recommendations/lib/order_events.rb:15"),
+        "{c:#}"
+    );
+}
+
 /// Java: a Spring route's path changes. The TypeScript caller of the old path is left
 /// dangling: breaking.
 #[test]

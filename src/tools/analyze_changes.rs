@@ -1497,6 +1497,7 @@ fn topic_contracts(snap: &Snapshot, report: &mut Report, depth: usize) {
             affected,
         });
     }
+    payload_types(snap, report, &mut touched);
     for (t, why) in touched {
         let topic = &g.topics[t as usize];
         let (rows, owners, _) = analyze_impact::topic_rows(snap, &[t], depth);
@@ -1521,6 +1522,98 @@ fn topic_contracts(snap: &Snapshot, report: &mut Report, depth: usize) {
         });
     }
     report.contracts.extend(out);
+}
+
+/// Topics whose payload type changed: a type (class, struct, record, message, interface)
+/// declared on changed lines of code whose name a producer or consumer of the topic writes at
+/// its site — on the site's line (`send(TOPIC, new OrderPaid(…))`) or in the signature of the
+/// function around it (`void on(OrderPaid evt)`, `def handle(event: OrderPaid)`). Heuristic,
+/// and said so: a payload built elsewhere and passed in under another name is not seen.
+fn payload_types(snap: &Snapshot, report: &Report, touched: &mut BTreeMap<u32, Vec<String>>) {
+    let g = &snap.graph;
+    // (type name, the declaration that changed): a changed type, or the type holding a changed
+    // field (`OrderPaid.amount` changes `OrderPaid`).
+    let types: Vec<(&str, &ChangedDecl)> = report
+        .decls
+        .iter()
+        .filter(|d| d.class == FileClass::Code && d.how != "added")
+        .filter_map(|d| {
+            let name = match d.kind {
+                "class" | "struct" | "message" | "interface" | "enum" | "type" => &d.name[..],
+                "field" | "property" | "enum_value" => d.name.rsplit_once('.')?.0,
+                _ => return None,
+            };
+            let name = name.rsplit('.').next().unwrap_or(name);
+            (name.len() >= 4).then_some((name, d))
+        })
+        .collect();
+    if types.is_empty() || g.events.is_empty() {
+        return;
+    }
+    // Each file with event sites is read once.
+    let mut by_file: BTreeMap<u32, Vec<&crate::index::graph::EventLink>> = BTreeMap::new();
+    for e in &g.events {
+        by_file.entry(e.at.file).or_default().push(e);
+    }
+    for (fi, events) in by_file {
+        let f = &snap.files[fi as usize];
+        let Ok(text) = std::fs::read_to_string(snap.abs_path(f)) else {
+            continue;
+        };
+        let lines: Vec<&str> = text.lines().collect();
+        let line_at = |n: u32| {
+            lines
+                .get((n as usize).wrapping_sub(1))
+                .copied()
+                .unwrap_or("")
+        };
+        for e in events {
+            // The innermost function or method around the site, or the one a site on an
+            // annotation or decorator line introduces (`@KafkaListener(…)` above `void on(…)`):
+            // its first lines are the signature.
+            let around = f
+                .symbols()
+                .iter()
+                .filter(|s| {
+                    matches!(
+                        s.kind,
+                        SymbolKind::Function | SymbolKind::Method | SymbolKind::Constructor
+                    ) && s.line <= e.at.line + 2
+                        && e.at.line <= s.end_line.max(s.line)
+                })
+                .max_by_key(|s| s.line);
+            let mut context: Vec<(u32, &str)> = vec![(e.at.line, line_at(e.at.line))];
+            if let Some(s) = around {
+                for n in s.line..(s.line + 3).min(e.at.line.max(s.line + 1)) {
+                    context.push((n, line_at(n)));
+                }
+            }
+            for &(name, d) in &types {
+                let Some(&(n, _)) = context.iter().find(|(_, l)| names_word(l, name)) else {
+                    continue;
+                };
+                let role = match e.role {
+                    EventRole::Producer => "producer",
+                    EventRole::Consumer => "consumer",
+                };
+                touched.entry(e.topic).or_default().push(format!(
+                    "payload type `{name}` changed at {}:{} (the {role} at {} names it at line {n}; heuristic)",
+                    d.display,
+                    d.line,
+                    loc_text(snap, e.at)
+                ));
+            }
+        }
+    }
+}
+
+/// True when `line` contains `word` as a whole identifier (not inside a longer name).
+fn names_word(line: &str, word: &str) -> bool {
+    let is_ident = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    line.match_indices(word).any(|(i, _)| {
+        !line[..i].chars().next_back().is_some_and(is_ident)
+            && !line[i + word.len()..].chars().next().is_some_and(is_ident)
+    })
 }
 
 /// Roots whose non-test code changed outside any contract, imported by other roots.
@@ -1808,7 +1901,7 @@ fn render_markdown_rows(
             tail.push_str(&format!("- {u}\n"));
         }
     }
-    tail.push_str("\n_Payload types of topics are not linked to messages; a changed message that only travels on a topic is listed under its own name without consumers._\n");
+    tail.push_str("\n_A topic's payload type is linked when a producer or consumer names the changed type at its site or in the signature of the function around it (heuristic); a payload passed in under another name is not seen._\n");
 
     out.push_str("\n### Affected elements\n\n");
     if rows.is_empty() {
@@ -1939,6 +2032,17 @@ pub fn to_json(report: &Report) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_payload_type_is_named_as_a_whole_identifier() {
+        assert!(names_word("void on(OrderPaid evt) {", "OrderPaid"));
+        assert!(names_word("send(T, new OrderPaid(1))", "OrderPaid"));
+        assert!(!names_word("void on(OrderPaidV2 evt)", "OrderPaid"));
+        assert!(!names_word("MyOrderPaid x", "OrderPaid"));
+        assert!(names_word("é(OrderPaid)ü", "OrderPaid"));
+        assert!(!names_word("éOrderPaidü", "OrderPaid"));
+        assert!(!names_word("", "OrderPaid"));
+    }
 
     #[test]
     fn diff_hunks_become_ranges() {
