@@ -792,13 +792,14 @@ fn proto_contracts(snap: &Snapshot, report: &mut Report) {
                 ));
             }
         }
-        let changed_messages: BTreeSet<String> = current
-            .messages
-            .iter()
-            .filter(|m| !m.name.contains('.') && overlaps(&cf.ranges, m.line, m.end_line))
-            .map(|m| m.name.clone())
-            .chain(by_message.keys().cloned())
-            .collect();
+        let changed_messages: BTreeSet<String> = crate::order::set_of(
+            current
+                .messages
+                .iter()
+                .filter(|m| !m.name.contains('.') && overlaps(&cf.ranges, m.line, m.end_line))
+                .map(|m| m.name.clone())
+                .chain(by_message.keys().cloned()),
+        );
         let bare = |t: &str| t.rsplit('.').next().unwrap_or(t).to_string();
         // Messages embedding a changed message change with it (a breaking change travels).
         let mut changed_messages = changed_messages;
@@ -1021,24 +1022,24 @@ fn callers_of_deleted(snap: &Snapshot, service: &str, method: &str) -> Vec<Affec
             || k.trim_end_matches("stub") == svc_key
     };
     let contracts: Vec<u32> = g.contracts_named(service);
-    let client_files: BTreeSet<u32> = g
-        .clients
-        .iter()
-        .filter(|c| contracts.contains(&c.contract))
-        .map(|c| c.at.file)
-        .collect();
-    let owners: BTreeSet<u16> = g
-        .handlers
-        .iter()
-        .filter(|h| contracts.contains(&g.rpcs[h.rpc as usize].contract))
-        .map(|h| snap.files[h.at.file as usize].root)
-        .chain(
-            g.servers
-                .iter()
-                .filter(|s| contracts.contains(&s.contract))
-                .map(|s| snap.files[s.at.file as usize].root),
-        )
-        .collect();
+    let client_files: BTreeSet<u32> = crate::order::set_of(
+        g.clients
+            .iter()
+            .filter(|c| contracts.contains(&c.contract))
+            .map(|c| c.at.file),
+    );
+    let owners: BTreeSet<u16> = crate::order::set_of(
+        g.handlers
+            .iter()
+            .filter(|h| contracts.contains(&g.rpcs[h.rpc as usize].contract))
+            .map(|h| snap.files[h.at.file as usize].root)
+            .chain(
+                g.servers
+                    .iter()
+                    .filter(|s| contracts.contains(&s.contract))
+                    .map(|s| snap.files[s.at.file as usize].root),
+            ),
+    );
     let mut out = Vec::new();
     for (fi, f) in snap.files.iter().enumerate() {
         if f.is_test || f.generated {
@@ -1116,7 +1117,8 @@ fn decl_range(snap: &Snapshot, file: u32, line: u32, name: Option<&str>) -> Opti
 /// RPC handlers whose body changed (the `.proto` unchanged for that RPC).
 fn handler_contracts(snap: &Snapshot, report: &mut Report) {
     let g = &snap.graph;
-    let already: BTreeSet<String> = report.contracts.iter().map(|c| c.name.clone()).collect();
+    let already: BTreeSet<String> =
+        crate::order::set_of(report.contracts.iter().map(|c| c.name.clone()));
     let mut by_rpc: BTreeMap<u32, Vec<String>> = BTreeMap::new();
     for cf in report.files.iter().filter(|c| c.class == FileClass::Code) {
         let Some(fi) = cf.file else { continue };
@@ -1379,12 +1381,12 @@ fn topic_contracts(snap: &Snapshot, report: &mut Report, depth: usize) {
         }
         // Literal topics of the base's event sites that are gone from the file.
         if let Some(bf) = &cf.base_facts {
-            let now: BTreeSet<String> = g
-                .events
-                .iter()
-                .filter(|e| e.at.file == fi)
-                .map(|e| g.topics[e.topic as usize].key.clone())
-                .collect();
+            let now: BTreeSet<String> = crate::order::set_of(
+                g.events
+                    .iter()
+                    .filter(|e| e.at.file == fi)
+                    .map(|e| g.topics[e.topic as usize].key.clone()),
+            );
             for e in bf.events.iter().filter(|e| e.role == EventRole::Producer) {
                 if let Some(lit) = e.topic.as_lit()
                     && !now.contains(&topic_key(lit))
