@@ -253,9 +253,10 @@ enum Sep {
     Assign,
 }
 
-/// Orders spans by their start, stably: the one sort instance of both redaction passes.
+/// Orders spans by their start, stably (through the program's one shared sort, src/order.rs:
+/// a line has a handful of spans).
 fn sort_by_start(spans: &mut [Range<usize>]) {
-    spans.sort_by_key(|r| r.start);
+    crate::order::sort_by_key(spans, |r| r.start);
 }
 
 /// The byte spans of every secret value in `line`, in order and not overlapping.
