@@ -1123,11 +1123,11 @@ impl Ctx<'_> {
             .into_iter()
             .map(|(p, line)| self.workspace_pattern(&p, line, "docs.paths"))
             .collect::<Result<_, _>>()?;
-        docs.aliases = self
-            .string_map("docs", t, "aliases")?
-            .unwrap_or_default()
-            .into_iter()
-            .collect();
+        // Inserted one by one (the last of a repeated key wins, as with `collect()`), which
+        // needs no sort instance for the pairs.
+        docs.aliases = BTreeMap::new();
+        docs.aliases
+            .extend(self.string_map("docs", t, "aliases")?.unwrap_or_default());
         docs.stop_words = self
             .strings("docs", t, "stop_words")?
             .unwrap_or_default()

@@ -464,8 +464,10 @@ fn crawl_with(roots: &[CrawlRoot], opts: &CrawlOptions, stat: bool) -> CrawlResu
     }
     out.files
         .sort_unstable_by(|a, b| (a.root, &a.rel_path).cmp(&(b.root, &b.rel_path)));
-    out.rejected
-        .sort_unstable_by(|a, b| (a.root, &a.rel_path).cmp(&(b.root, &b.rel_path)));
+    // Few files are rejected: the program's one shared sort (src/order.rs) serves them.
+    crate::order::sort_by(&mut out.rejected, |a, b| {
+        (a.root, &a.rel_path).cmp(&(b.root, &b.rel_path))
+    });
     tracing::debug!(target: "mesh::crawl", roots = roots.len(), files = out.files.len(),
         rejected = out.rejected.len(), elapsed_ms = started.elapsed().as_millis() as u64,
         "crawl finished");

@@ -751,21 +751,19 @@ impl Indexer {
             };
             (crawled, loader.and_then(|l| l.join().ok()))
         });
-        let rejected: BTreeMap<(u16, String), RejectedFile> = crawled
-            .rejected
-            .iter()
-            .map(|r| {
-                let rej = RejectedFile {
-                    root: r.root,
-                    path: r.rel_path.clone(),
-                    label: r.reason.label(),
-                    reason: r.reason.to_string(),
-                    size: r.size,
-                };
-                ((rej.root, rej.path.clone()), rej)
-            })
-            .collect();
-        let mut rejected = rejected;
+        // Inserted one by one (the same map, the last entry of a key winning): `collect()` would
+        // sort them first, a sort instance of its own for this element type (SPEC §9 size).
+        let mut rejected: BTreeMap<(u16, String), RejectedFile> = BTreeMap::new();
+        rejected.extend(crawled.rejected.iter().map(|r| {
+            let rej = RejectedFile {
+                root: r.root,
+                path: r.rel_path.clone(),
+                label: r.reason.label(),
+                reason: r.reason.to_string(),
+                size: r.size,
+            };
+            ((rej.root, rej.path.clone()), rej)
+        }));
         let mut next: BTreeMap<(u16, Box<str>), Arc<FileEntry>> = BTreeMap::new();
         let mut todo = Vec::new();
         for f in crawled.files {

@@ -459,7 +459,9 @@ impl Snapshot {
         mut rejected: Vec<RejectedFile>,
     ) -> Snapshot {
         files.sort_by(|a, b| (a.root, &a.path).cmp(&(b.root, &b.path)));
-        rejected.sort_by(|a, b| (a.root, &a.path).cmp(&(b.root, &b.path)));
+        crate::order::sort_by(&mut rejected, |a, b| {
+            (a.root, &a.path).cmp(&(b.root, &b.path))
+        });
         let display = |f: &FileEntry| match roots.get(f.root as usize) {
             Some(r) if r.label != "." => format!("{}/{}", r.label, f.path),
             _ => f.path.to_string(),

@@ -253,6 +253,12 @@ enum Sep {
     Assign,
 }
 
+/// Orders spans by their start, stably (through the program's one shared sort, src/order.rs:
+/// a line has a handful of spans).
+fn sort_by_start(spans: &mut [Range<usize>]) {
+    crate::order::sort_by_key(spans, |r| r.start);
+}
+
 /// The byte spans of every secret value in `line`, in order and not overlapping.
 ///
 /// The line as a whole is read as one assignment; after it (or from the start when it is not
@@ -287,7 +293,7 @@ fn find_secrets(line: &str, ctx: LineContext) -> Vec<Range<usize>> {
         spans.push(span);
     }
     inline_secrets(line, from, &mut spans);
-    spans.sort_by_key(|r| r.start);
+    sort_by_start(&mut spans);
     let mut merged: Vec<Range<usize>> = Vec::with_capacity(spans.len());
     for span in spans {
         match merged.last_mut() {
@@ -1025,7 +1031,7 @@ pub fn mask_shapes(text: &str) -> (std::borrow::Cow<'_, str>, u32) {
             count = count.saturating_add(1);
         }
         spans.retain(|r| r.start < r.end);
-        spans.sort_by_key(|r| r.start);
+        sort_by_start(&mut spans);
         let mut copied = 0;
         for span in spans {
             if span.start < copied {

@@ -162,11 +162,12 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
                 Err(e) => return e,
             }
         }
-        let distinct_defs: BTreeSet<u32> = selection
-            .contracts
-            .iter()
-            .map(|&c| snap.graph.contracts[c as usize].def.file)
-            .collect();
+        let distinct_defs: BTreeSet<u32> = crate::order::set_of(
+            selection
+                .contracts
+                .iter()
+                .map(|&c| snap.graph.contracts[c as usize].def.file),
+        );
         if distinct_defs.len() > wire_files.len() {
             wire.push_str(&format!(
                 "\n_Wire check limited to {} of {} defining files; pass one `.proto` path as `target` to check another._\n",
@@ -493,7 +494,7 @@ pub struct ClientSite {
 pub fn client_resolution(snap: &Snapshot, c: u32) -> Vec<(u32, Vec<String>, Vec<String>)> {
     let g = &snap.graph;
     let ct = &g.contracts[c as usize];
-    let all: BTreeSet<u32> = ct.rpcs.iter().copied().collect();
+    let all: BTreeSet<u32> = crate::order::set_of(ct.rpcs.iter().copied());
     let mut by_file: std::collections::BTreeMap<u32, BTreeSet<&str>> = Default::default();
     let mut by_root: std::collections::BTreeMap<u16, BTreeSet<(u32, &str)>> = Default::default();
     for l in g.calls.iter().filter(|l| all.contains(&l.rpc)) {
@@ -553,13 +554,13 @@ pub fn trace(snap: &Snapshot, sel: &Selection, include_tests: bool) -> Trace {
     let mut out = Vec::new();
     for &c in &sel.contracts {
         let ct = &g.contracts[c as usize];
-        let all_rpcs: BTreeSet<u32> = ct.rpcs.iter().copied().collect();
-        let calling_files: BTreeSet<u32> = g
-            .calls
-            .iter()
-            .filter(|l| all_rpcs.contains(&l.rpc))
-            .map(|l| l.at.file)
-            .collect();
+        let all_rpcs: BTreeSet<u32> = crate::order::set_of(ct.rpcs.iter().copied());
+        let calling_files: BTreeSet<u32> = crate::order::set_of(
+            g.calls
+                .iter()
+                .filter(|l| all_rpcs.contains(&l.rpc))
+                .map(|l| l.at.file),
+        );
         let servers = g
             .servers
             .iter()

@@ -257,16 +257,14 @@ fn resolve_rpc(g: &Graph, target: &str) -> Option<Subject> {
         .or_else(|| target.rsplit_once('.'))
         .filter(|(s, m)| !s.is_empty() && !m.is_empty());
     if let Some((svc, method)) = split {
-        let contracts: Vec<u32> = g
-            .contracts_named(svc)
-            .into_iter()
-            .chain(
+        let contracts: Vec<u32> = crate::order::set_of(
+            g.contracts_named(svc).into_iter().chain(
                 (0..g.contracts.len() as u32)
                     .filter(|&c| g.contracts[c as usize].fqn.eq_ignore_ascii_case(svc)),
-            )
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
+            ),
+        )
+        .into_iter()
+        .collect();
         let key = method_key(method);
         let rpcs: Vec<u32> = contracts
             .iter()
@@ -299,10 +297,7 @@ fn resolve_rpc(g: &Graph, target: &str) -> Option<Subject> {
     if rpcs.is_empty() {
         return None;
     }
-    let contracts = rpcs
-        .iter()
-        .map(|&r| g.rpcs[r as usize].contract)
-        .collect::<BTreeSet<_>>()
+    let contracts = crate::order::set_of(rpcs.iter().map(|&r| g.rpcs[r as usize].contract))
         .into_iter()
         .collect();
     Some(Subject::Rpcs { contracts, rpcs })
@@ -466,19 +461,19 @@ pub(crate) fn rpc_rows(
     let g = &snap.graph;
     let rpc_set: HashSet<u32> = rpcs.iter().copied().collect();
     // Owners: roots of the handlers (or server registrations), else of the .proto.
-    let mut owners: BTreeSet<u16> = g
-        .handlers
-        .iter()
-        .filter(|h| rpc_set.contains(&h.rpc))
-        .map(|h| root_of(snap, h.at))
-        .chain(
-            g.servers
-                .iter()
-                .filter(|s| contracts.contains(&s.contract))
-                .map(|s| root_of(snap, s.at)),
-        )
-        .filter(|&r| !snap.files.is_empty() && (r as usize) < snap.roots.len())
-        .collect();
+    let mut owners: BTreeSet<u16> = crate::order::set_of(
+        g.handlers
+            .iter()
+            .filter(|h| rpc_set.contains(&h.rpc))
+            .map(|h| root_of(snap, h.at))
+            .chain(
+                g.servers
+                    .iter()
+                    .filter(|s| contracts.contains(&s.contract))
+                    .map(|s| root_of(snap, s.at)),
+            )
+            .filter(|&r| !snap.files.is_empty() && (r as usize) < snap.roots.len()),
+    );
     // Test handlers do not make a root an owner.
     owners.retain(|&r| {
         g.handlers.iter().any(|h| {
@@ -492,10 +487,11 @@ pub(crate) fn rpc_rows(
         })
     });
     if owners.is_empty() {
-        owners = contracts
-            .iter()
-            .map(|&c| root_of(snap, g.contracts[c as usize].def))
-            .collect();
+        owners = crate::order::set_of(
+            contracts
+                .iter()
+                .map(|&c| root_of(snap, g.contracts[c as usize].def)),
+        );
     }
     let ext = |l: Loc| !owners.contains(&root_of(snap, l));
     let mut rows = Vec::new();
@@ -582,33 +578,33 @@ pub(crate) fn topic_rows(
     depth: usize,
 ) -> (Vec<Row>, Vec<u16>, Vec<String>) {
     let g = &snap.graph;
-    let mut owners: BTreeSet<u16> = g
-        .events
-        .iter()
-        .filter(|e| {
-            topics.contains(&e.topic)
-                && e.role == EventRole::Producer
-                && !snap.files[e.at.file as usize].is_test
-        })
-        .map(|e| root_of(snap, e.at))
-        .collect();
+    let mut owners: BTreeSet<u16> = crate::order::set_of(
+        g.events
+            .iter()
+            .filter(|e| {
+                topics.contains(&e.topic)
+                    && e.role == EventRole::Producer
+                    && !snap.files[e.at.file as usize].is_test
+            })
+            .map(|e| root_of(snap, e.at)),
+    );
     if owners.is_empty() {
         // No producer: the roots declaring the topic (an AsyncAPI channel) own it.
         let names: HashSet<&str> = topics
             .iter()
             .map(|&t| g.topics[t as usize].key.as_str())
             .collect();
-        owners = snap
-            .files
-            .iter()
-            .filter(|f| {
-                f.symbols().iter().any(|s| {
-                    s.kind == crate::index::facts::SymbolKind::Topic
-                        && names.contains(f.name(s).to_lowercase().as_str())
+        owners = crate::order::set_of(
+            snap.files
+                .iter()
+                .filter(|f| {
+                    f.symbols().iter().any(|s| {
+                        s.kind == crate::index::facts::SymbolKind::Topic
+                            && names.contains(f.name(s).to_lowercase().as_str())
+                    })
                 })
-            })
-            .map(|f| f.root)
-            .collect();
+                .map(|f| f.root),
+        );
     }
     let ext = |l: Loc| !owners.contains(&root_of(snap, l));
     let mut rows = Vec::new();
@@ -731,10 +727,11 @@ pub(crate) fn topic_rows(
 
 pub(crate) fn route_rows(snap: &Snapshot, routes: &[u32]) -> (Vec<Row>, Vec<u16>, Vec<String>) {
     let g = &snap.graph;
-    let owners: BTreeSet<u16> = routes
-        .iter()
-        .map(|&r| root_of(snap, g.routes[r as usize].at))
-        .collect();
+    let owners: BTreeSet<u16> = crate::order::set_of(
+        routes
+            .iter()
+            .map(|&r| root_of(snap, g.routes[r as usize].at)),
+    );
     let ext = |l: Loc| !owners.contains(&root_of(snap, l));
     let mut rows = Vec::new();
     for &r in routes {
@@ -771,21 +768,16 @@ pub(crate) fn route_rows(snap: &Snapshot, routes: &[u32]) -> (Vec<Row>, Vec<u16>
     ];
     // HTTP calls the index could not match that may still reach these routes: their host
     // names an owner service, or their path shares a literal segment with a route.
-    let words: BTreeSet<String> = routes
-        .iter()
-        .flat_map(|&r| {
-            g.routes[r as usize]
-                .path
-                .split('/')
-                .filter(|w| {
-                    w.len() >= 3
-                        && !is_param_segment(w)
-                        && !matches!(*w, "api" | "v1" | "v2" | "v3")
-                })
-                .map(str::to_lowercase)
-                .collect::<Vec<_>>()
-        })
-        .collect();
+    let words: BTreeSet<String> = crate::order::set_of(routes.iter().flat_map(|&r| {
+        g.routes[r as usize]
+            .path
+            .split('/')
+            .filter(|w| {
+                w.len() >= 3 && !is_param_segment(w) && !matches!(*w, "api" | "v1" | "v2" | "v3")
+            })
+            .map(str::to_lowercase)
+            .collect::<Vec<_>>()
+    }));
     let maybe: Vec<(Loc, String)> = g
         .unresolved_calls
         .iter()

@@ -744,8 +744,8 @@ fn render(
         ));
         return ToolOutput::ok(out).with_data(structured::page(total, offset, None, vec![]));
     }
-    let files: std::collections::BTreeSet<u32> = rows.iter().map(|r| r.file).collect();
-    let roots: std::collections::BTreeSet<u16> = rows.iter().map(|r| r.root).collect();
+    let files: std::collections::BTreeSet<u32> = crate::order::set_of(rows.iter().map(|r| r.file));
+    let roots: std::collections::BTreeSet<u16> = crate::order::set_of(rows.iter().map(|r| r.root));
     if roots.len() > 1 {
         out.push_str(&format!(
             "_Dependents in {} roots, grouped by root so same-named packages stay apart._\n\n",

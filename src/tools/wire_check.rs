@@ -16,8 +16,6 @@
 //! type declared in another file whose change cannot be decided here, removed messages and
 //! enums, and `oneof` moves that are only safe when writers set one member at a time.
 
-use std::collections::{BTreeMap, BTreeSet};
-
 use crate::index::facts::{FieldLabel, ProtoEnum, ProtoField, ProtoFile, ProtoMessage};
 
 /// What a finding is about.
@@ -219,16 +217,18 @@ enum DeclKind {
     Enum,
 }
 
-/// The messages, groups and enums a file declares, by dotted path.
+/// The messages, groups and enums a file declares, by dotted path. A list scanned from the end
+/// (a later entry for a path wins, as an insert into a map would): files declare tens of
+/// types, and a map of its own would be one more B-tree instance (SPEC §9 size budget).
 struct Declared {
-    kinds: BTreeMap<String, DeclKind>,
+    kinds: Vec<(String, DeclKind)>,
 }
 
 impl Declared {
     fn of(file: &ProtoFile) -> Declared {
-        let mut kinds = BTreeMap::new();
+        let mut kinds = Vec::new();
         for m in &file.messages {
-            kinds.insert(m.name.clone(), DeclKind::Message);
+            kinds.push((m.name.clone(), DeclKind::Message));
         }
         // A proto2 group is a field whose type is a nested message declared on the same line.
         for m in &file.messages {
@@ -238,22 +238,25 @@ impl Declared {
                     && inner.line == f.line
                     && f.name == f.type_name.to_ascii_lowercase()
                 {
-                    kinds.insert(nested, DeclKind::Group);
+                    kinds.push((nested, DeclKind::Group));
                 }
             }
         }
         for e in &file.enums {
-            kinds.insert(e.name.clone(), DeclKind::Enum);
+            kinds.push((e.name.clone(), DeclKind::Enum));
         }
         Declared { kinds }
     }
 
     fn get(&self, name: &str) -> Option<DeclKind> {
-        self.kinds.get(name).copied()
+        self.kinds
+            .iter()
+            .rfind(|(k, _)| k == name)
+            .map(|&(_, kind)| kind)
     }
 
     fn has(&self, name: &str) -> bool {
-        self.kinds.contains_key(name)
+        self.kinds.iter().any(|(k, _)| k == name)
     }
 }
 
@@ -400,12 +403,16 @@ fn type_removed(kind: &str, name: &str, line: u32, renamed_to: Option<String>) -
 
 /// A new message of `current` with the same (number, type) pairs as the removed `bm`.
 fn renamed_message(bm: &ProtoMessage, current: &ProtoFile, base_decl: &Declared) -> Option<String> {
-    let shape = |m: &ProtoMessage| -> BTreeSet<(u32, String)> {
-        m.fields
+    fn shape(m: &ProtoMessage) -> Vec<(u32, &str)> {
+        let mut pairs: Vec<(u32, &str)> = m
+            .fields
             .iter()
-            .map(|f| (f.number, f.type_name.clone()))
-            .collect()
-    };
+            .map(|f| (f.number, f.type_name.as_str()))
+            .collect();
+        crate::order::sort(&mut pairs);
+        pairs.dedup();
+        pairs
+    }
     let want = shape(bm);
     if want.is_empty() {
         return None;
@@ -418,7 +425,12 @@ fn renamed_message(bm: &ProtoMessage, current: &ProtoFile, base_decl: &Declared)
 }
 
 fn renamed_enum(be: &ProtoEnum, current: &ProtoFile, base_enums: &[ProtoEnum]) -> Option<String> {
-    let shape = |e: &ProtoEnum| -> BTreeSet<i32> { e.values.iter().map(|v| v.number).collect() };
+    let shape = |e: &ProtoEnum| -> Vec<i32> {
+        let mut numbers: Vec<i32> = e.values.iter().map(|v| v.number).collect();
+        crate::order::sort(&mut numbers);
+        numbers.dedup();
+        numbers
+    };
     let want = shape(be);
     current
         .enums
@@ -429,13 +441,14 @@ fn renamed_enum(be: &ProtoEnum, current: &ProtoFile, base_enums: &[ProtoEnum]) -
 
 fn compare_message(s: &Sides, bm: &ProtoMessage, cm: &ProtoMessage, report: &mut WireReport) {
     let m = &bm.name;
-    let base_by_name: BTreeMap<&str, &ProtoField> =
-        bm.fields.iter().map(|f| (f.name.as_str(), f)).collect();
-    let cur_by_name: BTreeMap<&str, &ProtoField> =
-        cm.fields.iter().map(|f| (f.name.as_str(), f)).collect();
-    let base_by_num: BTreeMap<u32, &ProtoField> = bm.fields.iter().map(|f| (f.number, f)).collect();
-    let cur_numbers: BTreeSet<u32> = cm.fields.iter().map(|f| f.number).collect();
-    let base_oneofs: BTreeSet<&str> = bm
+    // Lookups scan the (short) field lists instead of building maps: the last field of a
+    // name or number wins, as it would in a map collected from the list. (Size: maps of
+    // these key types cost a B-tree and a sort instance each, SPEC §9.)
+    let base_by_name = |name: &str| bm.fields.iter().rfind(|f| f.name == name);
+    let cur_has_name = |name: &str| cm.fields.iter().any(|f| f.name == name);
+    let base_by_num = |n: u32| bm.fields.iter().rfind(|f| f.number == n);
+    let cur_has_number = |n: u32| cm.fields.iter().any(|f| f.number == n);
+    let base_oneofs: Vec<&str> = bm
         .fields
         .iter()
         .filter_map(|f| f.oneof.as_deref())
@@ -446,10 +459,9 @@ fn compare_message(s: &Sides, bm: &ProtoMessage, cm: &ProtoMessage, report: &mut
     for cf in fields {
         let element = format!("{m}.{}", cf.name);
         let n = cf.number;
-        if let Some(bf) = base_by_name.get(cf.name.as_str()) {
+        if let Some(bf) = base_by_name(&cf.name) {
             if bf.number != n {
-                let took = base_by_num
-                    .get(&n)
+                let took = base_by_num(n)
                     .filter(|o| o.name != cf.name)
                     .map(|o| format!("; #{n} was `{}` in the base", o.name))
                     .unwrap_or_default();
@@ -472,9 +484,9 @@ fn compare_message(s: &Sides, bm: &ProtoMessage, cm: &ProtoMessage, report: &mut
             continue;
         }
         // A name the base did not have.
-        match base_by_num.get(&n) {
+        match base_by_num(n) {
             Some(bf) => {
-                let old_still_here = cur_by_name.contains_key(bf.name.as_str());
+                let old_still_here = cur_has_name(&bf.name);
                 let old_retired = cm.reserved_names.iter().any(|r| r == &bf.name);
                 let b_ty = classify(s.base, m, &bf.type_name, &s.base_decl);
                 let c_ty = classify(s.cur, m, &cf.type_name, &s.cur_decl);
@@ -541,7 +553,7 @@ fn compare_message(s: &Sides, bm: &ProtoMessage, cm: &ProtoMessage, report: &mut
     let mut base_fields: Vec<&ProtoField> = bm.fields.iter().collect();
     crate::order::sort_by_key(&mut base_fields, |f| (f.number, f.line));
     for bf in base_fields {
-        if cur_by_name.contains_key(bf.name.as_str()) || cur_numbers.contains(&bf.number) {
+        if cur_has_name(&bf.name) || cur_has_number(bf.number) {
             continue;
         }
         let element = format!("{m}.{}", bf.name);
@@ -589,7 +601,7 @@ fn field_change(
     m: &str,
     bf: &ProtoField,
     cf: &ProtoField,
-    base_oneofs: &BTreeSet<&str>,
+    base_oneofs: &[&str],
     bm: &ProtoMessage,
     cm: &ProtoMessage,
     report: &mut WireReport,
@@ -695,7 +707,7 @@ fn field_change(
     match (bf.oneof.as_deref(), cf.oneof.as_deref()) {
         (a, b) if a == b => {}
         (None, Some(o)) => {
-            if base_oneofs.contains(o) {
+            if base_oneofs.contains(&o) {
                 report.push(finding(
                     Rule::OneofMembershipChanged,
                     format!("moved into the existing oneof `{o}`"),
@@ -734,7 +746,7 @@ fn field_change(
             "older readers still keep only the last member of the oneof they see".into(),
         )),
         (Some(o1), Some(o2)) => {
-            let whole_oneof_renamed = !base_oneofs.contains(o2)
+            let whole_oneof_renamed = !base_oneofs.contains(&o2)
                 && bm
                     .fields
                     .iter()
@@ -834,7 +846,7 @@ fn compare_enum(be: &ProtoEnum, ce: &ProtoEnum, report: &mut WireReport) {
             .collect()
     };
     let cur_has_name = |name: &str| ce.values.iter().any(|v| v.name == name);
-    let cur_numbers: BTreeSet<i32> = ce.values.iter().map(|v| v.number).collect();
+    let cur_has_number = |n: i32| ce.values.iter().any(|v| v.number == n);
     for cv in &ce.values {
         let element = format!("{e}.{}", cv.name);
         let n = cv.number;
@@ -927,7 +939,7 @@ fn compare_enum(be: &ProtoEnum, ce: &ProtoEnum, report: &mut WireReport) {
         }
     }
     for bv in &be.values {
-        if cur_has_name(&bv.name) || cur_numbers.contains(&bv.number) {
+        if cur_has_name(&bv.name) || cur_has_number(bv.number) {
             continue;
         }
         let element = format!("{e}.{}", bv.name);
