@@ -169,7 +169,14 @@ pub fn code_loc(path: &str, line: impl std::fmt::Display) -> String {
 pub fn escape_inline(s: &str) -> String {
     let (clean, _) = crate::security::neutralise(s);
     let needs_escape = |c: char| c.is_control() || crate::security::injection::is_invisible(c);
-    if !clean.chars().any(needs_escape) {
+    // ASCII text (nearly every path and name) needs escapes only for control bytes: one byte
+    // pass instead of a character decode and a range match per character.
+    let plain = if clean.is_ascii() {
+        !clean.bytes().any(|b| b.is_ascii_control())
+    } else {
+        !clean.chars().any(needs_escape)
+    };
+    if plain {
         return clean.into_owned();
     }
     let mut out = String::with_capacity(clean.len() + 8);

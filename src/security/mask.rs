@@ -315,8 +315,18 @@ const PHRASE_WORDS: &[&str] = &[
 
 /// The quoted literals that follow a [`PHRASE_WORDS`] word and `is`/`was`.
 fn phrase_secrets(line: &str) -> Vec<Range<usize>> {
-    let lower = line.to_ascii_lowercase();
     let mut spans = Vec::new();
+    // A phrase needs a quoted literal after `is`/`was`: a line with no quote, or with no `is`
+    // and no `as` in any case, has none. One byte pass, where the search below costs a
+    // lower-cased copy and ten substring searches per line (a third of a 5k `smart_search`).
+    let b = line.as_bytes();
+    let verb = b
+        .windows(2)
+        .any(|w| matches!(w[0] | 0x20, b'i' | b'a') && w[1] | 0x20 == b's');
+    if !verb || !b.iter().any(|c| matches!(c, b'"' | b'\'' | b'`')) {
+        return spans;
+    }
+    let lower = line.to_ascii_lowercase();
     for word in PHRASE_WORDS {
         let mut from = 0;
         while let Some(found) = lower[from..].find(word) {
