@@ -566,7 +566,8 @@ fn split_key(
         }
         return Some((key, sep, pos + close + 1 + skipped + len));
     }
-    let idx = s.find([':', '='])?;
+    // A byte search: both separators are ASCII (a char-set `find` decodes every character).
+    let idx = s.bytes().position(|b| b == b':' || b == b'=')?;
     let (sep, len) = separator(&s[idx..])?;
     let mut raw = s[..idx].trim_end();
     if sep == Sep::Colon {
