@@ -395,8 +395,19 @@ impl<'a> Lexed<'a> {
     pub fn indent_block_end(&self, line: u32) -> u32 {
         let indent = |l: u32| -> Option<usize> {
             let code = self.code_line(l);
-            let t = code.trim_start();
-            (!t.is_empty()).then(|| code.len() - t.len())
+            // Leading ASCII whitespace by bytes (what `trim_start` trims below U+0080, without
+            // a char decode and a call per character); a non-ASCII byte after it takes the
+            // Unicode path.
+            let b = code.as_bytes();
+            let n = b
+                .iter()
+                .take_while(|&&c| matches!(c, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r'))
+                .count();
+            if b.get(n).is_some_and(|&c| c >= 0x80) {
+                let t = code.trim_start();
+                return (!t.is_empty()).then(|| code.len() - t.len());
+            }
+            (n < b.len()).then_some(n)
         };
         let Some(base) = indent(line) else {
             return line;
