@@ -115,22 +115,37 @@ impl LineContext {
     /// Picks the context from a file name: config-like extensions and `.env*` files are
     /// [`LineContext::Config`], everything else is [`LineContext::Code`].
     pub fn for_path(path: &Path) -> LineContext {
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().to_ascii_lowercase())
-            .unwrap_or_default();
-        if name.starts_with(".env") || name.ends_with(".env") {
+        // Compared ASCII-case-insensitively in place: this runs for every snippet an answer
+        // shows, and two lower-cased copies per call were most of its cost.
+        let name = path.file_name().map(|n| n.to_string_lossy());
+        let name = name.as_deref().unwrap_or("").as_bytes();
+        let env = b".env";
+        if (name.len() >= env.len() && name[..env.len()].eq_ignore_ascii_case(env))
+            || (name.len() >= env.len() && name[name.len() - env.len()..].eq_ignore_ascii_case(env))
+        {
             return LineContext::Config;
         }
-        let ext = path
-            .extension()
-            .map(|e| e.to_string_lossy().to_ascii_lowercase());
-        match ext.as_deref() {
-            Some(
-                "yml" | "yaml" | "properties" | "env" | "ini" | "cfg" | "conf" | "toml" | "config",
-            ) => LineContext::Config,
-            Some("md" | "markdown" | "mdx" | "txt" | "rst" | "adoc") => LineContext::Prose,
-            _ => LineContext::Code,
+        let ext = path.extension().map(|e| e.to_string_lossy());
+        let is_one_of = |list: &[&str]| {
+            ext.as_deref()
+                .is_some_and(|e| list.iter().any(|x| e.eq_ignore_ascii_case(x)))
+        };
+        if is_one_of(&[
+            "yml",
+            "yaml",
+            "properties",
+            "env",
+            "ini",
+            "cfg",
+            "conf",
+            "toml",
+            "config",
+        ]) {
+            LineContext::Config
+        } else if is_one_of(&["md", "markdown", "mdx", "txt", "rst", "adoc"]) {
+            LineContext::Prose
+        } else {
+            LineContext::Code
         }
     }
 }

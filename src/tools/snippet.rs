@@ -141,9 +141,12 @@ fn is_body_block(code: &str, open: usize, floor: usize) -> bool {
         }
     }
     let head = &code[k..open];
-    if CONTAINER_WORDS
-        .iter()
-        .any(|w| lex::find_word(head, w).next().is_some())
+    // One pass over the head's identifiers (maximal runs of identifier bytes, which is what
+    // a whole-word match is) instead of one word search per container keyword.
+    if head
+        .as_bytes()
+        .split(|&b| !lex::is_ident_byte(b))
+        .any(|w| CONTAINER_WORDS.iter().any(|c| c.as_bytes() == w))
     {
         return false;
     }
