@@ -155,14 +155,27 @@ pub fn code_block(lang: &str, body: &str) -> String {
 /// a Markdown line of its own; invisible and bidirectional characters shown as `[U+XXXX]`;
 /// and prompt-injection phrases neutralised like doc text.
 pub fn inline_code(s: &str) -> String {
-    let flat = escape_inline(s);
+    let flat = escape_inline_cow(s);
     let run = longest_run(&flat, b'`');
-    let ticks = "`".repeat(run + 1);
-    if run > 0 || flat.starts_with(' ') || flat.ends_with(' ') {
-        format!("{ticks} {flat} {ticks}")
-    } else {
-        format!("{ticks}{flat}{ticks}")
+    // Built by hand: this runs for every path, name and cell of every answer, and the
+    // formatting machinery plus a separate fence string cost more than the text itself.
+    let pad = run > 0 || flat.starts_with(' ') || flat.ends_with(' ');
+    let mut out = String::with_capacity(flat.len() + 2 * (run + 2));
+    let fence = |out: &mut String| {
+        for _ in 0..=run {
+            out.push('`');
+        }
+    };
+    fence(&mut out);
+    if pad {
+        out.push(' ');
     }
+    out.push_str(&flat);
+    if pad {
+        out.push(' ');
+    }
+    fence(&mut out);
+    out
 }
 
 /// `path:line` through [`inline_code`].
@@ -174,10 +187,22 @@ pub fn code_loc(path: &str, line: impl std::fmt::Display) -> String {
 /// sees through invisible characters), then control and invisible characters escaped. Used
 /// alone for free text that is shown unfenced inside a line (an import string, a `via`).
 pub fn escape_inline(s: &str) -> String {
+    escape_inline_cow(s).into_owned()
+}
+
+/// [`escape_inline`], borrowing `s` back when nothing changes (the common case).
+fn escape_inline_cow(s: &str) -> std::borrow::Cow<'_, str> {
     let (clean, _) = crate::security::neutralise(s);
     let needs_escape = |c: char| c.is_control() || crate::security::injection::is_invisible(c);
-    if !clean.chars().any(needs_escape) {
-        return clean.into_owned();
+    // ASCII text (nearly every path and name) needs escapes only for control bytes: one byte
+    // pass instead of a character decode and a range match per character.
+    let plain = if clean.is_ascii() {
+        !clean.bytes().any(|b| b.is_ascii_control())
+    } else {
+        !clean.chars().any(needs_escape)
+    };
+    if plain {
+        return clean;
     }
     let mut out = String::with_capacity(clean.len() + 8);
     for c in clean.chars() {
@@ -190,7 +215,7 @@ pub fn escape_inline(s: &str) -> String {
             c => out.push(c),
         }
     }
-    out
+    std::borrow::Cow::Owned(out)
 }
 
 /// Inline code safe inside a Markdown table cell (`|` escaped, newlines flattened).

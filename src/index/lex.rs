@@ -395,8 +395,19 @@ impl<'a> Lexed<'a> {
     pub fn indent_block_end(&self, line: u32) -> u32 {
         let indent = |l: u32| -> Option<usize> {
             let code = self.code_line(l);
-            let t = code.trim_start();
-            (!t.is_empty()).then(|| code.len() - t.len())
+            // Leading ASCII whitespace by bytes (what `trim_start` trims below U+0080, without
+            // a char decode and a call per character); a non-ASCII byte after it takes the
+            // Unicode path.
+            let b = code.as_bytes();
+            let n = b
+                .iter()
+                .take_while(|&&c| matches!(c, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r'))
+                .count();
+            if b.get(n).is_some_and(|&c| c >= 0x80) {
+                let t = code.trim_start();
+                return (!t.is_empty()).then(|| code.len() - t.len());
+            }
+            (n < b.len()).then_some(n)
         };
         let Some(base) = indent(line) else {
             return line;
@@ -521,13 +532,50 @@ pub fn prev_non_space(code: &str, end: usize) -> Option<(usize, u8)> {
 }
 
 /// Every offset where `word` occurs in `code` as a whole identifier.
+///
+/// The leftmost non-overlapping occurrences, like `match_indices`, found by a plain byte loop
+/// to each occurrence of the word's first byte and a comparison: callers look for short
+/// keywords in short heads, where building a two-way searcher per call cost more than the
+/// search.
 pub fn find_word<'c>(code: &'c str, word: &'c str) -> impl Iterator<Item = usize> + 'c {
     let bytes = code.as_bytes();
-    code.match_indices(word).map(|(i, _)| i).filter(move |&i| {
-        let before_ok = i == 0 || !is_ident_byte(bytes[i - 1]);
-        let after = i + word.len();
-        let after_ok = after >= bytes.len() || !is_ident_byte(bytes[after]);
-        before_ok && after_ok
+    let w = word.as_bytes();
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        while from <= bytes.len() {
+            let mut i = from;
+            if let Some(&first) = w.first() {
+                // A first byte of a UTF-8 encoding never occurs inside another character.
+                while i < bytes.len() && bytes[i] != first {
+                    i += 1;
+                }
+                if i == bytes.len() {
+                    from = i + 1;
+                    return None;
+                }
+            }
+            let found = bytes[i..].starts_with(w);
+            from = if found && !w.is_empty() {
+                i + w.len()
+            } else {
+                // The empty word occurs at every character boundary.
+                let mut next = i + 1;
+                while next < bytes.len() && bytes[next] & 0xC0 == 0x80 {
+                    next += 1;
+                }
+                next
+            };
+            if !found {
+                continue;
+            }
+            let before_ok = i == 0 || !is_ident_byte(bytes[i - 1]);
+            let after = i + w.len();
+            let after_ok = after >= bytes.len() || !is_ident_byte(bytes[after]);
+            if before_ok && after_ok {
+                return Some(i);
+            }
+        }
+        None
     })
 }
 
@@ -1526,6 +1574,40 @@ mod tests {
         let l = lex(Syntax::PYTHON, src);
         assert_eq!(l.indent_block_end(1), 7);
         assert_eq!(l.indent_block_end(3), 4);
+    }
+
+    #[test]
+    fn find_word_matches_the_match_indices_definition() {
+        let reference = |code: &str, word: &str| -> Vec<usize> {
+            let bytes = code.as_bytes();
+            code.match_indices(word)
+                .map(|(i, _)| i)
+                .filter(|&i| {
+                    let after = i + word.len();
+                    (i == 0 || !is_ident_byte(bytes[i - 1]))
+                        && (after >= bytes.len() || !is_ident_byte(bytes[after]))
+                })
+                .collect()
+        };
+        let codes = [
+            "",
+            "a",
+            "aa aaa a aa",
+            "class Foo extends Bar { classy } (class)",
+            "é class éclass class_ classé",
+            "x.import import;import",
+            "ééé é é",
+        ];
+        let words = ["", "a", "aa", "class", "import", "é", "éé", "x"];
+        for code in codes {
+            for word in words {
+                assert_eq!(
+                    find_word(code, word).collect::<Vec<_>>(),
+                    reference(code, word),
+                    "{code:?} {word:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -357,19 +357,35 @@ impl NameTable {
         if !bare_query.is_empty() && !bare_query.contains('\n') {
             let needle = format!("{bare_query}\n");
             let bytes = self.bare.as_bytes();
-            let before = found.len();
             let start_of = |i: usize| self.bare_starts[i];
             let mut cursor = 0;
+            let mut exact: Vec<u32> = Vec::new();
             for (pos, _) in self.bare.match_indices(needle.as_str()) {
                 if pos == 0 || bytes[pos - 1] != b'\n' {
                     continue;
                 }
                 cursor = entry_at(start_of, n, cursor, pos);
-                found.push((cursor as u32, NameMatch::Exact));
+                exact.push(cursor as u32);
             }
-            if found.len() > before {
-                found.sort_unstable();
-                found.dedup_by_key(|e| e.0);
+            if !exact.is_empty() {
+                // Both lists ascend by entry: merge them, an entry in both keeping its better
+                // rank (`Exact`). Sorting the concatenation was a sort per `handle`/`new`
+                // query over every such method in scope.
+                let mut merged = Vec::with_capacity(found.len() + exact.len());
+                let mut exact = exact.into_iter().peekable();
+                for (i, rank) in found {
+                    while let Some(e) = exact.next_if(|&e| e < i) {
+                        merged.push((e, NameMatch::Exact));
+                    }
+                    let rank = if exact.next_if_eq(&i).is_some() {
+                        NameMatch::Exact
+                    } else {
+                        rank
+                    };
+                    merged.push((i, rank));
+                }
+                merged.extend(exact.map(|e| (e, NameMatch::Exact)));
+                found = merged;
             }
         }
         found

@@ -81,9 +81,14 @@ pub const PHRASES: &[&str] = &[
 /// first letter (`i`, `o`, `p`, …) costs a few comparisons instead of one per pattern: this
 /// runs on every byte of every indexed Markdown section (it was a tenth of a one-shot query's
 /// CPU on the practice corpora when every pattern was tried).
-const CANDIDATES: [u64; 256] = candidates();
+const CANDIDATES: [u64; 256] = candidates(0);
 
-const fn candidates() -> [u64; 256] {
+/// The same for the second byte: a position is tried only for the patterns whose first two
+/// bytes both fit (every pattern is longer than one byte, and none has a space second), so
+/// the common letters of prose and code rarely reach [`longest_match`].
+const SECOND: [u64; 256] = candidates(1);
+
+const fn candidates(at: usize) -> [u64; 256] {
     assert!(MARKERS.len() + PHRASES.len() <= 64);
     let mut table = [0u64; 256];
     let lists = [MARKERS, PHRASES];
@@ -93,7 +98,8 @@ const fn candidates() -> [u64; 256] {
         let list = lists[l];
         let mut i = 0;
         while i < list.len() {
-            let b = list[i].as_bytes()[0].to_ascii_lowercase();
+            let b = list[i].as_bytes()[at].to_ascii_lowercase();
+            assert!(b != b' ');
             table[b as usize] |= 1 << bit;
             bit += 1;
             i += 1;
@@ -119,7 +125,11 @@ pub fn neutralise(text: &str) -> (Cow<'_, str>, usize) {
     let mut count = 0;
     let mut i = 0;
     while i < bytes.len() {
-        let candidates = CANDIDATES[usize::from(bytes[i].to_ascii_lowercase())];
+        let mut candidates = CANDIDATES[usize::from(bytes[i].to_ascii_lowercase())];
+        if candidates != 0 {
+            let second = bytes.get(i + 1).map_or(0, u8::to_ascii_lowercase);
+            candidates &= SECOND[usize::from(second)];
+        }
         if candidates == 0 {
             i += 1;
             continue;

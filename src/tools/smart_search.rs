@@ -423,7 +423,10 @@ fn render(
     }
     out.push_str("._\n\n");
     let include_body = args.include_body.unwrap_or(false);
-    let mut body = String::new();
+    // Sized for a full page: growing the page string by doubling was a realloc and a copy
+    // of everything so far, several times per call.
+    let mut body = String::with_capacity(PAGE_BUDGET + 2048);
+    out.reserve(PAGE_BUDGET + 2048);
     let mut consumed = 0;
     let mut files = Vec::new();
     let mut redactions = 0u32;
@@ -460,15 +463,20 @@ fn render(
             &snip.text,
             LineContext::for_path(std::path::Path::new(&*file.path)),
         );
-        let mut entry = format!(
-            "### [{}] {} (L{}-L{})\n{} {}",
-            i + 1,
-            crate::render::code_loc(&path, line),
-            snip.first_line,
-            snip.last_line,
-            hit.kind.name(),
-            inline_code(name)
-        );
+        let mut entry = String::with_capacity(masked.len() + 256);
+        {
+            use std::fmt::Write;
+            let _ = write!(
+                entry,
+                "### [{}] {} (L{}-L{})\n{} {}",
+                i + 1,
+                crate::render::code_loc(&path, line),
+                snip.first_line,
+                snip.last_line,
+                hit.kind.name(),
+                inline_code(name)
+            );
+        }
         if let Some(c) = file.container(sym) {
             entry.push_str(&format!(" in {}", inline_code(c)));
         }

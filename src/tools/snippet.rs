@@ -37,13 +37,13 @@ pub fn snippet(
     end_line: u32,
     include_body: bool,
 ) -> Snippet {
-    let total = text.lines().count().max(1) as u32;
+    let originals: Vec<&str> = text.lines().collect();
+    let total = originals.len().max(1) as u32;
     let line = line.clamp(1, total);
     let end_line = end_line.clamp(line, total);
     let doc_from = doc_line.filter(|&d| d < line).map_or(line, |d| {
         d.max(line.saturating_sub(MAX_DOC_LINES as u32)).max(1)
     });
-    let originals: Vec<&str> = text.lines().collect();
     let get = |l: u32| -> &str {
         originals
             .get((l - 1) as usize)
@@ -141,9 +141,12 @@ fn is_body_block(code: &str, open: usize, floor: usize) -> bool {
         }
     }
     let head = &code[k..open];
-    if CONTAINER_WORDS
-        .iter()
-        .any(|w| lex::find_word(head, w).next().is_some())
+    // One pass over the head's identifiers (maximal runs of identifier bytes, which is what
+    // a whole-word match is) instead of one word search per container keyword.
+    if head
+        .as_bytes()
+        .split(|&b| !lex::is_ident_byte(b))
+        .any(|w| CONTAINER_WORDS.iter().any(|c| c.as_bytes() == w))
     {
         return false;
     }

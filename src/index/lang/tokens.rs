@@ -172,12 +172,14 @@ impl<'l, 'a> Tokens<'l, 'a> {
         let src = lx.text;
         let n = to;
         let mut toks: Vec<Tok<'a>> = Vec::with_capacity((n - from.min(n)) / 4 + 4);
-        let starts = &lx.line_starts;
+        // Slices, not `Vec`s: at opt-level "z" indexing a `Vec` is a call per access.
+        let starts = &lx.line_starts[..];
+        let strings = &lx.strings[..];
         let mut li = match starts.binary_search(&from) {
             Ok(i) => i,
             Err(i) => i.saturating_sub(1),
         };
-        let mut si = lx.strings.partition_point(|s| s.start < from);
+        let mut si = strings.partition_point(|s| s.start < from);
         let mut ki = 0usize;
         let mut next_skip = skip.first().map_or(usize::MAX, |r| r.0);
         let mut last_line = 0u32;
@@ -208,12 +210,12 @@ impl<'l, 'a> Tokens<'l, 'a> {
                 li += 1;
             }
             let line = li as u32 + 1;
-            while si < lx.strings.len() && lx.strings[si].start < i {
+            while si < strings.len() && strings[si].start < i {
                 si += 1;
             }
             let nl_before = toks.is_empty() || line > last_line;
-            if si < lx.strings.len() && lx.strings[si].start == i {
-                let s = &lx.strings[si];
+            if si < strings.len() && strings[si].start == i {
+                let s = &strings[si];
                 let end = s.end.clamp(i + 1, n.max(i + 1)).min(code.len());
                 let text = src.get(i..end).unwrap_or("");
                 let (kind, text, start, stop) = if b == b'`' && is_quoted_ident(lx, s) {
