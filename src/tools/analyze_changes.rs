@@ -537,6 +537,20 @@ pub fn compute(
                 });
             }
         }
+        // The base versions of the changed source files, read from git in one batch.
+        let old_sources: Vec<&str> = diffs
+            .iter()
+            .filter_map(|d| d.old_path.as_deref())
+            .filter(|o| Language::of_path(o).is_some())
+            .collect();
+        let mut base_texts: Vec<(String, Option<Vec<u8>>)> = old_sources
+            .iter()
+            .map(|p| p.to_string())
+            .zip(
+                git.files_at(&commit, &old_sources, 4 << 20)
+                    .unwrap_or_else(|_| vec![None; old_sources.len()]),
+            )
+            .collect();
         for d in diffs {
             let path = d.new_path.clone().or_else(|| d.old_path.clone());
             let Some(path) = path else { continue };
@@ -576,7 +590,10 @@ pub fn compute(
             let mut base_bytes = None;
             if let Some(old) = &d.old_path
                 && let Some(lang) = Language::of_path(old)
-                && let Ok(Some(bytes)) = git.file_at(&commit, old)
+                && let Some(bytes) = base_texts
+                    .iter_mut()
+                    .find(|(p, _)| p == old)
+                    .and_then(|(_, t)| t.take())
                 && crate::index::crawl::guard(old, &bytes).is_ok()
             {
                 let text = String::from_utf8_lossy(&bytes);
