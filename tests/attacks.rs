@@ -623,6 +623,12 @@ fn attack_6_the_daemon_caps_its_connections_and_tells_the_refused_client() {
         json!({"name": "smart_search", "arguments": {"query": "OrderService"}}),
     );
     assert!(tool_text(&r).contains("OrderService"), "{r}");
+    // stderr is read by a thread of its own, which a busy machine may not have run yet when
+    // the answer arrives on stdout: wait for the warning (a few seconds at most).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !client.stderr().contains("at most 3 clients") && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     assert!(
         client.stderr().contains("at most 3 clients"),
         "stderr: {}",
