@@ -336,6 +336,46 @@ fn payload_type_change_reaches_the_topic() {
     );
 }
 
+/// Java: the record a Spring route returns renames a field; the route's path and handler are
+/// unchanged, but its JSON is not: the TypeScript caller is reached through the response type
+/// (heuristic).
+#[test]
+fn response_type_change_reaches_the_route_callers() {
+    let ws = repo("chg-response");
+    edit(
+        &ws,
+        "services/payments/src/main/java/com/acme/payments/web/PaymentController.java",
+        "String orderId, boolean authorized)",
+        "String orderId, boolean approved)",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    let route = r["contracts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| {
+            c["kind"] == "route"
+                && c["change"]
+                    .as_str()
+                    .is_some_and(|t| t.contains("response type `PaymentView` changed"))
+        })
+        .unwrap_or_else(|| panic!("no route reached through PaymentView: {r:#}"));
+    assert!(
+        route["location"]
+            .as_str()
+            .unwrap()
+            .contains("PaymentController.java:20"),
+        "{route:#}"
+    );
+    assert!(
+        affected(route, "caller", true)
+            .iter()
+            .any(|a| a.contains("services/web-bff/src/lookups/payment-lookup.ts")),
+        "{route:#}"
+    );
+}
+
 /// Java: a Spring route's path changes. The TypeScript caller of the old path is left
 /// dangling: breaking.
 #[test]

@@ -641,6 +641,7 @@ pub fn compute(
     handler_contracts(snap, &mut report);
     step(4, "checking HTTP routes");
     route_contracts(snap, &mut report);
+    route_types(snap, &mut report);
     step(5, "checking topics");
     topic_contracts(snap, &mut report, depth);
     step(6, "checking imported packages");
@@ -1567,16 +1568,11 @@ fn topic_contracts(snap: &Snapshot, report: &mut Report, depth: usize) {
     report.contracts.extend(out);
 }
 
-/// Topics whose payload type changed: a type (class, struct, record, message, interface)
-/// declared on changed lines of code whose name a producer or consumer of the topic writes at
-/// its site — on the site's line (`send(TOPIC, new OrderPaid(…))`) or in the signature of the
-/// function around it (`void on(OrderPaid evt)`, `def handle(event: OrderPaid)`). Heuristic,
-/// and said so: a payload built elsewhere and passed in under another name is not seen.
-fn payload_types(snap: &Snapshot, report: &Report, touched: &mut BTreeMap<u32, Vec<String>>) {
-    let g = &snap.graph;
-    // (type name, the declaration that changed): a changed type, or the type holding a changed
-    // field (`OrderPaid.amount` changes `OrderPaid`).
-    let types: Vec<(&str, &ChangedDecl)> = report
+/// The types (class, struct, record, message, interface, enum) a change touches in code: a
+/// changed type, or the type holding a changed field (`OrderPaid.amount` changes `OrderPaid`),
+/// by its simple name, with the declaration that changed.
+fn changed_types(report: &Report) -> Vec<(&str, &ChangedDecl)> {
+    report
         .decls
         .iter()
         .filter(|d| d.class == FileClass::Code && d.how != "added")
@@ -1589,16 +1585,54 @@ fn payload_types(snap: &Snapshot, report: &Report, touched: &mut BTreeMap<u32, V
             let name = name.rsplit('.').next().unwrap_or(name);
             (name.len() >= 4).then_some((name, d))
         })
-        .collect();
-    if types.is_empty() || g.events.is_empty() {
+        .collect()
+}
+
+/// The lines that say what a site (an event producer or consumer, a route) sends or takes:
+/// the site's own line and the signature — first lines — of the function around it, or of
+/// the one an annotation or decorator on the site's line introduces (`@KafkaListener(…)`
+/// above `void on(OrderPaid evt)`, `@GetMapping(…)` above `Ship calc(…)`).
+fn site_context<'a>(
+    f: &crate::index::snapshot::FileEntry,
+    line_at: &impl Fn(u32) -> &'a str,
+    site: u32,
+) -> Vec<(u32, &'a str)> {
+    let around = f
+        .symbols()
+        .iter()
+        .filter(|s| {
+            matches!(
+                s.kind,
+                SymbolKind::Function | SymbolKind::Method | SymbolKind::Constructor
+            ) && s.line <= site + 2
+                && site <= s.end_line.max(s.line)
+        })
+        .max_by_key(|s| s.line);
+    let mut context: Vec<(u32, &str)> = vec![(site, line_at(site))];
+    if let Some(s) = around {
+        for n in s.line..(s.line + 3).min(site.max(s.line + 1)) {
+            context.push((n, line_at(n)));
+        }
+    }
+    context
+}
+
+/// Calls `found(site index, type name, its changed declaration, line naming it)` for every
+/// site of `sites` (file, line) whose context ([`site_context`]) names a changed type; each
+/// file is read once.
+fn sites_naming_types<'r>(
+    snap: &Snapshot,
+    types: &[(&'r str, &'r ChangedDecl)],
+    sites: &[Loc],
+    mut found: impl FnMut(usize, &'r str, &'r ChangedDecl, u32),
+) {
+    if types.is_empty() {
         return;
     }
-    // Each file with event sites is read once.
-    let mut by_file: BTreeMap<u32, Vec<&crate::index::graph::EventLink>> = BTreeMap::new();
-    for e in &g.events {
-        by_file.entry(e.at.file).or_default().push(e);
-    }
-    for (fi, events) in by_file {
+    let mut files: Vec<u32> = sites.iter().map(|l| l.file).collect();
+    crate::order::sort(&mut files);
+    files.dedup();
+    for fi in files {
         let f = &snap.files[fi as usize];
         let Ok(text) = std::fs::read_to_string(snap.abs_path(f)) else {
             continue;
@@ -1610,43 +1644,74 @@ fn payload_types(snap: &Snapshot, report: &Report, touched: &mut BTreeMap<u32, V
                 .copied()
                 .unwrap_or("")
         };
-        for e in events {
-            // The innermost function or method around the site, or the one a site on an
-            // annotation or decorator line introduces (`@KafkaListener(…)` above `void on(…)`):
-            // its first lines are the signature.
-            let around = f
-                .symbols()
-                .iter()
-                .filter(|s| {
-                    matches!(
-                        s.kind,
-                        SymbolKind::Function | SymbolKind::Method | SymbolKind::Constructor
-                    ) && s.line <= e.at.line + 2
-                        && e.at.line <= s.end_line.max(s.line)
-                })
-                .max_by_key(|s| s.line);
-            let mut context: Vec<(u32, &str)> = vec![(e.at.line, line_at(e.at.line))];
-            if let Some(s) = around {
-                for n in s.line..(s.line + 3).min(e.at.line.max(s.line + 1)) {
-                    context.push((n, line_at(n)));
+        for (i, at) in sites.iter().enumerate().filter(|(_, l)| l.file == fi) {
+            let context = site_context(f, &line_at, at.line);
+            for &(name, d) in types {
+                if let Some(&(n, _)) = context.iter().find(|(_, l)| names_word(l, name)) {
+                    found(i, name, d, n);
                 }
             }
-            for &(name, d) in &types {
-                let Some(&(n, _)) = context.iter().find(|(_, l)| names_word(l, name)) else {
-                    continue;
-                };
-                let role = match e.role {
-                    EventRole::Producer => "producer",
-                    EventRole::Consumer => "consumer",
-                };
-                touched.entry(e.topic).or_default().push(format!(
-                    "payload type `{name}` changed at {}:{} (the {role} at {} names it at line {n}; heuristic)",
-                    d.display,
-                    d.line,
-                    loc_text(snap, e.at)
-                ));
-            }
         }
+    }
+}
+
+/// Topics whose payload type changed: a changed type ([`changed_types`]) that a producer or
+/// consumer of the topic names at its site or in its handler's signature. Heuristic, and said
+/// so: a payload built elsewhere and passed in under another name is not seen.
+fn payload_types(snap: &Snapshot, report: &Report, touched: &mut BTreeMap<u32, Vec<String>>) {
+    let g = &snap.graph;
+    let types = changed_types(report);
+    let sites: Vec<Loc> = g.events.iter().map(|e| e.at).collect();
+    sites_naming_types(snap, &types, &sites, |i, name, d, n| {
+        let e = &g.events[i];
+        let role = match e.role {
+            EventRole::Producer => "producer",
+            EventRole::Consumer => "consumer",
+        };
+        touched.entry(e.topic).or_default().push(format!(
+            "payload type `{name}` changed at {}:{} (the {role} at {} names it at line {n}; heuristic)",
+            d.display,
+            d.line,
+            loc_text(snap, e.at)
+        ));
+    });
+}
+
+/// Routes whose request or response type changed: a changed type ([`changed_types`]) named on
+/// the route's line or in its handler's signature (`Ship calc(…)` under `@GetMapping`), for a
+/// route not already reported; its callers see other JSON. Heuristic, and said so.
+fn route_types(snap: &Snapshot, report: &mut Report) {
+    let g = &snap.graph;
+    let types = changed_types(report);
+    let sites: Vec<Loc> = g.routes.iter().map(|r| r.at).collect();
+    let mut why: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+    sites_naming_types(snap, &types, &sites, |i, name, d, n| {
+        why.entry(i as u32).or_default().push(format!(
+            "request or response type `{name}` changed at {}:{} (the handler names it at line {n}; heuristic)",
+            d.display, d.line
+        ));
+    });
+    for (r, mut reasons) in why {
+        let route = &g.routes[r as usize];
+        let name = format!("{} {}", route.method, route.path);
+        if report
+            .contracts
+            .iter()
+            .any(|c| c.kind == "route" && c.name == name)
+        {
+            continue;
+        }
+        reasons.dedup();
+        let (rows, _, _) = analyze_impact::route_rows(snap, &[r]);
+        report.contracts.push(ContractChange {
+            kind: "route",
+            name,
+            location: loc_text(snap, route.at),
+            change: reasons.join("; "),
+            risk: Risk::Behaviour,
+            owner: owner_of(snap, route.at),
+            affected: affected_of(snap, rows),
+        });
     }
 }
 
