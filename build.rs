@@ -1,4 +1,4 @@
-//! Link settings for the release binaries on x86-64 Linux (SPEC §9 size budget).
+//! Link settings for the release binaries on x86-64 Linux (the binary size budget, docs/ARCHITECTURE.md §7).
 //!
 //! - `-no-pie`: a PIE carries a dynamic relocation for every pointer in its read-only data
 //!   (vtables, string tables, static slices); a fixed-address executable needs none.

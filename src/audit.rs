@@ -1,4 +1,4 @@
-//! The hash-chained SQLite audit trail (SPEC §6).
+//! The hash-chained SQLite audit trail (docs/ARCHITECTURE.md §5).
 //!
 //! Every audited `tools/call` becomes one row of `audit_entries`. Each row stores the SHA-256 of
 //! its own fields plus the hash of the row before it, so editing, inserting or deleting a row in

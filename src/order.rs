@@ -1,4 +1,4 @@
-//! One stable sort for the whole program (SPEC §9 size budget).
+//! One stable sort for the whole program (the binary size budget, docs/ARCHITECTURE.md §7).
 //!
 //! `slice::sort_by` monomorphises a complete sorting algorithm for every element type and
 //! comparator; with dozens of call sites that is well over 100 KB of machine code. Here the only

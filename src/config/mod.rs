@@ -1,4 +1,4 @@
-//! Workspace discovery and the optional `.agents/mesh-mcp.toml` / `mesh-mcp.toml` (SPEC §4).
+//! Workspace discovery and the optional `.agents/mesh-mcp.toml` / `mesh-mcp.toml` (docs/ARCHITECTURE.md §3.1).
 //!
 //! [`discover`] finds the configuration (an explicit file, else `.agents/mesh-mcp.toml`, else
 //! `mesh-mcp.toml` in the current directory, else zero-config) and turns it into a typed
@@ -11,8 +11,8 @@
 //! The **workspace dir** of a config file is the directory holding it, or that directory's
 //! parent when the file sits in `.agents/`. Relative root globs, `exclude` patterns and docs
 //! `paths` all resolve against the workspace dir, so `.agents/mesh-mcp.toml` and
-//! `mesh-mcp.toml` next to each other mean the same thing with the same text (the original
-//! resolved against the file's own directory, which made `.agents/` configs need `..`).
+//! `mesh-mcp.toml` next to each other mean the same thing with the same text (resolving against
+//! the file's own directory would make `.agents/` configs need `..`).
 
 pub mod toml;
 

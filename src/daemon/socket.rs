@@ -1,4 +1,4 @@
-//! Workspace id and socket naming (SPEC §5), and the files that sit beside the socket.
+//! Workspace id and socket naming (docs/ARCHITECTURE.md §4), and the files that sit beside the socket.
 //!
 //! The workspace id is the first 16 hex characters of SHA-256 over the canonical base dir, a
 //! NUL byte and the crate version, so an upgraded binary never finds an older daemon. The

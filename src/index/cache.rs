@@ -45,8 +45,8 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Whether the cache is used when neither `MESH_CACHE` nor the configuration says otherwise.
 ///
-/// Off, because it does not pay off on the SPEC §9 workload. Measured 2026-12-02 on the 2-core
-/// reference machine (load ≈ 9 from parallel builds, so CPU time of the process at the first
+/// Off, because it does not pay off on the synthetic benchmark workload (docs/ARCHITECTURE.md
+/// §7). Measured 2026-12-02 on the 2-core reference machine (load ≈ 9 from parallel builds, so CPU time of the process at the first
 /// answer is the reliable figure; median of 7 runs at 5k, 3 at 50k, with the Rust, Go and Java
 /// extractors merged in): 5k files — no cache 100 ms, cold cache 110 ms, warm cache 90 ms;
 /// 50k files — 960 / 1050 / 1070 ms, and a warm 50k start peaks at 89 MB RSS against 54 MB.

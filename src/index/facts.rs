@@ -119,7 +119,7 @@ impl Language {
     }
 }
 
-/// What kind of thing a declaration is. The order is the search ranking by kind (SPEC §3):
+/// What kind of thing a declaration is. The order is the search ranking by kind (docs/ARCHITECTURE.md §3.2):
 /// contracts first, plain code last.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum SymbolKind {

@@ -23,7 +23,8 @@ use crawl::{CrawlOptions, CrawlRoot};
 use facts::Language;
 use snapshot::{FileEntry, IndexHandle, RejectedFile, RootInfo, Snapshot};
 
-/// True for test code (SPEC §3): test directories (`test`, `tests`, `__tests__`, `spec`, `e2e`,
+/// True for test code, which tools leave out unless `include_tests` (docs/ARCHITECTURE.md
+/// §2.6): test directories (`test`, `tests`, `__tests__`, `spec`, `e2e`,
 /// `fixtures`, …), dotted test parts (`x.spec.ts`, `x.test.js`, `x.e2e-spec.ts`), `_test`/`_spec`
 /// stems, `test_` prefixes and `FooTest`/`FooTests`/`FooIT` class files. Lookalikes such as
 /// `contest.ts`, `attestation/` or `latest/` are not tests.
@@ -752,7 +753,8 @@ impl Indexer {
             (crawled, loader.and_then(|l| l.join().ok()))
         });
         // Inserted one by one (the same map, the last entry of a key winning): `collect()` would
-        // sort them first, a sort instance of its own for this element type (SPEC §9 size).
+        // sort them first, a sort instance of its own for this element type (the size budget,
+        // docs/ARCHITECTURE.md §7).
         let mut rejected: BTreeMap<(u16, String), RejectedFile> = BTreeMap::new();
         rejected.extend(crawled.rejected.iter().map(|r| {
             let rej = RejectedFile {

@@ -1,4 +1,4 @@
-//! Path jail, secret masking, prompt-injection neutralisation and stop rules (SPEC §7).
+//! Path jail, secret masking, prompt-injection neutralisation and stop rules (docs/ARCHITECTURE.md §6).
 //!
 //! Each piece is a small pure function or value type, so tools call them directly:
 //! [`Jail::resolve`] before opening any path argument, [`mask_text`] on every snippet,

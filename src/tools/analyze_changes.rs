@@ -817,7 +817,7 @@ fn proto_contracts(snap: &Snapshot, report: &mut Report) {
         };
         // Findings by top-level message.
         // Findings (breaking, warnings) by message name: a short list searched by scan (one
-        // map type less in the binary, SPEC §9 size budget).
+        // map type less in the binary: the size budget, docs/ARCHITECTURE.md §7).
         let mut by_message: Vec<(String, Findings)> = Vec::new();
         if let Some(w) = &wire {
             for f in &w.breaking {

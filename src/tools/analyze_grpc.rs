@@ -2,7 +2,7 @@
 //! and the client call sites in every language, with confidence — plus a wire-format
 //! breaking-change check of the defining `.proto` against a git base.
 //!
-//! Target matching follows the original: when anything matches by name (exact, case-folded,
+//! Target matching: when anything matches by name (exact, case-folded,
 //! `SIGN_UP` ↔ `SignUp`, `Service.Method`, `pkg.Service/Method`, a package), only those are
 //! traced and the RPCs that merely contain the target are listed as not traced; only when
 //! nothing matches by name are substring matches traced, labelled heuristic. Code that builds
@@ -11,8 +11,9 @@
 //! `include_tests`, and counted; generated code never appears (the graph skips it).
 //!
 //! The wire check runs git through [`crate::git`] (no shell, timeout, scrubbed environment) and
-//! diffs with [`super::wire_check`]. Every edge case answers as the original's table says: with
-//! an explicit `base`, a problem is a tool error; without one, a one-line "Skipped" note and
+//! diffs with [`super::wire_check`]. With an explicit `base`, a problem is a
+//! tool error (`isError`, docs/ARCHITECTURE.md §2.5), except a `.proto` outside any git
+//! repository, which skips the check with a note; without one, a one-line "Skipped" note and
 //! the trace is kept.
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -303,7 +303,7 @@ fn resolve_rpc(g: &Graph, target: &str) -> Option<Subject> {
     Some(Subject::Rpcs { contracts, rpcs })
 }
 
-/// A topic key as the original keys them: a code reference (`Topics.ORDER_CREATED`) keys on
+/// A topic key: a code reference (`Topics.ORDER_CREATED`) keys on
 /// its member; anything else stays whole; lower case.
 fn topic_match_key(name: &str) -> String {
     let name = name.trim();

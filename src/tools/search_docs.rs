@@ -1,9 +1,8 @@
 //! `search_docs`: the team's Markdown docs (ADRs, RFCs, READMEs) ranked for a query, whole
 //! sections returned with `path:start-end`.
 //!
-//! Scoring follows the original (title phrase +60, body phrase +20, per word title +15 and
-//! body +5, after stop words and aliases), with one change: ties break by path and line, so
-//! the order is deterministic. Section text was neutralised against prompt injection when it
+//! Scoring: title phrase +60, body phrase +20, per word title +15 and body +5, after stop
+//! words and aliases; ties break by path and line, so the order is deterministic. Section text was neutralised against prompt injection when it
 //! was indexed, so what an agent reads here cannot smuggle instructions in.
 
 use serde::Deserialize;

@@ -1,8 +1,8 @@
 //! `smart_search`: where a symbol is declared, ranked exact > prefix > substring, then by kind.
 //!
 //! The unit of a page is a file: each file appears once, anchored at its best-ranked
-//! declaration, so a page of 20 is 20 places to look (this follows the original's folding;
-//! an agent wants files to open, not 20 methods of one class). Each entry shows the
+//! declaration, so a page of 20 is 20 places to look (an agent wants
+//! files to open, not 20 methods of one class). Each entry shows the
 //! declaration's doc comment and signature with bodies stripped ([`super::snippet`]), in
 //! original line numbers, with secret values masked.
 //!

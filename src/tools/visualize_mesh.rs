@@ -721,7 +721,7 @@ impl ZoomBuilder<'_> {
             example: loc,
         });
         // Folded by calling service, in name order: a short list searched by scan (one map
-        // type less in the binary, SPEC §9 size budget).
+        // type less in the binary: the size budget, docs/ARCHITECTURE.md §7).
         let mut by_caller: Vec<(String, Fold)> = Vec::new();
         for (at, confidence) in sites {
             let f = &self.snap.files[at.file as usize];

@@ -219,7 +219,8 @@ enum DeclKind {
 
 /// The messages, groups and enums a file declares, by dotted path. A list scanned from the end
 /// (a later entry for a path wins, as an insert into a map would): files declare tens of
-/// types, and a map of its own would be one more B-tree instance (SPEC §9 size budget).
+/// types, and a map of its own would be one more B-tree instance (the binary size budget,
+/// docs/ARCHITECTURE.md §7).
 struct Declared {
     kinds: Vec<(String, DeclKind)>,
 }
@@ -443,7 +444,7 @@ fn compare_message(s: &Sides, bm: &ProtoMessage, cm: &ProtoMessage, report: &mut
     let m = &bm.name;
     // Lookups scan the (short) field lists instead of building maps: the last field of a
     // name or number wins, as it would in a map collected from the list. (Size: maps of
-    // these key types cost a B-tree and a sort instance each, SPEC §9.)
+    // these key types cost a B-tree and a sort instance each: the size budget, docs/ARCHITECTURE.md §7.)
     let base_by_name = |name: &str| bm.fields.iter().rfind(|f| f.name == name);
     let cur_has_name = |name: &str| cm.fields.iter().any(|f| f.name == name);
     let base_by_num = |n: u32| bm.fields.iter().rfind(|f| f.number == n);

@@ -1,9 +1,9 @@
 //! The cache's payload encoding: a compact hand-written binary form of [`FileFacts`].
 //!
 //! It replaces serde_json, whose derived deserialisers for the fact types cost about 100 KB of
-//! machine code (SPEC §9 size budget) and whose text is larger and slower to parse. The layout
-//! is positional: unsigned integers are LEB128 varints, signed ones zig-zag varints, strings and
-//! lists a varint length then their items, an `Option` a varint 0 (`None`) or 1 then the value,
+//! machine code (the size budget, docs/ARCHITECTURE.md §7) and whose text is larger and slower
+//! to parse. The layout is positional: unsigned integers are LEB128 varints, signed ones
+//! zig-zag varints, strings and lists a varint length then their items, an `Option` a varint 0 (`None`) or 1 then the value,
 //! a `bool` one byte, an enum a varint tag then its fields in declaration order. Any change to
 //! it bumps the cache's `SCHEMA_VERSION`. Decoding checks every length against the bytes left
 //! and returns `None` on anything malformed (the row's checksum makes that rare).
