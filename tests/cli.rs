@@ -26,7 +26,7 @@ fn version_and_help() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("Usage: mesh-mcp"));
     assert!(out.stderr.is_empty());
     for cmd in [
-        "run", "demo", "query", "graph", "doctor", "init", "audit", "stats",
+        "run", "demo", "query", "graph", "impact", "doctor", "init", "audit", "stats",
     ] {
         let out = mesh(&[cmd, "--help"]);
         assert!(out.status.success(), "{cmd} --help");
@@ -260,7 +260,22 @@ fn the_config_init_writes_never_makes_an_answer_worse() {
 fn demo_names_a_missing_workspace() {
     let out = mesh(&["demo", "/definitely/not/here"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("is missing"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("`/definitely/not/here` does not exist"),
+        "{err}"
+    );
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+    let out = mesh(&["demo", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("is not a directory"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = mesh(&["demo", "a", "b"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("one workspace at a time"));
 }
 
 /// A fresh directory under the temp dir.

@@ -236,16 +236,37 @@ pub fn main(args: &[String]) -> i32 {
                 eprintln!("mesh-mcp demo: unknown option `{other}`. Try `mesh-mcp demo --help`.");
                 return 2;
             }
+            other if workspace.is_some() => {
+                eprintln!(
+                    "mesh-mcp demo: one workspace at a time, and `{other}` is a second. Try \
+`mesh-mcp demo --help`."
+                );
+                return 2;
+            }
             other => workspace = Some(PathBuf::from(other)),
         }
     }
+    let given = workspace.is_some();
     let workspace = workspace.unwrap_or_else(example_workspace);
     if !workspace.is_dir() {
-        eprintln!(
-            "mesh-mcp demo: the example workspace `{}` is missing. Run the demo from a clone of the \
-repository, or pass a workspace directory: `mesh-mcp demo path/to/workspace`.",
-            workspace.display()
-        );
+        if given {
+            let what = if workspace.exists() {
+                "is not a directory"
+            } else {
+                "does not exist"
+            };
+            eprintln!(
+                "mesh-mcp demo: `{}` {what}; pass the directory of a workspace: `mesh-mcp demo \
+path/to/workspace`.",
+                workspace.display()
+            );
+        } else {
+            eprintln!(
+                "mesh-mcp demo: the example workspace `{}` is missing. Run the demo from a clone \
+of the repository, or pass a workspace directory: `mesh-mcp demo path/to/workspace`.",
+                workspace.display()
+            );
+        }
         return 1;
     }
     match run(&workspace) {
@@ -357,7 +378,8 @@ fn run(workspace: &std::path::Path) -> Result<(), String> {
     drop(stdin);
     let _ = child.wait();
     let _ = std::fs::remove_dir_all(&scratch);
-    let ws = workspace.display();
+    let ws = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
+    let ws = ws.display();
     say(&format!(
         "\nNext steps for your own workspace:\n\
   1. mesh-mcp demo path/to/your/workspace   # these questions, asked of your code\n\
@@ -365,8 +387,9 @@ fn run(workspace: &std::path::Path) -> Result<(), String> {
                                            # register the server with Claude Code, Cursor, VS Code\n\
   3. mesh-mcp doctor                        # check config, roots, index, daemon, audit\n\
   4. mesh-mcp query <tool> --help           # one tool's arguments; `mesh-mcp query smart_search '{{\"query\": \"X\"}}'` asks it\n\
-Then restart your agent: its seven mesh-mcp tools answer with path:line evidence.\n\
-(This transcript was for {ws}.)"
+Then restart your agent: its {} mesh-mcp tools answer with path:line evidence.\n\
+(This transcript was for {ws}.)",
+        tools.len()
     ))?;
     Ok(())
 }

@@ -53,10 +53,7 @@ pub fn main(args: &[String]) -> i32 {
             }
         };
         match flag {
-            "--help" | "-h" => {
-                eprint!("{USAGE}");
-                return 0;
-            }
+            "--help" | "-h" => return super::print_stdout(USAGE),
             "--base" => match value("--base") {
                 Ok(v) => base = Some(v),
                 Err(c) => return c,
@@ -99,6 +96,8 @@ pub fn main(args: &[String]) -> i32 {
             }
         }
     }
+    // The audit row names the call as the tool would be called: its arguments' digest.
+    let audited_args = serde_json::json!({"base": base, "depth": depth});
     let base = match parse_base(base.as_deref()) {
         Ok(b) => b,
         Err(e) => {
@@ -113,7 +112,27 @@ pub fn main(args: &[String]) -> i32 {
     };
     let shared = Shared::start_one_shot(config);
     let snapshot = super::query::wait_for_index(&shared);
-    let report = match analyze_changes::compute(&snapshot, shared.jail.base(), &base, depth) {
+    let started = std::time::Instant::now();
+    let computed = analyze_changes::compute(&snapshot, shared.jail.base(), &base, depth);
+    // Audited like `mesh-mcp query analyze_changes`: the same tool, run from the command line.
+    shared.audit(&crate::audit::AuditEntry {
+        session_id: format!("cli-{}", std::process::id()),
+        trace_id: None,
+        tool: "analyze_changes".to_string(),
+        args_digest: crate::audit::args_digest(&audited_args),
+        status: if computed.is_ok() {
+            crate::audit::CallStatus::Success
+        } else {
+            crate::audit::CallStatus::Error
+        },
+        files_accessed: computed
+            .as_ref()
+            .map(|r| r.files.iter().map(|f| f.display.clone()).collect())
+            .unwrap_or_default(),
+        redactions: 0,
+        duration_us: started.elapsed().as_micros() as u64,
+    });
+    let report = match computed {
         Ok(r) => r,
         Err(e) => {
             eprintln!("mesh-mcp impact: {e}");

@@ -28,7 +28,8 @@ Commands:
   init [--write-ide-config] [--force]
                          write .agents/mesh-mcp.toml; register the server with your IDEs
   audit verify           replay the audit hash chain and name the first broken row
-  stats [--since 7d]     summarise audited tool calls
+  stats [--since 7d] [--workspace DIR | --all-workspaces] [--json]
+                         summarise audited tool calls (this workspace's by default)
   --version, -V          print the version
   --help, -h             print this help
 

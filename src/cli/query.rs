@@ -69,7 +69,7 @@ pub fn tool_help(tool: &str) -> Result<String, String> {
     let example = required
         .first()
         .map(|r| format!("'{{\"{r}\": \"…\"}}'"))
-        .unwrap_or_default();
+        .unwrap_or_else(|| "  (every argument is optional)".to_string());
     t.push_str(&format!(
         "\nExample: mesh-mcp query {} {example}\n",
         def.name
@@ -168,7 +168,17 @@ pub fn main(args: &[String]) -> i32 {
         trace_id: None,
         structured: as_json,
     };
-    let (out, outcome) = crate::tools::invoke(def, &arguments, &env);
+    let (mut out, outcome) = crate::tools::invoke(def, &arguments, &env);
+    // On the command line the arguments are explained by `--help`, not by `tools/list`.
+    if out.is_error {
+        out.text = out.text.replace(
+            "Call tools/list for the accepted arguments.",
+            &format!(
+                "Run `mesh-mcp query {} --help` for the accepted arguments.",
+                def.name
+            ),
+        );
+    }
     shared.audit(&crate::audit::AuditEntry {
         session_id: format!("cli-{}", std::process::id()),
         trace_id: None,

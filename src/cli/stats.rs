@@ -106,6 +106,8 @@ enum UsageError {
     UnknownFlag(String),
     /// A flag that needs a value came last.
     MissingValue(&'static str),
+    /// `--workspace` and `--all-workspaces` together.
+    BothScopes,
 }
 
 impl fmt::Display for UsageError {
@@ -117,6 +119,10 @@ impl fmt::Display for UsageError {
             ),
             UsageError::UnknownFlag(a) => write!(f, "unknown option `{a}`"),
             UsageError::MissingValue(flag) => write!(f, "`{flag}` needs a value"),
+            UsageError::BothScopes => write!(
+                f,
+                "`--workspace` and `--all-workspaces` ask for different calls; give one of them"
+            ),
         }
     }
 }
@@ -156,6 +162,7 @@ fn parse(args: &[String]) -> Result<Options, UsageError> {
         db: None,
         scope: Scope::Current,
     };
+    let mut scopes = 0;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -169,8 +176,12 @@ fn parse(args: &[String]) -> Result<Options, UsageError> {
                     it.next().ok_or(UsageError::MissingValue("--db"))?,
                 ))
             }
-            "--all-workspaces" => o.scope = Scope::All,
+            "--all-workspaces" => {
+                scopes += 1;
+                o.scope = Scope::All
+            }
             "--workspace" => {
+                scopes += 1;
                 o.scope = Scope::Dir(PathBuf::from(
                     it.next().ok_or(UsageError::MissingValue("--workspace"))?,
                 ))
@@ -182,6 +193,7 @@ fn parse(args: &[String]) -> Result<Options, UsageError> {
                     if v.is_empty() {
                         return Err(UsageError::MissingValue("--workspace"));
                     }
+                    scopes += 1;
                     o.scope = Scope::Dir(PathBuf::from(v));
                 } else if let Some(v) = other.strip_prefix("--db=") {
                     if v.is_empty() {
@@ -193,6 +205,9 @@ fn parse(args: &[String]) -> Result<Options, UsageError> {
                 }
             }
         }
+    }
+    if scopes > 1 {
+        return Err(UsageError::BothScopes);
     }
     Ok(o)
 }
@@ -543,6 +558,10 @@ mod tests {
         assert_eq!(
             parse(&args(&["--workspace"])),
             Err(UsageError::MissingValue("--workspace"))
+        );
+        assert_eq!(
+            parse(&args(&["--all-workspaces", "--workspace", "."])),
+            Err(UsageError::BothScopes)
         );
         assert_eq!(
             parse(&args(&["--verbose"])),

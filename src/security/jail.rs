@@ -223,7 +223,7 @@ impl Jail {
                         allowed: self.allowed_scopes(),
                     });
                 }
-                tracing::warn!(target: "mesh::security", raw, "path outside the roots refused");
+                tracing::info!(target: "mesh::security", raw, "path outside the roots refused");
                 return Err(JailError::OutsideRoots {
                     raw: raw.to_owned(),
                     allowed: self.allowed_scopes(),
@@ -237,7 +237,7 @@ impl Jail {
             });
         }
         if self.roots.iter().any(|root| root.starts_with(&canonical)) {
-            tracing::warn!(target: "mesh::security", raw, "parent of the roots refused");
+            tracing::info!(target: "mesh::security", raw, "parent of the roots refused");
             return Err(JailError::ParentOfRoot {
                 raw: raw.to_owned(),
                 allowed: self.allowed_scopes(),

@@ -1895,11 +1895,7 @@ fn render_markdown_rows(
         }
     ));
     out.push_str("### Risk by service\n\n| Service | Risk | Why |\n|---|---|---|\n");
-    let mut svc: Vec<(&String, &(Risk, String))> = report.services.iter().collect();
-    crate::order::sort_by_cached_key(&mut svc, |(n, (r, _))| {
-        (std::cmp::Reverse(*r), (*n).clone())
-    });
-    for (name, (risk, why)) in svc {
+    for (name, (risk, why)) in services_by_risk(report) {
         out.push_str(&format!(
             "| {} | {} | {} |\n",
             table_cell(name),
@@ -2054,7 +2050,7 @@ fn render_markdown_rows(
                 &a.element,
                 a.confidence,
                 &format!("{} {} {}: {}", c.risk.key(), c.kind, c.name, c.change),
-                a.external,
+                Some(a.external),
             ));
             files.push(
                 a.location
@@ -2092,6 +2088,15 @@ fn render_markdown_rows(
 }
 
 /// The report as JSON, for machines (`mesh-mcp impact --format json`).
+/// The services, riskiest first (then by name): the order of the Markdown table and the JSON.
+fn services_by_risk(report: &Report) -> Vec<(&String, &(Risk, String))> {
+    let mut svc: Vec<(&String, &(Risk, String))> = report.services.iter().collect();
+    crate::order::sort_by_cached_key(&mut svc, |(n, (r, _))| {
+        (std::cmp::Reverse(*r), (*n).clone())
+    });
+    svc
+}
+
 pub fn to_json(report: &Report) -> Value {
     json!({
         "breaking": report.breaking(),
@@ -2128,7 +2133,7 @@ pub fn to_json(report: &Report) -> Value {
                 "confidence": a.confidence,
             })).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
-        "services": report.services.iter().map(|(s, (r, why))| json!({
+        "services": services_by_risk(report).into_iter().map(|(s, (r, why))| json!({
             "service": s,
             "risk": r.key(),
             "why": why,

@@ -778,21 +778,40 @@ pub(crate) fn route_rows(snap: &Snapshot, routes: &[u32]) -> (Vec<Row>, Vec<u16>
             .map(str::to_lowercase)
             .collect::<Vec<_>>()
     }));
+    // A call's literal path words (not its base or other holes: `{config x.orders}/orders`
+    // has the one word `orders`).
+    let call_words = |url: &str| -> Vec<String> {
+        url.split(['/', '?'])
+            .filter(|w| w.len() >= 3 && !w.contains(['{', '}', ':', '.', '=']))
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let methods: Vec<&str> = routes
+        .iter()
+        .map(|&r| g.routes[r as usize].method.as_str())
+        .collect();
     let maybe: Vec<(Loc, String)> = g
         .unresolved_calls
         .iter()
         .filter(|c| {
-            c.to_root.is_some_and(|r| owners.contains(&r))
-                || c.url
-                    .split(['/', '?'])
-                    .any(|w| words.contains(&w.to_lowercase()))
+            // A call whose verb is known reaches only routes of that verb (or of any).
+            let verb_fits = c.method.as_deref().is_none_or(|m| {
+                methods
+                    .iter()
+                    .any(|r| *r == "ANY" || r.eq_ignore_ascii_case(m))
+            });
+            let own = call_words(&c.url);
+            let shares = own.iter().any(|w| words.contains(w));
+            // Its host names an owner service and its path is unknown, or it shares a word.
+            verb_fits
+                && (shares || (own.is_empty() && c.to_root.is_some_and(|r| owners.contains(&r))))
         })
         .map(|c| (c.at, format!("`{}` — {}", c.url, c.why)))
         .collect();
     if !maybe.is_empty() {
         notes.push(unresolved_list(
             snap,
-            "HTTP call(s) the index could not match to a route may reach these routes (their host names the service, or their path shares a word)",
+            "HTTP call(s) the index could not match to a route may reach these routes (their path shares a word, or their host names the service and their path is unknown)",
             maybe.into_iter(),
         ));
     }
@@ -879,7 +898,13 @@ fn render(
         ));
         return ToolOutput::ok(out).with_data(data(vec![], None));
     }
-    let external = rows.iter().filter(|r| r.external).count();
+    // A topic's own row has no location and belongs to no side of the boundary.
+    let external = rows.iter().filter(|r| r.external && r.at.is_some()).count();
+    let internal = rows
+        .iter()
+        .filter(|r| !r.external && r.at.is_some())
+        .count();
+    let unplaced = total - external - internal;
     let mut table = String::from(
         "| # | Scope | Role | Element | Root | Location | Confidence | Via |\n|---|---|---|---|---|---|---|---|\n",
     );
@@ -903,7 +928,11 @@ fn render(
         let line = format!(
             "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
             i + 1,
-            if r.external { "EXTERNAL" } else { "INTERNAL" },
+            match (r.at, r.external) {
+                (None, _) => "—",
+                (Some(_), true) => "EXTERNAL",
+                (Some(_), false) => "INTERNAL",
+            },
             r.role.name(),
             table_cell(&r.element),
             if root.is_empty() {
@@ -934,13 +963,17 @@ fn render(
             &r.element,
             r.confidence.label(),
             if r.via == "—" { "" } else { &r.via },
-            r.external,
+            r.at.map(|_| r.external),
         ));
         shown += 1;
     }
     out.push_str(&format!(
-        "_Rows: {total} ({external} EXTERNAL, {} INTERNAL){}._\n\n",
-        total - external,
+        "_Rows: {total} ({external} EXTERNAL, {internal} INTERNAL{}){}._\n\n",
+        if unplaced > 0 {
+            format!(", {unplaced} topic")
+        } else {
+            String::new()
+        },
         if shown < total {
             format!(" — showing {}-{}", offset + 1, offset + shown)
         } else {
@@ -965,7 +998,8 @@ fn render(
     result
 }
 
-/// A structured row with its `scope`: `INTERNAL` (inside an owner root) or `EXTERNAL`.
+/// A structured row with its `scope`: `INTERNAL` (inside an owner root) or `EXTERNAL`; none
+/// for a row without a location (a topic's own row).
 pub(crate) fn scoped_row(
     path: &str,
     line: u32,
@@ -973,10 +1007,12 @@ pub(crate) fn scoped_row(
     name: &str,
     confidence: &str,
     via: &str,
-    external: bool,
+    external: Option<bool>,
 ) -> Value {
     let mut row = super::structured::row(path, line, role, name, confidence, via);
-    row["scope"] = json!(if external { "EXTERNAL" } else { "INTERNAL" });
+    if let Some(external) = external {
+        row["scope"] = json!(if external { "EXTERNAL" } else { "INTERNAL" });
+    }
     row
 }
 

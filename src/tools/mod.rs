@@ -356,7 +356,8 @@ fn plain_types(error: &str) -> String {
         ("expected f64", "expected a number"),
         (
             "invalid number",
-            "not a number this argument accepts (an integer within range)",
+            "not a number this argument accepts (a whole number within the range its schema \
+             states)",
         ),
     ] {
         e = e.replace(rust, json);
