@@ -433,7 +433,19 @@ impl<'t> Ex<'t, '_, '_> {
                 let Some(ev) = self.type_arg_after(open - 1).filter(|n| is_event_type(n)) else {
                     return false;
                 };
-                self.typed_event(role, ev, p, "event bus");
+                // `AddSubscription<TEvent, THandler>`: the handler is where the event is
+                // handled, so the answer names it next to the registration.
+                let close = k.unwrap_or(open);
+                let handler = (open + 1..close)
+                    .find(|&j| t.is_punct(j, b','))
+                    .and_then(|comma| (comma + 1..close).rev().find_map(|j| t.ident(j)));
+                match handler {
+                    Some(h) => {
+                        let via = format!("event bus, handled by {h}");
+                        self.typed_event(role, ev, p, &via);
+                    }
+                    None => self.typed_event(role, ev, p, "event bus"),
+                }
                 true
             }
             EventRole::Producer => {
@@ -2680,6 +2692,15 @@ public class InvoiceConsumer : IConsumer<InvoiceCreated> { }
                 ),
                 (EventRole::Consumer, Some("InvoiceCreated"), 34),
             ]
+        );
+        let subscription = f
+            .events
+            .iter()
+            .find(|e| e.role == EventRole::Consumer && e.line == 30)
+            .expect("line 30");
+        assert_eq!(
+            subscription.via,
+            "event bus, handled by OrderStartedHandler"
         );
         let run_time = f.events.iter().find(|e| e.line == 19).expect("line 19");
         assert!(
