@@ -139,7 +139,11 @@ pub fn argument_names(prompt: &str) -> Option<Vec<&'static str>> {
         .map(|p| p.arguments.iter().map(|a| a.0).collect())
 }
 
-/// The `prompts/get` result, or an error message (unknown prompt, missing argument).
+/// The longest prompt argument accepted, in bytes.
+const MAX_ARGUMENT_BYTES: usize = 512;
+
+/// The `prompts/get` result, or an error message (unknown prompt, a missing, wrongly typed,
+/// too long or out-of-range argument).
 pub fn get(params: Option<&Value>) -> Result<Value, String> {
     let name = params
         .and_then(|p| p.get("name"))
@@ -156,6 +160,30 @@ pub fn get(params: Option<&Value>) -> Result<Value, String> {
         .and_then(|p| p.get("arguments"))
         .and_then(Value::as_object)
         .unwrap_or(&empty);
+    // An argument names one RPC, target or service: a string of a line at most, never an
+    // amplifier (each is quoted several times into the messages).
+    for (arg, v) in given {
+        let Some(text) = v.as_str() else {
+            return Err(format!(
+                "Invalid params for prompts/get: argument \"{}\" must be a string, not {}",
+                crate::protocol::echo_name(arg),
+                match v {
+                    Value::Null => "null",
+                    Value::Bool(_) => "a boolean",
+                    Value::Number(_) => "a number",
+                    Value::Array(_) => "an array",
+                    _ => "an object",
+                }
+            ));
+        };
+        if text.len() > MAX_ARGUMENT_BYTES {
+            return Err(format!(
+                "Invalid params for prompts/get: argument \"{}\" is {} bytes; at most {MAX_ARGUMENT_BYTES} (a name, not a document)",
+                crate::protocol::echo_name(arg),
+                text.len()
+            ));
+        }
+    }
     let mut text = p.text.to_string();
     for (arg, _, required) in p.arguments {
         let value = given.get(*arg).and_then(Value::as_str).map(str::trim);
@@ -172,8 +200,9 @@ pub fn get(params: Option<&Value>) -> Result<Value, String> {
         if matches!(*arg, "base" | "depth") {
             continue; // rendered below
         }
-        // A value is quoted into JSON examples: keep it one line, without quotes breaking out.
-        let value = value.replace(['"', '\n', '\r'], " ");
+        // A value is quoted into JSON examples and code spans: keep it one line, without
+        // quotes or backticks breaking out.
+        let value = value.replace(['"', '`', '\n', '\r'], " ");
         text = text.replace(&format!("{{{arg}}}"), &value);
     }
     // Optional arguments with a rendering of their own.
@@ -189,15 +218,19 @@ pub fn get(params: Option<&Value>) -> Result<Value, String> {
     };
     text = text.replace("{base_arg}", &base_arg);
     if text.contains("{depth}") {
-        let depth = given
-            .get("depth")
-            .and_then(|v| {
-                v.as_str()
-                    .and_then(|s| s.trim().parse().ok())
-                    .or(v.as_u64())
-            })
-            .filter(|d| (1..=5).contains(d))
-            .unwrap_or(2);
+        let depth = match given.get("depth").and_then(Value::as_str).map(str::trim) {
+            None | Some("") => 2,
+            Some(d) => d
+                .parse::<u64>()
+                .ok()
+                .filter(|d| (1..=5).contains(d))
+                .ok_or_else(|| {
+                    format!(
+                        "Invalid params for prompts/get: argument \"depth\" must be a whole number from 1 to 5 (default 2), not {}",
+                        crate::protocol::echo_name(d)
+                    )
+                })?,
+        };
         text = text.replace("{depth}", &depth.to_string());
     }
     let mut messages = Vec::new();
@@ -243,5 +276,30 @@ mod tests {
         assert!(get(Some(&json!({"name": "nope"}))).is_err());
         assert!(list(true)["prompts"].as_array().unwrap().len() >= 3);
         assert_eq!(argument_names("onboard_service"), Some(vec!["service"]));
+    }
+
+    #[test]
+    fn arguments_are_bounded_typed_and_in_range() {
+        let get_with =
+            |args: Value| get(Some(&json!({"name": "change_impact", "arguments": args})));
+        let long = "x".repeat(MAX_ARGUMENT_BYTES + 1);
+        let e = get_with(json!({"target": long})).unwrap_err();
+        assert!(e.contains("at most 512"), "{e}");
+        let e = get_with(json!({"target": 5})).unwrap_err();
+        assert!(e.contains("must be a string, not a number"), "{e}");
+        for bad in ["9", "0", "two", "３"] {
+            let e = get_with(json!({"target": "t", "depth": bad})).unwrap_err();
+            assert!(e.contains("from 1 to 5"), "{bad}: {e}");
+        }
+        let ok = get_with(json!({"target": "a`b\nc", "depth": "3"})).unwrap();
+        let text = ok["messages"][0]["content"]["text"].as_str().unwrap();
+        assert!(
+            text.contains("\"depth\": 3") && text.contains("a b c"),
+            "{text}"
+        );
+        // The largest answer stays small whatever the arguments.
+        let big = "y".repeat(MAX_ARGUMENT_BYTES);
+        let r = get_with(json!({"target": big})).unwrap();
+        assert!(r.to_string().len() < 8 * 1024);
     }
 }

@@ -260,6 +260,9 @@ pub struct Subscriptions {
     pub uris: std::collections::BTreeSet<String>,
     /// The task of [`watch`], once started; dropped (cancelled) when the session drains.
     pub task: Option<smol::Task<()>>,
+    /// The session has ended: no watch starts any more (a `resources/list` still in flight
+    /// when input closed must not start one, or its sender would keep the writer open).
+    pub closed: bool,
 }
 
 /// Sends the notifications of [`Subscriptions`] on `out` for every new index generation, until
@@ -278,8 +281,8 @@ pub async fn watch(
         }
         seen = now;
         let (listed, uris) = match subs.lock() {
-            Ok(s) => (s.listed, s.uris.clone()),
-            Err(_) => return,
+            Ok(s) if !s.closed => (s.listed, s.uris.clone()),
+            _ => return,
         };
         let mut frames = Vec::new();
         if listed {

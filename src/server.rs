@@ -380,8 +380,10 @@ async fn session(
             }
         }
     }
-    // The resource watch holds a sender of the outbound queue: it stops before the drain.
+    // The resource watch holds a sender of the outbound queue: it stops before the drain, and
+    // none starts afterwards (from a `resources/list` or subscribe still in flight).
     if let Ok(mut subs) = ctx.session.resources.lock() {
+        subs.closed = true;
         subs.task.take();
     }
     drop(ctx);
@@ -758,7 +760,7 @@ impl Ctx {
             return;
         };
         change(&mut subs);
-        if subs.task.is_none() {
+        if subs.task.is_none() && !subs.closed {
             let watch = crate::resources::watch(
                 self.shared.index.clone(),
                 self.session.resources.clone(),

@@ -329,6 +329,16 @@ fn payload_type_change_reaches_the_topic() {
         affected(c, "producer", false).contains("services/orders services/orders/main.go:42"),
         "{c:#}"
     );
+    // The listener also produces payments.completed, but what it sends is a payment id: the
+    // payload type in its own signature is what it received, so that topic is untouched.
+    assert!(
+        !r["contracts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["kind"] == "topic" && c["name"] == "payments.completed"),
+        "{r:#}"
+    );
     assert!(
         affected(c, "consumer", true)
             .contains("services/recommendations services/recommendations/lib/order_events.rb:15"),
@@ -374,6 +384,47 @@ fn response_type_change_reaches_the_route_callers() {
             .any(|a| a.contains("services/web-bff/src/lookups/payment-lookup.ts")),
         "{route:#}"
     );
+}
+
+/// Go: a whole function is deleted from a file that stays. It is listed as deleted; its
+/// neighbour, untouched, is not "changed".
+#[test]
+fn a_declaration_deleted_from_a_kept_file_is_deleted_not_its_neighbour() {
+    let ws = repo("chg-delete");
+    edit(
+        &ws,
+        "services/orders/store.go",
+        "func newStore() *orderStore {\n\treturn &orderStore{orders: make(map[string]*pb.Order)}\n}\n\n",
+        "",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    let decls = r["declarations"].as_array().unwrap();
+    assert!(
+        decls
+            .iter()
+            .any(|d| d["name"] == "newStore" && d["how"] == "deleted" && d["line"] == 17),
+        "{r:#}"
+    );
+    assert!(
+        !decls
+            .iter()
+            .any(|d| d["name"].as_str().is_some_and(|n| n.ends_with("add"))),
+        "{r:#}"
+    );
+}
+
+/// Python: a file converted to CRLF line endings changes no behaviour.
+#[test]
+fn line_endings_alone_change_nothing() {
+    let ws = repo("chg-crlf");
+    let path = ws.join("services/inventory/inventory/servicer.py");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace('\n', "\r\n")).unwrap();
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_eq!(r["declarations"], serde_json::json!([]), "{r:#}");
+    assert_eq!(r["contracts"], serde_json::json!([]), "{r:#}");
 }
 
 /// Java: a Spring route's path changes. The TypeScript caller of the old path is left
@@ -558,7 +609,9 @@ fn impact_outside_git_and_bad_usage() {
     let out = run(&[]);
     // A temp directory may sit inside some repository; only check the answer when it does not.
     if !String::from_utf8_lossy(&out.stdout).contains("## Changes") {
-        assert_eq!(out.status.code(), Some(1));
+        // 2, not 1: with --fail-on breaking, 1 means a breaking change, so a CI job must be
+        // able to tell "could not compute" apart.
+        assert_eq!(out.status.code(), Some(2));
         assert!(
             String::from_utf8_lossy(&out.stderr).contains("not inside a git repository"),
             "{}",

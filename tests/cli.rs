@@ -702,3 +702,23 @@ fn smart_search_ranks_the_canonical_contract_and_hand_written_code_above_copies_
     );
     let _ = std::fs::remove_dir_all(&ws);
 }
+
+/// An argument that is not UTF-8 (a legal Linux path) is a usage error naming it, never a
+/// panic, in both binaries.
+#[test]
+fn arguments_that_are_not_utf8_are_a_usage_error() {
+    use std::os::unix::ffi::OsStrExt;
+    let bad = std::ffi::OsStr::from_bytes(b"/tmp/caf\xe9");
+    for (bin, args) in [
+        (env!("CARGO_BIN_EXE_mesh-mcp"), vec!["demo"]),
+        (env!("CARGO_BIN_EXE_mesh-mcp"), vec!["stats", "--db"]),
+        (env!("CARGO_BIN_EXE_mesh-mcp"), vec!["impact", "--base"]),
+        (env!("CARGO_BIN_EXE_meshd"), vec!["--socket"]),
+    ] {
+        let out = Command::new(bin).args(&args).arg(bad).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("is not valid UTF-8"), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}

@@ -551,3 +551,30 @@ fn capabilities_name_resources_prompts_and_completions() {
             && caps["completions"].is_object()
     );
 }
+
+/// Input that ends while a `resources/list` (or a subscribe) is still waiting for the first
+/// index must not leave a resource watch behind: it would hold the outbound queue open, and the
+/// process would never exit (nor on SIGTERM). Found by fuzzing.
+#[test]
+fn input_ending_during_a_resources_request_still_ends_the_process() {
+    for method in ["resources/list", "resources/subscribe"] {
+        let ws = temp_dir("res-eof");
+        common::copy_tree(&example_dir(), &ws);
+        let mut s = Server::start(&ws);
+        s.send(
+            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "eof", "version": "0"}}}),
+        );
+        s.send(&json!({"jsonrpc": "2.0", "id": 1, "method": method,
+            "params": {"uri": "mesh://mesh"}}));
+        let started = Instant::now();
+        let (answers, code) = s.finish(Duration::from_secs(20));
+        assert_eq!(code, Some(0), "{method}: the process did not exit");
+        assert!(started.elapsed() < Duration::from_secs(15), "{method}");
+        assert!(
+            answers.iter().any(|a| a["id"] == 1),
+            "{method}: no answer: {answers:?}"
+        );
+    }
+}

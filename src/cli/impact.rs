@@ -2,8 +2,8 @@
 //! impact of the current branch for CI runners. Standalone (indexes in-process, no daemon),
 //! the same analysis as the `analyze_changes` tool ([`crate::tools::analyze_changes`]): the
 //! Markdown is fit to paste as a pull-request comment or a GitHub Actions job summary, the JSON
-//! is for machines. Exit status: 0, or 1 with `--fail-on breaking` when a contract change
-//! breaks its users (also 1 when the changes cannot be read), 2 for bad usage.
+//! is for machines. Exit status: 0; 1 with `--fail-on breaking` when a contract change breaks
+//! its users; 2 for bad usage or when the changes cannot be read (so CI tells the two apart).
 
 use std::io::Write;
 
@@ -24,6 +24,9 @@ Options:
   --format F           markdown (default; fit for a pull-request comment) or json
   --fail-on breaking   exit 1 when a contract change breaks its users
   --depth N            hops through consumers that re-emit a changed topic, 1-5 (default 1)
+
+Exit status: 0; 1 with --fail-on breaking when a contract change breaks its users; 2 for bad
+usage or when the changes cannot be read (no git repository, an unknown base).
 
 Example (CI): mesh-mcp impact --base origin/main --fail-on breaking >> \"$GITHUB_STEP_SUMMARY\"
 ";
@@ -135,9 +138,10 @@ pub fn main(args: &[String]) -> i32 {
     let report = match computed {
         Ok(r) => r,
         Err(e) => {
+            // 2, like a usage error: 1 is kept for "a breaking change" (--fail-on breaking).
             eprintln!("mesh-mcp impact: {e}");
             std::mem::forget(shared);
-            return 1;
+            return 2;
         }
     };
     let text = if json {

@@ -66,6 +66,26 @@ pub fn workspace_config(
     })
 }
 
+/// The command line after the program name, as UTF-8. An argument that is not (a path with
+/// bytes of another encoding) is a usage error naming it, exit status 2 — never a panic.
+pub fn utf8_args(program: &str) -> Result<Vec<String>, i32> {
+    std::env::args_os()
+        .skip(1)
+        .enumerate()
+        .map(|(i, a)| {
+            a.into_string().map_err(|raw| {
+                eprintln!(
+                    "{program}: argument {} ({:?}) is not valid UTF-8; mesh-mcp takes its \
+arguments (and the paths in them) as UTF-8. Rename the path or pass another.",
+                    i + 1,
+                    raw.to_string_lossy()
+                );
+                2
+            })
+        })
+        .collect()
+}
+
 /// True when escape codes may be written to stderr: it is a terminal and `NO_COLOR` is unset
 /// or empty (<https://no-color.org>).
 pub fn stderr_color() -> bool {
@@ -75,7 +95,10 @@ pub fn stderr_color() -> bool {
 
 /// Entry point of the `mesh-mcp` binary; returns the process exit status.
 pub fn main() -> i32 {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args = match utf8_args("mesh-mcp") {
+        Ok(a) => a,
+        Err(status) => return status,
+    };
     let (cmd, rest) = match args.split_first() {
         Some((c, rest)) => (c.as_str(), rest),
         None => ("run", &[][..]),

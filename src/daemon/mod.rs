@@ -227,7 +227,10 @@ pub(crate) fn env_secs(name: &str, default: Duration) -> Duration {
 
 /// Entry point of the `meshd` binary; returns the process exit status.
 pub fn main() -> i32 {
-    serve::main(std::env::args().skip(1).collect())
+    match crate::cli::utf8_args("meshd") {
+        Ok(args) => serve::main(args),
+        Err(status) => status,
+    }
 }
 
 #[cfg(test)]

@@ -150,6 +150,8 @@ pub struct ChangedFile {
     base_bytes: Option<Vec<u8>>,
     /// Old-side ranges (for declarations of deleted files).
     old_ranges: Vec<(u32, u32)>,
+    /// Pure deletions ([`DiffFile::gaps`]).
+    gaps: Vec<((u32, u32), (u32, u32))>,
 }
 
 /// One changed declaration.
@@ -305,6 +307,8 @@ struct DiffFile {
     new_path: Option<String>,
     new_ranges: Vec<(u32, u32)>,
     old_ranges: Vec<(u32, u32)>,
+    /// Pure deletions: the new-side range marked around the gap, and the old lines removed.
+    gaps: Vec<((u32, u32), (u32, u32))>,
     /// Not tracked by git (listed by `ls-files --others`).
     untracked: bool,
 }
@@ -366,8 +370,13 @@ fn parse_diff(text: &str) -> Vec<DiffFile> {
             if nc > 0 {
                 f.new_ranges.push((ns, ns.saturating_add(nc - 1)));
             } else {
-                // A pure deletion: the lines around the gap changed.
-                f.new_ranges.push((ns.max(1), ns.saturating_add(1)));
+                // A pure deletion: the lines around the gap changed (unless what went was a
+                // whole declaration: see `declarations`).
+                let gap = (ns.max(1), ns.saturating_add(1));
+                f.new_ranges.push(gap);
+                if oc > 0 {
+                    f.gaps.push((gap, (os, os.saturating_add(oc - 1))));
+                }
             }
         }
     }
@@ -516,6 +525,8 @@ pub fn compute(
                 "--no-ext-diff",
                 "--no-textconv",
                 "-U0",
+                // A file converted to CRLF (or back) changes no behaviour.
+                "--ignore-cr-at-eol",
                 "-M",
                 &commit,
                 "--",
@@ -529,6 +540,7 @@ pub fn compute(
                     .map(|b| b.iter().filter(|&&c| c == b'\n').count() as u32 + 1)
                     .unwrap_or(1);
                 diffs.push(DiffFile {
+                    gaps: Vec::new(),
                     old_path: None,
                     new_path: Some(p),
                     new_ranges: vec![(1, lines)],
@@ -620,6 +632,7 @@ pub fn compute(
                 base_facts,
                 base_bytes,
                 old_ranges: d.old_ranges,
+                gaps: d.gaps,
             });
         }
     }
@@ -674,8 +687,52 @@ fn declarations(snap: &Snapshot, report: &mut Report) {
                     .iter()
                     .filter(|s| s.kind != SymbolKind::Endpoint)
                     .collect();
+                // Declarations of the base that the removed lines held whole and that are gone
+                // from the file now: deleted, not a change of their neighbours.
+                let gone: Vec<&crate::index::facts::Symbol> = cf
+                    .base_facts
+                    .iter()
+                    .flat_map(|b| b.symbols.iter())
+                    .filter(|b| {
+                        b.kind != SymbolKind::Endpoint
+                            && cf
+                                .old_ranges
+                                .iter()
+                                .any(|&(lo, hi)| lo <= b.line && b.end_line.max(b.line) <= hi)
+                            && !syms.iter().any(|s| {
+                                s.kind == b.kind
+                                    && f.name(s) == b.name
+                                    && f.container(s) == b.container.as_deref()
+                            })
+                    })
+                    .collect();
+                let whole_gaps: Vec<(u32, u32)> = cf
+                    .gaps
+                    .iter()
+                    .filter(|(_, (lo, hi))| {
+                        gone.iter()
+                            .any(|b| *lo <= b.line && b.end_line.max(b.line) <= *hi)
+                    })
+                    .map(|(gap, _)| *gap)
+                    .collect();
+                for b in &gone {
+                    decls.push(ChangedDecl {
+                        display: cf.display.clone(),
+                        name: match &b.container {
+                            Some(c) if !b.name.starts_with(&format!("{c}.")) => {
+                                format!("{c}.{}", b.name)
+                            }
+                            _ => b.name.clone(),
+                        },
+                        kind: b.kind.name(),
+                        line: b.line,
+                        end_line: b.end_line.max(b.line),
+                        class: cf.class,
+                        how: "deleted",
+                    });
+                }
                 let mut picked: BTreeSet<usize> = BTreeSet::new();
-                for &(lo, hi) in &cf.ranges {
+                for &(lo, hi) in cf.ranges.iter().filter(|r| !whole_gaps.contains(r)) {
                     let hits: Vec<usize> = (0..syms.len())
                         .filter(|&i| syms[i].line <= hi && lo <= syms[i].end_line.max(syms[i].line))
                         .collect();
@@ -1618,18 +1675,20 @@ fn site_context<'a>(
 }
 
 /// Calls `found(site index, type name, its changed declaration, line naming it)` for every
-/// site of `sites` (file, line) whose context ([`site_context`]) names a changed type; each
-/// file is read once.
+/// site of `sites` (file, line, whether the handler's signature counts) whose context names a
+/// changed type: the site's line, and with the flag [`site_context`]'s signature lines (what a
+/// consumer or a route handler takes or returns; a producer's signature says what it received,
+/// not what it sends). Each file is read once.
 fn sites_naming_types<'r>(
     snap: &Snapshot,
     types: &[(&'r str, &'r ChangedDecl)],
-    sites: &[Loc],
+    sites: &[(Loc, bool)],
     mut found: impl FnMut(usize, &'r str, &'r ChangedDecl, u32),
 ) {
     if types.is_empty() {
         return;
     }
-    let mut files: Vec<u32> = sites.iter().map(|l| l.file).collect();
+    let mut files: Vec<u32> = sites.iter().map(|(l, _)| l.file).collect();
     crate::order::sort(&mut files);
     files.dedup();
     for fi in files {
@@ -1644,8 +1703,12 @@ fn sites_naming_types<'r>(
                 .copied()
                 .unwrap_or("")
         };
-        for (i, at) in sites.iter().enumerate().filter(|(_, l)| l.file == fi) {
-            let context = site_context(f, &line_at, at.line);
+        for (i, (at, signature)) in sites.iter().enumerate().filter(|(_, (l, _))| l.file == fi) {
+            let context = if *signature {
+                site_context(f, &line_at, at.line)
+            } else {
+                vec![(at.line, line_at(at.line))]
+            };
             for &(name, d) in types {
                 if let Some(&(n, _)) = context.iter().find(|(_, l)| names_word(l, name)) {
                     found(i, name, d, n);
@@ -1661,7 +1724,11 @@ fn sites_naming_types<'r>(
 fn payload_types(snap: &Snapshot, report: &Report, touched: &mut BTreeMap<u32, Vec<String>>) {
     let g = &snap.graph;
     let types = changed_types(report);
-    let sites: Vec<Loc> = g.events.iter().map(|e| e.at).collect();
+    let sites: Vec<(Loc, bool)> = g
+        .events
+        .iter()
+        .map(|e| (e.at, e.role == EventRole::Consumer))
+        .collect();
     sites_naming_types(snap, &types, &sites, |i, name, d, n| {
         let e = &g.events[i];
         let role = match e.role {
@@ -1683,7 +1750,7 @@ fn payload_types(snap: &Snapshot, report: &Report, touched: &mut BTreeMap<u32, V
 fn route_types(snap: &Snapshot, report: &mut Report) {
     let g = &snap.graph;
     let types = changed_types(report);
-    let sites: Vec<Loc> = g.routes.iter().map(|r| r.at).collect();
+    let sites: Vec<(Loc, bool)> = g.routes.iter().map(|r| (r.at, true)).collect();
     let mut why: BTreeMap<u32, Vec<String>> = BTreeMap::new();
     sites_naming_types(snap, &types, &sites, |i, name, d, n| {
         why.entry(i as u32).or_default().push(format!(

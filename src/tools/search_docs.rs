@@ -1,9 +1,10 @@
 //! `search_docs`: the team's Markdown docs (ADRs, RFCs, READMEs) ranked for a query, whole
 //! sections returned with `path:start-end`.
 //!
-//! Scoring: title phrase +60, body phrase +20, per word title +15 and body +5, after stop
-//! words and aliases; ties break by path and line, so the order is deterministic. Section text was neutralised against prompt injection when it
-//! was indexed, so what an agent reads here cannot smuggle instructions in.
+//! Scoring: title phrase +60 (+30 more when the title is the query), body phrase +20, per word
+//! title +15 and body +5, after stop words and aliases; ties break by path and line, so the
+//! order is deterministic. Section text was neutralised against prompt injection when it was
+//! indexed, so what an agent reads here cannot smuggle instructions in.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -114,6 +115,10 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
             let mut score = 0;
             if title.contains(&phrase) {
                 score += 60;
+                // A title that is the query, word for word, is the section asked for.
+                if title.trim() == phrase.trim() {
+                    score += 30;
+                }
             }
             if body.contains(&phrase) {
                 score += 20;
