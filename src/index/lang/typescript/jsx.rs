@@ -13,13 +13,6 @@ use crate::index::lex::is_ident_byte;
 /// `<T,>` and `<T extends X>` stay generics. Elements, attribute expressions and template
 /// literals nest on an explicit stack.
 pub(super) fn blank_jsx_text(src: &str, tsx: bool) -> Option<String> {
-    #[derive(Clone, Copy, PartialEq)]
-    enum Ctx {
-        Code(u32),
-        Template,
-        Tag { closing: bool },
-        Children,
-    }
     const MAX_DEPTH: usize = 512;
     // Every JSX element closes with `</` or `/>`: without either there is nothing to do.
     if !src.contains("</") && !src.contains("/>") {
@@ -27,195 +20,268 @@ pub(super) fn blank_jsx_text(src: &str, tsx: bool) -> Option<String> {
     }
     let b = src.as_bytes();
     let n = b.len();
-    let mut stack = vec![Ctx::Code(0)];
-    let mut blanks: Vec<(usize, usize)> = Vec::new();
-    let blank = |blanks: &mut Vec<(usize, usize)>, from: usize, to: usize| match blanks.last_mut() {
-        Some(last) if last.1 == from => last.1 = to,
-        _ => blanks.push((from, to)),
+    let mut s = Scan {
+        src,
+        b,
+        n,
+        tsx,
+        stack: vec![Ctx::Code(0)],
+        blanks: Vec::new(),
+        prev: 0,
+        prev_at: 0,
+        word_start: usize::MAX,
+        found: false,
     };
-    // The last significant byte of code and, when it ends a word, the word's start.
-    let mut prev: u8 = 0;
-    let mut prev_at = 0usize;
-    let mut word_start = usize::MAX;
-    let mut found = false;
     let mut i = 0usize;
     while i < n {
-        let &top = stack.last()?;
-        if stack.len() > MAX_DEPTH {
+        let &top = s.stack.last()?;
+        if s.stack.len() > MAX_DEPTH {
             return None;
         }
         let c = b[i];
-        match top {
-            Ctx::Code(depth) => {
-                if c.is_ascii_whitespace() {
-                    i += 1;
-                    continue;
-                }
-                if c == b'/' && b.get(i + 1) == Some(&b'/') {
-                    i = b[i..].iter().position(|&x| x == b'\n').map_or(n, |p| i + p);
-                    continue;
-                }
-                if c == b'/' && b.get(i + 1) == Some(&b'*') {
-                    i = src[i + 2..].find("*/").map_or(n, |p| i + 2 + p + 2);
-                    continue;
-                }
-                let word = (word_start != usize::MAX && is_ident_byte(prev))
-                    .then(|| &b[word_start..=prev_at]);
-                match c {
-                    b'\'' | b'"' => {
-                        i = skip_quoted(b, i, true);
-                        prev = c;
-                        prev_at = i.saturating_sub(1);
-                        word_start = usize::MAX;
-                        continue;
-                    }
-                    b'`' => {
-                        stack.push(Ctx::Template);
-                        i += 1;
-                        continue;
-                    }
-                    b'/' if regex_may_start(prev, word) => {
-                        if let Some(end) = regex_literal_end(b, i) {
-                            i = end;
-                            prev = b'/';
-                            prev_at = end - 1;
-                            word_start = usize::MAX;
-                            continue;
-                        }
-                    }
-                    b'{' => {
-                        if let Some(top) = stack.last_mut() {
-                            *top = Ctx::Code(depth + 1);
-                        }
-                    }
-                    b'}' => {
-                        if depth == 0 {
-                            if stack.len() > 1 {
-                                stack.pop();
-                                i += 1;
-                                prev = b'}';
-                                prev_at = i - 1;
-                                word_start = usize::MAX;
-                                continue;
-                            }
-                        } else if let Some(top) = stack.last_mut() {
-                            *top = Ctx::Code(depth - 1);
-                        }
-                    }
-                    b'<' if jsx_may_start(b, i, prev, prev_at, word, tsx) => {
-                        found = true;
-                        stack.push(Ctx::Tag { closing: false });
-                        i += 1;
-                        continue;
-                    }
-                    _ => {}
-                }
-                if is_ident_byte(c) {
-                    let s = i;
-                    while i < n && is_ident_byte(b[i]) {
-                        i += 1;
-                    }
-                    word_start = s;
-                    prev = b[i - 1];
-                    prev_at = i - 1;
-                    continue;
-                }
-                prev = c;
-                prev_at = i;
-                word_start = usize::MAX;
-                i += 1;
-            }
-            Ctx::Template => match c {
-                b'\\' => i += 2,
-                b'`' => {
-                    stack.pop();
-                    i += 1;
-                    prev = b'`';
-                    prev_at = i - 1;
-                    word_start = usize::MAX;
-                }
-                b'$' if b.get(i + 1) == Some(&b'{') => {
-                    stack.push(Ctx::Code(0));
-                    prev = b'{';
-                    word_start = usize::MAX;
-                    i += 2;
-                }
-                _ => i += 1,
-            },
-            Ctx::Tag { closing } => match c {
-                b'"' | b'\'' => i = skip_quoted(b, i, false),
-                b'{' => {
-                    stack.push(Ctx::Code(0));
-                    prev = b'{';
-                    word_start = usize::MAX;
-                    i += 1;
-                }
-                b'/' if b.get(i + 1) == Some(&b'>') => {
-                    blank(&mut blanks, i, i + 1);
-                    stack.pop();
-                    i += 2;
-                    prev = b')';
-                    word_start = usize::MAX;
-                }
-                b'>' => {
-                    if closing {
-                        stack.pop();
-                        prev = b')';
-                        word_start = usize::MAX;
-                    } else if let Some(top) = stack.last_mut() {
-                        *top = Ctx::Children;
-                    }
-                    i += 1;
-                }
-                // A `;` or a `}` cannot be in a tag: this `<` was not JSX after all.
-                b';' | b'}' => return None,
-                _ => i += 1,
-            },
-            Ctx::Children => match c {
-                b'{' => {
-                    stack.push(Ctx::Code(0));
-                    prev = b'{';
-                    word_start = usize::MAX;
-                    i += 1;
-                }
-                b'<' => {
-                    let mut j = i + 1;
-                    while j < n && b[j].is_ascii_whitespace() {
-                        j += 1;
-                    }
-                    if b.get(j) == Some(&b'/') {
-                        blank(&mut blanks, j, j + 1);
-                        if let Some(top) = stack.last_mut() {
-                            *top = Ctx::Tag { closing: true };
-                        }
-                        i = j + 1;
-                    } else if b.get(j).is_some_and(|&x| x == b'>' || is_ident_start(x)) {
-                        stack.push(Ctx::Tag { closing: false });
-                        i += 1;
-                    } else {
-                        blank(&mut blanks, i, i + 1);
-                        i += 1;
-                    }
-                }
-                b'\n' | b'\r' => i += 1,
-                _ => {
-                    blank(&mut blanks, i, i + 1);
-                    i += 1;
-                }
-            },
-        }
+        i = match top {
+            Ctx::Code(depth) => s.code(i, c, depth),
+            Ctx::Template => s.template(i, c),
+            Ctx::Tag { closing } => s.tag(i, c, closing)?,
+            Ctx::Children => s.children(i, c),
+        };
     }
-    if !found || stack.len() != 1 {
+    if !s.found || s.stack.len() != 1 {
         return None;
     }
-    let mut out = b.to_vec();
-    for (from, to) in blanks {
-        for x in &mut out[from.min(n)..to.min(n)] {
-            *x = b' ';
+    s.blanked()
+}
+
+/// What the byte being scanned is part of: code (with its `{` depth), a template literal, a
+/// tag, or an element's children.
+#[derive(Clone, Copy, PartialEq)]
+enum Ctx {
+    Code(u32),
+    Template,
+    Tag { closing: bool },
+    Children,
+}
+
+/// The state of [`blank_jsx_text`]'s scan: the contexts on their explicit stack, the byte
+/// ranges to blank, and what the regex and JSX rules look back at.
+struct Scan<'s> {
+    src: &'s str,
+    b: &'s [u8],
+    n: usize,
+    tsx: bool,
+    stack: Vec<Ctx>,
+    blanks: Vec<(usize, usize)>,
+    // The last significant byte of code and, when it ends a word, the word's start.
+    prev: u8,
+    prev_at: usize,
+    word_start: usize,
+    found: bool,
+}
+
+impl Scan<'_> {
+    /// Marks `from..to` to be blanked, merged with the previous range when they touch.
+    fn blank(&mut self, from: usize, to: usize) {
+        match self.blanks.last_mut() {
+            Some(last) if last.1 == from => last.1 = to,
+            _ => self.blanks.push((from, to)),
         }
     }
-    // Only whole characters were blanked (text runs, ASCII slashes), so this stays UTF-8.
-    String::from_utf8(out).ok()
+
+    /// One step in code at `i` (a byte `c`): skips whitespace, comments, strings and regex
+    /// literals, follows `{`/`}`, and opens template literals and JSX elements. Returns where
+    /// the scan goes on.
+    fn code(&mut self, mut i: usize, c: u8, depth: u32) -> usize {
+        let (src, b, n) = (self.src, self.b, self.n);
+        if c.is_ascii_whitespace() {
+            i += 1;
+            return i;
+        }
+        if c == b'/' && b.get(i + 1) == Some(&b'/') {
+            i = b[i..].iter().position(|&x| x == b'\n').map_or(n, |p| i + p);
+            return i;
+        }
+        if c == b'/' && b.get(i + 1) == Some(&b'*') {
+            i = src[i + 2..].find("*/").map_or(n, |p| i + 2 + p + 2);
+            return i;
+        }
+        let word = (self.word_start != usize::MAX && is_ident_byte(self.prev))
+            .then(|| &b[self.word_start..=self.prev_at]);
+        match c {
+            b'\'' | b'"' => {
+                i = skip_quoted(b, i, true);
+                self.prev = c;
+                self.prev_at = i.saturating_sub(1);
+                self.word_start = usize::MAX;
+                return i;
+            }
+            b'`' => {
+                self.stack.push(Ctx::Template);
+                i += 1;
+                return i;
+            }
+            b'/' if regex_may_start(self.prev, word) => {
+                if let Some(end) = regex_literal_end(b, i) {
+                    i = end;
+                    self.prev = b'/';
+                    self.prev_at = end - 1;
+                    self.word_start = usize::MAX;
+                    return i;
+                }
+            }
+            b'{' => {
+                if let Some(top) = self.stack.last_mut() {
+                    *top = Ctx::Code(depth + 1);
+                }
+            }
+            b'}' => {
+                if depth == 0 {
+                    if self.stack.len() > 1 {
+                        self.stack.pop();
+                        i += 1;
+                        self.prev = b'}';
+                        self.prev_at = i - 1;
+                        self.word_start = usize::MAX;
+                        return i;
+                    }
+                } else if let Some(top) = self.stack.last_mut() {
+                    *top = Ctx::Code(depth - 1);
+                }
+            }
+            b'<' if jsx_may_start(b, i, self.prev, self.prev_at, word, self.tsx) => {
+                self.found = true;
+                self.stack.push(Ctx::Tag { closing: false });
+                i += 1;
+                return i;
+            }
+            _ => {}
+        }
+        if is_ident_byte(c) {
+            let s = i;
+            while i < n && is_ident_byte(b[i]) {
+                i += 1;
+            }
+            self.word_start = s;
+            self.prev = b[i - 1];
+            self.prev_at = i - 1;
+            return i;
+        }
+        self.prev = c;
+        self.prev_at = i;
+        self.word_start = usize::MAX;
+        i += 1;
+        i
+    }
+
+    /// One step in a template literal: its end, or a `${` opening code.
+    fn template(&mut self, mut i: usize, c: u8) -> usize {
+        let b = self.b;
+        match c {
+            b'\\' => i += 2,
+            b'`' => {
+                self.stack.pop();
+                i += 1;
+                self.prev = b'`';
+                self.prev_at = i - 1;
+                self.word_start = usize::MAX;
+            }
+            b'$' if b.get(i + 1) == Some(&b'{') => {
+                self.stack.push(Ctx::Code(0));
+                self.prev = b'{';
+                self.word_start = usize::MAX;
+                i += 2;
+            }
+            _ => i += 1,
+        }
+        i
+    }
+
+    /// One step in a tag: attribute strings, `{` expressions, and the tag's end (`/>` blanks
+    /// its slash); `None` when the `<` turns out not to be JSX.
+    fn tag(&mut self, mut i: usize, c: u8, closing: bool) -> Option<usize> {
+        let b = self.b;
+        match c {
+            b'"' | b'\'' => i = skip_quoted(b, i, false),
+            b'{' => {
+                self.stack.push(Ctx::Code(0));
+                self.prev = b'{';
+                self.word_start = usize::MAX;
+                i += 1;
+            }
+            b'/' if b.get(i + 1) == Some(&b'>') => {
+                self.blank(i, i + 1);
+                self.stack.pop();
+                i += 2;
+                self.prev = b')';
+                self.word_start = usize::MAX;
+            }
+            b'>' => {
+                if closing {
+                    self.stack.pop();
+                    self.prev = b')';
+                    self.word_start = usize::MAX;
+                } else if let Some(top) = self.stack.last_mut() {
+                    *top = Ctx::Children;
+                }
+                i += 1;
+            }
+            // A `;` or a `}` cannot be in a tag: this `<` was not JSX after all.
+            b';' | b'}' => return None,
+            _ => i += 1,
+        }
+        Some(i)
+    }
+
+    /// One step in an element's children: text is blanked (newlines kept); `{` opens code,
+    /// `<` a child element or the closing tag (whose `/` is blanked).
+    fn children(&mut self, mut i: usize, c: u8) -> usize {
+        let (b, n) = (self.b, self.n);
+        match c {
+            b'{' => {
+                self.stack.push(Ctx::Code(0));
+                self.prev = b'{';
+                self.word_start = usize::MAX;
+                i += 1;
+            }
+            b'<' => {
+                let mut j = i + 1;
+                while j < n && b[j].is_ascii_whitespace() {
+                    j += 1;
+                }
+                if b.get(j) == Some(&b'/') {
+                    self.blank(j, j + 1);
+                    if let Some(top) = self.stack.last_mut() {
+                        *top = Ctx::Tag { closing: true };
+                    }
+                    i = j + 1;
+                } else if b.get(j).is_some_and(|&x| x == b'>' || is_ident_start(x)) {
+                    self.stack.push(Ctx::Tag { closing: false });
+                    i += 1;
+                } else {
+                    self.blank(i, i + 1);
+                    i += 1;
+                }
+            }
+            b'\n' | b'\r' => i += 1,
+            _ => {
+                self.blank(i, i + 1);
+                i += 1;
+            }
+        }
+        i
+    }
+
+    /// The source with the marked ranges blanked.
+    fn blanked(self) -> Option<String> {
+        let (b, n) = (self.b, self.n);
+        let mut out = b.to_vec();
+        for (from, to) in self.blanks {
+            for x in &mut out[from.min(n)..to.min(n)] {
+                *x = b' ';
+            }
+        }
+        // Only whole characters were blanked (text runs, ASCII slashes), so this stays UTF-8.
+        String::from_utf8(out).ok()
+    }
 }
 
 fn is_ident_start(b: u8) -> bool {
