@@ -1,0 +1,408 @@
+//! Pass 3, uses: every call of the file, read by its callee and what its receiver is bound to —
+//! gRPC calls and `addService` servers, amqplib events, Nest's Swagger route — and handed to the
+//! HTTP client, event and route readers of the sibling modules.
+
+use super::{Bind, Ex, HTTP_CLIENT_NAMES, VERBS};
+use crate::index::facts::{EventFact, EventRole, GrpcFact, HttpFact, Value};
+use crate::index::lang::common::join_route;
+use crate::index::lang::tokens::Chain;
+use crate::index::lang::value::{ExprRules, eval};
+
+/// Methods of a gRPC client object that are not RPCs.
+const CLIENT_PLUMBING: [&str; 9] = [
+    "getService",
+    "close",
+    "waitForReady",
+    "getChannel",
+    "then",
+    "bind",
+    "makeUnaryRequest",
+    "on",
+    "catch",
+];
+
+/// A receiver named like an AMQP channel (`ch`, `channel`, `orderChannel`, `amqpChan`,
+/// `rabbitCh`).
+fn is_amqp_channel(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower == "ch"
+        || lower.ends_with("channel")
+        || lower.ends_with("chan")
+        || lower.starts_with("amqp")
+        || lower.starts_with("rabbit")
+}
+
+/// The service named by the last segment of an `addService` definition expression.
+fn service_of_definition(seg: &str) -> String {
+    match seg.strip_suffix("Service") {
+        Some(stem) if stem.ends_with("Service") => stem.to_string(),
+        _ => seg.to_string(),
+    }
+}
+
+impl<'t> Ex<'t, '_, '_> {
+    pub(super) fn uses(&mut self) {
+        let t = self.t;
+        for p in 0..t.len() {
+            if t.is(p, "(")
+                && let Some(c) = self.t.callee(p)
+            {
+                self.call(&c, p);
+            }
+        }
+    }
+
+    fn call(&mut self, c: &Chain<'t>, p: usize) {
+        let last = c.last();
+        let recv = c.receiver();
+        if !c.after_call {
+            match (c.len, c.first(), last) {
+                (1, _, "fetch") | (2, "window" | "globalThis", "fetch") => {
+                    return self.fetch_call(p);
+                }
+                (1, "axios" | "got" | "ky" | "superagent" | "$http" | "request" | "needle", _) => {
+                    return self.http_call(p, None, true, true);
+                }
+                (
+                    2,
+                    "axios" | "got" | "ky" | "superagent" | "$http" | "request" | "needle",
+                    verb,
+                ) if VERBS.contains(&verb) => {
+                    return self.http_call(p, Some(verb), false, true);
+                }
+                (2, "axios", "request") => return self.http_call(p, None, true, true),
+                // An HTTP library imported under another name (OpenAPI Generator's
+                // `import localVarRequest from 'request'`).
+                (1, name, _)
+                    if self.facts.imports.iter().any(|i| {
+                        matches!(
+                            i.module.as_str(),
+                            "axios" | "got" | "ky" | "superagent" | "request" | "needle"
+                        ) && (i.alias.as_deref() == Some(name) || i.names.iter().any(|n| n == name))
+                    }) =>
+                {
+                    return self.http_call(p, None, true, true);
+                }
+                // Nest's `SwaggerModule.setup('api', app, doc)` serves the API docs at `/api`.
+                (2, "SwaggerModule", "setup") => {
+                    if let Some(&(a, e)) = self.t.args(p).first()
+                        && let Some(path) = self.t.str_value(a).filter(|_| e == a + 1)
+                    {
+                        let line = self.line(p);
+                        self.facts.http.push(HttpFact::Route {
+                            method: "GET".into(),
+                            path: join_route("/", &path),
+                            handler: Some("SwaggerModule.setup".into()),
+                            line,
+                        });
+                    }
+                    return;
+                }
+                _ => {}
+            }
+        }
+        let bound = recv.and_then(|r| self.bind.get(r)).cloned();
+        if let Some(r) = recv {
+            match &bound {
+                Some(Bind::Http) if VERBS.contains(&last) || last == "request" => {
+                    return self.http_call(p, VERBS.contains(&last).then_some(last), true, true);
+                }
+                // A call without arguments is a getter on a message (`res.getOffersList()`):
+                // every client method takes a request.
+                Some(Bind::Grpc(svc))
+                    if !CLIENT_PLUMBING.contains(&last) && self.t.close(p) != Some(p + 1) =>
+                {
+                    let line = self.line(p);
+                    self.facts.grpc.push(GrpcFact::Call {
+                        service: Some(svc.clone()),
+                        receiver: r.to_string(),
+                        method: last.to_string(),
+                        line,
+                    });
+                    return;
+                }
+                Some(Bind::Nest(via)) if matches!(last, "emit" | "send") => {
+                    let via = *via;
+                    return self.nest_emit(p, via);
+                }
+                // `this.ordersApi.createOrder(…)`: an HTTP call when `OrdersApi.createOrder` is
+                // a generated client's method that makes one (the graph decides).
+                Some(Bind::Instance(class)) if !c.after_call => {
+                    let line = self.line(p);
+                    self.facts.http.push(HttpFact::Call {
+                        method: None,
+                        url: Value::reference(format!("{class}.{last}()")),
+                        line,
+                    });
+                    return;
+                }
+                _ => {}
+            }
+            let lower = r.to_ascii_lowercase();
+            if matches!(last, "send" | "sendBatch")
+                && (bound == Some(Bind::Producer) || lower.contains("producer"))
+            {
+                return self.kafka_topics(p, EventRole::Producer);
+            }
+            if last == "subscribe" && (bound == Some(Bind::Consumer) || lower.contains("consumer"))
+            {
+                return self.kafka_topics(p, EventRole::Consumer);
+            }
+        }
+        // amqplib: `channel.publish(exchange, key, content)` sends to the routing key (the
+        // exchange when the key is empty), `sendToQueue(queue, …)` to the queue,
+        // `consume(queue, cb)` consumes it — on a receiver named like a channel.
+        if let Some(r) = recv
+            && matches!(last, "publish" | "sendToQueue" | "consume")
+            && is_amqp_channel(r)
+        {
+            let args = self.t.args(p);
+            let (role, pick) = match (last, args.as_slice()) {
+                ("publish", [ex, key, ..]) => {
+                    let k = eval(self.t, *key, &ExprRules::JS, self.asg);
+                    (
+                        EventRole::Producer,
+                        if k.as_lit() == Some("") { *ex } else { *key },
+                    )
+                }
+                ("sendToQueue", [q, ..]) => (EventRole::Producer, *q),
+                ("consume", [q, ..]) => (EventRole::Consumer, *q),
+                _ => return,
+            };
+            if let Some(topic) = self.topic_expr(pick.0, pick.1) {
+                let line = self.line(p);
+                self.facts.events.push(EventFact {
+                    role,
+                    topic,
+                    via: "amqplib".to_string(),
+                    line,
+                });
+            }
+            return;
+        }
+        match last {
+            "addService" if recv.is_some() => self.add_service(p),
+            "route" if recv.is_some() && !c.after_call => self.route_chain(c, p, bound.as_ref()),
+            verb if VERBS.contains(&verb) && !c.after_call => {
+                if let Some(r) = recv
+                    && !self.maybe_route(r, verb, p, bound.as_ref())
+                    && HTTP_CLIENT_NAMES.contains(&r)
+                {
+                    self.http_call(p, Some(verb), false, true);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `server.addService(proto.orders.OrderService.service, { createOrder: h, getOrder })`.
+    fn add_service(&mut self, p: usize) {
+        let t = self.t;
+        let args = t.args(p);
+        if args.len() < 2 {
+            return;
+        }
+        let (a, e) = args[0];
+        let mut segs: Vec<&str> = Vec::new();
+        let mut k = a;
+        while k < e {
+            if let Some(id) = t.ident(k) {
+                segs.push(id);
+            } else if !t.is(k, ".") {
+                return;
+            }
+            k += 1;
+        }
+        let service = match segs.as_slice() {
+            [.., svc, "service"] => svc.to_string(),
+            [.., last] => service_of_definition(last),
+            [] => return,
+        };
+        let (ha, _) = args[1];
+        let impl_type = if t.is(ha, "new") {
+            let mut k = ha + 1;
+            let mut last = None;
+            while let Some(id) = t.ident(k) {
+                last = Some(id);
+                if !t.is(k + 1, ".") {
+                    break;
+                }
+                k += 2;
+            }
+            last.map(str::to_string)
+        } else {
+            None
+        };
+        let line = self.line(p);
+        self.facts.grpc.push(GrpcFact::Server {
+            service: service.clone(),
+            impl_type,
+            line,
+        });
+        if t.is(ha, "{") {
+            for (ka, ke) in t.args(ha) {
+                let mut k = ka;
+                if matches!(t.ident(k), Some("async" | "get" | "set"))
+                    && (t.ident(k + 1).is_some() || t.is(k + 1, "*"))
+                {
+                    k += 1;
+                }
+                if t.is(k, "*") {
+                    k += 1;
+                }
+                if k >= ke {
+                    continue;
+                }
+                let Some(method) = t.ident(k).or_else(|| t.str_lit(k).map(|s| s.raw)) else {
+                    continue;
+                };
+                let line = self.line(k);
+                self.facts.grpc.push(GrpcFact::Handler {
+                    service: service.clone(),
+                    method: method.to_string(),
+                    line,
+                });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::*;
+    use super::super::*;
+    use crate::index::facts::EventRole;
+
+    #[test]
+    fn grpc_js_servers_clients_and_calls() {
+        let src = r#"const server = new grpc.Server();
+server.addService(ordersProto.orders.OrderService.service, {
+  createOrder: createOrderHandler,
+  getOrder,
+  async listOrders(call) {},
+  ...extra,
+});
+server.addService(services.PaymentServiceService, new PaymentImpl());
+const client = new ordersProto.OrderService('localhost:50051', grpc.credentials.createInsecure());
+client.getOrder({ id: 1 }, (err, res) => {});
+client.close();
+const stub = new InventoryServiceClient(addr, creds);
+stub.reserve(req);
+other.reserve(req);
+const fmt = new Intl.NumberFormat('en');
+"#;
+        let f = extract("src/server.js", src);
+        let plain = extract(
+            "src/s.js",
+            "const client = new SocksClient(opts);\nclient.connect();\nclass A { constructor(private s: CAClient) {} }\n",
+        );
+        assert!(plain.grpc.is_empty());
+        let connect = extract(
+            "src/c.ts",
+            "const eliza = createPromiseClient(ElizaService, transport);\nawait eliza.say({});\nconst redis = createClient({ url });\n",
+        );
+        assert_eq!(
+            connect.grpc,
+            vec![
+                GrpcFact::Client {
+                    service: "ElizaService".into(),
+                    var: Some("eliza".into()),
+                    line: 1
+                },
+                GrpcFact::Call {
+                    service: Some("ElizaService".into()),
+                    receiver: "eliza".into(),
+                    method: "say".into(),
+                    line: 2
+                },
+            ]
+        );
+        let handler = |method: &str, line| GrpcFact::Handler {
+            service: "OrderService".into(),
+            method: method.into(),
+            line,
+        };
+        assert_eq!(
+            f.grpc,
+            vec![
+                GrpcFact::Server {
+                    service: "OrderService".into(),
+                    impl_type: None,
+                    line: 2
+                },
+                handler("createOrder", 3),
+                handler("getOrder", 4),
+                handler("listOrders", 5),
+                GrpcFact::Server {
+                    service: "PaymentService".into(),
+                    impl_type: Some("PaymentImpl".into()),
+                    line: 8
+                },
+                GrpcFact::Client {
+                    service: "OrderService".into(),
+                    var: Some("client".into()),
+                    line: 9
+                },
+                GrpcFact::Call {
+                    service: Some("OrderService".into()),
+                    receiver: "client".into(),
+                    method: "getOrder".into(),
+                    line: 10
+                },
+                GrpcFact::Client {
+                    service: "InventoryService".into(),
+                    var: Some("stub".into()),
+                    line: 12
+                },
+                GrpcFact::Call {
+                    service: Some("InventoryService".into()),
+                    receiver: "stub".into(),
+                    method: "reserve".into(),
+                    line: 13
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn amqplib_publish_send_to_queue_and_consume() {
+        let src = r#"const ch = await conn.createChannel();
+ch.publish('orders', 'order.created', Buffer.from(x));
+ch.publish(EXCHANGE, '', Buffer.from(x));
+channel.sendToQueue(process.env.QUEUE || 'payments', msg);
+channel.consume('orders', onMessage);
+emitter.publish('not.amqp', x);
+"#;
+        let f = extract("src/bus.js", src);
+        let got: Vec<(EventRole, String, u32)> = f
+            .events
+            .iter()
+            .map(|e| (e.role, e.topic.display(), e.line))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (EventRole::Producer, "order.created".to_string(), 2),
+                // An empty routing key sends to the exchange.
+                (EventRole::Producer, "{EXCHANGE}".to_string(), 3),
+                (EventRole::Producer, "{env QUEUE}".to_string(), 4),
+                (EventRole::Consumer, "orders".to_string(), 5),
+            ]
+        );
+    }
+
+    #[test]
+    fn nest_swagger_ui_is_a_route() {
+        let src = "async function bootstrap() {\n  const app = await NestFactory.create(AppModule);\n  SwaggerModule.setup('api', app, document);\n  other.setup('x', app);\n}\n";
+        let f = extract("src/main.ts", src);
+        assert_eq!(
+            routes(&f),
+            vec![(
+                "GET".into(),
+                "/api".into(),
+                Some("SwaggerModule.setup".into()),
+                3
+            )]
+        );
+    }
+}
