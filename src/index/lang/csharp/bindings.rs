@@ -1,0 +1,291 @@
+//! Pass 1, bindings: which fields, parameters and variables hold a gRPC client, a Kafka
+//! producer or consumer, an `HttpClient` or a route group, so the uses pass can read a call by
+//! its receiver.
+
+use super::*;
+
+impl<'t> Ex<'t, '_, '_> {
+    pub(super) fn bindings(&mut self) {
+        let t = self.t;
+        let n = t.len();
+        for i in 0..n {
+            // `Svc.SvcClient GetClient(…) {` — a method handing out a client.
+            if let Some(name) = t.ident(i)
+                && i > 1
+                && t.is_punct(i + 1, b'(')
+                && let Some(ty) = t.ident(i - 1)
+                && !MODIFIERS.contains(&ty)
+                && !matches!(ty, "new" | "return" | "await" | "void")
+            {
+                let qualifier = (i >= 3 && t.is_punct(i - 2, b'.'))
+                    .then(|| t.ident(i - 3))
+                    .flatten();
+                let (ty, qualifier) = match self.aliases.get(ty) {
+                    Some((q, target)) => (target.clone(), q.clone()),
+                    None => (ty.to_string(), qualifier.map(str::to_string)),
+                };
+                if let Some(svc) = self.grpc_client_type(&ty, qualifier.as_deref()) {
+                    self.bind.entry(name).or_insert(Bind::GrpcFactory(svc));
+                }
+            }
+            // `Type name` declarations (fields, parameters, locals, properties).
+            if let Some(name) = t.ident(i)
+                && i > 0
+                && matches!(t.punct(i + 1), b';' | b'=' | b',' | b')' | b'{')
+                && !t.is(i + 1, "==")
+            {
+                let ty_end = i - 1;
+                let ty = if t.punct(ty_end) == b'>' {
+                    // `IProducer<string, Order> producer`: the name before the `<`.
+                    self.generic_base_before(ty_end)
+                } else {
+                    t.ident(ty_end).filter(|ty| !MODIFIERS.contains(ty))
+                };
+                if let Some(ty) = ty {
+                    // `Outer.OuterClient name`: the qualifier, for generated gRPC clients.
+                    let qualifier = (ty_end >= 2 && t.punct(ty_end - 1) == b'.')
+                        .then(|| t.ident(ty_end - 2))
+                        .flatten();
+                    self.typed(name, ty, qualifier, i);
+                }
+            }
+            match t.ident(i) {
+                Some("new") => self.new_binding(i),
+                Some("AddGrpcClient") if t.punct(i + 1) == b'<' => {
+                    let k = t.skip_angles(i + 1, n);
+                    if let Some(svc) = t.ident(k.saturating_sub(2)).and_then(client_type_service) {
+                        self.client_fact(&svc, None, i);
+                    }
+                }
+                Some("Build") if t.punct(i + 1) == b'(' && i > 0 && t.punct(i - 1) == b'.' => {
+                    // `new ProducerBuilder<…>(config).Build()` is handled at `new`.
+                }
+                Some("CreateClient") if t.punct(i + 1) == b'(' => {
+                    if let Some(c) = t.callee(i + 1)
+                        && let Some(v) = self.assigned_name(c.start)
+                    {
+                        self.bind.insert(v, Bind::Http);
+                    }
+                }
+                Some("MapGrpcService") if t.punct(i + 1) == b'<' => {
+                    // `app.MapGrpcService<BasketService>()`: a registration of the
+                    // implementation; the graph finds its service from the class.
+                    let k = t.skip_angles(i + 1, n);
+                    if let Some(imp) = t.ident(k.saturating_sub(2)) {
+                        let line = self.line(i);
+                        self.facts.grpc.push(GrpcFact::Server {
+                            service: String::new(),
+                            impl_type: Some(imp.to_string()),
+                            line,
+                        });
+                    }
+                }
+                Some("MapGroup") if t.punct(i + 1) == b'(' => {
+                    if let Some(c) = t.callee(i + 1)
+                        && let Some(v) = self.assigned_name(c.start)
+                        && let Some(prefix) = t.str_value(i + 2)
+                    {
+                        let parent = match c.receiver().and_then(|r| self.bind.get(r)) {
+                            Some(Bind::Group(p)) => p.clone(),
+                            _ => String::new(),
+                        };
+                        self.bind
+                            .insert(v, Bind::Group(join_route(&parent, &prefix)));
+                    }
+                }
+                _ => {}
+            }
+        }
+        // A typed field or parameter only refers to a client: its calls resolve through the
+        // binding, and the construction or registration (`new Svc.SvcClient(ch)`,
+        // `AddGrpcClient<Svc.SvcClient>`) is the client fact. A file that only declares one
+        // still says it holds a client, when no construction is in the file.
+        let constructed = self
+            .facts
+            .grpc
+            .iter()
+            .any(|g| matches!(g, GrpcFact::Client { .. }));
+        for (svc, name, at) in std::mem::take(&mut self.typed_clients) {
+            if !constructed && !self.has_client(&svc) && !self.injected(at) {
+                self.client_fact(&svc, Some(name), at);
+            }
+        }
+    }
+
+    /// The last name segment of the generic type whose `>` is at `close`.
+    fn generic_base_before(&self, close: usize) -> Option<&'t str> {
+        let t = self.t;
+        let mut depth = 0usize;
+        let mut k = close;
+        let mut steps = 0;
+        loop {
+            match t.punct(k) {
+                b'>' => depth += 1,
+                b'<' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return t.ident(k.checked_sub(1)?);
+                    }
+                }
+                b';' | b'{' | b'}' | b'(' | b')' | b'=' => return None,
+                _ => {}
+            }
+            steps += 1;
+            if steps > 32 {
+                return None;
+            }
+            k = k.checked_sub(1)?;
+        }
+    }
+
+    fn typed(&mut self, name: &'t str, ty: &str, qualifier: Option<&str>, at: usize) {
+        // `using GrpcBasketClient = eShop.Basket.API.Grpc.Basket.BasketClient;`
+        let (ty, qualifier) = match self.aliases.get(ty) {
+            Some((q, target)) => (target.clone(), q.clone()),
+            None => (ty.to_string(), qualifier.map(str::to_string)),
+        };
+        let bind = match ty.as_str() {
+            "HttpClient" => Bind::Http,
+            "IProducer" => Bind::Producer,
+            "IConsumer" => Bind::Consumer,
+            _ => match self.grpc_client_type(&ty, qualifier.as_deref()) {
+                Some(svc) => {
+                    // A typed field and the constructor parameter it is set from are one
+                    // client: one fact per service, and only when the file constructs none
+                    // (the construction is the better evidence).
+                    self.typed_clients.push((svc.clone(), name, at));
+                    Bind::Grpc(svc)
+                }
+                None => return,
+            },
+        };
+        self.bind.entry(name).or_insert(bind);
+    }
+
+    /// True when the declaration at `at` is a constructor parameter (dependency injection:
+    /// the container builds the client, elsewhere).
+    fn injected(&self, at: usize) -> bool {
+        let t = self.t;
+        let mut k = at;
+        let mut steps = 0;
+        while k > 0 && steps < 64 {
+            k -= 1;
+            steps += 1;
+            match t.punct(k) {
+                b'(' => {
+                    return t
+                        .ident(k.saturating_sub(1))
+                        .is_some_and(|n| n.starts_with(|c: char| c.is_ascii_uppercase()));
+                }
+                b';' | b'{' | b'}' | b')' => return false,
+                _ => {}
+            }
+        }
+        false
+    }
+
+    /// `using Alias = A.B.Svc.SvcClient;` directives, before any declaration uses them.
+    pub(super) fn aliases(&mut self) {
+        let t = self.t;
+        for i in 0..t.len() {
+            if !(t.kw(i, "using") && t.ident(i + 1).is_some() && t.is_punct(i + 2, b'=')) {
+                continue;
+            }
+            let mut segs: Vec<&str> = Vec::new();
+            let mut k = i + 3;
+            while let Some(id) = t.ident(k) {
+                segs.push(id);
+                if t.is_punct(k + 1, b'.') {
+                    k += 2;
+                } else {
+                    break;
+                }
+            }
+            if let Some(&last) = segs.last() {
+                let q = segs.len().checked_sub(2).map(|j| segs[j].to_string());
+                self.aliases
+                    .insert(t.text(i + 1).to_string(), (q, last.to_string()));
+            }
+        }
+    }
+
+    fn has_client(&self, service: &str) -> bool {
+        self.facts
+            .grpc
+            .iter()
+            .any(|g| matches!(g, GrpcFact::Client { service: s, .. } if s == service))
+    }
+
+    /// The service of a client type when it is a generated gRPC client: qualified by its
+    /// service (`OrderService.OrderServiceClient`), named `…ServiceClient`, or in a file that
+    /// uses `Grpc.*` / `*.Protos`.
+    pub(super) fn grpc_client_type(&self, ty: &str, qualifier: Option<&str>) -> Option<String> {
+        let svc = client_type_service(ty)?;
+        (qualifier == Some(svc.as_str()) || svc.ends_with("Service") || self.grpc_hint)
+            .then_some(svc)
+    }
+
+    fn client_fact(&mut self, service: &str, var: Option<&str>, at: usize) {
+        if let Some(v) = var
+            && !self.client_vars.insert(v.to_string())
+        {
+            return;
+        }
+        let line = self.line(at);
+        self.facts.grpc.push(GrpcFact::Client {
+            service: service.to_string(),
+            var: var.map(str::to_string),
+            line,
+        });
+    }
+
+    /// `new Svc.SvcClient(channel)`, `new ProducerBuilder<…>(…)`, `new HttpClient(…)`.
+    fn new_binding(&mut self, i: usize) {
+        let t = self.t;
+        let mut k = i + 1;
+        let mut last = None;
+        let mut qualifier = None;
+        while let Some(id) = t.ident(k) {
+            qualifier = last;
+            last = Some(id);
+            if t.punct(k + 1) == b'.' {
+                k += 2;
+            } else {
+                k += 1;
+                break;
+            }
+        }
+        let Some(last) = last else {
+            return;
+        };
+        let var = self.assigned_name(i);
+        match last {
+            "ProducerBuilder" => {
+                if let Some(v) = var {
+                    self.bind.insert(v, Bind::Producer);
+                }
+            }
+            "ConsumerBuilder" => {
+                if let Some(v) = var {
+                    self.bind.insert(v, Bind::Consumer);
+                }
+            }
+            "HttpClient" => {
+                if let Some(v) = var {
+                    self.bind.insert(v, Bind::Http);
+                }
+            }
+            _ => {
+                if t.punct(k) != b'(' {
+                    return;
+                }
+                if let Some(svc) = self.grpc_client_type(last, qualifier) {
+                    self.client_fact(&svc, var, i);
+                    if let Some(v) = var {
+                        self.bind.insert(v, Bind::Grpc(svc));
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,1369 @@
+//! C# extractor: namespaces (block and file-scoped), `using` directives, types (class, record,
+//! struct, interface, enum, delegate) and their members, constants, gRPC (Grpc.Core /
+//! Grpc.Net: `: Svc.SvcBase` servers, `Svc.SvcClient` clients and their calls), Kafka
+//! (Confluent.Kafka producers and consumers), ASP.NET routes (attribute routing and minimal
+//! APIs) and `HttpClient` calls.
+//!
+//! The file is lexed once and tokenized; three linear passes follow: bindings (which fields,
+//! parameters and variables hold a gRPC client, a Kafka producer or consumer, an `HttpClient`,
+//! a route group), declarations (regions on an explicit stack, so nesting never recurses) and
+//! uses (calls).
+//!
+//! The files: this one holds the entry point, the shared state ([`Ex`]) and its token helpers;
+//! `bindings.rs`, `declarations.rs` and `uses.rs` are the three passes; `events.rs` reads typed
+//! event buses (MassTransit, eShop-style `IEventBus`), used by the bindings and uses passes.
+//! The tests stay here: each reads a whole file through [`extract`].
+
+mod bindings;
+mod declarations;
+mod events;
+mod uses;
+
+use std::collections::{HashMap, HashSet};
+
+use super::bind::{Assignments, StmtStyle};
+use super::common::{http_path_of, looks_like_http_path, looks_like_topic};
+use super::common::{join_route, looks_like_url};
+use super::tokens::{Chain, Rules, TokKind, Tokens};
+use super::value::{ExprRules, eval};
+use crate::index::facts::{
+    Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, SymbolKind, Value,
+};
+use crate::index::lex::{Syntax, lex};
+
+/// Extracts the facts of one C# file.
+pub fn extract(path: &str, text: &str) -> FileFacts {
+    if is_razor(path) {
+        return razor_usings(text);
+    }
+    let lx = lex(Syntax::CSHARP, text);
+    let toks = Tokens::new(&lx, &Rules::CSHARP);
+    let asg = Assignments::scan(&toks, &StmtStyle::SEMICOLON);
+    let mut ex = Ex {
+        t: &toks,
+        asg: &asg,
+        facts: FileFacts::default(),
+        aliases: HashMap::new(),
+        typed_clients: Vec::new(),
+        bind: HashMap::new(),
+        consts: HashSet::new(),
+        client_vars: HashSet::new(),
+        grpc_hint: (0..toks.len()).any(|i| {
+            matches!(
+                toks.ident(i),
+                Some("Grpc" | "GrpcChannel" | "Protos" | "CallInvoker")
+            )
+        }),
+    };
+    ex.aliases();
+    ex.bindings();
+    ex.declarations();
+    ex.uses();
+    let mut facts = ex.facts;
+    asg.export(&toks, &ExprRules::CSHARP, &mut facts);
+    crate::order::sort_by_key(&mut facts.symbols, |s| s.line);
+    crate::order::sort_by_key(&mut facts.bindings, |c| c.line);
+    crate::order::sort_by_key(&mut facts.grpc, |g| match g {
+        GrpcFact::Server { line, .. }
+        | GrpcFact::Handler { line, .. }
+        | GrpcFact::Client { line, .. }
+        | GrpcFact::Call { line, .. } => *line,
+    });
+    crate::order::sort_by_key(&mut facts.events, |e| e.line);
+    crate::order::sort_by_key(&mut facts.http, |h| match h {
+        HttpFact::Route { line, .. } | HttpFact::Call { line, .. } => *line,
+    });
+    facts
+}
+
+/// What a field, parameter or variable is known to hold.
+#[derive(Debug, Clone, PartialEq)]
+enum Bind {
+    Grpc(String),
+    Producer,
+    Consumer,
+    Http,
+    /// A minimal-API route group (`app.MapGroup("/v1")`) with its prefix.
+    Group(String),
+    /// A method that returns a gRPC client of the service (`Basket.BasketClient
+    /// GetBasketClient()`): `GetBasketClient().GetBasketAsync(…)` calls the service.
+    GrpcFactory(String),
+}
+
+/// Modifiers that may precede a type or member declaration.
+const MODIFIERS: [&str; 24] = [
+    "public",
+    "private",
+    "protected",
+    "internal",
+    "static",
+    "sealed",
+    "abstract",
+    "partial",
+    "readonly",
+    "unsafe",
+    "new",
+    "file",
+    "virtual",
+    "override",
+    "extern",
+    "async",
+    "const",
+    "volatile",
+    "required",
+    "event",
+    "fixed",
+    "implicit",
+    "explicit",
+    "scoped",
+];
+
+/// `HttpClient` methods that take a URL first, with the HTTP method they send.
+const HTTP_METHODS: [(&str, &str); 14] = [
+    ("GetAsync", "GET"),
+    ("GetStringAsync", "GET"),
+    ("GetStreamAsync", "GET"),
+    ("GetByteArrayAsync", "GET"),
+    ("GetFromJsonAsync", "GET"),
+    ("PostAsync", "POST"),
+    ("PostAsJsonAsync", "POST"),
+    ("PutAsync", "PUT"),
+    ("PutAsJsonAsync", "PUT"),
+    ("PatchAsync", "PATCH"),
+    ("PatchAsJsonAsync", "PATCH"),
+    ("DeleteAsync", "DELETE"),
+    ("DeleteFromJsonAsync", "DELETE"),
+    ("SendAsync", ""),
+];
+
+/// Methods of a gRPC client that are not RPCs.
+const CLIENT_PLUMBING: [&str; 4] = ["Dispose", "ToString", "Equals", "GetHashCode"];
+
+fn is_type_keyword(s: &str) -> bool {
+    matches!(
+        s,
+        "class" | "struct" | "interface" | "enum" | "record" | "delegate"
+    )
+}
+
+/// The service of a generated client type (`OrderServiceClient` → `OrderService`), unless it is
+/// a well-known non-gRPC client.
+fn client_type_service(ty: &str) -> Option<String> {
+    if matches!(
+        ty,
+        "HttpClient"
+            | "WebClient"
+            | "TcpClient"
+            | "UdpClient"
+            | "SmtpClient"
+            | "MongoClient"
+            | "CosmosClient"
+            | "BlobServiceClient"
+            | "ServiceBusClient"
+            | "SecretClient"
+            | "GraphServiceClient"
+            | "ElasticClient"
+            | "ElasticsearchClient"
+            | "RestClient"
+            | "RedisClient"
+            | "AmazonS3Client"
+            | "AmazonSQSClient"
+            | "AmazonDynamoDBClient"
+            | "TableClient"
+            | "QueueClient"
+    ) {
+        return None;
+    }
+    let stem = ty.strip_suffix("Client")?;
+    (stem.len() > 1 && stem.starts_with(|c: char| c.is_ascii_uppercase())).then(|| stem.to_string())
+}
+
+fn strip_async(method: &str) -> &str {
+    match method.strip_suffix("Async") {
+        Some(m) if !m.is_empty() => m,
+        _ => method,
+    }
+}
+
+/// A declaration region still to scan.
+struct Region {
+    a: usize,
+    b: usize,
+    container: Option<String>,
+    class: Option<ClassCtx>,
+}
+
+/// What a type body's members need to know about the type.
+struct ClassCtx {
+    name: String,
+    /// `[Route("api/[controller]")]` with `[controller]` replaced, for controllers.
+    route_prefix: Option<String>,
+    /// The type is an MVC/API controller (`[ApiController]`, `…Controller`, `[Route]`).
+    controller: bool,
+    /// The type is an interface (Refit clients declare their calls on one).
+    interface: bool,
+}
+
+/// One attribute: its name (last segment, without `Attribute`) and the index of its `(`.
+struct Attr<'t> {
+    name: &'t str,
+    open: Option<usize>,
+}
+
+struct Ex<'t, 'l, 'a> {
+    t: &'t Tokens<'l, 'a>,
+    /// Every `name = value` of the file, for what a name holds at a call.
+    asg: &'t Assignments,
+    facts: FileFacts,
+    /// `using Alias = A.B.Svc.SvcClient;`: alias → (qualifier, type).
+    aliases: HashMap<String, (Option<String>, String)>,
+    /// Typed declarations of gRPC clients (fields, parameters), for a client fact when the
+    /// file constructs none: (service, name, token).
+    typed_clients: Vec<(String, &'t str, usize)>,
+    bind: HashMap<&'t str, Bind>,
+    /// Names of constants declared in this file (bare member names).
+    consts: HashSet<String>,
+    client_vars: HashSet<String>,
+    /// The file uses gRPC (`Grpc.Core`, `Grpc.Net.Client`, `GrpcChannel`, a `*.Protos`
+    /// namespace).
+    grpc_hint: bool,
+}
+
+impl<'t> Ex<'t, '_, '_> {
+    fn line(&self, i: usize) -> u32 {
+        self.t.line(i)
+    }
+
+    fn close_line(&self, open: usize) -> u32 {
+        match self.t.close(open) {
+            Some(c) => self.line(c),
+            None => self.t.lx.line_count(),
+        }
+    }
+
+    /// True when the string token at `i` is an interpolated string with holes.
+    fn interpolated(&self, i: usize) -> bool {
+        let t = self.t;
+        t.text(i).contains('$') && t.str_lit(i).is_some_and(|s| s.raw.contains('{'))
+    }
+
+    /// Past the statement starting at `from`: its `;`, or a block that ends it.
+    fn stmt_next(&self, from: usize, b: usize) -> usize {
+        let t = self.t;
+        let mut j = from;
+        while j < b {
+            match t.punct(j) {
+                b';' => return j + 1,
+                b'}' | b')' | b']' => return j + 1,
+                b'{' => {
+                    let after = t.skip_group(j);
+                    return if t.punct(after) == b';' {
+                        after + 1
+                    } else {
+                        after
+                    };
+                }
+                b'(' | b'[' => j = t.skip_group(j),
+                _ => j += 1,
+            }
+        }
+        b.max(from + 1)
+    }
+
+    /// Past every token on the line of token `i` (preprocessor directives).
+    fn skip_line(&self, i: usize, b: usize) -> usize {
+        let line = self.line(i);
+        let mut j = i;
+        while j < b && self.line(j) == line {
+            j += 1;
+        }
+        j
+    }
+
+    /// Attribute lists starting at `i` (`[A, B("x")] [C]`), with the first one's line.
+    fn attributes(&self, mut i: usize, b: usize) -> (usize, Option<u32>, Vec<Attr<'t>>) {
+        let t = self.t;
+        let mut first = None;
+        let mut out = Vec::new();
+        while i < b && t.punct(i) == b'[' {
+            // `[assembly: X]`, `[return: X]` targets are skipped with the list.
+            let close = t.close(i).unwrap_or(b);
+            first.get_or_insert(self.line(i));
+            let mut a = i + 1;
+            if t.ident(a).is_some() && t.punct(a + 1) == b':' {
+                a += 2;
+            }
+            for (x, e) in t.args_between(a, close) {
+                let mut k = x;
+                let mut name = None;
+                while k < e {
+                    if let Some(id) = t.ident(k) {
+                        name = Some(id);
+                    } else if t.punct(k) != b'.' && !t.is(k, "::") {
+                        break;
+                    }
+                    k += 1;
+                }
+                if let Some(n) = name {
+                    let n = n
+                        .strip_suffix("Attribute")
+                        .filter(|s| !s.is_empty())
+                        .unwrap_or(n);
+                    let open = (t.punct(k) == b'(').then_some(k);
+                    out.push(Attr { name: n, open });
+                }
+            }
+            i = close + 1;
+        }
+        (i, first, out)
+    }
+
+    fn push_constant(&mut self, name: String, value: String, line: u32) {
+        if let Some(bare) = name.rsplit('.').next() {
+            self.consts.insert(bare.to_string());
+        }
+        self.facts.bindings.push(Binding {
+            name,
+            value: Value::lit(value),
+            line,
+        });
+    }
+
+    /// The variable or field an expression starting at `start` is assigned to (`var x = …`,
+    /// `_x = …`, `Type x = …`, `this._x = …`).
+    fn assigned_name(&self, start: usize) -> Option<&'t str> {
+        let t = self.t;
+        let mut k = start.checked_sub(1)?;
+        if t.is(k, "await") {
+            k = k.checked_sub(1)?;
+        }
+        if t.punct(k) != b'=' {
+            return None;
+        }
+        t.ident(k.checked_sub(1)?)
+    }
+
+    /// `Environment.GetEnvironmentVariable("X")` at `a`, with a `?? "default"` after it.
+    fn env_lookup(&self, a: usize, e: usize) -> Option<Value> {
+        let t = self.t;
+        let k = if t.is(a, "Environment") && t.punct(a + 1) == b'.' {
+            a + 2
+        } else if t.is(a, "System") && t.is(a + 2, "Environment") {
+            a + 4
+        } else {
+            return None;
+        };
+        if !(t.is(k, "GetEnvironmentVariable") && t.punct(k + 1) == b'(') {
+            return None;
+        }
+        let var = t.str_value(k + 2)?.into_owned();
+        let after = t.skip_group(k + 1);
+        let default = (t.is(after, "??") && after + 1 < e.max(after + 2))
+            .then(|| t.str_lit(after + 1))
+            .flatten()
+            .filter(|_| !self.interpolated(after + 1))
+            .map(|s| s.value().into_owned());
+        Some(Value::env(var, default))
+    }
+
+    /// A topic expression in `a..e` as the shared evaluator reads it (`new TopicPartition(x,
+    /// …)` is its first argument); a lone literal must look like a topic.
+    fn topic_expr(&self, a: usize, e: usize) -> Option<Value> {
+        let t = self.t;
+        // A named argument (`topic: "x"`) is read by its value.
+        let a = if t.ident(a).is_some() && t.punct(a + 1) == b':' {
+            a + 2
+        } else {
+            a
+        };
+        if a >= e {
+            return None;
+        }
+        if t.is(a, "new") && t.is(a + 1, "TopicPartition") && t.punct(a + 2) == b'(' {
+            let (x, y) = *t.args(a + 2).first()?;
+            return self.topic_expr(x, y);
+        }
+        let v = eval(t, (a, e), &ExprRules::CSHARP, self.asg);
+        match v.as_lit() {
+            Some(lit) => looks_like_topic(lit).then_some(v),
+            None => Some(v),
+        }
+    }
+
+    /// The URL expression in `a..e` as the shared evaluator reads it; unless `sure`, it
+    /// must read like a URL (a `GetAsync` on a cache is not a request).
+    fn url_in(&self, a: usize, e: usize, sure: bool) -> Option<Value> {
+        if a >= e {
+            return None;
+        }
+        let v = eval(self.t, (a, e), &ExprRules::CSHARP, self.asg);
+        (sure || looks_like_url(&v)).then_some(v)
+    }
+
+    /// The gRPC service whose client the call or construction ending just before token
+    /// `start` (a `.`) returns: a method bound as a client factory, or `new Svc.SvcClient(…)`.
+    fn client_of_call_before(&self, start: usize) -> Option<String> {
+        let t = self.t;
+        let dot = start.checked_sub(1)?;
+        if !(t.is_punct(dot, b'.') || t.is(dot, "?.")) {
+            return None;
+        }
+        let close = dot.checked_sub(1)?;
+        let open = t.open_of(close)?;
+        if !t.is_punct(open, b'(') {
+            return None;
+        }
+        let c = t.callee(open)?;
+        if let Some(Bind::GrpcFactory(svc)) = self.bind.get(c.last()) {
+            return Some(svc.clone());
+        }
+        if c.start > 0 && t.kw(c.start - 1, "new") {
+            let q = (c.len >= 2).then(|| c.segs[c.len - 2]);
+            return self.grpc_client_type(c.last(), q);
+        }
+        None
+    }
+}
+
+/// A Razor page or component (`.razor`, `.cshtml`): markup with C# in it.
+fn is_razor(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    lower.ends_with(".razor") || lower.ends_with(".cshtml")
+}
+
+/// The facts of a Razor file: its `@using N` directives (one per line, as in `_Imports.razor`)
+/// import namespaces like `using N;`; the markup itself declares nothing the index keeps.
+fn razor_usings(text: &str) -> FileFacts {
+    let mut facts = FileFacts::default();
+    for (k, line) in text.lines().enumerate() {
+        let line = line.trim_start_matches('\u{feff}').trim();
+        let Some(rest) = line.strip_prefix("@using") else {
+            continue;
+        };
+        if !rest.starts_with([' ', '\t']) {
+            continue;
+        }
+        let rest = rest.trim().trim_end_matches(';').trim();
+        let rest = rest.strip_prefix("static ").map_or(rest, str::trim);
+        let (alias, module) = match rest.split_once('=') {
+            Some((a, m)) => (Some(a.trim().to_string()), m.trim()),
+            None => (None, rest),
+        };
+        let valid = !module.is_empty()
+            && module
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '.');
+        if valid {
+            facts.imports.push(Import {
+                module: module.to_string(),
+                names: Vec::new(),
+                alias,
+                line: u32::try_from(k + 1).unwrap_or(u32::MAX),
+                reexport: false,
+            });
+        }
+    }
+    facts
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn razor_using_directives_are_imports() {
+        let src = "\u{feff}@using System.Net.Http\n@using eShop.WebAppComponents.Catalog;\n@using Q = A.B\n@usingX\n<p>@using Not.This</p>\n@code { int n; }\n";
+        let f = super::extract("src/App/Components/_Imports.razor", src);
+        let got: Vec<(&str, u32)> = f
+            .imports
+            .iter()
+            .map(|i| (i.module.as_str(), i.line))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("System.Net.Http", 1),
+                ("eShop.WebAppComponents.Catalog", 2),
+                ("A.B", 3)
+            ]
+        );
+        assert!(f.symbols.is_empty());
+    }
+
+    use super::*;
+
+    fn sym<'f>(f: &'f FileFacts, name: &str) -> &'f crate::index::facts::Symbol {
+        f.symbols
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| panic!("no symbol {name} in {:#?}", f.symbols))
+    }
+
+    fn constant<'f>(f: &'f FileFacts, name: &str) -> Option<&'f str> {
+        f.bindings
+            .iter()
+            .find(|c| c.name == name)
+            .map(|c| c.value.as_lit().unwrap_or("?"))
+    }
+
+    fn lit(s: &str) -> Value {
+        Value::lit(s.to_string())
+    }
+
+    fn route(method: &str, path: &str, handler: Option<&str>, line: u32) -> HttpFact {
+        HttpFact::Route {
+            method: method.into(),
+            path: path.into(),
+            handler: handler.map(str::to_string),
+            line,
+        }
+    }
+
+    /// The calls of a file as (method, URL as the evaluator read it, line).
+    fn calls(f: &FileFacts) -> Vec<(String, String, u32)> {
+        f.http
+            .iter()
+            .filter_map(|h| match h {
+                HttpFact::Call { method, url, line } => {
+                    Some((method.clone().unwrap_or_default(), url.display(), *line))
+                }
+                HttpFact::Route { .. } => None,
+            })
+            .collect()
+    }
+
+    fn call(method: &str, url: &str, line: u32) -> (String, String, u32) {
+        (method.to_string(), url.to_string(), line)
+    }
+
+    #[allow(dead_code)]
+    fn http_call(method: &str, path: &str, line: u32) -> HttpFact {
+        HttpFact::Call {
+            method: Some(method.into()),
+            url: Value::lit(path),
+            line,
+        }
+    }
+
+    const SERVICE: &str = r#"global using System.Text;
+using System;
+using static System.Math;
+using Json = System.Text.Json.JsonSerializer;
+
+namespace Acme.Orders
+{
+    /// <summary>Order gRPC service.</summary>
+    [Authorize]
+    [Obsolete("x")]
+    public sealed class OrderServiceImpl : OrderService.OrderServiceBase, IDisposable
+    {
+        public const string OrderCreated = "orders.created";
+        private static readonly string PaidTopic =
+            Environment.GetEnvironmentVariable("PAID_TOPIC") ?? "orders.paid";
+        internal const int Retries = 3;
+        private readonly IProducer<string, string> _producer;
+        private readonly Inventory.InventoryClient _inventory;
+        private readonly HttpClient _http;
+
+        public OrderServiceImpl(IProducer<string, string> producer, Inventory.InventoryClient inventory, HttpClient http)
+        {
+            _producer = producer;
+            _inventory = inventory;
+            _http = http;
+        }
+
+        /// <summary>Creates an order.</summary>
+        public override async Task<CreateOrderReply> CreateOrder(
+            CreateOrderRequest request,
+            ServerCallContext context)
+        {
+            await _inventory.ReserveAsync(new ReserveRequest());
+            await _producer.ProduceAsync(OrderCreated, new Message<string, string>());
+            _producer.Produce(PaidTopic, msg);
+            var items = await _http.GetFromJsonAsync<List<Item>>($"{_baseUrl}/api/items/{request.Id}");
+            await _http.PostAsJsonAsync("/api/audit", request);
+            _inventory.Dispose();
+            return new CreateOrderReply();
+        }
+
+        public int Count { get; set; } = 3;
+        public string Name => "x";
+        public T Get<T>(int id) where T : class => default;
+
+        public enum Status { Pending, Paid = 2 }
+
+        private class Nested
+        {
+            void Inner() { }
+        }
+
+        public void Dispose() { }
+    }
+
+    public record OrderDto(string Id, decimal Total);
+    public record struct Point(int X, int Y);
+    public delegate void OrderHandler(Order o);
+    public interface IOrderRepo<T> where T : class
+    {
+        Task<T> FindAsync(string id);
+    }
+}
+"#;
+
+    #[test]
+    fn declarations_namespaces_and_usings() {
+        let f = extract("Orders/OrderServiceImpl.cs", SERVICE);
+        assert_eq!(f.package.as_deref(), Some("Acme.Orders"));
+        let ns = sym(&f, "Acme.Orders");
+        assert_eq!((ns.kind, ns.line, ns.end_line), (SymbolKind::Module, 6, 63));
+        let c = sym(&f, "OrderServiceImpl");
+        assert_eq!(c.kind, SymbolKind::Class);
+        assert_eq!((c.line, c.end_line, c.doc_line), (11, 54, Some(8)));
+        assert_eq!(c.container.as_deref(), Some("Acme.Orders"));
+        let ctor = f
+            .symbols
+            .iter()
+            .find(|s| s.kind == SymbolKind::Constructor)
+            .expect("constructor");
+        assert_eq!((ctor.line, ctor.end_line), (21, 26));
+        let m = sym(&f, "CreateOrder");
+        assert_eq!(
+            (m.kind, m.line, m.end_line, m.doc_line),
+            (SymbolKind::Method, 29, 40, Some(28))
+        );
+        assert_eq!(m.container.as_deref(), Some("OrderServiceImpl"));
+        assert_eq!(sym(&f, "Get").line, 44);
+        assert_eq!(sym(&f, "Status").kind, SymbolKind::Enum);
+        assert_eq!(sym(&f, "Paid").container.as_deref(), Some("Status"));
+        assert_eq!(
+            sym(&f, "Nested").container.as_deref(),
+            Some("OrderServiceImpl")
+        );
+        assert_eq!(sym(&f, "Inner").container.as_deref(), Some("Nested"));
+        assert_eq!(sym(&f, "OrderDto").kind, SymbolKind::Class);
+        assert_eq!(sym(&f, "Point").kind, SymbolKind::Struct);
+        assert_eq!(sym(&f, "OrderHandler").kind, SymbolKind::TypeAlias);
+        let repo = sym(&f, "IOrderRepo");
+        assert_eq!((repo.kind, repo.end_line), (SymbolKind::Interface, 62));
+        assert_eq!(
+            sym(&f, "FindAsync").container.as_deref(),
+            Some("IOrderRepo")
+        );
+        // Properties and fields are field declarations; constants are constants.
+        assert!(
+            f.symbols
+                .iter()
+                .filter(|s| s.name == "Count" || s.name == "Name")
+                .all(|s| s.kind == SymbolKind::Field)
+        );
+        assert!(f.symbols.iter().any(|s| s.name == "Count"));
+        assert_eq!(sym(&f, "Retries").kind, SymbolKind::Constant);
+        assert_eq!(
+            constant(&f, "OrderServiceImpl.OrderCreated"),
+            Some("orders.created")
+        );
+        assert_eq!(
+            constant(&f, "OrderServiceImpl.PaidTopic"),
+            Some("orders.paid")
+        );
+        // A numeric constant is a binding too (names elsewhere may resolve against it).
+        assert_eq!(constant(&f, "OrderServiceImpl.Retries"), Some("3"));
+        let imports: Vec<(&str, Option<&str>, u32)> = f
+            .imports
+            .iter()
+            .map(|i| (i.module.as_str(), i.alias.as_deref(), i.line))
+            .collect();
+        assert_eq!(
+            imports,
+            vec![
+                ("System.Text", None, 1),
+                ("System", None, 2),
+                ("System.Math", None, 3),
+                ("System.Text.Json.JsonSerializer", Some("Json"), 4),
+            ]
+        );
+    }
+
+    #[test]
+    fn grpc_kafka_and_http_in_a_service() {
+        let f = extract("Orders/OrderServiceImpl.cs", SERVICE);
+        assert_eq!(
+            f.grpc,
+            vec![
+                GrpcFact::Server {
+                    service: "OrderService".into(),
+                    impl_type: Some("OrderServiceImpl".into()),
+                    line: 11
+                },
+                GrpcFact::Client {
+                    service: "Inventory".into(),
+                    var: Some("_inventory".into()),
+                    line: 18
+                },
+                GrpcFact::Call {
+                    service: Some("Inventory".into()),
+                    receiver: "_inventory".into(),
+                    method: "Reserve".into(),
+                    line: 33
+                },
+            ]
+        );
+        let events: Vec<(EventRole, Value, u32)> = f
+            .events
+            .iter()
+            .map(|e| (e.role, e.topic.clone(), e.line))
+            .collect();
+        assert_eq!(
+            events,
+            vec![
+                (EventRole::Producer, Value::reference("OrderCreated"), 34),
+                (EventRole::Producer, Value::reference("PaidTopic"), 35),
+            ]
+        );
+        assert!(f.events.iter().all(|e| e.via == "Confluent.Kafka"));
+        assert_eq!(
+            calls(&f),
+            vec![
+                // The base field stays a name for the graph; the id is a run-time part.
+                call("GET", "{_baseUrl}/api/items/{request.Id}", 36),
+                call("POST", "/api/audit", 37),
+            ]
+        );
+    }
+
+    #[test]
+    fn controllers_and_minimal_apis() {
+        let src = r#"namespace Acme.Web;
+
+[ApiController]
+[Route("api/[controller]")]
+public class OrdersController : ControllerBase
+{
+    [HttpGet("{id}")]
+    public IActionResult Get(string id) => Ok();
+
+    [HttpPost]
+    public async Task<IActionResult> Create([FromBody] OrderDto dto)
+    {
+        var channel = GrpcChannel.ForAddress("http://orders:5000");
+        var client = new OrderService.OrderServiceClient(channel);
+        var reply = await client.CreateOrderAsync(new CreateOrderRequest());
+        return Ok(reply);
+    }
+
+    [Route("search")]
+    [HttpGet]
+    public IActionResult Search() => Ok();
+
+    [HttpDelete("/admin/orders/{id}", Name = "Del")]
+    public IActionResult Delete(string id) => Ok();
+
+    private void NotAnAction() { }
+}
+
+public class Startup
+{
+    public void Configure(WebApplication app)
+    {
+        app.MapGet("/health", () => "ok");
+        var v1 = app.MapGroup("/v1");
+        var admin = v1.MapGroup("admin");
+        v1.MapPost("/orders", Handlers.CreateOrder);
+        admin.MapDelete("/cache", ClearCache);
+        app.MapGrpcService<OrderServiceImpl>();
+    }
+}
+"#;
+        let f = extract("Web/OrdersController.cs", src);
+        assert_eq!(f.package.as_deref(), Some("Acme.Web"));
+        assert_eq!(sym(&f, "Acme.Web").end_line, 40);
+        assert_eq!(
+            sym(&f, "OrdersController").container.as_deref(),
+            Some("Acme.Web")
+        );
+        assert_eq!(
+            f.http,
+            vec![
+                route("GET", "/api/orders/{id}", Some("Get"), 7),
+                route("POST", "/api/orders", Some("Create"), 10),
+                route("GET", "/api/orders/search", Some("Search"), 19),
+                route("DELETE", "/admin/orders/{id}", Some("Delete"), 23),
+                route("GET", "/health", None, 33),
+                route("POST", "/v1/orders", Some("CreateOrder"), 36),
+                route("DELETE", "/v1/admin/cache", Some("ClearCache"), 37),
+            ]
+        );
+        assert_eq!(
+            f.grpc,
+            vec![
+                GrpcFact::Client {
+                    service: "OrderService".into(),
+                    var: Some("client".into()),
+                    line: 14
+                },
+                GrpcFact::Call {
+                    service: Some("OrderService".into()),
+                    receiver: "client".into(),
+                    method: "CreateOrder".into(),
+                    line: 15
+                },
+                // `app.MapGrpcService<OrderServiceImpl>()`: the graph finds the service from
+                // the class.
+                GrpcFact::Server {
+                    service: String::new(),
+                    impl_type: Some("OrderServiceImpl".into()),
+                    line: 38
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn kafka_consumers_producers_and_env_topics() {
+        let src = r#"using Confluent.Kafka;
+namespace Acme.Ship
+{
+    public static class Topics
+    {
+        public const string Dispatched = "shipments.dispatched";
+        public static readonly string Returned = Environment.GetEnvironmentVariable("RET") ?? "shipments.returned";
+    }
+
+    public class Worker
+    {
+        private readonly IConsumer<string, string> _consumer;
+        public void Run(IConfiguration config)
+        {
+            _consumer.Subscribe(Topics.Dispatched);
+            using var c2 = new ConsumerBuilder<string, string>(cfg).Build();
+            c2.Subscribe(new[] { "orders.created", Topics.Returned });
+            c2.Subscribe(new List<string> { "a.b" });
+            var topic = Environment.GetEnvironmentVariable("SHIP_TOPIC") ?? "shipments";
+            var p = new ProducerBuilder<Null, string>(cfg).Build();
+            p.Produce(Environment.GetEnvironmentVariable("OUT_TOPIC") ?? "out.events", msg);
+            p.ProduceAsync(new TopicPartition("partitioned", new Partition(0)), msg);
+            p.ProduceAsync(topic, msg);
+            p.ProduceAsync(topic: "named.arg", message: msg);
+            other.Subscribe("not.kafka");
+        }
+    }
+}
+"#;
+        let f = extract("Worker.cs", src);
+        assert_eq!(
+            constant(&f, "Topics.Dispatched"),
+            Some("shipments.dispatched")
+        );
+        assert_eq!(constant(&f, "Topics.Returned"), Some("shipments.returned"));
+        let events: Vec<(EventRole, Value, u32)> = f
+            .events
+            .iter()
+            .map(|e| (e.role, e.topic.clone(), e.line))
+            .collect();
+        assert_eq!(
+            events,
+            vec![
+                (
+                    EventRole::Consumer,
+                    Value::reference("Topics.Dispatched"),
+                    15
+                ),
+                (EventRole::Consumer, lit("orders.created"), 17),
+                (EventRole::Consumer, Value::reference("Topics.Returned"), 17),
+                (EventRole::Consumer, lit("a.b"), 18),
+                (
+                    EventRole::Producer,
+                    Value::env("OUT_TOPIC", Some("out.events".into())),
+                    21
+                ),
+                (EventRole::Producer, lit("partitioned"), 22),
+                // A local holding an env lookup with a default is read through the tracker.
+                (
+                    EventRole::Producer,
+                    Value::env("SHIP_TOPIC", Some("shipments".into())),
+                    23
+                ),
+                (EventRole::Producer, lit("named.arg"), 24),
+            ]
+        );
+    }
+
+    #[test]
+    fn only_generated_grpc_clients_are_clients() {
+        let plain = "class A {\n  private readonly FooClient _foo;\n  void M() { var r = new RedisClient(cfg); _foo.Get(req); }\n}\n";
+        assert!(extract("A.cs", plain).grpc.is_empty());
+        let with_grpc = format!("using Grpc.Net.Client;\n{plain}");
+        assert_eq!(
+            extract("A.cs", &with_grpc).grpc,
+            vec![
+                GrpcFact::Client {
+                    service: "Foo".into(),
+                    var: Some("_foo".into()),
+                    line: 3
+                },
+                GrpcFact::Call {
+                    service: Some("Foo".into()),
+                    receiver: "_foo".into(),
+                    method: "Get".into(),
+                    line: 4
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn http_calls_and_request_messages() {
+        let src = r#"class C {
+    async Task Run(HttpClient http) {
+        await http.GetAsync("http://inventory:8080/stock/" + sku);
+        await http.GetStringAsync($"{baseUrl}/orders/{id}/items");
+        await http.PutAsJsonAsync(@"/api/carts/1", cart);
+        await http.DeleteAsync($"{_base}{path}");
+        var req = new HttpRequestMessage(HttpMethod.Post, "/api/payments");
+        await http.SendAsync(req);
+        await cache.GetAsync("user:1");
+    }
+}
+
+public interface IUsersApi
+{
+    [Get("/users/{id}")]
+    Task<User> GetUser(string id);
+
+    [Post("/users")]
+    Task Create([Body] User user);
+}
+"#;
+        let f = extract("C.cs", src);
+        assert_eq!(
+            calls(&f),
+            vec![
+                call("GET", "http://inventory:8080/stock/{sku}", 3),
+                call("GET", "{baseUrl}/orders/{id}/items", 4),
+                call("PUT", "/api/carts/1", 5),
+                // An HttpClient call is HTTP whatever its URL: kept, the graph says why it
+                // cannot match it.
+                call("DELETE", "{_base}{path}", 6),
+                // Built on line 7, sent on line 8: the site is the send.
+                call("POST", "/api/payments", 8),
+                call("GET", "/users/{}", 15),
+                call("POST", "/users", 18),
+            ]
+        );
+    }
+
+    #[test]
+    fn comments_strings_preprocessor_and_attributes() {
+        let src = r#"// class Commented {}
+/* public class AlsoCommented { } */
+#region Types
+#if DEBUG
+[assembly: InternalsVisibleTo("Tests")]
+#endif
+namespace N
+{
+    public class Real
+    {
+        private const string Sql = @"select * from ""orders"" -- class Nope {}";
+        private const string Raw = """
+            class InRaw { }
+            """;
+        /// <summary>
+        /// Multi-line doc.
+        /// </summary>
+        [HttpGet]
+        [ProducesResponseType(200)]
+        public void Documented() { }
+        public void Undocumented() { }
+    }
+}
+#endregion
+"#;
+        let f = extract("N.cs", src);
+        let names: Vec<&str> = f.symbols.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            vec!["N", "Real", "Sql", "Raw", "Documented", "Undocumented"]
+        );
+        assert_eq!(sym(&f, "Documented").doc_line, Some(15));
+        assert_eq!(sym(&f, "Undocumented").doc_line, None);
+        assert_eq!(sym(&f, "Raw").end_line, 14);
+        assert_eq!(
+            constant(&f, "Real.Sql"),
+            Some(r#"select * from ""orders"" -- class Nope {}"#)
+        );
+        // Not a controller: `[HttpGet]` alone on a plain class is not a route.
+        assert!(f.http.is_empty());
+        assert!(f.imports.is_empty());
+    }
+
+    #[test]
+    fn getters_on_messages_are_not_rpc_calls() {
+        let src = "class W {\n  async Task F(GrpcChannel ch) {\n    var resp = await new Offers.OffersClient(ch).GetOffersAsync(req);\n    var list = resp.GetOffers();\n  }\n}\n";
+        let f = extract("W.cs", src);
+        let calls: Vec<(Option<&str>, &str, u32)> = f
+            .grpc
+            .iter()
+            .filter_map(|g| match g {
+                GrpcFact::Call {
+                    service,
+                    method,
+                    line,
+                    ..
+                } => Some((service.as_deref(), method.as_str(), *line)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(calls, vec![(Some("Offers"), "GetOffers", 3)]);
+    }
+
+    #[test]
+    fn grpc_clients_by_alias_injection_factory_and_inline_construction() {
+        let src = r#"using GrpcBasketClient = eShop.Basket.API.Grpc.Basket.BasketClient;
+using eShop.Basket.API.Grpc;
+
+public class BasketService(GrpcBasketClient basketClient)
+{
+    public async Task Get() => await basketClient.GetBasketAsync(new());
+}
+
+public class MobileBasket
+{
+    private Basket.BasketClient _client;
+    private Basket.BasketClient GetBasketClient()
+    {
+        _client = new BasketGrpcClient.Basket.BasketClient(_channel);
+        return _client;
+    }
+    public async Task Load()
+    {
+        var r = await GetBasketClient()
+            .GetBasketAsync(new GetBasketRequest(), headers);
+        await new Basket.BasketClient(ch).DeleteBasketAsync(req);
+        resp.GetItems();
+    }
+}
+"#;
+        let f = extract("BasketService.cs", src);
+        let calls: Vec<(Option<&str>, &str, u32)> = f
+            .grpc
+            .iter()
+            .filter_map(|g| match g {
+                GrpcFact::Call {
+                    service,
+                    method,
+                    line,
+                    ..
+                } => Some((service.as_deref(), method.as_str(), *line)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            calls,
+            vec![
+                (Some("Basket"), "GetBasket", 6),
+                (Some("Basket"), "GetBasket", 20),
+                (Some("Basket"), "DeleteBasket", 21),
+            ]
+        );
+        // The construction is the client; the injected parameter and the typed field only
+        // refer to it.
+        let clients: Vec<u32> = f
+            .grpc
+            .iter()
+            .filter_map(|g| match g {
+                GrpcFact::Client { line, .. } => Some(*line),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(clients, vec![14, 21]);
+    }
+
+    #[test]
+    fn event_bus_arguments_never_recurse_without_end() {
+        // A nested `new` builds the outer event; self- and mutual assignments end.
+        let src = "class H {\n  async Task A() {\n    await bus.PublishAsync(new OrderPaidEvent(new Money(1)));\n    var e = new OrderShippedEvent(new Money(1));\n    await svc.AddAndSaveEventAsync(e);\n    var x = x;\n    bus.PublishAsync(x);\n    p = q;\n    q = p;\n    bus.PublishAsync(p);\n  }\n}\n";
+        let f = extract("H.cs", src);
+        let produced: Vec<(Option<&str>, u32)> = f
+            .events
+            .iter()
+            .filter(|e| e.role == EventRole::Producer)
+            .map(|e| (e.topic.as_lit(), e.line))
+            .collect();
+        assert!(
+            produced.contains(&(Some("OrderPaidEvent"), 3)),
+            "{produced:?}"
+        );
+        assert!(
+            produced.contains(&(Some("OrderShippedEvent"), 4)),
+            "{produced:?}"
+        );
+        for tiny in [
+            "Publish(new new)",
+            "AddEvent(new(new",
+            "bus.PublishAsync(new new new X(",
+        ] {
+            let _ = extract("T.cs", tiny);
+        }
+        // Many publishes of one variable count only the latest assignments (1,000 pairs).
+        let many: String = (0..1000)
+            .map(|_| "x = new OrderPaidEvent(); bus.PublishAsync(x);\n")
+            .collect();
+        let f = extract("M.cs", &format!("class M {{ void A() {{\n{many}}} }}\n"));
+        assert!(f.events.iter().any(|e| e.role == EventRole::Producer));
+    }
+
+    #[test]
+    fn typed_event_bus_producers_and_consumers() {
+        let src = r#"public class Handler(IEventBus eventBus, IOrderingIntegrationEventService svc)
+{
+    public async Task Handle(Cmd cmd)
+    {
+        await eventBus.PublishAsync(new OrderStartedIntegrationEvent(cmd.UserId));
+        var started = new OrderStatusChangedToSubmittedIntegrationEvent(cmd.Id);
+        await svc.AddAndSaveEventAsync(started);
+        IntegrationEvent evt;
+        if (cmd.Ok)
+        {
+            evt = new OrderPaymentSucceededIntegrationEvent(cmd.Id);
+        }
+        else
+        {
+            evt = new OrderPaymentFailedIntegrationEvent(cmd.Id);
+        }
+        await eventBus.PublishAsync(evt);
+        await mediator.Publish(new OrderStartedDomainEvent(cmd.Id));
+        await eventBus.PublishAsync(someEvent); await PublishEventsThroughEventBusAsync(transactionId); builder.AddRabbitMqEventBus("eventbus");
+        var confirmed = cmd.Any(c => !c.Ok)
+            ? (IntegrationEvent)new OrderStockRejectedIntegrationEvent(cmd.Id)
+            : new OrderStockConfirmedIntegrationEvent(cmd.Id);
+        await svc.SaveEventAndChangesAsync(confirmed);
+    }
+}
+public static class Extensions
+{
+    public static void AddEvents(this IEventBusBuilder b)
+    {
+        b.AddSubscription<OrderStartedIntegrationEvent, OrderStartedHandler>()
+         .AddSubscription<GracePeriodConfirmedIntegrationEvent, GraceHandler>();
+    }
+}
+public class InvoiceConsumer : IConsumer<InvoiceCreated> { }
+"#;
+        let f = extract("Handler.cs", src);
+        let events: Vec<(EventRole, Option<&str>, u32)> = f
+            .events
+            .iter()
+            .map(|e| (e.role, e.topic.as_lit(), e.line))
+            .collect();
+        assert_eq!(
+            events,
+            vec![
+                (EventRole::Producer, Some("OrderStartedIntegrationEvent"), 5),
+                (
+                    EventRole::Producer,
+                    Some("OrderStatusChangedToSubmittedIntegrationEvent"),
+                    6
+                ),
+                (
+                    EventRole::Producer,
+                    Some("OrderPaymentSucceededIntegrationEvent"),
+                    11
+                ),
+                (
+                    EventRole::Producer,
+                    Some("OrderPaymentFailedIntegrationEvent"),
+                    15
+                ),
+                // A bus publishing a variable of unknown event type: a run-time topic.
+                (EventRole::Producer, None, 19),
+                // Both arms of a conditional.
+                (
+                    EventRole::Producer,
+                    Some("OrderStockRejectedIntegrationEvent"),
+                    21
+                ),
+                (
+                    EventRole::Producer,
+                    Some("OrderStockConfirmedIntegrationEvent"),
+                    22
+                ),
+                (
+                    EventRole::Consumer,
+                    Some("OrderStartedIntegrationEvent"),
+                    30
+                ),
+                (
+                    EventRole::Consumer,
+                    Some("GracePeriodConfirmedIntegrationEvent"),
+                    31
+                ),
+                (EventRole::Consumer, Some("InvoiceCreated"), 34),
+            ]
+        );
+        let subscription = f
+            .events
+            .iter()
+            .find(|e| e.role == EventRole::Consumer && e.line == 30)
+            .expect("line 30");
+        assert_eq!(
+            subscription.via,
+            "event bus, handled by OrderStartedHandler"
+        );
+        let run_time = f.events.iter().find(|e| e.line == 19).expect("line 19");
+        assert!(
+            run_time.via.contains("`PublishAsync(someEvent)`")
+                && run_time.via.contains("known only at run time"),
+            "{}",
+            run_time.via
+        );
+    }
+
+    #[test]
+    fn minimal_api_servers_and_urls_from_fields() {
+        let src = r#"public class CatalogService(HttpClient httpClient)
+{
+    private readonly string remoteServiceBaseUrl = "api/catalog/";
+    public Task<CatalogItem?> GetItem(int id)
+    {
+        var uri = $"{remoteServiceBaseUrl}items/{id}";
+        return httpClient.GetFromJsonAsync<CatalogItem>(uri);
+    }
+}
+public class BasketService(ILogger<BasketService> logger)
+    : Basket.BasketBase
+{
+}
+public static class Program { static void Main() { app.MapGrpcService<BasketService>(); } }
+"#;
+        let f = extract("CatalogService.cs", src);
+        assert_eq!(
+            calls(&f),
+            vec![call("GET", "{remoteServiceBaseUrl}items/{}", 7)]
+        );
+        assert!(
+            f.bindings
+                .iter()
+                .any(|b| b.name == "CatalogService.remoteServiceBaseUrl"
+                    && b.value.as_lit() == Some("api/catalog/"))
+        );
+        // The server fact is on the line that names the base.
+        assert!(f.grpc.contains(&GrpcFact::Server {
+            service: "Basket".into(),
+            impl_type: Some("BasketService".into()),
+            line: 11
+        }));
+        assert!(f.grpc.contains(&GrpcFact::Server {
+            service: String::new(),
+            impl_type: Some("BasketService".into()),
+            line: 14
+        }));
+    }
+
+    #[test]
+    fn conventional_mvc_actions_health_checks_forwarders_and_verb_lists() {
+        let src = r#"public class AccountController : Controller
+{
+    [HttpGet]
+    public async Task<IActionResult> Login(string returnUrl) { }
+
+    [HttpPost]
+    [ValidateAntiForgeryToken]
+    public async Task<IActionResult> Login(LoginInputModel model) { }
+
+    public IActionResult AccessDeniedAsync() { }
+
+    [NonAction]
+    public void Helper() { }
+
+    private void Hidden() { }
+}
+public static class Ext
+{
+    public static void Map(WebApplication app)
+    {
+        app.MapHealthChecks("/health");
+        app.MapMethods("/check", [HttpMethods.Options], () => Results.Ok());
+        app.MapForwarder("/product-images/{id}", "https+http://catalog-api", "/api/catalog/items/{id}/pic");
+    }
+}
+"#;
+        let f = extract("AccountController.cs", src);
+        let routes: Vec<(String, String, u32)> = f
+            .http
+            .iter()
+            .filter_map(|h| match h {
+                HttpFact::Route {
+                    method, path, line, ..
+                } => Some((method.clone(), path.clone(), *line)),
+                _ => None,
+            })
+            .collect();
+        let r = |m: &str, p: &str, l: u32| (m.to_string(), p.to_string(), l);
+        assert_eq!(
+            routes,
+            vec![
+                r("GET", "/Account/Login", 3),
+                r("POST", "/Account/Login", 6),
+                r("ANY", "/Account/AccessDenied", 10),
+                r("ANY", "/health", 21),
+                r("OPTIONS", "/check", 22),
+                r("ANY", "/product-images/{id}", 23),
+            ]
+        );
+        assert_eq!(
+            calls(&f),
+            vec![(
+                String::new(),
+                "https+http://catalog-api/api/catalog/items/{id}/pic".to_string(),
+                23
+            )]
+        );
+    }
+
+    #[test]
+    fn truncated_and_malformed_files_never_panic() {
+        for cut in (0..SERVICE.len())
+            .filter(|&c| SERVICE.is_char_boundary(c))
+            .step_by(5)
+        {
+            let _ = extract("x.cs", &SERVICE[..cut]);
+        }
+        for src in [
+            "namespace",
+            "namespace {",
+            "class",
+            "class X :",
+            "class X : A.ABase",
+            "[",
+            "[Route(",
+            "using",
+            "using X =",
+            "public delegate",
+            "enum E {",
+            "x.Subscribe(new[] {",
+            "new HttpRequestMessage(",
+            "_c.GetAsync($\"{",
+            "}}}})))",
+            "<<<>>>",
+        ] {
+            let _ = extract("x.cs", src);
+        }
+    }
+
+    #[test]
+    fn junk_input_never_panics() {
+        let alphabet: &[u8] = b"{}()[]<>/'\"`$@#*=;:,.?!&|\\\n abcXYZ019_-+classnamespaceusing";
+        let mut seed = 0x9e37_79b9_u64;
+        let junk: String = (0..200_000)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                alphabet[(seed % alphabet.len() as u64) as usize] as char
+            })
+            .collect();
+        let f = extract("junk.cs", &junk);
+        assert!(f.symbols.iter().all(|s| s.end_line >= s.line));
+        let deep = "{".repeat(50_000) + &"class A {".repeat(10_000);
+        let _ = extract("deep.cs", &deep);
+    }
+}

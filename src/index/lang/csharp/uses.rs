@@ -1,0 +1,261 @@
+//! Pass 3, uses: the calls of the file — gRPC client calls, Kafka produce and subscribe,
+//! typed event buses, minimal-API routes and `HttpClient` requests.
+
+use super::events::typed_bus_role;
+use super::*;
+
+impl<'t> Ex<'t, '_, '_> {
+    pub(super) fn uses(&mut self) {
+        let t = self.t;
+        for p in 0..t.len() {
+            if t.punct(p) != b'(' {
+                continue;
+            }
+            if p >= 2 && t.is(p - 1, "HttpRequestMessage") && t.is(p - 2, "new") {
+                self.request_message(p);
+                continue;
+            }
+            if let Some(c) = t.callee(p) {
+                self.call(&c, p);
+            }
+        }
+    }
+
+    fn call(&mut self, c: &Chain<'t>, p: usize) {
+        let t = self.t;
+        let last = c.last();
+        let recv = c.receiver();
+        let bound = recv.and_then(|r| self.bind.get(r)).cloned();
+        // `GetBasketClient().GetBasketAsync(…)`, `new Svc.SvcClient(ch).GetAsync(…)`: the
+        // receiver is the call or construction before the dot.
+        if c.after_call
+            && c.len == 1
+            && !CLIENT_PLUMBING.contains(&last)
+            && let Some(svc) = self.client_of_call_before(c.start)
+        {
+            let line = self.line(p);
+            self.facts.grpc.push(GrpcFact::Call {
+                service: Some(svc),
+                receiver: String::new(),
+                method: strip_async(last).to_string(),
+                line,
+            });
+            return;
+        }
+        if let Some(role) = typed_bus_role(last, recv)
+            && self.typed_bus(role, c, p)
+        {
+            return;
+        }
+        if let Some(r) = recv {
+            match &bound {
+                // Every client method takes a request: a call without arguments
+                // (`resp.GetOffers()` on a response message) is a getter, never an RPC.
+                Some(Bind::Grpc(svc))
+                    if !CLIENT_PLUMBING.contains(&last) && t.close(p) != Some(p + 1) =>
+                {
+                    let line = self.line(p);
+                    self.facts.grpc.push(GrpcFact::Call {
+                        service: Some(svc.clone()),
+                        receiver: r.to_string(),
+                        method: strip_async(last).to_string(),
+                        line,
+                    });
+                    return;
+                }
+                _ => {}
+            }
+            let lower = r.to_ascii_lowercase();
+            if matches!(last, "ProduceAsync" | "Produce")
+                && (bound == Some(Bind::Producer) || lower.contains("producer"))
+            {
+                if let Some(&(a, e)) = t.args(p).first()
+                    && let Some(topic) = self.topic_expr(a, e)
+                {
+                    self.event(EventRole::Producer, topic, p);
+                }
+                return;
+            }
+            if last == "Subscribe" && (bound == Some(Bind::Consumer) || lower.contains("consumer"))
+            {
+                if let Some(&(a, e)) = t.args(p).first() {
+                    self.subscribe_topics(a, e, p);
+                }
+                return;
+            }
+        }
+        if let Some(&(_, verb)) = HTTP_METHODS.iter().find(|(m, _)| *m == last)
+            && !c.after_call
+            && recv.is_some()
+        {
+            if verb.is_empty() {
+                return;
+            }
+            let sure = matches!(bound, Some(Bind::Http))
+                || recv.is_some_and(|r| r.to_ascii_lowercase().contains("http"));
+            if let Some(&(a, e)) = t.args(p).first()
+                && let Some(url) = self.url_in(a, e, sure)
+            {
+                let line = self.line(p);
+                self.facts.http.push(HttpFact::Call {
+                    method: Some(verb.to_string()),
+                    url,
+                    line,
+                });
+            }
+            return;
+        }
+        let route_verb = match last {
+            "MapGet" => "GET",
+            "MapPost" => "POST",
+            "MapPut" => "PUT",
+            "MapDelete" => "DELETE",
+            "MapPatch" => "PATCH",
+            // Health endpoints, reverse-proxy forwards and explicit verb lists.
+            "MapHealthChecks" | "MapForwarder" | "Map" | "MapFallback" => "ANY",
+            "MapMethods" => {
+                let verbs = t
+                    .args(p)
+                    .get(1)
+                    .map(|&(a, b)| {
+                        (a..b)
+                            .filter_map(|k| t.ident(k))
+                            .filter(|w| !matches!(*w, "HttpMethods" | "new" | "string"))
+                            .map(str::to_ascii_uppercase)
+                            .collect::<Vec<_>>()
+                    })
+                    .unwrap_or_default();
+                match verbs.as_slice() {
+                    [one] => match one.as_str() {
+                        "GET" | "POST" | "PUT" | "DELETE" | "PATCH" | "HEAD" | "OPTIONS" => {
+                            return self.route_call(c, p, bound.as_ref(), leak(one));
+                        }
+                        _ => "ANY",
+                    },
+                    _ => "ANY",
+                }
+            }
+            _ => return,
+        };
+        self.route_call(c, p, bound.as_ref(), route_verb);
+    }
+
+    /// A minimal-API route registration at the call whose `(` is `p`.
+    fn route_call(&mut self, c: &Chain<'t>, p: usize, bound: Option<&Bind>, route_verb: &str) {
+        let t = self.t;
+        // `MapForwarder("/images/{id}", "https+http://catalog-api", "/api/items/{id}/pic")`
+        // serves a route and calls the target.
+        if c.last() == "MapForwarder"
+            && let [_, (ha, hb), (pa, pb), ..] = t.args(p).as_slice()
+        {
+            let mut url = eval(t, (*ha, *hb), &ExprRules::CSHARP, self.asg);
+            url.extend(eval(t, (*pa, *pb), &ExprRules::CSHARP, self.asg));
+            let line = self.line(p);
+            self.facts.http.push(HttpFact::Call {
+                method: None,
+                url,
+                line,
+            });
+        }
+        let args = t.args(p);
+        let Some(&(a, e)) = args.first() else {
+            return;
+        };
+        let Some(path) = t
+            .str_value(a)
+            .filter(|_| e == a + 1 && !self.interpolated(a))
+        else {
+            return;
+        };
+        let prefix = match bound {
+            Some(Bind::Group(g)) => g.as_str(),
+            _ => "",
+        };
+        let handler = args.get(1).and_then(|&(x, y)| {
+            let mut name = None;
+            for k in x..y {
+                if let Some(id) = t.ident(k) {
+                    name = Some(id);
+                } else if t.punct(k) != b'.' {
+                    return None;
+                }
+            }
+            name.map(str::to_string)
+        });
+        let line = self.line(p);
+        self.facts.http.push(HttpFact::Route {
+            method: route_verb.to_string(),
+            path: if prefix.is_empty() {
+                path.into_owned()
+            } else {
+                join_route(prefix, &path)
+            },
+            handler,
+            line,
+        });
+    }
+
+    fn event(&mut self, role: EventRole, topic: Value, p: usize) {
+        let line = self.line(p);
+        self.facts.events.push(EventFact {
+            role,
+            topic,
+            via: "Confluent.Kafka".to_string(),
+            line,
+        });
+    }
+
+    /// `Subscribe("t")`, `Subscribe(new[] { "a", B })`, `Subscribe(new List<string> { … })`.
+    fn subscribe_topics(&mut self, a: usize, e: usize, p: usize) {
+        let t = self.t;
+        if t.is(a, "new") {
+            let Some(open) = (a..e).find(|&k| t.punct(k) == b'{') else {
+                return;
+            };
+            for (x, y) in t.args(open) {
+                if let Some(topic) = self.topic_expr(x, y) {
+                    self.event(EventRole::Consumer, topic, p);
+                }
+            }
+            return;
+        }
+        if let Some(topic) = self.topic_expr(a, e) {
+            self.event(EventRole::Consumer, topic, p);
+        }
+    }
+
+    /// `new HttpRequestMessage(HttpMethod.Post, "/x")`.
+    fn request_message(&mut self, p: usize) {
+        let t = self.t;
+        let args = t.args(p);
+        let (Some(&(ma, me)), Some(&(ua, ue))) = (args.first(), args.get(1)) else {
+            return;
+        };
+        let method =
+            (me == ma + 3 && t.is(ma, "HttpMethod")).then(|| t.text(ma + 2).to_ascii_uppercase());
+        if let Some(url) = self.url_in(ua, ue, true) {
+            // The site is where the message is sent (`SendAsync(requestMessage)`), when the
+            // file sends it; else where it is built.
+            let sent = self
+                .asg
+                .holding(p)
+                .and_then(|a| Assignments::sent_at(t, a, &["SendAsync", "Send"]));
+            let line = self.line(sent.unwrap_or(p));
+            self.facts.http.push(HttpFact::Call { method, url, line });
+        }
+    }
+}
+
+/// The static name of an HTTP verb (the route verbs are a closed set).
+fn leak(verb: &str) -> &'static str {
+    match verb {
+        "GET" => "GET",
+        "POST" => "POST",
+        "PUT" => "PUT",
+        "DELETE" => "DELETE",
+        "PATCH" => "PATCH",
+        "HEAD" => "HEAD",
+        "OPTIONS" => "OPTIONS",
+        _ => "ANY",
+    }
+}
