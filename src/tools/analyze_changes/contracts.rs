@@ -1,7 +1,7 @@
 //! The contract passes beyond `.proto`: HTTP routes, topics, payload and request/response types
 //! named at a site, and packages imported by other roots.
 
-use super::super::analyze_impact::{self};
+use super::super::analyze_impact;
 use super::diff::overlaps;
 use super::{
     Affected, ChangedDecl, ContractChange, FileClass, Report, Risk, affected_of, decl_range,
@@ -11,8 +11,7 @@ use crate::index::facts::{EventRole, HttpFact, Language, SymbolKind};
 use crate::index::graph::{Confidence, Loc, path_matches, topic_key};
 use crate::index::snapshot::Snapshot;
 use crate::render::inline_code;
-use std::collections::BTreeMap;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// HTTP routes whose path or handler changed, and routes of the base that are gone.
 pub(super) fn route_contracts(snap: &Snapshot, report: &mut Report) {
@@ -102,35 +101,7 @@ pub(super) fn route_contracts(snap: &Snapshot, report: &mut Report) {
                 continue;
             }
             let owner_root = cf.file.map(|fi| snap.files[fi as usize].root);
-            let method_ok = |cm: &Option<String>| {
-                m == "ANY" || cm.as_deref().is_none_or(|c| c.eq_ignore_ascii_case(m))
-            };
-            let mut callers: Vec<Affected> = Vec::new();
-            let mut push = |at: Loc, conf: Confidence| {
-                let f = &snap.files[at.file as usize];
-                if f.is_test {
-                    return;
-                }
-                callers.push(Affected {
-                    service: analyze_impact::root_label(snap, f.root).to_string(),
-                    external: owner_root != Some(f.root),
-                    role: "caller".into(),
-                    element: analyze_impact::enclosing(snap, at)
-                        .unwrap_or_else(|| f.path.to_string()),
-                    location: loc_text(snap, at),
-                    confidence: conf.label(),
-                });
-            };
-            for c in &g.unresolved_calls {
-                if method_ok(&c.method) && path_matches(&c.url, p) {
-                    push(c.at, Confidence::Heuristic);
-                }
-            }
-            for c in &g.route_calls {
-                if method_ok(&c.method) && path_matches(&c.path, p) {
-                    push(c.at, c.confidence);
-                }
-            }
+            let callers = old_route_callers(snap, owner_root, m, p);
             let replaced = out
                 .iter()
                 .filter(|c| {
@@ -263,64 +234,7 @@ pub(super) fn topic_contracts(snap: &Snapshot, report: &mut Report, depth: usize
         if !done_old.insert(topic_key(&old)) {
             continue;
         }
-        let old_topics: Vec<u32> = (0..g.topics.len() as u32)
-            .filter(|&t| g.topics[t as usize].key == topic_key(&old))
-            .collect();
-        let mut affected = Vec::new();
-        let still_produced = g.events.iter().any(|e| {
-            // A spec (AsyncAPI) naming the topic is documentation, not a producer.
-            let f = &snap.files[e.at.file as usize];
-            old_topics.contains(&e.topic)
-                && e.role == EventRole::Producer
-                && !f.is_test
-                && f.lang != Language::Yaml
-        });
-        if !old_topics.is_empty() {
-            let (rows, _, _) = analyze_impact::topic_rows(snap, &old_topics, 1);
-            affected = affected_of(snap, rows)
-                .into_iter()
-                .filter(|a| a.role == "consumer")
-                .map(|mut a| {
-                    a.external = true;
-                    a
-                })
-                .collect();
-        }
-        let orphaned = !affected.is_empty() && !still_produced;
-        let via = constant.map_or(String::new(), |c| {
-            format!(" (constant {})", inline_code(&c))
-        });
-        let (old_c, new_c) = (inline_code(&old), inline_code(&new));
-        out.push(ContractChange {
-            kind: "topic",
-            name: old.clone(),
-            location: g
-                .events
-                .iter()
-                .find(|e| e.topic == new_topic && e.role == EventRole::Producer)
-                .map_or_else(String::new, |e| loc_text(snap, e.at)),
-            change: if orphaned {
-                format!(
-                    "topic renamed {old_c} → {new_c}{via}: {} consumer(s) of {old_c} no longer receive anything",
-                    affected.len()
-                )
-            } else if affected.is_empty() {
-                format!("topic renamed {old_c} → {new_c}{via}; no consumer of the old name found")
-            } else {
-                format!("topic renamed {old_c} → {new_c}{via}; the old name still has a producer")
-            },
-            risk: if orphaned {
-                Risk::Breaking
-            } else {
-                Risk::Behaviour
-            },
-            owner: g
-                .events
-                .iter()
-                .find(|e| e.topic == new_topic && e.role == EventRole::Producer)
-                .and_then(|e| owner_of(snap, e.at)),
-            affected,
-        });
+        out.push(renamed_topic(snap, old, new, new_topic, constant));
     }
     payload_types(snap, report, &mut touched);
     for (t, why) in touched {
@@ -347,6 +261,111 @@ pub(super) fn topic_contracts(snap: &Snapshot, report: &mut Report, depth: usize
         });
     }
     report.contracts.extend(out);
+}
+
+/// The callers (outside tests) of a route of the base, `m` `p`, that is gone: unresolved calls
+/// to a matching path (heuristic) and calls resolved to it; `external` when in another root than
+/// `owner_root`.
+fn old_route_callers(snap: &Snapshot, owner_root: Option<u16>, m: &str, p: &str) -> Vec<Affected> {
+    let g = &snap.graph;
+    let method_ok =
+        |cm: &Option<String>| m == "ANY" || cm.as_deref().is_none_or(|c| c.eq_ignore_ascii_case(m));
+    let mut callers: Vec<Affected> = Vec::new();
+    let mut push = |at: Loc, conf: Confidence| {
+        let f = &snap.files[at.file as usize];
+        if f.is_test {
+            return;
+        }
+        callers.push(Affected {
+            service: analyze_impact::root_label(snap, f.root).to_string(),
+            external: owner_root != Some(f.root),
+            role: "caller".into(),
+            element: analyze_impact::enclosing(snap, at).unwrap_or_else(|| f.path.to_string()),
+            location: loc_text(snap, at),
+            confidence: conf.label(),
+        });
+    };
+    for c in &g.unresolved_calls {
+        if method_ok(&c.method) && path_matches(&c.url, p) {
+            push(c.at, Confidence::Heuristic);
+        }
+    }
+    for c in &g.route_calls {
+        if method_ok(&c.method) && path_matches(&c.path, p) {
+            push(c.at, c.confidence);
+        }
+    }
+    callers
+}
+
+/// The contract change of a topic renamed `old` → `new` (through `constant` when a name
+/// constant changed): its consumers of the old name, breaking when nothing produces it any more.
+fn renamed_topic(
+    snap: &Snapshot,
+    old: String,
+    new: String,
+    new_topic: u32,
+    constant: Option<String>,
+) -> ContractChange {
+    let g = &snap.graph;
+    let old_topics: Vec<u32> = (0..g.topics.len() as u32)
+        .filter(|&t| g.topics[t as usize].key == topic_key(&old))
+        .collect();
+    let mut affected = Vec::new();
+    let still_produced = g.events.iter().any(|e| {
+        // A spec (AsyncAPI) naming the topic is documentation, not a producer.
+        let f = &snap.files[e.at.file as usize];
+        old_topics.contains(&e.topic)
+            && e.role == EventRole::Producer
+            && !f.is_test
+            && f.lang != Language::Yaml
+    });
+    if !old_topics.is_empty() {
+        let (rows, _, _) = analyze_impact::topic_rows(snap, &old_topics, 1);
+        affected = affected_of(snap, rows)
+            .into_iter()
+            .filter(|a| a.role == "consumer")
+            .map(|mut a| {
+                a.external = true;
+                a
+            })
+            .collect();
+    }
+    let orphaned = !affected.is_empty() && !still_produced;
+    let via = constant.map_or(String::new(), |c| {
+        format!(" (constant {})", inline_code(&c))
+    });
+    let (old_c, new_c) = (inline_code(&old), inline_code(&new));
+    ContractChange {
+        kind: "topic",
+        name: old.clone(),
+        location: g
+            .events
+            .iter()
+            .find(|e| e.topic == new_topic && e.role == EventRole::Producer)
+            .map_or_else(String::new, |e| loc_text(snap, e.at)),
+        change: if orphaned {
+            format!(
+                "topic renamed {old_c} → {new_c}{via}: {} consumer(s) of {old_c} no longer receive anything",
+                affected.len()
+            )
+        } else if affected.is_empty() {
+            format!("topic renamed {old_c} → {new_c}{via}; no consumer of the old name found")
+        } else {
+            format!("topic renamed {old_c} → {new_c}{via}; the old name still has a producer")
+        },
+        risk: if orphaned {
+            Risk::Breaking
+        } else {
+            Risk::Behaviour
+        },
+        owner: g
+            .events
+            .iter()
+            .find(|e| e.topic == new_topic && e.role == EventRole::Producer)
+            .and_then(|e| owner_of(snap, e.at)),
+        affected,
+    }
 }
 
 /// The types (class, struct, record, message, interface, enum) a change touches in code: a

@@ -1,16 +1,17 @@
 //! The `.proto` contract pass: RPCs and messages added, removed or changed with the wire verdict
 //! of [`super::super::wire_check`], their callers, and RPCs whose handler body changed.
 
-use super::super::analyze_impact::{self};
+use super::super::analyze_impact;
+use super::super::wire_check::WireReport;
 use super::diff::overlaps;
 use super::{
-    Affected, ContractChange, FileClass, Report, Risk, affected_of, decl_range, loc_text, owner_of,
+    Affected, ChangedFile, ContractChange, FileClass, Report, Risk, affected_of, decl_range,
+    loc_text, owner_of,
 };
-use crate::index::facts::{GrpcFact, Language};
+use crate::index::facts::{GrpcFact, Language, ProtoFile};
 use crate::index::graph::{Confidence, Loc, method_key};
 use crate::index::snapshot::Snapshot;
-use std::collections::BTreeMap;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// `.proto` files: the wire verdict per message, changed RPCs, deleted or renamed RPCs.
 pub(super) fn proto_contracts(snap: &Snapshot, report: &mut Report) {
@@ -50,30 +51,7 @@ pub(super) fn proto_contracts(snap: &Snapshot, report: &mut Report) {
             _ => None,
         };
         // Findings by top-level message.
-        // Findings (breaking, warnings) by message name: a short list searched by scan (one
-        // map type less in the binary: the size budget, docs/ARCHITECTURE.md §7).
-        let mut by_message: Vec<(String, Findings)> = Vec::new();
-        if let Some(w) = &wire {
-            for f in &w.breaking {
-                let top = f.element.split('.').next().unwrap_or("").to_string();
-                findings_of(&mut by_message, top).0.push(format!(
-                    "`WIRE_FORMAT_BREAKING_CHANGE` {}: `{}` #{} — {}",
-                    f.rule.label(),
-                    f.element,
-                    f.number,
-                    f.detail
-                ));
-            }
-            for f in &w.warnings {
-                let top = f.element.split('.').next().unwrap_or("").to_string();
-                findings_of(&mut by_message, top).1.push(format!(
-                    "{}: `{}` — {}",
-                    f.rule.label(),
-                    f.element,
-                    f.detail
-                ));
-            }
-        }
+        let mut by_message = wire_findings(wire.as_ref());
         let changed_messages: BTreeSet<String> = crate::order::set_of(
             current
                 .messages
@@ -127,57 +105,15 @@ pub(super) fn proto_contracts(snap: &Snapshot, report: &mut Report) {
             })
             .unwrap_or_default();
         let mut covered_messages: BTreeSet<String> = BTreeSet::new();
-        for &c in &contracts {
-            for &r in &g.contracts[c as usize].rpcs {
-                let rpc = &g.rpcs[r as usize];
-                let mut why = Vec::new();
-                let mut risk = Risk::Behaviour;
-                if overlaps(&cf.ranges, rpc.def.line, rpc.def.line) {
-                    let existed = base.services.iter().any(|s| {
-                        s.name == g.contracts[c as usize].name
-                            && s.rpcs
-                                .iter()
-                                .any(|b| method_key(&b.name) == method_key(&rpc.name))
-                    });
-                    why.push(if existed {
-                        "RPC declaration changed".to_string()
-                    } else {
-                        "RPC added (or renamed to this name)".to_string()
-                    });
-                }
-                for m in [bare(&rpc.request), bare(&rpc.response)] {
-                    if changed_messages.contains(&m) {
-                        covered_messages.insert(m.clone());
-                        match findings_for(&by_message, &m) {
-                            Some((br, _)) if !br.is_empty() => {
-                                risk = Risk::Breaking;
-                                why.push(format!("`{m}`: {}", br.join("; ")));
-                            }
-                            Some((_, warn)) if !warn.is_empty() => {
-                                why.push(format!(
-                                    "`{m}` changed, wire-compatible (warnings: {})",
-                                    warn.join("; ")
-                                ));
-                            }
-                            _ => why.push(format!("`{m}` changed, wire-compatible")),
-                        }
-                    }
-                }
-                if why.is_empty() {
-                    continue;
-                }
-                let (rows, _, _) = analyze_impact::rpc_rows(snap, &[c], &[r]);
-                out.push(ContractChange {
-                    kind: "rpc",
-                    name: format!("{}.{}", g.contracts[c as usize].name, rpc.name),
-                    location: loc_text(snap, rpc.def),
-                    change: why.join("; "),
-                    risk,
-                    owner: handlers_owner(snap, r).or_else(|| owner_of(snap, rpc.def)),
-                    affected: affected_of(snap, rows),
-                });
-            }
-        }
+        out.extend(rpc_changes(
+            snap,
+            cf,
+            &base,
+            &contracts,
+            &changed_messages,
+            &by_message,
+            &mut covered_messages,
+        ));
         // A message embedded in one an RPC carries is covered by that RPC's row.
         loop {
             let before = covered_messages.len();
@@ -191,94 +127,222 @@ pub(super) fn proto_contracts(snap: &Snapshot, report: &mut Report) {
             }
         }
         // Messages changed that no RPC of this file carries (payloads, nested uses elsewhere).
-        for m in changed_messages.difference(&covered_messages) {
-            let (br, warn) = findings_for(&by_message, m).cloned().unwrap_or_default();
-            let line = current
-                .messages
-                .iter()
-                .find(|x| &x.name == m)
-                .map_or(0, |x| x.line);
-            out.push(ContractChange {
-                kind: "message",
-                name: m.clone(),
-                location: format!("{}:{line}", cf.display),
-                change: if !br.is_empty() {
-                    br.join("; ")
-                } else if !warn.is_empty() {
-                    format!("wire-compatible (warnings: {})", warn.join("; "))
+        out.extend(message_changes(
+            cf,
+            &current,
+            changed_messages.difference(&covered_messages),
+            &by_message,
+        ));
+        // RPCs of the base that are gone: deleted or renamed, with their live callers.
+        out.extend(gone_rpcs(snap, cf, &base, &current));
+    }
+    report.contracts.extend(out);
+}
+
+/// The rows of the file's RPCs whose declaration changed or whose request or response message
+/// is among `changed_messages` (with its wire findings); the messages they carry go into
+/// `covered_messages`.
+fn rpc_changes(
+    snap: &Snapshot,
+    cf: &ChangedFile,
+    base: &ProtoFile,
+    contracts: &[u32],
+    changed_messages: &BTreeSet<String>,
+    by_message: &[(String, Findings)],
+    covered_messages: &mut BTreeSet<String>,
+) -> Vec<ContractChange> {
+    let g = &snap.graph;
+    let bare = |t: &str| t.rsplit('.').next().unwrap_or(t).to_string();
+    let mut out = Vec::new();
+    for &c in contracts {
+        for &r in &g.contracts[c as usize].rpcs {
+            let rpc = &g.rpcs[r as usize];
+            let mut why = Vec::new();
+            let mut risk = Risk::Behaviour;
+            if overlaps(&cf.ranges, rpc.def.line, rpc.def.line) {
+                let existed = base.services.iter().any(|s| {
+                    s.name == g.contracts[c as usize].name
+                        && s.rpcs
+                            .iter()
+                            .any(|b| method_key(&b.name) == method_key(&rpc.name))
+                });
+                why.push(if existed {
+                    "RPC declaration changed".to_string()
                 } else {
-                    "changed, wire-compatible".to_string()
+                    "RPC added (or renamed to this name)".to_string()
+                });
+            }
+            for m in [bare(&rpc.request), bare(&rpc.response)] {
+                if changed_messages.contains(&m) {
+                    covered_messages.insert(m.clone());
+                    match findings_for(by_message, &m) {
+                        Some((br, _)) if !br.is_empty() => {
+                            risk = Risk::Breaking;
+                            why.push(format!("`{m}`: {}", br.join("; ")));
+                        }
+                        Some((_, warn)) if !warn.is_empty() => {
+                            why.push(format!(
+                                "`{m}` changed, wire-compatible (warnings: {})",
+                                warn.join("; ")
+                            ));
+                        }
+                        _ => why.push(format!("`{m}` changed, wire-compatible")),
+                    }
+                }
+            }
+            if why.is_empty() {
+                continue;
+            }
+            let (rows, _, _) = analyze_impact::rpc_rows(snap, &[c], &[r]);
+            out.push(ContractChange {
+                kind: "rpc",
+                name: format!("{}.{}", g.contracts[c as usize].name, rpc.name),
+                location: loc_text(snap, rpc.def),
+                change: why.join("; "),
+                risk,
+                owner: handlers_owner(snap, r).or_else(|| owner_of(snap, rpc.def)),
+                affected: affected_of(snap, rows),
+            });
+        }
+    }
+    out
+}
+
+/// The wire findings (breaking changes, warnings) by top-level message name: a short list
+/// searched by scan (one map type less in the binary: the size budget, docs/ARCHITECTURE.md §7).
+fn wire_findings(wire: Option<&WireReport>) -> Vec<(String, Findings)> {
+    let mut by_message: Vec<(String, Findings)> = Vec::new();
+    if let Some(w) = wire {
+        for f in &w.breaking {
+            let top = f.element.split('.').next().unwrap_or("").to_string();
+            findings_of(&mut by_message, top).0.push(format!(
+                "`WIRE_FORMAT_BREAKING_CHANGE` {}: `{}` #{} — {}",
+                f.rule.label(),
+                f.element,
+                f.number,
+                f.detail
+            ));
+        }
+        for f in &w.warnings {
+            let top = f.element.split('.').next().unwrap_or("").to_string();
+            findings_of(&mut by_message, top).1.push(format!(
+                "{}: `{}` — {}",
+                f.rule.label(),
+                f.element,
+                f.detail
+            ));
+        }
+    }
+    by_message
+}
+
+/// The rows of the `changed` messages that no RPC of the file carries, with their findings.
+fn message_changes<'m>(
+    cf: &ChangedFile,
+    current: &ProtoFile,
+    changed: impl Iterator<Item = &'m String>,
+    by_message: &[(String, Findings)],
+) -> Vec<ContractChange> {
+    let mut out = Vec::new();
+    for m in changed {
+        let (br, warn) = findings_for(by_message, m).cloned().unwrap_or_default();
+        let line = current
+            .messages
+            .iter()
+            .find(|x| &x.name == m)
+            .map_or(0, |x| x.line);
+        out.push(ContractChange {
+            kind: "message",
+            name: m.clone(),
+            location: format!("{}:{line}", cf.display),
+            change: if !br.is_empty() {
+                br.join("; ")
+            } else if !warn.is_empty() {
+                format!("wire-compatible (warnings: {})", warn.join("; "))
+            } else {
+                "changed, wire-compatible".to_string()
+            },
+            risk: if br.is_empty() {
+                Risk::Behaviour
+            } else {
+                Risk::Breaking
+            },
+            owner: cf.service.clone(),
+            affected: Vec::new(),
+        });
+    }
+    out
+}
+
+/// The RPCs of the base file that are gone from `current`: deleted or renamed, with their live
+/// callers.
+fn gone_rpcs(
+    snap: &Snapshot,
+    cf: &ChangedFile,
+    base: &ProtoFile,
+    current: &ProtoFile,
+) -> Vec<ContractChange> {
+    let g = &snap.graph;
+    let mut out = Vec::new();
+    for bs in &base.services {
+        let cur_svc = current.services.iter().find(|s| s.name == bs.name);
+        for br in &bs.rpcs {
+            let still = cur_svc.is_some_and(|s| {
+                s.rpcs
+                    .iter()
+                    .any(|r| method_key(&r.name) == method_key(&br.name))
+            });
+            if still {
+                continue;
+            }
+            let renamed_to = cur_svc.and_then(|s| {
+                s.rpcs
+                    .iter()
+                    .find(|r| {
+                        r.request == br.request
+                            && r.response == br.response
+                            && !bs.rpcs.iter().any(|o| o.name == r.name)
+                    })
+                    .map(|r| r.name.clone())
+            });
+            let callers = callers_of_deleted(snap, &bs.name, &br.name);
+            let change = match (&renamed_to, cur_svc) {
+                (Some(n), _) => format!(
+                    "RPC renamed to `{}.{n}` (the wire path changes: clients still calling `{}` fail with UNIMPLEMENTED)",
+                    bs.name, br.name
+                ),
+                (None, Some(_)) => "RPC deleted".to_string(),
+                (None, None) => "RPC deleted with its service".to_string(),
+            };
+            let live = callers.iter().filter(|a| a.external).count();
+            out.push(ContractChange {
+                kind: "rpc",
+                name: format!("{}.{}", bs.name, br.name),
+                location: format!("{}:{} (base)", cf.display, br.line),
+                change: if callers.is_empty() {
+                    format!("{change}; no live caller found")
+                } else {
+                    format!(
+                        "{change}; {} live caller(s), {live} in other services",
+                        callers.len()
+                    )
                 },
-                risk: if br.is_empty() {
+                risk: if callers.is_empty() {
                     Risk::Behaviour
                 } else {
                     Risk::Breaking
                 },
-                owner: cf.service.clone(),
-                affected: Vec::new(),
+                owner: g
+                    .contracts_named(&bs.name)
+                    .iter()
+                    .flat_map(|&c| g.contracts[c as usize].rpcs.iter().copied())
+                    .find_map(|r| handlers_owner(snap, r))
+                    .or_else(|| cf.service.clone()),
+                affected: callers,
             });
         }
-        // RPCs of the base that are gone: deleted or renamed, with their live callers.
-        for bs in &base.services {
-            let cur_svc = current.services.iter().find(|s| s.name == bs.name);
-            for br in &bs.rpcs {
-                let still = cur_svc.is_some_and(|s| {
-                    s.rpcs
-                        .iter()
-                        .any(|r| method_key(&r.name) == method_key(&br.name))
-                });
-                if still {
-                    continue;
-                }
-                let renamed_to = cur_svc.and_then(|s| {
-                    s.rpcs
-                        .iter()
-                        .find(|r| {
-                            r.request == br.request
-                                && r.response == br.response
-                                && !bs.rpcs.iter().any(|o| o.name == r.name)
-                        })
-                        .map(|r| r.name.clone())
-                });
-                let callers = callers_of_deleted(snap, &bs.name, &br.name);
-                let change = match (&renamed_to, cur_svc) {
-                    (Some(n), _) => format!(
-                        "RPC renamed to `{}.{n}` (the wire path changes: clients still calling `{}` fail with UNIMPLEMENTED)",
-                        bs.name, br.name
-                    ),
-                    (None, Some(_)) => "RPC deleted".to_string(),
-                    (None, None) => "RPC deleted with its service".to_string(),
-                };
-                let live = callers.iter().filter(|a| a.external).count();
-                out.push(ContractChange {
-                    kind: "rpc",
-                    name: format!("{}.{}", bs.name, br.name),
-                    location: format!("{}:{} (base)", cf.display, br.line),
-                    change: if callers.is_empty() {
-                        format!("{change}; no live caller found")
-                    } else {
-                        format!(
-                            "{change}; {} live caller(s), {live} in other services",
-                            callers.len()
-                        )
-                    },
-                    risk: if callers.is_empty() {
-                        Risk::Behaviour
-                    } else {
-                        Risk::Breaking
-                    },
-                    owner: g
-                        .contracts_named(&bs.name)
-                        .iter()
-                        .flat_map(|&c| g.contracts[c as usize].rpcs.iter().copied())
-                        .find_map(|r| handlers_owner(snap, r))
-                        .or_else(|| cf.service.clone()),
-                    affected: callers,
-                });
-            }
-        }
     }
-    report.contracts.extend(out);
+    out
 }
 
 /// The breaking changes and the warnings of one message.

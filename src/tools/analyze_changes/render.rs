@@ -1,6 +1,6 @@
 //! Rendering a [`Report`]: Markdown for the tool and `mesh-mcp impact`, JSON for `--json`.
 
-use super::super::analyze_impact::{self};
+use super::super::analyze_impact;
 use super::{Affected, ChangedFile, ContractChange, FileClass, Report, Risk};
 use crate::render::{inline_code, table_cell};
 use serde_json::{Value, json};
