@@ -418,18 +418,20 @@ fn site_context<'a>(
 }
 
 /// Calls `found(site index, type name, its changed declaration, line naming it)` for every
-/// site of `sites` (file, line) whose context ([`site_context`]) names a changed type; each
-/// file is read once.
+/// site of `sites` (file, line, whether the handler's signature counts) whose context names a
+/// changed type: the site's line, and with the flag [`site_context`]'s signature lines (what a
+/// consumer or a route handler takes or returns; a producer's signature says what it received,
+/// not what it sends). Each file is read once.
 fn sites_naming_types<'r>(
     snap: &Snapshot,
     types: &[(&'r str, &'r ChangedDecl)],
-    sites: &[Loc],
+    sites: &[(Loc, bool)],
     mut found: impl FnMut(usize, &'r str, &'r ChangedDecl, u32),
 ) {
     if types.is_empty() {
         return;
     }
-    let mut files: Vec<u32> = sites.iter().map(|l| l.file).collect();
+    let mut files: Vec<u32> = sites.iter().map(|(l, _)| l.file).collect();
     crate::order::sort(&mut files);
     files.dedup();
     for fi in files {
@@ -444,8 +446,12 @@ fn sites_naming_types<'r>(
                 .copied()
                 .unwrap_or("")
         };
-        for (i, at) in sites.iter().enumerate().filter(|(_, l)| l.file == fi) {
-            let context = site_context(f, &line_at, at.line);
+        for (i, (at, signature)) in sites.iter().enumerate().filter(|(_, (l, _))| l.file == fi) {
+            let context = if *signature {
+                site_context(f, &line_at, at.line)
+            } else {
+                vec![(at.line, line_at(at.line))]
+            };
             for &(name, d) in types {
                 if let Some(&(n, _)) = context.iter().find(|(_, l)| names_word(l, name)) {
                     found(i, name, d, n);
@@ -461,7 +467,11 @@ fn sites_naming_types<'r>(
 fn payload_types(snap: &Snapshot, report: &Report, touched: &mut BTreeMap<u32, Vec<String>>) {
     let g = &snap.graph;
     let types = changed_types(report);
-    let sites: Vec<Loc> = g.events.iter().map(|e| e.at).collect();
+    let sites: Vec<(Loc, bool)> = g
+        .events
+        .iter()
+        .map(|e| (e.at, e.role == EventRole::Consumer))
+        .collect();
     sites_naming_types(snap, &types, &sites, |i, name, d, n| {
         let e = &g.events[i];
         let role = match e.role {
@@ -483,7 +493,7 @@ fn payload_types(snap: &Snapshot, report: &Report, touched: &mut BTreeMap<u32, V
 pub(super) fn route_types(snap: &Snapshot, report: &mut Report) {
     let g = &snap.graph;
     let types = changed_types(report);
-    let sites: Vec<Loc> = g.routes.iter().map(|r| r.at).collect();
+    let sites: Vec<(Loc, bool)> = g.routes.iter().map(|r| (r.at, true)).collect();
     let mut why: BTreeMap<u32, Vec<String>> = BTreeMap::new();
     sites_naming_types(snap, &types, &sites, |i, name, d, n| {
         why.entry(i as u32).or_default().push(format!(

@@ -16,6 +16,8 @@ pub(super) struct DiffFile {
     pub(super) new_path: Option<String>,
     pub(super) new_ranges: Vec<(u32, u32)>,
     pub(super) old_ranges: Vec<(u32, u32)>,
+    /// Pure deletions: the new-side range marked around the gap, and the old lines removed.
+    pub(super) gaps: Vec<((u32, u32), (u32, u32))>,
     /// Not tracked by git (listed by `ls-files --others`).
     pub(super) untracked: bool,
 }
@@ -77,8 +79,13 @@ pub(super) fn parse_diff(text: &str) -> Vec<DiffFile> {
             if nc > 0 {
                 f.new_ranges.push((ns, ns.saturating_add(nc - 1)));
             } else {
-                // A pure deletion: the lines around the gap changed.
-                f.new_ranges.push((ns.max(1), ns.saturating_add(1)));
+                // A pure deletion: the lines around the gap changed (unless what went was a
+                // whole declaration: see `declarations`).
+                let gap = (ns.max(1), ns.saturating_add(1));
+                f.new_ranges.push(gap);
+                if oc > 0 {
+                    f.gaps.push((gap, (os, os.saturating_add(oc - 1))));
+                }
             }
         }
     }
@@ -184,6 +191,8 @@ pub(super) fn read_diff(
             "--no-ext-diff",
             "--no-textconv",
             "-U0",
+            // A file converted to CRLF (or back) changes no behaviour.
+            "--ignore-cr-at-eol",
             "-M",
             commit,
             "--",
@@ -197,6 +206,7 @@ pub(super) fn read_diff(
                 .map(|b| b.iter().filter(|&&c| c == b'\n').count() as u32 + 1)
                 .unwrap_or(1);
             diffs.push(DiffFile {
+                gaps: Vec::new(),
                 old_path: None,
                 new_path: Some(p),
                 new_ranges: vec![(1, lines)],

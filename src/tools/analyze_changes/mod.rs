@@ -161,6 +161,8 @@ pub struct ChangedFile {
     base_bytes: Option<Vec<u8>>,
     /// Old-side ranges (for declarations of deleted files).
     old_ranges: Vec<(u32, u32)>,
+    /// Pure deletions ([`diff::DiffFile::gaps`]).
+    gaps: Vec<((u32, u32), (u32, u32))>,
 }
 
 /// One changed declaration.
@@ -435,6 +437,7 @@ pub fn compute(
                 base_facts,
                 base_bytes,
                 old_ranges: d.old_ranges,
+                gaps: d.gaps,
             });
         }
     }
@@ -495,8 +498,52 @@ fn declarations(snap: &Snapshot, report: &mut Report) {
                     .iter()
                     .filter(|s| s.kind != SymbolKind::Endpoint)
                     .collect();
+                // Declarations of the base that the removed lines held whole and that are gone
+                // from the file now: deleted, not a change of their neighbours.
+                let gone: Vec<&crate::index::facts::Symbol> = cf
+                    .base_facts
+                    .iter()
+                    .flat_map(|b| b.symbols.iter())
+                    .filter(|b| {
+                        b.kind != SymbolKind::Endpoint
+                            && cf
+                                .old_ranges
+                                .iter()
+                                .any(|&(lo, hi)| lo <= b.line && b.end_line.max(b.line) <= hi)
+                            && !syms.iter().any(|s| {
+                                s.kind == b.kind
+                                    && f.name(s) == b.name
+                                    && f.container(s) == b.container.as_deref()
+                            })
+                    })
+                    .collect();
+                let whole_gaps: Vec<(u32, u32)> = cf
+                    .gaps
+                    .iter()
+                    .filter(|(_, (lo, hi))| {
+                        gone.iter()
+                            .any(|b| *lo <= b.line && b.end_line.max(b.line) <= *hi)
+                    })
+                    .map(|(gap, _)| *gap)
+                    .collect();
+                for b in &gone {
+                    decls.push(ChangedDecl {
+                        display: cf.display.clone(),
+                        name: match &b.container {
+                            Some(c) if !b.name.starts_with(&format!("{c}.")) => {
+                                format!("{c}.{}", b.name)
+                            }
+                            _ => b.name.clone(),
+                        },
+                        kind: b.kind.name(),
+                        line: b.line,
+                        end_line: b.end_line.max(b.line),
+                        class: cf.class,
+                        how: "deleted",
+                    });
+                }
                 let mut picked: BTreeSet<usize> = BTreeSet::new();
-                for &(lo, hi) in &cf.ranges {
+                for &(lo, hi) in cf.ranges.iter().filter(|r| !whole_gaps.contains(r)) {
                     let hits: Vec<usize> = (0..syms.len())
                         .filter(|&i| syms[i].line <= hi && lo <= syms[i].end_line.max(syms[i].line))
                         .collect();
