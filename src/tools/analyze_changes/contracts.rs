@@ -1,0 +1,596 @@
+//! The contract passes beyond `.proto`: HTTP routes, topics, payload and request/response types
+//! named at a site, and packages imported by other roots.
+
+use super::super::analyze_impact;
+use super::diff::overlaps;
+use super::{
+    Affected, ChangedDecl, ContractChange, FileClass, Report, Risk, affected_of, decl_range,
+    loc_text, owner_of,
+};
+use crate::index::facts::{EventRole, HttpFact, Language, SymbolKind};
+use crate::index::graph::{Confidence, Loc, path_matches, topic_key};
+use crate::index::snapshot::Snapshot;
+use crate::render::inline_code;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// HTTP routes whose path or handler changed, and routes of the base that are gone.
+pub(super) fn route_contracts(snap: &Snapshot, report: &mut Report) {
+    let g = &snap.graph;
+    let mut out = Vec::new();
+    for cf in report.files.iter().filter(|c| c.class == FileClass::Code) {
+        let current: Vec<u32> = cf
+            .file
+            .map(|fi| {
+                (0..g.routes.len() as u32)
+                    .filter(|&r| g.routes[r as usize].at.file == fi)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let base_routes: Vec<(String, String, u32)> = cf
+            .base_facts
+            .iter()
+            .flat_map(|f| f.http.iter())
+            .filter_map(|h| match h {
+                HttpFact::Route {
+                    method, path, line, ..
+                } => Some((method.clone(), path.clone(), *line)),
+                HttpFact::Call { .. } => None,
+            })
+            .collect();
+        let route_lines: Vec<u32> = current
+            .iter()
+            .map(|&r| g.routes[r as usize].at.line)
+            .collect();
+        let same = |m: &str, p: &str, m2: &str, p2: &str| m.eq_ignore_ascii_case(m2) && p == p2;
+        for &r in &current {
+            let route = &g.routes[r as usize];
+            let Some(fi) = cf.file else { continue };
+            let new_route = !base_routes
+                .iter()
+                .any(|(m, p, _)| same(m, p, &route.method, &route.path));
+            // The handler: the named declaration, else the lines up to the next route.
+            let handler_range = decl_range(snap, fi, route.at.line, route.handler.as_deref())
+                .filter(|_| route.handler.is_some())
+                .unwrap_or_else(|| {
+                    let next = route_lines
+                        .iter()
+                        .copied()
+                        .filter(|&l| l > route.at.line)
+                        .min()
+                        .map_or(route.at.line + 30, |l| l - 1);
+                    let end = decl_range(snap, fi, route.at.line, None)
+                        .map_or(next, |(_, e)| e.min(next));
+                    (route.at.line, end.max(route.at.line))
+                });
+            let line_changed = overlaps(&cf.ranges, route.at.line, route.at.line);
+            let body_changed = overlaps(&cf.ranges, handler_range.0, handler_range.1);
+            if !(new_route || line_changed || body_changed) {
+                continue;
+            }
+            let name = format!("{} {}", route.method, route.path);
+            let change = if new_route && cf.base_facts.is_some() {
+                "route added or its path changed".to_string()
+            } else if new_route {
+                "route added".to_string()
+            } else if line_changed {
+                "route declaration changed".to_string()
+            } else {
+                format!(
+                    "handler body changed (L{}–L{}); the path is unchanged, behaviour may differ",
+                    handler_range.0, handler_range.1
+                )
+            };
+            let (rows, _, _) = analyze_impact::route_rows(snap, &[r]);
+            out.push(ContractChange {
+                kind: "route",
+                name,
+                location: loc_text(snap, route.at),
+                change,
+                risk: Risk::Behaviour,
+                owner: owner_of(snap, route.at),
+                affected: affected_of(snap, rows),
+            });
+        }
+        // Routes of the base gone from the file: callers of the old path are left dangling.
+        for (m, p, line) in &base_routes {
+            let still = current.iter().any(|&r| {
+                let route = &g.routes[r as usize];
+                same(m, p, &route.method, &route.path)
+            });
+            if still {
+                continue;
+            }
+            let owner_root = cf.file.map(|fi| snap.files[fi as usize].root);
+            let callers = old_route_callers(snap, owner_root, m, p);
+            let replaced = out
+                .iter()
+                .filter(|c| {
+                    c.kind == "route"
+                        && c.change.contains("path changed")
+                        && c.location.starts_with(&cf.display)
+                })
+                .map(|c| inline_code(&c.name))
+                .collect::<Vec<_>>();
+            let what = if replaced.is_empty() {
+                "route removed".to_string()
+            } else {
+                format!("route path changed (now {})", replaced.join(", "))
+            };
+            out.push(ContractChange {
+                kind: "route",
+                name: format!("{m} {p}"),
+                location: format!("{}:{line} (base)", cf.display),
+                change: if callers.is_empty() {
+                    format!("{what}; no caller of the old path found")
+                } else {
+                    format!("{what}; {} caller(s) still use the old path", callers.len())
+                },
+                risk: if callers.is_empty() {
+                    Risk::Behaviour
+                } else {
+                    Risk::Breaking
+                },
+                owner: cf.service.clone(),
+                affected: callers,
+            });
+        }
+    }
+    report.contracts.extend(out);
+}
+
+/// Topics whose producer or consumer site changed, or whose name constant changed (with the
+/// consumers of the old name, which lose their producer).
+pub(super) fn topic_contracts(snap: &Snapshot, report: &mut Report, depth: usize) {
+    let g = &snap.graph;
+    let mut touched: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+    let mut renamed: Vec<(String, String, u32, Option<String>)> = Vec::new();
+    for cf in report.files.iter().filter(|c| c.class == FileClass::Code) {
+        let Some(fi) = cf.file else { continue };
+        let f = &snap.files[fi as usize];
+        // Event sites on changed lines.
+        for e in g.events.iter().filter(|e| e.at.file == fi) {
+            if overlaps(&cf.ranges, e.at.line, e.at.line) {
+                let role = match e.role {
+                    EventRole::Producer => "producer",
+                    EventRole::Consumer => "consumer",
+                };
+                touched
+                    .entry(e.topic)
+                    .or_default()
+                    .push(format!("{role} changed at {}", loc_text(snap, e.at)));
+            }
+        }
+        // Constants on changed lines that name a topic.
+        for b in f
+            .facts()
+            .bindings
+            .iter()
+            .filter(|b| overlaps(&cf.ranges, b.line, b.line))
+        {
+            let suffix = format!(".{}", b.name);
+            let uses: Vec<&crate::index::graph::EventLink> = g
+                .events
+                .iter()
+                .filter(|e| {
+                    snap.files[e.at.file as usize].root == f.root
+                        && e.how
+                            .strip_prefix("constant ")
+                            .is_some_and(|c| c == b.name || c.ends_with(&suffix))
+                })
+                .collect();
+            for e in &uses {
+                touched.entry(e.topic).or_default().push(format!(
+                    "name constant `{}` changed at {}:{}",
+                    b.name, cf.display, b.line
+                ));
+            }
+            let old = cf
+                .base_facts
+                .as_ref()
+                .and_then(|bf| bf.bindings.iter().find(|x| x.name == b.name))
+                .and_then(|x| {
+                    x.value
+                        .as_lit()
+                        .map(str::to_string)
+                        .or_else(|| x.value.env_default())
+                });
+            if let (Some(old), Some(e)) = (old, uses.first()) {
+                let new = &g.topics[e.topic as usize].name;
+                if topic_key(&old) != topic_key(new) {
+                    renamed.push((old, new.clone(), e.topic, Some(b.name.clone())));
+                }
+            }
+        }
+        // Literal topics of the base's event sites that are gone from the file.
+        if let Some(bf) = &cf.base_facts {
+            let now: BTreeSet<String> = crate::order::set_of(
+                g.events
+                    .iter()
+                    .filter(|e| e.at.file == fi)
+                    .map(|e| g.topics[e.topic as usize].key.clone()),
+            );
+            for e in bf.events.iter().filter(|e| e.role == EventRole::Producer) {
+                if let Some(lit) = e.topic.as_lit()
+                    && !now.contains(&topic_key(lit))
+                    && let Some(ne) = g.events.iter().find(|x| {
+                        x.at.file == fi
+                            && x.role == EventRole::Producer
+                            && overlaps(&cf.ranges, x.at.line, x.at.line)
+                    })
+                {
+                    renamed.push((
+                        lit.to_string(),
+                        g.topics[ne.topic as usize].name.clone(),
+                        ne.topic,
+                        None,
+                    ));
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut done_old: BTreeSet<String> = BTreeSet::new();
+    for (old, new, new_topic, constant) in renamed {
+        if !done_old.insert(topic_key(&old)) {
+            continue;
+        }
+        out.push(renamed_topic(snap, old, new, new_topic, constant));
+    }
+    payload_types(snap, report, &mut touched);
+    for (t, why) in touched {
+        let topic = &g.topics[t as usize];
+        let (rows, owners, _) = analyze_impact::topic_rows(snap, &[t], depth);
+        out.push(ContractChange {
+            kind: "topic",
+            name: topic.name.clone(),
+            location: g
+                .events
+                .iter()
+                .find(|e| e.topic == t)
+                .map_or_else(String::new, |e| loc_text(snap, e.at)),
+            change: {
+                let mut w = why;
+                w.dedup();
+                w.join("; ")
+            },
+            risk: Risk::Behaviour,
+            owner: owners
+                .first()
+                .map(|&r| analyze_impact::root_label(snap, r).to_string()),
+            affected: affected_of(snap, rows),
+        });
+    }
+    report.contracts.extend(out);
+}
+
+/// The callers (outside tests) of a route of the base, `m` `p`, that is gone: unresolved calls
+/// to a matching path (heuristic) and calls resolved to it; `external` when in another root than
+/// `owner_root`.
+fn old_route_callers(snap: &Snapshot, owner_root: Option<u16>, m: &str, p: &str) -> Vec<Affected> {
+    let g = &snap.graph;
+    let method_ok =
+        |cm: &Option<String>| m == "ANY" || cm.as_deref().is_none_or(|c| c.eq_ignore_ascii_case(m));
+    let mut callers: Vec<Affected> = Vec::new();
+    let mut push = |at: Loc, conf: Confidence| {
+        let f = &snap.files[at.file as usize];
+        if f.is_test {
+            return;
+        }
+        callers.push(Affected {
+            service: analyze_impact::root_label(snap, f.root).to_string(),
+            external: owner_root != Some(f.root),
+            role: "caller".into(),
+            element: analyze_impact::enclosing(snap, at).unwrap_or_else(|| f.path.to_string()),
+            location: loc_text(snap, at),
+            confidence: conf.label(),
+        });
+    };
+    for c in &g.unresolved_calls {
+        if method_ok(&c.method) && path_matches(&c.url, p) {
+            push(c.at, Confidence::Heuristic);
+        }
+    }
+    for c in &g.route_calls {
+        if method_ok(&c.method) && path_matches(&c.path, p) {
+            push(c.at, c.confidence);
+        }
+    }
+    callers
+}
+
+/// The contract change of a topic renamed `old` → `new` (through `constant` when a name
+/// constant changed): its consumers of the old name, breaking when nothing produces it any more.
+fn renamed_topic(
+    snap: &Snapshot,
+    old: String,
+    new: String,
+    new_topic: u32,
+    constant: Option<String>,
+) -> ContractChange {
+    let g = &snap.graph;
+    let old_topics: Vec<u32> = (0..g.topics.len() as u32)
+        .filter(|&t| g.topics[t as usize].key == topic_key(&old))
+        .collect();
+    let mut affected = Vec::new();
+    let still_produced = g.events.iter().any(|e| {
+        // A spec (AsyncAPI) naming the topic is documentation, not a producer.
+        let f = &snap.files[e.at.file as usize];
+        old_topics.contains(&e.topic)
+            && e.role == EventRole::Producer
+            && !f.is_test
+            && f.lang != Language::Yaml
+    });
+    if !old_topics.is_empty() {
+        let (rows, _, _) = analyze_impact::topic_rows(snap, &old_topics, 1);
+        affected = affected_of(snap, rows)
+            .into_iter()
+            .filter(|a| a.role == "consumer")
+            .map(|mut a| {
+                a.external = true;
+                a
+            })
+            .collect();
+    }
+    let orphaned = !affected.is_empty() && !still_produced;
+    let via = constant.map_or(String::new(), |c| {
+        format!(" (constant {})", inline_code(&c))
+    });
+    let (old_c, new_c) = (inline_code(&old), inline_code(&new));
+    ContractChange {
+        kind: "topic",
+        name: old.clone(),
+        location: g
+            .events
+            .iter()
+            .find(|e| e.topic == new_topic && e.role == EventRole::Producer)
+            .map_or_else(String::new, |e| loc_text(snap, e.at)),
+        change: if orphaned {
+            format!(
+                "topic renamed {old_c} → {new_c}{via}: {} consumer(s) of {old_c} no longer receive anything",
+                affected.len()
+            )
+        } else if affected.is_empty() {
+            format!("topic renamed {old_c} → {new_c}{via}; no consumer of the old name found")
+        } else {
+            format!("topic renamed {old_c} → {new_c}{via}; the old name still has a producer")
+        },
+        risk: if orphaned {
+            Risk::Breaking
+        } else {
+            Risk::Behaviour
+        },
+        owner: g
+            .events
+            .iter()
+            .find(|e| e.topic == new_topic && e.role == EventRole::Producer)
+            .and_then(|e| owner_of(snap, e.at)),
+        affected,
+    }
+}
+
+/// The types (class, struct, record, message, interface, enum) a change touches in code: a
+/// changed type, or the type holding a changed field (`OrderPaid.amount` changes `OrderPaid`),
+/// by its simple name, with the declaration that changed.
+fn changed_types(report: &Report) -> Vec<(&str, &ChangedDecl)> {
+    report
+        .decls
+        .iter()
+        .filter(|d| d.class == FileClass::Code && d.how != "added")
+        .filter_map(|d| {
+            let name = match d.kind {
+                "class" | "struct" | "message" | "interface" | "enum" | "type" => &d.name[..],
+                "field" | "property" | "enum_value" => d.name.rsplit_once('.')?.0,
+                _ => return None,
+            };
+            let name = name.rsplit('.').next().unwrap_or(name);
+            (name.len() >= 4).then_some((name, d))
+        })
+        .collect()
+}
+
+/// The lines that say what a site (an event producer or consumer, a route) sends or takes:
+/// the site's own line and the signature — first lines — of the function around it, or of
+/// the one an annotation or decorator on the site's line introduces (`@KafkaListener(…)`
+/// above `void on(OrderPaid evt)`, `@GetMapping(…)` above `Ship calc(…)`).
+fn site_context<'a>(
+    f: &crate::index::snapshot::FileEntry,
+    line_at: &impl Fn(u32) -> &'a str,
+    site: u32,
+) -> Vec<(u32, &'a str)> {
+    let around = f
+        .symbols()
+        .iter()
+        .filter(|s| {
+            matches!(
+                s.kind,
+                SymbolKind::Function | SymbolKind::Method | SymbolKind::Constructor
+            ) && s.line <= site + 2
+                && site <= s.end_line.max(s.line)
+        })
+        .max_by_key(|s| s.line);
+    let mut context: Vec<(u32, &str)> = vec![(site, line_at(site))];
+    if let Some(s) = around {
+        for n in s.line..(s.line + 3).min(site.max(s.line + 1)) {
+            context.push((n, line_at(n)));
+        }
+    }
+    context
+}
+
+/// Calls `found(site index, type name, its changed declaration, line naming it)` for every
+/// site of `sites` (file, line, whether the handler's signature counts) whose context names a
+/// changed type: the site's line, and with the flag [`site_context`]'s signature lines (what a
+/// consumer or a route handler takes or returns; a producer's signature says what it received,
+/// not what it sends). Each file is read once.
+fn sites_naming_types<'r>(
+    snap: &Snapshot,
+    types: &[(&'r str, &'r ChangedDecl)],
+    sites: &[(Loc, bool)],
+    mut found: impl FnMut(usize, &'r str, &'r ChangedDecl, u32),
+) {
+    if types.is_empty() {
+        return;
+    }
+    let mut files: Vec<u32> = sites.iter().map(|(l, _)| l.file).collect();
+    crate::order::sort(&mut files);
+    files.dedup();
+    for fi in files {
+        let f = &snap.files[fi as usize];
+        let Ok(text) = std::fs::read_to_string(snap.abs_path(f)) else {
+            continue;
+        };
+        let lines: Vec<&str> = text.lines().collect();
+        let line_at = |n: u32| {
+            lines
+                .get((n as usize).wrapping_sub(1))
+                .copied()
+                .unwrap_or("")
+        };
+        for (i, (at, signature)) in sites.iter().enumerate().filter(|(_, (l, _))| l.file == fi) {
+            let context = if *signature {
+                site_context(f, &line_at, at.line)
+            } else {
+                vec![(at.line, line_at(at.line))]
+            };
+            for &(name, d) in types {
+                if let Some(&(n, _)) = context.iter().find(|(_, l)| names_word(l, name)) {
+                    found(i, name, d, n);
+                }
+            }
+        }
+    }
+}
+
+/// Topics whose payload type changed: a changed type ([`changed_types`]) that a producer or
+/// consumer of the topic names at its site or in its handler's signature. Heuristic, and said
+/// so: a payload built elsewhere and passed in under another name is not seen.
+fn payload_types(snap: &Snapshot, report: &Report, touched: &mut BTreeMap<u32, Vec<String>>) {
+    let g = &snap.graph;
+    let types = changed_types(report);
+    let sites: Vec<(Loc, bool)> = g
+        .events
+        .iter()
+        .map(|e| (e.at, e.role == EventRole::Consumer))
+        .collect();
+    sites_naming_types(snap, &types, &sites, |i, name, d, n| {
+        let e = &g.events[i];
+        let role = match e.role {
+            EventRole::Producer => "producer",
+            EventRole::Consumer => "consumer",
+        };
+        touched.entry(e.topic).or_default().push(format!(
+            "payload type `{name}` changed at {}:{} (the {role} at {} names it at line {n}; heuristic)",
+            d.display,
+            d.line,
+            loc_text(snap, e.at)
+        ));
+    });
+}
+
+/// Routes whose request or response type changed: a changed type ([`changed_types`]) named on
+/// the route's line or in its handler's signature (`Ship calc(…)` under `@GetMapping`), for a
+/// route not already reported; its callers see other JSON. Heuristic, and said so.
+pub(super) fn route_types(snap: &Snapshot, report: &mut Report) {
+    let g = &snap.graph;
+    let types = changed_types(report);
+    let sites: Vec<(Loc, bool)> = g.routes.iter().map(|r| (r.at, true)).collect();
+    let mut why: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+    sites_naming_types(snap, &types, &sites, |i, name, d, n| {
+        why.entry(i as u32).or_default().push(format!(
+            "request or response type `{name}` changed at {}:{} (the handler names it at line {n}; heuristic)",
+            d.display, d.line
+        ));
+    });
+    for (r, mut reasons) in why {
+        let route = &g.routes[r as usize];
+        let name = format!("{} {}", route.method, route.path);
+        if report
+            .contracts
+            .iter()
+            .any(|c| c.kind == "route" && c.name == name)
+        {
+            continue;
+        }
+        reasons.dedup();
+        let (rows, _, _) = analyze_impact::route_rows(snap, &[r]);
+        report.contracts.push(ContractChange {
+            kind: "route",
+            name,
+            location: loc_text(snap, route.at),
+            change: reasons.join("; "),
+            risk: Risk::Behaviour,
+            owner: owner_of(snap, route.at),
+            affected: affected_of(snap, rows),
+        });
+    }
+}
+
+/// True when `line` contains `word` as a whole identifier (not inside a longer name).
+fn names_word(line: &str, word: &str) -> bool {
+    let is_ident = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    line.match_indices(word).any(|(i, _)| {
+        !line[..i].chars().next_back().is_some_and(is_ident)
+            && !line[i + word.len()..].chars().next().is_some_and(is_ident)
+    })
+}
+
+/// Roots whose non-test code changed outside any contract, imported by other roots.
+pub(super) fn importer_contracts(snap: &Snapshot, report: &mut Report) {
+    let g = &snap.graph;
+    let mut roots: BTreeMap<u16, usize> = BTreeMap::new();
+    for cf in report.files.iter().filter(|c| c.class == FileClass::Code) {
+        // A `.proto` change is answered by its contracts, not by who imports the root.
+        if let Some(fi) = cf.file
+            && snap.files[fi as usize].lang != Language::Protobuf
+        {
+            *roots.entry(snap.files[fi as usize].root).or_default() += 1;
+        }
+    }
+    for (root, n) in roots {
+        let mut affected: Vec<Affected> = Vec::new();
+        let mut seen = BTreeSet::new();
+        for l in g.import_links.iter().filter(|l| l.to_root == root) {
+            let f = &snap.files[l.at.file as usize];
+            if f.root == root || f.is_test || !seen.insert((l.at.file, l.at.line)) {
+                continue;
+            }
+            affected.push(Affected {
+                service: analyze_impact::root_label(snap, f.root).to_string(),
+                external: true,
+                role: "importer".into(),
+                element: l.module.clone(),
+                location: loc_text(snap, l.at),
+                confidence: l.confidence.label(),
+            });
+        }
+        if affected.is_empty() {
+            continue;
+        }
+        let label = analyze_impact::root_label(snap, root).to_string();
+        report.contracts.push(ContractChange {
+            kind: "package",
+            name: label.clone(),
+            location: String::new(),
+            change: format!("{n} changed code file(s) in a root other roots import"),
+            risk: Risk::Internal,
+            owner: Some(label),
+            affected,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_payload_type_is_named_as_a_whole_identifier() {
+        assert!(names_word("void on(OrderPaid evt) {", "OrderPaid"));
+        assert!(names_word("send(T, new OrderPaid(1))", "OrderPaid"));
+        assert!(!names_word("void on(OrderPaidV2 evt)", "OrderPaid"));
+        assert!(!names_word("MyOrderPaid x", "OrderPaid"));
+        assert!(names_word("é(OrderPaid)ü", "OrderPaid"));
+        assert!(!names_word("éOrderPaidü", "OrderPaid"));
+        assert!(!names_word("", "OrderPaid"));
+    }
+}

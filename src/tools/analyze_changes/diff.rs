@@ -1,0 +1,260 @@
+//! Reading the change: the repositories of the workspace, the base each is compared with, and
+//! `git diff -U0` parsed into per-file old and new line ranges.
+
+use super::{BaseArg, FileClass};
+use crate::git::{Git, GitError};
+use crate::index::facts::Language;
+use crate::index::snapshot::Snapshot;
+use crate::render::inline_code;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// One file of `git diff` output.
+#[derive(Debug, Default)]
+pub(super) struct DiffFile {
+    pub(super) old_path: Option<String>,
+    pub(super) new_path: Option<String>,
+    pub(super) new_ranges: Vec<(u32, u32)>,
+    pub(super) old_ranges: Vec<(u32, u32)>,
+    /// Pure deletions: the new-side range marked around the gap, and the old lines removed.
+    pub(super) gaps: Vec<((u32, u32), (u32, u32))>,
+    /// Not tracked by git (listed by `ls-files --others`).
+    pub(super) untracked: bool,
+}
+
+/// Parses `git diff -U0 --no-prefix`-less output (with `a/` and `b/` prefixes).
+pub(super) fn parse_diff(text: &str) -> Vec<DiffFile> {
+    let mut files: Vec<DiffFile> = Vec::new();
+    let strip = |p: &str, pre: &str| -> Option<String> {
+        let p = p.trim_end_matches('\t');
+        if p == "/dev/null" {
+            None
+        } else {
+            Some(p.strip_prefix(pre).unwrap_or(p).to_string())
+        }
+    };
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("diff --git ") {
+            let mut f = DiffFile::default();
+            // `a/x b/x`: good enough for the fallback when no ---/+++ lines follow (renames,
+            // mode changes); the ---/+++ and rename lines override it.
+            if let Some((a, b)) = rest.split_once(" b/") {
+                f.old_path = strip(a, "a/");
+                f.new_path = Some(b.to_string());
+            }
+            files.push(f);
+            continue;
+        }
+        let Some(f) = files.last_mut() else { continue };
+        if let Some(p) = line.strip_prefix("--- ") {
+            f.old_path = strip(p, "a/");
+        } else if let Some(p) = line.strip_prefix("+++ ") {
+            f.new_path = strip(p, "b/");
+        } else if let Some(p) = line.strip_prefix("rename from ") {
+            f.old_path = Some(p.to_string());
+        } else if let Some(p) = line.strip_prefix("rename to ") {
+            f.new_path = Some(p.to_string());
+        } else if line.starts_with("deleted file mode") {
+            f.new_path = None;
+        } else if line.starts_with("new file mode") {
+            f.old_path = None;
+        } else if let Some(h) = line.strip_prefix("@@ ") {
+            // `-a,b +c,d @@`
+            let mut parts = h.split_whitespace();
+            let old = parts.next().unwrap_or("-0");
+            let new = parts.next().unwrap_or("+0");
+            let span = |s: &str| -> (u32, u32) {
+                let s = &s[1.min(s.len())..];
+                let (start, count) = match s.split_once(',') {
+                    Some((a, b)) => (a.parse().unwrap_or(0), b.parse().unwrap_or(1)),
+                    None => (s.parse().unwrap_or(0), 1),
+                };
+                (start, count)
+            };
+            let (os, oc) = span(old);
+            let (ns, nc) = span(new);
+            if oc > 0 {
+                f.old_ranges.push((os, os.saturating_add(oc - 1)));
+            }
+            if nc > 0 {
+                f.new_ranges.push((ns, ns.saturating_add(nc - 1)));
+            } else {
+                // A pure deletion: the lines around the gap changed (unless what went was a
+                // whole declaration: see `declarations`).
+                let gap = (ns.max(1), ns.saturating_add(1));
+                f.new_ranges.push(gap);
+                if oc > 0 {
+                    f.gaps.push((gap, (os, os.saturating_add(oc - 1))));
+                }
+            }
+        }
+    }
+    files
+}
+
+/// The repositories holding the workspace's roots (by top-level directory).
+pub(super) fn repositories(snap: &Snapshot, workspace: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut tops: BTreeSet<PathBuf> = BTreeSet::new();
+    let mut missing = None;
+    let mut dirs: Vec<PathBuf> = snap.roots.iter().map(|r| r.path.clone()).collect();
+    dirs.push(workspace.to_path_buf());
+    for d in dirs {
+        let canon = std::fs::canonicalize(&d).unwrap_or_else(|_| d.clone());
+        if !canon.join(".git").exists() && tops.iter().any(|t| canon.starts_with(t)) {
+            continue; // inside a repository already found (one git call per repository)
+        }
+        match Git::new(&d).toplevel() {
+            Ok(t) => {
+                tops.insert(std::fs::canonicalize(&t).unwrap_or(t));
+            }
+            Err(GitError::NotARepository) => {}
+            Err(e) => missing = Some(e.to_string()),
+        }
+    }
+    if tops.is_empty() {
+        return Err(match missing {
+            Some(e) => format!("Cannot read the changes: {e}."),
+            None => "Cannot read the changes: the workspace is not inside a git repository (and no root is one). Run analyze_changes in a git work tree, or use analyze_impact for one RPC, topic or route.".to_string(),
+        });
+    }
+    Ok(tops.into_iter().collect())
+}
+
+/// Chooses the commit to diff against in one repository.
+pub(super) fn choose_base(
+    git: &Git,
+    base: &BaseArg,
+    repo: &str,
+) -> Result<Option<(String, String)>, String> {
+    let problem = |e: GitError| format!("Cannot read the changes of {repo}: {e}.");
+    match base {
+        BaseArg::Revision(rev) => match git.commit_of(rev).map_err(problem)? {
+            Some(c) => Ok(Some((inline_code(rev), c))),
+            None => Err(format!(
+                "Unknown base {}: no commit by that name in the repository {repo}. Pass a branch, tag or commit that exists there (see `git branch -a`), e.g. {{\"base\": \"origin/main\"}}, \"working tree\", or omit `base`.",
+                inline_code(rev)
+            )),
+        },
+        BaseArg::WorkingTree => Ok(git.commit_of("HEAD").map_err(problem)?.map(|c| {
+            (
+                "`HEAD` (uncommitted changes of the working tree)".to_string(),
+                c,
+            )
+        })),
+        BaseArg::Default => Ok(super::super::analyze_grpc::implicit_base(git)
+            .map_err(problem)?
+            .map(|b| (b.label, b.commit))),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The analysis
+// ---------------------------------------------------------------------------------------------
+
+pub(super) fn overlaps(ranges: &[(u32, u32)], lo: u32, hi: u32) -> bool {
+    ranges.iter().any(|&(a, b)| a <= hi && lo <= b)
+}
+
+pub(super) fn classify_path(path: &str) -> FileClass {
+    let lower = path.to_ascii_lowercase();
+    if crate::index::is_test_path(path) {
+        FileClass::Test
+    } else if lower.ends_with(".md")
+        || lower.ends_with(".rst")
+        || lower.ends_with(".txt")
+        || lower.ends_with(".adoc")
+        || lower.starts_with("docs/")
+        || lower.contains("/docs/")
+    {
+        FileClass::Doc
+    } else if Language::of_path(path).is_some() {
+        FileClass::Code
+    } else {
+        FileClass::Other
+    }
+}
+
+/// The files changed in the repository at `top` since `commit`: `git diff -U0` against the
+/// working tree, plus the untracked files (each one range over the whole file).
+pub(super) fn read_diff(
+    git: &Git,
+    top: &Path,
+    commit: &str,
+    repo_label: &str,
+) -> Result<Vec<DiffFile>, String> {
+    let diff = git
+        .run_ok(&[
+            "-c",
+            "core.quotePath=false",
+            "diff",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            "-U0",
+            // A file converted to CRLF (or back) changes no behaviour.
+            "--ignore-cr-at-eol",
+            "-M",
+            commit,
+            "--",
+        ])
+        .map_err(|e| format!("Cannot read the changes of {repo_label}: {e}."))?;
+    let mut diffs = parse_diff(&String::from_utf8_lossy(&diff.stdout));
+    if let Ok(out) = git.run_ok(&["ls-files", "--others", "--exclude-standard", "-z"]) {
+        for p in out.stdout.split(|&b| b == 0).filter(|p| !p.is_empty()) {
+            let p = String::from_utf8_lossy(p).into_owned();
+            let lines = std::fs::read(top.join(&p))
+                .map(|b| b.iter().filter(|&&c| c == b'\n').count() as u32 + 1)
+                .unwrap_or(1);
+            diffs.push(DiffFile {
+                gaps: Vec::new(),
+                old_path: None,
+                new_path: Some(p),
+                new_ranges: vec![(1, lines)],
+                old_ranges: Vec::new(),
+                untracked: true,
+            });
+        }
+    }
+    Ok(diffs)
+}
+
+/// The base versions (at `commit`) of the changed source files, read from git in one batch;
+/// `None` for a file git could not give.
+pub(super) fn read_base_texts(
+    git: &Git,
+    commit: &str,
+    diffs: &[DiffFile],
+) -> Vec<(String, Option<Vec<u8>>)> {
+    // The base versions of the changed source files, read from git in one batch.
+    let old_sources: Vec<&str> = diffs
+        .iter()
+        .filter_map(|d| d.old_path.as_deref())
+        .filter(|o| Language::of_path(o).is_some())
+        .collect();
+    old_sources
+        .iter()
+        .map(|p| p.to_string())
+        .zip(
+            git.files_at(commit, &old_sources, 4 << 20)
+                .unwrap_or_else(|_| vec![None; old_sources.len()]),
+        )
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn diff_hunks_become_ranges() {
+        let text = "diff --git a/x.go b/x.go\nindex 1..2 100644\n--- a/x.go\n+++ b/x.go\n@@ -3,2 +3,4 @@ func a\n-x\n+y\n@@ -10 +12,0 @@\n-z\ndiff --git a/old.proto b/new.proto\nsimilarity index 90%\nrename from old.proto\nrename to new.proto\ndiff --git a/gone.ts b/gone.ts\ndeleted file mode 100644\n--- a/gone.ts\n+++ /dev/null\n@@ -1,3 +0,0 @@\n";
+        let d = parse_diff(text);
+        assert_eq!(d.len(), 3);
+        assert_eq!(d[0].new_ranges, vec![(3, 6), (12, 13)]);
+        assert_eq!(d[0].old_ranges, vec![(3, 4), (10, 10)]);
+        assert_eq!(d[1].old_path.as_deref(), Some("old.proto"));
+        assert_eq!(d[1].new_path.as_deref(), Some("new.proto"));
+        assert_eq!(d[2].new_path, None);
+        assert_eq!(d[2].old_ranges, vec![(1, 3)]);
+    }
+}

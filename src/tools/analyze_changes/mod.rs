@@ -1,0 +1,743 @@
+//! `analyze_changes`: what a branch (or the working tree) touches, change first.
+//!
+//! The changed files and line ranges come from `git diff -U0` against a base (an explicit
+//! revision, `"working tree"` for uncommitted changes against `HEAD`, or by default the
+//! merge-base chosen as the wire-format check of `analyze_grpc` chooses it), run through
+//! [`crate::git`] (no shell, timeout, scrubbed environment). Each changed file's base version is
+//! extracted with the same extractors as the index, so what disappeared (a deleted RPC, a
+//! route's old path, a topic constant's old value) is known as well as what is there now.
+//!
+//! From the lines and both versions: the changed declarations (innermost declaration per
+//! hunk); the contracts touched — `.proto` RPCs and messages with the wire verdict of
+//! [`super::wire_check`], RPCs whose handler body changed, HTTP routes whose path or handler
+//! changed, topics whose producer, consumer or name constant changed, packages imported by
+//! other roots; for each, the affected elements of other services from the same row builders
+//! as `analyze_impact`; and one risk line per service: breaking contract change > behaviour
+//! change > internal only > tests, docs or generated code only. The CLI `mesh-mcp impact` runs
+//! the same [`compute`] and renders Markdown or JSON from one [`Report`].
+
+mod contracts;
+mod diff;
+mod proto;
+mod render;
+
+pub use render::{render_markdown, to_json};
+
+use self::contracts::{importer_contracts, route_contracts, route_types, topic_contracts};
+use self::diff::{choose_base, classify_path, overlaps, read_base_texts, read_diff, repositories};
+use self::proto::{handler_contracts, proto_contracts};
+use self::render::{first_clause, render_markdown_rows};
+use super::analyze_impact::{self, Row};
+use super::{ToolDef, ToolEnv, ToolOutput, decode, object_schema};
+use crate::git::{Git, validate_revision};
+use crate::index::facts::{FileFacts, Language, SymbolKind};
+use crate::index::graph::Loc;
+use crate::index::snapshot::Snapshot;
+use crate::render::{MAX_OUTPUT_BYTES, inline_code};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::collections::BTreeSet;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// The tool definition.
+pub static TOOL: ToolDef = ToolDef {
+    name: "analyze_changes",
+    title: "Analyze the impact of a diff",
+    description: "Answers 'what does my branch break?': reads `git diff` against a base (default: \
+the merge-base of HEAD with origin/HEAD, origin/main or main; \"working tree\" for uncommitted \
+changes against HEAD) and lists the changed declarations, the contracts touched (.proto RPCs \
+and messages with the wire-format verdict, RPCs, HTTP routes and topics whose handler, path, \
+producer, consumer or name changed, packages imported by other roots), the elements of other \
+services affected, and one risk line per service (breaking > behaviour > internal > \
+tests/docs/generated only). Use it before review or in CI; for one known RPC, topic or route \
+use analyze_impact. Example: {\"base\": \"origin/main\"}.",
+    input_schema: || {
+        object_schema(
+            json!({
+                "base": {"type": "string", "description": "Git revision to diff the working tree against: a branch, tag or commit, e.g. \"origin/main\"; or \"working tree\" for uncommitted changes against HEAD. Omitted: the merge-base of HEAD with origin/HEAD, origin/main or main, else HEAD."},
+                "depth": super::int_schema("Hops through consumers that re-emit a changed topic, e.g. 2.", 1, 1, 5),
+                "limit": super::int_schema("Affected rows per page, e.g. 50.", 100, 1, 200),
+                "offset": super::int_schema("Affected rows to skip, from the previous footer, e.g. 100.", 0, 0, super::MAX_OFFSET)
+            }),
+            &[],
+        )
+    },
+    output_schema: Some(super::structured::Shape {
+        paged: true,
+        extra: r#"{"breaking":{"type":"boolean"},"services":{"type":"array"}}"#,
+        row: super::structured::SCOPE,
+    }),
+    run,
+    truncation_hint: |_| {
+        "Page the affected rows with `offset`, or lower `limit`: analyze_changes(limit: 50).".into()
+    },
+    index: super::IndexUse::Required,
+};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    base: Option<String>,
+    depth: Option<i64>,
+    limit: Option<i64>,
+    offset: Option<i64>,
+}
+
+/// How bad a change is for a service, in increasing order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Risk {
+    /// Only tests, docs or generated code changed.
+    NonCode,
+    /// Code changed, but no contract another service sees.
+    Internal,
+    /// A handler, producer, consumer or compatible contract changed: behaviour may differ.
+    Behaviour,
+    /// A contract changed in a way its users break on.
+    Breaking,
+}
+
+impl Risk {
+    pub fn label(self) -> &'static str {
+        match self {
+            Risk::NonCode => "tests/docs/generated only",
+            Risk::Internal => "internal only",
+            Risk::Behaviour => "behaviour change",
+            Risk::Breaking => "BREAKING",
+        }
+    }
+
+    fn key(self) -> &'static str {
+        match self {
+            Risk::NonCode => "non_code",
+            Risk::Internal => "internal",
+            Risk::Behaviour => "behaviour",
+            Risk::Breaking => "breaking",
+        }
+    }
+}
+
+/// What kind of file changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum FileClass {
+    Code,
+    Test,
+    Doc,
+    Generated,
+    /// Not indexed and not recognisably a doc or a test (build files, assets, …).
+    Other,
+}
+
+impl FileClass {
+    fn label(self) -> &'static str {
+        match self {
+            FileClass::Code => "code",
+            FileClass::Test => "test",
+            FileClass::Doc => "doc",
+            FileClass::Generated => "generated",
+            FileClass::Other => "other",
+        }
+    }
+}
+
+/// One changed file.
+#[derive(Debug, Clone)]
+pub struct ChangedFile {
+    /// Workspace-relative path (the new one for a rename).
+    pub display: String,
+    /// `added`, `modified`, `deleted`, `renamed from <old>`, `untracked`.
+    pub status: String,
+    pub class: FileClass,
+    /// The root (service) label, when the file is in one.
+    pub service: Option<String>,
+    /// Changed line ranges on the new side (a pure deletion is the line after it).
+    pub ranges: Vec<(u32, u32)>,
+    /// Index of the file in the snapshot, when indexed.
+    file: Option<u32>,
+    /// The file's facts at the base, when it existed there and has a language.
+    base_facts: Option<FileFacts>,
+    /// Raw base bytes of a `.proto` (for the wire check).
+    base_bytes: Option<Vec<u8>>,
+    /// Old-side ranges (for declarations of deleted files).
+    old_ranges: Vec<(u32, u32)>,
+    /// Pure deletions ([`diff::DiffFile::gaps`]).
+    gaps: Vec<((u32, u32), (u32, u32))>,
+}
+
+/// One changed declaration.
+#[derive(Debug, Clone)]
+pub struct ChangedDecl {
+    pub display: String,
+    pub name: String,
+    pub kind: &'static str,
+    pub line: u32,
+    pub end_line: u32,
+    pub class: FileClass,
+    /// `changed`, `added` or `deleted`.
+    pub how: &'static str,
+}
+
+/// An element of another (or the same) service affected by a contract change.
+#[derive(Debug, Clone)]
+pub struct Affected {
+    pub service: String,
+    pub external: bool,
+    pub role: String,
+    pub element: String,
+    pub location: String,
+    pub confidence: &'static str,
+}
+
+/// One contract the change touches.
+#[derive(Debug, Clone)]
+pub struct ContractChange {
+    /// `rpc`, `message`, `route`, `topic`, `package`.
+    pub kind: &'static str,
+    pub name: String,
+    /// Where it is declared (path:line), or where it was for a deleted one.
+    pub location: String,
+    /// What changed, with the verdict.
+    pub change: String,
+    pub risk: Risk,
+    /// The owning service.
+    pub owner: Option<String>,
+    pub affected: Vec<Affected>,
+}
+
+/// Everything `analyze_changes` found.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    /// One line per repository: which base, which commit.
+    pub bases: Vec<String>,
+    pub files: Vec<ChangedFile>,
+    pub decls: Vec<ChangedDecl>,
+    pub contracts: Vec<ContractChange>,
+    /// Service → (risk, why).
+    pub services: BTreeMap<String, (Risk, String)>,
+    pub unresolved: Vec<String>,
+}
+
+impl Report {
+    /// True when a contract change breaks its users.
+    pub fn breaking(&self) -> bool {
+        self.contracts.iter().any(|c| c.risk == Risk::Breaking)
+    }
+}
+
+/// What the base argument asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BaseArg {
+    /// The merge-base with the upstream branch (falling back to HEAD).
+    Default,
+    /// Uncommitted changes against HEAD.
+    WorkingTree,
+    /// A revision given by the user (validated).
+    Revision(String),
+}
+
+/// Parses a `base` argument; the error names the fix.
+pub fn parse_base(raw: Option<&str>) -> Result<BaseArg, String> {
+    let Some(raw) = raw else {
+        return Ok(BaseArg::Default);
+    };
+    let t = raw.trim();
+    if matches!(
+        t.to_ascii_lowercase().as_str(),
+        "working tree" | "working-tree" | "worktree" | "working_tree"
+    ) {
+        return Ok(BaseArg::WorkingTree);
+    }
+    validate_revision(raw).map_err(|why| {
+        format!(
+            "Invalid base {}: {why}. Pass a branch, tag or commit, e.g. {{\"base\": \"origin/main\"}}, \"working tree\" for uncommitted changes, or omit `base` for the merge-base with origin/main.",
+            inline_code(&raw.escape_debug().to_string())
+        )
+    })?;
+    Ok(BaseArg::Revision(raw.to_string()))
+}
+
+fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
+    let args: Args = match decode("analyze_changes", args) {
+        Ok(a) => a,
+        Err(e) => return e,
+    };
+    let Some(snap) = env.snapshot else {
+        return ToolOutput::error("the index is not ready".into());
+    };
+    let (depth, limit, offset) = match (
+        super::in_range("analyze_changes", "depth", args.depth, 1, 1, 5),
+        super::in_range("analyze_changes", "limit", args.limit, 100, 1, 200),
+        super::in_range(
+            "analyze_changes",
+            "offset",
+            args.offset,
+            0,
+            0,
+            super::MAX_OFFSET,
+        ),
+    ) {
+        (Ok(d), Ok(l), Ok(o)) => (d, l, o),
+        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return e,
+    };
+    let base = match parse_base(args.base.as_deref()) {
+        Ok(b) => b,
+        Err(e) => return ToolOutput::error(e),
+    };
+    let report = match compute(snap, env.shared.jail.base(), &base, depth) {
+        Ok(r) => r,
+        Err(e) => return ToolOutput::error(e),
+    };
+    let mut rows = Vec::new();
+    let (text, files) =
+        render_markdown_rows(&report, limit, offset, MAX_OUTPUT_BYTES - 1536, &mut rows);
+    let total: usize = report.contracts.iter().map(|c| c.affected.len()).sum();
+    let next = offset + rows.len();
+    let services: Vec<Value> = report
+        .services
+        .iter()
+        .map(|(s, (r, why))| json!({"service": s, "risk": r.key(), "why": why}))
+        .collect();
+    let data = super::structured::with(
+        super::structured::page(total, offset, Some(next), rows),
+        json!({"breaking": report.breaking(), "services": services}),
+    );
+    let mut out = ToolOutput::ok(text).with_data(data);
+    out.files_accessed = files;
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// git
+// ---------------------------------------------------------------------------------------------
+
+/// Computes the report for the workspace's repositories.
+pub fn compute(
+    snap: &Snapshot,
+    workspace: &Path,
+    base: &BaseArg,
+    depth: usize,
+) -> Result<Report, String> {
+    let mut report = Report::default();
+    // Snapshot files by canonical absolute path.
+    let mut by_path: HashMap<PathBuf, u32> = HashMap::new();
+    let canon_roots: Vec<PathBuf> = snap
+        .roots
+        .iter()
+        .map(|r| std::fs::canonicalize(&r.path).unwrap_or_else(|_| r.path.clone()))
+        .collect();
+    for (i, f) in snap.files.iter().enumerate() {
+        let root = canon_roots
+            .get(f.root as usize)
+            .cloned()
+            .unwrap_or_else(|| snap.base.clone());
+        by_path.insert(root.join(&*f.path), i as u32);
+    }
+    let canon_ws = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
+    let root_of_abs = |abs: &Path| -> Option<usize> {
+        canon_roots
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| abs.starts_with(r))
+            .max_by_key(|(_, r)| r.as_os_str().len())
+            .map(|(i, _)| i)
+    };
+    let display_of = |abs: &Path| -> String {
+        abs.strip_prefix(&canon_ws)
+            .map(|p| p.to_string_lossy().replace('\\', "/"))
+            .unwrap_or_else(|_| abs.to_string_lossy().into_owned())
+    };
+    let mut outside = 0usize;
+    for top in repositories(snap, workspace)? {
+        // The repository as the workspace sees it (never an absolute path outside it).
+        let repo_label = match top.strip_prefix(&canon_ws) {
+            Ok(p) if p.as_os_str().is_empty() => "`.`".to_string(),
+            Ok(p) => inline_code(&p.to_string_lossy()),
+            Err(_) => "the repository holding the workspace".to_string(),
+        };
+        let git = Git::new(&top);
+        let Some((label, commit)) = choose_base(&git, base, &repo_label)? else {
+            report.bases.push(format!(
+                "{repo_label}: no commits yet, so there is no base to compare with"
+            ));
+            continue;
+        };
+        let short = &commit[..commit.len().min(10)];
+        report.bases.push(format!(
+            "{repo_label}: base {label}, commit `{short}`, compared with the working tree"
+        ));
+        let diffs = read_diff(&git, &top, &commit, &repo_label)?;
+        let mut base_texts = read_base_texts(&git, &commit, &diffs);
+        for d in diffs {
+            let path = d.new_path.clone().or_else(|| d.old_path.clone());
+            let Some(path) = path else { continue };
+            let abs = top.join(&path);
+            let root = root_of_abs(&abs);
+            if root.is_none() && !abs.starts_with(&canon_ws) {
+                // Outside the workspace (a repository larger than it): not ours to show.
+                outside += 1;
+                continue;
+            }
+            let service = root.map(|r| snap.roots[r].label.clone());
+            let file = by_path.get(&abs).copied();
+            let display = match file {
+                Some(fi) => snap.display_path(&snap.files[fi as usize]),
+                None => display_of(&abs),
+            };
+            let rel_in_root = root
+                .and_then(|r| abs.strip_prefix(&canon_roots[r]).ok())
+                .map(|p| p.to_string_lossy().replace('\\', "/"))
+                .unwrap_or_else(|| path.clone());
+            let class = match file.map(|fi| &snap.files[fi as usize]) {
+                Some(f) if f.generated => FileClass::Generated,
+                Some(f) if f.is_test => FileClass::Test,
+                Some(f) if f.lang == Language::Markdown => FileClass::Doc,
+                Some(_) => FileClass::Code,
+                None => classify_path(&rel_in_root),
+            };
+            let status = match (&d.old_path, &d.new_path) {
+                (None, _) if d.untracked => "untracked".to_string(),
+                (None, _) => "added".to_string(),
+                (Some(_), None) => "deleted".to_string(),
+                (Some(o), Some(n)) if o != n => format!("renamed from `{o}`"),
+                _ => "modified".to_string(),
+            };
+            // The base version, through the same extractors.
+            let mut base_facts = None;
+            let mut base_bytes = None;
+            if let Some(old) = &d.old_path
+                && let Some(lang) = Language::of_path(old)
+                && let Some(bytes) = base_texts
+                    .iter_mut()
+                    .find(|(p, _)| p == old)
+                    .and_then(|(_, t)| t.take())
+                && crate::index::crawl::guard(old, &bytes).is_ok()
+            {
+                let text = String::from_utf8_lossy(&bytes);
+                base_facts = Some(crate::index::lang::extract(lang, &rel_in_root, &text));
+                if lang == Language::Protobuf {
+                    base_bytes = Some(bytes);
+                }
+            }
+            let class = if class == FileClass::Code
+                && file.is_none()
+                && base_facts.as_ref().is_some_and(|f| f.generated)
+            {
+                FileClass::Generated
+            } else {
+                class
+            };
+            report.files.push(ChangedFile {
+                display,
+                status,
+                class,
+                service,
+                ranges: d.new_ranges,
+                file,
+                base_facts,
+                base_bytes,
+                old_ranges: d.old_ranges,
+                gaps: d.gaps,
+            });
+        }
+    }
+    if outside > 0 {
+        report.unresolved.push(format!(
+            "{outside} changed file(s) outside the workspace's roots were left out"
+        ));
+    }
+    crate::order::sort_by_cached_key(&mut report.files, |f| f.display.clone());
+    analyse(snap, &mut report, depth);
+    Ok(report)
+}
+
+/// The analysis of the changed files, once git is read: the changed declarations, each
+/// contract pass, the risk per service, then the contracts loudest first.
+fn analyse(snap: &Snapshot, report: &mut Report, depth: usize) {
+    // Progress for a caller that sent a progressToken: git is done, 7 steps of analysis follow.
+    let step = |n: u32, what: &str| {
+        super::fixtures::notify_progress(f64::from(n), Some(8.0), Some(what));
+    };
+    step(1, "diff read; finding the changed declarations");
+    declarations(snap, report);
+    step(2, "checking .proto contracts");
+    proto_contracts(snap, report);
+    step(3, "checking RPC handlers");
+    handler_contracts(snap, report);
+    step(4, "checking HTTP routes");
+    route_contracts(snap, report);
+    route_types(snap, report);
+    step(5, "checking topics");
+    topic_contracts(snap, report, depth);
+    step(6, "checking imported packages");
+    importer_contracts(snap, report);
+    step(7, "grading the risk per service");
+    risks(report);
+    step(8, "done");
+    crate::order::sort_by_cached_key(&mut report.contracts, |c| {
+        (
+            std::cmp::Reverse(c.risk),
+            // A deleted or renamed contract with live users is the loudest row.
+            !c.location.ends_with("(base)") || c.affected.is_empty(),
+            std::cmp::Reverse(c.affected.iter().filter(|a| a.external).count()),
+            c.kind,
+            c.name.clone(),
+        )
+    });
+}
+
+/// The innermost non-endpoint declarations of a file overlapping the ranges.
+fn declarations(snap: &Snapshot, report: &mut Report) {
+    let mut decls = Vec::new();
+    for cf in &report.files {
+        match cf.file {
+            Some(fi) => {
+                let f = &snap.files[fi as usize];
+                let syms: Vec<_> = f
+                    .symbols()
+                    .iter()
+                    .filter(|s| s.kind != SymbolKind::Endpoint)
+                    .collect();
+                // Declarations of the base that the removed lines held whole and that are gone
+                // from the file now: deleted, not a change of their neighbours.
+                let gone: Vec<&crate::index::facts::Symbol> = cf
+                    .base_facts
+                    .iter()
+                    .flat_map(|b| b.symbols.iter())
+                    .filter(|b| {
+                        b.kind != SymbolKind::Endpoint
+                            && cf
+                                .old_ranges
+                                .iter()
+                                .any(|&(lo, hi)| lo <= b.line && b.end_line.max(b.line) <= hi)
+                            && !syms.iter().any(|s| {
+                                s.kind == b.kind
+                                    && f.name(s) == b.name
+                                    && f.container(s) == b.container.as_deref()
+                            })
+                    })
+                    .collect();
+                let whole_gaps: Vec<(u32, u32)> = cf
+                    .gaps
+                    .iter()
+                    .filter(|(_, (lo, hi))| {
+                        gone.iter()
+                            .any(|b| *lo <= b.line && b.end_line.max(b.line) <= *hi)
+                    })
+                    .map(|(gap, _)| *gap)
+                    .collect();
+                for b in &gone {
+                    decls.push(ChangedDecl {
+                        display: cf.display.clone(),
+                        name: match &b.container {
+                            Some(c) if !b.name.starts_with(&format!("{c}.")) => {
+                                format!("{c}.{}", b.name)
+                            }
+                            _ => b.name.clone(),
+                        },
+                        kind: b.kind.name(),
+                        line: b.line,
+                        end_line: b.end_line.max(b.line),
+                        class: cf.class,
+                        how: "deleted",
+                    });
+                }
+                let mut picked: BTreeSet<usize> = BTreeSet::new();
+                for &(lo, hi) in cf.ranges.iter().filter(|r| !whole_gaps.contains(r)) {
+                    let hits: Vec<usize> = (0..syms.len())
+                        .filter(|&i| syms[i].line <= hi && lo <= syms[i].end_line.max(syms[i].line))
+                        .collect();
+                    // Innermost: drop a hit that contains another hit.
+                    for &i in &hits {
+                        let (a, b) = (syms[i].line, syms[i].end_line.max(syms[i].line));
+                        let contains_other = hits.iter().any(|&j| {
+                            j != i
+                                && a <= syms[j].line
+                                && syms[j].end_line.max(syms[j].line) <= b
+                                && (a, b) != (syms[j].line, syms[j].end_line.max(syms[j].line))
+                        });
+                        if !contains_other {
+                            picked.insert(i);
+                        }
+                    }
+                }
+                let added = cf.status == "added" || cf.status == "untracked";
+                for i in picked {
+                    let s = syms[i];
+                    let name = match f.container(s) {
+                        Some(c) if !f.name(s).starts_with(&format!("{c}.")) => {
+                            format!("{c}.{}", f.name(s))
+                        }
+                        _ => f.name(s).to_string(),
+                    };
+                    decls.push(ChangedDecl {
+                        display: cf.display.clone(),
+                        name,
+                        kind: s.kind.name(),
+                        line: s.line,
+                        end_line: s.end_line.max(s.line),
+                        class: cf.class,
+                        how: if added { "added" } else { "changed" },
+                    });
+                }
+            }
+            None => {
+                // Deleted (or not indexed): the base version's declarations in the old ranges.
+                let Some(facts) = &cf.base_facts else {
+                    continue;
+                };
+                for s in facts.symbols.iter().filter(|s| {
+                    s.kind != SymbolKind::Endpoint
+                        && s.container.is_none()
+                        && overlaps(&cf.old_ranges, s.line, s.end_line.max(s.line))
+                }) {
+                    decls.push(ChangedDecl {
+                        display: cf.display.clone(),
+                        name: s.name.clone(),
+                        kind: s.kind.name(),
+                        line: s.line,
+                        end_line: s.end_line.max(s.line),
+                        class: cf.class,
+                        how: "deleted",
+                    });
+                }
+            }
+        }
+    }
+    report.decls = decls;
+}
+
+/// Rows of `analyze_impact`'s builders, as affected elements (test rows and topic rows left out).
+fn affected_of(snap: &Snapshot, rows: Vec<Row>) -> Vec<Affected> {
+    let mut out: Vec<Affected> = Vec::new();
+    let mut seen = BTreeSet::new();
+    for r in rows {
+        let Some(at) = r.at else { continue };
+        let f = &snap.files[at.file as usize];
+        if f.is_test {
+            continue;
+        }
+        let location = format!("{}:{}", snap.display_path(f), at.line);
+        if !seen.insert((r.role, location.clone(), r.element.clone())) {
+            continue;
+        }
+        out.push(Affected {
+            service: analyze_impact::root_label(snap, f.root).to_string(),
+            external: r.external,
+            role: r.role.name().to_string(),
+            element: r.element,
+            location,
+            confidence: r.confidence.label(),
+        });
+    }
+    crate::order::sort_by_cached_key(&mut out, |a| {
+        (!a.external, a.role.clone(), a.location.clone())
+    });
+    out
+}
+
+fn loc_text(snap: &Snapshot, at: Loc) -> String {
+    format!(
+        "{}:{}",
+        snap.display_path(&snap.files[at.file as usize]),
+        at.line
+    )
+}
+
+fn owner_of(snap: &Snapshot, at: Loc) -> Option<String> {
+    Some(analyze_impact::root_label(snap, snap.files[at.file as usize].root).to_string())
+}
+
+/// The line range of the declaration at (or around) a line of an indexed file.
+fn decl_range(snap: &Snapshot, file: u32, line: u32, name: Option<&str>) -> Option<(u32, u32)> {
+    let f = &snap.files[file as usize];
+    let syms = f.symbols();
+    if let Some(n) = name {
+        let last = n.rsplit(['.', ':']).next().unwrap_or(n);
+        if let Some(s) = syms
+            .iter()
+            .find(|s| s.kind != SymbolKind::Endpoint && f.name(s) == last)
+        {
+            return Some((s.line, s.end_line.max(s.line)));
+        }
+    }
+    syms.iter()
+        .filter(|s| s.kind != SymbolKind::Endpoint && s.line <= line && line <= s.end_line)
+        .min_by_key(|s| s.end_line - s.line)
+        .map(|s| (s.line, s.end_line.max(s.line)))
+}
+
+/// One risk line per service.
+fn risks(report: &mut Report) {
+    let mut services: BTreeMap<String, (Risk, String)> = BTreeMap::new();
+    let mut raise = |svc: &str, risk: Risk, why: String| {
+        let e = services
+            .entry(svc.to_string())
+            .or_insert((risk, why.clone()));
+        if risk > e.0 {
+            *e = (risk, why);
+        }
+    };
+    for cf in &report.files {
+        let Some(svc) = &cf.service else { continue };
+        match cf.class {
+            FileClass::Code => raise(
+                svc,
+                Risk::Internal,
+                "code changed, no contract touched".into(),
+            ),
+            FileClass::Other => raise(svc, Risk::NonCode, "only non-source files changed".into()),
+            c => raise(
+                svc,
+                Risk::NonCode,
+                format!("only {} files changed", c.label()),
+            ),
+        }
+    }
+    for c in &report.contracts {
+        let name = format!("{} {}", c.kind, inline_code(&c.name));
+        if let Some(o) = &c.owner {
+            raise(
+                o,
+                c.risk,
+                format!("owns {name}: {}", first_clause(&c.change)),
+            );
+        }
+        for a in c.affected.iter().filter(|a| a.external) {
+            let why = match c.risk {
+                Risk::Breaking => format!("{} of {name} at `{}`, which breaks", a.role, a.location),
+                _ => format!("{} of changed {name} at `{}`", a.role, a.location),
+            };
+            let risk = if c.kind == "package" {
+                Risk::Behaviour.min(c.risk.max(Risk::Internal))
+            } else {
+                c.risk
+            };
+            raise(&a.service, risk, why);
+        }
+    }
+    report.services = services;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_arguments() {
+        assert_eq!(parse_base(None).unwrap(), BaseArg::Default);
+        assert_eq!(
+            parse_base(Some("working tree")).unwrap(),
+            BaseArg::WorkingTree
+        );
+        assert_eq!(
+            parse_base(Some("origin/main")).unwrap(),
+            BaseArg::Revision("origin/main".into())
+        );
+        let e = parse_base(Some("--output=x")).unwrap_err();
+        assert!(
+            e.contains("Invalid base") && e.contains("origin/main"),
+            "{e}"
+        );
+    }
+}

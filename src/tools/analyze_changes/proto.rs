@@ -1,0 +1,513 @@
+//! The `.proto` contract pass: RPCs and messages added, removed or changed with the wire verdict
+//! of [`super::super::wire_check`], their callers, and RPCs whose handler body changed.
+
+use super::super::analyze_impact;
+use super::super::wire_check::WireReport;
+use super::diff::overlaps;
+use super::{
+    Affected, ChangedFile, ContractChange, FileClass, Report, Risk, affected_of, decl_range,
+    loc_text, owner_of,
+};
+use crate::index::facts::{GrpcFact, Language, ProtoFile};
+use crate::index::graph::{Confidence, Loc, method_key};
+use crate::index::snapshot::Snapshot;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// `.proto` files: the wire verdict per message, changed RPCs, deleted or renamed RPCs.
+pub(super) fn proto_contracts(snap: &Snapshot, report: &mut Report) {
+    let g = &snap.graph;
+    let mut out = Vec::new();
+    for cf in &report.files {
+        let is_proto = cf.display.to_ascii_lowercase().ends_with(".proto")
+            || cf.base_bytes.is_some()
+            || cf
+                .file
+                .is_some_and(|fi| snap.files[fi as usize].lang == Language::Protobuf);
+        if !is_proto {
+            continue;
+        }
+        let current_bytes = cf
+            .file
+            .and_then(|fi| std::fs::read(snap.abs_path(&snap.files[fi as usize])).ok());
+        let current = cf
+            .file
+            .and_then(|fi| snap.files[fi as usize].facts().proto.clone())
+            .unwrap_or_default();
+        let base = cf
+            .base_facts
+            .as_ref()
+            .and_then(|f| f.proto.clone())
+            .unwrap_or_default();
+        let wire = match (&cf.base_bytes, &current_bytes) {
+            (Some(b), Some(c)) => {
+                match super::super::analyze_grpc::diff_proto_texts(&cf.display, b, c) {
+                    Ok(r) => Some(r),
+                    Err(why) => {
+                        report_unresolved_push(&mut out, &cf.display, &why);
+                        None
+                    }
+                }
+            }
+            _ => None,
+        };
+        // Findings by top-level message.
+        let mut by_message = wire_findings(wire.as_ref());
+        let changed_messages: BTreeSet<String> = crate::order::set_of(
+            current
+                .messages
+                .iter()
+                .filter(|m| !m.name.contains('.') && overlaps(&cf.ranges, m.line, m.end_line))
+                .map(|m| m.name.clone())
+                .chain(by_message.iter().map(|(k, _)| k.clone())),
+        );
+        let bare = |t: &str| t.rsplit('.').next().unwrap_or(t).to_string();
+        // Messages embedding a changed message change with it (a breaking change travels).
+        let mut changed_messages = changed_messages;
+        let mut embeds: Vec<(String, String)> = Vec::new();
+        loop {
+            let mut grew = false;
+            for m in current.messages.iter().filter(|m| !m.name.contains('.')) {
+                if changed_messages.contains(&m.name) {
+                    continue;
+                }
+                let inner: Option<String> = m
+                    .fields
+                    .iter()
+                    .map(|f| bare(&f.type_name))
+                    .find(|t| changed_messages.contains(t));
+                if let Some(inner) = inner {
+                    embeds.push((m.name.clone(), inner.clone()));
+                    let (br, warn) = findings_for(&by_message, &inner)
+                        .cloned()
+                        .unwrap_or_default();
+                    let entry = findings_of(&mut by_message, m.name.clone());
+                    entry
+                        .0
+                        .extend(br.iter().map(|b| format!("via `{inner}`: {b}")));
+                    entry
+                        .1
+                        .extend(warn.iter().map(|w| format!("via `{inner}`: {w}")));
+                    changed_messages.insert(m.name.clone());
+                    grew = true;
+                }
+            }
+            if !grew {
+                break;
+            }
+        }
+        // Contracts (services) of this file in the graph.
+        let contracts: Vec<u32> = cf
+            .file
+            .map(|fi| {
+                (0..g.contracts.len() as u32)
+                    .filter(|&c| g.contracts[c as usize].def.file == fi)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut covered_messages: BTreeSet<String> = BTreeSet::new();
+        out.extend(rpc_changes(
+            snap,
+            cf,
+            &base,
+            &contracts,
+            &changed_messages,
+            &by_message,
+            &mut covered_messages,
+        ));
+        // A message embedded in one an RPC carries is covered by that RPC's row.
+        loop {
+            let before = covered_messages.len();
+            for (outer, inner) in &embeds {
+                if covered_messages.contains(outer) {
+                    covered_messages.insert(inner.clone());
+                }
+            }
+            if covered_messages.len() == before {
+                break;
+            }
+        }
+        // Messages changed that no RPC of this file carries (payloads, nested uses elsewhere).
+        out.extend(message_changes(
+            cf,
+            &current,
+            changed_messages.difference(&covered_messages),
+            &by_message,
+        ));
+        // RPCs of the base that are gone: deleted or renamed, with their live callers.
+        out.extend(gone_rpcs(snap, cf, &base, &current));
+    }
+    report.contracts.extend(out);
+}
+
+/// The rows of the file's RPCs whose declaration changed or whose request or response message
+/// is among `changed_messages` (with its wire findings); the messages they carry go into
+/// `covered_messages`.
+fn rpc_changes(
+    snap: &Snapshot,
+    cf: &ChangedFile,
+    base: &ProtoFile,
+    contracts: &[u32],
+    changed_messages: &BTreeSet<String>,
+    by_message: &[(String, Findings)],
+    covered_messages: &mut BTreeSet<String>,
+) -> Vec<ContractChange> {
+    let g = &snap.graph;
+    let bare = |t: &str| t.rsplit('.').next().unwrap_or(t).to_string();
+    let mut out = Vec::new();
+    for &c in contracts {
+        for &r in &g.contracts[c as usize].rpcs {
+            let rpc = &g.rpcs[r as usize];
+            let mut why = Vec::new();
+            let mut risk = Risk::Behaviour;
+            if overlaps(&cf.ranges, rpc.def.line, rpc.def.line) {
+                let existed = base.services.iter().any(|s| {
+                    s.name == g.contracts[c as usize].name
+                        && s.rpcs
+                            .iter()
+                            .any(|b| method_key(&b.name) == method_key(&rpc.name))
+                });
+                why.push(if existed {
+                    "RPC declaration changed".to_string()
+                } else {
+                    "RPC added (or renamed to this name)".to_string()
+                });
+            }
+            for m in [bare(&rpc.request), bare(&rpc.response)] {
+                if changed_messages.contains(&m) {
+                    covered_messages.insert(m.clone());
+                    match findings_for(by_message, &m) {
+                        Some((br, _)) if !br.is_empty() => {
+                            risk = Risk::Breaking;
+                            why.push(format!("`{m}`: {}", br.join("; ")));
+                        }
+                        Some((_, warn)) if !warn.is_empty() => {
+                            why.push(format!(
+                                "`{m}` changed, wire-compatible (warnings: {})",
+                                warn.join("; ")
+                            ));
+                        }
+                        _ => why.push(format!("`{m}` changed, wire-compatible")),
+                    }
+                }
+            }
+            if why.is_empty() {
+                continue;
+            }
+            let (rows, _, _) = analyze_impact::rpc_rows(snap, &[c], &[r]);
+            out.push(ContractChange {
+                kind: "rpc",
+                name: format!("{}.{}", g.contracts[c as usize].name, rpc.name),
+                location: loc_text(snap, rpc.def),
+                change: why.join("; "),
+                risk,
+                owner: handlers_owner(snap, r).or_else(|| owner_of(snap, rpc.def)),
+                affected: affected_of(snap, rows),
+            });
+        }
+    }
+    out
+}
+
+/// The wire findings (breaking changes, warnings) by top-level message name: a short list
+/// searched by scan (one map type less in the binary: the size budget, docs/ARCHITECTURE.md §7).
+fn wire_findings(wire: Option<&WireReport>) -> Vec<(String, Findings)> {
+    let mut by_message: Vec<(String, Findings)> = Vec::new();
+    if let Some(w) = wire {
+        for f in &w.breaking {
+            let top = f.element.split('.').next().unwrap_or("").to_string();
+            findings_of(&mut by_message, top).0.push(format!(
+                "`WIRE_FORMAT_BREAKING_CHANGE` {}: `{}` #{} — {}",
+                f.rule.label(),
+                f.element,
+                f.number,
+                f.detail
+            ));
+        }
+        for f in &w.warnings {
+            let top = f.element.split('.').next().unwrap_or("").to_string();
+            findings_of(&mut by_message, top).1.push(format!(
+                "{}: `{}` — {}",
+                f.rule.label(),
+                f.element,
+                f.detail
+            ));
+        }
+    }
+    by_message
+}
+
+/// The rows of the `changed` messages that no RPC of the file carries, with their findings.
+fn message_changes<'m>(
+    cf: &ChangedFile,
+    current: &ProtoFile,
+    changed: impl Iterator<Item = &'m String>,
+    by_message: &[(String, Findings)],
+) -> Vec<ContractChange> {
+    let mut out = Vec::new();
+    for m in changed {
+        let (br, warn) = findings_for(by_message, m).cloned().unwrap_or_default();
+        let line = current
+            .messages
+            .iter()
+            .find(|x| &x.name == m)
+            .map_or(0, |x| x.line);
+        out.push(ContractChange {
+            kind: "message",
+            name: m.clone(),
+            location: format!("{}:{line}", cf.display),
+            change: if !br.is_empty() {
+                br.join("; ")
+            } else if !warn.is_empty() {
+                format!("wire-compatible (warnings: {})", warn.join("; "))
+            } else {
+                "changed, wire-compatible".to_string()
+            },
+            risk: if br.is_empty() {
+                Risk::Behaviour
+            } else {
+                Risk::Breaking
+            },
+            owner: cf.service.clone(),
+            affected: Vec::new(),
+        });
+    }
+    out
+}
+
+/// The RPCs of the base file that are gone from `current`: deleted or renamed, with their live
+/// callers.
+fn gone_rpcs(
+    snap: &Snapshot,
+    cf: &ChangedFile,
+    base: &ProtoFile,
+    current: &ProtoFile,
+) -> Vec<ContractChange> {
+    let g = &snap.graph;
+    let mut out = Vec::new();
+    for bs in &base.services {
+        let cur_svc = current.services.iter().find(|s| s.name == bs.name);
+        for br in &bs.rpcs {
+            let still = cur_svc.is_some_and(|s| {
+                s.rpcs
+                    .iter()
+                    .any(|r| method_key(&r.name) == method_key(&br.name))
+            });
+            if still {
+                continue;
+            }
+            let renamed_to = cur_svc.and_then(|s| {
+                s.rpcs
+                    .iter()
+                    .find(|r| {
+                        r.request == br.request
+                            && r.response == br.response
+                            && !bs.rpcs.iter().any(|o| o.name == r.name)
+                    })
+                    .map(|r| r.name.clone())
+            });
+            let callers = callers_of_deleted(snap, &bs.name, &br.name);
+            let change = match (&renamed_to, cur_svc) {
+                (Some(n), _) => format!(
+                    "RPC renamed to `{}.{n}` (the wire path changes: clients still calling `{}` fail with UNIMPLEMENTED)",
+                    bs.name, br.name
+                ),
+                (None, Some(_)) => "RPC deleted".to_string(),
+                (None, None) => "RPC deleted with its service".to_string(),
+            };
+            let live = callers.iter().filter(|a| a.external).count();
+            out.push(ContractChange {
+                kind: "rpc",
+                name: format!("{}.{}", bs.name, br.name),
+                location: format!("{}:{} (base)", cf.display, br.line),
+                change: if callers.is_empty() {
+                    format!("{change}; no live caller found")
+                } else {
+                    format!(
+                        "{change}; {} live caller(s), {live} in other services",
+                        callers.len()
+                    )
+                },
+                risk: if callers.is_empty() {
+                    Risk::Behaviour
+                } else {
+                    Risk::Breaking
+                },
+                owner: g
+                    .contracts_named(&bs.name)
+                    .iter()
+                    .flat_map(|&c| g.contracts[c as usize].rpcs.iter().copied())
+                    .find_map(|r| handlers_owner(snap, r))
+                    .or_else(|| cf.service.clone()),
+                affected: callers,
+            });
+        }
+    }
+    out
+}
+
+/// The breaking changes and the warnings of one message.
+type Findings = (Vec<String>, Vec<String>);
+
+/// The findings of `message`, added empty when it has none yet.
+fn findings_of(list: &mut Vec<(String, Findings)>, message: String) -> &mut Findings {
+    let i = match list.iter().position(|(m, _)| *m == message) {
+        Some(i) => i,
+        None => {
+            list.push((message, Findings::default()));
+            list.len() - 1
+        }
+    };
+    &mut list[i].1
+}
+
+/// The findings of `message`, if any were recorded.
+fn findings_for<'a>(list: &'a [(String, Findings)], message: &str) -> Option<&'a Findings> {
+    list.iter().find(|(m, _)| m == message).map(|(_, f)| f)
+}
+
+fn report_unresolved_push(out: &mut Vec<ContractChange>, display: &str, why: &str) {
+    out.push(ContractChange {
+        kind: "message",
+        name: display.to_string(),
+        location: format!("{display}:1"),
+        change: format!("wire check not run: {why}"),
+        risk: Risk::Behaviour,
+        owner: None,
+        affected: Vec::new(),
+    });
+}
+
+/// Call sites in code of an RPC that no longer exists: `Call` facts naming the method on a
+/// receiver of the service (or in a file that builds a client of it).
+fn callers_of_deleted(snap: &Snapshot, service: &str, method: &str) -> Vec<Affected> {
+    let g = &snap.graph;
+    let key = method_key(method);
+    let svc_key = method_key(service);
+    let service_matches = |s: &str| {
+        let k = method_key(s.rsplit(['.', '/']).next().unwrap_or(s));
+        k == svc_key
+            || k.trim_end_matches("client") == svc_key
+            || k.trim_end_matches("stub") == svc_key
+    };
+    let contracts: Vec<u32> = g.contracts_named(service);
+    let client_files: BTreeSet<u32> = crate::order::set_of(
+        g.clients
+            .iter()
+            .filter(|c| contracts.contains(&c.contract))
+            .map(|c| c.at.file),
+    );
+    let owners: BTreeSet<u16> = crate::order::set_of(
+        g.handlers
+            .iter()
+            .filter(|h| contracts.contains(&g.rpcs[h.rpc as usize].contract))
+            .map(|h| snap.files[h.at.file as usize].root)
+            .chain(
+                g.servers
+                    .iter()
+                    .filter(|s| contracts.contains(&s.contract))
+                    .map(|s| snap.files[s.at.file as usize].root),
+            ),
+    );
+    let mut out = Vec::new();
+    for (fi, f) in snap.files.iter().enumerate() {
+        if f.is_test || f.generated {
+            continue;
+        }
+        let facts = f.facts();
+        let file_clients: Vec<&GrpcFact> = facts
+            .grpc
+            .iter()
+            .filter(|x| matches!(x, GrpcFact::Client { service, .. } if service_matches(service)))
+            .collect();
+        for fact in &facts.grpc {
+            let GrpcFact::Call {
+                service: call_svc,
+                receiver,
+                method: m,
+                line,
+            } = fact
+            else {
+                continue;
+            };
+            if method_key(m) != key {
+                continue;
+            }
+            let exact = call_svc.as_deref().is_some_and(service_matches)
+                || file_clients.iter().any(|c| {
+                    matches!(c, GrpcFact::Client { var: Some(v), .. } if v == receiver || receiver.ends_with(&format!(".{v}")))
+                });
+            let heuristic =
+                !exact && (client_files.contains(&(fi as u32)) || !file_clients.is_empty());
+            if !exact && !heuristic {
+                continue;
+            }
+            let at = Loc {
+                file: fi as u32,
+                line: *line,
+            };
+            out.push(Affected {
+                service: analyze_impact::root_label(snap, f.root).to_string(),
+                external: !owners.contains(&f.root),
+                role: "caller".into(),
+                element: analyze_impact::enclosing(snap, at).unwrap_or_else(|| receiver.clone()),
+                location: loc_text(snap, at),
+                confidence: if exact {
+                    Confidence::Exact.label()
+                } else {
+                    Confidence::Heuristic.label()
+                },
+            });
+        }
+    }
+    crate::order::sort_by_cached_key(&mut out, |a| (!a.external, a.location.clone()));
+    out
+}
+
+/// RPC handlers whose body changed (the `.proto` unchanged for that RPC).
+pub(super) fn handler_contracts(snap: &Snapshot, report: &mut Report) {
+    let g = &snap.graph;
+    let already: BTreeSet<String> =
+        crate::order::set_of(report.contracts.iter().map(|c| c.name.clone()));
+    let mut by_rpc: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+    for cf in report.files.iter().filter(|c| c.class == FileClass::Code) {
+        let Some(fi) = cf.file else { continue };
+        for h in g.handlers.iter().filter(|h| h.at.file == fi) {
+            let range = decl_range(snap, fi, h.at.line, None).unwrap_or((h.at.line, h.at.line));
+            if overlaps(&cf.ranges, range.0, range.1) {
+                by_rpc.entry(h.rpc).or_default().push(format!(
+                    "`{}` ({})",
+                    h.label,
+                    loc_text(snap, h.at)
+                ));
+            }
+        }
+    }
+    for (r, handlers) in by_rpc {
+        let rpc = &g.rpcs[r as usize];
+        let name = format!("{}.{}", g.contracts[rpc.contract as usize].name, rpc.name);
+        if already.contains(&name) {
+            continue;
+        }
+        let (rows, _, _) = analyze_impact::rpc_rows(snap, &[rpc.contract], &[r]);
+        report.contracts.push(ContractChange {
+            kind: "rpc",
+            name,
+            location: loc_text(snap, rpc.def),
+            change: format!(
+                "handler body changed: {} (the contract is unchanged; behaviour may differ)",
+                handlers.join(", ")
+            ),
+            risk: Risk::Behaviour,
+            owner: handlers_owner(snap, r),
+            affected: affected_of(snap, rows),
+        });
+    }
+}
+
+fn handlers_owner(snap: &Snapshot, rpc: u32) -> Option<String> {
+    snap.graph
+        .handlers
+        .iter()
+        .find(|h| h.rpc == rpc && !snap.files[h.at.file as usize].is_test)
+        .and_then(|h| owner_of(snap, h.at))
+}
