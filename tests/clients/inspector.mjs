@@ -3,6 +3,9 @@
 // _meta): tools/list with --strict (schema portability), one tools/call per listed tool checked
 // against the facts and its structuredContent against the tool's outputSchema, then
 // resources/list, resources/templates/list, resources/read, prompts/list and prompts/get.
+// Completion is checked by the two SDK scripts only: this Inspector CLI refuses
+// `prompts/complete` ("Supported --cli methods: initialize, tools/list, tools/call, resources/…,
+// prompts/list, prompts/get, logging/setLevel, …"), though its UI offers completion.
 // Each Inspector invocation starts a fresh server and closes its stdin at the end.
 import { execFileSync } from "node:child_process";
 import { loadFacts, planCalls, checkResult, checkStructured, checkFeatures } from "./facts.mjs";
