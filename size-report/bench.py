@@ -136,7 +136,7 @@ class Server:
     """
 
     def __init__(self, binary, cwd, tmp, timeout, args=("run", "--standalone"), env=None,
-                 name="server"):
+                 name="server", cpu=None):
         self.timeout = timeout
         self.next_id = 0
         self.buf = b""
@@ -145,8 +145,10 @@ class Server:
         self.stderr_path = os.path.join(tmp, f"{name}.stderr")
         self.stderr = open(self.stderr_path, "wb")
         self.t_spawn = time.perf_counter()
+        # `cpu`: pin the server to that CPU (and every thread it starts).
+        pin = (lambda: os.sched_setaffinity(0, {cpu})) if cpu is not None else None
         self.proc = subprocess.Popen(
-            [binary, *args], cwd=cwd, env=env, bufsize=0,
+            [binary, *args], cwd=cwd, env=env, bufsize=0, preexec_fn=pin,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr)
         self.out_fd = self.proc.stdout.fileno()
         os.set_blocking(self.out_fd, False)
@@ -207,6 +209,26 @@ class Server:
                 raise ServerGone("server closed stdout" +
                                  (f" (exit status {rc})" if rc is not None else ""))
             self.buf += chunk
+
+    def read_line(self):
+        """The next raw output line, whatever it holds (the latency floor reads `cat`'s echo)."""
+        deadline = time.perf_counter() + self.timeout
+        while b"\n" not in self.buf:
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                raise ServerGone(f"no line within {self.timeout:g} s")
+            ready, _, _ = select.select([self.out_fd], [], [], left)
+            if not ready:
+                continue
+            try:
+                chunk = os.read(self.out_fd, 1 << 16)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                raise ServerGone("closed stdout")
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        return line
 
     @staticmethod
     def _parse(line):

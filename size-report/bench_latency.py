@@ -27,6 +27,15 @@ For each workload:
     the server's CPU per call: utime+stime of the process (all threads, so the audit task's
     share is in it) over the timed calls, divided by their number.
 
+Two more figures put the ping round trip in context (information, not bars):
+  floor      the same client loop against `cat`, which echoes each request line back: what a
+             round trip costs this client, this machine and two pipes with a server that does
+             no work at all
+  ping_pinned  the ping workload with the client and the server pinned to one CPU: on this
+             VM a wake-up on the other, idle vCPU costs tens of microseconds (the guest does
+             not halt-poll), which the floor shows as well; pinned, the round trip is the
+             client's and the server's own work
+
 Nothing is judged here; report.py compares with budgets.json.
 """
 
@@ -75,7 +84,28 @@ def workload(name, corpus):
     return lambda j: ("ping", {})
 
 
-def session(binary, name, corpus, example, calls, stages):
+def floor_session(calls, cpu=None):
+    """Round trips of the client loop against `cat` (each request line echoed back)."""
+    tmp = tempfile.mkdtemp(prefix="mesh-bench-floor-")
+    try:
+        srv = Server(shutil.which("cat") or "/bin/cat", tmp, tmp, timeout=60, args=(),
+                     env=private_env(tmp), cpu=cpu)
+        times = []
+        try:
+            for j in range(30 + calls):
+                t = time.perf_counter()
+                srv.send({"jsonrpc": "2.0", "id": j + 1, "method": "ping"})
+                srv.read_line()
+                if j >= 30:
+                    times.append((time.perf_counter() - t) * 1e6)
+        finally:
+            srv.close()
+        return times
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def session(binary, name, corpus, example, calls, stages, cpu=None):
     tmp = tempfile.mkdtemp(prefix="mesh-bench-lat-")
     try:
         if name == "search5k":
@@ -87,7 +117,7 @@ def session(binary, name, corpus, example, calls, stages):
         log = os.path.join(tmp, "stages.jsonl")
         if stages:
             env["MESH_STAGE_LOG"] = log
-        srv = Server(binary, cwd, tmp, timeout=60, env=env)
+        srv = Server(binary, cwd, tmp, timeout=60, env=env, cpu=cpu)
         req = workload(name, corpus)
         times = []
         try:
@@ -166,6 +196,23 @@ def main(argv):
         r["stage_p50_us"] = {s: low(v) for s, v in stages.items() if v}
         r["stage_records"] = records
         out[name] = r
+    # Context for the ping round trip: the harness floor, and ping with both ends on one CPU.
+    ctx = {"floor_rt_p50_us": [], "ping_pinned_rt_p50_us": []}
+    try:
+        cpu = sorted(os.sched_getaffinity(0))[0]
+        for _ in range(a.runs):
+            ctx["floor_rt_p50_us"].append(statistics.median(floor_session(a.calls * 5)))
+            mask = os.sched_getaffinity(0)
+            os.sched_setaffinity(0, {cpu})
+            try:
+                times, _, _ = session(os.path.abspath(a.bin), "ping", a.corpus, a.example,
+                                      a.calls * 5, False, cpu=cpu)
+            finally:
+                os.sched_setaffinity(0, mask)
+            ctx["ping_pinned_rt_p50_us"].append(statistics.median(times))
+    except (ServerGone, OSError, ValueError) as e:
+        out["notes"].append(f"ping context: {e}")
+    out["ping_context"] = {k: low(v) for k, v in ctx.items()}
     text = json.dumps(out, indent=2)
     if a.json:
         with open(a.json, "w") as f:

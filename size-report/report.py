@@ -442,6 +442,17 @@ def main(argv):
         ]
         for label, key, value in rows:
             w(v.row(label, key, value, rb.get(key), "us", "request path"))
+        ctx = lat.get("ping_context") or {}
+        w(f"| harness floor: the same client loop against `cat` echoing each line (not a bar) "
+          f"| {fmt(ctx.get('floor_rt_p50_us'), 'us')} | — | info |")
+        w(f"| `ping` round trip p50, client and server pinned to one CPU (not a bar) "
+          f"| {fmt(ctx.get('ping_pinned_rt_p50_us'), 'us')} | — | info |")
+        w("")
+        w("The two information rows put the ping bar in context: on this VM a wake-up of the "
+          "other, idle vCPU costs tens of microseconds (the guest does not halt-poll), so a "
+          "round trip is fast when client and server happen to share a CPU and slow when the "
+          "scheduler puts them apart; the floor shows that for a server that does nothing, and "
+          "the pinned run the cost of our own work with both ends on one CPU.")
         notes += [f"request path: {n}" for n in lat.get("notes", [])]
     w("")
 
