@@ -143,7 +143,7 @@ pub(super) fn route_contracts(snap: &Snapshot, report: &mut Report) {
 pub(super) fn topic_contracts(snap: &Snapshot, report: &mut Report, depth: usize) {
     let g = &snap.graph;
     let mut touched: BTreeMap<u32, Vec<String>> = BTreeMap::new();
-    let mut renamed: Vec<(String, String, u32, Option<String>)> = Vec::new();
+    let mut renamed: Vec<Renamed> = Vec::new();
     for cf in report.files.iter().filter(|c| c.class == FileClass::Code) {
         let Some(fi) = cf.file else { continue };
         let f = &snap.files[fi as usize];
@@ -197,7 +197,14 @@ pub(super) fn topic_contracts(snap: &Snapshot, report: &mut Report, depth: usize
             if let (Some(old), Some(e)) = (old, uses.first()) {
                 let new = &g.topics[e.topic as usize].name;
                 if topic_key(&old) != topic_key(new) {
-                    renamed.push((old, new.clone(), e.topic, Some(b.name.clone())));
+                    renamed.push(Renamed {
+                        old,
+                        new: new.clone(),
+                        new_topic: e.topic,
+                        constant: Some(b.name.clone()),
+                        producer: uses.iter().any(|u| u.role == EventRole::Producer),
+                        sites: uses.iter().map(|u| u.at).collect(),
+                    });
                 }
             }
         }
@@ -209,32 +216,47 @@ pub(super) fn topic_contracts(snap: &Snapshot, report: &mut Report, depth: usize
                     .filter(|e| e.at.file == fi)
                     .map(|e| g.topics[e.topic as usize].key.clone()),
             );
-            for e in bf.events.iter().filter(|e| e.role == EventRole::Producer) {
-                if let Some(lit) = e.topic.as_lit()
-                    && !now.contains(&topic_key(lit))
+            for e in &bf.events {
+                // A literal, or the default of an environment lookup (`env ?? 'orders.created'`).
+                let written = e
+                    .topic
+                    .as_lit()
+                    .map(str::to_string)
+                    .or_else(|| e.topic.env_default());
+                if let Some(lit) = written
+                    && !lit.is_empty()
+                    && !now.contains(&topic_key(&lit))
                     && let Some(ne) = g.events.iter().find(|x| {
                         x.at.file == fi
-                            && x.role == EventRole::Producer
+                            && x.role == e.role
                             && overlaps(&cf.ranges, x.at.line, x.at.line)
                     })
                 {
-                    renamed.push((
-                        lit.to_string(),
-                        g.topics[ne.topic as usize].name.clone(),
-                        ne.topic,
-                        None,
-                    ));
+                    renamed.push(Renamed {
+                        old: lit,
+                        new: g.topics[ne.topic as usize].name.clone(),
+                        new_topic: ne.topic,
+                        constant: None,
+                        producer: e.role == EventRole::Producer,
+                        sites: vec![ne.at],
+                    });
                 }
             }
         }
     }
     let mut out = Vec::new();
-    let mut done_old: BTreeSet<String> = BTreeSet::new();
-    for (old, new, new_topic, constant) in renamed {
-        if !done_old.insert(topic_key(&old)) {
+    let mut done_old: BTreeSet<(String, bool)> = BTreeSet::new();
+    for r in renamed {
+        if !done_old.insert((topic_key(&r.old), r.producer)) {
             continue;
         }
-        out.push(renamed_topic(snap, old, new, new_topic, constant));
+        if r.producer {
+            out.push(renamed_topic(snap, r.old, r.new, r.new_topic, r.constant));
+        } else {
+            // The moved consumer is the rename's row; the new topic has no other news.
+            touched.remove(&r.new_topic);
+            out.push(renamed_consumer_topic(snap, &r));
+        }
     }
     payload_types(snap, report, &mut touched);
     for (t, why) in touched {
@@ -286,7 +308,7 @@ fn old_route_callers(snap: &Snapshot, owner_root: Option<u16>, m: &str, p: &str)
         });
     };
     for c in &g.unresolved_calls {
-        if method_ok(&c.method) && path_matches(&c.url, p) {
+        if method_ok(&c.method) && old_path_matches(&c.url, p) {
             push(c.at, Confidence::Heuristic);
         }
     }
@@ -296,6 +318,129 @@ fn old_route_callers(snap: &Snapshot, owner_root: Option<u16>, m: &str, p: &str)
         }
     }
     callers
+}
+
+/// True when the URL of an unresolved call (as the index shows it: `{}` for a run-time part,
+/// e.g. `{}/stock/{sku}` for `"#{@base_url}/stock/#{sku}"`) addresses the route template: after
+/// a scheme and host, or a run-time base before the first `/`, the path matches, with at least
+/// one literal segment equal to a literal of the template (a path of run-time parts alone
+/// addresses every route).
+fn old_path_matches(url: &str, template: &str) -> bool {
+    let url = url.split(['?', '#']).next().unwrap_or(url);
+    let path = match url.find("://") {
+        Some(_) => url,
+        None if url.starts_with('/') => url,
+        // A base URL known only at run time: the path is what follows it.
+        None => url.find('/').map_or("", |i| &url[i..]),
+    };
+    if !path_matches(path, template) {
+        return false;
+    }
+    let is_param = |s: &str| s.starts_with('{') || s.starts_with(':') || s.starts_with('<');
+    let path = match path.find("://") {
+        Some(i) => path[i + 3..].find('/').map_or("", |j| &path[i + 3 + j..]),
+        None => path,
+    };
+    path.split('/')
+        .zip(template.split('/'))
+        .any(|(c, t)| !c.is_empty() && !is_param(c) && !is_param(t) && c.eq_ignore_ascii_case(t))
+}
+
+/// A topic name that changed at a site (through a name constant, or as written there).
+struct Renamed {
+    old: String,
+    new: String,
+    new_topic: u32,
+    constant: Option<String>,
+    /// The sites are producers (else consumers only).
+    producer: bool,
+    /// The event sites now on `new`.
+    sites: Vec<Loc>,
+}
+
+/// True when something other than a test or a spec (AsyncAPI names a topic as documentation)
+/// produces one of the topics.
+fn produced(snap: &Snapshot, topics: &[u32]) -> bool {
+    snap.graph.events.iter().any(|e| {
+        let f = &snap.files[e.at.file as usize];
+        topics.contains(&e.topic)
+            && e.role == EventRole::Producer
+            && !f.is_test
+            && f.lang != Language::Yaml
+    })
+}
+
+/// The contract change of consumers moved from topic `old` to `new`: when nothing produces
+/// `new` while `old` had producers, the consumers receive nothing any more (breaking); the
+/// producers of `old` lose them.
+fn renamed_consumer_topic(snap: &Snapshot, r: &Renamed) -> ContractChange {
+    let g = &snap.graph;
+    let old_topics: Vec<u32> = (0..g.topics.len() as u32)
+        .filter(|&t| g.topics[t as usize].key == topic_key(&r.old))
+        .collect();
+    let site = r.sites.first().copied();
+    let owner_root = site.map(|at| snap.files[at.file as usize].root);
+    let mut affected: Vec<Affected> = Vec::new();
+    if !old_topics.is_empty() {
+        let (rows, _, _) = analyze_impact::topic_rows(snap, &old_topics, 1);
+        affected = affected_of(snap, rows)
+            .into_iter()
+            .filter(|a| {
+                a.role == "producer"
+                    && !a.location.contains(".yaml:")
+                    && !a.location.contains(".yml:")
+            })
+            .collect();
+        for a in &mut affected {
+            a.external = Some(a.service.as_str())
+                != owner_root.map(|root| analyze_impact::root_label(snap, root));
+        }
+    }
+    let had_producer = produced(snap, &old_topics);
+    let new_produced = produced(snap, &[r.new_topic]);
+    for &at in &r.sites {
+        let f = &snap.files[at.file as usize];
+        affected.push(Affected {
+            service: analyze_impact::root_label(snap, f.root).to_string(),
+            external: false,
+            role: "consumer".into(),
+            element: analyze_impact::enclosing(snap, at).unwrap_or_else(|| f.path.to_string()),
+            location: loc_text(snap, at),
+            confidence: Confidence::Exact.label(),
+        });
+    }
+    let via = r
+        .constant
+        .as_ref()
+        .map_or(String::new(), |c| format!(" (constant {})", inline_code(c)));
+    let (old_c, new_c) = (inline_code(&r.old), inline_code(&r.new));
+    let sites = r.sites.len();
+    let breaking = had_producer && !new_produced;
+    ContractChange {
+        kind: "topic",
+        name: r.old.clone(),
+        location: site.map_or_else(String::new, |at| loc_text(snap, at)),
+        change: if breaking {
+            format!(
+                "{sites} consumer(s) moved from {old_c} to {new_c}{via}: nothing produces {new_c}, so they no longer receive anything"
+            )
+        } else if new_produced {
+            format!(
+                "{sites} consumer(s) moved from {old_c} to {new_c}{via}, which has a producer; they no longer receive {old_c}"
+            )
+        } else {
+            format!(
+                "{sites} consumer(s) moved from {old_c} to {new_c}{via}; neither has a producer"
+            )
+        },
+        risk: if breaking {
+            Risk::Breaking
+        } else {
+            Risk::Behaviour
+        },
+        owner: site.and_then(|at| owner_of(snap, at)),
+        affected,
+    }
 }
 
 /// The contract change of a topic renamed `old` → `new` (through `constant` when a name
@@ -370,8 +515,16 @@ fn renamed_topic(
 
 /// The types (class, struct, record, message, interface, enum) a change touches in code: a
 /// changed type, or the type holding a changed field (`OrderPaid.amount` changes `OrderPaid`),
-/// by its simple name, with the declaration that changed.
-fn changed_types(report: &Report) -> Vec<(&str, &ChangedDecl)> {
+/// by its simple name, with the declaration that changed and the root it is declared in.
+fn changed_types<'r>(snap: &Snapshot, report: &'r Report) -> Vec<ChangedType<'r>> {
+    let root_of = |display: &str| {
+        report
+            .files
+            .iter()
+            .find(|f| f.display == display)
+            .and_then(|f| f.file)
+            .map(|fi| snap.files[fi as usize].root)
+    };
     report
         .decls
         .iter()
@@ -383,10 +536,13 @@ fn changed_types(report: &Report) -> Vec<(&str, &ChangedDecl)> {
                 _ => return None,
             };
             let name = name.rsplit('.').next().unwrap_or(name);
-            (name.len() >= 4).then_some((name, d))
+            (name.len() >= 4).then_some((name, d, root_of(&d.display)))
         })
         .collect()
 }
+
+/// A changed type: its simple name, the declaration that changed, and its root.
+type ChangedType<'r> = (&'r str, &'r ChangedDecl, Option<u16>);
 
 /// The lines that say what a site (an event producer or consumer, a route) sends or takes:
 /// the site's own line and the signature — first lines — of the function around it, or of
@@ -421,21 +577,35 @@ fn site_context<'a>(
 /// site of `sites` (file, line, whether the handler's signature counts) whose context names a
 /// changed type: the site's line, and with the flag [`site_context`]'s signature lines (what a
 /// consumer or a route handler takes or returns; a producer's signature says what it received,
-/// not what it sends). Each file is read once.
+/// not what it sends). A type is seen only where it is visible: in its own root, or in a root
+/// that imports its root (a `Topics` of one service is not the `Topics` another one names).
+/// Each file is read once.
 fn sites_naming_types<'r>(
     snap: &Snapshot,
-    types: &[(&'r str, &'r ChangedDecl)],
+    types: &[ChangedType<'r>],
     sites: &[(Loc, bool)],
     mut found: impl FnMut(usize, &'r str, &'r ChangedDecl, u32),
 ) {
     if types.is_empty() {
         return;
     }
+    let imports: BTreeSet<(u16, u16)> = crate::order::set_of(
+        snap.graph
+            .import_links
+            .iter()
+            .map(|l| (snap.files[l.at.file as usize].root, l.to_root)),
+    );
+    let visible = |from: u16, root: Option<u16>| {
+        root.is_none_or(|r| r == from || imports.contains(&(from, r)))
+    };
     let mut files: Vec<u32> = sites.iter().map(|(l, _)| l.file).collect();
     crate::order::sort(&mut files);
     files.dedup();
     for fi in files {
         let f = &snap.files[fi as usize];
+        if !types.iter().any(|&(_, _, root)| visible(f.root, root)) {
+            continue;
+        }
         let Ok(text) = std::fs::read_to_string(snap.abs_path(f)) else {
             continue;
         };
@@ -452,7 +622,7 @@ fn sites_naming_types<'r>(
             } else {
                 vec![(at.line, line_at(at.line))]
             };
-            for &(name, d) in types {
+            for &(name, d, _) in types.iter().filter(|t| visible(f.root, t.2)) {
                 if let Some(&(n, _)) = context.iter().find(|(_, l)| names_word(l, name)) {
                     found(i, name, d, n);
                 }
@@ -466,7 +636,7 @@ fn sites_naming_types<'r>(
 /// so: a payload built elsewhere and passed in under another name is not seen.
 fn payload_types(snap: &Snapshot, report: &Report, touched: &mut BTreeMap<u32, Vec<String>>) {
     let g = &snap.graph;
-    let types = changed_types(report);
+    let types = changed_types(snap, report);
     let sites: Vec<(Loc, bool)> = g
         .events
         .iter()
@@ -492,7 +662,7 @@ fn payload_types(snap: &Snapshot, report: &Report, touched: &mut BTreeMap<u32, V
 /// route not already reported; its callers see other JSON. Heuristic, and said so.
 pub(super) fn route_types(snap: &Snapshot, report: &mut Report) {
     let g = &snap.graph;
-    let types = changed_types(report);
+    let types = changed_types(snap, report);
     let sites: Vec<(Loc, bool)> = g.routes.iter().map(|r| (r.at, true)).collect();
     let mut why: BTreeMap<u32, Vec<String>> = BTreeMap::new();
     sites_naming_types(snap, &types, &sites, |i, name, d, n| {
@@ -525,12 +695,20 @@ pub(super) fn route_types(snap: &Snapshot, report: &mut Report) {
     }
 }
 
-/// True when `line` contains `word` as a whole identifier (not inside a longer name).
+/// True when `line` names the type `word`: as a whole identifier (not inside a longer name),
+/// and not as the qualifier of a member (`Topics.ORDERS` reads a constant of `Topics`, it
+/// does not send or take a `Topics`).
 fn names_word(line: &str, word: &str) -> bool {
     let is_ident = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
     line.match_indices(word).any(|(i, _)| {
+        let after = &line[i + word.len()..];
+        let member = after
+            .strip_prefix('.')
+            .or_else(|| after.strip_prefix("::"))
+            .is_some_and(|rest| rest.chars().next().is_some_and(is_ident));
         !line[..i].chars().next_back().is_some_and(is_ident)
-            && !line[i + word.len()..].chars().next().is_some_and(is_ident)
+            && !after.chars().next().is_some_and(is_ident)
+            && !member
     })
 }
 
@@ -584,6 +762,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_old_route_is_matched_after_a_run_time_base_url() {
+        // `"#{@base_url}/stock/#{sku}"` (Ruby), `base + "/stock/" + sku` and the like.
+        assert!(old_path_matches("{}/stock/{sku}", "/stock/{sku}"));
+        assert!(old_path_matches("{}/stock/{}", "/stock/:sku"));
+        assert!(old_path_matches(
+            "http://inventory:8000/stock/{}",
+            "/stock/{sku}"
+        ));
+        assert!(old_path_matches("/stock/42?x=1", "/stock/{sku}"));
+        assert!(!old_path_matches("{}/stocks/{sku}", "/stock/{sku}"));
+        assert!(!old_path_matches("{}/stock", "/stock/{sku}"));
+        // Run-time parts alone address no route in particular.
+        assert!(!old_path_matches("{}/{}", "/stock/{sku}"));
+        assert!(!old_path_matches("{}", "/stock"));
+    }
+
+    #[test]
     fn a_payload_type_is_named_as_a_whole_identifier() {
         assert!(names_word("void on(OrderPaid evt) {", "OrderPaid"));
         assert!(names_word("send(T, new OrderPaid(1))", "OrderPaid"));
@@ -592,5 +787,13 @@ mod tests {
         assert!(names_word("é(OrderPaid)ü", "OrderPaid"));
         assert!(!names_word("éOrderPaidü", "OrderPaid"));
         assert!(!names_word("", "OrderPaid"));
+        // A member read through the type is not the type sent or taken.
+        assert!(!names_word(
+            "@KafkaListener(topics = Topics.ORDERS)",
+            "Topics"
+        ));
+        assert!(!names_word("consume(Topics::Orders)", "Topics"));
+        assert!(names_word("void on(pb.OrderPaid evt)", "OrderPaid"));
+        assert!(names_word("List<OrderPaid>. x", "OrderPaid"));
     }
 }
