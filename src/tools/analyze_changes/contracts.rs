@@ -307,43 +307,110 @@ fn old_route_callers(snap: &Snapshot, owner_root: Option<u16>, m: &str, p: &str)
             confidence: conf.label(),
         });
     };
+    // Through a gateway: `/api/ratings/api/fetch/{}` reaches ratings' `/api/fetch/{sku}` when
+    // a leading segment (of up to 3) names the owning service, as the index resolves calls.
+    let owner_name = owner_root
+        .map(|r| crate::index::graph::service_name(analyze_impact::root_label(snap, r)))
+        .filter(|n| n.len() >= 3);
+    let score = |url: &str| {
+        path_score(url, p).or_else(|| {
+            let name = owner_name.as_deref()?;
+            let (_, path) = url.split_once('/')?;
+            let segs: Vec<&str> = path.split('/').collect();
+            (1..=segs.len().saturating_sub(1).min(3)).find_map(|cut| {
+                segs[..cut]
+                    .iter()
+                    .any(|seg| crate::index::graph::service_name(seg) == name)
+                    .then(|| path_score(&format!("/{}", segs[cut..].join("/")), p))
+                    .flatten()
+            })
+        })
+    };
     for c in &g.unresolved_calls {
-        if method_ok(&c.method) && old_path_matches(&c.url, p) {
+        if method_ok(&c.method) && score(&c.url).is_some() {
             push(c.at, Confidence::Heuristic);
         }
     }
     for c in &g.route_calls {
-        if method_ok(&c.method) && path_matches(&c.path, p) {
-            push(c.at, c.confidence);
+        if !method_ok(&c.method) {
+            continue;
+        }
+        // A call the route it reaches now explains better (`items/by` reaching `/items/by`
+        // rather than the old `/items/{id}`) was that route's caller, not the old one's.
+        let now = path_score(&c.path, &g.routes[c.route as usize].path).unwrap_or(0);
+        if score(&c.path).is_some_and(|old| old >= now) {
+            // Matched to the old path by its URL: heuristic, whatever it reaches now.
+            push(c.at, Confidence::Heuristic);
         }
     }
+    // One call reaching several routes is one caller.
+    let mut seen = BTreeSet::new();
+    callers.retain(|a| seen.insert(a.location.clone()));
     callers
 }
 
-/// True when the URL of an unresolved call (as the index shows it: `{}` for a run-time part,
-/// e.g. `{}/stock/{sku}` for `"#{@base_url}/stock/#{sku}"`) addresses the route template: after
-/// a scheme and host, or a run-time base before the first `/`, the path matches, with at least
-/// one literal segment equal to a literal of the template (a path of run-time parts alone
-/// addresses every route).
+/// True when the URL of a call (as the index shows it: `{}` for a run-time part, e.g.
+/// `{}/stock/{sku}` for `"#{@base_url}/stock/#{sku}"`, or a path relative to a client's base
+/// address, `api/catalog/items/{}`) addresses the route template: after a scheme and host, or
+/// a run-time base before the first `/`, the path matches, with at least one literal segment
+/// equal to a literal of the template (a path of run-time parts alone addresses every route).
+#[cfg(test)]
 fn old_path_matches(url: &str, template: &str) -> bool {
+    path_score(url, template).is_some()
+}
+
+/// How well a call's URL addresses a template ([`old_path_matches`]), when it does: 2 per
+/// literal segment equal to a literal, 1 per segment against a parameter, 0 for a run-time
+/// segment against a literal (the index's own ranking: `items/by` is `/items/by`'s caller
+/// rather than `/items/{id}`'s).
+fn path_score(url: &str, template: &str) -> Option<usize> {
     let url = url.split(['?', '#']).next().unwrap_or(url);
-    let path = match url.find("://") {
-        Some(_) => url,
-        None if url.starts_with('/') => url,
-        // A base URL known only at run time: the path is what follows it.
-        None => url.find('/').map_or("", |i| &url[i..]),
-    };
-    if !path_matches(path, template) {
-        return false;
-    }
     let is_param = |s: &str| s.starts_with('{') || s.starts_with(':') || s.starts_with('<');
-    let path = match path.find("://") {
-        Some(i) => path[i + 3..].find('/').map_or("", |j| &path[i + 3 + j..]),
-        None => path,
+    let mut paths: Vec<String> = Vec::new();
+    if let Some(i) = url.find("://") {
+        paths.push(
+            url[i + 3..]
+                .find('/')
+                .map_or(String::new(), |j| url[i + 3 + j..].to_string()),
+        );
+    } else if url.starts_with('/') {
+        paths.push(url.to_string());
+    } else {
+        // Relative to a base address; a leading run-time part may be that base.
+        paths.push(format!("/{url}"));
+        if url.split('/').next().is_some_and(is_param)
+            && let Some(i) = url.find('/')
+        {
+            paths.push(url[i..].to_string());
+        }
+    }
+    let segments = |p: &str| -> Vec<String> {
+        p.split('/')
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect()
     };
-    path.split('/')
-        .zip(template.split('/'))
-        .any(|(c, t)| !c.is_empty() && !is_param(c) && !is_param(t) && c.eq_ignore_ascii_case(t))
+    let t = segments(template);
+    paths
+        .iter()
+        .filter(|p| path_matches(p, template))
+        .filter_map(|p| {
+            let pairs: Vec<(String, &String)> = segments(p).into_iter().zip(&t).collect();
+            let literal = pairs
+                .iter()
+                .any(|(c, t)| !is_param(c) && !is_param(t) && c.eq_ignore_ascii_case(t));
+            literal.then(|| {
+                pairs
+                    .iter()
+                    .map(|(c, t)| match (is_param(c), is_param(t)) {
+                        (false, false) => 2,
+                        (_, true) => 1,
+                        (true, false) => 0,
+                    })
+                    .sum()
+            })
+        })
+        .max()
 }
 
 /// A topic name that changed at a site (through a name constant, or as written there).
@@ -716,20 +783,50 @@ fn names_word(line: &str, word: &str) -> bool {
 pub(super) fn importer_contracts(snap: &Snapshot, report: &mut Report) {
     let g = &snap.graph;
     let mut roots: BTreeMap<u16, usize> = BTreeMap::new();
+    // The packages (namespaces) the changed files declare, by root; `None` when one of them
+    // declares none (path imports: any import of the root may reach it).
+    let mut packages: BTreeMap<u16, Option<BTreeSet<String>>> = BTreeMap::new();
     for cf in report.files.iter().filter(|c| c.class == FileClass::Code) {
         // A `.proto` change is answered by its contracts, not by who imports the root.
         if let Some(fi) = cf.file
             && snap.files[fi as usize].lang != Language::Protobuf
         {
-            *roots.entry(snap.files[fi as usize].root).or_default() += 1;
+            let f = &snap.files[fi as usize];
+            *roots.entry(f.root).or_default() += 1;
+            let entry = packages
+                .entry(f.root)
+                .or_insert_with(|| Some(BTreeSet::new()));
+            match (&f.facts().package, entry.as_mut()) {
+                (Some(p), Some(set)) if !p.is_empty() => {
+                    set.insert(p.clone());
+                }
+                _ => *entry = None,
+            }
         }
     }
     for (root, n) in roots {
+        let declared = packages.get(&root).cloned().flatten();
+        // An import reaches the changed code when it names one of its packages (or a member of
+        // one; for Go, the import path ends with the package's directory).
+        let reaches = |module: &str| {
+            declared.as_ref().is_none_or(|pkgs| {
+                pkgs.iter().any(|p| {
+                    module == p
+                        || module
+                            .strip_prefix(p.as_str())
+                            .is_some_and(|rest| rest.starts_with('.') || rest.starts_with("::"))
+                        || module.rsplit('/').next() == Some(p.as_str())
+                })
+            })
+        };
         let mut affected: Vec<Affected> = Vec::new();
         let mut seen = BTreeSet::new();
         for l in g.import_links.iter().filter(|l| l.to_root == root) {
             let f = &snap.files[l.at.file as usize];
-            if f.root == root || f.is_test || !seen.insert((l.at.file, l.at.line)) {
+            if f.root == root || f.is_test || !reaches(&l.module) {
+                continue;
+            }
+            if !seen.insert((l.at.file, l.at.line)) {
                 continue;
             }
             affected.push(Affected {
@@ -776,6 +873,20 @@ mod tests {
         // Run-time parts alone address no route in particular.
         assert!(!old_path_matches("{}/{}", "/stock/{sku}"));
         assert!(!old_path_matches("{}", "/stock"));
+        // Relative to a client's base address (`BaseAddress = new("http://catalog/")`).
+        assert!(old_path_matches(
+            "api/catalog/items/{}",
+            "/api/catalog/items/{id:int}"
+        ));
+        assert!(!old_path_matches(
+            "api/catalog/items/{}",
+            "/api/catalog/item/{id:int}"
+        ));
+        // A literal where the template has a parameter ranks below a literal match.
+        assert!(
+            path_score("api/catalog/items/by", "/api/catalog/items/{id:int}")
+                < path_score("api/catalog/items/by", "/api/catalog/items/by")
+        );
     }
 
     #[test]
