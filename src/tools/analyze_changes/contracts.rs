@@ -48,10 +48,12 @@ pub(super) fn route_contracts(snap: &Snapshot, report: &mut Report) {
             let new_route = !base_routes
                 .iter()
                 .any(|(m, p, _)| same(m, p, &route.method, &route.path));
-            // The handler: the named declaration, else the lines up to the next route.
-            let handler_range = decl_range(snap, fi, route.at.line, route.handler.as_deref())
-                .filter(|_| route.handler.is_some())
-                .unwrap_or_else(|| {
+            // The handler: the named declaration, else the lines up to the next route. A
+            // handler named but declared in another file (`catalog.GET("/x", c.GetX)` in
+            // `main`) has no body here: the pass below looks for it in the changed files.
+            let handler_range = match route.handler.as_deref() {
+                Some(h) => handler_decl(snap, fi, h).unwrap_or((route.at.line, route.at.line)),
+                None => {
                     let next = route_lines
                         .iter()
                         .copied()
@@ -61,7 +63,8 @@ pub(super) fn route_contracts(snap: &Snapshot, report: &mut Report) {
                     let end = decl_range(snap, fi, route.at.line, None)
                         .map_or(next, |(_, e)| e.min(next));
                     (route.at.line, end.max(route.at.line))
-                });
+                }
+            };
             let line_changed = overlaps(&cf.ranges, route.at.line, route.at.line);
             let body_changed = overlaps(&cf.ranges, handler_range.0, handler_range.1);
             if !(new_route || line_changed || body_changed) {
@@ -135,7 +138,63 @@ pub(super) fn route_contracts(snap: &Snapshot, report: &mut Report) {
             });
         }
     }
+    // Routes whose named handler is declared in another file of their root, and changed there.
+    for (r, route) in g.routes.iter().enumerate() {
+        let Some(h) = route.handler.as_deref() else {
+            continue;
+        };
+        let rf = &snap.files[route.at.file as usize];
+        if route.from_spec || rf.is_test || handler_decl(snap, route.at.file, h).is_some() {
+            continue;
+        }
+        let name = format!("{} {}", route.method, route.path);
+        if out.iter().any(|c| c.kind == "route" && c.name == name) {
+            continue;
+        }
+        let changed_at = report
+            .files
+            .iter()
+            .filter(|c| c.class == FileClass::Code)
+            .find_map(|cf| {
+                let fi = cf.file?;
+                (fi != route.at.file && snap.files[fi as usize].root == rf.root)
+                    .then(|| handler_decl(snap, fi, h))
+                    .flatten()
+                    .filter(|&(lo, hi)| overlaps(&cf.ranges, lo, hi))
+                    .map(|(lo, hi)| format!("{}:{lo}–{hi}", cf.display))
+            });
+        let Some(at) = changed_at else { continue };
+        let (rows, _, _) = analyze_impact::route_rows(snap, &[r as u32]);
+        out.push(ContractChange {
+            kind: "route",
+            name,
+            location: loc_text(snap, route.at),
+            change: format!(
+                "handler body changed ({} at {at}, found by name; heuristic); the path is unchanged, behaviour may differ",
+                inline_code(h)
+            ),
+            risk: Risk::Behaviour,
+            owner: owner_of(snap, route.at),
+            affected: affected_of(snap, rows),
+        });
+    }
     report.contracts.extend(out);
+}
+
+/// The line range of the function or method a route names as its handler (`c.GetProduct`,
+/// `RatingsApiController::get`, `getOrder`), when the file declares it.
+fn handler_decl(snap: &Snapshot, file: u32, handler: &str) -> Option<(u32, u32)> {
+    let f = &snap.files[file as usize];
+    let last = handler.rsplit(['.', ':']).next().unwrap_or(handler);
+    f.symbols()
+        .iter()
+        .find(|s| {
+            matches!(
+                s.kind,
+                SymbolKind::Function | SymbolKind::Method | SymbolKind::Constructor
+            ) && f.name(s) == last
+        })
+        .map(|s| (s.line, s.end_line.max(s.line)))
 }
 
 /// Topics whose producer or consumer site changed, or whose name constant changed (with the
