@@ -651,19 +651,9 @@ fn python_handler_change_reaches_the_java_caller() {
 /// clients. Skipped when the corpus is not there.
 #[test]
 fn eshop_corpus_removed_basket_field() {
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpora/eshop");
-    if !corpus.join("src/Basket.API/Proto/basket.proto").is_file() {
-        eprintln!("skipped: {} is not there", corpus.display());
+    let Some(ws) = corpus_repo("eshop", "chg-eshop") else {
         return;
-    }
-    let ws = std::fs::canonicalize(temp_dir("chg-eshop"))
-        .unwrap()
-        .join("eshop");
-    common::copy_tree(&corpus, &ws);
-    git(&ws, &["init", "-q", "-b", "main"]);
-    git(&ws, &["add", "-A"]);
-    git(&ws, &["commit", "-q", "-m", "base"]);
-    git(&ws, &["checkout", "-q", "-b", "feature"]);
+    };
     edit(
         &ws,
         "src/Basket.API/Proto/basket.proto",
@@ -727,8 +717,10 @@ fn eshop_corpus_removed_basket_field() {
 /// A practice corpus from `../shared/corpora/` as a git repository on `main` with a branch
 /// `feature` checked out; `None` (the test skips) when the corpus is not there.
 fn corpus_repo(name: &str, tag: &str) -> Option<std::path::PathBuf> {
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/corpora")
+    // `MESH_CORPORA_DIR` for a checkout that does not sit beside `shared/` (a git worktree).
+    let corpus = std::env::var_os("MESH_CORPORA_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpora"))
         .join(name);
     if !corpus.is_dir() {
         eprintln!("skipped: {} is not there", corpus.display());
