@@ -1972,3 +1972,33 @@ fn retail_corpus_go_handler_in_another_file_reaches_the_java_caller() {
         &[("src/catalog", "behaviour"), ("src/ui", "behaviour")],
     );
 }
+
+/// Go: a line deep in a gRPC handler's body changes in place (no line moves). The handler is
+/// its whole method, not a smaller declaration on its first line.
+#[test]
+fn go_handler_change_deep_in_the_body_is_still_the_handler() {
+    let ws = repo("chg-deep-body");
+    edit(
+        &ws,
+        "services/orders/server.go",
+        "\"encode order event: %w\"",
+        "\"encode the order event: %w\"",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_why(&r, "handler body changed: `orderServer.CreateOrder`");
+    assert_exact(
+        &r,
+        &[(
+            "rpc OrderService.CreateOrder behaviour",
+            &[
+                "client EXTERNAL services/gateway services/gateway/src/clients/orders.js:17",
+                "handler INTERNAL services/orders services/orders/server.go:25",
+            ],
+        )],
+        &[
+            ("services/gateway", "behaviour"),
+            ("services/orders", "behaviour"),
+        ],
+    );
+}
