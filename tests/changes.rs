@@ -651,19 +651,9 @@ fn python_handler_change_reaches_the_java_caller() {
 /// clients. Skipped when the corpus is not there.
 #[test]
 fn eshop_corpus_removed_basket_field() {
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpora/eshop");
-    if !corpus.join("src/Basket.API/Proto/basket.proto").is_file() {
-        eprintln!("skipped: {} is not there", corpus.display());
+    let Some(ws) = corpus_repo("eshop", "chg-eshop") else {
         return;
-    }
-    let ws = std::fs::canonicalize(temp_dir("chg-eshop"))
-        .unwrap()
-        .join("eshop");
-    common::copy_tree(&corpus, &ws);
-    git(&ws, &["init", "-q", "-b", "main"]);
-    git(&ws, &["add", "-A"]);
-    git(&ws, &["commit", "-q", "-m", "base"]);
-    git(&ws, &["checkout", "-q", "-b", "feature"]);
+    };
     edit(
         &ws,
         "src/Basket.API/Proto/basket.proto",
@@ -715,4 +705,1300 @@ fn eshop_corpus_removed_basket_field() {
     for svc in ["src/Basket.API", "src/ClientApp", "src/WebApp"] {
         assert_eq!(risk_of(&r, svc), "breaking", "{svc}");
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The matrix: for each language family, a branch that changes a handler body, renames an RPC,
+// removes a proto field, changes a topic name constant (or the literal a consumer names), and
+// changes a route path. Each asserts the WHOLE answer: every contract with its verdict and its
+// affected rows, and every service's risk — nothing missing, nothing false.
+// ---------------------------------------------------------------------------------------------
+
+/// A practice corpus from `../shared/corpora/` as a git repository on `main` with a branch
+/// `feature` checked out; `None` (the test skips) when the corpus is not there.
+fn corpus_repo(name: &str, tag: &str) -> Option<std::path::PathBuf> {
+    // `MESH_CORPORA_DIR` for a checkout that does not sit beside `shared/` (a git worktree).
+    let corpus = std::env::var_os("MESH_CORPORA_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpora"))
+        .join(name);
+    if !corpus.is_dir() {
+        eprintln!("skipped: {} is not there", corpus.display());
+        return None;
+    }
+    let ws = std::fs::canonicalize(temp_dir(tag)).unwrap().join(name);
+    common::copy_tree(&corpus, &ws);
+    git(&ws, &["init", "-q", "-b", "main"]);
+    git(&ws, &["add", "-A"]);
+    git(&ws, &["commit", "-q", "-m", "base"]);
+    git(&ws, &["checkout", "-q", "-b", "feature"]);
+    Some(ws)
+}
+
+/// True when `loc` is `path:line` (a deleted contract's: `path:line (base)`).
+fn is_path_line(loc: &str) -> bool {
+    let loc = loc.strip_suffix(" (base)").unwrap_or(loc);
+    loc.rsplit_once(':').is_some_and(|(p, n)| {
+        !p.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && n != "0"
+    })
+}
+
+/// The answer is exactly `contracts` (`kind name risk` → its affected rows as
+/// `role SCOPE service path:line`) and `services` (service → risk); every row has a
+/// `path:line`, and `breaking` agrees with the verdicts.
+fn assert_exact(r: &Value, contracts: &[(&str, &[&str])], services: &[(&str, &str)]) {
+    let mut got = std::collections::BTreeMap::new();
+    for c in r["contracts"].as_array().unwrap() {
+        let loc = c["location"].as_str().unwrap();
+        assert!(is_path_line(loc), "contract without path:line: {c:#}");
+        let rows: BTreeSet<String> = c["affected"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| {
+                let at = a["location"].as_str().unwrap();
+                assert!(is_path_line(at), "row without path:line: {a:#}");
+                format!(
+                    "{} {} {} {at}",
+                    a["role"].as_str().unwrap(),
+                    a["scope"].as_str().unwrap(),
+                    a["service"].as_str().unwrap()
+                )
+            })
+            .collect();
+        let key = format!(
+            "{} {} {}",
+            c["kind"].as_str().unwrap(),
+            c["name"].as_str().unwrap(),
+            c["risk"].as_str().unwrap()
+        );
+        assert!(got.insert(key, rows).is_none(), "a contract twice: {c:#}");
+    }
+    let want: std::collections::BTreeMap<String, BTreeSet<String>> = contracts
+        .iter()
+        .map(|(k, rows)| (k.to_string(), set(rows)))
+        .collect();
+    assert_eq!(got, want, "contracts: {r:#}");
+    let got: std::collections::BTreeMap<String, String> = r["services"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["service"].as_str().unwrap().to_string(),
+                s["risk"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let want: std::collections::BTreeMap<String, String> = services
+        .iter()
+        .map(|(s, k)| (s.to_string(), k.to_string()))
+        .collect();
+    assert_eq!(got, want, "services: {r:#}");
+    let breaking = contracts.iter().any(|(k, _)| k.ends_with(" breaking"));
+    assert_eq!(r["breaking"], breaking, "{r:#}");
+}
+
+/// One contract's change says `why` (the verdict's reason).
+fn assert_why(r: &Value, why: &str) {
+    assert!(
+        r["contracts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["change"].as_str().is_some_and(|t| t.contains(why))),
+        "no contract says {why:?}: {r:#}"
+    );
+}
+
+#[test]
+fn java_route_handler_body_change_reaches_its_typescript_caller() {
+    let ws = repo("java_route_handler_body_change_reaches_i");
+    edit(
+        &ws,
+        "services/payments/src/main/java/com/acme/payments/web/PaymentController.java",
+        ".orElse(ResponseEntity.notFound().build());",
+        ".orElse(ResponseEntity.noContent().build());",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_why(&r, "handler body changed");
+    assert_exact(
+        &r,
+        &[(
+            "route GET /payments/{orderId} behaviour",
+            &[
+                "caller EXTERNAL services/web-bff services/web-bff/src/lookups/payment-lookup.ts:15",
+                "route INTERNAL services/payments services/payments/src/main/java/com/acme/payments/web/PaymentController.java:20",
+            ],
+        )],
+        &[
+            ("services/payments", "behaviour"),
+            ("services/web-bff", "behaviour"),
+        ],
+    );
+}
+
+#[test]
+fn kotlin_route_handler_body_change_reaches_its_javascript_caller() {
+    let ws = repo("kotlin_route_handler_body_change_reaches");
+    edit(
+        &ws,
+        "services/shipping/src/main/kotlin/com/acme/shipping/ShipmentController.kt",
+        "book.find(orderId)?",
+        "book.find(orderId.trim())?",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_why(&r, "handler body changed");
+    assert_exact(
+        &r,
+        &[(
+            "route GET /shipments/{orderId} behaviour",
+            &[
+                "caller EXTERNAL services/gateway services/gateway/src/clients/services.js:14",
+                "route INTERNAL services/shipping services/shipping/src/main/kotlin/com/acme/shipping/ShipmentController.kt:14",
+            ],
+        )],
+        &[
+            ("services/gateway", "behaviour"),
+            ("services/shipping", "behaviour"),
+        ],
+    );
+}
+
+#[test]
+fn csharp_route_handler_body_change_reaches_its_kotlin_caller() {
+    let ws = repo("csharp_route_handler_body_change_reaches");
+    edit(
+        &ws,
+        "services/notifications/Controllers/NotificationsController.cs",
+        "return Accepted();",
+        "return Ok();",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_why(&r, "handler body changed");
+    assert_exact(
+        &r,
+        &[(
+            "route POST /api/notifications/email behaviour",
+            &[
+                "caller EXTERNAL services/shipping services/shipping/src/main/kotlin/com/acme/shipping/PaymentsListener.kt:21",
+                "route INTERNAL services/notifications services/notifications/Controllers/NotificationsController.cs:16",
+            ],
+        )],
+        &[
+            ("services/notifications", "behaviour"),
+            ("services/shipping", "behaviour"),
+        ],
+    );
+}
+
+#[test]
+fn typescript_route_handler_body_change_has_no_caller_to_list() {
+    let ws = repo("typescript_route_handler_body_change_has");
+    edit(
+        &ws,
+        "services/web-bff/src/bff.controller.ts",
+        "    return { order, payment };",
+        "    return { order, payment: payment ?? null };",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_why(&r, "handler body changed");
+    assert_exact(
+        &r,
+        &[(
+            "route GET /bff/orders/:id behaviour",
+            &["route INTERNAL services/web-bff services/web-bff/src/bff.controller.ts:12"],
+        )],
+        &[("services/web-bff", "behaviour")],
+    );
+}
+
+#[test]
+fn rust_grpc_handler_body_change_reaches_its_java_client() {
+    let ws = repo("rust_grpc_handler_body_change_reaches_it");
+    edit(
+        &ws,
+        "services/ledger/src/main.rs",
+        "let amount = req.amount.map(|m| m.amount_minor).unwrap_or(0);",
+        "let amount = req.amount.map(|m| m.amount_minor).unwrap_or(0).max(0);",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_why(&r, "handler body changed");
+    assert_exact(
+        &r,
+        &[(
+            "rpc LedgerService.RecordEntry behaviour",
+            &[
+                "client EXTERNAL services/payments services/payments/src/main/java/com/acme/payments/clients/LedgerRecorder.java:25",
+                "handler INTERNAL services/ledger services/ledger/src/main.rs:37",
+            ],
+        )],
+        &[
+            ("services/ledger", "behaviour"),
+            ("services/payments", "behaviour"),
+        ],
+    );
+}
+
+#[test]
+fn cpp_grpc_handler_body_change_reaches_its_go_client() {
+    let ws = repo("cpp_grpc_handler_body_change_reaches_its");
+    edit(
+        &ws,
+        "services/pricing/src/pricing_server.cc",
+        "    response->set_surcharge(quote.surcharge);",
+        "    response->set_surcharge(quote.surcharge && request->quantity() > 1);",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_why(&r, "handler body changed");
+    assert_exact(
+        &r,
+        &[(
+            "rpc PricingService.GetQuote behaviour",
+            &[
+                "client EXTERNAL services/orders services/orders/main.go:39",
+                "client EXTERNAL services/orders services/orders/server.go:28",
+                "handler INTERNAL services/pricing services/pricing/src/pricing_server.cc:24",
+            ],
+        )],
+        &[
+            ("services/orders", "behaviour"),
+            ("services/pricing", "behaviour"),
+        ],
+    );
+}
+
+#[test]
+fn ruby_route_handler_body_change_reaches_its_javascript_caller() {
+    let ws = repo("ruby_route_handler_body_change_reaches_i");
+    edit(
+        &ws,
+        "services/recommendations/app.rb",
+        "    content_type :json\n",
+        "    content_type :json, charset: \"utf-8\"\n",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_why(&r, "handler body changed");
+    assert_exact(
+        &r,
+        &[(
+            "route GET /recommendations/:user_id behaviour",
+            &[
+                "caller EXTERNAL services/gateway services/gateway/src/clients/services.js:6",
+                "route INTERNAL services/recommendations services/recommendations/app.rb:11",
+            ],
+        )],
+        &[
+            ("services/gateway", "behaviour"),
+            ("services/recommendations", "behaviour"),
+        ],
+    );
+}
+
+#[test]
+fn rpc_rename_python_handler_java_caller() {
+    let ws = repo("rpc_rename_python_handler_java_caller");
+    edit(
+        &ws,
+        "contracts/inventory/v1/inventory.proto",
+        "rpc ReserveStock(",
+        "rpc Reserve(",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_why(&r, "renamed to `InventoryService.Reserve`");
+    assert_exact(
+        &r,
+        &[
+            (
+                "rpc InventoryService.Reserve behaviour",
+                &[
+                    "client EXTERNAL services/payments services/payments/src/main/java/com/acme/payments/clients/StockReservations.java:16",
+                ],
+            ),
+            (
+                "rpc InventoryService.ReserveStock breaking",
+                &[
+                    "caller EXTERNAL services/payments services/payments/src/main/java/com/acme/payments/clients/StockReservations.java:25",
+                ],
+            ),
+        ],
+        &[
+            ("services/inventory", "breaking"),
+            ("services/payments", "breaking"),
+        ],
+    );
+}
+
+#[test]
+fn rpc_rename_python_handler_cpp_caller() {
+    let ws = repo("rpc_rename_python_handler_cpp_caller");
+    edit(
+        &ws,
+        "contracts/inventory/v1/inventory.proto",
+        "rpc GetStock(",
+        "rpc FetchStock(",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_why(&r, "renamed to `InventoryService.FetchStock`");
+    assert_exact(
+        &r,
+        &[
+            (
+                "rpc InventoryService.FetchStock behaviour",
+                &["client EXTERNAL services/pricing services/pricing/src/pricing_server.cc:21"],
+            ),
+            (
+                "rpc InventoryService.GetStock breaking",
+                &["caller EXTERNAL services/pricing services/pricing/src/pricing_server.cc:30"],
+            ),
+        ],
+        &[
+            ("services/inventory", "breaking"),
+            ("services/pricing", "breaking"),
+        ],
+    );
+}
+
+#[test]
+fn rpc_rename_rust_handler_java_caller() {
+    let ws = repo("rpc_rename_rust_handler_java_caller");
+    edit(
+        &ws,
+        "contracts/ledger/v1/ledger.proto",
+        "rpc RecordEntry(",
+        "rpc Record(",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_why(&r, "renamed to `LedgerService.Record`");
+    assert_exact(
+        &r,
+        &[
+            (
+                "rpc LedgerService.Record behaviour",
+                &[
+                    "client EXTERNAL services/payments services/payments/src/main/java/com/acme/payments/clients/LedgerRecorder.java:16",
+                ],
+            ),
+            (
+                "rpc LedgerService.RecordEntry breaking",
+                &[
+                    "caller EXTERNAL services/payments services/payments/src/main/java/com/acme/payments/clients/LedgerRecorder.java:25",
+                ],
+            ),
+        ],
+        &[
+            ("services/ledger", "breaking"),
+            ("services/payments", "breaking"),
+        ],
+    );
+}
+
+#[test]
+fn rpc_rename_cpp_handler_go_caller() {
+    let ws = repo("rpc_rename_cpp_handler_go_caller");
+    edit(
+        &ws,
+        "contracts/pricing/v1/pricing.proto",
+        "rpc GetQuote(",
+        "rpc Quote(",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_why(&r, "renamed to `PricingService.Quote`");
+    assert_exact(
+        &r,
+        &[
+            (
+                "rpc PricingService.GetQuote breaking",
+                &["caller EXTERNAL services/orders services/orders/server.go:28"],
+            ),
+            (
+                "rpc PricingService.Quote behaviour",
+                &["client EXTERNAL services/orders services/orders/main.go:39"],
+            ),
+        ],
+        &[
+            ("services/orders", "breaking"),
+            ("services/pricing", "breaking"),
+        ],
+    );
+}
+
+#[test]
+fn removed_field_python_handler_java_client() {
+    let ws = repo("removed_field_python_handler_java_client");
+    edit(
+        &ws,
+        "contracts/inventory/v1/inventory.proto",
+        "  int32 quantity = 3;\n",
+        "",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_why(&r, "`ReserveStockRequest.quantity` #3");
+    assert_exact(
+        &r,
+        &[(
+            "rpc InventoryService.ReserveStock breaking",
+            &[
+                "client EXTERNAL services/payments services/payments/src/main/java/com/acme/payments/clients/StockReservations.java:25",
+                "handler INTERNAL services/inventory services/inventory/inventory/servicer.py:17",
+            ],
+        )],
+        &[
+            ("services/inventory", "breaking"),
+            ("services/payments", "breaking"),
+        ],
+    );
+}
+
+#[test]
+fn removed_field_python_handler_cpp_client() {
+    let ws = repo("removed_field_python_handler_cpp_client");
+    edit(
+        &ws,
+        "contracts/inventory/v1/inventory.proto",
+        "  int32 available = 2;\n",
+        "",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_why(&r, "`StockLevel.available` #2");
+    assert_exact(
+        &r,
+        &[(
+            "rpc InventoryService.GetStock breaking",
+            &[
+                "client EXTERNAL services/pricing services/pricing/src/pricing_server.cc:30",
+                "handler INTERNAL services/inventory services/inventory/inventory/servicer.py:25",
+            ],
+        )],
+        &[
+            ("services/inventory", "breaking"),
+            ("services/pricing", "breaking"),
+        ],
+    );
+}
+
+#[test]
+fn removed_field_rust_handler_java_client() {
+    let ws = repo("removed_field_rust_handler_java_client");
+    edit(
+        &ws,
+        "contracts/ledger/v1/ledger.proto",
+        "  string account = 2;\n",
+        "",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_why(&r, "`RecordEntryRequest.account` #2");
+    assert_exact(
+        &r,
+        &[(
+            "rpc LedgerService.RecordEntry breaking",
+            &[
+                "client EXTERNAL services/payments services/payments/src/main/java/com/acme/payments/clients/LedgerRecorder.java:25",
+                "handler INTERNAL services/ledger services/ledger/src/main.rs:37",
+            ],
+        )],
+        &[
+            ("services/ledger", "breaking"),
+            ("services/payments", "breaking"),
+        ],
+    );
+}
+
+#[test]
+fn removed_field_cpp_handler_go_client() {
+    let ws = repo("removed_field_cpp_handler_go_client");
+    edit(
+        &ws,
+        "contracts/pricing/v1/pricing.proto",
+        "  string currency = 3;\n",
+        "",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_why(&r, "`QuoteRequest.currency` #3");
+    assert_exact(
+        &r,
+        &[(
+            "rpc PricingService.GetQuote breaking",
+            &[
+                "client EXTERNAL services/orders services/orders/main.go:39",
+                "client EXTERNAL services/orders services/orders/server.go:28",
+                "handler INTERNAL services/pricing services/pricing/src/pricing_server.cc:24",
+            ],
+        )],
+        &[
+            ("services/orders", "breaking"),
+            ("services/pricing", "breaking"),
+        ],
+    );
+}
+
+#[test]
+fn removed_field_of_a_shared_message_breaks_the_rpcs_of_every_importing_proto() {
+    let ws = repo("removed_field_of_a_shared_message_breaks");
+    edit(
+        &ws,
+        "contracts/common/v1/money.proto",
+        "  int64 amount_minor = 2;\n",
+        "",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_why(&r, "via `acme.common.v1.Money`");
+    assert_exact(
+        &r,
+        &[
+            ("message Money breaking", &[]),
+            (
+                "rpc LedgerService.GetBalance breaking",
+                &["handler INTERNAL services/ledger services/ledger/src/main.rs:44"],
+            ),
+            (
+                "rpc LedgerService.RecordEntry breaking",
+                &[
+                    "client EXTERNAL services/payments services/payments/src/main/java/com/acme/payments/clients/LedgerRecorder.java:25",
+                    "handler INTERNAL services/ledger services/ledger/src/main.rs:37",
+                ],
+            ),
+            (
+                "rpc PaymentService.AuthorizePayment breaking",
+                &[
+                    "handler INTERNAL services/payments services/payments/src/main/java/com/acme/payments/grpc/PaymentGrpcService.java:22",
+                ],
+            ),
+            (
+                "rpc PaymentService.GetPayment breaking",
+                &[
+                    "handler INTERNAL services/payments services/payments/src/main/java/com/acme/payments/grpc/PaymentGrpcService.java:29",
+                ],
+            ),
+            (
+                "rpc PricingService.GetQuote breaking",
+                &[
+                    "client EXTERNAL services/orders services/orders/main.go:39",
+                    "client EXTERNAL services/orders services/orders/server.go:28",
+                    "handler INTERNAL services/pricing services/pricing/src/pricing_server.cc:24",
+                ],
+            ),
+        ],
+        &[
+            (".", "breaking"),
+            ("services/ledger", "breaking"),
+            ("services/orders", "breaking"),
+            ("services/payments", "breaking"),
+            ("services/pricing", "breaking"),
+        ],
+    );
+}
+
+#[test]
+fn java_topic_constant_change_orphans_kotlin_and_rust_consumers() {
+    let ws = repo("java_topic_constant_change_orphans_kotli");
+    edit(
+        &ws,
+        "services/payments/src/main/java/com/acme/payments/kafka/Topics.java",
+        "\"payments.completed\";",
+        "\"payments.done\";",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_why(&r, "`Topics.PAYMENTS_COMPLETED`");
+    assert_exact(
+        &r,
+        &[
+            (
+                "topic payments.completed breaking",
+                &[
+                    "consumer EXTERNAL services/ledger services/ledger/src/consumer.rs:23",
+                    "consumer EXTERNAL services/shipping services/shipping/src/main/kotlin/com/acme/shipping/PaymentsListener.kt:16",
+                ],
+            ),
+            (
+                "topic payments.done behaviour",
+                &[
+                    "producer INTERNAL services/payments services/payments/src/main/java/com/acme/payments/kafka/OrderCreatedListener.java:36",
+                ],
+            ),
+        ],
+        &[
+            ("services/ledger", "breaking"),
+            ("services/payments", "breaking"),
+            ("services/shipping", "breaking"),
+        ],
+    );
+}
+
+#[test]
+fn kotlin_topic_constant_change_orphans_the_csharp_consumer() {
+    let ws = repo("kotlin_topic_constant_change_orphans_the");
+    edit(
+        &ws,
+        "services/shipping/src/main/kotlin/com/acme/shipping/Topics.kt",
+        "\"shipments.dispatched\"",
+        "\"shipments.sent\"",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_why(&r, "`Topics.SHIPMENT_DISPATCHED`");
+    assert_exact(
+        &r,
+        &[
+            (
+                "topic shipments.dispatched breaking",
+                &[
+                    "consumer EXTERNAL services/notifications services/notifications/Kafka/ShipmentListener.cs:25",
+                ],
+            ),
+            (
+                "topic shipments.sent behaviour",
+                &[
+                    "producer INTERNAL services/shipping services/shipping/src/main/kotlin/com/acme/shipping/PaymentsListener.kt:19",
+                ],
+            ),
+        ],
+        &[
+            ("services/notifications", "breaking"),
+            ("services/shipping", "breaking"),
+        ],
+    );
+}
+
+#[test]
+fn python_topic_constant_change_orphans_the_typescript_consumer() {
+    let ws = repo("python_topic_constant_change_orphans_the");
+    edit(
+        &ws,
+        "services/inventory/inventory/events.py",
+        "\"inventory.reserved\")",
+        "\"stock.reserved\")",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_why(&r, "`INVENTORY_TOPIC`");
+    assert_exact(
+        &r,
+        &[
+            (
+                "topic inventory.reserved breaking",
+                &["consumer EXTERNAL services/web-bff services/web-bff/src/inventory.events.ts:16"],
+            ),
+            (
+                "topic stock.reserved behaviour",
+                &["producer INTERNAL services/inventory services/inventory/inventory/events.py:20"],
+            ),
+        ],
+        &[
+            ("services/inventory", "breaking"),
+            ("services/web-bff", "breaking"),
+        ],
+    );
+}
+
+#[test]
+fn csharp_consumer_topic_constant_change_leaves_it_without_a_producer() {
+    let ws = repo("csharp_consumer_topic_constant_change_le");
+    edit(
+        &ws,
+        "services/notifications/Kafka/Topics.cs",
+        "\"shipments.dispatched\"",
+        "\"shipments.sent\"",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_why(&r, "moved from `shipments.dispatched` to `shipments.sent`");
+    assert_exact(
+        &r,
+        &[(
+            "topic shipments.dispatched breaking",
+            &[
+                "consumer INTERNAL services/notifications services/notifications/Kafka/ShipmentListener.cs:25",
+                "producer EXTERNAL services/shipping services/shipping/src/main/kotlin/com/acme/shipping/PaymentsListener.kt:19",
+            ],
+        )],
+        &[
+            ("services/notifications", "breaking"),
+            ("services/shipping", "breaking"),
+        ],
+    );
+}
+
+#[test]
+fn rust_consumer_topic_constant_change_leaves_it_without_a_producer() {
+    let ws = repo("rust_consumer_topic_constant_change_leav");
+    edit(
+        &ws,
+        "services/ledger/src/consumer.rs",
+        "\"payments.completed\";",
+        "\"payments.done\";",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_why(&r, "moved from `payments.completed` to `payments.done`");
+    assert_exact(
+        &r,
+        &[(
+            "topic payments.completed breaking",
+            &[
+                "consumer INTERNAL services/ledger services/ledger/src/consumer.rs:23",
+                "producer EXTERNAL services/payments services/payments/src/main/java/com/acme/payments/kafka/OrderCreatedListener.java:36",
+            ],
+        )],
+        &[
+            ("services/ledger", "breaking"),
+            ("services/payments", "breaking"),
+        ],
+    );
+}
+
+#[test]
+fn typescript_enum_topic_change_leaves_the_consumer_without_a_producer() {
+    let ws = repo("typescript_enum_topic_change_leaves_the_");
+    edit(
+        &ws,
+        "services/web-bff/src/topics.ts",
+        "'inventory.reserved'",
+        "'stock.reserved'",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_why(&r, "moved from `inventory.reserved` to `stock.reserved`");
+    assert_exact(
+        &r,
+        &[(
+            "topic inventory.reserved breaking",
+            &[
+                "consumer INTERNAL services/web-bff services/web-bff/src/inventory.events.ts:16",
+                "producer EXTERNAL services/inventory services/inventory/inventory/events.py:20",
+            ],
+        )],
+        &[
+            ("services/inventory", "breaking"),
+            ("services/web-bff", "breaking"),
+        ],
+    );
+}
+
+#[test]
+fn javascript_consumer_topic_default_change_leaves_it_without_a_producer() {
+    let ws = repo("javascript_consumer_topic_default_change");
+    edit(
+        &ws,
+        "services/gateway/src/events/order-stream.js",
+        "'orders.created'",
+        "'orders.placed'",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_why(&r, "moved from `orders.created` to `orders.placed`");
+    assert_exact(
+        &r,
+        &[(
+            "topic orders.created breaking",
+            &[
+                "consumer INTERNAL services/gateway services/gateway/src/events/order-stream.js:12",
+                "producer EXTERNAL services/orders services/orders/main.go:42",
+            ],
+        )],
+        &[
+            ("services/gateway", "breaking"),
+            ("services/orders", "breaking"),
+        ],
+    );
+}
+
+#[test]
+fn ruby_consumer_topic_literal_change_leaves_it_without_a_producer() {
+    let ws = repo("ruby_consumer_topic_literal_change_leave");
+    edit(
+        &ws,
+        "services/recommendations/lib/order_events.rb",
+        "\"orders.created\"",
+        "\"orders.placed\"",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_why(&r, "moved from `orders.created` to `orders.placed`");
+    assert_exact(
+        &r,
+        &[(
+            "topic orders.created breaking",
+            &[
+                "consumer INTERNAL services/recommendations services/recommendations/lib/order_events.rb:15",
+                "producer EXTERNAL services/orders services/orders/main.go:42",
+            ],
+        )],
+        &[
+            ("services/orders", "breaking"),
+            ("services/recommendations", "breaking"),
+        ],
+    );
+}
+
+#[test]
+fn kotlin_route_path_change_breaks_the_javascript_caller() {
+    let ws = repo("kotlin_route_path_change_breaks_the_java");
+    edit(
+        &ws,
+        "services/shipping/src/main/kotlin/com/acme/shipping/ShipmentController.kt",
+        "@GetMapping(\"/{orderId}\")",
+        "@GetMapping(\"/track/{orderId}\")",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_why(&r, "now `GET /shipments/track/{orderId}`");
+    assert_exact(
+        &r,
+        &[
+            (
+                "route GET /shipments/track/{orderId} behaviour",
+                &[
+                    "route INTERNAL services/shipping services/shipping/src/main/kotlin/com/acme/shipping/ShipmentController.kt:14",
+                ],
+            ),
+            (
+                "route GET /shipments/{orderId} breaking",
+                &["caller EXTERNAL services/gateway services/gateway/src/clients/services.js:14"],
+            ),
+        ],
+        &[
+            ("services/gateway", "breaking"),
+            ("services/shipping", "breaking"),
+        ],
+    );
+}
+
+#[test]
+fn csharp_route_path_change_breaks_the_kotlin_caller() {
+    let ws = repo("csharp_route_path_change_breaks_the_kotl");
+    edit(
+        &ws,
+        "services/notifications/Controllers/NotificationsController.cs",
+        "[HttpPost(\"email\")]",
+        "[HttpPost(\"mail\")]",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_why(&r, "now `POST /api/notifications/mail`");
+    assert_exact(
+        &r,
+        &[
+            (
+                "route POST /api/notifications/email breaking",
+                &[
+                    "caller EXTERNAL services/shipping services/shipping/src/main/kotlin/com/acme/shipping/PaymentsListener.kt:21",
+                ],
+            ),
+            (
+                "route POST /api/notifications/mail behaviour",
+                &[
+                    "route INTERNAL services/notifications services/notifications/Controllers/NotificationsController.cs:16",
+                ],
+            ),
+        ],
+        &[
+            ("services/notifications", "breaking"),
+            ("services/shipping", "breaking"),
+        ],
+    );
+}
+
+#[test]
+fn python_route_path_change_breaks_the_ruby_caller_behind_a_base_url() {
+    let ws = repo("python_route_path_change_breaks_the_ruby");
+    edit(
+        &ws,
+        "services/inventory/inventory/api.py",
+        "@app.get(\"/stock/{sku}\")",
+        "@app.get(\"/stocks/{sku}\")",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_why(&r, "now `GET /stocks/{sku}`");
+    assert_exact(
+        &r,
+        &[
+            (
+                "route GET /stock/{sku} breaking",
+                &[
+                    "caller EXTERNAL services/recommendations services/recommendations/lib/stock_checker.rb:12",
+                ],
+            ),
+            (
+                "route GET /stocks/{sku} behaviour",
+                &["route INTERNAL services/inventory services/inventory/inventory/api.py:11"],
+            ),
+        ],
+        &[
+            ("services/inventory", "breaking"),
+            ("services/recommendations", "breaking"),
+        ],
+    );
+}
+
+#[test]
+fn ruby_route_path_change_breaks_the_javascript_caller() {
+    let ws = repo("ruby_route_path_change_breaks_the_javasc");
+    edit(
+        &ws,
+        "services/recommendations/app.rb",
+        "get \"/recommendations/:user_id\" do",
+        "get \"/recs/:user_id\" do",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_why(&r, "now `GET /recs/:user_id`");
+    assert_exact(
+        &r,
+        &[
+            (
+                "route GET /recommendations/:user_id breaking",
+                &["caller EXTERNAL services/gateway services/gateway/src/clients/services.js:6"],
+            ),
+            (
+                "route GET /recs/:user_id behaviour",
+                &["route INTERNAL services/recommendations services/recommendations/app.rb:11"],
+            ),
+        ],
+        &[
+            ("services/gateway", "breaking"),
+            ("services/recommendations", "breaking"),
+        ],
+    );
+}
+
+#[test]
+fn typescript_route_path_change_without_callers_is_not_breaking() {
+    let ws = repo("typescript_route_path_change_without_cal");
+    edit(
+        &ws,
+        "services/web-bff/src/bff.controller.ts",
+        "@Get('orders/:id')",
+        "@Get('order/:id')",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_why(&r, "now `GET /bff/order/:id`");
+    assert_exact(
+        &r,
+        &[
+            (
+                "route GET /bff/order/:id behaviour",
+                &["route INTERNAL services/web-bff services/web-bff/src/bff.controller.ts:12"],
+            ),
+            ("route GET /bff/orders/:id behaviour", &[]),
+        ],
+        &[("services/web-bff", "behaviour")],
+    );
+}
+
+#[test]
+fn javascript_route_path_change_without_callers_is_not_breaking() {
+    let ws = repo("javascript_route_path_change_without_cal");
+    edit(
+        &ws,
+        "services/gateway/src/server.js",
+        "app.get('/api/shipments/:orderId'",
+        "app.get('/api/shipment/:orderId'",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_why(&r, "now `GET /api/shipment/:orderId`");
+    assert_exact(
+        &r,
+        &[
+            (
+                "route GET /api/shipment/:orderId behaviour",
+                &["route INTERNAL services/gateway services/gateway/src/server.js:30"],
+            ),
+            ("route GET /api/shipments/:orderId behaviour", &[]),
+        ],
+        &[("services/gateway", "behaviour")],
+    );
+}
+
+#[test]
+fn go_route_path_change_without_callers_is_not_breaking() {
+    let ws = repo("go_route_path_change_without_callers_is_");
+    edit(
+        &ws,
+        "services/orders/main.go",
+        "\"/healthz\"",
+        "\"/health\"",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_why(&r, "now `ANY /health`");
+    assert_exact(
+        &r,
+        &[
+            (
+                "route ANY /health behaviour",
+                &["route INTERNAL services/orders services/orders/main.go:52"],
+            ),
+            ("route ANY /healthz behaviour", &[]),
+        ],
+        &[("services/orders", "behaviour")],
+    );
+}
+
+#[test]
+fn eshop_corpus_rpc_rename_breaks_the_csharp_callers() {
+    let Some(ws) = corpus_repo("eshop", "eshop_corpus_rpc_rename_breaks_the_cshar") else {
+        return;
+    };
+    edit(
+        &ws,
+        "src/Basket.API/Proto/basket.proto",
+        "rpc GetBasket(",
+        "rpc FetchBasket(",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_why(&r, "renamed to `Basket.FetchBasket`");
+    assert_exact(
+        &r,
+        &[
+            (
+                "rpc Basket.FetchBasket behaviour",
+                &["client EXTERNAL src/WebApp src/WebApp/Extensions/Extensions.cs:31"],
+            ),
+            (
+                "rpc Basket.GetBasket breaking",
+                &[
+                    "caller EXTERNAL src/ClientApp src/ClientApp/Services/Basket/BasketService.cs:46",
+                    "caller EXTERNAL src/WebApp src/WebApp/Services/BasketService.cs:11",
+                ],
+            ),
+        ],
+        &[
+            ("src/Basket.API", "breaking"),
+            ("src/ClientApp", "breaking"),
+            ("src/WebApp", "breaking"),
+        ],
+    );
+}
+
+#[test]
+fn eshop_corpus_minimal_api_route_path_change_breaks_the_clients() {
+    let Some(ws) = corpus_repo("eshop", "eshop_corpus_minimal_api_route_path_chan") else {
+        return;
+    };
+    edit(
+        &ws,
+        "src/Catalog.API/Apis/CatalogApi.cs",
+        "api.MapGet(\"/items/{id:int}\", GetItemById)",
+        "api.MapGet(\"/item/{id:int}\", GetItemById)",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_why(&r, "now `GET /api/catalog/item/{id:int}`");
+    assert_exact(
+        &r,
+        &[
+            (
+                "route GET /api/catalog/item/{id:int} behaviour",
+                &["route INTERNAL src/Catalog.API src/Catalog.API/Apis/CatalogApi.cs:36"],
+            ),
+            (
+                "route GET /api/catalog/items/{id:int} breaking",
+                &[
+                    "caller EXTERNAL src/ClientApp src/ClientApp/Services/Catalog/CatalogService.cs:56",
+                    "caller EXTERNAL src/HybridApp src/HybridApp/Services/CatalogService.cs:16",
+                    "caller EXTERNAL src/WebAppComponents src/WebAppComponents/Services/CatalogService.cs:14",
+                ],
+            ),
+        ],
+        &[
+            ("src/Catalog.API", "breaking"),
+            ("src/ClientApp", "breaking"),
+            ("src/HybridApp", "breaking"),
+            ("src/WebAppComponents", "breaking"),
+        ],
+    );
+}
+
+#[test]
+fn eshop_corpus_integration_event_change_reaches_its_consumers() {
+    let Some(ws) = corpus_repo("eshop", "eshop_corpus_integration_event_change_re") else {
+        return;
+    };
+    edit(
+        &ws,
+        "src/Ordering.API/Application/IntegrationEvents/Events/OrderStatusChangedToPaidIntegrationEvent.cs",
+        "    public string BuyerName { get; }",
+        "    public string BuyerFullName { get; }",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_why(
+        &r,
+        "payload type `OrderStatusChangedToPaidIntegrationEvent` changed",
+    );
+    assert_exact(
+        &r,
+        &[(
+            "topic OrderStatusChangedToPaidIntegrationEvent behaviour",
+            &[
+                "consumer EXTERNAL src/Catalog.API src/Catalog.API/Extensions/Extensions.cs:33",
+                "consumer EXTERNAL src/WebApp src/WebApp/Extensions/Extensions.cs:46",
+                "consumer EXTERNAL src/Webhooks.API src/Webhooks.API/Extensions/Extensions.cs:23",
+                "producer INTERNAL src/Ordering.API src/Ordering.API/Application/DomainEventHandlers/OrderStatusChangedToPaidDomainEventHandler.cs:32",
+            ],
+        )],
+        &[
+            ("src/Catalog.API", "behaviour"),
+            ("src/Ordering.API", "behaviour"),
+            ("src/WebApp", "behaviour"),
+            ("src/Webhooks.API", "behaviour"),
+        ],
+    );
+}
+
+#[test]
+fn robot_shop_corpus_php_route_path_change_breaks_the_callers_behind_the_gateway() {
+    let Some(ws) = corpus_repo("robot-shop", "robot_shop_corpus_php_route_path_change_") else {
+        return;
+    };
+    edit(
+        &ws,
+        "ratings/html/src/Controller/RatingsApiController.php",
+        "@Route(\"/fetch/{sku}\", methods={\"GET\"})",
+        "@Route(\"/get/{sku}\", methods={\"GET\"})",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_why(&r, "now `GET /api/get/{sku}`");
+    assert_exact(
+        &r,
+        &[
+            (
+                "route GET /api/fetch/{sku} breaking",
+                &[
+                    "caller EXTERNAL load-gen load-gen/robot-shop.py:69",
+                    "caller EXTERNAL web web/static/js/controller.js:254",
+                ],
+            ),
+            (
+                "route GET /api/get/{sku} behaviour",
+                &["route INTERNAL ratings ratings/html/src/Controller/RatingsApiController.php:76"],
+            ),
+        ],
+        &[
+            ("load-gen", "breaking"),
+            ("ratings", "breaking"),
+            ("web", "breaking"),
+        ],
+    );
+}
+
+#[test]
+fn retail_corpus_go_route_path_change_breaks_the_java_caller() {
+    let Some(ws) = corpus_repo(
+        "retail-store-sample-app",
+        "retail_corpus_go_route_path_change_break",
+    ) else {
+        return;
+    };
+    edit(
+        &ws,
+        "src/catalog/main.go",
+        "catalog.GET(\"/products/:id\", c.GetProduct)",
+        "catalog.GET(\"/product/:id\", c.GetProduct)",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_why(&r, "now `GET /catalog/product/:id`");
+    assert_exact(
+        &r,
+        &[
+            (
+                "route GET /catalog/product/:id behaviour",
+                &["route INTERNAL src/catalog src/catalog/main.go:134"],
+            ),
+            (
+                "route GET /catalog/products/:id breaking",
+                &[
+                    "caller EXTERNAL src/ui src/ui/src/main/java/com/amazon/sample/ui/services/catalog/KiotaCatalogService.java:75",
+                ],
+            ),
+        ],
+        &[("src/catalog", "breaking"), ("src/ui", "breaking")],
+    );
+}
+
+#[test]
+fn retail_corpus_go_handler_in_another_file_reaches_the_java_caller() {
+    let Some(ws) = corpus_repo(
+        "retail-store-sample-app",
+        "retail_corpus_go_handler_in_another_file",
+    ) else {
+        return;
+    };
+    edit(
+        &ws,
+        "src/catalog/controller/controller.go",
+        "\tid := ctx.Param(\"id\")\n",
+        "\tid := strings.TrimSpace(ctx.Param(\"id\"))\n",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_why(
+        &r,
+        "handler body changed (`GetProduct` at src/catalog/controller/controller.go:102",
+    );
+    assert_exact(
+        &r,
+        &[(
+            "route GET /catalog/products/:id behaviour",
+            &[
+                "caller EXTERNAL src/ui src/ui/src/main/java/com/amazon/sample/ui/services/catalog/KiotaCatalogService.java:75",
+                "route INTERNAL src/catalog src/catalog/main.go:134",
+            ],
+        )],
+        &[("src/catalog", "behaviour"), ("src/ui", "behaviour")],
+    );
+}
+
+/// Go: a line deep in a gRPC handler's body changes in place (no line moves). The handler is
+/// its whole method, not a smaller declaration on its first line.
+#[test]
+fn go_handler_change_deep_in_the_body_is_still_the_handler() {
+    let ws = repo("chg-deep-body");
+    edit(
+        &ws,
+        "services/orders/server.go",
+        "\"encode order event: %w\"",
+        "\"encode the order event: %w\"",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_why(&r, "handler body changed: `orderServer.CreateOrder`");
+    assert_exact(
+        &r,
+        &[(
+            "rpc OrderService.CreateOrder behaviour",
+            &[
+                "client EXTERNAL services/gateway services/gateway/src/clients/orders.js:17",
+                "handler INTERNAL services/orders services/orders/server.go:25",
+            ],
+        )],
+        &[
+            ("services/gateway", "behaviour"),
+            ("services/orders", "behaviour"),
+        ],
+    );
 }

@@ -48,10 +48,12 @@ pub(super) fn route_contracts(snap: &Snapshot, report: &mut Report) {
             let new_route = !base_routes
                 .iter()
                 .any(|(m, p, _)| same(m, p, &route.method, &route.path));
-            // The handler: the named declaration, else the lines up to the next route.
-            let handler_range = decl_range(snap, fi, route.at.line, route.handler.as_deref())
-                .filter(|_| route.handler.is_some())
-                .unwrap_or_else(|| {
+            // The handler: the named declaration, else the lines up to the next route. A
+            // handler named but declared in another file (`catalog.GET("/x", c.GetX)` in
+            // `main`) has no body here: the pass below looks for it in the changed files.
+            let handler_range = match route.handler.as_deref() {
+                Some(h) => handler_decl(snap, fi, h).unwrap_or((route.at.line, route.at.line)),
+                None => {
                     let next = route_lines
                         .iter()
                         .copied()
@@ -61,7 +63,8 @@ pub(super) fn route_contracts(snap: &Snapshot, report: &mut Report) {
                     let end = decl_range(snap, fi, route.at.line, None)
                         .map_or(next, |(_, e)| e.min(next));
                     (route.at.line, end.max(route.at.line))
-                });
+                }
+            };
             let line_changed = overlaps(&cf.ranges, route.at.line, route.at.line);
             let body_changed = overlaps(&cf.ranges, handler_range.0, handler_range.1);
             if !(new_route || line_changed || body_changed) {
@@ -135,7 +138,63 @@ pub(super) fn route_contracts(snap: &Snapshot, report: &mut Report) {
             });
         }
     }
+    // Routes whose named handler is declared in another file of their root, and changed there.
+    for (r, route) in g.routes.iter().enumerate() {
+        let Some(h) = route.handler.as_deref() else {
+            continue;
+        };
+        let rf = &snap.files[route.at.file as usize];
+        if route.from_spec || rf.is_test || handler_decl(snap, route.at.file, h).is_some() {
+            continue;
+        }
+        let name = format!("{} {}", route.method, route.path);
+        if out.iter().any(|c| c.kind == "route" && c.name == name) {
+            continue;
+        }
+        let changed_at = report
+            .files
+            .iter()
+            .filter(|c| c.class == FileClass::Code)
+            .find_map(|cf| {
+                let fi = cf.file?;
+                (fi != route.at.file && snap.files[fi as usize].root == rf.root)
+                    .then(|| handler_decl(snap, fi, h))
+                    .flatten()
+                    .filter(|&(lo, hi)| overlaps(&cf.ranges, lo, hi))
+                    .map(|(lo, hi)| format!("{}:{lo}–{hi}", cf.display))
+            });
+        let Some(at) = changed_at else { continue };
+        let (rows, _, _) = analyze_impact::route_rows(snap, &[r as u32]);
+        out.push(ContractChange {
+            kind: "route",
+            name,
+            location: loc_text(snap, route.at),
+            change: format!(
+                "handler body changed ({} at {at}, found by name; heuristic); the path is unchanged, behaviour may differ",
+                inline_code(h)
+            ),
+            risk: Risk::Behaviour,
+            owner: owner_of(snap, route.at),
+            affected: affected_of(snap, rows),
+        });
+    }
     report.contracts.extend(out);
+}
+
+/// The line range of the function or method a route names as its handler (`c.GetProduct`,
+/// `RatingsApiController::get`, `getOrder`), when the file declares it.
+fn handler_decl(snap: &Snapshot, file: u32, handler: &str) -> Option<(u32, u32)> {
+    let f = &snap.files[file as usize];
+    let last = handler.rsplit(['.', ':']).next().unwrap_or(handler);
+    f.symbols()
+        .iter()
+        .find(|s| {
+            matches!(
+                s.kind,
+                SymbolKind::Function | SymbolKind::Method | SymbolKind::Constructor
+            ) && f.name(s) == last
+        })
+        .map(|s| (s.line, s.end_line.max(s.line)))
 }
 
 /// Topics whose producer or consumer site changed, or whose name constant changed (with the
@@ -143,7 +202,7 @@ pub(super) fn route_contracts(snap: &Snapshot, report: &mut Report) {
 pub(super) fn topic_contracts(snap: &Snapshot, report: &mut Report, depth: usize) {
     let g = &snap.graph;
     let mut touched: BTreeMap<u32, Vec<String>> = BTreeMap::new();
-    let mut renamed: Vec<(String, String, u32, Option<String>)> = Vec::new();
+    let mut renamed: Vec<Renamed> = Vec::new();
     for cf in report.files.iter().filter(|c| c.class == FileClass::Code) {
         let Some(fi) = cf.file else { continue };
         let f = &snap.files[fi as usize];
@@ -197,7 +256,14 @@ pub(super) fn topic_contracts(snap: &Snapshot, report: &mut Report, depth: usize
             if let (Some(old), Some(e)) = (old, uses.first()) {
                 let new = &g.topics[e.topic as usize].name;
                 if topic_key(&old) != topic_key(new) {
-                    renamed.push((old, new.clone(), e.topic, Some(b.name.clone())));
+                    renamed.push(Renamed {
+                        old,
+                        new: new.clone(),
+                        new_topic: e.topic,
+                        constant: Some(b.name.clone()),
+                        producer: uses.iter().any(|u| u.role == EventRole::Producer),
+                        sites: uses.iter().map(|u| u.at).collect(),
+                    });
                 }
             }
         }
@@ -209,32 +275,47 @@ pub(super) fn topic_contracts(snap: &Snapshot, report: &mut Report, depth: usize
                     .filter(|e| e.at.file == fi)
                     .map(|e| g.topics[e.topic as usize].key.clone()),
             );
-            for e in bf.events.iter().filter(|e| e.role == EventRole::Producer) {
-                if let Some(lit) = e.topic.as_lit()
-                    && !now.contains(&topic_key(lit))
+            for e in &bf.events {
+                // A literal, or the default of an environment lookup (`env ?? 'orders.created'`).
+                let written = e
+                    .topic
+                    .as_lit()
+                    .map(str::to_string)
+                    .or_else(|| e.topic.env_default());
+                if let Some(lit) = written
+                    && !lit.is_empty()
+                    && !now.contains(&topic_key(&lit))
                     && let Some(ne) = g.events.iter().find(|x| {
                         x.at.file == fi
-                            && x.role == EventRole::Producer
+                            && x.role == e.role
                             && overlaps(&cf.ranges, x.at.line, x.at.line)
                     })
                 {
-                    renamed.push((
-                        lit.to_string(),
-                        g.topics[ne.topic as usize].name.clone(),
-                        ne.topic,
-                        None,
-                    ));
+                    renamed.push(Renamed {
+                        old: lit,
+                        new: g.topics[ne.topic as usize].name.clone(),
+                        new_topic: ne.topic,
+                        constant: None,
+                        producer: e.role == EventRole::Producer,
+                        sites: vec![ne.at],
+                    });
                 }
             }
         }
     }
     let mut out = Vec::new();
-    let mut done_old: BTreeSet<String> = BTreeSet::new();
-    for (old, new, new_topic, constant) in renamed {
-        if !done_old.insert(topic_key(&old)) {
+    let mut done_old: BTreeSet<(String, bool)> = BTreeSet::new();
+    for r in renamed {
+        if !done_old.insert((topic_key(&r.old), r.producer)) {
             continue;
         }
-        out.push(renamed_topic(snap, old, new, new_topic, constant));
+        if r.producer {
+            out.push(renamed_topic(snap, r.old, r.new, r.new_topic, r.constant));
+        } else {
+            // The moved consumer is the rename's row; the new topic has no other news.
+            touched.remove(&r.new_topic);
+            out.push(renamed_consumer_topic(snap, &r));
+        }
     }
     payload_types(snap, report, &mut touched);
     for (t, why) in touched {
@@ -285,17 +366,207 @@ fn old_route_callers(snap: &Snapshot, owner_root: Option<u16>, m: &str, p: &str)
             confidence: conf.label(),
         });
     };
+    // Through a gateway: `/api/ratings/api/fetch/{}` reaches ratings' `/api/fetch/{sku}` when
+    // a leading segment (of up to 3) names the owning service, as the index resolves calls.
+    let owner_name = owner_root
+        .map(|r| crate::index::graph::service_name(analyze_impact::root_label(snap, r)))
+        .filter(|n| n.len() >= 3);
+    let score = |url: &str| {
+        path_score(url, p).or_else(|| {
+            let name = owner_name.as_deref()?;
+            let (_, path) = url.split_once('/')?;
+            let segs: Vec<&str> = path.split('/').collect();
+            (1..=segs.len().saturating_sub(1).min(3)).find_map(|cut| {
+                segs[..cut]
+                    .iter()
+                    .any(|seg| crate::index::graph::service_name(seg) == name)
+                    .then(|| path_score(&format!("/{}", segs[cut..].join("/")), p))
+                    .flatten()
+            })
+        })
+    };
     for c in &g.unresolved_calls {
-        if method_ok(&c.method) && path_matches(&c.url, p) {
+        if method_ok(&c.method) && score(&c.url).is_some() {
             push(c.at, Confidence::Heuristic);
         }
     }
     for c in &g.route_calls {
-        if method_ok(&c.method) && path_matches(&c.path, p) {
-            push(c.at, c.confidence);
+        if !method_ok(&c.method) {
+            continue;
+        }
+        // A call the route it reaches now explains better (`items/by` reaching `/items/by`
+        // rather than the old `/items/{id}`) was that route's caller, not the old one's.
+        let now = path_score(&c.path, &g.routes[c.route as usize].path).unwrap_or(0);
+        if score(&c.path).is_some_and(|old| old >= now) {
+            // Matched to the old path by its URL: heuristic, whatever it reaches now.
+            push(c.at, Confidence::Heuristic);
         }
     }
+    // One call reaching several routes is one caller.
+    let mut seen = BTreeSet::new();
+    callers.retain(|a| seen.insert(a.location.clone()));
     callers
+}
+
+/// True when the URL of a call (as the index shows it: `{}` for a run-time part, e.g.
+/// `{}/stock/{sku}` for `"#{@base_url}/stock/#{sku}"`, or a path relative to a client's base
+/// address, `api/catalog/items/{}`) addresses the route template: after a scheme and host, or
+/// a run-time base before the first `/`, the path matches, with at least one literal segment
+/// equal to a literal of the template (a path of run-time parts alone addresses every route).
+#[cfg(test)]
+fn old_path_matches(url: &str, template: &str) -> bool {
+    path_score(url, template).is_some()
+}
+
+/// How well a call's URL addresses a template ([`old_path_matches`]), when it does: 2 per
+/// literal segment equal to a literal, 1 per segment against a parameter, 0 for a run-time
+/// segment against a literal (the index's own ranking: `items/by` is `/items/by`'s caller
+/// rather than `/items/{id}`'s).
+fn path_score(url: &str, template: &str) -> Option<usize> {
+    let url = url.split(['?', '#']).next().unwrap_or(url);
+    let is_param = |s: &str| s.starts_with('{') || s.starts_with(':') || s.starts_with('<');
+    let mut paths: Vec<String> = Vec::new();
+    if let Some(i) = url.find("://") {
+        paths.push(
+            url[i + 3..]
+                .find('/')
+                .map_or(String::new(), |j| url[i + 3 + j..].to_string()),
+        );
+    } else if url.starts_with('/') {
+        paths.push(url.to_string());
+    } else {
+        // Relative to a base address; a leading run-time part may be that base.
+        paths.push(format!("/{url}"));
+        if url.split('/').next().is_some_and(is_param)
+            && let Some(i) = url.find('/')
+        {
+            paths.push(url[i..].to_string());
+        }
+    }
+    let segments = |p: &str| -> Vec<String> {
+        p.split('/')
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    let t = segments(template);
+    paths
+        .iter()
+        .filter(|p| path_matches(p, template))
+        .filter_map(|p| {
+            let pairs: Vec<(String, &String)> = segments(p).into_iter().zip(&t).collect();
+            let literal = pairs
+                .iter()
+                .any(|(c, t)| !is_param(c) && !is_param(t) && c.eq_ignore_ascii_case(t));
+            literal.then(|| {
+                pairs
+                    .iter()
+                    .map(|(c, t)| match (is_param(c), is_param(t)) {
+                        (false, false) => 2,
+                        (_, true) => 1,
+                        (true, false) => 0,
+                    })
+                    .sum()
+            })
+        })
+        .max()
+}
+
+/// A topic name that changed at a site (through a name constant, or as written there).
+struct Renamed {
+    old: String,
+    new: String,
+    new_topic: u32,
+    constant: Option<String>,
+    /// The sites are producers (else consumers only).
+    producer: bool,
+    /// The event sites now on `new`.
+    sites: Vec<Loc>,
+}
+
+/// True when something other than a test or a spec (AsyncAPI names a topic as documentation)
+/// produces one of the topics.
+fn produced(snap: &Snapshot, topics: &[u32]) -> bool {
+    snap.graph.events.iter().any(|e| {
+        let f = &snap.files[e.at.file as usize];
+        topics.contains(&e.topic)
+            && e.role == EventRole::Producer
+            && !f.is_test
+            && f.lang != Language::Yaml
+    })
+}
+
+/// The contract change of consumers moved from topic `old` to `new`: when nothing produces
+/// `new` while `old` had producers, the consumers receive nothing any more (breaking); the
+/// producers of `old` lose them.
+fn renamed_consumer_topic(snap: &Snapshot, r: &Renamed) -> ContractChange {
+    let g = &snap.graph;
+    let old_topics: Vec<u32> = (0..g.topics.len() as u32)
+        .filter(|&t| g.topics[t as usize].key == topic_key(&r.old))
+        .collect();
+    let site = r.sites.first().copied();
+    let owner_root = site.map(|at| snap.files[at.file as usize].root);
+    let mut affected: Vec<Affected> = Vec::new();
+    if !old_topics.is_empty() {
+        let (rows, _, _) = analyze_impact::topic_rows(snap, &old_topics, 1);
+        affected = affected_of(snap, rows)
+            .into_iter()
+            .filter(|a| {
+                a.role == "producer"
+                    && !a.location.contains(".yaml:")
+                    && !a.location.contains(".yml:")
+            })
+            .collect();
+        for a in &mut affected {
+            a.external = Some(a.service.as_str())
+                != owner_root.map(|root| analyze_impact::root_label(snap, root));
+        }
+    }
+    let had_producer = produced(snap, &old_topics);
+    let new_produced = produced(snap, &[r.new_topic]);
+    for &at in &r.sites {
+        let f = &snap.files[at.file as usize];
+        affected.push(Affected {
+            service: analyze_impact::root_label(snap, f.root).to_string(),
+            external: false,
+            role: "consumer".into(),
+            element: analyze_impact::enclosing(snap, at).unwrap_or_else(|| f.path.to_string()),
+            location: loc_text(snap, at),
+            confidence: Confidence::Exact.label(),
+        });
+    }
+    let via = r
+        .constant
+        .as_ref()
+        .map_or(String::new(), |c| format!(" (constant {})", inline_code(c)));
+    let (old_c, new_c) = (inline_code(&r.old), inline_code(&r.new));
+    let sites = r.sites.len();
+    let breaking = had_producer && !new_produced;
+    ContractChange {
+        kind: "topic",
+        name: r.old.clone(),
+        location: site.map_or_else(String::new, |at| loc_text(snap, at)),
+        change: if breaking {
+            format!(
+                "{sites} consumer(s) moved from {old_c} to {new_c}{via}: nothing produces {new_c}, so they no longer receive anything"
+            )
+        } else if new_produced {
+            format!(
+                "{sites} consumer(s) moved from {old_c} to {new_c}{via}, which has a producer; they no longer receive {old_c}"
+            )
+        } else {
+            format!(
+                "{sites} consumer(s) moved from {old_c} to {new_c}{via}; neither has a producer"
+            )
+        },
+        risk: if breaking {
+            Risk::Breaking
+        } else {
+            Risk::Behaviour
+        },
+        owner: site.and_then(|at| owner_of(snap, at)),
+        affected,
+    }
 }
 
 /// The contract change of a topic renamed `old` → `new` (through `constant` when a name
@@ -370,8 +641,16 @@ fn renamed_topic(
 
 /// The types (class, struct, record, message, interface, enum) a change touches in code: a
 /// changed type, or the type holding a changed field (`OrderPaid.amount` changes `OrderPaid`),
-/// by its simple name, with the declaration that changed.
-fn changed_types(report: &Report) -> Vec<(&str, &ChangedDecl)> {
+/// by its simple name, with the declaration that changed and the root it is declared in.
+fn changed_types<'r>(snap: &Snapshot, report: &'r Report) -> Vec<ChangedType<'r>> {
+    let root_of = |display: &str| {
+        report
+            .files
+            .iter()
+            .find(|f| f.display == display)
+            .and_then(|f| f.file)
+            .map(|fi| snap.files[fi as usize].root)
+    };
     report
         .decls
         .iter()
@@ -383,10 +662,13 @@ fn changed_types(report: &Report) -> Vec<(&str, &ChangedDecl)> {
                 _ => return None,
             };
             let name = name.rsplit('.').next().unwrap_or(name);
-            (name.len() >= 4).then_some((name, d))
+            (name.len() >= 4).then_some((name, d, root_of(&d.display)))
         })
         .collect()
 }
+
+/// A changed type: its simple name, the declaration that changed, and its root.
+type ChangedType<'r> = (&'r str, &'r ChangedDecl, Option<u16>);
 
 /// The lines that say what a site (an event producer or consumer, a route) sends or takes:
 /// the site's own line and the signature — first lines — of the function around it, or of
@@ -421,21 +703,35 @@ fn site_context<'a>(
 /// site of `sites` (file, line, whether the handler's signature counts) whose context names a
 /// changed type: the site's line, and with the flag [`site_context`]'s signature lines (what a
 /// consumer or a route handler takes or returns; a producer's signature says what it received,
-/// not what it sends). Each file is read once.
+/// not what it sends). A type is seen only where it is visible: in its own root, or in a root
+/// that imports its root (a `Topics` of one service is not the `Topics` another one names).
+/// Each file is read once.
 fn sites_naming_types<'r>(
     snap: &Snapshot,
-    types: &[(&'r str, &'r ChangedDecl)],
+    types: &[ChangedType<'r>],
     sites: &[(Loc, bool)],
     mut found: impl FnMut(usize, &'r str, &'r ChangedDecl, u32),
 ) {
     if types.is_empty() {
         return;
     }
+    let imports: BTreeSet<(u16, u16)> = crate::order::set_of(
+        snap.graph
+            .import_links
+            .iter()
+            .map(|l| (snap.files[l.at.file as usize].root, l.to_root)),
+    );
+    let visible = |from: u16, root: Option<u16>| {
+        root.is_none_or(|r| r == from || imports.contains(&(from, r)))
+    };
     let mut files: Vec<u32> = sites.iter().map(|(l, _)| l.file).collect();
     crate::order::sort(&mut files);
     files.dedup();
     for fi in files {
         let f = &snap.files[fi as usize];
+        if !types.iter().any(|&(_, _, root)| visible(f.root, root)) {
+            continue;
+        }
         let Ok(text) = std::fs::read_to_string(snap.abs_path(f)) else {
             continue;
         };
@@ -452,7 +748,7 @@ fn sites_naming_types<'r>(
             } else {
                 vec![(at.line, line_at(at.line))]
             };
-            for &(name, d) in types {
+            for &(name, d, _) in types.iter().filter(|t| visible(f.root, t.2)) {
                 if let Some(&(n, _)) = context.iter().find(|(_, l)| names_word(l, name)) {
                     found(i, name, d, n);
                 }
@@ -466,7 +762,7 @@ fn sites_naming_types<'r>(
 /// so: a payload built elsewhere and passed in under another name is not seen.
 fn payload_types(snap: &Snapshot, report: &Report, touched: &mut BTreeMap<u32, Vec<String>>) {
     let g = &snap.graph;
-    let types = changed_types(report);
+    let types = changed_types(snap, report);
     let sites: Vec<(Loc, bool)> = g
         .events
         .iter()
@@ -492,7 +788,7 @@ fn payload_types(snap: &Snapshot, report: &Report, touched: &mut BTreeMap<u32, V
 /// route not already reported; its callers see other JSON. Heuristic, and said so.
 pub(super) fn route_types(snap: &Snapshot, report: &mut Report) {
     let g = &snap.graph;
-    let types = changed_types(report);
+    let types = changed_types(snap, report);
     let sites: Vec<(Loc, bool)> = g.routes.iter().map(|r| (r.at, true)).collect();
     let mut why: BTreeMap<u32, Vec<String>> = BTreeMap::new();
     sites_naming_types(snap, &types, &sites, |i, name, d, n| {
@@ -525,12 +821,20 @@ pub(super) fn route_types(snap: &Snapshot, report: &mut Report) {
     }
 }
 
-/// True when `line` contains `word` as a whole identifier (not inside a longer name).
+/// True when `line` names the type `word`: as a whole identifier (not inside a longer name),
+/// and not as the qualifier of a member (`Topics.ORDERS` reads a constant of `Topics`, it
+/// does not send or take a `Topics`).
 fn names_word(line: &str, word: &str) -> bool {
     let is_ident = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
     line.match_indices(word).any(|(i, _)| {
+        let after = &line[i + word.len()..];
+        let member = after
+            .strip_prefix('.')
+            .or_else(|| after.strip_prefix("::"))
+            .is_some_and(|rest| rest.chars().next().is_some_and(is_ident));
         !line[..i].chars().next_back().is_some_and(is_ident)
-            && !line[i + word.len()..].chars().next().is_some_and(is_ident)
+            && !after.chars().next().is_some_and(is_ident)
+            && !member
     })
 }
 
@@ -538,20 +842,50 @@ fn names_word(line: &str, word: &str) -> bool {
 pub(super) fn importer_contracts(snap: &Snapshot, report: &mut Report) {
     let g = &snap.graph;
     let mut roots: BTreeMap<u16, usize> = BTreeMap::new();
+    // The packages (namespaces) the changed files declare, by root; `None` when one of them
+    // declares none (path imports: any import of the root may reach it).
+    let mut packages: BTreeMap<u16, Option<BTreeSet<String>>> = BTreeMap::new();
     for cf in report.files.iter().filter(|c| c.class == FileClass::Code) {
         // A `.proto` change is answered by its contracts, not by who imports the root.
         if let Some(fi) = cf.file
             && snap.files[fi as usize].lang != Language::Protobuf
         {
-            *roots.entry(snap.files[fi as usize].root).or_default() += 1;
+            let f = &snap.files[fi as usize];
+            *roots.entry(f.root).or_default() += 1;
+            let entry = packages
+                .entry(f.root)
+                .or_insert_with(|| Some(BTreeSet::new()));
+            match (&f.facts().package, entry.as_mut()) {
+                (Some(p), Some(set)) if !p.is_empty() => {
+                    set.insert(p.clone());
+                }
+                _ => *entry = None,
+            }
         }
     }
     for (root, n) in roots {
+        let declared = packages.get(&root).cloned().flatten();
+        // An import reaches the changed code when it names one of its packages (or a member of
+        // one; for Go, the import path ends with the package's directory).
+        let reaches = |module: &str| {
+            declared.as_ref().is_none_or(|pkgs| {
+                pkgs.iter().any(|p| {
+                    module == p
+                        || module
+                            .strip_prefix(p.as_str())
+                            .is_some_and(|rest| rest.starts_with('.') || rest.starts_with("::"))
+                        || module.rsplit('/').next() == Some(p.as_str())
+                })
+            })
+        };
         let mut affected: Vec<Affected> = Vec::new();
         let mut seen = BTreeSet::new();
         for l in g.import_links.iter().filter(|l| l.to_root == root) {
             let f = &snap.files[l.at.file as usize];
-            if f.root == root || f.is_test || !seen.insert((l.at.file, l.at.line)) {
+            if f.root == root || f.is_test || !reaches(&l.module) {
+                continue;
+            }
+            if !seen.insert((l.at.file, l.at.line)) {
                 continue;
             }
             affected.push(Affected {
@@ -584,6 +918,37 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_old_route_is_matched_after_a_run_time_base_url() {
+        // `"#{@base_url}/stock/#{sku}"` (Ruby), `base + "/stock/" + sku` and the like.
+        assert!(old_path_matches("{}/stock/{sku}", "/stock/{sku}"));
+        assert!(old_path_matches("{}/stock/{}", "/stock/:sku"));
+        assert!(old_path_matches(
+            "http://inventory:8000/stock/{}",
+            "/stock/{sku}"
+        ));
+        assert!(old_path_matches("/stock/42?x=1", "/stock/{sku}"));
+        assert!(!old_path_matches("{}/stocks/{sku}", "/stock/{sku}"));
+        assert!(!old_path_matches("{}/stock", "/stock/{sku}"));
+        // Run-time parts alone address no route in particular.
+        assert!(!old_path_matches("{}/{}", "/stock/{sku}"));
+        assert!(!old_path_matches("{}", "/stock"));
+        // Relative to a client's base address (`BaseAddress = new("http://catalog/")`).
+        assert!(old_path_matches(
+            "api/catalog/items/{}",
+            "/api/catalog/items/{id:int}"
+        ));
+        assert!(!old_path_matches(
+            "api/catalog/items/{}",
+            "/api/catalog/item/{id:int}"
+        ));
+        // A literal where the template has a parameter ranks below a literal match.
+        assert!(
+            path_score("api/catalog/items/by", "/api/catalog/items/{id:int}")
+                < path_score("api/catalog/items/by", "/api/catalog/items/by")
+        );
+    }
+
+    #[test]
     fn a_payload_type_is_named_as_a_whole_identifier() {
         assert!(names_word("void on(OrderPaid evt) {", "OrderPaid"));
         assert!(names_word("send(T, new OrderPaid(1))", "OrderPaid"));
@@ -592,5 +957,13 @@ mod tests {
         assert!(names_word("é(OrderPaid)ü", "OrderPaid"));
         assert!(!names_word("éOrderPaidü", "OrderPaid"));
         assert!(!names_word("", "OrderPaid"));
+        // A member read through the type is not the type sent or taken.
+        assert!(!names_word(
+            "@KafkaListener(topics = Topics.ORDERS)",
+            "Topics"
+        ));
+        assert!(!names_word("consume(Topics::Orders)", "Topics"));
+        assert!(names_word("void on(pb.OrderPaid evt)", "OrderPaid"));
+        assert!(names_word("List<OrderPaid>. x", "OrderPaid"));
     }
 }

@@ -680,6 +680,15 @@ fn risks(report: &mut Report) {
     };
     for cf in &report.files {
         let Some(svc) = &cf.service else { continue };
+        // A `.proto` whose changes are contract rows is answered by them: their owners and
+        // users carry the risk, and the root holding the definitions (often a shared
+        // `contracts/` directory, not a service) is not "changed, no contract touched".
+        let at = format!("{}:", cf.display);
+        if cf.display.to_ascii_lowercase().ends_with(".proto")
+            && report.contracts.iter().any(|c| c.location.starts_with(&at))
+        {
+            continue;
+        }
         match cf.class {
             FileClass::Code => raise(
                 svc,

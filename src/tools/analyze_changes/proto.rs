@@ -17,6 +17,9 @@ use std::collections::{BTreeMap, BTreeSet};
 pub(super) fn proto_contracts(snap: &Snapshot, report: &mut Report) {
     let g = &snap.graph;
     let mut out = Vec::new();
+    // Every message changed in a changed `.proto`, by package, for the files that import it.
+    let mut changed_anywhere: Vec<ChangedMessage> = Vec::new();
+    let mut changed_files: BTreeSet<u32> = BTreeSet::new();
     for cf in &report.files {
         let is_proto = cf.display.to_ascii_lowercase().ends_with(".proto")
             || cf.base_bytes.is_some()
@@ -104,6 +107,17 @@ pub(super) fn proto_contracts(snap: &Snapshot, report: &mut Report) {
                     .collect()
             })
             .unwrap_or_default();
+        let package = current.package.clone().or_else(|| base.package.clone());
+        for m in &changed_messages {
+            let (breaking, warnings) = findings_for(&by_message, m).cloned().unwrap_or_default();
+            changed_anywhere.push(ChangedMessage {
+                package: package.clone(),
+                name: m.clone(),
+                breaking,
+                warnings,
+            });
+        }
+        changed_files.extend(cf.file);
         let mut covered_messages: BTreeSet<String> = BTreeSet::new();
         out.extend(rpc_changes(
             snap,
@@ -136,7 +150,178 @@ pub(super) fn proto_contracts(snap: &Snapshot, report: &mut Report) {
         // RPCs of the base that are gone: deleted or renamed, with their live callers.
         out.extend(gone_rpcs(snap, cf, &base, &current));
     }
+    let imported = importing_rpc_changes(snap, &changed_files, changed_anywhere, &out);
+    out.extend(imported);
     report.contracts.extend(out);
+}
+
+/// A message changed in a changed `.proto`, with its wire findings.
+#[derive(Debug, Clone)]
+struct ChangedMessage {
+    package: Option<String>,
+    /// The top-level name within its file.
+    name: String,
+    breaking: Vec<String>,
+    warnings: Vec<String>,
+}
+
+impl ChangedMessage {
+    fn qualified(&self) -> String {
+        match &self.package {
+            Some(p) if !p.is_empty() => format!("{p}.{}", self.name),
+            _ => self.name.clone(),
+        }
+    }
+
+    /// True when a type written `type_name` in a file of package `from` names this message:
+    /// fully qualified (with or without the leading dot), relative to an enclosing package, or
+    /// bare in the same package.
+    fn named_by(&self, type_name: &str, from: Option<&str>) -> bool {
+        let t = type_name.trim_start_matches('.');
+        // A nested type (`Money.Unit`) is part of its top-level message.
+        let fq = self.qualified();
+        if t == fq || t.starts_with(&format!("{fq}.")) {
+            return true;
+        }
+        let same_package = self.package.as_deref().unwrap_or("") == from.unwrap_or("");
+        if same_package && (t == self.name || t.starts_with(&format!("{}.", self.name))) {
+            return true;
+        }
+        // Relative to a package that encloses the writer's (`common.v1.Money` from `acme.x`).
+        t.contains('.') && fq.ends_with(&format!(".{t}"))
+    }
+}
+
+/// RPCs of unchanged `.proto` files whose request or response carries (directly or through
+/// messages that embed it) a message changed in another file: `ledger.proto` importing
+/// `money.proto` breaks with `Money`. Rows already given (by name) are not repeated.
+fn importing_rpc_changes(
+    snap: &Snapshot,
+    changed_files: &BTreeSet<u32>,
+    mut changed: Vec<ChangedMessage>,
+    done: &[ContractChange],
+) -> Vec<ContractChange> {
+    let g = &snap.graph;
+    let protos: Vec<(u32, &ProtoFile)> = snap
+        .files
+        .iter()
+        .enumerate()
+        .filter(|(i, f)| {
+            f.lang == Language::Protobuf && !f.is_test && !changed_files.contains(&(*i as u32))
+        })
+        .filter_map(|(i, f)| f.facts().proto.as_ref().map(|p| (i as u32, p)))
+        .collect();
+    if changed.is_empty() || protos.is_empty() {
+        return Vec::new();
+    }
+    // Messages of the importing files that embed a changed one, to a fixed point (a message
+    // embedding one that embeds the changed one changes too).
+    let mut via: BTreeSet<(u32, String)> = BTreeSet::new();
+    loop {
+        let mut grew = false;
+        for &(fi, p) in &protos {
+            for m in &p.messages {
+                let top = m.name.split('.').next().unwrap_or(&m.name).to_string();
+                if via.contains(&(fi, top.clone())) {
+                    continue;
+                }
+                let hit = m.fields.iter().find_map(|f| {
+                    changed.iter().position(|c| {
+                        field_types(&f.type_name)
+                            .iter()
+                            .any(|t| c.named_by(t, p.package.as_deref()))
+                    })
+                });
+                if let Some(i) = hit {
+                    let inner = changed[i].clone();
+                    let name = inner.qualified();
+                    changed.push(ChangedMessage {
+                        package: p.package.clone(),
+                        name: top.clone(),
+                        breaking: inner
+                            .breaking
+                            .iter()
+                            .map(|b| format!("via `{name}`: {b}"))
+                            .collect(),
+                        warnings: inner
+                            .warnings
+                            .iter()
+                            .map(|w| format!("via `{name}`: {w}"))
+                            .collect(),
+                    });
+                    via.insert((fi, top));
+                    grew = true;
+                }
+            }
+        }
+        if !grew {
+            break;
+        }
+    }
+    let mut out: Vec<ContractChange> = Vec::new();
+    for &(fi, p) in &protos {
+        for c in (0..g.contracts.len() as u32).filter(|&c| g.contracts[c as usize].def.file == fi) {
+            for &r in &g.contracts[c as usize].rpcs {
+                let rpc = &g.rpcs[r as usize];
+                let name = format!("{}.{}", g.contracts[c as usize].name, rpc.name);
+                if done
+                    .iter()
+                    .chain(out.iter())
+                    .any(|d| d.kind == "rpc" && d.name == name)
+                {
+                    continue;
+                }
+                let mut why = Vec::new();
+                let mut risk = Risk::Behaviour;
+                for t in [&rpc.request, &rpc.response] {
+                    let Some(m) = changed.iter().find(|m| m.named_by(t, p.package.as_deref()))
+                    else {
+                        continue;
+                    };
+                    if !m.breaking.is_empty() {
+                        risk = Risk::Breaking;
+                        why.push(format!("`{}`: {}", m.name, m.breaking.join("; ")));
+                    } else if !m.warnings.is_empty() {
+                        why.push(format!(
+                            "`{}` changed, wire-compatible (warnings: {})",
+                            m.name,
+                            m.warnings.join("; ")
+                        ));
+                    } else {
+                        why.push(format!("`{}` changed, wire-compatible", m.name));
+                    }
+                }
+                if why.is_empty() {
+                    continue;
+                }
+                why.dedup();
+                let (rows, _, _) = analyze_impact::rpc_rows(snap, &[c], &[r]);
+                out.push(ContractChange {
+                    kind: "rpc",
+                    name,
+                    location: loc_text(snap, rpc.def),
+                    change: format!("{} (imported message changed)", why.join("; ")),
+                    risk,
+                    owner: handlers_owner(snap, r)
+                        .or_else(|| servers_owner(snap, &[c]))
+                        .or_else(|| owner_of(snap, rpc.def)),
+                    affected: affected_of(snap, rows),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The message types a field's type names: itself, or a map's key and value.
+fn field_types(type_name: &str) -> Vec<&str> {
+    match type_name
+        .strip_prefix("map<")
+        .and_then(|t| t.strip_suffix('>'))
+    {
+        Some(kv) => kv.split(',').map(str::trim).collect(),
+        None => vec![type_name],
+    }
 }
 
 /// The rows of the file's RPCs whose declaration changed or whose request or response message
@@ -200,7 +385,9 @@ fn rpc_changes(
                 location: loc_text(snap, rpc.def),
                 change: why.join("; "),
                 risk,
-                owner: handlers_owner(snap, r).or_else(|| owner_of(snap, rpc.def)),
+                owner: handlers_owner(snap, r)
+                    .or_else(|| servers_owner(snap, &[c]))
+                    .or_else(|| owner_of(snap, rpc.def)),
                 affected: affected_of(snap, rows),
             });
         }
@@ -337,6 +524,7 @@ fn gone_rpcs(
                     .iter()
                     .flat_map(|&c| g.contracts[c as usize].rpcs.iter().copied())
                     .find_map(|r| handlers_owner(snap, r))
+                    .or_else(|| servers_owner(snap, &g.contracts_named(&bs.name)))
                     .or_else(|| cf.service.clone()),
                 affected: callers,
             });
@@ -502,6 +690,16 @@ pub(super) fn handler_contracts(snap: &Snapshot, report: &mut Report) {
             affected: affected_of(snap, rows),
         });
     }
+}
+
+/// The service registering a server of one of the contracts (outside tests): the owner of
+/// an RPC no handler implements (renamed, deleted, or added and not implemented yet).
+fn servers_owner(snap: &Snapshot, contracts: &[u32]) -> Option<String> {
+    snap.graph
+        .servers
+        .iter()
+        .find(|s| contracts.contains(&s.contract) && !snap.files[s.at.file as usize].is_test)
+        .and_then(|s| owner_of(snap, s.at))
 }
 
 fn handlers_owner(snap: &Snapshot, rpc: u32) -> Option<String> {
