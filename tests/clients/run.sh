@@ -13,7 +13,7 @@
 # stay the same. When a package registry cannot be reached, the steps that need it print why
 # they were skipped and the script still exits 0; a client check that runs and fails exits 1.
 #
-# Environment: MESH_BIN (the mesh-mcp binary; default: `cargo build` and target/debug/mesh-mcp),
+# Environment: MESH_BIN (the mesh-mcp binary, relative or absolute; default: `cargo build` and target/debug/mesh-mcp),
 # MESH_CLIENT_FACTS (a facts file instead of facts/<workspace name>.json),
 # MESH_CLIENTS_STEPS (a subset of "inspector ts-sdk py-sdk conformance").
 set -uo pipefail
@@ -236,6 +236,10 @@ if [ ! -x "$MESH_BIN" ]; then
     say "no server binary at $MESH_BIN"
     exit 1
 fi
+# The clients start the server from the workspace directory (their cwd), so a relative path
+# given by the caller (MESH_BIN=target/release/mesh-mcp) would name nothing there: resolve it
+# against the caller's directory once, here.
+MESH_BIN="$(cd "$(dirname "$MESH_BIN")" && pwd)/$(basename "$MESH_BIN")"
 
 # The clients and the server get a private HOME: the audit trail and the Inspector's catalog
 # land there, not in the user's home.
