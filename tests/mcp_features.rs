@@ -578,3 +578,200 @@ fn input_ending_during_a_resources_request_still_ends_the_process() {
         );
     }
 }
+
+/// A workspace where one topic has `consumers` consumers in another service (long paths, so
+/// a page of 200 rows in text and data passes 48 KiB), and one producer; a git repository
+/// with everything committed when `git` is set.
+fn busy_topic_workspace(tag: &str, consumers: usize, git: bool) -> std::path::PathBuf {
+    let ws = temp_dir(tag);
+    let orders = ws.join("services/orders");
+    let shop = ws.join("services/shop");
+    std::fs::create_dir_all(&orders).unwrap();
+    std::fs::create_dir_all(&shop).unwrap();
+    std::fs::write(
+        orders.join("go.mod"),
+        "module example.com/busy/orders\n\ngo 1.22\n",
+    )
+    .unwrap();
+    std::fs::write(
+        orders.join("publisher.go"),
+        "package main\n\nfunc Publish() {\n  writer.WriteMessages(ctx, kafka.Message{Topic: \"orders.created\"})\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        shop.join("package.json"),
+        "{\"name\":\"shop\",\"version\":\"1.0.0\"}\n",
+    )
+    .unwrap();
+    for i in 0..consumers {
+        std::fs::write(
+            shop.join(format!("consumer_of_the_order_events_number_{i:04}.js")),
+            format!("async function consume{i}(consumer) {{\n  await consumer.subscribe({{ topic: 'orders.created' }});\n}}\nmodule.exports = {{ consume{i} }};\n"),
+        )
+        .unwrap();
+    }
+    if git {
+        for args in [
+            &["init", "-q", "-b", "main"][..],
+            &["add", "-A"],
+            &["commit", "-q", "--no-verify", "-m", "base"],
+        ] {
+            let ok = std::process::Command::new("git")
+                .current_dir(&ws)
+                .args(args)
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("GIT_AUTHOR_NAME", "t")
+                .env("GIT_AUTHOR_EMAIL", "t@example.com")
+                .env("GIT_COMMITTER_NAME", "t")
+                .env("GIT_COMMITTER_EMAIL", "t@example.com")
+                .env_remove("GIT_DIR")
+                .env_remove("GIT_WORK_TREE")
+                .stdout(std::process::Stdio::null())
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok, "git {args:?}");
+        }
+    }
+    ws
+}
+
+/// The `offset` the text names for the next page (`offset: N`), if any.
+fn text_next_offset(text: &str) -> Option<u64> {
+    let at = text.rfind("offset: ")? + "offset: ".len();
+    let digits: String = text[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
+}
+
+#[test]
+fn the_cap_covers_text_and_data_together_with_one_paging() {
+    let ws = busy_topic_workspace("busy-topic", 320, false);
+    let call = json!({"target": "orders.created", "limit": 200});
+    // With structured output, text and data share the 48 KiB and page alike.
+    for version in STRUCTURED_ERAS {
+        let mut e = Era::start(&ws, version);
+        let r = e.tool("analyze_impact", call.clone());
+        let text = r["content"][0]["text"].as_str().unwrap();
+        let data = &r["structuredContent"];
+        let rows = data["rows"].as_array().unwrap();
+        let whole = text.len() + data.to_string().len();
+        assert!(whole <= 48 * 1024, "{version}: {whole} bytes");
+        assert!(!text.contains("cut to fit"), "{version}: the text was cut");
+        assert!(data.get("truncated").is_none(), "{version}: {data}");
+        let next = data["nextOffset"].as_u64().unwrap();
+        assert_eq!(next, rows.len() as u64, "{version}");
+        assert!(
+            (50..200).contains(&next),
+            "{version}: a page of {next} rows"
+        );
+        assert_eq!(text_next_offset(text), Some(next), "{version}: {text}");
+        for row in rows {
+            if let Some(line) = row["line"].as_u64() {
+                let at = format!("{}:{line}", row["path"].as_str().unwrap());
+                assert!(text.contains(&at), "{version}: {at} not in the text");
+            }
+        }
+        // The next page starts where this one ended, in text and data.
+        let mut second_args = call.clone();
+        second_args["offset"] = json!(next);
+        let second = e.tool("analyze_impact", second_args);
+        let data2 = &second["structuredContent"];
+        assert_eq!(data2["offset"], next);
+        assert_ne!(data2["rows"][0], rows[0]);
+        let total = data["total"].as_u64().unwrap();
+        assert_eq!(data2["total"], total);
+        assert!(total > 320, "{total}");
+    }
+    // Text only (before 2025-06-18): the text keeps the page asked for.
+    let mut e = Era::start(&ws, "2025-03-26");
+    let r = e.tool("analyze_impact", call);
+    let text = r["content"][0]["text"].as_str().unwrap();
+    assert!(r.get("structuredContent").is_none());
+    assert!(text.len() <= 48 * 1024);
+    assert_eq!(text_next_offset(text), Some(200), "{text}");
+}
+
+#[test]
+fn progress_only_increases_when_a_smaller_page_is_asked_for() {
+    let ws = busy_topic_workspace("busy-change", 320, true);
+    // The producer changes: every consumer is affected, more than one answer holds.
+    std::fs::write(
+        ws.join("services/orders/publisher.go"),
+        "package main\n\nfunc Publish() {\n  writer.WriteMessages(ctx, kafka.Message{Topic: \"orders.created\", Key: nil})\n}\n",
+    )
+    .unwrap();
+    let mut e = Era::start(&ws, "2025-11-25");
+    e.server.send(
+        &json!({"jsonrpc": "2.0", "id": 500, "method": "tools/call", "params": {
+        "name": "analyze_changes", "arguments": {"base": "working tree", "limit": 200},
+        "_meta": {"progressToken": "p"}}}),
+    );
+    let mut progress = Vec::new();
+    let answer = loop {
+        let msg = e
+            .server
+            .next(Duration::from_secs(30))
+            .expect("an answer to analyze_changes");
+        if msg["method"] == "notifications/progress" {
+            assert_eq!(msg["params"]["progressToken"], "p");
+            progress.push(msg["params"]["progress"].as_f64().unwrap());
+        } else if msg["id"] == 500 {
+            break msg;
+        }
+    };
+    let r = &answer["result"];
+    assert_eq!(r["isError"], false, "{r}");
+    let data = &r["structuredContent"];
+    let rows = data["rows"].as_array().unwrap().len();
+    assert!(rows < 200, "the page was made smaller: {rows} rows");
+    assert_eq!(data["nextOffset"], rows);
+    let text = r["content"][0]["text"].as_str().unwrap();
+    assert_eq!(text_next_offset(text), Some(rows as u64));
+    assert!(!progress.is_empty());
+    assert!(
+        progress.windows(2).all(|w| w[0] < w[1]),
+        "progress must strictly increase: {progress:?}"
+    );
+}
+
+#[test]
+fn resources_list_pages_through_every_name() {
+    let ws = temp_dir("many-rpcs");
+    let mut proto = String::from("syntax = \"proto3\";\npackage many.v1;\n\nservice Many {\n");
+    for i in 0..130 {
+        proto.push_str(&format!("  rpc Call{i:03}(Req) returns (Rep);\n"));
+    }
+    proto.push_str("}\n\nmessage Req {}\nmessage Rep {}\n");
+    std::fs::write(ws.join("many.proto"), proto).unwrap();
+    for version in ["2025-11-25", "2026-07-28"] {
+        let mut e = Era::start(&ws, version);
+        let mut uris = Vec::new();
+        let mut cursor: Option<String> = None;
+        let mut pages = 0;
+        loop {
+            let params = cursor.as_ref().map_or(json!({}), |c| json!({"cursor": c}));
+            let r = e.call("resources/list", params)["result"].clone();
+            let page = r["resources"].as_array().unwrap();
+            assert!(page.len() <= 100, "{version}");
+            uris.extend(page.iter().map(|p| p["uri"].as_str().unwrap().to_string()));
+            pages += 1;
+            match r["nextCursor"].as_str() {
+                Some(c) => cursor = Some(c.to_string()),
+                None => break,
+            }
+        }
+        assert!(pages >= 2, "{version}: {pages} page(s)");
+        let unique: std::collections::BTreeSet<_> = uris.iter().collect();
+        assert_eq!(unique.len(), uris.len(), "{version}: a name listed twice");
+        for i in [0, 99, 100, 129] {
+            let want = format!("mesh://rpc/Many.Call{i:03}");
+            assert!(uris.contains(&want), "{version}: {want} missing");
+        }
+        let bad = e.call("resources/list", json!({"cursor": "not-a-cursor"}));
+        assert_eq!(bad["error"]["code"], -32602, "{version}: {bad}");
+    }
+}

@@ -169,24 +169,31 @@ pub struct CallNotifier {
 
 thread_local! {
     static NOTIFIER: RefCell<Option<CallNotifier>> = const { RefCell::new(None) };
+    /// The last `progress` sent for the current call: progress must strictly increase, also
+    /// when a tool runs twice for one call (`structured::fit` asks again for a smaller page).
+    static LAST_PROGRESS: std::cell::Cell<f64> = const { std::cell::Cell::new(f64::NEG_INFINITY) };
 }
 
 /// Runs `call` with `notifier` installed on this thread, and removes it afterwards even when
 /// `call` panics (blocking threads are reused by later calls).
 pub fn with_call_notifier<R>(notifier: CallNotifier, call: impl FnOnce() -> R) -> R {
-    struct Restore(Option<CallNotifier>);
+    struct Restore(Option<CallNotifier>, f64);
     impl Drop for Restore {
         fn drop(&mut self) {
             let previous = self.0.take();
             NOTIFIER.with(|n| *n.borrow_mut() = previous);
+            LAST_PROGRESS.with(|p| p.set(self.1));
         }
     }
-    let _restore = Restore(NOTIFIER.with(|n| n.replace(Some(notifier))));
+    let _restore = Restore(
+        NOTIFIER.with(|n| n.replace(Some(notifier))),
+        LAST_PROGRESS.with(|p| p.replace(f64::NEG_INFINITY)),
+    );
     call()
 }
 
-/// Sends `notifications/progress` for the current call, when it carries a progress token.
-/// Returns whether a notification was queued.
+/// Sends `notifications/progress` for the current call, when it carries a progress token and
+/// `progress` is above the last value sent for it. Returns whether a notification was queued.
 pub fn notify_progress(progress: f64, total: Option<f64>, message: Option<&str>) -> bool {
     NOTIFIER.with(|n| {
         let guard = n.borrow();
@@ -196,6 +203,10 @@ pub fn notify_progress(progress: f64, total: Option<f64>, message: Option<&str>)
         let Some(token) = &notifier.progress_token else {
             return false;
         };
+        if progress <= LAST_PROGRESS.with(std::cell::Cell::get) {
+            return false;
+        }
+        LAST_PROGRESS.with(|p| p.set(progress));
         let mut params = json!({"progressToken": token, "progress": progress});
         if let Some(total) = total {
             params["total"] = json!(total);
@@ -377,6 +388,27 @@ mod tests {
         assert!(!notify_progress(1.0, None, None));
         assert!(!notify_log("emergency", json!("x")));
         assert!(!run_with_logging(Duration::ZERO).is_error);
+    }
+
+    #[test]
+    fn progress_only_increases_within_a_call() {
+        let (notifier, frames) = capture(Some(json!("t")), None);
+        let sent = with_call_notifier(notifier, || {
+            // A tool run twice for one call (a smaller page) starts its count again.
+            [1.0, 2.0, 8.0, 1.0, 8.0, 9.0].map(|p| notify_progress(p, Some(9.0), None))
+        });
+        assert_eq!(sent, [true, true, true, false, false, true]);
+        let progress: Vec<_> = frames
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|f| f["params"]["progress"].clone())
+            .collect();
+        assert_eq!(progress, [json!(1.0), json!(2.0), json!(8.0), json!(9.0)]);
+        // The next call counts from scratch.
+        let (notifier, frames) = capture(Some(json!("u")), None);
+        with_call_notifier(notifier, || notify_progress(1.0, None, None));
+        assert_eq!(frames.lock().unwrap().len(), 1);
     }
 
     #[test]

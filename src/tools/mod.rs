@@ -151,8 +151,9 @@ pub enum Outcome {
 }
 
 /// Runs one tool call the way every front end must: stop rules first (the subject is the
-/// call's `target`, `query`, `scope` or `service`), then the tool, then secret masking by
-/// value shape over its text, then the central 48 KiB cap. The MCP session and `mesh-mcp query` both go through here, so they cannot drift.
+/// call's `target`, `query`, `scope` or `service`), then the tool (again with a smaller page
+/// when its text and data together pass the cap), then secret masking by value shape over its
+/// text, then the central 48 KiB cap. The MCP session and `mesh-mcp query` both go through here, so they cannot drift.
 pub fn invoke(def: &ToolDef, args: &Value, env: &ToolEnv) -> (ToolOutput, Outcome) {
     let policy = &env.shared.config.policy;
     if policy.mode != "allow_all" && !policy.stop_rules.is_empty() {
@@ -173,6 +174,11 @@ pub fn invoke(def: &ToolDef, args: &Value, env: &ToolEnv) -> (ToolOutput, Outcom
         }
     }
     let mut out = (def.run)(args, env);
+    let paged = def.output_schema.as_ref().is_some_and(|s| s.paged);
+    if env.structured && paged {
+        // Text and data together within the cap, on one page (see `structured::fit`).
+        out = structured::fit(out, args, |smaller| (def.run)(smaller, env));
+    }
     // Secrets of a known shape are masked in every tool's text, whatever showed them.
     let (masked, shaped) = crate::security::mask_shapes(&out.text);
     if shaped > 0 {
@@ -184,10 +190,11 @@ pub fn invoke(def: &ToolDef, args: &Value, env: &ToolEnv) -> (ToolOutput, Outcom
     if !env.structured || out.is_error {
         out.data = None;
     }
+    let text_len = out.text.len();
     if let Some(data) = out.data.as_mut() {
         let n = structured::clean(data);
         out.redactions = out.redactions.saturating_add(n);
-        text_budget = structured::cap(data, def.output_schema.as_ref().is_some_and(|s| s.paged));
+        text_budget = structured::cap(data, paged, text_len);
     }
     out.text =
         crate::render::cap_output_within(out.text, &(def.truncation_hint)(args), text_budget);

@@ -12,12 +12,14 @@
 //!
 //! A tool builds its rows with [`row`] inside the same loop that renders its Markdown rows, so
 //! both carry the same facts from one walk of the index; [`page`] wraps them with the totals
-//! and the paging cursor (`nextOffset`, the exact `offset` of the next call). [`clean`] and
-//! [`cap`] are the central steps every answer passes through in [`super::invoke`]: masking and
-//! neutralising like the text, and the 48 KiB cap over text and data together.
+//! and the paging cursor (`nextOffset`, the exact `offset` of the next call). [`fit`],
+//! [`clean`] and [`cap`] are the central steps every answer passes through in
+//! [`super::invoke`]: a smaller page when text and data together pass the 48 KiB cap, masking
+//! and neutralising like the text, and the cap itself as a safety net.
 
 use serde_json::{Map, Value, json};
 
+use super::ToolOutput;
 use crate::render::MAX_OUTPUT_BYTES;
 
 /// One evidence row. Empty `role`, `name`, `confidence` and `evidence` are left out, and so is
@@ -135,18 +137,60 @@ pub fn clean(data: &mut Value) -> u32 {
     }
 }
 
-/// The central cap over a whole answer: the data takes at most half of the 48 KiB (rows are
-/// dropped from the end and `truncated` is set; for a `paged` tool `nextOffset` moves back to
-/// the first row dropped, so the data pages exactly), and the text gets what the data
-/// leaves. Returns the byte budget left for the text.
-pub fn cap(data: &mut Value, paged: bool) -> usize {
+/// How many smaller pages [`fit`] asks a tool for before it leaves the rest to [`cap`].
+const FIT_TRIES: usize = 3;
+
+/// The 48 KiB cap over a whole answer — its text and its data together — with one paging for
+/// both: when a paged tool's answer (`first`) passes the cap, the call runs again (`rerun`)
+/// with a `limit` scaled down to what fits, so the text's own footer and the data's
+/// `nextOffset` name the same next page. A tool that pages bounds its text to 48 KiB by
+/// itself, not knowing the data rides along; cutting that text afterwards would lose its
+/// footer, and dropping data rows would make the two disagree. The rows are the page's items,
+/// so each try shows fewer of them; an error answer, or a page of one row, is kept as it is
+/// (and [`cap`] bounds it). `rerun` runs the same tool with the given arguments.
+pub fn fit(first: ToolOutput, args: &Value, rerun: impl Fn(&Value) -> ToolOutput) -> ToolOutput {
+    let mut out = first;
+    let mut args = args.clone();
+    for _ in 0..FIT_TRIES {
+        let Some(data) = out.data.as_ref().filter(|_| !out.is_error) else {
+            return out;
+        };
+        let rows = data
+            .get("rows")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        let size = out.text.len() + json_len(data);
+        if size <= MAX_OUTPUT_BYTES || rows <= 1 || !args.is_object() {
+            return out;
+        }
+        // The answer grows with its rows: aim at 15/16 of the cap (headers and footers do not
+        // shrink with the page, and masking may lengthen a line).
+        let limit = (rows * (MAX_OUTPUT_BYTES - MAX_OUTPUT_BYTES / 16) / size).clamp(1, rows - 1);
+        args["limit"] = json!(limit);
+        let smaller = rerun(&args);
+        if smaller.is_error || smaller.data.is_none() {
+            return out;
+        }
+        out = smaller;
+    }
+    out
+}
+
+/// The safety net over a whole answer, after [`fit`]: when text (`text_len` bytes) and data
+/// together pass 48 KiB, the data keeps at most what the text leaves of the cap, and never
+/// less than half of it (rows are dropped from the end and `truncated` is set; for a `paged`
+/// tool `nextOffset` moves back to the first row dropped, so the data pages exactly); the
+/// text gets what the data leaves. Returns the byte budget left for the text.
+pub fn cap(data: &mut Value, paged: bool, text_len: usize) -> usize {
     let mut size = json_len(data);
-    if size > MAX_OUTPUT_BYTES / 2
+    let data_budget = MAX_OUTPUT_BYTES - text_len.min(MAX_OUTPUT_BYTES / 2);
+    if text_len + size > MAX_OUTPUT_BYTES
+        && size > data_budget.saturating_sub(48)
         && let Some(Value::Array(rows)) = data.get_mut("rows")
     {
         let mut dropped = false;
         // Room for the `truncated` and `nextOffset` members set below.
-        while size + 48 > MAX_OUTPUT_BYTES / 2 {
+        while size + 48 > data_budget {
             let Some(last) = rows.pop() else { break };
             size -= json_len(&last) + 1;
             dropped = true;
@@ -161,7 +205,7 @@ pub fn cap(data: &mut Value, paged: bool) -> usize {
             size = json_len(data);
         }
     }
-    MAX_OUTPUT_BYTES.saturating_sub(size.min(MAX_OUTPUT_BYTES / 2))
+    MAX_OUTPUT_BYTES.saturating_sub(size.min(data_budget))
 }
 
 /// The length of `v` as compact JSON (through the serializer the responses use, so no
@@ -192,12 +236,85 @@ mod tests {
             .map(|i| row("services/x/file.go", i, "caller", "Name", "exact", "via"))
             .collect();
         let mut data = page(5000, 100, Some(2100), rows);
-        let left = cap(&mut data, true);
+        let whole = data.clone();
+        // Beside a text of 40 KiB the data keeps half of the cap.
+        let left = cap(&mut data, true, 40 * 1024);
         assert!(json_len(&data) <= MAX_OUTPUT_BYTES / 2);
         assert!(left >= MAX_OUTPUT_BYTES / 2);
         let kept = data["rows"].as_array().unwrap().len() as u64;
         assert_eq!(data["nextOffset"], 100 + kept);
         assert_eq!(data["truncated"], true);
+        // Beside a short text it keeps what the text leaves.
+        let mut data = whole.clone();
+        let left = cap(&mut data, true, 1000);
+        assert!(json_len(&data) + 1000 <= MAX_OUTPUT_BYTES && left >= 1000);
+        assert!(data["rows"].as_array().unwrap().len() as u64 > kept);
+        // An answer within the cap is left alone, however the bytes are split.
+        let mut small = page(3, 0, None, vec![row("a.go", 1, "", "", "", "")]);
+        let before = small.clone();
+        assert_eq!(
+            cap(&mut small, true, 30_000),
+            MAX_OUTPUT_BYTES - json_len(&small)
+        );
+        assert_eq!(small, before);
+    }
+
+    /// A paged tool of `total` items: `limit` rows from `offset`, each ~`row_bytes` of data and
+    /// as much text, with the text's footer naming the next offset.
+    fn paged_tool(args: &Value, total: usize, row_bytes: usize) -> ToolOutput {
+        let limit = args["limit"].as_u64().unwrap_or(200) as usize;
+        let offset = args["offset"].as_u64().unwrap_or(0) as usize;
+        let end = (offset + limit).min(total);
+        let filler = "x".repeat(row_bytes);
+        let rows: Vec<Value> = (offset..end)
+            .map(|i| {
+                row(
+                    "services/x/f.go",
+                    i as u32 + 1,
+                    "caller",
+                    "",
+                    "exact",
+                    &filler,
+                )
+            })
+            .collect();
+        let mut text: String = (offset..end)
+            .map(|i| format!("| services/x/f.go:{} | {filler} |\n", i + 1))
+            .collect();
+        text.push_str(&format!("Next page: `offset: {end}`\n"));
+        ToolOutput::ok(text).with_data(page(total, offset, Some(end), rows))
+    }
+
+    #[test]
+    fn fit_asks_for_a_smaller_page_that_text_and_data_share() {
+        let args = json!({"target": "t", "limit": 200});
+        let calls = std::cell::Cell::new(0);
+        let rerun = |a: &Value| {
+            calls.set(calls.get() + 1);
+            paged_tool(a, 1000, 150)
+        };
+        let out = fit(paged_tool(&args, 1000, 150), &args, rerun);
+        let data = out.data.as_ref().unwrap();
+        let size = out.text.len() + json_len(data);
+        assert!(size <= MAX_OUTPUT_BYTES, "{size}");
+        let next = data["nextOffset"].as_u64().unwrap();
+        assert_eq!(next as usize, data["rows"].as_array().unwrap().len());
+        assert!(
+            out.text.contains(&format!("`offset: {next}`")),
+            "the text pages like the data"
+        );
+        assert!(next > 50, "{next}: the page still fills most of the cap");
+        assert!((1..=FIT_TRIES).contains(&calls.get()));
+        // An answer within the cap runs once.
+        calls.set(0);
+        let small = json!({"limit": 10});
+        let out = fit(paged_tool(&small, 1000, 150), &small, rerun);
+        assert_eq!(calls.get(), 0);
+        assert_eq!(out.data.unwrap()["rows"].as_array().unwrap().len(), 10);
+        // A smaller page that fails keeps the first answer (the cap bounds it).
+        let first = paged_tool(&args, 1000, 150);
+        let out = fit(first.clone(), &args, |_| ToolOutput::error("no".into()));
+        assert_eq!(out, first);
     }
 
     #[test]

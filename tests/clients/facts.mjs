@@ -1,6 +1,8 @@
 // The expected facts shared by the Node clients: which calls to make and what their answers
 // must contain. tests/clients/sdk_client.py implements the same rules for Python.
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
 
 /** Reads a facts file (see facts/polyglot-shop.json for the format). */
 export function loadFacts(path) {
@@ -23,7 +25,14 @@ export function planCalls(facts, tools) {
       problems.push(`facts name tool ${call.tool}, which tools/list does not show`);
       continue;
     }
-    plan.push({ tool: call.tool, arguments: call.arguments ?? {}, expect: call.expect ?? [], isError: call.is_error === true });
+    plan.push({
+      tool: call.tool,
+      arguments: call.arguments ?? {},
+      expect: call.expect ?? [],
+      expectRows: call.expect_rows ?? [],
+      expectData: call.expect_data ?? {},
+      isError: call.is_error === true,
+    });
   }
   for (const t of tools) {
     if (facts.calls.some((c) => c.tool === t.name)) continue;
@@ -35,7 +44,7 @@ export function planCalls(facts, tools) {
       }
       args[name] = value;
     }
-    plan.push({ tool: t.name, arguments: args, expect: [], isError: null, unplanned: true });
+    plan.push({ tool: t.name, arguments: args, expect: [], expectRows: [], expectData: {}, isError: null, unplanned: true });
   }
   return { plan, problems };
 }
@@ -55,51 +64,104 @@ export function checkResult(call, result) {
   for (const fact of call.expect) {
     if (!text.includes(fact)) problems.push(`${call.tool}: answer lacks "${fact}": ${text.slice(0, 400)}`);
   }
+  if (!isError) problems.push(...checkSameFacts(call, text, result.structuredContent));
   return problems;
 }
 
 /**
- * The problems of `value` against a JSON Schema, in the subset mesh-mcp's schemas use (type,
- * properties, required, items, enum, additionalProperties: false, minimum, maximum); the same
- * rules as tests/common/schema.rs.
+ * The structured answer carries the facts of the text: each `expect_rows` entry of the facts
+ * file matches a row (every member it names is equal), each `expect_data` member is equal,
+ * every row's `path:line` is in the Markdown (but in visualize_mesh's diagram, which draws
+ * links without their sites), there are no more rows than `total`, and a `nextOffset` is the
+ * offset the text names for the next call.
  */
-export function validate(schema, value, at = "$") {
+export function checkSameFacts(call, text, data) {
+  if (data === undefined) return []; // checkStructured says so
   const problems = [];
-  const typeOk = (t, v) =>
-    t === "object" ? v !== null && typeof v === "object" && !Array.isArray(v)
-      : t === "array" ? Array.isArray(v)
-        : t === "integer" ? Number.isInteger(v)
-          : t === "null" ? v === null
-            : typeof v === t;
-  if (schema.type !== undefined) {
-    const types = Array.isArray(schema.type) ? schema.type : [schema.type];
-    if (!types.some((t) => typeOk(t, value))) return [`${at}: expected ${types.join("|")}, got ${JSON.stringify(value)}`];
+  const rows = Array.isArray(data?.rows) ? data.rows : [];
+  for (const want of call.expectRows) {
+    const hit = rows.some((r) => Object.entries(want).every(([k, v]) => r[k] === v));
+    if (!hit) problems.push(`${call.tool}: no structuredContent row matches ${JSON.stringify(want)}`);
   }
-  if (schema.enum && !schema.enum.some((e) => JSON.stringify(e) === JSON.stringify(value))) {
-    problems.push(`${at}: ${JSON.stringify(value)} is not one of ${JSON.stringify(schema.enum)}`);
-  }
-  if (typeof value === "number") {
-    if (schema.minimum !== undefined && value < schema.minimum) problems.push(`${at}: below minimum`);
-    if (schema.maximum !== undefined && value > schema.maximum) problems.push(`${at}: above maximum`);
-  }
-  if (value !== null && typeof value === "object" && !Array.isArray(value)) {
-    for (const r of schema.required ?? []) if (!(r in value)) problems.push(`${at}: missing required ${r}`);
-    for (const [k, v] of Object.entries(value)) {
-      const p = schema.properties?.[k];
-      if (p) problems.push(...validate(p, v, `${at}.${k}`));
-      else if (schema.additionalProperties === false) problems.push(`${at}: unexpected ${k}`);
+  for (const [k, v] of Object.entries(call.expectData)) {
+    if (JSON.stringify(data?.[k]) !== JSON.stringify(v)) {
+      problems.push(`${call.tool}: structuredContent.${k} is ${JSON.stringify(data?.[k])}, expected ${JSON.stringify(v)}`);
     }
   }
-  if (Array.isArray(value) && schema.items) value.forEach((v, i) => problems.push(...validate(schema.items, v, `${at}[${i}]`)));
+  const diagram = call.tool === "visualize_mesh" && (call.arguments.format ?? "mermaid") !== "json";
+  if (!diagram) {
+    for (const r of rows) {
+      if (typeof r.line === "number" && !text.includes(`${r.path}:${r.line}`)) {
+        problems.push(`${call.tool}: row ${r.path}:${r.line} is not in the text`);
+      }
+    }
+  }
+  if (typeof data.total !== "number" || (rows.length > data.total && call.tool !== "index_status")) {
+    problems.push(`${call.tool}: ${rows.length} rows but total ${data.total}`);
+  }
+  if (data.nextOffset !== undefined && !new RegExp(`"?offset"?:\\s*${data.nextOffset}\\b`).test(text)) {
+    problems.push(`${call.tool}: nextOffset ${data.nextOffset} is not the offset the text names for the next page`);
+  }
   return problems;
 }
 
-/** The problems of a tool result's structuredContent against the tool's outputSchema. */
+// A real JSON Schema validator, not a subset of our own: Ajv 8 in its JSON Schema 2020-12 mode
+// (the dialect MCP 2025-11-25 assumes when a schema names no `$schema`), strict, so a schema
+// keyword Ajv does not know is an error too. Loaded from the pinned clients' node_modules
+// (MESH_NODE_MODULES, set by run.sh).
+const requireTools = createRequire(join(process.env.MESH_NODE_MODULES ?? ".", "_"));
+const Ajv2020 = requireTools("ajv/dist/2020").default;
+const ajv = new Ajv2020({ strict: true, allErrors: true });
+const compiled = new Map();
+
+/** The compiled validator of a schema (compiling checks the schema against the meta-schema). */
+function validatorOf(schema) {
+  const key = JSON.stringify(schema);
+  if (!compiled.has(key)) compiled.set(key, ajv.compile(schema));
+  return compiled.get(key);
+}
+
+/** The problems of `value` against the JSON Schema `schema` (empty when it conforms). */
+export function validate(schema, value) {
+  let check;
+  try {
+    check = validatorOf(schema);
+  } catch (e) {
+    return [`the schema itself is not valid JSON Schema 2020-12: ${e.message}`];
+  }
+  if (check(value)) return [];
+  return check.errors.map((e) => `${e.instancePath || "$"} ${e.message} ${JSON.stringify(e.params)}`);
+}
+
+/**
+ * Values that must NOT validate, made from a conforming `data`: the check proves on every run
+ * that it can fail (a validator that accepts anything would pass every answer).
+ */
+function brokenCopies(data) {
+  const copies = [{ ...data, total: "many" }];
+  const { total: _dropped, ...noTotal } = data;
+  copies.push(noTotal);
+  copies.push({ ...data, rows: [{ line: 1 }] }); // a row without its path
+  copies.push({ ...data, rows: [{ path: "a", line: "7" }] }); // a line that is not an integer
+  return copies;
+}
+
+/**
+ * The problems of a tool result's structuredContent against the tool's outputSchema, plus the
+ * negative control (each broken copy must fail).
+ */
 export function checkStructured(tool, result) {
   if (result?.isError === true) return [];
   if (!tool.outputSchema) return [`${tool.name}: tools/list shows no outputSchema`];
-  if (result?.structuredContent === undefined) return [`${tool.name}: no structuredContent`];
-  return validate(tool.outputSchema, result.structuredContent).map((p) => `${tool.name}: structuredContent ${p}`);
+  const data = result?.structuredContent;
+  if (data === undefined) return [`${tool.name}: no structuredContent`];
+  const problems = validate(tool.outputSchema, data).map((p) => `${tool.name}: structuredContent ${p}`);
+  for (const bad of brokenCopies(data)) {
+    if (validate(tool.outputSchema, bad).length === 0) {
+      problems.push(`${tool.name}: the schema check accepts a broken answer ${JSON.stringify(bad).slice(0, 200)}`);
+    }
+  }
+  return problems;
 }
 
 /** What every client checks of resources, prompts and completions (facts: default_arguments). */

@@ -3,14 +3,20 @@
 // _meta): tools/list with --strict (schema portability), one tools/call per listed tool checked
 // against the facts and its structuredContent against the tool's outputSchema, then
 // resources/list, resources/templates/list, resources/read, prompts/list and prompts/get.
-// Completion is checked by the two SDK scripts only: this Inspector CLI refuses
-// `prompts/complete` ("Supported --cli methods: initialize, tools/list, tools/call, resources/…,
-// prompts/list, prompts/get, logging/setLevel, …"), though its UI offers completion.
-// Each Inspector invocation starts a fresh server and closes its stdin at the end.
+// Each `mcp-inspector --cli` invocation starts a fresh server and closes its stdin at the end.
+//
+// Completion: `mcp-inspector --cli` (2.12.0) refuses `--method prompts/complete` ("Unsupported
+// method": it is not one of the CLI's one-shot methods, although the CLI's own code has a
+// handler for it). The same pinned package ships the Inspector's connection CLI, `mcpdo`,
+// whose `prompts/complete` sends `completion/complete`: it completes a prompt argument and a
+// resource-template variable here, in the same three eras, on a private mcpdo daemon that is
+// stopped at the end.
 import { execFileSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { loadFacts, planCalls, checkResult, checkStructured, checkFeatures } from "./facts.mjs";
 
-const { INSPECTOR, MESH_BIN, MESH_WORKSPACE, MESH_FACTS } = process.env;
+const { INSPECTOR, MCPDO, MESH_BIN, MESH_WORKSPACE, MESH_FACTS } = process.env;
 const facts = loadFacts(MESH_FACTS);
 let failures = 0;
 let calls = 0;
@@ -75,6 +81,65 @@ for (const era of ["legacy", "auto", "modern"]) {
   if (bad.length === 0) {
     console.log(`  [${era}] resources (${seen.resources.length} listed, ${seen.templates.length} templates), read, prompts (${seen.prompts.length}), prompts/get: ok`);
   }
+}
+// mcpdo: a private daemon (its own socket and token), a catalog with one entry for the server,
+// one connection per era.
+const mcpdoEnv = { ...process.env, MCP_INSPECTOR_SECRET_STORE: "memory" };
+function mcpdo(args) {
+  try {
+    const out = execFileSync(MCPDO, ["--format", "json", ...args], {
+      encoding: "utf8", env: mcpdoEnv, stdio: ["ignore", "pipe", "pipe"], timeout: 60_000,
+    });
+    return { code: 0, json: out.trim() ? JSON.parse(out) : null };
+  } catch (e) {
+    return { code: e.status ?? -1, stderr: String(e.stderr ?? e.message), stdout: String(e.stdout ?? "") };
+  }
+}
+for (const line of execFileSync(MCPDO, ["private"], { encoding: "utf8", env: mcpdoEnv }).split("\n")) {
+  const m = line.match(/^export (\w+)='(.*)'$/);
+  if (m) mcpdoEnv[m[1]] = m[2];
+}
+const catalogDir = join(process.env.MCP_STORAGE_DIR ?? ".", "mcpdo");
+mkdirSync(catalogDir, { recursive: true });
+mcpdoEnv.MCP_CATALOG_PATH = join(catalogDir, "mcp.json");
+const serverEnv = Object.fromEntries(["HOME", "MESH_AUDIT_DB", "MESH_SOCKET_PATH"]
+  .filter((k) => process.env[k] !== undefined).map((k) => [k, process.env[k]]));
+writeFileSync(mcpdoEnv.MCP_CATALOG_PATH, JSON.stringify({ mcpServers: { mesh: {
+  command: MESH_BIN, args: ["run", "--standalone"], cwd: MESH_WORKSPACE, env: serverEnv,
+} } }));
+const rpc = facts.default_arguments?.target ?? "";
+const service = facts.default_arguments?.service ?? "";
+try {
+  for (const era of ["legacy", "auto", "modern"]) {
+    const conn = mcpdo(["connect", "--era", era, "mesh"]);
+    if (conn.code !== 0) {
+      fail(`[${era}] mcpdo connect exited ${conn.code}: ${conn.stderr}${conn.stdout}`);
+      continue;
+    }
+    const shown = mcpdo(["@mesh", "connections/show"]);
+    const negotiated = shown.json?.protocolEra;
+    if (negotiated !== (era === "legacy" ? "legacy" : "modern")) {
+      fail(`[${era}] mcpdo negotiated the ${negotiated} era: ${JSON.stringify(shown.json).slice(0, 300)}`);
+    }
+    const asks = [
+      ["ref/prompt", "trace_rpc", "rpc", rpc.slice(0, 4), rpc],
+      ["ref/resource", "mesh://service/{name}", "name", service.split("/").pop().slice(0, 3), service],
+    ];
+    const got = [];
+    for (const [type, ref, arg, typed, want] of asks) {
+      const r = mcpdo(["@mesh", "prompts/complete", "--complete-ref-type", type, "--complete-ref", ref,
+        "--complete-arg-name", arg, "--complete-arg-value", typed]);
+      const values = r.json?.values ?? [];
+      if (r.code !== 0 || !values.includes(want)) {
+        fail(`[${era}] mcpdo prompts/complete ${ref} ${arg}="${typed}" (exit ${r.code}) lacks ${want}: ${JSON.stringify(r.json ?? r.stderr).slice(0, 300)}`);
+      }
+      got.push(`${arg} "${typed}" → ${values.slice(0, 3).join(", ")}`);
+    }
+    mcpdo(["disconnect", "mesh"]);
+    console.log(`  [${era}] mcpdo completion/complete (${negotiated} era): ${got.join("; ")}`);
+  }
+} finally {
+  mcpdo(["daemon", "stop"]);
 }
 console.log(`  inspector: ${calls} tool calls over 3 eras, ${failures} problem(s)`);
 process.exit(failures === 0 ? 0 : 1);

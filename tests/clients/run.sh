@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
 # Drives mesh-mcp with MCP clients nobody on this project wrote (SPEC §10):
-#   (a) the MCP Inspector CLI: tools/list (--strict) and one tools/call per tool, legacy and modern era;
+#   (a) the MCP Inspector CLI: tools/list (--strict), one tools/call per tool, resources and
+#       prompts, in the legacy, auto and modern era; completion through the Inspector's mcpdo;
 #   (b) the TypeScript SDK client and the Python SDK client: connect, list, call every tool and
-#       check the answers for the path:line facts in facts/<workspace>.json;
+#       check the answers for the path:line facts in facts/<workspace>.json (structuredContent
+#       against each tool's outputSchema with Ajv / jsonschema), resources, prompts, completion;
 #   (c) the official conformance suite's server scenarios, through `supergateway --stateful`,
 #       against conformance-expected-failures.yml.
 #
 # Usage: tests/clients/run.sh [WORKSPACE]     (default: examples/polyglot-shop)
+# The clients run on a copy of the workspace made a git repository with a scripted change
+# (facts/<workspace>.change.patch), so analyze_changes has a known diff to answer.
 #
 # Everything is installed at pinned versions (package-lock.json, requirements.txt, NODE_VERSION
 # below) into ${MESH_CLIENTS_CACHE:-$HOME/.cache/mesh-mcp-clients} and reused while the pins
 # stay the same. When a package registry cannot be reached, the steps that need it print why
 # they were skipped and the script still exits 0; a client check that runs and fails exits 1.
 #
-# Environment: MESH_BIN (the mesh-mcp binary; default: `cargo build` and target/debug/mesh-mcp),
+# Environment: MESH_BIN (the mesh-mcp binary, relative or absolute; default: `cargo build` and
+# target/debug/mesh-mcp),
 # MESH_CLIENT_FACTS (a facts file instead of facts/<workspace name>.json),
 # MESH_CLIENTS_STEPS (a subset of "inspector ts-sdk py-sdk conformance").
 set -uo pipefail
@@ -225,6 +230,40 @@ if [ ! -f "$FACTS" ]; then
 fi
 WS="$(cd "$WS" && pwd)"
 
+# analyze_changes answers from `git diff`: with a change script beside the facts file
+# (facts/<name>.change.patch), the clients run on a copy of the workspace made a git repository
+# with the workspace as the base commit on `main` and the patch committed on a branch `change`,
+# so the facts file can expect the rows of a known change. The user's own git configuration is
+# kept out (no signing, hooks or templates), and so is the repository the example lives in.
+CHANGE="${FACTS%.json}.change.patch"
+git_here() {
+    env GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=mesh-clients \
+        GIT_AUTHOR_EMAIL=clients@mesh.invalid GIT_COMMITTER_NAME=mesh-clients \
+        GIT_COMMITTER_EMAIL=clients@mesh.invalid GIT_AUTHOR_DATE=2026-01-01T00:00:00Z \
+        GIT_COMMITTER_DATE=2026-01-01T00:00:00Z git -C "$1" "${@:2}"
+}
+if [ -f "$CHANGE" ]; then
+    if ! command -v git >/dev/null 2>&1; then
+        say "git is not installed: $CHANGE needs it"
+        exit 1
+    fi
+    copy="$WORK/ws/$(basename "$WS")"
+    mkdir -p "$WORK/ws"
+    cp -R "$WS" "$copy"
+    rm -rf "$copy/.git"
+    if ! { git_here "$copy" init -q -b main --template= \
+        && git_here "$copy" add -A && git_here "$copy" commit -q --no-verify -m base \
+        && git_here "$copy" checkout -q -b change \
+        && git_here "$copy" apply --whitespace=nowarn "$CHANGE" \
+        && git_here "$copy" commit -q --no-verify -am "the scripted change"; } >"$WORK/git.log" 2>&1; then
+        cat "$WORK/git.log" >&2
+        say "could not apply $CHANGE to a copy of $WS (did the workspace change? update the patch)"
+        exit 1
+    fi
+    say "change: $(git_here "$copy" diff --shortstat main HEAD | sed 's/^ *//') on branch change (base: main), from $(basename "$CHANGE")"
+    WS="$copy"
+fi
+
 if [ -z "${MESH_BIN:-}" ]; then
     # The debug binary `cargo test` builds; brought up to date here (a no-op after cargo test).
     target="${CARGO_TARGET_DIR:-target}"
@@ -236,6 +275,10 @@ if [ ! -x "$MESH_BIN" ]; then
     say "no server binary at $MESH_BIN"
     exit 1
 fi
+# The clients start the server from the workspace directory (their cwd), so a relative path
+# given by the caller (MESH_BIN=target/release/mesh-mcp) would name nothing there: resolve it
+# against the caller's directory once, here.
+MESH_BIN="$(cd "$(dirname "$MESH_BIN")" && pwd)/$(basename "$MESH_BIN")"
 
 # The clients and the server get a private HOME: the audit trail and the Inspector's catalog
 # land there, not in the user's home.
@@ -283,11 +326,12 @@ run_step() {
 }
 
 step_inspector() {
-    env "${client_env[@]}" INSPECTOR="$BIN/mcp-inspector" node "$HERE/inspector.mjs"
+    env "${client_env[@]}" INSPECTOR="$BIN/mcp-inspector" MCPDO="$BIN/mcpdo" \
+        MESH_NODE_MODULES="$CACHE/tools/node_modules" node "$HERE/inspector.mjs"
 }
 
 step_ts_sdk() {
-    env "${client_env[@]}" NODE_PATH="$CACHE/tools/node_modules" \
+    env "${client_env[@]}" NODE_PATH="$CACHE/tools/node_modules" MESH_NODE_MODULES="$CACHE/tools/node_modules" \
         node "$HERE/sdk-client.mjs" "$CACHE/tools/node_modules"
 }
 

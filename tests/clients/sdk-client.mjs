@@ -43,7 +43,14 @@ for (const t of tools) {
 const plan = planCalls(facts, tools);
 problems.push(...plan.problems);
 for (const call of plan.plan) {
-  const result = await client.callTool({ name: call.tool, arguments: call.arguments });
+  let result;
+  try {
+    result = await client.callTool({ name: call.tool, arguments: call.arguments });
+  } catch (e) {
+    // The SDK validates structuredContent against the outputSchema itself (Ajv) and throws.
+    problems.push(`${call.tool}: the SDK refused the answer: ${e.message}`.slice(0, 600));
+    continue;
+  }
   const bad = checkResult(call, result).concat(checkStructured(tools.find((t) => t.name === call.tool), result));
   problems.push(...bad);
   if (bad.length === 0) {

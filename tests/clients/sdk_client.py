@@ -8,8 +8,11 @@ completes a prompt argument."""
 import asyncio
 import json
 import os
+import re
 import sys
 
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
 from mcp import Client, StdioServerParameters
 from mcp.types import PromptReference
 
@@ -18,34 +21,23 @@ TEMPLATES = ("mesh://service/{name}", "mesh://rpc/{name}", "mesh://topic/{name}"
              "mesh://route/{name}", "mesh://doc/{name}")
 
 
-def validate(schema, value, at="$"):
-    """The problems of value against a JSON Schema in the subset tests/common/schema.rs checks."""
-    def type_ok(t, v):
-        return {"object": isinstance(v, dict), "array": isinstance(v, list),
-                "string": isinstance(v, str), "boolean": isinstance(v, bool),
-                "integer": isinstance(v, int) and not isinstance(v, bool),
-                "number": isinstance(v, (int, float)) and not isinstance(v, bool),
-                "null": v is None}.get(t, False)
-    if "type" in schema:
-        types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
-        if not any(type_ok(t, value) for t in types):
-            return [f"{at}: expected {types}, got {value!r:.80}"]
-    problems = []
-    if "enum" in schema and value not in schema["enum"]:
-        problems.append(f"{at}: {value!r} not in {schema['enum']}")
-    if isinstance(value, dict):
-        for r in schema.get("required", []):
-            if r not in value:
-                problems.append(f"{at}: missing required {r}")
-        for k, v in value.items():
-            if k in schema.get("properties", {}):
-                problems += validate(schema["properties"][k], v, f"{at}.{k}")
-            elif schema.get("additionalProperties") is False:
-                problems.append(f"{at}: unexpected {k}")
-    if isinstance(value, list) and "items" in schema:
-        for i, v in enumerate(value):
-            problems += validate(schema["items"], v, f"{at}[{i}]")
-    return problems
+def validate(schema, value):
+    """The problems of value against the JSON Schema `schema`: the `jsonschema` package (pinned
+    in requirements.txt) in its 2020-12 mode, the dialect MCP 2025-11-25 assumes when a schema
+    names no `$schema`; the schema itself is checked against the meta-schema first."""
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as e:
+        return [f"the schema itself is not valid JSON Schema 2020-12: {e.message}"]
+    return [f"{e.json_path}: {e.message}" for e in Draft202012Validator(schema).iter_errors(value)]
+
+
+def broken_copies(data):
+    """Values that must NOT validate, made from a conforming answer (as in facts.mjs): the check
+    proves on every run that it can fail."""
+    no_total = {k: v for k, v in data.items() if k != "total"}
+    return [{**data, "total": "many"}, no_total, {**data, "rows": [{"line": 1}]},
+            {**data, "rows": [{"path": "a", "line": "7"}]}]
 
 
 def check_structured(tool, result):
@@ -53,9 +45,43 @@ def check_structured(tool, result):
         return []
     if not tool.output_schema:
         return [f"{tool.name}: tools/list shows no outputSchema"]
-    if result.structured_content is None:
+    data = result.structured_content
+    if data is None:
         return [f"{tool.name}: no structuredContent"]
-    return [f"{tool.name}: structuredContent {p}" for p in validate(tool.output_schema, result.structured_content)]
+    problems = [f"{tool.name}: structuredContent {p}" for p in validate(tool.output_schema, data)]
+    for bad in broken_copies(data):
+        if not validate(tool.output_schema, bad):
+            problems.append(f"{tool.name}: the schema check accepts a broken answer {bad!r:.200}")
+    return problems
+
+
+def check_same_facts(call, text, data):
+    """The structured answer carries the facts of the text (the rules of checkSameFacts in
+    facts.mjs): expect_rows match rows, expect_data members are equal, rows' path:line are in
+    the text (but in visualize_mesh's diagram), no more rows than total, nextOffset is the
+    offset the text names."""
+    if data is None:
+        return []
+    problems = []
+    rows = data.get("rows") if isinstance(data.get("rows"), list) else []
+    for want in call["expect_rows"]:
+        if not any(all(r.get(k) == v for k, v in want.items()) for r in rows):
+            problems.append(f"{call['tool']}: no structuredContent row matches {want}")
+    for k, v in call["expect_data"].items():
+        if data.get(k) != v:
+            problems.append(f"{call['tool']}: structuredContent.{k} is {data.get(k)!r}, expected {v!r}")
+    diagram = call["tool"] == "visualize_mesh" and call["arguments"].get("format", "mermaid") != "json"
+    if not diagram:
+        for r in rows:
+            if isinstance(r.get("line"), int) and f"{r['path']}:{r['line']}" not in text:
+                problems.append(f"{call['tool']}: row {r['path']}:{r['line']} is not in the text")
+    total = data.get("total")
+    if not isinstance(total, int) or (len(rows) > total and call["tool"] != "index_status"):
+        problems.append(f"{call['tool']}: {len(rows)} rows but total {total}")
+    nxt = data.get("nextOffset")
+    if nxt is not None and not re.search(rf'"?offset"?:\s*{nxt}\b', text):
+        problems.append(f"{call['tool']}: nextOffset {nxt} is not the offset the text names for the next page")
+    return problems
 
 
 async def check_features(client, mode, facts):
@@ -109,8 +135,9 @@ def plan_calls(facts, tools):
             problems.append(f"facts name tool {call['tool']}, which tools/list does not show")
             continue
         plan.append({"tool": call["tool"], "arguments": call.get("arguments", {}),
-                     "expect": call.get("expect", []), "is_error": call.get("is_error", False),
-                     "unplanned": False})
+                     "expect": call.get("expect", []), "expect_rows": call.get("expect_rows", []),
+                     "expect_data": call.get("expect_data", {}),
+                     "is_error": call.get("is_error", False), "unplanned": False})
     named = {c["tool"] for c in facts["calls"]}
     for t in tools:
         if t.name in named:
@@ -120,8 +147,8 @@ def plan_calls(facts, tools):
             if name not in facts.get("default_arguments", {}):
                 problems.append(f'tool {t.name} requires "{name}": add an entry for it to the facts file')
             args[name] = facts.get("default_arguments", {}).get(name)
-        plan.append({"tool": t.name, "arguments": args, "expect": [], "is_error": None,
-                     "unplanned": True})
+        plan.append({"tool": t.name, "arguments": args, "expect": [], "expect_rows": [],
+                     "expect_data": {}, "is_error": None, "unplanned": True})
     return plan, problems
 
 
@@ -136,6 +163,8 @@ def check_result(call, result):
     for fact in call["expect"]:
         if fact not in text:
             problems.append(f"{call['tool']}: answer lacks {fact!r}: {text[:400]}")
+    if not result.is_error:
+        problems += check_same_facts(call, text, result.structured_content)
     return problems
 
 
@@ -152,7 +181,11 @@ async def check_era(mode, facts):
         problems += plan_problems
         by_name = {t.name: t for t in tools}
         for call in plan:
-            result = await client.call_tool(call["tool"], call["arguments"])
+            try:
+                result = await client.call_tool(call["tool"], call["arguments"])
+            except Exception as e:  # the SDK validates structuredContent itself and raises
+                problems.append(f"{call['tool']}: the SDK refused the answer: {e!s:.600}")
+                continue
             bad = check_result(call, result) + check_structured(by_name[call["tool"]], result)
             problems += bad
             if not bad:
