@@ -134,7 +134,7 @@ const IDE_FILES: &[(&str, IdeKind)] = &[
 ];
 
 /// `mesh-mcp` when it is on `PATH` (true), else this executable's absolute path (false).
-fn server_command() -> (String, bool) {
+pub(crate) fn server_command() -> (String, bool) {
     let on_path = std::env::var_os("PATH")
         .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("mesh-mcp").is_file()));
     if on_path {
