@@ -36,6 +36,15 @@ fn version_and_help() {
     let out = mesh(&["frobnicate"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown command"));
+    // An unknown option before any command points at the list of commands, not at `run`.
+    let out = mesh(&["--frobnicate"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("unknown option `--frobnicate`") && err.contains("`mesh-mcp --help`"),
+        "{err}"
+    );
+    assert!(!err.contains("mesh-mcp run:"), "{err}");
     // `query <tool> --help` prints the tool's description and arguments.
     let out = mesh(&["query", "find_dependents", "--help"]);
     assert!(out.status.success());
@@ -1207,4 +1216,168 @@ fn arguments_that_are_not_utf8_are_a_usage_error() {
         assert!(err.contains("is not valid UTF-8"), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
+}
+
+/// `doctor --json` carries the same detail lines as the text, check by check: the text shows
+/// each check's detail lines, then only the figures that drift (timings, counts), which the
+/// JSON leaves out so it stays identical across runs. With a file the index refuses, its
+/// detail names the file in both.
+#[test]
+fn doctor_json_details_are_the_texts_detail_lines() {
+    let ws = tiny_workspace("doctor-detail");
+    std::fs::write(
+        ws.join("services/orders/bundle.js"),
+        format!("var a = \"{}\";\n", "x".repeat(5000)),
+    )
+    .unwrap();
+    let json = mesh_in(&ws, &["doctor", "--json"]);
+    let checks: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let text = mesh_in(&ws, &["doctor"]);
+    let text = String::from_utf8_lossy(&text.stderr);
+    // The text's blocks: "<glyph> <name>: <message>" and its indented lines.
+    let mut blocks: Vec<(String, Vec<String>)> = Vec::new();
+    for line in text.lines().skip(1) {
+        if let Some(d) = line.strip_prefix("    ") {
+            if let Some(b) = blocks.last_mut() {
+                b.1.push(d.to_string());
+            }
+        } else if let Some((_, head)) = line.split_once(' ') {
+            blocks.push((head.to_string(), Vec::new()));
+        }
+    }
+    let checks = checks.as_array().unwrap();
+    assert_eq!(checks.len(), blocks.len() - 1, "{text}"); // the last line is the summary
+    for (c, (head, lines)) in checks.iter().zip(&blocks) {
+        let name = c["name"].as_str().unwrap();
+        assert!(
+            head.starts_with(&format!("{name}: {}", c["message"].as_str().unwrap())),
+            "{head} vs {c}"
+        );
+        let detail: Vec<&str> = c["detail"].as_str().map_or(vec![], |d| d.lines().collect());
+        assert!(
+            lines.len() >= detail.len() && lines.iter().zip(&detail).all(|(a, b)| a == b),
+            "{name}: the text's lines {lines:?} do not start with the JSON's {detail:?}"
+        );
+    }
+    let rejected = checks
+        .iter()
+        .find(|c| c["name"] == "rejected files")
+        .unwrap();
+    assert!(
+        rejected["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("services/orders/bundle.js")),
+        "{rejected}"
+    );
+    let _ = std::fs::remove_dir_all(&ws);
+}
+
+/// `stats` counts the current directory's workspace by default, says how many calls it left
+/// out and how to count them, and explains the `(<20)` it shows for a p95 it cannot compute.
+#[test]
+fn stats_is_per_workspace_and_explains_what_it_cannot_count() {
+    let a = tiny_workspace("stats-a");
+    let b = tiny_workspace("stats-b");
+    // One audit database for both, as a user has.
+    let home = a.join(".home");
+    std::fs::create_dir_all(&home).unwrap();
+    let db = home.join("audit.db");
+    let run = |ws: &std::path::Path, args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_mesh-mcp"))
+            .args(args)
+            .current_dir(ws)
+            .env("HOME", &home)
+            .env("MESH_AUDIT_DB", &db)
+            .env("MESH_SOCKET_PATH", home.join("sock"))
+            .env_remove("MESH_LOG")
+            .output()
+            .unwrap()
+    };
+    let ask = |ws: &std::path::Path| {
+        run(
+            ws,
+            &["query", "smart_search", r#"{"query": "OrderService"}"#],
+        )
+    };
+    assert!(ask(&a).status.success());
+    assert!(ask(&a).status.success());
+    assert!(ask(&b).status.success());
+    let stats = |ws: &std::path::Path, extra: &[&str]| {
+        let mut args = vec!["stats"];
+        args.extend_from_slice(extra);
+        run(ws, &args)
+    };
+    let out = stats(&a, &[]);
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("calls: 2 "), "{text}");
+    assert!(
+        text.contains(&format!(
+            "workspace: {}",
+            a.canonicalize().unwrap().display()
+        )),
+        "{text}"
+    );
+    assert!(text.contains("(<20)"), "{text}");
+    assert!(
+        text.contains("(<20): fewer than 20 timed calls, too few for a p95"),
+        "{text}"
+    );
+    assert!(
+        text.contains("1 more call(s) in this window were answered for other workspaces")
+            && text.contains("`--all-workspaces`"),
+        "{text}"
+    );
+    let all = stats(&a, &["--all-workspaces"]);
+    assert!(String::from_utf8_lossy(&all.stderr).contains("calls: 3 "));
+    let json = stats(&b, &["--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["calls"], 1, "{v}");
+    assert_eq!(v["other_workspaces_calls"], 2, "{v}");
+    assert_eq!(v["p95_min_samples"], 20, "{v}");
+    let _ = std::fs::remove_dir_all(&a);
+    let _ = std::fs::remove_dir_all(&b);
+}
+
+/// On a terminal the demo's requests are bold; with `NO_COLOR` set, or piped, there is no
+/// escape code at all.
+#[test]
+fn demo_on_a_terminal_is_bold_unless_no_color() {
+    if Command::new("script").arg("--version").output().is_err() {
+        assert!(
+            std::env::var_os("CI").is_none_or(|v| v.is_empty()),
+            "`script` (util-linux) is needed for this check under CI"
+        );
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED demo_on_a_terminal_is_bold_unless_no_color: no `script` (util-linux) on PATH"
+        );
+        return;
+    }
+    let ws = tiny_workspace("demo-tty");
+    let demo = |no_color: Option<&str>| {
+        let mut cmd = Command::new("script");
+        cmd.args([
+            "-qec",
+            &format!("{} demo .", env!("CARGO_BIN_EXE_mesh-mcp")),
+            "/dev/null",
+        ])
+        .stdin(std::process::Stdio::null());
+        if let Some(v) = no_color {
+            cmd.env("NO_COLOR", v);
+        } else {
+            cmd.env_remove("NO_COLOR");
+        }
+        let out = mesh_cmd_in(cmd, &ws, &[]);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let plain = demo(None);
+    assert!(plain.contains("\x1b[1m→ "), "{plain}");
+    let no_color = demo(Some("1"));
+    assert!(no_color.contains("→ "), "{no_color}");
+    assert!(!no_color.contains('\x1b'), "{no_color}");
+    // NO_COLOR set but empty does not ask for plain output (no-color.org).
+    assert!(demo(Some("")).contains("\x1b[1m"));
+    let _ = std::fs::remove_dir_all(&ws);
 }

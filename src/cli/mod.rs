@@ -115,7 +115,15 @@ pub fn main() -> i32 {
         "doctor" => doctor::main(rest),
         "audit" => audit::main(rest),
         "stats" => stats::main(rest),
-        other if other.starts_with('-') => run::main(&args),
+        // `mesh-mcp --standalone` and `mesh-mcp --config FILE` are `run`'s options; any
+        // other option is not one of run's, so the list of commands is the useful answer.
+        "--standalone" | "--config" | "-c" => run::main(&args),
+        other if other.starts_with('-') => {
+            eprintln!(
+                "mesh-mcp: unknown option `{other}`. Run `mesh-mcp --help` for the commands and their options."
+            );
+            2
+        }
         other => {
             eprintln!("mesh-mcp: unknown command `{other}`. Run `mesh-mcp --help` for the list.");
             2
