@@ -1381,3 +1381,67 @@ fn demo_on_a_terminal_is_bold_unless_no_color() {
     assert!(demo(Some("")).contains("\x1b[1m"));
     let _ = std::fs::remove_dir_all(&ws);
 }
+
+/// `find_dependents` of a C# type lists the files that use it through their namespace: a
+/// `using` of the namespace in the file, or a `global using` of it anywhere in the file's
+/// project (a BOM before it included); a file of a project without either is no dependent.
+#[test]
+fn find_dependents_of_a_csharp_type_lists_users_through_using_and_global_using() {
+    let ws = scratch("csharp-using");
+    for (rel, text) in [
+        (
+            "src/Bus/Bus.csproj",
+            "<Project Sdk=\"Microsoft.NET.Sdk\"></Project>\n",
+        ),
+        (
+            "src/Bus/Abstractions/IBus.cs",
+            "namespace Shop.Bus.Abstractions;\n\npublic interface IBus\n{\n    void Publish(string topic);\n}\n",
+        ),
+        (
+            "src/Api/Api.csproj",
+            "<Project Sdk=\"Microsoft.NET.Sdk.Web\"></Project>\n",
+        ),
+        (
+            "src/Api/GlobalUsings.cs",
+            "\u{feff}global using Shop.Bus.Abstractions;\nglobal using System.Text;\n",
+        ),
+        (
+            "src/Api/Services/Publisher.cs",
+            "namespace Shop.Api.Services;\n\npublic class Publisher(IBus bus)\n{\n    public void Run() => bus.Publish(\"x\");\n}\n",
+        ),
+        (
+            "src/Worker/Worker.csproj",
+            "<Project Sdk=\"Microsoft.NET.Sdk.Worker\"></Project>\n",
+        ),
+        (
+            "src/Worker/Relay.cs",
+            "using Shop.Bus.Abstractions;\n\nnamespace Shop.Worker;\n\npublic class Relay\n{\n    private readonly IBus _bus;\n}\n",
+        ),
+        (
+            "src/Other/Other.csproj",
+            "<Project Sdk=\"Microsoft.NET.Sdk\"></Project>\n",
+        ),
+        (
+            "src/Other/Lookalike.cs",
+            "namespace Shop.Other;\n\npublic class Lookalike\n{\n    private readonly IBus _bus;\n}\n",
+        ),
+    ] {
+        let p = ws.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    let out = mesh_in(&ws, &["query", "find_dependents", r#"{"target": "IBus"}"#]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("`src/Api/Services/Publisher.cs:3` — uses IBus (global using Shop.Bus.Abstractions in its project)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("`src/Worker/Relay.cs:7` — uses IBus (using Shop.Bus.Abstractions)"),
+        "{text}"
+    );
+    assert!(!text.contains("Lookalike.cs"), "{text}");
+    assert!(text.contains("2 dependent(s) in 2 file(s)"), "{text}");
+    let _ = std::fs::remove_dir_all(&ws);
+}
