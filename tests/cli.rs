@@ -1445,3 +1445,55 @@ fn find_dependents_of_a_csharp_type_lists_users_through_using_and_global_using()
     assert!(text.contains("2 dependent(s) in 2 file(s)"), "{text}");
     let _ = std::fs::remove_dir_all(&ws);
 }
+
+/// `index_status`, like every tool, answers from a published generation: it waits for the
+/// first index (in an MCP session and on the command line) unless asked `wait: false`, which
+/// answers with the progress at once.
+#[test]
+fn index_status_waits_for_the_first_index_unless_asked_not_to() {
+    let ws = tiny_workspace("status-wait");
+    let slow = [
+        ("MESH_TEST_FIXTURES", "1"),
+        ("MESH_TEST_INDEX_DELAY_MS", "900"),
+    ];
+    let mut s = common::Server::start_with(&ws, &slow);
+    s.call(
+        1,
+        "initialize",
+        serde_json::json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    s.send(&serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let text = |r: &serde_json::Value| {
+        r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    };
+    let early = s.call(
+        2,
+        "tools/call",
+        serde_json::json!({"name": "index_status", "arguments": {"wait": false}}),
+    );
+    assert!(text(&early).contains("Still indexing"), "{}", text(&early));
+    let waited = s.call(
+        3,
+        "tools/call",
+        serde_json::json!({"name": "index_status", "arguments": {}}),
+    );
+    assert!(text(&waited).contains("files indexed"), "{}", text(&waited));
+    let _ = s.finish(std::time::Duration::from_secs(5));
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mesh-mcp"));
+    cmd.envs(slow);
+    let out = mesh_cmd_in(cmd, &ws, &["query", "index_status"]);
+    let t = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        t.contains("files indexed") && !t.contains("Still indexing"),
+        "{t}"
+    );
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mesh-mcp"));
+    cmd.envs(slow);
+    let out = mesh_cmd_in(cmd, &ws, &["query", "index_status", r#"{"wait": false}"#]);
+    let t = String::from_utf8_lossy(&out.stdout);
+    assert!(t.contains("Still indexing"), "{t}");
+    let _ = std::fs::remove_dir_all(&ws);
+}
