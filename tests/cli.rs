@@ -1006,6 +1006,16 @@ fn init_merges_ide_configs_and_is_idempotent() {
         "{err}"
     );
     assert!(ws.join(".agents/mesh-mcp.toml").exists());
+    // The next command is one the reader can run as written.
+    if err.contains("by its absolute path") {
+        assert!(
+            err.contains(&format!(
+                "Next: `{} doctor`",
+                env!("CARGO_BIN_EXE_mesh-mcp")
+            )),
+            "{err}"
+        );
+    }
     let mcp: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(ws.join(".mcp.json")).unwrap()).unwrap();
     assert_eq!(mcp["mcpServers"]["other"]["command"], "x");
@@ -1147,6 +1157,7 @@ fn init_registers_the_command_name_when_mesh_mcp_is_on_path() {
     let out = mesh_cmd_in(cmd, &ws, &["init", "--write-ide-config"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("as `mesh-mcp` (found on PATH)"), "{err}");
+    assert!(err.contains("Next: `mesh-mcp doctor`"), "{err}");
     let mcp: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(ws.join(".mcp.json")).unwrap()).unwrap();
     assert_eq!(mcp["mcpServers"]["mesh-mcp"]["command"], "mesh-mcp");

@@ -105,8 +105,10 @@ pub fn main(args: &[String]) -> i32 {
             }
         }
     }
+    // The command as the reader can type it: the name when it is on PATH, else this binary.
     eprintln!(
-        "Next: `mesh-mcp doctor` checks the setup; restart your agent so it picks up the server."
+        "Next: `{} doctor` checks the setup; restart your agent so it picks up the server.",
+        server_command().0
     );
     status
 }
