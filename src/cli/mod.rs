@@ -1,5 +1,7 @@
-//! The `mesh-mcp` command line: one file per subcommand. Human output goes to stderr; only
-//! `graph`, `query`, `impact` and `--json` write to stdout, and `run` hands stdout to the framing writer.
+//! The `mesh-mcp` command line: one file per subcommand. Messages and reports go to stderr;
+//! what a command is run for goes to stdout — `--help` and `--version` (exit 0), the answers
+//! of `graph`, `query`, `impact` and `--json`, the transcript of `demo` — and `run` hands
+//! stdout to the framing writer. Escape codes only on a terminal without `NO_COLOR`.
 
 pub mod audit;
 pub mod demo;
