@@ -57,40 +57,42 @@ pub fn questions(snap: &crate::index::snapshot::Snapshot) -> Vec<(&'static str, 
     let contract = busiest_rpc
         .and_then(|r| g.contracts.get(g.rpcs[r].contract as usize))
         .or_else(|| g.contracts.first());
-    let declaration = contract.map(|c| c.name.clone()).or_else(|| {
-        snap.files
-            .iter()
-            .filter(|f| !f.is_test && !f.generated)
-            .flat_map(|f| f.symbols().iter().map(move |s| (s.kind, f.name(s))))
-            .filter(|(kind, _)| {
-                use crate::index::facts::SymbolKind as K;
-                matches!(
-                    kind,
-                    K::Service | K::Message | K::Interface | K::Trait | K::Class | K::Struct
-                )
-            })
-            .min_by_key(|(kind, _)| *kind)
-            .map(|(_, name)| name.to_string())
-    });
+    let declaration = contract
+        .map(|c| c.name.clone())
+        .or_else(|| central_declaration(snap));
     if let Some(name) = declaration {
         out.push(("smart_search", json!({"query": name, "limit": 3})));
     }
-    // The package other roots import most; when no import crosses a root, the module most
-    // files import.
+    // The package other roots import most; when no import crosses a root, the workspace's own
+    // package most files import (one whose name a file of the workspace declares), and only
+    // when it has none, the module most files import (a library's).
     let mut module_use: BTreeMap<&str, usize> = BTreeMap::new();
     for l in &g.import_links {
         *module_use.entry(l.module.as_str()).or_default() += 1;
     }
     if module_use.is_empty() {
-        for f in snap.files.iter().filter(|f| !f.is_test) {
+        let declared: std::collections::BTreeSet<&str> = snap
+            .files
+            .iter()
+            .filter_map(|f| f.extra.as_ref()?.package.as_deref())
+            .filter(|p| !p.is_empty())
+            .collect();
+        let mut own: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut any: BTreeMap<&str, usize> = BTreeMap::new();
+        for f in snap.files.iter().filter(|f| !f.is_test && !f.generated) {
             let Some(extra) = &f.extra else { continue };
             let mut seen = std::collections::BTreeSet::new();
             for i in &extra.imports {
-                if seen.insert(i.module.as_str()) {
-                    *module_use.entry(i.module.as_str()).or_default() += 1;
+                if !seen.insert(i.module.as_str()) {
+                    continue;
+                }
+                *any.entry(i.module.as_str()).or_default() += 1;
+                if declares(&declared, &i.module) {
+                    *own.entry(i.module.as_str()).or_default() += 1;
                 }
             }
         }
+        module_use = if own.is_empty() { any } else { own };
     }
     if let Some((module, _)) = module_use
         .iter()
@@ -140,6 +142,70 @@ pub fn questions(snap: &crate::index::snapshot::Snapshot) -> Vec<(&'static str, 
     out.push(("visualize_mesh", json!({"format": "mermaid"})));
     out.push(("index_status", json!({})));
     out
+}
+
+/// Whether `module` is, or lies inside, one of the `declared` packages or namespaces
+/// (`com.acme.orders.OrderService` in `com.acme.orders`, `Acme\\Log\\X` in `Acme\\Log`).
+fn declares(declared: &std::collections::BTreeSet<&str>, module: &str) -> bool {
+    declared.iter().any(|p| {
+        module == *p
+            || module.strip_prefix(p).is_some_and(|rest| {
+                rest.starts_with('.')
+                    || rest.starts_with('\\')
+                    || rest.starts_with("::")
+                    || rest.starts_with('/')
+            })
+    })
+}
+
+/// The type-like declaration of hand-written code that the most other files import by name
+/// (a module path ending in it, or a name imported from a module); on a tie, or when none is
+/// imported, one of a service's root before one of a library or the workspace base, then the
+/// kind that ranks first, then the first in path order.
+fn central_declaration(snap: &crate::index::snapshot::Snapshot) -> Option<String> {
+    use crate::index::facts::SymbolKind as K;
+    let mut imported: std::collections::BTreeMap<&str, usize> = Default::default();
+    for f in snap.files.iter().filter(|f| !f.is_test) {
+        let Some(extra) = &f.extra else { continue };
+        let mut seen = std::collections::BTreeSet::new();
+        for i in &extra.imports {
+            let last = i
+                .module
+                .rsplit(['.', '/', '\\', ':'])
+                .next()
+                .unwrap_or(&i.module);
+            for name in std::iter::once(last).chain(i.names.iter().map(String::as_str)) {
+                if !name.is_empty() && seen.insert(name) {
+                    *imported.entry(name).or_default() += 1;
+                }
+            }
+        }
+    }
+    let service_root = |root: u16| {
+        snap.roots
+            .get(root as usize)
+            .is_some_and(|r| r.kind == crate::config::RootKind::Service)
+    };
+    snap.files
+        .iter()
+        .filter(|f| !f.is_test && !f.generated)
+        .flat_map(|f| {
+            f.symbols()
+                .iter()
+                .map(move |s| (s.kind, f.name(s), service_root(f.root)))
+        })
+        .filter(|(kind, _, _)| {
+            matches!(
+                kind,
+                K::Service | K::Message | K::Interface | K::Trait | K::Class | K::Struct
+            )
+        })
+        .enumerate()
+        .min_by_key(|(order, (kind, name, service))| {
+            let uses = imported.get(name).copied().unwrap_or(0);
+            (std::cmp::Reverse(uses), !*service, *kind, *order)
+        })
+        .map(|(_, (_, name, _))| name.to_string())
 }
 
 /// The index of the largest count above zero (the first on a tie).
@@ -272,7 +338,9 @@ of the repository, or pass a workspace directory: `mesh-mcp demo path/to/workspa
     match run(&workspace) {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("mesh-mcp demo: {e}");
+            if !e.is_empty() {
+                eprintln!("mesh-mcp demo: {e}");
+            }
             1
         }
     }
@@ -280,8 +348,7 @@ of the repository, or pass a workspace directory: `mesh-mcp demo path/to/workspa
 
 /// The questions for `workspace`: the bundled example's script, or ones from its own index.
 fn script_for(workspace: &std::path::Path) -> Result<Vec<(&'static str, Value)>, String> {
-    let canonical = |p: &std::path::Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
-    if canonical(workspace) == canonical(&example_workspace()) {
+    if is_example(workspace) {
         return Ok(SCRIPT
             .iter()
             .map(|(t, a)| (*t, serde_json::from_str(a).unwrap_or_else(|_| json!({}))))
@@ -291,6 +358,71 @@ fn script_for(workspace: &std::path::Path) -> Result<Vec<(&'static str, Value)>,
     let handle = crate::index::snapshot::IndexHandle::new();
     let mut indexer = crate::index::Indexer::new(std::sync::Arc::new(config), handle);
     Ok(questions(&indexer.rebuild()))
+}
+
+/// `p` with symbolic links and `.` resolved, as given when that fails.
+fn canonical(p: &std::path::Path) -> PathBuf {
+    p.canonicalize().unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// Whether `workspace` is the bundled example (which keeps its own script).
+fn is_example(workspace: &std::path::Path) -> bool {
+    canonical(workspace) == canonical(&example_workspace())
+}
+
+/// The transcript's closing lines: the commands a reader types next, written with `command`
+/// (the name when `mesh-mcp` is on `PATH`, else this binary's path, so each line runs as
+/// pasted), for `own` (the workspace the demo just asked, when it was not the example).
+pub fn next_steps(command: &str, own: Option<&std::path::Path>, tools: usize) -> String {
+    let quote = |p: &str| {
+        if p.chars()
+            .all(|c| c.is_alphanumeric() || "/._-+,:@".contains(c))
+        {
+            p.to_string()
+        } else {
+            format!("'{}'", p.replace('\'', "'\\''"))
+        }
+    };
+    let command = quote(command);
+    let mut steps: Vec<(String, &str)> = Vec::new();
+    match own {
+        None => {
+            steps.push((
+                format!("{command} demo path/to/your/workspace"),
+                "asks these questions of your code",
+            ));
+            steps.push(("cd path/to/your/workspace".into(), ""));
+        }
+        Some(ws) => steps.push((format!("cd {}", quote(&ws.display().to_string())), "")),
+    }
+    steps.push((
+        format!("{command} init --write-ide-config"),
+        "registers the server with Claude Code, Cursor and VS Code",
+    ));
+    steps.push((
+        format!("{command} doctor"),
+        "checks the config, roots, index, daemon and audit trail",
+    ));
+    steps.push((
+        format!("{command} query <tool> --help"),
+        "prints one tool's description and arguments",
+    ));
+    steps.push((
+        format!("{command} query smart_search '{{\"query\": \"X\"}}'"),
+        "asks one tool a question, without an agent",
+    ));
+    // Each command alone on its line, so it can be copied as it is; what it does below it.
+    let mut t = String::from("\nNext steps for your own workspace:\n");
+    for (n, (cmd, why)) in steps.iter().enumerate() {
+        t.push_str(&format!("  {}. {cmd}\n", n + 1));
+        if !why.is_empty() {
+            t.push_str(&format!("     {why}\n"));
+        }
+    }
+    t.push_str(&format!(
+        "Then restart your agent: its {tools} mesh-mcp tools answer with path:line evidence."
+    ));
+    t
 }
 
 fn run(workspace: &std::path::Path) -> Result<(), String> {
@@ -316,7 +448,14 @@ fn run(workspace: &std::path::Path) -> Result<(), String> {
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let mut out = std::io::stdout().lock();
     let mut say = |text: &str| -> Result<(), String> {
-        writeln!(out, "{text}").map_err(|e| format!("cannot write the transcript: {e}"))
+        writeln!(out, "{text}").map_err(|e| {
+            // A reader who stopped reading (`mesh-mcp demo | head`) needs no message.
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                String::new()
+            } else {
+                format!("cannot write the transcript: {e}")
+            }
+        })
     };
     let mut next_id = 0i64;
     let mut call = |method: &str, params: Value| -> Result<(String, Value), String> {
@@ -339,7 +478,8 @@ fn run(workspace: &std::path::Path) -> Result<(), String> {
             }
         }
     };
-    say(&format!("mesh-mcp demo on {}", workspace.display()))?;
+    let ws = canonical(workspace);
+    say(&format!("mesh-mcp demo on {}", ws.display()))?;
     let (shown, init) = call(
         "initialize",
         json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "mesh-mcp demo", "version": crate::VERSION}}),
@@ -378,18 +518,11 @@ fn run(workspace: &std::path::Path) -> Result<(), String> {
     drop(stdin);
     let _ = child.wait();
     let _ = std::fs::remove_dir_all(&scratch);
-    let ws = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
-    let ws = ws.display();
-    say(&format!(
-        "\nNext steps for your own workspace:\n\
-  1. mesh-mcp demo path/to/your/workspace   # these questions, asked of your code\n\
-  2. cd path/to/your/workspace && mesh-mcp init --write-ide-config\n\
-                                           # register the server with Claude Code, Cursor, VS Code\n\
-  3. mesh-mcp doctor                        # check config, roots, index, daemon, audit\n\
-  4. mesh-mcp query <tool> --help           # one tool's arguments; `mesh-mcp query smart_search '{{\"query\": \"X\"}}'` asks it\n\
-Then restart your agent: its {} mesh-mcp tools answer with path:line evidence.\n\
-(This transcript was for {ws}.)",
-        tools.len()
+    let own = !is_example(workspace);
+    say(&next_steps(
+        &super::init::server_command().0,
+        own.then_some(&ws),
+        tools.len(),
     ))?;
     Ok(())
 }

@@ -105,8 +105,10 @@ pub fn main(args: &[String]) -> i32 {
             }
         }
     }
+    // The command as the reader can type it: the name when it is on PATH, else this binary.
     eprintln!(
-        "Next: `mesh-mcp doctor` checks the setup; restart your agent so it picks up the server."
+        "Next: `{} doctor` checks the setup; restart your agent so it picks up the server.",
+        server_command().0
     );
     status
 }
@@ -134,7 +136,7 @@ const IDE_FILES: &[(&str, IdeKind)] = &[
 ];
 
 /// `mesh-mcp` when it is on `PATH` (true), else this executable's absolute path (false).
-fn server_command() -> (String, bool) {
+pub(crate) fn server_command() -> (String, bool) {
     let on_path = std::env::var_os("PATH")
         .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("mesh-mcp").is_file()));
     if on_path {

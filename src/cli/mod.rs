@@ -1,5 +1,7 @@
-//! The `mesh-mcp` command line: one file per subcommand. Human output goes to stderr; only
-//! `graph`, `query`, `impact` and `--json` write to stdout, and `run` hands stdout to the framing writer.
+//! The `mesh-mcp` command line: one file per subcommand. Messages and reports go to stderr;
+//! what a command is run for goes to stdout — `--help` and `--version` (exit 0), the answers
+//! of `graph`, `query`, `impact` and `--json`, the transcript of `demo` — and `run` hands
+//! stdout to the framing writer. Escape codes only on a terminal without `NO_COLOR`.
 
 pub mod audit;
 pub mod demo;
@@ -115,7 +117,15 @@ pub fn main() -> i32 {
         "doctor" => doctor::main(rest),
         "audit" => audit::main(rest),
         "stats" => stats::main(rest),
-        other if other.starts_with('-') => run::main(&args),
+        // `mesh-mcp --standalone` and `mesh-mcp --config FILE` are `run`'s options; any
+        // other option is not one of run's, so the list of commands is the useful answer.
+        "--standalone" | "--config" | "-c" => run::main(&args),
+        other if other.starts_with('-') => {
+            eprintln!(
+                "mesh-mcp: unknown option `{other}`. Run `mesh-mcp --help` for the commands and their options."
+            );
+            2
+        }
         other => {
             eprintln!("mesh-mcp: unknown command `{other}`. Run `mesh-mcp --help` for the list.");
             2

@@ -15,8 +15,8 @@ const USAGE: &str = "\
 Usage: mesh-mcp query <tool> ['<json arguments>'] [--json] [--config FILE]
 
 Answers one tool call for the workspace in the current directory and prints the Markdown answer
-on stdout (--json prints the raw MCP result, with
-structuredContent: the same facts as JSON rows). Exit status 1 when the answer is an error.
+on stdout (--json prints the raw MCP result, with structuredContent: the same facts as JSON
+rows). Exit status 1 when the answer is an error, 2 for bad usage.
 
 Examples:
   mesh-mcp query smart_search '{\"query\": \"OrderService\"}'

@@ -497,7 +497,9 @@ fn unimported_uses(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
         .filter(|(_, f)| shares_package_names(f.lang) && !f.is_test)
         .filter(|(_, f)| {
             f.symbols().iter().any(|s| {
-                f.container(s).is_none()
+                // Top level: no container, or (C#) only the file's namespace.
+                f.container(s)
+                    .is_none_or(|c| f.facts().package.as_deref() == Some(c))
                     && f.name(s) == target
                     && !matches!(
                         s.kind,
@@ -511,8 +513,23 @@ fn unimported_uses(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
         let d = &snap.files[di];
         let (pkg, dir) = (package_of(d), dir_of(d));
         let go = d.lang == Language::Go;
+        let csharp = d.lang == Language::CSharp && d.facts().package.is_some();
+        // C#: the projects (roots) where a `global using` of the namespace opens it to every file.
+        let global_roots: std::collections::BTreeSet<u16> = if csharp {
+            snap.files
+                .iter()
+                .filter(|f| f.lang == Language::CSharp && opens_namespace(f, &pkg))
+                .filter(|f| global_using_of(snap, f, &pkg))
+                .map(|f| f.root)
+                .collect()
+        } else {
+            Default::default()
+        };
         for (fi, f) in snap.files.iter().enumerate() {
-            if fi == di || (f.root != d.root && !go) || rows.iter().any(|r| r.file == fi as u32) {
+            if fi == di
+                || (f.root != d.root && !go && !csharp)
+                || rows.iter().any(|r| r.file == fi as u32)
+            {
                 continue;
             }
             let same_package = f.root == d.root
@@ -539,6 +556,12 @@ fn unimported_uses(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
                     .clone()
                     .unwrap_or_else(|| last_segment(&imp.module).to_string());
                 format!("{alias}.{target}")
+            } else if csharp
+                && f.lang == Language::CSharp
+                && (opens_namespace(f, &pkg) || global_roots.contains(&f.root))
+            {
+                // `using Ns;` in the file, or `global using Ns;` in its project: the bare name.
+                target.to_string()
             } else {
                 continue;
             };
@@ -547,12 +570,47 @@ fn unimported_uses(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
             };
             let via = if same_package {
                 format!("uses {target} (same package `{pkg}`, no import)")
+            } else if csharp && opens_namespace(f, &pkg) {
+                format!("uses {target} (using {pkg})")
+            } else if csharp {
+                format!("uses {target} (global using {pkg} in its project)")
             } else {
                 format!("uses {needle}")
             };
             push_call_row(rows, f, fi as u32, line, &via, "heuristic");
         }
     }
+}
+
+/// Whether C# file `f` has a `using` of namespace `ns` (not an alias, not a type).
+fn opens_namespace(f: &FileEntry, ns: &str) -> bool {
+    f.facts()
+        .imports
+        .iter()
+        .any(|i| i.module == ns && i.names.is_empty() && i.alias.is_none())
+}
+
+/// Whether `f`'s `using` of `ns` is a `global using` (read from its line: the facts keep one
+/// kind of import).
+fn global_using_of(snap: &Snapshot, f: &FileEntry, ns: &str) -> bool {
+    let Ok(text) = std::fs::read_to_string(snap.abs_path(f)) else {
+        return false;
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    f.facts()
+        .imports
+        .iter()
+        .filter(|i| i.module == ns)
+        .any(|i| {
+            (i.line as usize)
+                .checked_sub(1)
+                .and_then(|k| lines.get(k))
+                .is_some_and(|l| {
+                    l.trim_start_matches('\u{feff}')
+                        .trim_start()
+                        .starts_with("global ")
+                })
+        })
 }
 
 /// The first line of `f` where `needle` appears as a whole word outside a line comment or an

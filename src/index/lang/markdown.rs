@@ -113,6 +113,31 @@ fn starts_other_block(line: &str) -> bool {
         }
 }
 
+/// The first line of the tool-routing section `mesh-mcp init --write-ide-config` writes into
+/// `CLAUDE.md`/`AGENTS.md` (`crate::cli::init::GUIDE_BEGIN` starts with it), and its last.
+const OWN_GUIDE_BEGIN: &str = "<!-- mesh-mcp:begin";
+const OWN_GUIDE_END: &str = "<!-- mesh-mcp:end -->";
+
+/// Blanks the section `mesh-mcp init` wrote between its markers (line numbers stay): it is
+/// this tool's own routing advice, not the team's documentation, and as a doc it would only
+/// push the workspace's own sections out of `search_docs`' answers. A lone marker blanks
+/// nothing.
+fn blank_own_guide(lines: &mut [&str]) {
+    let mut i = 0;
+    while i < lines.len() {
+        if lines[i].trim_start().starts_with(OWN_GUIDE_BEGIN)
+            && let Some(end) = lines[i..].iter().position(|l| l.trim() == OWN_GUIDE_END)
+        {
+            for l in &mut lines[i..=i + end] {
+                *l = "";
+            }
+            i += end + 1;
+        } else {
+            i += 1;
+        }
+    }
+}
+
 /// Splits `text` into sections (see the module doc). Line numbers are 1-based; `end_line` is
 /// the last non-blank line before the next heading (at least the heading's own last line).
 pub fn sections(path: &str, text: &str) -> Vec<DocSection> {
@@ -120,6 +145,8 @@ pub fn sections(path: &str, text: &str) -> Vec<DocSection> {
         .split('\n')
         .map(|l| l.strip_suffix('\r').unwrap_or(l))
         .collect();
+    let mut lines = lines;
+    blank_own_guide(&mut lines);
     let mut headings: Vec<Heading> = Vec::new();
     let mut open_fence: Option<(char, usize)> = None;
     // Start index of the current paragraph (candidate setext heading text).
@@ -263,6 +290,32 @@ mod tests {
                 s("", 1, 15, 15),
             ]
         );
+    }
+
+    #[test]
+    fn the_routing_section_init_writes_is_no_doc() {
+        // A guide of the team's with the section `mesh-mcp init --write-ide-config` adds: only
+        // the team's text is a doc, at its own lines.
+        let guide = format!(
+            "# Rules\nBe nice.\n\n{}\n{}{}\n## After\ntext\n",
+            crate::cli::init::GUIDE_BEGIN,
+            "## Workspace map (mesh-mcp)\n\n- where is X declared\n",
+            crate::cli::init::GUIDE_END
+        );
+        assert_eq!(
+            summary("AGENTS.md", &guide),
+            vec![s("Rules", 1, 1, 2), s("After", 2, 9, 10)]
+        );
+        // A file that is only that section has no doc section at all.
+        let only = format!(
+            "{}\n## Workspace map (mesh-mcp)\n{}\n",
+            crate::cli::init::GUIDE_BEGIN,
+            crate::cli::init::GUIDE_END
+        );
+        assert!(summary("CLAUDE.md", &only).is_empty());
+        // A lone begin marker is the user's text: kept.
+        let lone = format!("{}\n## Kept\n", crate::cli::init::GUIDE_BEGIN);
+        assert_eq!(summary("AGENTS.md", &lone).len(), 2);
     }
 
     #[test]
