@@ -1590,31 +1590,10 @@ impl<'a> Cpp<'_, '_, 'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn sym<'f>(f: &'f FileFacts, name: &str) -> &'f Symbol {
-        f.symbols
-            .iter()
-            .find(|s| s.name == name)
-            .unwrap_or_else(|| panic!("no symbol {name} in {:#?}", f.symbols))
-    }
-
-    fn brief(s: &Symbol) -> (SymbolKind, u32, u32, Option<u32>, Option<&str>) {
-        (
-            s.kind,
-            s.line,
-            s.end_line,
-            s.doc_line,
-            s.container.as_deref(),
-        )
-    }
-
-    fn names(f: &FileFacts) -> Vec<&str> {
-        f.symbols.iter().map(|s| s.name.as_str()).collect()
-    }
-
-    fn lit(s: &str) -> Value {
-        Value::lit(s.to_string())
-    }
+    use crate::index::lang::test_support::{
+        brief, every_prefix, every_short_token_sequence, extract_each, junk_bytes32, lit, names,
+        sym,
+    };
 
     #[test]
     fn includes_and_defines() {
@@ -2198,13 +2177,9 @@ void calls(int id, const std::string& key) {
 
     #[test]
     fn idioms_truncated_and_non_ascii_never_panic() {
-        for end in (0..=IDIOMS.len()).filter(|&e| IDIOMS.is_char_boundary(e)) {
-            let _ = extract("x.cc", &IDIOMS[..end]);
-        }
+        every_prefix(extract, "x.cc", IDIOMS);
         let src = "#include <cpr/cpr.h>\nconst std::string kBasé = \"http://ü\";\nvoid gét(int ïd) { cpr::Get(cpr::Url{kBasé + \"/ördérs/\" + std::to_string(ïd)}); cpr::Get(cpr::Url{\"é";
-        for end in (0..=src.len()).filter(|&e| src.is_char_boundary(e)) {
-            let _ = extract("x.cc", &src[..end]);
-        }
+        every_prefix(extract, "x.cc", src);
         let f = extract("x.cc", src);
         assert!(matches!(
             f.http.first(),
@@ -2247,73 +2222,59 @@ cppkafka::MessageBuilder("t"); cpr::Get(cpr::Url{"http://a/b"});
                 let _ = extract("p.cc", &src[..end]);
             }
         }
-        for junk in [
-            "class",
-            "class X :",
-            "class X : public",
-            "namespace",
-            "namespace {",
-            "enum",
-            "enum class",
-            "typedef",
-            "typedef struct {",
-            "using",
-            "template <",
-            "operator",
-            "X::",
-            "~",
-            "}}}",
-            "((((",
-            ")))",
-            "#define",
-            "#include",
-            "#include <",
-            "#",
-            "void f(",
-            "void f() :",
-            "void f() ->",
-            "a = ",
-            "R\"x(",
-            "[[",
-            "extern \"C\" {",
-        ] {
-            let _ = extract("j.cc", junk);
-        }
+        extract_each(
+            extract,
+            "j.cc",
+            &[
+                "class",
+                "class X :",
+                "class X : public",
+                "namespace",
+                "namespace {",
+                "enum",
+                "enum class",
+                "typedef",
+                "typedef struct {",
+                "using",
+                "template <",
+                "operator",
+                "X::",
+                "~",
+                "}}}",
+                "((((",
+                ")))",
+                "#define",
+                "#include",
+                "#include <",
+                "#",
+                "void f(",
+                "void f() :",
+                "void f() ->",
+                "a = ",
+                "R\"x(",
+                "[[",
+                "extern \"C\" {",
+            ],
+        );
     }
 
     #[test]
     fn every_short_token_sequence_is_safe() {
         // Index arithmetic at the edges of a file: every sequence of up to four tokens.
-        const ALPHABET: [&str; 14] = [
-            ".", "->", "(", "::", "{", "class", ":", "=", "\"/x\"", "NewStub", "<", "Stub", "~",
-            "operator",
-        ];
-        let mut src = String::new();
-        for len in 1..=4u32 {
-            for mut code in 0..ALPHABET.len().pow(len) {
-                src.clear();
-                for _ in 0..len {
-                    src.push_str(ALPHABET[code % ALPHABET.len()]);
-                    src.push(' ');
-                    code /= ALPHABET.len();
-                }
-                let _ = extract("x.cc", &src);
-            }
-        }
+        every_short_token_sequence(
+            extract,
+            "x.cc",
+            &[
+                ".", "->", "(", "::", "{", "class", ":", "=", "\"/x\"", "NewStub", "<", "Stub",
+                "~", "operator",
+            ],
+        );
     }
 
     #[test]
     fn junk_input_never_panics() {
         let alphabet = b"class struct namespace enum typedef using template operator const ( ) { } [ ] < > : :: = & * ~ ; , # \" ' / \n\t Service NewStub Stub MessageBuilder subscribe cpr Get R\"( \\ \xc3\xa9";
-        let mut state: u32 = 0x2545_f491;
-        let mut bytes = Vec::with_capacity(200_000);
-        while bytes.len() < 200_000 {
-            state ^= state << 13;
-            state ^= state >> 17;
-            state ^= state << 5;
-            bytes.push(alphabet[(state as usize) % alphabet.len()]);
-        }
-        let text = String::from_utf8_lossy(&bytes);
+        let text = junk_bytes32(alphabet, 0x2545_f491);
         let f = extract("junk.cc", &text);
         assert!(f.symbols.len() < 200_000);
     }

@@ -1527,55 +1527,10 @@ fn is_keyword(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn sym<'f>(f: &'f FileFacts, name: &str) -> &'f Symbol {
-        f.symbols
-            .iter()
-            .find(|s| s.name == name)
-            .unwrap_or_else(|| panic!("no symbol {name} in {:#?}", f.symbols))
-    }
-
-    fn has_sym(f: &FileFacts, name: &str) -> bool {
-        f.symbols.iter().any(|s| s.name == name)
-    }
-
-    fn lit(s: &str) -> Value {
-        Value::lit(s.to_string())
-    }
-
-    fn events(f: &FileFacts) -> Vec<(EventRole, Value, &str, u32)> {
-        f.events
-            .iter()
-            .map(|e| (e.role, e.topic.clone(), e.via.as_str(), e.line))
-            .collect()
-    }
-
-    fn routes(f: &FileFacts) -> Vec<(String, String, Option<String>, u32)> {
-        f.http
-            .iter()
-            .filter_map(|h| match h {
-                HttpFact::Route {
-                    method,
-                    path,
-                    handler,
-                    line,
-                } => Some((method.clone(), path.clone(), handler.clone(), *line)),
-                HttpFact::Call { .. } => None,
-            })
-            .collect()
-    }
-
-    fn calls(f: &FileFacts) -> Vec<(Option<String>, String, u32)> {
-        f.http
-            .iter()
-            .filter_map(|h| match h {
-                HttpFact::Call { method, url, line } => {
-                    Some((method.clone(), url.display(), *line))
-                }
-                HttpFact::Route { .. } => None,
-            })
-            .collect()
-    }
+    use crate::index::lang::test_support::{
+        events, every_short_token_sequence, extract_each, grpc_calls, has_sym, http_calls as calls,
+        junk_bytes32, lit, routes, sym,
+    };
 
     #[test]
     fn package_functions_methods_and_generics() {
@@ -1835,19 +1790,7 @@ func main() {
     fn a_client_built_in_the_call_expression_and_getters() {
         let src = "package web\n\nfunc f(ctx context.Context, conn *grpc.ClientConn) {\n\tresp, _ := pb.NewOfferServiceClient(conn).GetOffers(ctx, &pb.Req{})\n\t_, _ = pb.NewOfferServiceClient(conn).\n\t\tGetOffers(ctx, req)\n\tfor _, o := range resp.GetOffers() {\n\t\t_ = o\n\t}\n}\n";
         let f = extract("web.go", src);
-        let calls: Vec<(Option<&str>, &str, u32)> = f
-            .grpc
-            .iter()
-            .filter_map(|g| match g {
-                GrpcFact::Call {
-                    service,
-                    method,
-                    line,
-                    ..
-                } => Some((service.as_deref(), method.as_str(), *line)),
-                _ => None,
-            })
-            .collect();
+        let calls = grpc_calls(&f);
         // `resp.GetOffers()` reads a field of the response message: no call.
         assert_eq!(
             calls,
@@ -2412,63 +2355,49 @@ func main() { pb.RegisterOrdersServer(s, &S{}); c := pb.NewOrdersClient(conn); c
                 let _ = extract("p.go", &src[..end]);
             }
         }
-        for junk in [
-            "func",
-            "func (",
-            "func ()",
-            "type",
-            "type (",
-            "const (",
-            "var x =",
-            "import",
-            "func f() {",
-            "}}}}",
-            "((((",
-            "pb.RegisterServer(",
-            "x := ",
-            ":=",
-            "= =",
-            "func (a [) b[ {",
-            "type X[",
-            "http.HandleFunc(",
-            "r.Route(\"/x\", func(",
-        ] {
-            let _ = extract("j.go", junk);
-        }
+        extract_each(
+            extract,
+            "j.go",
+            &[
+                "func",
+                "func (",
+                "func ()",
+                "type",
+                "type (",
+                "const (",
+                "var x =",
+                "import",
+                "func f() {",
+                "}}}}",
+                "((((",
+                "pb.RegisterServer(",
+                "x := ",
+                ":=",
+                "= =",
+                "func (a [) b[ {",
+                "type X[",
+                "http.HandleFunc(",
+                "r.Route(\"/x\", func(",
+            ],
+        );
     }
 
     #[test]
     fn every_short_token_sequence_is_safe() {
         // Index arithmetic at the edges of a file: every sequence of up to four tokens.
-        const ALPHABET: [&str; 12] = [
-            ".", "Get", "(", ")", "{", "func", "pb", ":=", "\"/x\"", "Client", "[", "type",
-        ];
-        let mut src = String::new();
-        for len in 1..=4u32 {
-            for mut code in 0..ALPHABET.len().pow(len) {
-                src.clear();
-                for _ in 0..len {
-                    src.push_str(ALPHABET[code % ALPHABET.len()]);
-                    src.push(' ');
-                    code /= ALPHABET.len();
-                }
-                let _ = extract("x.go", &src);
-            }
-        }
+        every_short_token_sequence(
+            extract,
+            "x.go",
+            &[
+                ".", "Get", "(", ")", "{", "func", "pb", ":=", "\"/x\"", "Client", "[", "type",
+            ],
+        );
     }
 
     #[test]
     fn junk_input_never_panics() {
         let alphabet = b"func type struct interface const var ( ) { } [ ] . , : = & * \" ` ' / \n\t pb Register New Client Server Topic kafka http GET /x iota \\ \xc3\xa9";
-        let mut state: u32 = 0x1234_5678;
-        let mut bytes = Vec::with_capacity(200_000);
-        while bytes.len() < 200_000 {
-            state ^= state << 13;
-            state ^= state >> 17;
-            state ^= state << 5;
-            bytes.push(alphabet[(state as usize) % alphabet.len()]);
-        }
-        let text = String::from_utf8_lossy(&bytes);
+        let text = junk_bytes32(alphabet, 0x1234_5678);
         let f = extract("junk.go", &text);
         assert!(f.symbols.len() < 200_000);
     }

@@ -577,52 +577,22 @@ impl<'s, 'a> Parser<'s, 'a> {
 mod tests {
     use super::*;
     use crate::index::facts::{EventRole, GrpcFact, HttpFact, Value};
+    use crate::index::lang::test_support::{self, junk_pieces64, lit, reference, sym};
 
-    fn sym<'f>(f: &'f FileFacts, name: &str) -> &'f Symbol {
-        f.symbols
-            .iter()
-            .find(|s| s.name == name)
-            .unwrap_or_else(|| panic!("no symbol {name} in {:#?}", f.symbols))
-    }
-
+    /// Java's tests compare routes, calls and events without their lines.
     fn routes(f: &FileFacts) -> Vec<(String, String, Option<String>)> {
-        f.http
-            .iter()
-            .filter_map(|h| match h {
-                HttpFact::Route {
-                    method,
-                    path,
-                    handler,
-                    ..
-                } => Some((method.clone(), path.clone(), handler.clone())),
-                _ => None,
-            })
-            .collect()
+        let rows = test_support::routes(f).into_iter();
+        rows.map(|(m, p, h, _)| (m, p, h)).collect()
     }
 
     fn calls(f: &FileFacts) -> Vec<(Option<String>, String)> {
-        f.http
-            .iter()
-            .filter_map(|h| match h {
-                HttpFact::Call { method, url, .. } => Some((method.clone(), url.display())),
-                _ => None,
-            })
-            .collect()
+        let rows = test_support::http_calls(f).into_iter();
+        rows.map(|(m, u, _)| (m, u)).collect()
     }
 
     fn events(f: &FileFacts) -> Vec<(EventRole, Value, String)> {
-        f.events
-            .iter()
-            .map(|e| (e.role, e.topic.clone(), e.via.clone()))
-            .collect()
-    }
-
-    fn lit(s: &str) -> Value {
-        Value::lit(s.to_string())
-    }
-
-    fn reference(s: &str) -> Value {
-        Value::reference(s.to_string())
+        let rows = test_support::events(f).into_iter();
+        rows.map(|(r, t, v, _)| (r, t, v.to_string())).collect()
     }
 
     #[test]
@@ -1482,19 +1452,8 @@ interface StockClient {
 
     #[test]
     fn junk_input_never_panics() {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
         let alphabet = "class interface enum record @ { } ( ) [ ] < > ; , = . \" ' \\ / * \n static final KafkaListener(topics= send( Grpc newBlockingStub ImplBase extends GetMapping(\"/x\") ProducerRecord(\"t\" é 字 `";
-        let pieces: Vec<&str> = alphabet.split(' ').collect();
-        let mut text = String::new();
-        while text.len() < 200_000 {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            text.push_str(pieces[(state % pieces.len() as u64) as usize]);
-            if state.is_multiple_of(3) {
-                text.push(' ');
-            }
-        }
+        let text = junk_pieces64(alphabet, 0x2545_f491_4f6c_dd1d);
         let f = extract("junk.java", &text);
         assert!(f.symbols.len() < text.len());
     }

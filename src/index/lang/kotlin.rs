@@ -817,20 +817,7 @@ impl<'s, 'a> Parser<'s, 'a> {
 mod tests {
     use super::*;
     use crate::index::facts::{EventRole, GrpcFact, HttpFact, Value};
-
-    fn sym<'f>(f: &'f FileFacts, name: &str) -> &'f Symbol {
-        f.symbols
-            .iter()
-            .find(|s| s.name == name)
-            .unwrap_or_else(|| panic!("no symbol {name} in {:#?}", f.symbols))
-    }
-
-    fn consts(f: &FileFacts) -> Vec<(&str, &str)> {
-        f.bindings
-            .iter()
-            .map(|c| (c.name.as_str(), c.value.as_lit().unwrap_or("?")))
-            .collect()
-    }
+    use crate::index::lang::test_support::{consts, extract_each, junk_pieces64, sym};
 
     #[test]
     fn package_imports_and_declarations() {
@@ -1306,33 +1293,35 @@ interface UsersClient {
 
     #[test]
     fn truncated_and_malformed_files_do_not_panic() {
-        for c in [
-            "class",
-            "class A :",
-            "class A(",
-            "fun",
-            "fun <T",
-            "fun x(",
-            "val",
-            "val (",
-            "val x =",
-            "object",
-            "companion object",
-            "enum class E { A(\"x\"",
-            "import",
-            "import a.",
-            "package",
-            "@",
-            "@KafkaListener(topics = [",
-            "typealias",
-            "}}} class B { fun ok() {} }",
-            "constructor(",
-            "class A { constructor(",
-            "val s = \"$",
-            "val s = \"${",
-        ] {
-            let _ = extract("x.kt", c);
-        }
+        extract_each(
+            extract,
+            "x.kt",
+            &[
+                "class",
+                "class A :",
+                "class A(",
+                "fun",
+                "fun <T",
+                "fun x(",
+                "val",
+                "val (",
+                "val x =",
+                "object",
+                "companion object",
+                "enum class E { A(\"x\"",
+                "import",
+                "import a.",
+                "package",
+                "@",
+                "@KafkaListener(topics = [",
+                "typealias",
+                "}}} class B { fun ok() {} }",
+                "constructor(",
+                "class A { constructor(",
+                "val s = \"$",
+                "val s = \"${",
+            ],
+        );
         let f = extract("x.kt", "}}} class B { fun ok() {} }");
         assert_eq!(sym(&f, "ok").container.as_deref(), Some("B"));
         // A body-less class followed by a script block on the next line.
@@ -1346,20 +1335,8 @@ interface UsersClient {
 
     #[test]
     fn junk_input_never_panics() {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let pieces: Vec<&str> = "class object companion fun val var enum @ { } ( ) [ ] < > : ; , = . \" \"\"\" ' \\ $ ${ / * \n const KafkaListener(topics=[ send( Grpc newBlockingStub ImplBase() GetMapping(\"/x\") é 字 ` by get() init"
-            .split(' ')
-            .collect();
-        let mut text = String::new();
-        while text.len() < 200_000 {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            text.push_str(pieces[(state % pieces.len() as u64) as usize]);
-            if state.is_multiple_of(3) {
-                text.push(' ');
-            }
-        }
+        let pieces = "class object companion fun val var enum @ { } ( ) [ ] < > : ; , = . \" \"\"\" ' \\ $ ${ / * \n const KafkaListener(topics=[ send( Grpc newBlockingStub ImplBase() GetMapping(\"/x\") é 字 ` by get() init";
+        let text = junk_pieces64(pieces, 0x9e37_79b9_7f4a_7c15);
         let f = extract("junk.kt", &text);
         assert!(f.symbols.len() < text.len());
     }

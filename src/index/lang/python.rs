@@ -1568,55 +1568,10 @@ fn join_path(prefix: &str, path: &str) -> String {
 mod tests {
     use super::*;
     use crate::index::facts::Part;
-
-    fn sym<'f>(f: &'f FileFacts, name: &str) -> &'f Symbol {
-        f.symbols
-            .iter()
-            .find(|s| s.name == name)
-            .unwrap_or_else(|| panic!("no symbol {name} in {:#?}", f.symbols))
-    }
-
-    fn events(f: &FileFacts) -> Vec<(EventRole, Value, &str, u32)> {
-        f.events
-            .iter()
-            .map(|e| (e.role, e.topic.clone(), e.via.as_str(), e.line))
-            .collect()
-    }
-
-    fn lit(s: &str) -> Value {
-        Value::lit(s.to_string())
-    }
-
-    fn reference(s: &str) -> Value {
-        Value::reference(s.to_string())
-    }
-
-    fn routes(f: &FileFacts) -> Vec<(String, String, Option<String>, u32)> {
-        f.http
-            .iter()
-            .filter_map(|h| match h {
-                HttpFact::Route {
-                    method,
-                    path,
-                    handler,
-                    line,
-                } => Some((method.clone(), path.clone(), handler.clone(), *line)),
-                HttpFact::Call { .. } => None,
-            })
-            .collect()
-    }
-
-    fn http_calls(f: &FileFacts) -> Vec<(Option<String>, String, u32)> {
-        f.http
-            .iter()
-            .filter_map(|h| match h {
-                HttpFact::Call { method, url, line } => {
-                    Some((method.clone(), url.display(), *line))
-                }
-                HttpFact::Route { .. } => None,
-            })
-            .collect()
-    }
+    use crate::index::lang::test_support::{
+        events, extract_each, grpc_calls, http_calls, imports, junk_chars64, lit, random_text,
+        reference, routes, sym,
+    };
 
     #[test]
     fn classes_methods_nested_decorators_and_spans() {
@@ -1777,20 +1732,7 @@ class Settings:
     fn imports_aliases_relative_and_reexports() {
         let src = "import os\nimport a.b as c, d\nfrom x.y import (\n    e,\n    f as g,\n)\nfrom .models import Order\nfrom . import utils\nfrom ..core import *\nfrom pkg import Thing as Thing\ndef f():\n    import json\n";
         let f = extract("app/svc.py", src);
-        type Row<'a> = (&'a str, Vec<&'a str>, Option<&'a str>, u32, bool);
-        let imps: Vec<Row> = f
-            .imports
-            .iter()
-            .map(|i| {
-                (
-                    i.module.as_str(),
-                    i.names.iter().map(String::as_str).collect(),
-                    i.alias.as_deref(),
-                    i.line,
-                    i.reexport,
-                )
-            })
-            .collect();
+        let imps = imports(&f);
         assert_eq!(
             imps,
             vec![
@@ -2024,19 +1966,7 @@ async def main():
     fn a_stub_built_in_the_call_expression() {
         let src = "import grpc\nfrom offers_pb2_grpc import OffersStub\nresp = OffersStub(channel).GetOffers(req)\nfor o in resp.GetOffers():\n    pass\n";
         let f = extract("c.py", src);
-        let calls: Vec<(Option<&str>, &str, u32)> = f
-            .grpc
-            .iter()
-            .filter_map(|g| match g {
-                GrpcFact::Call {
-                    service,
-                    method,
-                    line,
-                    ..
-                } => Some((service.as_deref(), method.as_str(), *line)),
-                _ => None,
-            })
-            .collect();
+        let calls = grpc_calls(&f);
         assert_eq!(calls, vec![(Some("Offers"), "GetOffers", 3)]);
     }
 
@@ -2210,53 +2140,33 @@ async def acalls():
 
     #[test]
     fn truncated_and_malformed_files_do_not_panic() {
-        for src in [
-            "class A(",
-            "def f(\n  a,",
-            "@app.route(\ndef",
-            "from . import (",
-            "import",
-            "from",
-            "x = os.getenv(",
-            "p.produce(topic=",
-            "\tclass A:\n  def f(self): pass\n\t\tdef g(): pass",
-            "requests.get(f\"{",
-            "class A:\n    X = \n",
-            "a = b = \n",
-            "with x as",
-            ")]}([{",
-            "\\\n\\",
-        ] {
-            let _ = extract("x.py", src);
-        }
-    }
-
-    /// 200 KB of random bytes, as text (invalid UTF-8 replaced).
-    fn random_text(mut seed: u64) -> String {
-        let bytes: Vec<u8> = (0..200_000)
-            .map(|_| {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                (seed >> 24) as u8
-            })
-            .collect();
-        String::from_utf8_lossy(&bytes).into_owned()
+        extract_each(
+            extract,
+            "x.py",
+            &[
+                "class A(",
+                "def f(\n  a,",
+                "@app.route(\ndef",
+                "from . import (",
+                "import",
+                "from",
+                "x = os.getenv(",
+                "p.produce(topic=",
+                "\tclass A:\n  def f(self): pass\n\t\tdef g(): pass",
+                "requests.get(f\"{",
+                "class A:\n    X = \n",
+                "a = b = \n",
+                "with x as",
+                ")]}([{",
+                "\\\n\\",
+            ],
+        );
     }
 
     #[test]
     fn junk_input_does_not_panic() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
         let alphabet = b"classdefimportfrom@()[]{}:=,.'\"#\\\n\t  xyzABC_0123456789+-*/%asyncwithsubscribeproducesendget";
-        let junk: String = (0..200_000)
-            .map(|_| {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                char::from(alphabet[(seed % alphabet.len() as u64) as usize])
-            })
-            .collect();
-        let _ = extract("junk.py", &junk);
+        let _ = extract("junk.py", &junk_chars64(alphabet, 0x2545_f491_4f6c_dd1d));
         let _ = extract("junk.py", &random_text(0xdead_beef_cafe_f00d));
         let _ = extract("junk.py", &"(".repeat(50_000));
         let _ = extract("junk.py", &"def f(:\n    ".repeat(5_000));

@@ -1659,51 +1659,9 @@ fn push_event(src: &Src, st: &mut State, role: EventRole, via: &str, s: usize, e
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn sym<'f>(f: &'f FileFacts, name: &str) -> &'f Symbol {
-        f.symbols
-            .iter()
-            .find(|s| s.name == name)
-            .unwrap_or_else(|| panic!("no symbol {name} in {:#?}", f.symbols))
-    }
-
-    fn events(f: &FileFacts) -> Vec<(EventRole, Value, &str, u32)> {
-        f.events
-            .iter()
-            .map(|e| (e.role, e.topic.clone(), e.via.as_str(), e.line))
-            .collect()
-    }
-
-    fn lit(s: &str) -> Value {
-        Value::lit(s.to_string())
-    }
-
-    fn routes(f: &FileFacts) -> Vec<(String, String, Option<String>, u32)> {
-        f.http
-            .iter()
-            .filter_map(|h| match h {
-                HttpFact::Route {
-                    method,
-                    path,
-                    handler,
-                    line,
-                } => Some((method.clone(), path.clone(), handler.clone(), *line)),
-                HttpFact::Call { .. } => None,
-            })
-            .collect()
-    }
-
-    fn http_calls(f: &FileFacts) -> Vec<(Option<String>, String, u32)> {
-        f.http
-            .iter()
-            .filter_map(|h| match h {
-                HttpFact::Call { method, url, line } => {
-                    Some((method.clone(), url.display(), *line))
-                }
-                HttpFact::Route { .. } => None,
-            })
-            .collect()
-    }
+    use crate::index::lang::test_support::{
+        events, every_prefix, extract_each, http_calls, junk_chars64, lit, random_text, routes, sym,
+    };
 
     #[test]
     fn modules_classes_methods_and_end_matching() {
@@ -2249,13 +2207,9 @@ end
 
     #[test]
     fn idioms_truncated_and_non_ascii_never_panic() {
-        for end in (0..=IDIOMS.len()).filter(|&e| IDIOMS.is_char_boundary(e)) {
-            let _ = extract("x.rb", &IDIOMS[..end]);
-        }
+        every_prefix(extract, "x.rb", IDIOMS);
         let src = "BASÉ = ENV.fetch(\"ü\", \"é\")\nclass Ünï\n  def gét(ïd)\n    Net::HTTP.get(URI(\"#{BASÉ}/ördérs/#{ïd}\"))\n    HTTParty.get(\"#{é\n  end\nend\n";
-        for end in (0..=src.len()).filter(|&e| src.is_char_boundary(e)) {
-            let _ = extract("x.rb", &src[..end]);
-        }
+        every_prefix(extract, "x.rb", src);
         let f = extract("x.rb", src);
         assert!(matches!(
             f.http.first(),
@@ -2274,59 +2228,39 @@ end
 
     #[test]
     fn truncated_and_malformed_files_do_not_panic() {
-        for src in [
-            "class",
-            "class A <",
-            "module A::",
-            "def",
-            "def self.",
-            "def (",
-            "end end end",
-            "X =",
-            "ENV.fetch(",
-            "get '/x', to:",
-            "resources",
-            "x = %w[",
-            "a =~ /",
-            "@stub.",
-            "Orders::OrderService::Stub.new(",
-            "producer.produce(topic:",
-            "class A\n  def f\n",
-            "::",
-            "__END__\nclass A",
-        ] {
-            let _ = extract("x.rb", src);
-        }
+        extract_each(
+            extract,
+            "x.rb",
+            &[
+                "class",
+                "class A <",
+                "module A::",
+                "def",
+                "def self.",
+                "def (",
+                "end end end",
+                "X =",
+                "ENV.fetch(",
+                "get '/x', to:",
+                "resources",
+                "x = %w[",
+                "a =~ /",
+                "@stub.",
+                "Orders::OrderService::Stub.new(",
+                "producer.produce(topic:",
+                "class A\n  def f\n",
+                "::",
+                "__END__\nclass A",
+            ],
+        );
         let f = extract("x.rb", "class A\n  def f\n    1\n");
         assert_eq!(sym(&f, "A").end_line, 4);
     }
 
-    /// 200 KB of random bytes, as text (invalid UTF-8 replaced).
-    fn random_text(mut seed: u64) -> String {
-        let bytes: Vec<u8> = (0..200_000)
-            .map(|_| {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                (seed >> 24) as u8
-            })
-            .collect();
-        String::from_utf8_lossy(&bytes).into_owned()
-    }
-
     #[test]
     fn junk_input_does_not_panic() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
         let alphabet = b"classmoduledefenddoif unless@:;()[]{}=<>,.'\"#\\\n\t  xyzABC_012+-*/%|&ENVfetchsubscribeproducegetresources";
-        let junk: String = (0..200_000)
-            .map(|_| {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                char::from(alphabet[(seed % alphabet.len() as u64) as usize])
-            })
-            .collect();
-        let _ = extract("junk.rb", &junk);
+        let _ = extract("junk.rb", &junk_chars64(alphabet, 0x9e37_79b9_7f4a_7c15));
         let _ = extract("junk.rb", &random_text(0xdead_beef_cafe_f00d));
         let _ = extract("junk.rb", &"class A\n".repeat(20_000));
         let _ = extract("junk.rb", &"do ".repeat(50_000));

@@ -1606,35 +1606,11 @@ fn path_start(t: &Tokens, k: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn sym<'f>(f: &'f FileFacts, name: &str) -> &'f Symbol {
-        f.symbols
-            .iter()
-            .find(|s| s.name == name)
-            .unwrap_or_else(|| panic!("no symbol {name} in {:#?}", f.symbols))
-    }
-
-    fn brief(s: &Symbol) -> (SymbolKind, u32, u32, Option<u32>, Option<&str>) {
-        (
-            s.kind,
-            s.line,
-            s.end_line,
-            s.doc_line,
-            s.container.as_deref(),
-        )
-    }
-
-    fn lit(s: &str) -> Value {
-        Value::lit(s.to_string())
-    }
-
-    fn reference(s: &str) -> Value {
-        Value::reference(s.to_string())
-    }
-
-    fn env(var: &str, default: Option<&str>) -> Value {
-        Value::env(var.to_string(), default.map(str::to_string))
-    }
+    use crate::index::lang::test_support::{
+        brief, env, every_prefix, every_short_token_sequence, extract_each,
+        http_calls_borrowed as http_calls, imports, junk_bytes32, lit, reference,
+        routes_borrowed as routes, sym,
+    };
 
     fn events(f: &FileFacts) -> Vec<(EventRole, Value, u32)> {
         f.events
@@ -1642,33 +1618,6 @@ mod tests {
             .map(|e| {
                 assert_eq!(e.via, "rdkafka");
                 (e.role, e.topic.clone(), e.line)
-            })
-            .collect()
-    }
-
-    fn routes(f: &FileFacts) -> Vec<(&str, &str, Option<&str>, u32)> {
-        f.http
-            .iter()
-            .filter_map(|h| match h {
-                HttpFact::Route {
-                    method,
-                    path,
-                    handler,
-                    line,
-                } => Some((method.as_str(), path.as_str(), handler.as_deref(), *line)),
-                HttpFact::Call { .. } => None,
-            })
-            .collect()
-    }
-
-    fn http_calls(f: &FileFacts) -> Vec<(Option<&str>, String, u32)> {
-        f.http
-            .iter()
-            .filter_map(|h| match h {
-                HttpFact::Call { method, url, line } => {
-                    Some((method.as_deref(), url.display(), *line))
-                }
-                HttpFact::Route { .. } => None,
             })
             .collect()
     }
@@ -1866,20 +1815,7 @@ use tokio;
 extern crate alloc as a;
 "#;
         let f = extract("src/lib.rs", src);
-        type Row<'a> = (&'a str, Vec<&'a str>, Option<&'a str>, u32, bool);
-        let got: Vec<Row> = f
-            .imports
-            .iter()
-            .map(|i| {
-                (
-                    i.module.as_str(),
-                    i.names.iter().map(String::as_str).collect(),
-                    i.alias.as_deref(),
-                    i.line,
-                    i.reexport,
-                )
-            })
-            .collect();
+        let got = imports(&f);
         assert_eq!(
             got,
             vec![
@@ -2212,13 +2148,9 @@ impl Quotes {
 
     #[test]
     fn idioms_truncated_and_non_ascii_never_panic() {
-        for end in (0..=IDIOMS.len()).filter(|&e| IDIOMS.is_char_boundary(e)) {
-            let _ = extract("x.rs", &IDIOMS[..end]);
-        }
+        every_prefix(extract, "x.rs", IDIOMS);
         let src = "use reqwest;\nconst BASÉ: &str = \"http://ü\";\nfn gét(ïd: u64) { reqwest::get(format!(\"{BASÉ}/ördérs/{ïd}\")); reqwest::get(format!(\"{é\")); }\n";
-        for end in (0..=src.len()).filter(|&e| src.is_char_boundary(e)) {
-            let _ = extract("x.rs", &src[..end]);
-        }
+        every_prefix(extract, "x.rs", src);
         let f = extract("x.rs", src);
         // The evaluator reads only ASCII names inside a format string: the non-ASCII one is a
         // run-time part, the literal path is kept.
@@ -2269,70 +2201,56 @@ fn main() { let mut c = XClient::connect("x").await?; c.call(1);
                 let _ = extract("p.rs", &src[..end]);
             }
         }
-        for junk in [
-            "fn",
-            "fn x<",
-            "impl",
-            "impl<",
-            "impl for",
-            "use",
-            "use {",
-            "use a::{",
-            "mod",
-            "enum E {",
-            "struct",
-            "#[",
-            "#![",
-            "macro_rules!",
-            "const",
-            "static mut",
-            "type",
-            "extern",
-            "extern \"C\"",
-            "}}}",
-            "<<<<",
-            ">>>>",
-            "'",
-            "r#\"",
-            "pub(",
-        ] {
-            let _ = extract("j.rs", junk);
-        }
+        extract_each(
+            extract,
+            "j.rs",
+            &[
+                "fn",
+                "fn x<",
+                "impl",
+                "impl<",
+                "impl for",
+                "use",
+                "use {",
+                "use a::{",
+                "mod",
+                "enum E {",
+                "struct",
+                "#[",
+                "#![",
+                "macro_rules!",
+                "const",
+                "static mut",
+                "type",
+                "extern",
+                "extern \"C\"",
+                "}}}",
+                "<<<<",
+                ">>>>",
+                "'",
+                "r#\"",
+                "pub(",
+            ],
+        );
     }
 
     #[test]
     fn every_short_token_sequence_is_safe() {
         // Index arithmetic at the edges of a file: every sequence of up to four tokens.
-        const ALPHABET: [&str; 14] = [
-            ".", "get", "(", "::", "{", "fn", "impl", "=", "\"/x\"", "XClient", "<", "connect",
-            "#", "for",
-        ];
-        let mut src = String::new();
-        for len in 1..=4u32 {
-            for mut code in 0..ALPHABET.len().pow(len) {
-                src.clear();
-                for _ in 0..len {
-                    src.push_str(ALPHABET[code % ALPHABET.len()]);
-                    src.push(' ');
-                    code /= ALPHABET.len();
-                }
-                let _ = extract("x.rs", &src);
-            }
-        }
+        every_short_token_sequence(
+            extract,
+            "x.rs",
+            &[
+                ".", "get", "(", "::", "{", "fn", "impl", "=", "\"/x\"", "XClient", "<", "connect",
+                "#", "for",
+            ],
+        );
     }
 
     #[test]
     fn junk_input_never_panics() {
         let alphabet = b"fn impl trait struct enum mod use pub const static let mut for where ( ) { } [ ] < > : :: = & * # ! \" ' ` / \n\t Client Server to subscribe route get env var \\ \xc3\xa9";
-        let mut state: u32 = 0x9e37_79b9;
-        let mut bytes = Vec::with_capacity(200_000);
-        while bytes.len() < 200_000 {
-            state ^= state << 13;
-            state ^= state >> 17;
-            state ^= state << 5;
-            bytes.push(alphabet[(state as usize) % alphabet.len()]);
-        }
-        let text = String::from_utf8_lossy(&bytes);
+        let text = junk_bytes32(alphabet, 0x9e37_79b9);
         let f = extract("junk.rs", &text);
         assert!(f.symbols.len() < 200_000);
     }

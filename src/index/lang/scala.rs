@@ -791,13 +791,7 @@ impl<'s, 'a> Parser<'s, 'a> {
 mod tests {
     use super::*;
     use crate::index::facts::GrpcFact;
-
-    fn sym<'f>(f: &'f FileFacts, name: &str) -> &'f Symbol {
-        f.symbols
-            .iter()
-            .find(|s| s.name == name)
-            .unwrap_or_else(|| panic!("no symbol {name} in {:#?}", f.symbols))
-    }
+    use crate::index::lang::test_support::{extract_each, junk_pieces64, sym};
 
     #[test]
     fn packages_imports_and_declarations() {
@@ -1036,31 +1030,33 @@ object Server {
 
     #[test]
     fn truncated_and_malformed_files_do_not_panic() {
-        for c in [
-            "class",
-            "class A extends",
-            "class A(",
-            "object A:",
-            "def",
-            "def f(",
-            "val",
-            "val x =",
-            "import",
-            "import a.{",
-            "import a.b.",
-            "package",
-            "package a {",
-            "enum E:\n  case",
-            "end",
-            "}}} object B { def ok = 1 }",
-            "type",
-            "given",
-            "extension (",
-            "private[",
-            "@",
-        ] {
-            let _ = extract("x.scala", c);
-        }
+        extract_each(
+            extract,
+            "x.scala",
+            &[
+                "class",
+                "class A extends",
+                "class A(",
+                "object A:",
+                "def",
+                "def f(",
+                "val",
+                "val x =",
+                "import",
+                "import a.{",
+                "import a.b.",
+                "package",
+                "package a {",
+                "enum E:\n  case",
+                "end",
+                "}}} object B { def ok = 1 }",
+                "type",
+                "given",
+                "extension (",
+                "private[",
+                "@",
+            ],
+        );
         let f = extract("x.scala", "}}} object B { def ok = 1 }");
         assert_eq!(sym(&f, "ok").container.as_deref(), Some("B"));
         let f = extract("x.scala", "package a; package b.c\nobject X");
@@ -1069,20 +1065,8 @@ object Server {
 
     #[test]
     fn junk_input_never_panics() {
-        let mut state = 0xd1b5_4a32_d192_ed03u64;
-        let pieces: Vec<&str> = "class object trait def val var enum case end extends with @ { } ( ) [ ] : ; , = => . \" \"\"\" ' \\ $ s\" / * \n   Grpc stub( bindService( é 字 ` given import package _"
-            .split(' ')
-            .collect();
-        let mut text = String::new();
-        while text.len() < 200_000 {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            text.push_str(pieces[(state % pieces.len() as u64) as usize]);
-            if state.is_multiple_of(3) {
-                text.push(' ');
-            }
-        }
+        let pieces = "class object trait def val var enum case end extends with @ { } ( ) [ ] : ; , = => . \" \"\"\" ' \\ $ s\" / * \n   Grpc stub( bindService( é 字 ` given import package _";
+        let text = junk_pieces64(pieces, 0xd1b5_4a32_d192_ed03);
         let f = extract("junk.scala", &text);
         assert!(f.symbols.len() < text.len());
     }

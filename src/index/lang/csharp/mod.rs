@@ -489,33 +489,9 @@ mod tests {
     }
 
     use super::*;
-
-    fn sym<'f>(f: &'f FileFacts, name: &str) -> &'f crate::index::facts::Symbol {
-        f.symbols
-            .iter()
-            .find(|s| s.name == name)
-            .unwrap_or_else(|| panic!("no symbol {name} in {:#?}", f.symbols))
-    }
-
-    fn constant<'f>(f: &'f FileFacts, name: &str) -> Option<&'f str> {
-        f.bindings
-            .iter()
-            .find(|c| c.name == name)
-            .map(|c| c.value.as_lit().unwrap_or("?"))
-    }
-
-    fn lit(s: &str) -> Value {
-        Value::lit(s.to_string())
-    }
-
-    fn route(method: &str, path: &str, handler: Option<&str>, line: u32) -> HttpFact {
-        HttpFact::Route {
-            method: method.into(),
-            path: path.into(),
-            handler: handler.map(str::to_string),
-            line,
-        }
-    }
+    use crate::index::lang::test_support::{
+        constant, extract_each, grpc_calls, junk_chars64, lit, route, sampled_prefixes, sym,
+    };
 
     /// The calls of a file as (method, URL as the evaluator read it, line).
     fn calls(f: &FileFacts) -> Vec<(String, String, u32)> {
@@ -999,19 +975,7 @@ namespace N
     fn getters_on_messages_are_not_rpc_calls() {
         let src = "class W {\n  async Task F(GrpcChannel ch) {\n    var resp = await new Offers.OffersClient(ch).GetOffersAsync(req);\n    var list = resp.GetOffers();\n  }\n}\n";
         let f = extract("W.cs", src);
-        let calls: Vec<(Option<&str>, &str, u32)> = f
-            .grpc
-            .iter()
-            .filter_map(|g| match g {
-                GrpcFact::Call {
-                    service,
-                    method,
-                    line,
-                    ..
-                } => Some((service.as_deref(), method.as_str(), *line)),
-                _ => None,
-            })
-            .collect();
+        let calls = grpc_calls(&f);
         assert_eq!(calls, vec![(Some("Offers"), "GetOffers", 3)]);
     }
 
@@ -1043,19 +1007,7 @@ public class MobileBasket
 }
 "#;
         let f = extract("BasketService.cs", src);
-        let calls: Vec<(Option<&str>, &str, u32)> = f
-            .grpc
-            .iter()
-            .filter_map(|g| match g {
-                GrpcFact::Call {
-                    service,
-                    method,
-                    line,
-                    ..
-                } => Some((service.as_deref(), method.as_str(), *line)),
-                _ => None,
-            })
-            .collect();
+        let calls = grpc_calls(&f);
         assert_eq!(
             calls,
             vec![
@@ -1096,13 +1048,15 @@ public class MobileBasket
             produced.contains(&(Some("OrderShippedEvent"), 4)),
             "{produced:?}"
         );
-        for tiny in [
-            "Publish(new new)",
-            "AddEvent(new(new",
-            "bus.PublishAsync(new new new X(",
-        ] {
-            let _ = extract("T.cs", tiny);
-        }
+        extract_each(
+            extract,
+            "T.cs",
+            &[
+                "Publish(new new)",
+                "AddEvent(new(new",
+                "bus.PublishAsync(new new new X(",
+            ],
+        );
         // Many publishes of one variable count only the latest assignments (1,000 pairs).
         let many: String = (0..1000)
             .map(|_| "x = new OrderPaidEvent(); bus.PublishAsync(x);\n")
@@ -1321,46 +1275,35 @@ public static class Ext
 
     #[test]
     fn truncated_and_malformed_files_never_panic() {
-        for cut in (0..SERVICE.len())
-            .filter(|&c| SERVICE.is_char_boundary(c))
-            .step_by(5)
-        {
-            let _ = extract("x.cs", &SERVICE[..cut]);
-        }
-        for src in [
-            "namespace",
-            "namespace {",
-            "class",
-            "class X :",
-            "class X : A.ABase",
-            "[",
-            "[Route(",
-            "using",
-            "using X =",
-            "public delegate",
-            "enum E {",
-            "x.Subscribe(new[] {",
-            "new HttpRequestMessage(",
-            "_c.GetAsync($\"{",
-            "}}}})))",
-            "<<<>>>",
-        ] {
-            let _ = extract("x.cs", src);
-        }
+        sampled_prefixes(extract, "x.cs", SERVICE, 5);
+        extract_each(
+            extract,
+            "x.cs",
+            &[
+                "namespace",
+                "namespace {",
+                "class",
+                "class X :",
+                "class X : A.ABase",
+                "[",
+                "[Route(",
+                "using",
+                "using X =",
+                "public delegate",
+                "enum E {",
+                "x.Subscribe(new[] {",
+                "new HttpRequestMessage(",
+                "_c.GetAsync($\"{",
+                "}}}})))",
+                "<<<>>>",
+            ],
+        );
     }
 
     #[test]
     fn junk_input_never_panics() {
         let alphabet: &[u8] = b"{}()[]<>/'\"`$@#*=;:,.?!&|\\\n abcXYZ019_-+classnamespaceusing";
-        let mut seed = 0x9e37_79b9_u64;
-        let junk: String = (0..200_000)
-            .map(|_| {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                alphabet[(seed % alphabet.len() as u64) as usize] as char
-            })
-            .collect();
+        let junk = junk_chars64(alphabet, 0x9e37_79b9);
         let f = extract("junk.cs", &junk);
         assert!(f.symbols.iter().all(|s| s.end_line >= s.line));
         let deep = "{".repeat(50_000) + &"class A {".repeat(10_000);

@@ -683,51 +683,9 @@ fn is_member(b: &[u8], ts: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn sym<'f>(f: &'f FileFacts, name: &str) -> &'f Symbol {
-        f.symbols
-            .iter()
-            .find(|s| s.name == name)
-            .unwrap_or_else(|| panic!("no symbol {name} in {:#?}", f.symbols))
-    }
-
-    fn events(f: &FileFacts) -> Vec<(EventRole, Value, &str, u32)> {
-        f.events
-            .iter()
-            .map(|e| (e.role, e.topic.clone(), e.via.as_str(), e.line))
-            .collect()
-    }
-
-    fn lit(s: &str) -> Value {
-        Value::lit(s.to_string())
-    }
-
-    fn routes(f: &FileFacts) -> Vec<(String, String, Option<String>, u32)> {
-        f.http
-            .iter()
-            .filter_map(|h| match h {
-                HttpFact::Route {
-                    method,
-                    path,
-                    handler,
-                    line,
-                } => Some((method.clone(), path.clone(), handler.clone(), *line)),
-                HttpFact::Call { .. } => None,
-            })
-            .collect()
-    }
-
-    fn http_calls(f: &FileFacts) -> Vec<(Option<String>, String, u32)> {
-        f.http
-            .iter()
-            .filter_map(|h| match h {
-                HttpFact::Call { method, url, line } => {
-                    Some((method.clone(), url.display(), *line))
-                }
-                HttpFact::Route { .. } => None,
-            })
-            .collect()
-    }
+    use crate::index::lang::test_support::{
+        events, extract_each, http_calls, imports, junk_chars64, lit, random_text, routes, sym,
+    };
 
     #[test]
     fn namespace_types_methods_constants_and_docs() {
@@ -863,17 +821,9 @@ define('APP_TOPIC', getenv('APP_TOPIC') ?: 'app.events');
                 ),
             ]
         );
-        let imps: Vec<(&str, Vec<&str>, Option<&str>, u32)> = f
-            .imports
-            .iter()
-            .map(|i| {
-                (
-                    i.module.as_str(),
-                    i.names.iter().map(String::as_str).collect(),
-                    i.alias.as_deref(),
-                    i.line,
-                )
-            })
+        let imps: Vec<(&str, Vec<&str>, Option<&str>, u32)> = imports(&f)
+            .into_iter()
+            .map(|(module, names, alias, line, _)| (module, names, alias, line))
             .collect();
         assert_eq!(
             imps,
@@ -1450,61 +1400,41 @@ class Checkout
 
     #[test]
     fn truncated_and_malformed_files_do_not_panic() {
-        for src in [
-            "<?php class",
-            "<?php class A extends",
-            "<?php function",
-            "<?php function &",
-            "<?php namespace",
-            "<?php use A\\{B,",
-            "<?php const",
-            "<?php enum E { case",
-            "<?php #[Route('/x'",
-            "<?php Route::prefix('v1')->group(function () {",
-            "<?php $x = new",
-            "<?php }}}{{{",
-            "<?php define(",
-            "<?php $client->get(\"{$",
-            "<?php curl_exec(",
-            "<?php $ch = curl_init($u); curl_setopt_array($ch, $o",
-            "<?php /** @Route(\"/x\", methods={\"GET\"",
-            "<?php /** @Route(",
-            "<?php $app->group('/x', function (",
-            "<?php $c = new Client(['base_uri' => ",
-            "<?php class A { /** @Route(\"/a\") */ function __invoke(",
-        ] {
-            let _ = extract("x.php", src);
-        }
+        extract_each(
+            extract,
+            "x.php",
+            &[
+                "<?php class",
+                "<?php class A extends",
+                "<?php function",
+                "<?php function &",
+                "<?php namespace",
+                "<?php use A\\{B,",
+                "<?php const",
+                "<?php enum E { case",
+                "<?php #[Route('/x'",
+                "<?php Route::prefix('v1')->group(function () {",
+                "<?php $x = new",
+                "<?php }}}{{{",
+                "<?php define(",
+                "<?php $client->get(\"{$",
+                "<?php curl_exec(",
+                "<?php $ch = curl_init($u); curl_setopt_array($ch, $o",
+                "<?php /** @Route(\"/x\", methods={\"GET\"",
+                "<?php /** @Route(",
+                "<?php $app->group('/x', function (",
+                "<?php $c = new Client(['base_uri' => ",
+                "<?php class A { /** @Route(\"/a\") */ function __invoke(",
+            ],
+        );
         let f = extract("x.php", "<?php class A {\n function f() {\n");
         assert_eq!(sym(&f, "A").end_line, 3);
     }
 
-    /// 200 KB of random bytes, as text (invalid UTF-8 replaced).
-    fn random_text(mut seed: u64) -> String {
-        let bytes: Vec<u8> = (0..200_000)
-            .map(|_| {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                (seed >> 24) as u8
-            })
-            .collect();
-        String::from_utf8_lossy(&bytes).into_owned()
-    }
-
     #[test]
     fn junk_input_does_not_panic() {
-        let mut seed = 0x1234_5678_9abc_def1u64;
         let alphabet = b"<?php classfunctionusenamespaceconstcaseenumnew#[]()${};:->\\=,.'\"/*\n\t  xyzABC_012RouteHttpgetsubscribenewTopic";
-        let junk: String = (0..200_000)
-            .map(|_| {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                char::from(alphabet[(seed % alphabet.len() as u64) as usize])
-            })
-            .collect();
-        let _ = extract("junk.php", &junk);
+        let _ = extract("junk.php", &junk_chars64(alphabet, 0x1234_5678_9abc_def1));
         let _ = extract("junk.php", &random_text(0xdead_beef_cafe_f00d));
         let _ = extract("junk.php", &"const A = 1, ".repeat(20_000));
         let _ = extract("junk.php", &"class A extends ".repeat(20_000));
