@@ -1591,8 +1591,8 @@ impl<'a> Cpp<'_, '_, 'a> {
 mod tests {
     use super::*;
     use crate::index::lang::test_support::{
-        brief, every_prefix, every_short_token_sequence, extract_each, junk_bytes32, lit, names,
-        sym,
+        brief, consts, consts_at, events, every_prefix, every_short_token_sequence, extract_each,
+        grpc_clients, grpc_servers, import_lines, junk_bytes32, lit, names, sym,
     };
 
     #[test]
@@ -1612,11 +1612,7 @@ const char* s = "#include \"in_string.h\"";
 #endif
 "##;
         let f = extract("orders.h", src);
-        let imports: Vec<(&str, u32)> = f
-            .imports
-            .iter()
-            .map(|i| (i.module.as_str(), i.line))
-            .collect();
+        let imports = import_lines(&f);
         assert_eq!(
             imports,
             vec![
@@ -1633,11 +1629,7 @@ const char* s = "#include \"in_string.h\"";
         assert_eq!(sym(&f, "MAX_ITEMS").kind, Constant);
         assert_eq!(brief(sym(&f, "SQUARE")), (Function, 9, 10, None, None));
         assert!(!names(&f).contains(&"ORDERS_H"));
-        let consts: Vec<(&str, &str)> = f
-            .bindings
-            .iter()
-            .map(|c| (c.name.as_str(), c.value.as_lit().unwrap_or("?")))
-            .collect();
+        let consts = consts(&f);
         // `s` is a constant whose value merely looks like a directive.
         assert_eq!(
             consts,
@@ -1840,11 +1832,7 @@ constexpr int kMax = 5;
         assert_eq!(brief(sym(&f, "make_point")), (Function, 15, 17, None, None));
         assert_eq!(sym(&f, "kMax").kind, Constant);
         assert!(!names(&f).contains(&"id"));
-        let consts: Vec<(&str, &str, u32)> = f
-            .bindings
-            .iter()
-            .map(|c| (c.name.as_str(), c.value.as_lit().unwrap_or("?"), c.line))
-            .collect();
+        let consts = consts_at(&f);
         assert_eq!(
             consts,
             vec![
@@ -1907,18 +1895,7 @@ void Refunds::Connect() {
 void Refunds::Go() { refunds_->Refund(&ctx, r, &out); }
 "#;
         let f = extract("service.cc", src);
-        let servers: Vec<(&str, Option<&str>, u32)> = f
-            .grpc
-            .iter()
-            .filter_map(|g| match g {
-                GrpcFact::Server {
-                    service,
-                    impl_type,
-                    line,
-                } => Some((service.as_str(), impl_type.as_deref(), *line)),
-                _ => None,
-            })
-            .collect();
+        let servers = grpc_servers(&f);
         assert_eq!(
             servers,
             vec![
@@ -1940,16 +1917,7 @@ void Refunds::Go() { refunds_->Refund(&ctx, r, &out); }
                 (12, Some("OrderServiceImpl"))
             ]
         );
-        let clients: Vec<(&str, Option<&str>, u32)> = f
-            .grpc
-            .iter()
-            .filter_map(|g| match g {
-                GrpcFact::Client { service, var, line } => {
-                    Some((service.as_str(), var.as_deref(), *line))
-                }
-                _ => None,
-            })
-            .collect();
+        let clients = grpc_clients(&f);
         assert_eq!(
             clients,
             vec![
@@ -2016,11 +1984,7 @@ void consume(cppkafka::Consumer& c) {
 "#;
         let f = extract("kafka.cc", src);
         use EventRole::*;
-        let got: Vec<(EventRole, Value, &str, u32)> = f
-            .events
-            .iter()
-            .map(|e| (e.role, e.topic.clone(), e.via.as_str(), e.line))
-            .collect();
+        let got = events(&f);
         assert_eq!(
             got,
             vec![
@@ -2046,11 +2010,7 @@ void run(RdKafka::Producer* producer, RdKafka::KafkaConsumer* consumer) {
 }
 "#;
         let f = extract("rd.cc", rd);
-        let got: Vec<(EventRole, Value, &str, u32)> = f
-            .events
-            .iter()
-            .map(|e| (e.role, e.topic.clone(), e.via.as_str(), e.line))
-            .collect();
+        let got = events(&f);
         assert_eq!(
             got,
             vec![

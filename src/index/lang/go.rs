@@ -1528,8 +1528,8 @@ fn is_keyword(s: &str) -> bool {
 mod tests {
     use super::*;
     use crate::index::lang::test_support::{
-        events, every_short_token_sequence, extract_each, grpc_calls, has_sym, http_calls as calls,
-        junk_bytes32, lit, routes, sym,
+        bindings, events, every_short_token_sequence, extract_each, grpc_calls, grpc_clients,
+        grpc_servers, has_sym, http_calls as calls, import_aliases, junk_bytes32, lit, routes, sym,
     };
 
     #[test]
@@ -1679,11 +1679,7 @@ var defaultTimeout = 3 * time.Second
         assert_eq!((ot.kind, ot.doc_line), (SymbolKind::Constant, Some(35)));
         assert_eq!(sym(&f, "refundsTopic").kind, SymbolKind::Variable);
         assert!(!has_sym(&f, "_"));
-        let consts: Vec<(&str, Value)> = f
-            .bindings
-            .iter()
-            .map(|c| (c.name.as_str(), c.value.clone()))
-            .collect();
+        let consts = bindings(&f);
         let env = |v: &str, d: Option<&str>| Value::env(v, d.map(str::to_string));
         assert_eq!(
             consts,
@@ -1720,11 +1716,7 @@ import (
 )
 "#;
         let f = extract("main.go", src);
-        let got: Vec<(&str, Option<&str>, u32)> = f
-            .imports
-            .iter()
-            .map(|i| (i.module.as_str(), i.alias.as_deref(), i.line))
-            .collect();
+        let got = import_aliases(&f);
         assert_eq!(
             got,
             vec![
@@ -1761,18 +1753,7 @@ func main() {
 }
 "#;
         let f = extract("main.go", src);
-        let servers: Vec<(&str, Option<&str>, u32)> = f
-            .grpc
-            .iter()
-            .filter_map(|g| match g {
-                GrpcFact::Server {
-                    service,
-                    impl_type,
-                    line,
-                } => Some((service.as_str(), impl_type.as_deref(), *line)),
-                _ => None,
-            })
-            .collect();
+        let servers = grpc_servers(&f);
         assert_eq!(
             servers,
             vec![
@@ -1846,16 +1827,7 @@ func params(ctx context.Context, inv invpb.InventoryServiceClient) {
 }
 "#;
         let f = extract("gateway.go", src);
-        let clients: Vec<(&str, Option<&str>, u32)> = f
-            .grpc
-            .iter()
-            .filter_map(|g| match g {
-                GrpcFact::Client { service, var, line } => {
-                    Some((service.as_str(), var.as_deref(), *line))
-                }
-                _ => None,
-            })
-            .collect();
+        let clients = grpc_clients(&f);
         assert_eq!(
             clients,
             vec![

@@ -577,7 +577,9 @@ impl<'s, 'a> Parser<'s, 'a> {
 mod tests {
     use super::*;
     use crate::index::facts::{EventRole, GrpcFact, HttpFact, Value};
-    use crate::index::lang::test_support::{self, junk_pieces64, lit, reference, sym};
+    use crate::index::lang::test_support::{
+        self, consts, grpc_clients_owned, junk_pieces64, lit, reference, sym,
+    };
 
     /// Java's tests compare routes, calls and events without their lines.
     fn routes(f: &FileFacts) -> Vec<(String, String, Option<String>)> {
@@ -698,11 +700,7 @@ public class OrderService<T extends Comparable<T>> extends Base implements Api, 
         assert_eq!(sym(&f, "sum").container.as_deref(), Some("Point"));
         assert_eq!(sym(&f, "Marker").kind, SymbolKind::Interface);
         assert_eq!(sym(&f, "value").container.as_deref(), Some("Marker"));
-        let consts: Vec<(&str, &str)> = f
-            .bindings
-            .iter()
-            .map(|c| (c.name.as_str(), c.value.as_lit().unwrap_or("?")))
-            .collect();
+        let consts = consts(&f);
         assert_eq!(
             consts,
             vec![
@@ -752,11 +750,7 @@ enum Empty { }
             Some(12)
         );
         assert_eq!(sym(&f, "Empty").end_line, 15);
-        let consts: Vec<(&str, &str)> = f
-            .bindings
-            .iter()
-            .map(|c| (c.name.as_str(), c.value.as_lit().unwrap_or("?")))
-            .collect();
+        let consts = consts(&f);
         assert_eq!(
             consts,
             vec![
@@ -836,16 +830,7 @@ class AlsoNot extends FooGrpc.Helper {}
                 line: 6
             }]
         );
-        let clients: Vec<(String, Option<String>, u32)> = f
-            .grpc
-            .iter()
-            .filter_map(|g| match g {
-                GrpcFact::Client { service, var, line } => {
-                    Some((service.clone(), var.clone(), *line))
-                }
-                _ => None,
-            })
-            .collect();
+        let clients = grpc_clients_owned(&f);
         assert_eq!(
             clients,
             vec![

@@ -817,7 +817,9 @@ impl<'s, 'a> Parser<'s, 'a> {
 mod tests {
     use super::*;
     use crate::index::facts::{EventRole, GrpcFact, HttpFact, Value};
-    use crate::index::lang::test_support::{consts, extract_each, junk_pieces64, sym};
+    use crate::index::lang::test_support::{
+        consts, extract_each, grpc_clients_owned, import_names, junk_pieces64, sym,
+    };
 
     #[test]
     fn package_imports_and_declarations() {
@@ -897,11 +899,7 @@ class Multi @Inject constructor(private val repo: Repo) {
 "#;
         let f = extract("src/Order.kt", src);
         assert_eq!(f.package.as_deref(), Some("com.acme.orders"));
-        let imps: Vec<(&str, Vec<String>, Option<&str>)> = f
-            .imports
-            .iter()
-            .map(|i| (i.module.as_str(), i.names.clone(), i.alias.as_deref()))
-            .collect();
+        let imps = import_names(&f);
         assert_eq!(
             imps,
             vec![
@@ -1075,16 +1073,7 @@ class Coroutine : ShippingServiceGrpcKt.ShippingServiceCoroutineImplBase() {
                 ("ShippingService".into(), Some("Coroutine".into())),
             ]
         );
-        let clients: Vec<(String, Option<String>, u32)> = f
-            .grpc
-            .iter()
-            .filter_map(|g| match g {
-                GrpcFact::Client { service, var, line } => {
-                    Some((service.clone(), var.clone(), *line))
-                }
-                _ => None,
-            })
-            .collect();
+        let clients = grpc_clients_owned(&f);
         assert_eq!(
             clients,
             vec![

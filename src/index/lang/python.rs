@@ -1569,8 +1569,8 @@ mod tests {
     use super::*;
     use crate::index::facts::Part;
     use crate::index::lang::test_support::{
-        events, extract_each, grpc_calls, http_calls, imports, junk_chars64, lit, random_text,
-        reference, routes, sym,
+        consts, events, extract_each, grpc_calls, http_calls, imports, junk_chars64, lit,
+        random_text, reference, routes, sym, topics_shown,
     };
 
     #[test]
@@ -1688,11 +1688,7 @@ class Settings:
     name = "not.a.constant"
 "#;
         let f = extract("topics.py", src);
-        let consts: Vec<(&str, &str)> = f
-            .bindings
-            .iter()
-            .map(|c| (c.name.as_str(), c.value.as_lit().unwrap_or("?")))
-            .collect();
+        let consts = consts(&f);
         assert_eq!(
             consts,
             vec![
@@ -2002,11 +1998,7 @@ class Publisher:
 channel.basic_consume(queue='orders', on_message_callback=cb)
 "#;
         let f = extract("rabbitmq.py", src);
-        let got: Vec<(EventRole, String, u32)> = f
-            .events
-            .iter()
-            .map(|e| (e.role, e.topic.display(), e.line))
-            .collect();
+        let got = topics_shown(&f);
         assert_eq!(
             got,
             vec![

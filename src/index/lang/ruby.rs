@@ -1660,7 +1660,8 @@ fn push_event(src: &Src, st: &mut State, role: EventRole, via: &str, s: usize, e
 mod tests {
     use super::*;
     use crate::index::lang::test_support::{
-        events, every_prefix, extract_each, http_calls, junk_chars64, lit, random_text, routes, sym,
+        bindings, events, every_prefix, extract_each, http_calls, junk_chars64, lit, random_text,
+        routes, sym,
     };
 
     #[test]
@@ -1790,11 +1791,7 @@ end
 TOP = 'top.level'
 "#;
         let f = extract("topics.rb", src);
-        let consts: Vec<(&str, Value)> = f
-            .bindings
-            .iter()
-            .map(|c| (c.name.as_str(), c.value.clone()))
-            .collect();
+        let consts = bindings(&f);
         let env = |v: &str, d: &str| Value::env(v, Some(d.to_string()));
         assert_eq!(
             consts,

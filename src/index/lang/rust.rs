@@ -1607,8 +1607,8 @@ fn path_start(t: &Tokens, k: usize) -> usize {
 mod tests {
     use super::*;
     use crate::index::lang::test_support::{
-        brief, env, every_prefix, every_short_token_sequence, extract_each,
-        http_calls_borrowed as http_calls, imports, junk_bytes32, lit, reference,
+        brief, env, every_prefix, every_short_token_sequence, extract_each, grpc_clients,
+        grpc_servers, http_calls_borrowed as http_calls, imports, junk_bytes32, lit, reference,
         routes_borrowed as routes, sym,
     };
 
@@ -1886,18 +1886,7 @@ fn unrelated(client: Foo) {
 }
 "#;
         let f = extract("src/main.rs", src);
-        let servers: Vec<(&str, Option<&str>, u32)> = f
-            .grpc
-            .iter()
-            .filter_map(|g| match g {
-                GrpcFact::Server {
-                    service,
-                    impl_type,
-                    line,
-                } => Some((service.as_str(), impl_type.as_deref(), *line)),
-                _ => None,
-            })
-            .collect();
+        let servers = grpc_servers(&f);
         assert_eq!(
             servers,
             vec![
@@ -1912,16 +1901,7 @@ fn unrelated(client: Foo) {
             sym(&f, "create_order").container.as_deref(),
             Some("OrderSvc")
         );
-        let clients: Vec<(&str, Option<&str>, u32)> = f
-            .grpc
-            .iter()
-            .filter_map(|g| match g {
-                GrpcFact::Client { service, var, line } => {
-                    Some((service.as_str(), var.as_deref(), *line))
-                }
-                _ => None,
-            })
-            .collect();
+        let clients = grpc_clients(&f);
         assert_eq!(
             clients,
             vec![

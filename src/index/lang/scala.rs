@@ -791,7 +791,9 @@ impl<'s, 'a> Parser<'s, 'a> {
 mod tests {
     use super::*;
     use crate::index::facts::GrpcFact;
-    use crate::index::lang::test_support::{extract_each, junk_pieces64, sym};
+    use crate::index::lang::test_support::{
+        consts, extract_each, import_names, junk_pieces64, sym,
+    };
 
     #[test]
     fn packages_imports_and_declarations() {
@@ -856,11 +858,7 @@ def topLevel(x: Int): Int = x + 1
 "#;
         let f = extract("src/Orders.scala", src);
         assert_eq!(f.package.as_deref(), Some("com.acme.orders"));
-        let imps: Vec<(&str, Vec<String>, Option<&str>)> = f
-            .imports
-            .iter()
-            .map(|i| (i.module.as_str(), i.names.clone(), i.alias.as_deref()))
-            .collect();
+        let imps = import_names(&f);
         let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
         assert_eq!(
             imps,
@@ -931,11 +929,7 @@ def topLevel(x: Int): Int = x + 1
             (top.kind, top.container.as_deref()),
             (SymbolKind::Function, None)
         );
-        let consts: Vec<(&str, &str)> = f
-            .bindings
-            .iter()
-            .map(|c| (c.name.as_str(), c.value.as_lit().unwrap_or("?")))
-            .collect();
+        let consts = consts(&f);
         assert_eq!(
             consts,
             vec![

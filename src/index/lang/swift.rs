@@ -776,7 +776,7 @@ impl<'t> Ex<'t, '_, '_> {
 mod tests {
     use super::*;
     use crate::index::lang::test_support::{
-        every_prefix, extract_each, http_calls_borrowed as http_calls, junk_chars64,
+        consts_at, every_prefix, extract_each, http_calls_borrowed as http_calls, junk_chars64,
         sampled_prefixes, sym,
     };
 
@@ -922,11 +922,7 @@ func debugOnly() {}
     #[test]
     fn string_constants_grpc_and_urls() {
         let f = extract("Sources/Orders/OrderProvider.swift", SRC);
-        let consts: Vec<(&str, &str, u32)> = f
-            .bindings
-            .iter()
-            .map(|c| (c.name.as_str(), c.value.as_lit().unwrap_or("?"), c.line))
-            .collect();
+        let consts = consts_at(&f);
         assert_eq!(
             consts,
             vec![

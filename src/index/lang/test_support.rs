@@ -262,3 +262,94 @@ pub(crate) fn extract_each(extract: Extract, path: &str, snippets: &[&str]) {
         let _ = extract(path, src);
     }
 }
+
+/// Every binding as (name, value).
+pub(crate) fn bindings(f: &FileFacts) -> Vec<(&str, Value)> {
+    f.bindings
+        .iter()
+        .map(|c| (c.name.as_str(), c.value.clone()))
+        .collect()
+}
+
+/// Every binding as (name, literal value or `"?"`, line).
+pub(crate) fn consts_at(f: &FileFacts) -> Vec<(&str, &str, u32)> {
+    f.bindings
+        .iter()
+        .map(|c| (c.name.as_str(), c.value.as_lit().unwrap_or("?"), c.line))
+        .collect()
+}
+
+/// The file's events as (role, topic, line), without the library.
+pub(crate) fn topics(f: &FileFacts) -> Vec<(EventRole, Value, u32)> {
+    f.events
+        .iter()
+        .map(|e| (e.role, e.topic.clone(), e.line))
+        .collect()
+}
+
+/// The file's events as (role, topic as displayed, line).
+pub(crate) fn topics_shown(f: &FileFacts) -> Vec<(EventRole, String, u32)> {
+    f.events
+        .iter()
+        .map(|e| (e.role, e.topic.display(), e.line))
+        .collect()
+}
+
+/// The gRPC servers the file registers as (service, implementing type, line).
+pub(crate) fn grpc_servers(f: &FileFacts) -> Vec<(&str, Option<&str>, u32)> {
+    f.grpc
+        .iter()
+        .filter_map(|g| match g {
+            GrpcFact::Server {
+                service,
+                impl_type,
+                line,
+            } => Some((service.as_str(), impl_type.as_deref(), *line)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The gRPC clients the file builds as (service, variable, line).
+pub(crate) fn grpc_clients(f: &FileFacts) -> Vec<(&str, Option<&str>, u32)> {
+    f.grpc
+        .iter()
+        .filter_map(|g| match g {
+            GrpcFact::Client { service, var, line } => {
+                Some((service.as_str(), var.as_deref(), *line))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// [`grpc_clients`] owned, as the JVM tests spell them.
+pub(crate) fn grpc_clients_owned(f: &FileFacts) -> Vec<(String, Option<String>, u32)> {
+    let rows = grpc_clients(f).into_iter();
+    rows.map(|(s, v, l)| (s.to_string(), v.map(str::to_string), l))
+        .collect()
+}
+
+/// The file's imports as (module, line).
+pub(crate) fn import_lines(f: &FileFacts) -> Vec<(&str, u32)> {
+    f.imports
+        .iter()
+        .map(|i| (i.module.as_str(), i.line))
+        .collect()
+}
+
+/// The file's imports as (module, alias, line).
+pub(crate) fn import_aliases(f: &FileFacts) -> Vec<(&str, Option<&str>, u32)> {
+    f.imports
+        .iter()
+        .map(|i| (i.module.as_str(), i.alias.as_deref(), i.line))
+        .collect()
+}
+
+/// The file's imports as (module, names, alias).
+pub(crate) fn import_names(f: &FileFacts) -> Vec<(&str, Vec<String>, Option<&str>)> {
+    f.imports
+        .iter()
+        .map(|i| (i.module.as_str(), i.names.clone(), i.alias.as_deref()))
+        .collect()
+}

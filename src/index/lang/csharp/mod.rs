@@ -472,11 +472,7 @@ mod tests {
     fn razor_using_directives_are_imports() {
         let src = "\u{feff}@using System.Net.Http\n@using eShop.WebAppComponents.Catalog;\n@using Q = A.B\n@usingX\n<p>@using Not.This</p>\n@code { int n; }\n";
         let f = super::extract("src/App/Components/_Imports.razor", src);
-        let got: Vec<(&str, u32)> = f
-            .imports
-            .iter()
-            .map(|i| (i.module.as_str(), i.line))
-            .collect();
+        let got = import_lines(&f);
         assert_eq!(
             got,
             vec![
@@ -490,7 +486,8 @@ mod tests {
 
     use super::*;
     use crate::index::lang::test_support::{
-        constant, extract_each, grpc_calls, junk_chars64, lit, route, sampled_prefixes, sym,
+        constant, extract_each, grpc_calls, import_aliases, import_lines, junk_chars64, lit, route,
+        sampled_prefixes, sym, topics,
     };
 
     /// The calls of a file as (method, URL as the evaluator read it, line).
@@ -642,11 +639,7 @@ namespace Acme.Orders
         );
         // A numeric constant is a binding too (names elsewhere may resolve against it).
         assert_eq!(constant(&f, "OrderServiceImpl.Retries"), Some("3"));
-        let imports: Vec<(&str, Option<&str>, u32)> = f
-            .imports
-            .iter()
-            .map(|i| (i.module.as_str(), i.alias.as_deref(), i.line))
-            .collect();
+        let imports = import_aliases(&f);
         assert_eq!(
             imports,
             vec![
@@ -682,11 +675,7 @@ namespace Acme.Orders
                 },
             ]
         );
-        let events: Vec<(EventRole, Value, u32)> = f
-            .events
-            .iter()
-            .map(|e| (e.role, e.topic.clone(), e.line))
-            .collect();
+        let events = topics(&f);
         assert_eq!(
             events,
             vec![
@@ -829,11 +818,7 @@ namespace Acme.Ship
             Some("shipments.dispatched")
         );
         assert_eq!(constant(&f, "Topics.Returned"), Some("shipments.returned"));
-        let events: Vec<(EventRole, Value, u32)> = f
-            .events
-            .iter()
-            .map(|e| (e.role, e.topic.clone(), e.line))
-            .collect();
+        let events = topics(&f);
         assert_eq!(
             events,
             vec![

@@ -684,7 +684,8 @@ fn is_member(b: &[u8], ts: usize) -> bool {
 mod tests {
     use super::*;
     use crate::index::lang::test_support::{
-        events, extract_each, http_calls, imports, junk_chars64, lit, random_text, routes, sym,
+        bindings, events, extract_each, http_calls, imports, junk_chars64, lit, random_text,
+        routes, sym,
     };
 
     #[test]
@@ -798,11 +799,7 @@ define('APP_TOPIC', getenv('APP_TOPIC') ?: 'app.events');
             sym(&f, "RETRIES").container.as_deref(),
             Some("OrderService")
         );
-        let consts: Vec<(&str, Value)> = f
-            .bindings
-            .iter()
-            .map(|c| (c.name.as_str(), c.value.clone()))
-            .collect();
+        let consts = bindings(&f);
         assert_eq!(
             consts,
             vec![
