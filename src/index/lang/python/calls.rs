@@ -105,6 +105,8 @@ pub(super) fn calls(src: &Src, st: &mut State) {
     }
 }
 
+/// A call `callee(…)` with parentheses `open..close` after the receiver `chain`: gRPC, Kafka,
+/// AMQP, router and HTTP calls, each read by its own step.
 pub(super) fn call_site(
     src: &Src,
     st: &mut State,
@@ -113,6 +115,42 @@ pub(super) fn call_site(
     open: usize,
     close: usize,
 ) {
+    if grpc_call(src, st, chain, callee, (open, close)) {
+        return;
+    }
+    if let Some(via) = consumer_via(st, callee).filter(|v| *v != "confluent-kafka") {
+        // `KafkaConsumer("a", "b", …)`, `AIOKafkaConsumer("t", …)`: leading positional topics.
+        let args = src.args(open, close);
+        for &(s, e) in &args.positional {
+            push_topics(src, st, EventRole::Consumer, via, s, e);
+        }
+        return;
+    }
+    let parens = (open, close);
+    match callee {
+        "subscribe" | "produce" | "send" | "send_and_wait" | "produce_async" => {
+            kafka_call(src, st, chain, callee, parens)
+        }
+        "basic_publish" | "basic_consume" => amqp_call(src, st, callee, parens),
+        "include_router" | "register_blueprint" | "add_url_rule" => {
+            router_call(src, st, chain, callee, parens)
+        }
+        "get" | "post" | "put" | "delete" | "patch" | "head" | "options" | "request" | "stream"
+        | "fetch" | "urlopen" => http_call(src, st, chain, callee, parens),
+        _ => {}
+    }
+}
+
+/// gRPC: calls on a stub (bound to a name, or built in the call expression), `future` /
+/// `with_call` forms, `add_XServicer_to_server` servers and stub constructions. True when the
+/// call was one.
+fn grpc_call(
+    src: &Src,
+    st: &mut State,
+    chain: &Chain,
+    callee: &str,
+    (open, close): (usize, usize),
+) -> bool {
     let line = src.line_of(open);
     // gRPC calls on a name bound to a stub: `self.stub.CreateOrder(req)`, `stub.GetOrder(r)`.
     // Every stub method takes a request: a call without arguments (`resp.GetOffers()` on a
@@ -130,7 +168,7 @@ pub(super) fn call_site(
             method: callee.to_string(),
             line,
         });
-        return;
+        return true;
     }
     // A stub built in the call expression: `OffersStub(channel).GetOffers(req)`.
     if st.grpc_file
@@ -145,7 +183,7 @@ pub(super) fn call_site(
             method: callee.to_string(),
             line,
         });
-        return;
+        return true;
     }
     // `stub.CreateOrder.future(req)`, `self.stub.GetOrder.with_call(req)`.
     if matches!(callee, "future" | "with_call")
@@ -158,7 +196,7 @@ pub(super) fn call_site(
             method: method.to_string(),
             line,
         });
-        return;
+        return true;
     }
     if let Some(svc) = callee
         .strip_prefix("add_")
@@ -178,7 +216,7 @@ pub(super) fn call_site(
             impl_type,
             line,
         });
-        return;
+        return true;
     }
     if st.grpc_file
         && let Some(svc) = stub_service(callee)
@@ -189,16 +227,19 @@ pub(super) fn call_site(
             var: None,
             line,
         });
-        return;
+        return true;
     }
-    if let Some(via) = consumer_via(st, callee).filter(|v| *v != "confluent-kafka") {
-        // `KafkaConsumer("a", "b", …)`, `AIOKafkaConsumer("t", …)`: leading positional topics.
-        let args = src.args(open, close);
-        for &(s, e) in &args.positional {
-            push_topics(src, st, EventRole::Consumer, via, s, e);
-        }
-        return;
-    }
+    false
+}
+
+/// Kafka consumer subscriptions and producer sends on a known or Kafka-named receiver.
+fn kafka_call(
+    src: &Src,
+    st: &mut State,
+    chain: &Chain,
+    callee: &str,
+    (open, close): (usize, usize),
+) {
     match callee {
         "subscribe" => {
             let Some(via) = kafka_receiver(st, chain, false) else {
@@ -228,8 +269,15 @@ pub(super) fn call_site(
                 push_topics(src, st, EventRole::Producer, via, s, e);
             }
         }
-        // AMQP (pika, kombu, aio-pika): `basic_publish(exchange=…, routing_key=…)` sends to
-        // the routing key (the exchange when the key is empty); `basic_consume(queue=…)`
+        _ => {}
+    }
+}
+
+/// AMQP (pika, kombu, aio-pika) publishes and consumes.
+fn amqp_call(src: &Src, st: &mut State, callee: &str, (open, close): (usize, usize)) {
+    let line = src.line_of(open);
+    match callee {
+        // `basic_publish(exchange=…, routing_key=…)` sends to the routing key (the exchange when the key is empty); `basic_consume(queue=…)`
         // consumes the queue.
         "basic_publish" => {
             let args = src.args(open, close);
@@ -270,6 +318,21 @@ pub(super) fn call_site(
                 });
             }
         }
+        _ => {}
+    }
+}
+
+/// Routers mounted under a prefix (FastAPI `include_router`, Flask `register_blueprint`) and
+/// Flask `add_url_rule` routes.
+fn router_call(
+    src: &Src,
+    st: &mut State,
+    chain: &Chain,
+    callee: &str,
+    (open, close): (usize, usize),
+) {
+    let line = src.line_of(open);
+    match callee {
         "include_router" | "register_blueprint" => {
             let args = src.args(open, close);
             let prefix = args
@@ -324,6 +387,20 @@ pub(super) fn call_site(
                 });
             }
         }
+        _ => {}
+    }
+}
+
+/// HTTP requests on a client (`requests`, `httpx`, `aiohttp`, `urllib`, sessions).
+fn http_call(
+    src: &Src,
+    st: &mut State,
+    chain: &Chain,
+    callee: &str,
+    (open, close): (usize, usize),
+) {
+    let line = src.line_of(open);
+    match callee {
         "get" | "post" | "put" | "delete" | "patch" | "head" | "options" | "request" | "stream"
         | "fetch" | "urlopen" => {
             if !is_http_receiver(st, chain) {
