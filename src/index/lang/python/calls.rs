@@ -277,8 +277,8 @@ fn kafka_call(
 fn amqp_call(src: &Src, st: &mut State, callee: &str, (open, close): (usize, usize)) {
     let line = src.line_of(open);
     match callee {
-        // `basic_publish(exchange=…, routing_key=…)` sends to the routing key (the exchange when the key is empty); `basic_consume(queue=…)`
-        // consumes the queue.
+        // `basic_publish(exchange=…, routing_key=…)` sends to the routing key (the exchange
+        // when the key is empty); `basic_consume(queue=…)` consumes the queue.
         "basic_publish" => {
             let args = src.args(open, close);
             let key = args
