@@ -475,54 +475,14 @@ fn walk(src: &Src, st: &mut State) {
     let code = src.code();
     let b = code.as_bytes();
     let n = b.len();
-    let mut frames: Vec<Frame> = Vec::new();
-    // Indices of the type frames in `frames`, and how many frames are not namespaces, so the
-    // enclosing type and "at top level" are O(1) however deep the nesting.
-    let mut types: Vec<usize> = Vec::new();
-    let mut non_namespace = 0usize;
-    let mut pending: Option<Frame> = None;
+    let mut nest = Nest::default();
     let mut open_namespace: Option<usize> = None;
     let mut i = 0;
     while i < n {
         let c = b[i];
-        match c {
-            b'{' => {
-                let f = pending.take().unwrap_or_default();
-                if matches!(f.kind, FrameKind::Type | FrameKind::Enum) {
-                    types.push(frames.len());
-                }
-                if f.kind != FrameKind::Namespace {
-                    non_namespace += 1;
-                }
-                frames.push(f);
-                i += 1;
-                continue;
-            }
-            b'}' => {
-                if let Some(f) = frames.pop() {
-                    if types.last() == Some(&frames.len()) {
-                        types.pop();
-                    }
-                    if f.kind != FrameKind::Namespace {
-                        non_namespace -= 1;
-                    }
-                    if let Some(sym) = f.symbol.and_then(|s| st.facts.symbols.get_mut(s)) {
-                        sym.end_line = src.line_of(i);
-                    }
-                }
-                i += 1;
-                continue;
-            }
-            b';' => {
-                if let Some(f) = pending.take()
-                    && let Some(sym) = f.symbol.and_then(|s| st.facts.symbols.get_mut(s))
-                {
-                    sym.end_line = src.line_of(i);
-                }
-                i += 1;
-                continue;
-            }
-            _ => {}
+        if nest.punct(src, st, c, i) {
+            i += 1;
+            continue;
         }
         if !is_ident_byte(c) || (i > 0 && is_ident_byte(b[i - 1])) {
             i += 1;
@@ -536,11 +496,13 @@ fn walk(src: &Src, st: &mut State) {
         i = te;
         let word = &code[ts..te];
         let member = is_member(b, ts);
-        let class = types
+        let class = nest
+            .types
             .last()
-            .and_then(|&t| frames.get(t))
+            .and_then(|&t| nest.frames.get(t))
             .and_then(|f| f.type_name.as_deref());
-        let in_type_body = frames
+        let in_type_body = nest
+            .frames
             .last()
             .is_some_and(|f| matches!(f.kind, FrameKind::Type | FrameKind::Enum));
         // Keywords all start with one of these letters: most tokens skip the match.
@@ -552,43 +514,15 @@ fn walk(src: &Src, st: &mut State) {
         {
             match word {
                 "namespace" => {
-                    if let Some((ns, ne)) = qualified_name(code, te)
-                        && !code[ns..ne].starts_with('\\')
+                    if let Some(next) =
+                        namespace_decl(src, st, ts, te, &mut nest.pending, &mut open_namespace)
                     {
-                        let name = &code[ns..ne];
-                        if let Some(prev) = open_namespace.take()
-                            && let Some(sym) = st.facts.symbols.get_mut(prev)
-                        {
-                            sym.end_line = src.line_of(ts).saturating_sub(1).max(sym.line);
-                        }
-                        if st.facts.package.is_none() {
-                            st.facts.package = Some(name.to_string());
-                        }
-                        st.facts.symbols.push(Symbol {
-                            name: name.to_string(),
-                            kind: SymbolKind::Module,
-                            line: src.line_of(ns),
-                            end_line: src.lx.line_count(),
-                            doc_line: src.lx.doc_comment_above(src.line_of(ts)),
-                            container: None,
-                        });
-                        let idx = st.facts.symbols.len() - 1;
-                        match lex::next_non_space(code, ne) {
-                            Some((_, b'{')) => {
-                                pending = Some(Frame {
-                                    kind: FrameKind::Namespace,
-                                    symbol: Some(idx),
-                                    ..Frame::default()
-                                })
-                            }
-                            _ => open_namespace = Some(idx),
-                        }
-                        i = ne;
+                        i = next;
                     }
                     continue;
                 }
                 "use" => {
-                    let top_level = non_namespace == 0;
+                    let top_level = nest.non_namespace == 0;
                     if top_level && lex::prev_non_space(code, ts).is_none_or(|(_, p)| p != b')') {
                         i = use_stmt(src, st, te);
                     }
@@ -596,7 +530,7 @@ fn walk(src: &Src, st: &mut State) {
                 }
                 "class" if matches!(ident_before(code, ts), Some((_, "new"))) => {
                     // An anonymous class: its methods are methods, of no named type.
-                    pending = Some(Frame {
+                    nest.pending = Some(Frame {
                         kind: FrameKind::Type,
                         ..Frame::default()
                     });
@@ -604,14 +538,14 @@ fn walk(src: &Src, st: &mut State) {
                 }
                 "class" | "interface" | "trait" | "enum" => {
                     if let Some((f, next)) = type_decl(src, st, ts, te, word, class) {
-                        pending = Some(f);
+                        nest.pending = Some(f);
                         i = next;
                     }
                     continue;
                 }
                 "implements" => {
                     if st.grpc_file
-                        && let Some(p) = &pending
+                        && let Some(p) = &nest.pending
                         && let Some(name) = p.type_name.clone()
                         && let Some(sym) = p.symbol.and_then(|s| st.facts.symbols.get(s))
                     {
@@ -621,17 +555,22 @@ fn walk(src: &Src, st: &mut State) {
                     continue;
                 }
                 "function" => {
-                    if let Some((f, next)) = function_decl(src, st, ts, te, &frames, class) {
-                        pending = Some(f);
+                    if let Some((f, next)) = function_decl(src, st, ts, te, &nest.frames, class) {
+                        nest.pending = Some(f);
                         i = next;
                     }
                     continue;
                 }
-                "const" if in_type_body || non_namespace == 0 => {
+                "const" if in_type_body || nest.non_namespace == 0 => {
                     i = const_decl(src, st, ts, te, class);
                     continue;
                 }
-                "case" if frames.last().is_some_and(|f| f.kind == FrameKind::Enum) => {
+                "case"
+                    if nest
+                        .frames
+                        .last()
+                        .is_some_and(|f| f.kind == FrameKind::Enum) =>
+                {
                     i = case_decl(src, st, ts, te, class);
                     continue;
                 }
@@ -664,11 +603,113 @@ fn walk(src: &Src, st: &mut State) {
         sym.end_line = src.lx.line_count().max(sym.line);
     }
     let last = src.lx.line_count();
-    for f in frames {
+    for f in nest.frames {
         if let Some(sym) = f.symbol.and_then(|s| st.facts.symbols.get_mut(s)) {
             sym.end_line = last.max(sym.line);
         }
     }
+}
+
+/// The open blocks of the walk: a frame for every `{`, typed by the declaration before it.
+#[derive(Default)]
+struct Nest {
+    frames: Vec<Frame>,
+    /// Indices of the type frames in `frames`, and how many frames are not namespaces, so the
+    /// enclosing type and "at top level" are O(1) however deep the nesting.
+    types: Vec<usize>,
+    non_namespace: usize,
+    /// The declaration whose `{` (or `;`) comes next.
+    pending: Option<Frame>,
+}
+
+impl Nest {
+    /// Opens or closes a block at a `{`, `}` or `;` at `i` (ending the declaration it closes);
+    /// false for any other byte.
+    fn punct(&mut self, src: &Src, st: &mut State, c: u8, i: usize) -> bool {
+        match c {
+            b'{' => {
+                let f = self.pending.take().unwrap_or_default();
+                if matches!(f.kind, FrameKind::Type | FrameKind::Enum) {
+                    self.types.push(self.frames.len());
+                }
+                if f.kind != FrameKind::Namespace {
+                    self.non_namespace += 1;
+                }
+                self.frames.push(f);
+                true
+            }
+            b'}' => {
+                if let Some(f) = self.frames.pop() {
+                    if self.types.last() == Some(&self.frames.len()) {
+                        self.types.pop();
+                    }
+                    if f.kind != FrameKind::Namespace {
+                        self.non_namespace -= 1;
+                    }
+                    if let Some(sym) = f.symbol.and_then(|s| st.facts.symbols.get_mut(s)) {
+                        sym.end_line = src.line_of(i);
+                    }
+                }
+                true
+            }
+            b';' => {
+                if let Some(f) = self.pending.take()
+                    && let Some(sym) = f.symbol.and_then(|s| st.facts.symbols.get_mut(s))
+                {
+                    sym.end_line = src.line_of(i);
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// `namespace A\B;` or `namespace A\B { … }` after the keyword at `ts..te`: the module symbol
+/// (ending the previous unbraced namespace) and the package. Returns where the walk resumes.
+fn namespace_decl(
+    src: &Src,
+    st: &mut State,
+    ts: usize,
+    te: usize,
+    pending: &mut Option<Frame>,
+    open_namespace: &mut Option<usize>,
+) -> Option<usize> {
+    let code = src.code();
+    if let Some((ns, ne)) = qualified_name(code, te)
+        && !code[ns..ne].starts_with('\\')
+    {
+        let name = &code[ns..ne];
+        if let Some(prev) = open_namespace.take()
+            && let Some(sym) = st.facts.symbols.get_mut(prev)
+        {
+            sym.end_line = src.line_of(ts).saturating_sub(1).max(sym.line);
+        }
+        if st.facts.package.is_none() {
+            st.facts.package = Some(name.to_string());
+        }
+        st.facts.symbols.push(Symbol {
+            name: name.to_string(),
+            kind: SymbolKind::Module,
+            line: src.line_of(ns),
+            end_line: src.lx.line_count(),
+            doc_line: src.lx.doc_comment_above(src.line_of(ts)),
+            container: None,
+        });
+        let idx = st.facts.symbols.len() - 1;
+        match lex::next_non_space(code, ne) {
+            Some((_, b'{')) => {
+                *pending = Some(Frame {
+                    kind: FrameKind::Namespace,
+                    symbol: Some(idx),
+                    ..Frame::default()
+                })
+            }
+            _ => *open_namespace = Some(idx),
+        }
+        return Some(ne);
+    }
+    None
 }
 
 /// True when the token at `ts` follows `->`, `?->` or `::` (a member, not a keyword).
