@@ -167,17 +167,7 @@ pub(super) fn call_token(src: &Src, st: &mut State, stmt: &Stmt, ts: usize, te: 
     let code = src.code();
     let b = code.as_bytes();
     let name = &code[ts..te];
-    let chain =
-        if ts > 0 && (b[ts - 1] == b'.' || (ts >= 2 && (b[ts - 2] == b':' && b[ts - 1] == b':'))) {
-            let sep = if b[ts - 1] == b'.' { ts - 1 } else { ts - 2 };
-            chain_before(code, &src.br, sep)
-        } else {
-            Chain {
-                text: "",
-                start: ts,
-                ends_with_call: None,
-            }
-        };
+    let chain = receiver_chain(src, ts);
     if b[ts - usize::from(ts > 0)] == b':' && !chain.text.is_empty() && b.get(te) != Some(&b'(') {
         // `A::B` constant path segment, not a call.
         if !name.as_bytes()[0].is_ascii_lowercase() {
@@ -254,6 +244,56 @@ pub(super) fn call_token(src: &Src, st: &mut State, stmt: &Stmt, ts: usize, te: 
                 });
             }
         }
+        "deliver_message" | "produce" | "produce_sync" | "produce_async" | "subscribe"
+        | "each_message" | "each_batch" => kafka_call(src, st, &chain, name, &args),
+        _ => {
+            // HTTP verbs.
+            let bare_httparty = chain.text.is_empty() && st.httparty && b.get(te) == Some(&b'(');
+            let Some(sure) = bare_httparty
+                .then_some(true)
+                .or_else(|| http_receiver(st, &chain))
+            else {
+                return;
+            };
+            let method = match name {
+                "get_response" => "GET",
+                "post_form" => "POST",
+                v => v,
+            };
+            if let Some(&(a, z)) = args.positional.first()
+                && let Some(url) = src.url(a, z, sure)
+            {
+                st.facts.http.push(HttpFact::Call {
+                    method: Some(method.to_ascii_uppercase()),
+                    url,
+                    line,
+                });
+            }
+        }
+    }
+}
+
+/// The receiver chain before the method name at `ts` (`@client.` before `get`), empty for a
+/// bare call.
+fn receiver_chain<'s>(src: &'s Src, ts: usize) -> Chain<'s> {
+    let code = src.code();
+    let b = code.as_bytes();
+    if ts > 0 && (b[ts - 1] == b'.' || (ts >= 2 && (b[ts - 2] == b':' && b[ts - 1] == b':'))) {
+        let sep = if b[ts - 1] == b'.' { ts - 1 } else { ts - 2 };
+        chain_before(code, &src.br, sep)
+    } else {
+        Chain {
+            text: "",
+            start: ts,
+            ends_with_call: None,
+        }
+    }
+}
+
+/// Kafka: ruby-kafka `deliver_message` / `each_message`, producers' `produce` (ruby-kafka,
+/// rdkafka, Karafka) and consumers' `subscribe`, on a bound or Kafka-named receiver.
+fn kafka_call(src: &Src, st: &mut State, chain: &Chain, name: &str, args: &Args) {
+    match name {
         "deliver_message" => {
             if let Some((a, z)) = args.kw("topic") {
                 push_event(src, st, EventRole::Producer, "ruby-kafka", a, z);
@@ -264,7 +304,9 @@ pub(super) fn call_token(src: &Src, st: &mut State, stmt: &Stmt, ts: usize, te: 
                 .producers
                 .get(chain.key())
                 .copied()
-                .or_else(|| (recv == "Karafka.producer").then_some("karafka"))
+                .or_else(|| {
+                    (chain.text.trim_start_matches("::") == "Karafka.producer").then_some("karafka")
+                })
                 .or_else(|| {
                     chain
                         .last()
@@ -305,30 +347,7 @@ pub(super) fn call_token(src: &Src, st: &mut State, stmt: &Stmt, ts: usize, te: 
                 push_event(src, st, EventRole::Consumer, "ruby-kafka", a, z);
             }
         }
-        _ => {
-            // HTTP verbs.
-            let bare_httparty = chain.text.is_empty() && st.httparty && b.get(te) == Some(&b'(');
-            let Some(sure) = bare_httparty
-                .then_some(true)
-                .or_else(|| http_receiver(st, &chain))
-            else {
-                return;
-            };
-            let method = match name {
-                "get_response" => "GET",
-                "post_form" => "POST",
-                v => v,
-            };
-            if let Some(&(a, z)) = args.positional.first()
-                && let Some(url) = src.url(a, z, sure)
-            {
-                st.facts.http.push(HttpFact::Call {
-                    method: Some(method.to_ascii_uppercase()),
-                    url,
-                    line,
-                });
-            }
-        }
+        _ => {}
     }
 }
 
