@@ -226,71 +226,11 @@ impl<'s, 'a> Parser<'s, 'a> {
         };
         let doc = jvm::doc_line(src.lx, src.line(i), !anns.is_empty());
 
-        if let Some((kind, kw)) = type_kw {
-            let Some(name) = src.ident(kw + 1) else {
-                return after_term;
-            };
-            let line = src.line(kw + 1);
-            let supers = self.supers(kw + 2, term);
-            let body = (term_text == "{").then(|| (term, src.close_or_end(term)));
-            let end_line = body.map_or(src.line(term), |(_, c)| src.line(c));
-            let sym = self.push_symbol(name, kind, line, end_line, doc);
-            let ty = self.model.types.len();
-            let parent = self.stack.last().map(|f| f.ty);
-            self.model.types.push(TypeDecl {
-                name,
-                line,
-                kind,
-                anns,
-                supers,
-                span: (kw, body.map_or(term, |(_, c)| c)),
-                parent,
-                companion: false,
-            });
-            if let Some((_, close)) = body {
-                self.stack.push(Frame {
-                    ty,
-                    sym,
-                    enum_phase: kind == SymbolKind::Enum,
-                    close,
-                });
-            }
-            return after_term;
+        if let Some(kw) = type_kw {
+            return self.type_decl(kw, (term, after_term), anns, doc);
         }
-
         if let Some(p) = paren {
-            let Some(name) = p
-                .checked_sub(1)
-                .and_then(|q| src.ident(q))
-                .filter(|w| !is_statement_word(w))
-            else {
-                return self.skip_rest(term);
-            };
-            let (owner, container) = self.container();
-            let kind = match container.as_deref() {
-                Some(c) if c == name => SymbolKind::Constructor,
-                Some(_) => SymbolKind::Method,
-                None => SymbolKind::Function,
-            };
-            let (end_line, next) = match term_text {
-                "{" => {
-                    let c = src.close_or_end(term);
-                    (src.line(c), c + 1)
-                }
-                "=" => {
-                    let e = self.initializer_end(term + 1);
-                    (src.line(e), if src.is(e, ";") { e + 1 } else { e })
-                }
-                _ => (src.line(term), after_term),
-            };
-            self.push_symbol(name, kind, src.line(p - 1), end_line, doc);
-            self.model.methods.push(MethodDecl {
-                name,
-                line: src.line(p - 1),
-                owner,
-                anns,
-            });
-            return next;
+            return self.method_decl(p, (term, after_term), anns, doc);
         }
 
         match term_text {
@@ -299,6 +239,92 @@ impl<'s, 'a> Parser<'s, 'a> {
             "{" => src.close_or_end(term) + 1,
             _ => after_term,
         }
+    }
+
+    /// A class, interface, enum or record whose keyword is at `kw`, its header ending at
+    /// `term`: the symbol, the type for the model, and its body on the stack.
+    fn type_decl(
+        &mut self,
+        (kind, kw): (SymbolKind, usize),
+        (term, after_term): (usize, usize),
+        anns: Vec<Ann<'a>>,
+        doc: Option<u32>,
+    ) -> usize {
+        let src = self.src;
+        let term_text = src.toks.get(term).map_or("", |t| t.text);
+        let Some(name) = src.ident(kw + 1) else {
+            return after_term;
+        };
+        let line = src.line(kw + 1);
+        let supers = self.supers(kw + 2, term);
+        let body = (term_text == "{").then(|| (term, src.close_or_end(term)));
+        let end_line = body.map_or(src.line(term), |(_, c)| src.line(c));
+        let sym = self.push_symbol(name, kind, line, end_line, doc);
+        let ty = self.model.types.len();
+        let parent = self.stack.last().map(|f| f.ty);
+        self.model.types.push(TypeDecl {
+            name,
+            line,
+            kind,
+            anns,
+            supers,
+            span: (kw, body.map_or(term, |(_, c)| c)),
+            parent,
+            companion: false,
+        });
+        if let Some((_, close)) = body {
+            self.stack.push(Frame {
+                ty,
+                sym,
+                enum_phase: kind == SymbolKind::Enum,
+                close,
+            });
+        }
+        after_term
+    }
+
+    /// A method or constructor whose parameters open at `p`, its header ending at `term`.
+    fn method_decl(
+        &mut self,
+        p: usize,
+        (term, after_term): (usize, usize),
+        anns: Vec<Ann<'a>>,
+        doc: Option<u32>,
+    ) -> usize {
+        let src = self.src;
+        let term_text = src.toks.get(term).map_or("", |t| t.text);
+        let Some(name) = p
+            .checked_sub(1)
+            .and_then(|q| src.ident(q))
+            .filter(|w| !is_statement_word(w))
+        else {
+            return self.skip_rest(term);
+        };
+        let (owner, container) = self.container();
+        let kind = match container.as_deref() {
+            Some(c) if c == name => SymbolKind::Constructor,
+            Some(_) => SymbolKind::Method,
+            None => SymbolKind::Function,
+        };
+        let (end_line, next) = match term_text {
+            "{" => {
+                let c = src.close_or_end(term);
+                (src.line(c), c + 1)
+            }
+            "=" => {
+                let e = self.initializer_end(term + 1);
+                (src.line(e), if src.is(e, ";") { e + 1 } else { e })
+            }
+            _ => (src.line(term), after_term),
+        };
+        self.push_symbol(name, kind, src.line(p - 1), end_line, doc);
+        self.model.methods.push(MethodDecl {
+            name,
+            line: src.line(p - 1),
+            owner,
+            anns,
+        });
+        next
     }
 
     /// Skips what follows a header we could not read.
