@@ -91,20 +91,12 @@ impl<'a> Cpp<'_, '_, 'a> {
         limit
     }
 
-    /// A function candidate named at `name_tok` with parameters at `open`. Returns the index
-    /// after the statement when it is a function (recorded or not), `None` when the
-    /// parentheses turned out not to be a parameter list.
-    pub(super) fn function(
-        &mut self,
-        name_tok: usize,
-        name: &str,
-        open: usize,
-        ctx: Ctx<'a>,
-    ) -> Option<usize> {
+    /// The token after the qualifiers that follow a parameter list closing at `close`
+    /// (`const`, `noexcept(…)`, `override`, attributes, a trailing return type); `Err` with
+    /// the index to resume at when a trailing return type runs into a closing `}`.
+    fn after_qualifiers(&self, close: usize, ctx: &Ctx<'a>) -> Result<usize, usize> {
         let t = self.t;
-        let close = t.close(open)?;
         let mut j = close + 1;
-        // Qualifiers after the parameter list.
         loop {
             if let Some(id) = t.ident(j) {
                 match id {
@@ -136,7 +128,7 @@ impl<'a> Cpp<'_, '_, 'a> {
                     && !t.is_punct(j, b'=')
                 {
                     if t.is_punct(j, b'}') {
-                        return Some(j);
+                        return Err(j);
                     }
                     j = if t.is_punct(j, b'<') {
                         self.skip_angles(j).max(j + 1)
@@ -148,6 +140,25 @@ impl<'a> Cpp<'_, '_, 'a> {
                 break;
             }
         }
+        Ok(j)
+    }
+
+    /// A function candidate named at `name_tok` with parameters at `open`. Returns the index
+    /// after the statement when it is a function (recorded or not), `None` when the
+    /// parentheses turned out not to be a parameter list.
+    pub(super) fn function(
+        &mut self,
+        name_tok: usize,
+        name: &str,
+        open: usize,
+        ctx: Ctx<'a>,
+    ) -> Option<usize> {
+        let t = self.t;
+        let close = t.close(open)?;
+        let mut j = match self.after_qualifiers(close, &ctx) {
+            Ok(j) => j,
+            Err(end) => return Some(end),
+        };
         let mut body = None;
         let mut decl_end = None;
         if t.is(j, "try") && t.is_punct(j + 1, b'{') {
