@@ -492,6 +492,20 @@ pub fn looks_like_url(v: &crate::index::facts::Value) -> bool {
     })
 }
 
+/// The function of `funcs` (in order of their first token) whose signature or body holds
+/// token `at`; `span` gives a function's first token and the token closing its body (or its
+/// parameters when it has no body). Shared by the token-scanning extractors.
+pub fn enclosing<F>(
+    funcs: &[F],
+    at: usize,
+    span: impl Fn(&F) -> (usize, Option<usize>),
+) -> Option<usize> {
+    let p = funcs.partition_point(|f| span(f).0 <= at);
+    let f = p.checked_sub(1)?;
+    let end = span(&funcs[f]).1?;
+    (at <= end).then_some(f)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -138,7 +138,7 @@ impl<'t, 'a> Go<'t, '_, 'a> {
             }
             "Group" | "PathPrefix" if !args.is_empty() => {
                 if let Some(path) = path_arg(args[0])
-                    && let Some(a) = self.assign_starting_at(chain_start(t, k))
+                    && let Some(a) = self.asg.starting_at(chain_start(t, k))
                 {
                     let full = join_path(&self.prefix_for(recv), &path);
                     self.group_prefix.insert(t.text(a.at), full);

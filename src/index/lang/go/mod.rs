@@ -21,8 +21,8 @@ mod patterns;
 
 use std::collections::HashMap;
 
-use super::bind::{Assign, Assignments, StmtStyle};
-use super::common::{join_path, looks_like_topic, looks_like_url};
+use super::bind::{Assignments, StmtStyle};
+use super::common::{self, join_path, looks_like_topic, looks_like_url};
 use super::tokens::{Rules, Tokens};
 use super::value::{ExprRules, eval, with_fallback};
 use crate::index::facts::{

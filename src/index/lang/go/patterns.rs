@@ -10,21 +10,9 @@ impl<'t, 'a> Go<'t, '_, 'a> {
 
     /// The top-level function whose signature or body holds token `at`.
     pub(super) fn enclosing_func(&self, at: usize) -> Option<usize> {
-        let p = self.funcs.partition_point(|f| f.start <= at);
-        let f = p.checked_sub(1)?;
-        let end = self.funcs[f]
-            .body
-            .map(|(_, c)| c)
-            .or(self.funcs[f].params.map(|(_, c)| c))?;
-        (at <= end).then_some(f)
-    }
-
-    /// The assignment whose right-hand side starts at token `start` (`c := pb.NewXClient(…)`,
-    /// `v1 := r.Group("/v1")`).
-    pub(super) fn assign_starting_at(&self, start: usize) -> Option<&'t Assign> {
-        let list = &self.asg.list;
-        let p = list.partition_point(|a| a.rhs.0 < start);
-        list.get(p).filter(|a| a.rhs.0 == start)
+        common::enclosing(&self.funcs, at, |f| {
+            (f.start, f.body.or(f.params).map(|(_, c)| c))
+        })
     }
 
     // -----------------------------------------------------------------------------------------
@@ -162,7 +150,7 @@ impl<'t, 'a> Go<'t, '_, 'a> {
         let t = self.t;
         let start = chain_start(t, k);
         let mut var = None;
-        if let Some(a) = self.assign_starting_at(start) {
+        if let Some(a) = self.asg.starting_at(start) {
             // `g.orders = …` is a field, reached as `g.orders`; a plain name is a local of its
             // function from the assignment on, or a package variable.
             let scope = if a.name.contains('.') {

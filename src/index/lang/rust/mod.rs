@@ -19,8 +19,8 @@ mod routes;
 
 use std::collections::{HashMap, HashSet};
 
-use super::bind::{Assign, Assignments, StmtStyle};
-use super::common::{join_path, looks_like_topic, looks_like_url};
+use super::bind::{Assignments, StmtStyle};
+use super::common::{self, join_path, looks_like_topic, looks_like_url};
 use super::tokens::{Rules, Tokens};
 use super::value::{ExprRules, eval};
 use crate::index::facts::{

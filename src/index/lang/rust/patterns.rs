@@ -10,20 +10,9 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
     // -----------------------------------------------------------------------------------------
 
     pub(super) fn enclosing_func(&self, at: usize) -> Option<usize> {
-        let p = self.funcs.partition_point(|f| f.start <= at);
-        let f = p.checked_sub(1)?;
-        let end = self.funcs[f]
-            .body
-            .map(|(_, c)| c)
-            .or(self.funcs[f].params.map(|(_, c)| c))?;
-        (at <= end).then_some(f)
-    }
-
-    /// The assignment whose right-hand side starts at token `start` (`let c = X::connect(…)`).
-    pub(super) fn assign_starting_at(&self, start: usize) -> Option<&'t Assign> {
-        let list = &self.asg.list;
-        let p = list.partition_point(|a| a.rhs.0 < start);
-        list.get(p).filter(|a| a.rhs.0 == start)
+        common::enclosing(&self.funcs, at, |f| {
+            (f.start, f.body.or(f.params).map(|(_, c)| c))
+        })
     }
 
     pub(super) fn bind(&mut self, name: &'a str, service: &str, scope: Scope) {
@@ -185,7 +174,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
         }
         let start = path_start(t, k);
         let mut var = None;
-        if let Some(l) = self.assign_starting_at(start) {
+        if let Some(l) = self.asg.starting_at(start) {
             let scope = if l.name.contains('.') {
                 Scope::Field
             } else {
