@@ -492,6 +492,23 @@ pub fn looks_like_url(v: &crate::index::facts::Value) -> bool {
     })
 }
 
+/// A topic read from the value of an expression: a literal must look like a topic name;
+/// any other value (an environment lookup, a constant left to the graph, a run-time value) is
+/// kept, so the site is listed as unresolved. Shared by every extractor's topic reading.
+pub fn topic_of(v: crate::index::facts::Value) -> Option<crate::index::facts::Value> {
+    match v.as_lit() {
+        Some(lit) => looks_like_topic(lit).then_some(v),
+        None => Some(v),
+    }
+}
+
+/// The URL of an HTTP call from the value of its argument: `sure` when the receiver is an HTTP
+/// client by its library; otherwise the value must read like a URL, so `cache.get(key)` is not
+/// taken for a request.
+pub fn url_of(v: crate::index::facts::Value, sure: bool) -> Option<crate::index::facts::Value> {
+    (sure || looks_like_url(&v)).then_some(v)
+}
+
 /// The function of `funcs` (in order of their first token) whose signature or body holds
 /// token `at`; `span` gives a function's first token and the token closing its body (or its
 /// parameters when it has no body). Shared by the token-scanning extractors.

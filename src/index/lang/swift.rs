@@ -12,7 +12,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::bind::{Assignments, StmtStyle};
-use super::common::looks_like_url;
+use super::common;
 use super::tokens::{Rules, Tokens};
 use super::value::{ExprRules, eval};
 use crate::index::facts::{Binding, FileFacts, GrpcFact, HttpFact, Import, SymbolKind, Value};
@@ -195,8 +195,7 @@ impl<'t> Ex<'t, '_, '_> {
         if s >= e {
             return None;
         }
-        let v = self.value((s, e));
-        (sure || looks_like_url(&v)).then_some(v)
+        common::url_of(self.value((s, e)), sure)
     }
 
     /// `@attr`, `@attr(…)`, `@Module.attr` starting at `i`: the index after them and the

@@ -23,7 +23,7 @@ mod patterns;
 use std::collections::HashMap;
 
 use super::bind::{Assignments, StmtStyle};
-use super::common::{looks_like_topic, looks_like_url};
+use super::common;
 use super::tokens::{Rules, TokKind, Tokens};
 use super::value::{ExprRules, eval};
 use crate::index::facts::{

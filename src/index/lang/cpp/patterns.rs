@@ -287,11 +287,7 @@ impl<'a> Cpp<'_, '_, 'a> {
         if s >= e {
             return None;
         }
-        let v = self.value((s, e));
-        match v.as_lit() {
-            Some(lit) => looks_like_topic(lit).then_some(v),
-            None => Some(v),
-        }
+        common::topic_of(self.value((s, e)))
     }
 
     /// cpr: `cpr::Get(cpr::Url{"http://orders/x"}, …)`.
@@ -414,7 +410,6 @@ impl<'a> Cpp<'_, '_, 'a> {
         if s >= e {
             return None;
         }
-        let v = self.value((s, e));
-        (sure || looks_like_url(&v)).then_some(v)
+        common::url_of(self.value((s, e)), sure)
     }
 }

@@ -22,8 +22,8 @@ mod uses;
 use std::collections::{HashMap, HashSet};
 
 use super::bind::{Assignments, StmtStyle};
-use super::common::{http_path_of, looks_like_http_path, looks_like_topic};
-use super::common::{join_route, looks_like_url};
+use super::common::join_route;
+use super::common::{self, http_path_of, looks_like_http_path};
 use super::tokens::{Chain, Rules, TokKind, Tokens};
 use super::value::{ExprRules, eval};
 use crate::index::facts::{
@@ -383,11 +383,7 @@ impl<'t> Ex<'t, '_, '_> {
             let (x, y) = *t.args(a + 2).first()?;
             return self.topic_expr(x, y);
         }
-        let v = eval(t, (a, e), &ExprRules::CSHARP, self.asg);
-        match v.as_lit() {
-            Some(lit) => looks_like_topic(lit).then_some(v),
-            None => Some(v),
-        }
+        common::topic_of(eval(t, (a, e), &ExprRules::CSHARP, self.asg))
     }
 
     /// The URL expression in `a..e` as the shared evaluator reads it; unless `sure`, it
@@ -396,8 +392,7 @@ impl<'t> Ex<'t, '_, '_> {
         if a >= e {
             return None;
         }
-        let v = eval(self.t, (a, e), &ExprRules::CSHARP, self.asg);
-        (sure || looks_like_url(&v)).then_some(v)
+        common::url_of(eval(self.t, (a, e), &ExprRules::CSHARP, self.asg), sure)
     }
 
     /// The gRPC service whose client the call or construction ending just before token

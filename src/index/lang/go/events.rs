@@ -304,11 +304,7 @@ impl<'t, 'a> Go<'t, '_, 'a> {
         if r.0 >= r.1 {
             return None;
         }
-        let v = self.value(r);
-        match v.as_lit() {
-            Some(lit) => looks_like_topic(lit).then_some(v),
-            None => Some(v),
-        }
+        common::topic_of(self.value(r))
     }
 
     /// The URL argument of an HTTP call. `sure` when the call is HTTP whatever its argument
@@ -318,8 +314,7 @@ impl<'t, 'a> Go<'t, '_, 'a> {
         if r.0 >= r.1 {
             return None;
         }
-        let v = self.value(r);
-        (sure || looks_like_url(&v)).then_some(v)
+        common::url_of(self.value(r), sure)
     }
 
     /// The text of a route path argument: a literal, or a value made of literals and the

@@ -22,7 +22,7 @@ mod patterns;
 use std::collections::HashMap;
 
 use super::bind::{Assignments, StmtStyle};
-use super::common::{self, join_path, looks_like_topic, looks_like_url};
+use super::common::{self, join_path};
 use super::tokens::{Rules, Tokens};
 use super::value::{ExprRules, eval, with_fallback};
 use crate::index::facts::{

@@ -327,11 +327,7 @@ impl<'a> Src<'a> {
         if s >= e {
             return None;
         }
-        let v = self.value(s, e, class);
-        match v.as_lit() {
-            Some(lit) => common::looks_like_topic(lit).then_some(v),
-            None => Some(v),
-        }
+        common::topic_of(self.value(s, e, class))
     }
 
     /// The URL of an HTTP call at `s..e`. `sure` when the receiver is an HTTP client by what
@@ -342,8 +338,7 @@ impl<'a> Src<'a> {
         if s >= e {
             return None;
         }
-        let v = self.value(s, e, class);
-        (sure || common::looks_like_url(&v)).then_some(v)
+        common::url_of(self.value(s, e, class), sure)
     }
 }
 

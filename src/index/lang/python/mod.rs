@@ -321,11 +321,7 @@ impl<'a> Src<'a> {
         if s >= e {
             return None;
         }
-        let v = self.value(s, e);
-        match v.as_lit() {
-            Some(lit) => common::looks_like_topic(lit).then_some(v),
-            None => Some(v),
-        }
+        common::topic_of(self.value(s, e))
     }
 
     /// The URL of an HTTP call at `s..e`. `sure` when the receiver is an HTTP client by its
@@ -335,8 +331,7 @@ impl<'a> Src<'a> {
         if s >= e {
             return None;
         }
-        let v = self.value(s, e);
-        (sure || common::looks_like_url(&v)).then_some(v)
+        common::url_of(self.value(s, e), sure)
     }
 }
 

@@ -20,7 +20,7 @@ mod routes;
 use std::collections::{HashMap, HashSet};
 
 use super::bind::{Assignments, StmtStyle};
-use super::common::{self, join_path, looks_like_topic, looks_like_url};
+use super::common::{self, join_path};
 use super::tokens::{Rules, Tokens};
 use super::value::{ExprRules, eval};
 use crate::index::facts::{

@@ -468,11 +468,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
         if s >= e {
             return None;
         }
-        let v = self.value((s, e));
-        match v.as_lit() {
-            Some(lit) => looks_like_topic(lit).then_some(v),
-            None => Some(v),
-        }
+        common::topic_of(self.value((s, e)))
     }
 
     /// The URL argument of an HTTP call. `sure` when the call is HTTP whatever its argument
@@ -482,7 +478,6 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
         if s >= e {
             return None;
         }
-        let v = self.value((s, e));
-        (sure || looks_like_url(&v)).then_some(v)
+        common::url_of(self.value((s, e)), sure)
     }
 }
