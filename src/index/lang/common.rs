@@ -492,6 +492,20 @@ pub fn looks_like_url(v: &crate::index::facts::Value) -> bool {
     })
 }
 
+/// `s..e` of `code` without its leading and trailing ASCII white space (`e` clamped to the
+/// code): how the statement-cutting extractors (PHP, Python, Ruby) narrow an argument.
+pub fn trim_range(code: &str, s: usize, e: usize) -> (usize, usize) {
+    let b = code.as_bytes();
+    let (mut s, mut e) = (s, e.min(b.len()));
+    while s < e && b[s].is_ascii_whitespace() {
+        s += 1;
+    }
+    while e > s && b[e - 1].is_ascii_whitespace() {
+        e -= 1;
+    }
+    (s, e)
+}
+
 /// A topic read from the value of an expression: a literal must look like a topic name;
 /// any other value (an environment lookup, a constant left to the graph, a run-time value) is
 /// kept, so the site is listed as unresolved. Shared by every extractor's topic reading.

@@ -149,15 +149,7 @@ impl<'a> Src<'a> {
 
     /// The range trimmed of whitespace.
     fn trim(&self, s: usize, e: usize) -> (usize, usize) {
-        let b = self.code().as_bytes();
-        let (mut s, mut e) = (s, e.min(b.len()));
-        while s < e && b[s].is_ascii_whitespace() {
-            s += 1;
-        }
-        while e > s && b[e - 1].is_ascii_whitespace() {
-            e -= 1;
-        }
-        (s, e)
+        common::trim_range(self.code(), s, e)
     }
 
     /// The string literals making up exactly `s..e` (adjacent literals concatenate), with

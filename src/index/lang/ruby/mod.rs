@@ -164,15 +164,7 @@ impl<'a> Src<'a> {
     }
 
     fn trim(&self, s: usize, e: usize) -> (usize, usize) {
-        let b = self.code().as_bytes();
-        let (mut s, mut e) = (s, e.min(b.len()));
-        while s < e && b[s].is_ascii_whitespace() {
-            s += 1;
-        }
-        while e > s && b[e - 1].is_ascii_whitespace() {
-            e -= 1;
-        }
-        (s, e)
+        common::trim_range(self.code(), s, e)
     }
 
     /// The single string literal making up `s..e` (a trailing `.freeze` allowed), as
