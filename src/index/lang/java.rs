@@ -7,8 +7,8 @@
 //! initialisers are skipped whole through the bracket-pair table, so nothing inside them is
 //! taken for a declaration and the walk stays linear.
 
-use super::jvm::{self, Ann, Consts, Dialect, EnumStep, MethodDecl, Model, Src, TokKind, TypeDecl};
-use crate::index::facts::{FileFacts, Import, Symbol, SymbolKind};
+use super::jvm::{self, Ann, Dialect, EnumStep, MethodDecl, Src, TokKind, TypeDecl};
+use crate::index::facts::{FileFacts, Import, SymbolKind};
 use crate::index::lex::{Syntax, lex};
 
 /// Extracts the facts of one Java file.
@@ -18,21 +18,11 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     let src = Src::new(&lx, Dialect::Java);
     let mut p = Parser {
         src: &src,
-        facts: FileFacts::default(),
-        model: Model::default(),
-        consts: Consts::default(),
+        out: jvm::Parsed::default(),
         stack: Vec::new(),
     };
     p.run();
-    let Parser {
-        mut facts,
-        mut model,
-        consts,
-        ..
-    } = p;
-    model.index();
-    jvm::recognize(&src, &model, &consts, &mut facts);
-    facts
+    p.out.finish(&src)
 }
 
 /// An open type body.
@@ -49,9 +39,7 @@ struct Frame {
 
 struct Parser<'s, 'a> {
     src: &'s Src<'a>,
-    facts: FileFacts,
-    model: Model<'a>,
-    consts: Consts,
+    out: jvm::Parsed<'a>,
     stack: Vec<Frame>,
 }
 
@@ -83,7 +71,7 @@ impl<'s, 'a> Parser<'s, 'a> {
                 if self.stack.last().is_some_and(|f| f.close == i)
                     && let Some(f) = self.stack.pop()
                 {
-                    self.facts.symbols[f.sym].end_line = self.src.toks[i].line;
+                    self.out.facts.symbols[f.sym].end_line = self.src.toks[i].line;
                 }
                 i += 1;
                 continue;
@@ -108,8 +96,7 @@ impl<'s, 'a> Parser<'s, 'a> {
     }
 
     fn container(&self) -> (Option<usize>, Option<String>) {
-        let ty = self.stack.last().map(|f| f.ty);
-        (ty, ty.map(|t| self.model.types[t].name.to_string()))
+        self.out.container(self.stack.last().map(|f| f.ty))
     }
 
     fn push_symbol(
@@ -121,15 +108,8 @@ impl<'s, 'a> Parser<'s, 'a> {
         doc_line: Option<u32>,
     ) -> usize {
         let container = self.container().1;
-        self.facts.symbols.push(Symbol {
-            name: name.to_string(),
-            kind,
-            line,
-            end_line: end_line.max(line),
-            doc_line,
-            container,
-        });
-        self.facts.symbols.len() - 1
+        let lines = (line, end_line);
+        self.out.push_symbol(name, kind, lines, doc_line, container)
     }
 
     /// Reads one member (or top-level declaration) starting at token `i`; returns the index
@@ -260,9 +240,9 @@ impl<'s, 'a> Parser<'s, 'a> {
         let body = (term_text == "{").then(|| (term, src.close_or_end(term)));
         let end_line = body.map_or(src.line(term), |(_, c)| src.line(c));
         let sym = self.push_symbol(name, kind, line, end_line, doc);
-        let ty = self.model.types.len();
+        let ty = self.out.model.types.len();
         let parent = self.stack.last().map(|f| f.ty);
-        self.model.types.push(TypeDecl {
+        self.out.model.types.push(TypeDecl {
             name,
             line,
             kind,
@@ -318,7 +298,7 @@ impl<'s, 'a> Parser<'s, 'a> {
             _ => (src.line(term), after_term),
         };
         self.push_symbol(name, kind, src.line(p - 1), end_line, doc);
-        self.model.methods.push(MethodDecl {
+        self.out.model.methods.push(MethodDecl {
             name,
             line: src.line(p - 1),
             owner,
@@ -369,7 +349,8 @@ impl<'s, 'a> Parser<'s, 'a> {
     ) -> usize {
         let src = self.src;
         let (owner, _) = self.container();
-        let in_interface = owner.is_some_and(|t| self.model.types[t].kind == SymbolKind::Interface);
+        let in_interface =
+            owner.is_some_and(|t| self.out.model.types[t].kind == SymbolKind::Interface);
         let constant = static_final || in_interface;
         // Names before top-level commas (`int a, b = 2;`), then the last identifier of the
         // header (after `Type`, skipping `[]`).
@@ -402,7 +383,7 @@ impl<'s, 'a> Parser<'s, 'a> {
                 self.push_symbol(name, kind, src.line(k), src.line(k), doc);
             }
         }
-        let qualifier = owner.map(|t| self.model.qualifier(t));
+        let qualifier = owner.map(|t| self.out.model.qualifier(t));
         loop {
             let Some(name) = src.ident(name_at) else {
                 return self.skip_rest(term);
@@ -412,12 +393,14 @@ impl<'s, 'a> Parser<'s, 'a> {
             if src.is(term, "=") {
                 end = self.initializer_end(term + 1);
                 let enclosing: Vec<&str> = qualifier.into_iter().collect();
-                if let Some(value) = self.consts.eval(src, (term + 1, end), &enclosing) {
+                if let Some(value) = self.out.consts.eval(src, (term + 1, end), &enclosing) {
                     let qualified = match qualifier {
                         Some(q) => format!("{q}.{name}"),
                         None => name.to_string(),
                     };
-                    self.consts.record(&mut self.facts, qualified, &value, line);
+                    self.out
+                        .consts
+                        .record(&mut self.out.facts, qualified, &value, line);
                 }
             }
             let end_line = src.end_line(end.saturating_sub(1).max(name_at));
@@ -481,7 +464,7 @@ impl<'s, 'a> Parser<'s, 'a> {
         let Some(frame) = self.stack.last() else {
             return i;
         };
-        let enum_name = self.model.types[frame.ty].name;
+        let enum_name = self.out.model.types[frame.ty].name;
         let mut j = i;
         loop {
             match jvm::enum_step(self.src, j) {
@@ -494,8 +477,8 @@ impl<'s, 'a> Parser<'s, 'a> {
                     next,
                 } => {
                     if let Some(v) = value {
-                        self.consts.record(
-                            &mut self.facts,
+                        self.out.consts.record(
+                            &mut self.out.facts,
                             format!("{enum_name}.{name}"),
                             &v,
                             line,
@@ -527,7 +510,7 @@ impl<'s, 'a> Parser<'s, 'a> {
     fn package(&mut self, at: usize) -> usize {
         let (name, next) = self.qualified(at + 1);
         if !name.is_empty() {
-            self.facts.package = Some(name);
+            self.out.facts.package = Some(name);
         }
         if self.src.is(next, ";") {
             next + 1
@@ -570,7 +553,7 @@ impl<'s, 'a> Parser<'s, 'a> {
         } else {
             (segs.join("."), vec![last.to_string()])
         };
-        self.facts.imports.push(Import {
+        self.out.facts.imports.push(Import {
             module,
             names,
             alias: None,

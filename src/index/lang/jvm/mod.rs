@@ -504,6 +504,50 @@ fn is_decl_keyword(w: &str) -> bool {
     )
 }
 
+/// What a JVM parser (Java, Kotlin, Scala) builds as it walks a file: the facts, the model
+/// of types and members the recognisers read, and the constants. Shared so the three parsers
+/// record symbols and finish the same way.
+#[derive(Default)]
+pub struct Parsed<'a> {
+    pub facts: FileFacts,
+    pub model: Model<'a>,
+    pub consts: Consts,
+}
+
+impl<'a> Parsed<'a> {
+    /// Records a symbol (its end line never before its line); returns its index.
+    pub fn push_symbol(
+        &mut self,
+        name: &str,
+        kind: SymbolKind,
+        (line, end_line): (u32, u32),
+        doc_line: Option<u32>,
+        container: Option<String>,
+    ) -> usize {
+        self.facts.symbols.push(crate::index::facts::Symbol {
+            name: name.to_string(),
+            kind,
+            line,
+            end_line: end_line.max(line),
+            doc_line,
+            container,
+        });
+        self.facts.symbols.len() - 1
+    }
+
+    /// The type at index `ty` of the model, as (index, name) of a container.
+    pub fn container(&self, ty: Option<usize>) -> (Option<usize>, Option<String>) {
+        (ty, ty.map(|t| self.model.types[t].name.to_string()))
+    }
+
+    /// Indexes the model and runs the recognisers: the file's facts.
+    pub fn finish(mut self, src: &Src<'a>) -> FileFacts {
+        self.model.index();
+        recognize(src, &self.model, &self.consts, &mut self.facts);
+        self.facts
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
