@@ -492,6 +492,22 @@ pub fn looks_like_url(v: &crate::index::facts::Value) -> bool {
     })
 }
 
+/// Records an event of `facts`: the one way every extractor adds a producer or consumer site.
+pub fn push_event(
+    facts: &mut crate::index::facts::FileFacts,
+    role: crate::index::facts::EventRole,
+    topic: crate::index::facts::Value,
+    via: &str,
+    line: u32,
+) {
+    facts.events.push(crate::index::facts::EventFact {
+        role,
+        topic,
+        via: via.to_string(),
+        line,
+    });
+}
+
 /// `s..e` of `code` without its leading and trailing ASCII white space (`e` clamped to the
 /// code): how the statement-cutting extractors (PHP, Python, Ruby) narrow an argument.
 pub fn trim_range(code: &str, s: usize, e: usize) -> (usize, usize) {

@@ -228,12 +228,7 @@ impl<'a> Cpp<'_, '_, 'a> {
     }
 
     pub(super) fn push_event(&mut self, role: EventRole, topic: Value, via: &str, line: u32) {
-        self.facts.events.push(EventFact {
-            role,
-            topic,
-            via: via.to_string(),
-            line,
-        });
+        common::push_event(&mut self.facts, role, topic, via, line);
     }
 
     /// cppkafka `MessageBuilder("t")` / `MessageBuilder builder(topic);`.

@@ -5,12 +5,7 @@ use super::*;
 
 impl<'t, 'a> Go<'t, '_, 'a> {
     pub(super) fn push_event(&mut self, role: EventRole, topic: Value, via: &str, line: u32) {
-        self.facts.events.push(EventFact {
-            role,
-            topic,
-            via: via.to_string(),
-            line,
-        });
+        common::push_event(&mut self.facts, role, topic, via, line);
     }
 
     /// Kafka message/config composite literals: `sarama.ProducerMessage{Topic: …}`,

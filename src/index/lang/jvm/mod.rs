@@ -33,7 +33,7 @@ use super::bind::{Assignments, StmtStyle};
 use super::common::{http_path_of, looks_like_http_path, looks_like_topic, looks_like_url};
 use super::value::{ExprRules, eval};
 use crate::index::facts::{
-    Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Part, SymbolKind, Value,
+    Binding, EventRole, FileFacts, GrpcFact, HttpFact, Part, SymbolKind, Value,
 };
 use crate::index::lex::Lexed;
 

@@ -670,11 +670,6 @@ fn push_event(
     class: Option<&str>,
 ) {
     if let Some(topic) = src.topic(s, e, class) {
-        st.facts.events.push(EventFact {
-            role,
-            topic,
-            via: via.to_string(),
-            line: src.line_of(s),
-        });
+        common::push_event(&mut st.facts, role, topic, via, src.line_of(s));
     }
 }

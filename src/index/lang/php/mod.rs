@@ -34,8 +34,7 @@ use super::common::{self, Brackets};
 use super::tokens::{Rules, Tokens};
 use super::value::{ExprRules, Scope, eval};
 use crate::index::facts::{
-    Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Part, Symbol, SymbolKind,
-    Value,
+    Binding, EventRole, FileFacts, GrpcFact, HttpFact, Import, Part, Symbol, SymbolKind, Value,
 };
 use crate::index::lex::{self, Lexed, Syntax, ident_before, is_ident_byte};
 

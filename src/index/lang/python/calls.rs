@@ -515,12 +515,7 @@ pub(super) fn push_topics(
     e: usize,
 ) {
     if let Some(topic) = src.topic(st, s, e) {
-        st.facts.events.push(EventFact {
-            role,
-            topic,
-            via: via.to_string(),
-            line: src.line_of(s),
-        });
+        common::push_event(&mut st.facts, role, topic, via, src.line_of(s));
     }
 }
 

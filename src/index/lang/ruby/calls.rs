@@ -470,11 +470,6 @@ pub(super) fn push_event(
     e: usize,
 ) {
     if let Some(topic) = src.topic(s, e) {
-        st.facts.events.push(EventFact {
-            role,
-            topic,
-            via: via.to_string(),
-            line: src.line_of(s),
-        });
+        common::push_event(&mut st.facts, role, topic, via, src.line_of(s));
     }
 }
