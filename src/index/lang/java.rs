@@ -383,7 +383,6 @@ impl<'s, 'a> Parser<'s, 'a> {
                 self.push_symbol(name, kind, src.line(k), src.line(k), doc);
             }
         }
-        let qualifier = owner.map(|t| self.out.model.qualifier(t));
         loop {
             let Some(name) = src.ident(name_at) else {
                 return self.skip_rest(term);
@@ -392,16 +391,8 @@ impl<'s, 'a> Parser<'s, 'a> {
             let mut end = term;
             if src.is(term, "=") {
                 end = self.initializer_end(term + 1);
-                let enclosing: Vec<&str> = qualifier.into_iter().collect();
-                if let Some(value) = self.out.consts.eval(src, (term + 1, end), &enclosing) {
-                    let qualified = match qualifier {
-                        Some(q) => format!("{q}.{name}"),
-                        None => name.to_string(),
-                    };
-                    self.out
-                        .consts
-                        .record(&mut self.out.facts, qualified, &value, line);
-                }
+                self.out
+                    .record_const(src, owner, name, (term + 1, end), line);
             }
             let end_line = src.end_line(end.saturating_sub(1).max(name_at));
             self.push_symbol(name, kind, line, end_line, doc);

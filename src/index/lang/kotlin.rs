@@ -582,17 +582,7 @@ impl<'s, 'a> Parser<'s, 'a> {
         };
         let line = src.line(name_at);
         if let Some(range) = init {
-            let qualifier = owner.map(|t| self.out.model.qualifier(t));
-            let enclosing: Vec<&str> = qualifier.into_iter().collect();
-            if let Some(value) = self.out.consts.eval(src, range, &enclosing) {
-                let qualified = match qualifier {
-                    Some(q) => format!("{q}.{name}"),
-                    None => name.to_string(),
-                };
-                self.out
-                    .consts
-                    .record(&mut self.out.facts, qualified, &value, line);
-            }
+            self.out.record_const(src, owner, name, range, line);
         }
         let doc = self.doc(&pending, kw);
         self.push_symbol(

@@ -656,17 +656,7 @@ impl<'s, 'a> Parser<'s, 'a> {
         if let Some(range) = init
             && !given
         {
-            let qualifier = owner.map(|t| self.out.model.qualifier(t));
-            let enclosing: Vec<&str> = qualifier.into_iter().collect();
-            if let Some(value) = self.out.consts.eval(src, range, &enclosing) {
-                let qualified = match qualifier {
-                    Some(q) => format!("{q}.{name}"),
-                    None => name.to_string(),
-                };
-                self.out
-                    .consts
-                    .record(&mut self.out.facts, qualified, &value, line);
-            }
+            self.out.record_const(src, owner, name, range, line);
         }
         let constant_name = name.starts_with(|c: char| c.is_ascii_uppercase());
         let kind = if src.kw(kw, "val") && constant_name {

@@ -540,6 +540,28 @@ impl<'a> Parsed<'a> {
         (ty, ty.map(|t| self.model.types[t].name.to_string()))
     }
 
+    /// Records the constant `name` declared in the type at model index `owner` (or at top
+    /// level) when its initializer at `range` evaluates: qualified by the enclosing type
+    /// (`Topics.ORDER_CREATED`), and read with that type's constants in scope.
+    pub fn record_const(
+        &mut self,
+        src: &Src<'a>,
+        owner: Option<usize>,
+        name: &str,
+        range: (usize, usize),
+        line: u32,
+    ) {
+        let qualifier = owner.map(|t| self.model.qualifier(t));
+        let enclosing: Vec<&str> = qualifier.into_iter().collect();
+        if let Some(value) = self.consts.eval(src, range, &enclosing) {
+            let qualified = match qualifier {
+                Some(q) => format!("{q}.{name}"),
+                None => name.to_string(),
+            };
+            self.consts.record(&mut self.facts, qualified, &value, line);
+        }
+    }
+
     /// Indexes the model and runs the recognisers: the file's facts.
     pub fn finish(mut self, src: &Src<'a>) -> FileFacts {
         self.model.index();
