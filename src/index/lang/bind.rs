@@ -130,6 +130,13 @@ const NOT_STATEMENTS: &[&str] = &[
 ];
 
 impl Assignments {
+    /// The assignment whose right-hand side starts at token `start` (`c := pb.NewXClient(…)`,
+    /// `let c = X::connect(…)`); `list` is in source order, so this is a binary search.
+    pub fn starting_at(&self, start: usize) -> Option<&Assign> {
+        let p = self.list.partition_point(|a| a.rhs.0 < start);
+        self.list.get(p).filter(|a| a.rhs.0 == start)
+    }
+
     /// Finds every simple assignment of `t`.
     pub fn scan(t: &Tokens, style: &StmtStyle) -> Assignments {
         let mut out = Assignments::default();

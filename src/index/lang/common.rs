@@ -492,6 +492,67 @@ pub fn looks_like_url(v: &crate::index::facts::Value) -> bool {
     })
 }
 
+/// Records an event of `facts`: the one way every extractor adds a producer or consumer site.
+pub fn push_event(
+    facts: &mut crate::index::facts::FileFacts,
+    role: crate::index::facts::EventRole,
+    topic: crate::index::facts::Value,
+    via: &str,
+    line: u32,
+) {
+    facts.events.push(crate::index::facts::EventFact {
+        role,
+        topic,
+        via: via.to_string(),
+        line,
+    });
+}
+
+/// `s..e` of `code` without its leading and trailing ASCII white space (`e` clamped to the
+/// code): how the statement-cutting extractors (PHP, Python, Ruby) narrow an argument.
+pub fn trim_range(code: &str, s: usize, e: usize) -> (usize, usize) {
+    let b = code.as_bytes();
+    let (mut s, mut e) = (s, e.min(b.len()));
+    while s < e && b[s].is_ascii_whitespace() {
+        s += 1;
+    }
+    while e > s && b[e - 1].is_ascii_whitespace() {
+        e -= 1;
+    }
+    (s, e)
+}
+
+/// A topic read from the value of an expression: a literal must look like a topic name;
+/// any other value (an environment lookup, a constant left to the graph, a run-time value) is
+/// kept, so the site is listed as unresolved. Shared by every extractor's topic reading.
+pub fn topic_of(v: crate::index::facts::Value) -> Option<crate::index::facts::Value> {
+    match v.as_lit() {
+        Some(lit) => looks_like_topic(lit).then_some(v),
+        None => Some(v),
+    }
+}
+
+/// The URL of an HTTP call from the value of its argument: `sure` when the receiver is an HTTP
+/// client by its library; otherwise the value must read like a URL, so `cache.get(key)` is not
+/// taken for a request.
+pub fn url_of(v: crate::index::facts::Value, sure: bool) -> Option<crate::index::facts::Value> {
+    (sure || looks_like_url(&v)).then_some(v)
+}
+
+/// The function of `funcs` (in order of their first token) whose signature or body holds
+/// token `at`; `span` gives a function's first token and the token closing its body (or its
+/// parameters when it has no body). Shared by the token-scanning extractors.
+pub fn enclosing<F>(
+    funcs: &[F],
+    at: usize,
+    span: impl Fn(&F) -> (usize, Option<usize>),
+) -> Option<usize> {
+    let p = funcs.partition_point(|f| span(f).0 <= at);
+    let f = p.checked_sub(1)?;
+    let end = span(&funcs[f]).1?;
+    (at <= end).then_some(f)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

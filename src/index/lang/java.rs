@@ -7,8 +7,8 @@
 //! initialisers are skipped whole through the bracket-pair table, so nothing inside them is
 //! taken for a declaration and the walk stays linear.
 
-use super::jvm::{self, Ann, Consts, Dialect, EnumStep, MethodDecl, Model, Src, TokKind, TypeDecl};
-use crate::index::facts::{FileFacts, Import, Symbol, SymbolKind};
+use super::jvm::{self, Ann, Dialect, EnumStep, MethodDecl, Src, TokKind, TypeDecl};
+use crate::index::facts::{FileFacts, Import, SymbolKind};
 use crate::index::lex::{Syntax, lex};
 
 /// Extracts the facts of one Java file.
@@ -18,21 +18,11 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     let src = Src::new(&lx, Dialect::Java);
     let mut p = Parser {
         src: &src,
-        facts: FileFacts::default(),
-        model: Model::default(),
-        consts: Consts::default(),
+        out: jvm::Parsed::default(),
         stack: Vec::new(),
     };
     p.run();
-    let Parser {
-        mut facts,
-        mut model,
-        consts,
-        ..
-    } = p;
-    model.index();
-    jvm::recognize(&src, &model, &consts, &mut facts);
-    facts
+    p.out.finish(&src)
 }
 
 /// An open type body.
@@ -49,9 +39,7 @@ struct Frame {
 
 struct Parser<'s, 'a> {
     src: &'s Src<'a>,
-    facts: FileFacts,
-    model: Model<'a>,
-    consts: Consts,
+    out: jvm::Parsed<'a>,
     stack: Vec<Frame>,
 }
 
@@ -83,7 +71,7 @@ impl<'s, 'a> Parser<'s, 'a> {
                 if self.stack.last().is_some_and(|f| f.close == i)
                     && let Some(f) = self.stack.pop()
                 {
-                    self.facts.symbols[f.sym].end_line = self.src.toks[i].line;
+                    self.out.facts.symbols[f.sym].end_line = self.src.toks[i].line;
                 }
                 i += 1;
                 continue;
@@ -108,8 +96,7 @@ impl<'s, 'a> Parser<'s, 'a> {
     }
 
     fn container(&self) -> (Option<usize>, Option<String>) {
-        let ty = self.stack.last().map(|f| f.ty);
-        (ty, ty.map(|t| self.model.types[t].name.to_string()))
+        self.out.container(self.stack.last().map(|f| f.ty))
     }
 
     fn push_symbol(
@@ -121,15 +108,8 @@ impl<'s, 'a> Parser<'s, 'a> {
         doc_line: Option<u32>,
     ) -> usize {
         let container = self.container().1;
-        self.facts.symbols.push(Symbol {
-            name: name.to_string(),
-            kind,
-            line,
-            end_line: end_line.max(line),
-            doc_line,
-            container,
-        });
-        self.facts.symbols.len() - 1
+        let lines = (line, end_line);
+        self.out.push_symbol(name, kind, lines, doc_line, container)
     }
 
     /// Reads one member (or top-level declaration) starting at token `i`; returns the index
@@ -226,71 +206,11 @@ impl<'s, 'a> Parser<'s, 'a> {
         };
         let doc = jvm::doc_line(src.lx, src.line(i), !anns.is_empty());
 
-        if let Some((kind, kw)) = type_kw {
-            let Some(name) = src.ident(kw + 1) else {
-                return after_term;
-            };
-            let line = src.line(kw + 1);
-            let supers = self.supers(kw + 2, term);
-            let body = (term_text == "{").then(|| (term, src.close_or_end(term)));
-            let end_line = body.map_or(src.line(term), |(_, c)| src.line(c));
-            let sym = self.push_symbol(name, kind, line, end_line, doc);
-            let ty = self.model.types.len();
-            let parent = self.stack.last().map(|f| f.ty);
-            self.model.types.push(TypeDecl {
-                name,
-                line,
-                kind,
-                anns,
-                supers,
-                span: (kw, body.map_or(term, |(_, c)| c)),
-                parent,
-                companion: false,
-            });
-            if let Some((_, close)) = body {
-                self.stack.push(Frame {
-                    ty,
-                    sym,
-                    enum_phase: kind == SymbolKind::Enum,
-                    close,
-                });
-            }
-            return after_term;
+        if let Some(kw) = type_kw {
+            return self.type_decl(kw, (term, after_term), anns, doc);
         }
-
         if let Some(p) = paren {
-            let Some(name) = p
-                .checked_sub(1)
-                .and_then(|q| src.ident(q))
-                .filter(|w| !is_statement_word(w))
-            else {
-                return self.skip_rest(term);
-            };
-            let (owner, container) = self.container();
-            let kind = match container.as_deref() {
-                Some(c) if c == name => SymbolKind::Constructor,
-                Some(_) => SymbolKind::Method,
-                None => SymbolKind::Function,
-            };
-            let (end_line, next) = match term_text {
-                "{" => {
-                    let c = src.close_or_end(term);
-                    (src.line(c), c + 1)
-                }
-                "=" => {
-                    let e = self.initializer_end(term + 1);
-                    (src.line(e), if src.is(e, ";") { e + 1 } else { e })
-                }
-                _ => (src.line(term), after_term),
-            };
-            self.push_symbol(name, kind, src.line(p - 1), end_line, doc);
-            self.model.methods.push(MethodDecl {
-                name,
-                line: src.line(p - 1),
-                owner,
-                anns,
-            });
-            return next;
+            return self.method_decl(p, (term, after_term), anns, doc);
         }
 
         match term_text {
@@ -299,6 +219,92 @@ impl<'s, 'a> Parser<'s, 'a> {
             "{" => src.close_or_end(term) + 1,
             _ => after_term,
         }
+    }
+
+    /// A class, interface, enum or record whose keyword is at `kw`, its header ending at
+    /// `term`: the symbol, the type for the model, and its body on the stack.
+    fn type_decl(
+        &mut self,
+        (kind, kw): (SymbolKind, usize),
+        (term, after_term): (usize, usize),
+        anns: Vec<Ann<'a>>,
+        doc: Option<u32>,
+    ) -> usize {
+        let src = self.src;
+        let term_text = src.toks.get(term).map_or("", |t| t.text);
+        let Some(name) = src.ident(kw + 1) else {
+            return after_term;
+        };
+        let line = src.line(kw + 1);
+        let supers = self.supers(kw + 2, term);
+        let body = (term_text == "{").then(|| (term, src.close_or_end(term)));
+        let end_line = body.map_or(src.line(term), |(_, c)| src.line(c));
+        let sym = self.push_symbol(name, kind, line, end_line, doc);
+        let ty = self.out.model.types.len();
+        let parent = self.stack.last().map(|f| f.ty);
+        self.out.model.types.push(TypeDecl {
+            name,
+            line,
+            kind,
+            anns,
+            supers,
+            span: (kw, body.map_or(term, |(_, c)| c)),
+            parent,
+            companion: false,
+        });
+        if let Some((_, close)) = body {
+            self.stack.push(Frame {
+                ty,
+                sym,
+                enum_phase: kind == SymbolKind::Enum,
+                close,
+            });
+        }
+        after_term
+    }
+
+    /// A method or constructor whose parameters open at `p`, its header ending at `term`.
+    fn method_decl(
+        &mut self,
+        p: usize,
+        (term, after_term): (usize, usize),
+        anns: Vec<Ann<'a>>,
+        doc: Option<u32>,
+    ) -> usize {
+        let src = self.src;
+        let term_text = src.toks.get(term).map_or("", |t| t.text);
+        let Some(name) = p
+            .checked_sub(1)
+            .and_then(|q| src.ident(q))
+            .filter(|w| !is_statement_word(w))
+        else {
+            return self.skip_rest(term);
+        };
+        let (owner, container) = self.container();
+        let kind = match container.as_deref() {
+            Some(c) if c == name => SymbolKind::Constructor,
+            Some(_) => SymbolKind::Method,
+            None => SymbolKind::Function,
+        };
+        let (end_line, next) = match term_text {
+            "{" => {
+                let c = src.close_or_end(term);
+                (src.line(c), c + 1)
+            }
+            "=" => {
+                let e = self.initializer_end(term + 1);
+                (src.line(e), if src.is(e, ";") { e + 1 } else { e })
+            }
+            _ => (src.line(term), after_term),
+        };
+        self.push_symbol(name, kind, src.line(p - 1), end_line, doc);
+        self.out.model.methods.push(MethodDecl {
+            name,
+            line: src.line(p - 1),
+            owner,
+            anns,
+        });
+        next
     }
 
     /// Skips what follows a header we could not read.
@@ -343,7 +349,8 @@ impl<'s, 'a> Parser<'s, 'a> {
     ) -> usize {
         let src = self.src;
         let (owner, _) = self.container();
-        let in_interface = owner.is_some_and(|t| self.model.types[t].kind == SymbolKind::Interface);
+        let in_interface =
+            owner.is_some_and(|t| self.out.model.types[t].kind == SymbolKind::Interface);
         let constant = static_final || in_interface;
         // Names before top-level commas (`int a, b = 2;`), then the last identifier of the
         // header (after `Type`, skipping `[]`).
@@ -376,7 +383,6 @@ impl<'s, 'a> Parser<'s, 'a> {
                 self.push_symbol(name, kind, src.line(k), src.line(k), doc);
             }
         }
-        let qualifier = owner.map(|t| self.model.qualifier(t));
         loop {
             let Some(name) = src.ident(name_at) else {
                 return self.skip_rest(term);
@@ -385,14 +391,8 @@ impl<'s, 'a> Parser<'s, 'a> {
             let mut end = term;
             if src.is(term, "=") {
                 end = self.initializer_end(term + 1);
-                let enclosing: Vec<&str> = qualifier.into_iter().collect();
-                if let Some(value) = self.consts.eval(src, (term + 1, end), &enclosing) {
-                    let qualified = match qualifier {
-                        Some(q) => format!("{q}.{name}"),
-                        None => name.to_string(),
-                    };
-                    self.consts.record(&mut self.facts, qualified, &value, line);
-                }
+                self.out
+                    .record_const(src, owner, name, (term + 1, end), line);
             }
             let end_line = src.end_line(end.saturating_sub(1).max(name_at));
             self.push_symbol(name, kind, line, end_line, doc);
@@ -455,7 +455,7 @@ impl<'s, 'a> Parser<'s, 'a> {
         let Some(frame) = self.stack.last() else {
             return i;
         };
-        let enum_name = self.model.types[frame.ty].name;
+        let enum_name = self.out.model.types[frame.ty].name;
         let mut j = i;
         loop {
             match jvm::enum_step(self.src, j) {
@@ -468,8 +468,8 @@ impl<'s, 'a> Parser<'s, 'a> {
                     next,
                 } => {
                     if let Some(v) = value {
-                        self.consts.record(
-                            &mut self.facts,
+                        self.out.consts.record(
+                            &mut self.out.facts,
                             format!("{enum_name}.{name}"),
                             &v,
                             line,
@@ -501,7 +501,7 @@ impl<'s, 'a> Parser<'s, 'a> {
     fn package(&mut self, at: usize) -> usize {
         let (name, next) = self.qualified(at + 1);
         if !name.is_empty() {
-            self.facts.package = Some(name);
+            self.out.facts.package = Some(name);
         }
         if self.src.is(next, ";") {
             next + 1
@@ -544,7 +544,7 @@ impl<'s, 'a> Parser<'s, 'a> {
         } else {
             (segs.join("."), vec![last.to_string()])
         };
-        self.facts.imports.push(Import {
+        self.out.facts.imports.push(Import {
             module,
             names,
             alias: None,
@@ -577,52 +577,24 @@ impl<'s, 'a> Parser<'s, 'a> {
 mod tests {
     use super::*;
     use crate::index::facts::{EventRole, GrpcFact, HttpFact, Value};
+    use crate::index::lang::test_support::{
+        self, consts, grpc_clients_owned, junk_pieces64, lit, reference, sym,
+    };
 
-    fn sym<'f>(f: &'f FileFacts, name: &str) -> &'f Symbol {
-        f.symbols
-            .iter()
-            .find(|s| s.name == name)
-            .unwrap_or_else(|| panic!("no symbol {name} in {:#?}", f.symbols))
-    }
-
+    /// Java's tests compare routes, calls and events without their lines.
     fn routes(f: &FileFacts) -> Vec<(String, String, Option<String>)> {
-        f.http
-            .iter()
-            .filter_map(|h| match h {
-                HttpFact::Route {
-                    method,
-                    path,
-                    handler,
-                    ..
-                } => Some((method.clone(), path.clone(), handler.clone())),
-                _ => None,
-            })
-            .collect()
+        let rows = test_support::routes(f).into_iter();
+        rows.map(|(m, p, h, _)| (m, p, h)).collect()
     }
 
     fn calls(f: &FileFacts) -> Vec<(Option<String>, String)> {
-        f.http
-            .iter()
-            .filter_map(|h| match h {
-                HttpFact::Call { method, url, .. } => Some((method.clone(), url.display())),
-                _ => None,
-            })
-            .collect()
+        let rows = test_support::http_calls(f).into_iter();
+        rows.map(|(m, u, _)| (m, u)).collect()
     }
 
     fn events(f: &FileFacts) -> Vec<(EventRole, Value, String)> {
-        f.events
-            .iter()
-            .map(|e| (e.role, e.topic.clone(), e.via.clone()))
-            .collect()
-    }
-
-    fn lit(s: &str) -> Value {
-        Value::lit(s.to_string())
-    }
-
-    fn reference(s: &str) -> Value {
-        Value::reference(s.to_string())
+        let rows = test_support::events(f).into_iter();
+        rows.map(|(r, t, v, _)| (r, t, v.to_string())).collect()
     }
 
     #[test]
@@ -728,11 +700,7 @@ public class OrderService<T extends Comparable<T>> extends Base implements Api, 
         assert_eq!(sym(&f, "sum").container.as_deref(), Some("Point"));
         assert_eq!(sym(&f, "Marker").kind, SymbolKind::Interface);
         assert_eq!(sym(&f, "value").container.as_deref(), Some("Marker"));
-        let consts: Vec<(&str, &str)> = f
-            .bindings
-            .iter()
-            .map(|c| (c.name.as_str(), c.value.as_lit().unwrap_or("?")))
-            .collect();
+        let consts = consts(&f);
         assert_eq!(
             consts,
             vec![
@@ -782,11 +750,7 @@ enum Empty { }
             Some(12)
         );
         assert_eq!(sym(&f, "Empty").end_line, 15);
-        let consts: Vec<(&str, &str)> = f
-            .bindings
-            .iter()
-            .map(|c| (c.name.as_str(), c.value.as_lit().unwrap_or("?")))
-            .collect();
+        let consts = consts(&f);
         assert_eq!(
             consts,
             vec![
@@ -866,16 +830,7 @@ class AlsoNot extends FooGrpc.Helper {}
                 line: 6
             }]
         );
-        let clients: Vec<(String, Option<String>, u32)> = f
-            .grpc
-            .iter()
-            .filter_map(|g| match g {
-                GrpcFact::Client { service, var, line } => {
-                    Some((service.clone(), var.clone(), *line))
-                }
-                _ => None,
-            })
-            .collect();
+        let clients = grpc_clients_owned(&f);
         assert_eq!(
             clients,
             vec![
@@ -1482,19 +1437,8 @@ interface StockClient {
 
     #[test]
     fn junk_input_never_panics() {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
         let alphabet = "class interface enum record @ { } ( ) [ ] < > ; , = . \" ' \\ / * \n static final KafkaListener(topics= send( Grpc newBlockingStub ImplBase extends GetMapping(\"/x\") ProducerRecord(\"t\" é 字 `";
-        let pieces: Vec<&str> = alphabet.split(' ').collect();
-        let mut text = String::new();
-        while text.len() < 200_000 {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            text.push_str(pieces[(state % pieces.len() as u64) as usize]);
-            if state.is_multiple_of(3) {
-                text.push(' ');
-            }
-        }
+        let text = junk_pieces64(alphabet, 0x2545_f491_4f6c_dd1d);
         let f = extract("junk.java", &text);
         assert!(f.symbols.len() < text.len());
     }

@@ -10,8 +10,8 @@
 //! whole (an expression continues onto the next line only after an operator, or when that
 //! line starts with one).
 
-use super::jvm::{self, Ann, Consts, Dialect, EnumStep, MethodDecl, Model, Src, TokKind, TypeDecl};
-use crate::index::facts::{FileFacts, Import, Symbol, SymbolKind};
+use super::jvm::{self, Ann, Dialect, EnumStep, MethodDecl, Src, TokKind, TypeDecl};
+use crate::index::facts::{FileFacts, Import, SymbolKind};
 use crate::index::lex::{Syntax, lex};
 
 /// Extracts the facts of one Kotlin file (`.kt` or `.kts`).
@@ -21,21 +21,11 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     let src = Src::new(&lx, Dialect::Kotlin);
     let mut p = Parser {
         src: &src,
-        facts: FileFacts::default(),
-        model: Model::default(),
-        consts: Consts::default(),
+        out: jvm::Parsed::default(),
         stack: Vec::new(),
     };
     p.run();
-    let Parser {
-        mut facts,
-        mut model,
-        consts,
-        ..
-    } = p;
-    model.index();
-    jvm::recognize(&src, &model, &consts, &mut facts);
-    facts
+    p.out.finish(&src)
 }
 
 struct Frame {
@@ -57,9 +47,7 @@ struct Pending<'a> {
 
 struct Parser<'s, 'a> {
     src: &'s Src<'a>,
-    facts: FileFacts,
-    model: Model<'a>,
-    consts: Consts,
+    out: jvm::Parsed<'a>,
     stack: Vec<Frame>,
 }
 
@@ -169,7 +157,7 @@ impl<'s, 'a> Parser<'s, 'a> {
                         if self.stack.last().is_some_and(|f| f.close == i)
                             && let Some(f) = self.stack.pop()
                         {
-                            self.facts.symbols[f.sym].end_line = t.line;
+                            self.out.facts.symbols[f.sym].end_line = t.line;
                         }
                         pending = Pending::default();
                         i += 1;
@@ -262,20 +250,12 @@ impl<'s, 'a> Parser<'s, 'a> {
         doc_line: Option<u32>,
         container: Option<String>,
     ) -> usize {
-        self.facts.symbols.push(Symbol {
-            name: name.to_string(),
-            kind,
-            line,
-            end_line: end_line.max(line),
-            doc_line,
-            container,
-        });
-        self.facts.symbols.len() - 1
+        let lines = (line, end_line);
+        self.out.push_symbol(name, kind, lines, doc_line, container)
     }
 
     fn container(&self) -> (Option<usize>, Option<String>) {
-        let ty = self.stack.last().map(|f| f.ty);
-        (ty, ty.map(|t| self.model.types[t].name.to_string()))
+        self.out.container(self.stack.last().map(|f| f.ty))
     }
 
     fn doc(&self, pending: &Pending, kw: usize) -> Option<u32> {
@@ -409,8 +389,8 @@ impl<'s, 'a> Parser<'s, 'a> {
         let end_line = body.map_or(src.line(j.saturating_sub(1).max(kw)), |(_, c)| src.line(c));
         let (parent, container) = self.container();
         let sym = self.push_symbol(name, kind, line, end_line, doc, container);
-        let ty = self.model.types.len();
-        self.model.types.push(TypeDecl {
+        let ty = self.out.model.types.len();
+        self.out.model.types.push(TypeDecl {
             name,
             line,
             kind,
@@ -534,7 +514,7 @@ impl<'s, 'a> Parser<'s, 'a> {
         let line = src.line(name_at);
         let doc = self.doc(&pending, kw);
         self.push_symbol(name, kind, line, end_line, doc, container);
-        self.model.methods.push(MethodDecl {
+        self.out.model.methods.push(MethodDecl {
             name,
             line,
             owner,
@@ -602,15 +582,7 @@ impl<'s, 'a> Parser<'s, 'a> {
         };
         let line = src.line(name_at);
         if let Some(range) = init {
-            let qualifier = owner.map(|t| self.model.qualifier(t));
-            let enclosing: Vec<&str> = qualifier.into_iter().collect();
-            if let Some(value) = self.consts.eval(src, range, &enclosing) {
-                let qualified = match qualifier {
-                    Some(q) => format!("{q}.{name}"),
-                    None => name.to_string(),
-                };
-                self.consts.record(&mut self.facts, qualified, &value, line);
-            }
+            self.out.record_const(src, owner, name, range, line);
         }
         let doc = self.doc(&pending, kw);
         self.push_symbol(
@@ -676,8 +648,8 @@ impl<'s, 'a> Parser<'s, 'a> {
             Some(class.clone()),
         );
         if let Some(o) = owner {
-            let name = self.model.types[o].name;
-            self.model.methods.push(MethodDecl {
+            let name = self.out.model.types[o].name;
+            self.out.model.methods.push(MethodDecl {
                 name,
                 line,
                 owner,
@@ -691,7 +663,7 @@ impl<'s, 'a> Parser<'s, 'a> {
         let Some(frame) = self.stack.last() else {
             return i + 1;
         };
-        let enum_name = self.model.types[frame.ty].name;
+        let enum_name = self.out.model.types[frame.ty].name;
         let container = Some(enum_name.to_string());
         let mut j = i;
         loop {
@@ -705,8 +677,8 @@ impl<'s, 'a> Parser<'s, 'a> {
                     next,
                 } => {
                     if let Some(v) = value {
-                        self.consts.record(
-                            &mut self.facts,
+                        self.out.consts.record(
+                            &mut self.out.facts,
                             format!("{enum_name}.{name}"),
                             &v,
                             line,
@@ -768,7 +740,7 @@ impl<'s, 'a> Parser<'s, 'a> {
     fn package(&mut self, at: usize) -> usize {
         let (segs, next) = self.qualified(at + 1);
         if !segs.is_empty() {
-            self.facts.package = Some(segs.join("."));
+            self.out.facts.package = Some(segs.join("."));
         }
         if self.src.is(next, ";") {
             next + 1
@@ -802,7 +774,7 @@ impl<'s, 'a> Parser<'s, 'a> {
         } else {
             vec![last.to_string()]
         };
-        self.facts.imports.push(Import {
+        self.out.facts.imports.push(Import {
             module: segs.join("."),
             names,
             alias,
@@ -817,20 +789,9 @@ impl<'s, 'a> Parser<'s, 'a> {
 mod tests {
     use super::*;
     use crate::index::facts::{EventRole, GrpcFact, HttpFact, Value};
-
-    fn sym<'f>(f: &'f FileFacts, name: &str) -> &'f Symbol {
-        f.symbols
-            .iter()
-            .find(|s| s.name == name)
-            .unwrap_or_else(|| panic!("no symbol {name} in {:#?}", f.symbols))
-    }
-
-    fn consts(f: &FileFacts) -> Vec<(&str, &str)> {
-        f.bindings
-            .iter()
-            .map(|c| (c.name.as_str(), c.value.as_lit().unwrap_or("?")))
-            .collect()
-    }
+    use crate::index::lang::test_support::{
+        consts, extract_each, grpc_clients_owned, import_names, junk_pieces64, sym,
+    };
 
     #[test]
     fn package_imports_and_declarations() {
@@ -910,11 +871,7 @@ class Multi @Inject constructor(private val repo: Repo) {
 "#;
         let f = extract("src/Order.kt", src);
         assert_eq!(f.package.as_deref(), Some("com.acme.orders"));
-        let imps: Vec<(&str, Vec<String>, Option<&str>)> = f
-            .imports
-            .iter()
-            .map(|i| (i.module.as_str(), i.names.clone(), i.alias.as_deref()))
-            .collect();
+        let imps = import_names(&f);
         assert_eq!(
             imps,
             vec![
@@ -1088,16 +1045,7 @@ class Coroutine : ShippingServiceGrpcKt.ShippingServiceCoroutineImplBase() {
                 ("ShippingService".into(), Some("Coroutine".into())),
             ]
         );
-        let clients: Vec<(String, Option<String>, u32)> = f
-            .grpc
-            .iter()
-            .filter_map(|g| match g {
-                GrpcFact::Client { service, var, line } => {
-                    Some((service.clone(), var.clone(), *line))
-                }
-                _ => None,
-            })
-            .collect();
+        let clients = grpc_clients_owned(&f);
         assert_eq!(
             clients,
             vec![
@@ -1306,33 +1254,35 @@ interface UsersClient {
 
     #[test]
     fn truncated_and_malformed_files_do_not_panic() {
-        for c in [
-            "class",
-            "class A :",
-            "class A(",
-            "fun",
-            "fun <T",
-            "fun x(",
-            "val",
-            "val (",
-            "val x =",
-            "object",
-            "companion object",
-            "enum class E { A(\"x\"",
-            "import",
-            "import a.",
-            "package",
-            "@",
-            "@KafkaListener(topics = [",
-            "typealias",
-            "}}} class B { fun ok() {} }",
-            "constructor(",
-            "class A { constructor(",
-            "val s = \"$",
-            "val s = \"${",
-        ] {
-            let _ = extract("x.kt", c);
-        }
+        extract_each(
+            extract,
+            "x.kt",
+            &[
+                "class",
+                "class A :",
+                "class A(",
+                "fun",
+                "fun <T",
+                "fun x(",
+                "val",
+                "val (",
+                "val x =",
+                "object",
+                "companion object",
+                "enum class E { A(\"x\"",
+                "import",
+                "import a.",
+                "package",
+                "@",
+                "@KafkaListener(topics = [",
+                "typealias",
+                "}}} class B { fun ok() {} }",
+                "constructor(",
+                "class A { constructor(",
+                "val s = \"$",
+                "val s = \"${",
+            ],
+        );
         let f = extract("x.kt", "}}} class B { fun ok() {} }");
         assert_eq!(sym(&f, "ok").container.as_deref(), Some("B"));
         // A body-less class followed by a script block on the next line.
@@ -1346,20 +1296,8 @@ interface UsersClient {
 
     #[test]
     fn junk_input_never_panics() {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let pieces: Vec<&str> = "class object companion fun val var enum @ { } ( ) [ ] < > : ; , = . \" \"\"\" ' \\ $ ${ / * \n const KafkaListener(topics=[ send( Grpc newBlockingStub ImplBase() GetMapping(\"/x\") é 字 ` by get() init"
-            .split(' ')
-            .collect();
-        let mut text = String::new();
-        while text.len() < 200_000 {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            text.push_str(pieces[(state % pieces.len() as u64) as usize]);
-            if state.is_multiple_of(3) {
-                text.push(' ');
-            }
-        }
+        let pieces = "class object companion fun val var enum @ { } ( ) [ ] < > : ; , = . \" \"\"\" ' \\ $ ${ / * \n const KafkaListener(topics=[ send( Grpc newBlockingStub ImplBase() GetMapping(\"/x\") é 字 ` by get() init";
+        let text = junk_pieces64(pieces, 0x9e37_79b9_7f4a_7c15);
         let f = extract("junk.kt", &text);
         assert!(f.symbols.len() < text.len());
     }

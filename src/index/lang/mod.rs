@@ -92,6 +92,8 @@ pub mod ruby;
 pub mod rust;
 pub mod scala;
 pub mod swift;
+#[cfg(test)]
+mod test_support;
 pub mod tokens;
 pub mod typescript;
 pub mod value;

@@ -1018,6 +1018,7 @@ impl<'a> Parser<'a, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::lang::test_support::extract_each;
 
     const FULL: &str = r#"// Orders API.
 syntax = "proto3";
@@ -1336,19 +1337,21 @@ message Legacy {
         assert_eq!(f.messages[0].fields.len(), 1);
 
         // Stray braces, unterminated strings, binary junk.
-        for src in [
-            "}}}} message { = ; }\n\"unterminated\nmessage X { int32 y = 1; }",
-            "\u{0}\u{1}\u{fffd}éé{{{[[[((( rpc ) returns",
-            "option = ; option x = ; import ; package ; syntax = 3;",
-            "message M { map<string, > m = 1; map<a,b> ok = 2; int32 big = 99999999999; }",
-            "enum E { A = ; B = -x; C = 3 }",
-            "service S { rpc (A) returns (B); rpc X (stream) returns (B); rpc Y (A) returns",
-            "/* never closed",
-            "\"",
-            "",
-        ] {
-            let _ = extract("x.proto", src);
-        }
+        extract_each(
+            extract,
+            "x.proto",
+            &[
+                "}}}} message { = ; }\n\"unterminated\nmessage X { int32 y = 1; }",
+                "\u{0}\u{1}\u{fffd}éé{{{[[[((( rpc ) returns",
+                "option = ; option x = ; import ; package ; syntax = 3;",
+                "message M { map<string, > m = 1; map<a,b> ok = 2; int32 big = 99999999999; }",
+                "enum E { A = ; B = -x; C = 3 }",
+                "service S { rpc (A) returns (B); rpc X (stream) returns (B); rpc Y (A) returns",
+                "/* never closed",
+                "\"",
+                "",
+            ],
+        );
         let f = extract(
             "x.proto",
             "}}}} message { = ; }\n\"unterminated\nmessage X { int32 y = 1; }",

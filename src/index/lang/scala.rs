@@ -9,8 +9,8 @@
 //! an indented body ends at the first line indented no deeper than its header (an `end X`
 //! marker belongs to it). Initializers and def bodies are skipped whole by the same rule.
 
-use super::jvm::{self, Ann, Consts, Dialect, MethodDecl, Model, Src, TokKind, TypeDecl};
-use crate::index::facts::{FileFacts, Import, Symbol, SymbolKind};
+use super::jvm::{self, Ann, Dialect, MethodDecl, Src, TokKind, TypeDecl};
+use crate::index::facts::{FileFacts, Import, SymbolKind};
 use crate::index::lex::{Syntax, lex};
 
 /// Extracts the facts of one Scala file (`.scala` or `.sc`).
@@ -20,22 +20,12 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     let src = Src::new(&lx, Dialect::Scala);
     let mut p = Parser {
         src: &src,
-        facts: FileFacts::default(),
-        model: Model::default(),
-        consts: Consts::default(),
+        out: jvm::Parsed::default(),
         stack: Vec::new(),
         packages: Vec::new(),
     };
     p.run();
-    let Parser {
-        mut facts,
-        mut model,
-        consts,
-        ..
-    } = p;
-    model.index();
-    jvm::recognize(&src, &model, &consts, &mut facts);
-    facts
+    p.out.finish(&src)
 }
 
 /// How an open type body ends.
@@ -63,9 +53,7 @@ struct Pending<'a> {
 
 struct Parser<'s, 'a> {
     src: &'s Src<'a>,
-    facts: FileFacts,
-    model: Model<'a>,
-    consts: Consts,
+    out: jvm::Parsed<'a>,
     stack: Vec<Frame>,
     packages: Vec<String>,
 }
@@ -242,9 +230,11 @@ impl<'s, 'a> Parser<'s, 'a> {
     /// Pops the innermost body, ending at token `last` (its end line) and `span_end`.
     fn pop(&mut self, last: usize, span_end: usize) {
         if let Some(f) = self.stack.pop() {
-            self.facts.symbols[f.sym].end_line =
-                self.src.end_line(last).max(self.facts.symbols[f.sym].line);
-            self.model.types[f.ty].span.1 = span_end;
+            self.out.facts.symbols[f.sym].end_line = self
+                .src
+                .end_line(last)
+                .max(self.out.facts.symbols[f.sym].line);
+            self.out.model.types[f.ty].span.1 = span_end;
         }
     }
 
@@ -257,20 +247,12 @@ impl<'s, 'a> Parser<'s, 'a> {
         doc_line: Option<u32>,
         container: Option<String>,
     ) -> usize {
-        self.facts.symbols.push(Symbol {
-            name: name.to_string(),
-            kind,
-            line,
-            end_line: end_line.max(line),
-            doc_line,
-            container,
-        });
-        self.facts.symbols.len() - 1
+        let lines = (line, end_line);
+        self.out.push_symbol(name, kind, lines, doc_line, container)
     }
 
     fn container(&self) -> (Option<usize>, Option<String>) {
-        let ty = self.stack.last().map(|f| f.ty);
-        (ty, ty.map(|t| self.model.types[t].name.to_string()))
+        self.out.container(self.stack.last().map(|f| f.ty))
     }
 
     fn doc(&self, pending: &Pending, kw: usize) -> Option<u32> {
@@ -309,7 +291,7 @@ impl<'s, 'a> Parser<'s, 'a> {
         let (segs, mut k) = self.qualified(at + 1);
         if !segs.is_empty() {
             self.packages.push(segs.join("."));
-            self.facts.package = Some(self.packages.join("."));
+            self.out.facts.package = Some(self.packages.join("."));
         }
         if src.is(k, "{") || (src.is(k, ":") && src.toks.get(k + 1).is_none_or(|t| t.nl_before)) {
             // A packaging block: its members are walked; its `}` is skipped as stray.
@@ -402,7 +384,7 @@ impl<'s, 'a> Parser<'s, 'a> {
                 } else if whole && names.is_empty() {
                     names.clear();
                 }
-                self.facts.imports.push(Import {
+                self.out.facts.imports.push(Import {
                     module,
                     names,
                     alias,
@@ -512,8 +494,8 @@ impl<'s, 'a> Parser<'s, 'a> {
             (None, src.end_line(last), last, j)
         };
         let sym = self.push_symbol(name, kind, line, end_line, doc, container);
-        let ty = self.model.types.len();
-        self.model.types.push(TypeDecl {
+        let ty = self.out.model.types.len();
+        self.out.model.types.push(TypeDecl {
             name,
             line,
             kind,
@@ -615,9 +597,9 @@ impl<'s, 'a> Parser<'s, 'a> {
         };
         let doc = self.doc(&pending, kw);
         self.push_symbol(&name, kind, name_tok.line, end_line, doc, container);
-        self.model.methods.push(MethodDecl {
+        self.out.model.methods.push(MethodDecl {
             name: if kind == SymbolKind::Constructor {
-                owner.map_or(name_tok.text, |o| self.model.types[o].name)
+                owner.map_or(name_tok.text, |o| self.out.model.types[o].name)
             } else {
                 name_tok.text
             },
@@ -674,15 +656,7 @@ impl<'s, 'a> Parser<'s, 'a> {
         if let Some(range) = init
             && !given
         {
-            let qualifier = owner.map(|t| self.model.qualifier(t));
-            let enclosing: Vec<&str> = qualifier.into_iter().collect();
-            if let Some(value) = self.consts.eval(src, range, &enclosing) {
-                let qualified = match qualifier {
-                    Some(q) => format!("{q}.{name}"),
-                    None => name.to_string(),
-                };
-                self.consts.record(&mut self.facts, qualified, &value, line);
-            }
+            self.out.record_const(src, owner, name, range, line);
         }
         let constant_name = name.starts_with(|c: char| c.is_ascii_uppercase());
         let kind = if src.kw(kw, "val") && constant_name {
@@ -749,7 +723,7 @@ impl<'s, 'a> Parser<'s, 'a> {
         let Some(frame) = self.stack.last() else {
             return kw + 1;
         };
-        let enum_name = self.model.types[frame.ty].name.to_string();
+        let enum_name = self.out.model.types[frame.ty].name.to_string();
         let doc = self.doc(&pending, kw);
         let mut j = kw + 1;
         while let Some(name) = src.ident(j) {
@@ -791,13 +765,9 @@ impl<'s, 'a> Parser<'s, 'a> {
 mod tests {
     use super::*;
     use crate::index::facts::GrpcFact;
-
-    fn sym<'f>(f: &'f FileFacts, name: &str) -> &'f Symbol {
-        f.symbols
-            .iter()
-            .find(|s| s.name == name)
-            .unwrap_or_else(|| panic!("no symbol {name} in {:#?}", f.symbols))
-    }
+    use crate::index::lang::test_support::{
+        consts, extract_each, import_names, junk_pieces64, sym,
+    };
 
     #[test]
     fn packages_imports_and_declarations() {
@@ -862,11 +832,7 @@ def topLevel(x: Int): Int = x + 1
 "#;
         let f = extract("src/Orders.scala", src);
         assert_eq!(f.package.as_deref(), Some("com.acme.orders"));
-        let imps: Vec<(&str, Vec<String>, Option<&str>)> = f
-            .imports
-            .iter()
-            .map(|i| (i.module.as_str(), i.names.clone(), i.alias.as_deref()))
-            .collect();
+        let imps = import_names(&f);
         let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
         assert_eq!(
             imps,
@@ -937,11 +903,7 @@ def topLevel(x: Int): Int = x + 1
             (top.kind, top.container.as_deref()),
             (SymbolKind::Function, None)
         );
-        let consts: Vec<(&str, &str)> = f
-            .bindings
-            .iter()
-            .map(|c| (c.name.as_str(), c.value.as_lit().unwrap_or("?")))
-            .collect();
+        let consts = consts(&f);
         assert_eq!(
             consts,
             vec![
@@ -1036,31 +998,33 @@ object Server {
 
     #[test]
     fn truncated_and_malformed_files_do_not_panic() {
-        for c in [
-            "class",
-            "class A extends",
-            "class A(",
-            "object A:",
-            "def",
-            "def f(",
-            "val",
-            "val x =",
-            "import",
-            "import a.{",
-            "import a.b.",
-            "package",
-            "package a {",
-            "enum E:\n  case",
-            "end",
-            "}}} object B { def ok = 1 }",
-            "type",
-            "given",
-            "extension (",
-            "private[",
-            "@",
-        ] {
-            let _ = extract("x.scala", c);
-        }
+        extract_each(
+            extract,
+            "x.scala",
+            &[
+                "class",
+                "class A extends",
+                "class A(",
+                "object A:",
+                "def",
+                "def f(",
+                "val",
+                "val x =",
+                "import",
+                "import a.{",
+                "import a.b.",
+                "package",
+                "package a {",
+                "enum E:\n  case",
+                "end",
+                "}}} object B { def ok = 1 }",
+                "type",
+                "given",
+                "extension (",
+                "private[",
+                "@",
+            ],
+        );
         let f = extract("x.scala", "}}} object B { def ok = 1 }");
         assert_eq!(sym(&f, "ok").container.as_deref(), Some("B"));
         let f = extract("x.scala", "package a; package b.c\nobject X");
@@ -1069,20 +1033,8 @@ object Server {
 
     #[test]
     fn junk_input_never_panics() {
-        let mut state = 0xd1b5_4a32_d192_ed03u64;
-        let pieces: Vec<&str> = "class object trait def val var enum case end extends with @ { } ( ) [ ] : ; , = => . \" \"\"\" ' \\ $ s\" / * \n   Grpc stub( bindService( é 字 ` given import package _"
-            .split(' ')
-            .collect();
-        let mut text = String::new();
-        while text.len() < 200_000 {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            text.push_str(pieces[(state % pieces.len() as u64) as usize]);
-            if state.is_multiple_of(3) {
-                text.push(' ');
-            }
-        }
+        let pieces = "class object trait def val var enum case end extends with @ { } ( ) [ ] : ; , = => . \" \"\"\" ' \\ $ s\" / * \n   Grpc stub( bindService( é 字 ` given import package _";
+        let text = junk_pieces64(pieces, 0xd1b5_4a32_d192_ed03);
         let f = extract("junk.scala", &text);
         assert!(f.symbols.len() < text.len());
     }

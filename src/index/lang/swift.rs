@@ -12,7 +12,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::bind::{Assignments, StmtStyle};
-use super::common::looks_like_url;
+use super::common;
 use super::tokens::{Rules, Tokens};
 use super::value::{ExprRules, eval};
 use crate::index::facts::{Binding, FileFacts, GrpcFact, HttpFact, Import, SymbolKind, Value};
@@ -195,8 +195,7 @@ impl<'t> Ex<'t, '_, '_> {
         if s >= e {
             return None;
         }
-        let v = self.value((s, e));
-        (sure || looks_like_url(&v)).then_some(v)
+        common::url_of(self.value((s, e)), sure)
     }
 
     /// `@attr`, `@attr(…)`, `@Module.attr` starting at `i`: the index after them and the
@@ -775,13 +774,10 @@ impl<'t> Ex<'t, '_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn sym<'f>(f: &'f FileFacts, name: &str) -> &'f crate::index::facts::Symbol {
-        f.symbols
-            .iter()
-            .find(|s| s.name == name)
-            .unwrap_or_else(|| panic!("no symbol {name} in {:#?}", f.symbols))
-    }
+    use crate::index::lang::test_support::{
+        consts_at, every_prefix, extract_each, http_calls_borrowed as http_calls, junk_chars64,
+        sampled_prefixes, sym,
+    };
 
     const SRC: &str = r#"import Foundation
 @testable import OrdersKit
@@ -925,11 +921,7 @@ func debugOnly() {}
     #[test]
     fn string_constants_grpc_and_urls() {
         let f = extract("Sources/Orders/OrderProvider.swift", SRC);
-        let consts: Vec<(&str, &str, u32)> = f
-            .bindings
-            .iter()
-            .map(|c| (c.name.as_str(), c.value.as_lit().unwrap_or("?"), c.line))
-            .collect();
+        let consts = consts_at(&f);
         assert_eq!(
             consts,
             vec![
@@ -1021,18 +1013,6 @@ struct Real {
         );
     }
 
-    fn http_calls(f: &FileFacts) -> Vec<(Option<&str>, String, u32)> {
-        f.http
-            .iter()
-            .filter_map(|h| match h {
-                HttpFact::Call { method, url, line } => {
-                    Some((method.as_deref(), url.display(), *line))
-                }
-                HttpFact::Route { .. } => None,
-            })
-            .collect()
-    }
-
     const IDIOMS: &str = r#"import Alamofire
 
 let base = ProcessInfo.processInfo.environment["ORDERS_URL"] ?? "http://orders:8080"
@@ -1084,13 +1064,9 @@ func load(id: String) {
 
     #[test]
     fn idioms_truncated_and_non_ascii_never_panic() {
-        for end in (0..=IDIOMS.len()).filter(|&e| IDIOMS.is_char_boundary(e)) {
-            let _ = extract("x.swift", &IDIOMS[..end]);
-        }
+        every_prefix(extract, "x.swift", IDIOMS);
         let src = "let básé = \"http://ü\"\nfunc gét(ïd: String) {\n  AF.request(\"\\(básé)/ördérs/\\(ïd)\")\n  AF.request(\"\\(é\n}\n";
-        for end in (0..=src.len()).filter(|&e| src.is_char_boundary(e)) {
-            let _ = extract("x.swift", &src[..end]);
-        }
+        every_prefix(extract, "x.swift", src);
         let f = extract("x.swift", src);
         assert_eq!(
             http_calls(&f).first(),
@@ -1100,40 +1076,29 @@ func load(id: String) {
 
     #[test]
     fn truncated_and_junk_input_never_panics() {
-        for cut in (0..SRC.len())
-            .filter(|&c| SRC.is_char_boundary(c))
-            .step_by(5)
-        {
-            let _ = extract("x.swift", &SRC[..cut]);
-        }
-        for src in [
-            "class",
-            "class X:",
-            "func",
-            "func f(",
-            "init(",
-            "enum E { case",
-            "@",
-            "import",
-            "let",
-            "let x =",
-            "extension",
-            "#if",
-            "URL(string:",
-            "}}}))",
-        ] {
-            let _ = extract("x.swift", src);
-        }
+        sampled_prefixes(extract, "x.swift", SRC, 5);
+        extract_each(
+            extract,
+            "x.swift",
+            &[
+                "class",
+                "class X:",
+                "func",
+                "func f(",
+                "init(",
+                "enum E { case",
+                "@",
+                "import",
+                "let",
+                "let x =",
+                "extension",
+                "#if",
+                "URL(string:",
+                "}}}))",
+            ],
+        );
         let alphabet: &[u8] = b"{}()[]<>/'\"`$@#*=;:,.?!&|\\\n abcXYZ019_-+classfuncletvarinit";
-        let mut seed = 0x1234_5678_u64;
-        let junk: String = (0..200_000)
-            .map(|_| {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                alphabet[(seed % alphabet.len() as u64) as usize] as char
-            })
-            .collect();
+        let junk = junk_chars64(alphabet, 0x1234_5678);
         let f = extract("junk.swift", &junk);
         assert!(f.symbols.iter().all(|s| s.end_line >= s.line));
         let deep = "{".repeat(50_000) + &"struct A {".repeat(10_000);

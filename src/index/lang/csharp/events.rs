@@ -36,12 +36,7 @@ impl<'t> Ex<'t, '_, '_> {
         {
             return;
         }
-        self.facts.events.push(EventFact {
-            role,
-            topic: Value::lit(ev),
-            via: via.to_string(),
-            line,
-        });
+        common::push_event(&mut self.facts, role, Value::lit(ev), via, line);
     }
 
     /// A publish or subscribe call of a typed event bus: `PublishAsync(new OrderPaid(…))`,

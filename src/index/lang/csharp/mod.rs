@@ -22,8 +22,8 @@ mod uses;
 use std::collections::{HashMap, HashSet};
 
 use super::bind::{Assignments, StmtStyle};
-use super::common::{http_path_of, looks_like_http_path, looks_like_topic};
-use super::common::{join_route, looks_like_url};
+use super::common::join_route;
+use super::common::{self, http_path_of, looks_like_http_path};
 use super::tokens::{Chain, Rules, TokKind, Tokens};
 use super::value::{ExprRules, eval};
 use crate::index::facts::{
@@ -383,11 +383,7 @@ impl<'t> Ex<'t, '_, '_> {
             let (x, y) = *t.args(a + 2).first()?;
             return self.topic_expr(x, y);
         }
-        let v = eval(t, (a, e), &ExprRules::CSHARP, self.asg);
-        match v.as_lit() {
-            Some(lit) => looks_like_topic(lit).then_some(v),
-            None => Some(v),
-        }
+        common::topic_of(eval(t, (a, e), &ExprRules::CSHARP, self.asg))
     }
 
     /// The URL expression in `a..e` as the shared evaluator reads it; unless `sure`, it
@@ -396,8 +392,7 @@ impl<'t> Ex<'t, '_, '_> {
         if a >= e {
             return None;
         }
-        let v = eval(self.t, (a, e), &ExprRules::CSHARP, self.asg);
-        (sure || looks_like_url(&v)).then_some(v)
+        common::url_of(eval(self.t, (a, e), &ExprRules::CSHARP, self.asg), sure)
     }
 
     /// The gRPC service whose client the call or construction ending just before token
@@ -472,11 +467,7 @@ mod tests {
     fn razor_using_directives_are_imports() {
         let src = "\u{feff}@using System.Net.Http\n@using eShop.WebAppComponents.Catalog;\n@using Q = A.B\n@usingX\n<p>@using Not.This</p>\n@code { int n; }\n";
         let f = super::extract("src/App/Components/_Imports.razor", src);
-        let got: Vec<(&str, u32)> = f
-            .imports
-            .iter()
-            .map(|i| (i.module.as_str(), i.line))
-            .collect();
+        let got = import_lines(&f);
         assert_eq!(
             got,
             vec![
@@ -489,33 +480,10 @@ mod tests {
     }
 
     use super::*;
-
-    fn sym<'f>(f: &'f FileFacts, name: &str) -> &'f crate::index::facts::Symbol {
-        f.symbols
-            .iter()
-            .find(|s| s.name == name)
-            .unwrap_or_else(|| panic!("no symbol {name} in {:#?}", f.symbols))
-    }
-
-    fn constant<'f>(f: &'f FileFacts, name: &str) -> Option<&'f str> {
-        f.bindings
-            .iter()
-            .find(|c| c.name == name)
-            .map(|c| c.value.as_lit().unwrap_or("?"))
-    }
-
-    fn lit(s: &str) -> Value {
-        Value::lit(s.to_string())
-    }
-
-    fn route(method: &str, path: &str, handler: Option<&str>, line: u32) -> HttpFact {
-        HttpFact::Route {
-            method: method.into(),
-            path: path.into(),
-            handler: handler.map(str::to_string),
-            line,
-        }
-    }
+    use crate::index::lang::test_support::{
+        constant, extract_each, grpc_calls, import_aliases, import_lines, junk_chars64, lit, route,
+        sampled_prefixes, sym, topics,
+    };
 
     /// The calls of a file as (method, URL as the evaluator read it, line).
     fn calls(f: &FileFacts) -> Vec<(String, String, u32)> {
@@ -666,11 +634,7 @@ namespace Acme.Orders
         );
         // A numeric constant is a binding too (names elsewhere may resolve against it).
         assert_eq!(constant(&f, "OrderServiceImpl.Retries"), Some("3"));
-        let imports: Vec<(&str, Option<&str>, u32)> = f
-            .imports
-            .iter()
-            .map(|i| (i.module.as_str(), i.alias.as_deref(), i.line))
-            .collect();
+        let imports = import_aliases(&f);
         assert_eq!(
             imports,
             vec![
@@ -706,11 +670,7 @@ namespace Acme.Orders
                 },
             ]
         );
-        let events: Vec<(EventRole, Value, u32)> = f
-            .events
-            .iter()
-            .map(|e| (e.role, e.topic.clone(), e.line))
-            .collect();
+        let events = topics(&f);
         assert_eq!(
             events,
             vec![
@@ -853,11 +813,7 @@ namespace Acme.Ship
             Some("shipments.dispatched")
         );
         assert_eq!(constant(&f, "Topics.Returned"), Some("shipments.returned"));
-        let events: Vec<(EventRole, Value, u32)> = f
-            .events
-            .iter()
-            .map(|e| (e.role, e.topic.clone(), e.line))
-            .collect();
+        let events = topics(&f);
         assert_eq!(
             events,
             vec![
@@ -999,19 +955,7 @@ namespace N
     fn getters_on_messages_are_not_rpc_calls() {
         let src = "class W {\n  async Task F(GrpcChannel ch) {\n    var resp = await new Offers.OffersClient(ch).GetOffersAsync(req);\n    var list = resp.GetOffers();\n  }\n}\n";
         let f = extract("W.cs", src);
-        let calls: Vec<(Option<&str>, &str, u32)> = f
-            .grpc
-            .iter()
-            .filter_map(|g| match g {
-                GrpcFact::Call {
-                    service,
-                    method,
-                    line,
-                    ..
-                } => Some((service.as_deref(), method.as_str(), *line)),
-                _ => None,
-            })
-            .collect();
+        let calls = grpc_calls(&f);
         assert_eq!(calls, vec![(Some("Offers"), "GetOffers", 3)]);
     }
 
@@ -1043,19 +987,7 @@ public class MobileBasket
 }
 "#;
         let f = extract("BasketService.cs", src);
-        let calls: Vec<(Option<&str>, &str, u32)> = f
-            .grpc
-            .iter()
-            .filter_map(|g| match g {
-                GrpcFact::Call {
-                    service,
-                    method,
-                    line,
-                    ..
-                } => Some((service.as_deref(), method.as_str(), *line)),
-                _ => None,
-            })
-            .collect();
+        let calls = grpc_calls(&f);
         assert_eq!(
             calls,
             vec![
@@ -1096,13 +1028,15 @@ public class MobileBasket
             produced.contains(&(Some("OrderShippedEvent"), 4)),
             "{produced:?}"
         );
-        for tiny in [
-            "Publish(new new)",
-            "AddEvent(new(new",
-            "bus.PublishAsync(new new new X(",
-        ] {
-            let _ = extract("T.cs", tiny);
-        }
+        extract_each(
+            extract,
+            "T.cs",
+            &[
+                "Publish(new new)",
+                "AddEvent(new(new",
+                "bus.PublishAsync(new new new X(",
+            ],
+        );
         // Many publishes of one variable count only the latest assignments (1,000 pairs).
         let many: String = (0..1000)
             .map(|_| "x = new OrderPaidEvent(); bus.PublishAsync(x);\n")
@@ -1321,46 +1255,35 @@ public static class Ext
 
     #[test]
     fn truncated_and_malformed_files_never_panic() {
-        for cut in (0..SERVICE.len())
-            .filter(|&c| SERVICE.is_char_boundary(c))
-            .step_by(5)
-        {
-            let _ = extract("x.cs", &SERVICE[..cut]);
-        }
-        for src in [
-            "namespace",
-            "namespace {",
-            "class",
-            "class X :",
-            "class X : A.ABase",
-            "[",
-            "[Route(",
-            "using",
-            "using X =",
-            "public delegate",
-            "enum E {",
-            "x.Subscribe(new[] {",
-            "new HttpRequestMessage(",
-            "_c.GetAsync($\"{",
-            "}}}})))",
-            "<<<>>>",
-        ] {
-            let _ = extract("x.cs", src);
-        }
+        sampled_prefixes(extract, "x.cs", SERVICE, 5);
+        extract_each(
+            extract,
+            "x.cs",
+            &[
+                "namespace",
+                "namespace {",
+                "class",
+                "class X :",
+                "class X : A.ABase",
+                "[",
+                "[Route(",
+                "using",
+                "using X =",
+                "public delegate",
+                "enum E {",
+                "x.Subscribe(new[] {",
+                "new HttpRequestMessage(",
+                "_c.GetAsync($\"{",
+                "}}}})))",
+                "<<<>>>",
+            ],
+        );
     }
 
     #[test]
     fn junk_input_never_panics() {
         let alphabet: &[u8] = b"{}()[]<>/'\"`$@#*=;:,.?!&|\\\n abcXYZ019_-+classnamespaceusing";
-        let mut seed = 0x9e37_79b9_u64;
-        let junk: String = (0..200_000)
-            .map(|_| {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                alphabet[(seed % alphabet.len() as u64) as usize] as char
-            })
-            .collect();
+        let junk = junk_chars64(alphabet, 0x9e37_79b9);
         let f = extract("junk.cs", &junk);
         assert!(f.symbols.iter().all(|s| s.end_line >= s.line));
         let deep = "{".repeat(50_000) + &"class A {".repeat(10_000);

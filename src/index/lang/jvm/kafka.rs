@@ -1,17 +1,13 @@
 //! Events: Spring Kafka / kafka-clients producers and consumers, and the JMS, RabbitMQ and SQS
 //! listeners, with the topic each names and the event type it carries.
 
+use super::super::common;
 use super::recognize::{Ctx, Held};
 use super::*;
 
 /// Appends one event fact.
 fn push(facts: &mut FileFacts, role: EventRole, topic: Value, via: &str, line: u32) {
-    facts.events.push(EventFact {
-        role,
-        topic,
-        via: via.to_string(),
-        line,
-    });
+    common::push_event(facts, role, topic, via, line);
 }
 
 impl<'s, 'a> Ctx<'s, 'a> {

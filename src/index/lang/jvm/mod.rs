@@ -33,7 +33,7 @@ use super::bind::{Assignments, StmtStyle};
 use super::common::{http_path_of, looks_like_http_path, looks_like_topic, looks_like_url};
 use super::value::{ExprRules, eval};
 use crate::index::facts::{
-    Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Part, SymbolKind, Value,
+    Binding, EventRole, FileFacts, GrpcFact, HttpFact, Part, SymbolKind, Value,
 };
 use crate::index::lex::Lexed;
 
@@ -502,6 +502,72 @@ fn is_decl_keyword(w: &str) -> bool {
             | "open"
             | "suspend"
     )
+}
+
+/// What a JVM parser (Java, Kotlin, Scala) builds as it walks a file: the facts, the model
+/// of types and members the recognisers read, and the constants. Shared so the three parsers
+/// record symbols and finish the same way.
+#[derive(Default)]
+pub struct Parsed<'a> {
+    pub facts: FileFacts,
+    pub model: Model<'a>,
+    pub consts: Consts,
+}
+
+impl<'a> Parsed<'a> {
+    /// Records a symbol (its end line never before its line); returns its index.
+    pub fn push_symbol(
+        &mut self,
+        name: &str,
+        kind: SymbolKind,
+        (line, end_line): (u32, u32),
+        doc_line: Option<u32>,
+        container: Option<String>,
+    ) -> usize {
+        self.facts.symbols.push(crate::index::facts::Symbol {
+            name: name.to_string(),
+            kind,
+            line,
+            end_line: end_line.max(line),
+            doc_line,
+            container,
+        });
+        self.facts.symbols.len() - 1
+    }
+
+    /// The type at index `ty` of the model, as (index, name) of a container.
+    pub fn container(&self, ty: Option<usize>) -> (Option<usize>, Option<String>) {
+        (ty, ty.map(|t| self.model.types[t].name.to_string()))
+    }
+
+    /// Records the constant `name` declared in the type at model index `owner` (or at top
+    /// level) when its initializer at `range` evaluates: qualified by the enclosing type
+    /// (`Topics.ORDER_CREATED`), and read with that type's constants in scope.
+    pub fn record_const(
+        &mut self,
+        src: &Src<'a>,
+        owner: Option<usize>,
+        name: &str,
+        range: (usize, usize),
+        line: u32,
+    ) {
+        let qualifier = owner.map(|t| self.model.qualifier(t));
+        let enclosing: Vec<&str> = qualifier.into_iter().collect();
+        if let Some(value) = self.consts.eval(src, range, &enclosing) {
+            let qualified = match qualifier {
+                Some(q) => format!("{q}.{name}"),
+                None => name.to_string(),
+            };
+            self.consts.record(&mut self.facts, qualified, &value, line);
+        }
+    }
+
+    /// Indexes the model and runs the recognisers: the file's facts.
+    pub fn finish(mut self, src: &Src<'a>) -> FileFacts {
+        self.model.index();
+        recognize(src, &self.model, &self.consts, &mut self.facts);
+        self.facts
+    }
 }
 
 #[cfg(test)]

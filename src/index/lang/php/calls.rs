@@ -4,6 +4,20 @@
 use super::decls::{assigned_target, join};
 use super::*;
 
+/// What the steps of [`call_site`] read about one call: its name, the receiver chain before
+/// it, its arguments, and whether it is on a router (`Route::`, `$app`, `$group`).
+struct Site<'s> {
+    name: &'s str,
+    chain: Chain<'s>,
+    args: Args<'s>,
+    line: u32,
+    close: usize,
+    class: Option<&'s str>,
+    router_var: bool,
+    /// The prefix of the enclosing route groups, for a call on a router.
+    group_prefix: String,
+}
+
 /// A call `name(…)` at `ts..te` with parentheses `open..close`.
 pub(super) fn call_site(
     src: &Src,
@@ -15,22 +29,8 @@ pub(super) fn call_site(
     class: Option<&str>,
 ) {
     let code = src.code();
-    let b = code.as_bytes();
     let name = &code[ts..te];
-    let chain = if ts >= 2
-        && ((b[ts - 2] == b'-' && b[ts - 1] == b'>') || (b[ts - 2] == b':' && b[ts - 1] == b':'))
-    {
-        let mut sep = ts - 2;
-        if sep > 0 && b[sep - 1] == b'?' {
-            sep -= 1;
-        }
-        chain_before(code, &src.br, sep)
-    } else {
-        Chain {
-            text: "",
-            start: ts,
-        }
-    };
+    let chain = receiver_chain(src, ts);
     let line = src.line_of(ts);
     // gRPC calls on a client variable/property.
     if !chain.text.is_empty()
@@ -49,7 +49,79 @@ pub(super) fn call_site(
         curl_call(src, st, name, ts, (open, close), class);
         return;
     }
-    let interesting = matches!(
+    if !interesting(name) {
+        return;
+    }
+    let root = chain.root();
+    let on_route = root == "Route" || root.ends_with("\\Route");
+    // Slim and Lumen route on a variable: `$app->get(…)`, `$router->group(…)`, `$group->get(…)`
+    // inside a group closure; they need a handler, so `$app->get('x')` is no route.
+    let router_var = !on_route && is_router(st, &chain);
+    let on_router = on_route || router_var;
+    // Route groups: leave the ones that closed before this call.
+    while st.groups.last().is_some_and(|&(c, _)| c < ts) {
+        st.groups.pop();
+    }
+    let group_prefix = if on_router {
+        st.groups.last().map_or(String::new(), |(_, p)| p.clone())
+    } else {
+        String::new()
+    };
+    let (app_factory, kafka) = (root == "AppFactory", root == "Kafka");
+    let site = Site {
+        name,
+        chain,
+        args: src.args(open, close),
+        line,
+        close,
+        class,
+        router_var,
+        group_prefix,
+    };
+    match name {
+        "create" if app_factory => app_factory_create(src, st, ts),
+        "group" if on_router => route_group(src, st, &site),
+        "get" | "post" | "put" | "patch" | "delete" | "options" | "any" | "match" | "map"
+            if on_router =>
+        {
+            route_call(src, st, &site)
+        }
+        "resource" | "apiResource" if on_route => resource_routes(src, st, &site),
+        "newTopic" | "subscribe" | "onTopic" | "publishOn" => kafka_call(src, st, &site),
+        "consumer" | "createConsumer" if kafka => kafka_call(src, st, &site),
+        "get" | "post" | "put" | "patch" | "delete" | "head" | "request" | "requestAsync"
+        | "getAsync" | "postAsync" | "putAsync" | "patchAsync" | "deleteAsync" => {
+            http_call(src, st, &site)
+        }
+        "define" if site.chain.text.is_empty() => define_call(src, st, &site),
+        _ => {}
+    }
+}
+
+/// The receiver chain before the call name at `ts` (`$this->client->` before `get`), empty
+/// for a plain function call.
+fn receiver_chain<'s>(src: &'s Src, ts: usize) -> Chain<'s> {
+    let code = src.code();
+    let b = code.as_bytes();
+    if ts >= 2
+        && ((b[ts - 2] == b'-' && b[ts - 1] == b'>') || (b[ts - 2] == b':' && b[ts - 1] == b':'))
+    {
+        let mut sep = ts - 2;
+        if sep > 0 && b[sep - 1] == b'?' {
+            sep -= 1;
+        }
+        chain_before(code, &src.br, sep)
+    } else {
+        Chain {
+            text: "",
+            start: ts,
+        }
+    }
+}
+
+/// The call names [`call_site`] reads anything from.
+fn interesting(name: &str) -> bool {
+    matches!(
         name,
         "group"
             | "get"
@@ -79,167 +151,166 @@ pub(super) fn call_site(
             | "define"
             | "map"
             | "create"
-    );
-    if !interesting {
-        return;
+    )
+}
+
+/// Slim `$app = AppFactory::create()`: the variable is a router.
+fn app_factory_create(src: &Src, st: &mut State, ts: usize) {
+    if let Some(target) = assigned_target(src, ts)
+        && let Some(k) = target.key()
+    {
+        st.routers.insert(k.to_string());
     }
-    let root = chain.root();
-    let on_route = root == "Route" || root.ends_with("\\Route");
-    // Slim and Lumen route on a variable: `$app->get(…)`, `$router->group(…)`, `$group->get(…)`
-    // inside a group closure; they need a handler, so `$app->get('x')` is no route.
-    let router_var = !on_route && is_router(st, &chain);
-    let on_router = on_route || router_var;
-    // Route groups: leave the ones that closed before this call.
-    while st.groups.last().is_some_and(|&(c, _)| c < ts) {
-        st.groups.pop();
+}
+
+/// A route group (`Route::prefix('v1')->group(…)`, `Route::group(['prefix' => …], …)`, Slim
+/// `$app->group('/api', function ($group) { … })`): its prefix holds until it closes.
+fn route_group(src: &Src, st: &mut State, site: &Site) {
+    let code = src.code();
+    let args = &site.args;
+    let mut own = String::new();
+    // Slim `$app->group('/api', function (RouteCollectorProxy $group) { … })`.
+    if site.router_var
+        && let Some(&(a, z)) = args.positional.first()
+        && let Some(v) = src.plain_string(a, z)
+    {
+        own = v;
     }
-    let group_prefix = if on_router {
-        st.groups.last().map_or(String::new(), |(_, p)| p.clone())
-    } else {
-        String::new()
-    };
-    let args = src.args(open, close);
-    match name {
-        "create" if root == "AppFactory" => {
-            if let Some(target) = assigned_target(src, ts)
-                && let Some(k) = target.key()
+    // The group closure's parameters route too.
+    for &(a, z) in &args.positional {
+        let (a, z) = src.trim(a, z);
+        let head = &code[a..z];
+        if (head.starts_with("function") || head.starts_with("fn"))
+            && let Some(open) = head.find('(').map(|p| a + p)
+            && let Some(close) = src.br.close_of(open)
+        {
+            for w in code[open + 1..close]
+                .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
             {
-                st.routers.insert(k.to_string());
+                if let Some(v) = w.strip_prefix('$').filter(|v| !v.is_empty()) {
+                    st.routers.insert(v.to_string());
+                }
             }
         }
-        "group" if on_router => {
-            let mut own = String::new();
-            // Slim `$app->group('/api', function (RouteCollectorProxy $group) { … })`.
-            if router_var
-                && let Some(&(a, z)) = args.positional.first()
-                && let Some(v) = src.plain_string(a, z)
+    }
+    // `Route::prefix('v1')->…->group(…)`
+    if let Some(p) = site.chain.text.find("prefix(") {
+        let at = site.chain.start + p + 6;
+        if let Some(c) = src.br.close_of(at)
+            && let Some(v) = src.plain_string(at + 1, c)
+        {
+            own = v;
+        }
+    }
+    // `Route::group(['prefix' => 'v1'], function () { … })`
+    if let Some(&(a, z)) = args.positional.first() {
+        for (x, y) in src.items(a, z) {
+            if let Some(arrow) = code[x..y].find("=>")
+                && src.plain_string(x, x + arrow).as_deref() == Some("prefix")
+                && let Some(v) = src.plain_string(x + arrow + 2, y)
             {
                 own = v;
             }
-            // The group closure's parameters route too.
-            for &(a, z) in &args.positional {
-                let (a, z) = src.trim(a, z);
-                let head = &code[a..z];
-                if (head.starts_with("function") || head.starts_with("fn"))
-                    && let Some(open) = head.find('(').map(|p| a + p)
-                    && let Some(close) = src.br.close_of(open)
-                {
-                    for w in code[open + 1..close]
-                        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
-                    {
-                        if let Some(v) = w.strip_prefix('$').filter(|v| !v.is_empty()) {
-                            st.routers.insert(v.to_string());
-                        }
-                    }
-                }
-            }
-            // `Route::prefix('v1')->…->group(…)`
-            if let Some(p) = chain.text.find("prefix(") {
-                let at = chain.start + p + 6;
-                if let Some(c) = src.br.close_of(at)
-                    && let Some(v) = src.plain_string(at + 1, c)
-                {
-                    own = v;
-                }
-            }
-            // `Route::group(['prefix' => 'v1'], function () { … })`
-            if let Some(&(a, z)) = args.positional.first() {
-                for (x, y) in src.items(a, z) {
-                    if let Some(arrow) = code[x..y].find("=>")
-                        && src.plain_string(x, x + arrow).as_deref() == Some("prefix")
-                        && let Some(v) = src.plain_string(x + arrow + 2, y)
-                    {
-                        own = v;
-                    }
-                }
-            }
-            let full = if own.is_empty() {
-                group_prefix
-            } else {
-                join(&group_prefix, &own)
-            };
-            st.groups.push((close, full));
         }
-        "get" | "post" | "put" | "patch" | "delete" | "options" | "any" | "match" | "map"
-            if on_router =>
-        {
-            let (methods, rest) = if name == "match" || name == "map" {
-                let methods: Vec<String> = args
-                    .positional
-                    .first()
-                    .map(|&(a, z)| {
-                        src.items(a, z)
-                            .into_iter()
-                            .filter_map(|(x, y)| src.plain_string(x, y))
-                            .map(|m| m.to_ascii_uppercase())
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                (methods, 1)
-            } else if name == "any" {
-                (vec!["ANY".to_string()], 0)
-            } else {
-                (vec![name.to_ascii_uppercase()], 0)
-            };
-            let Some(path) = args
-                .positional
-                .get(rest)
-                .and_then(|&(a, z)| src.plain_string(a, z))
-            else {
-                return;
-            };
-            if router_var && args.positional.get(rest + 1).is_none() {
-                return;
-            }
-            let handler = args
-                .positional
-                .get(rest + 1)
-                .and_then(|&(a, z)| laravel_handler(src, a, z));
-            let full = join(&group_prefix, &path);
-            for method in methods {
-                st.facts.http.push(HttpFact::Route {
-                    method,
-                    path: full.clone(),
-                    handler: handler.clone(),
-                    line,
-                });
-            }
-        }
-        "resource" | "apiResource" if on_route => {
-            let Some(res) = args
-                .positional
-                .first()
-                .and_then(|&(a, z)| src.plain_string(a, z))
-            else {
-                return;
-            };
-            let controller = args
-                .positional
-                .get(1)
-                .and_then(|&(a, z)| laravel_handler(src, a, z));
-            let base = join(&group_prefix, &res);
-            let param = res.rsplit(['/', '.']).next().unwrap_or(&res);
-            let member = format!("{base}/{{{}}}", singular(param));
-            let actions: [(&str, &str, &String); 6] = [
-                ("index", "GET", &base),
-                ("store", "POST", &base),
-                ("show", "GET", &member),
-                ("update", "PUT", &member),
-                ("update", "PATCH", &member),
-                ("destroy", "DELETE", &member),
-            ];
-            for (action, method, path) in actions {
-                st.facts.http.push(HttpFact::Route {
-                    method: method.to_string(),
-                    path: path.clone(),
-                    handler: Some(match &controller {
-                        Some(c) => format!("{c}@{action}"),
-                        None => action.to_string(),
-                    }),
-                    line,
-                });
-            }
-        }
+    }
+    let full = if own.is_empty() {
+        site.group_prefix.clone()
+    } else {
+        join(&site.group_prefix, &own)
+    };
+    st.groups.push((site.close, full));
+}
+
+/// A route on a router: `Route::get('/x', …)`, `Route::match(['GET', 'POST'], …)`,
+/// `$app->get('/x', handler)`.
+fn route_call(src: &Src, st: &mut State, site: &Site) {
+    let args = &site.args;
+    let (methods, rest) = if site.name == "match" || site.name == "map" {
+        let methods: Vec<String> = args
+            .positional
+            .first()
+            .map(|&(a, z)| {
+                src.items(a, z)
+                    .into_iter()
+                    .filter_map(|(x, y)| src.plain_string(x, y))
+                    .map(|m| m.to_ascii_uppercase())
+                    .collect()
+            })
+            .unwrap_or_default();
+        (methods, 1)
+    } else if site.name == "any" {
+        (vec!["ANY".to_string()], 0)
+    } else {
+        (vec![site.name.to_ascii_uppercase()], 0)
+    };
+    let Some(path) = args
+        .positional
+        .get(rest)
+        .and_then(|&(a, z)| src.plain_string(a, z))
+    else {
+        return;
+    };
+    if site.router_var && args.positional.get(rest + 1).is_none() {
+        return;
+    }
+    let handler = args
+        .positional
+        .get(rest + 1)
+        .and_then(|&(a, z)| laravel_handler(src, a, z));
+    let full = join(&site.group_prefix, &path);
+    for method in methods {
+        st.facts.http.push(HttpFact::Route {
+            method,
+            path: full.clone(),
+            handler: handler.clone(),
+            line: site.line,
+        });
+    }
+}
+
+/// `Route::resource('photos', PhotoController::class)`: the resource's routes.
+fn resource_routes(src: &Src, st: &mut State, site: &Site) {
+    let args = &site.args;
+    let Some(res) = args
+        .positional
+        .first()
+        .and_then(|&(a, z)| src.plain_string(a, z))
+    else {
+        return;
+    };
+    let controller = args
+        .positional
+        .get(1)
+        .and_then(|&(a, z)| laravel_handler(src, a, z));
+    let base = join(&site.group_prefix, &res);
+    let param = res.rsplit(['/', '.']).next().unwrap_or(&res);
+    let member = format!("{base}/{{{}}}", singular(param));
+    let actions: [(&str, &str, &String); 6] = [
+        ("index", "GET", &base),
+        ("store", "POST", &base),
+        ("show", "GET", &member),
+        ("update", "PUT", &member),
+        ("update", "PATCH", &member),
+        ("destroy", "DELETE", &member),
+    ];
+    for (action, method, path) in actions {
+        st.facts.http.push(HttpFact::Route {
+            method: method.to_string(),
+            path: path.clone(),
+            handler: Some(match &controller {
+                Some(c) => format!("{c}@{action}"),
+                None => action.to_string(),
+            }),
+            line: site.line,
+        });
+    }
+}
+
+/// php-rdkafka (`$producer->newTopic('t')`, `$consumer->subscribe(['t'])`) and laravel-kafka
+/// (`Kafka::publishOn('t')`, `Kafka::consumer(['t'])`) topics.
+fn kafka_call(src: &Src, st: &mut State, site: &Site) {
+    let (chain, args, class) = (&site.chain, &site.args, site.class);
+    match site.name {
         "newTopic" => {
             let consumer = chain
                 .key()
@@ -270,68 +341,72 @@ pub(super) fn call_site(
                 push_event(src, st, EventRole::Producer, "laravel-kafka", a, z, class);
             }
         }
-        "consumer" | "createConsumer" if root == "Kafka" => {
+        _ => {
             if let Some(&(a, z)) = args.positional.first() {
                 for (x, y) in src.items(a, z) {
                     push_event(src, st, EventRole::Consumer, "laravel-kafka", x, y, class);
                 }
             }
         }
-        "get" | "post" | "put" | "patch" | "delete" | "head" | "request" | "requestAsync"
-        | "getAsync" | "postAsync" | "putAsync" | "patchAsync" | "deleteAsync" => {
-            let Some(sure) = http_receiver(st, &chain) else {
-                return;
-            };
-            let verb = name.trim_end_matches("Async");
-            let (method, url) = if verb == "request" {
-                (
-                    args.positional
-                        .first()
-                        .and_then(|&(a, z)| src.plain_string(a, z))
-                        .map(|m| m.to_ascii_uppercase()),
-                    args.positional.get(1).copied(),
-                )
-            } else {
-                (
-                    Some(verb.to_ascii_uppercase()),
-                    args.positional.first().copied(),
-                )
-            };
-            if let Some((a, z)) = url
-                && let Some(mut url) = src.url(a, z, sure, class)
-            {
-                if let Some(&(ba, bz)) = chain.key().and_then(|k| st.http_bases.get(k)) {
-                    url = with_base(src.value(ba, bz, class), url);
-                }
-                st.facts.http.push(HttpFact::Call { method, url, line });
-            }
+    }
+}
+
+/// An HTTP request on a client (Guzzle `$client->get($url)`, `request('POST', $url)`,
+/// `Http::post($url)`), its URL under the client's base URI when it has one.
+fn http_call(src: &Src, st: &mut State, site: &Site) {
+    let (chain, args, class, line) = (&site.chain, &site.args, site.class, site.line);
+    let Some(sure) = http_receiver(st, chain) else {
+        return;
+    };
+    let verb = site.name.trim_end_matches("Async");
+    let (method, url) = if verb == "request" {
+        (
+            args.positional
+                .first()
+                .and_then(|&(a, z)| src.plain_string(a, z))
+                .map(|m| m.to_ascii_uppercase()),
+            args.positional.get(1).copied(),
+        )
+    } else {
+        (
+            Some(verb.to_ascii_uppercase()),
+            args.positional.first().copied(),
+        )
+    };
+    if let Some((a, z)) = url
+        && let Some(mut url) = src.url(a, z, sure, class)
+    {
+        if let Some(&(ba, bz)) = chain.key().and_then(|k| st.http_bases.get(k)) {
+            url = with_base(src.value(ba, bz, class), url);
         }
-        "define" if chain.text.is_empty() => {
-            if let (Some(&(a, z)), Some(&(v, w))) =
-                (args.positional.first(), args.positional.get(1))
-                && let Some(cname) = src.plain_string(a, z)
-            {
-                let line = src.line_of(a);
-                st.facts.symbols.push(Symbol {
-                    name: cname.clone(),
-                    kind: SymbolKind::Constant,
-                    line,
-                    end_line: src.line_of(close),
-                    doc_line: src.lx.doc_comment_above(line),
-                    container: None,
-                });
-                if let value = src.value(v, w, class)
-                    && !value.is_dynamic()
-                {
-                    st.facts.bindings.push(Binding {
-                        name: cname,
-                        value,
-                        line,
-                    });
-                }
-            }
+        st.facts.http.push(HttpFact::Call { method, url, line });
+    }
+}
+
+/// `define('NAME', value)`: a constant, and its binding when the value is known.
+fn define_call(src: &Src, st: &mut State, site: &Site) {
+    let (args, class, close) = (&site.args, site.class, site.close);
+    if let (Some(&(a, z)), Some(&(v, w))) = (args.positional.first(), args.positional.get(1))
+        && let Some(cname) = src.plain_string(a, z)
+    {
+        let line = src.line_of(a);
+        st.facts.symbols.push(Symbol {
+            name: cname.clone(),
+            kind: SymbolKind::Constant,
+            line,
+            end_line: src.line_of(close),
+            doc_line: src.lx.doc_comment_above(line),
+            container: None,
+        });
+        if let value = src.value(v, w, class)
+            && !value.is_dynamic()
+        {
+            st.facts.bindings.push(Binding {
+                name: cname,
+                value,
+                line,
+            });
         }
-        _ => {}
     }
 }
 
@@ -595,11 +670,6 @@ fn push_event(
     class: Option<&str>,
 ) {
     if let Some(topic) = src.topic(s, e, class) {
-        st.facts.events.push(EventFact {
-            role,
-            topic,
-            via: via.to_string(),
-            line: src.line_of(s),
-        });
+        common::push_event(&mut st.facts, role, topic, via, src.line_of(s));
     }
 }

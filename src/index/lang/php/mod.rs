@@ -34,8 +34,7 @@ use super::common::{self, Brackets};
 use super::tokens::{Rules, Tokens};
 use super::value::{ExprRules, Scope, eval};
 use crate::index::facts::{
-    Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Part, Symbol, SymbolKind,
-    Value,
+    Binding, EventRole, FileFacts, GrpcFact, HttpFact, Import, Part, Symbol, SymbolKind, Value,
 };
 use crate::index::lex::{self, Lexed, Syntax, ident_before, is_ident_byte};
 
@@ -194,15 +193,7 @@ impl<'a> Src<'a> {
     }
 
     fn trim(&self, s: usize, e: usize) -> (usize, usize) {
-        let b = self.code().as_bytes();
-        let (mut s, mut e) = (s, e.min(b.len()));
-        while s < e && b[s].is_ascii_whitespace() {
-            s += 1;
-        }
-        while e > s && b[e - 1].is_ascii_whitespace() {
-            e -= 1;
-        }
-        (s, e)
+        common::trim_range(self.code(), s, e)
     }
 
     /// The string literal making up exactly `s..e`.
@@ -327,11 +318,7 @@ impl<'a> Src<'a> {
         if s >= e {
             return None;
         }
-        let v = self.value(s, e, class);
-        match v.as_lit() {
-            Some(lit) => common::looks_like_topic(lit).then_some(v),
-            None => Some(v),
-        }
+        common::topic_of(self.value(s, e, class))
     }
 
     /// The URL of an HTTP call at `s..e`. `sure` when the receiver is an HTTP client by what
@@ -342,8 +329,7 @@ impl<'a> Src<'a> {
         if s >= e {
             return None;
         }
-        let v = self.value(s, e, class);
-        (sure || common::looks_like_url(&v)).then_some(v)
+        common::url_of(self.value(s, e, class), sure)
     }
 }
 
@@ -475,54 +461,14 @@ fn walk(src: &Src, st: &mut State) {
     let code = src.code();
     let b = code.as_bytes();
     let n = b.len();
-    let mut frames: Vec<Frame> = Vec::new();
-    // Indices of the type frames in `frames`, and how many frames are not namespaces, so the
-    // enclosing type and "at top level" are O(1) however deep the nesting.
-    let mut types: Vec<usize> = Vec::new();
-    let mut non_namespace = 0usize;
-    let mut pending: Option<Frame> = None;
+    let mut nest = Nest::default();
     let mut open_namespace: Option<usize> = None;
     let mut i = 0;
     while i < n {
         let c = b[i];
-        match c {
-            b'{' => {
-                let f = pending.take().unwrap_or_default();
-                if matches!(f.kind, FrameKind::Type | FrameKind::Enum) {
-                    types.push(frames.len());
-                }
-                if f.kind != FrameKind::Namespace {
-                    non_namespace += 1;
-                }
-                frames.push(f);
-                i += 1;
-                continue;
-            }
-            b'}' => {
-                if let Some(f) = frames.pop() {
-                    if types.last() == Some(&frames.len()) {
-                        types.pop();
-                    }
-                    if f.kind != FrameKind::Namespace {
-                        non_namespace -= 1;
-                    }
-                    if let Some(sym) = f.symbol.and_then(|s| st.facts.symbols.get_mut(s)) {
-                        sym.end_line = src.line_of(i);
-                    }
-                }
-                i += 1;
-                continue;
-            }
-            b';' => {
-                if let Some(f) = pending.take()
-                    && let Some(sym) = f.symbol.and_then(|s| st.facts.symbols.get_mut(s))
-                {
-                    sym.end_line = src.line_of(i);
-                }
-                i += 1;
-                continue;
-            }
-            _ => {}
+        if nest.punct(src, st, c, i) {
+            i += 1;
+            continue;
         }
         if !is_ident_byte(c) || (i > 0 && is_ident_byte(b[i - 1])) {
             i += 1;
@@ -536,11 +482,13 @@ fn walk(src: &Src, st: &mut State) {
         i = te;
         let word = &code[ts..te];
         let member = is_member(b, ts);
-        let class = types
+        let class = nest
+            .types
             .last()
-            .and_then(|&t| frames.get(t))
+            .and_then(|&t| nest.frames.get(t))
             .and_then(|f| f.type_name.as_deref());
-        let in_type_body = frames
+        let in_type_body = nest
+            .frames
             .last()
             .is_some_and(|f| matches!(f.kind, FrameKind::Type | FrameKind::Enum));
         // Keywords all start with one of these letters: most tokens skip the match.
@@ -552,43 +500,15 @@ fn walk(src: &Src, st: &mut State) {
         {
             match word {
                 "namespace" => {
-                    if let Some((ns, ne)) = qualified_name(code, te)
-                        && !code[ns..ne].starts_with('\\')
+                    if let Some(next) =
+                        namespace_decl(src, st, ts, te, &mut nest.pending, &mut open_namespace)
                     {
-                        let name = &code[ns..ne];
-                        if let Some(prev) = open_namespace.take()
-                            && let Some(sym) = st.facts.symbols.get_mut(prev)
-                        {
-                            sym.end_line = src.line_of(ts).saturating_sub(1).max(sym.line);
-                        }
-                        if st.facts.package.is_none() {
-                            st.facts.package = Some(name.to_string());
-                        }
-                        st.facts.symbols.push(Symbol {
-                            name: name.to_string(),
-                            kind: SymbolKind::Module,
-                            line: src.line_of(ns),
-                            end_line: src.lx.line_count(),
-                            doc_line: src.lx.doc_comment_above(src.line_of(ts)),
-                            container: None,
-                        });
-                        let idx = st.facts.symbols.len() - 1;
-                        match lex::next_non_space(code, ne) {
-                            Some((_, b'{')) => {
-                                pending = Some(Frame {
-                                    kind: FrameKind::Namespace,
-                                    symbol: Some(idx),
-                                    ..Frame::default()
-                                })
-                            }
-                            _ => open_namespace = Some(idx),
-                        }
-                        i = ne;
+                        i = next;
                     }
                     continue;
                 }
                 "use" => {
-                    let top_level = non_namespace == 0;
+                    let top_level = nest.non_namespace == 0;
                     if top_level && lex::prev_non_space(code, ts).is_none_or(|(_, p)| p != b')') {
                         i = use_stmt(src, st, te);
                     }
@@ -596,7 +516,7 @@ fn walk(src: &Src, st: &mut State) {
                 }
                 "class" if matches!(ident_before(code, ts), Some((_, "new"))) => {
                     // An anonymous class: its methods are methods, of no named type.
-                    pending = Some(Frame {
+                    nest.pending = Some(Frame {
                         kind: FrameKind::Type,
                         ..Frame::default()
                     });
@@ -604,14 +524,14 @@ fn walk(src: &Src, st: &mut State) {
                 }
                 "class" | "interface" | "trait" | "enum" => {
                     if let Some((f, next)) = type_decl(src, st, ts, te, word, class) {
-                        pending = Some(f);
+                        nest.pending = Some(f);
                         i = next;
                     }
                     continue;
                 }
                 "implements" => {
                     if st.grpc_file
-                        && let Some(p) = &pending
+                        && let Some(p) = &nest.pending
                         && let Some(name) = p.type_name.clone()
                         && let Some(sym) = p.symbol.and_then(|s| st.facts.symbols.get(s))
                     {
@@ -621,17 +541,22 @@ fn walk(src: &Src, st: &mut State) {
                     continue;
                 }
                 "function" => {
-                    if let Some((f, next)) = function_decl(src, st, ts, te, &frames, class) {
-                        pending = Some(f);
+                    if let Some((f, next)) = function_decl(src, st, ts, te, &nest.frames, class) {
+                        nest.pending = Some(f);
                         i = next;
                     }
                     continue;
                 }
-                "const" if in_type_body || non_namespace == 0 => {
+                "const" if in_type_body || nest.non_namespace == 0 => {
                     i = const_decl(src, st, ts, te, class);
                     continue;
                 }
-                "case" if frames.last().is_some_and(|f| f.kind == FrameKind::Enum) => {
+                "case"
+                    if nest
+                        .frames
+                        .last()
+                        .is_some_and(|f| f.kind == FrameKind::Enum) =>
+                {
                     i = case_decl(src, st, ts, te, class);
                     continue;
                 }
@@ -664,11 +589,113 @@ fn walk(src: &Src, st: &mut State) {
         sym.end_line = src.lx.line_count().max(sym.line);
     }
     let last = src.lx.line_count();
-    for f in frames {
+    for f in nest.frames {
         if let Some(sym) = f.symbol.and_then(|s| st.facts.symbols.get_mut(s)) {
             sym.end_line = last.max(sym.line);
         }
     }
+}
+
+/// The open blocks of the walk: a frame for every `{`, typed by the declaration before it.
+#[derive(Default)]
+struct Nest {
+    frames: Vec<Frame>,
+    /// Indices of the type frames in `frames`, and how many frames are not namespaces, so the
+    /// enclosing type and "at top level" are O(1) however deep the nesting.
+    types: Vec<usize>,
+    non_namespace: usize,
+    /// The declaration whose `{` (or `;`) comes next.
+    pending: Option<Frame>,
+}
+
+impl Nest {
+    /// Opens or closes a block at a `{`, `}` or `;` at `i` (ending the declaration it closes);
+    /// false for any other byte.
+    fn punct(&mut self, src: &Src, st: &mut State, c: u8, i: usize) -> bool {
+        match c {
+            b'{' => {
+                let f = self.pending.take().unwrap_or_default();
+                if matches!(f.kind, FrameKind::Type | FrameKind::Enum) {
+                    self.types.push(self.frames.len());
+                }
+                if f.kind != FrameKind::Namespace {
+                    self.non_namespace += 1;
+                }
+                self.frames.push(f);
+                true
+            }
+            b'}' => {
+                if let Some(f) = self.frames.pop() {
+                    if self.types.last() == Some(&self.frames.len()) {
+                        self.types.pop();
+                    }
+                    if f.kind != FrameKind::Namespace {
+                        self.non_namespace -= 1;
+                    }
+                    if let Some(sym) = f.symbol.and_then(|s| st.facts.symbols.get_mut(s)) {
+                        sym.end_line = src.line_of(i);
+                    }
+                }
+                true
+            }
+            b';' => {
+                if let Some(f) = self.pending.take()
+                    && let Some(sym) = f.symbol.and_then(|s| st.facts.symbols.get_mut(s))
+                {
+                    sym.end_line = src.line_of(i);
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// `namespace A\B;` or `namespace A\B { … }` after the keyword at `ts..te`: the module symbol
+/// (ending the previous unbraced namespace) and the package. Returns where the walk resumes.
+fn namespace_decl(
+    src: &Src,
+    st: &mut State,
+    ts: usize,
+    te: usize,
+    pending: &mut Option<Frame>,
+    open_namespace: &mut Option<usize>,
+) -> Option<usize> {
+    let code = src.code();
+    if let Some((ns, ne)) = qualified_name(code, te)
+        && !code[ns..ne].starts_with('\\')
+    {
+        let name = &code[ns..ne];
+        if let Some(prev) = open_namespace.take()
+            && let Some(sym) = st.facts.symbols.get_mut(prev)
+        {
+            sym.end_line = src.line_of(ts).saturating_sub(1).max(sym.line);
+        }
+        if st.facts.package.is_none() {
+            st.facts.package = Some(name.to_string());
+        }
+        st.facts.symbols.push(Symbol {
+            name: name.to_string(),
+            kind: SymbolKind::Module,
+            line: src.line_of(ns),
+            end_line: src.lx.line_count(),
+            doc_line: src.lx.doc_comment_above(src.line_of(ts)),
+            container: None,
+        });
+        let idx = st.facts.symbols.len() - 1;
+        match lex::next_non_space(code, ne) {
+            Some((_, b'{')) => {
+                *pending = Some(Frame {
+                    kind: FrameKind::Namespace,
+                    symbol: Some(idx),
+                    ..Frame::default()
+                })
+            }
+            _ => *open_namespace = Some(idx),
+        }
+        return Some(ne);
+    }
+    None
 }
 
 /// True when the token at `ts` follows `->`, `?->` or `::` (a member, not a keyword).
@@ -683,51 +710,10 @@ fn is_member(b: &[u8], ts: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn sym<'f>(f: &'f FileFacts, name: &str) -> &'f Symbol {
-        f.symbols
-            .iter()
-            .find(|s| s.name == name)
-            .unwrap_or_else(|| panic!("no symbol {name} in {:#?}", f.symbols))
-    }
-
-    fn events(f: &FileFacts) -> Vec<(EventRole, Value, &str, u32)> {
-        f.events
-            .iter()
-            .map(|e| (e.role, e.topic.clone(), e.via.as_str(), e.line))
-            .collect()
-    }
-
-    fn lit(s: &str) -> Value {
-        Value::lit(s.to_string())
-    }
-
-    fn routes(f: &FileFacts) -> Vec<(String, String, Option<String>, u32)> {
-        f.http
-            .iter()
-            .filter_map(|h| match h {
-                HttpFact::Route {
-                    method,
-                    path,
-                    handler,
-                    line,
-                } => Some((method.clone(), path.clone(), handler.clone(), *line)),
-                HttpFact::Call { .. } => None,
-            })
-            .collect()
-    }
-
-    fn http_calls(f: &FileFacts) -> Vec<(Option<String>, String, u32)> {
-        f.http
-            .iter()
-            .filter_map(|h| match h {
-                HttpFact::Call { method, url, line } => {
-                    Some((method.clone(), url.display(), *line))
-                }
-                HttpFact::Route { .. } => None,
-            })
-            .collect()
-    }
+    use crate::index::lang::test_support::{
+        bindings, events, extract_each, http_calls, imports, junk_chars64, lit, random_text,
+        routes, sym,
+    };
 
     #[test]
     fn namespace_types_methods_constants_and_docs() {
@@ -840,11 +826,7 @@ define('APP_TOPIC', getenv('APP_TOPIC') ?: 'app.events');
             sym(&f, "RETRIES").container.as_deref(),
             Some("OrderService")
         );
-        let consts: Vec<(&str, Value)> = f
-            .bindings
-            .iter()
-            .map(|c| (c.name.as_str(), c.value.clone()))
-            .collect();
+        let consts = bindings(&f);
         assert_eq!(
             consts,
             vec![
@@ -863,17 +845,9 @@ define('APP_TOPIC', getenv('APP_TOPIC') ?: 'app.events');
                 ),
             ]
         );
-        let imps: Vec<(&str, Vec<&str>, Option<&str>, u32)> = f
-            .imports
-            .iter()
-            .map(|i| {
-                (
-                    i.module.as_str(),
-                    i.names.iter().map(String::as_str).collect(),
-                    i.alias.as_deref(),
-                    i.line,
-                )
-            })
+        let imps: Vec<(&str, Vec<&str>, Option<&str>, u32)> = imports(&f)
+            .into_iter()
+            .map(|(module, names, alias, line, _)| (module, names, alias, line))
             .collect();
         assert_eq!(
             imps,
@@ -1450,61 +1424,41 @@ class Checkout
 
     #[test]
     fn truncated_and_malformed_files_do_not_panic() {
-        for src in [
-            "<?php class",
-            "<?php class A extends",
-            "<?php function",
-            "<?php function &",
-            "<?php namespace",
-            "<?php use A\\{B,",
-            "<?php const",
-            "<?php enum E { case",
-            "<?php #[Route('/x'",
-            "<?php Route::prefix('v1')->group(function () {",
-            "<?php $x = new",
-            "<?php }}}{{{",
-            "<?php define(",
-            "<?php $client->get(\"{$",
-            "<?php curl_exec(",
-            "<?php $ch = curl_init($u); curl_setopt_array($ch, $o",
-            "<?php /** @Route(\"/x\", methods={\"GET\"",
-            "<?php /** @Route(",
-            "<?php $app->group('/x', function (",
-            "<?php $c = new Client(['base_uri' => ",
-            "<?php class A { /** @Route(\"/a\") */ function __invoke(",
-        ] {
-            let _ = extract("x.php", src);
-        }
+        extract_each(
+            extract,
+            "x.php",
+            &[
+                "<?php class",
+                "<?php class A extends",
+                "<?php function",
+                "<?php function &",
+                "<?php namespace",
+                "<?php use A\\{B,",
+                "<?php const",
+                "<?php enum E { case",
+                "<?php #[Route('/x'",
+                "<?php Route::prefix('v1')->group(function () {",
+                "<?php $x = new",
+                "<?php }}}{{{",
+                "<?php define(",
+                "<?php $client->get(\"{$",
+                "<?php curl_exec(",
+                "<?php $ch = curl_init($u); curl_setopt_array($ch, $o",
+                "<?php /** @Route(\"/x\", methods={\"GET\"",
+                "<?php /** @Route(",
+                "<?php $app->group('/x', function (",
+                "<?php $c = new Client(['base_uri' => ",
+                "<?php class A { /** @Route(\"/a\") */ function __invoke(",
+            ],
+        );
         let f = extract("x.php", "<?php class A {\n function f() {\n");
         assert_eq!(sym(&f, "A").end_line, 3);
     }
 
-    /// 200 KB of random bytes, as text (invalid UTF-8 replaced).
-    fn random_text(mut seed: u64) -> String {
-        let bytes: Vec<u8> = (0..200_000)
-            .map(|_| {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                (seed >> 24) as u8
-            })
-            .collect();
-        String::from_utf8_lossy(&bytes).into_owned()
-    }
-
     #[test]
     fn junk_input_does_not_panic() {
-        let mut seed = 0x1234_5678_9abc_def1u64;
         let alphabet = b"<?php classfunctionusenamespaceconstcaseenumnew#[]()${};:->\\=,.'\"/*\n\t  xyzABC_012RouteHttpgetsubscribenewTopic";
-        let junk: String = (0..200_000)
-            .map(|_| {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                char::from(alphabet[(seed % alphabet.len() as u64) as usize])
-            })
-            .collect();
-        let _ = extract("junk.php", &junk);
+        let _ = extract("junk.php", &junk_chars64(alphabet, 0x1234_5678_9abc_def1));
         let _ = extract("junk.php", &random_text(0xdead_beef_cafe_f00d));
         let _ = extract("junk.php", &"const A = 1, ".repeat(20_000));
         let _ = extract("junk.php", &"class A extends ".repeat(20_000));

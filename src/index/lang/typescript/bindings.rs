@@ -338,24 +338,13 @@ impl<'t> Ex<'t, '_, '_> {
 #[cfg(test)]
 mod tests {
     use super::super::*;
+    use crate::index::lang::test_support::grpc_calls;
 
     #[test]
     fn a_client_built_in_the_call_expression_and_getters() {
         let src = "const proto = grpc.loadPackageDefinition(def).shop;\nnew proto.OfferService(addr, grpc.credentials.createInsecure()).getOffers(req, (err, res) => {\n  res.getOffersList();\n});\n";
         let f = extract("web.js", src);
-        let calls: Vec<(Option<&str>, &str, u32)> = f
-            .grpc
-            .iter()
-            .filter_map(|g| match g {
-                GrpcFact::Call {
-                    service,
-                    method,
-                    line,
-                    ..
-                } => Some((service.as_deref(), method.as_str(), *line)),
-                _ => None,
-            })
-            .collect();
+        let calls = grpc_calls(&f);
         assert_eq!(calls, vec![(Some("OfferService"), "getOffers", 2)]);
     }
 

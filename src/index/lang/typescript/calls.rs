@@ -272,6 +272,7 @@ mod tests {
     use super::super::tests::*;
     use super::super::*;
     use crate::index::facts::EventRole;
+    use crate::index::lang::test_support::topics_shown;
 
     #[test]
     fn grpc_js_servers_clients_and_calls() {
@@ -374,11 +375,7 @@ channel.consume('orders', onMessage);
 emitter.publish('not.amqp', x);
 "#;
         let f = extract("src/bus.js", src);
-        let got: Vec<(EventRole, String, u32)> = f
-            .events
-            .iter()
-            .map(|e| (e.role, e.topic.display(), e.line))
-            .collect();
+        let got = topics_shown(&f);
         assert_eq!(
             got,
             vec![

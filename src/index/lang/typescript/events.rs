@@ -3,6 +3,7 @@
 
 use super::Ex;
 use crate::index::facts::{EventFact, EventRole, Value};
+use crate::index::lang::common;
 
 impl<'t> Ex<'t, '_, '_> {
     /// `this.client.emit('topic', data)` / `.send('topic', data)` on a NestJS client.
@@ -16,12 +17,7 @@ impl<'t> Ex<'t, '_, '_> {
         }
         if let Some(topic) = self.topic_expr(a, e) {
             let line = self.line(p);
-            self.facts.events.push(EventFact {
-                role: EventRole::Producer,
-                topic,
-                via: via.to_string(),
-                line,
-            });
+            common::push_event(&mut self.facts, EventRole::Producer, topic, via, line);
         }
     }
 

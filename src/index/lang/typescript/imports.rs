@@ -186,20 +186,7 @@ async function lazy() { return import('./lazy'); }
 import.meta.url;
 "#;
         let f = extract("src/index.ts", src);
-        type Row<'a> = (&'a str, Vec<&'a str>, Option<&'a str>, u32, bool);
-        let got: Vec<Row> = f
-            .imports
-            .iter()
-            .map(|i| {
-                (
-                    i.module.as_str(),
-                    i.names.iter().map(String::as_str).collect(),
-                    i.alias.as_deref(),
-                    i.line,
-                    i.reexport,
-                )
-            })
-            .collect();
+        let got = imports(&f);
         assert_eq!(
             got,
             vec![

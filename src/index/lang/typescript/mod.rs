@@ -31,7 +31,7 @@ mod tests;
 use std::collections::{HashMap, HashSet};
 
 use super::bind::{Assignments, StmtStyle};
-use super::common::looks_like_topic;
+use super::common;
 use super::common::looks_like_url;
 use super::tokens::{Rules, TokKind, Tokens};
 use super::value::{ExprRules, eval};
@@ -393,11 +393,7 @@ impl<'t> Ex<'t, '_, '_> {
         if t.is(a, "{") || t.is(a, "[") {
             return None;
         }
-        let v = eval(t, (a, e), &ExprRules::JS, self.asg);
-        match v.as_lit() {
-            Some(lit) => looks_like_topic(lit).then_some(v),
-            None => Some(v),
-        }
+        common::topic_of(eval(t, (a, e), &ExprRules::JS, self.asg))
     }
 
     /// `process.env.X`, `process.env['X']`, optionally `?? 'd'` / `|| 'd'`, starting at `a`.

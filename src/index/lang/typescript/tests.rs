@@ -3,63 +3,15 @@
 
 use super::*;
 use crate::index::facts::EventRole;
+use crate::index::lang::test_support::{self, extract_each, junk_chars64, sampled_prefixes};
+pub(super) use crate::index::lang::test_support::{
+    constant, has_sym, http_calls as calls, imports, lit, reference, routes, sym,
+};
 
-pub(super) fn sym<'f>(f: &'f FileFacts, name: &str) -> &'f crate::index::facts::Symbol {
-    f.symbols
-        .iter()
-        .find(|s| s.name == name)
-        .unwrap_or_else(|| panic!("no symbol {name} in {:#?}", f.symbols))
-}
-
-pub(super) fn has_sym(f: &FileFacts, name: &str) -> bool {
-    f.symbols.iter().any(|s| s.name == name)
-}
-
-pub(super) fn constant<'f>(f: &'f FileFacts, name: &str) -> Option<&'f str> {
-    f.bindings
-        .iter()
-        .find(|c| c.name == name)
-        .map(|c| c.value.as_lit().unwrap_or("?"))
-}
-
-pub(super) fn routes(f: &FileFacts) -> Vec<(String, String, Option<String>, u32)> {
-    f.http
-        .iter()
-        .filter_map(|h| match h {
-            HttpFact::Route {
-                method,
-                path,
-                handler,
-                line,
-            } => Some((method.clone(), path.clone(), handler.clone(), *line)),
-            HttpFact::Call { .. } => None,
-        })
-        .collect()
-}
-
-pub(super) fn calls(f: &FileFacts) -> Vec<(Option<String>, String, u32)> {
-    f.http
-        .iter()
-        .filter_map(|h| match h {
-            HttpFact::Call { method, url, line } => Some((method.clone(), url.display(), *line)),
-            HttpFact::Route { .. } => None,
-        })
-        .collect()
-}
-
+/// The file's events as (role, topic, via, line), `via` owned as the tests spell it.
 pub(super) fn events(f: &FileFacts) -> Vec<(EventRole, Value, String, u32)> {
-    f.events
-        .iter()
-        .map(|e| (e.role, e.topic.clone(), e.via.clone(), e.line))
-        .collect()
-}
-
-pub(super) fn lit(s: &str) -> Value {
-    Value::lit(s.to_string())
-}
-
-pub(super) fn reference(s: &str) -> Value {
-    Value::reference(s.to_string())
+    let rows = test_support::events(f).into_iter();
+    rows.map(|(r, t, v, l)| (r, t, v.to_string(), l)).collect()
 }
 
 pub(super) const CLASSES: &str = r#"/**
@@ -183,51 +135,40 @@ export class Real {}
 #[test]
 fn truncated_and_malformed_files_never_panic() {
     let full = format!("{CLASSES}\n{NEST}");
-    for cut in (0..full.len())
-        .filter(|&c| full.is_char_boundary(c))
-        .step_by(7)
-    {
-        let _ = extract("src/x.tsx", &full[..cut]);
-        let _ = extract("src/x.ts", &full[..cut]);
-    }
-    for src in [
-        "class",
-        "class {",
-        "export default",
-        "import",
-        "import {",
-        "import { a",
-        "export * from",
-        "const",
-        "const x =",
-        "enum E {",
-        "@",
-        "@Get(",
-        "server.addService(",
-        "producer.send({ topic:",
-        "fetch(`${",
-        "<div>{",
-        "a.b.c.d.e.f.g.h.i(",
-        ")))}}}]]]",
-        "<<<<>>>>",
-        "function f(): { a: string",
-    ] {
-        let _ = extract("src/x.tsx", src);
-    }
+    sampled_prefixes(extract, "src/x.tsx", &full, 7);
+    sampled_prefixes(extract, "src/x.ts", &full, 7);
+    extract_each(
+        extract,
+        "src/x.tsx",
+        &[
+            "class",
+            "class {",
+            "export default",
+            "import",
+            "import {",
+            "import { a",
+            "export * from",
+            "const",
+            "const x =",
+            "enum E {",
+            "@",
+            "@Get(",
+            "server.addService(",
+            "producer.send({ topic:",
+            "fetch(`${",
+            "<div>{",
+            "a.b.c.d.e.f.g.h.i(",
+            ")))}}}]]]",
+            "<<<<>>>>",
+            "function f(): { a: string",
+        ],
+    );
 }
 
 #[test]
 fn junk_input_never_panics() {
     let alphabet: &[u8] = b"{}()[]<>/'\"`$@#*=;:,.?!&|\\\n abcXYZ019_-+classimportexportfunction";
-    let mut seed = 0x2545_f491_u64;
-    let junk: String = (0..200_000)
-        .map(|_| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            alphabet[(seed % alphabet.len() as u64) as usize] as char
-        })
-        .collect();
+    let junk = junk_chars64(alphabet, 0x2545_f491);
     let f = extract("src/junk.tsx", &junk);
     assert!(f.symbols.iter().all(|s| s.end_line >= s.line));
     let _ = extract("src/junk.ts", &junk);

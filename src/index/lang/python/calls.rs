@@ -1,0 +1,556 @@
+//! The call pass: every call site `name(` once, turned into gRPC calls, Kafka events and HTTP
+//! calls on the names the bindings pass recorded, and the routes of routers and apps.
+
+use super::bindings::{consumer_via, producer_via, receiver_key, stub_of, stub_service};
+use super::*;
+
+/// The receiver chain of a call: `self.stub` in `self.stub.CreateOrder(`, `httpx.AsyncClient()`
+/// in `httpx.AsyncClient().get(`.
+pub(super) struct Chain<'c> {
+    /// The chain as written (masked), empty for a bare call.
+    text: &'c str,
+    start: usize,
+    /// The callee of a call the chain ends with (`AsyncClient` above).
+    ends_with_call: Option<&'c str>,
+}
+
+impl Chain<'_> {
+    /// The binding key: the chain without `self.`, when it is a plain dotted name.
+    pub(super) fn key(&self) -> Option<&str> {
+        let k = receiver_key(self.text);
+        (!k.is_empty() && k.bytes().all(|b| is_ident_byte(b) || b == b'.')).then_some(k)
+    }
+
+    pub(super) fn root(&self) -> &str {
+        self.text.split('.').next().unwrap_or("")
+    }
+
+    /// The last segment of the chain (`stub` in `self.stub`).
+    pub(super) fn last(&self) -> &str {
+        self.text.rsplit('.').next().unwrap_or("")
+    }
+}
+
+/// The receiver chain ending at the `.` at `dot`.
+pub(super) fn chain_before<'c>(code: &'c str, br: &Brackets, dot: usize) -> Chain<'c> {
+    let b = code.as_bytes();
+    let mut start = dot;
+    let mut ends_with_call = None;
+    let mut p = dot;
+    for step in 0..16 {
+        if p == 0 {
+            break;
+        }
+        let prev = b[p - 1];
+        if prev == b')' || prev == b']' {
+            let Some(open) = br.open_of(p - 1) else { break };
+            match ident_before(code, open).filter(|(s, id)| s + id.len() == open) {
+                Some((s, id)) => {
+                    if step == 0 && prev == b')' {
+                        ends_with_call = Some(id);
+                    }
+                    start = s;
+                }
+                None => break,
+            }
+        } else if is_ident_byte(prev) {
+            let Some((s, _)) = ident_before(code, p) else {
+                break;
+            };
+            start = s;
+        } else {
+            break;
+        }
+        if start > 0 && b[start - 1] == b'.' {
+            p = start - 1;
+        } else {
+            break;
+        }
+    }
+    Chain {
+        text: &code[start..dot],
+        start,
+        ends_with_call,
+    }
+}
+
+/// Pass two: every call site `name(`.
+pub(super) fn calls(src: &Src, st: &mut State) {
+    let code = src.code();
+    let b = code.as_bytes();
+    for (open, _) in code.match_indices('(') {
+        let Some((cs, callee)) = ident_before(code, open) else {
+            continue;
+        };
+        if matches!(ident_before(code, cs), Some((_, "def" | "class"))) {
+            continue;
+        }
+        let Some(close) = src.br.close_of(open) else {
+            continue;
+        };
+        let chain = if cs > 0 && b[cs - 1] == b'.' {
+            chain_before(code, &src.br, cs - 1)
+        } else {
+            Chain {
+                text: "",
+                start: cs,
+                ends_with_call: None,
+            }
+        };
+        // Decorators were read in pass one.
+        if lex::prev_non_space(code, chain.start).is_some_and(|(_, c)| c == b'@') {
+            continue;
+        }
+        call_site(src, st, &chain, callee, open, close);
+    }
+}
+
+/// A call `callee(…)` with parentheses `open..close` after the receiver `chain`: gRPC, Kafka,
+/// AMQP, router and HTTP calls, each read by its own step.
+pub(super) fn call_site(
+    src: &Src,
+    st: &mut State,
+    chain: &Chain,
+    callee: &str,
+    open: usize,
+    close: usize,
+) {
+    if grpc_call(src, st, chain, callee, (open, close)) {
+        return;
+    }
+    if let Some(via) = consumer_via(st, callee).filter(|v| *v != "confluent-kafka") {
+        // `KafkaConsumer("a", "b", …)`, `AIOKafkaConsumer("t", …)`: leading positional topics.
+        let args = src.args(open, close);
+        for &(s, e) in &args.positional {
+            push_topics(src, st, EventRole::Consumer, via, s, e);
+        }
+        return;
+    }
+    let parens = (open, close);
+    match callee {
+        "subscribe" | "produce" | "send" | "send_and_wait" | "produce_async" => {
+            kafka_call(src, st, chain, callee, parens)
+        }
+        "basic_publish" | "basic_consume" => amqp_call(src, st, callee, parens),
+        "include_router" | "register_blueprint" | "add_url_rule" => {
+            router_call(src, st, chain, callee, parens)
+        }
+        "get" | "post" | "put" | "delete" | "patch" | "head" | "options" | "request" | "stream"
+        | "fetch" | "urlopen" => http_call(src, st, chain, callee, parens),
+        _ => {}
+    }
+}
+
+/// gRPC: calls on a stub (bound to a name, or built in the call expression), `future` /
+/// `with_call` forms, `add_XServicer_to_server` servers and stub constructions. True when the
+/// call was one.
+fn grpc_call(
+    src: &Src,
+    st: &mut State,
+    chain: &Chain,
+    callee: &str,
+    (open, close): (usize, usize),
+) -> bool {
+    let line = src.line_of(open);
+    // gRPC calls on a name bound to a stub: `self.stub.CreateOrder(req)`, `stub.GetOrder(r)`.
+    // Every stub method takes a request: a call without arguments (`resp.GetOffers()` on a
+    // response) is a getter, never an RPC.
+    let has_args = src.code()[open + 1..close].trim() != "";
+    if !st.stubs.is_empty()
+        && has_args
+        && let Some(key) = chain.key()
+        && !key.contains('.')
+        && let Some(svc) = stub_of(st, chain.text, line)
+    {
+        st.facts.grpc.push(GrpcFact::Call {
+            service: Some(svc),
+            receiver: key.to_string(),
+            method: callee.to_string(),
+            line,
+        });
+        return true;
+    }
+    // A stub built in the call expression: `OffersStub(channel).GetOffers(req)`.
+    if st.grpc_file
+        && has_args
+        && let Some(svc) = chain
+            .ends_with_call
+            .and_then(|c| stub_service(c.rsplit('.').next().unwrap_or(c)))
+    {
+        st.facts.grpc.push(GrpcFact::Call {
+            service: Some(svc.to_string()),
+            receiver: format!("{}(…)", chain.ends_with_call.unwrap_or_default()),
+            method: callee.to_string(),
+            line,
+        });
+        return true;
+    }
+    // `stub.CreateOrder.future(req)`, `self.stub.GetOrder.with_call(req)`.
+    if matches!(callee, "future" | "with_call")
+        && let Some((recv, method)) = chain.text.rsplit_once('.')
+        && let Some(svc) = stub_of(st, recv, line)
+    {
+        st.facts.grpc.push(GrpcFact::Call {
+            service: Some(svc),
+            receiver: receiver_key(recv).to_string(),
+            method: method.to_string(),
+            line,
+        });
+        return true;
+    }
+    if let Some(svc) = callee
+        .strip_prefix("add_")
+        .and_then(|c| c.strip_suffix("Servicer_to_server"))
+        .filter(|s| !s.is_empty())
+    {
+        let args = src.args(open, close);
+        let impl_type = args.positional.first().and_then(|&(s, e)| {
+            if let Some((c, _, _)) = src.call(s, e) {
+                return Some(c.rsplit('.').next().unwrap_or(c).to_string());
+            }
+            let name = src.dotted(s, e)?;
+            st.instances.get(receiver_key(name)).cloned()
+        });
+        st.facts.grpc.push(GrpcFact::Server {
+            service: svc.to_string(),
+            impl_type,
+            line,
+        });
+        return true;
+    }
+    if st.grpc_file
+        && let Some(svc) = stub_service(callee)
+        && !st.bound_stubs.contains(&open)
+    {
+        st.facts.grpc.push(GrpcFact::Client {
+            service: svc.to_string(),
+            var: None,
+            line,
+        });
+        return true;
+    }
+    false
+}
+
+/// Kafka consumer subscriptions and producer sends on a known or Kafka-named receiver.
+fn kafka_call(
+    src: &Src,
+    st: &mut State,
+    chain: &Chain,
+    callee: &str,
+    (open, close): (usize, usize),
+) {
+    match callee {
+        "subscribe" => {
+            let Some(via) = kafka_receiver(st, chain, false) else {
+                return;
+            };
+            let args = src.args(open, close);
+            if let Some((s, e)) = args
+                .positional
+                .first()
+                .copied()
+                .or_else(|| args.kw("topics"))
+            {
+                for (a, z) in src.elements(s, e) {
+                    push_topics(src, st, EventRole::Consumer, via, a, z);
+                }
+            }
+        }
+        "produce" | "send" | "send_and_wait" | "produce_async" => {
+            let Some(via) = kafka_receiver(st, chain, true) else {
+                return;
+            };
+            let args = src.args(open, close);
+            if let Some((s, e)) = args
+                .kw("topic")
+                .or_else(|| args.positional.first().copied())
+            {
+                push_topics(src, st, EventRole::Producer, via, s, e);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// AMQP (pika, kombu, aio-pika) publishes and consumes.
+fn amqp_call(src: &Src, st: &mut State, callee: &str, (open, close): (usize, usize)) {
+    let line = src.line_of(open);
+    match callee {
+        // `basic_publish(exchange=…, routing_key=…)` sends to the routing key (the exchange
+        // when the key is empty); `basic_consume(queue=…)` consumes the queue.
+        "basic_publish" => {
+            let args = src.args(open, close);
+            let key = args
+                .kw("routing_key")
+                .or_else(|| args.positional.get(1).copied());
+            let exchange = args
+                .kw("exchange")
+                .or_else(|| args.positional.first().copied());
+            let pick = match key {
+                Some((s, e)) if src.value(s, e).as_lit() != Some("") => Some((s, e)),
+                _ => exchange,
+            };
+            if let Some((s, e)) = pick
+                && let Some(topic) = src.topic(st, s, e)
+            {
+                // One topic per call: the site is the call's line.
+                st.facts.events.push(EventFact {
+                    role: EventRole::Producer,
+                    topic,
+                    via: "amqp".into(),
+                    line,
+                });
+            }
+        }
+        "basic_consume" => {
+            let args = src.args(open, close);
+            if let Some((s, e)) = args
+                .kw("queue")
+                .or_else(|| args.positional.first().copied())
+                && let Some(topic) = src.topic(st, s, e)
+            {
+                st.facts.events.push(EventFact {
+                    role: EventRole::Consumer,
+                    topic,
+                    via: "amqp".into(),
+                    line,
+                });
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Routers mounted under a prefix (FastAPI `include_router`, Flask `register_blueprint`) and
+/// Flask `add_url_rule` routes.
+fn router_call(
+    src: &Src,
+    st: &mut State,
+    chain: &Chain,
+    callee: &str,
+    (open, close): (usize, usize),
+) {
+    let line = src.line_of(open);
+    match callee {
+        "include_router" | "register_blueprint" => {
+            let args = src.args(open, close);
+            let prefix = args
+                .kw("prefix")
+                .or_else(|| args.kw("url_prefix"))
+                .and_then(|(s, e)| src.plain_string(s, e));
+            if let (Some(prefix), Some(&(s, e))) = (prefix, args.positional.first())
+                && let Some(name) = src.dotted(s, e)
+            {
+                st.mounts.insert(receiver_key(name).to_string(), prefix);
+            }
+        }
+        "add_url_rule" => {
+            let args = src.args(open, close);
+            let Some(path) = args
+                .positional
+                .first()
+                .copied()
+                .or_else(|| args.kw("rule"))
+                .and_then(|(s, e)| src.plain_string(s, e))
+                .filter(|p| p.starts_with('/'))
+            else {
+                return;
+            };
+            let handler = args
+                .kw("view_func")
+                .or_else(|| args.positional.get(2).copied())
+                .and_then(|(s, e)| src.dotted(s, e))
+                .map(str::to_string);
+            let methods: Vec<String> = args
+                .kw("methods")
+                .map(|(s, e)| {
+                    src.elements(s, e)
+                        .into_iter()
+                        .filter_map(|(a, z)| src.plain_string(a, z))
+                        .map(|m| m.to_ascii_uppercase())
+                        .collect()
+                })
+                .unwrap_or_default();
+            let methods = if methods.is_empty() {
+                vec!["GET".to_string()]
+            } else {
+                methods
+            };
+            for method in methods {
+                st.routes.push(RawRoute {
+                    receiver: chain.key().unwrap_or("").to_string(),
+                    method,
+                    path: path.clone(),
+                    handler: handler.clone(),
+                    line,
+                });
+            }
+        }
+        _ => {}
+    }
+}
+
+/// HTTP requests on a client (`requests`, `httpx`, `aiohttp`, `urllib`, sessions).
+fn http_call(
+    src: &Src,
+    st: &mut State,
+    chain: &Chain,
+    callee: &str,
+    (open, close): (usize, usize),
+) {
+    let line = src.line_of(open);
+    match callee {
+        "get" | "post" | "put" | "delete" | "patch" | "head" | "options" | "request" | "stream"
+        | "fetch" | "urlopen" => {
+            if !is_http_receiver(st, chain) {
+                return;
+            }
+            let args = src.args(open, close);
+            let (method, url) = match callee {
+                "request" | "stream" => {
+                    let m = args
+                        .positional
+                        .first()
+                        .copied()
+                        .or_else(|| args.kw("method"))
+                        .and_then(|(s, e)| src.plain_string(s, e))
+                        .map(|m| m.to_ascii_uppercase());
+                    (
+                        m,
+                        args.positional.get(1).copied().or_else(|| args.kw("url")),
+                    )
+                }
+                "fetch" | "urlopen" => (
+                    None,
+                    args.positional.first().copied().or_else(|| args.kw("url")),
+                ),
+                verb => (
+                    Some(verb.to_ascii_uppercase()),
+                    args.positional.first().copied().or_else(|| args.kw("url")),
+                ),
+            };
+            let sure = matches!(
+                chain.root(),
+                "requests" | "httpx" | "aiohttp" | "urllib3" | "urllib"
+            );
+            if let Some((s, e)) = url
+                && let Some(url) = src.url(s, e, sure)
+            {
+                st.facts.http.push(HttpFact::Call { method, url, line });
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The Kafka library behind a `.subscribe(`/`.send(` receiver, when it is a consumer
+/// (`producer == false`) or producer: bound to a construction in this file, a construction
+/// itself (`KafkaProducer(…).send(`), or named like one (`self._producer`).
+pub(super) fn kafka_receiver(st: &State, chain: &Chain, producer: bool) -> Option<&'static str> {
+    let default = st.kafka_lib.unwrap_or("kafka");
+    if let Some(ctor) = chain.ends_with_call {
+        return if producer {
+            producer_via(st, ctor)
+        } else {
+            consumer_via(st, ctor)
+        };
+    }
+    let key = chain.key()?;
+    let (bound, role_word) = if producer {
+        (st.producers.get(key), "producer")
+    } else {
+        (st.consumers.get(key), "consumer")
+    };
+    if let Some(ctor) = bound {
+        return if producer {
+            producer_via(st, ctor)
+        } else {
+            consumer_via(st, ctor)
+        }
+        .or(Some(default));
+    }
+    chain
+        .last()
+        .to_ascii_lowercase()
+        .contains(role_word)
+        .then_some(default)
+}
+
+/// Whether a `.get(`/`.post(` receiver is an HTTP client: the `requests`/`httpx` modules, a
+/// name bound to a session or client, a client constructed in place, or a name that says so.
+pub(super) fn is_http_receiver(st: &State, chain: &Chain) -> bool {
+    if chain.text.is_empty() {
+        return false;
+    }
+    if let Some(ctor) = chain.ends_with_call {
+        return matches!(
+            ctor,
+            "Session" | "ClientSession" | "AsyncClient" | "Client" | "session"
+        );
+    }
+    if matches!(
+        chain.root(),
+        "requests" | "httpx" | "aiohttp" | "urllib3" | "urllib"
+    ) {
+        return true;
+    }
+    let Some(key) = chain.key() else {
+        return false;
+    };
+    if st.http_clients.contains(key) {
+        return true;
+    }
+    let last = chain.last().to_ascii_lowercase();
+    last.contains("session") || last.contains("client") || last.contains("http")
+}
+
+/// Records one event per topic expression at `s..e`.
+pub(super) fn push_topics(
+    src: &Src,
+    st: &mut State,
+    role: EventRole,
+    via: &'static str,
+    s: usize,
+    e: usize,
+) {
+    if let Some(topic) = src.topic(st, s, e) {
+        common::push_event(&mut st.facts, role, topic, via, src.line_of(s));
+    }
+}
+
+impl State {
+    /// Joins each route with the prefix of its router (and of the mount of that router).
+    pub(super) fn finish_routes(&mut self) {
+        for r in std::mem::take(&mut self.routes) {
+            let mount = self.mounts.get(&r.receiver).map_or("", String::as_str);
+            let prefix = self.routers.get(&r.receiver).map_or("", String::as_str);
+            let path = join_path(&join_path(mount, prefix), &r.path);
+            self.facts.http.push(HttpFact::Route {
+                method: r.method,
+                path,
+                handler: r.handler,
+                line: r.line,
+            });
+        }
+    }
+}
+
+/// `"/v1"` + `"/orders"` gives `/v1/orders`; an empty path is the prefix itself.
+pub(super) fn join_path(prefix: &str, path: &str) -> String {
+    let prefix = prefix.trim_end_matches('/');
+    let joined = if path.is_empty() {
+        prefix.to_string()
+    } else if path.starts_with('/') || prefix.is_empty() {
+        format!("{prefix}{path}")
+    } else {
+        format!("{prefix}/{path}")
+    };
+    if joined.is_empty() {
+        "/".to_string()
+    } else if !joined.starts_with('/') {
+        format!("/{joined}")
+    } else {
+        joined
+    }
+}

@@ -1,0 +1,205 @@
+//! axum and actix routes (`.route`, `.nest`, `web::scope`, `web::resource`) and reqwest calls,
+//! read from the token view after the item walk.
+
+use super::*;
+
+impl<'t, 'a> Rs<'t, '_, 'a> {
+    /// axum `.route("/p", get(h).post(h2))` and actix `.route("/p", web::get().to(h))`.
+    pub(super) fn route_call(&mut self, k: usize) {
+        let t = self.t;
+        let args = t.args(k + 1);
+        let [(ps, pe), router] = args[..] else {
+            return;
+        };
+        if pe != ps + 1 || !t.is_str(ps) {
+            return;
+        }
+        let Some(path) = t.str_value(ps) else { return };
+        if !path.starts_with('/') {
+            return;
+        }
+        let full = join_path(&self.prefix(), &path);
+        self.method_router(router, &full, t.line(k));
+    }
+
+    /// Every `get(h)` / `.post(h)` / `web::get().to(h)` at the top level of a method router.
+    pub(super) fn method_router(&mut self, (s, e): (usize, usize), path: &str, line: u32) {
+        let t = self.t;
+        let mut k = s;
+        while k < e {
+            if let Some(m) = t.ident(k)
+                && ROUTE_METHODS.contains(&m)
+                && t.is_punct(k + 1, b'(')
+            {
+                let open = k + 1;
+                let close = t.close(open).unwrap_or(e);
+                let handler = if close == open + 1 {
+                    // actix: `web::get().to(handler)`.
+                    (t.is_punct(close + 1, b'.')
+                        && t.is(close + 2, "to")
+                        && t.is_punct(close + 3, b'('))
+                    .then(|| {
+                        t.args(close + 3)
+                            .first()
+                            .and_then(|&r| self.handler_name(r))
+                    })
+                    .flatten()
+                } else {
+                    t.args(open).first().and_then(|&r| self.handler_name(r))
+                };
+                let method = if m == "any" {
+                    "ANY".to_string()
+                } else {
+                    m.to_ascii_uppercase()
+                };
+                self.facts.http.push(HttpFact::Route {
+                    method,
+                    path: path.to_string(),
+                    handler,
+                    line,
+                });
+                k = t.skip_group(open);
+                continue;
+            }
+            k = t.skip_group(k);
+        }
+    }
+
+    /// The handler a route names: the last segment of a path (`handlers::create` → `create`).
+    pub(super) fn handler_name(&self, (s, e): (usize, usize)) -> Option<String> {
+        let t = self.t;
+        let mut j = s;
+        let mut last = None;
+        while let Some(id) = t.ident(j) {
+            last = Some(id);
+            j += 1;
+            if t.op2(j, b"::") {
+                j += 2;
+            } else {
+                break;
+            }
+        }
+        (j == e).then_some(last).flatten().map(str::to_string)
+    }
+
+    pub(super) fn prefix(&self) -> String {
+        self.prefix_stack
+            .last()
+            .map_or(String::new(), |(_, p)| p.clone())
+    }
+
+    /// axum `.nest("/api", router)` applies its prefix to the routes inside its second
+    /// argument; actix `web::scope("/api")` to the rest of its method chain.
+    pub(super) fn prefix_call(&mut self, k: usize, id: &str) {
+        let t = self.t;
+        let args = t.args(k + 1);
+        let Some(&(ps, pe)) = args.first() else {
+            return;
+        };
+        if pe != ps + 1 || !t.is_str(ps) {
+            return;
+        }
+        let Some(path) = t.str_value(ps) else { return };
+        if !path.starts_with('/') {
+            return;
+        }
+        let full = join_path(&self.prefix(), &path);
+        let end = if id == "nest" {
+            if !(k > 0 && t.is_punct(k - 1, b'.')) || args.len() != 2 {
+                return;
+            }
+            t.close(k + 1).unwrap_or(t.len())
+        } else {
+            if !(k >= 2 && t.op2(k - 2, b"::")) {
+                return;
+            }
+            self.chain_end(k + 1)
+        };
+        self.prefix_stack.push((end, full));
+    }
+
+    /// The last token of the method chain continuing after the group opened at `open`.
+    pub(super) fn chain_end(&self, open: usize) -> usize {
+        let t = self.t;
+        let mut end = t.close(open).unwrap_or(t.len());
+        while t.is_punct(end + 1, b'.') && t.ident(end + 2).is_some() && t.is_punct(end + 3, b'(') {
+            end = t.close(end + 3).unwrap_or(t.len());
+        }
+        end
+    }
+
+    /// actix `web::resource("/p").route(web::get().to(h)).to(h2)`.
+    pub(super) fn resource(&mut self, k: usize) {
+        let t = self.t;
+        let Some(&(ps, pe)) = t.args(k + 1).first() else {
+            return;
+        };
+        if pe != ps + 1 || !t.is_str(ps) {
+            return;
+        }
+        let Some(path) = t.str_value(ps) else { return };
+        let full = join_path(&self.prefix(), &path);
+        let line = t.line(k);
+        let mut end = t.close(k + 1).unwrap_or(t.len());
+        while t.is_punct(end + 1, b'.') && t.is_punct(end + 3, b'(') {
+            let Some(m) = t.ident(end + 2) else { break };
+            let open = end + 3;
+            match m {
+                "route" => {
+                    if let Some(&r) = t.args(open).first() {
+                        self.method_router(r, &full, line);
+                    }
+                }
+                "to" => {
+                    let handler = t.args(open).first().and_then(|&r| self.handler_name(r));
+                    self.facts.http.push(HttpFact::Route {
+                        method: "ANY".to_string(),
+                        path: full.clone(),
+                        handler,
+                        line,
+                    });
+                }
+                _ => {}
+            }
+            end = t.close(open).unwrap_or(t.len());
+        }
+    }
+
+    /// reqwest-style calls: `client.get(url)`, `reqwest::get(url)`,
+    /// `client.request(Method::POST, url)`.
+    pub(super) fn http_call(&mut self, k: usize, id: &str, method_call: bool) {
+        let t = self.t;
+        let free_fn = k >= 3
+            && t.op2(k - 2, b"::")
+            && t.ident(k - 3)
+                .is_some_and(|c| matches!(c, "reqwest" | "ureq" | "surf" | "isahc"));
+        let (method, url, sure) = match id {
+            "get" | "post" | "put" | "delete" | "patch" | "head" if method_call || free_fn => {
+                let args = t.args(k + 1);
+                if args.len() != 1 {
+                    return;
+                }
+                (Some(id.to_ascii_uppercase()), args[0], free_fn)
+            }
+            "request" if method_call => {
+                let args = t.args(k + 1);
+                let [(ms, me), url] = args[..] else { return };
+                let m = (ms..me)
+                    .rev()
+                    .find_map(|x| t.ident(x))
+                    .map(str::to_ascii_uppercase);
+                // `Method::PUT` (or `reqwest::Method::PUT`) says it is HTTP.
+                let sure = (ms..me).any(|x| t.kw(x, "Method"));
+                (m, url, sure)
+            }
+            _ => return,
+        };
+        if let Some(url) = self.url(url, sure) {
+            self.facts.http.push(HttpFact::Call {
+                method,
+                url,
+                line: t.line(k),
+            });
+        }
+    }
+}
