@@ -27,7 +27,7 @@ pub struct Job {
     /// Builds the entry (in the audit task).
     pub build: Box<dyn FnOnce() -> AuditEntry + Send>,
     /// Dropped once the entry is written (or lost): the session's wait-group token.
-    pub done: Option<async_channel::Sender<()>>,
+    pub done: Option<crate::server::drain::Busy>,
 }
 
 /// The handle sessions queue their jobs on; the task runs until the last handle is gone.
@@ -86,7 +86,7 @@ fn supervise(rx: &async_channel::Receiver<Job>, workspace: Option<&std::path::Pa
     let mut failures = 0u32;
     // The wait-group tokens of the batch in hand live here, so that after a panic they go only
     // once the panic is logged (a session that ends meanwhile then sees the log line first).
-    let mut held: Vec<Option<async_channel::Sender<()>>> = Vec::new();
+    let mut held: Vec<Option<crate::server::drain::Busy>> = Vec::new();
     loop {
         match crate::isolate::catch(|| write_loop(rx, &mut held, workspace)) {
             Ok(()) => return, // every handle is gone
@@ -110,7 +110,7 @@ fn supervise(rx: &async_channel::Receiver<Job>, workspace: Option<&std::path::Pa
 /// Writes batches until the queue closes, through a sink of its own (opened at the first).
 fn write_loop(
     rx: &async_channel::Receiver<Job>,
-    held: &mut Vec<Option<async_channel::Sender<()>>>,
+    held: &mut Vec<Option<crate::server::drain::Busy>>,
     workspace: Option<&std::path::Path>,
 ) {
     let sink = AuditSink::for_workspace(workspace);
@@ -146,7 +146,7 @@ fn write_loop(
 fn write_batch(
     batch: &mut Vec<Job>,
     sink: &AuditSink,
-    held: &mut Vec<Option<async_channel::Sender<()>>>,
+    held: &mut Vec<Option<crate::server::drain::Busy>>,
 ) {
     let entries: Vec<AuditEntry> = batch
         .drain(..)

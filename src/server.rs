@@ -26,8 +26,12 @@
 //! stages in a benchmark build (`--features bench-stages`, see [`crate::stages`]).
 //!
 //! Shutdown is a drain barrier, not a drop: when the input ends (or SIGINT/SIGTERM arrives) the
-//! loop stops reading, waits for the calls in flight, closes the outbound queue and waits for
-//! the writer to flush everything queued before returning.
+//! loop stops reading, waits for the calls in flight (their [`drain::Drain`] tokens), closes
+//! the outbound queue and waits for the writer to flush everything queued before returning.
+//! A tool reaches the wire during its own call through [`notify`].
+
+pub mod drain;
+pub mod notify;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -44,6 +48,7 @@ use crate::framing::{self, Inbound, QUEUE_CAPACITY};
 use crate::index::snapshot::IndexHandle;
 use crate::protocol::{self, Incoming, Request, RequestMeta, Response};
 use crate::tools::{Registry, ToolDef, ToolEnv, ToolOutput};
+use drain::{Busy, Drain};
 
 /// Process-wide state shared by every session (in `meshd`, by every client).
 pub struct Shared {
@@ -164,7 +169,7 @@ impl Shared {
     pub fn audit_later(
         &self,
         build: impl FnOnce() -> crate::audit::AuditEntry + Send + 'static,
-        done: Option<async_channel::Sender<()>>,
+        done: Option<Busy>,
     ) {
         if !self.audit_enabled {
             return;
@@ -332,9 +337,8 @@ async fn session(
     // client that stops reading answers holds the server at a bounded size instead of piling
     // up parked calls.
     let accepted = Arc::new(Semaphore::new(MAX_ACCEPTED_CALLS));
-    // A wait group: every task in flight holds a clone of `busy_tx`; when the last clone is
-    // gone, `busy_rx.recv()` returns.
-    let (busy_tx, busy_rx) = async_channel::bounded::<()>(1);
+    // Every task in flight holds a token of `drain` (the drain barrier below waits for them).
+    let drain = Drain::new();
     let ctx = Ctx {
         ex,
         shared,
@@ -342,7 +346,7 @@ async fn session(
         out: out_tx.clone(),
         permits,
         accepted,
-        busy: busy_tx.clone(),
+        busy: drain.token(),
     };
     let mut signalled = false;
     loop {
@@ -387,17 +391,12 @@ async fn session(
         subs.task.take();
     }
     drop(ctx);
-    drop(busy_tx);
     // The drain barrier: calls in flight finish and queue their answers (bounded after a
     // signal), then the writer flushes everything queued.
     if signalled {
-        let _ = futures_lite::future::or(async { busy_rx.recv().await.ok() }, async {
-            smol::Timer::after(Duration::from_secs(5)).await;
-            None
-        })
-        .await;
+        drain.wait_at_most(Duration::from_secs(5)).await;
     } else {
-        let _ = busy_rx.recv().await;
+        drain.wait().await;
     }
     drop(out_tx);
     let _ = writer.await;
@@ -441,7 +440,8 @@ struct Ctx {
     out: async_channel::Sender<String>,
     permits: Arc<Semaphore>,
     accepted: Arc<Semaphore>,
-    busy: async_channel::Sender<()>,
+    /// The session's wait-group token (see [`drain`]).
+    busy: Busy,
 }
 
 impl Ctx {
@@ -873,19 +873,9 @@ initialize once per session, or start a new session to negotiate again"
     }
 
     fn set_level(&self, params: Option<&Value>) -> Result<Value, (i64, String)> {
-        const LEVELS: [&str; 8] = [
-            "debug",
-            "info",
-            "notice",
-            "warning",
-            "error",
-            "critical",
-            "alert",
-            "emergency",
-        ];
         let level = params.and_then(|p| p.get("level")).and_then(Value::as_str);
         match level {
-            Some(l) if LEVELS.contains(&l) => {
+            Some(l) if notify::LOG_LEVELS.contains(&l) => {
                 if let Ok(mut g) = self.session.log_level.lock() {
                     *g = Some(l.to_string());
                 }
@@ -893,7 +883,10 @@ initialize once per session, or start a new session to negotiate again"
             }
             _ => Err((
                 protocol::INVALID_PARAMS,
-                format!("Invalid params: level must be one of {}", LEVELS.join(", ")),
+                format!(
+                    "Invalid params: level must be one of {}",
+                    notify::LOG_LEVELS.join(", ")
+                ),
             )),
         }
     }
@@ -1034,7 +1027,7 @@ initialize once per session, or start a new session to negotiate again"
         // inline it must not (the writer runs on this very thread), and no inline tool sends
         // any.
         let queue = self.out.clone();
-        let notifier = crate::tools::fixtures::CallNotifier {
+        let notifier = notify::CallNotifier {
             progress_token,
             log_level,
             send: Box::new(move |frame| {
@@ -1054,9 +1047,7 @@ initialize once per session, or start a new session to negotiate again"
                     trace_id: trace_id.as_deref(),
                     structured,
                 };
-                crate::tools::fixtures::with_call_notifier(notifier, || {
-                    crate::tools::invoke(def, &args, &env)
-                })
+                notify::with_call_notifier(notifier, || crate::tools::invoke(def, &args, &env))
             });
             let (status, files, redactions) = match &result {
                 Ok((out, crate::tools::Outcome::Answered)) => (

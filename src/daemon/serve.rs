@@ -323,8 +323,8 @@ async fn accept_loop(
     let signals = crate::sys::termination_signals();
     // Closed (never sent on) to tell every session to drain and stop.
     let (stop_tx, stop_rx) = async_channel::bounded::<i32>(1);
-    // A wait group: every session holds a clone of `busy_tx`.
-    let (busy_tx, busy_rx) = async_channel::bounded::<()>(1);
+    // Every session holds a token of `drain`.
+    let drain = crate::server::drain::Drain::new();
     let max_clients = max_clients();
     loop {
         let event = futures_lite::future::or(
@@ -352,7 +352,7 @@ async fn accept_loop(
                 let shared = shared.clone();
                 let status = status.clone();
                 let stop = stop_rx.clone();
-                let busy = busy_tx.clone();
+                let busy = drain.token();
                 smol::spawn(async move {
                     handle_client(shared, stream, Some(stop)).await;
                     status.client_disconnected();
@@ -387,12 +387,7 @@ async fn accept_loop(
     let _ = std::fs::remove_file(&status.socket);
     drop(listener);
     drop(stop_tx);
-    drop(busy_tx);
-    let _ = futures_lite::future::or(async { busy_rx.recv().await.ok() }, async {
-        smol::Timer::after(Duration::from_secs(6)).await;
-        None
-    })
-    .await;
+    drain.wait_at_most(Duration::from_secs(6)).await;
     Ok(())
 }
 

@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use super::facts::{EventRole, GrpcFact, HttpFact, Part, SymbolKind};
+use super::facts::{EventRole, GrpcFact, HttpFact, Part, SymbolKind, Value};
 use super::resolve::{HoleKind, Resolved, Resolver, Seg};
 use super::snapshot::FileEntry;
 
@@ -29,6 +29,16 @@ impl Confidence {
             Confidence::Exact => "exact",
             Confidence::Heuristic => "heuristic",
             Confidence::Ambiguous => "ambiguous",
+        }
+    }
+
+    /// The confidence of a name that matched `candidates` places: `one` (how sure a single
+    /// match is) when exactly one, else `Ambiguous` (one link to each).
+    pub(crate) fn of_candidates(candidates: usize, one: Confidence) -> Confidence {
+        if candidates == 1 {
+            one
+        } else {
+            Confidence::Ambiguous
         }
     }
 }
@@ -252,11 +262,7 @@ impl Graph {
                     if let Some(roots) = found
                         && !roots.contains(&f.root)
                     {
-                        let confidence = if roots.len() == 1 {
-                            Confidence::Exact
-                        } else {
-                            Confidence::Ambiguous
-                        };
+                        let confidence = Confidence::of_candidates(roots.len(), Confidence::Exact);
                         for &r in roots {
                             self.import_links.push(ImportLink {
                                 at,
@@ -382,37 +388,11 @@ impl Graph {
 
     fn grpc_links(&mut self, files: &[Arc<FileEntry>]) {
         // Methods by directory (a Go server's methods may live in another file of its package).
-        let dir_of = |f: &FileEntry| -> (u16, String) {
-            (
-                f.root,
-                f.path
-                    .rsplit_once('/')
-                    .map_or(String::new(), |(d, _)| d.to_string()),
-            )
-        };
         let mut by_dir: HashMap<(u16, String), Vec<usize>> = HashMap::new();
         for (fi, f) in files.iter().enumerate() {
             by_dir.entry(dir_of(f)).or_default().push(fi);
         }
-        // Registrations that name only the implementation (`MapGrpcService<BasketService>()`)
-        // take the service from the class that implements it.
-        let mut impl_services: HashMap<&str, Vec<&str>> = HashMap::new();
-        for f in files.iter().filter(|f| !f.generated) {
-            for fact in &f.facts().grpc {
-                if let GrpcFact::Server {
-                    service,
-                    impl_type: Some(t),
-                    ..
-                } = fact
-                    && !service.is_empty()
-                {
-                    let list = impl_services.entry(t.as_str()).or_default();
-                    if !list.contains(&service.as_str()) {
-                        list.push(service.as_str());
-                    }
-                }
-            }
-        }
+        let impl_services = impl_services(files);
         for (fi, f) in files.iter().enumerate() {
             if f.generated {
                 continue;
@@ -427,11 +407,8 @@ impl Graph {
                         let Some(t) = impl_type else { continue };
                         for svc in impl_services.get(t.as_str()).into_iter().flatten() {
                             let candidates = self.contracts_named(svc);
-                            let conf = if candidates.len() == 1 {
-                                Confidence::Exact
-                            } else {
-                                Confidence::Ambiguous
-                            };
+                            let conf =
+                                Confidence::of_candidates(candidates.len(), Confidence::Exact);
                             for c in candidates {
                                 self.servers.push(ServiceLink {
                                     contract: c,
@@ -451,11 +428,7 @@ impl Graph {
                         line,
                     } => {
                         let candidates = self.contracts_named(service);
-                        let conf = if candidates.len() == 1 {
-                            Confidence::Exact
-                        } else {
-                            Confidence::Ambiguous
-                        };
+                        let conf = Confidence::of_candidates(candidates.len(), Confidence::Exact);
                         for c in candidates {
                             self.servers.push(ServiceLink {
                                 contract: c,
@@ -468,7 +441,6 @@ impl Graph {
                             });
                             // Handlers: methods of the implementing type (same file first,
                             // then the files of the same directory).
-                            let rpcs = self.contracts[c as usize].rpcs.clone();
                             let mut dir_files = vec![fi];
                             if let Some(others) = by_dir.get(&dir_of(f)) {
                                 dir_files.extend(
@@ -478,45 +450,7 @@ impl Graph {
                                         .filter(|&o| o != fi && !files[o].generated),
                                 );
                             }
-                            for r in rpcs {
-                                let key = method_key(&self.rpcs[r as usize].name);
-                                let found = dir_files.iter().find_map(|&di| {
-                                    let df = &files[di];
-                                    df.symbols().iter().find_map(|s| {
-                                        let is_method = matches!(
-                                            s.kind,
-                                            SymbolKind::Method | SymbolKind::Function
-                                        );
-                                        let container_ok = match impl_type {
-                                            Some(t) => df.container(s) == Some(t.as_str()),
-                                            None => di == fi,
-                                        };
-                                        (is_method && container_ok && method_key(df.name(s)) == key)
-                                            .then(|| {
-                                                (
-                                                    di,
-                                                    s.line,
-                                                    format!(
-                                                        "{}.{}",
-                                                        df.container(s).unwrap_or(""),
-                                                        df.name(s)
-                                                    ),
-                                                )
-                                            })
-                                    })
-                                });
-                                if let Some((di, line, label)) = found {
-                                    self.handlers.push(RpcLink {
-                                        rpc: r,
-                                        at: Loc {
-                                            file: di as u32,
-                                            line,
-                                        },
-                                        confidence: conf,
-                                        label: label.trim_start_matches('.').to_string(),
-                                    });
-                                }
-                            }
+                            self.server_handlers(files, c, &dir_files, impl_type.as_deref(), conf);
                         }
                     }
                     GrpcFact::Handler {
@@ -525,11 +459,7 @@ impl Graph {
                         line,
                     } => {
                         let candidates = self.contracts_named(service);
-                        let conf = if candidates.len() == 1 {
-                            Confidence::Exact
-                        } else {
-                            Confidence::Ambiguous
-                        };
+                        let conf = Confidence::of_candidates(candidates.len(), Confidence::Exact);
                         for c in candidates {
                             if let Some(r) = self.rpc_in(c, method) {
                                 self.handlers.push(RpcLink {
@@ -546,11 +476,7 @@ impl Graph {
                     }
                     GrpcFact::Client { service, var, line } => {
                         let candidates = self.contracts_named(service);
-                        let conf = if candidates.len() == 1 {
-                            Confidence::Exact
-                        } else {
-                            Confidence::Ambiguous
-                        };
+                        let conf = Confidence::of_candidates(candidates.len(), Confidence::Exact);
                         for c in candidates {
                             self.clients.push(ServiceLink {
                                 contract: c,
@@ -573,54 +499,91 @@ impl Graph {
                             file: fi as u32,
                             line: *line,
                         };
-                        let label = format!("{receiver}.{method}");
-                        match service {
-                            Some(s) => {
-                                let candidates = self.contracts_named(s);
-                                let hits: Vec<u32> = candidates
-                                    .iter()
-                                    .filter_map(|&c| self.rpc_in(c, method))
-                                    .collect();
-                                let conf = if hits.len() == 1 {
-                                    Confidence::Exact
-                                } else {
-                                    Confidence::Ambiguous
-                                };
-                                for r in hits {
-                                    self.calls.push(RpcLink {
-                                        rpc: r,
-                                        at,
-                                        confidence: conf,
-                                        label: label.clone(),
-                                    });
-                                }
-                            }
-                            None => {
-                                let key = method_key(method);
-                                let hits: Vec<u32> = (0..self.rpcs.len() as u32)
-                                    .filter(|&r| method_key(&self.rpcs[r as usize].name) == key)
-                                    .collect();
-                                let conf = if hits.len() == 1 {
-                                    Confidence::Heuristic
-                                } else {
-                                    Confidence::Ambiguous
-                                };
-                                for r in hits {
-                                    self.calls.push(RpcLink {
-                                        rpc: r,
-                                        at,
-                                        confidence: conf,
-                                        label: label.clone(),
-                                    });
-                                }
-                            }
-                        }
+                        self.call_links(at, service.as_deref(), receiver, method);
                     }
                 }
             }
         }
         dedup_links(&mut self.handlers);
         dedup_links(&mut self.calls);
+    }
+
+    /// The handlers of contract `c` registered by a server in `dir_files[0]`: for each RPC,
+    /// the first method of the implementing type (any function of the registering file when
+    /// the type is not named) in `dir_files`, in order, whose name has the RPC's key.
+    fn server_handlers(
+        &mut self,
+        files: &[Arc<FileEntry>],
+        c: u32,
+        dir_files: &[usize],
+        impl_type: Option<&str>,
+        conf: Confidence,
+    ) {
+        let fi = dir_files[0];
+        let rpcs = self.contracts[c as usize].rpcs.clone();
+        for r in rpcs {
+            let key = method_key(&self.rpcs[r as usize].name);
+            let found = dir_files.iter().find_map(|&di| {
+                let df = &files[di];
+                df.symbols().iter().find_map(|s| {
+                    let is_method = matches!(s.kind, SymbolKind::Method | SymbolKind::Function);
+                    let container_ok = match impl_type {
+                        Some(t) => df.container(s) == Some(t),
+                        None => di == fi,
+                    };
+                    (is_method && container_ok && method_key(df.name(s)) == key).then(|| {
+                        (
+                            di,
+                            s.line,
+                            format!("{}.{}", df.container(s).unwrap_or(""), df.name(s)),
+                        )
+                    })
+                })
+            });
+            if let Some((di, line, label)) = found {
+                self.handlers.push(RpcLink {
+                    rpc: r,
+                    at: Loc {
+                        file: di as u32,
+                        line,
+                    },
+                    confidence: conf,
+                    label: label.trim_start_matches('.').to_string(),
+                });
+            }
+        }
+    }
+
+    /// The RPCs one call site may reach: the named service's RPC of that method, or, with the
+    /// service unknown, every RPC of that method name (a guess at best).
+    fn call_links(&mut self, at: Loc, service: Option<&str>, receiver: &str, method: &str) {
+        let label = format!("{receiver}.{method}");
+        let (hits, one): (Vec<u32>, Confidence) = match service {
+            Some(s) => {
+                let candidates = self.contracts_named(s);
+                let hits = candidates
+                    .iter()
+                    .filter_map(|&c| self.rpc_in(c, method))
+                    .collect();
+                (hits, Confidence::Exact)
+            }
+            None => {
+                let key = method_key(method);
+                let hits = (0..self.rpcs.len() as u32)
+                    .filter(|&r| method_key(&self.rpcs[r as usize].name) == key)
+                    .collect();
+                (hits, Confidence::Heuristic)
+            }
+        };
+        let conf = Confidence::of_candidates(hits.len(), one);
+        for r in hits {
+            self.calls.push(RpcLink {
+                rpc: r,
+                at,
+                confidence: conf,
+                label: label.clone(),
+            });
+        }
     }
 
     fn topic_links(&mut self, files: &[Arc<FileEntry>], resolver: &Resolver) {
@@ -691,187 +654,198 @@ impl Graph {
                 }
             }
         }
-        let templates: Vec<Vec<RouteSeg>> = self
-            .routes
-            .iter()
-            .map(|r| route_segments(&r.path))
-            .collect();
-        let service_names: Vec<String> = roots.iter().map(|r| service_name(r)).collect();
-        // The requests generated clients make, by `Class.method()` of the method they are in:
-        // a call of that method elsewhere is that request (`this.ordersApi.createOrder(…)`).
-        let mut client_methods: HashMap<String, Vec<(u32, &HttpFact)>> = HashMap::new();
-        for (fi, f) in files.iter().enumerate().filter(|(_, f)| f.generated) {
-            for h in &f.facts().http {
-                let HttpFact::Call { line, .. } = h else {
-                    continue;
-                };
-                let inner = f
-                    .symbols()
-                    .iter()
-                    .filter(|s| s.line <= *line && *line <= s.end_line)
-                    .max_by_key(|s| s.line);
-                if let Some(s) = inner
-                    && let Some(class) = f.container(s)
-                {
-                    let key = format!("{class}.{}()", f.name(s));
-                    client_methods.entry(key).or_default().push((fi as u32, h));
-                }
-            }
-        }
+        let join = HttpJoin {
+            files,
+            resolver,
+            templates: self
+                .routes
+                .iter()
+                .map(|r| route_segments(&r.path))
+                .collect(),
+            service_names: roots.iter().map(|r| service_name(r)).collect(),
+            client_methods: generated_client_methods(files),
+        };
         for (fi, f) in files.iter().enumerate() {
             for h in &f.facts().http {
                 let HttpFact::Call { method, url, line } = h else {
                     continue;
                 };
-                let at = Loc {
-                    file: fi as u32,
-                    line: *line,
-                };
-                // A method call that may be a generated client's request: the request when
-                // one generated method of that name makes exactly one, else not a request.
-                let (method, resolved) = match url.parts.as_slice() {
-                    [Part::Ref { name, .. }] if name.ends_with("()") => {
-                        match client_methods.get(name).map(Vec::as_slice) {
-                            Some([(gf, HttpFact::Call { method, url, .. })]) => {
-                                (method, resolver.resolve(*gf, url))
-                            }
-                            _ => continue,
-                        }
+                self.http_call(&join, fi, method, url, *line);
+            }
+        }
+    }
+
+    /// Joins one HTTP call of file `fi` to the routes it may reach, or lists it as unresolved
+    /// with the reason.
+    fn http_call(
+        &mut self,
+        join: &HttpJoin,
+        fi: usize,
+        method: &Option<String>,
+        url: &Value,
+        line: u32,
+    ) {
+        let (files, resolver) = (join.files, join.resolver);
+        let f = &files[fi];
+        let at = Loc {
+            file: fi as u32,
+            line,
+        };
+        // A method call that may be a generated client's request: the request when
+        // one generated method of that name makes exactly one, else not a request.
+        let (method, resolved) = match url.parts.as_slice() {
+            [Part::Ref { name, .. }] if name.ends_with("()") => {
+                match join.client_methods.get(name).map(Vec::as_slice) {
+                    Some([(gf, HttpFact::Call { method, url, .. })]) => {
+                        (method, resolver.resolve(*gf, url))
                     }
-                    _ => (method, resolver.resolve(fi as u32, url)),
-                };
-                let shape = url_shape(&resolved);
-                let to_root = shape
-                    .host_hints
-                    .iter()
-                    .find_map(|h| root_named(h, &service_names));
-                let shown = shape.display.clone();
-                let Some(segs) = shape
-                    .path
-                    .as_ref()
-                    .filter(|p| p.iter().any(Option::is_some))
-                else {
-                    if f.generated {
-                        continue;
-                    }
-                    let why = if shape.path.is_some() {
-                        "the path is built at run time".to_string()
-                    } else {
-                        resolved
-                            .why_unresolved()
-                            .map(|w| format!("the URL is not known statically: {w}"))
-                            .unwrap_or_else(|| "the URL has no path".to_string())
-                    };
-                    self.unresolved_calls.push(UnresolvedCall {
-                        at,
-                        method: method.clone(),
-                        url: shown,
-                        why,
-                        to_root,
-                    });
-                    continue;
-                };
-                // Candidates: routes in code (not specs), not in the calling file, whose
-                // method fits and whose template the path can address; the best number of
-                // literal segments wins, and a host that names a service narrows to it.
-                let mut matches = self.best_routes(files, at.file, method.as_deref(), None, |r| {
-                    segments_match(segs, &templates[r])
-                });
-                // Through a gateway: `/api/cart/add/…` reaches cart's `/add/…` when a leading
-                // segment names the service (nginx `location /api/cart/`, ingress and BFF
-                // prefixes). Only when nothing matched directly.
-                if matches.is_empty() {
-                    for cut in 1..=segs.len().saturating_sub(1).min(3) {
-                        let named = segs[..cut]
-                            .iter()
-                            .flatten()
-                            .find_map(|seg| root_named(seg, &service_names));
-                        let Some(root) = named else { continue };
-                        let rest = &segs[cut..];
-                        // The rest may be only run-time segments (`/api/cart/{id}` → `/{id}`)
-                        // because the prefix already named the service.
-                        let found =
-                            self.best_routes(files, at.file, method.as_deref(), Some(root), |r| {
-                                segments_match_named(rest, &templates[r])
-                            });
-                        if !found.is_empty() {
-                            matches = found;
-                            break;
-                        }
-                    }
+                    _ => return,
                 }
-                // An HTTP call is usually another service's: when routes of other roots fit
-                // as well as the caller's own, the caller's own are dropped.
-                if matches
-                    .iter()
-                    .any(|&r| files[self.routes[r as usize].at.file as usize].root != f.root)
-                {
-                    matches.retain(|&r| {
-                        files[self.routes[r as usize].at.file as usize].root != f.root
-                    });
-                }
-                if let Some(root) = to_root {
-                    let narrowed: Vec<u32> = matches
-                        .iter()
-                        .copied()
-                        .filter(|&r| files[self.routes[r as usize].at.file as usize].root == root)
-                        .collect();
-                    if !narrowed.is_empty() {
-                        matches = narrowed;
-                    }
-                }
-                if matches.is_empty() && f.generated {
-                    continue;
-                }
-                // A generated client (OpenAPI Generator) requests the route for whoever calls
-                // its method: listed with the method, whose callers are the real call sites.
-                if f.generated {
-                    let method_name = f
-                        .symbols()
-                        .iter()
-                        .filter(|s| s.line <= *line && *line <= s.end_line)
-                        .max_by_key(|s| s.line)
-                        .map_or("?", |s| f.name(s));
-                    self.unresolved_calls.push(UnresolvedCall {
-                        at,
-                        method: method.clone(),
-                        url: shown,
-                        why: format!(
-                            "made inside generated client method `{method_name}`: the real call sites are the calls of that method"
-                        ),
-                        to_root: Some(files[self.routes[matches[0] as usize].at.file as usize].root),
-                    });
-                    continue;
-                }
-                if matches.is_empty() {
-                    self.unresolved_calls.push(UnresolvedCall {
-                        at,
-                        method: method.clone(),
-                        url: shown,
-                        why: match to_root {
-                            Some(_) => {
-                                "no route of the service its host names has this path".into()
-                            }
-                            None => "no route in the workspace has this path".into(),
-                        },
-                        to_root,
-                    });
-                    continue;
-                }
-                let conf = if matches.len() == 1 {
-                    Confidence::Heuristic
-                } else {
-                    Confidence::Ambiguous
-                };
-                for r in matches {
-                    self.route_calls.push(RouteCall {
-                        route: r,
-                        at,
-                        method: method.clone(),
-                        path: shown.clone(),
-                        confidence: conf,
-                    });
-                }
+            }
+            _ => (method, resolver.resolve(fi as u32, url)),
+        };
+        let shape = url_shape(&resolved);
+        let to_root = shape
+            .host_hints
+            .iter()
+            .find_map(|h| root_named(h, &join.service_names));
+        let shown = shape.display.clone();
+        let Some(segs) = shape
+            .path
+            .as_ref()
+            .filter(|p| p.iter().any(Option::is_some))
+        else {
+            if f.generated {
+                return;
+            }
+            let why = if shape.path.is_some() {
+                "the path is built at run time".to_string()
+            } else {
+                resolved
+                    .why_unresolved()
+                    .map(|w| format!("the URL is not known statically: {w}"))
+                    .unwrap_or_else(|| "the URL has no path".to_string())
+            };
+            self.unresolved_calls.push(UnresolvedCall {
+                at,
+                method: method.clone(),
+                url: shown,
+                why,
+                to_root,
+            });
+            return;
+        };
+        // Candidates: routes in code (not specs), not in the calling file, whose
+        // method fits and whose template the path can address; the best number of
+        // literal segments wins, and a host that names a service narrows to it.
+        let mut matches = self.best_routes(files, at.file, method.as_deref(), None, |r| {
+            segments_match(segs, &join.templates[r])
+        });
+        if matches.is_empty() {
+            matches = self.gateway_routes(join, at.file, method.as_deref(), segs);
+        }
+        self.narrow_routes(files, &mut matches, f.root, to_root);
+        if matches.is_empty() && f.generated {
+            return;
+        }
+        // A generated client (OpenAPI Generator) requests the route for whoever calls
+        // its method: listed with the method, whose callers are the real call sites.
+        if f.generated {
+            let method_name = f
+                .symbols()
+                .iter()
+                .filter(|s| s.line <= line && line <= s.end_line)
+                .max_by_key(|s| s.line)
+                .map_or("?", |s| f.name(s));
+            self.unresolved_calls.push(UnresolvedCall {
+                at,
+                method: method.clone(),
+                url: shown,
+                why: format!(
+                    "made inside generated client method `{method_name}`: the real call sites are the calls of that method"
+                ),
+                to_root: Some(files[self.routes[matches[0] as usize].at.file as usize].root),
+            });
+            return;
+        }
+        if matches.is_empty() {
+            self.unresolved_calls.push(UnresolvedCall {
+                at,
+                method: method.clone(),
+                url: shown,
+                why: match to_root {
+                    Some(_) => "no route of the service its host names has this path".into(),
+                    None => "no route in the workspace has this path".into(),
+                },
+                to_root,
+            });
+            return;
+        }
+        let conf = Confidence::of_candidates(matches.len(), Confidence::Heuristic);
+        for r in matches {
+            self.route_calls.push(RouteCall {
+                route: r,
+                at,
+                method: method.clone(),
+                path: shown.clone(),
+                confidence: conf,
+            });
+        }
+    }
+
+    /// Through a gateway: `/api/cart/add/…` reaches cart's `/add/…` when a leading
+    /// segment names the service (nginx `location /api/cart/`, ingress and BFF
+    /// prefixes). Only when nothing matched directly; the first prefix that finds routes wins.
+    fn gateway_routes(
+        &self,
+        join: &HttpJoin,
+        caller: u32,
+        method: Option<&str>,
+        segs: &[Option<String>],
+    ) -> Vec<u32> {
+        for cut in 1..=segs.len().saturating_sub(1).min(3) {
+            let named = segs[..cut]
+                .iter()
+                .flatten()
+                .find_map(|seg| root_named(seg, &join.service_names));
+            let Some(root) = named else { continue };
+            let rest = &segs[cut..];
+            // The rest may be only run-time segments (`/api/cart/{id}` → `/{id}`)
+            // because the prefix already named the service.
+            let found = self.best_routes(join.files, caller, method, Some(root), |r| {
+                segments_match_named(rest, &join.templates[r])
+            });
+            if !found.is_empty() {
+                return found;
+            }
+        }
+        Vec::new()
+    }
+
+    /// Narrows the routes a call of root `caller_root` matched: to other roots' when some fit
+    /// (an HTTP call is usually another service's), then to the root its host names, when
+    /// that leaves any.
+    fn narrow_routes(
+        &self,
+        files: &[Arc<FileEntry>],
+        matches: &mut Vec<u32>,
+        caller_root: u16,
+        to_root: Option<u16>,
+    ) {
+        let root_of = |r: u32| files[self.routes[r as usize].at.file as usize].root;
+        // An HTTP call is usually another service's: when routes of other roots fit
+        // as well as the caller's own, the caller's own are dropped.
+        if matches.iter().any(|&r| root_of(r) != caller_root) {
+            matches.retain(|&r| root_of(r) != caller_root);
+        }
+        if let Some(root) = to_root {
+            let narrowed: Vec<u32> = matches
+                .iter()
+                .copied()
+                .filter(|&r| root_of(r) == root)
+                .collect();
+            if !narrowed.is_empty() {
+                *matches = narrowed;
             }
         }
     }
@@ -919,6 +893,76 @@ impl Graph {
         }
         found
     }
+}
+
+/// What joining HTTP calls to routes needs besides the graph: the files, the resolver, each
+/// route's template segments, the roots' service names and the generated clients' requests.
+struct HttpJoin<'a> {
+    files: &'a [Arc<FileEntry>],
+    resolver: &'a Resolver<'a>,
+    templates: Vec<Vec<RouteSeg>>,
+    service_names: Vec<String>,
+    client_methods: HashMap<String, Vec<(u32, &'a HttpFact)>>,
+}
+
+/// The requests generated clients make, by `Class.method()` of the method they are in:
+/// a call of that method elsewhere is that request (`this.ordersApi.createOrder(…)`).
+fn generated_client_methods(files: &[Arc<FileEntry>]) -> HashMap<String, Vec<(u32, &HttpFact)>> {
+    let mut client_methods: HashMap<String, Vec<(u32, &HttpFact)>> = HashMap::new();
+    for (fi, f) in files.iter().enumerate().filter(|(_, f)| f.generated) {
+        for h in &f.facts().http {
+            let HttpFact::Call { line, .. } = h else {
+                continue;
+            };
+            let inner = f
+                .symbols()
+                .iter()
+                .filter(|s| s.line <= *line && *line <= s.end_line)
+                .max_by_key(|s| s.line);
+            if let Some(s) = inner
+                && let Some(class) = f.container(s)
+            {
+                let key = format!("{class}.{}()", f.name(s));
+                client_methods.entry(key).or_default().push((fi as u32, h));
+            }
+        }
+    }
+    client_methods
+}
+
+/// A file's root and directory: the files of one package, for a server whose methods live in
+/// another file of its package (Go).
+fn dir_of(f: &FileEntry) -> (u16, String) {
+    (
+        f.root,
+        f.path
+            .rsplit_once('/')
+            .map_or(String::new(), |(d, _)| d.to_string()),
+    )
+}
+
+/// The services each implementation type serves, from the registrations that name both:
+/// registrations that name only the implementation (`MapGrpcService<BasketService>()`) take
+/// the service from the class that implements it.
+fn impl_services(files: &[Arc<FileEntry>]) -> HashMap<&str, Vec<&str>> {
+    let mut impl_services: HashMap<&str, Vec<&str>> = HashMap::new();
+    for f in files.iter().filter(|f| !f.generated) {
+        for fact in &f.facts().grpc {
+            if let GrpcFact::Server {
+                service,
+                impl_type: Some(t),
+                ..
+            } = fact
+                && !service.is_empty()
+            {
+                let list = impl_services.entry(t.as_str()).or_default();
+                if !list.contains(&service.as_str()) {
+                    list.push(service.as_str());
+                }
+            }
+        }
+    }
+    impl_services
 }
 
 /// The label of each file's root, from its workspace path and root-relative path.

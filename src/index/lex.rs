@@ -18,9 +18,12 @@
 //! assert_eq!(l.strings[0].value(), "// not a comment");
 //! ```
 
+mod literals;
+
 use std::borrow::Cow;
 
 use super::facts::Language;
+use literals::{heredoc, heredoc_opener_end, string_at};
 
 /// What a language's source looks like to the lexer.
 #[derive(Debug, Clone, Copy)]
@@ -281,10 +284,7 @@ pub struct Lexed<'a> {
 impl<'a> Lexed<'a> {
     /// The 1-based line of a byte offset.
     pub fn line_of(&self, offset: usize) -> u32 {
-        match self.line_starts.binary_search(&offset) {
-            Ok(i) => i as u32 + 1,
-            Err(i) => i as u32,
-        }
+        line_at(&self.line_starts, offset)
     }
 
     /// The byte range of a 1-based line, without its newline.
@@ -583,43 +583,7 @@ pub fn find_word<'c>(code: &'c str, word: &'c str) -> impl Iterator<Item = usize
 pub fn lex(syntax: Syntax, text: &str) -> Lexed<'_> {
     let bytes = text.as_bytes();
     let n = bytes.len();
-    let mut code = bytes.to_vec();
-    // A UTF-8 byte-order mark is not code (many C# and PowerShell-edited files start with
-    // one): masked, so `using` on line 1 is still a keyword.
-    if code.starts_with(&[0xEF, 0xBB, 0xBF]) {
-        code[..3].fill(b' ');
-    }
-    let mut strings: Vec<StrLit> = Vec::new();
-    let mut comments: Vec<Comment> = Vec::new();
-    // Sized for ~24-byte lines, so most files never grow it (growing was a realloc per
-    // doubling, for every file).
-    let mut line_starts = Vec::with_capacity(n / 24 + 2);
-    line_starts.push(0usize);
-    for (i, &b) in bytes.iter().enumerate() {
-        if b == b'\n' {
-            line_starts.push(i + 1);
-        }
-    }
-    let line_of = |off: usize| -> u32 {
-        match line_starts.binary_search(&off) {
-            Ok(i) => i as u32 + 1,
-            Err(i) => i as u32,
-        }
-    };
-    // Masks `from..to` (keeps newlines).
-    let mask = |code: &mut Vec<u8>, from: usize, to: usize| {
-        for b in &mut code[from.min(n)..to.min(n)] {
-            if *b != b'\n' && *b != b'\r' {
-                *b = b' ';
-            }
-        }
-    };
-    let own_line = |at: usize| -> bool {
-        let ls = line_starts[(line_of(at) - 1) as usize];
-        bytes[ls..at].iter().all(|b| b.is_ascii_whitespace())
-    };
-    let at_line_start = |at: usize| at == 0 || bytes[at - 1] == b'\n';
-
+    let mut lx = Lexer::new(syntax, text);
     let (special, prefix) = dispatch_tables(&syntax);
     let mut i = 0usize;
     while i < n {
@@ -629,187 +593,301 @@ pub fn lex(syntax: Syntax, text: &str) -> Lexed<'_> {
         if !special[b as usize] {
             if is_ident_byte(b) {
                 if prefix[b as usize]
-                    && let Some((content_start, content_end, end, is_raw)) =
-                        string_at(&syntax, bytes, i)
+                    && let Some(s) = string_at(&syntax, bytes, i)
                 {
-                    strings.push(StrLit {
-                        start: i,
-                        end,
-                        raw: &text[content_start..content_end.max(content_start)],
-                        line: line_of(i),
-                        is_raw,
-                    });
-                    mask(&mut code, content_start, content_end);
-                    i = end;
+                    i = lx.string(i, s);
                     continue;
                 }
-                let mut j = i + 1;
-                while j < n && is_ident_byte(bytes[j]) {
-                    j += 1;
-                }
-                i = j;
+                i = ident_end(bytes, i);
             } else {
                 i += 1;
             }
             continue;
         }
-        // Line comments.
-        if let Some(lc) = syntax
-            .line_comments
-            .iter()
-            .find(|lc| lc.as_bytes().first() == Some(&b) && bytes[i..].starts_with(lc.as_bytes()))
-        {
-            // PHP `#[` is an attribute, not a comment.
-            let php_attr = *lc == "#" && syntax.heredocs && bytes.get(i + 1) == Some(&b'[');
-            if !php_attr {
-                let end = memchr_nl(bytes, i);
-                comments.push(Comment {
-                    start: i,
-                    end,
-                    first_line: line_of(i),
-                    last_line: line_of(i),
-                    own_line: own_line(i),
-                });
-                mask(&mut code, i, end);
-                i = end;
-                continue;
-            }
-        }
-        // Block comments.
-        if let Some((open, close)) = syntax.block_comment
-            && open.as_bytes().first() == Some(&b)
-            && bytes[i..].starts_with(open.as_bytes())
-        {
-            let mut depth = 1usize;
-            let mut j = i + open.len();
-            while j < n && depth > 0 {
-                if syntax.nested_comments && bytes[j..].starts_with(open.as_bytes()) {
-                    depth += 1;
-                    j += open.len();
-                } else if bytes[j..].starts_with(close.as_bytes()) {
-                    depth -= 1;
-                    j += close.len();
-                } else {
-                    j += 1;
-                }
-            }
-            let end = j.min(n);
-            comments.push(Comment {
-                start: i,
-                end,
-                first_line: line_of(i),
-                last_line: line_of(end.saturating_sub(1).max(i)),
-                own_line: own_line(i),
-            });
-            mask(&mut code, i, end);
+        // Comments, heredocs, strings with prefixes and special forms, JS regular
+        // expressions, in that order; each says where the scan resumes.
+        if let Some(end) = lx.line_comment(i) {
             i = end;
             continue;
         }
-        // Ruby `=begin` … `=end` at line starts.
-        if syntax.heredocs
-            && b == b'='
-            && at_line_start(i)
-            && bytes[i..].starts_with(b"=begin")
-            && syntax.line_comments == ["#"]
-        {
-            let mut j = i;
-            let end = loop {
-                let nl = memchr_nl(bytes, j);
-                if nl >= n {
-                    break n;
-                }
-                j = nl + 1;
-                if bytes[j..].starts_with(b"=end") {
-                    break memchr_nl(bytes, j);
-                }
-            };
-            comments.push(Comment {
-                start: i,
-                end,
-                first_line: line_of(i),
-                last_line: line_of(end.saturating_sub(1).max(i)),
-                own_line: true,
-            });
-            mask(&mut code, i, end);
+        if let Some(end) = lx.block_comment(i) {
             i = end;
             continue;
         }
-        // Heredocs: Ruby `<<~ID`, `<<-ID`, `<<ID` (uppercase id) and PHP `<<<ID`.
-        if syntax.heredocs
-            && b == b'<'
-            && let Some((body_start, body_end, after)) = heredoc(bytes, i)
-        {
-            strings.push(StrLit {
-                start: i,
-                end: after,
-                raw: &text[body_start..body_end],
-                line: line_of(i),
-                is_raw: true,
-            });
-            mask(&mut code, body_start, body_end);
-            // Continue scanning right after the opener (the rest of its line is code).
-            i = heredoc_opener_end(bytes, i);
-            // Skip the body when we reach it: mark it so the loop jumps over.
-            let resume = body_end;
-            // Scan the remainder of the opener line normally, then jump past the body.
-            let line_end = memchr_nl(bytes, i);
-            let sub = lex_span(
-                &syntax,
-                text,
-                i,
-                line_end,
-                &mut code,
-                &mut strings,
-                &line_of,
-            );
-            let _ = sub;
-            i = after.max(resume);
+        if let Some(end) = lx.ruby_block_comment(i) {
+            i = end;
             continue;
         }
-        // Strings with prefixes and special forms.
+        if let Some(next) = lx.heredoc(i) {
+            i = next;
+            continue;
+        }
         if let Some(s) = string_at(&syntax, bytes, i) {
-            let (content_start, content_end, end, is_raw) = s;
-            strings.push(StrLit {
-                start: i,
-                end,
-                raw: &text[content_start..content_end.max(content_start)],
-                line: line_of(i),
-                is_raw,
-            });
-            mask(&mut code, content_start, content_end);
-            i = end;
+            i = lx.string(i, s);
             continue;
         }
-        // JS regular expressions: masked, not recorded as strings.
-        if syntax.js_regex
-            && b == b'/'
-            && regex_allowed(&code, i)
-            && let Some((close, end)) = regex_end(bytes, i)
-        {
-            mask(&mut code, i + 1, close);
+        if let Some(end) = lx.js_regex(i) {
             i = end;
             continue;
         }
         // Identifiers are skipped whole, so a prefix letter inside a word never starts a string.
         if is_ident_byte(b) {
-            let mut j = i + 1;
-            while j < n && is_ident_byte(bytes[j]) {
-                j += 1;
-            }
-            i = j;
+            i = ident_end(bytes, i);
             continue;
         }
         i += 1;
     }
-    crate::order::sort_by_key(&mut strings, |s| s.start);
-    let code = String::from_utf8(code)
-        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-    Lexed {
-        text,
-        code,
-        strings,
-        comments,
-        line_starts,
+    lx.finish()
+}
+
+/// The end of the identifier starting at `i` (whose first byte is an identifier byte).
+#[inline]
+fn ident_end(bytes: &[u8], i: usize) -> usize {
+    let mut j = i + 1;
+    while j < bytes.len() && is_ident_byte(bytes[j]) {
+        j += 1;
+    }
+    j
+}
+
+/// The 1-based line of byte offset `off`, given each line's start offset.
+#[inline]
+fn line_at(line_starts: &[usize], off: usize) -> u32 {
+    match line_starts.binary_search(&off) {
+        Ok(i) => i as u32 + 1,
+        Err(i) => i as u32,
+    }
+}
+
+/// The state of one [`lex`] pass: the source, the masked copy being built, and the strings and
+/// comments found so far. Each method for a construct returns the offset where the scan
+/// resumes when the construct starts at the offset it is given, else `None`.
+struct Lexer<'a> {
+    syntax: Syntax,
+    text: &'a str,
+    bytes: &'a [u8],
+    code: Vec<u8>,
+    strings: Vec<StrLit<'a>>,
+    comments: Vec<Comment>,
+    line_starts: Vec<usize>,
+}
+
+impl<'a> Lexer<'a> {
+    fn new(syntax: Syntax, text: &'a str) -> Self {
+        let bytes = text.as_bytes();
+        let n = bytes.len();
+        let mut code = bytes.to_vec();
+        // A UTF-8 byte-order mark is not code (many C# and PowerShell-edited files start with
+        // one): masked, so `using` on line 1 is still a keyword.
+        if code.starts_with(&[0xEF, 0xBB, 0xBF]) {
+            code[..3].fill(b' ');
+        }
+        // Sized for ~24-byte lines, so most files never grow it (growing was a realloc per
+        // doubling, for every file).
+        let mut line_starts = Vec::with_capacity(n / 24 + 2);
+        line_starts.push(0usize);
+        for (i, &b) in bytes.iter().enumerate() {
+            if b == b'\n' {
+                line_starts.push(i + 1);
+            }
+        }
+        Lexer {
+            syntax,
+            text,
+            bytes,
+            code,
+            strings: Vec::new(),
+            comments: Vec::new(),
+            line_starts,
+        }
+    }
+
+    /// The result: strings in source order, the masked code as a string.
+    fn finish(self) -> Lexed<'a> {
+        let Lexer {
+            text,
+            code,
+            mut strings,
+            comments,
+            line_starts,
+            ..
+        } = self;
+        crate::order::sort_by_key(&mut strings, |s| s.start);
+        let code = String::from_utf8(code)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        Lexed {
+            text,
+            code,
+            strings,
+            comments,
+            line_starts,
+        }
+    }
+
+    #[inline]
+    fn line_of(&self, off: usize) -> u32 {
+        line_at(&self.line_starts, off)
+    }
+
+    /// Masks `from..to` (keeps newlines).
+    #[inline]
+    fn mask(&mut self, from: usize, to: usize) {
+        let n = self.bytes.len();
+        for b in &mut self.code[from.min(n)..to.min(n)] {
+            if *b != b'\n' && *b != b'\r' {
+                *b = b' ';
+            }
+        }
+    }
+
+    /// True when only whitespace precedes `at` on its line.
+    fn own_line(&self, at: usize) -> bool {
+        let ls = self.line_starts[(self.line_of(at) - 1) as usize];
+        self.bytes[ls..at].iter().all(|b| b.is_ascii_whitespace())
+    }
+
+    /// Records the string `string_at` found at `start` and masks its content.
+    #[inline]
+    fn string(&mut self, start: usize, found: (usize, usize, usize, bool)) -> usize {
+        let (content_start, content_end, end, is_raw) = found;
+        self.strings.push(StrLit {
+            start,
+            end,
+            raw: &self.text[content_start..content_end.max(content_start)],
+            line: self.line_of(start),
+            is_raw,
+        });
+        self.mask(content_start, content_end);
+        end
+    }
+
+    /// Records the comment `start..end` (its last line is that of `last`) and masks it.
+    fn comment(&mut self, start: usize, end: usize, last: usize, own_line: bool) -> usize {
+        self.comments.push(Comment {
+            start,
+            end,
+            first_line: self.line_of(start),
+            last_line: self.line_of(last),
+            own_line,
+        });
+        self.mask(start, end);
+        end
+    }
+
+    /// A line comment at `i`.
+    fn line_comment(&mut self, i: usize) -> Option<usize> {
+        let (syntax, bytes) = (self.syntax, self.bytes);
+        let b = bytes[i];
+        let lc = syntax.line_comments.iter().find(|lc| {
+            lc.as_bytes().first() == Some(&b) && bytes[i..].starts_with(lc.as_bytes())
+        })?;
+        // PHP `#[` is an attribute, not a comment.
+        let php_attr = *lc == "#" && syntax.heredocs && bytes.get(i + 1) == Some(&b'[');
+        if php_attr {
+            return None;
+        }
+        let end = memchr_nl(bytes, i);
+        let own_line = self.own_line(i);
+        Some(self.comment(i, end, i, own_line))
+    }
+
+    /// A block comment at `i` (nested when the language nests them); an unterminated one
+    /// runs to the end of the file.
+    fn block_comment(&mut self, i: usize) -> Option<usize> {
+        let (syntax, bytes) = (self.syntax, self.bytes);
+        let n = bytes.len();
+        let (open, close) = syntax.block_comment?;
+        if open.as_bytes().first() != Some(&bytes[i]) || !bytes[i..].starts_with(open.as_bytes()) {
+            return None;
+        }
+        let mut depth = 1usize;
+        let mut j = i + open.len();
+        while j < n && depth > 0 {
+            if syntax.nested_comments && bytes[j..].starts_with(open.as_bytes()) {
+                depth += 1;
+                j += open.len();
+            } else if bytes[j..].starts_with(close.as_bytes()) {
+                depth -= 1;
+                j += close.len();
+            } else {
+                j += 1;
+            }
+        }
+        let end = j.min(n);
+        let own_line = self.own_line(i);
+        Some(self.comment(i, end, end.saturating_sub(1).max(i), own_line))
+    }
+
+    /// Ruby `=begin` … `=end` at line starts.
+    fn ruby_block_comment(&mut self, i: usize) -> Option<usize> {
+        let (syntax, bytes) = (self.syntax, self.bytes);
+        let n = bytes.len();
+        let at_line_start = i == 0 || bytes[i - 1] == b'\n';
+        if !(syntax.heredocs
+            && bytes[i] == b'='
+            && at_line_start
+            && bytes[i..].starts_with(b"=begin")
+            && syntax.line_comments == ["#"])
+        {
+            return None;
+        }
+        let mut j = i;
+        let end = loop {
+            let nl = memchr_nl(bytes, j);
+            if nl >= n {
+                break n;
+            }
+            j = nl + 1;
+            if bytes[j..].starts_with(b"=end") {
+                break memchr_nl(bytes, j);
+            }
+        };
+        Some(self.comment(i, end, end.saturating_sub(1).max(i), true))
+    }
+
+    /// Heredocs: Ruby `<<~ID`, `<<-ID`, `<<ID` (uppercase id) and PHP `<<<ID`. The rest of
+    /// the opener's line is code, scanned for strings; the scan resumes past the body.
+    fn heredoc(&mut self, i: usize) -> Option<usize> {
+        let bytes = self.bytes;
+        if !(self.syntax.heredocs && bytes[i] == b'<') {
+            return None;
+        }
+        let (body_start, body_end, after) = heredoc(bytes, i)?;
+        self.strings.push(StrLit {
+            start: i,
+            end: after,
+            raw: &self.text[body_start..body_end],
+            line: self.line_of(i),
+            is_raw: true,
+        });
+        self.mask(body_start, body_end);
+        // Continue scanning right after the opener (the rest of its line is code).
+        let i = heredoc_opener_end(bytes, i);
+        // Skip the body when we reach it: mark it so the loop jumps over.
+        let resume = body_end;
+        // Scan the remainder of the opener line normally, then jump past the body.
+        let line_end = memchr_nl(bytes, i);
+        let sub = lex_span(
+            &self.syntax,
+            self.text,
+            i,
+            line_end,
+            &mut self.code,
+            &mut self.strings,
+            &self.line_starts,
+        );
+        let _ = sub;
+        Some(after.max(resume))
+    }
+
+    /// JS regular expressions: masked, not recorded as strings.
+    fn js_regex(&mut self, i: usize) -> Option<usize> {
+        if !(self.syntax.js_regex && self.bytes[i] == b'/' && regex_allowed(&self.code, i)) {
+            return None;
+        }
+        let (close, end) = regex_end(self.bytes, i)?;
+        self.mask(i + 1, close);
+        Some(end)
     }
 }
 
@@ -868,7 +946,7 @@ fn lex_span<'a>(
     end: usize,
     code: &mut [u8],
     strings: &mut Vec<StrLit<'a>>,
-    line_of: &dyn Fn(usize) -> u32,
+    line_starts: &[usize],
 ) -> usize {
     let bytes = text.as_bytes();
     while i < end {
@@ -877,7 +955,7 @@ fn lex_span<'a>(
                 start: i,
                 end: e,
                 raw: &text[cs..ce.max(cs)],
-                line: line_of(i),
+                line: line_at(line_starts, i),
                 is_raw: raw,
             });
             let stop = ce.min(code.len());
@@ -977,446 +1055,6 @@ fn memchr_nl(bytes: &[u8], from: usize) -> usize {
         .iter()
         .position(|&b| b == b'\n')
         .map_or(bytes.len(), |p| from + p)
-}
-
-/// Where the heredoc opener at `i` ends (just past its identifier/quotes).
-fn heredoc_opener_end(bytes: &[u8], i: usize) -> usize {
-    let mut j = i;
-    while j < bytes.len() && bytes[j] == b'<' {
-        j += 1;
-    }
-    while j < bytes.len() && matches!(bytes[j], b'~' | b'-' | b'\'' | b'"') {
-        j += 1;
-    }
-    while j < bytes.len() && (is_ident_byte(bytes[j]) || matches!(bytes[j], b'\'' | b'"')) {
-        j += 1;
-    }
-    j
-}
-
-/// A heredoc at `i`: (body start, body end, offset past the terminator line).
-fn heredoc(bytes: &[u8], i: usize) -> Option<(usize, usize, usize)> {
-    let php = bytes[i..].starts_with(b"<<<");
-    if !php && !bytes[i..].starts_with(b"<<") {
-        return None;
-    }
-    let mut j = i + if php { 3 } else { 2 };
-    if !php && j < bytes.len() && matches!(bytes[j], b'~' | b'-') {
-        j += 1;
-    }
-    if php {
-        while j < bytes.len() && bytes[j] == b' ' {
-            j += 1;
-        }
-    }
-    let quoted = j < bytes.len() && matches!(bytes[j], b'\'' | b'"');
-    if quoted {
-        j += 1;
-    }
-    let id_start = j;
-    while j < bytes.len() && (bytes[j].is_ascii_alphanumeric() || bytes[j] == b'_') {
-        j += 1;
-    }
-    let id = &bytes[id_start..j];
-    // Ruby heredoc ids are conventionally upper case; this keeps `a << b` and `1 <<2` out.
-    if id.is_empty()
-        || !id[0].is_ascii_alphabetic()
-        || (!php && !id.iter().all(|b| b.is_ascii_uppercase() || *b == b'_'))
-    {
-        return None;
-    }
-    let body_start = memchr_nl(bytes, j) + 1;
-    if body_start > bytes.len() {
-        return None;
-    }
-    let mut k = body_start;
-    while k < bytes.len() {
-        let nl = memchr_nl(bytes, k);
-        let line = &bytes[k..nl];
-        let trimmed = trim_ascii_start(line);
-        if trimmed.starts_with(id) && trimmed[id.len()..].iter().all(|b| !is_ident_byte(*b)) {
-            return Some((body_start, k, nl.min(bytes.len())));
-        }
-        k = nl + 1;
-    }
-    Some((body_start, bytes.len(), bytes.len()))
-}
-
-fn trim_ascii_start(s: &[u8]) -> &[u8] {
-    let k = s
-        .iter()
-        .position(|b| !b.is_ascii_whitespace())
-        .unwrap_or(s.len());
-    &s[k..]
-}
-
-/// A string starting at `i`: (content start, content end, end past the closing delimiter, raw).
-fn string_at(syntax: &Syntax, bytes: &[u8], i: usize) -> Option<(usize, usize, usize, bool)> {
-    let n = bytes.len();
-    let b = bytes[i];
-    // Prefixes must not continue an identifier (`bar"` is not a prefix).
-    let prev_ident = i > 0 && is_ident_byte(bytes[i - 1]);
-    if syntax.python_prefixes && !prev_ident && b.is_ascii_alphabetic() {
-        let mut j = i;
-        let mut raw = false;
-        while j < n && j - i < 3 && matches!(bytes[j] | 0x20, b'r' | b'b' | b'f' | b'u') {
-            raw |= bytes[j] | 0x20 == b'r';
-            j += 1;
-        }
-        if j > i && j < n && (bytes[j] == b'"' || bytes[j] == b'\'') {
-            // `f"""…"""`, `r'''…'''`: a prefixed triple-quoted string spans lines.
-            let q = bytes[j];
-            if bytes.get(j + 1) == Some(&q) && bytes.get(j + 2) == Some(&q) {
-                return triple(bytes, j, q).map(|(cs, ce, e)| (cs, ce, e, raw));
-            }
-            return quoted(bytes, j, bytes[j], true, !raw).map(|(cs, ce, e)| (cs, ce, e, raw));
-        }
-        return None;
-    }
-    if syntax.rust_raw && !prev_ident && (b == b'r' || b == b'b') {
-        let mut j = i;
-        if bytes[j] == b'b' {
-            j += 1;
-        }
-        if j < n && bytes[j] == b'r' {
-            j += 1;
-            let hashes_start = j;
-            while j < n && bytes[j] == b'#' {
-                j += 1;
-            }
-            let hashes = j - hashes_start;
-            if j < n && bytes[j] == b'"' {
-                let cs = j + 1;
-                let mut k = cs;
-                while k < n {
-                    if bytes[k] == b'"'
-                        && bytes[k + 1..].len() >= hashes
-                        && bytes[k + 1..k + 1 + hashes].iter().all(|&h| h == b'#')
-                    {
-                        return Some((cs, k, k + 1 + hashes, true));
-                    }
-                    k += 1;
-                }
-                return Some((cs, n, n, true));
-            }
-            return None;
-        }
-        if b == b'b' && j < n && bytes[j] == b'"' {
-            return quoted(bytes, j, b'"', false, true).map(|(cs, ce, e)| (cs, ce, e, false));
-        }
-        if b == b'b' && j < n && bytes[j] == b'\'' {
-            return quoted(bytes, j, b'\'', false, true).map(|(cs, ce, e)| (cs, ce, e, false));
-        }
-        return None;
-    }
-    if syntax.cpp_raw && !prev_ident && matches!(b, b'R' | b'u' | b'U' | b'L') {
-        let mut j = i;
-        while j < n && j - i < 3 && matches!(bytes[j], b'u' | b'U' | b'L' | b'8') {
-            j += 1;
-        }
-        if j + 1 < n && bytes[j] == b'R' && bytes[j + 1] == b'"' {
-            let ds = j + 2;
-            let mut k = ds;
-            while k < n && k - ds <= 16 && bytes[k] != b'(' {
-                k += 1;
-            }
-            if k < n && bytes[k] == b'(' {
-                let delim = &bytes[ds..k];
-                let cs = k + 1;
-                let mut m = cs;
-                while m < n {
-                    if bytes[m] == b')'
-                        && bytes[m + 1..].starts_with(delim)
-                        && bytes.get(m + 1 + delim.len()) == Some(&b'"')
-                    {
-                        return Some((cs, m, m + 2 + delim.len(), true));
-                    }
-                    m += 1;
-                }
-                return Some((cs, n, n, true));
-            }
-        }
-        if j > i && j < n && bytes[j] == b'"' {
-            return quoted(bytes, j, b'"', false, true).map(|(cs, ce, e)| (cs, ce, e, false));
-        }
-        return None;
-    }
-    if syntax.csharp_verbatim && (b == b'@' || b == b'$') {
-        let mut j = i;
-        let mut verbatim = false;
-        while j < n && j - i < 4 && matches!(bytes[j], b'@' | b'$') {
-            verbatim |= bytes[j] == b'@';
-            j += 1;
-        }
-        if j < n && bytes[j] == b'"' && j > i {
-            if bytes[j..].starts_with(b"\"\"\"") {
-                return triple(bytes, j, b'"').map(|(cs, ce, e)| (cs, ce, e, true));
-            }
-            let interpolated = bytes[i..j].contains(&b'$');
-            if verbatim {
-                let cs = j + 1;
-                let mut k = cs;
-                while k < n {
-                    if interpolated && bytes[k] == b'{' {
-                        k = interpolation_hole_end(bytes, k);
-                        continue;
-                    }
-                    if bytes[k] == b'"' {
-                        if bytes.get(k + 1) == Some(&b'"') {
-                            k += 2;
-                            continue;
-                        }
-                        return Some((cs, k, k + 1, true));
-                    }
-                    k += 1;
-                }
-                return Some((cs, n, n, true));
-            }
-            let cs = j + 1;
-            let mut k = cs;
-            while k < n {
-                match bytes[k] {
-                    b'\\' => k += 2,
-                    b'{' => k = interpolation_hole_end(bytes, k),
-                    b'"' => return Some((cs, k, k + 1, false)),
-                    _ => k += 1,
-                }
-            }
-            return Some((cs, n, n, false));
-        }
-        return None;
-    }
-    if syntax.swift_raw && b == b'#' {
-        let mut j = i;
-        while j < n && bytes[j] == b'#' {
-            j += 1;
-        }
-        let hashes = j - i;
-        if j < n && bytes[j] == b'"' {
-            let cs = j + 1;
-            let mut k = cs;
-            while k < n {
-                if bytes[k] == b'"'
-                    && bytes[k + 1..].len() >= hashes
-                    && bytes[k + 1..k + 1 + hashes].iter().all(|&h| h == b'#')
-                {
-                    return Some((cs, k, k + 1 + hashes, true));
-                }
-                k += 1;
-            }
-            return Some((cs, n, n, true));
-        }
-        return None;
-    }
-    match b {
-        b'"' if syntax.double_quote => {
-            if syntax.triple_quotes && bytes[i..].starts_with(b"\"\"\"") {
-                return triple(bytes, i, b'"').map(|(cs, ce, e)| (cs, ce, e, false));
-            }
-            quoted(bytes, i, b'"', !syntax.multiline_strings, true)
-                .map(|(cs, ce, e)| (cs, ce, e, false))
-        }
-        b'\'' => match syntax.single_quote {
-            SingleQuote::String => {
-                if syntax.python_prefixes && bytes[i..].starts_with(b"'''") {
-                    return triple(bytes, i, b'\'').map(|(cs, ce, e)| (cs, ce, e, false));
-                }
-                quoted(bytes, i, b'\'', !syntax.multiline_strings, true)
-                    .map(|(cs, ce, e)| (cs, ce, e, false))
-            }
-            SingleQuote::Char => char_literal(bytes, i),
-            SingleQuote::CharOrLifetime => {
-                // `'x'` or `'\…'` is a char; `'a` (lifetime, label) is not.
-                if bytes.get(i + 1) == Some(&b'\\') {
-                    return char_literal(bytes, i);
-                }
-                let ch_len = bytes.get(i + 1).map_or(1, |&c| utf8_len(c)).min(n - i - 1);
-                if ch_len > 0 && bytes.get(i + 1 + ch_len) == Some(&b'\'') {
-                    return Some((i + 1, i + 1 + ch_len, i + 2 + ch_len, false));
-                }
-                None
-            }
-            SingleQuote::Plain => None,
-        },
-        b'`' => match syntax.backtick {
-            Backtick::Plain => None,
-            Backtick::Raw | Backtick::QuotedIdent => {
-                let cs = i + 1;
-                let mut k = cs;
-                while k < n && bytes[k] != b'`' {
-                    if syntax.backtick == Backtick::QuotedIdent && bytes[k] == b'\n' {
-                        return None;
-                    }
-                    k += 1;
-                }
-                Some((cs, k.min(n), (k + 1).min(n), true))
-            }
-            Backtick::Template => template(bytes, i).map(|(cs, ce, e)| (cs, ce, e, false)),
-        },
-        _ => None,
-    }
-}
-
-fn utf8_len(b: u8) -> usize {
-    match b {
-        0xC0..=0xDF => 2,
-        0xE0..=0xEF => 3,
-        0xF0..=0xF7 => 4,
-        _ => 1,
-    }
-}
-
-/// A character literal at `i` (`'a'`, `'\n'`, `'\u{1F600}'`); a stray quote is code.
-fn char_literal(bytes: &[u8], i: usize) -> Option<(usize, usize, usize, bool)> {
-    let n = bytes.len();
-    let cs = i + 1;
-    let mut k = cs;
-    while k < n && k - cs <= 12 {
-        match bytes[k] {
-            b'\\' => k += 2,
-            b'\'' => return Some((cs, k, k + 1, false)),
-            b'\n' => return None,
-            _ => k += 1,
-        }
-    }
-    None
-}
-
-/// A one-line (or escaped-newline) quoted string; unterminated strings end at the line end when
-/// `single_line`, else at the end of the file.
-fn quoted(
-    bytes: &[u8],
-    i: usize,
-    q: u8,
-    single_line: bool,
-    escapes: bool,
-) -> Option<(usize, usize, usize)> {
-    let n = bytes.len();
-    let cs = i + 1;
-    let mut k = cs;
-    while k < n {
-        match bytes[k] {
-            b'\\' if escapes => k += 2,
-            c if c == q => return Some((cs, k, k + 1)),
-            b'\n' if single_line => return Some((cs, k, k)),
-            _ => k += 1,
-        }
-    }
-    Some((cs, n, n))
-}
-
-/// Where the C# interpolation hole opening at `open` (`{`) ends: past its matching `}`, with
-/// string and character literals inside it skipped (`$"{string.Join(",", ids)}"` is one
-/// string); `{{` is an escaped brace, not a hole. An unclosed hole ends at the line's end.
-fn interpolation_hole_end(bytes: &[u8], open: usize) -> usize {
-    let n = bytes.len();
-    if bytes.get(open + 1) == Some(&b'{') {
-        return open + 2;
-    }
-    let mut depth = 0usize;
-    let mut k = open;
-    while k < n {
-        match bytes[k] {
-            b'{' => depth += 1,
-            b'}' => {
-                depth -= 1;
-                if depth == 0 {
-                    return k + 1;
-                }
-            }
-            q @ (b'"' | b'\'') => {
-                let (_, _, end) = quoted(bytes, k, q, true, true).unwrap_or((k, k, k + 1));
-                k = end.max(k + 1);
-                continue;
-            }
-            b'\n' => return k,
-            _ => {}
-        }
-        k += 1;
-    }
-    n
-}
-
-/// A triple-quoted string at `i`.
-fn triple(bytes: &[u8], i: usize, q: u8) -> Option<(usize, usize, usize)> {
-    let n = bytes.len();
-    let cs = i + 3;
-    let mut k = cs;
-    while k + 2 < n + 2 && k < n {
-        if bytes[k] == b'\\' {
-            k += 2;
-            continue;
-        }
-        if bytes[k] == q && bytes.get(k + 1) == Some(&q) && bytes.get(k + 2) == Some(&q) {
-            // Swallow extra quotes that belong to the content (`""""x""""`).
-            let mut end = k + 3;
-            while end < n && bytes[end] == q {
-                end += 1;
-            }
-            return Some((cs, end - 3, end));
-        }
-        k += 1;
-    }
-    Some((cs.min(n), n, n))
-}
-
-/// A JS template literal at `i`, including `${…}` substitutions (with nested strings and
-/// templates) as part of the one literal.
-fn template(bytes: &[u8], i: usize) -> Option<(usize, usize, usize)> {
-    let n = bytes.len();
-    let cs = i + 1;
-    // Stack of contexts: true = inside template text, false = inside `${ }` code (with depth).
-    let mut stack: Vec<(bool, usize)> = vec![(true, 0)];
-    let mut k = cs;
-    while k < n {
-        let b = bytes[k];
-        let Some(&mut (in_text, ref mut depth)) = stack.last_mut() else {
-            break;
-        };
-        if in_text {
-            match b {
-                b'\\' => k += 2,
-                b'`' => {
-                    stack.pop();
-                    if stack.is_empty() {
-                        return Some((cs, k, k + 1));
-                    }
-                    k += 1;
-                }
-                b'$' if bytes.get(k + 1) == Some(&b'{') => {
-                    stack.push((false, 1));
-                    k += 2;
-                }
-                _ => k += 1,
-            }
-        } else {
-            match b {
-                b'{' => {
-                    *depth += 1;
-                    k += 1;
-                }
-                b'}' => {
-                    *depth -= 1;
-                    if *depth == 0 {
-                        stack.pop();
-                    }
-                    k += 1;
-                }
-                b'`' => {
-                    if stack.len() > 64 {
-                        return Some((cs, n, n));
-                    }
-                    stack.push((true, 0));
-                    k += 1;
-                }
-                b'"' | b'\'' => {
-                    k = quoted(bytes, k, b, true, true).map_or(n, |(_, _, e)| e);
-                }
-                _ => k += 1,
-            }
-        }
-    }
-    Some((cs, n, n))
 }
 
 #[cfg(test)]

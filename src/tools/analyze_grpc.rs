@@ -707,30 +707,95 @@ pub fn render_trace(
         snap.roots.len(),
         snap.generation
     );
-    if sel.contracts.is_empty()
-        && let Some(path) = &sel.file
-    {
+    if sel.contracts.is_empty() {
+        no_contract(snap, target, sel, &searched, &mut out, &mut files);
+        return (out, files);
+    }
+    selection_notes(target, sel, &searched, &mut out);
+    out.push('\n');
+    let traced_rpcs: usize = trace.contracts.iter().map(|c| c.rpcs.len()).sum();
+    // Fewer rows per list when many RPCs share the answer.
+    let cap = (60 / traced_rpcs.max(1)).clamp(5, 30);
+    let footer_reserve = 600;
+    let mut cut_rpcs: Vec<String> = Vec::new();
+    for ct_trace in &trace.contracts {
+        let ct = &g.contracts[ct_trace.contract as usize];
+        let def_path = snap.display_path(&snap.files[ct.def.file as usize]);
+        let block = service_block(snap, ct_trace, &def_path, cap, &searched);
+        if out.len() + block.len() + footer_reserve > budget {
+            cut_rpcs.extend(
+                ct_trace
+                    .rpcs
+                    .iter()
+                    .map(|r| format!("{}.{}", ct.name, g.rpcs[r.rpc as usize].name)),
+            );
+            continue;
+        }
+        out.push_str(&block);
+        files.push(def_path);
+        files.extend(ct_trace.servers.iter().take(cap).map(|s| s.path.clone()));
+        for rt in &ct_trace.rpcs {
+            let (full, def_path, block) = rpc_block(snap, ct_trace, rt, cap, &searched);
+            if out.len() + block.len() + footer_reserve > budget {
+                cut_rpcs.push(full);
+                continue;
+            }
+            out.push_str(&block);
+            files.push(def_path);
+            for s in rt.handlers.iter().chain(&rt.calls).take(2 * cap) {
+                files.push(s.path.clone());
+            }
+        }
+    }
+    cut_note(sel, cut_rpcs, &mut out);
+    if trace.tests_left_out > 0 {
+        out.push_str(&format!(
+            "_{} in test files left out (pass `include_tests: true` to list them)._\n",
+            if trace.tests_left_out == 1 {
+                "1 match".to_string()
+            } else {
+                format!("{} matches", trace.tests_left_out)
+            }
+        ));
+    }
+    (out, files)
+}
+
+/// The whole answer when the selection holds no contract: a file that declares no service, or
+/// a target no `.proto` names (then the code sites that mention it, unresolved).
+fn no_contract(
+    snap: &Snapshot,
+    target: &str,
+    sel: &Selection,
+    searched: &str,
+    out: &mut String,
+    files: &mut Vec<String>,
+) {
+    let g = &snap.graph;
+    if let Some(path) = &sel.file {
         out.push_str(&format!(
             "_{} declares no gRPC service in the index ({searched}); only the wire-format check applies._\n",
             inline_code(path)
         ));
-        return (out, files);
+        return;
     }
-    if sel.contracts.is_empty() {
-        let protos = snap
-            .files
-            .iter()
-            .filter(|f| f.lang == Language::Protobuf)
-            .count();
-        out.push_str(&format!(
-            "_No `.proto` service or RPC named {} (or containing it) is indexed: searched {} services and {} RPCs from {protos} `.proto` file(s) among {searched}._\n",
-            inline_code(target),
-            g.contracts.len(),
-            g.rpcs.len()
-        ));
-        unresolved_code_sites(snap, target, &mut out, &mut files);
-        return (out, files);
-    }
+    let protos = snap
+        .files
+        .iter()
+        .filter(|f| f.lang == Language::Protobuf)
+        .count();
+    out.push_str(&format!(
+        "_No `.proto` service or RPC named {} (or containing it) is indexed: searched {} services and {} RPCs from {protos} `.proto` file(s) among {searched}._\n",
+        inline_code(target),
+        g.contracts.len(),
+        g.rpcs.len()
+    ));
+    unresolved_code_sites(snap, target, out, files);
+}
+
+/// The notes under the heading: how the target was matched, whether the match is heuristic,
+/// and the names that contain the target but were not traced.
+fn selection_notes(target: &str, sel: &Selection, searched: &str, out: &mut String) {
     out.push_str(&format!(
         "_Traced: {}; searched {searched}. Generated code is never a handler or caller._\n",
         sel.how
@@ -754,185 +819,201 @@ pub fn render_trace(
             if more > 0 { format!(" (+{more} more)") } else { String::new() }
         ));
     }
-    out.push('\n');
-    let traced_rpcs: usize = trace.contracts.iter().map(|c| c.rpcs.len()).sum();
-    // Fewer rows per list when many RPCs share the answer.
-    let cap = (60 / traced_rpcs.max(1)).clamp(5, 30);
-    let footer_reserve = 600;
-    let mut cut_rpcs: Vec<String> = Vec::new();
-    for ct_trace in &trace.contracts {
-        let ct = &g.contracts[ct_trace.contract as usize];
-        let def_file = &snap.files[ct.def.file as usize];
-        let def_path = snap.display_path(def_file);
-        let mut block = format!(
-            "### Service {} — {}\n",
-            inline_code(&ct.fqn),
-            crate::render::code_loc(&def_path, ct.def.line)
-        );
-        let copies: Vec<String> = ct
-            .copies
-            .iter()
-            .filter(|l| **l != ct.def)
-            .map(|l| {
-                crate::render::code_loc(&snap.display_path(&snap.files[l.file as usize]), l.line)
-            })
-            .collect();
-        if !copies.is_empty() {
-            let shown: Vec<&String> = copies.iter().take(8).collect();
-            block.push_str(&format!(
-                "- **Copies of the contract ({})**: {}{}\n",
-                copies.len(),
-                shown
-                    .iter()
-                    .map(|s| s.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                if copies.len() > 8 {
-                    format!(", +{} more", copies.len() - 8)
-                } else {
-                    String::new()
-                }
-            ));
-        }
-        if ct_trace.servers.is_empty() {
-            block.push_str(&format!(
-                "- **Server registrations: 0** — no code registers or implements {} ({searched}).\n",
-                inline_code(&ct.name)
-            ));
+}
+
+/// One service's block: its definition and copies, its server registrations and its clients
+/// (at most `cap` of each).
+fn service_block(
+    snap: &Snapshot,
+    ct_trace: &ContractTrace,
+    def_path: &str,
+    cap: usize,
+    searched: &str,
+) -> String {
+    let ct = &snap.graph.contracts[ct_trace.contract as usize];
+    let mut block = format!(
+        "### Service {} — {}\n",
+        inline_code(&ct.fqn),
+        crate::render::code_loc(def_path, ct.def.line)
+    );
+    let copies: Vec<String> = ct
+        .copies
+        .iter()
+        .filter(|l| **l != ct.def)
+        .map(|l| crate::render::code_loc(&snap.display_path(&snap.files[l.file as usize]), l.line))
+        .collect();
+    if !copies.is_empty() {
+        let shown: Vec<&String> = copies.iter().take(8).collect();
+        block.push_str(&format!(
+            "- **Copies of the contract ({})**: {}{}\n",
+            copies.len(),
+            shown
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            if copies.len() > 8 {
+                format!(", +{} more", copies.len() - 8)
+            } else {
+                String::new()
+            }
+        ));
+    }
+    if ct_trace.servers.is_empty() {
+        block.push_str(&format!(
+            "- **Server registrations: 0** — no code registers or implements {} ({searched}).\n",
+            inline_code(&ct.name)
+        ));
+    } else {
+        block.push_str(&format!(
+            "- **Server registrations ({})**:\n",
+            ct_trace.servers.len()
+        ));
+        site_list(&mut block, &ct_trace.servers, cap, "", "");
+    }
+    if !ct_trace.clients.is_empty() {
+        client_lines(&mut block, ct_trace, &ct.name, cap);
+    }
+    block.push('\n');
+    block
+}
+
+/// The service's clients, each with what the index resolved around it (its file's calls, or
+/// its root's).
+fn client_lines(block: &mut String, ct_trace: &ContractTrace, service: &str, cap: usize) {
+    let open = ct_trace.may_call.len();
+    block.push_str(&format!(
+        "- **Clients ({})**{} — code that builds or registers a client of {}:\n",
+        ct_trace.clients.len(),
+        if open > 0 {
+            format!(", {open} with no resolved call (they may call any of its RPCs; read them)")
         } else {
+            String::new()
+        },
+        inline_code(service)
+    ));
+    for cl in ct_trace.clients.iter().take(cap) {
+        let note = if !cl.in_file.is_empty() {
+            format!("calls {} here", cl.in_file.join(", "))
+        } else if !cl.in_root.is_empty() {
+            format!(
+                "no call resolved in this file: may call any of its RPCs (its root calls {} elsewhere)",
+                cl.in_root.join(", ")
+            )
+        } else {
+            "no call resolved: may call any of its RPCs".to_string()
+        };
+        let line = site_line(&cl.site, "service-level client, ");
+        block.push_str(&format!("{} — {note}\n", line.trim_end()));
+    }
+    if ct_trace.clients.len() > cap {
+        block.push_str(&format!("  - …and {} more\n", ct_trace.clients.len() - cap));
+    }
+}
+
+/// One RPC's block: definition, handlers and call sites. Returns the RPC's
+/// `Service.Method` name, the path of its definition and the block.
+fn rpc_block(
+    snap: &Snapshot,
+    ct_trace: &ContractTrace,
+    rt: &RpcTrace,
+    cap: usize,
+    searched: &str,
+) -> (String, String, String) {
+    let g = &snap.graph;
+    let ct = &g.contracts[ct_trace.contract as usize];
+    let rpc = &g.rpcs[rt.rpc as usize];
+    let full = format!("{}.{}", ct.name, rpc.name);
+    let def_path = snap.display_path(&snap.files[rpc.def.file as usize]);
+    let mut block = format!("#### {}\n", inline_code(&full));
+    block.push_str(&format!(
+        "- **Definition**: {} — {}\n- **Full name**: {}\n",
+        crate::render::code_loc(&def_path, rpc.def.line),
+        inline_code(&signature(g, rt.rpc)),
+        inline_code(&format!("/{}/{}", ct.fqn, rpc.name))
+    ));
+    if rt.handlers.is_empty() {
+        block.push_str(&format!(
+            "- **Server handlers: 0 found** — no handler of {} in {searched}.\n",
+            inline_code(&full)
+        ));
+    } else {
+        block.push_str(&format!(
+            "- **Server handlers ({})**{}:\n",
+            rt.handlers.len(),
+            by_language(&rt.handlers)
+        ));
+        site_list(&mut block, &rt.handlers, cap, "", "");
+    }
+    call_site_lines(&mut block, g, ct_trace, rt, &full, cap, searched);
+    block.push('\n');
+    (full, def_path, block)
+}
+
+/// The RPC's client call sites; when none resolved, says why (the service's clients call other
+/// RPCs, or may call this one, or there is no client at all).
+fn call_site_lines(
+    block: &mut String,
+    g: &Graph,
+    ct_trace: &ContractTrace,
+    rt: &RpcTrace,
+    full: &str,
+    cap: usize,
+    searched: &str,
+) {
+    let ct = &g.contracts[ct_trace.contract as usize];
+    let rpc = &g.rpcs[rt.rpc as usize];
+    let single = ct_trace.rpcs.len() == 1;
+    let may_call: &[Site] = if single { &ct_trace.may_call } else { &[] };
+    if rt.calls.is_empty() && !single && !ct_trace.may_call.is_empty() {
+        block.push_str(&format!(
+            "- **Client call sites: 0 resolved** — code building a client of {} ({}) is listed under the service above and may call {}.\n",
+            inline_code(&ct.name),
+            plural(ct_trace.may_call.len(), "site"),
+            inline_code(&rpc.name)
+        ));
+    } else if rt.calls.is_empty() && may_call.is_empty() && !ct_trace.clients.is_empty() {
+        block.push_str(&format!(
+            "- **Client call sites: 0 resolved** — the {} of {} (listed under the service above) resolve calls of other RPCs only; none of {}.\n",
+            plural(ct_trace.clients.len(), "client"),
+            inline_code(&ct.name),
+            inline_code(&rpc.name)
+        ));
+    } else if rt.calls.is_empty() && may_call.is_empty() {
+        block.push_str(&format!(
+            "- **Client call sites: 0 found** — no call of {} and no code building a client of {} in {searched}.\n",
+            inline_code(full),
+            inline_code(&ct.name)
+        ));
+    } else if rt.calls.is_empty() {
+        block.push_str(&format!(
+            "- **Client call sites: 0 resolved** — but {} a client of {}; read them, they may call {}:\n",
+            if may_call.len() == 1 { "1 site builds".to_string() } else { format!("{} sites build", may_call.len()) },
+            inline_code(&ct.name),
+            inline_code(&rpc.name)
+        ));
+        site_list(block, may_call, cap, "service-level client, ", "");
+    } else {
+        block.push_str(&format!(
+            "- **Client call sites ({})**{}:\n",
+            rt.calls.len(),
+            by_language(&rt.calls)
+        ));
+        site_list(block, &rt.calls, cap, "", "");
+        if !may_call.is_empty() {
             block.push_str(&format!(
-                "- **Server registrations ({})**:\n",
-                ct_trace.servers.len()
-            ));
-            site_list(&mut block, &ct_trace.servers, cap, "", "");
-        }
-        let single = ct_trace.rpcs.len() == 1;
-        if !ct_trace.clients.is_empty() {
-            let open = ct_trace.may_call.len();
-            block.push_str(&format!(
-                "- **Clients ({})**{} — code that builds or registers a client of {}:\n",
-                ct_trace.clients.len(),
-                if open > 0 {
-                    format!(
-                        ", {open} with no resolved call (they may call any of its RPCs; read them)"
-                    )
-                } else {
-                    String::new()
-                },
+                "- **May call ({})** — these build a client of {} but no call was resolved; read them to confirm:\n",
+                may_call.len(),
                 inline_code(&ct.name)
             ));
-            for cl in ct_trace.clients.iter().take(cap) {
-                let note = if !cl.in_file.is_empty() {
-                    format!("calls {} here", cl.in_file.join(", "))
-                } else if !cl.in_root.is_empty() {
-                    format!(
-                        "no call resolved in this file: may call any of its RPCs (its root calls {} elsewhere)",
-                        cl.in_root.join(", ")
-                    )
-                } else {
-                    "no call resolved: may call any of its RPCs".to_string()
-                };
-                let line = site_line(&cl.site, "service-level client, ");
-                block.push_str(&format!("{} — {note}\n", line.trim_end()));
-            }
-            if ct_trace.clients.len() > cap {
-                block.push_str(&format!("  - …and {} more\n", ct_trace.clients.len() - cap));
-            }
-        }
-        block.push('\n');
-        if out.len() + block.len() + footer_reserve > budget {
-            cut_rpcs.extend(
-                ct_trace
-                    .rpcs
-                    .iter()
-                    .map(|r| format!("{}.{}", ct.name, g.rpcs[r.rpc as usize].name)),
-            );
-            continue;
-        }
-        out.push_str(&block);
-        files.push(def_path.clone());
-        files.extend(ct_trace.servers.iter().take(cap).map(|s| s.path.clone()));
-        for rt in &ct_trace.rpcs {
-            let rpc = &g.rpcs[rt.rpc as usize];
-            let full = format!("{}.{}", ct.name, rpc.name);
-            let def_path = snap.display_path(&snap.files[rpc.def.file as usize]);
-            let mut block = format!("#### {}\n", inline_code(&full));
-            block.push_str(&format!(
-                "- **Definition**: {} — {}\n- **Full name**: {}\n",
-                crate::render::code_loc(&def_path, rpc.def.line),
-                inline_code(&signature(g, rt.rpc)),
-                inline_code(&format!("/{}/{}", ct.fqn, rpc.name))
-            ));
-            if rt.handlers.is_empty() {
-                block.push_str(&format!(
-                    "- **Server handlers: 0 found** — no handler of {} in {searched}.\n",
-                    inline_code(&full)
-                ));
-            } else {
-                block.push_str(&format!(
-                    "- **Server handlers ({})**{}:\n",
-                    rt.handlers.len(),
-                    by_language(&rt.handlers)
-                ));
-                site_list(&mut block, &rt.handlers, cap, "", "");
-            }
-            let may_call: &[Site] = if single { &ct_trace.may_call } else { &[] };
-            if rt.calls.is_empty() && !single && !ct_trace.may_call.is_empty() {
-                block.push_str(&format!(
-                    "- **Client call sites: 0 resolved** — code building a client of {} ({}) is listed under the service above and may call {}.\n",
-                    inline_code(&ct.name),
-                    plural(ct_trace.may_call.len(), "site"),
-                    inline_code(&rpc.name)
-                ));
-            } else if rt.calls.is_empty() && may_call.is_empty() && !ct_trace.clients.is_empty() {
-                block.push_str(&format!(
-                    "- **Client call sites: 0 resolved** — the {} of {} (listed under the service above) resolve calls of other RPCs only; none of {}.\n",
-                    plural(ct_trace.clients.len(), "client"),
-                    inline_code(&ct.name),
-                    inline_code(&rpc.name)
-                ));
-            } else if rt.calls.is_empty() && may_call.is_empty() {
-                block.push_str(&format!(
-                    "- **Client call sites: 0 found** — no call of {} and no code building a client of {} in {searched}.\n",
-                    inline_code(&full),
-                    inline_code(&ct.name)
-                ));
-            } else if rt.calls.is_empty() {
-                block.push_str(&format!(
-                    "- **Client call sites: 0 resolved** — but {} a client of {}; read them, they may call {}:\n",
-                    if may_call.len() == 1 { "1 site builds".to_string() } else { format!("{} sites build", may_call.len()) },
-                    inline_code(&ct.name),
-                    inline_code(&rpc.name)
-                ));
-                site_list(&mut block, may_call, cap, "service-level client, ", "");
-            } else {
-                block.push_str(&format!(
-                    "- **Client call sites ({})**{}:\n",
-                    rt.calls.len(),
-                    by_language(&rt.calls)
-                ));
-                site_list(&mut block, &rt.calls, cap, "", "");
-                if !may_call.is_empty() {
-                    block.push_str(&format!(
-                        "- **May call ({})** — these build a client of {} but no call was resolved; read them to confirm:\n",
-                        may_call.len(),
-                        inline_code(&ct.name)
-                    ));
-                    site_list(&mut block, may_call, cap, "service-level client, ", "");
-                }
-            }
-            block.push('\n');
-            if out.len() + block.len() + footer_reserve > budget {
-                cut_rpcs.push(full);
-                continue;
-            }
-            out.push_str(&block);
-            files.push(def_path);
-            for s in rt.handlers.iter().chain(&rt.calls).take(2 * cap) {
-                files.push(s.path.clone());
-            }
+            site_list(block, may_call, cap, "service-level client, ", "");
         }
     }
+}
+
+/// The note on the RPCs cut to fit the answer, or left over the selection's limit, naming the
+/// first few and a call that traces one.
+fn cut_note(sel: &Selection, mut cut_rpcs: Vec<String>, out: &mut String) {
     if !cut_rpcs.is_empty() || sel.over_limit > 0 {
         let total = cut_rpcs.len() + sel.over_limit;
         cut_rpcs.extend(sel.over_limit_names.iter().cloned());
@@ -956,17 +1037,6 @@ pub fn render_trace(
             if first.is_empty() { "<Service>.<Method>" } else { &first }
         ));
     }
-    if trace.tests_left_out > 0 {
-        out.push_str(&format!(
-            "_{} in test files left out (pass `include_tests: true` to list them)._\n",
-            if trace.tests_left_out == 1 {
-                "1 match".to_string()
-            } else {
-                format!("{} matches", trace.tests_left_out)
-            }
-        ));
-    }
-    (out, files)
 }
 
 /// ` — go 2, java 1` when sites come from more than one language.

@@ -569,7 +569,7 @@ fn fuzzy(snap: &Snapshot, query: &str, scope: &Scope, limit: usize, offset: usiz
         // The full-text scan reads files: progress every 1,000, for a caller that asked.
         if n % 1000 == 999 {
             let total = snap.files.len() as f64;
-            super::fixtures::notify_progress(n as f64, Some(total), Some("full-text scan"));
+            crate::server::notify::notify_progress(n as f64, Some(total), Some("full-text scan"));
         }
         if !scope.includes_file(f.root as usize, &f.path) {
             continue;

@@ -353,6 +353,10 @@ fn folded_links(snap: &Snapshot) -> (BTreeMap<(String, String, LinkKind), Fold>,
     (out, ambiguous)
 }
 
+/// Each service's file count and its files per language (documentation and configuration
+/// languages left out), by service name.
+type ServiceSizes = BTreeMap<String, (usize, BTreeMap<&'static str, usize>)>;
+
 /// Builds the aggregated view, or an error naming the known services when `zoom` is unknown.
 pub fn mesh_view(
     snap: &Snapshot,
@@ -360,65 +364,12 @@ pub fn mesh_view(
     max_services: usize,
 ) -> Result<MeshView, String> {
     let (links, ambiguous) = folded_links(snap);
-    // Services, with their file counts and languages.
-    let mut services: BTreeMap<String, (usize, BTreeMap<&'static str, usize>)> = BTreeMap::new();
-    for (i, f) in snap.files.iter().enumerate() {
-        let e = services.entry(group_of(snap, i as u32)).or_default();
-        e.0 += 1;
-        if !matches!(
-            f.lang,
-            crate::index::facts::Language::Markdown
-                | crate::index::facts::Language::Yaml
-                | crate::index::facts::Language::Properties
-        ) {
-            *e.1.entry(f.lang.name()).or_default() += 1;
-        }
-    }
-    let mut degree: HashMap<&str, u32> = HashMap::new();
-    for ((from, to, _), fold) in &links {
-        *degree.entry(from.as_str()).or_default() += fold.count;
-        *degree.entry(to.as_str()).or_default() += fold.count;
-    }
+    let services = service_sizes(snap);
     let zoom_name = match zoom {
         None => None,
-        Some(z) => {
-            let z = z.trim().trim_end_matches('/');
-            let z = if z == "." || z.is_empty() {
-                WORKSPACE_ROOT
-            } else {
-                z
-            };
-            let found = services
-                .keys()
-                .find(|k| k.as_str() == z)
-                .or_else(|| services.keys().find(|k| k.eq_ignore_ascii_case(z)))
-                .or_else(|| {
-                    services.keys().find(|k| {
-                        k.rsplit('/')
-                            .next()
-                            .is_some_and(|l| l.eq_ignore_ascii_case(z))
-                    })
-                });
-            match found {
-                Some(f) => Some(f.clone()),
-                None => {
-                    let names: Vec<&str> = services.keys().map(String::as_str).collect();
-                    return Err(format!(
-                        "No service named '{z}'. The services are: {}. Call visualize_mesh without `service` to see them drawn.",
-                        names.join(", ")
-                    ));
-                }
-            }
-        }
+        Some(z) => Some(find_service(&services, z)?),
     };
-    let mut ranked: Vec<&String> = services.keys().collect();
-    crate::order::sort_by(&mut ranked, |a, b| {
-        let da = degree.get(a.as_str()).copied().unwrap_or(0);
-        let db = degree.get(b.as_str()).copied().unwrap_or(0);
-        db.cmp(&da)
-            .then(services[*b].0.cmp(&services[*a].0))
-            .then(a.cmp(b))
-    });
+    let ranked = rank_services(&services, &links);
     let mut view = MeshView {
         workspace: snap
             .base
@@ -438,31 +389,6 @@ pub fn mesh_view(
         hidden: Vec::new(),
         ambiguous_skipped: ambiguous,
     };
-    // Which endpoints are drawn, and under which node id.
-    let mut ids: HashMap<String, String> = HashMap::new();
-    let mut next_id = 0usize;
-    let mut add_node = |view: &mut MeshView,
-                        ids: &mut HashMap<String, String>,
-                        key: &str,
-                        name: String,
-                        kind: NodeKind,
-                        caption: String,
-                        location: Option<String>| {
-        if let Some(id) = ids.get(key) {
-            return id.clone();
-        }
-        let id = format!("n{next_id}");
-        next_id += 1;
-        ids.insert(key.to_string(), id.clone());
-        view.nodes.push(MeshNode {
-            id: id.clone(),
-            name,
-            kind,
-            caption,
-            location,
-        });
-        id
-    };
     let service_caption = |name: &str| -> String {
         let (files, langs) = &services[name];
         let mut l: Vec<(&&str, &usize)> = langs.iter().collect();
@@ -475,134 +401,14 @@ pub fn mesh_view(
         }
     };
     match &zoom_name {
-        None => {
-            let shown: Vec<&String> = ranked.iter().take(max_services).copied().collect();
-            view.services_shown = shown.len();
-            for s in &shown {
-                add_node(
-                    &mut view,
-                    &mut ids,
-                    s,
-                    (*s).clone(),
-                    NodeKind::Service,
-                    service_caption(s),
-                    None,
-                );
-            }
-            // "Largest hidden": the folded services by size, not by rank.
-            let mut hidden: Vec<(String, usize)> = ranked
-                .iter()
-                .skip(max_services)
-                .map(|s| ((*s).clone(), services[*s].0))
-                .collect();
-            crate::order::sort_by(&mut hidden, |a, b| {
-                b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0))
-            });
-            hidden.truncate(5);
-            view.hidden = hidden;
-            let folded = ranked.len().saturating_sub(max_services);
-            let mut topic_count = 0;
-            let mut edges: BTreeMap<(String, String, LinkKind), Fold> = BTreeMap::new();
-            for ((from, to, kind), fold) in &links {
-                let map = |end: &String, topic_count: &mut usize| -> String {
-                    if end.starts_with("topic:") {
-                        return end.clone();
-                    }
-                    if shown.contains(&end) {
-                        end.clone()
-                    } else {
-                        let _ = topic_count;
-                        "other services".to_string()
-                    }
-                };
-                let a = map(from, &mut topic_count);
-                let b = map(to, &mut topic_count);
-                if a == b {
-                    continue;
-                }
-                let e = edges.entry((a, b, *kind)).or_default();
-                e.count += fold.count;
-                e.confidence = Some(match (e.confidence, fold.confidence) {
-                    (Some(x), Some(y)) => x.max(y),
-                    (x, y) => x.or(y).unwrap_or(Confidence::Exact),
-                });
-                if let Some(ex) = &fold.example
-                    && e.example.as_ref().is_none_or(|cur| ex < cur)
-                {
-                    e.example = Some(ex.clone());
-                }
-            }
-            // Topics: the busiest, as many as services are drawn (at least 10).
-            let mut topic_degree: BTreeMap<String, u32> = BTreeMap::new();
-            for ((a, b, _), f) in &edges {
-                for end in [a, b] {
-                    if let Some(t) = end.strip_prefix("topic:") {
-                        *topic_degree.entry(t.to_string()).or_default() += f.count;
-                    }
-                }
-            }
-            let mut topics: Vec<(String, u32)> = topic_degree.into_iter().collect();
-            crate::order::sort_by(&mut topics, |a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-            let topic_cap = max_services.max(10);
-            let kept_topics: Vec<String> = topics
-                .iter()
-                .take(topic_cap)
-                .map(|(t, _)| format!("topic:{t}"))
-                .collect();
-            if folded > 0 {
-                add_node(
-                    &mut view,
-                    &mut ids,
-                    "other services",
-                    "other services".into(),
-                    NodeKind::Other,
-                    format!("{folded} services folded"),
-                    None,
-                );
-            }
-            for ((a, b, kind), fold) in edges {
-                let fix = |end: String| -> String {
-                    if end.starts_with("topic:") && !kept_topics.contains(&end) {
-                        "other topics".to_string()
-                    } else {
-                        end
-                    }
-                };
-                let (a, b) = (fix(a), fix(b));
-                let mut endpoint = |end: &str, view: &mut MeshView| -> String {
-                    if let Some(t) = end.strip_prefix("topic:") {
-                        add_node(
-                            view,
-                            &mut ids,
-                            end,
-                            t.to_string(),
-                            NodeKind::Topic,
-                            "topic".into(),
-                            None,
-                        )
-                    } else if end == "other topics" {
-                        add_node(
-                            view,
-                            &mut ids,
-                            end,
-                            "other topics".into(),
-                            NodeKind::Other,
-                            format!("{} topics folded", topics.len().saturating_sub(topic_cap)),
-                            None,
-                        )
-                    } else {
-                        ids.get(end).cloned().unwrap_or_default()
-                    }
-                };
-                let from = endpoint(&a, &mut view);
-                let to = endpoint(&b, &mut view);
-                if from.is_empty() || to.is_empty() {
-                    continue;
-                }
-                push_link(&mut view, from, to, kind, &fold);
-            }
-            merge_duplicate_links(&mut view);
-        }
+        None => overview(
+            &mut view,
+            &ranked,
+            &services,
+            &links,
+            max_services,
+            &service_caption,
+        ),
         Some(focus) => zoom_view(
             snap,
             &mut view,
@@ -613,6 +419,259 @@ pub fn mesh_view(
         ),
     }
     Ok(view)
+}
+
+/// Services, with their file counts and languages.
+fn service_sizes(snap: &Snapshot) -> ServiceSizes {
+    let mut services: ServiceSizes = BTreeMap::new();
+    for (i, f) in snap.files.iter().enumerate() {
+        let e = services.entry(group_of(snap, i as u32)).or_default();
+        e.0 += 1;
+        if !matches!(
+            f.lang,
+            crate::index::facts::Language::Markdown
+                | crate::index::facts::Language::Yaml
+                | crate::index::facts::Language::Properties
+        ) {
+            *e.1.entry(f.lang.name()).or_default() += 1;
+        }
+    }
+    services
+}
+
+/// The service `zoom` names: exactly, else ignoring case, else by its last path segment; an
+/// error listing the services when none matches.
+fn find_service(services: &ServiceSizes, z: &str) -> Result<String, String> {
+    let z = z.trim().trim_end_matches('/');
+    let z = if z == "." || z.is_empty() {
+        WORKSPACE_ROOT
+    } else {
+        z
+    };
+    let found = services
+        .keys()
+        .find(|k| k.as_str() == z)
+        .or_else(|| services.keys().find(|k| k.eq_ignore_ascii_case(z)))
+        .or_else(|| {
+            services.keys().find(|k| {
+                k.rsplit('/')
+                    .next()
+                    .is_some_and(|l| l.eq_ignore_ascii_case(z))
+            })
+        });
+    match found {
+        Some(f) => Ok(f.clone()),
+        None => {
+            let names: Vec<&str> = services.keys().map(String::as_str).collect();
+            Err(format!(
+                "No service named '{z}'. The services are: {}. Call visualize_mesh without `service` to see them drawn.",
+                names.join(", ")
+            ))
+        }
+    }
+}
+
+/// Service names, the best connected first (links in and out), then the largest, then by name.
+fn rank_services<'a>(
+    services: &'a ServiceSizes,
+    links: &BTreeMap<(String, String, LinkKind), Fold>,
+) -> Vec<&'a String> {
+    let mut degree: HashMap<&str, u32> = HashMap::new();
+    for ((from, to, _), fold) in links {
+        *degree.entry(from.as_str()).or_default() += fold.count;
+        *degree.entry(to.as_str()).or_default() += fold.count;
+    }
+    let mut ranked: Vec<&String> = services.keys().collect();
+    crate::order::sort_by(&mut ranked, |a, b| {
+        let da = degree.get(a.as_str()).copied().unwrap_or(0);
+        let db = degree.get(b.as_str()).copied().unwrap_or(0);
+        db.cmp(&da)
+            .then(services[*b].0.cmp(&services[*a].0))
+            .then(a.cmp(b))
+    });
+    ranked
+}
+
+/// The id of the drawn node for `key` (`n0`, `n1`, … in order of first use), created on first
+/// use; `ids` maps keys to the ids handed out.
+fn add_node(
+    view: &mut MeshView,
+    ids: &mut HashMap<String, String>,
+    key: &str,
+    name: String,
+    kind: NodeKind,
+    caption: String,
+    location: Option<String>,
+) -> String {
+    if let Some(id) = ids.get(key) {
+        return id.clone();
+    }
+    let id = format!("n{}", view.nodes.len());
+    ids.insert(key.to_string(), id.clone());
+    view.nodes.push(MeshNode {
+        id: id.clone(),
+        name,
+        kind,
+        caption,
+        location,
+    });
+    id
+}
+
+/// The whole-mesh view: the `max_services` best-ranked services (the rest folded into one
+/// "other services" node), the busiest topics (the rest into "other topics") and the links
+/// between them.
+fn overview(
+    view: &mut MeshView,
+    ranked: &[&String],
+    services: &ServiceSizes,
+    links: &BTreeMap<(String, String, LinkKind), Fold>,
+    max_services: usize,
+    service_caption: &dyn Fn(&str) -> String,
+) {
+    // Which endpoints are drawn, and under which node id.
+    let mut ids: HashMap<String, String> = HashMap::new();
+    let shown: Vec<&String> = ranked.iter().take(max_services).copied().collect();
+    view.services_shown = shown.len();
+    for s in &shown {
+        add_node(
+            view,
+            &mut ids,
+            s,
+            (*s).clone(),
+            NodeKind::Service,
+            service_caption(s),
+            None,
+        );
+    }
+    // "Largest hidden": the folded services by size, not by rank.
+    let mut hidden: Vec<(String, usize)> = ranked
+        .iter()
+        .skip(max_services)
+        .map(|s| ((*s).clone(), services[*s].0))
+        .collect();
+    crate::order::sort_by(&mut hidden, |a, b| {
+        b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0))
+    });
+    hidden.truncate(5);
+    view.hidden = hidden;
+    let folded = ranked.len().saturating_sub(max_services);
+    let edges = fold_onto_shown(links, &shown);
+    let topics = busiest_topics(&edges);
+    // Topics: the busiest, as many as services are drawn (at least 10).
+    let topic_cap = max_services.max(10);
+    let kept_topics: Vec<String> = topics
+        .iter()
+        .take(topic_cap)
+        .map(|(t, _)| format!("topic:{t}"))
+        .collect();
+    if folded > 0 {
+        add_node(
+            view,
+            &mut ids,
+            "other services",
+            "other services".into(),
+            NodeKind::Other,
+            format!("{folded} services folded"),
+            None,
+        );
+    }
+    for ((a, b, kind), fold) in edges {
+        let fix = |end: String| -> String {
+            if end.starts_with("topic:") && !kept_topics.contains(&end) {
+                "other topics".to_string()
+            } else {
+                end
+            }
+        };
+        let (a, b) = (fix(a), fix(b));
+        let mut endpoint = |end: &str, view: &mut MeshView| -> String {
+            if let Some(t) = end.strip_prefix("topic:") {
+                add_node(
+                    view,
+                    &mut ids,
+                    end,
+                    t.to_string(),
+                    NodeKind::Topic,
+                    "topic".into(),
+                    None,
+                )
+            } else if end == "other topics" {
+                add_node(
+                    view,
+                    &mut ids,
+                    end,
+                    "other topics".into(),
+                    NodeKind::Other,
+                    format!("{} topics folded", topics.len().saturating_sub(topic_cap)),
+                    None,
+                )
+            } else {
+                ids.get(end).cloned().unwrap_or_default()
+            }
+        };
+        let from = endpoint(&a, view);
+        let to = endpoint(&b, view);
+        if from.is_empty() || to.is_empty() {
+            continue;
+        }
+        push_link(view, from, to, kind, &fold);
+    }
+    merge_duplicate_links(view);
+}
+
+/// The links with every service not `shown` renamed "other services" (topics kept), summed per
+/// (from, to, kind) with the weakest confidence and the smallest example; links from a node to
+/// itself dropped.
+fn fold_onto_shown(
+    links: &BTreeMap<(String, String, LinkKind), Fold>,
+    shown: &[&String],
+) -> BTreeMap<(String, String, LinkKind), Fold> {
+    let mut edges: BTreeMap<(String, String, LinkKind), Fold> = BTreeMap::new();
+    for ((from, to, kind), fold) in links {
+        let map = |end: &String| -> String {
+            if end.starts_with("topic:") {
+                return end.clone();
+            }
+            if shown.contains(&end) {
+                end.clone()
+            } else {
+                "other services".to_string()
+            }
+        };
+        let a = map(from);
+        let b = map(to);
+        if a == b {
+            continue;
+        }
+        let e = edges.entry((a, b, *kind)).or_default();
+        e.count += fold.count;
+        e.confidence = Some(match (e.confidence, fold.confidence) {
+            (Some(x), Some(y)) => x.max(y),
+            (x, y) => x.or(y).unwrap_or(Confidence::Exact),
+        });
+        if let Some(ex) = &fold.example
+            && e.example.as_ref().is_none_or(|cur| ex < cur)
+        {
+            e.example = Some(ex.clone());
+        }
+    }
+    edges
+}
+
+/// The topics at either end of `edges` with their summed link counts, the busiest first.
+fn busiest_topics(edges: &BTreeMap<(String, String, LinkKind), Fold>) -> Vec<(String, u32)> {
+    let mut topic_degree: BTreeMap<String, u32> = BTreeMap::new();
+    for ((a, b, _), f) in edges {
+        for end in [a, b] {
+            if let Some(t) = end.strip_prefix("topic:") {
+                *topic_degree.entry(t.to_string()).or_default() += f.count;
+            }
+        }
+    }
+    let mut topics: Vec<(String, u32)> = topic_degree.into_iter().collect();
+    crate::order::sort_by(&mut topics, |a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    topics
 }
 
 fn push_link(view: &mut MeshView, from: String, to: String, kind: LinkKind, fold: &Fold) {

@@ -103,6 +103,48 @@ pub struct Finding {
     pub remediation: String,
 }
 
+/// Where a finding is: the element (`Order.total`, `Status.CANCELLED`), its number and its
+/// line, in the current file or, for an element that is gone, in the base.
+struct At {
+    element: String,
+    number: i64,
+    line: u32,
+    in_base: bool,
+}
+
+impl At {
+    /// An element of the current file.
+    fn current(element: String, number: impl Into<i64>, line: u32) -> At {
+        At {
+            element,
+            number: number.into(),
+            line,
+            in_base: false,
+        }
+    }
+
+    /// An element of the base that the current file no longer has.
+    fn base(element: String, number: impl Into<i64>, line: u32) -> At {
+        At {
+            in_base: true,
+            ..At::current(element, number, line)
+        }
+    }
+
+    /// The finding of `rule` here.
+    fn finding(&self, rule: Rule, detail: String, remediation: String) -> Finding {
+        Finding {
+            rule,
+            element: self.element.clone(),
+            number: self.number,
+            line: self.line,
+            in_base: self.in_base,
+            detail,
+            remediation,
+        }
+    }
+}
+
 /// Everything the diff found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WireReport {
@@ -441,275 +483,323 @@ fn renamed_enum(be: &ProtoEnum, current: &ProtoFile, base_enums: &[ProtoEnum]) -
 }
 
 fn compare_message(s: &Sides, bm: &ProtoMessage, cm: &ProtoMessage, report: &mut WireReport) {
-    let m = &bm.name;
-    // Lookups scan the (short) field lists instead of building maps: the last field of a
-    // name or number wins, as it would in a map collected from the list. (Size: maps of
-    // these key types cost a B-tree and a sort instance each: the size budget, docs/ARCHITECTURE.md §7.)
-    let base_by_name = |name: &str| bm.fields.iter().rfind(|f| f.name == name);
-    let cur_has_name = |name: &str| cm.fields.iter().any(|f| f.name == name);
-    let base_by_num = |n: u32| bm.fields.iter().rfind(|f| f.number == n);
-    let cur_has_number = |n: u32| cm.fields.iter().any(|f| f.number == n);
     let base_oneofs: Vec<&str> = bm
         .fields
         .iter()
         .filter_map(|f| f.oneof.as_deref())
         .collect();
-
+    let msg = MessagePair {
+        s,
+        bm,
+        cm,
+        base_oneofs: &base_oneofs,
+    };
     let mut fields: Vec<&ProtoField> = cm.fields.iter().collect();
     crate::order::sort_by_key(&mut fields, |f| (f.number, f.line));
     for cf in fields {
-        let element = format!("{m}.{}", cf.name);
-        let n = cf.number;
-        if let Some(bf) = base_by_name(&cf.name) {
-            if bf.number != n {
-                let took = base_by_num(n)
-                    .filter(|o| o.name != cf.name)
-                    .map(|o| format!("; #{n} was `{}` in the base", o.name))
-                    .unwrap_or_default();
-                report.push(Finding {
-                    rule: Rule::FieldRenumbered,
-                    element,
-                    number: i64::from(n),
-                    line: cf.line,
-                    in_base: false,
-                    detail: format!("#{} → #{n}{took}", bf.number),
-                    remediation: format!(
-                        "restore `{} = {};`: data written with #{} is no longer read into this \
-                         field; to retire a number, add a new field and `reserved {};`",
-                        cf.name, bf.number, bf.number, bf.number
-                    ),
-                });
-                continue;
-            }
-            field_change(s, m, bf, cf, &base_oneofs, bm, cm, report);
-            continue;
-        }
-        // A name the base did not have.
-        match base_by_num(n) {
-            Some(bf) => {
-                let old_still_here = cur_has_name(&bf.name);
-                let old_retired = cm.reserved_names.iter().any(|r| r == &bf.name);
-                let b_ty = classify(s.base, m, &bf.type_name, &s.base_decl);
-                let c_ty = classify(s.cur, m, &cf.type_name, &s.cur_decl);
-                let incompatible = card(bf) == card(cf)
-                    && matches!(s.compare_types(&b_ty, &c_ty), Compat::Breaking);
-                if old_still_here || old_retired || incompatible {
-                    let why = if old_still_here {
-                        format!("`{}` moved to another number", bf.name)
-                    } else if old_retired {
-                        format!("`{}` was retired (its name is reserved)", bf.name)
-                    } else {
-                        format!("{} → {}", bf.type_name, cf.type_name)
-                    };
-                    report.push(Finding {
-                        rule: Rule::FieldNumberReused,
-                        element,
-                        number: i64::from(n),
-                        line: cf.line,
-                        in_base: false,
-                        detail: format!("#{n} was `{}` in the base ({why})", bf.name),
-                        remediation: format!(
-                            "give `{}` an unused number and add `reserved {n};` so old data \
-                             written as `{}` is never read into it",
-                            cf.name, bf.name
-                        ),
-                    });
-                    continue;
-                }
-                report.push(Finding {
-                    rule: Rule::Renamed,
-                    element: element.clone(),
-                    number: i64::from(n),
-                    line: cf.line,
-                    in_base: false,
-                    detail: format!("`{}` → `{}` at #{n}", bf.name, cf.name),
-                    remediation: format!(
-                        "the binary format is unaffected, but JSON and text formats carry the \
-                         name; keep `{}` if any client uses them",
-                        bf.name
-                    ),
-                });
-                field_change(s, m, bf, cf, &base_oneofs, bm, cm, report);
-            }
-            None => {
-                if in_ranges(&bm.reserved_numbers, n) {
-                    report.push(Finding {
-                        rule: Rule::FieldNumberReused,
-                        element,
-                        number: i64::from(n),
-                        line: cf.line,
-                        in_base: false,
-                        detail: format!("#{n} was `reserved` in the base"),
-                        remediation: format!(
-                            "give `{}` an unused number and keep `reserved {n};`: old data may \
-                             still carry #{n}",
-                            cf.name
-                        ),
-                    });
-                }
-            }
-        }
+        current_field(&msg, cf, report);
     }
     // Base fields whose name and number are both gone.
     let mut base_fields: Vec<&ProtoField> = bm.fields.iter().collect();
     crate::order::sort_by_key(&mut base_fields, |f| (f.number, f.line));
     for bf in base_fields {
-        if cur_has_name(&bf.name) || cur_has_number(bf.number) {
+        if cur_has_name(cm, &bf.name) || cm.fields.iter().any(|f| f.number == bf.number) {
             continue;
         }
-        let element = format!("{m}.{}", bf.name);
-        let n = bf.number;
-        let name_reserved = cm.reserved_names.iter().any(|r| r == &bf.name);
-        if !in_ranges(&cm.reserved_numbers, n) {
-            let also_name = if name_reserved {
-                String::new()
-            } else {
-                format!(" and `reserved \"{}\";`", bf.name)
-            };
-            report.push(Finding {
-                rule: Rule::FieldDeleted,
-                element,
-                number: i64::from(n),
-                line: bf.line,
-                in_base: true,
-                detail: format!("`{} {} = {n}` was removed", bf.type_name, bf.name),
-                remediation: format!(
-                    "add `reserved {n};`{also_name} to `{m}` so the number is never reused"
-                ),
-            });
-        } else if !name_reserved {
-            report.push(Finding {
-                rule: Rule::NameNotReserved,
-                element,
-                number: i64::from(n),
-                line: bf.line,
-                in_base: true,
-                detail: format!("#{n} is reserved but the name `{}` is not", bf.name),
-                remediation: format!(
-                    "add `reserved \"{}\";` so JSON and text formats never read the old name \
-                     into a new field",
+        removed_field(bm, cm, bf, report);
+    }
+}
+
+// Lookups scan the (short) field lists instead of building maps: the last field of a
+// name or number wins, as it would in a map collected from the list. (Size: maps of
+// these key types cost a B-tree and a sort instance each: the size budget, docs/ARCHITECTURE.md §7.)
+
+/// The base field named `name` (the last of that name).
+fn base_by_name<'m>(bm: &'m ProtoMessage, name: &str) -> Option<&'m ProtoField> {
+    bm.fields.iter().rfind(|f| f.name == name)
+}
+
+/// The base field numbered `n` (the last of that number).
+fn base_by_num(bm: &ProtoMessage, n: u32) -> Option<&ProtoField> {
+    bm.fields.iter().rfind(|f| f.number == n)
+}
+
+/// Whether the current message has a field named `name`.
+fn cur_has_name(cm: &ProtoMessage, name: &str) -> bool {
+    cm.fields.iter().any(|f| f.name == name)
+}
+
+/// The checks of one field of the current message: renumbered, changed in place, or a name
+/// the base did not have.
+fn current_field(msg: &MessagePair, cf: &ProtoField, report: &mut WireReport) {
+    let (bm, n) = (msg.bm, cf.number);
+    let Some(bf) = base_by_name(bm, &cf.name) else {
+        return new_name(msg, cf, report);
+    };
+    if bf.number != n {
+        let took = base_by_num(bm, n)
+            .filter(|o| o.name != cf.name)
+            .map(|o| format!("; #{n} was `{}` in the base", o.name))
+            .unwrap_or_default();
+        let at = At::current(format!("{}.{}", bm.name, cf.name), n, cf.line);
+        report.push(at.finding(
+            Rule::FieldRenumbered,
+            format!("#{} → #{n}{took}", bf.number),
+            format!(
+                "restore `{} = {};`: data written with #{} is no longer read into this \
+                 field; to retire a number, add a new field and `reserved {};`",
+                cf.name, bf.number, bf.number, bf.number
+            ),
+        ));
+        return;
+    }
+    field_change(&FieldPair { msg, bf, cf }, report);
+}
+
+/// A current field whose name the base did not have: at a number the base used (a rename, or
+/// the number reused), or at one the base reserved.
+fn new_name(msg: &MessagePair, cf: &ProtoField, report: &mut WireReport) {
+    let (s, bm, cm) = (msg.s, msg.bm, msg.cm);
+    let m = &bm.name;
+    let n = cf.number;
+    let at = At::current(format!("{m}.{}", cf.name), n, cf.line);
+    match base_by_num(bm, n) {
+        Some(bf) => {
+            let old_still_here = cur_has_name(cm, &bf.name);
+            let old_retired = cm.reserved_names.iter().any(|r| r == &bf.name);
+            let b_ty = classify(s.base, m, &bf.type_name, &s.base_decl);
+            let c_ty = classify(s.cur, m, &cf.type_name, &s.cur_decl);
+            let incompatible =
+                card(bf) == card(cf) && matches!(s.compare_types(&b_ty, &c_ty), Compat::Breaking);
+            if old_still_here || old_retired || incompatible {
+                let why = if old_still_here {
+                    format!("`{}` moved to another number", bf.name)
+                } else if old_retired {
+                    format!("`{}` was retired (its name is reserved)", bf.name)
+                } else {
+                    format!("{} → {}", bf.type_name, cf.type_name)
+                };
+                report.push(at.finding(
+                    Rule::FieldNumberReused,
+                    format!("#{n} was `{}` in the base ({why})", bf.name),
+                    format!(
+                        "give `{}` an unused number and add `reserved {n};` so old data \
+                         written as `{}` is never read into it",
+                        cf.name, bf.name
+                    ),
+                ));
+                return;
+            }
+            report.push(at.finding(
+                Rule::Renamed,
+                format!("`{}` → `{}` at #{n}", bf.name, cf.name),
+                format!(
+                    "the binary format is unaffected, but JSON and text formats carry the \
+                     name; keep `{}` if any client uses them",
                     bf.name
                 ),
-            });
+            ));
+            field_change(&FieldPair { msg, bf, cf }, report);
+        }
+        None => {
+            if in_ranges(&bm.reserved_numbers, n) {
+                report.push(at.finding(
+                    Rule::FieldNumberReused,
+                    format!("#{n} was `reserved` in the base"),
+                    format!(
+                        "give `{}` an unused number and keep `reserved {n};`: old data may \
+                         still carry #{n}",
+                        cf.name
+                    ),
+                ));
+            }
         }
     }
 }
 
+/// A base field whose name and number are both gone: deleted without reserving its number,
+/// or with its number reserved but not its name.
+fn removed_field(bm: &ProtoMessage, cm: &ProtoMessage, bf: &ProtoField, report: &mut WireReport) {
+    let m = &bm.name;
+    let n = bf.number;
+    let at = At::base(format!("{m}.{}", bf.name), n, bf.line);
+    let name_reserved = cm.reserved_names.iter().any(|r| r == &bf.name);
+    if !in_ranges(&cm.reserved_numbers, n) {
+        report.push(at.finding(
+            Rule::FieldDeleted,
+            format!("`{} {} = {n}` was removed", bf.type_name, bf.name),
+            reserve_number(m, n, &bf.name, name_reserved),
+        ));
+    } else if !name_reserved {
+        report.push(at.finding(
+            Rule::NameNotReserved,
+            format!("#{n} is reserved but the name `{}` is not", bf.name),
+            format!(
+                "add `reserved \"{}\";` so JSON and text formats never read the old name \
+                 into a new field",
+                bf.name
+            ),
+        ));
+    }
+}
+
+/// The base and current versions of one message (`bm`, `cm`), with the base's `oneof` names:
+/// what the checks of its fields compare.
+struct MessagePair<'a> {
+    s: &'a Sides<'a>,
+    bm: &'a ProtoMessage,
+    cm: &'a ProtoMessage,
+    base_oneofs: &'a [&'a str],
+}
+
+/// The remediation of a deleted field or enum value `name = n` of `parent`: reserve its
+/// number (and its name, unless already reserved) so neither is reused.
+fn reserve_number(
+    parent: &str,
+    n: impl std::fmt::Display,
+    name: &str,
+    name_reserved: bool,
+) -> String {
+    let also_name = if name_reserved {
+        String::new()
+    } else {
+        format!(" and `reserved \"{name}\";`")
+    };
+    format!("add `reserved {n};`{also_name} to `{parent}` so the number is never reused")
+}
+
+/// One field present in both versions of a message at one number (`bf` in the base, `cf` in
+/// the current version): what [`field_change`] checks.
+struct FieldPair<'a> {
+    msg: &'a MessagePair<'a>,
+    bf: &'a ProtoField,
+    cf: &'a ProtoField,
+}
+
+impl FieldPair<'_> {
+    /// A finding about the current field.
+    fn finding(&self, rule: Rule, detail: String, remediation: String) -> Finding {
+        let element = format!("{}.{}", self.msg.bm.name, self.cf.name);
+        At::current(element, self.cf.number, self.cf.line).finding(rule, detail, remediation)
+    }
+
+    /// The field's type changed to one of another wire encoding.
+    fn type_changed(&self) -> Finding {
+        self.finding(
+            Rule::FieldTypeChanged,
+            format!(
+                "{} → {} (different wire encodings)",
+                self.bf.type_name, self.cf.type_name
+            ),
+            self.restore(),
+        )
+    }
+
+    /// The remediation of a breaking change: restore the base's declaration, or retire the
+    /// number.
+    fn restore(&self) -> String {
+        format!(
+            "restore `{}` as `{}`, or add a new field with a new number and `reserved {};` for this one",
+            self.cf.name,
+            card_label(&card(self.bf), &self.bf.type_name),
+            self.cf.number
+        )
+    }
+}
+
 /// Type, cardinality and `oneof` checks of one field present in both versions at one number.
-#[allow(clippy::too_many_arguments)]
-fn field_change(
-    s: &Sides,
-    m: &str,
-    bf: &ProtoField,
-    cf: &ProtoField,
-    base_oneofs: &[&str],
-    bm: &ProtoMessage,
-    cm: &ProtoMessage,
-    report: &mut WireReport,
-) {
-    let element = format!("{m}.{}", cf.name);
-    let n = cf.number;
+fn field_change(p: &FieldPair, report: &mut WireReport) {
+    let (s, m, bf, cf) = (p.msg.s, p.msg.bm.name.as_str(), p.bf, p.cf);
     let (bc, cc) = (card(bf), card(cf));
     let b_ty = classify(s.base, m, &bf.type_name, &s.base_decl);
     let c_ty = classify(s.cur, m, &cf.type_name, &s.cur_decl);
-    let finding = |rule: Rule, detail: String, remediation: String| Finding {
-        rule,
-        element: element.clone(),
-        number: i64::from(n),
-        line: cf.line,
-        in_base: false,
-        detail,
-        remediation,
-    };
-    let restore = format!(
-        "restore `{}` as `{}`, or add a new field with a new number and `reserved {n};` for this one",
-        cf.name,
-        card_label(&bc, &bf.type_name)
-    );
-    if bc != cc {
-        let transition = format!(
-            "{} → {}",
-            card_label(&bc, &bf.type_name),
-            card_label(&cc, &cf.type_name)
-        );
-        let verdict: Option<Compat> = match (&bc, &cc) {
-            (Card::Map(k1, v1), Card::Map(k2, v2)) => Some(map_types(s, m, (k1, v1), (k2, v2))),
-            (Card::Map(k, v), Card::Repeated) => Some(map_vs_entry(s, false, m, (k, v), &c_ty)),
-            (Card::Repeated, Card::Map(k, v)) => Some(map_vs_entry(s, true, m, (k, v), &b_ty)),
-            (Card::Map(..), _) | (_, Card::Map(..)) => Some(Compat::Breaking),
-            (Card::Required, _) | (_, Card::Required) => Some(Compat::Breaking),
-            // singular ↔ repeated: length-delimited types only.
-            _ => match (b_ty.is_length_delimited(), c_ty.is_length_delimited()) {
-                (Some(true), Some(true)) => None,
-                (None, _) | (_, None) => Some(Compat::Undecidable(
-                    "the type is declared in another file; singular ↔ repeated is compatible \
-                     only for messages"
-                        .into(),
-                )),
-                _ => Some(Compat::Breaking),
-            },
-        };
-        match verdict {
-            Some(Compat::Breaking) if matches!((&bc, &cc), (Card::Map(..), Card::Map(..))) => {
-                report.push(finding(
-                    Rule::FieldTypeChanged,
-                    format!(
-                        "{} → {} (different wire encodings)",
-                        bf.type_name, cf.type_name
-                    ),
-                    restore.clone(),
-                ));
-                return;
-            }
-            Some(Compat::Breaking) => {
-                let why = if matches!(bc, Card::Required) || matches!(cc, Card::Required) {
-                    " (a reader that requires the field rejects messages without it)"
-                } else {
-                    ""
-                };
-                report.push(finding(
-                    Rule::FieldCardinalityChanged,
-                    format!("{transition}{why}"),
-                    restore.clone(),
-                ));
-                return;
-            }
-            Some(Compat::Undecidable(why)) => {
-                report.push(finding(
-                    Rule::TypeUndecidable,
-                    format!("{transition}: {why}"),
-                    "check the declaration in the other file".into(),
-                ));
-                return;
-            }
-            Some(Compat::Same) => return,
-            None => {}
-        }
+    if bc != cc && cardinality_change(p, (&bc, &cc), (&b_ty, &c_ty), report) {
+        return;
     }
     if !matches!(bc, Card::Map(..)) && !matches!(cc, Card::Map(..)) {
         match s.compare_types(&b_ty, &c_ty) {
             Compat::Same => {}
-            Compat::Breaking => report.push(finding(
-                Rule::FieldTypeChanged,
-                format!(
-                    "{} → {} (different wire encodings)",
-                    bf.type_name, cf.type_name
-                ),
-                restore.clone(),
-            )),
-            Compat::Undecidable(why) => report.push(finding(
+            Compat::Breaking => report.push(p.type_changed()),
+            Compat::Undecidable(why) => report.push(p.finding(
                 Rule::TypeUndecidable,
                 format!("{} → {}: {why}", bf.type_name, cf.type_name),
                 "check that both types encode alike (same message, or enum ↔ integer)".into(),
             )),
         }
     }
-    // `oneof` membership.
+    oneof_change(p, report);
+}
+
+/// A change of cardinality (singular, repeated, map, required): whether it was decided here
+/// (a finding pushed, or compatible after all), so the field's other checks are skipped.
+fn cardinality_change(
+    p: &FieldPair,
+    (bc, cc): (&Card, &Card),
+    (b_ty, c_ty): (&TypeClass, &TypeClass),
+    report: &mut WireReport,
+) -> bool {
+    let (s, m, bf, cf) = (p.msg.s, p.msg.bm.name.as_str(), p.bf, p.cf);
+    let transition = format!(
+        "{} → {}",
+        card_label(bc, &bf.type_name),
+        card_label(cc, &cf.type_name)
+    );
+    let verdict: Option<Compat> = match (bc, cc) {
+        (Card::Map(k1, v1), Card::Map(k2, v2)) => Some(map_types(s, m, (k1, v1), (k2, v2))),
+        (Card::Map(k, v), Card::Repeated) => Some(map_vs_entry(s, false, m, (k, v), c_ty)),
+        (Card::Repeated, Card::Map(k, v)) => Some(map_vs_entry(s, true, m, (k, v), b_ty)),
+        (Card::Map(..), _) | (_, Card::Map(..)) => Some(Compat::Breaking),
+        (Card::Required, _) | (_, Card::Required) => Some(Compat::Breaking),
+        // singular ↔ repeated: length-delimited types only.
+        _ => match (b_ty.is_length_delimited(), c_ty.is_length_delimited()) {
+            (Some(true), Some(true)) => None,
+            (None, _) | (_, None) => Some(Compat::Undecidable(
+                "the type is declared in another file; singular ↔ repeated is compatible \
+                 only for messages"
+                    .into(),
+            )),
+            _ => Some(Compat::Breaking),
+        },
+    };
+    match verdict {
+        Some(Compat::Breaking) if matches!((bc, cc), (Card::Map(..), Card::Map(..))) => {
+            report.push(p.type_changed());
+            true
+        }
+        Some(Compat::Breaking) => {
+            let why = if matches!(bc, Card::Required) || matches!(cc, Card::Required) {
+                " (a reader that requires the field rejects messages without it)"
+            } else {
+                ""
+            };
+            report.push(p.finding(
+                Rule::FieldCardinalityChanged,
+                format!("{transition}{why}"),
+                p.restore(),
+            ));
+            true
+        }
+        Some(Compat::Undecidable(why)) => {
+            report.push(p.finding(
+                Rule::TypeUndecidable,
+                format!("{transition}: {why}"),
+                "check the declaration in the other file".into(),
+            ));
+            true
+        }
+        Some(Compat::Same) => true,
+        None => false,
+    }
+}
+
+/// `oneof` membership: a field moved into, out of or between oneofs.
+fn oneof_change(p: &FieldPair, report: &mut WireReport) {
+    let (bm, cm, bf, cf, base_oneofs) = (p.msg.bm, p.msg.cm, p.bf, p.cf, p.msg.base_oneofs);
     match (bf.oneof.as_deref(), cf.oneof.as_deref()) {
         (a, b) if a == b => {}
         (None, Some(o)) => {
             if base_oneofs.contains(&o) {
-                report.push(finding(
+                report.push(p.finding(
                     Rule::OneofMembershipChanged,
                     format!("moved into the existing oneof `{o}`"),
                     format!(
@@ -730,7 +820,7 @@ fn field_change(
                     })
                     .count();
                 if moved_in > 1 {
-                    report.push(finding(
+                    report.push(p.finding(
                         Rule::OneofMove,
                         format!(
                             "moved with {} other field(s) into the new oneof `{o}`",
@@ -741,7 +831,7 @@ fn field_change(
                 }
             }
         }
-        (Some(o), None) => report.push(finding(
+        (Some(o), None) => report.push(p.finding(
             Rule::OneofMove,
             format!("moved out of the oneof `{o}`"),
             "older readers still keep only the last member of the oneof they see".into(),
@@ -758,7 +848,7 @@ fn field_change(
                             .any(|c| c.name == f.name && c.oneof.as_deref() == Some(o2))
                     });
             if !whole_oneof_renamed {
-                report.push(finding(
+                report.push(p.finding(
                     Rule::OneofMembershipChanged,
                     format!("moved from oneof `{o1}` to oneof `{o2}`"),
                     format!("move `{}` back into `{o1}`", cf.name),
@@ -849,8 +939,8 @@ fn compare_enum(be: &ProtoEnum, ce: &ProtoEnum, report: &mut WireReport) {
     let cur_has_name = |name: &str| ce.values.iter().any(|v| v.name == name);
     let cur_has_number = |n: i32| ce.values.iter().any(|v| v.number == n);
     for cv in &ce.values {
-        let element = format!("{e}.{}", cv.name);
         let n = cv.number;
+        let at = At::current(format!("{e}.{}", cv.name), n, cv.line);
         let base_nums = base_numbers_of(&cv.name);
         if base_nums.contains(&n) {
             continue;
@@ -862,19 +952,15 @@ fn compare_enum(be: &ProtoEnum, ce: &ProtoEnum, report: &mut WireReport) {
                 .find(|v| v.number == n && v.name != cv.name)
                 .map(|v| format!("; {n} was `{}` in the base", v.name))
                 .unwrap_or_default();
-            report.push(Finding {
-                rule: Rule::EnumValueRenumbered,
-                element,
-                number: i64::from(n),
-                line: cv.line,
-                in_base: false,
-                detail: format!("{old} → {n}{took}"),
-                remediation: format!(
+            report.push(at.finding(
+                Rule::EnumValueRenumbered,
+                format!("{old} → {n}{took}"),
+                format!(
                     "restore `{} = {old};`: the number is what travels on the wire, so stored \
                      and in-flight {old}s now mean something else",
                     cv.name
                 ),
-            });
+            ));
             continue;
         }
         // A new name.
@@ -886,18 +972,14 @@ fn compare_enum(be: &ProtoEnum, ce: &ProtoEnum, report: &mut WireReport) {
             .collect();
         if olds.is_empty() {
             if in_ranges(&be.reserved_numbers, n) {
-                report.push(Finding {
-                    rule: Rule::EnumNumberReused,
-                    element,
-                    number: i64::from(n),
-                    line: cv.line,
-                    in_base: false,
-                    detail: format!("{n} was `reserved` in the base"),
-                    remediation: format!(
+                report.push(at.finding(
+                    Rule::EnumNumberReused,
+                    format!("{n} was `reserved` in the base"),
+                    format!(
                         "give `{}` an unused number and keep `reserved {n};`",
                         cv.name
                     ),
-                });
+                ));
             }
             continue;
         }
@@ -910,69 +992,46 @@ fn compare_enum(be: &ProtoEnum, ce: &ProtoEnum, report: &mut WireReport) {
             .filter(|o| ce.reserved_names.iter().any(|r| r == **o))
             .collect();
         if let Some(old) = retired.first() {
-            report.push(Finding {
-                rule: Rule::EnumNumberReused,
-                element,
-                number: i64::from(n),
-                line: cv.line,
-                in_base: false,
-                detail: format!("{n} was `{old}`, whose name is now reserved"),
-                remediation: format!(
+            report.push(at.finding(
+                Rule::EnumNumberReused,
+                format!("{n} was `{old}`, whose name is now reserved"),
+                format!(
                     "give `{}` an unused number and add `reserved {n};`: stored {n}s mean `{old}`",
                     cv.name
                 ),
-            });
+            ));
         } else {
-            report.push(Finding {
-                rule: Rule::Renamed,
-                element,
-                number: i64::from(n),
-                line: cv.line,
-                in_base: false,
-                detail: format!("`{}` → `{}` at {n}", olds[0], cv.name),
-                remediation: format!(
+            report.push(at.finding(
+                Rule::Renamed,
+                format!("`{}` → `{}` at {n}", olds[0], cv.name),
+                format!(
                     "the binary format is unaffected, but JSON and text formats carry the name; \
                      keep `{}` (or add it back with `option allow_alias = true;`) if any client \
                      uses them",
                     olds[0]
                 ),
-            });
+            ));
         }
     }
     for bv in &be.values {
         if cur_has_name(&bv.name) || cur_has_number(bv.number) {
             continue;
         }
-        let element = format!("{e}.{}", bv.name);
         let n = bv.number;
+        let at = At::base(format!("{e}.{}", bv.name), n, bv.line);
         let name_reserved = ce.reserved_names.iter().any(|r| r == &bv.name);
         if !in_ranges(&ce.reserved_numbers, n) {
-            let also_name = if name_reserved {
-                String::new()
-            } else {
-                format!(" and `reserved \"{}\";`", bv.name)
-            };
-            report.push(Finding {
-                rule: Rule::EnumValueDeleted,
-                element,
-                number: i64::from(n),
-                line: bv.line,
-                in_base: true,
-                detail: format!("`{} = {n}` was removed", bv.name),
-                remediation: format!(
-                    "add `reserved {n};`{also_name} to `{e}` so the number is never reused"
-                ),
-            });
+            report.push(at.finding(
+                Rule::EnumValueDeleted,
+                format!("`{} = {n}` was removed", bv.name),
+                reserve_number(e, n, &bv.name, name_reserved),
+            ));
         } else if !name_reserved {
-            report.push(Finding {
-                rule: Rule::NameNotReserved,
-                element,
-                number: i64::from(n),
-                line: bv.line,
-                in_base: true,
-                detail: format!("{n} is reserved but the name `{}` is not", bv.name),
-                remediation: format!("add `reserved \"{}\";`", bv.name),
-            });
+            report.push(at.finding(
+                Rule::NameNotReserved,
+                format!("{n} is reserved but the name `{}` is not", bv.name),
+                format!("add `reserved \"{}\";`", bv.name),
+            ));
         }
     }
 }
@@ -1117,105 +1176,106 @@ enum Status {
         s
     }
 
+    /// A finding as the tables write it: (rule, element, number).
+    type Expected = (Rule, &'static str, i64);
+
+    /// One edit of [`BASE`] (replacements for [`with`]) and the findings it must give: the
+    /// breaking ones, and the warnings (`None`: not checked).
+    type Case = (
+        &'static [(&'static str, &'static str)],
+        &'static [Expected],
+        Option<&'static [Expected]>,
+    );
+
+    /// Checks every case of a table.
+    fn check(cases: &[Case]) {
+        let keys = |e: &[Expected]| -> Keys { e.iter().map(|&(r, el, n)| b(r, el, n)).collect() };
+        for (edits, breaking, warnings) in cases {
+            let (br, warn) = diff(BASE, &with(edits));
+            assert_eq!(br, keys(breaking), "{edits:?}");
+            if let Some(w) = warnings {
+                assert_eq!(warn, keys(w), "{edits:?}");
+            }
+        }
+    }
+
+    /// No finding at all.
+    const NONE: Option<&[Expected]> = Some(&[]);
+
     #[test]
     fn identical_files_have_no_findings() {
         assert_eq!(diff(BASE, BASE), (vec![], vec![]));
         // Comments, order, options and `optional` do not matter.
-        let cur = with(&[
-            (
-                "string note = 3;",
-                "// a note\n  optional string note = 3 [deprecated = true];",
-            ),
-            (
-                "string id = 1;\n  int64 amount = 2;",
-                "int64 amount = 2;\n  string id = 1;",
-            ),
-        ]);
-        assert_eq!(diff(BASE, &cur), (vec![], vec![]));
+        check(&[(
+            &[
+                (
+                    "string note = 3;",
+                    "// a note\n  optional string note = 3 [deprecated = true];",
+                ),
+                (
+                    "string id = 1;\n  int64 amount = 2;",
+                    "int64 amount = 2;\n  string id = 1;",
+                ),
+            ],
+            &[],
+            NONE,
+        )]);
     }
 
     #[test]
     fn renumbered_field_is_one_finding() {
-        let cur = with(&[("string note = 3;", "string note = 10;")]);
-        assert_eq!(
-            diff(BASE, &cur).0,
-            vec![b(Rule::FieldRenumbered, "Order.note", 10)]
-        );
+        check(&[(
+            &[("string note = 3;", "string note = 10;")],
+            &[(Rule::FieldRenumbered, "Order.note", 10)],
+            None,
+        )]);
     }
 
+    /// A deleted field must leave its number reserved, and its name too.
     #[test]
     fn deleted_field_needs_reserved_number() {
-        let cur = with(&[("string note = 3;", "")]);
-        assert_eq!(
-            diff(BASE, &cur),
-            (vec![b(Rule::FieldDeleted, "Order.note", 3)], vec![])
-        );
-        let cur = with(&[("string note = 3;", "reserved 3; reserved \"note\";")]);
-        assert_eq!(diff(BASE, &cur), (vec![], vec![]));
-        let cur = with(&[("string note = 3;", "reserved 3;")]);
-        assert_eq!(
-            diff(BASE, &cur),
-            (vec![], vec![b(Rule::NameNotReserved, "Order.note", 3)])
-        );
-        // A range covers it too.
-        let cur = with(&[("string note = 3;", "reserved 3 to 4, \"note\";")]);
-        assert_eq!(diff(BASE, &cur), (vec![], vec![]));
+        #[rustfmt::skip]
+        const CASES: &[Case] = &[
+            (&[("string note = 3;", "")], &[(Rule::FieldDeleted, "Order.note", 3)], NONE),
+            (&[("string note = 3;", "reserved 3; reserved \"note\";")], &[], NONE),
+            (&[("string note = 3;", "reserved 3;")], &[], Some(&[(Rule::NameNotReserved, "Order.note", 3)])),
+            // A range covers it too.
+            (&[("string note = 3;", "reserved 3 to 4, \"note\";")], &[], NONE),
+        ];
+        check(CASES);
     }
 
+    /// A number that meant another field (deleted, reserved or moved) must not be reused.
     #[test]
     fn reused_numbers_are_breaking() {
-        // A deleted field's number taken by a new field of another type.
-        let cur = with(&[("int64 amount = 2;", "string total = 2;")]);
-        assert_eq!(
-            diff(BASE, &cur).0,
-            vec![b(Rule::FieldNumberReused, "Order.total", 2)]
-        );
-        // A reserved number taken.
-        let cur = with(&[(
-            "reserved 9, 20 to 25;",
-            "reserved 20 to 25;\n  bool urgent = 9;",
-        )]);
-        assert_eq!(
-            diff(BASE, &cur).0,
-            vec![b(Rule::FieldNumberReused, "Order.urgent", 9)]
-        );
-        let cur = with(&[("reserved 9, 20 to 25;", "reserved 9;\n  bool urgent = 22;")]);
-        assert_eq!(
-            diff(BASE, &cur).0,
-            vec![b(Rule::FieldNumberReused, "Order.urgent", 22)]
-        );
-        // The old name retired but the number reused.
-        let cur = with(&[(
-            "string note = 3;",
-            "string remark = 3;\n  reserved \"note\";",
-        )]);
-        assert_eq!(
-            diff(BASE, &cur).0,
-            vec![b(Rule::FieldNumberReused, "Order.remark", 3)]
-        );
-        // A renumbered field and a new field in its old slot: two problems.
-        let cur = with(&[("string note = 3;", "string note = 11;\n  string memo = 3;")]);
-        assert_eq!(
-            diff(BASE, &cur).0,
-            vec![
-                b(Rule::FieldNumberReused, "Order.memo", 3),
-                b(Rule::FieldRenumbered, "Order.note", 11),
-            ]
-        );
+        #[rustfmt::skip]
+        const CASES: &[Case] = &[
+            // A deleted field's number taken by a new field of another type.
+            (&[("int64 amount = 2;", "string total = 2;")], &[(Rule::FieldNumberReused, "Order.total", 2)], None),
+            // A reserved number taken.
+            (&[("reserved 9, 20 to 25;", "reserved 20 to 25;\n  bool urgent = 9;")], &[(Rule::FieldNumberReused, "Order.urgent", 9)], None),
+            (&[("reserved 9, 20 to 25;", "reserved 9;\n  bool urgent = 22;")], &[(Rule::FieldNumberReused, "Order.urgent", 22)], None),
+            // The old name retired but the number reused.
+            (&[("string note = 3;", "string remark = 3;\n  reserved \"note\";")], &[(Rule::FieldNumberReused, "Order.remark", 3)], None),
+            // A renumbered field and a new field in its old slot: two problems.
+            (
+                &[("string note = 3;", "string note = 11;\n  string memo = 3;")],
+                &[(Rule::FieldNumberReused, "Order.memo", 3), (Rule::FieldRenumbered, "Order.note", 11)],
+                None,
+            ),
+        ];
+        check(CASES);
     }
 
+    /// A new name at the same number is wire-compatible, so only a warning.
     #[test]
     fn rename_in_place_is_a_warning() {
-        let cur = with(&[("string note = 3;", "string comment = 3;")]);
-        assert_eq!(
-            diff(BASE, &cur),
-            (vec![], vec![b(Rule::Renamed, "Order.comment", 3)])
-        );
-        let cur = with(&[("STATUS_DONE = 2;", "STATUS_CLOSED = 2;")]);
-        assert_eq!(
-            diff(BASE, &cur),
-            (vec![], vec![b(Rule::Renamed, "Status.STATUS_CLOSED", 2)])
-        );
+        #[rustfmt::skip]
+        const CASES: &[Case] = &[
+            (&[("string note = 3;", "string comment = 3;")], &[], Some(&[(Rule::Renamed, "Order.comment", 3)])),
+            (&[("STATUS_DONE = 2;", "STATUS_CLOSED = 2;")], &[], Some(&[(Rule::Renamed, "Status.STATUS_CLOSED", 2)])),
+        ];
+        check(CASES);
     }
 
     #[test]
@@ -1275,68 +1335,49 @@ enum Status {
         assert_eq!(diff(base, cur).0, vec![b(Rule::FieldTypeChanged, "M.x", 1)]);
     }
 
+    /// A type written qualified or nested is the same type.
     #[test]
     fn qualified_and_nested_type_names_resolve() {
-        let cur = with(&[(
-            "repeated Item items = 5;",
-            "repeated .acme.orders.v1.Order.Item items = 5;",
-        )]);
-        assert_eq!(diff(BASE, &cur), (vec![], vec![]));
-        let cur = with(&[("Status status = 4;", "acme.orders.v1.Status status = 4;")]);
-        assert_eq!(diff(BASE, &cur), (vec![], vec![]));
+        #[rustfmt::skip]
+        const CASES: &[Case] = &[
+            (&[("repeated Item items = 5;", "repeated .acme.orders.v1.Order.Item items = 5;")], &[], NONE),
+            (&[("Status status = 4;", "acme.orders.v1.Status status = 4;")], &[], NONE),
+        ];
+        check(CASES);
     }
 
+    /// Singular, repeated, map and required: which changes the wire tolerates.
     #[test]
     fn cardinality() {
-        // Scalars: singular ↔ repeated breaks.
-        let cur = with(&[("int64 amount = 2;", "repeated int64 amount = 2;")]);
-        assert_eq!(
-            diff(BASE, &cur).0,
-            vec![b(Rule::FieldCardinalityChanged, "Order.amount", 2)]
-        );
-        // Strings and messages absorb it.
-        let cur = with(&[("string note = 3;", "repeated string note = 3;")]);
-        assert_eq!(diff(BASE, &cur), (vec![], vec![]));
-        let cur = with(&[("repeated Item items = 5;", "Item items = 5;")]);
-        assert_eq!(diff(BASE, &cur), (vec![], vec![]));
-        // optional ↔ plain is no change.
-        let cur = with(&[("int64 amount = 2;", "optional int64 amount = 2;")]);
-        assert_eq!(diff(BASE, &cur), (vec![], vec![]));
-        // map ↔ singular always breaks.
-        let cur = with(&[("map<string, string> labels = 6;", "string labels = 6;")]);
-        assert_eq!(
-            diff(BASE, &cur).0,
-            vec![b(Rule::FieldCardinalityChanged, "Order.labels", 6)]
-        );
-        // map ↔ repeated entry with exactly key = 1 and value = 2 is compatible …
-        let cur = with(&[(
-            "map<string, string> labels = 6;",
-            "repeated LabelsEntry labels = 6;\n  message LabelsEntry { string key = 1; string value = 2; }",
-        )]);
-        assert_eq!(diff(BASE, &cur), (vec![], vec![]));
-        // … but not with another shape.
-        let cur = with(&[(
-            "map<string, string> labels = 6;",
-            "repeated LabelsEntry labels = 6;\n  message LabelsEntry { string key = 1; string value = 3; }",
-        )]);
-        assert_eq!(
-            diff(BASE, &cur).0,
-            vec![b(Rule::FieldCardinalityChanged, "Order.labels", 6)]
-        );
-        // map value type across groups.
-        let cur = with(&[(
-            "map<string, string> labels = 6;",
-            "map<string, int32> labels = 6;",
-        )]);
-        assert_eq!(
-            diff(BASE, &cur).0,
-            vec![b(Rule::FieldTypeChanged, "Order.labels", 6)]
-        );
-        let cur = with(&[(
-            "map<string, string> labels = 6;",
-            "map<string, bytes> labels = 6;",
-        )]);
-        assert_eq!(diff(BASE, &cur), (vec![], vec![]));
+        const LABELS: &str = "map<string, string> labels = 6;";
+        #[rustfmt::skip]
+        const CASES: &[Case] = &[
+            // Scalars: singular ↔ repeated breaks.
+            (&[("int64 amount = 2;", "repeated int64 amount = 2;")], &[(Rule::FieldCardinalityChanged, "Order.amount", 2)], None),
+            // Strings and messages absorb it.
+            (&[("string note = 3;", "repeated string note = 3;")], &[], NONE),
+            (&[("repeated Item items = 5;", "Item items = 5;")], &[], NONE),
+            // optional ↔ plain is no change.
+            (&[("int64 amount = 2;", "optional int64 amount = 2;")], &[], NONE),
+            // map ↔ singular always breaks.
+            (&[(LABELS, "string labels = 6;")], &[(Rule::FieldCardinalityChanged, "Order.labels", 6)], None),
+            // map ↔ repeated entry with exactly key = 1 and value = 2 is compatible …
+            (
+                &[(LABELS, "repeated LabelsEntry labels = 6;\n  message LabelsEntry { string key = 1; string value = 2; }")],
+                &[],
+                NONE,
+            ),
+            // … but not with another shape.
+            (
+                &[(LABELS, "repeated LabelsEntry labels = 6;\n  message LabelsEntry { string key = 1; string value = 3; }")],
+                &[(Rule::FieldCardinalityChanged, "Order.labels", 6)],
+                None,
+            ),
+            // map value type across groups.
+            (&[(LABELS, "map<string, int32> labels = 6;")], &[(Rule::FieldTypeChanged, "Order.labels", 6)], None),
+            (&[(LABELS, "map<string, bytes> labels = 6;")], &[], NONE),
+        ];
+        check(CASES);
         // proto2 required added.
         let base = "syntax = \"proto2\";\nmessage M { optional int32 x = 1; }\n";
         let cur = "syntax = \"proto2\";\nmessage M { required int32 x = 1; }\n";
@@ -1346,45 +1387,28 @@ enum Status {
         );
     }
 
+    /// Enum values follow the field rules: numbers are what travel.
     #[test]
     fn enums() {
-        let cur = with(&[("STATUS_DONE = 2;", "STATUS_DONE = 5;")]);
-        assert_eq!(
-            diff(BASE, &cur).0,
-            vec![b(Rule::EnumValueRenumbered, "Status.STATUS_DONE", 5)]
-        );
-        let cur = with(&[("STATUS_DONE = 2;", "")]);
-        assert_eq!(
-            diff(BASE, &cur).0,
-            vec![b(Rule::EnumValueDeleted, "Status.STATUS_DONE", 2)]
-        );
-        let cur = with(&[("STATUS_DONE = 2;", "reserved 2; reserved \"STATUS_DONE\";")]);
-        assert_eq!(diff(BASE, &cur), (vec![], vec![]));
-        let cur = with(&[("reserved 7;", "STATUS_LOST = 7;")]);
-        assert_eq!(
-            diff(BASE, &cur).0,
-            vec![b(Rule::EnumNumberReused, "Status.STATUS_LOST", 7)]
-        );
-        let cur = with(&[(
-            "STATUS_DONE = 2;",
-            "STATUS_LOST = 2;\n  reserved \"STATUS_DONE\";",
-        )]);
-        assert_eq!(
-            diff(BASE, &cur).0,
-            vec![b(Rule::EnumNumberReused, "Status.STATUS_LOST", 2)]
-        );
-        // Swapping two numbers: each renumbering once.
-        let cur = with(&[(
-            "STATUS_OPEN = 1;\n  STATUS_DONE = 2;",
-            "STATUS_OPEN = 2;\n  STATUS_DONE = 1;",
-        )]);
-        assert_eq!(
-            diff(BASE, &cur).0,
-            vec![
-                b(Rule::EnumValueRenumbered, "Status.STATUS_OPEN", 2),
-                b(Rule::EnumValueRenumbered, "Status.STATUS_DONE", 1),
-            ]
-        );
+        #[rustfmt::skip]
+        const CASES: &[Case] = &[
+            (&[("STATUS_DONE = 2;", "STATUS_DONE = 5;")], &[(Rule::EnumValueRenumbered, "Status.STATUS_DONE", 5)], None),
+            (&[("STATUS_DONE = 2;", "")], &[(Rule::EnumValueDeleted, "Status.STATUS_DONE", 2)], None),
+            (&[("STATUS_DONE = 2;", "reserved 2; reserved \"STATUS_DONE\";")], &[], NONE),
+            (&[("reserved 7;", "STATUS_LOST = 7;")], &[(Rule::EnumNumberReused, "Status.STATUS_LOST", 7)], None),
+            (
+                &[("STATUS_DONE = 2;", "STATUS_LOST = 2;\n  reserved \"STATUS_DONE\";")],
+                &[(Rule::EnumNumberReused, "Status.STATUS_LOST", 2)],
+                None,
+            ),
+            // Swapping two numbers: each renumbering once.
+            (
+                &[("STATUS_OPEN = 1;\n  STATUS_DONE = 2;", "STATUS_OPEN = 2;\n  STATUS_DONE = 1;")],
+                &[(Rule::EnumValueRenumbered, "Status.STATUS_OPEN", 2), (Rule::EnumValueRenumbered, "Status.STATUS_DONE", 1)],
+                None,
+            ),
+        ];
+        check(CASES);
         // A removed enum is listed as a warning; a renamed one names its successor.
         let cur = with(&[
             ("enum Status {", "enum State {"),
@@ -1401,28 +1425,25 @@ enum Status {
         );
     }
 
+    /// Moves into, out of and between oneofs.
     #[test]
     fn oneofs_share_the_message_number_space() {
-        // A oneof member renumbered onto a deleted plain field's number.
-        let cur = with(&[
-            ("string note = 3;", ""),
-            ("string iban = 8;", "string iban = 3;"),
-        ]);
-        assert_eq!(
-            diff(BASE, &cur).0,
-            vec![b(Rule::FieldRenumbered, "Order.iban", 3)]
-        );
-        // Moving a field into the existing oneof breaks; into a new oneof alone is safe.
-        let cur = with(&[
-            ("string note = 3;", ""),
-            ("string iban = 8;", "string iban = 8;\n    string note = 3;"),
-        ]);
-        assert_eq!(
-            diff(BASE, &cur).0,
-            vec![b(Rule::OneofMembershipChanged, "Order.note", 3)]
-        );
-        let cur = with(&[("string note = 3;", "oneof remark { string note = 3; }")]);
-        assert_eq!(diff(BASE, &cur), (vec![], vec![]));
+        #[rustfmt::skip]
+        const CASES: &[Case] = &[
+            // A oneof member renumbered onto a deleted plain field's number.
+            (&[("string note = 3;", ""), ("string iban = 8;", "string iban = 3;")], &[(Rule::FieldRenumbered, "Order.iban", 3)], None),
+            // Moving a field into the existing oneof breaks; into a new oneof alone is safe.
+            (
+                &[("string note = 3;", ""), ("string iban = 8;", "string iban = 8;\n    string note = 3;")],
+                &[(Rule::OneofMembershipChanged, "Order.note", 3)],
+                None,
+            ),
+            (&[("string note = 3;", "oneof remark { string note = 3; }")], &[], NONE),
+            // Renaming a whole oneof is no change; a member out of it is a warning.
+            (&[("oneof payment {", "oneof pay_with {")], &[], NONE),
+            (&[("    string iban = 8;\n  }", "  }\n  string iban = 8;")], &[], Some(&[(Rule::OneofMove, "Order.iban", 8)])),
+        ];
+        check(CASES);
         // Two fields into a new oneof: a warning each.
         let cur = with(&[(
             "string id = 1;\n  int64 amount = 2;",
@@ -1431,37 +1452,21 @@ enum Status {
         let (br, warn) = diff(BASE, &cur);
         assert!(br.is_empty(), "{br:?}");
         assert_eq!(warn.len(), 2, "{warn:?}");
-        // Renaming a whole oneof is no change; a member out of it is a warning.
-        let cur = with(&[("oneof payment {", "oneof pay_with {")]);
-        assert_eq!(diff(BASE, &cur), (vec![], vec![]));
-        let cur = with(&[("    string iban = 8;\n  }", "  }\n  string iban = 8;")]);
-        assert_eq!(
-            diff(BASE, &cur),
-            (vec![], vec![b(Rule::OneofMove, "Order.iban", 8)])
-        );
     }
 
+    /// Nested messages are compared by their path, not their last name.
     #[test]
     fn nested_messages_are_matched_by_path() {
-        let cur = with(&[(
-            "message Item { string sku = 1; int32 qty = 2; }",
-            "message Item { string sku = 1; string qty = 2; }",
-        )]);
-        assert_eq!(
-            diff(BASE, &cur).0,
-            vec![b(Rule::FieldTypeChanged, "Order.Item.qty", 2)]
-        );
-        let cur = with(&[(
-            "message Item { string sku = 1; int32 qty = 2; }",
-            "message Item { string sku = 1; }",
-        )]);
-        assert_eq!(
-            diff(BASE, &cur).0,
-            vec![b(Rule::FieldDeleted, "Order.Item.qty", 2)]
-        );
+        const ITEM: &str = "message Item { string sku = 1; int32 qty = 2; }";
+        #[rustfmt::skip]
+        const CASES: &[Case] = &[
+            (&[(ITEM, "message Item { string sku = 1; string qty = 2; }")], &[(Rule::FieldTypeChanged, "Order.Item.qty", 2)], None),
+            (&[(ITEM, "message Item { string sku = 1; }")], &[(Rule::FieldDeleted, "Order.Item.qty", 2)], None),
+        ];
+        check(CASES);
         // Moving the nested type out to the top level changes the field's message type.
         let cur = with(&[
-            ("message Item { string sku = 1; int32 qty = 2; }", ""),
+            (ITEM, ""),
             (
                 "enum Status {",
                 "message Item { string sku = 1; int32 qty = 2; }\nenum Status {",
