@@ -2,10 +2,9 @@
 //! named at a site, and packages imported by other roots.
 
 use super::super::analyze_impact;
-use super::diff::overlaps;
 use super::{
-    Affected, ChangedDecl, ContractChange, FileClass, Report, Risk, affected_of, decl_range,
-    loc_text, owner_of,
+    Affected, ChangedDecl, ChangedFile, ContractChange, FileClass, Report, Risk, affected_of,
+    decl_range, loc_text, owner_of,
 };
 use crate::index::facts::{EventRole, HttpFact, Language, SymbolKind};
 use crate::index::graph::{Confidence, Loc, path_matches, topic_key};
@@ -13,67 +12,109 @@ use crate::index::snapshot::Snapshot;
 use crate::render::inline_code;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// HTTP routes whose path or handler changed, and routes of the base that are gone.
+/// A route of a changed file's base version.
+struct BaseRoute {
+    method: String,
+    path: String,
+    line: u32,
+    handler: Option<String>,
+}
+
+/// The last segment of a handler's name (`c.GetProduct` → `GetProduct`).
+fn handler_name(h: &str) -> &str {
+    h.rsplit(['.', ':']).next().unwrap_or(h)
+}
+
+/// The lines of a route's handler written in place (`app.get('/x', (req, res) => { … })`):
+/// the statement the route starts, when it spans lines; else the lines up to the next route
+/// (`next`), within the declaration around the route (`enclosing`).
+fn inline_handler(
+    lines: &[&str],
+    line: u32,
+    next: Option<u32>,
+    enclosing: Option<(u32, u32)>,
+) -> (u32, u32) {
+    let next = next.map_or(line + 30, |l| l - 1);
+    match super::statement_end(lines, line, 400) {
+        Some(end) if end > line => (line, end.min(next.max(line))),
+        _ => {
+            let end = enclosing.map_or(next, |(_, e)| e.min(next));
+            (line, end.max(line))
+        }
+    }
+}
+
+/// HTTP routes whose path or handler changed, and routes of the base that are gone. A route or
+/// a handler whose lines a hunk touches but whose text reads as in the base only moved.
 pub(super) fn route_contracts(snap: &Snapshot, report: &mut Report) {
     let g = &snap.graph;
     let mut out = Vec::new();
     for cf in report.files.iter().filter(|c| c.class == FileClass::Code) {
-        let current: Vec<u32> = cf
-            .file
-            .map(|fi| {
-                (0..g.routes.len() as u32)
-                    .filter(|&r| g.routes[r as usize].at.file == fi)
-                    .collect()
-            })
-            .unwrap_or_default();
-        let base_routes: Vec<(String, String, u32)> = cf
-            .base_facts
-            .iter()
-            .flat_map(|f| f.http.iter())
-            .filter_map(|h| match h {
-                HttpFact::Route {
-                    method, path, line, ..
-                } => Some((method.clone(), path.clone(), *line)),
-                HttpFact::Call { .. } => None,
-            })
+        let Some(fi) = cf.file else {
+            out.extend(gone_routes(snap, cf, &[], &[]));
+            continue;
+        };
+        let current: Vec<u32> = (0..g.routes.len() as u32)
+            .filter(|&r| g.routes[r as usize].at.file == fi)
             .collect();
+        if current.is_empty() && cf.base_facts.is_none() {
+            continue;
+        }
+        let now_text =
+            std::fs::read_to_string(snap.abs_path(&snap.files[fi as usize])).unwrap_or_default();
+        let now_lines: Vec<&str> = now_text.lines().collect();
+        let base_lines: Vec<&str> = cf.base_text.as_deref().unwrap_or("").lines().collect();
+        let base_routes = base_routes_of(cf);
+        let base_route_lines: Vec<u32> = base_routes.iter().map(|b| b.line).collect();
         let route_lines: Vec<u32> = current
             .iter()
             .map(|&r| g.routes[r as usize].at.line)
             .collect();
-        let same = |m: &str, p: &str, m2: &str, p2: &str| m.eq_ignore_ascii_case(m2) && p == p2;
+        let next_after = |lines: &[u32], l: u32| lines.iter().copied().filter(|&x| x > l).min();
+        let mut added: Vec<(u32, u32)> = Vec::new();
         for &r in &current {
             let route = &g.routes[r as usize];
-            let Some(fi) = cf.file else { continue };
-            let new_route = !base_routes
+            let base = base_routes
                 .iter()
-                .any(|(m, p, _)| same(m, p, &route.method, &route.path));
-            // The handler: the named declaration, else the lines up to the next route. A
+                .find(|b| same_route(&b.method, &b.path, &route.method, &route.path));
+            // The handler: the named declaration, else the statement the route starts. A
             // handler named but declared in another file (`catalog.GET("/x", c.GetX)` in
             // `main`) has no body here: the pass below looks for it in the changed files.
             let handler_range = match route.handler.as_deref() {
                 Some(h) => handler_decl(snap, fi, h).unwrap_or((route.at.line, route.at.line)),
-                None => {
-                    let next = route_lines
-                        .iter()
-                        .copied()
-                        .filter(|&l| l > route.at.line)
-                        .min()
-                        .map_or(route.at.line + 30, |l| l - 1);
-                    let end = decl_range(snap, fi, route.at.line, None)
-                        .map_or(next, |(_, e)| e.min(next));
-                    (route.at.line, end.max(route.at.line))
-                }
+                None => inline_handler(
+                    &now_lines,
+                    route.at.line,
+                    next_after(&route_lines, route.at.line),
+                    decl_range(snap, fi, route.at.line, None),
+                ),
             };
-            let line_changed = overlaps(&cf.ranges, route.at.line, route.at.line);
-            let body_changed = overlaps(&cf.ranges, handler_range.0, handler_range.1);
-            if !(new_route || line_changed || body_changed) {
+            let now_span = |(lo, hi): (u32, u32)| super::span_text(&now_text, lo, hi);
+            let line_changed = cf.touches(route.at.line, route.at.line)
+                && base.is_none_or(|b| {
+                    cf.base_span(b.line, b.line) != Some(now_span((route.at.line, route.at.line)))
+                });
+            let body_changed = cf.touches(handler_range.0, handler_range.1)
+                && base.is_none_or(|b| {
+                    let was = match &b.handler {
+                        Some(h) => base_handler_decl(cf, h).unwrap_or((b.line, b.line)),
+                        None => inline_handler(
+                            &base_lines,
+                            b.line,
+                            next_after(&base_route_lines, b.line),
+                            base_enclosing(cf, b.line),
+                        ),
+                    };
+                    cf.base_span(was.0, was.1) != Some(now_span(handler_range))
+                });
+            if !(base.is_none() || line_changed || body_changed) {
                 continue;
             }
             let name = format!("{} {}", route.method, route.path);
-            let change = if new_route && cf.base_facts.is_some() {
+            let change = if base.is_none() && cf.base_facts.is_some() {
+                added.push((r, out.len() as u32));
                 "route added or its path changed".to_string()
-            } else if new_route {
+            } else if base.is_none() {
                 "route added".to_string()
             } else if line_changed {
                 "route declaration changed".to_string()
@@ -94,49 +135,11 @@ pub(super) fn route_contracts(snap: &Snapshot, report: &mut Report) {
                 affected: affected_of(snap, rows),
             });
         }
-        // Routes of the base gone from the file: callers of the old path are left dangling.
-        for (m, p, line) in &base_routes {
-            let still = current.iter().any(|&r| {
-                let route = &g.routes[r as usize];
-                same(m, p, &route.method, &route.path)
-            });
-            if still {
-                continue;
-            }
-            let owner_root = cf.file.map(|fi| snap.files[fi as usize].root);
-            let callers = old_route_callers(snap, owner_root, m, p);
-            let replaced = out
-                .iter()
-                .filter(|c| {
-                    c.kind == "route"
-                        && c.change.contains("path changed")
-                        && c.location.starts_with(&cf.display)
-                })
-                .map(|c| inline_code(&c.name))
-                .collect::<Vec<_>>();
-            let what = if replaced.is_empty() {
-                "route removed".to_string()
-            } else {
-                format!("route path changed (now {})", replaced.join(", "))
-            };
-            out.push(ContractChange {
-                kind: "route",
-                name: format!("{m} {p}"),
-                location: format!("{}:{line} (base)", cf.display),
-                change: if callers.is_empty() {
-                    format!("{what}; no caller of the old path found")
-                } else {
-                    format!("{what}; {} caller(s) still use the old path", callers.len())
-                },
-                risk: if callers.is_empty() {
-                    Risk::Behaviour
-                } else {
-                    Risk::Breaking
-                },
-                owner: cf.service.clone(),
-                affected: callers,
-            });
-        }
+        let added: Vec<&crate::index::graph::Route> =
+            added.iter().map(|&(r, _)| &g.routes[r as usize]).collect();
+        let current_routes: Vec<&crate::index::graph::Route> =
+            current.iter().map(|&r| &g.routes[r as usize]).collect();
+        out.extend(gone_routes(snap, cf, &current_routes, &added));
     }
     // Routes whose named handler is declared in another file of their root, and changed there.
     for (r, route) in g.routes.iter().enumerate() {
@@ -160,7 +163,7 @@ pub(super) fn route_contracts(snap: &Snapshot, report: &mut Report) {
                 (fi != route.at.file && snap.files[fi as usize].root == rf.root)
                     .then(|| handler_decl(snap, fi, h))
                     .flatten()
-                    .filter(|&(lo, hi)| overlaps(&cf.ranges, lo, hi))
+                    .filter(|&(lo, hi)| cf.touches(lo, hi))
                     .map(|(lo, hi)| format!("{}:{lo}–{hi}", cf.display))
             });
         let Some(at) = changed_at else { continue };
@@ -197,6 +200,145 @@ fn handler_decl(snap: &Snapshot, file: u32, handler: &str) -> Option<(u32, u32)>
         .map(|s| (s.line, s.end_line.max(s.line)))
 }
 
+/// True when two routes are the same contract: the method (any case) and the path.
+fn same_route(m: &str, p: &str, m2: &str, p2: &str) -> bool {
+    m.eq_ignore_ascii_case(m2) && p == p2
+}
+
+/// The routes of a changed file's base version.
+fn base_routes_of(cf: &ChangedFile) -> Vec<BaseRoute> {
+    cf.base_facts
+        .iter()
+        .flat_map(|f| f.http.iter())
+        .filter_map(|h| match h {
+            HttpFact::Route {
+                method,
+                path,
+                line,
+                handler,
+            } => Some(BaseRoute {
+                method: method.clone(),
+                path: path.clone(),
+                line: *line,
+                handler: handler.clone(),
+            }),
+            HttpFact::Call { .. } => None,
+        })
+        .collect()
+}
+
+/// [`handler_decl`] in the base version of a changed file.
+fn base_handler_decl(cf: &ChangedFile, handler: &str) -> Option<(u32, u32)> {
+    let last = handler_name(handler);
+    cf.base_facts.as_ref()?.symbols.iter().find_map(|s| {
+        (matches!(
+            s.kind,
+            SymbolKind::Function | SymbolKind::Method | SymbolKind::Constructor
+        ) && s.name == last)
+            .then_some((s.line, s.end_line.max(s.line)))
+    })
+}
+
+/// The innermost declaration (not an endpoint) around a line of a changed file's base version.
+fn base_enclosing(cf: &ChangedFile, line: u32) -> Option<(u32, u32)> {
+    cf.base_facts
+        .as_ref()?
+        .symbols
+        .iter()
+        .filter(|s| s.kind != SymbolKind::Endpoint && s.line <= line && line <= s.end_line)
+        .min_by_key(|s| s.end_line - s.line)
+        .map(|s| (s.line, s.end_line.max(s.line)))
+}
+
+/// The routes of a changed file's base that are gone from it, with the callers of the old path
+/// (left dangling: breaking). The new path of a route is the route `added` (new in the file)
+/// that took its place: the one naming the same handler, else the one at its line (moved by
+/// the other hunks only), else one the same hunk wrote (at the same offset, else of the same
+/// method, else any).
+fn gone_routes(
+    snap: &Snapshot,
+    cf: &ChangedFile,
+    current: &[&crate::index::graph::Route],
+    added: &[&crate::index::graph::Route],
+) -> Vec<ContractChange> {
+    let mut out = Vec::new();
+    for b in base_routes_of(cf) {
+        if current
+            .iter()
+            .any(|r| same_route(&b.method, &b.path, &r.method, &r.path))
+        {
+            continue;
+        }
+        let owner_root = cf.file.map(|fi| snap.files[fi as usize].root);
+        let callers = old_route_callers(snap, owner_root, &b.method, &b.path);
+        let by_handler: Vec<&&crate::index::graph::Route> = added
+            .iter()
+            .filter(|r| {
+                matches!((&b.handler, &r.handler), (Some(x), Some(y)) if handler_name(x) == handler_name(y))
+            })
+            .collect();
+        let at_line: Vec<&&crate::index::graph::Route> = match cf.new_line_of(b.line) {
+            Some(l) => added.iter().filter(|r| r.at.line == l).collect(),
+            None => Vec::new(),
+        };
+        let in_hunk: Vec<&&crate::index::graph::Route> = cf
+            .hunks
+            .iter()
+            .find(|h| h.old <= b.line && b.line < h.old + h.old_count)
+            .map(|h| {
+                let written: Vec<&&crate::index::graph::Route> = added
+                    .iter()
+                    .filter(|r| h.new <= r.at.line && r.at.line < h.new + h.new_count)
+                    .collect();
+                let offset: Vec<_> = written
+                    .iter()
+                    .copied()
+                    .filter(|r| r.at.line - h.new == b.line - h.old)
+                    .collect();
+                let method: Vec<_> = written
+                    .iter()
+                    .copied()
+                    .filter(|r| r.method.eq_ignore_ascii_case(&b.method))
+                    .collect();
+                [offset, method, written]
+                    .into_iter()
+                    .find(|v| !v.is_empty())
+                    .unwrap_or_default()
+            })
+            .unwrap_or_default();
+        let replaced: Vec<String> = [by_handler, at_line, in_hunk]
+            .into_iter()
+            .find(|v| !v.is_empty())
+            .unwrap_or_default()
+            .iter()
+            .map(|r| inline_code(&format!("{} {}", r.method, r.path)))
+            .collect();
+        let what = if replaced.is_empty() {
+            "route removed".to_string()
+        } else {
+            format!("route path changed (now {})", replaced.join(", "))
+        };
+        out.push(ContractChange {
+            kind: "route",
+            name: format!("{} {}", b.method, b.path),
+            location: format!("{}:{} (base)", cf.display, b.line),
+            change: if callers.is_empty() {
+                format!("{what}; no caller of the old path found")
+            } else {
+                format!("{what}; {} caller(s) still use the old path", callers.len())
+            },
+            risk: if callers.is_empty() {
+                Risk::Behaviour
+            } else {
+                Risk::Breaking
+            },
+            owner: cf.service.clone(),
+            affected: callers,
+        });
+    }
+    out
+}
+
 /// Topics whose producer or consumer site changed, or whose name constant changed (with the
 /// consumers of the old name, which lose their producer).
 pub(super) fn topic_contracts(snap: &Snapshot, report: &mut Report, depth: usize) {
@@ -208,7 +350,7 @@ pub(super) fn topic_contracts(snap: &Snapshot, report: &mut Report, depth: usize
         let f = &snap.files[fi as usize];
         // Event sites on changed lines.
         for e in g.events.iter().filter(|e| e.at.file == fi) {
-            if overlaps(&cf.ranges, e.at.line, e.at.line) {
+            if cf.touches(e.at.line, e.at.line) {
                 let role = match e.role {
                     EventRole::Producer => "producer",
                     EventRole::Consumer => "consumer",
@@ -224,7 +366,7 @@ pub(super) fn topic_contracts(snap: &Snapshot, report: &mut Report, depth: usize
             .facts()
             .bindings
             .iter()
-            .filter(|b| overlaps(&cf.ranges, b.line, b.line))
+            .filter(|b| cf.touches(b.line, b.line))
         {
             let suffix = format!(".{}", b.name);
             let uses: Vec<&crate::index::graph::EventLink> = g
@@ -286,9 +428,7 @@ pub(super) fn topic_contracts(snap: &Snapshot, report: &mut Report, depth: usize
                     && !lit.is_empty()
                     && !now.contains(&topic_key(&lit))
                     && let Some(ne) = g.events.iter().find(|x| {
-                        x.at.file == fi
-                            && x.role == e.role
-                            && overlaps(&cf.ranges, x.at.line, x.at.line)
+                        x.at.file == fi && x.role == e.role && cf.touches(x.at.line, x.at.line)
                     })
                 {
                     renamed.push(Renamed {

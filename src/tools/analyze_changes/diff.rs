@@ -16,10 +16,58 @@ pub(super) struct DiffFile {
     pub(super) new_path: Option<String>,
     pub(super) new_ranges: Vec<(u32, u32)>,
     pub(super) old_ranges: Vec<(u32, u32)>,
-    /// Pure deletions: the new-side range marked around the gap, and the old lines removed.
-    pub(super) gaps: Vec<((u32, u32), (u32, u32))>,
+    /// Every hunk, in order.
+    pub(super) hunks: Vec<Hunk>,
     /// Not tracked by git (listed by `ls-files --others`).
     pub(super) untracked: bool,
+}
+
+/// One hunk of `git diff -U0`: `count` old lines from `old` became `new_count` new lines from
+/// `new`. A count of 0 is a pure insertion (or deletion): its start is then the line after which
+/// the lines were inserted (or removed), as git writes it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Hunk {
+    pub(super) old: u32,
+    pub(super) old_count: u32,
+    pub(super) new: u32,
+    pub(super) new_count: u32,
+}
+
+impl Hunk {
+    /// True when the hunk changes something inside the new-side lines `lo..=hi`: an edited or
+    /// inserted line among them, or lines removed from between two of them (a deletion just
+    /// before or after the span does not touch it).
+    pub(super) fn touches(&self, lo: u32, hi: u32) -> bool {
+        if self.new_count > 0 {
+            self.new <= hi && lo < self.new + self.new_count
+        } else {
+            lo <= self.new && self.new < hi
+        }
+    }
+}
+
+/// True when a hunk touches the new-side lines `lo..=hi` ([`Hunk::touches`]).
+pub(super) fn touched(hunks: &[Hunk], lo: u32, hi: u32) -> bool {
+    hunks.iter().any(|h| h.touches(lo, hi))
+}
+
+/// Where an unchanged line of the base is now: `None` when a hunk changed or removed it.
+pub(super) fn new_line_of(hunks: &[Hunk], old_line: u32) -> Option<u32> {
+    let mut delta: i64 = 0;
+    for h in hunks {
+        let before = if h.old_count > 0 {
+            if h.old <= old_line && old_line < h.old + h.old_count {
+                return None;
+            }
+            h.old + h.old_count <= old_line
+        } else {
+            h.old < old_line
+        };
+        if before {
+            delta += i64::from(h.new_count) - i64::from(h.old_count);
+        }
+    }
+    u32::try_from(i64::from(old_line) + delta).ok()
 }
 
 /// Parses `git diff -U0 --no-prefix`-less output (with `a/` and `b/` prefixes).
@@ -73,6 +121,12 @@ pub(super) fn parse_diff(text: &str) -> Vec<DiffFile> {
             };
             let (os, oc) = span(old);
             let (ns, nc) = span(new);
+            f.hunks.push(Hunk {
+                old: os,
+                old_count: oc,
+                new: ns,
+                new_count: nc,
+            });
             if oc > 0 {
                 f.old_ranges.push((os, os.saturating_add(oc - 1)));
             }
@@ -83,9 +137,6 @@ pub(super) fn parse_diff(text: &str) -> Vec<DiffFile> {
                 // whole declaration: see `declarations`).
                 let gap = (ns.max(1), ns.saturating_add(1));
                 f.new_ranges.push(gap);
-                if oc > 0 {
-                    f.gaps.push((gap, (os, os.saturating_add(oc - 1))));
-                }
             }
         }
     }
@@ -206,7 +257,12 @@ pub(super) fn read_diff(
                 .map(|b| b.iter().filter(|&&c| c == b'\n').count() as u32 + 1)
                 .unwrap_or(1);
             diffs.push(DiffFile {
-                gaps: Vec::new(),
+                hunks: vec![Hunk {
+                    old: 0,
+                    old_count: 0,
+                    new: 1,
+                    new_count: lines,
+                }],
                 old_path: None,
                 new_path: Some(p),
                 new_ranges: vec![(1, lines)],
@@ -256,5 +312,32 @@ mod tests {
         assert_eq!(d[1].new_path.as_deref(), Some("new.proto"));
         assert_eq!(d[2].new_path, None);
         assert_eq!(d[2].old_ranges, vec![(1, 3)]);
+        // The hunks: line 3 of the base and the one after it became four, line 10 went.
+        let h = &d[0].hunks;
+        assert_eq!(new_line_of(h, 2), Some(2));
+        assert_eq!(new_line_of(h, 3), None);
+        assert_eq!(new_line_of(h, 5), Some(7));
+        assert_eq!(new_line_of(h, 10), None);
+        assert_eq!(new_line_of(h, 11), Some(12));
+        // A deletion after line 12 (now) touches a span around it, not one ending on 12.
+        assert!(touched(h, 12, 13));
+        assert!(!touched(h, 8, 12));
+        assert!(!touched(h, 13, 20));
+        assert!(touched(h, 6, 6));
+        assert!(!touched(h, 7, 7));
+    }
+
+    #[test]
+    fn an_insertion_moves_the_lines_after_it() {
+        let h = [Hunk {
+            old: 4,
+            old_count: 0,
+            new: 5,
+            new_count: 2,
+        }];
+        assert_eq!(new_line_of(&h, 4), Some(4));
+        assert_eq!(new_line_of(&h, 5), Some(7));
+        assert!(touched(&h, 5, 6));
+        assert!(!touched(&h, 1, 4));
     }
 }

@@ -24,7 +24,9 @@ mod render;
 pub use render::{render_markdown, to_json};
 
 use self::contracts::{importer_contracts, route_contracts, route_types, topic_contracts};
-use self::diff::{choose_base, classify_path, overlaps, read_base_texts, read_diff, repositories};
+use self::diff::{
+    Hunk, choose_base, classify_path, overlaps, read_base_texts, read_diff, repositories,
+};
 use self::proto::{handler_contracts, proto_contracts};
 use self::render::{first_clause, render_markdown_rows};
 use super::analyze_impact::{self, Row};
@@ -161,8 +163,94 @@ pub struct ChangedFile {
     base_bytes: Option<Vec<u8>>,
     /// Old-side ranges (for declarations of deleted files).
     old_ranges: Vec<(u32, u32)>,
-    /// Pure deletions ([`diff::DiffFile::gaps`]).
-    gaps: Vec<((u32, u32), (u32, u32))>,
+    /// The hunks ([`diff::Hunk`]): what touches a span, where a line of the base is now.
+    hunks: Vec<Hunk>,
+    /// The base version's text, for a source file that existed there.
+    base_text: Option<String>,
+}
+
+impl ChangedFile {
+    /// True when the change touches the (new-side) lines `lo..=hi`; lines removed just before
+    /// or after them do not.
+    fn touches(&self, lo: u32, hi: u32) -> bool {
+        diff::touched(&self.hunks, lo, hi.max(lo))
+    }
+
+    /// Where line `old` of the base is now, when the change left it as it was.
+    fn new_line_of(&self, old: u32) -> Option<u32> {
+        self.base_text.as_ref()?;
+        diff::new_line_of(&self.hunks, old)
+    }
+
+    /// The text of the base's lines `lo..=hi`, each trimmed ([`span_text`]).
+    fn base_span(&self, lo: u32, hi: u32) -> Option<String> {
+        self.base_text.as_deref().map(|t| span_text(t, lo, hi))
+    }
+}
+
+/// The lines `lo..=hi` (1-based) of `text`, each trimmed, joined by newlines: what a span says,
+/// wherever it sits (a block moved or re-indented reads the same).
+fn span_text(text: &str, lo: u32, hi: u32) -> String {
+    text.lines()
+        .skip(lo.saturating_sub(1) as usize)
+        .take((hi.max(lo) - lo.max(1) + 1) as usize)
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The last line of the statement starting on line `line` of `lines`: where the brackets opened
+/// from the start of that line close (`app.get('/x', (req, res) => { … });`,
+/// `ch.basic_publish(exchange=…,\n routing_key=…)`), at most `cap` lines on; the line itself
+/// when it opens none it does not close; `None` when they are still open `cap` lines on. Strings
+/// and `//` comments are skipped, roughly.
+fn statement_end(lines: &[&str], line: u32, cap: u32) -> Option<u32> {
+    let mut depth: i32 = 0;
+    let mut opened = false;
+    let mut backtick = false;
+    let last = (line.saturating_add(cap) as usize).min(lines.len());
+    for n in line.max(1) as usize..=last {
+        let Some(text) = lines.get(n - 1) else { break };
+        let mut quote: Option<char> = None;
+        let mut chars = text.chars().peekable();
+        while let Some(c) = chars.next() {
+            if backtick {
+                match c {
+                    '\\' => {
+                        chars.next();
+                    }
+                    '`' => backtick = false,
+                    _ => {}
+                }
+                continue;
+            }
+            if let Some(q) = quote {
+                match c {
+                    '\\' => {
+                        chars.next();
+                    }
+                    c if c == q => quote = None,
+                    _ => {}
+                }
+                continue;
+            }
+            match c {
+                '\'' | '"' => quote = Some(c),
+                '`' => backtick = true,
+                '/' if chars.peek() == Some(&'/') => break,
+                '(' | '[' | '{' => {
+                    depth += 1;
+                    opened = true;
+                }
+                ')' | ']' | '}' => depth -= 1,
+                _ => {}
+            }
+        }
+        if !opened || depth <= 0 {
+            return Some(n as u32);
+        }
+    }
+    None
 }
 
 /// One changed declaration.
@@ -405,6 +493,7 @@ pub fn compute(
             // The base version, through the same extractors.
             let mut base_facts = None;
             let mut base_bytes = None;
+            let mut base_text = None;
             if let Some(old) = &d.old_path
                 && let Some(lang) = Language::of_path(old)
                 && let Some(bytes) = base_texts
@@ -415,6 +504,7 @@ pub fn compute(
             {
                 let text = String::from_utf8_lossy(&bytes);
                 base_facts = Some(crate::index::lang::extract(lang, &rel_in_root, &text));
+                base_text = Some(text.into_owned());
                 if lang == Language::Protobuf {
                     base_bytes = Some(bytes);
                 }
@@ -437,7 +527,8 @@ pub fn compute(
                 base_facts,
                 base_bytes,
                 old_ranges: d.old_ranges,
-                gaps: d.gaps,
+                hunks: d.hunks,
+                base_text,
             });
         }
     }
@@ -517,14 +608,16 @@ fn declarations(snap: &Snapshot, report: &mut Report) {
                             })
                     })
                     .collect();
-                let whole_gaps: Vec<(u32, u32)> = cf
-                    .gaps
+                // Hunks that only removed whole declarations gone from the file.
+                let whole_gaps: Vec<&Hunk> = cf
+                    .hunks
                     .iter()
-                    .filter(|(_, (lo, hi))| {
-                        gone.iter()
-                            .any(|b| *lo <= b.line && b.end_line.max(b.line) <= *hi)
+                    .filter(|h| {
+                        h.new_count == 0
+                            && gone.iter().any(|b| {
+                                h.old <= b.line && b.end_line.max(b.line) < h.old + h.old_count
+                            })
                     })
-                    .map(|(gap, _)| *gap)
                     .collect();
                 for b in &gone {
                     decls.push(ChangedDecl {
@@ -543,9 +636,9 @@ fn declarations(snap: &Snapshot, report: &mut Report) {
                     });
                 }
                 let mut picked: BTreeSet<usize> = BTreeSet::new();
-                for &(lo, hi) in cf.ranges.iter().filter(|r| !whole_gaps.contains(r)) {
+                for h in cf.hunks.iter().filter(|h| !whole_gaps.contains(h)) {
                     let hits: Vec<usize> = (0..syms.len())
-                        .filter(|&i| syms[i].line <= hi && lo <= syms[i].end_line.max(syms[i].line))
+                        .filter(|&i| h.touches(syms[i].line, syms[i].end_line.max(syms[i].line)))
                         .collect();
                     // Innermost: drop a hit that contains another hit.
                     for &i in &hits {
@@ -560,6 +653,23 @@ fn declarations(snap: &Snapshot, report: &mut Report) {
                             picked.insert(i);
                         }
                     }
+                }
+                // A declaration that reads as it did in the base only moved: not a change.
+                if !picked.is_empty()
+                    && let (Some(base), Ok(now)) =
+                        (&cf.base_facts, std::fs::read_to_string(snap.abs_path(f)))
+                {
+                    picked.retain(|&i| {
+                        let s = syms[i];
+                        let text = span_text(&now, s.line, s.end_line.max(s.line));
+                        !base.symbols.iter().any(|b| {
+                            b.kind == s.kind
+                                && b.name == f.name(s)
+                                && b.container.as_deref() == f.container(s)
+                                && cf.base_span(b.line, b.end_line.max(b.line)).as_ref()
+                                    == Some(&text)
+                        })
+                    });
                 }
                 let added = cf.status == "added" || cf.status == "untracked";
                 for i in picked {

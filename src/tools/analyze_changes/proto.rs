@@ -3,7 +3,6 @@
 
 use super::super::analyze_impact;
 use super::super::wire_check::WireReport;
-use super::diff::overlaps;
 use super::{
     Affected, ChangedFile, ContractChange, FileClass, Report, Risk, affected_of, decl_range,
     loc_text, owner_of,
@@ -59,7 +58,7 @@ pub(super) fn proto_contracts(snap: &Snapshot, report: &mut Report) {
             current
                 .messages
                 .iter()
-                .filter(|m| !m.name.contains('.') && overlaps(&cf.ranges, m.line, m.end_line))
+                .filter(|m| !m.name.contains('.') && cf.touches(m.line, m.end_line))
                 .map(|m| m.name.clone())
                 .chain(by_message.iter().map(|(k, _)| k.clone())),
         );
@@ -338,24 +337,31 @@ fn rpc_changes(
 ) -> Vec<ContractChange> {
     let g = &snap.graph;
     let bare = |t: &str| t.rsplit('.').next().unwrap_or(t).to_string();
+    let current_text = cf
+        .file
+        .and_then(|fi| std::fs::read_to_string(snap.abs_path(&snap.files[fi as usize])).ok());
     let mut out = Vec::new();
     for &c in contracts {
         for &r in &g.contracts[c as usize].rpcs {
             let rpc = &g.rpcs[r as usize];
             let mut why = Vec::new();
             let mut risk = Risk::Behaviour;
-            if overlaps(&cf.ranges, rpc.def.line, rpc.def.line) {
-                let existed = base.services.iter().any(|s| {
-                    s.name == g.contracts[c as usize].name
-                        && s.rpcs
-                            .iter()
-                            .any(|b| method_key(&b.name) == method_key(&rpc.name))
-                });
-                why.push(if existed {
-                    "RPC declaration changed".to_string()
-                } else {
-                    "RPC added (or renamed to this name)".to_string()
-                });
+            if cf.touches(rpc.def.line, rpc.def.line) {
+                let was = base
+                    .services
+                    .iter()
+                    .filter(|s| s.name == g.contracts[c as usize].name)
+                    .flat_map(|s| s.rpcs.iter())
+                    .find(|b| method_key(&b.name) == method_key(&rpc.name));
+                // A declaration that reads as in the base only moved.
+                let now = current_text
+                    .as_deref()
+                    .map(|t| super::span_text(t, rpc.def.line, rpc.def.line));
+                match was {
+                    Some(b) if cf.base_span(b.line, b.line) == now => {}
+                    Some(_) => why.push("RPC declaration changed".to_string()),
+                    None => why.push("RPC added (or renamed to this name)".to_string()),
+                }
             }
             for m in [bare(&rpc.request), bare(&rpc.response)] {
                 if changed_messages.contains(&m) {
@@ -661,7 +667,7 @@ pub(super) fn handler_contracts(snap: &Snapshot, report: &mut Report) {
         let Some(fi) = cf.file else { continue };
         for h in g.handlers.iter().filter(|h| h.at.file == fi) {
             let range = decl_range(snap, fi, h.at.line, None).unwrap_or((h.at.line, h.at.line));
-            if overlaps(&cf.ranges, range.0, range.1) {
+            if cf.touches(range.0, range.1) {
                 by_rpc.entry(h.rpc).or_default().push(format!(
                     "`{}` ({})",
                     h.label,
