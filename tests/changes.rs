@@ -2002,3 +2002,75 @@ fn go_handler_change_deep_in_the_body_is_still_the_handler() {
         ],
     );
 }
+
+/// Commits what is there as the new base: `main` moves to it (the branch stays checked out).
+fn commit_as_base(ws: &Path) {
+    git(ws, &["add", "-A"]);
+    git(ws, &["commit", "-q", "-m", "new base"]);
+    git(ws, &["branch", "-f", "main", "HEAD"]);
+}
+
+/// A removed line whose text starts with `-- ` is `--- …` in the diff, and an added `++ …` is
+/// `+++ …`: lines of the hunk, not file headers. The field removed beside them still breaks.
+#[test]
+fn removed_lines_that_read_like_diff_headers_hide_no_breaking_change() {
+    let ws = repo("chg-dashdash");
+    let proto = "contracts/orders/v1/orders.proto";
+    edit(
+        &ws,
+        proto,
+        "  int64 total_cents = 5;\n",
+        "/*\n-- money in cents\n*/\n  int64 total_cents = 5;\n",
+    );
+    commit_as_base(&ws);
+    edit(
+        &ws,
+        proto,
+        "/*\n-- money in cents\n*/\n  int64 total_cents = 5;\n",
+        "/*\n++ b/orders.proto\n*/\n",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    let files: Vec<(&str, &str)> = r["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["path"].as_str().unwrap(), f["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(files, vec![(proto, "modified")], "{r:#}");
+    assert_eq!(r["breaking"], true, "{r:#}");
+    let get = contract(&r, "rpc", "OrderService.GetOrder");
+    assert_eq!(get["risk"], "breaking");
+    assert!(
+        get["change"]
+            .as_str()
+            .unwrap()
+            .contains("Order.total_cents"),
+        "{get:#}"
+    );
+}
+
+/// A `.proto` whose path git quotes (a space, a quote, a backslash, a non-ASCII letter): the
+/// name is unquoted, the file found, its removed field breaking.
+#[test]
+fn a_quoted_path_is_unquoted() {
+    let ws = repo("chg-quoted");
+    let proto = "contracts/orders/v1/ord \"er\\s\" \u{e9}.proto";
+    std::fs::rename(ws.join("contracts/orders/v1/orders.proto"), ws.join(proto)).unwrap();
+    commit_as_base(&ws);
+    edit(&ws, proto, "  int64 total_cents = 5;\n", "");
+    commit(&ws);
+    for quote in ["false", "true"] {
+        git(&ws, &["config", "core.quotePath", quote]);
+        let r = impact_json(&ws);
+        let files: Vec<(&str, &str)> = r["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| (f["path"].as_str().unwrap(), f["status"].as_str().unwrap()))
+            .collect();
+        assert_eq!(files, vec![(proto, "modified")], "{r:#}");
+        let get = contract(&r, "rpc", "OrderService.GetOrder");
+        assert_eq!(get["risk"], "breaking", "{r:#}");
+    }
+}

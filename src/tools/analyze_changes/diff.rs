@@ -70,38 +70,59 @@ pub(super) fn new_line_of(hunks: &[Hunk], old_line: u32) -> Option<u32> {
     u32::try_from(i64::from(old_line) + delta).ok()
 }
 
-/// Parses `git diff -U0 --no-prefix`-less output (with `a/` and `b/` prefixes).
+/// Parses `git diff -U0` output (with the `a/` and `b/` prefixes). The `@@` counts say how many
+/// removed and added lines follow a hunk header, so a line of the file that reads like a header
+/// (a removed `-- comment` is `--- comment` in the diff) stays a line of the file.
 pub(super) fn parse_diff(text: &str) -> Vec<DiffFile> {
     let mut files: Vec<DiffFile> = Vec::new();
-    let strip = |p: &str, pre: &str| -> Option<String> {
-        let p = p.trim_end_matches('\t');
-        if p == "/dev/null" {
-            None
-        } else {
-            Some(p.strip_prefix(pre).unwrap_or(p).to_string())
-        }
-    };
+    // Removed and added lines still to come in the current hunk.
+    let (mut old_left, mut new_left) = (0u32, 0u32);
     for line in text.lines() {
+        if old_left > 0 || new_left > 0 {
+            let counted = match line.as_bytes().first() {
+                Some(b'-') => {
+                    old_left = old_left.saturating_sub(1);
+                    true
+                }
+                Some(b'+') => {
+                    new_left = new_left.saturating_sub(1);
+                    true
+                }
+                Some(b' ') => {
+                    old_left = old_left.saturating_sub(1);
+                    new_left = new_left.saturating_sub(1);
+                    true
+                }
+                // `\ No newline at end of file` counts as neither.
+                Some(b'\\') => true,
+                _ => false,
+            };
+            if counted {
+                continue;
+            }
+            // Not a hunk line: the counts were wrong (or the output cut); read it as a header.
+            (old_left, new_left) = (0, 0);
+        }
         if let Some(rest) = line.strip_prefix("diff --git ") {
             let mut f = DiffFile::default();
             // `a/x b/x`: good enough for the fallback when no ---/+++ lines follow (renames,
             // mode changes); the ---/+++ and rename lines override it.
-            if let Some((a, b)) = rest.split_once(" b/") {
-                f.old_path = strip(a, "a/");
-                f.new_path = Some(b.to_string());
+            if let Some((a, b)) = header_paths(rest) {
+                f.old_path = Some(a.strip_prefix("a/").map_or(a.clone(), str::to_string));
+                f.new_path = Some(b.strip_prefix("b/").map_or(b.clone(), str::to_string));
             }
             files.push(f);
             continue;
         }
         let Some(f) = files.last_mut() else { continue };
         if let Some(p) = line.strip_prefix("--- ") {
-            f.old_path = strip(p, "a/");
+            f.old_path = side_path(p, "a/");
         } else if let Some(p) = line.strip_prefix("+++ ") {
-            f.new_path = strip(p, "b/");
+            f.new_path = side_path(p, "b/");
         } else if let Some(p) = line.strip_prefix("rename from ") {
-            f.old_path = Some(p.to_string());
+            f.old_path = Some(unquote(p).0);
         } else if let Some(p) = line.strip_prefix("rename to ") {
-            f.new_path = Some(p.to_string());
+            f.new_path = Some(unquote(p).0);
         } else if line.starts_with("deleted file mode") {
             f.new_path = None;
         } else if line.starts_with("new file mode") {
@@ -121,6 +142,7 @@ pub(super) fn parse_diff(text: &str) -> Vec<DiffFile> {
             };
             let (os, oc) = span(old);
             let (ns, nc) = span(new);
+            (old_left, new_left) = (oc, nc);
             f.hunks.push(Hunk {
                 old: os,
                 old_count: oc,
@@ -141,6 +163,101 @@ pub(super) fn parse_diff(text: &str) -> Vec<DiffFile> {
         }
     }
     files
+}
+
+/// The path of a `---` or `+++` line without its prefix; `None` for `/dev/null`. Git ends the
+/// name with a tab when it holds a space, and quotes it when it holds a tab, a newline, a quote,
+/// a backslash (or, with `core.quotePath`, a non-ASCII byte).
+fn side_path(p: &str, prefix: &str) -> Option<String> {
+    let p = if p.starts_with('"') {
+        unquote(p).0
+    } else {
+        p.trim_end_matches('\t').to_string()
+    };
+    if p == "/dev/null" {
+        None
+    } else {
+        Some(p.strip_prefix(prefix).map_or(p.clone(), str::to_string))
+    }
+}
+
+/// The two paths of a `diff --git` header (`a/x b/x`, either or both quoted), prefixes kept.
+/// Unquoted names holding ` b/` are ambiguous: the split is at the middle when both names are
+/// the same (no rename), else at the first ` b/`.
+fn header_paths(rest: &str) -> Option<(String, String)> {
+    if rest.starts_with('"') {
+        let (a, used) = unquote(rest);
+        let b = rest[used..].trim_start_matches(' ');
+        let b = if b.starts_with('"') {
+            unquote(b).0
+        } else {
+            b.to_string()
+        };
+        return Some((a, b));
+    }
+    if let Some(i) = rest.find(" \"b/") {
+        return Some((rest[..i].to_string(), unquote(&rest[i + 1..]).0));
+    }
+    // Same name on both sides: `a/<p> b/<p>`.
+    let n = rest.len();
+    if n % 2 == 1 {
+        let (a, b) = (&rest[..n / 2], &rest[n / 2 + 1..]);
+        if rest.as_bytes()[n / 2] == b' '
+            && a.strip_prefix("a/")
+                .is_some_and(|x| b.strip_prefix("b/") == Some(x))
+        {
+            return Some((a.to_string(), b.to_string()));
+        }
+    }
+    rest.split_once(" b/")
+        .map(|(a, b)| (a.to_string(), format!("b/{b}")))
+}
+
+/// A name as git writes it: C-style quoted (`"a/sp ace/\303\251.proto"`: `\t`, `\n`, `\"`,
+/// `\\`, … and `\ooo` octal bytes, read as UTF-8) or bare. Returns the name and the bytes of `s`
+/// it took (the closing quote included).
+fn unquote(s: &str) -> (String, usize) {
+    let Some(body) = s.strip_prefix('"') else {
+        return (s.to_string(), s.len());
+    };
+    let b = body.as_bytes();
+    let mut out: Vec<u8> = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => return (String::from_utf8_lossy(&out).into_owned(), i + 2),
+            b'\\' if i + 1 < b.len() => {
+                let c = b[i + 1];
+                i += 2;
+                match c {
+                    b'0'..=b'7' => {
+                        let mut v: u32 = u32::from(c - b'0');
+                        let mut k = 0;
+                        while k < 2 && i < b.len() && (b'0'..=b'7').contains(&b[i]) {
+                            v = v * 8 + u32::from(b[i] - b'0');
+                            i += 1;
+                            k += 1;
+                        }
+                        out.push((v & 0xff) as u8);
+                    }
+                    b'a' => out.push(7),
+                    b'b' => out.push(8),
+                    b't' => out.push(b'\t'),
+                    b'n' => out.push(b'\n'),
+                    b'v' => out.push(11),
+                    b'f' => out.push(12),
+                    b'r' => out.push(b'\r'),
+                    other => out.push(other),
+                }
+            }
+            c => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    // No closing quote: take it as it is.
+    (s.to_string(), s.len())
 }
 
 /// The repositories holding the workspace's roots (by top-level directory).
@@ -325,6 +442,40 @@ mod tests {
         assert!(!touched(h, 13, 20));
         assert!(touched(h, 6, 6));
         assert!(!touched(h, 7, 7));
+    }
+
+    #[test]
+    fn lines_that_read_like_headers_inside_a_hunk_are_lines() {
+        // A removed `-- note` and an added `++ x` are `--- note` and `+++ x` in the diff; the
+        // counts of the `@@` line say they belong to the hunk.
+        let text = "diff --git a/q.proto b/q.proto\nindex 1..2 100644\n--- a/q.proto\n+++ b/q.proto\n@@ -2,3 +2,2 @@ message A {\n--- note\n-  int32 b = 2;\n---- x\n+++ y\n+  int32 c = 3;\n@@ -9,0 +9 @@\n++++ b/other\n\\ No newline at end of file\ndiff --git a/z.sql b/z.sql\n--- a/z.sql\n+++ b/z.sql\n@@ -1 +1 @@\n--- old\n+++ new\n";
+        let d = parse_diff(text);
+        assert_eq!(d.len(), 2, "{d:?}");
+        assert_eq!(d[0].old_path.as_deref(), Some("q.proto"));
+        assert_eq!(d[0].new_path.as_deref(), Some("q.proto"));
+        assert_eq!(d[0].hunks.len(), 2);
+        assert_eq!(d[0].old_ranges, vec![(2, 4)]);
+        assert_eq!(d[0].new_ranges, vec![(2, 3), (9, 9)]);
+        assert_eq!(d[1].old_path.as_deref(), Some("z.sql"));
+        assert_eq!(d[1].new_path.as_deref(), Some("z.sql"));
+        assert_eq!(d[1].old_ranges, vec![(1, 1)]);
+    }
+
+    #[test]
+    fn quoted_names_are_unquoted() {
+        let text = "diff --git \"a/sp ace/\\303\\251.proto\" \"b/sp ace/\\303\\251.proto\"\nindex 1..2 100644\n--- \"a/sp ace/\\303\\251.proto\"\n+++ \"b/sp ace/\\303\\251.proto\"\n@@ -1 +1 @@\n-a\n+b\ndiff --git \"a/t\\tab\" \"b/q\\\"uo\\\\te\"\nsimilarity index 100%\nrename from \"t\\tab\"\nrename to \"q\\\"uo\\\\te\"\ndiff --git a/with space.go b/with space.go\n--- a/with space.go\t\n+++ b/with space.go\t\n@@ -3 +3 @@\n-x\n+y\ndiff --git a/x b/y.txt b/x b/y.txt\nold mode 100644\nnew mode 100755\n";
+        let d = parse_diff(text);
+        assert_eq!(d.len(), 4, "{d:?}");
+        assert_eq!(d[0].old_path.as_deref(), Some("sp ace/\u{e9}.proto"));
+        assert_eq!(d[0].new_path.as_deref(), Some("sp ace/\u{e9}.proto"));
+        assert_eq!(d[1].old_path.as_deref(), Some("t\tab"));
+        assert_eq!(d[1].new_path.as_deref(), Some("q\"uo\\te"));
+        assert_eq!(d[2].old_path.as_deref(), Some("with space.go"));
+        assert_eq!(d[2].new_path.as_deref(), Some("with space.go"));
+        // A mode change only (no ---/+++): the header's two equal halves.
+        assert_eq!(d[3].old_path.as_deref(), Some("x b/y.txt"));
+        assert_eq!(d[3].new_path.as_deref(), Some("x b/y.txt"));
+        assert_eq!(unquote("\"a\\nb\\001\"").0, "a\nb\u{1}");
     }
 
     #[test]
