@@ -2074,3 +2074,57 @@ fn a_quoted_path_is_unquoted() {
         assert_eq!(get["risk"], "breaking", "{r:#}");
     }
 }
+
+/// A repository nested in the workspace that has no commit by the base's name is left out with
+/// a line saying so; the others are still compared. When no repository has it, it is an error.
+#[test]
+fn a_nested_repository_without_the_base_is_skipped() {
+    let ws = example_copy("chg-nested");
+    let nested = ws.join("services/pricing");
+    git(&nested, &["init", "-q", "-b", "trunk"]);
+    git(&nested, &["add", "-A"]);
+    git(&nested, &["commit", "-q", "-m", "pricing"]);
+    std::fs::write(ws.join(".gitignore"), "services/pricing/\n").unwrap();
+    git(&ws, &["init", "-q", "-b", "main"]);
+    git(&ws, &["add", "-A"]);
+    git(&ws, &["commit", "-q", "-m", "base"]);
+    git(&ws, &["checkout", "-q", "-b", "feature"]);
+    edit(
+        &ws,
+        "contracts/orders/v1/orders.proto",
+        "  int64 total_cents = 5;\n",
+        "",
+    );
+    commit(&ws);
+    let (code, out) = impact(&ws, &["--base", "main", "--format", "json"]);
+    assert_eq!(code, Some(0), "{out}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    let bases: Vec<&str> = r["bases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b.as_str().unwrap())
+        .collect();
+    assert!(
+        bases.contains(&"`services/pricing`: base `main` not found there; not compared"),
+        "{bases:?}"
+    );
+    assert!(
+        bases
+            .iter()
+            .any(|b| b.starts_with("`.`: base `main`, commit")),
+        "{bases:?}"
+    );
+    assert_eq!(r["breaking"], true, "{r:#}");
+    contract(&r, "rpc", "OrderService.GetOrder");
+    // The Markdown says it too.
+    let (code, md) = impact(&ws, &["--base", "main"]);
+    assert_eq!(code, Some(0), "{md}");
+    assert!(
+        md.contains("- `services/pricing`: base `main` not found there; not compared"),
+        "{md}"
+    );
+    // A base no repository has is still an error.
+    let (code, out) = impact(&ws, &["--base", "no-such-branch", "--format", "json"]);
+    assert_eq!(code, Some(2), "{out}");
+}

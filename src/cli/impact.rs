@@ -26,7 +26,8 @@ Options:
   --depth N            hops through consumers that re-emit a changed topic, 1-5 (default 1)
 
 Exit status: 0; 1 with --fail-on breaking when a contract change breaks its users; 2 for bad
-usage or when the changes cannot be read (no git repository, an unknown base).
+usage or when the changes cannot be read (no git repository, a base no repository has; a
+nested repository without it is skipped and said so).
 
 Example (CI): mesh-mcp impact --base origin/main --fail-on breaking >> \"$GITHUB_STEP_SUMMARY\"
 ";

@@ -288,30 +288,43 @@ pub(super) fn repositories(snap: &Snapshot, workspace: &Path) -> Result<Vec<Path
     Ok(tops.into_iter().collect())
 }
 
+/// The base of one repository, as [`choose_base`] found it.
+pub(super) enum RepoBase {
+    /// The label of the base and its commit.
+    Found(String, String),
+    /// The repository has no commits yet.
+    NoCommits,
+    /// The revision asked for is not in this repository: the error to give when no repository
+    /// of the workspace has it.
+    Missing(String),
+}
+
 /// Chooses the commit to diff against in one repository.
-pub(super) fn choose_base(
-    git: &Git,
-    base: &BaseArg,
-    repo: &str,
-) -> Result<Option<(String, String)>, String> {
+pub(super) fn choose_base(git: &Git, base: &BaseArg, repo: &str) -> Result<RepoBase, String> {
     let problem = |e: GitError| format!("Cannot read the changes of {repo}: {e}.");
+    let found = |b: Option<(String, String)>| match b {
+        Some((label, commit)) => RepoBase::Found(label, commit),
+        None => RepoBase::NoCommits,
+    };
     match base {
         BaseArg::Revision(rev) => match git.commit_of(rev).map_err(problem)? {
-            Some(c) => Ok(Some((inline_code(rev), c))),
-            None => Err(format!(
+            Some(c) => Ok(RepoBase::Found(inline_code(rev), c)),
+            None => Ok(RepoBase::Missing(format!(
                 "Unknown base {}: no commit by that name in the repository {repo}. Pass a branch, tag or commit that exists there (see `git branch -a`), e.g. {{\"base\": \"origin/main\"}}, \"working tree\", or omit `base`.",
                 inline_code(rev)
-            )),
+            ))),
         },
-        BaseArg::WorkingTree => Ok(git.commit_of("HEAD").map_err(problem)?.map(|c| {
+        BaseArg::WorkingTree => Ok(found(git.commit_of("HEAD").map_err(problem)?.map(|c| {
             (
                 "`HEAD` (uncommitted changes of the working tree)".to_string(),
                 c,
             )
-        })),
-        BaseArg::Default => Ok(super::super::analyze_grpc::implicit_base(git)
-            .map_err(problem)?
-            .map(|b| (b.label, b.commit))),
+        }))),
+        BaseArg::Default => Ok(found(
+            super::super::analyze_grpc::implicit_base(git)
+                .map_err(problem)?
+                .map(|b| (b.label, b.commit)),
+        )),
     }
 }
 

@@ -25,7 +25,7 @@ pub use render::{render_markdown, to_json};
 
 use self::contracts::{importer_contracts, route_contracts, route_types, topic_contracts};
 use self::diff::{
-    Hunk, choose_base, classify_path, overlaps, read_base_texts, read_diff, repositories,
+    Hunk, RepoBase, choose_base, classify_path, overlaps, read_base_texts, read_diff, repositories,
 };
 use self::proto::{handler_contracts, proto_contracts};
 use self::render::{first_clause, render_markdown_rows};
@@ -436,6 +436,9 @@ pub fn compute(
             .unwrap_or_else(|_| abs.to_string_lossy().into_owned())
     };
     let mut outside = 0usize;
+    // Repositories compared, and the error of the first one without the base.
+    let mut compared = 0usize;
+    let mut missing: Option<String> = None;
     for top in repositories(snap, workspace)? {
         // The repository as the workspace sees it (never an absolute path outside it).
         let repo_label = match top.strip_prefix(&canon_ws) {
@@ -444,12 +447,28 @@ pub fn compute(
             Err(_) => "the repository holding the workspace".to_string(),
         };
         let git = Git::new(&top);
-        let Some((label, commit)) = choose_base(&git, base, &repo_label)? else {
-            report.bases.push(format!(
-                "{repo_label}: no commits yet, so there is no base to compare with"
-            ));
-            continue;
+        let (label, commit) = match choose_base(&git, base, &repo_label)? {
+            RepoBase::Found(label, commit) => (label, commit),
+            RepoBase::NoCommits => {
+                report.bases.push(format!(
+                    "{repo_label}: no commits yet, so there is no base to compare with"
+                ));
+                continue;
+            }
+            RepoBase::Missing(why) => {
+                // One repository of several without the base (a nested repository on other
+                // branches) is left out, said so; the others are still compared.
+                if let BaseArg::Revision(rev) = base {
+                    report.bases.push(format!(
+                        "{repo_label}: base {} not found there; not compared",
+                        inline_code(rev)
+                    ));
+                }
+                missing.get_or_insert(why);
+                continue;
+            }
         };
+        compared += 1;
         let short = &commit[..commit.len().min(10)];
         report.bases.push(format!(
             "{repo_label}: base {label}, commit `{short}`, compared with the working tree"
@@ -531,6 +550,12 @@ pub fn compute(
                 base_text,
             });
         }
+    }
+    if let Some(why) = missing
+        && compared == 0
+    {
+        // No repository has the base: nothing was compared, so it is the answer.
+        return Err(why);
     }
     if outside > 0 {
         report.unresolved.push(format!(
