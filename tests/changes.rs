@@ -2006,7 +2006,7 @@ fn go_handler_change_deep_in_the_body_is_still_the_handler() {
 /// Commits what is there as the new base: `main` moves to it (the branch stays checked out).
 fn commit_as_base(ws: &Path) {
     git(ws, &["add", "-A"]);
-    git(ws, &["commit", "-q", "-m", "new base"]);
+    git(ws, &["commit", "-q", "--allow-empty", "-m", "new base"]);
     git(ws, &["branch", "-f", "main", "HEAD"]);
 }
 
@@ -2127,4 +2127,62 @@ fn a_nested_repository_without_the_base_is_skipped() {
     // A base no repository has is still an error.
     let (code, out) = impact(&ws, &["--base", "no-such-branch", "--format", "json"]);
     assert_eq!(code, Some(2), "{out}");
+}
+
+/// Rewrites a file of the workspace with lone CRs (old Mac line ends) for its line feeds.
+fn to_cr_only(ws: &Path, path: &str) {
+    let p = ws.join(path);
+    let text = std::fs::read_to_string(&p).unwrap();
+    std::fs::write(&p, text.replace('\n', "\r")).unwrap();
+}
+
+/// A `.proto` with lone-CR line ends is one line to git: converted to them, it changes
+/// nothing; edited with them, the verdict is the one of the edit (no false BREAKING).
+#[test]
+fn cr_only_line_ends_give_the_verdict_of_the_edit() {
+    let ws = repo("chg-cr-only");
+    let proto = "contracts/orders/v1/orders.proto";
+    to_cr_only(&ws, proto);
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_eq!(r["breaking"], false, "{r:#}");
+    assert_eq!(r["contracts"], json!([]), "{r:#}");
+    assert_eq!(r["declarations"], json!([]), "{r:#}");
+    // Lone CRs on both sides: a field added is wire-compatible.
+    commit_as_base(&ws);
+    edit(
+        &ws,
+        proto,
+        "  string currency = 6;\r",
+        "  string currency = 6;\r  string note = 7;\r",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_eq!(r["breaking"], false, "{r:#}");
+    let ranges = &r["files"][0]["ranges"];
+    assert_eq!(ranges, &json!([[36, 36]]), "{r:#}");
+    // And a field removed is breaking, on the field.
+    commit_as_base(&ws);
+    edit(&ws, proto, "  int64 total_cents = 5;\r", "");
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_eq!(r["breaking"], true, "{r:#}");
+    let get = contract(&r, "rpc", "OrderService.GetOrder");
+    assert!(
+        get["change"]
+            .as_str()
+            .unwrap()
+            .contains("Order.total_cents"),
+        "{get:#}"
+    );
+    assert!(
+        !r["contracts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["change"].as_str().unwrap().contains("deleted")
+                && c["kind"] == "rpc"
+                && c["change"].as_str().unwrap().starts_with("RPC")),
+        "{r:#}"
+    );
 }

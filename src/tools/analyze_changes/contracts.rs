@@ -60,8 +60,7 @@ pub(super) fn route_contracts(snap: &Snapshot, report: &mut Report) {
         if current.is_empty() && cf.base_facts.is_none() {
             continue;
         }
-        let now_text =
-            std::fs::read_to_string(snap.abs_path(&snap.files[fi as usize])).unwrap_or_default();
+        let now_text = cf.current_text.clone().unwrap_or_default();
         let now_lines: Vec<&str> = now_text.lines().collect();
         let base_lines: Vec<&str> = cf.base_text.as_deref().unwrap_or("").lines().collect();
         let base_routes = base_routes_of(cf);

@@ -149,20 +149,75 @@ pub(super) fn parse_diff(text: &str) -> Vec<DiffFile> {
                 new: ns,
                 new_count: nc,
             });
-            if oc > 0 {
-                f.old_ranges.push((os, os.saturating_add(oc - 1)));
-            }
-            if nc > 0 {
-                f.new_ranges.push((ns, ns.saturating_add(nc - 1)));
-            } else {
-                // A pure deletion: the lines around the gap changed (unless what went was a
-                // whole declaration: see `declarations`).
-                let gap = (ns.max(1), ns.saturating_add(1));
-                f.new_ranges.push(gap);
-            }
         }
     }
+    for f in &mut files {
+        (f.old_ranges, f.new_ranges) = ranges_of(&f.hunks);
+    }
     files
+}
+
+/// Inclusive line ranges.
+pub(super) type Ranges = Vec<(u32, u32)>;
+
+/// The old-side and new-side line ranges of the hunks.
+pub(super) fn ranges_of(hunks: &[Hunk]) -> (Ranges, Ranges) {
+    let (mut old, mut new) = (Vec::new(), Vec::new());
+    for h in hunks {
+        if h.old_count > 0 {
+            old.push((h.old, h.old.saturating_add(h.old_count - 1)));
+        }
+        if h.new_count > 0 {
+            new.push((h.new, h.new.saturating_add(h.new_count - 1)));
+        } else {
+            // A pure deletion: the lines around the gap changed (unless what went was a
+            // whole declaration: see `declarations`).
+            new.push((h.new.max(1), h.new.saturating_add(1)));
+        }
+    }
+    (old, new)
+}
+
+/// The text with its lone carriage returns (old Mac line ends) as line feeds, when it has any.
+/// Git counts lines by line feeds only, so such a file is one line to `git diff` and many to a
+/// reader that breaks lines at CR.
+pub(super) fn lone_cr_to_lf(bytes: &[u8]) -> Option<Vec<u8>> {
+    let lone = |i: usize| bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n');
+    if !(0..bytes.len()).any(lone) {
+        return None;
+    }
+    Some(
+        (0..bytes.len())
+            .map(|i| if lone(i) { b'\n' } else { bytes[i] })
+            .collect(),
+    )
+}
+
+/// The hunks turning `old` into `new`, line by line (lines compared without a CR at their end):
+/// the lines between the common head and the common tail, as one hunk (or none when the texts
+/// read the same). Coarser than git's, never wrong: for files git cannot count lines of.
+pub(super) fn line_hunks(old: &str, new: &str) -> Vec<Hunk> {
+    let a: Vec<&str> = old.lines().collect();
+    let b: Vec<&str> = new.lines().collect();
+    let head = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let tail = a[head..]
+        .iter()
+        .rev()
+        .zip(b[head..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let (oc, nc) = (a.len() - head - tail, b.len() - head - tail);
+    if oc == 0 && nc == 0 {
+        return Vec::new();
+    }
+    // As git writes a count of 0: the start is the line before the gap.
+    let start = |count: usize| (if count == 0 { head } else { head + 1 }) as u32;
+    vec![Hunk {
+        old: start(oc),
+        old_count: oc as u32,
+        new: start(nc),
+        new_count: nc as u32,
+    }]
 }
 
 /// The path of a `---` or `+++` line without its prefix; `None` for `/dev/null`. Git ends the
@@ -384,19 +439,23 @@ pub(super) fn read_diff(
         for p in out.stdout.split(|&b| b == 0).filter(|p| !p.is_empty()) {
             let p = String::from_utf8_lossy(p).into_owned();
             let lines = std::fs::read(top.join(&p))
-                .map(|b| b.iter().filter(|&&c| c == b'\n').count() as u32 + 1)
+                .map(|b| {
+                    let b = lone_cr_to_lf(&b).unwrap_or(b);
+                    b.iter().filter(|&&c| c == b'\n').count() as u32 + 1
+                })
                 .unwrap_or(1);
+            let hunks = vec![Hunk {
+                old: 0,
+                old_count: 0,
+                new: 1,
+                new_count: lines,
+            }];
             diffs.push(DiffFile {
-                hunks: vec![Hunk {
-                    old: 0,
-                    old_count: 0,
-                    new: 1,
-                    new_count: lines,
-                }],
                 old_path: None,
                 new_path: Some(p),
-                new_ranges: vec![(1, lines)],
+                new_ranges: ranges_of(&hunks).1,
                 old_ranges: Vec::new(),
+                hunks,
                 untracked: true,
             });
         }
@@ -489,6 +548,39 @@ mod tests {
         assert_eq!(d[3].old_path.as_deref(), Some("x b/y.txt"));
         assert_eq!(d[3].new_path.as_deref(), Some("x b/y.txt"));
         assert_eq!(unquote("\"a\\nb\\001\"").0, "a\nb\u{1}");
+    }
+
+    #[test]
+    fn lone_crs_and_line_hunks() {
+        assert_eq!(lone_cr_to_lf(b"a\r\nb\n"), None);
+        assert_eq!(lone_cr_to_lf(b"a\rb\r\nc\r").unwrap(), b"a\nb\r\nc\n");
+        assert_eq!(line_hunks("a\nb\nc\n", "a\r\nb\r\nc\r\n"), vec![]);
+        let h = line_hunks("a\nb\nc\n", "a\nx\ny\nc\n");
+        assert_eq!(
+            h,
+            vec![Hunk {
+                old: 2,
+                old_count: 1,
+                new: 2,
+                new_count: 2
+            }]
+        );
+        // A pure deletion and a pure insertion, started as git starts them.
+        let h = line_hunks("a\nb\nc\n", "a\nc\n");
+        assert_eq!(
+            (h[0].old, h[0].old_count, h[0].new, h[0].new_count),
+            (2, 1, 1, 0)
+        );
+        let h = line_hunks("a\nc\n", "a\nb\nc\n");
+        assert_eq!(
+            (h[0].old, h[0].old_count, h[0].new, h[0].new_count),
+            (1, 0, 2, 1)
+        );
+        let h = line_hunks("", "a\nb\n");
+        assert_eq!(
+            (h[0].old, h[0].old_count, h[0].new, h[0].new_count),
+            (0, 0, 1, 2)
+        );
     }
 
     #[test]

@@ -167,6 +167,10 @@ pub struct ChangedFile {
     hunks: Vec<Hunk>,
     /// The base version's text, for a source file that existed there.
     base_text: Option<String>,
+    /// The current text, for a source file (lone CRs read as line ends, as in `base_text`).
+    current_text: Option<String>,
+    /// Either version ends lines with lone CRs (the index may count its lines otherwise).
+    lone_cr: bool,
 }
 
 impl ChangedFile {
@@ -475,7 +479,7 @@ pub fn compute(
         ));
         let diffs = read_diff(&git, &top, &commit, &repo_label)?;
         let mut base_texts = read_base_texts(&git, &commit, &diffs);
-        for d in diffs {
+        for mut d in diffs {
             let path = d.new_path.clone().or_else(|| d.old_path.clone());
             let Some(path) = path else { continue };
             let abs = top.join(&path);
@@ -509,16 +513,53 @@ pub fn compute(
                 (Some(o), Some(n)) if o != n => format!("renamed from `{o}`"),
                 _ => "modified".to_string(),
             };
+            // The base version (of a source file) and the current one (of an indexed file).
+            let mut raw_base: Option<Vec<u8>> = match &d.old_path {
+                Some(old) if Language::of_path(old).is_some() => base_texts
+                    .iter_mut()
+                    .find(|(p, _)| p == old)
+                    .and_then(|(_, t)| t.take()),
+                _ => None,
+            };
+            let mut current: Option<Vec<u8>> = match file {
+                Some(fi) => std::fs::read(snap.abs_path(&snap.files[fi as usize])).ok(),
+                // Not indexed (rejected, new since the last reload): read where git sees it.
+                None if d.new_path.is_some() && Language::of_path(&path).is_some() => {
+                    std::fs::read(&abs).ok()
+                }
+                None => None,
+            };
+            // Lone CRs (old Mac line ends): git counts the file as one line, so its hunks say
+            // nothing about the lines; they are made again from both texts read with the CRs as
+            // line ends, and a file whose lines all read the same only changed its line ends.
+            let cr_base = raw_base.as_deref().and_then(diff::lone_cr_to_lf);
+            let cr_current = current.as_deref().and_then(diff::lone_cr_to_lf);
+            let lone_cr = cr_base.is_some() || cr_current.is_some();
+            raw_base = cr_base.or(raw_base);
+            current = cr_current.or(current);
+            if lone_cr
+                && (d.old_path.is_none() || raw_base.is_some())
+                && (d.new_path.is_none() || current.is_some())
+            {
+                let text = |b: &Option<Vec<u8>>| {
+                    b.as_deref()
+                        .map(|b| String::from_utf8_lossy(b).into_owned())
+                        .unwrap_or_default()
+                };
+                d.hunks = diff::line_hunks(&text(&raw_base), &text(&current));
+                if d.hunks.is_empty() && status == "modified" {
+                    continue;
+                }
+                (d.old_ranges, d.new_ranges) = diff::ranges_of(&d.hunks);
+            }
+            let current_text = current.map(|b| String::from_utf8_lossy(&b).into_owned());
             // The base version, through the same extractors.
             let mut base_facts = None;
             let mut base_bytes = None;
             let mut base_text = None;
             if let Some(old) = &d.old_path
                 && let Some(lang) = Language::of_path(old)
-                && let Some(bytes) = base_texts
-                    .iter_mut()
-                    .find(|(p, _)| p == old)
-                    .and_then(|(_, t)| t.take())
+                && let Some(bytes) = raw_base
                 && crate::index::crawl::guard(old, &bytes).is_ok()
             {
                 let text = String::from_utf8_lossy(&bytes);
@@ -548,6 +589,8 @@ pub fn compute(
                 old_ranges: d.old_ranges,
                 hunks: d.hunks,
                 base_text,
+                current_text,
+                lone_cr,
             });
         }
     }
@@ -681,12 +724,11 @@ fn declarations(snap: &Snapshot, report: &mut Report) {
                 }
                 // A declaration that reads as it did in the base only moved: not a change.
                 if !picked.is_empty()
-                    && let (Some(base), Ok(now)) =
-                        (&cf.base_facts, std::fs::read_to_string(snap.abs_path(f)))
+                    && let (Some(base), Some(now)) = (&cf.base_facts, &cf.current_text)
                 {
                     picked.retain(|&i| {
                         let s = syms[i];
-                        let text = span_text(&now, s.line, s.end_line.max(s.line));
+                        let text = span_text(now, s.line, s.end_line.max(s.line));
                         !base.symbols.iter().any(|b| {
                             b.kind == s.kind
                                 && b.name == f.name(s)

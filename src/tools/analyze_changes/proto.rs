@@ -28,13 +28,16 @@ pub(super) fn proto_contracts(snap: &Snapshot, report: &mut Report) {
         if !is_proto {
             continue;
         }
-        let current_bytes = cf
-            .file
-            .and_then(|fi| std::fs::read(snap.abs_path(&snap.files[fi as usize])).ok());
-        let current = cf
-            .file
-            .and_then(|fi| snap.files[fi as usize].facts().proto.clone())
-            .unwrap_or_default();
+        let current_bytes = cf.current_text.as_ref().map(|t| t.as_bytes().to_vec());
+        let current = match (&cf.current_text, cf.file) {
+            // The index may not read lone CRs as line ends: read the file here as the base is.
+            (Some(t), _) if cf.lone_cr => crate::index::lang::protobuf::extract(&cf.display, t)
+                .proto
+                .unwrap_or_default(),
+            (_, fi) => fi
+                .and_then(|fi| snap.files[fi as usize].facts().proto.clone())
+                .unwrap_or_default(),
+        };
         let base = cf
             .base_facts
             .as_ref()
@@ -337,9 +340,7 @@ fn rpc_changes(
 ) -> Vec<ContractChange> {
     let g = &snap.graph;
     let bare = |t: &str| t.rsplit('.').next().unwrap_or(t).to_string();
-    let current_text = cf
-        .file
-        .and_then(|fi| std::fs::read_to_string(snap.abs_path(&snap.files[fi as usize])).ok());
+    let current_text = cf.current_text.as_deref();
     let mut out = Vec::new();
     for &c in contracts {
         for &r in &g.contracts[c as usize].rpcs {
@@ -354,9 +355,7 @@ fn rpc_changes(
                     .flat_map(|s| s.rpcs.iter())
                     .find(|b| method_key(&b.name) == method_key(&rpc.name));
                 // A declaration that reads as in the base only moved.
-                let now = current_text
-                    .as_deref()
-                    .map(|t| super::span_text(t, rpc.def.line, rpc.def.line));
+                let now = current_text.map(|t| super::span_text(t, rpc.def.line, rpc.def.line));
                 match was {
                     Some(b) if cf.base_span(b.line, b.line) == now => {}
                     Some(_) => why.push("RPC declaration changed".to_string()),
