@@ -2186,3 +2186,127 @@ fn cr_only_line_ends_give_the_verdict_of_the_edit() {
         "{r:#}"
     );
 }
+
+/// Go and JavaScript: lines deleted right after a handler's closing brace (a blank line and the
+/// comment of the next function) change no handler body.
+#[test]
+fn lines_deleted_right_after_a_handler_are_no_handler_change() {
+    let ws = repo("chg-after-body");
+    edit(
+        &ws,
+        "services/orders/server.go",
+        "\treturn &pb.CreateOrderResponse{Order: order}, nil\n}\n\n// GetOrder returns one stored order.\n",
+        "\treturn &pb.CreateOrderResponse{Order: order}, nil\n}\n",
+    );
+    edit(
+        &ws,
+        "services/gateway/src/server.js",
+        "  res.json(await orders.getOrder(req.params.id));\n}\n\n",
+        "  res.json(await orders.getOrder(req.params.id));\n}\n",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_eq!(r["contracts"], json!([]), "{r:#}");
+    assert_eq!(r["breaking"], false);
+    assert!(
+        !r["declarations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["name"].as_str().unwrap().contains("CreateOrder")
+                || d["name"] == "getOrder"),
+        "{r:#}"
+    );
+}
+
+/// JavaScript: a route block moved (same text) to another place of its file is no change, for a
+/// route naming its handler and for one with its handler written in place.
+#[test]
+fn a_route_block_moved_in_its_file_is_no_change() {
+    let ws = repo("chg-route-moved");
+    let server = "services/gateway/src/server.js";
+    edit(
+        &ws,
+        server,
+        "app.get('/api/shipments/:orderId', getShipment);\n",
+        "app.get('/api/shipments/:orderId', getShipment);\napp.get('/api/health', (req, res) => {\n  res.json({ ok: true });\n});\n",
+    );
+    commit_as_base(&ws);
+    edit(&ws, server, "app.get('/api/orders/:id', getOrder);\n", "");
+    edit(
+        &ws,
+        server,
+        "app.get('/api/health', (req, res) => {\n  res.json({ ok: true });\n});\n",
+        "app.get('/api/orders/:id', getOrder);\n",
+    );
+    edit(
+        &ws,
+        server,
+        "app.post('/api/orders', createOrder);\n",
+        "app.get('/api/health', (req, res) => {\n  res.json({ ok: true });\n});\n\napp.post('/api/orders', createOrder);\n",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_eq!(r["contracts"], json!([]), "{r:#}");
+    assert_eq!(risk_of(&r, "services/gateway"), "internal", "{r:#}");
+}
+
+/// JavaScript: routes rewritten in one hunk, one path renamed among them: the old route's row
+/// names its new path only, not the routes of the hunk that kept theirs.
+#[test]
+fn a_renamed_route_path_names_only_its_new_path() {
+    let ws = repo("chg-route-renamed");
+    edit(
+        &ws,
+        "services/gateway/src/server.js",
+        "app.post('/api/orders', createOrder);\napp.get('/api/orders/:id', getOrder);\napp.get('/api/recommendations/:userId', getRecommendations);\n",
+        "app.get('/api/recommendations/:userId', getRecommendations);\napp.get('/api/order-by-id/:id', getOrder);\napp.post('/api/orders', createOrder);\n",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    let old = contract(&r, "route", "GET /api/orders/:id");
+    assert_eq!(
+        old["change"],
+        "route path changed (now `GET /api/order-by-id/:id`); no caller of the old path found",
+        "{r:#}"
+    );
+    let names: BTreeSet<&str> = r["contracts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["GET /api/orders/:id", "GET /api/order-by-id/:id"]
+            .into_iter()
+            .collect(),
+        "{r:#}"
+    );
+}
+
+/// Python (pika): a producer call over several lines changed on a later line is a change of
+/// that producer.
+#[test]
+fn a_multi_line_producer_changed_on_a_later_line_is_a_producer_change() {
+    let ws = repo("chg-multiline-producer");
+    let path = "services/inventory/inventory/audit.py";
+    std::fs::write(
+        ws.join(path),
+        "import pika\n\n\ndef audit(ch, body):\n    ch.basic_publish(exchange=\"shop\",\n                     routing_key=\"inventory.audit\",\n                     body=body)\n",
+    )
+    .unwrap();
+    commit_as_base(&ws);
+    edit(&ws, path, "body=body)", "body=body.encode(\"utf-8\"))");
+    commit(&ws);
+    let r = impact_json(&ws);
+    let t = contract(&r, "topic", "inventory.audit");
+    assert!(
+        t["change"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("producer changed at {path}:5")),
+        "{t:#}"
+    );
+    assert_eq!(risk_of(&r, "services/inventory"), "behaviour", "{r:#}");
+}

@@ -347,9 +347,12 @@ pub(super) fn topic_contracts(snap: &Snapshot, report: &mut Report, depth: usize
     for cf in report.files.iter().filter(|c| c.class == FileClass::Code) {
         let Some(fi) = cf.file else { continue };
         let f = &snap.files[fi as usize];
-        // Event sites on changed lines.
+        let now_lines: Vec<&str> = cf.current_text.as_deref().unwrap_or("").lines().collect();
+        // Event sites on changed lines: the whole statement of the site (a call over several
+        // lines, `ch.basic_publish(exchange=…,\n routing_key=…)`, changed on a later line).
         for e in g.events.iter().filter(|e| e.at.file == fi) {
-            if cf.touches(e.at.line, e.at.line) {
+            let end = super::statement_end(&now_lines, e.at.line, 60).unwrap_or(e.at.line);
+            if cf.touches(e.at.line, end.max(e.at.line)) {
                 let role = match e.role {
                     EventRole::Producer => "producer",
                     EventRole::Consumer => "consumer",

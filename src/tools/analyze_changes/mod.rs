@@ -206,8 +206,9 @@ fn span_text(text: &str, lo: u32, hi: u32) -> String {
 /// The last line of the statement starting on line `line` of `lines`: where the brackets opened
 /// from the start of that line close (`app.get('/x', (req, res) => { … });`,
 /// `ch.basic_publish(exchange=…,\n routing_key=…)`), at most `cap` lines on; the line itself
-/// when it opens none it does not close; `None` when they are still open `cap` lines on. Strings
-/// and `//` comments are skipped, roughly.
+/// when it opens none it does not close; `None` when they are still open `cap` lines on. Strings,
+/// `//` comments and `# ` comments (after a blank, as Python, Ruby and shell write them; not a
+/// `#private` field or a `#include`) are skipped, roughly.
 fn statement_end(lines: &[&str], line: u32, cap: u32) -> Option<u32> {
     let mut depth: i32 = 0;
     let mut opened = false;
@@ -217,7 +218,10 @@ fn statement_end(lines: &[&str], line: u32, cap: u32) -> Option<u32> {
         let Some(text) = lines.get(n - 1) else { break };
         let mut quote: Option<char> = None;
         let mut chars = text.chars().peekable();
+        let mut prev = ' ';
         while let Some(c) = chars.next() {
+            let after_blank = prev.is_whitespace();
+            prev = c;
             if backtick {
                 match c {
                     '\\' => {
@@ -242,6 +246,7 @@ fn statement_end(lines: &[&str], line: u32, cap: u32) -> Option<u32> {
                 '\'' | '"' => quote = Some(c),
                 '`' => backtick = true,
                 '/' if chars.peek() == Some(&'/') => break,
+                '#' if after_blank && chars.peek().is_none_or(|c| c.is_whitespace()) => break,
                 '(' | '[' | '{' => {
                     depth += 1;
                     opened = true;
@@ -908,6 +913,23 @@ fn risks(report: &mut Report) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_statement_ends_where_its_brackets_close() {
+        let lines = [
+            "ch.basic_publish(exchange=\"x\",  # (the exchange",
+            "    routing_key=\"k\")",
+            "app.get('/x', (req, res) => { // {",
+            "  res.json({});",
+            "});",
+            "f(a)",
+            "g(",
+        ];
+        assert_eq!(statement_end(&lines, 1, 10), Some(2));
+        assert_eq!(statement_end(&lines, 3, 10), Some(5));
+        assert_eq!(statement_end(&lines, 6, 10), Some(6));
+        assert_eq!(statement_end(&lines, 7, 10), None);
+    }
 
     #[test]
     fn base_arguments() {
