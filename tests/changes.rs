@@ -2310,3 +2310,57 @@ fn a_multi_line_producer_changed_on_a_later_line_is_a_producer_change() {
     );
     assert_eq!(risk_of(&r, "services/inventory"), "behaviour", "{r:#}");
 }
+
+/// Python: a class constant naming a topic (`class Auditor: ROUTING_KEY = "…"`), read as
+/// `self.ROUTING_KEY` or `Q.ROUTING_KEY` at the producer, changes value: a topic rename that
+/// leaves the consumers of the old name without a producer, not "internal only".
+#[test]
+fn python_class_constant_topic_rename_orphans_the_consumers() {
+    let ws = repo("chg-class-constant");
+    std::fs::write(
+        ws.join("services/inventory/inventory/audit.py"),
+        "import pika\n\n\nclass Q:\n    ROUTING_KEY = \"orders.audit\"\n\n\nclass Auditor:\n    ROUTING_KEY = \"inventory.audit\"\n\n    def audit(self, ch, body):\n        ch.basic_publish(exchange=\"\", routing_key=self.ROUTING_KEY, body=body)\n\n\ndef audit(ch, body):\n    ch.basic_publish(exchange=\"\", routing_key=Q.ROUTING_KEY, body=body)\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ws.join("services/notifications/audit_consumer.py"),
+        "import pika\n\n\ndef listen(ch, cb):\n    ch.basic_consume(queue=\"orders.audit\", on_message_callback=cb)\n    ch.basic_consume(queue=\"inventory.audit\", on_message_callback=cb)\n",
+    )
+    .unwrap();
+    commit_as_base(&ws);
+    let path = "services/inventory/inventory/audit.py";
+    edit(&ws, path, "\"inventory.audit\"", "\"inventory.audit.v2\"");
+    edit(&ws, path, "\"orders.audit\"", "\"orders.audit.v2\"");
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_why(&r, "(constant `Auditor.ROUTING_KEY`)");
+    assert_exact(
+        &r,
+        &[
+            (
+                "topic inventory.audit breaking",
+                &[
+                    "consumer EXTERNAL services/notifications services/notifications/audit_consumer.py:6",
+                ],
+            ),
+            (
+                "topic inventory.audit.v2 behaviour",
+                &["producer INTERNAL services/inventory services/inventory/inventory/audit.py:12"],
+            ),
+            (
+                "topic orders.audit breaking",
+                &[
+                    "consumer EXTERNAL services/notifications services/notifications/audit_consumer.py:5",
+                ],
+            ),
+            (
+                "topic orders.audit.v2 behaviour",
+                &["producer INTERNAL services/inventory services/inventory/inventory/audit.py:16"],
+            ),
+        ],
+        &[
+            ("services/inventory", "breaking"),
+            ("services/notifications", "breaking"),
+        ],
+    );
+}

@@ -371,7 +371,7 @@ pub(super) fn topic_contracts(snap: &Snapshot, report: &mut Report, depth: usize
             .filter(|b| cf.touches(b.line, b.line))
         {
             let suffix = format!(".{}", b.name);
-            let uses: Vec<&crate::index::graph::EventLink> = g
+            let mut uses: Vec<&crate::index::graph::EventLink> = g
                 .events
                 .iter()
                 .filter(|e| {
@@ -381,6 +381,24 @@ pub(super) fn topic_contracts(snap: &Snapshot, report: &mut Report, depth: usize
                             .is_some_and(|c| c == b.name || c.ends_with(&suffix))
                 })
                 .collect();
+            // A class constant read through the instance or the class (`self.ROUTING_KEY`,
+            // `cls.ROUTING_KEY` in a method of `class Q: ROUTING_KEY = "orders"`) is linked by
+            // its value: the sites of this file naming the constant's last segment, on the
+            // topic of its value.
+            if uses.is_empty()
+                && let Some((_, member)) = b.name.rsplit_once('.')
+                && let Some(value) = b.value.as_lit()
+            {
+                uses = g
+                    .events
+                    .iter()
+                    .filter(|e| {
+                        e.at.file == fi
+                            && g.topics[e.topic as usize].key == topic_key(value)
+                            && statement_names(&now_lines, e.at.line, member)
+                    })
+                    .collect();
+            }
             for e in &uses {
                 touched.entry(e.topic).or_default().push(format!(
                     "name constant `{}` changed at {}:{}",
@@ -484,6 +502,20 @@ pub(super) fn topic_contracts(snap: &Snapshot, report: &mut Report, depth: usize
         });
     }
     report.contracts.extend(out);
+}
+
+/// True when the statement starting on line `line` names `member` as an attribute
+/// (`self.member`, `Q.member`): a whole word after a `.`.
+fn statement_names(lines: &[&str], line: u32, member: &str) -> bool {
+    let end = super::statement_end(lines, line, 60).unwrap_or(line);
+    let word = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    (line..=end.max(line))
+        .filter_map(|n| lines.get(n.checked_sub(1)? as usize))
+        .any(|text| {
+            text.match_indices(member).any(|(i, _)| {
+                text[..i].ends_with('.') && !text[i + member.len()..].starts_with(word)
+            })
+        })
 }
 
 /// The callers (outside tests) of a route of the base, `m` `p`, that is gone: unresolved calls
