@@ -1296,7 +1296,8 @@ fn removed_field_of_a_shared_message_breaks_the_rpcs_of_every_importing_proto() 
             ),
         ],
         &[
-            (".", "breaking"),
+            // money.proto is served by no service: its directory owns it, not the root `.`.
+            ("contracts/common/v1", "breaking"),
             ("services/ledger", "breaking"),
             ("services/orders", "breaking"),
             ("services/payments", "breaking"),
@@ -2362,5 +2363,44 @@ fn python_class_constant_topic_rename_orphans_the_consumers() {
             ("services/inventory", "breaking"),
             ("services/notifications", "breaking"),
         ],
+    );
+}
+
+/// A message no RPC carries is owned by the service serving its file's RPCs; a package row
+/// points at the changed code (path:line).
+#[test]
+fn message_rows_have_an_owning_service_and_package_rows_a_location() {
+    let ws = repo("chg-message-owner");
+    edit(
+        &ws,
+        "contracts/orders/v1/orders.proto",
+        "message GetOrderRequest {\n",
+        "message OrderNote {\n  string text = 1;\n}\n\nmessage GetOrderRequest {\n",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    let note = contract(&r, "message", "OrderNote");
+    assert_eq!(note["owner"], "services/orders", "{r:#}");
+    assert_eq!(
+        note["location"], "contracts/orders/v1/orders.proto:48",
+        "{r:#}"
+    );
+    assert_eq!(risk_of(&r, "."), "none", "{r:#}");
+
+    let Some(ws) = corpus_repo("eshop", "chg-package-location") else {
+        return;
+    };
+    edit(
+        &ws,
+        "src/EventBus/Events/IntegrationEvent.cs",
+        "        CreationDate = DateTime.UtcNow;\n",
+        "        CreationDate = DateTime.Now;\n",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    let p = contract(&r, "package", "src/EventBus");
+    assert_eq!(
+        p["location"], "src/EventBus/Events/IntegrationEvent.cs:8",
+        "{p:#}"
     );
 }

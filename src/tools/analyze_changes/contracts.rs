@@ -1019,6 +1019,9 @@ pub(super) fn importer_contracts(snap: &Snapshot, report: &mut Report) {
     // The packages (namespaces) the changed files declare, by root; `None` when one of them
     // declares none (path imports: any import of the root may reach it).
     let mut packages: BTreeMap<u16, Option<BTreeSet<String>>> = BTreeMap::new();
+    // Where the row points: the first changed line of the root's first changed file (the
+    // files are sorted by path).
+    let mut first: BTreeMap<u16, String> = BTreeMap::new();
     for cf in report.files.iter().filter(|c| c.class == FileClass::Code) {
         // A `.proto` change is answered by its contracts, not by who imports the root.
         if let Some(fi) = cf.file
@@ -1026,6 +1029,10 @@ pub(super) fn importer_contracts(snap: &Snapshot, report: &mut Report) {
         {
             let f = &snap.files[fi as usize];
             *roots.entry(f.root).or_default() += 1;
+            first.entry(f.root).or_insert_with(|| {
+                let line = cf.ranges.first().map_or(1, |r| r.0.max(1));
+                format!("{}:{line}", cf.display)
+            });
             let entry = packages
                 .entry(f.root)
                 .or_insert_with(|| Some(BTreeSet::new()));
@@ -1078,7 +1085,7 @@ pub(super) fn importer_contracts(snap: &Snapshot, report: &mut Report) {
         report.contracts.push(ContractChange {
             kind: "package",
             name: label.clone(),
-            location: String::new(),
+            location: first.remove(&root).unwrap_or_default(),
             change: format!("{n} changed code file(s) in a root other roots import"),
             risk: Risk::Internal,
             owner: Some(label),

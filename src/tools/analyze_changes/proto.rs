@@ -142,12 +142,20 @@ pub(super) fn proto_contracts(snap: &Snapshot, report: &mut Report) {
                 break;
             }
         }
-        // Messages changed that no RPC of this file carries (payloads, nested uses elsewhere).
+        // Messages changed that no RPC of this file carries (payloads, nested uses elsewhere):
+        // owned by the service serving the file's RPCs, else by the file's place.
+        let owner = contracts
+            .iter()
+            .flat_map(|&c| g.contracts[c as usize].rpcs.iter().copied())
+            .find_map(|r| handlers_owner(snap, r))
+            .or_else(|| servers_owner(snap, &contracts))
+            .or_else(|| place_owner(cf.service.as_deref(), &cf.display));
         out.extend(message_changes(
             cf,
             &current,
             changed_messages.difference(&covered_messages),
             &by_message,
+            owner,
         ));
         // RPCs of the base that are gone: deleted or renamed, with their live callers.
         out.extend(gone_rpcs(snap, cf, &base, &current));
@@ -306,7 +314,7 @@ fn importing_rpc_changes(
                     risk,
                     owner: handlers_owner(snap, r)
                         .or_else(|| servers_owner(snap, &[c]))
-                        .or_else(|| owner_of(snap, rpc.def)),
+                        .or_else(|| def_owner(snap, rpc.def)),
                     affected: affected_of(snap, rows),
                 });
             }
@@ -392,7 +400,7 @@ fn rpc_changes(
                 risk,
                 owner: handlers_owner(snap, r)
                     .or_else(|| servers_owner(snap, &[c]))
-                    .or_else(|| owner_of(snap, rpc.def)),
+                    .or_else(|| def_owner(snap, rpc.def)),
                 affected: affected_of(snap, rows),
             });
         }
@@ -434,6 +442,7 @@ fn message_changes<'m>(
     current: &ProtoFile,
     changed: impl Iterator<Item = &'m String>,
     by_message: &[(String, Findings)],
+    owner: Option<String>,
 ) -> Vec<ContractChange> {
     let mut out = Vec::new();
     for m in changed {
@@ -459,7 +468,7 @@ fn message_changes<'m>(
             } else {
                 Risk::Breaking
             },
-            owner: cf.service.clone(),
+            owner: owner.clone(),
             affected: Vec::new(),
         });
     }
@@ -530,7 +539,7 @@ fn gone_rpcs(
                     .flat_map(|&c| g.contracts[c as usize].rpcs.iter().copied())
                     .find_map(|r| handlers_owner(snap, r))
                     .or_else(|| servers_owner(snap, &g.contracts_named(&bs.name)))
-                    .or_else(|| cf.service.clone()),
+                    .or_else(|| place_owner(cf.service.as_deref(), &cf.display)),
                 affected: callers,
             });
         }
@@ -705,6 +714,26 @@ fn servers_owner(snap: &Snapshot, contracts: &[u32]) -> Option<String> {
         .iter()
         .find(|s| contracts.contains(&s.contract) && !snap.files[s.at.file as usize].is_test)
         .and_then(|s| owner_of(snap, s.at))
+}
+
+/// The owner of a `.proto` no service serves: its root, or for the workspace's own root (`.`,
+/// often a shared `contracts/` tree) the file's directory, which says more than `.`.
+fn place_owner(root: Option<&str>, display: &str) -> Option<String> {
+    match root {
+        Some(r) if r != "." => Some(r.to_string()),
+        _ => Some(
+            display
+                .rsplit_once('/')
+                .map_or(".", |(dir, _)| dir)
+                .to_string(),
+        ),
+    }
+}
+
+/// [`place_owner`] of the file declaring an RPC.
+fn def_owner(snap: &Snapshot, at: Loc) -> Option<String> {
+    let f = &snap.files[at.file as usize];
+    place_owner(owner_of(snap, at).as_deref(), &snap.display_path(f))
 }
 
 fn handlers_owner(snap: &Snapshot, rpc: u32) -> Option<String> {
