@@ -195,7 +195,7 @@ fn rpc_rename_with_live_callers_is_the_loudest_breaking_row() {
         first["change"]
             .as_str()
             .unwrap()
-            .contains("renamed to `OrderService.FetchOrder`"),
+            .contains("renamed to `OrderService.FetchOrder`: the wire shape is unchanged (same messages), but the method name, and so the path clients call (`/acme.orders.v1.OrderService/GetOrder`), changed"),
         "{first:#}"
     );
     assert_eq!(
@@ -795,6 +795,15 @@ fn assert_exact(r: &Value, contracts: &[(&str, &[&str])], services: &[(&str, &st
         .map(|(s, k)| (s.to_string(), k.to_string()))
         .collect();
     assert_eq!(got, want, "services: {r:#}");
+    // Every reason is whole: no bracket opened and left open by a cut.
+    for s in r["services"].as_array().unwrap() {
+        let why = s["why"].as_str().unwrap();
+        assert_eq!(
+            why.matches('(').count(),
+            why.matches(')').count(),
+            "an unclosed bracket in {why:?}"
+        );
+    }
     let breaking = contracts.iter().any(|(k, _)| k.ends_with(" breaking"));
     assert_eq!(r["breaking"], breaking, "{r:#}");
 }

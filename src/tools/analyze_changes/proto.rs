@@ -508,10 +508,18 @@ fn gone_rpcs(
             });
             let callers = callers_of_deleted(snap, &bs.name, &br.name);
             let change = match (&renamed_to, cur_svc) {
-                (Some(n), _) => format!(
-                    "RPC renamed to `{}.{n}` (the wire path changes: clients still calling `{}` fail with UNIMPLEMENTED)",
-                    bs.name, br.name
-                ),
+                // The wire check (analyze_grpc) compares message shapes, which a rename keeps:
+                // say so, and that what breaks is the name in the path clients call.
+                (Some(n), _) => {
+                    let path = match base.package.as_deref() {
+                        Some(p) if !p.is_empty() => format!("/{p}.{}/{}", bs.name, br.name),
+                        _ => format!("/{}/{}", bs.name, br.name),
+                    };
+                    format!(
+                        "RPC renamed to `{}.{n}`: the wire shape is unchanged (same messages), but the method name, and so the path clients call (`{path}`), changed: clients still calling `{}` fail with UNIMPLEMENTED",
+                        bs.name, br.name
+                    )
+                }
                 (None, Some(_)) => "RPC deleted".to_string(),
                 (None, None) => "RPC deleted with its service".to_string(),
             };

@@ -11,17 +11,40 @@ fn prose_cell(s: &str) -> String {
     crate::render::escape_inline(s).replace('|', "\\|")
 }
 
-pub(super) fn first_clause(s: &str) -> &str {
-    let end = s.find("; ").unwrap_or(s.len());
-    let cut = &s[..end];
-    if cut.len() > 160 {
-        let mut i = 160;
-        while !cut.is_char_boundary(i) {
-            i -= 1;
+/// The text up to its first `; ` outside brackets and backticks (a `; ` inside "(the contract is
+/// unchanged; behaviour may differ)" is not a clause end). Longer than 160 bytes, it is cut at
+/// the last blank outside brackets and backticks before that, with `…`: never an unclosed `(`.
+pub(super) fn first_clause(s: &str) -> String {
+    let mut depth = 0i32;
+    let mut code = false;
+    let mut end = s.len();
+    // The last blank (outside brackets and code) within the first 160 bytes.
+    let mut last_blank = None;
+    for (i, c) in s.char_indices() {
+        match c {
+            '`' => code = !code,
+            '(' | '[' if !code => depth += 1,
+            ')' | ']' if !code => depth -= 1,
+            ';' if !code && depth <= 0 && s[i + 1..].starts_with(' ') => {
+                end = i;
+                break;
+            }
+            ' ' if !code && depth <= 0 && i <= 160 => last_blank = Some(i),
+            _ => {}
         }
-        &cut[..i]
-    } else {
-        cut
+    }
+    if end <= 160 {
+        return s[..end].to_string();
+    }
+    match last_blank {
+        Some(i) if i > 0 => format!("{}…", s[..i].trim_end_matches([',', ':'])),
+        _ => {
+            let mut i = 160;
+            while !s.is_char_boundary(i) {
+                i -= 1;
+            }
+            format!("{}…", &s[..i])
+        }
     }
 }
 
@@ -339,4 +362,31 @@ pub fn to_json(report: &Report) -> Value {
         })).collect::<Vec<_>>(),
         "unresolved": report.unresolved,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_clause_keeps_its_brackets_closed() {
+        assert_eq!(
+            first_clause(
+                "handler body changed: `a` (x:1) (the contract is unchanged; behaviour may differ); 2 more"
+            ),
+            "handler body changed: `a` (x:1) (the contract is unchanged; behaviour may differ)"
+        );
+        assert_eq!(
+            first_clause("RPC deleted; no live caller found"),
+            "RPC deleted"
+        );
+        assert_eq!(first_clause("`a; b` changed"), "`a; b` changed");
+        let long = format!("{}(a b c) `x y` z", "word ".repeat(30));
+        assert_eq!(
+            first_clause(&long),
+            format!("{}(a b c)…", "word ".repeat(30))
+        );
+        let long = format!("{} (a b c {}) z", "w".repeat(100), "v ".repeat(40));
+        assert_eq!(first_clause(&long), format!("{}…", "w".repeat(100)));
+    }
 }
