@@ -2070,8 +2070,10 @@ fn a_quoted_path_is_unquoted() {
     commit_as_base(&ws);
     edit(&ws, proto, "  int64 total_cents = 5;\n", "");
     commit(&ws);
-    for quote in ["false", "true"] {
+    for (quote, prefix) in [("false", "mnemonicPrefix"), ("true", "noprefix")] {
         git(&ws, &["config", "core.quotePath", quote]);
+        // A repository's diff prefixes do not change what is read.
+        git(&ws, &["config", &format!("diff.{prefix}"), "true"]);
         let r = impact_json(&ws);
         let files: Vec<(&str, &str)> = r["files"]
             .as_array()

@@ -427,6 +427,10 @@ pub(super) fn read_diff(
             "--no-ext-diff",
             "--no-textconv",
             "-U0",
+            // The prefixes parse_diff reads, whatever `diff.noprefix` or `diff.mnemonicPrefix`
+            // the repository's config sets.
+            "--src-prefix=a/",
+            "--dst-prefix=b/",
             // A file converted to CRLF (or back) changes no behaviour.
             "--ignore-cr-at-eol",
             "-M",
