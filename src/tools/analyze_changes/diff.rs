@@ -178,12 +178,14 @@ pub(super) fn ranges_of(hunks: &[Hunk]) -> (Ranges, Ranges) {
     (old, new)
 }
 
-/// The text with its lone carriage returns (old Mac line ends) as line feeds, when it has any.
-/// Git counts lines by line feeds only, so such a file is one line to `git diff` and many to a
+/// The text with its lone carriage returns (old Mac line ends) as line feeds, when they are its
+/// line ends (more lone CRs than LFs; a stray CR in a string of an LF file is not one). Git
+/// counts lines by line feeds only, so such a file is one line to `git diff` and many to a
 /// reader that breaks lines at CR.
 pub(super) fn lone_cr_to_lf(bytes: &[u8]) -> Option<Vec<u8>> {
     let lone = |i: usize| bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n');
-    if !(0..bytes.len()).any(lone) {
+    let crs = (0..bytes.len()).filter(|&i| lone(i)).count();
+    if crs == 0 || crs <= bytes.iter().filter(|&&c| c == b'\n').count() {
         return None;
     }
     Some(
@@ -558,6 +560,8 @@ mod tests {
     fn lone_crs_and_line_hunks() {
         assert_eq!(lone_cr_to_lf(b"a\r\nb\n"), None);
         assert_eq!(lone_cr_to_lf(b"a\rb\r\nc\r").unwrap(), b"a\nb\r\nc\n");
+        // A stray CR in a file of LF lines is not a line end.
+        assert_eq!(lone_cr_to_lf(b"s = \"\r\"\nt\n"), None);
         assert_eq!(line_hunks("a\nb\nc\n", "a\r\nb\r\nc\r\n"), vec![]);
         let h = line_hunks("a\nb\nc\n", "a\nx\ny\nc\n");
         assert_eq!(
