@@ -151,14 +151,18 @@ pub fn list(
     cursor: Option<&str>,
     with_title: bool,
 ) -> Result<Value, String> {
+    let invalid = |c: &str, why: &str| {
+        format!(
+            "Invalid params: invalid cursor {} ({why}); pass the nextCursor of the previous page, \
+or no cursor for the first page",
+            crate::protocol::echo_name(c)
+        )
+    };
     let offset = match cursor {
         None => 0,
-        Some(c) => c.parse::<usize>().map_err(|_| {
-            format!(
-                "Invalid params: unknown cursor {}; pass the nextCursor of the previous page",
-                crate::protocol::echo_name(c)
-            )
-        })?,
+        Some(c) => c
+            .parse::<usize>()
+            .map_err(|_| invalid(c, "not a cursor this server handed out"))?,
     };
     let resource = |uri: String, name: &str, title: &str, description: &str| {
         let mut r = json!({
@@ -186,10 +190,17 @@ pub fn list(
         }
     }
     let total = all.len();
+    if offset > total {
+        return Err(invalid(
+            cursor.unwrap_or_default(),
+            &format!("past the end of the {total} resources"),
+        ));
+    }
     let page: Vec<Value> = all.into_iter().skip(offset).take(PAGE).collect();
     let mut result = json!({ "resources": page });
-    if offset + PAGE < total {
-        result["nextCursor"] = json!((offset + PAGE).to_string());
+    // Checked: `offset` is the client's, and at most `total` here, but the sum must not wrap.
+    if let Some(next) = offset.checked_add(PAGE).filter(|n| *n < total) {
+        result["nextCursor"] = json!(next.to_string());
     }
     Ok(result)
 }
@@ -357,6 +368,15 @@ mod tests {
         assert_eq!(first["resources"].as_array().unwrap().len(), 2);
         assert!(first.get("nextCursor").is_none());
         assert!(list(None, Some("x"), true).is_err());
+        for bad in [
+            usize::MAX.to_string(),
+            (usize::MAX - 50).to_string(),
+            "3".into(),
+        ] {
+            let e = list(None, Some(&bad), true).unwrap_err();
+            assert!(e.contains("invalid cursor"), "{e}");
+        }
+        assert!(list(None, Some("2"), true).unwrap()["resources"] == json!([]));
         assert_eq!(
             templates(false)["resourceTemplates"][0]["uriTemplate"],
             "mesh://service/{name}"

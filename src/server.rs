@@ -659,20 +659,20 @@ impl Ctx {
         };
         let id = req.id.clone();
         let result = match req.method.as_str() {
-            "initialize" => self.initialize(req.params.as_ref()),
+            "initialize" => guarded(&req, || self.initialize(req.params.as_ref())),
             "ping" => Ok(json!({})),
             "server/discover" => Ok(discover_result()),
-            "tools/list" => Ok(self.tools_list(era)),
-            "logging/setLevel" => self.set_level(req.params.as_ref()),
+            "tools/list" => guarded(&req, || Ok(self.tools_list(era))),
+            "logging/setLevel" => guarded(&req, || self.set_level(req.params.as_ref())),
             "tools/call" => return self.tools_call(req, meta, era).await,
             "resources/read" => return self.read_resource(req, meta, era).await,
             "resources/list" | "completion/complete" => {
                 // One await for both: they answer from the first generation.
                 let snap = self.first_snapshot().await;
-                self.feature(&req, era, snap.as_deref())
+                guarded(&req, || self.feature(&req, era, snap.as_deref()))
             }
             m if m.starts_with("resources/") || m.starts_with("prompts/") => {
-                self.feature(&req, era, None)
+                guarded(&req, || self.feature(&req, era, None))
             }
             other => Err((
                 protocol::METHOD_NOT_FOUND,
@@ -1170,6 +1170,41 @@ or call index_status to watch progress."
 }
 
 /// The `server/discover` result.
+/// Runs the handler of a request that is not a tool call (tool calls are isolated in
+/// `run_tool`) through [`crate::isolate::catch`]: a panic in it costs that request only,
+/// answered `-32603` naming the method and where it failed, and the session goes on.
+///
+/// With the test fixtures armed, a request whose params contain
+/// [`crate::isolate::REQUEST_PANIC_MARKER`] panics here on purpose.
+#[inline(never)]
+fn guarded(
+    req: &Request,
+    work: impl FnOnce() -> Result<Value, (i64, String)>,
+) -> Result<Value, (i64, String)> {
+    crate::isolate::catch(|| {
+        if crate::isolate::fixtures_enabled()
+            && req
+                .params
+                .as_ref()
+                .is_some_and(|p| p.to_string().contains(crate::isolate::REQUEST_PANIC_MARKER))
+        {
+            panic!("test panic in {}", req.method);
+        }
+        work()
+    })
+    .unwrap_or_else(|p| {
+        Err((
+            protocol::INTERNAL_ERROR,
+            format!(
+                "Internal error: {} failed (panicked at {}); this request is lost, the session \
+goes on. Retry it, and see the server log.",
+                protocol::echo_name(&req.method),
+                p.location
+            ),
+        ))
+    })
+}
+
 fn discover_result() -> Value {
     json!({
         "supportedVersions": protocol::DISCOVER_VERSIONS,

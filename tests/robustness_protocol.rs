@@ -100,3 +100,80 @@ fn a_zoomed_service_keeps_text_and_data_within_the_cap_as_tool_and_resource() {
     assert!(total <= CAP, "{total} bytes of resource contents");
     assert_eq!(contents.len(), 2, "markdown and JSON");
 }
+
+fn example() -> Session {
+    Session::start(&common::example_dir())
+}
+
+fn error_of(resp: &Value) -> (i64, String) {
+    let e = &resp["error"];
+    assert!(e.is_object(), "expected an error response: {resp}");
+    (
+        e["code"].as_i64().unwrap(),
+        e["message"].as_str().unwrap().to_string(),
+    )
+}
+
+#[test]
+fn resources_list_cursors_never_overflow_and_bad_ones_are_invalid_params() {
+    let mut s = example();
+    for (i, cursor) in [
+        u64::MAX.to_string(),
+        (u64::MAX - 50).to_string(),
+        "999999".to_string(),
+        "-1".to_string(),
+        "x".repeat(5000),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let resp = call(
+            &mut s,
+            200 + i as i64,
+            "resources/list",
+            json!({"cursor": cursor}),
+        );
+        let (code, message) = error_of(&resp);
+        assert_eq!(code, -32602, "{message}");
+        assert!(message.contains("invalid cursor"), "{message}");
+        assert!(
+            message.len() < 400,
+            "the cursor is not echoed whole: {message}"
+        );
+    }
+    // The session goes on, and real cursors still page.
+    let first = call(&mut s, 210, "resources/list", json!({}));
+    assert!(first["result"]["resources"].is_array(), "{first}");
+}
+
+#[test]
+fn a_panic_in_a_non_tool_handler_costs_that_request_only() {
+    let mut s = example();
+    let marker = "MESH_TEST_REQUEST_PANIC";
+    let requests = [
+        ("resources/list", json!({"cursor": marker})),
+        (
+            "completion/complete",
+            json!({"ref": {"type": "ref/prompt", "name": "trace_rpc"}, "argument": {"name": "rpc", "value": marker}}),
+        ),
+        (
+            "prompts/get",
+            json!({"name": "trace_rpc", "arguments": {"rpc": marker}}),
+        ),
+        ("prompts/list", json!({"x": marker})),
+        ("resources/templates/list", json!({"x": marker})),
+        ("logging/setLevel", json!({"level": marker})),
+    ];
+    for (i, (method, params)) in requests.into_iter().enumerate() {
+        let resp = call(&mut s, 300 + i as i64, method, params);
+        let (code, message) = error_of(&resp);
+        assert_eq!(code, -32603, "{method}: {message}");
+        assert!(message.contains(method), "{message}");
+        assert!(message.contains("panicked at src/server.rs"), "{message}");
+        // The next request of the same session is answered.
+        let ping = call(&mut s, 400 + i as i64, "ping", json!({}));
+        assert_eq!(ping["result"], json!({}), "{method}: the session ended");
+    }
+    let list = call(&mut s, 500, "prompts/list", json!({}));
+    assert!(list["result"]["prompts"].is_array(), "{list}");
+}
