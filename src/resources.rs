@@ -227,6 +227,122 @@ pub fn tool_for(uri: &str) -> Option<(&'static str, Value)> {
     })
 }
 
+/// The longest URI `resources/subscribe` accepts, in bytes.
+pub const MAX_URI_BYTES: usize = 2048;
+
+/// The most URIs one session may be subscribed to at once.
+pub const MAX_SUBSCRIPTIONS: usize = 256;
+
+/// The URI forms a mesh resource takes, for error messages.
+pub const ACCEPTED_FORMS: &str = "mesh://mesh, mesh://status, or \
+mesh://{service|rpc|topic|route|doc}/{name} with the name percent-encoded (see \
+resources/templates/list)";
+
+/// Whether `uri` is one `resources/subscribe` may follow: bounded, and a resource of ours
+/// (a mesh URI of a known form, or a fixture of the conformance suite when those are armed).
+pub fn check_subscribable(uri: &str) -> Result<(), String> {
+    if uri.len() > MAX_URI_BYTES {
+        return Err(format!(
+            "Invalid params for resources/subscribe: \"uri\" is {} bytes, at most \
+{MAX_URI_BYTES}; subscribe to a resource URI from resources/list",
+            uri.len()
+        ));
+    }
+    if fixture(uri).is_some() || tool_for(uri).is_some() {
+        return Ok(());
+    }
+    let why = if uri.starts_with(SCHEME) {
+        "is not a mesh resource URI of a known kind"
+    } else {
+        "is not a mesh:// URI"
+    };
+    Err(format!(
+        "Invalid params for resources/subscribe: {} {why}. Accepted: {ACCEPTED_FORMS}.",
+        crate::protocol::echo_input(uri)
+    ))
+}
+
+/// Up to `n` of `candidates` closest to `name`: those containing it (ranked like completion),
+/// then the nearest by edit distance (ignoring case).
+pub fn close_names(candidates: &[String], name: &str, n: usize) -> Vec<String> {
+    let mut out = crate::completion::rank(candidates.to_vec(), name);
+    out.truncate(n);
+    if out.len() < n {
+        let q: Vec<char> = name.to_lowercase().chars().take(64).collect();
+        let mut by_distance: Vec<(usize, &String)> = candidates
+            .iter()
+            .filter(|c| !out.contains(c))
+            .map(|c| {
+                let c_low: Vec<char> = c.to_lowercase().chars().take(64).collect();
+                (edit_distance(&q, &c_low), c)
+            })
+            .collect();
+        crate::order::sort(&mut by_distance);
+        let missing = n - out.len();
+        out.extend(
+            by_distance
+                .into_iter()
+                .take(missing)
+                .map(|(_, c)| c.clone()),
+        );
+    }
+    out
+}
+
+/// Levenshtein distance of two short strings.
+fn edit_distance(a: &[char], b: &[char]) -> usize {
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// Whether the name in a templated `uri` names something of the index; `Err` carries the kind
+/// and a few close names of that kind when it does not. Services match like
+/// `visualize_mesh(service)` (exactly, ignoring case, or by the last path segment); topics
+/// and routes by their name ignoring case; an RPC by its name or a qualified form of it (a
+/// `.proto` path is left to analyze_grpc); a doc names a query, checked by its answer.
+pub fn exists(snap: &Snapshot, uri: &str) -> Result<(), (Kind, Vec<String>)> {
+    let Some((segment, raw)) = uri.strip_prefix(SCHEME).and_then(|r| r.split_once('/')) else {
+        return Ok(()); // a fixed resource
+    };
+    let Some(name) = decode(raw) else {
+        return Ok(()); // tool_for refused it already
+    };
+    let kind = match segment {
+        "service" => Kind::Service,
+        "rpc" => Kind::Rpc,
+        "topic" => Kind::Topic,
+        "route" => Kind::Route,
+        _ => return Ok(()),
+    };
+    let name = name.trim();
+    let found = match kind {
+        Kind::Service => crate::tools::visualize_mesh::resolve_service(snap, name).is_some(),
+        Kind::Rpc if name.ends_with(".proto") => true,
+        Kind::Rpc => {
+            let q = name.replace('/', ".").to_lowercase();
+            names(snap, kind).iter().any(|n| {
+                let n = n.to_lowercase();
+                n == q || q.ends_with(&format!(".{n}")) || n.ends_with(&format!(".{q}"))
+            })
+        }
+        _ => names(snap, kind)
+            .iter()
+            .any(|n| n.eq_ignore_ascii_case(name)),
+    };
+    if found {
+        return Ok(());
+    }
+    Err((kind, close_names(&names(snap, kind), name, 5)))
+}
+
 /// Percent-encodes what a URI path segment cannot hold as is (RFC 3986 unreserved kept).
 pub fn encode(s: &str) -> String {
     let mut out = String::with_capacity(s.len());

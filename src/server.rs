@@ -744,9 +744,36 @@ impl Ctx {
             ));
         };
         if method == "resources/subscribe" {
+            crate::resources::check_subscribable(uri).map_err(|e| (protocol::INVALID_PARAMS, e))?;
+            let max = crate::resources::MAX_SUBSCRIPTIONS;
+            let full = self
+                .session
+                .resources
+                .lock()
+                .is_ok_and(|subs| subs.uris.len() >= max && !subs.uris.contains(uri));
+            if full {
+                return Err((
+                    protocol::INVALID_PARAMS,
+                    format!(
+                        "Invalid params for resources/subscribe: this session follows {max} \
+resources, the most it may; resources/unsubscribe one first (mesh://mesh or mesh://status \
+change with every index generation)"
+                    ),
+                ));
+            }
             self.follow_resources(|subs| {
                 subs.uris.insert(uri.to_string());
             });
+        } else if uri.len() > crate::resources::MAX_URI_BYTES {
+            return Err((
+                protocol::INVALID_PARAMS,
+                format!(
+                    "Invalid params for resources/unsubscribe: \"uri\" is {} bytes, at most {}; \
+no subscription has such a URI",
+                    uri.len(),
+                    crate::resources::MAX_URI_BYTES
+                ),
+            ));
         } else if let Ok(mut subs) = self.session.resources.lock() {
             subs.uris.remove(uri);
         }
@@ -803,6 +830,13 @@ impl Ctx {
                 json!({ "uri": protocol::echo_name(&uri) }),
             ));
         };
+        // A name the index does not hold is no resource (MCP: -32002), not an empty answer.
+        // Before the first index the tool's own wait and answer decide.
+        let snap = self.shared.index.current();
+        if let Some(Err((kind, close))) = snap.as_deref().map(|s| crate::resources::exists(s, &uri))
+        {
+            return Some(not_found(id, &uri, kind, &close));
+        }
         let call = Request {
             id: req.id,
             method: "tools/call".into(),
@@ -812,6 +846,26 @@ impl Ctx {
         let Some(result) = resp.result else {
             return Some(resp);
         };
+        // A doc names a query: no section matching it is no resource either.
+        if uri.starts_with("mesh://doc/")
+            && result["isError"] != json!(true)
+            && result["structuredContent"]["total"] == json!(0)
+        {
+            let close = snap.as_deref().map_or(Vec::new(), |s| {
+                let name = uri
+                    .strip_prefix("mesh://doc/")
+                    .and_then(crate::resources::decode)
+                    .unwrap_or_default();
+                let titles = crate::resources::names(s, crate::resources::Kind::Doc);
+                crate::resources::close_names(&titles, &name, 5)
+            });
+            return Some(not_found(
+                resp.id,
+                &uri,
+                crate::resources::Kind::Doc,
+                &close,
+            ));
+        }
         let text = result["content"][0]["text"].as_str().unwrap_or_default();
         let mut contents = vec![json!({"uri": uri, "mimeType": "text/markdown", "text": text})];
         if let Some(data) = result.get("structuredContent") {
@@ -1170,6 +1224,38 @@ or call index_status to watch progress."
 }
 
 /// The `server/discover` result.
+/// The `-32002` answer of a `resources/read` whose name the index does not hold, naming a few
+/// close names of the same kind as URIs.
+fn not_found(id: Value, uri: &str, kind: crate::resources::Kind, close: &[String]) -> Response {
+    let uris: Vec<String> = close
+        .iter()
+        .map(|n| {
+            format!(
+                "{}{}/{}",
+                crate::resources::SCHEME,
+                kind.segment(),
+                crate::resources::encode(n)
+            )
+        })
+        .collect();
+    let hint = if uris.is_empty() {
+        format!("there is no {} resource at all", kind.segment())
+    } else {
+        format!("close ones: {}", uris.join(", "))
+    };
+    Response::error_with_data(
+        id,
+        protocol::RESOURCE_NOT_FOUND,
+        format!(
+            "Resource not found: {}: the index holds no {} of that name; {hint}. Call \
+resources/list for every resource.",
+            protocol::echo_input(uri),
+            kind.segment(),
+        ),
+        json!({ "uri": protocol::echo_input(uri), "closest": uris }),
+    )
+}
+
 /// Runs the handler of a request that is not a tool call (tool calls are isolated in
 /// `run_tool`) through [`crate::isolate::catch`]: a panic in it costs that request only,
 /// answered `-32603` naming the method and where it failed, and the session goes on.

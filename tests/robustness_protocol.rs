@@ -177,3 +177,141 @@ fn a_panic_in_a_non_tool_handler_costs_that_request_only() {
     let list = call(&mut s, 500, "prompts/list", json!({}));
     assert!(list["result"]["prompts"].is_array(), "{list}");
 }
+
+#[test]
+fn subscriptions_are_bounded_and_only_for_mesh_resources() {
+    let mut s = example();
+    let long = format!("mesh://topic/{}", "a".repeat(3000));
+    for (i, uri) in [
+        long.as_str(),
+        "file:///etc/passwd",
+        "https://example.com/x",
+        "mesh://bogus/x",
+        "mesh://topic/",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let resp = call(
+            &mut s,
+            600 + i as i64,
+            "resources/subscribe",
+            json!({"uri": uri}),
+        );
+        let (code, message) = error_of(&resp);
+        assert_eq!(code, -32602, "{uri}: {message}");
+        assert!(
+            message.len() < 600,
+            "the URI is not echoed whole: {message}"
+        );
+        if uri.len() > 2048 {
+            assert!(message.contains("at most 2048"), "{message}");
+        } else {
+            assert!(
+                message.contains("mesh://status"),
+                "names the forms: {message}"
+            );
+        }
+    }
+    for i in 0..256 {
+        let uri = format!("mesh://topic/t{i}");
+        let resp = call(&mut s, 700 + i, "resources/subscribe", json!({"uri": uri}));
+        assert_eq!(resp["result"], json!({}), "{resp}");
+    }
+    // Again the same: still one of the 256.
+    let again = call(
+        &mut s,
+        990,
+        "resources/subscribe",
+        json!({"uri": "mesh://topic/t0"}),
+    );
+    assert_eq!(again["result"], json!({}), "{again}");
+    let full = call(
+        &mut s,
+        991,
+        "resources/subscribe",
+        json!({"uri": "mesh://status"}),
+    );
+    let (code, message) = error_of(&full);
+    assert_eq!(code, -32602);
+    assert!(
+        message.contains("256") && message.contains("unsubscribe"),
+        "{message}"
+    );
+    let off = call(
+        &mut s,
+        992,
+        "resources/unsubscribe",
+        json!({"uri": "mesh://topic/t0"}),
+    );
+    assert_eq!(off["result"], json!({}));
+    let ok = call(
+        &mut s,
+        993,
+        "resources/subscribe",
+        json!({"uri": "mesh://status"}),
+    );
+    assert_eq!(ok["result"], json!({}), "{ok}");
+}
+
+#[test]
+fn unknown_names_are_resource_not_found_naming_close_ones() {
+    let mut s = example();
+    for (i, (uri, close)) in [
+        ("mesh://topic/nope", ""),
+        ("mesh://topic/orders.creatd", "mesh://topic/orders.created"),
+        (
+            "mesh://service/services%2Fordrs",
+            "mesh://service/services%2Forders",
+        ),
+        ("mesh://route/GET%20%2Fnowhere", "mesh://route/"),
+        ("mesh://rpc/NoSuchService.Nope", "mesh://rpc/"),
+        ("mesh://doc/zzqqxxyy", "mesh://doc/"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let resp = call(
+            &mut s,
+            1000 + i as i64,
+            "resources/read",
+            json!({"uri": uri}),
+        );
+        let (code, message) = error_of(&resp);
+        assert_eq!(code, -32002, "{uri}: {message}");
+        assert!(message.contains(uri), "{message}");
+        assert!(message.contains(close), "{uri}: {message}");
+        assert!(resp["error"]["data"]["closest"].is_array(), "{resp}");
+    }
+    // What exists still reads, in each kind.
+    for (i, uri) in [
+        "mesh://topic/orders.created",
+        "mesh://service/orders",
+        "mesh://rpc/CreateOrder",
+        "mesh://mesh",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let resp = call(
+            &mut s,
+            1100 + i as i64,
+            "resources/read",
+            json!({"uri": uri}),
+        );
+        assert!(resp["result"]["contents"].is_array(), "{uri}: {resp}");
+    }
+}
+
+#[test]
+fn errors_echo_user_input_bounded() {
+    let mut s = example();
+    let huge = format!("services/{}", "q".repeat(100_000));
+    let text = s.err("visualize_mesh", json!({"service": huge}));
+    assert!(text.len() < 2000, "{} bytes", text.len());
+    assert!(text.contains("…"), "{text}");
+    assert!(
+        text.contains("services/orders"),
+        "still names the services: {text}"
+    );
+}

@@ -453,35 +453,63 @@ fn service_sizes(snap: &Snapshot) -> ServiceSizes {
 }
 
 /// The service `zoom` names: exactly, else ignoring case, else by its last path segment; an
-/// error listing the services when none matches.
+/// error naming a few close services when none matches (the argument echoed bounded: it is
+/// the client's, of any length).
 fn find_service(services: &ServiceSizes, z: &str) -> Result<String, String> {
+    match match_service(services.keys(), z) {
+        Some(f) => Ok(f.clone()),
+        None => {
+            let names: Vec<String> = services.keys().cloned().collect();
+            let shown = if names.len() <= 20 {
+                names.clone()
+            } else {
+                crate::resources::close_names(&names, z, 5)
+            };
+            let shown: Vec<String> = shown.iter().map(|n| inline_code(n)).collect();
+            let which = if names.len() <= 20 {
+                "The services are"
+            } else {
+                "The closest of the services are"
+            };
+            Err(format!(
+                "No service named {}. {which}: {}. Call visualize_mesh without `service` to see \
+them drawn.",
+                inline_code(&crate::protocol::echo_input(z.trim())),
+                shown.join(", ")
+            ))
+        }
+    }
+}
+
+/// The name among `names` that `z` stands for (see [`find_service`]).
+fn match_service<'a>(
+    names: impl Iterator<Item = &'a String> + Clone,
+    z: &str,
+) -> Option<&'a String> {
     let z = z.trim().trim_end_matches('/');
     let z = if z == "." || z.is_empty() {
         WORKSPACE_ROOT
     } else {
         z
     };
-    let found = services
-        .keys()
-        .find(|k| k.as_str() == z)
-        .or_else(|| services.keys().find(|k| k.eq_ignore_ascii_case(z)))
+    let mut all = names.clone();
+    let mut ci = names.clone();
+    let mut last = names;
+    all.find(|k| k.as_str() == z)
+        .or_else(|| ci.find(|k| k.eq_ignore_ascii_case(z)))
         .or_else(|| {
-            services.keys().find(|k| {
+            last.find(|k| {
                 k.rsplit('/')
                     .next()
                     .is_some_and(|l| l.eq_ignore_ascii_case(z))
             })
-        });
-    match found {
-        Some(f) => Ok(f.clone()),
-        None => {
-            let names: Vec<&str> = services.keys().map(String::as_str).collect();
-            Err(format!(
-                "No service named '{z}'. The services are: {}. Call visualize_mesh without `service` to see them drawn.",
-                names.join(", ")
-            ))
-        }
-    }
+        })
+}
+
+/// The service a `service` argument (or a `mesh://service/` URI) names, if any.
+pub fn resolve_service(snap: &Snapshot, z: &str) -> Option<String> {
+    let names = service_names(snap);
+    match_service(names.iter(), z).cloned()
 }
 
 /// Service names, the best connected first (links in and out), then the largest, then by name.
