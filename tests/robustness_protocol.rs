@@ -315,3 +315,67 @@ fn errors_echo_user_input_bounded() {
         "still names the services: {text}"
     );
 }
+
+#[test]
+fn completion_and_prompt_params_are_strict() {
+    let mut s = example();
+    let prompt = json!({"type": "ref/prompt", "name": "trace_rpc"});
+    for (i, (params, field)) in [
+        (
+            json!({"ref": prompt, "argument": {"name": "rpc", "value": 5}}),
+            "argument.value",
+        ),
+        (json!({"argument": {"name": "rpc", "value": "Or"}}), "ref"),
+        (
+            json!({"ref": {"type": 7}, "argument": {"name": "rpc", "value": "Or"}}),
+            "ref.type",
+        ),
+        (
+            json!({"ref": prompt, "argument": {"name": ["rpc"], "value": "Or"}}),
+            "argument.name",
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let resp = call(&mut s, 1200 + i as i64, "completion/complete", params);
+        let (code, message) = error_of(&resp);
+        assert_eq!(code, -32602, "{message}");
+        assert!(
+            message.contains(&format!("\"{field}\"")),
+            "{field}: {message}"
+        );
+    }
+    let ok = call(
+        &mut s,
+        1210,
+        "completion/complete",
+        json!({"ref": prompt, "argument": {"name": "rpc", "value": "Order"}}),
+    );
+    assert!(ok["result"]["completion"]["values"].is_array(), "{ok}");
+
+    let unknown = call(
+        &mut s,
+        1220,
+        "prompts/get",
+        json!({"name": "trace_rpc", "arguments": {"rpc": "A.B", "target": "x"}}),
+    );
+    let (code, message) = error_of(&unknown);
+    assert_eq!(code, -32602);
+    assert!(
+        message.contains("\"target\"") && message.contains("\"rpc\", \"base\""),
+        "{message}"
+    );
+    // Substituted once: a value holding a placeholder stays as typed.
+    let once = call(
+        &mut s,
+        1221,
+        "prompts/get",
+        json!({"name": "change_impact", "arguments": {"target": "{depth}`x\"{target}"}}),
+    );
+    let text = once["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap();
+    assert!(text.contains("`{depth} x {target}`"), "{text}");
+    assert!(text.contains("\"depth\": 2"), "{text}");
+}
