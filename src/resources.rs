@@ -123,6 +123,47 @@ pub fn names(snap: &Snapshot, kind: Kind) -> Vec<String> {
     v
 }
 
+/// One doc section as a resource: its URI segment, unique in the workspace — the encoded
+/// title, and for the second and later sections whose titles are equal ignoring case, `;k`
+/// (`;` is always escaped in an encoded title, so the suffix is never part of one) — and the
+/// section it reads.
+pub struct DocResource {
+    pub segment: String,
+    pub title: String,
+    pub path: String,
+    pub line: u32,
+}
+
+/// Every doc section of the snapshot, in file order, each with its unique URI segment.
+pub fn doc_sections(snap: &Snapshot) -> Vec<DocResource> {
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut out = Vec::new();
+    for f in &snap.files {
+        for s in &f.facts().sections {
+            let k = seen.entry(s.title.to_lowercase()).or_default();
+            *k += 1;
+            let mut segment = encode(&s.title);
+            if *k > 1 {
+                segment.push_str(&format!(";{k}"));
+            }
+            out.push(DocResource {
+                segment,
+                title: s.title.clone(),
+                path: snap.display_path(f),
+                line: s.line,
+            });
+        }
+    }
+    out
+}
+
+/// The section a `mesh://doc/` URI segment names, when it is one of [`doc_sections`].
+pub fn doc_target(snap: &Snapshot, segment: &str) -> Option<DocResource> {
+    doc_sections(snap)
+        .into_iter()
+        .find(|d| d.segment == segment)
+}
+
 /// The `resourceTemplates` of `resources/templates/list`.
 pub fn templates(with_title: bool) -> Value {
     let list: Vec<Value> = Kind::ALL
@@ -183,6 +224,19 @@ or no cursor for the first page",
     if let Some(snap) = snap {
         for kind in Kind::ALL {
             let (title, description) = kind.describe();
+            if kind == Kind::Doc {
+                for d in doc_sections(snap) {
+                    let uri = format!("{SCHEME}doc/{}", d.segment);
+                    let name = format!("{} ({}:{})", d.title, d.path, d.line);
+                    all.push(resource(
+                        uri,
+                        &name,
+                        &format!("{title} {name}"),
+                        description,
+                    ));
+                }
+                continue;
+            }
             for n in names(snap, kind) {
                 let uri = format!("{SCHEME}{}/{}", kind.segment(), encode(&n));
                 all.push(resource(uri, &n, &format!("{title} {n}"), description));
@@ -214,6 +268,11 @@ pub fn tool_for(uri: &str) -> Option<(&'static str, Value)> {
         _ => {}
     }
     let (segment, raw) = rest.split_once('/')?;
+    // A doc section's `;k` suffix (see [`doc_sections`]) is not part of its title.
+    let raw = match raw.rsplit_once(';') {
+        Some((title, k)) if segment == "doc" && k.parse::<u32>().is_ok_and(|k| k > 1) => title,
+        _ => raw,
+    };
     let name = decode(raw)?;
     if name.trim().is_empty() {
         return None;
@@ -222,7 +281,8 @@ pub fn tool_for(uri: &str) -> Option<(&'static str, Value)> {
         "service" => ("visualize_mesh", json!({ "service": name })),
         "rpc" => ("analyze_grpc", json!({ "target": name })),
         "topic" | "route" => ("analyze_impact", json!({ "target": name })),
-        "doc" => ("search_docs", json!({ "query": name, "max_sections": 1 })),
+        // The section is picked out of the answer when the URI names one (server).
+        "doc" => ("search_docs", json!({ "query": name, "max_sections": 20 })),
         _ => return None,
     })
 }
@@ -312,6 +372,14 @@ pub fn exists(snap: &Snapshot, uri: &str) -> Result<(), (Kind, Vec<String>)> {
     let Some((segment, raw)) = uri.strip_prefix(SCHEME).and_then(|r| r.split_once('/')) else {
         return Ok(()); // a fixed resource
     };
+    if segment == "doc"
+        && raw.contains(';')
+        && let Some(title) = tool_for(uri).and_then(|(_, a)| a["query"].as_str().map(String::from))
+        && doc_target(snap, raw).is_none()
+    {
+        // A section suffix no section of this generation has.
+        return Err((Kind::Doc, close_names(&names(snap, Kind::Doc), &title, 5)));
+    }
     let Some(name) = decode(raw) else {
         return Ok(()); // tool_for refused it already
     };

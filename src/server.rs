@@ -866,9 +866,16 @@ no subscription has such a URI",
                 &close,
             ));
         }
-        let text = result["content"][0]["text"].as_str().unwrap_or_default();
+        let mut text = result["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let mut data = result.get("structuredContent").cloned();
+        if let Some(segment) = uri.strip_prefix("mesh://doc/") {
+            (text, data) = doc_section(snap.as_deref(), segment, text, data);
+        }
         let mut contents = vec![json!({"uri": uri, "mimeType": "text/markdown", "text": text})];
-        if let Some(data) = result.get("structuredContent") {
+        if let Some(data) = data {
             contents.push(
                 json!({"uri": uri, "mimeType": "application/json", "text": data.to_string()}),
             );
@@ -1224,6 +1231,50 @@ or call index_status to watch progress."
 }
 
 /// The `server/discover` result.
+/// A `mesh://doc/` read: the one section the URI names (doc URIs are unique per section, see
+/// [`crate::resources::doc_sections`]) out of the search_docs answer for its title, else the
+/// best match (the URI names a query, as the template says), as the first section.
+fn doc_section(
+    snap: Option<&crate::index::snapshot::Snapshot>,
+    segment: &str,
+    text: String,
+    data: Option<Value>,
+) -> (String, Option<Value>) {
+    let target = snap.and_then(|s| crate::resources::doc_target(s, segment));
+    let mut blocks = text.split("\n### [");
+    let head = blocks.next().unwrap_or_default().to_string();
+    let blocks: Vec<&str> = blocks.collect();
+    let pick = target
+        .as_ref()
+        .and_then(|t| {
+            let at = format!("{}:{}-", t.path, t.line);
+            blocks
+                .iter()
+                .position(|b| b.lines().next().is_some_and(|h| h.contains(&at)))
+        })
+        .unwrap_or(0);
+    let Some(block) = blocks.get(pick) else {
+        return (text, data);
+    };
+    let text = format!("{head}\n### [{block}");
+    let data = data.map(|mut d| {
+        if let Some(rows) = d.get_mut("rows").and_then(Value::as_array_mut) {
+            let keep = match &target {
+                Some(t) => rows
+                    .iter()
+                    .position(|r| r["path"] == json!(t.path) && r["line"] == json!(t.line))
+                    .unwrap_or(pick),
+                None => pick,
+            };
+            let row = rows.get(keep).cloned();
+            rows.clear();
+            rows.extend(row);
+        }
+        d
+    });
+    (text, data)
+}
+
 /// The `-32002` answer of a `resources/read` whose name the index does not hold, naming a few
 /// close names of the same kind as URIs.
 fn not_found(id: Value, uri: &str, kind: crate::resources::Kind, close: &[String]) -> Response {

@@ -379,3 +379,62 @@ fn completion_and_prompt_params_are_strict() {
     assert!(text.contains("`{depth} x {target}`"), "{text}");
     assert!(text.contains("\"depth\": 2"), "{text}");
 }
+
+#[test]
+fn doc_titles_equal_but_for_case_get_unique_uris_that_read_their_own_section() {
+    let ws = temp_dir("robust-docs");
+    std::fs::write(ws.join("a.md"), "# Overview\n\nAlpha apples text.\n").unwrap();
+    std::fs::write(ws.join("b.md"), "# overview\n\nBeta bananas text.\n").unwrap();
+    std::fs::write(ws.join("c.md"), "# Overview\n\nGamma grapes text.\n").unwrap();
+    let mut s = Session::start(&ws);
+    let list = call(&mut s, 1300, "resources/list", json!({}));
+    let uris: Vec<String> = list["result"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["uri"].as_str().filter(|u| u.starts_with("mesh://doc/")))
+        .map(String::from)
+        .collect();
+    assert_eq!(uris.len(), 3, "one URI per section: {uris:?}");
+    let unique: std::collections::BTreeSet<String> =
+        uris.iter().map(|u| u.to_lowercase()).collect();
+    assert_eq!(unique.len(), 3, "unique even ignoring case: {uris:?}");
+    let mut seen = Vec::new();
+    for (i, uri) in uris.iter().enumerate() {
+        let resp = call(
+            &mut s,
+            1310 + i as i64,
+            "resources/read",
+            json!({"uri": uri}),
+        );
+        let text = resp["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{uri}: {resp}"));
+        let word = ["Alpha", "Beta", "Gamma"]
+            .into_iter()
+            .find(|w| text.contains(w))
+            .unwrap_or_else(|| panic!("{uri}: {text}"));
+        assert_eq!(
+            ["Alpha", "Beta", "Gamma"]
+                .iter()
+                .filter(|w| text.contains(**w))
+                .count(),
+            1,
+            "{uri} reads one section: {text}"
+        );
+        seen.push(word);
+    }
+    seen.sort();
+    assert_eq!(
+        seen,
+        ["Alpha", "Beta", "Gamma"],
+        "each URI reads its own section"
+    );
+    let gone = call(
+        &mut s,
+        1320,
+        "resources/read",
+        json!({"uri": "mesh://doc/Overview;9"}),
+    );
+    assert_eq!(error_of(&gone).0, -32002, "{gone}");
+}
