@@ -117,14 +117,50 @@ fn symbol_names(snap: &Snapshot, typed: &str, out: &mut Vec<String>) {
 
 /// The `completion/complete` result.
 pub fn complete(snap: Option<&Snapshot>, params: Option<&Value>) -> Result<Value, String> {
+    const SHAPE: &str = "send {\"ref\": {\"type\": \"ref/prompt\", \"name\": …} or \
+{\"type\": \"ref/resource\", \"uri\": …}, \"argument\": {\"name\": …, \"value\": …}}";
+    let field = |path: &str, what: &str| {
+        format!("Invalid params for completion/complete: \"{path}\" {what}; {SHAPE}")
+    };
     let reference = params
         .and_then(|p| p.get("ref"))
-        .ok_or("Invalid params for completion/complete: \"ref\" is missing")?;
+        .ok_or_else(|| field("ref", "is missing"))?;
+    if !reference.is_object() {
+        return Err(field("ref", "must be an object"));
+    }
+    let member = |path: &str, key: &str| match reference.get(key) {
+        Some(Value::String(_)) => Ok(()),
+        None => Err(field(path, "is missing")),
+        Some(_) => Err(field(path, "must be a string")),
+    };
+    member("ref.type", "type")?;
+    match reference["type"].as_str() {
+        Some("ref/prompt") => member("ref.name", "name")?,
+        Some("ref/resource") => member("ref.uri", "uri")?,
+        _ => {}
+    }
     let argument = params
         .and_then(|p| p.get("argument"))
-        .ok_or("Invalid params for completion/complete: \"argument\" is missing")?;
-    let name = argument.get("name").and_then(Value::as_str).unwrap_or("");
-    let typed = argument.get("value").and_then(Value::as_str).unwrap_or("");
+        .ok_or_else(|| field("argument", "is missing"))?;
+    if !argument.is_object() {
+        return Err(field("argument", "must be an object"));
+    }
+    let name = match argument.get("name") {
+        Some(Value::String(n)) => n.as_str(),
+        None => return Err(field("argument.name", "is missing")),
+        Some(_) => return Err(field("argument.name", "must be a string")),
+    };
+    // An absent value is what a client sends before the first keystroke: nothing typed yet.
+    let typed = match argument.get("value") {
+        Some(Value::String(v)) => v.as_str(),
+        None => "",
+        Some(_) => return Err(field("argument.value", "must be a string")),
+    };
+    if let Some(context) = params.and_then(|p| p.get("context"))
+        && !context.is_object()
+    {
+        return Err(field("context", "must be an object"));
+    }
     let (kinds, symbols) = kinds_of(reference, name)?;
     let mut candidates = Vec::new();
     if name == "depth" {
@@ -189,5 +225,50 @@ mod tests {
         assert!(complete(None, Some(&p)).is_err());
         let p = json!({"ref": {"type": "ref/prompt", "name": "change_impact"}, "argument": {"name": "depth", "value": ""}});
         assert_eq!(complete(None, Some(&p)).unwrap()["completion"]["total"], 5);
+    }
+
+    #[test]
+    fn wrong_typed_params_name_the_field() {
+        let prompt = json!({"type": "ref/prompt", "name": "trace_rpc"});
+        for (params, field) in [
+            (
+                json!({"argument": {"name": "rpc", "value": "x"}}),
+                "\"ref\" is missing",
+            ),
+            (
+                json!({"ref": "trace_rpc", "argument": {"name": "rpc", "value": "x"}}),
+                "\"ref\" must be an object",
+            ),
+            (
+                json!({"ref": {"name": "trace_rpc"}, "argument": {"name": "rpc", "value": "x"}}),
+                "\"ref.type\" is missing",
+            ),
+            (
+                json!({"ref": {"type": "ref/prompt", "name": 3}, "argument": {"name": "rpc", "value": "x"}}),
+                "\"ref.name\" must be a string",
+            ),
+            (
+                json!({"ref": {"type": "ref/resource"}, "argument": {"name": "name", "value": "x"}}),
+                "\"ref.uri\" is missing",
+            ),
+            (
+                json!({"ref": prompt, "argument": {"name": "rpc", "value": 5}}),
+                "\"argument.value\" must be a string",
+            ),
+            (
+                json!({"ref": prompt, "argument": {"value": "x"}}),
+                "\"argument.name\" is missing",
+            ),
+            (
+                json!({"ref": prompt, "argument": ["rpc"]}),
+                "\"argument\" must be an object",
+            ),
+            (json!({"ref": prompt}), "\"argument\" is missing"),
+        ] {
+            let e = complete(None, Some(&params)).unwrap_err();
+            assert!(e.contains(field), "{params}: {e}");
+        }
+        let ok = json!({"ref": prompt, "argument": {"name": "rpc"}});
+        assert!(complete(None, Some(&ok)).is_ok());
     }
 }

@@ -6,6 +6,7 @@
 //! | unit | where | a panic |
 //! |---|---|---|
 //! | a tool call | `server::Ctx::run_tool` | the call is answered `-32603` naming the tool; the session and (in `meshd`) every other session go on |
+//! | any other request (`resources/list`, `completion/complete`, `prompts/get`, …) | `server::guarded` | the request is answered `-32603` naming the method; the session goes on |
 //! | one file's extraction | `index::index_file` | the file is listed as rejected, "extractor failed at <file:line>"; the rest of the index is published |
 //! | the indexer and watcher thread | `index::spawn_indexer_with` | logged, and the thread starts over (crawl, publish, watch) after a pause that grows with repeated failures |
 //! | the audit task | `auditor` | logged, the rows of the batch in hand are lost (and counted in the log), the task starts over |
@@ -105,6 +106,9 @@ pub const PANIC_MARKER: &str = "MESH_TEST_EXTRACTOR_PANIC";
 /// With [`fixtures_enabled`], a file whose text contains this makes its extraction hang
 /// (sleep) until the per-file time cap gives up on it.
 pub const HANG_MARKER: &str = "MESH_TEST_EXTRACTOR_HANG";
+/// With [`fixtures_enabled`], a request other than a tool call whose params contain this
+/// panics in its handler (`server::guarded`).
+pub const REQUEST_PANIC_MARKER: &str = "MESH_TEST_REQUEST_PANIC";
 /// With [`fixtures_enabled`], a change to a file of this name makes the watcher panic.
 pub const WATCHER_PANIC_FILE: &str = "mesh-test-panic-watcher.go";
 

@@ -139,6 +139,51 @@ pub fn argument_names(prompt: &str) -> Option<Vec<&'static str>> {
         .map(|p| p.arguments.iter().map(|a| a.0).collect())
 }
 
+/// A value as a prompt quotes it, in JSON examples and code spans: one line, without quotes,
+/// backticks or backslashes breaking out, control characters flattened.
+fn clean(value: &str) -> String {
+    value
+        .chars()
+        .map(|c| {
+            if matches!(c, '"' | '`' | '\\') || c.is_control() {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
+/// `template` with each `{key}` of `values` replaced, in one pass; other braces (the JSON
+/// examples) are kept.
+fn render(template: &str, values: &[(&str, String)]) -> String {
+    let mut out = String::with_capacity(template.len() + 256);
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let hit = after.find('}').and_then(|close| {
+            let key = &after[..close];
+            values
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| (v, close))
+        });
+        match hit {
+            Some((v, close)) => {
+                out.push_str(v);
+                rest = &after[close + 1..];
+            }
+            None => {
+                out.push('{');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The longest prompt argument accepted, in bytes.
 const MAX_ARGUMENT_BYTES: usize = 512;
 
@@ -156,17 +201,40 @@ pub fn get(params: Option<&Value>) -> Result<Value, String> {
         ));
     };
     let empty = Map::new();
-    let given = params
-        .and_then(|p| p.get("arguments"))
-        .and_then(Value::as_object)
-        .unwrap_or(&empty);
+    let given = match params.and_then(|p| p.get("arguments")) {
+        None | Some(Value::Null) => &empty,
+        Some(Value::Object(m)) => m,
+        Some(_) => {
+            return Err(format!(
+                "Invalid params for prompts/get: \"arguments\" must be an object of strings, e.g. \
+{{\"{}\": \"…\"}}",
+                p.arguments.first().map_or("name", |a| a.0)
+            ));
+        }
+    };
+    let allowed: Vec<&str> = p.arguments.iter().map(|a| a.0).collect();
     // An argument names one RPC, target or service: a string of a line at most, never an
     // amplifier (each is quoted several times into the messages).
     for (arg, v) in given {
+        if !allowed.contains(&arg.as_str()) {
+            return Err(format!(
+                "Invalid params for prompts/get: {} takes no argument \"{}\"; its arguments are {}",
+                p.name,
+                crate::protocol::echo_input(arg),
+                if allowed.is_empty() {
+                    "none".to_string()
+                } else {
+                    allowed
+                        .iter()
+                        .map(|a| format!("\"{a}\""))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }
+            ));
+        }
         let Some(text) = v.as_str() else {
             return Err(format!(
-                "Invalid params for prompts/get: argument \"{}\" must be a string, not {}",
-                crate::protocol::echo_name(arg),
+                "Invalid params for prompts/get: argument \"{arg}\" must be a string, not {}",
                 match v {
                     Value::Null => "null",
                     Value::Bool(_) => "a boolean",
@@ -178,13 +246,14 @@ pub fn get(params: Option<&Value>) -> Result<Value, String> {
         };
         if text.len() > MAX_ARGUMENT_BYTES {
             return Err(format!(
-                "Invalid params for prompts/get: argument \"{}\" is {} bytes; at most {MAX_ARGUMENT_BYTES} (a name, not a document)",
-                crate::protocol::echo_name(arg),
+                "Invalid params for prompts/get: argument \"{arg}\" is {} bytes; at most {MAX_ARGUMENT_BYTES} (a name, not a document)",
                 text.len()
             ));
         }
     }
-    let mut text = p.text.to_string();
+    // Every placeholder's value, then one pass over the template: a value is never read again
+    // as a template, so a value holding `{other}` stays as typed.
+    let mut values: Vec<(&str, String)> = Vec::new();
     for (arg, _, required) in p.arguments {
         let value = given.get(*arg).and_then(Value::as_str).map(str::trim);
         let value = match value.filter(|v| !v.is_empty()) {
@@ -197,42 +266,42 @@ pub fn get(params: Option<&Value>) -> Result<Value, String> {
             }
             None => "",
         };
-        if matches!(*arg, "base" | "depth") {
-            continue; // rendered below
+        match *arg {
+            "base" => {
+                let rendered = if value.is_empty() {
+                    String::new()
+                } else {
+                    format!(", \"base\": \"{}\"", clean(value))
+                };
+                values.push(("base_arg", rendered));
+            }
+            "depth" => {
+                let depth = if value.is_empty() {
+                    2
+                } else {
+                    value
+                        .parse::<u64>()
+                        .ok()
+                        .filter(|d| (1..=5).contains(d))
+                        .ok_or_else(|| {
+                            format!(
+                                "Invalid params for prompts/get: argument \"depth\" must be a whole number from 1 to 5 (default 2), not {}",
+                                crate::protocol::echo_input(value)
+                            )
+                        })?
+                };
+                values.push(("depth", depth.to_string()));
+            }
+            _ => values.push((arg, clean(value))),
         }
-        // A value is quoted into JSON examples and code spans: keep it one line, without
-        // quotes or backticks breaking out.
-        let value = value.replace(['"', '`', '\n', '\r'], " ");
-        text = text.replace(&format!("{{{arg}}}"), &value);
     }
-    // Optional arguments with a rendering of their own.
-    let base = given
-        .get("base")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .trim();
-    let base_arg = if base.is_empty() {
-        String::new()
-    } else {
-        format!(", \"base\": \"{}\"", base.replace('"', " "))
-    };
-    text = text.replace("{base_arg}", &base_arg);
-    if text.contains("{depth}") {
-        let depth = match given.get("depth").and_then(Value::as_str).map(str::trim) {
-            None | Some("") => 2,
-            Some(d) => d
-                .parse::<u64>()
-                .ok()
-                .filter(|d| (1..=5).contains(d))
-                .ok_or_else(|| {
-                    format!(
-                        "Invalid params for prompts/get: argument \"depth\" must be a whole number from 1 to 5 (default 2), not {}",
-                        crate::protocol::echo_name(d)
-                    )
-                })?,
-        };
-        text = text.replace("{depth}", &depth.to_string());
+    if p.text.contains("{base_arg}") && !values.iter().any(|(k, _)| *k == "base_arg") {
+        values.push(("base_arg", String::new()));
     }
+    if p.text.contains("{depth}") && !values.iter().any(|(k, _)| *k == "depth") {
+        values.push(("depth", "2".into()));
+    }
+    let text = render(p.text, &values);
     let mut messages = Vec::new();
     if p.name == "test_prompt_with_embedded_resource" {
         let uri = given
@@ -297,6 +366,21 @@ mod tests {
             text.contains("\"depth\": 3") && text.contains("a b c"),
             "{text}"
         );
+        // A value is substituted once: placeholders in it stay as typed.
+        let r = get(Some(&json!({"name": "trace_rpc", "arguments": {"rpc": "{base_arg}{rpc}", "base": "{rpc}\\"}}))).unwrap();
+        let text = r["messages"][0]["content"]["text"].as_str().unwrap();
+        assert!(
+            text.contains("`{base_arg}{rpc}`") && text.contains("\"base\": \"{rpc} \""),
+            "{text}"
+        );
+        // Unknown arguments are refused, naming the allowed ones.
+        let e = get_with(json!({"target": "t", "rpc": "x"})).unwrap_err();
+        assert!(
+            e.contains("\"rpc\"") && e.contains("\"target\", \"depth\""),
+            "{e}"
+        );
+        let e = get(Some(&json!({"name": "trace_rpc", "arguments": ["rpc"]}))).unwrap_err();
+        assert!(e.contains("must be an object"), "{e}");
         // The largest answer stays small whatever the arguments.
         let big = "y".repeat(MAX_ARGUMENT_BYTES);
         let r = get_with(json!({"target": big})).unwrap();

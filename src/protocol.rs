@@ -63,6 +63,27 @@ pub fn echo_name(name: &str) -> String {
     format!("{}… ({} bytes)", &name[..end], name.len())
 }
 
+/// How much of a user-supplied value (a tool argument, a resource name, a prompt argument)
+/// an error message echoes, in characters.
+pub const MAX_ECHOED_INPUT: usize = 80;
+
+/// `input` as an error message may echo it: at most [`MAX_ECHOED_INPUT`] characters, then an
+/// ellipsis and the full length, newlines flattened, so a huge argument is not sent back.
+///
+/// ```
+/// use mesh_mcp::protocol::echo_input;
+/// assert_eq!(echo_input("services/orders"), "services/orders");
+/// let long = echo_input(&"y".repeat(5000));
+/// assert!(long.starts_with(&"y".repeat(80)) && long.ends_with("… (5000 bytes)"));
+/// ```
+pub fn echo_input(input: &str) -> String {
+    let flat = |s: &str| s.replace(['\n', '\r'], " ");
+    match input.char_indices().nth(MAX_ECHOED_INPUT) {
+        None => flat(input),
+        Some((end, _)) => format!("{}… ({} bytes)", flat(&input[..end]), input.len()),
+    }
+}
+
 /// True when a negotiated version is at least `min` (versions are ISO dates, so they sort).
 pub fn version_at_least(version: &str, min: &str) -> bool {
     version >= min

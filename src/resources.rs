@@ -123,6 +123,47 @@ pub fn names(snap: &Snapshot, kind: Kind) -> Vec<String> {
     v
 }
 
+/// One doc section as a resource: its URI segment, unique in the workspace — the encoded
+/// title, and for the second and later sections whose titles are equal ignoring case, `;k`
+/// (`;` is always escaped in an encoded title, so the suffix is never part of one) — and the
+/// section it reads.
+pub struct DocResource {
+    pub segment: String,
+    pub title: String,
+    pub path: String,
+    pub line: u32,
+}
+
+/// Every doc section of the snapshot, in file order, each with its unique URI segment.
+pub fn doc_sections(snap: &Snapshot) -> Vec<DocResource> {
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut out = Vec::new();
+    for f in &snap.files {
+        for s in &f.facts().sections {
+            let k = seen.entry(s.title.to_lowercase()).or_default();
+            *k += 1;
+            let mut segment = encode(&s.title);
+            if *k > 1 {
+                segment.push_str(&format!(";{k}"));
+            }
+            out.push(DocResource {
+                segment,
+                title: s.title.clone(),
+                path: snap.display_path(f),
+                line: s.line,
+            });
+        }
+    }
+    out
+}
+
+/// The section a `mesh://doc/` URI segment names, when it is one of [`doc_sections`].
+pub fn doc_target(snap: &Snapshot, segment: &str) -> Option<DocResource> {
+    doc_sections(snap)
+        .into_iter()
+        .find(|d| d.segment == segment)
+}
+
 /// The `resourceTemplates` of `resources/templates/list`.
 pub fn templates(with_title: bool) -> Value {
     let list: Vec<Value> = Kind::ALL
@@ -151,14 +192,18 @@ pub fn list(
     cursor: Option<&str>,
     with_title: bool,
 ) -> Result<Value, String> {
+    let invalid = |c: &str, why: &str| {
+        format!(
+            "Invalid params: invalid cursor {} ({why}); pass the nextCursor of the previous page, \
+or no cursor for the first page",
+            crate::protocol::echo_name(c)
+        )
+    };
     let offset = match cursor {
         None => 0,
-        Some(c) => c.parse::<usize>().map_err(|_| {
-            format!(
-                "Invalid params: unknown cursor {}; pass the nextCursor of the previous page",
-                crate::protocol::echo_name(c)
-            )
-        })?,
+        Some(c) => c
+            .parse::<usize>()
+            .map_err(|_| invalid(c, "not a cursor this server handed out"))?,
     };
     let resource = |uri: String, name: &str, title: &str, description: &str| {
         let mut r = json!({
@@ -179,6 +224,19 @@ pub fn list(
     if let Some(snap) = snap {
         for kind in Kind::ALL {
             let (title, description) = kind.describe();
+            if kind == Kind::Doc {
+                for d in doc_sections(snap) {
+                    let uri = format!("{SCHEME}doc/{}", d.segment);
+                    let name = format!("{} ({}:{})", d.title, d.path, d.line);
+                    all.push(resource(
+                        uri,
+                        &name,
+                        &format!("{title} {name}"),
+                        description,
+                    ));
+                }
+                continue;
+            }
             for n in names(snap, kind) {
                 let uri = format!("{SCHEME}{}/{}", kind.segment(), encode(&n));
                 all.push(resource(uri, &n, &format!("{title} {n}"), description));
@@ -186,10 +244,17 @@ pub fn list(
         }
     }
     let total = all.len();
+    if offset > total {
+        return Err(invalid(
+            cursor.unwrap_or_default(),
+            &format!("past the end of the {total} resources"),
+        ));
+    }
     let page: Vec<Value> = all.into_iter().skip(offset).take(PAGE).collect();
     let mut result = json!({ "resources": page });
-    if offset + PAGE < total {
-        result["nextCursor"] = json!((offset + PAGE).to_string());
+    // Checked: `offset` is the client's, and at most `total` here, but the sum must not wrap.
+    if let Some(next) = offset.checked_add(PAGE).filter(|n| *n < total) {
+        result["nextCursor"] = json!(next.to_string());
     }
     Ok(result)
 }
@@ -203,6 +268,11 @@ pub fn tool_for(uri: &str) -> Option<(&'static str, Value)> {
         _ => {}
     }
     let (segment, raw) = rest.split_once('/')?;
+    // A doc section's `;k` suffix (see [`doc_sections`]) is not part of its title.
+    let raw = match raw.rsplit_once(';') {
+        Some((title, k)) if segment == "doc" && k.parse::<u32>().is_ok_and(|k| k > 1) => title,
+        _ => raw,
+    };
     let name = decode(raw)?;
     if name.trim().is_empty() {
         return None;
@@ -211,9 +281,134 @@ pub fn tool_for(uri: &str) -> Option<(&'static str, Value)> {
         "service" => ("visualize_mesh", json!({ "service": name })),
         "rpc" => ("analyze_grpc", json!({ "target": name })),
         "topic" | "route" => ("analyze_impact", json!({ "target": name })),
-        "doc" => ("search_docs", json!({ "query": name, "max_sections": 1 })),
+        // The section is picked out of the answer when the URI names one (server).
+        "doc" => ("search_docs", json!({ "query": name, "max_sections": 20 })),
         _ => return None,
     })
+}
+
+/// The longest URI `resources/subscribe` accepts, in bytes.
+pub const MAX_URI_BYTES: usize = 2048;
+
+/// The most URIs one session may be subscribed to at once.
+pub const MAX_SUBSCRIPTIONS: usize = 256;
+
+/// The URI forms a mesh resource takes, for error messages.
+pub const ACCEPTED_FORMS: &str = "mesh://mesh, mesh://status, or \
+mesh://{service|rpc|topic|route|doc}/{name} with the name percent-encoded (see \
+resources/templates/list)";
+
+/// Whether `uri` is one `resources/subscribe` may follow: bounded, and a resource of ours
+/// (a mesh URI of a known form, or a fixture of the conformance suite when those are armed).
+pub fn check_subscribable(uri: &str) -> Result<(), String> {
+    if uri.len() > MAX_URI_BYTES {
+        return Err(format!(
+            "Invalid params for resources/subscribe: \"uri\" is {} bytes, at most \
+{MAX_URI_BYTES}; subscribe to a resource URI from resources/list",
+            uri.len()
+        ));
+    }
+    if fixture(uri).is_some() || tool_for(uri).is_some() {
+        return Ok(());
+    }
+    let why = if uri.starts_with(SCHEME) {
+        "is not a mesh resource URI of a known kind"
+    } else {
+        "is not a mesh:// URI"
+    };
+    Err(format!(
+        "Invalid params for resources/subscribe: {} {why}. Accepted: {ACCEPTED_FORMS}.",
+        crate::protocol::echo_input(uri)
+    ))
+}
+
+/// Up to `n` of `candidates` closest to `name`: those containing it (ranked like completion),
+/// then the nearest by edit distance (ignoring case).
+pub fn close_names(candidates: &[String], name: &str, n: usize) -> Vec<String> {
+    let mut out = crate::completion::rank(candidates.to_vec(), name);
+    out.truncate(n);
+    if out.len() < n {
+        let q: Vec<char> = name.to_lowercase().chars().take(64).collect();
+        let mut by_distance: Vec<(usize, &String)> = candidates
+            .iter()
+            .filter(|c| !out.contains(c))
+            .map(|c| {
+                let c_low: Vec<char> = c.to_lowercase().chars().take(64).collect();
+                (edit_distance(&q, &c_low), c)
+            })
+            .collect();
+        crate::order::sort(&mut by_distance);
+        let missing = n - out.len();
+        out.extend(
+            by_distance
+                .into_iter()
+                .take(missing)
+                .map(|(_, c)| c.clone()),
+        );
+    }
+    out
+}
+
+/// Levenshtein distance of two short strings.
+fn edit_distance(a: &[char], b: &[char]) -> usize {
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// Whether the name in a templated `uri` names something of the index; `Err` carries the kind
+/// and a few close names of that kind when it does not. Services match like
+/// `visualize_mesh(service)` (exactly, ignoring case, or by the last path segment); topics
+/// and routes by their name ignoring case; an RPC by its name or a qualified form of it (a
+/// `.proto` path is left to analyze_grpc); a doc names a query, checked by its answer.
+pub fn exists(snap: &Snapshot, uri: &str) -> Result<(), (Kind, Vec<String>)> {
+    let Some((segment, raw)) = uri.strip_prefix(SCHEME).and_then(|r| r.split_once('/')) else {
+        return Ok(()); // a fixed resource
+    };
+    if segment == "doc"
+        && raw.contains(';')
+        && let Some(title) = tool_for(uri).and_then(|(_, a)| a["query"].as_str().map(String::from))
+        && doc_target(snap, raw).is_none()
+    {
+        // A section suffix no section of this generation has.
+        return Err((Kind::Doc, close_names(&names(snap, Kind::Doc), &title, 5)));
+    }
+    let Some(name) = decode(raw) else {
+        return Ok(()); // tool_for refused it already
+    };
+    let kind = match segment {
+        "service" => Kind::Service,
+        "rpc" => Kind::Rpc,
+        "topic" => Kind::Topic,
+        "route" => Kind::Route,
+        _ => return Ok(()),
+    };
+    let name = name.trim();
+    let found = match kind {
+        Kind::Service => crate::tools::visualize_mesh::resolve_service(snap, name).is_some(),
+        Kind::Rpc if name.ends_with(".proto") => true,
+        Kind::Rpc => {
+            let q = name.replace('/', ".").to_lowercase();
+            names(snap, kind).iter().any(|n| {
+                let n = n.to_lowercase();
+                n == q || q.ends_with(&format!(".{n}")) || n.ends_with(&format!(".{q}"))
+            })
+        }
+        _ => names(snap, kind)
+            .iter()
+            .any(|n| n.eq_ignore_ascii_case(name)),
+    };
+    if found {
+        return Ok(());
+    }
+    Err((kind, close_names(&names(snap, kind), name, 5)))
 }
 
 /// Percent-encodes what a URI path segment cannot hold as is (RFC 3986 unreserved kept).
@@ -357,6 +552,15 @@ mod tests {
         assert_eq!(first["resources"].as_array().unwrap().len(), 2);
         assert!(first.get("nextCursor").is_none());
         assert!(list(None, Some("x"), true).is_err());
+        for bad in [
+            usize::MAX.to_string(),
+            (usize::MAX - 50).to_string(),
+            "3".into(),
+        ] {
+            let e = list(None, Some(&bad), true).unwrap_err();
+            assert!(e.contains("invalid cursor"), "{e}");
+        }
+        assert!(list(None, Some("2"), true).unwrap()["resources"] == json!([]));
         assert_eq!(
             templates(false)["resourceTemplates"][0]["uriTemplate"],
             "mesh://service/{name}"

@@ -659,20 +659,20 @@ impl Ctx {
         };
         let id = req.id.clone();
         let result = match req.method.as_str() {
-            "initialize" => self.initialize(req.params.as_ref()),
+            "initialize" => guarded(&req, || self.initialize(req.params.as_ref())),
             "ping" => Ok(json!({})),
             "server/discover" => Ok(discover_result()),
-            "tools/list" => Ok(self.tools_list(era)),
-            "logging/setLevel" => self.set_level(req.params.as_ref()),
+            "tools/list" => guarded(&req, || Ok(self.tools_list(era))),
+            "logging/setLevel" => guarded(&req, || self.set_level(req.params.as_ref())),
             "tools/call" => return self.tools_call(req, meta, era).await,
             "resources/read" => return self.read_resource(req, meta, era).await,
             "resources/list" | "completion/complete" => {
                 // One await for both: they answer from the first generation.
                 let snap = self.first_snapshot().await;
-                self.feature(&req, era, snap.as_deref())
+                guarded(&req, || self.feature(&req, era, snap.as_deref()))
             }
             m if m.starts_with("resources/") || m.starts_with("prompts/") => {
-                self.feature(&req, era, None)
+                guarded(&req, || self.feature(&req, era, None))
             }
             other => Err((
                 protocol::METHOD_NOT_FOUND,
@@ -744,9 +744,36 @@ impl Ctx {
             ));
         };
         if method == "resources/subscribe" {
+            crate::resources::check_subscribable(uri).map_err(|e| (protocol::INVALID_PARAMS, e))?;
+            let max = crate::resources::MAX_SUBSCRIPTIONS;
+            let full = self
+                .session
+                .resources
+                .lock()
+                .is_ok_and(|subs| subs.uris.len() >= max && !subs.uris.contains(uri));
+            if full {
+                return Err((
+                    protocol::INVALID_PARAMS,
+                    format!(
+                        "Invalid params for resources/subscribe: this session follows {max} \
+resources, the most it may; resources/unsubscribe one first (mesh://mesh or mesh://status \
+change with every index generation)"
+                    ),
+                ));
+            }
             self.follow_resources(|subs| {
                 subs.uris.insert(uri.to_string());
             });
+        } else if uri.len() > crate::resources::MAX_URI_BYTES {
+            return Err((
+                protocol::INVALID_PARAMS,
+                format!(
+                    "Invalid params for resources/unsubscribe: \"uri\" is {} bytes, at most {}; \
+no subscription has such a URI",
+                    uri.len(),
+                    crate::resources::MAX_URI_BYTES
+                ),
+            ));
         } else if let Ok(mut subs) = self.session.resources.lock() {
             subs.uris.remove(uri);
         }
@@ -803,6 +830,13 @@ impl Ctx {
                 json!({ "uri": protocol::echo_name(&uri) }),
             ));
         };
+        // A name the index does not hold is no resource (MCP: -32002), not an empty answer.
+        // Before the first index the tool's own wait and answer decide.
+        let snap = self.shared.index.current();
+        if let Some(Err((kind, close))) = snap.as_deref().map(|s| crate::resources::exists(s, &uri))
+        {
+            return Some(not_found(id, &uri, kind, &close));
+        }
         let call = Request {
             id: req.id,
             method: "tools/call".into(),
@@ -812,9 +846,36 @@ impl Ctx {
         let Some(result) = resp.result else {
             return Some(resp);
         };
-        let text = result["content"][0]["text"].as_str().unwrap_or_default();
+        // A doc names a query: no section matching it is no resource either.
+        if uri.starts_with("mesh://doc/")
+            && result["isError"] != json!(true)
+            && result["structuredContent"]["total"] == json!(0)
+        {
+            let close = snap.as_deref().map_or(Vec::new(), |s| {
+                let name = uri
+                    .strip_prefix("mesh://doc/")
+                    .and_then(crate::resources::decode)
+                    .unwrap_or_default();
+                let titles = crate::resources::names(s, crate::resources::Kind::Doc);
+                crate::resources::close_names(&titles, &name, 5)
+            });
+            return Some(not_found(
+                resp.id,
+                &uri,
+                crate::resources::Kind::Doc,
+                &close,
+            ));
+        }
+        let mut text = result["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let mut data = result.get("structuredContent").cloned();
+        if let Some(segment) = uri.strip_prefix("mesh://doc/") {
+            (text, data) = doc_section(snap.as_deref(), segment, text, data);
+        }
         let mut contents = vec![json!({"uri": uri, "mimeType": "text/markdown", "text": text})];
-        if let Some(data) = result.get("structuredContent") {
+        if let Some(data) = data {
             contents.push(
                 json!({"uri": uri, "mimeType": "application/json", "text": data.to_string()}),
             );
@@ -1170,6 +1231,117 @@ or call index_status to watch progress."
 }
 
 /// The `server/discover` result.
+/// A `mesh://doc/` read: the one section the URI names (doc URIs are unique per section, see
+/// [`crate::resources::doc_sections`]) out of the search_docs answer for its title, else the
+/// best match (the URI names a query, as the template says), as the first section.
+fn doc_section(
+    snap: Option<&crate::index::snapshot::Snapshot>,
+    segment: &str,
+    text: String,
+    data: Option<Value>,
+) -> (String, Option<Value>) {
+    let target = snap.and_then(|s| crate::resources::doc_target(s, segment));
+    let mut blocks = text.split("\n### [");
+    let head = blocks.next().unwrap_or_default().to_string();
+    let blocks: Vec<&str> = blocks.collect();
+    let pick = target
+        .as_ref()
+        .and_then(|t| {
+            let at = format!("{}:{}-", t.path, t.line);
+            blocks
+                .iter()
+                .position(|b| b.lines().next().is_some_and(|h| h.contains(&at)))
+        })
+        .unwrap_or(0);
+    let Some(block) = blocks.get(pick) else {
+        return (text, data);
+    };
+    let text = format!("{head}\n### [{block}");
+    let data = data.map(|mut d| {
+        if let Some(rows) = d.get_mut("rows").and_then(Value::as_array_mut) {
+            let keep = match &target {
+                Some(t) => rows
+                    .iter()
+                    .position(|r| r["path"] == json!(t.path) && r["line"] == json!(t.line))
+                    .unwrap_or(pick),
+                None => pick,
+            };
+            let row = rows.get(keep).cloned();
+            rows.clear();
+            rows.extend(row);
+        }
+        d
+    });
+    (text, data)
+}
+
+/// The `-32002` answer of a `resources/read` whose name the index does not hold, naming a few
+/// close names of the same kind as URIs.
+fn not_found(id: Value, uri: &str, kind: crate::resources::Kind, close: &[String]) -> Response {
+    let uris: Vec<String> = close
+        .iter()
+        .map(|n| {
+            format!(
+                "{}{}/{}",
+                crate::resources::SCHEME,
+                kind.segment(),
+                crate::resources::encode(n)
+            )
+        })
+        .collect();
+    let hint = if uris.is_empty() {
+        format!("there is no {} resource at all", kind.segment())
+    } else {
+        format!("close ones: {}", uris.join(", "))
+    };
+    Response::error_with_data(
+        id,
+        protocol::RESOURCE_NOT_FOUND,
+        format!(
+            "Resource not found: {}: the index holds no {} of that name; {hint}. Call \
+resources/list for every resource.",
+            protocol::echo_input(uri),
+            kind.segment(),
+        ),
+        json!({ "uri": protocol::echo_input(uri), "closest": uris }),
+    )
+}
+
+/// Runs the handler of a request that is not a tool call (tool calls are isolated in
+/// `run_tool`) through [`crate::isolate::catch`]: a panic in it costs that request only,
+/// answered `-32603` naming the method and where it failed, and the session goes on.
+///
+/// With the test fixtures armed, a request whose params contain
+/// [`crate::isolate::REQUEST_PANIC_MARKER`] panics here on purpose.
+#[inline(never)]
+fn guarded(
+    req: &Request,
+    work: impl FnOnce() -> Result<Value, (i64, String)>,
+) -> Result<Value, (i64, String)> {
+    crate::isolate::catch(|| {
+        if crate::isolate::fixtures_enabled()
+            && req
+                .params
+                .as_ref()
+                .is_some_and(|p| p.to_string().contains(crate::isolate::REQUEST_PANIC_MARKER))
+        {
+            panic!("test panic in {}", req.method);
+        }
+        work()
+    })
+    .unwrap_or_else(|p| {
+        Err((
+            protocol::INTERNAL_ERROR,
+            format!(
+                "Internal error: {} failed (panicked at {}); this request is lost, the session \
+goes on. Retry it, and see the server log.",
+                protocol::echo_name(&req.method),
+                p.location
+            ),
+        ))
+    })
+}
+
 fn discover_result() -> Value {
     json!({
         "supportedVersions": protocol::DISCOVER_VERSIONS,

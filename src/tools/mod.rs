@@ -324,8 +324,10 @@ pub fn decode<T: DeserializeOwned>(tool: &str, args: &Value) -> Result<T, ToolOu
     T::deserialize(&args).map_err(|e| {
         let e = e.to_string();
         let culprit = culprit_member::<T>(&args, &e);
-        let e = plain_types(&e);
-        let field = culprit.map_or(String::new(), |k| format!("`{k}`: "));
+        let e = bounded_quotes(&plain_types(&e));
+        let field = culprit.map_or(String::new(), |k| {
+            format!("`{}`: ", crate::protocol::echo_input(&k))
+        });
         ToolOutput::error(format!(
             "Invalid arguments for {tool}: {field}{e}. Call tools/list for the accepted arguments."
         ))
@@ -349,6 +351,23 @@ fn culprit_member<T: DeserializeOwned>(args: &Value, error: &str) -> Option<Stri
             }
         })
         .cloned()
+}
+
+/// A serde message with every run between quotes or backticks longer than
+/// [`crate::protocol::MAX_ECHOED_INPUT`] characters cut (serde quotes a wrong value and an
+/// unknown field name whole, and both are the client's, of any length).
+fn bounded_quotes(message: &str) -> String {
+    let mut out = String::with_capacity(message.len().min(1024));
+    let mut run_start = 0;
+    for (at, c) in message.char_indices() {
+        if c == '"' || c == '`' {
+            out.push_str(&crate::protocol::echo_input(&message[run_start..at]));
+            out.push(c);
+            run_start = at + 1;
+        }
+    }
+    out.push_str(&crate::protocol::echo_input(&message[run_start..]));
+    out
 }
 
 /// serde's Rust type names in an error message said in JSON's words.
@@ -560,6 +579,20 @@ mod tests {
             assert!(e.text.contains("`limit`: "), "{}", e.text);
             assert!(!e.text.contains("i64"), "{}", e.text);
         }
+        // A client's value or field name is echoed bounded.
+        let huge = "z".repeat(5000);
+        let e = decode::<A>("t", &serde_json::json!({"query": "q", "limit": huge}))
+            .err()
+            .unwrap();
+        assert!(e.text.len() < 400 && e.text.contains("…"), "{}", e.text);
+        let e = decode::<A>("t", &serde_json::json!({"query": "q", huge.clone(): 1}))
+            .err()
+            .unwrap();
+        assert!(
+            e.text.len() < 400 && e.text.contains("`query`"),
+            "{}",
+            e.text
+        );
         // serde names unknown and missing fields itself, once.
         let e = decode::<A>("t", &serde_json::json!({"limit": 1}))
             .err()

@@ -178,33 +178,73 @@ pub fn fit(first: ToolOutput, args: &Value, rerun: impl Fn(&Value) -> ToolOutput
 
 /// The safety net over a whole answer, after [`fit`]: when text (`text_len` bytes) and data
 /// together pass 48 KiB, the data keeps at most what the text leaves of the cap, and never
-/// less than half of it (rows are dropped from the end and `truncated` is set; for a `paged`
-/// tool `nextOffset` moves back to the first row dropped, so the data pages exactly); the
-/// text gets what the data leaves. Returns the byte budget left for the text.
+/// less than half of it; the text gets what the data leaves. Returns the byte budget left for
+/// the text.
+///
+/// Rows are dropped from the end first (for a `paged` tool `nextOffset` moves back to the
+/// first row dropped, so the data pages exactly); then the items of every other array member
+/// (a zoomed `visualize_mesh` carries its `nodes`, `analyze_changes` its `services`), from
+/// the end; and when the data still does not fit (a huge scalar), only its totals are kept.
+/// Whatever was dropped sets `truncated`, so the bound holds for any tool's data, not only
+/// for the shape of the rows.
 pub fn cap(data: &mut Value, paged: bool, text_len: usize) -> usize {
     let mut size = json_len(data);
     let data_budget = MAX_OUTPUT_BYTES - text_len.min(MAX_OUTPUT_BYTES / 2);
-    if text_len + size > MAX_OUTPUT_BYTES
-        && size > data_budget.saturating_sub(48)
-        && let Some(Value::Array(rows)) = data.get_mut("rows")
-    {
-        let mut dropped = false;
-        // Room for the `truncated` and `nextOffset` members set below.
-        while size + 48 > data_budget {
+    // Room for the `truncated` and `nextOffset` members set below.
+    let fits = |size: usize| size + 48 <= data_budget;
+    if text_len + size <= MAX_OUTPUT_BYTES || fits(size) {
+        return MAX_OUTPUT_BYTES.saturating_sub(size);
+    }
+    let mut dropped = false;
+    if let Some(Value::Array(rows)) = data.get_mut("rows") {
+        while !fits(size) {
             let Some(last) = rows.pop() else { break };
-            size -= json_len(&last) + 1;
+            size = size.saturating_sub(json_len(&last) + 1);
             dropped = true;
         }
         let kept = rows.len();
-        if dropped {
-            data["truncated"] = json!(true);
-            if paged {
-                let offset = data.get("offset").and_then(Value::as_u64).unwrap_or(0);
-                data["nextOffset"] = json!(offset + kept as u64);
-            }
-            size = json_len(data);
+        if dropped && paged {
+            let offset = data.get("offset").and_then(Value::as_u64).unwrap_or(0);
+            data["nextOffset"] = json!(offset + kept as u64);
         }
+        size = json_len(data);
     }
+    if !fits(size)
+        && let Value::Object(members) = data
+    {
+        for (key, member) in members.iter_mut() {
+            let Value::Array(items) = member else {
+                continue;
+            };
+            if key == "rows" {
+                continue;
+            }
+            while !fits(size) {
+                let Some(last) = items.pop() else { break };
+                size = size.saturating_sub(json_len(&last) + 1);
+                dropped = true;
+            }
+        }
+        size = json_len(data);
+    }
+    if !fits(size) {
+        // Nothing left to drop item by item: the totals and the cursor only.
+        let mut kept = Map::new();
+        if let Value::Object(members) = data {
+            for key in ["total", "offset", "nextOffset"] {
+                if let Some(v) = members.get(key).filter(|v| v.is_number()) {
+                    kept.insert(key.into(), v.clone());
+                }
+            }
+        }
+        kept.insert("rows".into(), Value::Array(Vec::new()));
+        *data = Value::Object(kept);
+        dropped = true;
+    }
+    if dropped {
+        data["truncated"] = json!(true);
+    }
+    size = json_len(data);
     MAX_OUTPUT_BYTES.saturating_sub(size.min(data_budget))
 }
 
@@ -257,6 +297,44 @@ mod tests {
             MAX_OUTPUT_BYTES - json_len(&small)
         );
         assert_eq!(small, before);
+    }
+
+    #[test]
+    fn the_cap_covers_every_member_not_only_the_rows() {
+        // A zoomed mesh: few rows, thousands of nodes.
+        let nodes: Vec<Value> = (0..3000)
+            .map(|i| {
+                row(
+                    "services/big/api.py",
+                    i,
+                    "contract",
+                    "GET /orders/x",
+                    "",
+                    "HTTP route",
+                )
+            })
+            .collect();
+        let mut data = page(3, 0, None, vec![row("a.go", 1, "", "", "", "")]);
+        data["nodes"] = Value::Array(nodes);
+        data["servicesTotal"] = json!(2);
+        let left = cap(&mut data, false, 6000);
+        assert!(
+            json_len(&data) + 6000 <= MAX_OUTPUT_BYTES,
+            "{}",
+            json_len(&data)
+        );
+        assert!(left >= 6000);
+        assert_eq!(data["truncated"], true);
+        assert_eq!(data["servicesTotal"], 2);
+        assert!(!data["nodes"].as_array().unwrap().is_empty());
+        // A member that cannot be dropped item by item leaves the totals.
+        let mut data = page(9, 4, Some(5), Vec::new());
+        data["blob"] = json!("z".repeat(100_000));
+        cap(&mut data, true, 100);
+        assert!(json_len(&data) <= MAX_OUTPUT_BYTES);
+        assert_eq!(data["total"], 9);
+        assert_eq!(data["truncated"], true);
+        assert!(data.get("blob").is_none());
     }
 
     /// A paged tool of `total` items: `limit` rows from `offset`, each ~`row_bytes` of data and

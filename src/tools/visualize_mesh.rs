@@ -141,6 +141,17 @@ pub struct MeshView {
     pub hidden: Vec<(String, usize)>,
     /// Ambiguous links whose candidates span several services, not drawn.
     pub ambiguous_skipped: usize,
+    /// Zoomed: the focus's contracts not drawn (beyond `max_services`, the busiest first),
+    /// folded into one "other contracts" node.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub contracts_folded: usize,
+    /// Zoomed: the first few folded contracts, busiest first (each is a next call).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hidden_contracts: Vec<String>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Every service name `service` accepts (the groups of [`group_of`]), sorted: for resource
@@ -388,6 +399,8 @@ pub fn mesh_view(
         services_total: services.len(),
         hidden: Vec::new(),
         ambiguous_skipped: ambiguous,
+        contracts_folded: 0,
+        hidden_contracts: Vec::new(),
     };
     let service_caption = |name: &str| -> String {
         let (files, langs) = &services[name];
@@ -440,35 +453,63 @@ fn service_sizes(snap: &Snapshot) -> ServiceSizes {
 }
 
 /// The service `zoom` names: exactly, else ignoring case, else by its last path segment; an
-/// error listing the services when none matches.
+/// error naming a few close services when none matches (the argument echoed bounded: it is
+/// the client's, of any length).
 fn find_service(services: &ServiceSizes, z: &str) -> Result<String, String> {
+    match match_service(services.keys(), z) {
+        Some(f) => Ok(f.clone()),
+        None => {
+            let names: Vec<String> = services.keys().cloned().collect();
+            let shown = if names.len() <= 20 {
+                names.clone()
+            } else {
+                crate::resources::close_names(&names, z, 5)
+            };
+            let shown: Vec<String> = shown.iter().map(|n| inline_code(n)).collect();
+            let which = if names.len() <= 20 {
+                "The services are"
+            } else {
+                "The closest of the services are"
+            };
+            Err(format!(
+                "No service named {}. {which}: {}. Call visualize_mesh without `service` to see \
+them drawn.",
+                inline_code(&crate::protocol::echo_input(z.trim())),
+                shown.join(", ")
+            ))
+        }
+    }
+}
+
+/// The name among `names` that `z` stands for (see [`find_service`]).
+fn match_service<'a>(
+    names: impl Iterator<Item = &'a String> + Clone,
+    z: &str,
+) -> Option<&'a String> {
     let z = z.trim().trim_end_matches('/');
     let z = if z == "." || z.is_empty() {
         WORKSPACE_ROOT
     } else {
         z
     };
-    let found = services
-        .keys()
-        .find(|k| k.as_str() == z)
-        .or_else(|| services.keys().find(|k| k.eq_ignore_ascii_case(z)))
+    let mut all = names.clone();
+    let mut ci = names.clone();
+    let mut last = names;
+    all.find(|k| k.as_str() == z)
+        .or_else(|| ci.find(|k| k.eq_ignore_ascii_case(z)))
         .or_else(|| {
-            services.keys().find(|k| {
+            last.find(|k| {
                 k.rsplit('/')
                     .next()
                     .is_some_and(|l| l.eq_ignore_ascii_case(z))
             })
-        });
-    match found {
-        Some(f) => Ok(f.clone()),
-        None => {
-            let names: Vec<&str> = services.keys().map(String::as_str).collect();
-            Err(format!(
-                "No service named '{z}'. The services are: {}. Call visualize_mesh without `service` to see them drawn.",
-                names.join(", ")
-            ))
-        }
-    }
+        })
+}
+
+/// The service a `service` argument (or a `mesh://service/` URI) names, if any.
+pub fn resolve_service(snap: &Snapshot, z: &str) -> Option<String> {
+    let names = service_names(snap);
+    match_service(names.iter(), z).cloned()
 }
 
 /// Service names, the best connected first (links in and out), then the largest, then by name.
@@ -709,6 +750,17 @@ fn confidence_rank(label: &str) -> u8 {
     }
 }
 
+/// A contract of the zoomed service, before it is drawn: its node key, name, caption and
+/// definition, the kind of its incoming links, and its call sites (file, line, confidence).
+struct Contract {
+    key: String,
+    name: String,
+    caption: String,
+    loc: String,
+    kind: LinkKind,
+    sites: Vec<(Loc, Confidence)>,
+}
+
 /// The nodes and links of a zoomed view, with node ids handed out by key.
 struct ZoomBuilder<'a> {
     snap: &'a Snapshot,
@@ -759,15 +811,15 @@ impl ZoomBuilder<'_> {
 
     /// A contract of the focus (`loc` is its definition): the owning link, then one link per
     /// other service calling it, folded from `sites` (file, line, confidence).
-    fn contract(
-        &mut self,
-        key: String,
-        name: String,
-        caption: String,
-        loc: String,
-        kind: LinkKind,
-        sites: impl Iterator<Item = (Loc, Confidence)>,
-    ) {
+    fn contract(&mut self, c: Contract) {
+        let Contract {
+            key,
+            name,
+            caption,
+            loc,
+            kind,
+            sites,
+        } = c;
         let focus = self.focus.to_string();
         let focus_id = self.endpoint(&focus);
         let cid = self.node(&key, &name, NodeKind::Contract, caption, Some(loc.clone()));
@@ -837,6 +889,10 @@ fn zoom_view(
             at.line
         )
     };
+    // The focus's contracts, then the `max_services` busiest drawn (most call sites first,
+    // then declaration order); the rest fold into one node, so a service with thousands of
+    // routes draws a bounded picture and names what it left out.
+    let mut contracts: Vec<Contract> = Vec::new();
     for (ci, c) in g.contracts.iter().enumerate() {
         let implemented = g
             .handlers
@@ -852,15 +908,16 @@ fn zoom_view(
             .calls
             .iter()
             .filter(|l| g.rpcs[l.rpc as usize].contract as usize == ci)
-            .map(|l| (l.at, l.confidence));
-        z.contract(
-            format!("contract:{}", c.fqn),
-            c.fqn.clone(),
-            format!("gRPC service · {} rpcs", c.rpcs.len()),
-            place(c.def),
-            LinkKind::Grpc,
+            .map(|l| (l.at, l.confidence))
+            .collect();
+        contracts.push(Contract {
+            key: format!("contract:{}", c.fqn),
+            name: c.fqn.clone(),
+            caption: format!("gRPC service · {} rpcs", c.rpcs.len()),
+            loc: place(c.def),
+            kind: LinkKind::Grpc,
             sites,
-        );
+        });
     }
     for (ri, r) in g.routes.iter().enumerate() {
         if r.from_spec || group_of(snap, r.at.file) != focus {
@@ -871,15 +928,44 @@ fn zoom_view(
             .route_calls
             .iter()
             .filter(|c| c.route as usize == ri)
-            .map(|c| (c.at, c.confidence));
-        z.contract(
-            format!("route:{name}"),
+            .map(|c| (c.at, c.confidence))
+            .collect();
+        contracts.push(Contract {
+            key: format!("route:{name}"),
             name,
-            "HTTP route".into(),
-            place(r.at),
-            LinkKind::Http,
+            caption: "HTTP route".into(),
+            loc: place(r.at),
+            kind: LinkKind::Http,
             sites,
+        });
+    }
+    if contracts.len() > max_services {
+        crate::order::sort_by(&mut contracts, |a, b| b.sites.len().cmp(&a.sites.len()));
+        let folded = contracts.split_off(max_services);
+        view.contracts_folded = folded.len();
+        view.hidden_contracts = folded.iter().take(3).map(|c| c.name.clone()).collect();
+        for c in contracts {
+            z.contract(c);
+        }
+        let oid = z.node(
+            "other:contracts",
+            "other contracts",
+            NodeKind::Other,
+            format!("{} more contracts", folded.len()),
+            None,
         );
+        z.links.push(MeshLink {
+            from: focus_id.clone(),
+            to: oid,
+            kind: LinkKind::Owns,
+            count: u32::try_from(folded.len()).unwrap_or(u32::MAX),
+            confidence: "exact",
+            example: folded.first().map(|c| c.loc.clone()).unwrap_or_default(),
+        });
+    } else {
+        for c in contracts {
+            z.contract(c);
+        }
     }
     // Every folded link touching the focus; calls into it were drawn per contract above.
     let mut topics_here: Vec<&String> = Vec::new();
@@ -1197,8 +1283,16 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
             "html" => render_html(&view),
             _ => mermaid_answer(&view),
         };
-        if text.len() <= RENDER_BUDGET || max == 1 {
-            return ToolOutput::ok(text).with_data(view_data(&view));
+        // The text and, when it rides along, the data share the cap (a zoomed service's
+        // nodes are as many as its contracts): both shrink together.
+        let data = view_data(&view);
+        let data_len = if env.structured {
+            super::structured::json_len(&data)
+        } else {
+            0
+        };
+        if text.len() + data_len <= RENDER_BUDGET || max == 1 {
+            return ToolOutput::ok(text).with_data(data);
         }
         max /= 2;
     }
@@ -1280,6 +1374,42 @@ fn mermaid_answer(view: &MeshView) -> String {
             "_{} services are folded into \"other services\". Largest hidden: {}._\n",
             view.services_total - view.services_shown,
             hidden.join(", ")
+        ));
+    }
+    if let (Some(z), Some(first)) = (&view.zoom, view.hidden_contracts.first()) {
+        let shown = view
+            .nodes
+            .iter()
+            .filter(|n| n.kind == NodeKind::Contract)
+            .count();
+        let tool = if first.contains(' ') {
+            "analyze_impact"
+        } else {
+            "analyze_grpc"
+        };
+        let names: Vec<String> = view
+            .hidden_contracts
+            .iter()
+            .map(|n| inline_code(n))
+            .collect();
+        out.push_str(&format!(
+            "_Showing {shown} of {} contracts of {} (the most called first); {} more are folded \
+into \"other contracts\", e.g. {}. Next: {tool}(target: \"{}\") for one of them, or \
+{}._\n",
+            shown + view.contracts_folded,
+            inline_code(z),
+            view.contracts_folded,
+            names.join(", "),
+            first.replace(['"', '\\', '\n'], " "),
+            if shown < 200 {
+                format!(
+                    "visualize_mesh(service: \"{}\", max_services: {}) for more",
+                    z.replace(['"', '\\', '\n'], " "),
+                    (shown * 2).clamp(1, 200)
+                )
+            } else {
+                "smart_search or analyze_impact for the rest".to_string()
+            },
         ));
     }
     if view.ambiguous_skipped > 0 {
@@ -1520,6 +1650,8 @@ mod tests {
             services_shown: 1,
             services_total: 1,
             hidden: vec![],
+            contracts_folded: 0,
+            hidden_contracts: vec![],
             ambiguous_skipped: 0,
         };
         let html = render_html(&view);
