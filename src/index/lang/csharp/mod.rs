@@ -48,6 +48,7 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
         bind: HashMap::new(),
         consts: HashSet::new(),
         client_vars: HashSet::new(),
+        typed: events::TypedEvents::default(),
         grpc_hint: (0..toks.len()).any(|i| {
             matches!(
                 toks.ident(i),
@@ -227,6 +228,8 @@ struct Ex<'t, 'l, 'a> {
     /// The file uses gRPC (`Grpc.Core`, `Grpc.Net.Client`, `GrpcChannel`, a `*.Protos`
     /// namespace).
     grpc_hint: bool,
+    /// Lookups of the typed event-bus pass, built as it goes (see `events.rs`).
+    typed: events::TypedEvents<'t>,
 }
 
 impl<'t> Ex<'t, '_, '_> {
@@ -1043,6 +1046,63 @@ public class MobileBasket
             .collect();
         let f = extract("M.cs", &format!("class M {{ void A() {{\n{many}}} }}\n"));
         assert!(f.events.iter().any(|e| e.role == EventRole::Producer));
+    }
+
+    #[test]
+    fn typed_bus_variables_fan_out_once_and_stay_exact_between_assignments() {
+        // A variable set in 8 branches from variables each set in 8 branches, 3 levels deep,
+        // published 2,000 times: every event it may hold is found (each once, at its `new`),
+        // and the lookups are shared by the calls that see the same assignments.
+        let mut src = String::from("class H {\n void M(IEventBus bus) {\n");
+        for k in 0..8 {
+            src.push_str(&format!(
+                "  IntegrationEvent v0 = new E{k}IntegrationEvent();\n"
+            ));
+        }
+        for d in 1..=3 {
+            for _ in 0..8 {
+                src.push_str(&format!("  v{d} = v{};\n", d - 1));
+            }
+        }
+        for _ in 0..2000 {
+            src.push_str("  bus.PublishAsync(v3);\n");
+        }
+        src.push_str(" }\n}\n");
+        let f = extract("H.cs", &src);
+        let found: Vec<(Option<&str>, u32)> = f
+            .events
+            .iter()
+            .map(|e| (e.topic.as_lit(), e.line))
+            .collect();
+        let want: Vec<(Option<String>, u32)> = (0..8)
+            .map(|k| (Some(format!("E{k}IntegrationEvent")), k + 3))
+            .collect();
+        let want: Vec<(Option<&str>, u32)> = want.iter().map(|(t, l)| (t.as_deref(), *l)).collect();
+        assert_eq!(found, want);
+
+        // An assignment between two calls: the second sees both events, the first only its own;
+        // a cycle ends at the depth cap without a result of its own.
+        let src = "class H { void M(IEventBus bus) {\n\
+            x = new AIntegrationEvent();\n\
+            bus.PublishAsync(x);\n\
+            y = x; x = y;\n\
+            bus.PublishAsync(y);\n\
+            x = new BIntegrationEvent();\n\
+            bus.PublishAsync(y);\n\
+            }}\n";
+        let f = extract("H.cs", src);
+        let found: Vec<(Option<&str>, u32)> = f
+            .events
+            .iter()
+            .map(|e| (e.topic.as_lit(), e.line))
+            .collect();
+        assert_eq!(
+            found,
+            vec![
+                (Some("AIntegrationEvent"), 2),
+                (Some("BIntegrationEvent"), 6)
+            ]
+        );
     }
 
     #[test]
