@@ -18,6 +18,7 @@
 //! assert_eq!(l.strings[0].value(), "// not a comment");
 //! ```
 
+pub mod cancel;
 mod literals;
 
 use std::borrow::Cow;
@@ -586,7 +587,13 @@ pub fn lex(syntax: Syntax, text: &str) -> Lexed<'_> {
     let mut lx = Lexer::new(syntax, text);
     let (special, prefix) = dispatch_tables(&syntax);
     let mut i = 0usize;
+    let mut poll = cancel::Every::new();
     while i < n {
+        // An extraction given up by the indexer stops here; the rest stays unmasked (the
+        // result is dropped anyway).
+        if poll.stop() {
+            break;
+        }
         let b = bytes[i];
         // Fast path: most bytes cannot start a comment or a string. Identifiers are skipped
         // whole, so a prefix letter inside a word never starts a string.

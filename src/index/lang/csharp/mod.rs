@@ -29,6 +29,7 @@ use super::value::{ExprRules, eval};
 use crate::index::facts::{
     Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, SymbolKind, Value,
 };
+use crate::index::lex::cancel::Every;
 use crate::index::lex::{Syntax, lex};
 
 /// Extracts the facts of one C# file.
@@ -1046,6 +1047,40 @@ public class MobileBasket
             .collect();
         let f = extract("M.cs", &format!("class M {{ void A() {{\n{many}}} }}\n"));
         assert!(f.events.iter().any(|e| e.role == EventRole::Producer));
+    }
+
+    #[test]
+    fn a_given_up_extraction_stops_early_and_a_normal_one_does_not() {
+        // The indexer raises the flag of an extraction it gave up on; the lexer and the passes
+        // then return what they have instead of running on.
+        let src: String = (0..2000)
+            .map(|k| {
+                format!(
+                    "public class C{k} {{ void M() {{ bus.PublishAsync(new E{k}Event()); }} }}\n"
+                )
+            })
+            .collect();
+        let full = extract("C.cs", &src);
+        assert_eq!(
+            full.symbols
+                .iter()
+                .filter(|s| s.name.starts_with('C'))
+                .count(),
+            2000
+        );
+        let cancel = crate::index::lex::cancel::Cancel::new();
+        cancel.cancel();
+        let partial = cancel.scope(|| extract("C.cs", &src));
+        assert!(
+            partial.symbols.len() < full.symbols.len() / 4
+                && partial.events.len() < full.events.len() / 4,
+            "{} symbols, {} events",
+            partial.symbols.len(),
+            partial.events.len()
+        );
+        // Without a raised flag the scope changes nothing.
+        let again = crate::index::lex::cancel::Cancel::new().scope(|| extract("C.cs", &src));
+        assert_eq!(again, full);
     }
 
     #[test]
