@@ -339,7 +339,8 @@ pub fn guard(rel_path: &str, bytes: &[u8]) -> Result<(), RejectReason> {
     Ok(())
 }
 
-/// The 1-based number of the first line longer than `max` bytes (not counting `\n`/`\r\n`).
+/// The 1-based number of the first line longer than `max` bytes (not counting its break:
+/// `\n`, `\r\n` or a lone `\r`, each one break, as editors count them).
 fn first_long_line(bytes: &[u8], max: usize) -> Option<u32> {
     if bytes.len() <= max {
         return None;
@@ -348,16 +349,14 @@ fn first_long_line(bytes: &[u8], max: usize) -> Option<u32> {
     let mut start = 0;
     loop {
         let rest = &bytes[start..];
-        let (len, next) = match find_newline(rest) {
+        let (len, next) = match find_break(rest) {
+            Some(off) if rest[off] == b'\r' && rest.get(off + 1) == Some(&b'\n') => {
+                (off, Some(start + off + 2))
+            }
             Some(off) => (off, Some(start + off + 1)),
             None => (rest.len(), None),
         };
-        let content = if len > 0 && rest[len - 1] == b'\r' {
-            len - 1
-        } else {
-            len
-        };
-        if content > max {
+        if len > max {
             return Some(line);
         }
         start = next?;
@@ -365,18 +364,21 @@ fn first_long_line(bytes: &[u8], max: usize) -> Option<u32> {
     }
 }
 
-/// Index of the first `\n`, eight bytes at a time.
-fn find_newline(hay: &[u8]) -> Option<usize> {
+/// Index of the first `\n` or `\r`, eight bytes at a time.
+fn find_break(hay: &[u8]) -> Option<usize> {
     const LO: u64 = 0x0101_0101_0101_0101;
     const HI: u64 = 0x8080_8080_8080_8080;
     const NL: u64 = LO * b'\n' as u64;
+    const CR: u64 = LO * b'\r' as u64;
     let mut chunks = hay.chunks_exact(8);
     let mut offset = 0;
     for chunk in &mut chunks {
         let mut word = [0u8; 8];
         word.copy_from_slice(chunk);
-        let x = u64::from_le_bytes(word) ^ NL;
-        let zero = x.wrapping_sub(LO) & !x & HI;
+        let w = u64::from_le_bytes(word);
+        let (n, r) = (w ^ NL, w ^ CR);
+        // The lowest flagged byte of either is exact (borrows only flag bytes above it).
+        let zero = (n.wrapping_sub(LO) & !n & HI) | (r.wrapping_sub(LO) & !r & HI);
         if zero != 0 {
             return Some(offset + (zero.trailing_zeros() / 8) as usize);
         }
@@ -385,7 +387,7 @@ fn find_newline(hay: &[u8]) -> Option<usize> {
     chunks
         .remainder()
         .iter()
-        .position(|&b| b == b'\n')
+        .position(|&b| b == b'\n' || b == b'\r')
         .map(|p| offset + p)
 }
 
@@ -772,11 +774,25 @@ mod tests {
         last.extend(vec![b'z'; MAX_LINE_LEN + 1]);
         assert_eq!(first_long_line(&last, MAX_LINE_LEN), Some(41));
         for len in 0..40 {
-            let mut v = vec![b'a'; len];
-            v.push(b'\n');
-            assert_eq!(find_newline(&v), Some(len));
+            for brk in [b'\n', b'\r'] {
+                let mut v = vec![b'a'; len];
+                v.push(brk);
+                v.extend(b"\n\r");
+                assert_eq!(find_break(&v), Some(len));
+            }
         }
-        assert_eq!(find_newline(b"abcdefghijklmnop"), None);
+        assert_eq!(find_break(b"abcdefghijklmnop"), None);
+        // Old-Mac line ends: each `\r` ends a line; `\r\n` is one break, not two.
+        let mut cr = Vec::new();
+        for _ in 0..40 {
+            cr.extend(vec![b'x'; 100]);
+            cr.push(b'\r');
+        }
+        assert_eq!(first_long_line(&cr, MAX_LINE_LEN), None);
+        cr.extend(vec![b'y'; MAX_LINE_LEN + 1]);
+        assert_eq!(first_long_line(&cr, MAX_LINE_LEN), Some(41));
+        let mixed = [&b"a\r\nb\rc\n"[..], &vec![b'z'; MAX_LINE_LEN + 1]].concat();
+        assert_eq!(first_long_line(&mixed, MAX_LINE_LEN), Some(4));
     }
 
     #[test]

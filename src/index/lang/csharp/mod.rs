@@ -34,6 +34,8 @@ use crate::index::lex::{Syntax, lex};
 
 /// Extracts the facts of one C# file.
 pub fn extract(path: &str, text: &str) -> FileFacts {
+    // A lone `\r` is a line break (the lexer counts it; `razor_usings` reads lines).
+    let text = &*crate::index::lex::normalize_breaks(text);
     if is_razor(path) {
         return razor_usings(text);
     }
@@ -1047,6 +1049,24 @@ public class MobileBasket
             .collect();
         let f = extract("M.cs", &format!("class M {{ void A() {{\n{many}}} }}\n"));
         assert!(f.events.iter().any(|e| e.role == EventRole::Producer));
+    }
+
+    #[test]
+    fn old_mac_line_ends_number_lines_like_lf_and_crlf() {
+        let lf = "namespace A;\n// a comment\npublic class H\n{\n    [HttpGet(\"/orders\")]\n    public void Get() { bus.PublishAsync(new OrderPaidEvent()); }\n}\n";
+        let facts = |text: &str| {
+            let f = extract("H.cs", text);
+            let symbols: Vec<(String, u32)> =
+                f.symbols.iter().map(|s| (s.name.clone(), s.line)).collect();
+            let events: Vec<u32> = f.events.iter().map(|e| e.line).collect();
+            (symbols, events)
+        };
+        let want = facts(lf);
+        assert!(want.0.contains(&("H".to_string(), 3)), "{want:?}");
+        assert!(want.0.contains(&("Get".to_string(), 6)), "{want:?}");
+        assert_eq!(want.1, vec![6]);
+        assert_eq!(facts(&lf.replace('\n', "\r")), want);
+        assert_eq!(facts(&lf.replace('\n', "\r\n")), want);
     }
 
     #[test]
