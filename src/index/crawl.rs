@@ -500,6 +500,88 @@ fn join_rel(dir: &str, name: &str) -> String {
 }
 
 /// A file's mtime in nanoseconds since the epoch (0 when unknown).
+/// Opens `path` for reading only if it is a regular file (following symlinks), without ever
+/// blocking: a FIFO opened for reading waits for a writer, so the open does not wait
+/// (`O_NONBLOCK`, no effect on a regular file) and the opened file is checked with `fstat`. A
+/// FIFO, socket, device or directory is an `InvalidInput` error that says what it is.
+pub fn open_regular(path: &Path) -> std::io::Result<fs::File> {
+    let mut opts = fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(all(
+        target_os = "linux",
+        any(
+            target_arch = "x86_64",
+            target_arch = "x86",
+            target_arch = "aarch64",
+            target_arch = "arm",
+            target_arch = "riscv64"
+        )
+    ))]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.custom_flags(0o4000); // O_NONBLOCK
+    }
+    #[cfg(not(all(
+        target_os = "linux",
+        any(
+            target_arch = "x86_64",
+            target_arch = "x86",
+            target_arch = "aarch64",
+            target_arch = "arm",
+            target_arch = "riscv64"
+        )
+    )))]
+    {
+        // No flag to hand: at least do not open what is not a file now.
+        let meta = fs::metadata(path)?;
+        if !meta.is_file() {
+            return Err(not_regular(&meta.file_type()));
+        }
+    }
+    let file = opts.open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(not_regular(&meta.file_type()));
+    }
+    Ok(file)
+}
+
+/// The error for a path that is not a regular file, naming what it is.
+fn not_regular(t: &FileType) -> std::io::Error {
+    use std::os::unix::fs::FileTypeExt;
+    let what = if t.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else if t.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file"
+    };
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!("{what}, not a regular file"),
+    )
+}
+
+/// Reads at most `limit` bytes of a regular file ([`open_regular`]); a longer one is an
+/// `InvalidData` error naming the limit (`/dev/zero` never gets here: it is a device).
+pub fn read_regular(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = open_regular(path)?;
+    let mut bytes = Vec::new();
+    file.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("larger than the {limit}-byte limit"),
+        ));
+    }
+    Ok(bytes)
+}
+
 pub fn mtime_ns(meta: &fs::Metadata) -> u64 {
     let secs = u64::try_from(meta.mtime()).unwrap_or(0);
     let nanos = u64::try_from(meta.mtime_nsec()).unwrap_or(0);
@@ -793,6 +875,26 @@ mod tests {
         assert_eq!(first_long_line(&cr, MAX_LINE_LEN), Some(41));
         let mixed = [&b"a\r\nb\rc\n"[..], &vec![b'z'; MAX_LINE_LEN + 1]].concat();
         assert_eq!(first_long_line(&mixed, MAX_LINE_LEN), Some(4));
+    }
+
+    #[test]
+    fn only_regular_files_are_opened_and_never_with_a_wait() {
+        let dir = Scratch::new("regular");
+        let fifo = dir.0.join("a.go");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if made.is_ok_and(|s| s.success()) {
+            // No writer: a plain open would block here for ever.
+            let err = open_regular(&fifo).unwrap_err();
+            assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+            assert!(err.to_string().contains("FIFO"), "{err}");
+        }
+        let err = read_regular(Path::new("/dev/zero"), 1 << 20).unwrap_err();
+        assert!(err.to_string().contains("a device"), "{err}");
+        let f = dir.0.join("f.txt");
+        fs::write(&f, b"12345").unwrap();
+        assert_eq!(read_regular(&f, 5).unwrap(), b"12345");
+        let err = read_regular(&f, 4).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidData);
     }
 
     #[test]

@@ -221,7 +221,7 @@ fn index_file(
             (size, mtime_ns, bytes)
         }
         None => {
-            let file = std::fs::File::open(abs).map_err(|e| unreadable(e, 0))?;
+            let file = crawl::open_regular(abs).map_err(|e| unreadable(e, 0))?;
             let meta = file.metadata().map_err(|e| unreadable(e, 0))?;
             let (size, mtime_ns) = (meta.len(), crawl::mtime_ns(&meta));
             if size > limit {
@@ -272,8 +272,10 @@ fn index_file(
 /// again, and when one read returns exactly that size (asking for one byte more), that is the
 /// end of the file: open, read, close. Anything else (the file changed since the crawl) reads
 /// on to the end as before.
+/// The file must still be a regular one: a FIFO or device put in its place since the crawl is
+/// an error, never a blocking open or an endless read.
 fn read_capped(path: &Path, size: u64, limit: u64) -> std::io::Result<Vec<u8>> {
-    read_open(std::fs::File::open(path)?, size, limit)
+    read_open(crawl::open_regular(path)?, size, limit)
 }
 
 /// [`read_capped`] on a file already open.
