@@ -600,7 +600,8 @@ pub fn normalize_breaks(text: &str) -> Cow<'_, str> {
 }
 
 /// Lexes `text` with the rules of `syntax`. A lone `\r` is a line break like `\n` (see
-/// [`normalize_breaks`]): `code` has `\n` there, `text` stays as given.
+/// [`normalize_breaks`]): comments and one-line strings end there and lines count it; `code`
+/// keeps every break byte as it is in `text`.
 pub fn lex(syntax: Syntax, text: &str) -> Lexed<'_> {
     let scan = normalize_breaks(text);
     let bytes = scan.as_bytes();
@@ -704,7 +705,9 @@ struct Lexer<'a, 'b> {
 impl<'a, 'b> Lexer<'a, 'b> {
     fn new(syntax: Syntax, text: &'a str, bytes: &'b [u8]) -> Self {
         let n = bytes.len();
-        let mut code = bytes.to_vec();
+        // From `text`, not `bytes`: masking never touches `\r` or `\n`, so the breaks of the
+        // masked code are the text's own.
+        let mut code = text.as_bytes().to_vec();
         // A UTF-8 byte-order mark is not code (many C# and PowerShell-edited files start with
         // one): masked, so `using` on line 1 is still a keyword.
         if code.starts_with(&[0xEF, 0xBB, 0xBF]) {
@@ -1227,8 +1230,8 @@ mod tests {
 
     #[test]
     fn a_lone_cr_is_a_line_break() {
-        // Old-Mac line ends: the comment ends at its `\r`, lines count as in the LF file, the
-        // text keeps its bytes and the masked code has `\n` for each lone `\r`.
+        // Old-Mac line ends: the comment ends at its `\r`, lines count as in the LF file, and
+        // the text and the masked code keep their break bytes.
         let src = "a // one\rb \"s\"\r\nc /* x */\rd";
         let l = lex(Syntax::GO, src);
         assert_eq!(l.line_count(), 4);
@@ -1241,6 +1244,7 @@ mod tests {
         assert_eq!(l.code_line(1).trim_end(), "a");
         assert_eq!(l.text, src);
         assert_eq!(l.code.len(), src.len());
+        assert_eq!(l.code.as_bytes()[8], b'\r');
         assert_eq!(normalize_breaks("a\r\nb\rc\n"), "a\r\nb\nc\n");
         assert!(matches!(normalize_breaks("a\r\nb\n"), Cow::Borrowed(_)));
     }
