@@ -89,6 +89,11 @@ pub fn main(args: &[String]) -> i32 {
             );
         }
         for (rel, kind) in IDE_FILES {
+            if let Err(e) = stays_inside(&base, rel) {
+                eprintln!("  ⚠ {rel}: {e}");
+                status = 1;
+                continue;
+            }
             match merge_ide_file(&base.join(rel), *kind, &command) {
                 Ok(Change::Unchanged) => eprintln!("  = {rel}: already registers mesh-mcp"),
                 Ok(Change::Written) => eprintln!("  ✔ {rel}: mesh-mcp registered"),
@@ -98,6 +103,11 @@ pub fn main(args: &[String]) -> i32 {
             }
         }
         for rel in ["CLAUDE.md", "AGENTS.md"] {
+            if let Err(e) = stays_inside(&base, rel) {
+                eprintln!("  ⚠ {rel}: {e}");
+                status = 1;
+                continue;
+            }
             match upsert_guide(&base.join(rel)) {
                 Ok(Change::Unchanged) => eprintln!("  = {rel}: routing section up to date"),
                 Ok(Change::Written) => eprintln!("  ✔ {rel}: routing section written"),
@@ -153,6 +163,8 @@ pub(crate) fn server_command() -> (String, bool) {
 
 /// Detects the layout and writes `.agents/mesh-mcp.toml` (kept when it exists, unless `force`).
 fn write_config(base: &Path, force: bool) -> Result<(), String> {
+    stays_inside(base, ".agents/mesh-mcp.toml")
+        .map_err(|e| format!(".agents/mesh-mcp.toml: {e}"))?;
     let path = base.join(".agents").join("mesh-mcp.toml");
     let (text, found) = config_text(base);
     for line in &found {
@@ -173,6 +185,54 @@ fn write_config(base: &Path, force: bool) -> Result<(), String> {
         .map_err(|e| format!("the written config does not load ({e}); please report this"))?;
     eprintln!("  ✔ wrote {}", rel(base, &path));
     Ok(())
+}
+
+/// Checks that writing `rel` (a `/`-separated path under the canonical workspace `base`)
+/// cannot land outside the workspace: no existing component of it (the file, or a directory
+/// such as `.vscode/`) may be a symlink that resolves outside `base` or nowhere (writing
+/// through a dangling link creates its target, wherever that is). A link that stays inside
+/// is fine. The error says what the link points at and the fix.
+fn stays_inside(base: &Path, rel: &str) -> Result<(), String> {
+    let mut at = base.to_path_buf();
+    for part in rel.split('/') {
+        at.push(part);
+        let Ok(meta) = std::fs::symlink_metadata(&at) else {
+            return Ok(()); // nothing there yet: created as a plain file or directory
+        };
+        if !meta.file_type().is_symlink() {
+            continue;
+        }
+        let shown = rel_display(base, &at);
+        let target = std::fs::read_link(&at)
+            .map(|t| t.display().to_string())
+            .unwrap_or_else(|_| "?".into());
+        match std::fs::canonicalize(&at) {
+            Ok(real) if real.starts_with(base) => {}
+            Ok(real) => {
+                return Err(format!(
+                    "{shown} is a symlink to {}, outside the workspace {}; left alone (nothing \
+                     is written through it) — replace the link with a regular file or remove \
+                     it, and re-run",
+                    real.display(),
+                    base.display()
+                ));
+            }
+            Err(_) => {
+                return Err(format!(
+                    "{shown} is a symlink to {target}, which does not exist; left alone \
+                     (writing through it would create that file) — remove the link and re-run"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `p` relative to `base` with `/`, for messages.
+fn rel_display(base: &Path, p: &Path) -> String {
+    p.strip_prefix(base)
+        .map(|r| r.to_string_lossy().replace('\\', "/"))
+        .unwrap_or_else(|_| p.display().to_string())
 }
 
 fn rel(base: &Path, p: &Path) -> String {
@@ -627,6 +687,49 @@ mod tests {
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
         d
+    }
+
+    #[test]
+    fn symlinks_out_of_the_workspace_are_never_written_through() {
+        use std::os::unix::fs::symlink;
+        let root = temp("symlinks");
+        let ws = root.join("ws");
+        let outside = root.join("outside");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        let ws = ws.canonicalize().unwrap();
+        std::fs::write(outside.join("notes.md"), "mine\n").unwrap();
+        symlink(outside.join("notes.md"), ws.join("CLAUDE.md")).unwrap();
+        symlink(&outside, ws.join(".vscode")).unwrap();
+        symlink(root.join("nowhere.md"), ws.join("AGENTS.md")).unwrap();
+        std::fs::write(ws.join("inside.md"), "x\n").unwrap();
+        symlink(ws.join("inside.md"), ws.join("LINKED.md")).unwrap();
+
+        let err = stays_inside(&ws, "CLAUDE.md").unwrap_err();
+        assert!(
+            err.contains("CLAUDE.md is a symlink to") && err.contains("outside the workspace"),
+            "{err}"
+        );
+        let err = stays_inside(&ws, ".vscode/mcp.json").unwrap_err();
+        assert!(err.starts_with(".vscode is a symlink to"), "{err}");
+        let err = stays_inside(&ws, "AGENTS.md").unwrap_err();
+        assert!(err.contains("does not exist"), "{err}");
+        assert_eq!(stays_inside(&ws, "LINKED.md"), Ok(()));
+        assert_eq!(stays_inside(&ws, ".cursor/mcp.json"), Ok(()));
+        assert_eq!(stays_inside(&ws, ".mcp.json"), Ok(()));
+        // The config template goes through the same check.
+        symlink(&outside, ws.join(".agents")).unwrap();
+        assert!(
+            write_config(&ws, false)
+                .unwrap_err()
+                .contains("outside the workspace")
+        );
+        assert!(!outside.join("mesh-mcp.toml").exists());
+        assert_eq!(
+            std::fs::read_to_string(outside.join("notes.md")).unwrap(),
+            "mine\n"
+        );
+        assert!(!root.join("nowhere.md").exists());
     }
 
     #[test]

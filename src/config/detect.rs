@@ -231,7 +231,8 @@ const MANIFEST_READ_LIMIT: u64 = 64 * 1024;
 fn read_head(path: &Path) -> String {
     use std::io::Read;
     let mut out = String::new();
-    if let Ok(f) = fs::File::open(path) {
+    // A FIFO or device named like a manifest is not read (opening a FIFO would block).
+    if let Ok(f) = crate::index::crawl::open_regular(path) {
         let _ = f.take(MANIFEST_READ_LIMIT).read_to_string(&mut out);
     }
     out

@@ -9,7 +9,6 @@ use super::{
     PatternKind, PolicyConfig, canonical, workspace_dir,
 };
 use std::collections::BTreeMap;
-use std::fs;
 use std::path::{Path, PathBuf};
 
 /// Reading state for one config file.
@@ -28,11 +27,44 @@ const POLICY_KEYS: &[&str] = &["mode", "stop_rules"];
 const AUDIT_KEYS: &[&str] = &["enabled"];
 const CACHE_KEYS: &[&str] = &["enabled", "max_size_mb"];
 
-pub(super) fn load_file(path: &Path, env: Env) -> Result<Config, ConfigError> {
-    let text = fs::read_to_string(path).map_err(|error| ConfigError::Io {
+/// The largest config file read: a mesh-mcp.toml is a few KB; this keeps `--config
+/// /dev/zero`-style mistakes from eating memory (devices and FIFOs are refused before that).
+pub(super) const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+
+/// The text of a config file: a regular file (a FIFO, device or directory is refused without
+/// blocking) of at most [`MAX_CONFIG_BYTES`], in UTF-8.
+fn read_config(path: &Path) -> Result<String, ConfigError> {
+    let unusable = |reason: String| ConfigError::Unusable {
         path: path.to_path_buf(),
-        error,
+        reason,
+    };
+    let bytes = crate::index::crawl::read_regular(path, MAX_CONFIG_BYTES).map_err(|error| {
+        match error.kind() {
+            std::io::ErrorKind::InvalidInput => unusable(format!(
+                "is {error}; point --config at a mesh-mcp.toml file (or leave it out to use \
+                 .agents/mesh-mcp.toml, mesh-mcp.toml or zero-config)"
+            )),
+            std::io::ErrorKind::InvalidData => unusable(format!(
+                "is over {} KiB, too large for a config file; check that it names your \
+                 mesh-mcp.toml (`mesh-mcp init` writes one)",
+                MAX_CONFIG_BYTES / 1024
+            )),
+            _ => ConfigError::Io {
+                path: path.to_path_buf(),
+                error,
+            },
+        }
     })?;
+    String::from_utf8(bytes).map_err(|e| {
+        unusable(format!(
+            "is not UTF-8 text (invalid byte at offset {}); a config file is TOML in UTF-8",
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}
+
+pub(super) fn load_file(path: &Path, env: Env) -> Result<Config, ConfigError> {
+    let text = read_config(path)?;
     // Canonicalise the directory, not the file: a symlinked config belongs where it is linked.
     let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
     let dir = canonical(parent.unwrap_or(Path::new(".")))?;
@@ -497,7 +529,56 @@ impl Ctx<'_> {
 mod tests {
     use super::*;
     use crate::config::CONFIG_FILE_NAME;
-    use crate::config::tests::{TempDir, labels, load};
+    use crate::config::tests::{TempDir, labels, load, no_env};
+
+    #[test]
+    fn devices_fifos_directories_and_huge_files_are_refused_at_once() {
+        let dir = TempDir::new("unusable");
+        let fifo = dir.path().join("pipe.toml");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        let huge = dir.path().join("huge.toml");
+        fs_write_len(&huge, MAX_CONFIG_BYTES as usize + 1);
+        let binary = dir.path().join("bin.toml");
+        std::fs::write(&binary, b"a = \"\xff\"\n").unwrap();
+        let mut cases: Vec<(std::path::PathBuf, &str)> = vec![
+            (
+                "/dev/zero".into(),
+                "is a device, not a regular file; point --config at",
+            ),
+            (
+                dir.path().to_path_buf(),
+                "is a directory, not a regular file",
+            ),
+            (huge, "is over 1024 KiB, too large for a config file"),
+            (binary, "is not UTF-8 text"),
+        ];
+        if made.is_ok_and(|s| s.success()) {
+            // No writer ever comes: a blocking open would hang the test here.
+            cases.push((fifo, "is a FIFO (named pipe), not a regular file"));
+        }
+        for (path, want) in cases {
+            let err = load_file(&path, &no_env).unwrap_err().to_string();
+            assert!(
+                err.starts_with(&path.display().to_string()) && err.contains(want),
+                "{}: {err}",
+                path.display()
+            );
+        }
+        // At the limit it is read (and then parsed: all comments here).
+        let big = dir.path().join("big.toml");
+        fs_write_len(&big, MAX_CONFIG_BYTES as usize);
+        assert!(load_file(&big, &no_env).is_ok());
+    }
+
+    /// Writes a TOML file of exactly `len` bytes (comment lines).
+    fn fs_write_len(path: &std::path::Path, len: usize) {
+        let mut text = String::with_capacity(len);
+        while text.len() + 64 <= len {
+            text.push_str(&format!("#{}\n", "x".repeat(62)));
+        }
+        text.push_str(&"#".repeat(len - text.len()));
+        std::fs::write(path, text).unwrap();
+    }
 
     const FULL: &str = r#"
 [workspace]

@@ -195,6 +195,13 @@ pub enum ConfigError {
         /// The OS error.
         error: std::io::Error,
     },
+    /// The config path is not a regular file, is too large or is not text.
+    Unusable {
+        /// The path we tried.
+        path: PathBuf,
+        /// What is wrong and how to fix it.
+        reason: String,
+    },
     /// The file is not valid TOML.
     Syntax {
         /// The config file.
@@ -265,6 +272,7 @@ impl fmt::Display for ConfigError {
                 "{}: {error}; check that the path exists and is readable",
                 path.display()
             ),
+            ConfigError::Unusable { path, reason } => write!(f, "{}: {reason}", path.display()),
             ConfigError::Syntax {
                 file,
                 line,

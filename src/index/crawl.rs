@@ -339,7 +339,8 @@ pub fn guard(rel_path: &str, bytes: &[u8]) -> Result<(), RejectReason> {
     Ok(())
 }
 
-/// The 1-based number of the first line longer than `max` bytes (not counting `\n`/`\r\n`).
+/// The 1-based number of the first line longer than `max` bytes (not counting its break:
+/// `\n`, `\r\n` or a lone `\r`, each one break, as editors count them).
 fn first_long_line(bytes: &[u8], max: usize) -> Option<u32> {
     if bytes.len() <= max {
         return None;
@@ -348,16 +349,14 @@ fn first_long_line(bytes: &[u8], max: usize) -> Option<u32> {
     let mut start = 0;
     loop {
         let rest = &bytes[start..];
-        let (len, next) = match find_newline(rest) {
+        let (len, next) = match find_break(rest) {
+            Some(off) if rest[off] == b'\r' && rest.get(off + 1) == Some(&b'\n') => {
+                (off, Some(start + off + 2))
+            }
             Some(off) => (off, Some(start + off + 1)),
             None => (rest.len(), None),
         };
-        let content = if len > 0 && rest[len - 1] == b'\r' {
-            len - 1
-        } else {
-            len
-        };
-        if content > max {
+        if len > max {
             return Some(line);
         }
         start = next?;
@@ -365,18 +364,21 @@ fn first_long_line(bytes: &[u8], max: usize) -> Option<u32> {
     }
 }
 
-/// Index of the first `\n`, eight bytes at a time.
-fn find_newline(hay: &[u8]) -> Option<usize> {
+/// Index of the first `\n` or `\r`, eight bytes at a time.
+fn find_break(hay: &[u8]) -> Option<usize> {
     const LO: u64 = 0x0101_0101_0101_0101;
     const HI: u64 = 0x8080_8080_8080_8080;
     const NL: u64 = LO * b'\n' as u64;
+    const CR: u64 = LO * b'\r' as u64;
     let mut chunks = hay.chunks_exact(8);
     let mut offset = 0;
     for chunk in &mut chunks {
         let mut word = [0u8; 8];
         word.copy_from_slice(chunk);
-        let x = u64::from_le_bytes(word) ^ NL;
-        let zero = x.wrapping_sub(LO) & !x & HI;
+        let w = u64::from_le_bytes(word);
+        let (n, r) = (w ^ NL, w ^ CR);
+        // The lowest flagged byte of either is exact (borrows only flag bytes above it).
+        let zero = (n.wrapping_sub(LO) & !n & HI) | (r.wrapping_sub(LO) & !r & HI);
         if zero != 0 {
             return Some(offset + (zero.trailing_zeros() / 8) as usize);
         }
@@ -385,7 +387,7 @@ fn find_newline(hay: &[u8]) -> Option<usize> {
     chunks
         .remainder()
         .iter()
-        .position(|&b| b == b'\n')
+        .position(|&b| b == b'\n' || b == b'\r')
         .map(|p| offset + p)
 }
 
@@ -498,6 +500,88 @@ fn join_rel(dir: &str, name: &str) -> String {
 }
 
 /// A file's mtime in nanoseconds since the epoch (0 when unknown).
+/// Opens `path` for reading only if it is a regular file (following symlinks), without ever
+/// blocking: a FIFO opened for reading waits for a writer, so the open does not wait
+/// (`O_NONBLOCK`, no effect on a regular file) and the opened file is checked with `fstat`. A
+/// FIFO, socket, device or directory is an `InvalidInput` error that says what it is.
+pub fn open_regular(path: &Path) -> std::io::Result<fs::File> {
+    let mut opts = fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(all(
+        target_os = "linux",
+        any(
+            target_arch = "x86_64",
+            target_arch = "x86",
+            target_arch = "aarch64",
+            target_arch = "arm",
+            target_arch = "riscv64"
+        )
+    ))]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.custom_flags(0o4000); // O_NONBLOCK
+    }
+    #[cfg(not(all(
+        target_os = "linux",
+        any(
+            target_arch = "x86_64",
+            target_arch = "x86",
+            target_arch = "aarch64",
+            target_arch = "arm",
+            target_arch = "riscv64"
+        )
+    )))]
+    {
+        // No flag to hand: at least do not open what is not a file now.
+        let meta = fs::metadata(path)?;
+        if !meta.is_file() {
+            return Err(not_regular(&meta.file_type()));
+        }
+    }
+    let file = opts.open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(not_regular(&meta.file_type()));
+    }
+    Ok(file)
+}
+
+/// The error for a path that is not a regular file, naming what it is.
+fn not_regular(t: &FileType) -> std::io::Error {
+    use std::os::unix::fs::FileTypeExt;
+    let what = if t.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else if t.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file"
+    };
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!("{what}, not a regular file"),
+    )
+}
+
+/// Reads at most `limit` bytes of a regular file ([`open_regular`]); a longer one is an
+/// `InvalidData` error naming the limit (`/dev/zero` never gets here: it is a device).
+pub fn read_regular(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = open_regular(path)?;
+    let mut bytes = Vec::new();
+    file.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("larger than the {limit}-byte limit"),
+        ));
+    }
+    Ok(bytes)
+}
+
 pub fn mtime_ns(meta: &fs::Metadata) -> u64 {
     let secs = u64::try_from(meta.mtime()).unwrap_or(0);
     let nanos = u64::try_from(meta.mtime_nsec()).unwrap_or(0);
@@ -772,11 +856,45 @@ mod tests {
         last.extend(vec![b'z'; MAX_LINE_LEN + 1]);
         assert_eq!(first_long_line(&last, MAX_LINE_LEN), Some(41));
         for len in 0..40 {
-            let mut v = vec![b'a'; len];
-            v.push(b'\n');
-            assert_eq!(find_newline(&v), Some(len));
+            for brk in [b'\n', b'\r'] {
+                let mut v = vec![b'a'; len];
+                v.push(brk);
+                v.extend(b"\n\r");
+                assert_eq!(find_break(&v), Some(len));
+            }
         }
-        assert_eq!(find_newline(b"abcdefghijklmnop"), None);
+        assert_eq!(find_break(b"abcdefghijklmnop"), None);
+        // Old-Mac line ends: each `\r` ends a line; `\r\n` is one break, not two.
+        let mut cr = Vec::new();
+        for _ in 0..40 {
+            cr.extend(vec![b'x'; 100]);
+            cr.push(b'\r');
+        }
+        assert_eq!(first_long_line(&cr, MAX_LINE_LEN), None);
+        cr.extend(vec![b'y'; MAX_LINE_LEN + 1]);
+        assert_eq!(first_long_line(&cr, MAX_LINE_LEN), Some(41));
+        let mixed = [&b"a\r\nb\rc\n"[..], &vec![b'z'; MAX_LINE_LEN + 1]].concat();
+        assert_eq!(first_long_line(&mixed, MAX_LINE_LEN), Some(4));
+    }
+
+    #[test]
+    fn only_regular_files_are_opened_and_never_with_a_wait() {
+        let dir = Scratch::new("regular");
+        let fifo = dir.0.join("a.go");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if made.is_ok_and(|s| s.success()) {
+            // No writer: a plain open would block here for ever.
+            let err = open_regular(&fifo).unwrap_err();
+            assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+            assert!(err.to_string().contains("FIFO"), "{err}");
+        }
+        let err = read_regular(Path::new("/dev/zero"), 1 << 20).unwrap_err();
+        assert!(err.to_string().contains("a device"), "{err}");
+        let f = dir.0.join("f.txt");
+        fs::write(&f, b"12345").unwrap();
+        assert_eq!(read_regular(&f, 5).unwrap(), b"12345");
+        let err = read_regular(&f, 4).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidData);
     }
 
     #[test]

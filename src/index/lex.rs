@@ -18,6 +18,7 @@
 //! assert_eq!(l.strings[0].value(), "// not a comment");
 //! ```
 
+pub mod cancel;
 mod literals;
 
 use std::borrow::Cow;
@@ -579,14 +580,42 @@ pub fn find_word<'c>(code: &'c str, word: &'c str) -> impl Iterator<Item = usize
     })
 }
 
-/// Lexes `text` with the rules of `syntax`.
-pub fn lex(syntax: Syntax, text: &str) -> Lexed<'_> {
+/// `text` with every lone `\r` (an old Mac line break, not followed by `\n`) turned into
+/// `\n`: same length, same offsets, so line numbers count `\n`, `\r\n` and a lone `\r` as one
+/// break each, as editors show them. Borrowed when there is no lone `\r` (nearly always).
+pub fn normalize_breaks(text: &str) -> Cow<'_, str> {
     let bytes = text.as_bytes();
+    let lone = |i: usize| bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n');
+    if !(0..bytes.len()).any(lone) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = bytes.to_vec();
+    for (i, b) in out.iter_mut().enumerate() {
+        if *b == b'\r' && bytes.get(i + 1) != Some(&b'\n') {
+            *b = b'\n';
+        }
+    }
+    // ASCII for ASCII: still UTF-8.
+    Cow::Owned(String::from_utf8(out).unwrap_or_else(|_| text.to_string()))
+}
+
+/// Lexes `text` with the rules of `syntax`. A lone `\r` is a line break like `\n` (see
+/// [`normalize_breaks`]): comments and one-line strings end there and lines count it; `code`
+/// keeps every break byte as it is in `text`.
+pub fn lex(syntax: Syntax, text: &str) -> Lexed<'_> {
+    let scan = normalize_breaks(text);
+    let bytes = scan.as_bytes();
     let n = bytes.len();
-    let mut lx = Lexer::new(syntax, text);
+    let mut lx = Lexer::new(syntax, text, bytes);
     let (special, prefix) = dispatch_tables(&syntax);
     let mut i = 0usize;
+    let mut poll = cancel::Every::new();
     while i < n {
+        // An extraction given up by the indexer stops here; the rest stays unmasked (the
+        // result is dropped anyway).
+        if poll.stop() {
+            break;
+        }
         let b = bytes[i];
         // Fast path: most bytes cannot start a comment or a string. Identifiers are skipped
         // whole, so a prefix letter inside a word never starts a string.
@@ -662,21 +691,23 @@ fn line_at(line_starts: &[usize], off: usize) -> u32 {
 /// The state of one [`lex`] pass: the source, the masked copy being built, and the strings and
 /// comments found so far. Each method for a construct returns the offset where the scan
 /// resumes when the construct starts at the offset it is given, else `None`.
-struct Lexer<'a> {
+struct Lexer<'a, 'b> {
     syntax: Syntax,
     text: &'a str,
-    bytes: &'a [u8],
+    /// The bytes scanned: `text` with lone `\r` as `\n`.
+    bytes: &'b [u8],
     code: Vec<u8>,
     strings: Vec<StrLit<'a>>,
     comments: Vec<Comment>,
     line_starts: Vec<usize>,
 }
 
-impl<'a> Lexer<'a> {
-    fn new(syntax: Syntax, text: &'a str) -> Self {
-        let bytes = text.as_bytes();
+impl<'a, 'b> Lexer<'a, 'b> {
+    fn new(syntax: Syntax, text: &'a str, bytes: &'b [u8]) -> Self {
         let n = bytes.len();
-        let mut code = bytes.to_vec();
+        // From `text`, not `bytes`: masking never touches `\r` or `\n`, so the breaks of the
+        // masked code are the text's own.
+        let mut code = text.as_bytes().to_vec();
         // A UTF-8 byte-order mark is not code (many C# and PowerShell-edited files start with
         // one): masked, so `using` on line 1 is still a keyword.
         if code.starts_with(&[0xEF, 0xBB, 0xBF]) {
@@ -870,6 +901,7 @@ impl<'a> Lexer<'a> {
         let sub = lex_span(
             &self.syntax,
             self.text,
+            bytes,
             i,
             line_end,
             &mut self.code,
@@ -939,16 +971,17 @@ fn dispatch_tables(syntax: &Syntax) -> ([bool; 256], [bool; 256]) {
 }
 
 /// Lexes strings (only) on the rest of a heredoc opener line.
+#[allow(clippy::too_many_arguments)]
 fn lex_span<'a>(
     syntax: &Syntax,
     text: &'a str,
+    bytes: &[u8],
     mut i: usize,
     end: usize,
     code: &mut [u8],
     strings: &mut Vec<StrLit<'a>>,
     line_starts: &[usize],
 ) -> usize {
-    let bytes = text.as_bytes();
     while i < end {
         if let Some((cs, ce, e, raw)) = string_at(syntax, bytes, i) {
             strings.push(StrLit {
@@ -1193,6 +1226,27 @@ mod tests {
             let l = lex(syn, src);
             assert_eq!(l.code.len(), src.len(), "{src}");
         }
+    }
+
+    #[test]
+    fn a_lone_cr_is_a_line_break() {
+        // Old-Mac line ends: the comment ends at its `\r`, lines count as in the LF file, and
+        // the text and the masked code keep their break bytes.
+        let src = "a // one\rb \"s\"\r\nc /* x */\rd";
+        let l = lex(Syntax::GO, src);
+        assert_eq!(l.line_count(), 4);
+        assert_eq!(l.comments.len(), 2);
+        assert_eq!(l.comments[0].first_line, 1);
+        assert_eq!(l.comments[1].first_line, 3);
+        assert_eq!(l.strings[0].line, 2);
+        assert_eq!(l.source_line(2), "b \"s\"");
+        assert_eq!(l.source_line(4), "d");
+        assert_eq!(l.code_line(1).trim_end(), "a");
+        assert_eq!(l.text, src);
+        assert_eq!(l.code.len(), src.len());
+        assert_eq!(l.code.as_bytes()[8], b'\r');
+        assert_eq!(normalize_breaks("a\r\nb\rc\n"), "a\r\nb\nc\n");
+        assert!(matches!(normalize_breaks("a\r\nb\n"), Cow::Borrowed(_)));
     }
 
     #[test]

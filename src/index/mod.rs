@@ -221,7 +221,7 @@ fn index_file(
             (size, mtime_ns, bytes)
         }
         None => {
-            let file = std::fs::File::open(abs).map_err(|e| unreadable(e, 0))?;
+            let file = crawl::open_regular(abs).map_err(|e| unreadable(e, 0))?;
             let meta = file.metadata().map_err(|e| unreadable(e, 0))?;
             let (size, mtime_ns) = (meta.len(), crawl::mtime_ns(&meta));
             if size > limit {
@@ -272,8 +272,10 @@ fn index_file(
 /// again, and when one read returns exactly that size (asking for one byte more), that is the
 /// end of the file: open, read, close. Anything else (the file changed since the crawl) reads
 /// on to the end as before.
+/// The file must still be a regular one: a FIFO or device put in its place since the crawl is
+/// an error, never a blocking open or an endless read.
 fn read_capped(path: &Path, size: u64, limit: u64) -> std::io::Result<Vec<u8>> {
-    read_open(std::fs::File::open(path)?, size, limit)
+    read_open(crawl::open_regular(path)?, size, limit)
 }
 
 /// [`read_capped`] on a file already open.
@@ -305,6 +307,8 @@ fn extract_facts(
     if crate::isolate::fixtures_enabled() {
         fixture_faults(text);
     }
+    // A lone `\r` is a line break for the extractor, the section texts and the patterns alike.
+    let text = &*lex::normalize_breaks(text);
     let mut facts = lang::extract(lang, rel, text);
     if !facts.sections.is_empty() {
         fill_section_texts(text, &mut facts.sections);
@@ -323,7 +327,16 @@ fn fixture_faults(text: &str) {
         panic!("test fixture: this file's extraction panics on purpose");
     }
     if text.contains(crate::isolate::HANG_MARKER) {
-        std::thread::sleep(std::time::Duration::from_secs(60));
+        hang(Duration::from_secs(60));
+    }
+}
+
+/// The hang of [`fixture_faults`]: sleeps up to `limit` in short steps, polling the
+/// cooperative stop flag like an extractor's loop does, so a given-up hang ends at once.
+fn hang(limit: Duration) {
+    let until = Instant::now() + limit;
+    while Instant::now() < until && !lex::cancel::cancelled() {
+        std::thread::sleep(Duration::from_millis(5));
     }
 }
 
@@ -351,8 +364,10 @@ fn extract_cap() -> Duration {
 /// [`index_file`]); a file that runs past the time cap costs its file and its worker: the
 /// coordinator (the indexer thread) marks the worker abandoned, lists the file as rejected,
 /// keeps what the worker had done so far, and starts a replacement on the files left. A thread
-/// cannot be stopped, so the abandoned one runs on until its extractor returns and then exits
-/// without touching anything; the index does not wait for it.
+/// cannot be stopped from outside, so the coordinator also raises the worker's
+/// [`lex::cancel::Cancel`] flag: the lexer and the extractors' loops poll it and return early,
+/// and the abandoned worker then exits without touching anything. The index does not wait
+/// for it either way.
 struct Extraction {
     todo: Vec<crawl::CrawledFile>,
     cursor: AtomicUsize,
@@ -378,6 +393,8 @@ struct WorkerState {
     misses: Vec<CacheMiss>,
     /// Set by the coordinator: the worker ran past the cap; its results are taken.
     abandoned: bool,
+    /// Raised with `abandoned`: asks the running extraction to stop (see [`lex::cancel`]).
+    cancel: lex::cancel::Cancel,
     /// Set by the worker when the files ran out (after its last result).
     finished: bool,
 }
@@ -407,6 +424,12 @@ impl Extraction {
 
     /// A worker: files from the cursor until none are left or the coordinator gives up on it.
     fn work(&self, state: &Worker) {
+        let cancel = lock(state).cancel.clone();
+        cancel.scope(|| self.work_files(state));
+    }
+
+    /// [`Extraction::work`] inside its cancellation scope.
+    fn work_files(&self, state: &Worker) {
         let lookup = match (self.cache.as_deref(), self.loaded.as_ref()) {
             (Some(c), Some(l)) => Some(cache::Lookup::Loaded(c, l)),
             (Some(c), None) => c.reader().map(cache::Lookup::Query),
@@ -447,7 +470,16 @@ impl Extraction {
             {
                 let mut st = lock(state);
                 if st.abandoned {
-                    return; // given up while running: the result is not wanted any more
+                    // Given up while running: the result is not wanted any more.
+                    if let Some((_, since)) = st.busy {
+                        tracing::info!(
+                            target: "mesh::index",
+                            path = %f.rel_path,
+                            ran_ms = since.elapsed().as_millis() as u64,
+                            "a given-up extraction stopped; its thread exits"
+                        );
+                    }
+                    return;
                 }
                 st.busy = None;
                 st.out.push(result);
@@ -495,13 +527,14 @@ impl Extraction {
                 if let Some((i, since)) = st.busy {
                     if now.duration_since(since) >= cap {
                         st.abandoned = true;
+                        st.cancel.cancel();
                         results.append(&mut st.out);
                         let f = &self.todo[i];
                         tracing::warn!(
                             target: "mesh::index",
                             path = %f.rel_path,
                             cap_ms = cap.as_millis() as u64,
-                            "extraction ran past the time cap; the file is listed as rejected and its thread is left to finish alone"
+                            "extraction ran past the time cap; the file is listed as rejected and its thread is asked to stop"
                         );
                         results.push(Err(rejected(
                             f,
@@ -1142,6 +1175,7 @@ pub fn spawn_indexer_with(
 #[cfg(test)]
 mod tests {
     use super::is_test_path;
+    use std::time::Duration;
 
     #[test]
     fn test_paths() {
@@ -1170,6 +1204,20 @@ mod tests {
         ] {
             assert!(!is_test_path(p), "{p}");
         }
+    }
+
+    #[test]
+    fn a_given_up_hang_stops_when_its_flag_is_raised() {
+        // The fixture hang polls the flag like an extractor's loop: a worker asked to stop
+        // ends, instead of sleeping out its minute.
+        let cancel = crate::index::lex::cancel::Cancel::new();
+        let c = cancel.clone();
+        let worker = std::thread::spawn(move || c.scope(|| super::hang(Duration::from_secs(60))));
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(!worker.is_finished());
+        cancel.cancel();
+        // Joining returns (the test would sit for a minute otherwise).
+        worker.join().unwrap();
     }
 
     #[test]

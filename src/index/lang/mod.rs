@@ -10,7 +10,11 @@
 use super::facts::{FileFacts, Language};
 
 /// Extracts the facts of one file.
+///
+/// Line breaks are `\n`, `\r\n` and a lone `\r` alike: the text is handed on with every lone
+/// `\r` as `\n` (same offsets), so no extractor reads an old-Mac file as one line.
 pub fn extract(lang: Language, path: &str, text: &str) -> FileFacts {
+    let text = &*super::lex::normalize_breaks(text);
     let mut facts = match lang {
         Language::Go => go::extract(path, text),
         Language::Java => java::extract(path, text),
@@ -94,6 +98,42 @@ pub mod scala;
 pub mod swift;
 #[cfg(test)]
 mod test_support;
+
+#[cfg(test)]
+mod line_end_tests {
+    use super::*;
+
+    /// Old-Mac `\r` line ends read like `\n` and `\r\n` for every language, through the
+    /// one entry point the index uses (Go and Python here; their extractors count `\n`).
+    #[test]
+    fn old_mac_line_ends_number_lines_like_lf_and_crlf() {
+        let cases = [
+            (
+                Language::Go,
+                "a.go",
+                "package a\n\n// Doc.\ntype Order struct{}\n\nfunc NewOrder() *Order { return nil }\n",
+            ),
+            (
+                Language::Python,
+                "a.py",
+                "import os\n\n\nclass Order:\n    def total(self):\n        return 1\n",
+            ),
+        ];
+        for (lang, path, lf) in cases {
+            let lines = |text: &str| -> Vec<(String, u32)> {
+                extract(lang, path, text)
+                    .symbols
+                    .iter()
+                    .map(|s| (s.name.clone(), s.line))
+                    .collect()
+            };
+            let want = lines(lf);
+            assert!(want.iter().any(|(_, l)| *l >= 4), "{path}: {want:?}");
+            assert_eq!(lines(&lf.replace('\n', "\r")), want, "{path}");
+            assert_eq!(lines(&lf.replace('\n', "\r\n")), want, "{path}");
+        }
+    }
+}
 pub mod tokens;
 pub mod typescript;
 pub mod value;

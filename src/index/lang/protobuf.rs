@@ -28,6 +28,8 @@ const MAX_NESTING: usize = 64;
 /// blocks are skipped (extensions are not part of the message's own number space).
 pub fn extract(path: &str, text: &str) -> FileFacts {
     let _ = path;
+    // A lone `\r` (old Mac line ends) is a line break too, as in every other extractor.
+    let text = &*crate::index::lex::normalize_breaks(text);
     let lexed = lex(text);
     let mut parser = Parser {
         src: text,
@@ -1019,6 +1021,32 @@ impl<'a> Parser<'a, '_> {
 mod tests {
     use super::*;
     use crate::index::lang::test_support::extract_each;
+
+    #[test]
+    fn old_mac_line_ends_number_lines_like_lf_and_crlf() {
+        // `\r`, `\r\n` and `\n` files give the same lines: before, a `\r`-only file was one
+        // line and every fact sat on line 1 (and a `//` comment swallowed the rest).
+        let lf = "syntax = \"proto3\";\npackage a.v1;\n// note\nmessage M {\n  string id = 1; // id\n  int64 at = 2;\n}\nservice S {\n  rpc Get(M) returns (M);\n}\n";
+        let lines = |text: &str| {
+            let f = extract("a.proto", text);
+            let p = f.proto.expect("proto");
+            let fields: Vec<(String, u32, u32)> = p.messages[0]
+                .fields
+                .iter()
+                .map(|x| (x.name.clone(), x.number, x.line))
+                .collect();
+            let symbols: Vec<(String, u32)> =
+                f.symbols.iter().map(|s| (s.name.clone(), s.line)).collect();
+            (fields, symbols)
+        };
+        let want = lines(lf);
+        assert_eq!(
+            want.0,
+            vec![("id".to_string(), 1, 5), ("at".to_string(), 2, 6)]
+        );
+        assert_eq!(lines(&lf.replace('\n', "\r")), want);
+        assert_eq!(lines(&lf.replace('\n', "\r\n")), want);
+    }
 
     const FULL: &str = r#"// Orders API.
 syntax = "proto3";

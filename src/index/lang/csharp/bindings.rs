@@ -8,7 +8,11 @@ impl<'t> Ex<'t, '_, '_> {
     pub(super) fn bindings(&mut self) {
         let t = self.t;
         let n = t.len();
+        let mut poll = Every::new();
         for i in 0..n {
+            if poll.stop() {
+                return;
+            }
             // `Svc.SvcClient GetClient(…) {` — a method handing out a client.
             if let Some(name) = t.ident(i)
                 && i > 1

@@ -12,7 +12,11 @@ impl<'t> Ex<'t, '_, '_> {
             container: None,
             class: None,
         }];
+        let mut poll = Every::new();
         while let Some(r) = work.pop() {
+            if poll.stop() {
+                return;
+            }
             if r.class.is_some() {
                 self.type_body(r, &mut work);
             } else {
@@ -26,7 +30,8 @@ impl<'t> Ex<'t, '_, '_> {
         let b = r.b;
         let mut container = r.container.clone();
         let mut i = r.a;
-        while i < b {
+        let mut poll = Every::new();
+        while i < b && !poll.stop() {
             if t.punct(i) == b'#' {
                 i = self.skip_line(i, b);
                 continue;
@@ -418,7 +423,8 @@ impl<'t> Ex<'t, '_, '_> {
         };
         let cname = ctx.name.clone();
         let mut i = r.a;
-        while i < b {
+        let mut poll = Every::new();
+        while i < b && !poll.stop() {
             if t.punct(i) == b'#' {
                 i = self.skip_line(i, b);
                 continue;

@@ -4,6 +4,39 @@
 
 use super::*;
 
+/// How many assignments back a variable is followed.
+const MAX_DEPTH: u8 = 4;
+/// How many earlier assignments of one variable count (the branches that set it).
+const MAX_ASSIGNMENTS: usize = 8;
+/// How many events one argument may stand for (a variable set in many branches): more is
+/// noise, and the bound keeps each lookup small.
+const MAX_FOUND: usize = 32;
+
+/// What the typed event-bus pass keeps between calls, so that each call costs about the
+/// size of its own argument: the assignments by name (instead of a scan of every assignment
+/// of the file per call), the events seen (instead of a scan of every event recorded so far)
+/// and, within one call, what each variable was found to hold (a variable set in 8 branches
+/// from variables each set in 8 branches is looked at once per depth, not 8^depth times).
+/// Assignments by name: name → (name token, right-hand side), in source order.
+type ByName<'t> = HashMap<&'t str, Vec<(usize, (usize, usize))>>;
+
+#[derive(Default)]
+pub(super) struct TypedEvents<'t> {
+    /// Assignments by name: (name token, right-hand side), in source order. Built on first
+    /// use.
+    by_name: Option<ByName<'t>>,
+    /// (line, role, topic) of every event in `facts.events[..scanned]`.
+    seen: HashSet<(u32, EventRole, String)>,
+    scanned: usize,
+    /// The name token of every assignment, sorted: which assignments come before a call.
+    ats: Vec<usize>,
+    /// (variable, depth) → the events it may hold, valid for the calls that see the same
+    /// assignments before them (`memo_for`: how many there are), which is every call between
+    /// two assignments.
+    memo: HashMap<(&'t str, u8), Vec<(&'t str, usize)>>,
+    memo_for: Option<usize>,
+}
+
 impl<'t> Ex<'t, '_, '_> {
     /// The first type argument of the `<…>` right after token `k` (`IConsumer<OrderCreated>`
     /// → `OrderCreated`; a qualified name gives its last segment).
@@ -25,18 +58,23 @@ impl<'t> Ex<'t, '_, '_> {
         last
     }
 
-    /// An event of a typed bus (the topic is the event type's name), at token `at`.
+    /// An event of a typed bus (the topic is the event type's name), at token `at`; an event
+    /// already recorded on that line with that role and topic is not recorded twice.
     pub(super) fn typed_event(&mut self, role: EventRole, ev: &str, at: usize, via: &str) {
         let line = self.line(at);
-        if self
-            .facts
-            .events
-            .iter()
-            .any(|e| e.line == line && e.role == role && e.topic.as_lit() == Some(ev))
-        {
+        let typed = &mut self.typed;
+        for e in &self.facts.events[typed.scanned..] {
+            if let Some(topic) = e.topic.as_lit() {
+                typed.seen.insert((e.line, e.role, topic.to_string()));
+            }
+        }
+        if typed.seen.contains(&(line, role, ev.to_string())) {
+            typed.scanned = self.facts.events.len();
             return;
         }
         common::push_event(&mut self.facts, role, Value::lit(ev), via, line);
+        typed.seen.insert((line, role, ev.to_string()));
+        typed.scanned = self.facts.events.len();
     }
 
     /// A publish or subscribe call of a typed event bus: `PublishAsync(new OrderPaid(…))`,
@@ -77,16 +115,19 @@ impl<'t> Ex<'t, '_, '_> {
                 let Some(&(a, e)) = t.args(p).first() else {
                     return false;
                 };
-                match self.event_type_of(a, e, p) {
-                    Some((ev, at)) => {
-                        self.typed_event(role, ev, at, "event bus");
+                let found = self.event_types_of(a, e, p);
+                match found.as_slice() {
+                    [_, ..] => {
+                        for &(ev, at) in &found {
+                            self.typed_event(role, ev, at, "event bus");
+                        }
                         true
                     }
                     // `eventBus.PublishAsync(evt)` with `evt` a parameter or variable of a base
                     // event type: a producer of some event, which only the run time knows. It is
                     // recorded with a run-time topic (listed as unresolved, with why) when the
                     // call is plainly a bus's: the receiver says bus or the method says event.
-                    None => {
+                    [] => {
                         let bus_like = c.receiver().is_some_and(|r| {
                             r.to_ascii_lowercase().contains("bus") || c.last().contains("Event")
                         });
@@ -123,74 +164,99 @@ impl<'t> Ex<'t, '_, '_> {
         }
     }
 
-    /// The event type an argument holds and the token where the event is built: `new X(…)`
-    /// in place, or a local assigned `new X(…)` before the call (each assignment of it).
-    fn event_type_of(&mut self, a: usize, e: usize, at: usize) -> Option<(&'t str, usize)> {
-        self.event_type_in(a, e, at, 0)
+    /// The event types an argument holds and the tokens where the events are built: `new X(…)`
+    /// in place, both arms of a conditional, or a local assigned `new X(…)` before the call
+    /// (each assignment of it, a chain `x = y; y = …` followed a few steps).
+    fn event_types_of(&mut self, a: usize, e: usize, at: usize) -> Vec<(&'t str, usize)> {
+        self.index_assignments();
+        let before = self.typed.ats.partition_point(|&x| x < at);
+        if self.typed.memo_for != Some(before) {
+            self.typed.memo.clear();
+            self.typed.memo_for = Some(before);
+        }
+        self.event_types_in(a, e, at, 0)
     }
 
-    /// [`Ex::event_type_of`] `depth` assignments away from the call (a chain `x = y; y = …`
-    /// is followed a few steps, never round a cycle).
-    fn event_type_in(
+    /// [`Ex::event_types_of`] `depth` assignments away from the call.
+    fn event_types_in(
         &mut self,
         a: usize,
         e: usize,
         at: usize,
         depth: u8,
-    ) -> Option<(&'t str, usize)> {
-        /// How many assignments back a variable is followed.
-        const MAX_DEPTH: u8 = 4;
-        /// How many earlier assignments of one variable count (the branches that set it).
-        const MAX_ASSIGNMENTS: usize = 8;
+    ) -> Vec<(&'t str, usize)> {
         let t = self.t;
         // `cond ? (IntegrationEvent)new A(…) : new B(…)`: every event the expression may
-        // build (the first is returned, the others recorded). `new A(new Money(1))` builds A.
+        // build. `new A(new Money(1))` builds A.
         let news: Vec<usize> = (a..e.min(a + 256)).filter(|&k| t.kw(k, "new")).collect();
         if news.len() > 1 || (news.len() == 1 && news[0] != a) {
-            let mut found = None;
+            let mut found = Vec::new();
             for k in news {
-                if let Some((ev, site)) = self.new_event_at(k) {
-                    if found.is_none() {
-                        found = Some((ev, site));
-                    } else {
-                        self.typed_event(EventRole::Producer, ev, site, "event bus");
-                    }
+                if let Some(ev) = self.new_event_at(k) {
+                    add_found(&mut found, ev);
                 }
             }
             return found;
         }
         if t.kw(a, "new") {
-            return self.new_event_at(a);
+            return self.new_event_at(a).into_iter().collect();
         }
-        if e == a + 1
-            && depth < MAX_DEPTH
-            && let Some(name) = t.ident(a)
-        {
-            // Every `name = new X(…)` before the call in the enclosing block: a variable of a
-            // base type may be given one of several events.
-            let earlier: Vec<(usize, usize)> = self
-                .asg
-                .list
-                .iter()
-                .filter(|x| x.name == name && x.at < at)
-                .map(|x| x.rhs)
-                .collect();
-            let mut found = None;
-            for (ra, re) in earlier.into_iter().rev().take(MAX_ASSIGNMENTS) {
-                if re == ra + 1 && t.ident(ra) == Some(name) {
-                    continue; // `x = x`
-                }
-                if let Some((ev, site)) = self.event_type_in(ra, re, at, depth + 1) {
-                    if found.is_none() {
-                        found = Some((ev, site));
-                    } else {
-                        self.typed_event(EventRole::Producer, ev, site, "event bus");
-                    }
-                }
+        match t.ident(a) {
+            Some(name) if e == a + 1 && depth < MAX_DEPTH => self.variable_events(name, at, depth),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Every event a variable may hold at token `at`: what each of its latest assignments
+    /// before `at` builds (a variable of a base type may be given one of several events).
+    /// Memoized by (variable, depth) for the calls that see the same assignments (see
+    /// [`TypedEvents`]); a cycle (`x = y; y = x;`) ends at [`MAX_DEPTH`].
+    fn variable_events(&mut self, name: &'t str, at: usize, depth: u8) -> Vec<(&'t str, usize)> {
+        if let Some(found) = self.typed.memo.get(&(name, depth)) {
+            return found.clone();
+        }
+        let t = self.t;
+        let by_name = self.typed.by_name.as_ref();
+        let earlier: Vec<(usize, usize)> =
+            by_name
+                .and_then(|m| m.get(name))
+                .map_or(Vec::new(), |list| {
+                    let p = list.partition_point(|&(x_at, _)| x_at < at);
+                    list[..p]
+                        .iter()
+                        .rev()
+                        .take(MAX_ASSIGNMENTS)
+                        .map(|&(_, rhs)| rhs)
+                        .collect()
+                });
+        let mut found = Vec::new();
+        for (ra, re) in earlier {
+            if re == ra + 1 && t.ident(ra) == Some(name) {
+                continue; // `x = x`
             }
-            return found;
+            for ev in self.event_types_in(ra, re, at, depth + 1) {
+                add_found(&mut found, ev);
+            }
         }
-        None
+        self.typed.memo.insert((name, depth), found.clone());
+        found
+    }
+
+    /// Builds the assignment lookups of [`TypedEvents`] on first use.
+    fn index_assignments(&mut self) {
+        if self.typed.by_name.is_some() {
+            return;
+        }
+        let mut m: ByName<'t> = HashMap::new();
+        for x in &self.asg.list {
+            m.entry(x.name.as_str()).or_default().push((x.at, x.rhs));
+        }
+        for v in m.values_mut() {
+            v.sort_unstable();
+        }
+        self.typed.by_name = Some(m);
+        self.typed.ats = self.asg.list.iter().map(|x| x.at).collect();
+        self.typed.ats.sort_unstable();
     }
 
     /// The event type `new X(…)` at token `k` builds (`new Ns.X(…)` names `X`), if it is one.
@@ -208,6 +274,13 @@ impl<'t> Ex<'t, '_, '_> {
         }
         let name = last?;
         is_event_type(name).then_some((name, k))
+    }
+}
+
+/// Adds an event to a lookup's result unless it is there already or the result is full.
+fn add_found<'t>(found: &mut Vec<(&'t str, usize)>, ev: (&'t str, usize)) {
+    if found.len() < MAX_FOUND && !found.contains(&ev) {
+        found.push(ev);
     }
 }
 

@@ -29,10 +29,13 @@ use super::value::{ExprRules, eval};
 use crate::index::facts::{
     Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, SymbolKind, Value,
 };
+use crate::index::lex::cancel::Every;
 use crate::index::lex::{Syntax, lex};
 
 /// Extracts the facts of one C# file.
 pub fn extract(path: &str, text: &str) -> FileFacts {
+    // A lone `\r` is a line break (the lexer counts it; `razor_usings` reads lines).
+    let text = &*crate::index::lex::normalize_breaks(text);
     if is_razor(path) {
         return razor_usings(text);
     }
@@ -48,6 +51,7 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
         bind: HashMap::new(),
         consts: HashSet::new(),
         client_vars: HashSet::new(),
+        typed: events::TypedEvents::default(),
         grpc_hint: (0..toks.len()).any(|i| {
             matches!(
                 toks.ident(i),
@@ -227,6 +231,8 @@ struct Ex<'t, 'l, 'a> {
     /// The file uses gRPC (`Grpc.Core`, `Grpc.Net.Client`, `GrpcChannel`, a `*.Protos`
     /// namespace).
     grpc_hint: bool,
+    /// Lookups of the typed event-bus pass, built as it goes (see `events.rs`).
+    typed: events::TypedEvents<'t>,
 }
 
 impl<'t> Ex<'t, '_, '_> {
@@ -1043,6 +1049,115 @@ public class MobileBasket
             .collect();
         let f = extract("M.cs", &format!("class M {{ void A() {{\n{many}}} }}\n"));
         assert!(f.events.iter().any(|e| e.role == EventRole::Producer));
+    }
+
+    #[test]
+    fn old_mac_line_ends_number_lines_like_lf_and_crlf() {
+        let lf = "namespace A;\n// a comment\npublic class H\n{\n    [HttpGet(\"/orders\")]\n    public void Get() { bus.PublishAsync(new OrderPaidEvent()); }\n}\n";
+        let facts = |text: &str| {
+            let f = extract("H.cs", text);
+            let symbols: Vec<(String, u32)> =
+                f.symbols.iter().map(|s| (s.name.clone(), s.line)).collect();
+            let events: Vec<u32> = f.events.iter().map(|e| e.line).collect();
+            (symbols, events)
+        };
+        let want = facts(lf);
+        assert!(want.0.contains(&("H".to_string(), 3)), "{want:?}");
+        assert!(want.0.contains(&("Get".to_string(), 6)), "{want:?}");
+        assert_eq!(want.1, vec![6]);
+        assert_eq!(facts(&lf.replace('\n', "\r")), want);
+        assert_eq!(facts(&lf.replace('\n', "\r\n")), want);
+    }
+
+    #[test]
+    fn a_given_up_extraction_stops_early_and_a_normal_one_does_not() {
+        // The indexer raises the flag of an extraction it gave up on; the lexer and the passes
+        // then return what they have instead of running on.
+        let src: String = (0..2000)
+            .map(|k| {
+                format!(
+                    "public class C{k} {{ void M() {{ bus.PublishAsync(new E{k}Event()); }} }}\n"
+                )
+            })
+            .collect();
+        let full = extract("C.cs", &src);
+        assert_eq!(
+            full.symbols
+                .iter()
+                .filter(|s| s.name.starts_with('C'))
+                .count(),
+            2000
+        );
+        let cancel = crate::index::lex::cancel::Cancel::new();
+        cancel.cancel();
+        let partial = cancel.scope(|| extract("C.cs", &src));
+        assert!(
+            partial.symbols.len() < full.symbols.len() / 4
+                && partial.events.len() < full.events.len() / 4,
+            "{} symbols, {} events",
+            partial.symbols.len(),
+            partial.events.len()
+        );
+        // Without a raised flag the scope changes nothing.
+        let again = crate::index::lex::cancel::Cancel::new().scope(|| extract("C.cs", &src));
+        assert_eq!(again, full);
+    }
+
+    #[test]
+    fn typed_bus_variables_fan_out_once_and_stay_exact_between_assignments() {
+        // A variable set in 8 branches from variables each set in 8 branches, 3 levels deep,
+        // published 2,000 times: every event it may hold is found (each once, at its `new`),
+        // and the lookups are shared by the calls that see the same assignments.
+        let mut src = String::from("class H {\n void M(IEventBus bus) {\n");
+        for k in 0..8 {
+            src.push_str(&format!(
+                "  IntegrationEvent v0 = new E{k}IntegrationEvent();\n"
+            ));
+        }
+        for d in 1..=3 {
+            for _ in 0..8 {
+                src.push_str(&format!("  v{d} = v{};\n", d - 1));
+            }
+        }
+        for _ in 0..2000 {
+            src.push_str("  bus.PublishAsync(v3);\n");
+        }
+        src.push_str(" }\n}\n");
+        let f = extract("H.cs", &src);
+        let found: Vec<(Option<&str>, u32)> = f
+            .events
+            .iter()
+            .map(|e| (e.topic.as_lit(), e.line))
+            .collect();
+        let want: Vec<(Option<String>, u32)> = (0..8)
+            .map(|k| (Some(format!("E{k}IntegrationEvent")), k + 3))
+            .collect();
+        let want: Vec<(Option<&str>, u32)> = want.iter().map(|(t, l)| (t.as_deref(), *l)).collect();
+        assert_eq!(found, want);
+
+        // An assignment between two calls: the second sees both events, the first only its own;
+        // a cycle ends at the depth cap without a result of its own.
+        let src = "class H { void M(IEventBus bus) {\n\
+            x = new AIntegrationEvent();\n\
+            bus.PublishAsync(x);\n\
+            y = x; x = y;\n\
+            bus.PublishAsync(y);\n\
+            x = new BIntegrationEvent();\n\
+            bus.PublishAsync(y);\n\
+            }}\n";
+        let f = extract("H.cs", src);
+        let found: Vec<(Option<&str>, u32)> = f
+            .events
+            .iter()
+            .map(|e| (e.topic.as_lit(), e.line))
+            .collect();
+        assert_eq!(
+            found,
+            vec![
+                (Some("AIntegrationEvent"), 2),
+                (Some("BIntegrationEvent"), 6)
+            ]
+        );
     }
 
     #[test]

@@ -7,7 +7,11 @@ use super::*;
 impl<'t> Ex<'t, '_, '_> {
     pub(super) fn uses(&mut self) {
         let t = self.t;
+        let mut poll = Every::new();
         for p in 0..t.len() {
+            if poll.stop() {
+                return;
+            }
             if t.punct(p) != b'(' {
                 continue;
             }
