@@ -126,6 +126,11 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     let Some(snap) = env.snapshot else {
         return ToolOutput::error("the index is not ready".into());
     };
+    if let Err(e) =
+        super::smart_search::check_text_len("analyze_impact", "target", Some(&args.target))
+    {
+        return e;
+    }
     let target = args.target.trim();
     if target.is_empty() {
         return ToolOutput::error(

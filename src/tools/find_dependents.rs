@@ -185,6 +185,19 @@ fn import_match(imp: &Import, target: &str, lang: Language) -> Option<bool> {
     (target.len() >= 3 && module.to_lowercase().contains(&target.to_lowercase())).then_some(false)
 }
 
+/// True when `target` is spelled as a filesystem path rather than a name: absolute (`/`, `\\`,
+/// a drive letter), home-relative (`~`), or with a `..` segment. Module strings never climb
+/// out of the workspace root, so such a target is a path to check against the jail.
+pub(super) fn looks_like_fs_path(target: &str) -> bool {
+    let b = target.as_bytes();
+    target.starts_with(['/', '\\', '~'])
+        || (b.len() >= 3
+            && b[0].is_ascii_alphabetic()
+            && b[1] == b':'
+            && matches!(b[2], b'/' | b'\\'))
+        || target.split(['/', '\\']).any(|s| s == "..")
+}
+
 /// Files (by index) that a path target names: the file itself, or every file under a
 /// directory; matched by workspace path with or without the extension.
 fn path_target_files(snap: &Snapshot, target: &str) -> Vec<u32> {
@@ -220,10 +233,43 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
             ));
         }
     };
+    if let Err(e) =
+        super::smart_search::check_text_len("find_dependents", "target", Some(&args.target))
+    {
+        return e;
+    }
     let target = args.target.trim();
     if target.is_empty() {
         return ToolOutput::error("Invalid arguments for find_dependents: `target` is empty. Pass a package, module, type or RPC, e.g. {\"target\": \"OrderService\"}.".into());
     }
+    // A filesystem path (absolute, `~`, or climbing with `..`) is only a target when it lies
+    // inside the workspace, and then as its workspace-relative spelling; anything else would
+    // be matched as a name and answer a misleading "0 dependents".
+    let relative;
+    let target = if looks_like_fs_path(target) {
+        match env.shared.jail.resolve(target) {
+            Ok(r) => {
+                relative = r
+                    .path
+                    .strip_prefix(env.shared.jail.base())
+                    .map(|p| p.to_string_lossy().replace('\\', "/"))
+                    .unwrap_or_default();
+                if relative.is_empty() {
+                    target
+                } else {
+                    relative.as_str()
+                }
+            }
+            Err(e) => {
+                return ToolOutput::error(format!(
+                    "Invalid target for find_dependents: {} is a filesystem path, not a package, module, type or RPC name, and {e}. Pass a name as code imports or declares it (e.g. `@acme/domain-user`, `com.acme.orders`, `OrderService`, `OrderService.CreateOrder`), or a file or directory inside the workspace, relative to its root (e.g. `services/orders/src/models.ts`).",
+                    inline_code(&target.escape_debug().to_string())
+                ));
+            }
+        }
+    } else {
+        target
+    };
     let include_tests = args.include_tests.unwrap_or(false);
     let (limit, offset) = match (
         super::in_range("find_dependents", "limit", args.limit, 50, 1, 200),

@@ -67,6 +67,9 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     let Some(snap) = env.snapshot else {
         return ToolOutput::error("the index is not ready".into());
     };
+    if let Err(e) = super::smart_search::check_text_len("search_docs", "query", Some(&args.query)) {
+        return e;
+    }
     let max = match super::in_range("search_docs", "max_sections", args.max_sections, 3, 1, 20) {
         Ok(m) => m,
         Err(e) => return e,

@@ -89,6 +89,15 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     let Some(snap) = env.snapshot else {
         return ToolOutput::error("the index is not ready".into());
     };
+    for (name, value) in [
+        ("query", Some(args.query.as_str())),
+        ("scope", args.scope.as_deref()),
+        ("kind", args.kind.as_deref()),
+    ] {
+        if let Err(e) = check_text_len("smart_search", name, value) {
+            return e;
+        }
+    }
     let query = args.query.trim();
     if query.is_empty() {
         return ToolOutput::error(
@@ -654,6 +663,23 @@ fn fuzzy(snap: &Snapshot, query: &str, scope: &Scope, limit: usize, offset: usiz
     result.files_accessed = files;
     result.redactions = redactions;
     result
+}
+
+/// The longest text argument (a name, query, path, scope or revision) a tool accepts, in
+/// bytes. A longer one is pasted content, not a name: refused before any work, so a 100 KB
+/// argument costs nothing and its answer does not echo it back.
+pub const MAX_TEXT_ARG_BYTES: usize = 4096;
+
+/// Refuses a text argument over [`MAX_TEXT_ARG_BYTES`], naming the argument, its size and the
+/// limit.
+pub fn check_text_len(tool: &str, name: &str, value: Option<&str>) -> Result<(), ToolOutput> {
+    match value {
+        Some(v) if v.len() > MAX_TEXT_ARG_BYTES => Err(ToolOutput::error(format!(
+            "Invalid arguments for {tool}: `{name}` is {} bytes long; the limit is {MAX_TEXT_ARG_BYTES} bytes (4 KiB). Pass a name, a short phrase or a path, not file contents.",
+            v.len()
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// The note listing files in scope the index refused (never cut, at most ~2 KB): an agent

