@@ -87,3 +87,17 @@ fn oversized_text_arguments_are_refused_with_the_limit() {
     let at = "b".repeat(4096);
     s.ok("smart_search", json!({ "query": at }));
 }
+
+#[test]
+fn php_qualified_names_are_names_not_paths() {
+    let ws = workspace("nu-php", SMALL);
+    let mut s = Session::start(&ws);
+    s.ok(
+        "analyze_grpc",
+        json!({"target": "Acme\\Orders\\Service\\OrderService"}),
+    );
+    s.ok(
+        "find_dependents",
+        json!({"target": "\\Acme\\Orders\\Client"}),
+    );
+}

@@ -112,12 +112,11 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
                 .into(),
         );
     }
-    // A file path that is not a `.proto` is no RPC or service name: matching it as one
-    // would answer "0 services" about a question that was never about gRPC names.
+    // A file path that is not a `.proto` is no RPC or service name: matching it as one would
+    // answer "0 services" about a question that was never about gRPC names. (A `\` is no
+    // path sign: PHP qualifies names with it.)
     if !target.to_ascii_lowercase().ends_with(".proto")
-        && (super::find_dependents::looks_like_fs_path(target)
-            || target.matches('/').count() > 1
-            || target.contains('\\'))
+        && (super::find_dependents::looks_like_fs_path(target) || target.matches('/').count() > 1)
     {
         return ToolOutput::error(format!(
             "Invalid target for analyze_grpc: {} is a file path, not an RPC or service name. Pass `Service`, `Method`, `Service.Method` or `pkg.Service/Method` (e.g. {{\"target\": \"OrderService.CreateOrder\"}}), or the path of a `.proto` file inside the workspace, relative to its root (e.g. {{\"target\": \"protos/orders.proto\"}}).",

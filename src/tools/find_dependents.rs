@@ -185,12 +185,13 @@ fn import_match(imp: &Import, target: &str, lang: Language) -> Option<bool> {
     (target.len() >= 3 && module.to_lowercase().contains(&target.to_lowercase())).then_some(false)
 }
 
-/// True when `target` is spelled as a filesystem path rather than a name: absolute (`/`, `\\`,
-/// a drive letter), home-relative (`~`), or with a `..` segment. Module strings never climb
-/// out of the workspace root, so such a target is a path to check against the jail.
+/// True when `target` is spelled as a filesystem path rather than a name: absolute (`/`, a
+/// drive letter), home-relative (`~`), or with a `..` segment. Module strings never climb out
+/// of the workspace root, so such a target is a path to check against the jail. A leading `\`
+/// is not a path: it is a fully qualified PHP name (`\Acme\Orders\OrderService`).
 pub(super) fn looks_like_fs_path(target: &str) -> bool {
     let b = target.as_bytes();
-    target.starts_with(['/', '\\', '~'])
+    target.starts_with(['/', '~'])
         || (b.len() >= 3
             && b[0].is_ascii_alphabetic()
             && b[1] == b':'
@@ -215,6 +216,13 @@ fn path_target_files(snap: &Snapshot, target: &str) -> Vec<u32> {
 }
 
 fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
+    if let Err(e) = super::smart_search::whole_number_args(
+        "find_dependents",
+        args,
+        &[("limit", 50, 1, 200), ("offset", 0, 0, super::MAX_OFFSET)],
+    ) {
+        return e;
+    }
     let args: Args = match decode("find_dependents", args) {
         Ok(a) => a,
         Err(e) => return e,
