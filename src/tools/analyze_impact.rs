@@ -119,6 +119,17 @@ enum Subject {
 }
 
 fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
+    if let Err(e) = super::smart_search::whole_number_args(
+        "analyze_impact",
+        args,
+        &[
+            ("depth", 1, 1, 5),
+            ("limit", 100, 1, 200),
+            ("offset", 0, 0, super::MAX_OFFSET),
+        ],
+    ) {
+        return e;
+    }
     let args: Args = match decode("analyze_impact", args) {
         Ok(a) => a,
         Err(e) => return e,

@@ -60,6 +60,11 @@ const STOP_WORDS: &[&str] = &[
 const SECTION_BUDGET: usize = 12 * 1024;
 
 fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
+    if let Err(e) =
+        super::smart_search::whole_number_args("search_docs", args, &[("max_sections", 3, 1, 20)])
+    {
+        return e;
+    }
     let args: Args = match decode("search_docs", args) {
         Ok(a) => a,
         Err(e) => return e,

@@ -82,6 +82,13 @@ fn kind_from(name: &str) -> Option<SymbolKind> {
 }
 
 fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
+    if let Err(e) = whole_number_args(
+        "smart_search",
+        args,
+        &[("limit", 20, 1, 100), ("offset", 0, 0, super::MAX_OFFSET)],
+    ) {
+        return e;
+    }
     let args: Args = match decode("smart_search", args) {
         Ok(a) => a,
         Err(e) => return e,
@@ -680,6 +687,37 @@ pub fn check_text_len(tool: &str, name: &str, value: Option<&str>) -> Result<(),
         ))),
         _ => Ok(()),
     }
+}
+
+/// Refuses a numeric argument that is not a whole number (`5.5`, `"10"`, `true`) with its valid
+/// range and default, before strict decoding would answer with only "not a number this argument
+/// accepts". `ranges` holds (name, default, min, max), as given to [`super::in_range`].
+pub fn whole_number_args(
+    tool: &str,
+    args: &Value,
+    ranges: &[(&str, i64, i64, i64)],
+) -> Result<(), ToolOutput> {
+    for &(name, default, min, max) in ranges {
+        let Some(v) = args.get(name).filter(|v| !v.is_null()) else {
+            continue;
+        };
+        let whole = v.is_i64()
+            || v.is_u64()
+            || v.as_f64()
+                .is_some_and(|f| f.fract() == 0.0 && f.abs() < 9.0e15);
+        if !whole {
+            let what = match v {
+                Value::Number(_) => "not a whole number",
+                Value::String(_) => "a string, not a number",
+                Value::Bool(_) => "a boolean, not a number",
+                _ => "not a number",
+            };
+            return Err(ToolOutput::error(format!(
+                "Invalid arguments for {tool}: `{name}` is {v}, {what}. Pass a whole number from {min} to {max}, or omit it for the default {default}."
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The note listing files in scope the index refused (never cut, at most ~2 KB): an agent
