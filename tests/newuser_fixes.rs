@@ -101,3 +101,54 @@ fn php_qualified_names_are_names_not_paths() {
         json!({"target": "\\Acme\\Orders\\Client"}),
     );
 }
+
+const JAVA: &[(&str, &str)] = &[
+    (
+        "services/orders/src/main/java/com/acme/orders/Repo.java",
+        "package com.acme.orders;\n\npublic interface Repo {\n    void save();\n}\n",
+    ),
+    (
+        "services/orders/src/main/java/com/acme/orders/JdbcRepo.java",
+        "package com.acme.orders;\n\npublic class JdbcRepo implements Repo {\n    public void save() {}\n}\n",
+    ),
+    (
+        "services/orders/src/main/java/com/acme/orders/web/Controller.java",
+        "package com.acme.orders.web;\n\nimport com.acme.orders.Repo;\n\npublic class Controller {\n    private Repo repo;\n}\n",
+    ),
+    (
+        "services/orders/src/main/java/com/acme/orders/jobs/Sweeper.java",
+        "package com.acme.orders.jobs;\n\nimport com.acme.orders.*;\n\npublic class Sweeper {\n    void run(Repo r) { r.save(); }\n}\n",
+    ),
+    (
+        "services/orders/src/main/java/com/acme/other/Repo.java",
+        "package com.acme.other;\n\npublic interface Repo {}\n",
+    ),
+    (
+        "services/orders/src/main/java/com/acme/other/Uses.java",
+        "package com.acme.other;\n\npublic class Uses implements Repo {}\n",
+    ),
+    (
+        "services/basket/Basket/Store.cs",
+        "namespace Acme.Basket;\n\npublic interface IStore { }\n",
+    ),
+    (
+        "services/basket/Basket/RedisStore.cs",
+        "namespace Acme.Basket;\n\npublic class RedisStore : IStore { }\n",
+    ),
+];
+
+#[test]
+fn a_qualified_type_keeps_its_same_package_users() {
+    let ws = workspace("nu-fqn", JAVA);
+    let mut s = Session::start(&ws);
+    let t = s.ok("find_dependents", json!({"target": "com.acme.orders.Repo"}));
+    // The importer, the same-package implementer and the wildcard importer…
+    assert!(t.contains("web/Controller.java:3"), "{t}");
+    assert!(t.contains("orders/JdbcRepo.java:3"), "{t}");
+    assert!(t.contains("same package `com.acme.orders`"), "{t}");
+    assert!(t.contains("jobs/Sweeper.java:6"), "{t}");
+    // …and not the users of the other package's `Repo`.
+    assert!(!t.contains("other/Uses.java"), "{t}");
+    let t = s.ok("find_dependents", json!({"target": "Acme.Basket.IStore"}));
+    assert!(t.contains("Basket/RedisStore.cs:3"), "{t}");
+}

@@ -536,11 +536,15 @@ fn shares_package_names(lang: Language) -> bool {
 /// of its package as `pkg.Name`. Each is the name's first use as a word in the file's code,
 /// a `heuristic` row: the index keeps imports, not every reference.
 fn unimported_uses(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
-    if target.is_empty()
-        || !target
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
-    {
+    // A qualified name (`com.acme.orders.Order`, `Acme.Orders.Order`) names the declaration in
+    // that package or namespace: its same-package users need no import either.
+    let (qualifier, target) = match target.rsplit_once('.') {
+        Some((q, name)) if !q.is_empty() => (Some(q), name),
+        _ => (None, target),
+    };
+    let ident =
+        |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    if !ident(target) || qualifier.is_some_and(|q| !q.split('.').all(ident)) {
         return;
     }
     let dir_of = |f: &FileEntry| f.path.rsplit_once('/').map_or("", |(d, _)| d).to_string();
@@ -549,6 +553,7 @@ fn unimported_uses(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
         .iter()
         .enumerate()
         .filter(|(_, f)| shares_package_names(f.lang) && !f.is_test)
+        .filter(|(_, f)| qualifier.is_none_or(|q| f.facts().package.as_deref() == Some(q)))
         .filter(|(_, f)| {
             f.symbols().iter().any(|s| {
                 // Top level: no container, or (C#) only the file's namespace.
@@ -568,6 +573,19 @@ fn unimported_uses(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
         let (pkg, dir) = (package_of(d), dir_of(d));
         let go = d.lang == Language::Go;
         let csharp = d.lang == Language::CSharp && d.facts().package.is_some();
+        // JVM: `import pkg.*;` (Scala `pkg._`) opens the package to a file of any root.
+        let jvm_lang =
+            |l: Language| matches!(l, Language::Java | Language::Kotlin | Language::Scala);
+        let jvm = jvm_lang(d.lang) && d.facts().package.is_some();
+        let wildcard = |f: &FileEntry| {
+            jvm_lang(f.lang)
+                && f.facts().imports.iter().any(|i| {
+                    i.names.is_empty()
+                        && i.alias.is_none()
+                        && (i.module == pkg
+                            || i.module.strip_suffix("._").is_some_and(|m| m == pkg))
+                })
+        };
         // C#: the projects (roots) where a `global using` of the namespace opens it to every file.
         let global_roots: std::collections::BTreeSet<u16> = if csharp {
             snap.files
@@ -581,7 +599,7 @@ fn unimported_uses(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
         };
         for (fi, f) in snap.files.iter().enumerate() {
             if fi == di
-                || (f.root != d.root && !go && !csharp)
+                || (f.root != d.root && !go && !csharp && !jvm)
                 || rows.iter().any(|r| r.file == fi as u32)
             {
                 continue;
@@ -610,6 +628,8 @@ fn unimported_uses(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
                     .clone()
                     .unwrap_or_else(|| last_segment(&imp.module).to_string());
                 format!("{alias}.{target}")
+            } else if jvm && wildcard(f) {
+                target.to_string()
             } else if csharp
                 && f.lang == Language::CSharp
                 && (opens_namespace(f, &pkg) || global_roots.contains(&f.root))
@@ -624,6 +644,8 @@ fn unimported_uses(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
             };
             let via = if same_package {
                 format!("uses {target} (same package `{pkg}`, no import)")
+            } else if jvm {
+                format!("uses {target} (import {pkg}.*)")
             } else if csharp && opens_namespace(f, &pkg) {
                 format!("uses {target} (using {pkg})")
             } else if csharp {
