@@ -128,6 +128,10 @@ const JAVA: &[(&str, &str)] = &[
         "package com.acme.other;\n\npublic class Uses implements Repo {}\n",
     ),
     (
+        "services/orders/src/main/java/com/acme/orders/chaos/Filter.java",
+        "package com.acme.orders.chaos;\n\nimport org.framework.core.annotation.Repo;\n\n@Repo(1)\npublic class Filter {}\n",
+    ),
+    (
         "services/basket/Basket/Store.cs",
         "namespace Acme.Basket;\n\npublic interface IStore { }\n",
     ),
@@ -151,4 +155,43 @@ fn a_qualified_type_keeps_its_same_package_users() {
     assert!(!t.contains("other/Uses.java"), "{t}");
     let t = s.ok("find_dependents", json!({"target": "Acme.Basket.IStore"}));
     assert!(t.contains("Basket/RedisStore.cs:3"), "{t}");
+}
+
+#[test]
+fn a_bare_name_is_grouped_per_declaration_and_a_library_type_left_out() {
+    let ws = workspace("nu-groups", JAVA);
+    let mut s = Session::start(&ws);
+    let t = s.ok("find_dependents", json!({"target": "Repo"}));
+    let orders = t
+        .find("interface `Repo` declared at `services/orders/src/main/java/com/acme/orders/Repo.java:3`")
+        .unwrap_or_else(|| panic!("no group for com.acme.orders.Repo:\n{t}"));
+    let other = t
+        .find("interface `Repo` declared at `services/orders/src/main/java/com/acme/other/Repo.java:3`")
+        .unwrap_or_else(|| panic!("no group for com.acme.other.Repo:\n{t}"));
+    let (first, second) = if orders < other {
+        (orders, other)
+    } else {
+        (other, orders)
+    };
+    let (a, b) = (&t[first..second], &t[second..]);
+    let (orders_part, other_part) = if orders < other { (a, b) } else { (b, a) };
+    assert!(orders_part.contains("web/Controller.java:3"), "{t}");
+    assert!(orders_part.contains("orders/JdbcRepo.java:3"), "{t}");
+    assert!(other_part.contains("other/Uses.java:3"), "{t}");
+    assert!(!other_part.contains("Controller.java"), "{t}");
+    // The framework annotation of the same name is no dependent, and is named as left out.
+    let listed = t.split("---").next().unwrap();
+    assert!(!listed.contains("chaos/Filter.java"), "{t}");
+    assert!(
+        t.contains("Left out: 1 import(s) of a same-named type"),
+        "{t}"
+    );
+    assert!(t.contains("`org.framework.core.annotation.Repo`"), "{t}");
+    assert!(t.contains("chaos/Filter.java:3"), "{t}");
+    // Asked by its full name, the library type is listed.
+    let t = s.ok(
+        "find_dependents",
+        json!({"target": "org.framework.core.annotation.Repo"}),
+    );
+    assert!(t.contains("chaos/Filter.java:3"), "{t}");
 }

@@ -135,6 +135,12 @@ struct Row {
     confidence: &'static str,
     /// A using site (a call), not an import: `name` is the declaration that makes the call.
     call: bool,
+    /// The import string of an import row (empty for calls and uses).
+    module: String,
+    /// For a use found without an import: the file declaring the name it uses.
+    origin: Option<u32>,
+    /// The declaration group of the row (see [`group_by_declaration`]); 0 when ungrouped.
+    group: usize,
 }
 
 fn last_segment(module: &str) -> &str {
@@ -312,6 +318,12 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
             rows.retain(|r| declaring_roots.contains(&r.root));
         }
     }
+    // A bare type name may mean several declarations, or a library type of the same name.
+    let grouping = if heuristic {
+        Grouping::default()
+    } else {
+        group_by_declaration(snap, target, &mut rows)
+    };
     // Fold to the requested unit.
     let mut seen = std::collections::HashSet::new();
     rows.retain(|r| {
@@ -321,7 +333,7 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
             Granularity::File => format!("{}", r.file),
             Granularity::Package => format!("{}:{}", r.root, r.package),
         };
-        seen.insert((r.test, key))
+        seen.insert((r.test, r.group, key))
     });
     let tests_left_out = if include_tests {
         0
@@ -339,6 +351,7 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     };
     crate::order::sort_by(&mut rows, |a, b| {
         (
+            a.group,
             a.root,
             rank(a.confidence),
             snap.files[a.file as usize].path.as_ref(),
@@ -346,6 +359,7 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
             &a.name,
         )
             .cmp(&(
+                b.group,
                 b.root,
                 rank(b.confidence),
                 snap.files[b.file as usize].path.as_ref(),
@@ -353,6 +367,7 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
                 &b.name,
             ))
     });
+    let left_out_note = grouping.left_out_note(snap, include_tests);
     render(
         snap,
         target,
@@ -362,7 +377,220 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
         tests_left_out,
         limit,
         offset,
+        &grouping.labels,
+        &left_out_note,
     )
+}
+
+/// How the rows of a bare name split by the declaration they depend on.
+#[derive(Default)]
+struct Grouping {
+    /// One heading per group, indexed by [`Row::group`]; empty when one group holds every row.
+    labels: Vec<String>,
+    /// Imports of a same-named type that no workspace file declares (a library's, a
+    /// framework's): not dependents of the workspace's declaration, so left out and named.
+    left_out: Vec<Row>,
+}
+
+impl Grouping {
+    fn left_out_note(&self, snap: &Snapshot, include_tests: bool) -> String {
+        let rows: Vec<&Row> = self
+            .left_out
+            .iter()
+            .filter(|r| include_tests || !r.test)
+            .collect();
+        if rows.is_empty() {
+            return String::new();
+        }
+        let mut by_module: BTreeMap<&str, Vec<&Row>> = BTreeMap::new();
+        for r in &rows {
+            by_module.entry(r.module.as_str()).or_default().push(r);
+        }
+        let shown: Vec<String> = by_module
+            .iter()
+            .take(5)
+            .map(|(m, rs)| {
+                let first = rs
+                    .iter()
+                    .map(|r| (snap.display_path(&snap.files[r.file as usize]), r.site))
+                    .min()
+                    .unwrap_or_default();
+                format!(
+                    "{} ({} import(s), first at {})",
+                    inline_code(m),
+                    rs.len(),
+                    crate::render::code_loc(&first.0, first.1)
+                )
+            })
+            .collect();
+        let more = by_module.len().saturating_sub(5);
+        format!(
+            "_Left out: {} import(s) of a same-named type that no workspace file declares (a library or framework type, not a declaration of this workspace): {}{}. Pass its full name as `target` to list them._\n",
+            rows.len(),
+            shown.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        )
+    }
+}
+
+/// Splits the rows of a bare name (`Order`) by the workspace declaration each depends on: an
+/// import resolves to one by its qualified name (`com.acme.orders.Order`, `from orders.models
+/// import Order`) or its path (`./order`); a use without an import carries the declaration it
+/// was found for. A JVM/C#/PHP import of that name from a package no workspace file declares is
+/// a library type (Spring's `@Order`), moved to [`Grouping::left_out`]. Imports tied to no
+/// declaration, and RPC calls, form groups of their own. Headings only when rows span two or
+/// more groups.
+fn group_by_declaration(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) -> Grouping {
+    struct Decl {
+        file: u32,
+        line: u32,
+        kind: &'static str,
+        package: Option<String>,
+        key: String,
+        root: u16,
+        path: String,
+    }
+    let mut grouping = Grouping::default();
+    if target.is_empty()
+        || !target
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    {
+        return grouping;
+    }
+    let mut decls: Vec<Decl> = Vec::new();
+    for (fi, f) in snap.files.iter().enumerate() {
+        if f.is_test {
+            continue;
+        }
+        let package = f.facts().package.clone();
+        for sym in f.symbols() {
+            let top = f
+                .container(sym)
+                .is_none_or(|c| package.as_deref() == Some(c));
+            if !top
+                || f.name(sym) != target
+                || !matches!(
+                    sym.kind,
+                    SymbolKind::Service
+                        | SymbolKind::Message
+                        | SymbolKind::Interface
+                        | SymbolKind::Trait
+                        | SymbolKind::Class
+                        | SymbolKind::Struct
+                        | SymbolKind::Enum
+                        | SymbolKind::TypeAlias
+                        | SymbolKind::Function
+                        | SymbolKind::Constant
+                )
+            {
+                continue;
+            }
+            let path = snap.display_path(f);
+            decls.push(Decl {
+                file: fi as u32,
+                line: sym.line,
+                kind: sym.kind.name(),
+                package: package.clone(),
+                key: path_key(&path),
+                root: f.root,
+                path,
+            });
+        }
+    }
+    if decls.is_empty() {
+        return grouping;
+    }
+    crate::order::sort_by(&mut decls, |a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
+    // Some(Ok(d)): declaration d; Some(Err(())): a library type; None: not tied to one.
+    let assign = |r: &Row| -> Option<Result<usize, ()>> {
+        if let Some(o) = r.origin {
+            return decls.iter().position(|d| d.file == o).map(Ok);
+        }
+        if r.module.is_empty() {
+            return None;
+        }
+        let f = &snap.files[r.file as usize];
+        let names_it = last_segment(&r.module) == target
+            || f.facts().imports.iter().any(|i| {
+                i.line == r.site && i.module == r.module && i.names.iter().any(|n| n == target)
+            });
+        let python = f.lang == Language::Python;
+        let keys = import_path_keys(&snap.display_path(f), &r.module, python);
+        let dotted = r.module.replace('.', "/");
+        let hit = decls.iter().position(|d| {
+            d.package.as_deref().is_some_and(|p| {
+                format!("{p}.{target}") == r.module
+                    || format!("{p}\\{target}") == r.module
+                    || (p == r.module && names_it)
+            }) || keys.contains(&d.key)
+                || (names_it && keys.iter().any(|k| d.key.starts_with(&format!("{k}/"))))
+                || (python
+                    && d.root == f.root
+                    && !r.module.starts_with('.')
+                    && (d.key == dotted || d.key.ends_with(&format!("/{dotted}"))))
+        });
+        if let Some(d) = hit {
+            return Some(Ok(d));
+        }
+        let namespaced = matches!(
+            f.lang,
+            Language::Java | Language::Kotlin | Language::Scala | Language::CSharp | Language::Php
+        );
+        let foreign = !decls.iter().any(|d| {
+            d.package.as_deref().is_some_and(|p| {
+                r.module.starts_with(&format!("{p}.")) || r.module.starts_with(&format!("{p}\\"))
+            })
+        });
+        (namespaced && names_it && r.module.contains(['.', '\\']) && foreign).then_some(Err(()))
+    };
+    let assigned: Vec<Option<Result<usize, ()>>> = rows.iter().map(assign).collect();
+    let mut kept = Vec::with_capacity(rows.len());
+    let mut slots: Vec<usize> = Vec::new();
+    for (r, a) in std::mem::take(rows).into_iter().zip(assigned) {
+        match a {
+            Some(Err(())) => grouping.left_out.push(r),
+            other => {
+                // Slot: declaration d → d; an unresolved import → decls.len(); a call → +1.
+                let slot = match other {
+                    Some(Ok(d)) => d,
+                    _ if !r.module.is_empty() => decls.len(),
+                    _ => decls.len() + 1,
+                };
+                slots.push(slot);
+                kept.push(r);
+            }
+        }
+    }
+    let used: std::collections::BTreeSet<usize> = slots.iter().copied().collect();
+    if used.len() >= 2 {
+        let index: BTreeMap<usize, usize> = used.iter().enumerate().map(|(i, &s)| (s, i)).collect();
+        for (r, slot) in kept.iter_mut().zip(&slots) {
+            r.group = index[slot];
+        }
+        grouping.labels = used
+            .iter()
+            .map(|&s| match decls.get(s) {
+                Some(d) => format!(
+                    "{} {} declared at {}",
+                    d.kind,
+                    inline_code(target),
+                    crate::render::code_loc(&d.path, d.line)
+                ),
+                None if s == decls.len() => format!(
+                    "Imports of a {} tied to no single workspace declaration",
+                    inline_code(target)
+                ),
+                None => "Calls".to_string(),
+            })
+            .collect();
+    }
+    *rows = kept;
+    grouping
 }
 
 /// Every dependent row (tests included), and whether the listing is the heuristic fallback.
@@ -654,6 +882,9 @@ fn unimported_uses(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
                 format!("uses {needle}")
             };
             push_call_row(rows, f, fi as u32, line, &via, "heuristic");
+            if let Some(r) = rows.last_mut() {
+                r.origin = Some(di as u32);
+            }
         }
     }
 }
@@ -740,6 +971,7 @@ fn push_rows(
     confidence: &'static str,
 ) {
     let package = package_of(f);
+    let module = via.to_string();
     let via = if reexport {
         format!("re-exports {via}")
     } else {
@@ -764,6 +996,9 @@ fn push_rows(
             site: line,
             confidence,
             call: false,
+            module,
+            origin: None,
+            group: 0,
         });
         return;
     }
@@ -781,6 +1016,9 @@ fn push_rows(
             site: line,
             confidence,
             call: false,
+            module: module.clone(),
+            origin: None,
+            group: 0,
         });
     }
 }
@@ -823,6 +1061,9 @@ fn push_call_row(
         site: line,
         confidence,
         call: true,
+        module: String::new(),
+        origin: None,
+        group: 0,
     });
 }
 
@@ -836,6 +1077,8 @@ fn render(
     tests_left_out: usize,
     limit: usize,
     offset: usize,
+    groups: &[String],
+    left_out_note: &str,
 ) -> ToolOutput {
     let unit = match granularity {
         Granularity::Package => "dependent package(s)",
@@ -863,6 +1106,10 @@ fn render(
                 "\n_{tests_left_out} {unit} in test files left out (pass `include_tests: true`)._\n"
             ));
         }
+        if !left_out_note.is_empty() {
+            out.push('\n');
+            out.push_str(left_out_note);
+        }
         out.push_str(&super::smart_search::rejected_note(
             snap,
             &super::Scope::everything(),
@@ -880,26 +1127,49 @@ fn render(
     }
     let files: std::collections::BTreeSet<u32> = crate::order::set_of(rows.iter().map(|r| r.file));
     let roots: std::collections::BTreeSet<u16> = crate::order::set_of(rows.iter().map(|r| r.root));
-    if roots.len() > 1 {
+    if !groups.is_empty() {
+        out.push_str(&format!(
+            "_{} names {} different things here: dependents are grouped by the one each import or use resolves to._\n\n",
+            inline_code(target),
+            groups.len()
+        ));
+    } else if roots.len() > 1 {
         out.push_str(&format!(
             "_Dependents in {} roots, grouped by root so same-named packages stay apart._\n\n",
             roots.len()
         ));
     }
     let page: Vec<&Row> = rows.iter().skip(offset).take(limit).collect();
-    let mut by_root: BTreeMap<u16, Vec<(usize, &Row)>> = BTreeMap::new();
+    let mut by_root: BTreeMap<(usize, u16), Vec<(usize, &Row)>> = BTreeMap::new();
     for (i, r) in page.iter().enumerate() {
-        by_root.entry(r.root).or_default().push((offset + i + 1, r));
+        by_root
+            .entry((r.group, r.root))
+            .or_default()
+            .push((offset + i + 1, r));
     }
+    let mut group_shown = None;
     let mut accessed = Vec::new();
     let budget = crate::render::MAX_OUTPUT_BYTES - 2048;
     let mut shown = 0;
     let mut data_rows = Vec::new();
-    'outer: for (root, items) in &by_root {
+    'outer: for ((group, root), items) in &by_root {
         let label = &snap.roots[*root as usize].label;
-        let count = rows.iter().filter(|r| r.root == *root).count();
+        let count = rows
+            .iter()
+            .filter(|r| r.root == *root && r.group == *group)
+            .count();
+        let level = if let Some(heading) = groups.get(*group) {
+            if group_shown != Some(*group) {
+                let n = rows.iter().filter(|r| r.group == *group).count();
+                out.push_str(&format!("### {heading} ({n} dependent(s))\n\n"));
+                group_shown = Some(*group);
+            }
+            "####"
+        } else {
+            "###"
+        };
         out.push_str(&format!(
-            "### {} ({count} match(es))\n\n",
+            "{level} {} ({count} match(es))\n\n",
             inline_code(label)
         ));
         for (n, r) in items {
@@ -984,6 +1254,7 @@ fn render(
             "_{tests_left_out} more {unit} in test files left out (pass `include_tests: true`)._\n"
         ));
     }
+    out.push_str(left_out_note);
     out.push_str(&super::smart_search::rejected_note(
         snap,
         &super::Scope::everything(),
