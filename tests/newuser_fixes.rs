@@ -195,3 +195,46 @@ fn a_bare_name_is_grouped_per_declaration_and_a_library_type_left_out() {
     );
     assert!(t.contains("chaos/Filter.java:3"), "{t}");
 }
+
+#[test]
+fn a_python_package_lists_its_using_sites_not_only_the_import() {
+    let mut body = String::from(
+        "import pika as rabbit\n\n# rabbit.comment() is no use\n\nclass Publisher:\n    def connect(self):\n        self.c = rabbit.BlockingConnection(rabbit.ConnectionParameters('h'))\n        s = 'rabbit.in_a_string()'\n",
+    );
+    for k in 0..12 {
+        body.push_str(&format!("        rabbit.call_{k}()\n"));
+    }
+    let ws = workspace(
+        "nu-pika",
+        &[
+            ("services/payment/publisher.py", body.as_str()),
+            (
+                "services/payment/worker.py",
+                "from pika import BlockingConnection\n\ndef run():\n    return BlockingConnection()\n",
+            ),
+        ],
+    );
+    let mut s = Session::start(&ws);
+    let t = s.ok("find_dependents", json!({"target": "pika"}));
+    assert!(t.contains("publisher.py:1` — pika (exact)"), "{t}");
+    assert!(
+        t.contains(
+            "publisher.py:7` — uses rabbit.BlockingConnection in class `Publisher` (heuristic)"
+        ),
+        "{t}"
+    );
+    assert!(
+        t.contains("worker.py:4` — uses BlockingConnection in function `run`"),
+        "{t}"
+    );
+    // Comments and strings are no uses; the file's uses are capped, the rest counted.
+    assert!(!t.contains("publisher.py:3`"), "{t}");
+    assert!(!t.contains("publisher.py:8`"), "{t}");
+    assert!(t.contains("(+3 more uses in this file)"), "{t}");
+    // File granularity folds them back to one row per file.
+    let t = s.ok(
+        "find_dependents",
+        json!({"target": "pika", "granularity": "file"}),
+    );
+    assert!(t.contains("2 dependent(s) in 2 file(s)"), "{t}");
+}

@@ -516,9 +516,10 @@ fn group_by_declaration(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) -> G
         }
         let f = &snap.files[r.file as usize];
         let names_it = last_segment(&r.module) == target
-            || f.facts().imports.iter().any(|i| {
-                i.line == r.site && i.module == r.module && i.names.iter().any(|n| n == target)
-            });
+            || f.facts()
+                .imports
+                .iter()
+                .any(|i| i.module == r.module && i.names.iter().any(|n| n == target));
         let python = f.lang == Language::Python;
         let keys = import_path_keys(&snap.display_path(f), &r.module, python);
         let dotted = r.module.replace('.', "/");
@@ -744,11 +745,128 @@ fn collect(snap: &Snapshot, target: &str) -> (Vec<Row>, bool) {
         }
     }
     unimported_uses(snap, target, &mut exact_rows);
+    using_sites(snap, target, &mut exact_rows);
     if exact_rows.is_empty() {
         (loose_rows, true)
     } else {
         (exact_rows, false)
     }
+}
+
+/// Using sites kept per importing file; the rest are counted on the last one.
+const USES_PER_FILE: usize = 10;
+
+/// The uses of an imported module in the Python and JS/TS files that import it: the name the
+/// import binds (`import pika` → `pika`, `import x as y` → `y`, `from pika import BlockingConnection`
+/// → `BlockingConnection`, `const express = require('express')` → `express`) called or
+/// dereferenced (`pika.BlockingConnection(`, `express()`), outside comments and strings. Each
+/// is a `heuristic` row (a local could shadow the name), at most [`USES_PER_FILE`] per file.
+fn using_sites(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
+    let mut extra = Vec::new();
+    let mut done = std::collections::HashSet::new();
+    for r in rows.iter().filter(|r| !r.call && r.confidence == "exact") {
+        let f = &snap.files[r.file as usize];
+        if !matches!(
+            f.lang,
+            Language::Python | Language::TypeScript | Language::JavaScript
+        ) || !done.insert((r.file, r.site))
+        {
+            continue;
+        }
+        let Some(imp) = f
+            .facts()
+            .imports
+            .iter()
+            .find(|i| i.line == r.site && i.module == r.module)
+        else {
+            continue;
+        };
+        let python = f.lang == Language::Python;
+        let whole = imp.module == target
+            || imp.module.starts_with(&format!("{target}."))
+            || imp.module.starts_with(&format!("{target}/"));
+        let mut bound: Vec<String> = Vec::new();
+        if imp.names.iter().any(|n| n == target) {
+            bound.push(target.to_string());
+        } else if whole {
+            bound.extend(imp.alias.clone());
+            bound.extend(imp.names.iter().cloned());
+            if python && imp.names.is_empty() && imp.alias.is_none() {
+                bound.push(imp.module.clone());
+            }
+        }
+        bound.retain(|b| !b.is_empty() && b != "*");
+        if bound.is_empty() {
+            continue;
+        }
+        let Some(syntax) = crate::index::lex::Syntax::of(f.lang) else {
+            continue;
+        };
+        let Ok(text) = std::fs::read_to_string(snap.abs_path(f)) else {
+            continue;
+        };
+        let lexed = crate::index::lex::lex(syntax, &text);
+        let mut sites: Vec<(u32, String)> = Vec::new();
+        for line in 1..=lexed.line_count() {
+            let code = lexed.code_line(line);
+            let head = code.trim_start();
+            if line == imp.line
+                || head.starts_with("import ")
+                || (python && head.starts_with("from "))
+            {
+                continue;
+            }
+            let b = code.as_bytes();
+            let used = bound.iter().find_map(|name| {
+                code.match_indices(name.as_str()).find_map(|(at, _)| {
+                    let before = at.checked_sub(1).map(|i| b[i]);
+                    let end = at + name.len();
+                    if before.is_some_and(|c| {
+                        crate::index::lex::is_ident_byte(c) || c == b'.' || c == b'$'
+                    }) || b
+                        .get(end)
+                        .is_some_and(|&c| crate::index::lex::is_ident_byte(c))
+                    {
+                        return None;
+                    }
+                    let rest = code[end..].trim_start();
+                    if !rest.starts_with(['.', '(']) {
+                        return None;
+                    }
+                    // The use as written: the name and the members it reaches.
+                    let chain: String = code[end..]
+                        .chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '.')
+                        .collect();
+                    Some(format!("{name}{}", chain.trim_end_matches('.')))
+                })
+            });
+            if let Some(expr) = used {
+                sites.push((line, expr));
+            }
+        }
+        let total = sites.len();
+        for (k, (line, expr)) in sites.into_iter().take(USES_PER_FILE).enumerate() {
+            let more = if k + 1 == USES_PER_FILE && total > USES_PER_FILE {
+                format!(" (+{} more uses in this file)", total - USES_PER_FILE)
+            } else {
+                String::new()
+            };
+            push_call_row(
+                &mut extra,
+                f,
+                r.file,
+                line,
+                &format!("uses {expr}{more}"),
+                "heuristic",
+            );
+            // The use depends on what its import names (the declaration grouping follows it).
+            if let Some(u) = extra.last_mut() {
+                u.module = r.module.clone();
+            }
+        }
+    }
+    rows.extend(extra);
 }
 
 /// Languages whose files share their package's names without importing them.
