@@ -238,3 +238,24 @@ fn a_python_package_lists_its_using_sites_not_only_the_import() {
     );
     assert!(t.contains("2 dependent(s) in 2 file(s)"), "{t}");
 }
+
+#[test]
+fn a_route_with_no_caller_says_what_was_searched() {
+    let ws = workspace(
+        "nu-route",
+        &[
+            (
+                "services/orders/app.py",
+                "from flask import Flask\napp = Flask(__name__)\n\n@app.route('/orders', methods=['GET'])\ndef list_orders():\n    return []\n\n@app.route('/health')\ndef health():\n    return 'ok'\n",
+            ),
+            (
+                "services/web/client.py",
+                "import requests\n\ndef fetch():\n    return requests.get('http://orders/orders')\n",
+            ),
+        ],
+    );
+    let mut s = Session::start(&ws);
+    let t = s.ok("analyze_impact", json!({"target": "GET /health"}));
+    assert!(t.contains("**No caller found**: searched "), "{t}");
+    assert!(t.contains("HTTP call site(s) in "), "{t}");
+}
