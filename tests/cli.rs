@@ -33,6 +33,21 @@ fn version_and_help() {
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(text.contains("Usage: mesh-mcp"), "{cmd} --help: {text}");
     }
+    // `--version` takes nothing after it; `help <command>` is that command's help.
+    let out = mesh(&["-V", "extra"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("`extra`") && err.contains("no arguments"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+    let out = mesh(&["help", "graph"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Usage: mesh-mcp graph"));
+    let out = mesh(&["--help", "nope"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("`nope`"));
     let out = mesh(&["frobnicate"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown command"));
@@ -753,8 +768,9 @@ fn the_config_init_writes_never_makes_an_answer_worse() {
 
 #[test]
 fn demo_names_a_missing_workspace() {
+    // A WORKSPACE that is not a directory is the user's argument to fix: a usage error.
     let out = mesh(&["demo", "/definitely/not/here"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("`/definitely/not/here` does not exist"),
@@ -762,7 +778,7 @@ fn demo_names_a_missing_workspace() {
     );
     let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
     let out = mesh(&["demo", file.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("is not a directory"),
         "{}",
@@ -905,6 +921,39 @@ fn graph_formats_and_a_checkout_independent_fingerprint() {
         mesh_in(&a, &["graph", "--format", "svg"]).status.code(),
         Some(2)
     );
+    // An -o that cannot be written names the path.
+    let bad = a.join("no-such-dir/mesh.md");
+    let out = mesh_in(&a, &["graph", "-o", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(bad.to_str().unwrap()), "{err}");
+}
+
+#[test]
+fn query_names_the_range_of_a_fractional_limit() {
+    let ws = tiny_workspace("query-limit");
+    let out = mesh_in(
+        &ws,
+        &[
+            "query",
+            "smart_search",
+            r#"{"query": "Order", "limit": 5.5}"#,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("`limit` is 5.5"), "{text}");
+    assert!(text.contains("from 1 to 100"), "{text}");
+    let out = mesh_in(
+        &ws,
+        &[
+            "query",
+            "find_dependents",
+            r#"{"target": "Order", "limit": "9"}"#,
+        ],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("from 1 to 200"), "{text}");
 }
 
 #[test]

@@ -275,6 +275,9 @@ real stdio server, printing each request and its Markdown answer on stdout. On a
 other than the example, the questions come from its own index: its busiest RPC, topic and
 route, its most-imported package, and a doc query from its headings.
 
+Exit status: 0 when every answer came back, 1 when the session failed (or the bundled example
+is missing), 2 for bad usage (an unknown option, or a WORKSPACE that is not a directory).
+
 Example: mesh-mcp demo
 ";
 
@@ -321,11 +324,13 @@ pub fn main(args: &[String]) -> i32 {
             } else {
                 "does not exist"
             };
+            // The argument is what the user must fix: a usage error, like an unknown option.
             eprintln!(
-                "mesh-mcp demo: `{}` {what}; pass the directory of a workspace: `mesh-mcp demo \
-path/to/workspace`.",
+                "mesh-mcp demo: `{}` {what}; pass the directory of a workspace (`mesh-mcp demo \
+path/to/workspace`), or no argument for the bundled example (`mesh-mcp demo`).",
                 workspace.display()
             );
+            return 2;
         } else {
             eprintln!(
                 "mesh-mcp demo: the example workspace `{}` is missing. Run the demo from a clone \

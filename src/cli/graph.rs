@@ -108,7 +108,13 @@ pub fn main(args: &[String]) -> i32 {
     match written {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("mesh-mcp graph: cannot write the output: {e}");
+            match &output {
+                Some(path) => eprintln!(
+                    "mesh-mcp graph: cannot write `{}`: {e}. Pass -o a file in an existing, writable directory, or leave -o out for stdout.",
+                    path.display()
+                ),
+                None => eprintln!("mesh-mcp graph: cannot write to stdout: {e}"),
+            }
             1
         }
     }

@@ -106,8 +106,38 @@ pub fn main() -> i32 {
         None => ("run", &[][..]),
     };
     match cmd {
-        "--version" | "-V" | "version" => print_stdout(&format!("mesh-mcp {}\n", crate::VERSION)),
-        "--help" | "-h" | "help" => print_stdout(USAGE),
+        "--version" | "-V" | "version" => match rest.first() {
+            None => print_stdout(&format!("mesh-mcp {}\n", crate::VERSION)),
+            Some(extra) => {
+                eprintln!(
+                    "mesh-mcp: `{cmd}` takes no arguments, and `{extra}` is one. Run `mesh-mcp --version` alone."
+                );
+                2
+            }
+        },
+        "--help" | "-h" | "help" => match rest {
+            [] => print_stdout(USAGE),
+            // `mesh-mcp help query` is `mesh-mcp query --help`.
+            [sub] if COMMANDS.contains(&sub.as_str()) => dispatch(sub, &["--help".to_string()]),
+            [extra, ..] => {
+                eprintln!(
+                    "mesh-mcp: `{extra}` is not a command `{cmd}` can describe. Run `mesh-mcp --help` for the commands, or `mesh-mcp <command> --help`."
+                );
+                2
+            }
+        },
+        other => dispatch(other, rest),
+    }
+}
+
+/// The subcommands, as `--help` lists them.
+const COMMANDS: &[&str] = &[
+    "run", "demo", "query", "graph", "impact", "init", "doctor", "audit", "stats",
+];
+
+/// Runs subcommand `cmd` (or `run`'s options given without it) with its arguments.
+fn dispatch(cmd: &str, rest: &[String]) -> i32 {
+    match cmd {
         "run" => run::main(rest),
         "demo" => demo::main(rest),
         "query" => query::main(rest),
@@ -119,7 +149,11 @@ pub fn main() -> i32 {
         "stats" => stats::main(rest),
         // `mesh-mcp --standalone` and `mesh-mcp --config FILE` are `run`'s options; any
         // other option is not one of run's, so the list of commands is the useful answer.
-        "--standalone" | "--config" | "-c" => run::main(&args),
+        "--standalone" | "--config" | "-c" => {
+            let mut all = vec![cmd.to_string()];
+            all.extend_from_slice(rest);
+            run::main(&all)
+        }
         other if other.starts_with('-') => {
             eprintln!(
                 "mesh-mcp: unknown option `{other}`. Run `mesh-mcp --help` for the commands and their options."

@@ -96,6 +96,14 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     let Some(snap) = env.snapshot else {
         return ToolOutput::error("the index is not ready".into());
     };
+    for (name, value) in [
+        ("target", Some(args.target.as_str())),
+        ("base", args.base.as_deref()),
+    ] {
+        if let Err(e) = super::smart_search::check_text_len("analyze_grpc", name, value) {
+            return e;
+        }
+    }
     let target = args.target.trim();
     if target.is_empty() {
         return ToolOutput::error(
@@ -103,6 +111,17 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
              .proto path, e.g. {\"target\": \"OrderService.CreateOrder\"}."
                 .into(),
         );
+    }
+    // A file path that is not a `.proto` is no RPC or service name: matching it as one would
+    // answer "0 services" about a question that was never about gRPC names. (A `\` is no
+    // path sign: PHP qualifies names with it.)
+    if !target.to_ascii_lowercase().ends_with(".proto")
+        && (super::find_dependents::looks_like_fs_path(target) || target.matches('/').count() > 1)
+    {
+        return ToolOutput::error(format!(
+            "Invalid target for analyze_grpc: {} is a file path, not an RPC or service name. Pass `Service`, `Method`, `Service.Method` or `pkg.Service/Method` (e.g. {{\"target\": \"OrderService.CreateOrder\"}}), or the path of a `.proto` file inside the workspace, relative to its root (e.g. {{\"target\": \"protos/orders.proto\"}}).",
+            inline_code(&target.escape_debug().to_string())
+        ));
     }
     let base = args.base.as_deref();
     if let Some(b) = base

@@ -119,6 +119,17 @@ enum Subject {
 }
 
 fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
+    if let Err(e) = super::smart_search::whole_number_args(
+        "analyze_impact",
+        args,
+        &[
+            ("depth", 1, 1, 5),
+            ("limit", 100, 1, 200),
+            ("offset", 0, 0, super::MAX_OFFSET),
+        ],
+    ) {
+        return e;
+    }
     let args: Args = match decode("analyze_impact", args) {
         Ok(a) => a,
         Err(e) => return e,
@@ -126,6 +137,11 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     let Some(snap) = env.snapshot else {
         return ToolOutput::error("the index is not ready".into());
     };
+    if let Err(e) =
+        super::smart_search::check_text_len("analyze_impact", "target", Some(&args.target))
+    {
+        return e;
+    }
     let target = args.target.trim();
     if target.is_empty() {
         return ToolOutput::error(
@@ -181,13 +197,14 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
                     snap,
                     "site(s) the index could not resolve mention it; read them",
                     sites.into_iter(),
+                    include_tests,
                 ));
             }
             return ToolOutput::ok(header).with_data(super::structured::empty());
         }
         Some(Subject::Rpcs { contracts, rpcs }) => rpc_rows(snap, contracts, rpcs),
-        Some(Subject::Topics(topics)) => topic_rows(snap, topics, depth),
-        Some(Subject::Routes(routes)) => route_rows(snap, routes),
+        Some(Subject::Topics(topics)) => topic_rows_with(snap, topics, depth, include_tests),
+        Some(Subject::Routes(routes)) => route_rows_with(snap, routes, include_tests),
     };
     // Tests out (counted), then one row per (element, role, via), strongest confidence first.
     let before = rows.len();
@@ -569,6 +586,25 @@ pub(crate) fn rpc_rows(
             external: ext(cl.at),
         });
     }
+    if !rows.iter().any(|r| {
+        r.role == Role::Client && r.at.is_some_and(|l| !snap.files[l.file as usize].is_test)
+    }) {
+        let sites: BTreeSet<u32> = g
+            .calls
+            .iter()
+            .map(|c| c.at.file)
+            .chain(g.clients.iter().map(|c| c.at.file))
+            .collect();
+        let roots: BTreeSet<u16> = sites.iter().map(|&f| snap.files[f as usize].root).collect();
+        notes.push(format!(
+            "**No client found** outside tests: searched {} gRPC call site(s) and {} client construction(s) in {} file(s) across {} of {} root(s).",
+            g.calls.len(),
+            g.clients.len(),
+            sites.len(),
+            roots.len(),
+            snap.roots.len()
+        ));
+    }
     (rows, owners.into_iter().collect(), notes)
 }
 
@@ -576,6 +612,16 @@ pub(crate) fn topic_rows(
     snap: &Snapshot,
     topics: &[u32],
     depth: usize,
+) -> (Vec<Row>, Vec<u16>, Vec<String>) {
+    topic_rows_with(snap, topics, depth, false)
+}
+
+/// [`topic_rows`], with the notes' unresolved sites in test files listed when `include_tests`.
+fn topic_rows_with(
+    snap: &Snapshot,
+    topics: &[u32],
+    depth: usize,
+    include_tests: bool,
 ) -> (Vec<Row>, Vec<u16>, Vec<String>) {
     let g = &snap.graph;
     let mut owners: BTreeSet<u16> = crate::order::set_of(
@@ -682,13 +728,17 @@ pub(crate) fn topic_rows(
     }
     if !prod {
         notes.push(format!(
-            "**No producer resolved**: 0 producers of this topic across {} root(s). A topic name built at run time, a SQL trigger or an outbox table can still publish it.",
+            "**No producer resolved**: 0 producers of this topic among the {} event site(s) resolved to a topic ({} unresolved) across {} root(s). A topic name built at run time, a SQL trigger or an outbox table can still publish it.",
+            g.events.len(),
+            g.unresolved_events.len(),
             snap.roots.len()
         ));
     }
     if !cons {
         notes.push(format!(
-            "**No consumer resolved**: 0 consumers of this topic across {} root(s). A subscription by pattern or a name built at run time would not show here.",
+            "**No consumer resolved**: 0 consumers of this topic among the {} event site(s) resolved to a topic ({} unresolved) across {} root(s). A subscription by pattern or a name built at run time would not show here.",
+            g.events.len(),
+            g.unresolved_events.len(),
             snap.roots.len()
         ));
     }
@@ -715,6 +765,7 @@ pub(crate) fn topic_rows(
             snap,
             "event site(s) the index could not resolve share a word with this topic or sit in a service that produces or consumes it; read them",
             maybe.into_iter(),
+            include_tests,
         ));
     }
     if others > 0 {
@@ -726,6 +777,15 @@ pub(crate) fn topic_rows(
 }
 
 pub(crate) fn route_rows(snap: &Snapshot, routes: &[u32]) -> (Vec<Row>, Vec<u16>, Vec<String>) {
+    route_rows_with(snap, routes, false)
+}
+
+/// [`route_rows`], with the notes' unresolved sites in test files listed when `include_tests`.
+fn route_rows_with(
+    snap: &Snapshot,
+    routes: &[u32],
+    include_tests: bool,
+) -> (Vec<Row>, Vec<u16>, Vec<String>) {
     let g = &snap.graph;
     let owners: BTreeSet<u16> = crate::order::set_of(
         routes
@@ -766,6 +826,34 @@ pub(crate) fn route_rows(snap: &Snapshot, routes: &[u32]) -> (Vec<Row>, Vec<u16>
     let mut notes = vec![
         "_Callers are matched by the path of their URL, with names, env defaults and config keys resolved (heuristic)._".to_string(),
     ];
+    // A zero says what was searched: every HTTP call site the index holds, matched or not.
+    if !rows.iter().any(|r| {
+        r.role == Role::Caller
+            && (include_tests || r.at.is_none_or(|l| !snap.files[l.file as usize].is_test))
+    }) {
+        let sites: BTreeSet<(u32, u32)> = g
+            .route_calls
+            .iter()
+            .map(|c| (c.at.file, c.at.line))
+            .chain(g.unresolved_calls.iter().map(|c| (c.at.file, c.at.line)))
+            .collect();
+        let roots: BTreeSet<u16> = sites
+            .iter()
+            .map(|&(f, _)| snap.files[f as usize].root)
+            .collect();
+        notes.push(format!(
+            "**No caller found**: searched {} HTTP call site(s) in {} of {} root(s) ({} matched to a route, {} unresolved); the unresolved ones that may reach it, if any, are listed below.",
+            sites.len(),
+            roots.len(),
+            snap.roots.len(),
+            g.route_calls
+                .iter()
+                .map(|c| (c.at.file, c.at.line))
+                .collect::<BTreeSet<_>>()
+                .len(),
+            g.unresolved_calls.len()
+        ));
+    }
     // HTTP calls the index could not match that may still reach these routes: their host
     // names an owner service, or their path shares a literal segment with a route.
     let words: BTreeSet<String> = crate::order::set_of(routes.iter().flat_map(|&r| {
@@ -813,6 +901,7 @@ pub(crate) fn route_rows(snap: &Snapshot, routes: &[u32]) -> (Vec<Row>, Vec<u16>
             snap,
             "HTTP call(s) the index could not match to a route may reach these routes (their path shares a word, or their host names the service and their path is unknown)",
             maybe.into_iter(),
+            include_tests,
         ));
     }
     (rows, owners.into_iter().collect(), notes)
@@ -850,9 +939,26 @@ fn unresolved_list(
     snap: &Snapshot,
     what: &str,
     sites: impl Iterator<Item = (Loc, String)>,
+    include_tests: bool,
 ) -> String {
-    let sites: Vec<(Loc, String)> = sites.collect();
+    let all: Vec<(Loc, String)> = sites.collect();
+    let before = all.len();
+    let sites: Vec<(Loc, String)> = all
+        .into_iter()
+        .filter(|(at, _)| include_tests || !snap.files[at.file as usize].is_test)
+        .collect();
+    let tests = before - sites.len();
+    if sites.is_empty() {
+        return format!(
+            "_Unresolved: {tests} {what} — all in test files, left out (pass `include_tests: true`)._\n"
+        );
+    }
     let mut out = format!("**Unresolved: {} {what}:**\n", sites.len());
+    if tests > 0 {
+        out.push_str(&format!(
+            "_({tests} more in test files left out; pass `include_tests: true`.)_\n"
+        ));
+    }
     for (at, why) in sites.iter().take(15) {
         out.push_str(&format!(
             "- `{}:{}` — {}\n",
@@ -1202,6 +1308,43 @@ mod matrix_tests {
         assert!(t.contains("known only at run time"), "{t}");
         assert!(!t.contains("relay.ts"), "{t}");
         assert!(t.contains("1 other event site(s)"), "{t}");
+    }
+
+    #[test]
+    fn unresolved_sites_in_tests_are_left_out_and_a_zero_says_what_was_searched() {
+        let snap = Snapshot::from_facts(vec![
+            (
+                "services/orders",
+                "src/publish.ts",
+                FileFacts {
+                    events: vec![ev(EventRole::Producer, FactValue::lit("orders.created"), 4)],
+                    ..FileFacts::default()
+                },
+            ),
+            (
+                "services/orders",
+                "src/publish.test.ts",
+                FileFacts {
+                    events: vec![EventFact {
+                        role: EventRole::Consumer,
+                        topic: FactValue::dynamic(),
+                        via: "event bus: a topic known only at run time".into(),
+                        line: 9,
+                    }],
+                    ..FileFacts::default()
+                },
+            ),
+        ]);
+        let t = call(&snap, json!({"target": "orders.created"})).text;
+        assert!(t.contains("**No consumer resolved**: 0 consumers of this topic among the 1 event site(s) resolved to a topic (1 unresolved)"), "{t}");
+        assert!(!t.contains("publish.test.ts:9"), "{t}");
+        assert!(t.contains("all in test files, left out"), "{t}");
+        let t = call(
+            &snap,
+            json!({"target": "orders.created", "include_tests": true}),
+        )
+        .text;
+        assert!(t.contains("`services/orders/src/publish.test.ts:9`"), "{t}");
     }
 
     #[test]

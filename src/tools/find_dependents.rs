@@ -135,6 +135,12 @@ struct Row {
     confidence: &'static str,
     /// A using site (a call), not an import: `name` is the declaration that makes the call.
     call: bool,
+    /// The import string of an import row (empty for calls and uses).
+    module: String,
+    /// For a use found without an import: the file declaring the name it uses.
+    origin: Option<u32>,
+    /// The declaration group of the row (see [`group_by_declaration`]); 0 when ungrouped.
+    group: usize,
 }
 
 fn last_segment(module: &str) -> &str {
@@ -185,6 +191,20 @@ fn import_match(imp: &Import, target: &str, lang: Language) -> Option<bool> {
     (target.len() >= 3 && module.to_lowercase().contains(&target.to_lowercase())).then_some(false)
 }
 
+/// True when `target` is spelled as a filesystem path rather than a name: absolute (`/`, a
+/// drive letter), home-relative (`~`), or with a `..` segment. Module strings never climb out
+/// of the workspace root, so such a target is a path to check against the jail. A leading `\`
+/// is not a path: it is a fully qualified PHP name (`\Acme\Orders\OrderService`).
+pub(super) fn looks_like_fs_path(target: &str) -> bool {
+    let b = target.as_bytes();
+    target.starts_with(['/', '~'])
+        || (b.len() >= 3
+            && b[0].is_ascii_alphabetic()
+            && b[1] == b':'
+            && matches!(b[2], b'/' | b'\\'))
+        || target.split(['/', '\\']).any(|s| s == "..")
+}
+
 /// Files (by index) that a path target names: the file itself, or every file under a
 /// directory; matched by workspace path with or without the extension.
 fn path_target_files(snap: &Snapshot, target: &str) -> Vec<u32> {
@@ -202,6 +222,13 @@ fn path_target_files(snap: &Snapshot, target: &str) -> Vec<u32> {
 }
 
 fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
+    if let Err(e) = super::smart_search::whole_number_args(
+        "find_dependents",
+        args,
+        &[("limit", 50, 1, 200), ("offset", 0, 0, super::MAX_OFFSET)],
+    ) {
+        return e;
+    }
     let args: Args = match decode("find_dependents", args) {
         Ok(a) => a,
         Err(e) => return e,
@@ -220,10 +247,43 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
             ));
         }
     };
+    if let Err(e) =
+        super::smart_search::check_text_len("find_dependents", "target", Some(&args.target))
+    {
+        return e;
+    }
     let target = args.target.trim();
     if target.is_empty() {
         return ToolOutput::error("Invalid arguments for find_dependents: `target` is empty. Pass a package, module, type or RPC, e.g. {\"target\": \"OrderService\"}.".into());
     }
+    // A filesystem path (absolute, `~`, or climbing with `..`) is only a target when it lies
+    // inside the workspace, and then as its workspace-relative spelling; anything else would
+    // be matched as a name and answer a misleading "0 dependents".
+    let relative;
+    let target = if looks_like_fs_path(target) {
+        match env.shared.jail.resolve(target) {
+            Ok(r) => {
+                relative = r
+                    .path
+                    .strip_prefix(env.shared.jail.base())
+                    .map(|p| p.to_string_lossy().replace('\\', "/"))
+                    .unwrap_or_default();
+                if relative.is_empty() {
+                    target
+                } else {
+                    relative.as_str()
+                }
+            }
+            Err(e) => {
+                return ToolOutput::error(format!(
+                    "Invalid target for find_dependents: {} is a filesystem path, not a package, module, type or RPC name, and {e}. Pass a name as code imports or declares it (e.g. `@acme/domain-user`, `com.acme.orders`, `OrderService`, `OrderService.CreateOrder`), or a file or directory inside the workspace, relative to its root (e.g. `services/orders/src/models.ts`).",
+                    inline_code(&target.escape_debug().to_string())
+                ));
+            }
+        }
+    } else {
+        target
+    };
     let include_tests = args.include_tests.unwrap_or(false);
     let (limit, offset) = match (
         super::in_range("find_dependents", "limit", args.limit, 50, 1, 200),
@@ -258,6 +318,12 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
             rows.retain(|r| declaring_roots.contains(&r.root));
         }
     }
+    // A bare type name may mean several declarations, or a library type of the same name.
+    let grouping = if heuristic {
+        Grouping::default()
+    } else {
+        group_by_declaration(snap, target, &mut rows)
+    };
     // Fold to the requested unit.
     let mut seen = std::collections::HashSet::new();
     rows.retain(|r| {
@@ -267,7 +333,7 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
             Granularity::File => format!("{}", r.file),
             Granularity::Package => format!("{}:{}", r.root, r.package),
         };
-        seen.insert((r.test, key))
+        seen.insert((r.test, r.group, key))
     });
     let tests_left_out = if include_tests {
         0
@@ -285,6 +351,7 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     };
     crate::order::sort_by(&mut rows, |a, b| {
         (
+            a.group,
             a.root,
             rank(a.confidence),
             snap.files[a.file as usize].path.as_ref(),
@@ -292,6 +359,7 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
             &a.name,
         )
             .cmp(&(
+                b.group,
                 b.root,
                 rank(b.confidence),
                 snap.files[b.file as usize].path.as_ref(),
@@ -299,6 +367,7 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
                 &b.name,
             ))
     });
+    let left_out_note = grouping.left_out_note(snap, include_tests);
     render(
         snap,
         target,
@@ -308,7 +377,221 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
         tests_left_out,
         limit,
         offset,
+        &grouping.labels,
+        &left_out_note,
     )
+}
+
+/// How the rows of a bare name split by the declaration they depend on.
+#[derive(Default)]
+struct Grouping {
+    /// One heading per group, indexed by [`Row::group`]; empty when one group holds every row.
+    labels: Vec<String>,
+    /// Imports of a same-named type that no workspace file declares (a library's, a
+    /// framework's): not dependents of the workspace's declaration, so left out and named.
+    left_out: Vec<Row>,
+}
+
+impl Grouping {
+    fn left_out_note(&self, snap: &Snapshot, include_tests: bool) -> String {
+        let rows: Vec<&Row> = self
+            .left_out
+            .iter()
+            .filter(|r| include_tests || !r.test)
+            .collect();
+        if rows.is_empty() {
+            return String::new();
+        }
+        let mut by_module: BTreeMap<&str, Vec<&Row>> = BTreeMap::new();
+        for r in &rows {
+            by_module.entry(r.module.as_str()).or_default().push(r);
+        }
+        let shown: Vec<String> = by_module
+            .iter()
+            .take(5)
+            .map(|(m, rs)| {
+                let first = rs
+                    .iter()
+                    .map(|r| (snap.display_path(&snap.files[r.file as usize]), r.site))
+                    .min()
+                    .unwrap_or_default();
+                format!(
+                    "{} ({} import(s), first at {})",
+                    inline_code(m),
+                    rs.len(),
+                    crate::render::code_loc(&first.0, first.1)
+                )
+            })
+            .collect();
+        let more = by_module.len().saturating_sub(5);
+        format!(
+            "_Left out: {} import(s) of a same-named type that no workspace file declares (a library or framework type, not a declaration of this workspace): {}{}. Pass its full name as `target` to list them._\n",
+            rows.len(),
+            shown.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        )
+    }
+}
+
+/// Splits the rows of a bare name (`Order`) by the workspace declaration each depends on: an
+/// import resolves to one by its qualified name (`com.acme.orders.Order`, `from orders.models
+/// import Order`) or its path (`./order`); a use without an import carries the declaration it
+/// was found for. A JVM/C#/PHP import of that name from a package no workspace file declares is
+/// a library type (Spring's `@Order`), moved to [`Grouping::left_out`]. Imports tied to no
+/// declaration, and RPC calls, form groups of their own. Headings only when rows span two or
+/// more groups.
+fn group_by_declaration(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) -> Grouping {
+    struct Decl {
+        file: u32,
+        line: u32,
+        kind: &'static str,
+        package: Option<String>,
+        key: String,
+        root: u16,
+        path: String,
+    }
+    let mut grouping = Grouping::default();
+    if target.is_empty()
+        || !target
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    {
+        return grouping;
+    }
+    let mut decls: Vec<Decl> = Vec::new();
+    for (fi, f) in snap.files.iter().enumerate() {
+        if f.is_test {
+            continue;
+        }
+        let package = f.facts().package.clone();
+        for sym in f.symbols() {
+            let top = f
+                .container(sym)
+                .is_none_or(|c| package.as_deref() == Some(c));
+            if !top
+                || f.name(sym) != target
+                || !matches!(
+                    sym.kind,
+                    SymbolKind::Service
+                        | SymbolKind::Message
+                        | SymbolKind::Interface
+                        | SymbolKind::Trait
+                        | SymbolKind::Class
+                        | SymbolKind::Struct
+                        | SymbolKind::Enum
+                        | SymbolKind::TypeAlias
+                        | SymbolKind::Function
+                        | SymbolKind::Constant
+                )
+            {
+                continue;
+            }
+            let path = snap.display_path(f);
+            decls.push(Decl {
+                file: fi as u32,
+                line: sym.line,
+                kind: sym.kind.name(),
+                package: package.clone(),
+                key: path_key(&path),
+                root: f.root,
+                path,
+            });
+        }
+    }
+    if decls.is_empty() {
+        return grouping;
+    }
+    crate::order::sort_by(&mut decls, |a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
+    // Some(Ok(d)): declaration d; Some(Err(())): a library type; None: not tied to one.
+    let assign = |r: &Row| -> Option<Result<usize, ()>> {
+        if let Some(o) = r.origin {
+            return decls.iter().position(|d| d.file == o).map(Ok);
+        }
+        if r.module.is_empty() {
+            return None;
+        }
+        let f = &snap.files[r.file as usize];
+        let names_it = last_segment(&r.module) == target
+            || f.facts()
+                .imports
+                .iter()
+                .any(|i| i.module == r.module && i.names.iter().any(|n| n == target));
+        let python = f.lang == Language::Python;
+        let keys = import_path_keys(&snap.display_path(f), &r.module, python);
+        let dotted = r.module.replace('.', "/");
+        let hit = decls.iter().position(|d| {
+            d.package.as_deref().is_some_and(|p| {
+                format!("{p}.{target}") == r.module
+                    || format!("{p}\\{target}") == r.module
+                    || (p == r.module && names_it)
+            }) || keys.contains(&d.key)
+                || (names_it && keys.iter().any(|k| d.key.starts_with(&format!("{k}/"))))
+                || (python
+                    && d.root == f.root
+                    && !r.module.starts_with('.')
+                    && (d.key == dotted || d.key.ends_with(&format!("/{dotted}"))))
+        });
+        if let Some(d) = hit {
+            return Some(Ok(d));
+        }
+        let namespaced = matches!(
+            f.lang,
+            Language::Java | Language::Kotlin | Language::Scala | Language::CSharp | Language::Php
+        );
+        let foreign = !decls.iter().any(|d| {
+            d.package.as_deref().is_some_and(|p| {
+                r.module.starts_with(&format!("{p}.")) || r.module.starts_with(&format!("{p}\\"))
+            })
+        });
+        (namespaced && names_it && r.module.contains(['.', '\\']) && foreign).then_some(Err(()))
+    };
+    let assigned: Vec<Option<Result<usize, ()>>> = rows.iter().map(assign).collect();
+    let mut kept = Vec::with_capacity(rows.len());
+    let mut slots: Vec<usize> = Vec::new();
+    for (r, a) in std::mem::take(rows).into_iter().zip(assigned) {
+        match a {
+            Some(Err(())) => grouping.left_out.push(r),
+            other => {
+                // Slot: declaration d → d; an unresolved import → decls.len(); a call → +1.
+                let slot = match other {
+                    Some(Ok(d)) => d,
+                    _ if !r.module.is_empty() => decls.len(),
+                    _ => decls.len() + 1,
+                };
+                slots.push(slot);
+                kept.push(r);
+            }
+        }
+    }
+    let used: std::collections::BTreeSet<usize> = slots.iter().copied().collect();
+    if used.len() >= 2 {
+        let index: BTreeMap<usize, usize> = used.iter().enumerate().map(|(i, &s)| (s, i)).collect();
+        for (r, slot) in kept.iter_mut().zip(&slots) {
+            r.group = index[slot];
+        }
+        grouping.labels = used
+            .iter()
+            .map(|&s| match decls.get(s) {
+                Some(d) => format!(
+                    "{} {} declared at {}",
+                    d.kind,
+                    inline_code(target),
+                    crate::render::code_loc(&d.path, d.line)
+                ),
+                None if s == decls.len() => format!(
+                    "Imports of a {} tied to no single workspace declaration",
+                    inline_code(target)
+                ),
+                None => "Calls".to_string(),
+            })
+            .collect();
+    }
+    *rows = kept;
+    grouping
 }
 
 /// Every dependent row (tests included), and whether the listing is the heuristic fallback.
@@ -462,11 +745,128 @@ fn collect(snap: &Snapshot, target: &str) -> (Vec<Row>, bool) {
         }
     }
     unimported_uses(snap, target, &mut exact_rows);
+    using_sites(snap, target, &mut exact_rows);
     if exact_rows.is_empty() {
         (loose_rows, true)
     } else {
         (exact_rows, false)
     }
+}
+
+/// Using sites kept per importing file; the rest are counted on the last one.
+const USES_PER_FILE: usize = 10;
+
+/// The uses of an imported module in the Python and JS/TS files that import it: the name the
+/// import binds (`import pika` → `pika`, `import x as y` → `y`, `from pika import BlockingConnection`
+/// → `BlockingConnection`, `const express = require('express')` → `express`) called or
+/// dereferenced (`pika.BlockingConnection(`, `express()`), outside comments and strings. Each
+/// is a `heuristic` row (a local could shadow the name), at most [`USES_PER_FILE`] per file.
+fn using_sites(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
+    let mut extra = Vec::new();
+    let mut done = std::collections::HashSet::new();
+    for r in rows.iter().filter(|r| !r.call && r.confidence == "exact") {
+        let f = &snap.files[r.file as usize];
+        if !matches!(
+            f.lang,
+            Language::Python | Language::TypeScript | Language::JavaScript
+        ) || !done.insert((r.file, r.site))
+        {
+            continue;
+        }
+        let Some(imp) = f
+            .facts()
+            .imports
+            .iter()
+            .find(|i| i.line == r.site && i.module == r.module)
+        else {
+            continue;
+        };
+        let python = f.lang == Language::Python;
+        let whole = imp.module == target
+            || imp.module.starts_with(&format!("{target}."))
+            || imp.module.starts_with(&format!("{target}/"));
+        let mut bound: Vec<String> = Vec::new();
+        if imp.names.iter().any(|n| n == target) {
+            bound.push(target.to_string());
+        } else if whole {
+            bound.extend(imp.alias.clone());
+            bound.extend(imp.names.iter().cloned());
+            if python && imp.names.is_empty() && imp.alias.is_none() {
+                bound.push(imp.module.clone());
+            }
+        }
+        bound.retain(|b| !b.is_empty() && b != "*");
+        if bound.is_empty() {
+            continue;
+        }
+        let Some(syntax) = crate::index::lex::Syntax::of(f.lang) else {
+            continue;
+        };
+        let Ok(text) = std::fs::read_to_string(snap.abs_path(f)) else {
+            continue;
+        };
+        let lexed = crate::index::lex::lex(syntax, &text);
+        let mut sites: Vec<(u32, String)> = Vec::new();
+        for line in 1..=lexed.line_count() {
+            let code = lexed.code_line(line);
+            let head = code.trim_start();
+            if line == imp.line
+                || head.starts_with("import ")
+                || (python && head.starts_with("from "))
+            {
+                continue;
+            }
+            let b = code.as_bytes();
+            let used = bound.iter().find_map(|name| {
+                code.match_indices(name.as_str()).find_map(|(at, _)| {
+                    let before = at.checked_sub(1).map(|i| b[i]);
+                    let end = at + name.len();
+                    if before.is_some_and(|c| {
+                        crate::index::lex::is_ident_byte(c) || c == b'.' || c == b'$'
+                    }) || b
+                        .get(end)
+                        .is_some_and(|&c| crate::index::lex::is_ident_byte(c))
+                    {
+                        return None;
+                    }
+                    let rest = code[end..].trim_start();
+                    if !rest.starts_with(['.', '(']) {
+                        return None;
+                    }
+                    // The use as written: the name and the members it reaches.
+                    let chain: String = code[end..]
+                        .chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '.')
+                        .collect();
+                    Some(format!("{name}{}", chain.trim_end_matches('.')))
+                })
+            });
+            if let Some(expr) = used {
+                sites.push((line, expr));
+            }
+        }
+        let total = sites.len();
+        for (k, (line, expr)) in sites.into_iter().take(USES_PER_FILE).enumerate() {
+            let more = if k + 1 == USES_PER_FILE && total > USES_PER_FILE {
+                format!(" (+{} more uses in this file)", total - USES_PER_FILE)
+            } else {
+                String::new()
+            };
+            push_call_row(
+                &mut extra,
+                f,
+                r.file,
+                line,
+                &format!("uses {expr}{more}"),
+                "heuristic",
+            );
+            // The use depends on what its import names (the declaration grouping follows it).
+            if let Some(u) = extra.last_mut() {
+                u.module = r.module.clone();
+            }
+        }
+    }
+    rows.extend(extra);
 }
 
 /// Languages whose files share their package's names without importing them.
@@ -482,11 +882,15 @@ fn shares_package_names(lang: Language) -> bool {
 /// of its package as `pkg.Name`. Each is the name's first use as a word in the file's code,
 /// a `heuristic` row: the index keeps imports, not every reference.
 fn unimported_uses(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
-    if target.is_empty()
-        || !target
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
-    {
+    // A qualified name (`com.acme.orders.Order`, `Acme.Orders.Order`) names the declaration in
+    // that package or namespace: its same-package users need no import either.
+    let (qualifier, target) = match target.rsplit_once('.') {
+        Some((q, name)) if !q.is_empty() => (Some(q), name),
+        _ => (None, target),
+    };
+    let ident =
+        |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    if !ident(target) || qualifier.is_some_and(|q| !q.split('.').all(ident)) {
         return;
     }
     let dir_of = |f: &FileEntry| f.path.rsplit_once('/').map_or("", |(d, _)| d).to_string();
@@ -495,6 +899,7 @@ fn unimported_uses(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
         .iter()
         .enumerate()
         .filter(|(_, f)| shares_package_names(f.lang) && !f.is_test)
+        .filter(|(_, f)| qualifier.is_none_or(|q| f.facts().package.as_deref() == Some(q)))
         .filter(|(_, f)| {
             f.symbols().iter().any(|s| {
                 // Top level: no container, or (C#) only the file's namespace.
@@ -514,6 +919,19 @@ fn unimported_uses(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
         let (pkg, dir) = (package_of(d), dir_of(d));
         let go = d.lang == Language::Go;
         let csharp = d.lang == Language::CSharp && d.facts().package.is_some();
+        // JVM: `import pkg.*;` (Scala `pkg._`) opens the package to a file of any root.
+        let jvm_lang =
+            |l: Language| matches!(l, Language::Java | Language::Kotlin | Language::Scala);
+        let jvm = jvm_lang(d.lang) && d.facts().package.is_some();
+        let wildcard = |f: &FileEntry| {
+            jvm_lang(f.lang)
+                && f.facts().imports.iter().any(|i| {
+                    i.names.is_empty()
+                        && i.alias.is_none()
+                        && (i.module == pkg
+                            || i.module.strip_suffix("._").is_some_and(|m| m == pkg))
+                })
+        };
         // C#: the projects (roots) where a `global using` of the namespace opens it to every file.
         let global_roots: std::collections::BTreeSet<u16> = if csharp {
             snap.files
@@ -527,7 +945,7 @@ fn unimported_uses(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
         };
         for (fi, f) in snap.files.iter().enumerate() {
             if fi == di
-                || (f.root != d.root && !go && !csharp)
+                || (f.root != d.root && !go && !csharp && !jvm)
                 || rows.iter().any(|r| r.file == fi as u32)
             {
                 continue;
@@ -556,6 +974,8 @@ fn unimported_uses(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
                     .clone()
                     .unwrap_or_else(|| last_segment(&imp.module).to_string());
                 format!("{alias}.{target}")
+            } else if jvm && wildcard(f) {
+                target.to_string()
             } else if csharp
                 && f.lang == Language::CSharp
                 && (opens_namespace(f, &pkg) || global_roots.contains(&f.root))
@@ -570,6 +990,8 @@ fn unimported_uses(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
             };
             let via = if same_package {
                 format!("uses {target} (same package `{pkg}`, no import)")
+            } else if jvm {
+                format!("uses {target} (import {pkg}.*)")
             } else if csharp && opens_namespace(f, &pkg) {
                 format!("uses {target} (using {pkg})")
             } else if csharp {
@@ -578,6 +1000,9 @@ fn unimported_uses(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
                 format!("uses {needle}")
             };
             push_call_row(rows, f, fi as u32, line, &via, "heuristic");
+            if let Some(r) = rows.last_mut() {
+                r.origin = Some(di as u32);
+            }
         }
     }
 }
@@ -664,6 +1089,7 @@ fn push_rows(
     confidence: &'static str,
 ) {
     let package = package_of(f);
+    let module = via.to_string();
     let via = if reexport {
         format!("re-exports {via}")
     } else {
@@ -688,6 +1114,9 @@ fn push_rows(
             site: line,
             confidence,
             call: false,
+            module,
+            origin: None,
+            group: 0,
         });
         return;
     }
@@ -705,6 +1134,9 @@ fn push_rows(
             site: line,
             confidence,
             call: false,
+            module: module.clone(),
+            origin: None,
+            group: 0,
         });
     }
 }
@@ -747,6 +1179,9 @@ fn push_call_row(
         site: line,
         confidence,
         call: true,
+        module: String::new(),
+        origin: None,
+        group: 0,
     });
 }
 
@@ -760,6 +1195,8 @@ fn render(
     tests_left_out: usize,
     limit: usize,
     offset: usize,
+    groups: &[String],
+    left_out_note: &str,
 ) -> ToolOutput {
     let unit = match granularity {
         Granularity::Package => "dependent package(s)",
@@ -787,6 +1224,10 @@ fn render(
                 "\n_{tests_left_out} {unit} in test files left out (pass `include_tests: true`)._\n"
             ));
         }
+        if !left_out_note.is_empty() {
+            out.push('\n');
+            out.push_str(left_out_note);
+        }
         out.push_str(&super::smart_search::rejected_note(
             snap,
             &super::Scope::everything(),
@@ -804,26 +1245,49 @@ fn render(
     }
     let files: std::collections::BTreeSet<u32> = crate::order::set_of(rows.iter().map(|r| r.file));
     let roots: std::collections::BTreeSet<u16> = crate::order::set_of(rows.iter().map(|r| r.root));
-    if roots.len() > 1 {
+    if !groups.is_empty() {
+        out.push_str(&format!(
+            "_{} names {} different things here: dependents are grouped by the one each import or use resolves to._\n\n",
+            inline_code(target),
+            groups.len()
+        ));
+    } else if roots.len() > 1 {
         out.push_str(&format!(
             "_Dependents in {} roots, grouped by root so same-named packages stay apart._\n\n",
             roots.len()
         ));
     }
     let page: Vec<&Row> = rows.iter().skip(offset).take(limit).collect();
-    let mut by_root: BTreeMap<u16, Vec<(usize, &Row)>> = BTreeMap::new();
+    let mut by_root: BTreeMap<(usize, u16), Vec<(usize, &Row)>> = BTreeMap::new();
     for (i, r) in page.iter().enumerate() {
-        by_root.entry(r.root).or_default().push((offset + i + 1, r));
+        by_root
+            .entry((r.group, r.root))
+            .or_default()
+            .push((offset + i + 1, r));
     }
+    let mut group_shown = None;
     let mut accessed = Vec::new();
     let budget = crate::render::MAX_OUTPUT_BYTES - 2048;
     let mut shown = 0;
     let mut data_rows = Vec::new();
-    'outer: for (root, items) in &by_root {
+    'outer: for ((group, root), items) in &by_root {
         let label = &snap.roots[*root as usize].label;
-        let count = rows.iter().filter(|r| r.root == *root).count();
+        let count = rows
+            .iter()
+            .filter(|r| r.root == *root && r.group == *group)
+            .count();
+        let level = if let Some(heading) = groups.get(*group) {
+            if group_shown != Some(*group) {
+                let n = rows.iter().filter(|r| r.group == *group).count();
+                out.push_str(&format!("### {heading} ({n} dependent(s))\n\n"));
+                group_shown = Some(*group);
+            }
+            "####"
+        } else {
+            "###"
+        };
         out.push_str(&format!(
-            "### {} ({count} match(es))\n\n",
+            "{level} {} ({count} match(es))\n\n",
             inline_code(label)
         ));
         for (n, r) in items {
@@ -908,6 +1372,7 @@ fn render(
             "_{tests_left_out} more {unit} in test files left out (pass `include_tests: true`)._\n"
         ));
     }
+    out.push_str(left_out_note);
     out.push_str(&super::smart_search::rejected_note(
         snap,
         &super::Scope::everything(),

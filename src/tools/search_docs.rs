@@ -60,6 +60,11 @@ const STOP_WORDS: &[&str] = &[
 const SECTION_BUDGET: usize = 12 * 1024;
 
 fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
+    if let Err(e) =
+        super::smart_search::whole_number_args("search_docs", args, &[("max_sections", 3, 1, 20)])
+    {
+        return e;
+    }
     let args: Args = match decode("search_docs", args) {
         Ok(a) => a,
         Err(e) => return e,
@@ -67,6 +72,9 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     let Some(snap) = env.snapshot else {
         return ToolOutput::error("the index is not ready".into());
     };
+    if let Err(e) = super::smart_search::check_text_len("search_docs", "query", Some(&args.query)) {
+        return e;
+    }
     let max = match super::in_range("search_docs", "max_sections", args.max_sections, 3, 1, 20) {
         Ok(m) => m,
         Err(e) => return e,

@@ -82,6 +82,13 @@ fn kind_from(name: &str) -> Option<SymbolKind> {
 }
 
 fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
+    if let Err(e) = whole_number_args(
+        "smart_search",
+        args,
+        &[("limit", 20, 1, 100), ("offset", 0, 0, super::MAX_OFFSET)],
+    ) {
+        return e;
+    }
     let args: Args = match decode("smart_search", args) {
         Ok(a) => a,
         Err(e) => return e,
@@ -89,6 +96,15 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     let Some(snap) = env.snapshot else {
         return ToolOutput::error("the index is not ready".into());
     };
+    for (name, value) in [
+        ("query", Some(args.query.as_str())),
+        ("scope", args.scope.as_deref()),
+        ("kind", args.kind.as_deref()),
+    ] {
+        if let Err(e) = check_text_len("smart_search", name, value) {
+            return e;
+        }
+    }
     let query = args.query.trim();
     if query.is_empty() {
         return ToolOutput::error(
@@ -654,6 +670,54 @@ fn fuzzy(snap: &Snapshot, query: &str, scope: &Scope, limit: usize, offset: usiz
     result.files_accessed = files;
     result.redactions = redactions;
     result
+}
+
+/// The longest text argument (a name, query, path, scope or revision) a tool accepts, in
+/// bytes. A longer one is pasted content, not a name: refused before any work, so a 100 KB
+/// argument costs nothing and its answer does not echo it back.
+pub const MAX_TEXT_ARG_BYTES: usize = 4096;
+
+/// Refuses a text argument over [`MAX_TEXT_ARG_BYTES`], naming the argument, its size and the
+/// limit.
+pub fn check_text_len(tool: &str, name: &str, value: Option<&str>) -> Result<(), ToolOutput> {
+    match value {
+        Some(v) if v.len() > MAX_TEXT_ARG_BYTES => Err(ToolOutput::error(format!(
+            "Invalid arguments for {tool}: `{name}` is {} bytes long; the limit is {MAX_TEXT_ARG_BYTES} bytes (4 KiB). Pass a name, a short phrase or a path, not file contents.",
+            v.len()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Refuses a numeric argument that is not a whole number (`5.5`, `"10"`, `true`) with its valid
+/// range and default, before strict decoding would answer with only "not a number this argument
+/// accepts". `ranges` holds (name, default, min, max), as given to [`super::in_range`].
+pub fn whole_number_args(
+    tool: &str,
+    args: &Value,
+    ranges: &[(&str, i64, i64, i64)],
+) -> Result<(), ToolOutput> {
+    for &(name, default, min, max) in ranges {
+        let Some(v) = args.get(name).filter(|v| !v.is_null()) else {
+            continue;
+        };
+        let whole = v.is_i64()
+            || v.is_u64()
+            || v.as_f64()
+                .is_some_and(|f| f.fract() == 0.0 && f.abs() < 9.0e15);
+        if !whole {
+            let what = match v {
+                Value::Number(_) => "not a whole number",
+                Value::String(_) => "a string, not a number",
+                Value::Bool(_) => "a boolean, not a number",
+                _ => "not a number",
+            };
+            return Err(ToolOutput::error(format!(
+                "Invalid arguments for {tool}: `{name}` is {v}, {what}. Pass a whole number from {min} to {max}, or omit it for the default {default}."
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The note listing files in scope the index refused (never cut, at most ~2 KB): an agent

@@ -1,0 +1,261 @@
+//! Findings of a new-user trial, each pinned by a small workspace written here and driven
+//! through the real binary over stdio: path-like targets refused, oversized arguments refused,
+//! same-package uses of a qualified JVM type, dependents grouped per declaration, using sites
+//! of a Python package, and what a caller-less route/RPC/topic answer says it searched.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::{Session, temp_dir};
+use serde_json::json;
+
+/// A workspace of the given files (path, content) in a fresh temp directory.
+fn workspace(tag: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = std::fs::canonicalize(temp_dir(tag)).unwrap();
+    for (path, text) in files {
+        let p = dir.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    dir
+}
+
+const SMALL: &[(&str, &str)] = &[
+    (
+        "services/orders/app.py",
+        "import json\n\ndef handle():\n    return json.dumps({})\n",
+    ),
+    (
+        "services/orders/orders.proto",
+        "syntax = \"proto3\";\npackage acme.orders;\nservice OrderService {\n  rpc CreateOrder (Req) returns (Res);\n}\nmessage Req {}\nmessage Res {}\n",
+    ),
+];
+
+#[test]
+fn path_like_targets_are_refused_naming_the_problem() {
+    let ws = workspace("nu-paths", SMALL);
+    let mut s = Session::start(&ws);
+    let e = s.err("find_dependents", json!({"target": "../../etc/passwd"}));
+    assert!(e.contains("filesystem path"), "{e}");
+    assert!(e.contains("outside"), "{e}");
+    assert!(e.contains("Pass a name"), "{e}");
+    let e = s.err("find_dependents", json!({"target": "/etc/passwd"}));
+    assert!(e.contains("filesystem path"), "{e}");
+    // An absolute path inside the workspace is its workspace-relative spelling.
+    let abs = ws.join("services/orders/app.py");
+    let ok = s.ok("find_dependents", json!({"target": abs.to_string_lossy()}));
+    assert!(ok.contains("services/orders/app.py"), "{ok}");
+    let e = s.err("analyze_grpc", json!({"target": "/etc/passwd"}));
+    assert!(e.contains("not an RPC or service name"), "{e}");
+    assert!(e.contains("Service.Method"), "{e}");
+    // Names still work.
+    let ok = s.ok(
+        "analyze_grpc",
+        json!({"target": "OrderService.CreateOrder"}),
+    );
+    assert!(ok.contains("orders.proto"), "{ok}");
+}
+
+#[test]
+fn oversized_text_arguments_are_refused_with_the_limit() {
+    let ws = workspace("nu-huge", SMALL);
+    let mut s = Session::start(&ws);
+    let huge = "a".repeat(100 * 1024);
+    for (tool, arg) in [
+        ("smart_search", "query"),
+        ("search_docs", "query"),
+        ("find_dependents", "target"),
+        ("analyze_grpc", "target"),
+        ("analyze_impact", "target"),
+    ] {
+        let e = s.err(tool, json!({ arg: huge }));
+        assert!(
+            e.contains(&format!("`{arg}` is 102400 bytes")),
+            "{tool}: {e}"
+        );
+        assert!(e.contains("4096 bytes"), "{tool}: {e}");
+        assert!(
+            e.len() < 1000,
+            "{tool} echoed the argument: {} bytes",
+            e.len()
+        );
+    }
+    let e = s.err("smart_search", json!({"query": "x", "scope": huge}));
+    assert!(e.contains("`scope` is 102400 bytes"), "{e}");
+    // At the limit is still an ordinary (empty) answer.
+    let at = "b".repeat(4096);
+    s.ok("smart_search", json!({ "query": at }));
+}
+
+#[test]
+fn php_qualified_names_are_names_not_paths() {
+    let ws = workspace("nu-php", SMALL);
+    let mut s = Session::start(&ws);
+    s.ok(
+        "analyze_grpc",
+        json!({"target": "Acme\\Orders\\Service\\OrderService"}),
+    );
+    s.ok(
+        "find_dependents",
+        json!({"target": "\\Acme\\Orders\\Client"}),
+    );
+}
+
+const JAVA: &[(&str, &str)] = &[
+    (
+        "services/orders/src/main/java/com/acme/orders/Repo.java",
+        "package com.acme.orders;\n\npublic interface Repo {\n    void save();\n}\n",
+    ),
+    (
+        "services/orders/src/main/java/com/acme/orders/JdbcRepo.java",
+        "package com.acme.orders;\n\npublic class JdbcRepo implements Repo {\n    public void save() {}\n}\n",
+    ),
+    (
+        "services/orders/src/main/java/com/acme/orders/web/Controller.java",
+        "package com.acme.orders.web;\n\nimport com.acme.orders.Repo;\n\npublic class Controller {\n    private Repo repo;\n}\n",
+    ),
+    (
+        "services/orders/src/main/java/com/acme/orders/jobs/Sweeper.java",
+        "package com.acme.orders.jobs;\n\nimport com.acme.orders.*;\n\npublic class Sweeper {\n    void run(Repo r) { r.save(); }\n}\n",
+    ),
+    (
+        "services/orders/src/main/java/com/acme/other/Repo.java",
+        "package com.acme.other;\n\npublic interface Repo {}\n",
+    ),
+    (
+        "services/orders/src/main/java/com/acme/other/Uses.java",
+        "package com.acme.other;\n\npublic class Uses implements Repo {}\n",
+    ),
+    (
+        "services/orders/src/main/java/com/acme/orders/chaos/Filter.java",
+        "package com.acme.orders.chaos;\n\nimport org.framework.core.annotation.Repo;\n\n@Repo(1)\npublic class Filter {}\n",
+    ),
+    (
+        "services/basket/Basket/Store.cs",
+        "namespace Acme.Basket;\n\npublic interface IStore { }\n",
+    ),
+    (
+        "services/basket/Basket/RedisStore.cs",
+        "namespace Acme.Basket;\n\npublic class RedisStore : IStore { }\n",
+    ),
+];
+
+#[test]
+fn a_qualified_type_keeps_its_same_package_users() {
+    let ws = workspace("nu-fqn", JAVA);
+    let mut s = Session::start(&ws);
+    let t = s.ok("find_dependents", json!({"target": "com.acme.orders.Repo"}));
+    // The importer, the same-package implementer and the wildcard importer…
+    assert!(t.contains("web/Controller.java:3"), "{t}");
+    assert!(t.contains("orders/JdbcRepo.java:3"), "{t}");
+    assert!(t.contains("same package `com.acme.orders`"), "{t}");
+    assert!(t.contains("jobs/Sweeper.java:6"), "{t}");
+    // …and not the users of the other package's `Repo`.
+    assert!(!t.contains("other/Uses.java"), "{t}");
+    let t = s.ok("find_dependents", json!({"target": "Acme.Basket.IStore"}));
+    assert!(t.contains("Basket/RedisStore.cs:3"), "{t}");
+}
+
+#[test]
+fn a_bare_name_is_grouped_per_declaration_and_a_library_type_left_out() {
+    let ws = workspace("nu-groups", JAVA);
+    let mut s = Session::start(&ws);
+    let t = s.ok("find_dependents", json!({"target": "Repo"}));
+    let orders = t
+        .find("interface `Repo` declared at `services/orders/src/main/java/com/acme/orders/Repo.java:3`")
+        .unwrap_or_else(|| panic!("no group for com.acme.orders.Repo:\n{t}"));
+    let other = t
+        .find("interface `Repo` declared at `services/orders/src/main/java/com/acme/other/Repo.java:3`")
+        .unwrap_or_else(|| panic!("no group for com.acme.other.Repo:\n{t}"));
+    let (first, second) = if orders < other {
+        (orders, other)
+    } else {
+        (other, orders)
+    };
+    let (a, b) = (&t[first..second], &t[second..]);
+    let (orders_part, other_part) = if orders < other { (a, b) } else { (b, a) };
+    assert!(orders_part.contains("web/Controller.java:3"), "{t}");
+    assert!(orders_part.contains("orders/JdbcRepo.java:3"), "{t}");
+    assert!(other_part.contains("other/Uses.java:3"), "{t}");
+    assert!(!other_part.contains("Controller.java"), "{t}");
+    // The framework annotation of the same name is no dependent, and is named as left out.
+    let listed = t.split("---").next().unwrap();
+    assert!(!listed.contains("chaos/Filter.java"), "{t}");
+    assert!(
+        t.contains("Left out: 1 import(s) of a same-named type"),
+        "{t}"
+    );
+    assert!(t.contains("`org.framework.core.annotation.Repo`"), "{t}");
+    assert!(t.contains("chaos/Filter.java:3"), "{t}");
+    // Asked by its full name, the library type is listed.
+    let t = s.ok(
+        "find_dependents",
+        json!({"target": "org.framework.core.annotation.Repo"}),
+    );
+    assert!(t.contains("chaos/Filter.java:3"), "{t}");
+}
+
+#[test]
+fn a_python_package_lists_its_using_sites_not_only_the_import() {
+    let mut body = String::from(
+        "import pika as rabbit\n\n# rabbit.comment() is no use\n\nclass Publisher:\n    def connect(self):\n        self.c = rabbit.BlockingConnection(rabbit.ConnectionParameters('h'))\n        s = 'rabbit.in_a_string()'\n",
+    );
+    for k in 0..12 {
+        body.push_str(&format!("        rabbit.call_{k}()\n"));
+    }
+    let ws = workspace(
+        "nu-pika",
+        &[
+            ("services/payment/publisher.py", body.as_str()),
+            (
+                "services/payment/worker.py",
+                "from pika import BlockingConnection\n\ndef run():\n    return BlockingConnection()\n",
+            ),
+        ],
+    );
+    let mut s = Session::start(&ws);
+    let t = s.ok("find_dependents", json!({"target": "pika"}));
+    assert!(t.contains("publisher.py:1` — pika (exact)"), "{t}");
+    assert!(
+        t.contains(
+            "publisher.py:7` — uses rabbit.BlockingConnection in class `Publisher` (heuristic)"
+        ),
+        "{t}"
+    );
+    assert!(
+        t.contains("worker.py:4` — uses BlockingConnection in function `run`"),
+        "{t}"
+    );
+    // Comments and strings are no uses; the file's uses are capped, the rest counted.
+    assert!(!t.contains("publisher.py:3`"), "{t}");
+    assert!(!t.contains("publisher.py:8`"), "{t}");
+    assert!(t.contains("(+3 more uses in this file)"), "{t}");
+    // File granularity folds them back to one row per file.
+    let t = s.ok(
+        "find_dependents",
+        json!({"target": "pika", "granularity": "file"}),
+    );
+    assert!(t.contains("2 dependent(s) in 2 file(s)"), "{t}");
+}
+
+#[test]
+fn a_route_with_no_caller_says_what_was_searched() {
+    let ws = workspace(
+        "nu-route",
+        &[
+            (
+                "services/orders/app.py",
+                "from flask import Flask\napp = Flask(__name__)\n\n@app.route('/orders', methods=['GET'])\ndef list_orders():\n    return []\n\n@app.route('/health')\ndef health():\n    return 'ok'\n",
+            ),
+            (
+                "services/web/client.py",
+                "import requests\n\ndef fetch():\n    return requests.get('http://orders/orders')\n",
+            ),
+        ],
+    );
+    let mut s = Session::start(&ws);
+    let t = s.ok("analyze_impact", json!({"target": "GET /health"}));
+    assert!(t.contains("**No caller found**: searched "), "{t}");
+    assert!(t.contains("HTTP call site(s) in "), "{t}");
+}
