@@ -265,10 +265,26 @@ impl<'s, 'a> Ctx<'s, 'a> {
     /// The topic an expression names (see the module docs), resolved against this file's
     /// constants so a bare `TOPIC` inside `Producer` becomes `Producer.TOPIC`.
     pub(super) fn topic(&self, (a, b): (usize, usize)) -> Option<Value> {
-        let src = self.src;
         if b <= a {
             return None;
         }
+        if let Some(v) = self.topic_name(a, b) {
+            return Some(v);
+        }
+        // Any other expression is what the shared evaluator reads: a field or local with an
+        // environment default (`System.getenv("T") ?: "t"`,
+        // `Optional.ofNullable(getenv("T")).orElse("t")`), or a run-time value kept so the
+        // graph lists the site as unresolved.
+        if self.src.toks[a].kind == TokKind::Str {
+            return None;
+        }
+        super::super::common::topic_of(eval(self.src, (a, b), self.rules, &self.asg))
+    }
+
+    /// [`Self::topic`] for a literal or a name this file's constants, `@Value` fields and
+    /// literal locals resolve.
+    fn topic_name(&self, a: usize, b: usize) -> Option<Value> {
+        let src = self.src;
         if b == a + 1 && src.toks[a].kind == TokKind::Str {
             let lit = src.lit(a)?;
             if lit.templated {
