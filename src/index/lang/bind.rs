@@ -88,6 +88,10 @@ pub struct Assignments {
     ctors: Vec<((usize, usize), String, Vec<String>)>,
     /// `new Class(args)` sites: (class, open parenthesis).
     news: Vec<(String, usize)>,
+    /// `object["KEY"] = value` statements: (object path, key, right-hand side), which
+    /// [`Assignments::export`] keeps for the language's configuration objects
+    /// (`app.config["CART_URI"] = …`).
+    keyed: Vec<(String, String, (usize, usize))>,
 }
 
 /// A function read by its shape: parameter names, body, and the ranges it returns.
@@ -258,6 +262,19 @@ impl Assignments {
             {
                 out.news.push((class.to_string(), t.skip_angles(i + 2, n)));
             }
+            // `app.config["CART_URI"] = …`: a configuration key set in code.
+            if t.is_punct(i, b'[')
+                && t.is_str(i + 1)
+                && t.is_punct(i + 2, b']')
+                && is_assign_eq(t, i + 3)
+                && let Some((object, _)) = member_path_before(t, 0, i)
+                && let Some(key) = t.str_value(i + 1)
+            {
+                let end = stmt_end(t, i + 4, style, n);
+                if end > i + 4 {
+                    out.keyed.push((object, key.into_owned(), (i + 4, end)));
+                }
+            }
             if is_assign_eq(t, i) {
                 let (block, top, container) = match stack.last() {
                     Some((open, c)) => (
@@ -375,6 +392,26 @@ impl Assignments {
                 line: t.line(a.at),
             });
         }
+        // A configuration key set in code is a property of the service, so a read of it
+        // anywhere in the service (`app.config["CART_URI"] + "/" + id`) resolves the way a key
+        // of a property file does; only a value made of literals and env lookups can be one.
+        for (object, key, rhs) in &self.keyed {
+            if !rules
+                .config_objects
+                .iter()
+                .any(|o| object == o || object.ends_with(&format!(".{o}")))
+            {
+                continue;
+            }
+            let value = eval(t, *rhs, rules, self);
+            if let Some(text) = placeholder_text(&value) {
+                facts.properties.push(crate::index::facts::Property {
+                    key: key.clone(),
+                    value: text,
+                    line: t.line(rhs.0),
+                });
+            }
+        }
         // What each `new Class(args)` passes, for constructors that keep an argument.
         for (class, open) in &self.news {
             for (i, &(a, b)) in t.args(*open).iter().enumerate().take(8) {
@@ -397,6 +434,37 @@ impl Assignments {
             }
         }
     }
+}
+
+/// A value as a property file writes it: literals as they are, an environment variable as
+/// `${VAR:default}`. `None` when it has other parts (names, run-time values) or no literal
+/// text at all.
+fn placeholder_text(v: &crate::index::facts::Value) -> Option<String> {
+    let mut out = String::new();
+    let mut literal = false;
+    for p in &v.parts {
+        match p {
+            Part::Lit(s) if !s.contains("${") => {
+                literal |= !s.is_empty();
+                out.push_str(s);
+            }
+            Part::Env { var, default }
+                if var
+                    .bytes()
+                    .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_') =>
+            {
+                out.push_str("${");
+                out.push_str(var);
+                if let Some(d) = default {
+                    out.push(':');
+                    out.push_str(d);
+                }
+                out.push('}');
+            }
+            _ => return None,
+        }
+    }
+    literal.then_some(out)
 }
 
 /// `Container.name` for a field or constant of a class (the `this.`/`self.` of a member

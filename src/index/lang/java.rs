@@ -1475,4 +1475,34 @@ class Publisher {
             ]
         );
     }
+
+    #[test]
+    fn a_value_field_with_a_placeholder_inside_a_url_binds_the_whole_url() {
+        let src = r##"package x;
+class Carts {
+    @Value("http://${CARTS_HOST}/carts")
+    private String url;
+    @Value("#{systemProperties['x']}/y")
+    private String spel;
+    String get(String id) { return restTemplate.getForObject(url + "/" + id, String.class); }
+}
+"##;
+        let f = extract("Carts.java", src);
+        assert_eq!(
+            bindings(&f),
+            vec![(
+                "Carts.url",
+                crate::index::facts::Value {
+                    parts: vec![
+                        crate::index::facts::Part::Lit("http://".into()),
+                        crate::index::facts::Part::Env {
+                            var: "CARTS_HOST".into(),
+                            default: None
+                        },
+                        crate::index::facts::Part::Lit("/carts".into()),
+                    ]
+                }
+            )]
+        );
+    }
 }

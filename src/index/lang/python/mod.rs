@@ -1087,4 +1087,27 @@ producer.produce(os.environ.get("LIKES_TOPIC", "likes"), b"x")
             vec![(EventRole::Producer, env("LIKES_TOPIC", Some("likes")), 11)]
         );
     }
+
+    #[test]
+    fn config_keys_set_in_code_are_properties_of_the_service() {
+        let src = r#"import os
+app.config["CART_URI"] = "http://{}/cart".format(os.environ.get("CART_HOST", "cart"))
+app.config["PAY_URI"] = f"http://{os.environ.get('PAY_HOST')}/pay"
+app.config["SECRET"] = compute()
+cache["KEY"] = "http://not/config"
+"#;
+        let f = extract("svc/app.py", src);
+        let props: Vec<(&str, &str, u32)> = f
+            .properties
+            .iter()
+            .map(|p| (p.key.as_str(), p.value.as_str(), p.line))
+            .collect();
+        assert_eq!(
+            props,
+            vec![
+                ("CART_URI", "http://${CART_HOST:cart}/cart", 2),
+                ("PAY_URI", "http://${PAY_HOST}/pay", 3),
+            ]
+        );
+    }
 }
