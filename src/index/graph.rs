@@ -1772,4 +1772,130 @@ mod tests {
         lines.dedup();
         assert_eq!(lines, vec![5, 9]);
     }
+
+    /// The graph of `files` (root, path, language, text), each extracted the way the indexer does.
+    fn graph_of(
+        files: &[(&str, &str, crate::index::facts::Language, &str)],
+    ) -> crate::index::snapshot::Snapshot {
+        crate::index::snapshot::Snapshot::from_facts(
+            files
+                .iter()
+                .map(|(root, path, lang, text)| {
+                    (*root, *path, crate::index::lang::extract(*lang, path, text))
+                })
+                .collect(),
+        )
+    }
+
+    /// Each call joined to a route as (caller file, line, route path).
+    fn joined(g: &Graph) -> Vec<(u32, u32, &str)> {
+        g.route_calls
+            .iter()
+            .map(|c| {
+                (
+                    c.at.file,
+                    c.at.line,
+                    g.routes[c.route as usize].path.as_str(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn urls_from_config_keys_set_in_code_and_placeholders_in_value_fields_reach_routes() {
+        use crate::index::facts::Language::{Java, JavaScript, Python};
+        let web = r#"import os
+app.config["CART_URI"] = "http://{}/cart".format(os.environ.get("CART_HOST", "cart"))
+app.config["PAY_URI"] = f"http://{os.environ.get('PAY_HOST', 'pay')}/pay"
+"#;
+        let views = r#"from app import app
+def show(id):
+    requests.get(app.config["CART_URI"] + "/" + id)
+    requests.post(f"{app.config['PAY_URI']}/{id}")
+"#;
+        let ui = r#"package x;
+class Carts {
+    @Value("http://${CARTS_HOST}/carts")
+    private String url;
+    String get(String id) { return restTemplate.getForObject(url + "/" + id, String.class); }
+}
+"#;
+        let routes = "app.get('/cart/:id', h);\napp.post('/pay/:id', h);\napp.get('/carts/:id', h);\napp.get('/:id', h);\n";
+        let snap = graph_of(&[
+            ("web", "web/app.py", Python, web),
+            ("web", "web/views.py", Python, views),
+            ("ui", "ui/Carts.java", Java, ui),
+            ("cart", "cart/server.js", JavaScript, routes),
+        ]);
+        let g = &snap.graph;
+        assert_eq!(
+            joined(g),
+            vec![
+                (1, 3, "/cart/:id"),
+                (1, 4, "/pay/:id"),
+                (2, 5, "/carts/:id")
+            ],
+            "unresolved: {:?}",
+            g.unresolved_calls
+        );
+    }
+
+    #[test]
+    fn topics_with_env_defaults_resolve_across_files_and_packages() {
+        use crate::index::facts::Language::{Go, Kotlin};
+        let events = r#"package events
+
+import "os"
+
+func topicName() string {
+	if v := os.Getenv("ORDERS_TOPIC"); v != "" {
+		return v
+	}
+	return "orders"
+}
+
+var Topic = topicName()
+"#;
+        let main = r#"package main
+
+import "example.com/shop/events"
+
+func main() {
+	w := &kafka.Writer{Topic: events.Topic}
+	_ = w
+}
+"#;
+        let kt = r#"package x
+class Invoices(private val kafkaTemplate: KafkaTemplate<String, String>) {
+    private val topic = System.getenv("INVOICES_TOPIC") ?: "invoices"
+    fun publish() { kafkaTemplate.send(topic, "x") }
+}
+"#;
+        let snap = graph_of(&[
+            ("shop", "shop/events/events.go", Go, events),
+            ("shop", "shop/main.go", Go, main),
+            ("billing", "billing/Invoices.kt", Kotlin, kt),
+        ]);
+        let g = &snap.graph;
+        let found: Vec<(&str, u32, &str)> = g
+            .events
+            .iter()
+            .map(|e| {
+                (
+                    g.topics[e.topic as usize].name.as_str(),
+                    e.at.line,
+                    e.how.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            found.len(),
+            2,
+            "{found:?} unresolved {:?}",
+            g.unresolved_events
+        );
+        assert_eq!((found[0].0, found[0].1), ("orders", 6));
+        assert!(found[0].2.contains("events.Topic"), "{found:?}");
+        assert_eq!((found[1].0, found[1].1), ("invoices", 4));
+    }
 }

@@ -80,12 +80,22 @@ pub struct Assignments {
     params: std::collections::HashMap<String, Vec<(usize, usize)>>,
     /// Functions that return one expression: name → (parameter names, returned range).
     functions: std::collections::HashMap<String, (Vec<String>, (usize, usize))>,
+    /// Functions with a few `return`s (`if v := os.Getenv(k); v != "" { return v }; return
+    /// d`): name → (parameter names, body, returned ranges), read by their shape.
+    branches: std::collections::HashMap<String, Branches>,
     /// Constructors: (body, class, parameter names), so a parameter stored in a field reads
     /// as the argument of `new Class(…)` elsewhere ([`ctor_arg_name`]).
     ctors: Vec<((usize, usize), String, Vec<String>)>,
     /// `new Class(args)` sites: (class, open parenthesis).
     news: Vec<(String, usize)>,
+    /// `object["KEY"] = value` statements: (object path, key, right-hand side), which
+    /// [`Assignments::export`] keeps for the language's configuration objects
+    /// (`app.config["CART_URI"] = …`).
+    keyed: Vec<(String, String, (usize, usize))>,
 }
+
+/// A function read by its shape: parameter names, body, and the ranges it returns.
+pub type Branches = (Vec<String>, (usize, usize), Vec<(usize, usize)>);
 
 /// The name the graph resolves for argument `i` of class `class`'s constructor: each
 /// `new Class(arg)` binds it, the class's code references it.
@@ -225,12 +235,22 @@ impl Assignments {
                         {
                             out.ctors.push((body, class.clone(), names.clone()));
                         }
-                        if let Some(fname) = i.checked_sub(1).and_then(|k| t.ident(k))
-                            && let Some(ret) = returned_expr(t, body, style)
-                        {
-                            out.functions
-                                .entry(fname.to_string())
-                                .or_insert((names, ret));
+                        if let Some(fname) = i.checked_sub(1).and_then(|k| t.ident(k)) {
+                            match returned_exprs(t, body, style).as_slice() {
+                                [ret] => {
+                                    out.functions
+                                        .entry(fname.to_string())
+                                        .or_insert((names, *ret));
+                                }
+                                rets if rets.len() >= 2 => {
+                                    out.branches.entry(fname.to_string()).or_insert((
+                                        names,
+                                        body,
+                                        rets.to_vec(),
+                                    ));
+                                }
+                                _ => {}
+                            }
                         }
                     }
                 }
@@ -241,6 +261,19 @@ impl Assignments {
                 && t.is_punct(t.skip_angles(i + 2, n), b'(')
             {
                 out.news.push((class.to_string(), t.skip_angles(i + 2, n)));
+            }
+            // `app.config["CART_URI"] = …`: a configuration key set in code.
+            if t.is_punct(i, b'[')
+                && t.is_str(i + 1)
+                && t.is_punct(i + 2, b']')
+                && is_assign_eq(t, i + 3)
+                && let Some((object, _)) = member_path_before(t, 0, i)
+                && let Some(key) = t.str_value(i + 1)
+            {
+                let end = stmt_end(t, i + 4, style, n);
+                if end > i + 4 {
+                    out.keyed.push((object, key.into_owned(), (i + 4, end)));
+                }
             }
             if is_assign_eq(t, i) {
                 let (block, top, container) = match stack.last() {
@@ -359,6 +392,26 @@ impl Assignments {
                 line: t.line(a.at),
             });
         }
+        // A configuration key set in code is a property of the service, so a read of it
+        // anywhere in the service (`app.config["CART_URI"] + "/" + id`) resolves the way a key
+        // of a property file does; only a value made of literals and env lookups can be one.
+        for (object, key, rhs) in &self.keyed {
+            if !rules
+                .config_objects
+                .iter()
+                .any(|o| object == o || object.ends_with(&format!(".{o}")))
+            {
+                continue;
+            }
+            let value = eval(t, *rhs, rules, self);
+            if let Some(text) = placeholder_text(&value) {
+                facts.properties.push(crate::index::facts::Property {
+                    key: key.clone(),
+                    value: text,
+                    line: t.line(rhs.0),
+                });
+            }
+        }
         // What each `new Class(args)` passes, for constructors that keep an argument.
         for (class, open) in &self.news {
             for (i, &(a, b)) in t.args(*open).iter().enumerate().take(8) {
@@ -381,6 +434,37 @@ impl Assignments {
             }
         }
     }
+}
+
+/// A value as a property file writes it: literals as they are, an environment variable as
+/// `${VAR:default}`. `None` when it has other parts (names, run-time values) or no literal
+/// text at all.
+fn placeholder_text(v: &crate::index::facts::Value) -> Option<String> {
+    let mut out = String::new();
+    let mut literal = false;
+    for p in &v.parts {
+        match p {
+            Part::Lit(s) if !s.contains("${") => {
+                literal |= !s.is_empty();
+                out.push_str(s);
+            }
+            Part::Env { var, default }
+                if var
+                    .bytes()
+                    .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_') =>
+            {
+                out.push_str("${");
+                out.push_str(var);
+                if let Some(d) = default {
+                    out.push(':');
+                    out.push_str(d);
+                }
+                out.push('}');
+            }
+            _ => return None,
+        }
+    }
+    literal.then_some(out)
 }
 
 /// `Container.name` for a field or constant of a class (the `this.`/`self.` of a member
@@ -450,34 +534,67 @@ impl Scope for Assignments {
     fn function(&self, name: &str) -> Option<(Vec<String>, (usize, usize))> {
         self.functions.get(name).cloned()
     }
+
+    fn reassigned(&self, name: &str, at: usize) -> Vec<(usize, usize)> {
+        let Some(base) = self.last(name, at) else {
+            return Vec::new();
+        };
+        let entries = self.by_name.get(name).map_or(&[][..], Vec::as_slice);
+        entries
+            .iter()
+            .map(|&k| &self.list[k as usize])
+            .filter(|a| {
+                a.name == name
+                    && base.at < a.at
+                    && a.at < at
+                    && base.block.0 < a.block.0
+                    && a.block.1 <= base.block.1
+                    && !(a.block.0 <= at && at <= a.block.1)
+            })
+            .map(|a| a.rhs)
+            .collect()
+    }
+
+    fn branches(&self, name: &str) -> Option<Branches> {
+        self.branches.get(name).cloned()
+    }
 }
 
-/// The one expression a function body returns: the body of an expression-bodied function, or
-/// the expression of its only `return` (a body with several returns picks at run time).
-fn returned_expr(t: &Tokens, body: (usize, usize), style: &StmtStyle) -> Option<(usize, usize)> {
+/// The expressions a function body returns: the one of a body with one `return`, or the
+/// (at most [`MAX_RETURNS`]) of a short body that picks among a few (`if v := os.Getenv(k);
+/// v != "" { return v }; return d`), which the evaluator reads by their shape.
+fn returned_exprs(t: &Tokens, body: (usize, usize), style: &StmtStyle) -> Vec<(usize, usize)> {
     let (a, b) = body;
     if !t.is_punct(a, b'{') && style.braces {
-        return None;
+        return Vec::new();
     }
     // Helpers worth inlining are short; a long body is never one, and scanning every nested
     // body whole would make deeply nested code quadratic.
     const MAX_BODY_TOKENS: usize = 512;
     if b.saturating_sub(a) > MAX_BODY_TOKENS {
-        return None;
+        return Vec::new();
     }
     let from = if t.is_punct(a, b'{') { a + 1 } else { a };
     let returns: Vec<usize> = (from..b.min(t.len()))
         .filter(|&k| t.kw(k, "return"))
-        .take(2)
+        .take(MAX_RETURNS + 1)
         .collect();
-    match returns.as_slice() {
-        [r] => {
-            let end = stmt_end(t, r + 1, style, b);
-            (end > r + 1).then_some((r + 1, end))
-        }
-        _ => None,
+    if returns.len() > MAX_RETURNS {
+        return Vec::new();
     }
+    let mut out = Vec::with_capacity(returns.len());
+    for r in returns {
+        let end = stmt_end(t, r + 1, style, b);
+        if end <= r + 1 {
+            return Vec::new();
+        }
+        out.push((r + 1, end));
+    }
+    out
 }
+
+/// The most `return`s a function read by its shape may have.
+const MAX_RETURNS: usize = 3;
 
 /// True when token `i` is a plain assignment `=` (or Go's `:=`), not `==`, `=>`, `<=`, `!=`,
 /// `+=` and the like.
@@ -536,6 +653,16 @@ fn assignment_at(
     if start > 0 && matches!(t.punct(start - 1), b'(' | b'[') {
         return None;
     }
+    // Go `if v := os.Getenv("T"); v != "" {`: the name is visible in the block around.
+    let start = if style.name_before_type
+        && is_go_define(t, eq)
+        && t.ident(start).is_some_and(|w| w == "if" || w == "switch")
+        && lhs_end == start + 2
+    {
+        start + 1
+    } else {
+        start
+    };
     if let Some(w) = t.ident(start)
         && NOT_STATEMENTS.contains(&w)
     {

@@ -974,6 +974,8 @@ public class Events {
                     reference("Events.literalTopic"),
                     "KafkaTemplate".into()
                 ),
+                // A parameter: kept, so the graph lists the site as unresolved.
+                (Producer, Value::dynamic(), "KafkaTemplate".into()),
                 (Producer, reference("Topics.AUDIT"), "kafka-clients".into()),
                 (Consumer, lit("orders.x"), "kafka-clients".into()),
                 (Consumer, lit("orders.y"), "kafka-clients".into()),
@@ -1441,5 +1443,66 @@ interface StockClient {
         let text = junk_pieces64(alphabet, 0x2545_f491_4f6c_dd1d);
         let f = extract("junk.java", &text);
         assert!(f.symbols.len() < text.len());
+    }
+}
+
+#[cfg(test)]
+mod env_fallback_tests {
+    use super::*;
+    use crate::index::facts::EventRole;
+    use crate::index::lang::test_support::{bindings, env, reference, topics};
+
+    #[test]
+    fn a_topic_from_an_optional_getenv_with_or_else() {
+        let src = r#"package x;
+class Publisher {
+    private KafkaTemplate<String, String> kafkaTemplate;
+    private final String topic = Optional.ofNullable(System.getenv("PAYMENTS_TOPIC")).orElse("payments");
+    void publish() { kafkaTemplate.send(topic, "x"); }
+    void again() { kafkaTemplate.send(Optional.ofNullable(System.getenv("T")).orElse("refunds"), "x"); }
+}
+"#;
+        let f = extract("Publisher.java", src);
+        assert_eq!(
+            bindings(&f),
+            vec![("Publisher.topic", env("PAYMENTS_TOPIC", Some("payments")))]
+        );
+        assert_eq!(
+            topics(&f),
+            vec![
+                (EventRole::Producer, reference("topic"), 5),
+                (EventRole::Producer, env("T", Some("refunds")), 6),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_value_field_with_a_placeholder_inside_a_url_binds_the_whole_url() {
+        let src = r##"package x;
+class Carts {
+    @Value("http://${CARTS_HOST}/carts")
+    private String url;
+    @Value("#{systemProperties['x']}/y")
+    private String spel;
+    String get(String id) { return restTemplate.getForObject(url + "/" + id, String.class); }
+}
+"##;
+        let f = extract("Carts.java", src);
+        assert_eq!(
+            bindings(&f),
+            vec![(
+                "Carts.url",
+                crate::index::facts::Value {
+                    parts: vec![
+                        crate::index::facts::Part::Lit("http://".into()),
+                        crate::index::facts::Part::Env {
+                            var: "CARTS_HOST".into(),
+                            default: None
+                        },
+                        crate::index::facts::Part::Lit("/carts".into()),
+                    ]
+                }
+            )]
+        );
     }
 }

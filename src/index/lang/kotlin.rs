@@ -1302,3 +1302,41 @@ interface UsersClient {
         assert!(f.symbols.len() < text.len());
     }
 }
+
+#[cfg(test)]
+mod env_fallback_tests {
+    use super::*;
+    use crate::index::facts::{EventRole, Value};
+    use crate::index::lang::test_support::{bindings, env, reference, topics};
+
+    #[test]
+    fn a_topic_from_getenv_with_an_elvis_default() {
+        let src = r#"package x
+class Publisher(private val kafkaTemplate: KafkaTemplate<String, String>) {
+    private val topic = System.getenv("INVOICES_TOPIC") ?: "invoices"
+    fun publish() { kafkaTemplate.send(topic, "x") }
+    fun again() { kafkaTemplate.send(System.getenv("REFUNDS_TOPIC") ?: "refunds", "x") }
+    fun later(name: String) { kafkaTemplate.send(name, "x") }
+}
+"#;
+        let f = extract("Publisher.kt", src);
+        assert_eq!(
+            bindings(&f),
+            vec![("Publisher.topic", env("INVOICES_TOPIC", Some("invoices")))]
+        );
+        assert_eq!(
+            topics(&f),
+            vec![
+                // The field, resolved by the graph against the binding above.
+                (EventRole::Producer, reference("topic"), 4),
+                (
+                    EventRole::Producer,
+                    env("REFUNDS_TOPIC", Some("refunds")),
+                    5
+                ),
+                // A parameter: kept, so the site is listed as unresolved.
+                (EventRole::Producer, Value::dynamic(), 6),
+            ]
+        );
+    }
+}

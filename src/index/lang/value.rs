@@ -382,6 +382,18 @@ pub trait Scope {
     fn function(&self, _name: &str) -> Option<(Vec<String>, (usize, usize))> {
         None
     }
+    /// The right-hand sides of the later assignments of `name` in blocks nested in the one of
+    /// its assignment visible at `at`, which `at` is outside (`t := "d"; if v := os.Getenv("T");
+    /// v != "" { t = v }`): values that replace it on some paths.
+    fn reassigned(&self, _name: &str, _at: usize) -> Vec<(usize, usize)> {
+        Vec::new()
+    }
+    /// A function of the file that returns one of a few expressions: its parameter names, its
+    /// body and the returned ranges, read by their shape (an environment read with a
+    /// fallback) rather than by its name.
+    fn branches(&self, _name: &str) -> Option<super::bind::Branches> {
+        None
+    }
     /// The value of a name read in another token stream (an expression inside an
     /// interpolation is lexed on its own; its names are the file's).
     fn value_of(&self, _name: &str) -> Option<Value> {
@@ -753,7 +765,18 @@ impl Evaluator<'_, '_, '_, '_> {
                 && a < b
                 && b <= self.t.len()
             {
-                return self.expr(a, b);
+                let v = self.expr(a, b);
+                // A literal replaced by an environment variable when it is set: the variable
+                // with the literal as its default.
+                if v.as_lit().is_some() {
+                    for (x, y) in self.scope.reassigned(candidate, at) {
+                        let o = self.expr(x, y);
+                        if let [Part::Env { default: None, .. }] = o.parts.as_slice() {
+                            return with_fallback(o, &v);
+                        }
+                    }
+                }
+                return v;
             }
         }
         if !path.contains('.') && !path.contains("::") && self.scope.is_param(path, at) {
@@ -873,6 +896,32 @@ impl Evaluator<'_, '_, '_, '_> {
             self.overlay.truncate(mark);
             return v;
         }
+        // A helper that reads the environment and falls back: `if v := os.Getenv(k); v != ""
+        // { return v }; return d`, `v = os.environ.get(k); if v is None: return d; return v`.
+        if self.inlined < 2
+            && !callee.contains('.')
+            && !callee.contains("::")
+            && let Some((params, body, returns)) = self.scope.branches(callee)
+            && params.len() >= args.len()
+        {
+            let values: Vec<(String, Value)> = params
+                .iter()
+                .zip(args)
+                .map(|(p, &(x, y))| (p.clone(), self.expr(x, y)))
+                .collect();
+            let mark = self.overlay.len();
+            self.overlay.extend(values);
+            for p in params.iter().skip(args.len()) {
+                self.overlay.push((p.clone(), Value::dynamic()));
+            }
+            self.inlined += 1;
+            let v = self.env_with_fallback(body, &returns);
+            self.inlined -= 1;
+            self.overlay.truncate(mark);
+            if let Some(v) = v {
+                return v;
+            }
+        }
         // A helper whose name mentions env with a string name and an optional default:
         // `getenv("X", "d")`, `envOr("X", "d")`, `env_or_default("X", "d")`.
         if super::common::is_env_helper(last1)
@@ -889,6 +938,85 @@ impl Evaluator<'_, '_, '_, '_> {
             return Value::env(var, default);
         }
         Value::dynamic()
+    }
+
+    /// The value of a body that reads one environment variable and returns either it or a
+    /// fallback: the first environment read of the body, with the one literal any return
+    /// gives as its default. `None` when the body reads no variable by a known name, or its
+    /// returns offer more than one fallback.
+    fn env_with_fallback(
+        &mut self,
+        body: (usize, usize),
+        returns: &[(usize, usize)],
+    ) -> Option<Value> {
+        let t = self.t;
+        let end = body.1.min(t.len());
+        let mut var = None;
+        let mut k = body.0;
+        while k < end && var.is_none() {
+            let starts = t.ident(k).is_some()
+                && !(k > 0 && (t.is_punct(k - 1, b'.') || t.is(k - 1, "::") || t.is(k - 1, "->")));
+            if !starts {
+                k += 1;
+                continue;
+            }
+            let Some(chain) = self.name_chain(k, end) else {
+                k += 1;
+                continue;
+            };
+            let j = chain.end;
+            let path = chain.path.as_str();
+            let last2 = last_segments(path, 2);
+            let last1 = last_segments(path, 1);
+            let is_call = self
+                .rules
+                .env_calls
+                .iter()
+                .any(|(c, _)| *c == path || *c == last2 || *c == last1)
+                && t.is_punct(j, b'(');
+            let is_index = self.rules.env_objects.contains(&path) && t.is_punct(j, b'[');
+            if is_call || is_index || self.env_member(path).is_some() {
+                let close = if is_call || is_index {
+                    t.close_or_end(j) + 1
+                } else {
+                    j
+                };
+                if let [Part::Env { var: v, .. }] = self.primary(k, close.min(end)).parts.as_slice()
+                {
+                    var = Some(v.clone());
+                }
+                k = close.max(k + 1);
+                continue;
+            }
+            k = j.max(k + 1);
+        }
+        let var = var?;
+        let mut default: Option<String> = None;
+        for &(a, b) in returns {
+            let v = self.expr(a, b);
+            match v.parts.as_slice() {
+                [
+                    Part::Env {
+                        var: w,
+                        default: Some(d),
+                    },
+                ] if *w == var => {
+                    if default.as_ref().is_some_and(|x| x != d) {
+                        return None;
+                    }
+                    default = Some(d.clone());
+                }
+                [Part::Lit(d)] if !d.is_empty() => {
+                    if default.as_ref().is_some_and(|x| x != d) {
+                        return None;
+                    }
+                    default = Some(d.clone());
+                }
+                // The variable read (`return v`, `return value`), or a run-time value.
+                _ => {}
+            }
+        }
+        Some(Value::env(var, default))
     }
 
     /// The value of a format call: placeholders replaced by the evaluated arguments; a name
@@ -1224,6 +1352,13 @@ impl Evaluator<'_, '_, '_, '_> {
 
     /// The value of `a..b` when it is one plain string literal.
     fn single_string(&self, a: usize, b: usize) -> Option<String> {
+        // A parameter of the helper being read that the caller gave a literal.
+        if b == a + 1
+            && let Some(n) = self.t.ident(a)
+            && let Some((_, v)) = self.overlay.iter().rev().find(|(p, _)| p == n)
+        {
+            return v.as_lit().map(str::to_string);
+        }
         (b == a + 1 && self.t.is_str(a))
             .then(|| self.t.str_value(a).map(|v| v.into_owned()))
             .flatten()

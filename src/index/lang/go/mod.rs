@@ -1100,3 +1100,90 @@ func main() { pb.RegisterOrdersServer(s, &S{}); c := pb.NewOrdersClient(conn); c
         assert!(f.symbols.len() < 200_000);
     }
 }
+
+#[cfg(test)]
+mod env_fallback_tests {
+    use super::*;
+    use crate::index::facts::{EventRole, Value};
+    use crate::index::lang::test_support::{bindings, env, topics};
+
+    #[test]
+    fn env_helpers_are_read_by_their_shape_whatever_their_name() {
+        let src = r#"package events
+
+import "os"
+
+func topic() string {
+	if v := os.Getenv("TOPIC"); v != "" {
+		return v
+	}
+	return "users"
+}
+
+func lookup(key, fallback string) string {
+	if value, ok := os.LookupEnv(key); ok {
+		return value
+	}
+	return fallback
+}
+
+func pick(fast bool) string {
+	if fast {
+		return "fast"
+	}
+	return "slow"
+}
+
+var Topic = topic()
+
+func run() {
+	w := &kafka.Writer{Topic: lookup("AUDIT_TOPIC", "audits")}
+	p := &kafka.Writer{Topic: pick(true)}
+	_, _ = w, p
+}
+"#;
+        let f = extract("events/events.go", src);
+        assert_eq!(
+            bindings(&f),
+            vec![("Topic", env("TOPIC", Some("users")))],
+            "a package variable initialised by the helper holds the env var and its default"
+        );
+        assert_eq!(
+            topics(&f),
+            vec![
+                (EventRole::Producer, env("AUDIT_TOPIC", Some("audits")), 29),
+                // Two literals and no environment read: picked at run time.
+                (EventRole::Producer, Value::dynamic(), 30),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_literal_replaced_when_an_env_var_is_set_defaults_to_the_literal() {
+        let src = r#"package main
+
+func main() {
+	t := "orders"
+	if v := os.Getenv("ORDERS_TOPIC"); v != "" {
+		t = v
+	}
+	r := kafka.NewReader(kafka.ReaderConfig{Topic: t})
+	u := "payments"
+	if fast {
+		u = "payments-fast"
+	}
+	w := &kafka.Writer{Topic: u}
+	_, _ = r, w
+}
+"#;
+        let f = extract("main.go", src);
+        assert_eq!(
+            topics(&f),
+            vec![
+                (EventRole::Consumer, env("ORDERS_TOPIC", Some("orders")), 8),
+                // Another literal on some path is no environment default: the first one stays.
+                (EventRole::Producer, Value::lit("payments"), 13),
+            ]
+        );
+    }
+}

@@ -209,9 +209,13 @@ impl<'s, 'a> Ctx<'s, 'a> {
             return;
         }
         let Some(v) = src.lit(a) else { return };
-        let Some((var, default)) = spring_placeholder(&v.value) else {
+        let whole = spring_placeholder(&v.value);
+        // `@Value("http://${CART_HOST}/carts")`: placeholders inside a URL or a name, kept
+        // whole as the field's binding so `url + "/" + id` resolves to `/carts/{}`.
+        let embedded = whole.is_none() && v.value.contains("${") && !v.value.contains("#{");
+        if whole.is_none() && !embedded {
             return;
-        };
+        }
         // The declared name: skip modifiers/annotations; Kotlin `name: T`, Java `T name`.
         let mut j = ann.end;
         let mut last_ident = None;
@@ -248,13 +252,21 @@ impl<'s, 'a> Ctx<'s, 'a> {
             return;
         }
         let Some(name) = last_ident else { return };
-        if let Some(d) = &default {
-            let qualified = match self.model.enclosing(at) {
-                Some(t) => format!("{}.{}", self.model.qualifier(t), name),
-                None => name.to_string(),
-            };
+        let qualified = |name: &str| match self.model.enclosing(at) {
+            Some(t) => format!("{}.{}", self.model.qualifier(t), name),
+            None => name.to_string(),
+        };
+        let Some((var, default)) = whole else {
             facts.bindings.push(Binding {
-                name: qualified,
+                name: qualified(name),
+                value: crate::index::resolve::parse_placeholders(&v.value),
+                line: ann.line,
+            });
+            return;
+        };
+        if let Some(d) = &default {
+            facts.bindings.push(Binding {
+                name: qualified(name),
                 value: Value::lit(d.clone()),
                 line: ann.line,
             });
@@ -265,10 +277,26 @@ impl<'s, 'a> Ctx<'s, 'a> {
     /// The topic an expression names (see the module docs), resolved against this file's
     /// constants so a bare `TOPIC` inside `Producer` becomes `Producer.TOPIC`.
     pub(super) fn topic(&self, (a, b): (usize, usize)) -> Option<Value> {
-        let src = self.src;
         if b <= a {
             return None;
         }
+        if let Some(v) = self.topic_name(a, b) {
+            return Some(v);
+        }
+        // Any other expression is what the shared evaluator reads: a field or local with an
+        // environment default (`System.getenv("T") ?: "t"`,
+        // `Optional.ofNullable(getenv("T")).orElse("t")`), or a run-time value kept so the
+        // graph lists the site as unresolved.
+        if self.src.toks[a].kind == TokKind::Str {
+            return None;
+        }
+        super::super::common::topic_of(eval(self.src, (a, b), self.rules, &self.asg))
+    }
+
+    /// [`Self::topic`] for a literal or a name this file's constants, `@Value` fields and
+    /// literal locals resolve.
+    fn topic_name(&self, a: usize, b: usize) -> Option<Value> {
+        let src = self.src;
         if b == a + 1 && src.toks[a].kind == TokKind::Str {
             let lit = src.lit(a)?;
             if lit.templated {

@@ -1050,3 +1050,64 @@ async def acalls():
         let _ = extract("junk.py", &"def f(:\n    ".repeat(5_000));
     }
 }
+
+#[cfg(test)]
+mod env_fallback_tests {
+    use super::*;
+    use crate::index::lang::test_support::{bindings, env, topics};
+
+    #[test]
+    fn env_fallbacks_and_env_helpers_read_by_their_shape() {
+        let src = r#"import os
+
+def setting(name, default):
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    return value
+
+RATINGS = setting("RATINGS_TOPIC", "ratings")
+REVIEWS = os.getenv("REVIEWS_TOPIC") or "reviews"
+producer.produce(os.environ.get("LIKES_TOPIC", "likes"), b"x")
+"#;
+        let f = extract("svc/app.py", src);
+        let mut b = bindings(&f);
+        b.sort_by(|x, y| x.0.cmp(y.0));
+        assert_eq!(
+            b,
+            vec![
+                // Read by the helper's shape: the variable and its default.
+                ("RATINGS", env("RATINGS_TOPIC", Some("ratings"))),
+                // A module constant keeps the literal the code falls back to.
+                ("REVIEWS", crate::index::facts::Value::lit("reviews")),
+            ]
+        );
+        assert_eq!(
+            topics(&f),
+            vec![(EventRole::Producer, env("LIKES_TOPIC", Some("likes")), 11)]
+        );
+    }
+
+    #[test]
+    fn config_keys_set_in_code_are_properties_of_the_service() {
+        let src = r#"import os
+app.config["CART_URI"] = "http://{}/cart".format(os.environ.get("CART_HOST", "cart"))
+app.config["PAY_URI"] = f"http://{os.environ.get('PAY_HOST')}/pay"
+app.config["SECRET"] = compute()
+cache["KEY"] = "http://not/config"
+"#;
+        let f = extract("svc/app.py", src);
+        let props: Vec<(&str, &str, u32)> = f
+            .properties
+            .iter()
+            .map(|p| (p.key.as_str(), p.value.as_str(), p.line))
+            .collect();
+        assert_eq!(
+            props,
+            vec![
+                ("CART_URI", "http://${CART_HOST:cart}/cart", 2),
+                ("PAY_URI", "http://${PAY_HOST}/pay", 3),
+            ]
+        );
+    }
+}

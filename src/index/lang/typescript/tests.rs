@@ -185,3 +185,39 @@ fn junk_input_never_panics() {
         let _ = extract("src/hostile.tsx", &pattern.repeat(20_000));
     }
 }
+
+#[test]
+fn env_fallbacks_and_env_helpers_read_by_their_shape() {
+    let src = r#"function setting(name: string, fallback: string): string {
+  const v = process.env[name];
+  if (!v) return fallback;
+  return v;
+}
+const shipments = process.env.SHIPMENTS_TOPIC ?? "shipments";
+export async function run() {
+  await producer.send({ topic: setting("ALPHA_TOPIC", "alpha"), messages: [] });
+  await producer.send({ topic: process.env.RETURNS_TOPIC || "returns", messages: [] });
+  await producer.send({ topic: shipments, messages: [] });
+}
+"#;
+    let f = extract("src/run.ts", src);
+    let env = test_support::env;
+    let topics: Vec<(EventRole, Value, u32)> = test_support::topics(&f);
+    assert_eq!(
+        topics,
+        vec![
+            (EventRole::Producer, env("ALPHA_TOPIC", Some("alpha")), 8),
+            (
+                EventRole::Producer,
+                env("RETURNS_TOPIC", Some("returns")),
+                9
+            ),
+            (EventRole::Producer, reference("shipments"), 10),
+        ]
+    );
+    assert_eq!(
+        test_support::bindings(&f),
+        // A module constant keeps the literal the code falls back to.
+        vec![("shipments", lit("shipments"))]
+    );
+}
