@@ -474,6 +474,26 @@ pub enum HttpFact {
         url: Value,
         line: u32,
     },
+    /// A router of another module mounted under a prefix (`app.use('/users', usersRouter)`,
+    /// `app.include_router(items.router, prefix="/items")`): the graph prefixes the routes of
+    /// that module's file. `router` is the expression as written (`usersRouter`,
+    /// `items.router`), or the module specifier itself for an inline `require('./routes/users')`.
+    Mount {
+        prefix: String,
+        router: String,
+        line: u32,
+    },
+}
+
+impl HttpFact {
+    /// The line the fact was seen on.
+    pub fn line(&self) -> u32 {
+        match self {
+            HttpFact::Route { line, .. }
+            | HttpFact::Call { line, .. }
+            | HttpFact::Mount { line, .. } => *line,
+        }
+    }
 }
 
 /// A name bound to a value at the top level of a file (a constant, a package or module

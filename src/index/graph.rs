@@ -631,8 +631,11 @@ impl Graph {
     }
 
     fn http_links(&mut self, files: &[Arc<FileEntry>], resolver: &Resolver, roots: &[String]) {
+        // Routes of a router mounted from another file are served under that file's prefixes.
+        let mounted = super::mounts::route_prefixes(files, resolver);
         for (fi, f) in files.iter().enumerate() {
             let from_spec = matches!(f.lang, super::facts::Language::Yaml);
+            let prefixes = mounted.get(&(fi as u32));
             for h in &f.facts().http {
                 if let HttpFact::Route {
                     method,
@@ -641,16 +644,25 @@ impl Graph {
                     line,
                 } = h
                 {
-                    self.routes.push(Route {
-                        method: method.to_uppercase(),
-                        path: path.clone(),
-                        at: Loc {
-                            file: fi as u32,
-                            line: *line,
-                        },
-                        handler: handler.clone(),
-                        from_spec,
-                    });
+                    let paths: Vec<String> = match prefixes {
+                        Some(ps) if !ps.is_empty() => ps
+                            .iter()
+                            .map(|p| super::mounts::join_route_path(p, path))
+                            .collect(),
+                        _ => vec![path.clone()],
+                    };
+                    for path in paths {
+                        self.routes.push(Route {
+                            method: method.to_uppercase(),
+                            path,
+                            at: Loc {
+                                file: fi as u32,
+                                line: *line,
+                            },
+                            handler: handler.clone(),
+                            from_spec,
+                        });
+                    }
                 }
             }
         }

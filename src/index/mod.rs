@@ -8,6 +8,7 @@ pub mod ignore;
 pub mod lang;
 pub mod lex;
 pub mod modules;
+pub mod mounts;
 pub mod resolve;
 pub mod snapshot;
 pub mod watch;

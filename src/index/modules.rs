@@ -56,7 +56,19 @@ pub fn import_path_keys(importer: &str, module: &str, python: bool) -> Vec<Strin
         // `#include "quote.h"`, `import "common/v1/money.proto"`: next to the importer.
         out.extend(join_lexically(dir, module));
     } else if python && !module.is_empty() {
-        out.extend(join_lexically(dir, &module.replace('.', "/")));
+        // Next to the importer (a script's own directory is on `sys.path`), then from each
+        // directory above it, nearest first: `from app.api.routes import x` in
+        // `backend/app/main.py` is `backend/app/api/routes` when `backend` is the project.
+        let rel = module.replace('.', "/");
+        let mut d = dir;
+        loop {
+            out.extend(join_lexically(d, &rel));
+            match d.rsplit_once('/') {
+                Some((up, _)) => d = up,
+                None if !d.is_empty() => d = "",
+                None => break,
+            }
+        }
     }
     out.into_iter().map(|p| path_key(&p)).collect()
 }
@@ -89,7 +101,16 @@ mod tests {
         // A script's sibling module, and never for other languages.
         assert_eq!(
             import_path_keys("payment/payment.py", "rabbitmq", true),
-            vec!["payment/rabbitmq"]
+            vec!["payment/rabbitmq", "rabbitmq"]
+        );
+        // An absolute package import from a directory above the importer.
+        assert_eq!(
+            import_path_keys("backend/app/main.py", "app.api.routes", true),
+            vec![
+                "backend/app/app/api/routes",
+                "backend/app/api/routes",
+                "app/api/routes"
+            ]
         );
         assert!(import_path_keys("payment/payment.js", "rabbitmq", false).is_empty());
         assert_eq!(

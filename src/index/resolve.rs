@@ -170,6 +170,42 @@ impl<'a> Resolver<'a> {
         }
     }
 
+    /// The workspace files a name used in file `fi` was imported from: `users` bound by
+    /// `import users from './routes/users'` or `from routers import users`, the module of
+    /// `items.router`, or a relative specifier itself (`./routes/users`). Empty when the
+    /// name is not imported from a workspace file.
+    pub fn module_files(&self, fi: u32, name: &str) -> Vec<u32> {
+        let f = &self.files[fi as usize];
+        let python = f.lang == Language::Python;
+        let keys_of = |module: &str| import_path_keys(self.path(fi), module, python);
+        let mut keys = Vec::new();
+        if name.starts_with("./") || name.starts_with("../") {
+            keys = keys_of(name);
+        } else {
+            let head = name.split('.').next().unwrap_or(name);
+            for imp in &f.facts().imports {
+                if imp.names.iter().any(|n| n == head) {
+                    keys.extend(keys_of(&imp.module));
+                    // `from routers import items`: `items` is a module of the package.
+                    keys.extend(keys_of(&format!("{}/{head}", imp.module)));
+                } else if imp.alias.as_deref() == Some(head)
+                    || (imp.alias.is_none()
+                        && imp.names.is_empty()
+                        && imp.module.rsplit(['/', '.', '\\']).next() == Some(head))
+                {
+                    keys.extend(keys_of(&imp.module));
+                }
+            }
+        }
+        let mut out: Vec<u32> = keys
+            .iter()
+            .flat_map(|k| self.by_key.get(k).into_iter().flatten().copied())
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
     /// The workspace path of file `fi`.
     pub fn path(&self, fi: u32) -> &str {
         &self.paths[fi as usize]

@@ -466,6 +466,16 @@ impl Encoded for HttpFact {
                 url.put(out);
                 line.put(out);
             }
+            HttpFact::Mount {
+                prefix,
+                router,
+                line,
+            } => {
+                out.push(2);
+                prefix.put(out);
+                router.put(out);
+                line.put(out);
+            }
         }
     }
     fn take(input: &mut &[u8]) -> Option<Self> {
@@ -479,6 +489,11 @@ impl Encoded for HttpFact {
             1 => HttpFact::Call {
                 method: Encoded::take(input)?,
                 url: Encoded::take(input)?,
+                line: Encoded::take(input)?,
+            },
+            2 => HttpFact::Mount {
+                prefix: Encoded::take(input)?,
+                router: Encoded::take(input)?,
                 line: Encoded::take(input)?,
             },
             _ => return None,
@@ -566,6 +581,11 @@ mod tests {
                 HttpFact::Call {
                     method: None,
                     url: Value::lit("/orders"),
+                    line: 9,
+                },
+                HttpFact::Mount {
+                    prefix: "/api".into(),
+                    router: "routes.router".into(),
                     line: 9,
                 },
             ],

@@ -69,7 +69,7 @@ fn route_symbols(facts: &mut FileFacts) {
                 doc_line: None,
                 container: handler.clone(),
             }),
-            HttpFact::Call { .. } => None,
+            HttpFact::Call { .. } | HttpFact::Mount { .. } => None,
         })
         .collect();
     if routes.is_empty() {

@@ -221,7 +221,7 @@ fn base_routes_of(cf: &ChangedFile) -> Vec<BaseRoute> {
                 line: *line,
                 handler: handler.clone(),
             }),
-            HttpFact::Call { .. } => None,
+            HttpFact::Call { .. } | HttpFact::Mount { .. } => None,
         })
         .collect()
 }

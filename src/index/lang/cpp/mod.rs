@@ -786,6 +786,7 @@ void serve(httplib::Server& svr) {
                 HttpFact::Call { method, url, line } => {
                     format!("call {method:?} {} {line}", url.display())
                 }
+                HttpFact::Mount { .. } => String::new(),
             })
             .collect();
         assert_eq!(
@@ -837,7 +838,7 @@ void calls(int id, const std::string& key) {
                 HttpFact::Call { method, url, line } => {
                     Some((method.as_deref(), url.display(), *line))
                 }
-                HttpFact::Route { .. } => None,
+                HttpFact::Route { .. } | HttpFact::Mount { .. } => None,
             })
             .collect();
         let c = |m: Option<&'static str>, u: &str, l: u32| (m, u.to_string(), l);

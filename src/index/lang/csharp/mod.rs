@@ -74,9 +74,7 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
         | GrpcFact::Call { line, .. } => *line,
     });
     crate::order::sort_by_key(&mut facts.events, |e| e.line);
-    crate::order::sort_by_key(&mut facts.http, |h| match h {
-        HttpFact::Route { line, .. } | HttpFact::Call { line, .. } => *line,
-    });
+    crate::order::sort_by_key(&mut facts.http, HttpFact::line);
     facts
 }
 
@@ -499,7 +497,7 @@ mod tests {
                 HttpFact::Call { method, url, line } => {
                     Some((method.clone().unwrap_or_default(), url.display(), *line))
                 }
-                HttpFact::Route { .. } => None,
+                HttpFact::Route { .. } | HttpFact::Mount { .. } => None,
             })
             .collect()
     }

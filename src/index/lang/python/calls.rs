@@ -342,7 +342,8 @@ fn router_call(
             if let (Some(prefix), Some(&(s, e))) = (prefix, args.positional.first())
                 && let Some(name) = src.dotted(s, e)
             {
-                st.mounts.insert(receiver_key(name).to_string(), prefix);
+                st.mounts
+                    .insert(receiver_key(name).to_string(), (prefix, line));
             }
         }
         "add_url_rule" => {
@@ -520,10 +521,25 @@ pub(super) fn push_topics(
 }
 
 impl State {
-    /// Joins each route with the prefix of its router (and of the mount of that router).
+    /// Joins each route with the prefix of its router (and of the mount of that router); a
+    /// mounted router this file does not define (`include_router(items.router, prefix=…)`
+    /// with `items` imported) becomes a [`HttpFact::Mount`] for the graph to join.
     pub(super) fn finish_routes(&mut self) {
+        let mut foreign: Vec<(&String, &(String, u32))> = self
+            .mounts
+            .iter()
+            .filter(|(name, _)| !self.routers.contains_key(*name))
+            .collect();
+        foreign.sort_by_key(|(name, (_, line))| (*line, name.as_str()));
+        for (router, (prefix, line)) in foreign {
+            self.facts.http.push(HttpFact::Mount {
+                prefix: prefix.clone(),
+                router: router.clone(),
+                line: *line,
+            });
+        }
         for r in std::mem::take(&mut self.routes) {
-            let mount = self.mounts.get(&r.receiver).map_or("", String::as_str);
+            let mount = self.mounts.get(&r.receiver).map_or("", |(p, _)| p.as_str());
             let prefix = self.routers.get(&r.receiver).map_or("", String::as_str);
             let path = join_path(&join_path(mount, prefix), &r.path);
             self.facts.http.push(HttpFact::Route {

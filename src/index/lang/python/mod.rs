@@ -128,8 +128,8 @@ struct State {
     http_clients: HashSet<String>,
     /// Name → the prefix of the Flask app/blueprint or FastAPI app/router it holds.
     routers: HashMap<String, String>,
-    /// Prefixes given when a router is mounted (`include_router(r, prefix=…)`).
-    mounts: HashMap<String, String>,
+    /// Prefixes (and lines) given when a router is mounted (`include_router(r, prefix=…)`).
+    mounts: HashMap<String, (String, u32)>,
     /// Name → the class it was constructed from (`servicer = OrderServicer()`).
     instances: HashMap<String, String>,
     /// Offsets of stub constructions already recorded with their variable.

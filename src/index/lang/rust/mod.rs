@@ -67,9 +67,7 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     rs.patterns();
     rs.calls();
     // Attribute routes are found by the item walk, the others by the pattern pass.
-    crate::order::sort_by_key(&mut rs.facts.http, |h| match h {
-        HttpFact::Route { line, .. } | HttpFact::Call { line, .. } => *line,
-    });
+    crate::order::sort_by_key(&mut rs.facts.http, HttpFact::line);
     let mut facts = rs.facts;
     asg.export(&t, &ExprRules::RUST, &mut facts);
     crate::order::sort_by_key(&mut facts.bindings, |b| b.line);

@@ -3,7 +3,7 @@
 //! a call by its receiver. Also drives the import statements of [`super::imports`].
 
 use super::{Bind, Ex};
-use crate::index::facts::GrpcFact;
+use crate::index::facts::{GrpcFact, HttpFact};
 
 /// Client types of well-known non-gRPC libraries (and NestJS transports), never a service.
 const NOT_GRPC_CLIENTS: [&str; 18] = [
@@ -129,16 +129,38 @@ impl<'t> Ex<'t, '_, '_> {
             if args.len() < 2 {
                 continue;
             }
-            let (Some(prefix), Some(router)) = (t.str_value(args[0].0), t.ident(args[1].0)) else {
+            let (s, e) = args[1];
+            let Some(prefix) = t.str_value(args[0].0).filter(|p| p.starts_with('/')) else {
                 continue;
             };
-            if args[1].1 != args[1].0 + 1 || !prefix.starts_with('/') {
+            // `app.use('/users', require('./routes/users'))`: a router module mounted inline.
+            if e == s + 4 && t.is(s, "require") && t.is(s + 1, "(") {
+                if let Some(spec) = t.str_value(s + 2).filter(|m| m.starts_with('.')) {
+                    self.facts.http.push(HttpFact::Mount {
+                        prefix: prefix.into_owned(),
+                        router: spec.into_owned(),
+                        line: t.line(i),
+                    });
+                }
                 continue;
             }
-            if let Some(Bind::Router(p)) = self.bind.get_mut(router)
-                && p.is_empty()
-            {
-                *p = prefix.into_owned();
+            let Some(router) = t.ident(s).filter(|_| e == s + 1) else {
+                continue;
+            };
+            match self.bind.get_mut(router) {
+                Some(Bind::Router(p)) => {
+                    if p.is_empty() {
+                        *p = prefix.into_owned();
+                    }
+                }
+                // A router of another module (`import users from './routes/users'`); a
+                // middleware mounted this way is harmless: its file has no routes to prefix.
+                None => self.facts.http.push(HttpFact::Mount {
+                    prefix: prefix.into_owned(),
+                    router: router.to_string(),
+                    line: t.line(i),
+                }),
+                Some(_) => {}
             }
         }
     }

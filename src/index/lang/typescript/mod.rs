@@ -80,9 +80,7 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     crate::order::sort_by_key(&mut facts.bindings, |c| c.line);
     crate::order::sort_by_key(&mut facts.grpc, grpc_line);
     crate::order::sort_by_key(&mut facts.events, |e| e.line);
-    crate::order::sort_by_key(&mut facts.http, |h| match h {
-        HttpFact::Route { line, .. } | HttpFact::Call { line, .. } => *line,
-    });
+    crate::order::sort_by_key(&mut facts.http, HttpFact::line);
     facts
 }
 

@@ -1,0 +1,248 @@
+//! Routers mounted from another module: `app.use('/users', usersRouter)` with the router
+//! imported from `./routes/users`, FastAPI `app.include_router(items.router, prefix="/items")`,
+//! Flask `register_blueprint(bp, url_prefix=…)`. The extractors see one file at a time, so the
+//! mounting file records a [`HttpFact::Mount`] and the graph prefixes the routes of the file the
+//! router comes from, following chains of mounts (an app mounting a router that mounts another).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::facts::HttpFact;
+use super::resolve::Resolver;
+use super::snapshot::FileEntry;
+
+/// How many mounts deep a chain is followed.
+const MAX_DEPTH: usize = 8;
+
+/// The most prefixes one file's routes are listed under (a router mounted in many places).
+const MAX_PREFIXES: usize = 16;
+
+/// For each file whose routes are mounted from another file, the full prefixes they are
+/// served under (`/api/users`); a file mounted nowhere is absent and keeps its paths.
+pub fn route_prefixes(files: &[Arc<FileEntry>], resolver: &Resolver) -> HashMap<u32, Vec<String>> {
+    // mounted file → (mounting file, prefix), in file and line order.
+    let mut into: HashMap<u32, Vec<(u32, &str)>> = HashMap::new();
+    for (fi, f) in files.iter().enumerate() {
+        let Some(facts) = f.extra.as_deref() else {
+            continue;
+        };
+        for h in &facts.http {
+            let HttpFact::Mount { prefix, router, .. } = h else {
+                continue;
+            };
+            for target in resolver.module_files(fi as u32, router) {
+                if target != fi as u32 {
+                    into.entry(target).or_default().push((fi as u32, prefix));
+                }
+            }
+        }
+    }
+    let mut out = HashMap::new();
+    let mut targets: Vec<u32> = into.keys().copied().collect();
+    targets.sort_unstable();
+    for t in targets {
+        let has_routes = files[t as usize]
+            .extra
+            .as_deref()
+            .is_some_and(|f| f.http.iter().any(|h| matches!(h, HttpFact::Route { .. })));
+        if !has_routes {
+            continue;
+        }
+        let prefixes = prefixes_of(t, &into, &mut vec![t]);
+        if !prefixes.is_empty() {
+            out.insert(t, prefixes);
+        }
+    }
+    out
+}
+
+/// The full prefixes file `b` is served under: `""` when nothing mounts it, else each mount's
+/// prefix joined under the prefixes of the file that mounts it. A mount that closes a cycle
+/// (through a file already on `stack`) or goes deeper than [`MAX_DEPTH`] adds nothing, so a
+/// file reached only that way gets no prefix at all.
+fn prefixes_of(b: u32, into: &HashMap<u32, Vec<(u32, &str)>>, stack: &mut Vec<u32>) -> Vec<String> {
+    let Some(edges) = into.get(&b) else {
+        return vec![String::new()];
+    };
+    let mut out: Vec<String> = Vec::new();
+    for &(a, prefix) in edges {
+        if stack.contains(&a) || stack.len() >= MAX_DEPTH {
+            continue;
+        }
+        stack.push(a);
+        let above = prefixes_of(a, into, stack);
+        stack.pop();
+        for q in above {
+            let p = join_route_path(&q, prefix);
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+        if out.len() >= MAX_PREFIXES {
+            out.truncate(MAX_PREFIXES);
+            break;
+        }
+    }
+    out
+}
+
+/// `"/api"` + `"/users/:id"` gives `/api/users/:id`; `"/api"` + `"/"` gives `/api`, as
+/// Express and FastAPI serve a router's root at the mount point.
+pub fn join_route_path(prefix: &str, path: &str) -> String {
+    let prefix = prefix.trim_end_matches('/');
+    let path = if path == "/" { "" } else { path };
+    let joined = if path.is_empty() || path.starts_with('/') {
+        format!("{prefix}{path}")
+    } else {
+        format!("{prefix}/{path}")
+    };
+    if joined.starts_with('/') {
+        joined
+    } else {
+        format!("/{joined}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::facts::Language;
+    use crate::index::lang::extract;
+    use crate::index::snapshot::Snapshot;
+
+    /// The (method, path, file) of every route the graph serves, sorted.
+    fn served(files: &[(&str, &str)]) -> Vec<(String, String, String)> {
+        let snap = Snapshot::from_facts(
+            files
+                .iter()
+                .map(|(path, text)| {
+                    let lang = Language::of_path(path).unwrap();
+                    ("svc", *path, extract(lang, path, text))
+                })
+                .collect(),
+        );
+        let mut out: Vec<(String, String, String)> = snap
+            .graph
+            .routes
+            .iter()
+            .map(|r| {
+                let file = snap.files[r.at.file as usize].path.to_string();
+                (r.method.clone(), r.path.clone(), file)
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    fn row(m: &str, p: &str, f: &str) -> (String, String, String) {
+        (m.into(), p.into(), f.into())
+    }
+
+    #[test]
+    fn express_routers_of_other_modules_take_the_mount_prefix() {
+        let app = "const express = require('express');\n\
+const users = require('./routes/users');\n\
+import orders from './routes/orders';\n\
+const auth = require('./auth');\n\
+const app = express();\n\
+app.use('/api', auth);\n\
+app.use('/api/users', users);\n\
+app.use('/api/orders', orders);\n\
+app.use('/health', require('./routes/health'));\n";
+        let users = "const router = require('express').Router();\n\
+router.get('/:id', (req, res) => res.json({}));\n\
+router.post('/', (req, res) => res.json({}));\n\
+module.exports = router;\n";
+        let orders = "import { Router } from 'express';\n\
+const router = Router();\n\
+router.get('/', list);\n\
+export default router;\n";
+        let health =
+            "const r = require('express').Router();\nr.get('/', ok);\nmodule.exports = r;\n";
+        let auth = "module.exports = (req, res, next) => next();\n";
+        assert_eq!(
+            served(&[
+                ("app.js", app),
+                ("routes/users.js", users),
+                ("routes/orders.ts", orders),
+                ("routes/health.js", health),
+                ("auth.js", auth),
+            ]),
+            vec![
+                row("GET", "/api/orders", "routes/orders.ts"),
+                row("GET", "/api/users/:id", "routes/users.js"),
+                row("GET", "/health", "routes/health.js"),
+                row("POST", "/api/users", "routes/users.js"),
+            ]
+        );
+    }
+
+    #[test]
+    fn fastapi_and_flask_routers_of_other_modules_take_the_mount_prefix() {
+        let main = "from fastapi import FastAPI\n\
+from routers import items\n\
+from app.api.routes import api_router\n\
+app = FastAPI()\n\
+app.include_router(items.router, prefix=\"/items\")\n\
+app.include_router(api_router, prefix=\"/api/v1\")\n";
+        let items = "from fastapi import APIRouter\nrouter = APIRouter()\n\n\
+@router.get(\"/{item_id}\")\ndef read_item(item_id: int):\n    return {}\n";
+        let api = "from fastapi import APIRouter\napi_router = APIRouter(prefix=\"/users\")\n\n\
+@api_router.post(\"/\")\ndef create():\n    return {}\n";
+        let flask = "from flask import Flask\nfrom views import bp\napp = Flask(__name__)\n\
+app.register_blueprint(bp, url_prefix=\"/shop\")\n";
+        let views = "from flask import Blueprint\nbp = Blueprint(\"shop\", __name__)\n\n\
+@bp.route(\"/cart\", methods=[\"POST\"])\ndef cart():\n    return \"\"\n";
+        assert_eq!(
+            served(&[
+                ("backend/main.py", main),
+                ("backend/routers/items.py", items),
+                ("backend/app/api/routes.py", api),
+                ("shop/app.py", flask),
+                ("shop/views.py", views),
+            ]),
+            vec![
+                row("GET", "/items/{item_id}", "backend/routers/items.py"),
+                // FastAPI joins a router prefix and `"/"` as written: `/users/`.
+                row("POST", "/api/v1/users/", "backend/app/api/routes.py"),
+                row("POST", "/shop/cart", "shop/views.py"),
+            ]
+        );
+    }
+
+    #[test]
+    fn chains_of_mounts_join_and_cycles_stop() {
+        let app = "const app = require('express')();\nconst api = require('./api');\napp.use('/api', api);\n";
+        let api = "const router = require('express').Router();\nconst v1 = require('./v1');\n\
+router.use('/v1', v1);\nrouter.get('/ping', p);\nmodule.exports = router;\n";
+        let v1 = "const r = require('express').Router();\nconst api = require('./api');\n\
+r.use('/back', api);\nr.get('/users', u);\nmodule.exports = r;\n";
+        let got = served(&[("app.js", app), ("api.js", api), ("v1.js", v1)]);
+        assert!(
+            got.contains(&row("GET", "/api/v1/users", "v1.js")),
+            "{got:?}"
+        );
+        assert!(got.contains(&row("GET", "/api/ping", "api.js")), "{got:?}");
+        // The mount back into `api` closes a cycle: followed once, never around again.
+        assert_eq!(got.len(), 2, "{got:?}");
+    }
+
+    #[test]
+    fn a_router_mounted_nowhere_keeps_its_paths() {
+        let users = "const router = require('express').Router();\nrouter.get('/:id', h);\nmodule.exports = router;\n";
+        assert_eq!(
+            served(&[("routes/users.js", users)]),
+            vec![row("GET", "/:id", "routes/users.js")]
+        );
+    }
+
+    #[test]
+    fn joins_prefixes_and_paths() {
+        assert_eq!(join_route_path("/api/users", "/:id"), "/api/users/:id");
+        assert_eq!(join_route_path("/api/users/", "/"), "/api/users");
+        assert_eq!(join_route_path("/items", "{id}"), "/items/{id}");
+        assert_eq!(join_route_path("", "/x"), "/x");
+        assert_eq!(join_route_path("", ""), "/");
+        assert_eq!(join_route_path("/", "/"), "/");
+    }
+}
