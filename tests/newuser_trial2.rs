@@ -1,0 +1,157 @@
+//! Findings of a second new-user trial on the practice corpora, each pinned by a small
+//! workspace written here and driven through the real binary over stdio.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::{Session, temp_dir};
+use serde_json::json;
+
+/// A workspace of the given files (path, content) in a fresh temp directory.
+fn workspace(tag: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = std::fs::canonicalize(temp_dir(tag)).unwrap();
+    for (path, text) in files {
+        let p = dir.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    dir
+}
+
+/// Three declarations named `Item`; the one in `com.acme.legacy` is used only by a test.
+const ITEMS: &[(&str, &str)] = &[
+    (
+        "services/shop/src/main/java/com/acme/cart/Item.java",
+        "package com.acme.cart;\n\npublic class Item {}\n",
+    ),
+    (
+        "services/shop/src/main/java/com/acme/cart/web/CartApi.java",
+        "package com.acme.cart.web;\n\nimport com.acme.cart.Item;\n\npublic class CartApi {\n    Item item;\n}\n",
+    ),
+    (
+        "services/shop/src/main/java/com/acme/catalog/Item.java",
+        "package com.acme.catalog;\n\npublic class Item {}\n",
+    ),
+    (
+        "services/shop/src/main/java/com/acme/catalog/web/CatalogApi.java",
+        "package com.acme.catalog.web;\n\nimport com.acme.catalog.Item;\n\npublic class CatalogApi {\n    Item item;\n}\n",
+    ),
+    (
+        "services/shop/src/main/java/com/acme/legacy/Item.java",
+        "package com.acme.legacy;\n\npublic class Item {}\n",
+    ),
+    (
+        "services/shop/src/test/java/com/acme/legacy/ItemTest.java",
+        "package com.acme.legacy.test;\n\nimport com.acme.legacy.Item;\n\npublic class ItemTest {\n    Item item;\n}\n",
+    ),
+];
+
+/// find_dependents said "`Item` names 3 different things" and then showed two headings: the
+/// count included a declaration whose only dependents were test files, left out.
+#[test]
+fn the_count_of_same_named_declarations_matches_the_headings_shown() {
+    let ws = workspace("nu2-groups", ITEMS);
+    let mut s = Session::start(&ws);
+    let t = s.ok("find_dependents", json!({"target": "Item"}));
+    assert!(t.contains("names 2 different things"), "{t}");
+    assert_eq!(t.matches("declared at").count(), 2, "{t}");
+    assert!(!t.contains("legacy/Item.java"), "{t}");
+    assert!(t.contains("in test files left out"), "{t}");
+    let t = s.ok(
+        "find_dependents",
+        json!({"target": "Item", "include_tests": true}),
+    );
+    assert!(t.contains("names 3 different things"), "{t}");
+    assert_eq!(t.matches("declared at").count(), 3, "{t}");
+    // Only one declaration with non-test dependents: no grouping headings at all.
+    let one = workspace("nu2-groups-one", &[ITEMS[0], ITEMS[1], ITEMS[4], ITEMS[5]]);
+    let mut s = Session::start(&one);
+    let t = s.ok("find_dependents", json!({"target": "Item"}));
+    assert!(!t.contains("different things"), "{t}");
+    assert!(!t.contains("declared at"), "{t}");
+    assert!(t.contains("CartApi.java:3"), "{t}");
+}
+
+fn git(dir: &std::path::Path, args: &[&str]) {
+    let ok = std::process::Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "git {args:?}");
+}
+
+/// analyze_changes listed its services riskiest first in the Markdown table but by name in
+/// `structuredContent.services`: a client reading the JSON saw a behaviour change first.
+#[test]
+fn analyze_changes_services_are_riskiest_first_in_both_forms() {
+    let ws = workspace(
+        "nu2-chg-order",
+        &[
+            (
+                "services/alpha/main.go",
+                "package main\n\nimport \"github.com/segmentio/kafka-go\"\n\nconst ordersTopic = \"orders.created\"\n\nfunc main() {\n\tw := &kafka.Writer{Topic: ordersTopic}\n\t_ = w\n}\n",
+            ),
+            (
+                "services/zeta/api/zeta.proto",
+                "syntax = \"proto3\";\npackage acme.zeta;\nservice Zeta {\n  rpc Get (GetRequest) returns (GetReply);\n}\nmessage GetRequest {\n  string id = 1;\n  string note = 2;\n}\nmessage GetReply {}\n",
+            ),
+        ],
+    );
+    git(&ws, &["init", "-q", "-b", "main"]);
+    git(&ws, &["add", "-A"]);
+    git(&ws, &["commit", "-q", "-m", "base"]);
+    for (path, from, to) in [
+        (
+            "services/alpha/main.go",
+            "\"orders.created\"",
+            "\"orders.made\"",
+        ),
+        ("services/zeta/api/zeta.proto", "  string note = 2;\n", ""),
+    ] {
+        let p = ws.join(path);
+        let text = std::fs::read_to_string(&p).unwrap();
+        std::fs::write(&p, text.replacen(from, to, 1)).unwrap();
+    }
+    let mut s = Session::start(&ws);
+    let resp = s.server.call(
+        900,
+        "tools/call",
+        json!({"name": "analyze_changes", "arguments": {"base": "working tree"}}),
+    );
+    let text = common::tool_text(&resp).to_string();
+    let services: Vec<(String, String)> = resp["result"]["structuredContent"]["services"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{resp}"))
+        .iter()
+        .map(|s| {
+            (
+                s["service"].as_str().unwrap().to_string(),
+                s["risk"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        services.first().map(|s| s.0.as_str()),
+        Some("services/zeta"),
+        "{services:?}\n{text}"
+    );
+    assert_eq!(services[0].1, "breaking", "{services:?}");
+    assert!(
+        services.iter().any(|s| s.0 == "services/alpha"),
+        "{services:?}"
+    );
+    // The Markdown table has the same order.
+    let at = |name: &str| text.find(&format!("| `{name}` |")).unwrap_or(usize::MAX);
+    assert!(at("services/zeta") < at("services/alpha"), "{text}");
+}
