@@ -155,3 +155,58 @@ fn analyze_changes_services_are_riskiest_first_in_both_forms() {
     let at = |name: &str| text.find(&format!("| `{name}` |")).unwrap_or(usize::MAX);
     assert!(at("services/zeta") < at("services/alpha"), "{text}");
 }
+
+/// The onboard_service prompt asks search_docs for the service's path (`services/orders`):
+/// the service's own README never spells its path, so it was not found, and a top-level
+/// table linking `./services/orders` was the only answer.
+#[test]
+fn search_docs_for_a_directory_finds_the_docs_under_it() {
+    let ws = workspace(
+        "nu2-docs-dir",
+        &[
+            (
+                "README.md",
+                "# Shop\n\n## Components\n\n| Service | Link |\n|---|---|\n| Orders | [orders](./services/orders) |\n",
+            ),
+            (
+                "services/orders/README.md",
+                "# Orders Service\n\nKeeps customer orders in Postgres.\n\n## Configuration\n\nSet `PORT`.\n",
+            ),
+            (
+                "services/orders/main.go",
+                "package main\n\nfunc main() {}\n",
+            ),
+            (
+                "services/cart/README.md",
+                "# Cart Service\n\nKeeps carts in Redis.\n",
+            ),
+        ],
+    );
+    let mut s = Session::start(&ws);
+    for query in ["services/orders", "./services/orders/"] {
+        let t = s.ok("search_docs", json!({ "query": query }));
+        let first = t.find("### [1]").expect(&t);
+        assert!(
+            t[first..].starts_with("### [1] `Orders Service` — `services/orders/README.md:1"),
+            "{query}: {t}"
+        );
+        assert!(
+            t.contains("`Configuration` — `services/orders/README.md"),
+            "{t}"
+        );
+        assert!(!t.contains("services/cart/README.md"), "{t}");
+    }
+    // The prompt that passes the path now leads to that README.
+    let resp = s.server.call(
+        901,
+        "prompts/get",
+        json!({"name": "onboard_service", "arguments": {"service": "services/orders"}}),
+    );
+    let text = resp["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{resp}"));
+    assert!(
+        text.contains("search_docs with {\"query\": \"services/orders\"}"),
+        "{text}"
+    );
+}
