@@ -210,3 +210,27 @@ fn search_docs_for_a_directory_finds_the_docs_under_it() {
         "{text}"
     );
 }
+
+/// `kind: "record"` for a C# record was refused as an unknown kind; the index files records
+/// under `class`, and a language's own keyword now means that kind.
+#[test]
+fn smart_search_takes_a_languages_own_kind_word() {
+    let ws = workspace(
+        "nu2-kind",
+        &[(
+            "services/ordering/Events/OrderStarted.cs",
+            "namespace Acme.Ordering.Events;\n\npublic record OrderStartedEvent(string UserId);\n",
+        )],
+    );
+    let mut s = Session::start(&ws);
+    let t = s.ok(
+        "smart_search",
+        json!({"query": "OrderStartedEvent", "kind": "record"}),
+    );
+    assert!(t.contains("OrderStarted.cs:3"), "{t}");
+    let e = s.err("smart_search", json!({"query": "x", "kind": "widget"}));
+    assert!(
+        e.contains("unknown kind `widget`") && e.contains("record"),
+        "{e}"
+    );
+}
