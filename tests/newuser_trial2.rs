@@ -234,3 +234,38 @@ fn smart_search_takes_a_languages_own_kind_word() {
         "{e}"
     );
 }
+
+/// `limit: 100` answered 19 entries and a footer that only said "Showing 1-19 of 143": the
+/// page's 8 KiB text budget was not named, so the agent retried with the same limit.
+#[test]
+fn a_page_cut_by_its_text_budget_says_so() {
+    let body: String = (0..30)
+        .map(|i| format!("    public int Field{i} {{ get; set; }}\n"))
+        .collect();
+    let files: Vec<(String, String)> = (0..40)
+        .map(|i| {
+            (
+                format!("services/shop/Widget{i}.cs"),
+                format!("namespace Acme.Shop;\n\npublic class Widget{i}\n{{\n{body}}}\n"),
+            )
+        })
+        .collect();
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let ws = workspace("nu2-page", &refs);
+    let mut s = Session::start(&ws);
+    let t = s.ok(
+        "smart_search",
+        json!({"query": "Widget", "include_body": true, "limit": 100}),
+    );
+    assert!(
+        t.contains("a page stops at about 8 KiB of text, here before `limit: 100`"),
+        "{t}"
+    );
+    // A page cut by `limit` itself says nothing about the budget.
+    let t = s.ok("smart_search", json!({"query": "Widget", "limit": 2}));
+    assert!(t.contains("Showing 1-2 of 40"), "{t}");
+    assert!(!t.contains("KiB"), "{t}");
+}

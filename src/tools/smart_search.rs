@@ -563,9 +563,18 @@ fn render(
     }
     if next < total {
         out.push_str(&format!(
-            "\n_Showing {}-{} of {total}. More results: repeat with `offset: {next}`{}._\n",
+            "\n_Showing {}-{} of {total}{}. More results: repeat with `offset: {next}`{}._\n",
             offset + 1,
             next,
+            // Fewer than `limit` on a full page: say why, so a bigger limit is not retried.
+            if consumed < limit {
+                format!(
+                    " (a page stops at about {} KiB of text, here before `limit: {limit}`)",
+                    PAGE_BUDGET / 1024
+                )
+            } else {
+                String::new()
+            },
             if scope.within.is_none() {
                 " or narrow `scope`"
             } else {
@@ -676,7 +685,15 @@ fn fuzzy(snap: &Snapshot, query: &str, scope: &Scope, limit: usize, offset: usiz
         out.push_str(&body);
         if more {
             out.push_str(&format!(
-                "\n_More files contain it: repeat with `offset: {}`._\n",
+                "\n_More files contain it{}: repeat with `offset: {}`._\n",
+                if shown < limit {
+                    format!(
+                        " (a page stops at about {} KiB of text, here before `limit: {limit}`)",
+                        PAGE_BUDGET / 1024
+                    )
+                } else {
+                    String::new()
+                },
                 offset + shown
             ));
         }
