@@ -269,3 +269,28 @@ fn a_page_cut_by_its_text_budget_says_so() {
     assert!(t.contains("Showing 1-2 of 40"), "{t}");
     assert!(!t.contains("KiB"), "{t}");
 }
+
+/// `analyze_impact` on `/carts` (the prefix of every cart route, as an agent reads it off a
+/// controller's class-level mapping) said no route matches and left the agent to guess the
+/// exact spelling; the miss now names the routes that contain it.
+#[test]
+fn an_impact_miss_names_the_close_routes_and_topics() {
+    let ws = workspace(
+        "nu2-close",
+        &[(
+            "services/cart/server.js",
+            "const express = require('express');\nconst app = express();\napp.get('/carts/:id', (req, res) => res.json({}));\napp.delete('/carts/:id', (req, res) => res.end());\napp.listen(8080);\n",
+        )],
+    );
+    let mut s = Session::start(&ws);
+    let t = s.ok("analyze_impact", json!({"target": "/carts"}));
+    assert!(t.contains("No gRPC service or method"), "{t}");
+    assert!(t.contains("_Close names (2 in all):"), "{t}");
+    assert!(
+        t.contains("`GET /carts/:id`") && t.contains("`DELETE /carts/:id`"),
+        "{t}"
+    );
+    // A name nothing contains gets no such line.
+    let t = s.ok("analyze_impact", json!({"target": "Ledger"}));
+    assert!(!t.contains("Close names"), "{t}");
+}
