@@ -125,8 +125,10 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
             continue;
         }
         doc_files += 1;
-        let lower_path = path.to_lowercase();
-        let under = dirs.iter().any(|d| lower_path.starts_with(d.as_str()));
+        let under = !dirs.is_empty() && {
+            let lower_path = path.to_lowercase();
+            dirs.iter().any(|d| lower_path.starts_with(d.as_str()))
+        };
         for s in sections {
             sections_seen += 1;
             let title = s.title.to_lowercase();
