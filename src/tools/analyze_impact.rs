@@ -178,6 +178,7 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
                 snap.roots.len(),
                 snap.generation
             ));
+            header.push_str(&close_names(snap, target));
             // A miss is not proof: sites the index could not resolve may be it.
             let words = target_words(target);
             let events = g
@@ -909,6 +910,26 @@ fn route_rows_with(
 
 /// The words of a target worth matching against unresolved sites (`orders.created` →
 /// `orders`, `created`), at least three letters each.
+/// For a target that names no RPC, topic or route: the ones whose name contains it (a path
+/// without its verb, `/carts`, or a word of a topic), as a line naming up to five to pass.
+fn close_names(snap: &Snapshot, target: &str) -> String {
+    use crate::resources::Kind;
+    let mut candidates = Vec::new();
+    for kind in [Kind::Rpc, Kind::Topic, Kind::Route] {
+        candidates.extend(crate::resources::names(snap, kind));
+    }
+    let ranked = crate::completion::rank(candidates, target);
+    if ranked.is_empty() {
+        return String::new();
+    }
+    let shown: Vec<String> = ranked.iter().take(5).map(|n| inline_code(n)).collect();
+    format!(
+        "\n_Close names ({} in all): {}; pass one as `target`._\n",
+        ranked.len(),
+        shown.join(", ")
+    )
+}
+
 fn target_words(target: &str) -> Vec<String> {
     target
         .split(|c: char| !c.is_alphanumeric())

@@ -319,7 +319,7 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
         }
     }
     // A bare type name may mean several declarations, or a library type of the same name.
-    let grouping = if heuristic {
+    let mut grouping = if heuristic {
         Grouping::default()
     } else {
         group_by_declaration(snap, target, &mut rows)
@@ -342,6 +342,9 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     };
     if !include_tests {
         rows.retain(|r| !r.test);
+        // A declaration whose every dependent is a test file has no group left: the heading
+        // count ("names N different things") must match the headings shown.
+        grouping.keep_groups_of(&mut rows);
     }
     // Exact rows first within each root, then heuristic, then ambiguous.
     let rank = |c: &str| match c {
@@ -393,6 +396,29 @@ struct Grouping {
 }
 
 impl Grouping {
+    /// Drops the groups no row belongs to any more (their rows were left out) and renumbers
+    /// the rest in order; fewer than two groups left means no headings at all.
+    fn keep_groups_of(&mut self, rows: &mut [Row]) {
+        if self.labels.is_empty() {
+            return;
+        }
+        let used: std::collections::BTreeSet<usize> = rows.iter().map(|r| r.group).collect();
+        if used.len() == self.labels.len() {
+            return;
+        }
+        if used.len() < 2 {
+            self.labels.clear();
+            rows.iter_mut().for_each(|r| r.group = 0);
+            return;
+        }
+        let index: BTreeMap<usize, usize> = used.iter().enumerate().map(|(i, &g)| (g, i)).collect();
+        self.labels = used
+            .iter()
+            .map(|&g| std::mem::take(&mut self.labels[g]))
+            .collect();
+        rows.iter_mut().for_each(|r| r.group = index[&r.group]);
+    }
+
     fn left_out_note(&self, snap: &Snapshot, include_tests: bool) -> String {
         let rows: Vec<&Row> = self
             .left_out

@@ -103,6 +103,15 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
         return ToolOutput::error(out);
     }
     let phrase = words.join(" ");
+    // A word that is a directory (`services/orders`, as the onboard_service prompt passes a
+    // service) also matches the docs under it: a service's own README is about it even when
+    // its text never spells the path.
+    let dirs: Vec<String> = words
+        .iter()
+        .filter(|w| w.contains('/'))
+        .map(|w| format!("{}/", w.trim_start_matches("./").trim_matches('/')))
+        .filter(|d| d.len() > 1)
+        .collect();
     let mut scored: Vec<(u32, String, u32, &crate::index::facts::DocSection)> = Vec::new();
     let mut sections_seen = 0usize;
     let mut doc_files = 0usize;
@@ -116,6 +125,10 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
             continue;
         }
         doc_files += 1;
+        let under = !dirs.is_empty() && {
+            let lower_path = path.to_lowercase();
+            dirs.iter().any(|d| lower_path.starts_with(d.as_str()))
+        };
         for s in sections {
             sections_seen += 1;
             let title = s.title.to_lowercase();
@@ -138,6 +151,9 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
                 if body.contains(w.as_str()) {
                     score += 5;
                 }
+            }
+            if under {
+                score += if s.level == 1 { 60 } else { 40 };
             }
             if score > 0 {
                 scored.push((score, path.clone(), s.line, s));

@@ -76,9 +76,27 @@ struct Args {
 use crate::index::snapshot::NameMatch as MatchRank;
 
 fn kind_from(name: &str) -> Option<SymbolKind> {
+    let name = name.trim();
     SymbolKind::ALL
         .into_iter()
         .find(|k| k.name().eq_ignore_ascii_case(name))
+        .or_else(|| {
+            // The languages' own keywords for a kind the index files under another name: a
+            // C#/Java record or a Kotlin/Scala object is a class, `def`/`fn`/`func` a function.
+            let kind = match name.to_ascii_lowercase().as_str() {
+                "record" | "object" | "data_class" => SymbolKind::Class,
+                "func" | "fn" | "fun" | "def" | "procedure" => SymbolKind::Function,
+                "const" | "final" => SymbolKind::Constant,
+                "var" | "let" | "val" => SymbolKind::Variable,
+                "ctor" | "init" => SymbolKind::Constructor,
+                "typealias" | "type_alias" | "alias" => SymbolKind::TypeAlias,
+                "enum_member" | "enumvalue" | "variant" => SymbolKind::EnumValue,
+                "package" | "namespace" => SymbolKind::Module,
+                "protocol" => SymbolKind::Interface,
+                _ => return None,
+            };
+            Some(kind)
+        })
 }
 
 fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
@@ -117,7 +135,7 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
             Some(k) => Some(k),
             None => {
                 return ToolOutput::error(format!(
-                    "Invalid arguments for smart_search: unknown kind `{k}`. Use one of: service, rpc, endpoint, message, interface, trait, topic, class, struct, enum, enum_value, type, function, method, constructor, constant, variable, field, module."
+                    "Invalid arguments for smart_search: unknown kind `{k}`. Use one of: service, rpc, endpoint, message, interface, trait, topic, class, struct, enum, enum_value, type, function, method, constructor, constant, variable, field, module (a language's own word works too: record, object, def, fn, func, const, ctor, namespace, protocol)."
                 ));
             }
         },
@@ -545,9 +563,18 @@ fn render(
     }
     if next < total {
         out.push_str(&format!(
-            "\n_Showing {}-{} of {total}. More results: repeat with `offset: {next}`{}._\n",
+            "\n_Showing {}-{} of {total}{}. More results: repeat with `offset: {next}`{}._\n",
             offset + 1,
             next,
+            // Fewer than `limit` on a full page: say why, so a bigger limit is not retried.
+            if consumed < limit {
+                format!(
+                    " (a page stops at about {} KiB of text, here before `limit: {limit}`)",
+                    PAGE_BUDGET / 1024
+                )
+            } else {
+                String::new()
+            },
             if scope.within.is_none() {
                 " or narrow `scope`"
             } else {
@@ -658,7 +685,15 @@ fn fuzzy(snap: &Snapshot, query: &str, scope: &Scope, limit: usize, offset: usiz
         out.push_str(&body);
         if more {
             out.push_str(&format!(
-                "\n_More files contain it: repeat with `offset: {}`._\n",
+                "\n_More files contain it{}: repeat with `offset: {}`._\n",
+                if shown < limit {
+                    format!(
+                        " (a page stops at about {} KiB of text, here before `limit: {limit}`)",
+                        PAGE_BUDGET / 1024
+                    )
+                } else {
+                    String::new()
+                },
                 offset + shown
             ));
         }
@@ -775,4 +810,28 @@ fn module_is_declaration(lang: crate::index::facts::Language) -> bool {
         lang,
         Language::Ruby | Language::Rust | Language::TypeScript | Language::JavaScript
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kind_names_and_language_keywords() {
+        for k in SymbolKind::ALL {
+            assert_eq!(kind_from(k.name()), Some(k));
+        }
+        assert_eq!(kind_from("Class"), Some(SymbolKind::Class));
+        // C# `public record Order(...)`, Kotlin `object Registry`: indexed as classes.
+        assert_eq!(kind_from("record"), Some(SymbolKind::Class));
+        assert_eq!(kind_from("object"), Some(SymbolKind::Class));
+        for f in ["def", "fn", "func", "fun"] {
+            assert_eq!(kind_from(f), Some(SymbolKind::Function), "{f}");
+        }
+        assert_eq!(kind_from("const"), Some(SymbolKind::Constant));
+        assert_eq!(kind_from("namespace"), Some(SymbolKind::Module));
+        assert_eq!(kind_from("protocol"), Some(SymbolKind::Interface));
+        assert_eq!(kind_from(" typealias "), Some(SymbolKind::TypeAlias));
+        assert_eq!(kind_from("widget"), None);
+    }
 }

@@ -494,7 +494,7 @@ fn match_service<'a>(
     };
     let mut all = names.clone();
     let mut ci = names.clone();
-    let mut last = names;
+    let mut last = names.clone();
     all.find(|k| k.as_str() == z)
         .or_else(|| ci.find(|k| k.eq_ignore_ascii_case(z)))
         .or_else(|| {
@@ -503,6 +503,17 @@ fn match_service<'a>(
                     .next()
                     .is_some_and(|l| l.eq_ignore_ascii_case(z))
             })
+        })
+        .or_else(|| {
+            // The first word of the last segment, when only one service has it: `Basket` for
+            // `src/Basket.API`, `orders` for `services/orders-service`.
+            let stem = |k: &String| {
+                let l = k.rsplit('/').next().unwrap_or(k);
+                l.split(['.', '-', '_']).next().unwrap_or(l).to_string()
+            };
+            let mut hits = names.filter(|k| stem(k).eq_ignore_ascii_case(z));
+            let first = hits.next()?;
+            hits.next().is_none().then_some(first)
         })
 }
 
@@ -1436,6 +1447,32 @@ into \"other contracts\", e.g. {}. Next: {tool}(target: \"{}\") for one of them,
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_service_is_found_by_the_first_word_of_its_last_segment_when_unique() {
+        let names: Vec<String> = [
+            "src/Basket.API",
+            "src/Ordering.API",
+            "src/Ordering.Domain",
+            "services/orders-service",
+            "(workspace root)",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let find = |z: &str| match_service(names.iter(), z).cloned();
+        assert_eq!(find("basket").as_deref(), Some("src/Basket.API"));
+        assert_eq!(find("Basket.API").as_deref(), Some("src/Basket.API"));
+        assert_eq!(find("orders").as_deref(), Some("services/orders-service"));
+        // Two services start with `Ordering`: no guess.
+        assert_eq!(find("Ordering"), None);
+        assert_eq!(
+            find("src/Ordering.Domain").as_deref(),
+            Some("src/Ordering.Domain")
+        );
+        assert_eq!(find("widgets"), None);
+    }
+
     use super::*;
     use crate::index::facts::Value as FactValue;
     use crate::index::facts::*;

@@ -390,9 +390,9 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
         render_markdown_rows(&report, limit, offset, MAX_OUTPUT_BYTES - 1536, &mut rows);
     let total: usize = report.contracts.iter().map(|c| c.affected.len()).sum();
     let next = offset + rows.len();
-    let services: Vec<Value> = report
-        .services
-        .iter()
+    // Riskiest first, as the Markdown table lists them.
+    let services: Vec<Value> = render::services_by_risk(&report)
+        .into_iter()
         .map(|(s, (r, why))| json!({"service": s, "risk": r.key(), "why": why}))
         .collect();
     let data = super::structured::with(

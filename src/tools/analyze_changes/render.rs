@@ -310,7 +310,7 @@ fn tail_sections(report: &Report) -> String {
 }
 
 /// The services, riskiest first (then by name): the order of the Markdown table and the JSON.
-fn services_by_risk(report: &Report) -> Vec<(&String, &(Risk, String))> {
+pub(super) fn services_by_risk(report: &Report) -> Vec<(&String, &(Risk, String))> {
     let mut svc: Vec<(&String, &(Risk, String))> = report.services.iter().collect();
     crate::order::sort_by_cached_key(&mut svc, |(n, (r, _))| {
         (std::cmp::Reverse(*r), (*n).clone())
