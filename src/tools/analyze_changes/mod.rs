@@ -348,7 +348,7 @@ pub fn parse_base(raw: Option<&str>) -> Result<BaseArg, String> {
     validate_revision(raw).map_err(|why| {
         format!(
             "Invalid base {}: {why}. Pass a branch, tag or commit, e.g. {{\"base\": \"origin/main\"}}, \"working tree\" for uncommitted changes, or omit `base` for the merge-base with origin/main.",
-            inline_code(&raw.escape_debug().to_string())
+            inline_code(&crate::protocol::echo_input(&raw.escape_debug().to_string()))
         )
     })?;
     Ok(BaseArg::Revision(raw.to_string()))
