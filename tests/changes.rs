@@ -2415,3 +2415,51 @@ fn message_rows_have_an_owning_service_and_package_rows_a_location() {
         "{p:#}"
     );
 }
+
+/// A file moved with `mv`, not `git mv`: git reports a deleted file and an untracked one. Read
+/// as one renamed file, a move alone touches no contract, and a move with an RPC renamed in it
+/// is that rename, as when the move is staged.
+#[test]
+fn a_file_moved_without_git_add_is_a_rename() {
+    let ws = repo("chg-unstaged-move");
+    let (from, to) = (
+        "contracts/orders/v1/orders.proto",
+        "contracts/orders/v1/orders_api.proto",
+    );
+    std::fs::rename(ws.join(from), ws.join(to)).unwrap();
+    let files = |r: &Value| -> Vec<(String, String)> {
+        r["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (
+                    f["path"].as_str().unwrap().to_string(),
+                    f["status"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let r = impact_json(&ws);
+    assert_eq!(
+        files(&r),
+        vec![(to.to_string(), format!("renamed from `{from}`"))],
+        "{r:#}"
+    );
+    assert_eq!(r["breaking"], false, "{r:#}");
+    assert_eq!(r["contracts"], json!([]), "{r:#}");
+    edit(
+        &ws,
+        to,
+        "rpc GetOrder(GetOrderRequest)",
+        "rpc FetchOrder(GetOrderRequest)",
+    );
+    let r = impact_json(&ws);
+    assert_eq!(files(&r).len(), 1, "{r:#}");
+    assert_eq!(r["breaking"], true, "{r:#}");
+    assert_why(&r, "renamed to `OrderService.FetchOrder`");
+    // A file of another language, or mostly rewritten, stays a deletion and an addition.
+    std::fs::write(ws.join(to), "syntax = \"proto3\";\npackage other.v1;\n").unwrap();
+    let r = impact_json(&ws);
+    assert_eq!(files(&r).len(), 2, "{r:#}");
+}

@@ -469,6 +469,118 @@ pub(super) fn read_diff(
     Ok(diffs)
 }
 
+/// The most deleted × untracked file pairs [`pair_moves`] compares (each pair one pass over
+/// both texts): past it, moves are left as git reports them.
+const MAX_MOVE_PAIRS: usize = 4096;
+
+/// Files moved without `git add`: git compares the base with the working tree for tracked
+/// paths only, so `mv a.proto b.proto` is a deleted `a.proto` and an untracked `b.proto`. A
+/// deleted source file and an untracked one of the same language whose lines are mostly the
+/// same (at least half of the longer one's, git's default rename threshold) are one renamed
+/// file, its hunks made from both texts ([`line_hunks`]).
+pub(super) fn pair_moves(
+    diffs: &mut Vec<DiffFile>,
+    base_texts: &[(String, Option<Vec<u8>>)],
+    top: &Path,
+) {
+    let deleted: Vec<usize> = (0..diffs.len())
+        .filter(|&i| diffs[i].new_path.is_none() && diffs[i].old_path.is_some())
+        .collect();
+    let added: Vec<usize> = (0..diffs.len()).filter(|&i| diffs[i].untracked).collect();
+    if deleted.is_empty()
+        || added.is_empty()
+        || deleted.len().saturating_mul(added.len()) > MAX_MOVE_PAIRS
+    {
+        return;
+    }
+    let text_of = |b: Vec<u8>| {
+        let b = lone_cr_to_lf(&b).unwrap_or(b);
+        String::from_utf8_lossy(&b).into_owned()
+    };
+    let old_texts: Vec<Option<String>> = deleted
+        .iter()
+        .map(|&i| {
+            let old = diffs[i].old_path.as_deref()?;
+            let (_, bytes) = base_texts.iter().find(|(p, _)| p == old)?;
+            Some(text_of(bytes.clone()?))
+        })
+        .collect();
+    let mut taken = vec![false; deleted.len()];
+    let mut gone: Vec<usize> = Vec::new();
+    for &a in &added {
+        let Some(new) = diffs[a].new_path.clone() else {
+            continue;
+        };
+        let Some(lang) = Language::of_path(&new) else {
+            continue;
+        };
+        let candidates: Vec<usize> = (0..deleted.len())
+            .filter(|&k| {
+                !taken[k]
+                    && old_texts[k].is_some()
+                    && diffs[deleted[k]]
+                        .old_path
+                        .as_deref()
+                        .and_then(Language::of_path)
+                        == Some(lang)
+            })
+            .collect();
+        if candidates.is_empty() {
+            continue;
+        }
+        // A regular file only: a symlink may point out of the workspace.
+        let path = top.join(&new);
+        let Some(current) = std::fs::symlink_metadata(&path)
+            .ok()
+            .filter(|m| m.is_file() && m.len() <= 4 << 20)
+            .and_then(|_| std::fs::read(&path).ok())
+            .map(text_of)
+        else {
+            continue;
+        };
+        let best = candidates
+            .into_iter()
+            .filter_map(|k| {
+                let score = similarity(old_texts[k].as_deref()?, &current)?;
+                (score >= 0.5).then_some((score, k))
+            })
+            .max_by(|x, y| x.0.total_cmp(&y.0).then(y.1.cmp(&x.1)));
+        let Some((_, k)) = best else { continue };
+        taken[k] = true;
+        let old_text = old_texts[k].as_deref().unwrap_or_default();
+        let d = &mut diffs[deleted[k]];
+        d.new_path = Some(new);
+        d.hunks = line_hunks(old_text, &current);
+        (d.old_ranges, d.new_ranges) = ranges_of(&d.hunks);
+        gone.push(a);
+    }
+    gone.sort_unstable();
+    for a in gone.into_iter().rev() {
+        diffs.remove(a);
+    }
+}
+
+/// The share of the longer text's lines (read without a CR at their end) that the other text
+/// holds too, from 0 to 1; `None` when both are empty (git pairs no empty files either).
+fn similarity(a: &str, b: &str) -> Option<f64> {
+    let mut counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut a_lines = 0usize;
+    for l in a.lines() {
+        *counts.entry(l).or_default() += 1;
+        a_lines += 1;
+    }
+    let (mut b_lines, mut common) = (0usize, 0usize);
+    for l in b.lines() {
+        b_lines += 1;
+        if let Some(c) = counts.get_mut(l).filter(|c| **c > 0) {
+            *c -= 1;
+            common += 1;
+        }
+    }
+    let longer = a_lines.max(b_lines);
+    (longer > 0).then(|| common as f64 / longer as f64)
+}
+
 /// The base versions (at `commit`) of the changed source files, read from git in one batch;
 /// `None` for a file git could not give.
 pub(super) fn read_base_texts(
@@ -589,6 +701,16 @@ mod tests {
             (h[0].old, h[0].old_count, h[0].new, h[0].new_count),
             (0, 0, 1, 2)
         );
+    }
+
+    #[test]
+    fn similarity_counts_shared_lines_of_the_longer_text() {
+        assert_eq!(similarity("", ""), None);
+        assert_eq!(similarity("a\nb\n", "a\r\nb\r\n"), Some(1.0));
+        assert_eq!(similarity("a\nb\nc\nd\n", "a\nb\n"), Some(0.5));
+        // A line repeated once is matched once.
+        assert_eq!(similarity("x\ny\n", "x\nx\n"), Some(0.5));
+        assert_eq!(similarity("a\n", "b\n"), Some(0.0));
     }
 
     #[test]

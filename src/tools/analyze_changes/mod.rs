@@ -482,8 +482,9 @@ pub fn compute(
         report.bases.push(format!(
             "{repo_label}: base {label}, commit `{short}`, compared with the working tree"
         ));
-        let diffs = read_diff(&git, &top, &commit, &repo_label)?;
+        let mut diffs = read_diff(&git, &top, &commit, &repo_label)?;
         let mut base_texts = read_base_texts(&git, &commit, &diffs);
+        diff::pair_moves(&mut diffs, &base_texts, &top);
         for mut d in diffs {
             let path = d.new_path.clone().or_else(|| d.old_path.clone());
             let Some(path) = path else { continue };
