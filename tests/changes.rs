@@ -2458,6 +2458,9 @@ fn a_file_moved_without_git_add_is_a_rename() {
     assert_eq!(files(&r).len(), 1, "{r:#}");
     assert_eq!(r["breaking"], true, "{r:#}");
     assert_why(&r, "renamed to `OrderService.FetchOrder`");
+    // The old name's line is a line of the base: at the old path.
+    let gone = contract(&r, "rpc", "OrderService.GetOrder");
+    assert_eq!(gone["location"], format!("{from}:14 (base)"), "{gone:#}");
     // A file of another language, or mostly rewritten, stays a deletion and an addition.
     std::fs::write(ws.join(to), "syntax = \"proto3\";\npackage other.v1;\n").unwrap();
     let r = impact_json(&ws);

@@ -148,6 +148,8 @@ impl FileClass {
 pub struct ChangedFile {
     /// Workspace-relative path (the new one for a rename).
     pub display: String,
+    /// The path at the base, as `display` (the old one for a rename): where base lines are.
+    pub base_display: String,
     /// `added`, `modified`, `deleted`, `renamed from <old>`, `untracked`.
     pub status: String,
     pub class: FileClass,
@@ -501,6 +503,12 @@ pub fn compute(
                 Some(fi) => snap.display_path(&snap.files[fi as usize]),
                 None => display_of(&abs),
             };
+            let base_display = match &d.old_path {
+                Some(old) if d.new_path.as_ref().is_some_and(|n| n != old) => {
+                    display_of(&top.join(old))
+                }
+                _ => display.clone(),
+            };
             let rel_in_root = root
                 .and_then(|r| abs.strip_prefix(&canon_roots[r]).ok())
                 .map(|p| p.to_string_lossy().replace('\\', "/"))
@@ -585,6 +593,7 @@ pub fn compute(
             };
             report.files.push(ChangedFile {
                 display,
+                base_display,
                 status,
                 class,
                 service,
@@ -695,7 +704,7 @@ fn declarations(snap: &Snapshot, report: &mut Report) {
                     .collect();
                 for b in &gone {
                     decls.push(ChangedDecl {
-                        display: cf.display.clone(),
+                        display: cf.base_display.clone(),
                         name: match &b.container {
                             Some(c) if !b.name.starts_with(&format!("{c}.")) => {
                                 format!("{c}.{}", b.name)
@@ -775,7 +784,7 @@ fn declarations(snap: &Snapshot, report: &mut Report) {
                         && overlaps(&cf.old_ranges, s.line, s.end_line.max(s.line))
                 }) {
                     decls.push(ChangedDecl {
-                        display: cf.display.clone(),
+                        display: cf.base_display.clone(),
                         name: s.name.clone(),
                         kind: s.kind.name(),
                         line: s.line,
