@@ -2466,3 +2466,37 @@ fn a_file_moved_without_git_add_is_a_rename() {
     let r = impact_json(&ws);
     assert_eq!(files(&r).len(), 2, "{r:#}");
 }
+
+/// An LF file with a stray lone CR (in a comment): the index counts it as a line break, git
+/// does not, so git's hunks are moved past it. The changed signature is the second function's,
+/// not the line of the first one that git's number points at in the index's count.
+#[test]
+fn a_stray_cr_does_not_shift_the_changed_declaration() {
+    let ws = temp_dir("chg-stray-cr");
+    std::fs::create_dir_all(ws.join("svc")).unwrap();
+    let base = "# note\r stray\ndef first():\n    return 1\ndef second():\n    return 2\n";
+    std::fs::write(ws.join("svc/app.py"), base).unwrap();
+    git(&ws, &["init", "-q", "-b", "main"]);
+    git(&ws, &["add", "-A"]);
+    git(&ws, &["commit", "-q", "-m", "base"]);
+    git(&ws, &["checkout", "-q", "-b", "feature"]);
+    std::fs::write(
+        ws.join("svc/app.py"),
+        base.replace("def second():", "def second(x=0):"),
+    )
+    .unwrap();
+    commit(&ws);
+    let r = impact_json(&ws);
+    let decls: Vec<(String, u64)> = r["declarations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["name"].as_str().unwrap().to_string(),
+                d["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(decls, vec![("second".to_string(), 5)], "{r:#}");
+}

@@ -20,6 +20,8 @@ pub(super) struct DiffFile {
     pub(super) hunks: Vec<Hunk>,
     /// Not tracked by git (listed by `ls-files --others`).
     pub(super) untracked: bool,
+    /// The hunks count lone CRs as line breaks already (made here from the texts, not by git).
+    pub(super) cr_aware: bool,
 }
 
 /// One hunk of `git diff -U0`: `count` old lines from `old` became `new_count` new lines from
@@ -178,21 +180,106 @@ pub(super) fn ranges_of(hunks: &[Hunk]) -> (Ranges, Ranges) {
     (old, new)
 }
 
-/// The text with its lone carriage returns (old Mac line ends) as line feeds, when they are its
-/// line ends (more lone CRs than LFs; a stray CR in a string of an LF file is not one). Git
-/// counts lines by line feeds only, so such a file is one line to `git diff` and many to a
-/// reader that breaks lines at CR.
+/// True when `bytes[i]` is a lone carriage return (an old Mac line end, not one of `\r\n`).
+fn lone_cr_at(bytes: &[u8], i: usize) -> bool {
+    bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n')
+}
+
+/// The text with its lone carriage returns as line feeds, when it has any: the index reads a
+/// lone CR as a line break (see `lex::normalize_breaks`), so line numbers of facts count them,
+/// and so must every text and hunk they are compared with. Git counts lines by line feeds
+/// only: see [`mostly_lone_cr`] and [`remap_hunks`] for its hunks.
 pub(super) fn lone_cr_to_lf(bytes: &[u8]) -> Option<Vec<u8>> {
-    let lone = |i: usize| bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n');
-    let crs = (0..bytes.len()).filter(|&i| lone(i)).count();
-    if crs == 0 || crs <= bytes.iter().filter(|&&c| c == b'\n').count() {
+    if !(0..bytes.len()).any(|i| lone_cr_at(bytes, i)) {
         return None;
     }
     Some(
         (0..bytes.len())
-            .map(|i| if lone(i) { b'\n' } else { bytes[i] })
+            .map(|i| {
+                if lone_cr_at(bytes, i) {
+                    b'\n'
+                } else {
+                    bytes[i]
+                }
+            })
             .collect(),
     )
+}
+
+/// True when lone CRs are the text's line ends (more of them than LFs): git then sees the
+/// file as a line or a few, and its hunks say nothing about the lines ([`line_hunks`] makes
+/// them again). A stray CR in a string of an LF file is not one: git's hunks are kept, their
+/// line numbers moved past it ([`remap_hunks`]).
+pub(super) fn mostly_lone_cr(bytes: &[u8]) -> bool {
+    let crs = (0..bytes.len()).filter(|&i| lone_cr_at(bytes, i)).count();
+    crs > bytes.iter().filter(|&&c| c == b'\n').count()
+}
+
+/// Git's line `k` (counted by LFs) of `bytes` as the index counts lines (a lone CR is a break
+/// too): the lone CRs before the start of each LF line, and in all.
+struct LineMap {
+    before: Vec<u32>,
+    total: u32,
+}
+
+impl LineMap {
+    fn of(bytes: &[u8]) -> LineMap {
+        let (mut before, mut n) = (vec![0u32], 0u32);
+        for (i, &b) in bytes.iter().enumerate() {
+            if lone_cr_at(bytes, i) {
+                n = n.saturating_add(1);
+            } else if b == b'\n' {
+                before.push(n);
+            }
+        }
+        LineMap { before, total: n }
+    }
+
+    /// The first line, as the index counts, of git's line `k` (1-based; past the end, where
+    /// it would start).
+    fn start(&self, k: u32) -> u32 {
+        let crs = self.before.get(k.saturating_sub(1) as usize).copied();
+        k.saturating_add(crs.unwrap_or(self.total))
+    }
+
+    /// The span `(start, count)` of git's `count` lines from `start` (a count of 0: the line
+    /// after which, as git writes it).
+    fn span(&self, start: u32, count: u32) -> (u32, u32) {
+        if count == 0 {
+            let after = if start == 0 {
+                0
+            } else {
+                self.start(start.saturating_add(1)) - 1
+            };
+            return (after, 0);
+        }
+        let s = self.start(start);
+        (s, self.start(start.saturating_add(count)) - s)
+    }
+}
+
+/// Git's hunks of a file with a few lone CRs, in the index's line numbers (a lone CR a break):
+/// each side moved by the lone CRs before it in that side's text, and stretched over those
+/// inside it. A side without a text keeps git's numbers.
+pub(super) fn remap_hunks(hunks: &[Hunk], old: Option<&[u8]>, new: Option<&[u8]>) -> Vec<Hunk> {
+    let (old, new) = (old.map(LineMap::of), new.map(LineMap::of));
+    hunks
+        .iter()
+        .map(|h| {
+            let (o, oc) = old
+                .as_ref()
+                .map_or((h.old, h.old_count), |m| m.span(h.old, h.old_count));
+            let (n, nc) = new
+                .as_ref()
+                .map_or((h.new, h.new_count), |m| m.span(h.new, h.new_count));
+            Hunk {
+                old: o,
+                old_count: oc,
+                new: n,
+                new_count: nc,
+            }
+        })
+        .collect()
 }
 
 /// The hunks turning `old` into `new`, line by line (lines compared without a CR at their end):
@@ -463,6 +550,7 @@ pub(super) fn read_diff(
                 old_ranges: Vec::new(),
                 hunks,
                 untracked: true,
+                cr_aware: true,
             });
         }
     }
@@ -551,6 +639,7 @@ pub(super) fn pair_moves(
         let d = &mut diffs[deleted[k]];
         d.new_path = Some(new);
         d.hunks = line_hunks(old_text, &current);
+        d.cr_aware = true;
         (d.old_ranges, d.new_ranges) = ranges_of(&d.hunks);
         gone.push(a);
     }
@@ -672,8 +761,9 @@ mod tests {
     fn lone_crs_and_line_hunks() {
         assert_eq!(lone_cr_to_lf(b"a\r\nb\n"), None);
         assert_eq!(lone_cr_to_lf(b"a\rb\r\nc\r").unwrap(), b"a\nb\r\nc\n");
-        // A stray CR in a file of LF lines is not a line end.
-        assert_eq!(lone_cr_to_lf(b"s = \"\r\"\nt\n"), None);
+        assert!(mostly_lone_cr(b"a\rb\r\nc\r"));
+        // A stray CR in a file of LF lines is no line end git counts.
+        assert!(!mostly_lone_cr(b"s = \"\r\"\nt\n"));
         assert_eq!(line_hunks("a\nb\nc\n", "a\r\nb\r\nc\r\n"), vec![]);
         let h = line_hunks("a\nb\nc\n", "a\nx\ny\nc\n");
         assert_eq!(
@@ -700,6 +790,34 @@ mod tests {
         assert_eq!(
             (h[0].old, h[0].old_count, h[0].new, h[0].new_count),
             (0, 0, 1, 2)
+        );
+    }
+
+    #[test]
+    fn git_hunks_move_past_stray_lone_crs() {
+        let h = |old, old_count, new, new_count| Hunk {
+            old,
+            old_count,
+            new,
+            new_count,
+        };
+        // Line 1 holds a lone CR: git's lines 2.. are the index's 3..; git's line 1 is two.
+        let old = b"# a\rb\nx\ny\nz\n";
+        let new = b"# a\rb\nx\nY\nz\n";
+        let r = remap_hunks(&[h(3, 1, 3, 1)], Some(old), Some(new));
+        assert_eq!(r, vec![h(4, 1, 4, 1)]);
+        let r = remap_hunks(&[h(1, 1, 1, 1)], Some(old), Some(new));
+        assert_eq!(r, vec![h(1, 2, 1, 2)]);
+        // A pure insertion after git's line 1 is after the index's line 2; after line 0 stays.
+        let r = remap_hunks(&[h(1, 0, 2, 1), h(0, 0, 1, 1)], Some(old), None);
+        assert_eq!(r, vec![h(2, 0, 2, 1), h(0, 0, 1, 1)]);
+        // Past the end (a count reaching the last line) stays in bounds.
+        let r = remap_hunks(&[h(4, 1, 4, 1)], Some(old), Some(b"x"));
+        assert_eq!(r, vec![h(5, 1, 4, 1)]);
+        // Lines without a lone CR before them are as git counts them.
+        assert_eq!(
+            remap_hunks(&[h(2, 1, 2, 1)], Some(b"a\nb\n\r"), Some(b"a\nc\n")),
+            vec![h(2, 1, 2, 1)]
         );
     }
 

@@ -543,29 +543,38 @@ pub fn compute(
                 }
                 None => None,
             };
-            // Lone CRs (old Mac line ends): git counts the file as one line, so its hunks say
-            // nothing about the lines; they are made again from both texts read with the CRs as
-            // line ends, and a file whose lines all read the same only changed its line ends.
+            // Lone CRs: the index reads each as a line break, git does not. Where they are the
+            // line ends, git counts the file as a line or a few, so its hunks say nothing about
+            // the lines: they are made again from both texts read with the CRs as line ends
+            // (a file whose lines all read the same only changed its line ends). A few stray
+            // ones (in a string or comment of an LF file) only shift git's hunks.
             let cr_base = raw_base.as_deref().and_then(diff::lone_cr_to_lf);
             let cr_current = current.as_deref().and_then(diff::lone_cr_to_lf);
             let lone_cr = cr_base.is_some() || cr_current.is_some();
-            raw_base = cr_base.or(raw_base);
-            current = cr_current.or(current);
             if lone_cr
                 && (d.old_path.is_none() || raw_base.is_some())
                 && (d.new_path.is_none() || current.is_some())
             {
-                let text = |b: &Option<Vec<u8>>| {
-                    b.as_deref()
-                        .map(|b| String::from_utf8_lossy(b).into_owned())
-                        .unwrap_or_default()
-                };
-                d.hunks = diff::line_hunks(&text(&raw_base), &text(&current));
-                if d.hunks.is_empty() && status == "modified" {
-                    continue;
+                let mostly = |b: &Option<Vec<u8>>| b.as_deref().is_some_and(diff::mostly_lone_cr);
+                if mostly(&raw_base) || mostly(&current) {
+                    let text = |cr: &Option<Vec<u8>>, raw: &Option<Vec<u8>>| {
+                        cr.as_deref()
+                            .or(raw.as_deref())
+                            .map(|b| String::from_utf8_lossy(b).into_owned())
+                            .unwrap_or_default()
+                    };
+                    d.hunks =
+                        diff::line_hunks(&text(&cr_base, &raw_base), &text(&cr_current, &current));
+                    if d.hunks.is_empty() && status == "modified" {
+                        continue;
+                    }
+                } else if !d.cr_aware {
+                    d.hunks = diff::remap_hunks(&d.hunks, raw_base.as_deref(), current.as_deref());
                 }
                 (d.old_ranges, d.new_ranges) = diff::ranges_of(&d.hunks);
             }
+            raw_base = cr_base.or(raw_base);
+            current = cr_current.or(current);
             let current_text = current.map(|b| String::from_utf8_lossy(&b).into_owned());
             // The base version, through the same extractors.
             let mut base_facts = None;
