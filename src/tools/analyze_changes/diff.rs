@@ -41,7 +41,7 @@ impl Hunk {
     /// before or after the span does not touch it).
     pub(super) fn touches(&self, lo: u32, hi: u32) -> bool {
         if self.new_count > 0 {
-            self.new <= hi && lo < self.new + self.new_count
+            self.new <= hi && lo < self.new.saturating_add(self.new_count)
         } else {
             lo <= self.new && self.new < hi
         }
@@ -58,10 +58,11 @@ pub(super) fn new_line_of(hunks: &[Hunk], old_line: u32) -> Option<u32> {
     let mut delta: i64 = 0;
     for h in hunks {
         let before = if h.old_count > 0 {
-            if h.old <= old_line && old_line < h.old + h.old_count {
+            let end = h.old.saturating_add(h.old_count);
+            if h.old <= old_line && old_line < end {
                 return None;
             }
-            h.old + h.old_count <= old_line
+            end <= old_line
         } else {
             h.old < old_line
         };
@@ -135,7 +136,8 @@ pub(super) fn parse_diff(text: &str) -> Vec<DiffFile> {
             let old = parts.next().unwrap_or("-0");
             let new = parts.next().unwrap_or("+0");
             let span = |s: &str| -> (u32, u32) {
-                let s = &s[1.min(s.len())..];
+                // Past the sign (`-` or `+`); a character boundary whatever the line holds.
+                let s = s.get(1..).unwrap_or("");
                 let (start, count) = match s.split_once(',') {
                     Some((a, b)) => (a.parse().unwrap_or(0), b.parse().unwrap_or(1)),
                     None => (s.parse().unwrap_or(0), 1),
@@ -791,6 +793,24 @@ mod tests {
             (h[0].old, h[0].old_count, h[0].new, h[0].new_count),
             (0, 0, 1, 2)
         );
+    }
+
+    #[test]
+    fn malformed_hunk_headers_are_read_without_panicking() {
+        let text = "diff --git a/x.go b/x.go\n--- a/x.go\n+++ b/x.go\n@@ \u{e9} +\u{fc} @@\n@@ -4294967295,4294967295 +4294967295,4294967295 @@\n@@\n@@ -\n@@ - + @@\n@@ -1,x +y, @@\n";
+        let d = parse_diff(text);
+        assert_eq!(d.len(), 1);
+        for cut in 0..text.len() {
+            if text.is_char_boundary(cut) {
+                for f in parse_diff(&text[..cut]) {
+                    let _ = (
+                        touched(&f.hunks, 1, u32::MAX),
+                        new_line_of(&f.hunks, u32::MAX),
+                    );
+                }
+            }
+        }
+        assert!(touched(&d[0].hunks, u32::MAX - 1, u32::MAX));
     }
 
     #[test]
