@@ -84,6 +84,47 @@ pub fn echo_input(input: &str) -> String {
     }
 }
 
+/// `message` with every run between quotes or backticks longer than [`MAX_ECHOED_INPUT`]
+/// characters cut as [`echo_input`] cuts it: for messages that quote the user's text whole (a
+/// serde error quoting a wrong value, a config error quoting an unknown key).
+///
+/// ```
+/// use mesh_mcp::protocol::echo_quoted;
+/// let m = echo_quoted(&format!("unknown key `{}` in [x]", "k".repeat(1000)));
+/// assert!(m.len() < 200 && m.ends_with("(1000 bytes)` in [x]"), "{m}");
+/// // Text outside quotes is the server's own: kept whole.
+/// let own = format!("{} `a\"b` \"c`d\"", "w".repeat(100));
+/// assert_eq!(echo_quoted(&own), own);
+/// ```
+pub fn echo_quoted(message: &str) -> String {
+    let mut out = String::with_capacity(message.len().min(1024));
+    // The quote character of the run being read, when inside one.
+    let mut inside: Option<char> = None;
+    let mut run_start = 0;
+    for (at, c) in message.char_indices() {
+        if c != '"' && c != '`' || inside.is_some_and(|q| q != c) {
+            continue;
+        }
+        let run = &message[run_start..at];
+        if inside.is_some() {
+            out.push_str(&echo_input(run));
+        } else {
+            out.push_str(run);
+        }
+        out.push(c);
+        inside = if inside.is_some() { None } else { Some(c) };
+        run_start = at + c.len_utf8();
+    }
+    // An unclosed quote runs to the end: cut it too.
+    let rest = &message[run_start..];
+    if inside.is_some() {
+        out.push_str(&echo_input(rest));
+    } else {
+        out.push_str(rest);
+    }
+    out
+}
+
 /// True when a negotiated version is at least `min` (versions are ISO dates, so they sort).
 pub fn version_at_least(version: &str, min: &str) -> bool {
     version >= min

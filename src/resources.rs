@@ -118,6 +118,8 @@ pub fn names(snap: &Snapshot, kind: Kind) -> Vec<String> {
             .flat_map(|f| f.facts().sections.iter().map(|s| s.title.clone()))
             .collect(),
     };
+    // A blank name (a heading of only `#`s, a topic of spaces) makes no URI `tool_for` reads.
+    v.retain(|n| !n.trim().is_empty());
     crate::order::sort(&mut v);
     v.dedup();
     v
@@ -140,6 +142,9 @@ pub fn doc_sections(snap: &Snapshot) -> Vec<DocResource> {
     let mut out = Vec::new();
     for f in &snap.files {
         for s in &f.facts().sections {
+            if s.title.trim().is_empty() {
+                continue; // no URI reads it (see `names`)
+            }
             let k = seen.entry(s.title.to_lowercase()).or_default();
             *k += 1;
             let mut segment = encode(&s.title);
@@ -221,12 +226,18 @@ or no cursor for the first page",
         .iter()
         .map(|(uri, name, title, d)| resource(uri.to_string(), name, title, d))
         .collect();
+    // Every URI listed can be subscribed to: a longer one (a heading of thousands of
+    // characters; a non-ASCII byte is three once encoded) is left out of the list.
+    let fits = |uri: &str| uri.len() <= MAX_URI_BYTES;
     if let Some(snap) = snap {
         for kind in Kind::ALL {
             let (title, description) = kind.describe();
             if kind == Kind::Doc {
                 for d in doc_sections(snap) {
                     let uri = format!("{SCHEME}doc/{}", d.segment);
+                    if !fits(&uri) {
+                        continue;
+                    }
                     let name = format!("{} ({}:{})", d.title, d.path, d.line);
                     all.push(resource(
                         uri,
@@ -239,6 +250,9 @@ or no cursor for the first page",
             }
             for n in names(snap, kind) {
                 let uri = format!("{SCHEME}{}/{}", kind.segment(), encode(&n));
+                if !fits(&uri) {
+                    continue;
+                }
                 all.push(resource(uri, &n, &format!("{title} {n}"), description));
             }
         }

@@ -2415,3 +2415,88 @@ fn message_rows_have_an_owning_service_and_package_rows_a_location() {
         "{p:#}"
     );
 }
+
+/// A file moved with `mv`, not `git mv`: git reports a deleted file and an untracked one. Read
+/// as one renamed file, a move alone touches no contract, and a move with an RPC renamed in it
+/// is that rename, as when the move is staged.
+#[test]
+fn a_file_moved_without_git_add_is_a_rename() {
+    let ws = repo("chg-unstaged-move");
+    let (from, to) = (
+        "contracts/orders/v1/orders.proto",
+        "contracts/orders/v1/orders_api.proto",
+    );
+    std::fs::rename(ws.join(from), ws.join(to)).unwrap();
+    let files = |r: &Value| -> Vec<(String, String)> {
+        r["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (
+                    f["path"].as_str().unwrap().to_string(),
+                    f["status"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let r = impact_json(&ws);
+    assert_eq!(
+        files(&r),
+        vec![(to.to_string(), format!("renamed from `{from}`"))],
+        "{r:#}"
+    );
+    assert_eq!(r["breaking"], false, "{r:#}");
+    assert_eq!(r["contracts"], json!([]), "{r:#}");
+    edit(
+        &ws,
+        to,
+        "rpc GetOrder(GetOrderRequest)",
+        "rpc FetchOrder(GetOrderRequest)",
+    );
+    let r = impact_json(&ws);
+    assert_eq!(files(&r).len(), 1, "{r:#}");
+    assert_eq!(r["breaking"], true, "{r:#}");
+    assert_why(&r, "renamed to `OrderService.FetchOrder`");
+    // The old name's line is a line of the base: at the old path.
+    let gone = contract(&r, "rpc", "OrderService.GetOrder");
+    assert_eq!(gone["location"], format!("{from}:14 (base)"), "{gone:#}");
+    // A file of another language, or mostly rewritten, stays a deletion and an addition.
+    std::fs::write(ws.join(to), "syntax = \"proto3\";\npackage other.v1;\n").unwrap();
+    let r = impact_json(&ws);
+    assert_eq!(files(&r).len(), 2, "{r:#}");
+}
+
+/// An LF file with a stray lone CR (in a comment): the index counts it as a line break, git
+/// does not, so git's hunks are moved past it. The changed signature is the second function's,
+/// not the line of the first one that git's number points at in the index's count.
+#[test]
+fn a_stray_cr_does_not_shift_the_changed_declaration() {
+    let ws = temp_dir("chg-stray-cr");
+    std::fs::create_dir_all(ws.join("svc")).unwrap();
+    let base = "# note\r stray\ndef first():\n    return 1\ndef second():\n    return 2\n";
+    std::fs::write(ws.join("svc/app.py"), base).unwrap();
+    git(&ws, &["init", "-q", "-b", "main"]);
+    git(&ws, &["add", "-A"]);
+    git(&ws, &["commit", "-q", "-m", "base"]);
+    git(&ws, &["checkout", "-q", "-b", "feature"]);
+    std::fs::write(
+        ws.join("svc/app.py"),
+        base.replace("def second():", "def second(x=0):"),
+    )
+    .unwrap();
+    commit(&ws);
+    let r = impact_json(&ws);
+    let decls: Vec<(String, u64)> = r["declarations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["name"].as_str().unwrap().to_string(),
+                d["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(decls, vec![("second".to_string(), 5)], "{r:#}");
+}

@@ -218,3 +218,40 @@ fn init_never_writes_through_a_symlink_out_of_the_workspace() {
     // What is inside was written as usual.
     assert!(ws.join("AGENTS.md").is_file() && ws.join(".mcp.json").is_file());
 }
+
+/// A config whose keys and values are 100 KB each: every error names the problem and echoes
+/// the offending text bounded (its first characters and its size), never whole.
+#[test]
+fn config_errors_echo_huge_keys_and_values_bounded() {
+    let s = Scratch::new("cfg-echo");
+    std::fs::create_dir_all(s.0.join(".agents")).unwrap();
+    std::fs::create_dir_all(s.0.join("svc")).unwrap();
+    std::fs::write(s.0.join("svc/a.go"), "package a\n").unwrap();
+    let k = "k".repeat(100_000);
+    for (config, says) in [
+        (format!("[{k}]\n"), "unknown section or key"),
+        (format!("[workspace]\n{k} = 1\n"), "unknown key"),
+        (format!("{k} = 1\n{k} = 2\n"), "duplicate key"),
+        (format!("a = 9{}\n", "9".repeat(100_000)), "does not fit"),
+        (
+            format!("[workspace]\nroots = \"{k}\"\n"),
+            "expected an array",
+        ),
+        (
+            format!("[workspace]\nroots = [\"{k}\"]\n"),
+            "matches no directory",
+        ),
+        (
+            format!("[workspace]\nroots = [\"${{{}}}\"]\n", k.to_uppercase()),
+            "is not set",
+        ),
+    ] {
+        std::fs::write(s.0.join(".agents/mesh-mcp.toml"), &config).unwrap();
+        let out = mesh_in(&s.0, &["query", "index_status"], Duration::from_secs(60));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{says}: {err:.300}");
+        assert!(err.contains(says), "{says}: {err:.300}");
+        assert!(err.len() < 1000, "{says}: {} bytes: {err:.300}", err.len());
+        assert!(err.contains("bytes)"), "{says}: says the size: {err:.300}");
+    }
+}

@@ -438,3 +438,94 @@ fn doc_titles_equal_but_for_case_get_unique_uris_that_read_their_own_section() {
     );
     assert_eq!(error_of(&gone).0, -32002, "{gone}");
 }
+
+#[test]
+fn wrong_typed_and_unknown_argument_values_are_echoed_bounded() {
+    let mut s = example();
+    let huge = "z".repeat(60_000);
+    for (tool, args) in [
+        ("smart_search", json!({"query": "Order", "limit": huge})),
+        ("smart_search", json!({"query": "Order", "offset": [huge]})),
+        (
+            "find_dependents",
+            json!({"target": "orders", "limit": {"k": huge}}),
+        ),
+        (
+            "find_dependents",
+            json!({"target": "orders", "granularity": huge}),
+        ),
+        (
+            "analyze_impact",
+            json!({"target": "orders.created", "depth": huge}),
+        ),
+        (
+            "search_docs",
+            json!({"query": "retry", "max_sections": huge}),
+        ),
+        ("analyze_changes", json!({"base": huge})),
+        (
+            "analyze_grpc",
+            json!({"target": "OrderService", "base": &huge[..4000]}),
+        ),
+    ] {
+        let text = s.err(tool, args.clone());
+        assert!(
+            text.len() < 2000,
+            "{tool}: {} bytes: {}",
+            text.len(),
+            &text[..300]
+        );
+        assert!(text.contains("bytes"), "{tool}: says the size: {text}");
+    }
+}
+
+#[test]
+fn every_listed_resource_can_be_read_and_subscribed() {
+    let ws = temp_dir("robust-listed");
+    // A heading of `#`s only has a blank title; one of 3000 characters a URI over the
+    // subscription bound.
+    let long = "Ü".repeat(1000);
+    std::fs::write(
+        ws.join("a.md"),
+        format!("# #\n\nBlank.\n\n# {long}\n\nLong.\n\n# Usual\n\nText.\n"),
+    )
+    .unwrap();
+    let mut s = Session::start(&ws);
+    let list = call(&mut s, 1400, "resources/list", json!({}));
+    let uris: Vec<String> = list["result"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["uri"].as_str().map(String::from))
+        .collect();
+    assert!(uris.iter().any(|u| u == "mesh://doc/Usual"), "{uris:?}");
+    for (i, uri) in uris.iter().enumerate() {
+        let read = call(
+            &mut s,
+            1410 + i as i64,
+            "resources/read",
+            json!({"uri": uri}),
+        );
+        assert!(read["result"]["contents"].is_array(), "{uri}: {read}");
+        let sub = call(
+            &mut s,
+            1510 + i as i64,
+            "resources/subscribe",
+            json!({"uri": uri}),
+        );
+        assert_eq!(sub["result"], json!({}), "{uri}: {sub}");
+    }
+    let done = call(
+        &mut s,
+        1600,
+        "completion/complete",
+        json!({"ref": {"type": "ref/resource", "uri": "mesh://doc/{name}"}, "argument": {"name": "name", "value": ""}}),
+    );
+    let values = done["result"]["completion"]["values"].as_array().unwrap();
+    assert!(
+        values
+            .iter()
+            .all(|v| !v.as_str().unwrap().trim().is_empty()),
+        "{values:?}"
+    );
+}

@@ -107,7 +107,8 @@ impl Ctx<'_> {
                 file: self.file.clone(),
                 line: item.line,
                 section: section.to_string(),
-                key: key.to_string(),
+                // Echoed in the message: bounded, a 100 KB key is not sent back whole.
+                key: crate::protocol::echo_input(key),
                 allowed,
             }),
             None => Ok(()),

@@ -272,12 +272,23 @@ impl fmt::Display for ConfigError {
                 "{}: {error}; check that the path exists and is readable",
                 path.display()
             ),
-            ConfigError::Unusable { path, reason } => write!(f, "{}: {reason}", path.display()),
+            // Messages quote keys and values of the file: a 100 KB one is not echoed whole.
+            ConfigError::Unusable { path, reason } => write!(
+                f,
+                "{}: {}",
+                path.display(),
+                crate::protocol::echo_quoted(reason)
+            ),
             ConfigError::Syntax {
                 file,
                 line,
                 message,
-            } => write!(f, "{}:{line}: {message}", file.display()),
+            } => write!(
+                f,
+                "{}:{line}: {}",
+                file.display(),
+                crate::protocol::echo_quoted(message)
+            ),
             ConfigError::UnknownKey {
                 file,
                 line,
@@ -309,8 +320,9 @@ impl fmt::Display for ConfigError {
                 message,
             } => write!(
                 f,
-                "{}:{line}: bad value for `{key}`: {message}",
-                file.display()
+                "{}:{line}: bad value for `{key}`: {}",
+                file.display(),
+                crate::protocol::echo_quoted(message)
             ),
             ConfigError::NoMatch {
                 file,
@@ -319,9 +331,10 @@ impl fmt::Display for ConfigError {
                 resolved_against,
             } => write!(
                 f,
-                "{}:{line}: root `{pattern}` matches no directory under {}; fix the pattern or \
+                "{}:{line}: root `{}` matches no directory under {}; fix the pattern or \
                  remove it (relative roots resolve against the workspace dir)",
                 file.display(),
+                crate::protocol::echo_input(pattern),
                 resolved_against.display()
             ),
             ConfigError::ProhibitedRoot { path, origin } => {
@@ -336,13 +349,16 @@ impl fmt::Display for ConfigError {
                     path.display()
                 )
             }
-            ConfigError::UnsetVariable { file, line, name } => write!(
-                f,
-                "{}:{line}: environment variable `{name}` is not set; set it, or give a default \
+            ConfigError::UnsetVariable { file, line, name } => {
+                let name = crate::protocol::echo_input(name);
+                write!(
+                    f,
+                    "{}:{line}: environment variable `{name}` is not set; set it, or give a default \
                  with ${{{name}:-default}} (relative paths already resolve against the \
                  workspace dir)",
-                file.display()
-            ),
+                    file.display()
+                )
+            }
         }
     }
 }

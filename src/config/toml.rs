@@ -513,7 +513,8 @@ impl Parser<'_> {
     fn err(&self, message: String) -> TomlError {
         TomlError {
             line: self.line,
-            message,
+            // Keys and values are quoted in the message: a 100 KB key is not sent back whole.
+            message: crate::protocol::echo_quoted(&message),
         }
     }
 

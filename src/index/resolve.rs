@@ -434,23 +434,58 @@ impl<'a> Resolver<'a> {
 
 /// A configuration value with `${NAME}` / `${NAME:default}` placeholders as a [`Value`]:
 /// upper-case names read the environment (Spring's relaxed binding and Docker-style
-/// substitution), dotted names other keys.
+/// substitution), dotted names other keys. A default may itself be a placeholder
+/// (`${a:${B:x}}`): the innermost literal default is the default.
 pub fn parse_placeholders(v: &str) -> Value {
+    parse_placeholders_within(v, 0)
+}
+
+/// How deep [`parse_placeholders`] follows placeholders nested in defaults.
+const MAX_NESTED_DEFAULTS: u8 = 8;
+
+fn parse_placeholders_within(v: &str, depth: u8) -> Value {
     let mut out = Value::default();
     let mut rest = v;
     while let Some(i) = rest.find("${") {
         out.push(Part::Lit(rest[..i].to_string()));
         let after = &rest[i + 2..];
-        let Some(end) = after.find('}') else {
+        // The `}` closing this placeholder, past those of placeholders nested in it.
+        let mut open = 0usize;
+        let mut end = None;
+        let bytes = after.as_bytes();
+        for (k, &b) in bytes.iter().enumerate() {
+            if b == b'$' && bytes.get(k + 1) == Some(&b'{') {
+                open += 1;
+            } else if b == b'}' {
+                if open == 0 {
+                    end = Some(k);
+                    break;
+                }
+                open -= 1;
+            }
+        }
+        let Some(end) = end else {
             out.push(Part::Lit(rest[i..].to_string()));
             rest = "";
             break;
         };
         let inner = &after[..end];
         let (name, default) = match inner.split_once(':') {
-            Some((n, d)) => (n.trim(), Some(d.trim_start_matches('-').to_string())),
+            Some((n, d)) => (n.trim(), Some(d.trim_start_matches('-'))),
             None => (inner.trim(), None),
         };
+        let default = default.and_then(|d| {
+            if !d.contains("${") {
+                return Some(d.to_string());
+            }
+            if depth >= MAX_NESTED_DEFAULTS {
+                return None;
+            }
+            match parse_placeholders_within(d, depth + 1).parts.as_slice() {
+                [Part::Env { default, .. } | Part::Config { default, .. }] => default.clone(),
+                _ => None,
+            }
+        });
         if name.contains('.') || name.chars().any(|c| c.is_ascii_lowercase()) {
             out.push(Part::Config {
                 key: name.to_string(),
@@ -592,5 +627,28 @@ mod tests {
         );
         assert_eq!(parse_placeholders("plain"), Value::lit("plain"));
         assert_eq!(parse_placeholders("${open"), Value::lit("${open"));
+        // A default that is a placeholder: its innermost default; the text after stays.
+        assert_eq!(
+            parse_placeholders("http://${carts.host:${CARTS_HOST:carts}}/carts"),
+            Value {
+                parts: vec![
+                    Part::Lit("http://".into()),
+                    Part::Config {
+                        key: "carts.host".into(),
+                        default: Some("carts".into())
+                    },
+                    Part::Lit("/carts".into()),
+                ]
+            }
+        );
+        let v = parse_placeholders("${A:${B}}/x");
+        assert_eq!(v.parts.last(), Some(&Part::Lit("/x".into())));
+        // Deep nesting is bounded, unbalanced nesting is text.
+        let deep = format!("{}x{}/y", "${A:".repeat(10_000), "}".repeat(10_000));
+        assert_eq!(
+            parse_placeholders(&deep).parts.last(),
+            Some(&Part::Lit("/y".into()))
+        );
+        assert_eq!(parse_placeholders("${A:${B}"), Value::lit("${A:${B}"));
     }
 }

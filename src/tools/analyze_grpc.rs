@@ -120,7 +120,9 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     {
         return ToolOutput::error(format!(
             "Invalid target for analyze_grpc: {} is a file path, not an RPC or service name. Pass `Service`, `Method`, `Service.Method` or `pkg.Service/Method` (e.g. {{\"target\": \"OrderService.CreateOrder\"}}), or the path of a `.proto` file inside the workspace, relative to its root (e.g. {{\"target\": \"protos/orders.proto\"}}).",
-            inline_code(&target.escape_debug().to_string())
+            inline_code(&crate::protocol::echo_input(
+                &target.escape_debug().to_string()
+            ))
         ));
     }
     let base = args.base.as_deref();
@@ -129,7 +131,7 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     {
         return ToolOutput::error(format!(
             "Invalid base {}: {why}. Pass a branch, tag or commit, e.g. {{\"base\": \"origin/main\"}}, or omit `base` to compare with the merge-base of origin/main.",
-            inline_code(&b.escape_debug().to_string())
+            inline_code(&crate::protocol::echo_input(&b.escape_debug().to_string()))
         ));
     }
     let include_tests = args.include_tests.unwrap_or(false);

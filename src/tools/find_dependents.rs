@@ -243,7 +243,8 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
         "package" => Granularity::Package,
         other => {
             return ToolOutput::error(format!(
-                "Invalid granularity '{other}': expected 'site', 'symbol', 'file' or 'package'."
+                "Invalid granularity '{}': expected 'site', 'symbol', 'file' or 'package'.",
+                crate::protocol::echo_input(other)
             ));
         }
     };

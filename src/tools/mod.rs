@@ -324,7 +324,7 @@ pub fn decode<T: DeserializeOwned>(tool: &str, args: &Value) -> Result<T, ToolOu
     T::deserialize(&args).map_err(|e| {
         let e = e.to_string();
         let culprit = culprit_member::<T>(&args, &e);
-        let e = bounded_quotes(&plain_types(&e));
+        let e = crate::protocol::echo_quoted(&plain_types(&e));
         let field = culprit.map_or(String::new(), |k| {
             format!("`{}`: ", crate::protocol::echo_input(&k))
         });
@@ -351,23 +351,6 @@ fn culprit_member<T: DeserializeOwned>(args: &Value, error: &str) -> Option<Stri
             }
         })
         .cloned()
-}
-
-/// A serde message with every run between quotes or backticks longer than
-/// [`crate::protocol::MAX_ECHOED_INPUT`] characters cut (serde quotes a wrong value and an
-/// unknown field name whole, and both are the client's, of any length).
-fn bounded_quotes(message: &str) -> String {
-    let mut out = String::with_capacity(message.len().min(1024));
-    let mut run_start = 0;
-    for (at, c) in message.char_indices() {
-        if c == '"' || c == '`' {
-            out.push_str(&crate::protocol::echo_input(&message[run_start..at]));
-            out.push(c);
-            run_start = at + 1;
-        }
-    }
-    out.push_str(&crate::protocol::echo_input(&message[run_start..]));
-    out
 }
 
 /// serde's Rust type names in an error message said in JSON's words.

@@ -748,7 +748,8 @@ pub fn whole_number_args(
                 _ => "not a number",
             };
             return Err(ToolOutput::error(format!(
-                "Invalid arguments for {tool}: `{name}` is {v}, {what}. Pass a whole number from {min} to {max}, or omit it for the default {default}."
+                "Invalid arguments for {tool}: `{name}` is {}, {what}. Pass a whole number from {min} to {max}, or omit it for the default {default}.",
+                crate::protocol::echo_input(&v.to_string())
             )));
         }
     }

@@ -461,6 +461,11 @@ fn placeholder_text(v: &crate::index::facts::Value) -> Option<String> {
                 }
                 out.push('}');
             }
+            // `${cart_host}` would read as a key of the configuration, not the environment:
+            // a variable of another spelling is written as the default it resolves to.
+            Part::Env {
+                default: Some(d), ..
+            } if !d.contains("${") => out.push_str(d),
             _ => return None,
         }
     }

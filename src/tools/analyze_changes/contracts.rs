@@ -320,7 +320,7 @@ fn gone_routes(
         out.push(ContractChange {
             kind: "route",
             name: format!("{} {}", b.method, b.path),
-            location: format!("{}:{} (base)", cf.display, b.line),
+            location: format!("{}:{} (base)", cf.base_display, b.line),
             change: if callers.is_empty() {
                 format!("{what}; no caller of the old path found")
             } else {
@@ -402,7 +402,7 @@ pub(super) fn topic_contracts(snap: &Snapshot, report: &mut Report, depth: usize
             for e in &uses {
                 touched.entry(e.topic).or_default().push(format!(
                     "name constant `{}` changed at {}:{}",
-                    b.name, cf.display, b.line
+                    b.name, cf.base_display, b.line
                 ));
             }
             let old = cf

@@ -20,6 +20,8 @@ pub(super) struct DiffFile {
     pub(super) hunks: Vec<Hunk>,
     /// Not tracked by git (listed by `ls-files --others`).
     pub(super) untracked: bool,
+    /// The hunks count lone CRs as line breaks already (made here from the texts, not by git).
+    pub(super) cr_aware: bool,
 }
 
 /// One hunk of `git diff -U0`: `count` old lines from `old` became `new_count` new lines from
@@ -39,7 +41,7 @@ impl Hunk {
     /// before or after the span does not touch it).
     pub(super) fn touches(&self, lo: u32, hi: u32) -> bool {
         if self.new_count > 0 {
-            self.new <= hi && lo < self.new + self.new_count
+            self.new <= hi && lo < self.new.saturating_add(self.new_count)
         } else {
             lo <= self.new && self.new < hi
         }
@@ -56,10 +58,11 @@ pub(super) fn new_line_of(hunks: &[Hunk], old_line: u32) -> Option<u32> {
     let mut delta: i64 = 0;
     for h in hunks {
         let before = if h.old_count > 0 {
-            if h.old <= old_line && old_line < h.old + h.old_count {
+            let end = h.old.saturating_add(h.old_count);
+            if h.old <= old_line && old_line < end {
                 return None;
             }
-            h.old + h.old_count <= old_line
+            end <= old_line
         } else {
             h.old < old_line
         };
@@ -133,7 +136,8 @@ pub(super) fn parse_diff(text: &str) -> Vec<DiffFile> {
             let old = parts.next().unwrap_or("-0");
             let new = parts.next().unwrap_or("+0");
             let span = |s: &str| -> (u32, u32) {
-                let s = &s[1.min(s.len())..];
+                // Past the sign (`-` or `+`); a character boundary whatever the line holds.
+                let s = s.get(1..).unwrap_or("");
                 let (start, count) = match s.split_once(',') {
                     Some((a, b)) => (a.parse().unwrap_or(0), b.parse().unwrap_or(1)),
                     None => (s.parse().unwrap_or(0), 1),
@@ -178,21 +182,106 @@ pub(super) fn ranges_of(hunks: &[Hunk]) -> (Ranges, Ranges) {
     (old, new)
 }
 
-/// The text with its lone carriage returns (old Mac line ends) as line feeds, when they are its
-/// line ends (more lone CRs than LFs; a stray CR in a string of an LF file is not one). Git
-/// counts lines by line feeds only, so such a file is one line to `git diff` and many to a
-/// reader that breaks lines at CR.
+/// True when `bytes[i]` is a lone carriage return (an old Mac line end, not one of `\r\n`).
+fn lone_cr_at(bytes: &[u8], i: usize) -> bool {
+    bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n')
+}
+
+/// The text with its lone carriage returns as line feeds, when it has any: the index reads a
+/// lone CR as a line break (see `lex::normalize_breaks`), so line numbers of facts count them,
+/// and so must every text and hunk they are compared with. Git counts lines by line feeds
+/// only: see [`mostly_lone_cr`] and [`remap_hunks`] for its hunks.
 pub(super) fn lone_cr_to_lf(bytes: &[u8]) -> Option<Vec<u8>> {
-    let lone = |i: usize| bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n');
-    let crs = (0..bytes.len()).filter(|&i| lone(i)).count();
-    if crs == 0 || crs <= bytes.iter().filter(|&&c| c == b'\n').count() {
+    if !(0..bytes.len()).any(|i| lone_cr_at(bytes, i)) {
         return None;
     }
     Some(
         (0..bytes.len())
-            .map(|i| if lone(i) { b'\n' } else { bytes[i] })
+            .map(|i| {
+                if lone_cr_at(bytes, i) {
+                    b'\n'
+                } else {
+                    bytes[i]
+                }
+            })
             .collect(),
     )
+}
+
+/// True when lone CRs are the text's line ends (more of them than LFs): git then sees the
+/// file as a line or a few, and its hunks say nothing about the lines ([`line_hunks`] makes
+/// them again). A stray CR in a string of an LF file is not one: git's hunks are kept, their
+/// line numbers moved past it ([`remap_hunks`]).
+pub(super) fn mostly_lone_cr(bytes: &[u8]) -> bool {
+    let crs = (0..bytes.len()).filter(|&i| lone_cr_at(bytes, i)).count();
+    crs > bytes.iter().filter(|&&c| c == b'\n').count()
+}
+
+/// Git's line `k` (counted by LFs) of `bytes` as the index counts lines (a lone CR is a break
+/// too): the lone CRs before the start of each LF line, and in all.
+struct LineMap {
+    before: Vec<u32>,
+    total: u32,
+}
+
+impl LineMap {
+    fn of(bytes: &[u8]) -> LineMap {
+        let (mut before, mut n) = (vec![0u32], 0u32);
+        for (i, &b) in bytes.iter().enumerate() {
+            if lone_cr_at(bytes, i) {
+                n = n.saturating_add(1);
+            } else if b == b'\n' {
+                before.push(n);
+            }
+        }
+        LineMap { before, total: n }
+    }
+
+    /// The first line, as the index counts, of git's line `k` (1-based; past the end, where
+    /// it would start).
+    fn start(&self, k: u32) -> u32 {
+        let crs = self.before.get(k.saturating_sub(1) as usize).copied();
+        k.saturating_add(crs.unwrap_or(self.total))
+    }
+
+    /// The span `(start, count)` of git's `count` lines from `start` (a count of 0: the line
+    /// after which, as git writes it).
+    fn span(&self, start: u32, count: u32) -> (u32, u32) {
+        if count == 0 {
+            let after = if start == 0 {
+                0
+            } else {
+                self.start(start.saturating_add(1)) - 1
+            };
+            return (after, 0);
+        }
+        let s = self.start(start);
+        (s, self.start(start.saturating_add(count)) - s)
+    }
+}
+
+/// Git's hunks of a file with a few lone CRs, in the index's line numbers (a lone CR a break):
+/// each side moved by the lone CRs before it in that side's text, and stretched over those
+/// inside it. A side without a text keeps git's numbers.
+pub(super) fn remap_hunks(hunks: &[Hunk], old: Option<&[u8]>, new: Option<&[u8]>) -> Vec<Hunk> {
+    let (old, new) = (old.map(LineMap::of), new.map(LineMap::of));
+    hunks
+        .iter()
+        .map(|h| {
+            let (o, oc) = old
+                .as_ref()
+                .map_or((h.old, h.old_count), |m| m.span(h.old, h.old_count));
+            let (n, nc) = new
+                .as_ref()
+                .map_or((h.new, h.new_count), |m| m.span(h.new, h.new_count));
+            Hunk {
+                old: o,
+                old_count: oc,
+                new: n,
+                new_count: nc,
+            }
+        })
+        .collect()
 }
 
 /// The hunks turning `old` into `new`, line by line (lines compared without a CR at their end):
@@ -463,10 +552,124 @@ pub(super) fn read_diff(
                 old_ranges: Vec::new(),
                 hunks,
                 untracked: true,
+                cr_aware: true,
             });
         }
     }
     Ok(diffs)
+}
+
+/// The most deleted × untracked file pairs [`pair_moves`] compares (each pair one pass over
+/// both texts): past it, moves are left as git reports them.
+const MAX_MOVE_PAIRS: usize = 4096;
+
+/// Files moved without `git add`: git compares the base with the working tree for tracked
+/// paths only, so `mv a.proto b.proto` is a deleted `a.proto` and an untracked `b.proto`. A
+/// deleted source file and an untracked one of the same language whose lines are mostly the
+/// same (at least half of the longer one's, git's default rename threshold) are one renamed
+/// file, its hunks made from both texts ([`line_hunks`]).
+pub(super) fn pair_moves(
+    diffs: &mut Vec<DiffFile>,
+    base_texts: &[(String, Option<Vec<u8>>)],
+    top: &Path,
+) {
+    let deleted: Vec<usize> = (0..diffs.len())
+        .filter(|&i| diffs[i].new_path.is_none() && diffs[i].old_path.is_some())
+        .collect();
+    let added: Vec<usize> = (0..diffs.len()).filter(|&i| diffs[i].untracked).collect();
+    if deleted.is_empty()
+        || added.is_empty()
+        || deleted.len().saturating_mul(added.len()) > MAX_MOVE_PAIRS
+    {
+        return;
+    }
+    let text_of = |b: Vec<u8>| {
+        let b = lone_cr_to_lf(&b).unwrap_or(b);
+        String::from_utf8_lossy(&b).into_owned()
+    };
+    let old_texts: Vec<Option<String>> = deleted
+        .iter()
+        .map(|&i| {
+            let old = diffs[i].old_path.as_deref()?;
+            let (_, bytes) = base_texts.iter().find(|(p, _)| p == old)?;
+            Some(text_of(bytes.clone()?))
+        })
+        .collect();
+    let mut taken = vec![false; deleted.len()];
+    let mut gone: Vec<usize> = Vec::new();
+    for &a in &added {
+        let Some(new) = diffs[a].new_path.clone() else {
+            continue;
+        };
+        let Some(lang) = Language::of_path(&new) else {
+            continue;
+        };
+        let candidates: Vec<usize> = (0..deleted.len())
+            .filter(|&k| {
+                !taken[k]
+                    && old_texts[k].is_some()
+                    && diffs[deleted[k]]
+                        .old_path
+                        .as_deref()
+                        .and_then(Language::of_path)
+                        == Some(lang)
+            })
+            .collect();
+        if candidates.is_empty() {
+            continue;
+        }
+        // A regular file only: a symlink may point out of the workspace.
+        let path = top.join(&new);
+        let Some(current) = std::fs::symlink_metadata(&path)
+            .ok()
+            .filter(|m| m.is_file() && m.len() <= 4 << 20)
+            .and_then(|_| std::fs::read(&path).ok())
+            .map(text_of)
+        else {
+            continue;
+        };
+        let best = candidates
+            .into_iter()
+            .filter_map(|k| {
+                let score = similarity(old_texts[k].as_deref()?, &current)?;
+                (score >= 0.5).then_some((score, k))
+            })
+            .max_by(|x, y| x.0.total_cmp(&y.0).then(y.1.cmp(&x.1)));
+        let Some((_, k)) = best else { continue };
+        taken[k] = true;
+        let old_text = old_texts[k].as_deref().unwrap_or_default();
+        let d = &mut diffs[deleted[k]];
+        d.new_path = Some(new);
+        d.hunks = line_hunks(old_text, &current);
+        d.cr_aware = true;
+        (d.old_ranges, d.new_ranges) = ranges_of(&d.hunks);
+        gone.push(a);
+    }
+    gone.sort_unstable();
+    for a in gone.into_iter().rev() {
+        diffs.remove(a);
+    }
+}
+
+/// The share of the longer text's lines (read without a CR at their end) that the other text
+/// holds too, from 0 to 1; `None` when both are empty (git pairs no empty files either).
+fn similarity(a: &str, b: &str) -> Option<f64> {
+    let mut counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut a_lines = 0usize;
+    for l in a.lines() {
+        *counts.entry(l).or_default() += 1;
+        a_lines += 1;
+    }
+    let (mut b_lines, mut common) = (0usize, 0usize);
+    for l in b.lines() {
+        b_lines += 1;
+        if let Some(c) = counts.get_mut(l).filter(|c| **c > 0) {
+            *c -= 1;
+            common += 1;
+        }
+    }
+    let longer = a_lines.max(b_lines);
+    (longer > 0).then(|| common as f64 / longer as f64)
 }
 
 /// The base versions (at `commit`) of the changed source files, read from git in one batch;
@@ -560,8 +763,9 @@ mod tests {
     fn lone_crs_and_line_hunks() {
         assert_eq!(lone_cr_to_lf(b"a\r\nb\n"), None);
         assert_eq!(lone_cr_to_lf(b"a\rb\r\nc\r").unwrap(), b"a\nb\r\nc\n");
-        // A stray CR in a file of LF lines is not a line end.
-        assert_eq!(lone_cr_to_lf(b"s = \"\r\"\nt\n"), None);
+        assert!(mostly_lone_cr(b"a\rb\r\nc\r"));
+        // A stray CR in a file of LF lines is no line end git counts.
+        assert!(!mostly_lone_cr(b"s = \"\r\"\nt\n"));
         assert_eq!(line_hunks("a\nb\nc\n", "a\r\nb\r\nc\r\n"), vec![]);
         let h = line_hunks("a\nb\nc\n", "a\nx\ny\nc\n");
         assert_eq!(
@@ -589,6 +793,62 @@ mod tests {
             (h[0].old, h[0].old_count, h[0].new, h[0].new_count),
             (0, 0, 1, 2)
         );
+    }
+
+    #[test]
+    fn malformed_hunk_headers_are_read_without_panicking() {
+        let text = "diff --git a/x.go b/x.go\n--- a/x.go\n+++ b/x.go\n@@ \u{e9} +\u{fc} @@\n@@ -4294967295,4294967295 +4294967295,4294967295 @@\n@@\n@@ -\n@@ - + @@\n@@ -1,x +y, @@\n";
+        let d = parse_diff(text);
+        assert_eq!(d.len(), 1);
+        for cut in 0..text.len() {
+            if text.is_char_boundary(cut) {
+                for f in parse_diff(&text[..cut]) {
+                    let _ = (
+                        touched(&f.hunks, 1, u32::MAX),
+                        new_line_of(&f.hunks, u32::MAX),
+                    );
+                }
+            }
+        }
+        assert!(touched(&d[0].hunks, u32::MAX - 1, u32::MAX));
+    }
+
+    #[test]
+    fn git_hunks_move_past_stray_lone_crs() {
+        let h = |old, old_count, new, new_count| Hunk {
+            old,
+            old_count,
+            new,
+            new_count,
+        };
+        // Line 1 holds a lone CR: git's lines 2.. are the index's 3..; git's line 1 is two.
+        let old = b"# a\rb\nx\ny\nz\n";
+        let new = b"# a\rb\nx\nY\nz\n";
+        let r = remap_hunks(&[h(3, 1, 3, 1)], Some(old), Some(new));
+        assert_eq!(r, vec![h(4, 1, 4, 1)]);
+        let r = remap_hunks(&[h(1, 1, 1, 1)], Some(old), Some(new));
+        assert_eq!(r, vec![h(1, 2, 1, 2)]);
+        // A pure insertion after git's line 1 is after the index's line 2; after line 0 stays.
+        let r = remap_hunks(&[h(1, 0, 2, 1), h(0, 0, 1, 1)], Some(old), None);
+        assert_eq!(r, vec![h(2, 0, 2, 1), h(0, 0, 1, 1)]);
+        // Past the end (a count reaching the last line) stays in bounds.
+        let r = remap_hunks(&[h(4, 1, 4, 1)], Some(old), Some(b"x"));
+        assert_eq!(r, vec![h(5, 1, 4, 1)]);
+        // Lines without a lone CR before them are as git counts them.
+        assert_eq!(
+            remap_hunks(&[h(2, 1, 2, 1)], Some(b"a\nb\n\r"), Some(b"a\nc\n")),
+            vec![h(2, 1, 2, 1)]
+        );
+    }
+
+    #[test]
+    fn similarity_counts_shared_lines_of_the_longer_text() {
+        assert_eq!(similarity("", ""), None);
+        assert_eq!(similarity("a\nb\n", "a\r\nb\r\n"), Some(1.0));
+        assert_eq!(similarity("a\nb\nc\nd\n", "a\nb\n"), Some(0.5));
+        // A line repeated once is matched once.
+        assert_eq!(similarity("x\ny\n", "x\nx\n"), Some(0.5));
+        assert_eq!(similarity("a\n", "b\n"), Some(0.0));
     }
 
     #[test]

@@ -148,6 +148,8 @@ impl FileClass {
 pub struct ChangedFile {
     /// Workspace-relative path (the new one for a rename).
     pub display: String,
+    /// The path at the base, as `display` (the old one for a rename): where base lines are.
+    pub base_display: String,
     /// `added`, `modified`, `deleted`, `renamed from <old>`, `untracked`.
     pub status: String,
     pub class: FileClass,
@@ -348,7 +350,7 @@ pub fn parse_base(raw: Option<&str>) -> Result<BaseArg, String> {
     validate_revision(raw).map_err(|why| {
         format!(
             "Invalid base {}: {why}. Pass a branch, tag or commit, e.g. {{\"base\": \"origin/main\"}}, \"working tree\" for uncommitted changes, or omit `base` for the merge-base with origin/main.",
-            inline_code(&raw.escape_debug().to_string())
+            inline_code(&crate::protocol::echo_input(&raw.escape_debug().to_string()))
         )
     })?;
     Ok(BaseArg::Revision(raw.to_string()))
@@ -482,8 +484,9 @@ pub fn compute(
         report.bases.push(format!(
             "{repo_label}: base {label}, commit `{short}`, compared with the working tree"
         ));
-        let diffs = read_diff(&git, &top, &commit, &repo_label)?;
+        let mut diffs = read_diff(&git, &top, &commit, &repo_label)?;
         let mut base_texts = read_base_texts(&git, &commit, &diffs);
+        diff::pair_moves(&mut diffs, &base_texts, &top);
         for mut d in diffs {
             let path = d.new_path.clone().or_else(|| d.old_path.clone());
             let Some(path) = path else { continue };
@@ -499,6 +502,12 @@ pub fn compute(
             let display = match file {
                 Some(fi) => snap.display_path(&snap.files[fi as usize]),
                 None => display_of(&abs),
+            };
+            let base_display = match &d.old_path {
+                Some(old) if d.new_path.as_ref().is_some_and(|n| n != old) => {
+                    display_of(&top.join(old))
+                }
+                _ => display.clone(),
             };
             let rel_in_root = root
                 .and_then(|r| abs.strip_prefix(&canon_roots[r]).ok())
@@ -534,29 +543,38 @@ pub fn compute(
                 }
                 None => None,
             };
-            // Lone CRs (old Mac line ends): git counts the file as one line, so its hunks say
-            // nothing about the lines; they are made again from both texts read with the CRs as
-            // line ends, and a file whose lines all read the same only changed its line ends.
+            // Lone CRs: the index reads each as a line break, git does not. Where they are the
+            // line ends, git counts the file as a line or a few, so its hunks say nothing about
+            // the lines: they are made again from both texts read with the CRs as line ends
+            // (a file whose lines all read the same only changed its line ends). A few stray
+            // ones (in a string or comment of an LF file) only shift git's hunks.
             let cr_base = raw_base.as_deref().and_then(diff::lone_cr_to_lf);
             let cr_current = current.as_deref().and_then(diff::lone_cr_to_lf);
             let lone_cr = cr_base.is_some() || cr_current.is_some();
-            raw_base = cr_base.or(raw_base);
-            current = cr_current.or(current);
             if lone_cr
                 && (d.old_path.is_none() || raw_base.is_some())
                 && (d.new_path.is_none() || current.is_some())
             {
-                let text = |b: &Option<Vec<u8>>| {
-                    b.as_deref()
-                        .map(|b| String::from_utf8_lossy(b).into_owned())
-                        .unwrap_or_default()
-                };
-                d.hunks = diff::line_hunks(&text(&raw_base), &text(&current));
-                if d.hunks.is_empty() && status == "modified" {
-                    continue;
+                let mostly = |b: &Option<Vec<u8>>| b.as_deref().is_some_and(diff::mostly_lone_cr);
+                if mostly(&raw_base) || mostly(&current) {
+                    let text = |cr: &Option<Vec<u8>>, raw: &Option<Vec<u8>>| {
+                        cr.as_deref()
+                            .or(raw.as_deref())
+                            .map(|b| String::from_utf8_lossy(b).into_owned())
+                            .unwrap_or_default()
+                    };
+                    d.hunks =
+                        diff::line_hunks(&text(&cr_base, &raw_base), &text(&cr_current, &current));
+                    if d.hunks.is_empty() && status == "modified" {
+                        continue;
+                    }
+                } else if !d.cr_aware {
+                    d.hunks = diff::remap_hunks(&d.hunks, raw_base.as_deref(), current.as_deref());
                 }
                 (d.old_ranges, d.new_ranges) = diff::ranges_of(&d.hunks);
             }
+            raw_base = cr_base.or(raw_base);
+            current = cr_current.or(current);
             let current_text = current.map(|b| String::from_utf8_lossy(&b).into_owned());
             // The base version, through the same extractors.
             let mut base_facts = None;
@@ -584,6 +602,7 @@ pub fn compute(
             };
             report.files.push(ChangedFile {
                 display,
+                base_display,
                 status,
                 class,
                 service,
@@ -694,7 +713,7 @@ fn declarations(snap: &Snapshot, report: &mut Report) {
                     .collect();
                 for b in &gone {
                     decls.push(ChangedDecl {
-                        display: cf.display.clone(),
+                        display: cf.base_display.clone(),
                         name: match &b.container {
                             Some(c) if !b.name.starts_with(&format!("{c}.")) => {
                                 format!("{c}.{}", b.name)
@@ -774,7 +793,7 @@ fn declarations(snap: &Snapshot, report: &mut Report) {
                         && overlaps(&cf.old_ranges, s.line, s.end_line.max(s.line))
                 }) {
                     decls.push(ChangedDecl {
-                        display: cf.display.clone(),
+                        display: cf.base_display.clone(),
                         name: s.name.clone(),
                         kind: s.kind.name(),
                         line: s.line,

@@ -527,7 +527,7 @@ fn gone_rpcs(
             out.push(ContractChange {
                 kind: "rpc",
                 name: format!("{}.{}", bs.name, br.name),
-                location: format!("{}:{} (base)", cf.display, br.line),
+                location: format!("{}:{} (base)", cf.base_display, br.line),
                 change: if callers.is_empty() {
                     format!("{change}; no live caller found")
                 } else {

@@ -1095,6 +1095,8 @@ app.config["CART_URI"] = "http://{}/cart".format(os.environ.get("CART_HOST", "ca
 app.config["PAY_URI"] = f"http://{os.environ.get('PAY_HOST')}/pay"
 app.config["SECRET"] = compute()
 cache["KEY"] = "http://not/config"
+app.config["LOW_URI"] = "http://%s/low" % os.getenv("low_host", "low")
+app.config["BARE_URI"] = "http://%s/bare" % os.getenv("bare_host")
 "#;
         let f = extract("svc/app.py", src);
         let props: Vec<(&str, &str, u32)> = f
@@ -1107,6 +1109,9 @@ cache["KEY"] = "http://not/config"
             vec![
                 ("CART_URI", "http://${CART_HOST:cart}/cart", 2),
                 ("PAY_URI", "http://${PAY_HOST}/pay", 3),
+                // A lower-case variable is not written as a placeholder (it would read as a
+                // key): its default stands in; without one the value is not known.
+                ("LOW_URI", "http://low/low", 6),
             ]
         );
     }
