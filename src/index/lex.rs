@@ -844,11 +844,19 @@ impl<'a, 'b> Lexer<'a, 'b> {
         }
         let mut depth = 1usize;
         let mut j = i + open.len();
+        // The first byte is compared before the whole delimiter: this loop runs once per byte
+        // of every block comment (licence headers, doc comments), and a `starts_with` each was
+        // a `memcmp` call per byte.
+        // (`open` is not empty: its first byte matched above.)
+        let (open_first, close_first) = (bytes[i], close.as_bytes().first().copied());
         while j < n && depth > 0 {
-            if syntax.nested_comments && bytes[j..].starts_with(open.as_bytes()) {
+            let b = bytes[j];
+            if syntax.nested_comments && b == open_first && bytes[j..].starts_with(open.as_bytes())
+            {
                 depth += 1;
                 j += open.len();
-            } else if bytes[j..].starts_with(close.as_bytes()) {
+            } else if close_first.is_none_or(|c| c == b) && bytes[j..].starts_with(close.as_bytes())
+            {
                 depth -= 1;
                 j += close.len();
             } else {
