@@ -681,7 +681,9 @@ fn crawl_root(
                 }
                 work.push(Work::Enter(rel));
             } else if ftype.is_file() {
-                if stack.is_ignored(&rel, false) || !(opts.indexable)(&rel) {
+                // The language check first: it looks at the name only, where the ignore
+                // rules run every pattern of every frame (same answer either way).
+                if !(opts.indexable)(&rel) || stack.is_ignored(&rel, false) {
                     continue;
                 }
                 if !stat {

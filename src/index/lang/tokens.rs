@@ -688,6 +688,11 @@ fn is_quoted_ident(lx: &Lexed, s: &StrLit) -> bool {
 #[inline]
 fn op_len(ops: &[&str], rest: &[u8]) -> usize {
     let first = rest[0];
+    // Every operator is ASCII punctuation: unless another one follows, this is a one-byte
+    // token, without a look at the list (most punctuation is followed by a name or a space).
+    if !rest.get(1).is_some_and(u8::is_ascii_punctuation) {
+        return 1;
+    }
     let mut best = 1;
     for op in ops {
         let o = op.as_bytes();
@@ -794,6 +799,25 @@ pub fn doc_line(lx: &Lexed, decl_line: u32, attr_line: Option<u32>) -> Option<u3
 mod tests {
     use super::*;
     use crate::index::lex::{Syntax, lex};
+
+    /// `op_len` answers 1 without the list when no punctuation follows: true only while every
+    /// operator of every rule set is ASCII punctuation.
+    #[test]
+    fn operators_are_ascii_punctuation() {
+        for rules in [
+            Rules::C_FAMILY,
+            Rules::JS,
+            Rules::CSHARP,
+            Rules::SWIFT,
+            Rules::JVM,
+            Rules::SCRIPT,
+        ] {
+            for op in rules.ops {
+                assert!(op.len() >= 2, "{op}");
+                assert!(op.bytes().all(|b| b.is_ascii_punctuation()), "{op}");
+            }
+        }
+    }
 
     #[test]
     fn tokens_strings_groups_and_operators() {
