@@ -47,6 +47,7 @@
 //! | [`daemon`] | `meshd`: socket naming, the accept loop and the `mesh-mcp run` proxy |
 //! | [`cli`] | one file per subcommand of the `mesh-mcp` binary |
 //! | [`isolate`] | panic isolation: a panic costs one tool call, one file or one restart of the watcher or audit task, never the process |
+//! | [`jsonw`] | compact JSON text of a value (what serde_json writes) and its length, for the answer path |
 //! | [`order`] | the one stable sort every module shares, to keep a single sorting routine in the binary |
 //! | [`sys`] | the handful of Linux/Unix system calls we need, declared by hand: the only module allowed `unsafe` code |
 //! | [`logging`] | the `tracing` subscriber: one line per event on stderr (and in `meshd`'s log file), filtered by `MESH_LOG` |
@@ -71,6 +72,7 @@ pub mod framing;
 pub mod git;
 pub mod index;
 pub mod isolate;
+pub mod jsonw;
 pub mod logging;
 pub mod order;
 pub mod prompts;

@@ -1020,13 +1020,20 @@ initialize once per session, or start a new session to negotiate again"
         }
         Some(match answer {
             Ok(out) => {
-                let mut content = vec![json!({"type": "text", "text": out.text})];
+                // Built member by member: `json!` would serialise a copy of the text (and of
+                // the data) into a new value; these move them.
+                let mut text = serde_json::Map::new();
+                text.insert("type".into(), Value::from("text"));
+                text.insert("text".into(), Value::String(out.text));
+                let mut content = vec![Value::Object(text)];
                 content.extend(out.more_content);
-                let mut result = json!({"content": content, "isError": out.is_error});
+                let mut result = serde_json::Map::new();
+                result.insert("content".into(), Value::Array(content));
+                result.insert("isError".into(), Value::Bool(out.is_error));
                 if let Some(data) = out.data {
-                    result["structuredContent"] = data;
+                    result.insert("structuredContent".into(), data);
                 }
-                Response::success(id, stamp(result, era))
+                Response::success(id, stamp(Value::Object(result), era))
             }
             Err(message) => Response::error(id, protocol::INTERNAL_ERROR, message),
         })

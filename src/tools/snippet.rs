@@ -37,18 +37,34 @@ pub fn snippet(
     end_line: u32,
     include_body: bool,
 ) -> Snippet {
-    let originals: Vec<&str> = text.lines().collect();
-    let total = originals.len().max(1) as u32;
+    // Where each line starts, as `str::lines` splits them (a last line without `\n` counts,
+    // an empty text has none): one byte loop, where collecting `lines()` cost a fifth of a
+    // snippet at opt-level "z".
+    let bytes = text.as_bytes();
+    let mut starts: Vec<usize> = Vec::with_capacity(bytes.len() / 24 + 2);
+    if !bytes.is_empty() {
+        starts.push(0);
+    }
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b'\n' && i + 1 < bytes.len() {
+            starts.push(i + 1);
+        }
+    }
+    let total = starts.len().max(1) as u32;
     let line = line.clamp(1, total);
     let end_line = end_line.clamp(line, total);
     let doc_from = doc_line.filter(|&d| d < line).map_or(line, |d| {
         d.max(line.saturating_sub(MAX_DOC_LINES as u32)).max(1)
     });
     let get = |l: u32| -> &str {
-        originals
-            .get((l - 1) as usize)
-            .copied()
-            .unwrap_or("")
+        let Some(&start) = starts.get((l - 1) as usize) else {
+            return "";
+        };
+        let end = starts.get(l as usize).map_or(bytes.len(), |&next| next - 1);
+        let line = &text[start..end];
+        // `lines()` drops the `\n` and one `\r` before it; the rest of the `\r`s go here too.
+        line.strip_suffix('\n')
+            .unwrap_or(line)
             .trim_end_matches('\r')
     };
     let mut out: Vec<(u32, String)> = (doc_from..line).map(|l| (l, get(l).to_string())).collect();
@@ -348,6 +364,44 @@ mod tests {
         let s = show(Language::Ruby, src, 1, 6);
         assert!(s.contains("# … stripped"), "{s}");
         assert!(!s.contains("scores = 1"), "{s}");
+    }
+
+    #[test]
+    fn lines_split_as_str_lines_does() {
+        for text in [
+            "",
+            "a",
+            "a\n",
+            "a\nb",
+            "\n\n",
+            "a\r\nb\r\n",
+            "x\r\r\ny\rz\n\nlast",
+            "é\nü\r\n",
+        ] {
+            let lines: Vec<&str> = text.lines().collect();
+            for l in 1..=lines.len() as u32 + 2 {
+                let want: String = lines
+                    .get(l as usize - 1)
+                    .copied()
+                    .unwrap_or("")
+                    .trim_end_matches('\r')
+                    .to_string();
+                let got = snippet(Language::Yaml, text, None, l, l, false);
+                let clamped = l.clamp(1, lines.len().max(1) as u32);
+                assert_eq!(got.first_line, clamped, "{text:?} line {l}");
+                let want = if l as usize > lines.len() {
+                    lines
+                        .get(clamped as usize - 1)
+                        .copied()
+                        .unwrap_or("")
+                        .trim_end_matches('\r')
+                        .to_string()
+                } else {
+                    want
+                };
+                assert_eq!(got.text, format!("{want}\n"), "{text:?} line {l}");
+            }
+        }
     }
 
     fn show(lang: Language, src: &str, line: u32, end: u32) -> String {

@@ -150,7 +150,8 @@ const FIT_TRIES: usize = 3;
 /// (and [`cap`] bounds it). `rerun` runs the same tool with the given arguments.
 pub fn fit(first: ToolOutput, args: &Value, rerun: impl Fn(&Value) -> ToolOutput) -> ToolOutput {
     let mut out = first;
-    let mut args = args.clone();
+    // Copied only when a smaller page is asked for (nearly never).
+    let mut args = std::borrow::Cow::Borrowed(args);
     for _ in 0..FIT_TRIES {
         let Some(data) = out.data.as_ref().filter(|_| !out.is_error) else {
             return out;
@@ -166,7 +167,7 @@ pub fn fit(first: ToolOutput, args: &Value, rerun: impl Fn(&Value) -> ToolOutput
         // The answer grows with its rows: aim at 15/16 of the cap (headers and footers do not
         // shrink with the page, and masking may lengthen a line).
         let limit = (rows * (MAX_OUTPUT_BYTES - MAX_OUTPUT_BYTES / 16) / size).clamp(1, rows - 1);
-        args["limit"] = json!(limit);
+        args.to_mut()["limit"] = json!(limit);
         let smaller = rerun(&args);
         if smaller.is_error || smaller.data.is_none() {
             return out;
@@ -248,10 +249,9 @@ pub fn cap(data: &mut Value, paged: bool, text_len: usize) -> usize {
     MAX_OUTPUT_BYTES.saturating_sub(size.min(data_budget))
 }
 
-/// The length of `v` as compact JSON (through the serializer the responses use, so no
-/// second copy of it lands in the binary).
+/// The length of `v` as compact JSON, counted without writing it ([`crate::jsonw::len`]).
 pub fn json_len(v: &Value) -> usize {
-    serde_json::to_vec(v).map_or(0, |b| b.len())
+    crate::jsonw::len(v)
 }
 
 #[cfg(test)]
