@@ -4,6 +4,8 @@
 //!   (vtables, string tables, static slices); a fixed-address executable needs none.
 //! - `--icf=all`: rustc links this target with its bundled rust-lld, which folds functions whose
 //!   machine code is identical (many generic instances compile to the same bytes).
+//! - `-O2`: lld merges strings whose bytes are the tail of another string in `.rodata`
+//!   (-960 B of mesh-mcp; lld's default `-O1` merges only identical strings).
 //! - In a release build with `panic = "abort"` only (the shipped profile unwinds, so this is
 //!   for experiments such as `CARGO_PROFILE_RELEASE_PANIC=abort`), the unwind tables
 //!   `.eh_frame` and `.eh_frame_hdr` and the landing-pad data `.gcc_except_table` are
@@ -22,6 +24,7 @@ fn main() {
     }
     println!("cargo:rustc-link-arg-bins=-no-pie");
     println!("cargo:rustc-link-arg-bins=-Wl,--icf=all");
+    println!("cargo:rustc-link-arg-bins=-Wl,-O2");
     if std::env::var("PROFILE").as_deref() == Ok("release")
         && std::env::var("CARGO_CFG_PANIC").as_deref() == Ok("abort")
     {
