@@ -5,21 +5,8 @@
 
 mod common;
 
-use std::path::PathBuf;
-
-use common::{Session, temp_dir};
+use common::{Session, workspace};
 use serde_json::json;
-
-/// A workspace of the given files (path, content) in a fresh temp directory.
-fn workspace(tag: &str, files: &[(&str, &str)]) -> PathBuf {
-    let dir = std::fs::canonicalize(temp_dir(tag)).unwrap();
-    for (path, text) in files {
-        let p = dir.join(path);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
-    dir
-}
 
 const SMALL: &[(&str, &str)] = &[
     (

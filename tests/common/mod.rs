@@ -25,6 +25,17 @@ pub fn temp_dir(tag: &str) -> PathBuf {
     dir
 }
 
+/// A workspace of the given files (path, content) in a fresh temp directory.
+pub fn workspace(tag: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = std::fs::canonicalize(temp_dir(tag)).unwrap();
+    for (path, text) in files {
+        let p = dir.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    dir
+}
+
 /// A running `mesh-mcp run --standalone` with piped stdio.
 pub struct Server {
     pub child: Child,
