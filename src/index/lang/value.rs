@@ -799,6 +799,31 @@ impl Evaluator<'_, '_, '_, '_> {
 
     /// A call's value: env and config lookups, format functions, pass-through wrappers, user
     /// helpers that read the environment (`getenv("X", "d")`, `envOr("X", "d")`).
+    /// Reads a helper's body with `params` bound to the caller's `args` (parameters the caller
+    /// did not pass are run-time), one helper deeper.
+    fn inline<R>(
+        &mut self,
+        params: &[String],
+        args: &[(usize, usize)],
+        read: impl FnOnce(&mut Self) -> R,
+    ) -> R {
+        let values: Vec<(String, Value)> = params
+            .iter()
+            .zip(args)
+            .map(|(p, &(x, y))| (p.clone(), self.expr(x, y)))
+            .collect();
+        let mark = self.overlay.len();
+        self.overlay.extend(values);
+        for p in params.iter().skip(args.len()) {
+            self.overlay.push((p.clone(), Value::dynamic()));
+        }
+        self.inlined += 1;
+        let v = read(self);
+        self.inlined -= 1;
+        self.overlay.truncate(mark);
+        v
+    }
+
     fn call(&mut self, callee: &str, args: &[(usize, usize)]) -> Value {
         let last2 = last_segments(callee, 2);
         let last1 = last_segments(callee, 1);
@@ -879,22 +904,7 @@ impl Evaluator<'_, '_, '_, '_> {
             && let Some((params, (a, b))) = self.scope.function(callee)
             && params.len() >= args.len()
         {
-            let values: Vec<(String, Value)> = params
-                .iter()
-                .zip(args)
-                .map(|(p, &(x, y))| (p.clone(), self.expr(x, y)))
-                .collect();
-            let mark = self.overlay.len();
-            self.overlay.extend(values);
-            // Parameters the caller did not pass are run-time.
-            for p in params.iter().skip(args.len()) {
-                self.overlay.push((p.clone(), Value::dynamic()));
-            }
-            self.inlined += 1;
-            let v = self.expr(a, b);
-            self.inlined -= 1;
-            self.overlay.truncate(mark);
-            return v;
+            return self.inline(&params, args, |ev| ev.expr(a, b));
         }
         // A helper that reads the environment and falls back: `if v := os.Getenv(k); v != ""
         // { return v }; return d`, `v = os.environ.get(k); if v is None: return d; return v`.
@@ -903,24 +913,9 @@ impl Evaluator<'_, '_, '_, '_> {
             && !callee.contains("::")
             && let Some((params, body, returns)) = self.scope.branches(callee)
             && params.len() >= args.len()
+            && let Some(v) = self.inline(&params, args, |ev| ev.env_with_fallback(body, &returns))
         {
-            let values: Vec<(String, Value)> = params
-                .iter()
-                .zip(args)
-                .map(|(p, &(x, y))| (p.clone(), self.expr(x, y)))
-                .collect();
-            let mark = self.overlay.len();
-            self.overlay.extend(values);
-            for p in params.iter().skip(args.len()) {
-                self.overlay.push((p.clone(), Value::dynamic()));
-            }
-            self.inlined += 1;
-            let v = self.env_with_fallback(body, &returns);
-            self.inlined -= 1;
-            self.overlay.truncate(mark);
-            if let Some(v) = v {
-                return v;
-            }
+            return v;
         }
         // A helper whose name mentions env with a string name and an optional default:
         // `getenv("X", "d")`, `envOr("X", "d")`, `env_or_default("X", "d")`.
