@@ -12,6 +12,12 @@ use crate::resources::Kind;
 
 /// The most values one answer carries (the protocol's limit).
 const MAX_VALUES: usize = 100;
+/// A suggestion longer than this is no suggestion (nobody types a 1 KiB name); such names are
+/// left out of `values` but still counted in `total`.
+const MAX_VALUE_BYTES: usize = 1024;
+/// The `values` of one answer stop here, so a page of long names stays far below the 48 KiB
+/// answer cap; `hasMore` says that more matched.
+const MAX_VALUES_BYTES: usize = 32 * 1024;
 
 /// What an argument of a prompt or a template completes to: kinds of names, and whether
 /// declared symbol names count too.
@@ -115,6 +121,21 @@ fn symbol_names(snap: &Snapshot, typed: &str, out: &mut Vec<String>) {
     }
 }
 
+/// The first suggestions of `ranked` that fit one answer: at most [`MAX_VALUES`] values of at
+/// most [`MAX_VALUE_BYTES`] each, [`MAX_VALUES_BYTES`] in all.
+fn page(ranked: Vec<String>) -> Vec<String> {
+    let mut bytes = 0;
+    let mut values = Vec::new();
+    for v in ranked.into_iter().filter(|v| v.len() <= MAX_VALUE_BYTES) {
+        if values.len() == MAX_VALUES || bytes + v.len() > MAX_VALUES_BYTES {
+            break;
+        }
+        bytes += v.len();
+        values.push(v);
+    }
+    values
+}
+
 /// The `completion/complete` result.
 pub fn complete(snap: Option<&Snapshot>, params: Option<&Value>) -> Result<Value, String> {
     const SHAPE: &str = "send {\"ref\": {\"type\": \"ref/prompt\", \"name\": …} or \
@@ -175,17 +196,31 @@ pub fn complete(snap: Option<&Snapshot>, params: Option<&Value>) -> Result<Value
     }
     let ranked = rank(candidates, typed);
     let total = ranked.len();
-    let values: Vec<String> = ranked.into_iter().take(MAX_VALUES).collect();
+    let values = page(ranked);
     Ok(json!({"completion": {
+        "hasMore": total > values.len(),
         "values": values,
         "total": total,
-        "hasMore": total > MAX_VALUES,
     }}))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_page_of_values_is_bounded_in_count_and_bytes() {
+        let many: Vec<String> = (0..500).map(|i| format!("name{i}")).collect();
+        assert_eq!(page(many).len(), MAX_VALUES);
+        let long: Vec<String> = (0..100)
+            .map(|i| format!("{i}{}", "x".repeat(900)))
+            .collect();
+        let values = page(long);
+        assert!(values.len() < 40, "{}", values.len());
+        assert!(values.iter().map(String::len).sum::<usize>() <= MAX_VALUES_BYTES);
+        let huge = vec!["y".repeat(MAX_VALUE_BYTES + 1), "ok".to_string()];
+        assert_eq!(page(huge), vec!["ok".to_string()]);
+    }
 
     #[test]
     fn ranking_is_exact_then_prefix_then_substring() {
