@@ -355,13 +355,15 @@ fn open_conn(path: &Path) -> Result<Connection, AuditError> {
     let conn = Connection::open(path).map_err(sql_err("open the database"))?;
     conn.busy_timeout(BUSY_TIMEOUT)
         .map_err(sql_err("set the busy timeout"))?;
+    // Before the WAL switch: on a new file the switch itself is a rollback-journal transaction,
+    // which at the default `FULL` syncs the journal twice, the directory and the file.
+    conn.execute_batch("PRAGMA synchronous = NORMAL")
+        .map_err(sql_err("set synchronous=NORMAL"))?;
     let mode = set_wal(&conn).map_err(sql_err("switch to WAL journaling"))?;
     if !mode.eq_ignore_ascii_case("wal") {
         tracing::warn!(target: "mesh::audit", path = %path.display(), mode = %mode,
             "audit database is not in WAL mode; concurrent readers may wait");
     }
-    conn.execute_batch("PRAGMA synchronous = NORMAL")
-        .map_err(sql_err("set synchronous=NORMAL"))?;
     conn.execute_batch(&format!("BEGIN IMMEDIATE;\n{SCHEMA}"))
         .map_err(|e| {
             let _ = conn.execute_batch("ROLLBACK");
