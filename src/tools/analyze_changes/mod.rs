@@ -418,45 +418,13 @@ pub fn compute(
     depth: usize,
 ) -> Result<Report, String> {
     let mut report = Report::default();
-    // Snapshot files by canonical absolute path.
-    let mut by_path: HashMap<PathBuf, u32> = HashMap::new();
-    let canon_roots: Vec<PathBuf> = snap
-        .roots
-        .iter()
-        .map(|r| std::fs::canonicalize(&r.path).unwrap_or_else(|_| r.path.clone()))
-        .collect();
-    for (i, f) in snap.files.iter().enumerate() {
-        let root = canon_roots
-            .get(f.root as usize)
-            .cloned()
-            .unwrap_or_else(|| snap.base.clone());
-        by_path.insert(root.join(&*f.path), i as u32);
-    }
-    let canon_ws = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
-    let root_of_abs = |abs: &Path| -> Option<usize> {
-        canon_roots
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| abs.starts_with(r))
-            .max_by_key(|(_, r)| r.as_os_str().len())
-            .map(|(i, _)| i)
-    };
-    let display_of = |abs: &Path| -> String {
-        abs.strip_prefix(&canon_ws)
-            .map(|p| p.to_string_lossy().replace('\\', "/"))
-            .unwrap_or_else(|_| abs.to_string_lossy().into_owned())
-    };
+    let places = Places::new(snap, workspace);
     let mut outside = 0usize;
     // Repositories compared, and the error of the first one without the base.
     let mut compared = 0usize;
     let mut missing: Option<String> = None;
     for top in repositories(snap, workspace)? {
-        // The repository as the workspace sees it (never an absolute path outside it).
-        let repo_label = match top.strip_prefix(&canon_ws) {
-            Ok(p) if p.as_os_str().is_empty() => "`.`".to_string(),
-            Ok(p) => inline_code(&p.to_string_lossy()),
-            Err(_) => "the repository holding the workspace".to_string(),
-        };
+        let repo_label = places.repo_label(&top);
         let git = Git::new(&top);
         let (label, commit) = match choose_base(&git, base, &repo_label)? {
             RepoBase::Found(label, commit) => (label, commit),
@@ -487,135 +455,12 @@ pub fn compute(
         let mut diffs = read_diff(&git, &top, &commit, &repo_label)?;
         let mut base_texts = read_base_texts(&git, &commit, &diffs);
         diff::pair_moves(&mut diffs, &base_texts, &top);
-        for mut d in diffs {
-            let path = d.new_path.clone().or_else(|| d.old_path.clone());
-            let Some(path) = path else { continue };
-            let abs = top.join(&path);
-            let root = root_of_abs(&abs);
-            if root.is_none() && !abs.starts_with(&canon_ws) {
-                // Outside the workspace (a repository larger than it): not ours to show.
-                outside += 1;
-                continue;
+        for d in diffs {
+            match changed_file(snap, &places, &top, d, &mut base_texts) {
+                Placed::File(f) => report.files.push(*f),
+                Placed::Outside => outside += 1,
+                Placed::Unchanged => {}
             }
-            let service = root.map(|r| snap.roots[r].label.clone());
-            let file = by_path.get(&abs).copied();
-            let display = match file {
-                Some(fi) => snap.display_path(&snap.files[fi as usize]),
-                None => display_of(&abs),
-            };
-            let base_display = match &d.old_path {
-                Some(old) if d.new_path.as_ref().is_some_and(|n| n != old) => {
-                    display_of(&top.join(old))
-                }
-                _ => display.clone(),
-            };
-            let rel_in_root = root
-                .and_then(|r| abs.strip_prefix(&canon_roots[r]).ok())
-                .map(|p| p.to_string_lossy().replace('\\', "/"))
-                .unwrap_or_else(|| path.clone());
-            let class = match file.map(|fi| &snap.files[fi as usize]) {
-                Some(f) if f.generated => FileClass::Generated,
-                Some(f) if f.is_test => FileClass::Test,
-                Some(f) if f.lang == Language::Markdown => FileClass::Doc,
-                Some(_) => FileClass::Code,
-                None => classify_path(&rel_in_root),
-            };
-            let status = match (&d.old_path, &d.new_path) {
-                (None, _) if d.untracked => "untracked".to_string(),
-                (None, _) => "added".to_string(),
-                (Some(_), None) => "deleted".to_string(),
-                (Some(o), Some(n)) if o != n => format!("renamed from `{o}`"),
-                _ => "modified".to_string(),
-            };
-            // The base version (of a source file) and the current one (of an indexed file).
-            let mut raw_base: Option<Vec<u8>> = match &d.old_path {
-                Some(old) if Language::of_path(old).is_some() => base_texts
-                    .iter_mut()
-                    .find(|(p, _)| p == old)
-                    .and_then(|(_, t)| t.take()),
-                _ => None,
-            };
-            let mut current: Option<Vec<u8>> = match file {
-                Some(fi) => std::fs::read(snap.abs_path(&snap.files[fi as usize])).ok(),
-                // Not indexed (rejected, new since the last reload): read where git sees it.
-                None if d.new_path.is_some() && Language::of_path(&path).is_some() => {
-                    std::fs::read(&abs).ok()
-                }
-                None => None,
-            };
-            // Lone CRs: the index reads each as a line break, git does not. Where they are the
-            // line ends, git counts the file as a line or a few, so its hunks say nothing about
-            // the lines: they are made again from both texts read with the CRs as line ends
-            // (a file whose lines all read the same only changed its line ends). A few stray
-            // ones (in a string or comment of an LF file) only shift git's hunks.
-            let cr_base = raw_base.as_deref().and_then(diff::lone_cr_to_lf);
-            let cr_current = current.as_deref().and_then(diff::lone_cr_to_lf);
-            let lone_cr = cr_base.is_some() || cr_current.is_some();
-            if lone_cr
-                && (d.old_path.is_none() || raw_base.is_some())
-                && (d.new_path.is_none() || current.is_some())
-            {
-                let mostly = |b: &Option<Vec<u8>>| b.as_deref().is_some_and(diff::mostly_lone_cr);
-                if mostly(&raw_base) || mostly(&current) {
-                    let text = |cr: &Option<Vec<u8>>, raw: &Option<Vec<u8>>| {
-                        cr.as_deref()
-                            .or(raw.as_deref())
-                            .map(|b| String::from_utf8_lossy(b).into_owned())
-                            .unwrap_or_default()
-                    };
-                    d.hunks =
-                        diff::line_hunks(&text(&cr_base, &raw_base), &text(&cr_current, &current));
-                    if d.hunks.is_empty() && status == "modified" {
-                        continue;
-                    }
-                } else if !d.cr_aware {
-                    d.hunks = diff::remap_hunks(&d.hunks, raw_base.as_deref(), current.as_deref());
-                }
-                (d.old_ranges, d.new_ranges) = diff::ranges_of(&d.hunks);
-            }
-            raw_base = cr_base.or(raw_base);
-            current = cr_current.or(current);
-            let current_text = current.map(|b| String::from_utf8_lossy(&b).into_owned());
-            // The base version, through the same extractors.
-            let mut base_facts = None;
-            let mut base_bytes = None;
-            let mut base_text = None;
-            if let Some(old) = &d.old_path
-                && let Some(lang) = Language::of_path(old)
-                && let Some(bytes) = raw_base
-                && crate::index::crawl::guard(old, &bytes).is_ok()
-            {
-                let text = String::from_utf8_lossy(&bytes);
-                base_facts = Some(crate::index::lang::extract(lang, &rel_in_root, &text));
-                base_text = Some(text.into_owned());
-                if lang == Language::Protobuf {
-                    base_bytes = Some(bytes);
-                }
-            }
-            let class = if class == FileClass::Code
-                && file.is_none()
-                && base_facts.as_ref().is_some_and(|f| f.generated)
-            {
-                FileClass::Generated
-            } else {
-                class
-            };
-            report.files.push(ChangedFile {
-                display,
-                base_display,
-                status,
-                class,
-                service,
-                ranges: d.new_ranges,
-                file,
-                base_facts,
-                base_bytes,
-                old_ranges: d.old_ranges,
-                hunks: d.hunks,
-                base_text,
-                current_text,
-                lone_cr,
-            });
         }
     }
     if let Some(why) = missing
@@ -632,6 +477,260 @@ pub fn compute(
     crate::order::sort_by_cached_key(&mut report.files, |f| f.display.clone());
     analyse(snap, &mut report, depth);
     Ok(report)
+}
+
+/// Where the workspace's files are, by canonical absolute path: git names files under its
+/// repository's top, the snapshot under its roots, and both must meet.
+struct Places {
+    /// Snapshot files by canonical absolute path.
+    by_path: HashMap<PathBuf, u32>,
+    /// The snapshot's roots, canonical, in root order.
+    roots: Vec<PathBuf>,
+    /// The workspace, canonical.
+    workspace: PathBuf,
+}
+
+impl Places {
+    /// Canonicalises the roots and the workspace once, and indexes the snapshot's files by path.
+    fn new(snap: &Snapshot, workspace: &Path) -> Self {
+        let roots: Vec<PathBuf> = snap
+            .roots
+            .iter()
+            .map(|r| std::fs::canonicalize(&r.path).unwrap_or_else(|_| r.path.clone()))
+            .collect();
+        let mut by_path: HashMap<PathBuf, u32> = HashMap::new();
+        for (i, f) in snap.files.iter().enumerate() {
+            let root = roots
+                .get(f.root as usize)
+                .cloned()
+                .unwrap_or_else(|| snap.base.clone());
+            by_path.insert(root.join(&*f.path), i as u32);
+        }
+        let workspace =
+            std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
+        Places {
+            by_path,
+            roots,
+            workspace,
+        }
+    }
+
+    /// The innermost root holding `abs`, if any.
+    fn root_of(&self, abs: &Path) -> Option<usize> {
+        self.roots
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| abs.starts_with(r))
+            .max_by_key(|(_, r)| r.as_os_str().len())
+            .map(|(i, _)| i)
+    }
+
+    /// `abs` relative to the workspace (with `/`), or as it is when outside it.
+    fn display(&self, abs: &Path) -> String {
+        abs.strip_prefix(&self.workspace)
+            .map(|p| p.to_string_lossy().replace('\\', "/"))
+            .unwrap_or_else(|_| abs.to_string_lossy().into_owned())
+    }
+
+    /// The repository as the workspace sees it (never an absolute path outside it).
+    fn repo_label(&self, top: &Path) -> String {
+        match top.strip_prefix(&self.workspace) {
+            Ok(p) if p.as_os_str().is_empty() => "`.`".to_string(),
+            Ok(p) => inline_code(&p.to_string_lossy()),
+            Err(_) => "the repository holding the workspace".to_string(),
+        }
+    }
+}
+
+/// What one file of the diff comes to.
+enum Placed {
+    File(Box<ChangedFile>),
+    /// Outside the workspace (a repository larger than it): not ours to show.
+    Outside,
+    /// Only its line ends changed (or git named no path).
+    Unchanged,
+}
+
+/// One file of the diff of repository `top` as the report shows it: where it is, what kind of
+/// file, its status, and both versions (the base one taken from `base_texts`).
+fn changed_file(
+    snap: &Snapshot,
+    places: &Places,
+    top: &Path,
+    mut d: diff::DiffFile,
+    base_texts: &mut [(String, Option<Vec<u8>>)],
+) -> Placed {
+    let path = d.new_path.clone().or_else(|| d.old_path.clone());
+    let Some(path) = path else {
+        return Placed::Unchanged;
+    };
+    let abs = top.join(&path);
+    let root = places.root_of(&abs);
+    if root.is_none() && !abs.starts_with(&places.workspace) {
+        return Placed::Outside;
+    }
+    let service = root.map(|r| snap.roots[r].label.clone());
+    let file = places.by_path.get(&abs).copied();
+    let display = match file {
+        Some(fi) => snap.display_path(&snap.files[fi as usize]),
+        None => places.display(&abs),
+    };
+    let base_display = match &d.old_path {
+        Some(old) if d.new_path.as_ref().is_some_and(|n| n != old) => {
+            places.display(&top.join(old))
+        }
+        _ => display.clone(),
+    };
+    let rel_in_root = root
+        .and_then(|r| abs.strip_prefix(&places.roots[r]).ok())
+        .map(|p| p.to_string_lossy().replace('\\', "/"))
+        .unwrap_or_else(|| path.clone());
+    let status = status_of(&d);
+    // The base version (of a source file) and the current one (of an indexed file).
+    let raw_base: Option<Vec<u8>> = match &d.old_path {
+        Some(old) if Language::of_path(old).is_some() => base_texts
+            .iter_mut()
+            .find(|(p, _)| p == old)
+            .and_then(|(_, t)| t.take()),
+        _ => None,
+    };
+    let current: Option<Vec<u8>> = match file {
+        Some(fi) => std::fs::read(snap.abs_path(&snap.files[fi as usize])).ok(),
+        // Not indexed (rejected, new since the last reload): read where git sees it.
+        None if d.new_path.is_some() && Language::of_path(&path).is_some() => {
+            std::fs::read(&abs).ok()
+        }
+        None => None,
+    };
+    let Some(texts) = read_line_ends(&mut d, raw_base, current, &status) else {
+        return Placed::Unchanged;
+    };
+    let current_text = texts
+        .current
+        .map(|b| String::from_utf8_lossy(&b).into_owned());
+    let base = base_version(&d, &rel_in_root, texts.base);
+    let class = match file_class(snap, file, &rel_in_root) {
+        FileClass::Code if file.is_none() && base.facts.as_ref().is_some_and(|f| f.generated) => {
+            FileClass::Generated
+        }
+        class => class,
+    };
+    Placed::File(Box::new(ChangedFile {
+        display,
+        base_display,
+        status,
+        class,
+        service,
+        ranges: d.new_ranges,
+        file,
+        base_facts: base.facts,
+        base_bytes: base.bytes,
+        old_ranges: d.old_ranges,
+        hunks: d.hunks,
+        base_text: base.text,
+        current_text,
+        lone_cr: texts.lone_cr,
+    }))
+}
+
+/// The status word of a changed file: `added`, `deleted`, `renamed from …`, and so on.
+fn status_of(d: &diff::DiffFile) -> String {
+    match (&d.old_path, &d.new_path) {
+        (None, _) if d.untracked => "untracked".to_string(),
+        (None, _) => "added".to_string(),
+        (Some(_), None) => "deleted".to_string(),
+        (Some(o), Some(n)) if o != n => format!("renamed from `{o}`"),
+        _ => "modified".to_string(),
+    }
+}
+
+/// The kind of a changed file: from the index when it is indexed, else from its path.
+fn file_class(snap: &Snapshot, file: Option<u32>, rel_in_root: &str) -> FileClass {
+    match file.map(|fi| &snap.files[fi as usize]) {
+        Some(f) if f.generated => FileClass::Generated,
+        Some(f) if f.is_test => FileClass::Test,
+        Some(f) if f.lang == Language::Markdown => FileClass::Doc,
+        Some(_) => FileClass::Code,
+        None => classify_path(rel_in_root),
+    }
+}
+
+/// Both versions of a changed file, lone CRs read as line ends.
+struct LineEnds {
+    base: Option<Vec<u8>>,
+    current: Option<Vec<u8>>,
+    /// Either version had lone CRs.
+    lone_cr: bool,
+}
+
+/// Lone CRs: the index reads each as a line break, git does not. Where they are the line ends,
+/// git counts the file as a line or a few, so its hunks say nothing about the lines: they are
+/// made again from both texts read with the CRs as line ends (a file whose lines all read the
+/// same only changed its line ends: `None`). A few stray ones (in a string or comment of an LF
+/// file) only shift git's hunks, which are mapped onto the lines as the index counts them.
+fn read_line_ends(
+    d: &mut diff::DiffFile,
+    raw_base: Option<Vec<u8>>,
+    current: Option<Vec<u8>>,
+    status: &str,
+) -> Option<LineEnds> {
+    let cr_base = raw_base.as_deref().and_then(diff::lone_cr_to_lf);
+    let cr_current = current.as_deref().and_then(diff::lone_cr_to_lf);
+    let lone_cr = cr_base.is_some() || cr_current.is_some();
+    if lone_cr
+        && (d.old_path.is_none() || raw_base.is_some())
+        && (d.new_path.is_none() || current.is_some())
+    {
+        let mostly = |b: &Option<Vec<u8>>| b.as_deref().is_some_and(diff::mostly_lone_cr);
+        if mostly(&raw_base) || mostly(&current) {
+            let text = |cr: &Option<Vec<u8>>, raw: &Option<Vec<u8>>| {
+                cr.as_deref()
+                    .or(raw.as_deref())
+                    .map(|b| String::from_utf8_lossy(b).into_owned())
+                    .unwrap_or_default()
+            };
+            d.hunks = diff::line_hunks(&text(&cr_base, &raw_base), &text(&cr_current, &current));
+            if d.hunks.is_empty() && status == "modified" {
+                return None;
+            }
+        } else if !d.cr_aware {
+            d.hunks = diff::remap_hunks(&d.hunks, raw_base.as_deref(), current.as_deref());
+        }
+        (d.old_ranges, d.new_ranges) = diff::ranges_of(&d.hunks);
+    }
+    Some(LineEnds {
+        base: cr_base.or(raw_base),
+        current: cr_current.or(current),
+        lone_cr,
+    })
+}
+
+/// What the base version of a changed source file says.
+#[derive(Default)]
+struct BaseVersion {
+    facts: Option<FileFacts>,
+    /// The raw bytes, of a `.proto` only (for the wire check).
+    bytes: Option<Vec<u8>>,
+    text: Option<String>,
+}
+
+/// The base version run through the same extractors as the index, when it existed, has a
+/// language and passes the index's guard (size, binary).
+fn base_version(d: &diff::DiffFile, rel_in_root: &str, raw_base: Option<Vec<u8>>) -> BaseVersion {
+    let mut base = BaseVersion::default();
+    if let Some(old) = &d.old_path
+        && let Some(lang) = Language::of_path(old)
+        && let Some(bytes) = raw_base
+        && crate::index::crawl::guard(old, &bytes).is_ok()
+    {
+        let text = String::from_utf8_lossy(&bytes);
+        base.facts = Some(crate::index::lang::extract(lang, rel_in_root, &text));
+        base.text = Some(text.into_owned());
+        if lang == Language::Protobuf {
+            base.bytes = Some(bytes);
+        }
+    }
+    base
 }
 
 /// The analysis of the changed files, once git is read: the changed declarations, each
