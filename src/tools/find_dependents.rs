@@ -236,17 +236,9 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     let Some(snap) = env.snapshot else {
         return ToolOutput::error("the index is not ready".into());
     };
-    let granularity = match args.granularity.as_deref().unwrap_or("site") {
-        "site" => Granularity::Site,
-        "symbol" => Granularity::Symbol,
-        "file" => Granularity::File,
-        "package" => Granularity::Package,
-        other => {
-            return ToolOutput::error(format!(
-                "Invalid granularity '{}': expected 'site', 'symbol', 'file' or 'package'.",
-                crate::protocol::echo_input(other)
-            ));
-        }
+    let granularity = match parse_granularity(args.granularity.as_deref()) {
+        Ok(g) => g,
+        Err(e) => return e,
     };
     if let Err(e) =
         super::smart_search::check_text_len("find_dependents", "target", Some(&args.target))
@@ -257,34 +249,11 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     if target.is_empty() {
         return ToolOutput::error("Invalid arguments for find_dependents: `target` is empty. Pass a package, module, type or RPC, e.g. {\"target\": \"OrderService\"}.".into());
     }
-    // A filesystem path (absolute, `~`, or climbing with `..`) is only a target when it lies
-    // inside the workspace, and then as its workspace-relative spelling; anything else would
-    // be matched as a name and answer a misleading "0 dependents".
-    let relative;
-    let target = if looks_like_fs_path(target) {
-        match env.shared.jail.resolve(target) {
-            Ok(r) => {
-                relative = r
-                    .path
-                    .strip_prefix(env.shared.jail.base())
-                    .map(|p| p.to_string_lossy().replace('\\', "/"))
-                    .unwrap_or_default();
-                if relative.is_empty() {
-                    target
-                } else {
-                    relative.as_str()
-                }
-            }
-            Err(e) => {
-                return ToolOutput::error(format!(
-                    "Invalid target for find_dependents: {} is a filesystem path, not a package, module, type or RPC name, and {e}. Pass a name as code imports or declares it (e.g. `@acme/domain-user`, `com.acme.orders`, `OrderService`, `OrderService.CreateOrder`), or a file or directory inside the workspace, relative to its root (e.g. `services/orders/src/models.ts`).",
-                    inline_code(&target.escape_debug().to_string())
-                ));
-            }
-        }
-    } else {
-        target
+    let relative = match workspace_target(env, target) {
+        Ok(r) => r,
+        Err(e) => return e,
     };
+    let target = relative.as_deref().unwrap_or(target);
     let include_tests = args.include_tests.unwrap_or(false);
     let (limit, offset) = match (
         super::in_range("find_dependents", "limit", args.limit, 50, 1, 200),
@@ -302,22 +271,8 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     };
 
     let (mut rows, heuristic) = collect(snap, target);
-    // A built-in module links only inside the importer's own root: when the workspace
-    // declares a module of that name, importers elsewhere mean their runtime's copy.
     if is_builtin(target) {
-        let declaring_roots: Vec<u16> = snap
-            .files
-            .iter()
-            .filter(|f| {
-                f.symbols()
-                    .iter()
-                    .any(|s| s.kind == SymbolKind::Module && f.name(s) == target)
-            })
-            .map(|f| f.root)
-            .collect();
-        if !declaring_roots.is_empty() {
-            rows.retain(|r| declaring_roots.contains(&r.root));
-        }
+        keep_declaring_roots(snap, target, &mut rows);
     }
     // A bare type name may mean several declarations, or a library type of the same name.
     let mut grouping = if heuristic {
@@ -325,17 +280,7 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     } else {
         group_by_declaration(snap, target, &mut rows)
     };
-    // Fold to the requested unit.
-    let mut seen = std::collections::HashSet::new();
-    rows.retain(|r| {
-        let key = match granularity {
-            Granularity::Site => format!("{}:{}", r.file, r.site),
-            Granularity::Symbol => format!("{}:{}:{}", r.file, r.line, r.name),
-            Granularity::File => format!("{}", r.file),
-            Granularity::Package => format!("{}:{}", r.root, r.package),
-        };
-        seen.insert((r.test, r.group, key))
-    });
+    fold_to(granularity, &mut rows);
     let tests_left_out = if include_tests {
         0
     } else {
@@ -347,13 +292,101 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
         // count ("names N different things") must match the headings shown.
         grouping.keep_groups_of(&mut rows);
     }
-    // Exact rows first within each root, then heuristic, then ambiguous.
+    sort_rows(snap, &mut rows);
+    let left_out_note = grouping.left_out_note(snap, include_tests);
+    render(
+        snap,
+        target,
+        granularity,
+        heuristic,
+        rows,
+        tests_left_out,
+        limit,
+        offset,
+        &grouping.labels,
+        &left_out_note,
+    )
+}
+
+/// The `granularity` argument (default `site`); the error lists the values.
+fn parse_granularity(raw: Option<&str>) -> Result<Granularity, ToolOutput> {
+    match raw.unwrap_or("site") {
+        "site" => Ok(Granularity::Site),
+        "symbol" => Ok(Granularity::Symbol),
+        "file" => Ok(Granularity::File),
+        "package" => Ok(Granularity::Package),
+        other => Err(ToolOutput::error(format!(
+            "Invalid granularity '{}': expected 'site', 'symbol', 'file' or 'package'.",
+            crate::protocol::echo_input(other)
+        ))),
+    }
+}
+
+/// A filesystem path (absolute, `~`, or climbing with `..`) is only a target when it lies
+/// inside the workspace, and then as its workspace-relative spelling (`Some`); anything else
+/// would be matched as a name and answer a misleading "0 dependents". `None`: use as given.
+fn workspace_target(env: &ToolEnv, target: &str) -> Result<Option<String>, ToolOutput> {
+    if !looks_like_fs_path(target) {
+        return Ok(None);
+    }
+    match env.shared.jail.resolve(target) {
+        Ok(r) => {
+            let relative = r
+                .path
+                .strip_prefix(env.shared.jail.base())
+                .map(|p| p.to_string_lossy().replace('\\', "/"))
+                .unwrap_or_default();
+            Ok((!relative.is_empty()).then_some(relative))
+        }
+        Err(e) => Err(ToolOutput::error(format!(
+            "Invalid target for find_dependents: {} is a filesystem path, not a package, module, type or RPC name, and {e}. Pass a name as code imports or declares it (e.g. `@acme/domain-user`, `com.acme.orders`, `OrderService`, `OrderService.CreateOrder`), or a file or directory inside the workspace, relative to its root (e.g. `services/orders/src/models.ts`).",
+            inline_code(&target.escape_debug().to_string())
+        ))),
+    }
+}
+
+/// A built-in module links only inside the importer's own root: when the workspace declares a
+/// module of that name, importers elsewhere mean their runtime's copy and are dropped.
+fn keep_declaring_roots(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
+    let declaring_roots: Vec<u16> = snap
+        .files
+        .iter()
+        .filter(|f| {
+            f.symbols()
+                .iter()
+                .any(|s| s.kind == SymbolKind::Module && f.name(s) == target)
+        })
+        .map(|f| f.root)
+        .collect();
+    if !declaring_roots.is_empty() {
+        rows.retain(|r| declaring_roots.contains(&r.root));
+    }
+}
+
+/// Folds the rows to the requested unit: the first row of each site, symbol, file or package
+/// (per test-ness and group) stays.
+fn fold_to(granularity: Granularity, rows: &mut Vec<Row>) {
+    let mut seen = std::collections::HashSet::new();
+    rows.retain(|r| {
+        let key = match granularity {
+            Granularity::Site => format!("{}:{}", r.file, r.site),
+            Granularity::Symbol => format!("{}:{}:{}", r.file, r.line, r.name),
+            Granularity::File => format!("{}", r.file),
+            Granularity::Package => format!("{}:{}", r.root, r.package),
+        };
+        seen.insert((r.test, r.group, key))
+    });
+}
+
+/// The listing order: by group and root, exact rows first, then heuristic, then ambiguous;
+/// then by path, line and name.
+fn sort_rows(snap: &Snapshot, rows: &mut [Row]) {
     let rank = |c: &str| match c {
         "exact" => 0,
         "heuristic" => 1,
         _ => 2,
     };
-    crate::order::sort_by(&mut rows, |a, b| {
+    crate::order::sort_by(rows, |a, b| {
         (
             a.group,
             a.root,
@@ -371,19 +404,6 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
                 &b.name,
             ))
     });
-    let left_out_note = grouping.left_out_note(snap, include_tests);
-    render(
-        snap,
-        target,
-        granularity,
-        heuristic,
-        rows,
-        tests_left_out,
-        limit,
-        offset,
-        &grouping.labels,
-        &left_out_note,
-    )
 }
 
 /// How the rows of a bare name split by the declaration they depend on.
@@ -650,89 +670,112 @@ fn collect(snap: &Snapshot, target: &str) -> (Vec<Row>, bool) {
             }
         }
     }
-    // A path target: imports that resolve to the file (or to a file under the directory),
-    // and one level through barrels that re-export it.
+    path_importer_rows(snap, target, &mut exact_rows);
+    rpc_call_rows(snap, target, &mut exact_rows);
+    unimported_uses(snap, target, &mut exact_rows);
+    using_sites(snap, target, &mut exact_rows);
+    if exact_rows.is_empty() {
+        (loose_rows, true)
+    } else {
+        (exact_rows, false)
+    }
+}
+
+/// A path target: imports that resolve to the file (or to a file under the directory), and one
+/// level through barrels that re-export it.
+fn path_importer_rows(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
     let targets = path_target_files(snap, target);
-    if !targets.is_empty() {
-        let keys: std::collections::HashSet<String> = targets
+    if targets.is_empty() {
+        return;
+    }
+    let keys: std::collections::HashSet<String> = targets
+        .iter()
+        .map(|&i| path_key(&snap.display_path(&snap.files[i as usize])))
+        .collect();
+    let dir_key = target.trim_start_matches("./").trim_end_matches('/');
+    let resolves = |importer: &str, python: bool, module: &str| {
+        // `import "common/v1/money.proto"` names a path under a proto include root
+        // (`contracts/`), not next to the importer: it resolves by whole-segment suffix.
+        let proto_suffix = format!("/{}", path_key(module));
+        import_path_keys(importer, module, python)
             .iter()
-            .map(|&i| path_key(&snap.display_path(&snap.files[i as usize])))
-            .collect();
-        let dir_key = target.trim_start_matches("./").trim_end_matches('/');
-        let resolves = |importer: &str,
-                        python: bool,
-                        module: &str,
-                        keys: &std::collections::HashSet<String>| {
-            // `import "common/v1/money.proto"` names a path under a proto include root
-            // (`contracts/`), not next to the importer: it resolves by whole-segment suffix.
-            let proto_suffix = format!("/{}", path_key(module));
-            import_path_keys(importer, module, python)
-                .iter()
-                .any(|k| keys.contains(k) || k == dir_key)
-                || (module.ends_with(".proto") && keys.iter().any(|k| k.ends_with(&proto_suffix)))
-        };
-        let mut barrels: Vec<(u32, Vec<String>)> = Vec::new();
-        for (fi, f) in snap.files.iter().enumerate() {
-            if targets.contains(&(fi as u32)) {
-                continue;
-            }
-            let path = snap.display_path(f);
-            for imp in &f.facts().imports {
-                if resolves(&path, f.lang == Language::Python, &imp.module, &keys) {
-                    push_rows(
-                        &mut exact_rows,
-                        f,
-                        fi as u32,
-                        imp.line,
-                        &imp.module,
-                        imp.reexport,
-                        "exact",
-                    );
-                    if imp.reexport {
-                        barrels.push((fi as u32, imp.names.clone()));
-                    }
-                }
-            }
+            .any(|k| keys.contains(k) || k == dir_key)
+            || (module.ends_with(".proto") && keys.iter().any(|k| k.ends_with(&proto_suffix)))
+    };
+    let mut barrels: Vec<(u32, Vec<String>)> = Vec::new();
+    for (fi, f) in snap.files.iter().enumerate() {
+        if targets.contains(&(fi as u32)) {
+            continue;
         }
-        for (b, names) in barrels {
-            let barrel_path = snap.display_path(&snap.files[b as usize]);
-            let barrel_keys: std::collections::HashSet<String> =
-                [path_key(&barrel_path)].into_iter().collect();
-            for (fi, f) in snap.files.iter().enumerate() {
-                if fi as u32 == b || targets.contains(&(fi as u32)) {
-                    continue;
-                }
-                let path = snap.display_path(f);
-                for imp in &f.facts().imports {
-                    if !import_path_keys(&path, &imp.module, f.lang == Language::Python)
-                        .iter()
-                        .any(|k| barrel_keys.contains(k))
-                    {
-                        continue;
-                    }
-                    // `export *` re-exports everything: a guess; named re-exports are exact
-                    // when the importer takes one of those names.
-                    let confidence = if names.is_empty() {
-                        "heuristic"
-                    } else if imp.names.iter().any(|n| names.contains(n)) {
-                        "exact"
-                    } else {
-                        continue;
-                    };
-                    push_rows(
-                        &mut exact_rows,
-                        f,
-                        fi as u32,
-                        imp.line,
-                        &format!("{} (through the barrel {barrel_path})", imp.module),
-                        false,
-                        confidence,
-                    );
+        let path = snap.display_path(f);
+        for imp in &f.facts().imports {
+            if resolves(&path, f.lang == Language::Python, &imp.module) {
+                push_rows(
+                    rows,
+                    f,
+                    fi as u32,
+                    imp.line,
+                    &imp.module,
+                    imp.reexport,
+                    "exact",
+                );
+                if imp.reexport {
+                    barrels.push((fi as u32, imp.names.clone()));
                 }
             }
         }
     }
-    // Calls of an RPC (`Service.Method`, `pkg.Service/Method`) or of any RPC of a service.
+    for (b, names) in barrels {
+        barrel_importer_rows(snap, &targets, b, &names, rows);
+    }
+}
+
+/// The importers of barrel `barrel` (a file re-exporting a path target; `names` what it
+/// re-exports, empty for `export *`), other than the targets themselves.
+fn barrel_importer_rows(
+    snap: &Snapshot,
+    targets: &[u32],
+    barrel: u32,
+    names: &[String],
+    rows: &mut Vec<Row>,
+) {
+    let barrel_path = snap.display_path(&snap.files[barrel as usize]);
+    let barrel_key = path_key(&barrel_path);
+    for (fi, f) in snap.files.iter().enumerate() {
+        if fi as u32 == barrel || targets.contains(&(fi as u32)) {
+            continue;
+        }
+        let path = snap.display_path(f);
+        for imp in &f.facts().imports {
+            if !import_path_keys(&path, &imp.module, f.lang == Language::Python)
+                .contains(&barrel_key)
+            {
+                continue;
+            }
+            // `export *` re-exports everything: a guess; named re-exports are exact when the
+            // importer takes one of those names.
+            let confidence = if names.is_empty() {
+                "heuristic"
+            } else if imp.names.iter().any(|n| names.contains(n)) {
+                "exact"
+            } else {
+                continue;
+            };
+            push_rows(
+                rows,
+                f,
+                fi as u32,
+                imp.line,
+                &format!("{} (through the barrel {barrel_path})", imp.module),
+                false,
+                confidence,
+            );
+        }
+    }
+}
+
+/// Calls of an RPC (`Service.Method`, `pkg.Service/Method`) or of any RPC of a service.
+fn rpc_call_rows(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
     let g = &snap.graph;
     // A whole service name, qualified or not (`acme.orders.v1.OrderService`), means every RPC.
     let whole = if target.contains('/') {
@@ -761,7 +804,7 @@ fn collect(snap: &Snapshot, target: &str) -> (Vec<Row>, bool) {
                 let f = &snap.files[call.at.file as usize];
                 let via = format!("calls {}.{}", g.contracts[c as usize].name, rpc.name);
                 push_call_row(
-                    &mut exact_rows,
+                    rows,
                     f,
                     call.at.file,
                     call.at.line,
@@ -770,13 +813,6 @@ fn collect(snap: &Snapshot, target: &str) -> (Vec<Row>, bool) {
                 );
             }
         }
-    }
-    unimported_uses(snap, target, &mut exact_rows);
-    using_sites(snap, target, &mut exact_rows);
-    if exact_rows.is_empty() {
-        (loose_rows, true)
-    } else {
-        (exact_rows, false)
     }
 }
 
@@ -1239,30 +1275,7 @@ fn render(
     out.push_str(&format!("## Dependents of {}\n\n", inline_code(target)));
     let total = rows.len();
     if total == 0 {
-        out.push_str(&format!(
-            "No file imports or calls {} across the {} indexed root(s) ({} files, index generation {}): 0 dependents.\n",
-            inline_code(target),
-            snap.roots.len(),
-            snap.files.len(),
-            snap.generation
-        ));
-        if tests_left_out > 0 {
-            out.push_str(&format!(
-                "\n_{tests_left_out} {unit} in test files left out (pass `include_tests: true`)._\n"
-            ));
-        }
-        if !left_out_note.is_empty() {
-            out.push('\n');
-            out.push_str(left_out_note);
-        }
-        out.push_str(&super::smart_search::rejected_note(
-            snap,
-            &super::Scope::everything(),
-        ));
-        return ToolOutput::ok(out).with_data(structured::with(
-            structured::empty(),
-            json!({"testsLeftOut": tests_left_out}),
-        ));
+        return render_none(snap, target, unit, tests_left_out, left_out_note, out);
     }
     if offset >= total {
         out.push_str(&format!(
@@ -1284,19 +1297,105 @@ fn render(
             roots.len()
         ));
     }
-    let page: Vec<&Row> = rows.iter().skip(offset).take(limit).collect();
+    let page = render_page(snap, granularity, &rows, limit, offset, groups, &mut out);
+    let shown = page.data_rows.len();
+    out.push_str(&format!(
+        "---\n_{total} {unit} in {} file(s); showing {}-{}.",
+        files.len(),
+        offset + 1,
+        offset + shown
+    ));
+    if offset + shown < total {
+        out.push_str(&format!(" More: `offset: {}`.", offset + shown));
+    }
+    out.push_str("_\n");
+    if tests_left_out > 0 {
+        out.push_str(&format!(
+            "_{tests_left_out} more {unit} in test files left out (pass `include_tests: true`)._\n"
+        ));
+    }
+    out.push_str(left_out_note);
+    out.push_str(&super::smart_search::rejected_note(
+        snap,
+        &super::Scope::everything(),
+    ));
+    let mut accessed = page.accessed;
+    accessed.dedup();
+    let data = structured::with(
+        structured::page(total, offset, Some(offset + shown), page.data_rows),
+        json!({"testsLeftOut": tests_left_out}),
+    );
+    let mut result = ToolOutput::ok(out).with_data(data);
+    result.files_accessed = accessed;
+    result
+}
+
+/// The answer when nothing depends on the target: said with the index's size, so a 0 reads
+/// as a real count, and with what was left out (tests, library types, rejected files).
+fn render_none(
+    snap: &Snapshot,
+    target: &str,
+    unit: &str,
+    tests_left_out: usize,
+    left_out_note: &str,
+    mut out: String,
+) -> ToolOutput {
+    out.push_str(&format!(
+        "No file imports or calls {} across the {} indexed root(s) ({} files, index generation {}): 0 dependents.\n",
+        inline_code(target),
+        snap.roots.len(),
+        snap.files.len(),
+        snap.generation
+    ));
+    if tests_left_out > 0 {
+        out.push_str(&format!(
+            "\n_{tests_left_out} {unit} in test files left out (pass `include_tests: true`)._\n"
+        ));
+    }
+    if !left_out_note.is_empty() {
+        out.push('\n');
+        out.push_str(left_out_note);
+    }
+    out.push_str(&super::smart_search::rejected_note(
+        snap,
+        &super::Scope::everything(),
+    ));
+    ToolOutput::ok(out).with_data(structured::with(
+        structured::empty(),
+        json!({"testsLeftOut": tests_left_out}),
+    ))
+}
+
+/// What one page of rows rendered: its structured rows and the files it showed.
+struct Page {
+    data_rows: Vec<Value>,
+    accessed: Vec<String>,
+}
+
+/// Renders the rows `offset..offset + limit` into `out`, under a heading per (group and) root,
+/// stopping before the output budget is spent.
+fn render_page(
+    snap: &Snapshot,
+    granularity: Granularity,
+    rows: &[Row],
+    limit: usize,
+    offset: usize,
+    groups: &[String],
+    out: &mut String,
+) -> Page {
     let mut by_root: BTreeMap<(usize, u16), Vec<(usize, &Row)>> = BTreeMap::new();
-    for (i, r) in page.iter().enumerate() {
+    for (i, r) in rows.iter().skip(offset).take(limit).enumerate() {
         by_root
             .entry((r.group, r.root))
             .or_default()
             .push((offset + i + 1, r));
     }
     let mut group_shown = None;
-    let mut accessed = Vec::new();
     let budget = crate::render::MAX_OUTPUT_BYTES - 2048;
-    let mut shown = 0;
-    let mut data_rows = Vec::new();
+    let mut page = Page {
+        data_rows: Vec::new(),
+        accessed: Vec::new(),
+    };
     'outer: for ((group, root), items) in &by_root {
         let label = &snap.roots[*root as usize].label;
         let count = rows
@@ -1320,41 +1419,7 @@ fn render(
         for (n, r) in items {
             let f = &snap.files[r.file as usize];
             let path = snap.display_path(f);
-            let row = match granularity {
-                Granularity::Package => format!(
-                    "{n}. package {} — first at {} — {} ({})\n",
-                    inline_code(&r.package),
-                    crate::render::code_loc(&path, r.site),
-                    crate::render::escape_inline(&r.via),
-                    r.confidence
-                ),
-                Granularity::File => format!(
-                    "{n}. {} — {} ({})\n",
-                    crate::render::code_loc(&path, r.site),
-                    crate::render::escape_inline(&r.via),
-                    r.confidence
-                ),
-                Granularity::Site => format!(
-                    "{n}. {} — {}{} ({})\n",
-                    crate::render::code_loc(&path, r.site),
-                    crate::render::escape_inline(&r.via),
-                    if r.call && r.kind != "module" {
-                        format!(" in {} {}", r.kind, inline_code(&r.name))
-                    } else {
-                        String::new()
-                    },
-                    r.confidence
-                ),
-                Granularity::Symbol => format!(
-                    "{n}. {} {} — {} — {} at L{} ({})\n",
-                    r.kind,
-                    inline_code(&r.name),
-                    crate::render::code_loc(&path, format!("{}-{}", r.line, r.end_line)),
-                    crate::render::escape_inline(&r.via),
-                    r.site,
-                    r.confidence
-                ),
-            };
+            let row = row_markdown(granularity, *n, r, &path);
             // Generated code (an SDK's own files importing each other) is named as such.
             let row = if f.generated {
                 format!("{} — generated code\n", row.trim_end())
@@ -1365,53 +1430,68 @@ fn render(
                 break 'outer;
             }
             out.push_str(&row);
-            // Package rows name the package, the others the declaration that depends.
-            let name = match granularity {
-                Granularity::Package => r.package.as_str(),
-                Granularity::File => "",
-                _ if r.kind == "module" => "",
-                _ => &r.name,
-            };
-            let role = if r.call { "call" } else { "import" };
-            // A symbol row is the declaration that depends, with the site in its evidence.
-            let (line, via) = match granularity {
-                Granularity::Symbol => (r.line, format!("{} at L{}", r.via, r.site)),
-                _ => (r.site, r.via.clone()),
-            };
-            data_rows.push(structured::row(&path, line, role, name, r.confidence, &via));
-            accessed.push(path);
-            shown += 1;
+            page.data_rows.push(row_data(granularity, r, &path));
+            page.accessed.push(path);
         }
         out.push('\n');
     }
-    out.push_str(&format!(
-        "---\n_{total} {unit} in {} file(s); showing {}-{}.",
-        files.len(),
-        offset + 1,
-        offset + shown
-    ));
-    if offset + shown < total {
-        out.push_str(&format!(" More: `offset: {}`.", offset + shown));
+    page
+}
+
+/// One numbered Markdown row of the listing, in the requested unit.
+fn row_markdown(granularity: Granularity, n: usize, r: &Row, path: &str) -> String {
+    match granularity {
+        Granularity::Package => format!(
+            "{n}. package {} — first at {} — {} ({})\n",
+            inline_code(&r.package),
+            crate::render::code_loc(path, r.site),
+            crate::render::escape_inline(&r.via),
+            r.confidence
+        ),
+        Granularity::File => format!(
+            "{n}. {} — {} ({})\n",
+            crate::render::code_loc(path, r.site),
+            crate::render::escape_inline(&r.via),
+            r.confidence
+        ),
+        Granularity::Site => format!(
+            "{n}. {} — {}{} ({})\n",
+            crate::render::code_loc(path, r.site),
+            crate::render::escape_inline(&r.via),
+            if r.call && r.kind != "module" {
+                format!(" in {} {}", r.kind, inline_code(&r.name))
+            } else {
+                String::new()
+            },
+            r.confidence
+        ),
+        Granularity::Symbol => format!(
+            "{n}. {} {} — {} — {} at L{} ({})\n",
+            r.kind,
+            inline_code(&r.name),
+            crate::render::code_loc(path, format!("{}-{}", r.line, r.end_line)),
+            crate::render::escape_inline(&r.via),
+            r.site,
+            r.confidence
+        ),
     }
-    out.push_str("_\n");
-    if tests_left_out > 0 {
-        out.push_str(&format!(
-            "_{tests_left_out} more {unit} in test files left out (pass `include_tests: true`)._\n"
-        ));
-    }
-    out.push_str(left_out_note);
-    out.push_str(&super::smart_search::rejected_note(
-        snap,
-        &super::Scope::everything(),
-    ));
-    accessed.dedup();
-    let data = structured::with(
-        structured::page(total, offset, Some(offset + shown), data_rows),
-        json!({"testsLeftOut": tests_left_out}),
-    );
-    let mut result = ToolOutput::ok(out).with_data(data);
-    result.files_accessed = accessed;
-    result
+}
+
+/// The structured row of a listed row: package rows name the package, the others the
+/// declaration that depends; a symbol row carries the site in its evidence.
+fn row_data(granularity: Granularity, r: &Row, path: &str) -> Value {
+    let name = match granularity {
+        Granularity::Package => r.package.as_str(),
+        Granularity::File => "",
+        _ if r.kind == "module" => "",
+        _ => &r.name,
+    };
+    let role = if r.call { "call" } else { "import" };
+    let (line, via) = match granularity {
+        Granularity::Symbol => (r.line, format!("{} at L{}", r.via, r.site)),
+        _ => (r.site, r.via.clone()),
+    };
+    structured::row(path, line, role, name, r.confidence, &via)
 }
 
 #[cfg(test)]
