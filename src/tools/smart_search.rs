@@ -468,87 +468,25 @@ fn render(
     let mut rows = Vec::new();
     for (i, hit) in hits.iter().enumerate().skip(offset).take(limit) {
         let file = &snap.files[hit.at.file as usize];
-        let sym = &file.symbols()[hit.at.symbol as usize];
-        let name = file.name(sym);
         let path = snap.display_path(file);
-        let (text, line, end_line, doc_line, moved) = match freshen(snap, file, sym) {
-            Fresh::At {
-                text,
-                line,
-                end_line,
-                doc_line,
-                moved,
-            } => (text, line, end_line, doc_line, moved),
-            Fresh::Gone => {
-                stale += 1;
-                consumed += 1;
-                continue;
-            }
+        let Some(entry) = hit_entry(snap, hit, i + 1, &path, query, args) else {
+            stale += 1;
+            consumed += 1;
+            continue;
         };
-        let snip = super::snippet::snippet(
-            file.lang,
-            &text,
-            (doc_line > 0).then_some(doc_line),
-            line,
-            end_line,
-            include_body,
-        );
-        let (masked, n) = mask_text(
-            &snip.text,
-            LineContext::for_path(std::path::Path::new(&*file.path)),
-        );
-        let mut entry = String::with_capacity(masked.len() + 256);
-        {
-            use std::fmt::Write;
-            let _ = write!(
-                entry,
-                "### [{}] {} (L{}-L{})\n{} {}",
-                i + 1,
-                crate::render::code_loc(&path, line),
-                snip.first_line,
-                snip.last_line,
-                hit.kind.name(),
-                inline_code(name)
-            );
-        }
-        if let Some(c) = file.container(sym) {
-            entry.push_str(&format!(" in {}", inline_code(c)));
-        }
-        if file.generated {
-            entry.push_str(" — generated code");
-        }
-        if moved {
-            entry.push_str(" — the file changed since indexing; shown where the name is now");
-        }
-        entry.push('\n');
-        entry.push_str(&code_block(file.lang.name(), &masked));
-        entry.push('\n');
-        // The file's other declarations of the same name (overloads, a class and its
-        // constructor) — or, when a kind is asked for, every other match of that kind (each
-        // route of a router file): the fold to one entry per file must not hide them.
-        let others = same_file_matches(file, hit, query, args.kind.is_some());
-        if !others.is_empty() {
-            entry.push_str("Also in this file:");
-            for (k, n, l) in others.iter().take(MAX_OTHERS) {
-                entry.push_str(&format!(" {} {} `{path}:{l}`;", k.name(), inline_code(n)));
-            }
-            if others.len() > MAX_OTHERS {
-                entry.push_str(&format!(" and {} more.", others.len() - MAX_OTHERS));
-            }
-            entry.push('\n');
-        }
-        if consumed > 0 && body.len() + entry.len() > PAGE_BUDGET {
+        if consumed > 0 && body.len() + entry.text.len() > PAGE_BUDGET {
             break;
         }
-        body.push_str(&entry);
-        redactions += n;
+        body.push_str(&entry.text);
+        redactions += entry.redactions;
+        let name = file.name(&file.symbols()[hit.at.symbol as usize]);
         rows.push(super::structured::row(
             &path,
-            line,
+            entry.line,
             hit.kind.name(),
             name,
             "",
-            &masked,
+            &entry.masked,
         ));
         files.push(path);
         consumed += 1;
@@ -591,6 +529,98 @@ fn render(
     result.files_accessed = files;
     result.redactions = redactions;
     result
+}
+
+/// One hit rendered: its Markdown entry, the masked snippet (for the structured row), the
+/// line the declaration is at now, and the secrets masked in it.
+struct Entry {
+    text: String,
+    masked: String,
+    line: u32,
+    redactions: u32,
+}
+
+/// Renders hit number `n` (at `path`) as the file reads now: heading, snippet, the file's
+/// other matches. `None` when the file changed and no longer declares the name.
+fn hit_entry(
+    snap: &Snapshot,
+    hit: &Hit,
+    n: usize,
+    path: &str,
+    query: &str,
+    args: &Args,
+) -> Option<Entry> {
+    let file = &snap.files[hit.at.file as usize];
+    let sym = &file.symbols()[hit.at.symbol as usize];
+    let name = file.name(sym);
+    let (text, line, end_line, doc_line, moved) = match freshen(snap, file, sym) {
+        Fresh::At {
+            text,
+            line,
+            end_line,
+            doc_line,
+            moved,
+        } => (text, line, end_line, doc_line, moved),
+        Fresh::Gone => return None,
+    };
+    let snip = super::snippet::snippet(
+        file.lang,
+        &text,
+        (doc_line > 0).then_some(doc_line),
+        line,
+        end_line,
+        args.include_body.unwrap_or(false),
+    );
+    let (masked, redactions) = mask_text(
+        &snip.text,
+        LineContext::for_path(std::path::Path::new(&*file.path)),
+    );
+    let mut entry = String::with_capacity(masked.len() + 256);
+    {
+        use std::fmt::Write;
+        let _ = write!(
+            entry,
+            "### [{}] {} (L{}-L{})\n{} {}",
+            n,
+            crate::render::code_loc(path, line),
+            snip.first_line,
+            snip.last_line,
+            hit.kind.name(),
+            inline_code(name)
+        );
+    }
+    if let Some(c) = file.container(sym) {
+        entry.push_str(&format!(" in {}", inline_code(c)));
+    }
+    if file.generated {
+        entry.push_str(" — generated code");
+    }
+    if moved {
+        entry.push_str(" — the file changed since indexing; shown where the name is now");
+    }
+    entry.push('\n');
+    entry.push_str(&code_block(file.lang.name(), &masked));
+    entry.push('\n');
+    // The file's other declarations of the same name (overloads, a class and its
+    // constructor) — or, when a kind is asked for, every other match of that kind (each
+    // route of a router file): the fold to one entry per file must not hide them.
+    let others = same_file_matches(file, hit, query, args.kind.is_some());
+    if !others.is_empty() {
+        entry.push_str("Also in this file:");
+        for (k, n, l) in others.iter().take(MAX_OTHERS) {
+            entry.push_str(&format!(" {} {} `{path}:{l}`;", k.name(), inline_code(n)));
+        }
+        if others.len() > MAX_OTHERS {
+            entry.push_str(&format!(" and {} more.", others.len() - MAX_OTHERS));
+        }
+        entry.push('\n');
+    }
+    Some(Entry {
+        text: entry,
+        masked,
+        line,
+        redactions,
+    })
 }
 
 /// Full-text fallback: indexed files in scope whose text contains the query, one line each.
