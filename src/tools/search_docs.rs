@@ -80,20 +80,7 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
         Err(e) => return e,
     };
     let docs = &env.shared.config.docs;
-    let words: Vec<String> = args
-        .query
-        .split_whitespace()
-        .map(|w| {
-            w.trim_matches(|c: char| !c.is_alphanumeric() && c != '-' && c != '_')
-                .to_lowercase()
-        })
-        .filter(|w| {
-            !w.is_empty()
-                && !STOP_WORDS.contains(&w.as_str())
-                && !docs.stop_words.iter().any(|s| s.eq_ignore_ascii_case(w))
-        })
-        .map(|w| docs.aliases.get(&w).map(|a| a.to_lowercase()).unwrap_or(w))
-        .collect();
+    let words = query_words(&args.query, docs);
     let mut out = format!(
         "## Documentation sections for {}\n\n",
         inline_code(args.query.trim())
@@ -131,30 +118,7 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
         };
         for s in sections {
             sections_seen += 1;
-            let title = s.title.to_lowercase();
-            let body = s.text.to_lowercase();
-            let mut score = 0;
-            if title.contains(&phrase) {
-                score += 60;
-                // A title that is the query, word for word, is the section asked for.
-                if title.trim() == phrase.trim() {
-                    score += 30;
-                }
-            }
-            if body.contains(&phrase) {
-                score += 20;
-            }
-            for w in &words {
-                if title.contains(w.as_str()) {
-                    score += 15;
-                }
-                if body.contains(w.as_str()) {
-                    score += 5;
-                }
-            }
-            if under {
-                score += if s.level == 1 { 60 } else { 40 };
-            }
+            let score = section_score(s, &phrase, &words, under);
             if score > 0 {
                 scored.push((score, path.clone(), s.line, s));
             }
@@ -193,16 +157,8 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
             crate::render::code_loc(path, format!("{}-{}", s.line, s.end_line)),
             s.level
         ));
-        let mut text = s.text.as_str();
-        let mut cut = false;
-        if text.len() > SECTION_BUDGET {
-            let mut end = SECTION_BUDGET;
-            while !text.is_char_boundary(end) {
-                end -= 1;
-            }
-            text = &text[..text[..end].rfind('\n').unwrap_or(end)];
-            cut = true;
-        }
+        let text = shortened(&s.text);
+        let cut = text.len() < s.text.len();
         out.push_str(&code_block("markdown", text));
         if cut {
             out.push_str(&format!(
@@ -223,6 +179,72 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     files.dedup();
     result.files_accessed = files;
     result
+}
+
+/// The query's searchable words, lowercased: stop words (built in and configured) dropped,
+/// configured aliases applied.
+fn query_words(query: &str, docs: &crate::config::DocsConfig) -> Vec<String> {
+    query
+        .split_whitespace()
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric() && c != '-' && c != '_')
+                .to_lowercase()
+        })
+        .filter(|w| {
+            !w.is_empty()
+                && !STOP_WORDS.contains(&w.as_str())
+                && !docs.stop_words.iter().any(|s| s.eq_ignore_ascii_case(w))
+        })
+        .map(|w| docs.aliases.get(&w).map(|a| a.to_lowercase()).unwrap_or(w))
+        .collect()
+}
+
+/// How well a section matches: the whole phrase in the title counts most (a title that is the
+/// phrase most of all), then in the body, then each word; a section of a doc under a directory
+/// the query names counts as well (a top-level one more). 0: no match.
+fn section_score(
+    s: &crate::index::facts::DocSection,
+    phrase: &str,
+    words: &[String],
+    under: bool,
+) -> u32 {
+    let title = s.title.to_lowercase();
+    let body = s.text.to_lowercase();
+    let mut score = 0;
+    if title.contains(phrase) {
+        score += 60;
+        // A title that is the query, word for word, is the section asked for.
+        if title.trim() == phrase.trim() {
+            score += 30;
+        }
+    }
+    if body.contains(phrase) {
+        score += 20;
+    }
+    for w in words {
+        if title.contains(w.as_str()) {
+            score += 15;
+        }
+        if body.contains(w.as_str()) {
+            score += 5;
+        }
+    }
+    if under {
+        score += if s.level == 1 { 60 } else { 40 };
+    }
+    score
+}
+
+/// A section's text cut to [`SECTION_BUDGET`] at a line end (the whole text when it fits).
+fn shortened(text: &str) -> &str {
+    if text.len() <= SECTION_BUDGET {
+        return text;
+    }
+    let mut end = SECTION_BUDGET;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..text[..end].rfind('\n').unwrap_or(end)]
 }
 
 /// A docs-path glob (`docs/**/*.md`, `*.md`, `adr/`) against a workspace path, with
