@@ -341,127 +341,14 @@ fn gone_routes(
 /// Topics whose producer or consumer site changed, or whose name constant changed (with the
 /// consumers of the old name, which lose their producer).
 pub(super) fn topic_contracts(snap: &Snapshot, report: &mut Report, depth: usize) {
-    let g = &snap.graph;
-    let mut touched: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+    let mut touched: Touched = BTreeMap::new();
     let mut renamed: Vec<Renamed> = Vec::new();
     for cf in report.files.iter().filter(|c| c.class == FileClass::Code) {
         let Some(fi) = cf.file else { continue };
-        let f = &snap.files[fi as usize];
         let now_lines: Vec<&str> = cf.current_text.as_deref().unwrap_or("").lines().collect();
-        // Event sites on changed lines: the whole statement of the site (a call over several
-        // lines, `ch.basic_publish(exchange=…,\n routing_key=…)`, changed on a later line).
-        for e in g.events.iter().filter(|e| e.at.file == fi) {
-            let end = super::statement_end(&now_lines, e.at.line, 60).unwrap_or(e.at.line);
-            if cf.touches(e.at.line, end.max(e.at.line)) {
-                let role = match e.role {
-                    EventRole::Producer => "producer",
-                    EventRole::Consumer => "consumer",
-                };
-                touched
-                    .entry(e.topic)
-                    .or_default()
-                    .push(format!("{role} changed at {}", loc_text(snap, e.at)));
-            }
-        }
-        // Constants on changed lines that name a topic.
-        for b in f
-            .facts()
-            .bindings
-            .iter()
-            .filter(|b| cf.touches(b.line, b.line))
-        {
-            let suffix = format!(".{}", b.name);
-            let mut uses: Vec<&crate::index::graph::EventLink> = g
-                .events
-                .iter()
-                .filter(|e| {
-                    snap.files[e.at.file as usize].root == f.root
-                        && e.how
-                            .strip_prefix("constant ")
-                            .is_some_and(|c| c == b.name || c.ends_with(&suffix))
-                })
-                .collect();
-            // A class constant read through the instance or the class (`self.ROUTING_KEY`,
-            // `cls.ROUTING_KEY` in a method of `class Q: ROUTING_KEY = "orders"`) is linked by
-            // its value: the sites of this file naming the constant's last segment, on the
-            // topic of its value.
-            if uses.is_empty()
-                && let Some((_, member)) = b.name.rsplit_once('.')
-                && let Some(value) = b.value.as_lit()
-            {
-                uses = g
-                    .events
-                    .iter()
-                    .filter(|e| {
-                        e.at.file == fi
-                            && g.topics[e.topic as usize].key == topic_key(value)
-                            && statement_names(&now_lines, e.at.line, member)
-                    })
-                    .collect();
-            }
-            for e in &uses {
-                touched.entry(e.topic).or_default().push(format!(
-                    "name constant `{}` changed at {}:{}",
-                    b.name, cf.base_display, b.line
-                ));
-            }
-            let old = cf
-                .base_facts
-                .as_ref()
-                .and_then(|bf| bf.bindings.iter().find(|x| x.name == b.name))
-                .and_then(|x| {
-                    x.value
-                        .as_lit()
-                        .map(str::to_string)
-                        .or_else(|| x.value.env_default())
-                });
-            if let (Some(old), Some(e)) = (old, uses.first()) {
-                let new = &g.topics[e.topic as usize].name;
-                if topic_key(&old) != topic_key(new) {
-                    renamed.push(Renamed {
-                        old,
-                        new: new.clone(),
-                        new_topic: e.topic,
-                        constant: Some(b.name.clone()),
-                        producer: uses.iter().any(|u| u.role == EventRole::Producer),
-                        sites: uses.iter().map(|u| u.at).collect(),
-                    });
-                }
-            }
-        }
-        // Literal topics of the base's event sites that are gone from the file.
-        if let Some(bf) = &cf.base_facts {
-            let now: BTreeSet<String> = crate::order::set_of(
-                g.events
-                    .iter()
-                    .filter(|e| e.at.file == fi)
-                    .map(|e| g.topics[e.topic as usize].key.clone()),
-            );
-            for e in &bf.events {
-                // A literal, or the default of an environment lookup (`env ?? 'orders.created'`).
-                let written = e
-                    .topic
-                    .as_lit()
-                    .map(str::to_string)
-                    .or_else(|| e.topic.env_default());
-                if let Some(lit) = written
-                    && !lit.is_empty()
-                    && !now.contains(&topic_key(&lit))
-                    && let Some(ne) = g.events.iter().find(|x| {
-                        x.at.file == fi && x.role == e.role && cf.touches(x.at.line, x.at.line)
-                    })
-                {
-                    renamed.push(Renamed {
-                        old: lit,
-                        new: g.topics[ne.topic as usize].name.clone(),
-                        new_topic: ne.topic,
-                        constant: None,
-                        producer: e.role == EventRole::Producer,
-                        sites: vec![ne.at],
-                    });
-                }
-            }
-        }
+        changed_event_sites(snap, cf, fi, &now_lines, &mut touched);
+        changed_topic_constants(snap, cf, fi, &now_lines, &mut touched, &mut renamed);
+        gone_topic_literals(snap, cf, fi, &mut renamed);
     }
     let mut out = Vec::new();
     let mut done_old: BTreeSet<(String, bool)> = BTreeSet::new();
@@ -479,29 +366,181 @@ pub(super) fn topic_contracts(snap: &Snapshot, report: &mut Report, depth: usize
     }
     payload_types(snap, report, &mut touched);
     for (t, why) in touched {
-        let topic = &g.topics[t as usize];
-        let (rows, owners, _) = analyze_impact::topic_rows(snap, &[t], depth);
-        out.push(ContractChange {
-            kind: "topic",
-            name: topic.name.clone(),
-            location: g
-                .events
-                .iter()
-                .find(|e| e.topic == t)
-                .map_or_else(String::new, |e| loc_text(snap, e.at)),
-            change: {
-                let mut w = why;
-                w.dedup();
-                w.join("; ")
-            },
-            risk: Risk::Behaviour,
-            owner: owners
-                .first()
-                .map(|&r| analyze_impact::root_label(snap, r).to_string()),
-            affected: affected_of(snap, rows),
-        });
+        out.push(touched_topic(snap, t, why, depth));
     }
     report.contracts.extend(out);
+}
+
+/// What changed about each touched topic, by topic index.
+type Touched = BTreeMap<u32, Vec<String>>;
+
+/// Event sites of changed file `cf` (snapshot file `fi`) on changed lines: the whole statement
+/// of the site counts (a call over several lines, `ch.basic_publish(exchange=…,\n
+/// routing_key=…)`, changed on a later line).
+fn changed_event_sites(
+    snap: &Snapshot,
+    cf: &ChangedFile,
+    fi: u32,
+    now_lines: &[&str],
+    touched: &mut Touched,
+) {
+    let g = &snap.graph;
+    for e in g.events.iter().filter(|e| e.at.file == fi) {
+        let end = super::statement_end(now_lines, e.at.line, 60).unwrap_or(e.at.line);
+        if cf.touches(e.at.line, end.max(e.at.line)) {
+            let role = match e.role {
+                EventRole::Producer => "producer",
+                EventRole::Consumer => "consumer",
+            };
+            touched
+                .entry(e.topic)
+                .or_default()
+                .push(format!("{role} changed at {}", loc_text(snap, e.at)));
+        }
+    }
+}
+
+/// Constants on changed lines of `cf` that name a topic: the topics they name are touched, and
+/// a constant whose value changed renames its topic.
+fn changed_topic_constants(
+    snap: &Snapshot,
+    cf: &ChangedFile,
+    fi: u32,
+    now_lines: &[&str],
+    touched: &mut Touched,
+    renamed: &mut Vec<Renamed>,
+) {
+    let g = &snap.graph;
+    let f = &snap.files[fi as usize];
+    for b in f
+        .facts()
+        .bindings
+        .iter()
+        .filter(|b| cf.touches(b.line, b.line))
+    {
+        let suffix = format!(".{}", b.name);
+        let mut uses: Vec<&crate::index::graph::EventLink> = g
+            .events
+            .iter()
+            .filter(|e| {
+                snap.files[e.at.file as usize].root == f.root
+                    && e.how
+                        .strip_prefix("constant ")
+                        .is_some_and(|c| c == b.name || c.ends_with(&suffix))
+            })
+            .collect();
+        // A class constant read through the instance or the class (`self.ROUTING_KEY`,
+        // `cls.ROUTING_KEY` in a method of `class Q: ROUTING_KEY = "orders"`) is linked by
+        // its value: the sites of this file naming the constant's last segment, on the
+        // topic of its value.
+        if uses.is_empty()
+            && let Some((_, member)) = b.name.rsplit_once('.')
+            && let Some(value) = b.value.as_lit()
+        {
+            uses = g
+                .events
+                .iter()
+                .filter(|e| {
+                    e.at.file == fi
+                        && g.topics[e.topic as usize].key == topic_key(value)
+                        && statement_names(now_lines, e.at.line, member)
+                })
+                .collect();
+        }
+        for e in &uses {
+            touched.entry(e.topic).or_default().push(format!(
+                "name constant `{}` changed at {}:{}",
+                b.name, cf.base_display, b.line
+            ));
+        }
+        let old = cf
+            .base_facts
+            .as_ref()
+            .and_then(|bf| bf.bindings.iter().find(|x| x.name == b.name))
+            .and_then(|x| {
+                x.value
+                    .as_lit()
+                    .map(str::to_string)
+                    .or_else(|| x.value.env_default())
+            });
+        if let (Some(old), Some(e)) = (old, uses.first()) {
+            let new = &g.topics[e.topic as usize].name;
+            if topic_key(&old) != topic_key(new) {
+                renamed.push(Renamed {
+                    old,
+                    new: new.clone(),
+                    new_topic: e.topic,
+                    constant: Some(b.name.clone()),
+                    producer: uses.iter().any(|u| u.role == EventRole::Producer),
+                    sites: uses.iter().map(|u| u.at).collect(),
+                });
+            }
+        }
+    }
+}
+
+/// Literal topics of the base's event sites that are gone from `cf`: renamed to the topic of a
+/// changed site of the same role.
+fn gone_topic_literals(snap: &Snapshot, cf: &ChangedFile, fi: u32, renamed: &mut Vec<Renamed>) {
+    let g = &snap.graph;
+    if let Some(bf) = &cf.base_facts {
+        let now: BTreeSet<String> = crate::order::set_of(
+            g.events
+                .iter()
+                .filter(|e| e.at.file == fi)
+                .map(|e| g.topics[e.topic as usize].key.clone()),
+        );
+        for e in &bf.events {
+            // A literal, or the default of an environment lookup (`env ?? 'orders.created'`).
+            let written = e
+                .topic
+                .as_lit()
+                .map(str::to_string)
+                .or_else(|| e.topic.env_default());
+            if let Some(lit) = written
+                && !lit.is_empty()
+                && !now.contains(&topic_key(&lit))
+                && let Some(ne) = g.events.iter().find(|x| {
+                    x.at.file == fi && x.role == e.role && cf.touches(x.at.line, x.at.line)
+                })
+            {
+                renamed.push(Renamed {
+                    old: lit,
+                    new: g.topics[ne.topic as usize].name.clone(),
+                    new_topic: ne.topic,
+                    constant: None,
+                    producer: e.role == EventRole::Producer,
+                    sites: vec![ne.at],
+                });
+            }
+        }
+    }
+}
+
+/// The contract row of touched topic `t`: what changed, and who is affected `depth` hops on.
+fn touched_topic(snap: &Snapshot, t: u32, why: Vec<String>, depth: usize) -> ContractChange {
+    let g = &snap.graph;
+    let topic = &g.topics[t as usize];
+    let (rows, owners, _) = analyze_impact::topic_rows(snap, &[t], depth);
+    ContractChange {
+        kind: "topic",
+        name: topic.name.clone(),
+        location: g
+            .events
+            .iter()
+            .find(|e| e.topic == t)
+            .map_or_else(String::new, |e| loc_text(snap, e.at)),
+        change: {
+            let mut w = why;
+            w.dedup();
+            w.join("; ")
+        },
+        risk: Risk::Behaviour,
+        owner: owners
+            .first()
+            .map(|&r| analyze_impact::root_label(snap, r).to_string()),
+        affected: affected_of(snap, rows),
+    }
 }
 
 /// True when the statement starting on line `line` names `member` as an attribute
