@@ -625,37 +625,9 @@ fn topic_rows_with(
     include_tests: bool,
 ) -> (Vec<Row>, Vec<u16>, Vec<String>) {
     let g = &snap.graph;
-    let mut owners: BTreeSet<u16> = crate::order::set_of(
-        g.events
-            .iter()
-            .filter(|e| {
-                topics.contains(&e.topic)
-                    && e.role == EventRole::Producer
-                    && !snap.files[e.at.file as usize].is_test
-            })
-            .map(|e| root_of(snap, e.at)),
-    );
-    if owners.is_empty() {
-        // No producer: the roots declaring the topic (an AsyncAPI channel) own it.
-        let names: HashSet<&str> = topics
-            .iter()
-            .map(|&t| g.topics[t as usize].key.as_str())
-            .collect();
-        owners = crate::order::set_of(
-            snap.files
-                .iter()
-                .filter(|f| {
-                    f.symbols().iter().any(|s| {
-                        s.kind == crate::index::facts::SymbolKind::Topic
-                            && names.contains(f.name(s).to_lowercase().as_str())
-                    })
-                })
-                .map(|f| f.root),
-        );
-    }
+    let owners = topic_owners(snap, topics);
     let ext = |l: Loc| !owners.contains(&root_of(snap, l));
     let mut rows = Vec::new();
-    let mut notes = Vec::new();
     let mut frontier: Vec<u32> = topics.to_vec();
     let mut visited: HashSet<u32> = topics.iter().copied().collect();
     let mut file_linked = false;
@@ -717,6 +689,56 @@ fn topic_rows_with(
         }
         frontier = next;
     }
+    let notes = topic_notes(snap, topics, &rows, file_linked, include_tests);
+    (rows, owners.into_iter().collect(), notes)
+}
+
+/// The roots owning `topics`: those producing them outside tests; with no producer, those
+/// declaring them (an AsyncAPI channel).
+fn topic_owners(snap: &Snapshot, topics: &[u32]) -> BTreeSet<u16> {
+    let g = &snap.graph;
+    let owners: BTreeSet<u16> = crate::order::set_of(
+        g.events
+            .iter()
+            .filter(|e| {
+                topics.contains(&e.topic)
+                    && e.role == EventRole::Producer
+                    && !snap.files[e.at.file as usize].is_test
+            })
+            .map(|e| root_of(snap, e.at)),
+    );
+    if owners.is_empty() {
+        // No producer: the roots declaring the topic (an AsyncAPI channel) own it.
+        let names: HashSet<&str> = topics
+            .iter()
+            .map(|&t| g.topics[t as usize].key.as_str())
+            .collect();
+        return crate::order::set_of(
+            snap.files
+                .iter()
+                .filter(|f| {
+                    f.symbols().iter().any(|s| {
+                        s.kind == crate::index::facts::SymbolKind::Topic
+                            && names.contains(f.name(s).to_lowercase().as_str())
+                    })
+                })
+                .map(|f| f.root),
+        );
+    }
+    owners
+}
+
+/// The notes under a topic's rows: the topics, how hops were followed, a missing producer or
+/// consumer said with the counts, and the unresolved event sites worth reading.
+fn topic_notes(
+    snap: &Snapshot,
+    topics: &[u32],
+    rows: &[Row],
+    file_linked: bool,
+    include_tests: bool,
+) -> Vec<String> {
+    let g = &snap.graph;
+    let mut notes = Vec::new();
     let prod = rows.iter().any(|r| r.role == Role::Producer);
     let cons = rows.iter().any(|r| r.role == Role::Consumer);
     let names: Vec<String> = topics
@@ -774,7 +796,7 @@ fn topic_rows_with(
             "_{others} other event site(s) in the workspace name their topic in a way the index could not resolve (none shares this topic's words or services); `analyze_impact` on a word of theirs lists them._"
         ));
     }
-    (rows, owners.into_iter().collect(), notes)
+    notes
 }
 
 pub(crate) fn route_rows(snap: &Snapshot, routes: &[u32]) -> (Vec<Row>, Vec<u16>, Vec<String>) {
