@@ -20,24 +20,11 @@ pub(super) fn proto_contracts(snap: &Snapshot, report: &mut Report) {
     let mut changed_anywhere: Vec<ChangedMessage> = Vec::new();
     let mut changed_files: BTreeSet<u32> = BTreeSet::new();
     for cf in &report.files {
-        let is_proto = cf.display.to_ascii_lowercase().ends_with(".proto")
-            || cf.base_bytes.is_some()
-            || cf
-                .file
-                .is_some_and(|fi| snap.files[fi as usize].lang == Language::Protobuf);
-        if !is_proto {
+        if !is_proto(snap, cf) {
             continue;
         }
         let current_bytes = cf.current_text.as_ref().map(|t| t.as_bytes().to_vec());
-        let current = match (&cf.current_text, cf.file) {
-            // The index may not read lone CRs as line ends: read the file here as the base is.
-            (Some(t), _) if cf.lone_cr => crate::index::lang::protobuf::extract(&cf.display, t)
-                .proto
-                .unwrap_or_default(),
-            (_, fi) => fi
-                .and_then(|fi| snap.files[fi as usize].facts().proto.clone())
-                .unwrap_or_default(),
-        };
+        let current = current_proto(snap, cf);
         let base = cf
             .base_facts
             .as_ref()
@@ -65,41 +52,8 @@ pub(super) fn proto_contracts(snap: &Snapshot, report: &mut Report) {
                 .map(|m| m.name.clone())
                 .chain(by_message.iter().map(|(k, _)| k.clone())),
         );
-        let bare = |t: &str| t.rsplit('.').next().unwrap_or(t).to_string();
-        // Messages embedding a changed message change with it (a breaking change travels).
         let mut changed_messages = changed_messages;
-        let mut embeds: Vec<(String, String)> = Vec::new();
-        loop {
-            let mut grew = false;
-            for m in current.messages.iter().filter(|m| !m.name.contains('.')) {
-                if changed_messages.contains(&m.name) {
-                    continue;
-                }
-                let inner: Option<String> = m
-                    .fields
-                    .iter()
-                    .map(|f| bare(&f.type_name))
-                    .find(|t| changed_messages.contains(t));
-                if let Some(inner) = inner {
-                    embeds.push((m.name.clone(), inner.clone()));
-                    let (br, warn) = findings_for(&by_message, &inner)
-                        .cloned()
-                        .unwrap_or_default();
-                    let entry = findings_of(&mut by_message, m.name.clone());
-                    entry
-                        .0
-                        .extend(br.iter().map(|b| format!("via `{inner}`: {b}")));
-                    entry
-                        .1
-                        .extend(warn.iter().map(|w| format!("via `{inner}`: {w}")));
-                    changed_messages.insert(m.name.clone());
-                    grew = true;
-                }
-            }
-            if !grew {
-                break;
-            }
-        }
+        let embeds = spread_to_embedders(&current, &mut changed_messages, &mut by_message);
         // Contracts (services) of this file in the graph.
         let contracts: Vec<u32> = cf
             .file
@@ -130,18 +84,7 @@ pub(super) fn proto_contracts(snap: &Snapshot, report: &mut Report) {
             &by_message,
             &mut covered_messages,
         ));
-        // A message embedded in one an RPC carries is covered by that RPC's row.
-        loop {
-            let before = covered_messages.len();
-            for (outer, inner) in &embeds {
-                if covered_messages.contains(outer) {
-                    covered_messages.insert(inner.clone());
-                }
-            }
-            if covered_messages.len() == before {
-                break;
-            }
-        }
+        cover_embedded(&embeds, &mut covered_messages);
         // Messages changed that no RPC of this file carries (payloads, nested uses elsewhere):
         // owned by the service serving the file's RPCs, else by the file's place.
         let owner = contracts
@@ -163,6 +106,87 @@ pub(super) fn proto_contracts(snap: &Snapshot, report: &mut Report) {
     let imported = importing_rpc_changes(snap, &changed_files, changed_anywhere, &out);
     out.extend(imported);
     report.contracts.extend(out);
+}
+
+/// True when changed file `cf` is a `.proto` (by name, by its base, or as the index read it).
+fn is_proto(snap: &Snapshot, cf: &ChangedFile) -> bool {
+    cf.display.to_ascii_lowercase().ends_with(".proto")
+        || cf.base_bytes.is_some()
+        || cf
+            .file
+            .is_some_and(|fi| snap.files[fi as usize].lang == Language::Protobuf)
+}
+
+/// The current model of a changed `.proto`: the index's, unless lone CRs end its lines (the
+/// index may not read them as line ends), then read here as the base is.
+fn current_proto(snap: &Snapshot, cf: &ChangedFile) -> ProtoFile {
+    match (&cf.current_text, cf.file) {
+        (Some(t), _) if cf.lone_cr => crate::index::lang::protobuf::extract(&cf.display, t)
+            .proto
+            .unwrap_or_default(),
+        (_, fi) => fi
+            .and_then(|fi| snap.files[fi as usize].facts().proto.clone())
+            .unwrap_or_default(),
+    }
+}
+
+/// Messages embedding a changed message change with it (a breaking change travels): adds them
+/// to `changed`, with the inner message's findings marked `via`, until nothing more grows.
+/// Returns the (outer, inner) embeddings found.
+fn spread_to_embedders(
+    current: &ProtoFile,
+    changed: &mut BTreeSet<String>,
+    by_message: &mut Vec<(String, Findings)>,
+) -> Vec<(String, String)> {
+    let bare = |t: &str| t.rsplit('.').next().unwrap_or(t).to_string();
+    let mut embeds: Vec<(String, String)> = Vec::new();
+    loop {
+        let mut grew = false;
+        for m in current.messages.iter().filter(|m| !m.name.contains('.')) {
+            if changed.contains(&m.name) {
+                continue;
+            }
+            let inner: Option<String> = m
+                .fields
+                .iter()
+                .map(|f| bare(&f.type_name))
+                .find(|t| changed.contains(t));
+            if let Some(inner) = inner {
+                embeds.push((m.name.clone(), inner.clone()));
+                let (br, warn) = findings_for(by_message, &inner)
+                    .cloned()
+                    .unwrap_or_default();
+                let entry = findings_of(by_message, m.name.clone());
+                entry
+                    .0
+                    .extend(br.iter().map(|b| format!("via `{inner}`: {b}")));
+                entry
+                    .1
+                    .extend(warn.iter().map(|w| format!("via `{inner}`: {w}")));
+                changed.insert(m.name.clone());
+                grew = true;
+            }
+        }
+        if !grew {
+            return embeds;
+        }
+    }
+}
+
+/// A message embedded in one an RPC carries is covered by that RPC's row: closes `covered`
+/// over the `(outer, inner)` embeddings.
+fn cover_embedded(embeds: &[(String, String)], covered: &mut BTreeSet<String>) {
+    loop {
+        let before = covered.len();
+        for (outer, inner) in embeds {
+            if covered.contains(outer) {
+                covered.insert(inner.clone());
+            }
+        }
+        if covered.len() == before {
+            break;
+        }
+    }
 }
 
 /// A message changed in a changed `.proto`, with its wire findings.
