@@ -90,15 +90,7 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
         return ToolOutput::error(out);
     }
     let phrase = words.join(" ");
-    // A word that is a directory (`services/orders`, as the onboard_service prompt passes a
-    // service) also matches the docs under it: a service's own README is about it even when
-    // its text never spells the path.
-    let dirs: Vec<String> = words
-        .iter()
-        .filter(|w| w.contains('/'))
-        .map(|w| format!("{}/", w.trim_start_matches("./").trim_matches('/')))
-        .filter(|d| d.len() > 1)
-        .collect();
+    let dirs = query_dirs(&words);
     let mut scored: Vec<(u32, String, u32, &crate::index::facts::DocSection)> = Vec::new();
     let mut sections_seen = 0usize;
     let mut doc_files = 0usize;
@@ -196,6 +188,18 @@ fn query_words(query: &str, docs: &crate::config::DocsConfig) -> Vec<String> {
                 && !docs.stop_words.iter().any(|s| s.eq_ignore_ascii_case(w))
         })
         .map(|w| docs.aliases.get(&w).map(|a| a.to_lowercase()).unwrap_or(w))
+        .collect()
+}
+
+/// A word that is a directory (`services/orders`, as the onboard_service prompt passes a
+/// service) also matches the docs under it: a service's own README is about it even when its
+/// text never spells the path. The directories, each ending in `/`.
+fn query_dirs(words: &[String]) -> Vec<String> {
+    words
+        .iter()
+        .filter(|w| w.contains('/'))
+        .map(|w| format!("{}/", w.trim_start_matches("./").trim_matches('/')))
+        .filter(|d| d.len() > 1)
         .collect()
 }
 
