@@ -597,17 +597,11 @@ impl Parser<'_> {
             self.skip_ws();
             let line = self.line;
             let name = match self.peek() {
-                Some(b'"') => {
-                    if self.starts_with(b"\"\"\"") {
+                Some(quote @ (b'"' | b'\'')) => {
+                    if self.starts_with(&[quote; 3]) {
                         return Err(self.err("a key cannot be a multi-line string".into()));
                     }
-                    self.basic_string()?
-                }
-                Some(b'\'') => {
-                    if self.starts_with(b"'''") {
-                        return Err(self.err("a key cannot be a multi-line string".into()));
-                    }
-                    self.literal_string()?
+                    self.one_line_string(quote)?
                 }
                 Some(b) if is_bare(b) => {
                     let start = self.pos;
@@ -665,10 +659,10 @@ impl Parser<'_> {
             None | Some(b'\n' | b'\r' | b'#') => {
                 Err(self.err(format!("missing value after `{key} =`")))
             }
-            Some(b'"') if self.starts_with(b"\"\"\"") => self.multiline_basic().map(Value::String),
-            Some(b'"') => self.basic_string().map(Value::String),
-            Some(b'\'') if self.starts_with(b"'''") => self.multiline_literal().map(Value::String),
-            Some(b'\'') => self.literal_string().map(Value::String),
+            Some(quote @ (b'"' | b'\'')) if self.starts_with(&[quote; 3]) => {
+                self.multiline_string(quote).map(Value::String)
+            }
+            Some(quote @ (b'"' | b'\'')) => self.one_line_string(quote).map(Value::String),
             Some(b'[' | b'{') if self.depth >= MAX_NESTING => Err(self.too_deep()),
             Some(b'[') => {
                 self.depth += 1;
@@ -794,31 +788,42 @@ impl Parser<'_> {
         String::from_utf8(out).map_err(|_| self.err("string is not valid UTF-8".into()))
     }
 
-    fn basic_string(&mut self) -> Result<String, TomlError> {
+    /// A one-line string opened by `quote`: a basic one (`"`, escapes read) or a literal one
+    /// (`'`, every byte as written). One function, so the two cannot drift apart.
+    fn one_line_string(&mut self, quote: u8) -> Result<String, TomlError> {
+        let basic = quote == b'"';
         let start = self.line;
         self.pos += 1;
         let mut out = Vec::new();
         loop {
             match self.peek() {
                 None | Some(b'\n') | Some(b'\r') => {
+                    let message = if basic {
+                        "unterminated string; close it with `\"` on the same line \
+                         (use \"\"\"…\"\"\" for text over several lines)"
+                    } else {
+                        "unterminated literal string; close it with `'` on the same \
+                         line (use '''…''' for text over several lines)"
+                    };
                     return Err(TomlError {
                         line: start,
-                        message: "unterminated string; close it with `\"` on the same line \
-                                  (use \"\"\"…\"\"\" for text over several lines)"
-                            .into(),
+                        message: message.into(),
                     });
                 }
-                Some(b'"') => {
+                Some(q) if q == quote => {
                     self.pos += 1;
                     return self.finish(out);
                 }
-                Some(b'\\') => self.escape(&mut out)?,
+                Some(b'\\') if basic => self.escape(&mut out)?,
                 Some(_) => self.content_byte(false, &mut out)?,
             }
         }
     }
 
-    fn multiline_basic(&mut self) -> Result<String, TomlError> {
+    /// A multi-line string opened by three `quote`s: basic (`"""`, escapes and line-ending
+    /// backslashes read) or literal (`'''`); a newline right after the opening is dropped.
+    fn multiline_string(&mut self, quote: u8) -> Result<String, TomlError> {
+        let basic = quote == b'"';
         let start = self.line;
         self.pos += 3;
         self.trim_first_newline();
@@ -826,16 +831,21 @@ impl Parser<'_> {
         loop {
             match self.peek() {
                 None => {
+                    let message = if basic {
+                        "unterminated multi-line string; close it with \"\"\""
+                    } else {
+                        "unterminated multi-line literal string; close it with '''"
+                    };
                     return Err(TomlError {
                         line: start,
-                        message: "unterminated multi-line string; close it with \"\"\"".into(),
+                        message: message.into(),
                     });
                 }
-                Some(b'"') if self.starts_with(b"\"\"\"") => {
-                    self.close_quotes(b'"', &mut out)?;
+                Some(q) if q == quote && self.starts_with(&[quote; 3]) => {
+                    self.close_quotes(quote, &mut out)?;
                     return self.finish(out);
                 }
-                Some(b'\\') if self.is_line_ending_backslash() => {
+                Some(b'\\') if basic && self.is_line_ending_backslash() => {
                     self.pos += 1;
                     loop {
                         match self.peek() {
@@ -845,52 +855,7 @@ impl Parser<'_> {
                         }
                     }
                 }
-                Some(b'\\') => self.escape(&mut out)?,
-                Some(_) => self.content_byte(true, &mut out)?,
-            }
-        }
-    }
-
-    fn literal_string(&mut self) -> Result<String, TomlError> {
-        let start = self.line;
-        self.pos += 1;
-        let mut out = Vec::new();
-        loop {
-            match self.peek() {
-                None | Some(b'\n') | Some(b'\r') => {
-                    return Err(TomlError {
-                        line: start,
-                        message: "unterminated literal string; close it with `'` on the same \
-                                  line (use '''…''' for text over several lines)"
-                            .into(),
-                    });
-                }
-                Some(b'\'') => {
-                    self.pos += 1;
-                    return self.finish(out);
-                }
-                Some(_) => self.content_byte(false, &mut out)?,
-            }
-        }
-    }
-
-    fn multiline_literal(&mut self) -> Result<String, TomlError> {
-        let start = self.line;
-        self.pos += 3;
-        self.trim_first_newline();
-        let mut out = Vec::new();
-        loop {
-            match self.peek() {
-                None => {
-                    return Err(TomlError {
-                        line: start,
-                        message: "unterminated multi-line literal string; close it with '''".into(),
-                    });
-                }
-                Some(b'\'') if self.starts_with(b"'''") => {
-                    self.close_quotes(b'\'', &mut out)?;
-                    return self.finish(out);
-                }
+                Some(b'\\') if basic => self.escape(&mut out)?,
                 Some(_) => self.content_byte(true, &mut out)?,
             }
         }
