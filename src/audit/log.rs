@@ -199,11 +199,7 @@ impl AuditLog {
 
     /// The `AuditError::Sqlite` for a failed `action` on this log's database.
     fn sql_err(&self, action: &'static str) -> impl Fn(rusqlite::Error) -> AuditError + '_ {
-        move |source| AuditError::Sqlite {
-            path: self.path.clone(),
-            action,
-            source,
-        }
+        AuditError::sqlite(&self.path, action)
     }
 
     /// Re-opens the database when the file was deleted or replaced since the last append, and
@@ -345,13 +341,7 @@ fn open_conn(path: &Path) -> Result<Connection, AuditError> {
             let _ = std::fs::set_permissions(&side, std::fs::Permissions::from_mode(0o600));
         }
     }
-    let sql_err = |action| {
-        move |source| AuditError::Sqlite {
-            path: path.to_path_buf(),
-            action,
-            source,
-        }
-    };
+    let sql_err = |action| AuditError::sqlite(path, action);
     let conn = Connection::open(path).map_err(sql_err("open the database"))?;
     conn.busy_timeout(BUSY_TIMEOUT)
         .map_err(sql_err("set the busy timeout"))?;

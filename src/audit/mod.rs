@@ -239,6 +239,21 @@ pub enum AuditError {
     },
 }
 
+impl AuditError {
+    /// The `map_err` for a failed SQLite `action` on the database at `path`: one spelling of
+    /// the error for every reader and writer of the log.
+    pub(super) fn sqlite<'a>(
+        path: &'a std::path::Path,
+        action: &'static str,
+    ) -> impl Fn(rusqlite::Error) -> AuditError + 'a {
+        move |source| AuditError::Sqlite {
+            path: path.to_path_buf(),
+            action,
+            source,
+        }
+    }
+}
+
 impl fmt::Display for AuditError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -58,13 +58,7 @@ pub(super) fn open_read_only(path: &Path) -> Result<ReadOnly, AuditError> {
             path: path.to_path_buf(),
         });
     }
-    let sql_err = |action| {
-        move |source| AuditError::Sqlite {
-            path: path.to_path_buf(),
-            action,
-            source,
-        }
-    };
+    let sql_err = |action| AuditError::sqlite(path, action);
     let wal = beside(path, "-wal");
     let shm = beside(path, "-shm");
     let wal_len = std::fs::metadata(&wal).map_or(0, |m| m.len());

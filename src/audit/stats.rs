@@ -91,13 +91,7 @@ pub fn read_stats(
 ) -> Result<Stats, AuditError> {
     let db = open_read_only(path)?;
     let conn = &db.conn;
-    let sql_err = |action| {
-        move |source| AuditError::Sqlite {
-            path: path.to_path_buf(),
-            action,
-            source,
-        }
-    };
+    let sql_err = |action| AuditError::sqlite(path, action);
     let latency_recorded =
         has_table(conn, "tool_call_metrics").map_err(sql_err("read the schema"))?;
     let workspace_recorded =

@@ -50,13 +50,7 @@ pub fn verify(path: &Path) -> Result<VerifyReport, AuditError> {
 fn verify_once(path: &Path) -> Result<VerifyReport, AuditError> {
     let db = open_read_only(path)?;
     let conn = &db.conn;
-    let sql_err = |action| {
-        move |source| AuditError::Sqlite {
-            path: path.to_path_buf(),
-            action,
-            source,
-        }
-    };
+    let sql_err = |action| AuditError::sqlite(path, action);
     let key = read_key(path)?;
     // The anchor is read before the rows: an append racing with this read then shows up as a
     // row past the anchor (harmless), not as a truncation.
