@@ -1780,19 +1780,7 @@ service BatchService {
             })
             .collect();
         let snap = Snapshot::build(PathBuf::from("/nonexistent-ws"), roots, files, Vec::new());
-        let dir = std::env::temp_dir();
-        let config = crate::config::zero_config(&dir);
-        let shared = crate::server::Shared::new(
-            Arc::new(config),
-            crate::index::snapshot::IndexHandle::new(),
-        );
-        let env = ToolEnv {
-            shared: &shared,
-            snapshot: Some(&snap),
-            trace_id: None,
-            structured: false,
-        };
-        let out = run(&json!({"target": "Big"}), &env);
+        let out = crate::tools::run_on(run, &snap, &json!({"target": "Big"}));
         assert!(!out.is_error, "{}", out.text);
         assert!(
             out.text.len() <= MAX_OUTPUT_BYTES - RESERVE_BYTES,
@@ -1818,7 +1806,7 @@ service BatchService {
         );
         // One RPC alone lists its 20 callers (the per-list cap is 30); the RPCs whose names
         // only contain it are named, not traced.
-        let out = run(&json!({"target": "Big.Method7"}), &env);
+        let out = crate::tools::run_on(run, &snap, &json!({"target": "Big.Method7"}));
         assert!(
             out.text.contains("- **Client call sites (20)**"),
             "{}",

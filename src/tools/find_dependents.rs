@@ -1499,18 +1499,7 @@ mod tests {
     use super::*;
 
     fn call(snap: &Snapshot, args: Value) -> ToolOutput {
-        let config = crate::config::zero_config(std::path::Path::new("/nonexistent-mesh-test"));
-        let shared = crate::server::Shared::new(
-            std::sync::Arc::new(config),
-            crate::index::snapshot::IndexHandle::new(),
-        );
-        let env = ToolEnv {
-            shared: &shared,
-            snapshot: Some(snap),
-            trace_id: None,
-            structured: false,
-        };
-        run(&args, &env)
+        crate::tools::run_on(run, snap, &args)
     }
 
     #[test]

@@ -504,6 +504,28 @@ pub fn object_schema(properties: Value, required: &[&str]) -> Value {
     schema
 }
 
+/// Runs a tool's `run` on `args` against `snap`, with the zero configuration of a workspace
+/// that does not exist: the one scaffold of the tools' unit tests.
+#[cfg(test)]
+pub(crate) fn run_on(
+    run: fn(&Value, &ToolEnv) -> ToolOutput,
+    snap: &Snapshot,
+    args: &Value,
+) -> ToolOutput {
+    let config = crate::config::zero_config(std::path::Path::new("/nonexistent-mesh-test"));
+    let shared = Shared::new(
+        std::sync::Arc::new(config),
+        crate::index::snapshot::IndexHandle::new(),
+    );
+    let env = ToolEnv {
+        shared: &shared,
+        snapshot: Some(snap),
+        trace_id: None,
+        structured: false,
+    };
+    run(args, &env)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
