@@ -148,21 +148,15 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
             "Invalid arguments for analyze_impact: `target` is empty. Pass an RPC, topic or route, e.g. {\"target\": \"orders.created\"}.".into(),
         );
     }
-    let (depth, limit, offset) = match (
-        super::in_range("analyze_impact", "depth", args.depth, 1, 1, 5),
-        super::in_range("analyze_impact", "limit", args.limit, 100, 1, 200),
-        super::in_range(
-            "analyze_impact",
-            "offset",
-            args.offset,
-            0,
-            0,
-            super::MAX_OFFSET,
-        ),
-    ) {
-        (Ok(d), Ok(l), Ok(o)) => (d, l, o),
-        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return e,
+    let depth = match super::in_range("analyze_impact", "depth", args.depth, 1, 1, 5) {
+        Ok(d) => d,
+        Err(e) => return e,
     };
+    let (limit, offset) =
+        match super::page_args("analyze_impact", args.limit, 100, 200, args.offset) {
+            Ok(p) => p,
+            Err(e) => return e,
+        };
     let include_tests = args.include_tests.unwrap_or(false);
     let g = &snap.graph;
     let subject = resolve(g, target);

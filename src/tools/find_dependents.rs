@@ -255,20 +255,11 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     };
     let target = relative.as_deref().unwrap_or(target);
     let include_tests = args.include_tests.unwrap_or(false);
-    let (limit, offset) = match (
-        super::in_range("find_dependents", "limit", args.limit, 50, 1, 200),
-        super::in_range(
-            "find_dependents",
-            "offset",
-            args.offset,
-            0,
-            0,
-            super::MAX_OFFSET,
-        ),
-    ) {
-        (Ok(l), Ok(o)) => (l, o),
-        (Err(e), _) | (_, Err(e)) => return e,
-    };
+    let (limit, offset) =
+        match super::page_args("find_dependents", args.limit, 50, 200, args.offset) {
+            Ok(p) => p,
+            Err(e) => return e,
+        };
 
     let (mut rows, heuristic) = collect(snap, target);
     if is_builtin(target) {

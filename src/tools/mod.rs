@@ -459,6 +459,20 @@ pub fn resolve_scope(env: &ToolEnv, raw: Option<&str>) -> Result<Scope, ToolOutp
 /// The largest `offset` any listing accepts.
 pub const MAX_OFFSET: i64 = 1_000_000;
 
+/// The `limit` (in `1..=max_limit`, `default_limit` when absent) and `offset` (in
+/// `0..=MAX_OFFSET`, 0 when absent) of a paged tool; the error names the first out of range.
+pub fn page_args(
+    tool: &str,
+    limit: Option<i64>,
+    default_limit: i64,
+    max_limit: i64,
+    offset: Option<i64>,
+) -> Result<(usize, usize), ToolOutput> {
+    let limit = in_range(tool, "limit", limit, default_limit, 1, max_limit)?;
+    let offset = in_range(tool, "offset", offset, 0, 0, MAX_OFFSET)?;
+    Ok((limit, offset))
+}
+
 /// An optional integer argument checked against `min..=max` (`default` when absent). A value
 /// outside the range is an `isError` answer naming the argument, the range and the default,
 /// never silently clamped (the input schemas state the same `minimum`, `maximum`, `default`).

@@ -144,19 +144,9 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
         Ok(s) => s,
         Err(e) => return e,
     };
-    let (limit, offset) = match (
-        super::in_range("smart_search", "limit", args.limit, 20, 1, 100),
-        super::in_range(
-            "smart_search",
-            "offset",
-            args.offset,
-            0,
-            0,
-            super::MAX_OFFSET,
-        ),
-    ) {
-        (Ok(l), Ok(o)) => (l, o),
-        (Err(e), _) | (_, Err(e)) => return e,
+    let (limit, offset) = match super::page_args("smart_search", args.limit, 20, 100, args.offset) {
+        Ok(p) => p,
+        Err(e) => return e,
     };
     let hits = find(snap, query, kind, &scope, offset.saturating_add(limit));
     if hits.is_empty() && args.fuzzy.unwrap_or(false) {

@@ -364,21 +364,15 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     let Some(snap) = env.snapshot else {
         return ToolOutput::error("the index is not ready".into());
     };
-    let (depth, limit, offset) = match (
-        super::in_range("analyze_changes", "depth", args.depth, 1, 1, 5),
-        super::in_range("analyze_changes", "limit", args.limit, 100, 1, 200),
-        super::in_range(
-            "analyze_changes",
-            "offset",
-            args.offset,
-            0,
-            0,
-            super::MAX_OFFSET,
-        ),
-    ) {
-        (Ok(d), Ok(l), Ok(o)) => (d, l, o),
-        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return e,
+    let depth = match super::in_range("analyze_changes", "depth", args.depth, 1, 1, 5) {
+        Ok(d) => d,
+        Err(e) => return e,
     };
+    let (limit, offset) =
+        match super::page_args("analyze_changes", args.limit, 100, 200, args.offset) {
+            Ok(p) => p,
+            Err(e) => return e,
+        };
     let base = match parse_base(args.base.as_deref()) {
         Ok(b) => b,
         Err(e) => return ToolOutput::error(e),
