@@ -5,8 +5,6 @@
 //! is for machines. Exit status: 0; 1 with `--fail-on breaking` when a contract change breaks
 //! its users; 2 for bad usage or when the changes cannot be read (so CI tells the two apart).
 
-use std::io::Write;
-
 use crate::server::Shared;
 use crate::tools::analyze_changes::{self, parse_base};
 
@@ -156,13 +154,10 @@ pub fn main(args: &[String]) -> i32 {
         md
     };
     let (text, _) = crate::security::mask_shapes(&text);
-    let mut stdout = std::io::stdout().lock();
-    let written = stdout
-        .write_all(text.as_bytes())
-        .and_then(|_| stdout.flush());
+    let written = super::print_stdout(&text);
     std::mem::forget(shared);
-    if written.is_err() {
-        return 1;
+    if written != 0 {
+        return written;
     }
     i32::from(fail_on_breaking && report.breaking())
 }

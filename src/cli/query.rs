@@ -3,7 +3,7 @@
 //! the same [`crate::tools::invoke`] as the MCP session (stop rules, cap) and is audited like
 //! any other call. Exit status: 0 for an answer, 1 for an `isError` answer, 2 for bad usage.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -210,15 +210,12 @@ pub fn main(args: &[String]) -> i32 {
     } else {
         format!("{}\n", out.text)
     };
-    let mut stdout = std::io::stdout().lock();
-    let written = stdout
-        .write_all(text.as_bytes())
-        .and_then(|_| stdout.flush());
+    let written = super::print_stdout(&text);
     // The process ends here: closing the audit database would checkpoint its write-ahead
     // log into the main file, work the next opener does anyway (the row is committed).
     std::mem::forget(shared);
-    if written.is_err() {
-        return 1;
+    if written != 0 {
+        return written;
     }
     i32::from(out.is_error)
 }
