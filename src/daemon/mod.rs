@@ -144,32 +144,34 @@ pub struct DaemonProbe {
 pub fn probe(base: &Path) -> DaemonProbe {
     match socket::socket_dir() {
         Ok(dir) => probe_at(base, &dir),
-        Err(e) => DaemonProbe {
+        Err(e) => {
+            let mut out = DaemonProbe::nothing_yet(&socket::workspace_id(base));
+            out.problems.push(e.to_string());
+            out
+        }
+    }
+}
+
+impl DaemonProbe {
+    /// A probe of workspace `id` that has learnt nothing yet but where its daemon logs.
+    fn nothing_yet(id: &str) -> Self {
+        DaemonProbe {
             socket: None,
             reachable: false,
             pid: None,
             version: None,
             uptime: None,
             sandboxed: None,
-            log: log::log_path_for(&socket::workspace_id(base)),
-            problems: vec![e.to_string()],
-        },
+            log: log::log_path_for(id),
+            problems: Vec::new(),
+        }
     }
 }
 
 /// [`probe`] with the socket directory given instead of taken from the environment.
 pub fn probe_at(base: &Path, dir: &Path) -> DaemonProbe {
     let id = socket::workspace_id(base);
-    let mut out = DaemonProbe {
-        socket: None,
-        reachable: false,
-        pid: None,
-        version: None,
-        uptime: None,
-        sandboxed: None,
-        log: log::log_path_for(&id),
-        problems: Vec::new(),
-    };
+    let mut out = DaemonProbe::nothing_yet(&id);
     let path = dir.join(socket::socket_file_name(&id));
     out.socket = Some(path.clone());
     match socket::check_dir(dir) {
