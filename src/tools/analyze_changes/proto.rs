@@ -329,18 +329,8 @@ fn importing_rpc_changes(
                     continue;
                 }
                 why.dedup();
-                let (rows, _, _) = analyze_impact::rpc_rows(snap, &[c], &[r]);
-                out.push(ContractChange {
-                    kind: "rpc",
-                    name,
-                    location: loc_text(snap, rpc.def),
-                    change: format!("{} (imported message changed)", why.join("; ")),
-                    risk,
-                    owner: handlers_owner(snap, r)
-                        .or_else(|| servers_owner(snap, &[c]))
-                        .or_else(|| def_owner(snap, rpc.def)),
-                    affected: affected_of(snap, rows),
-                });
+                let change = format!("{} (imported message changed)", why.join("; "));
+                out.push(rpc_change(snap, c, r, name, change, risk));
             }
         }
     }
@@ -415,21 +405,36 @@ fn rpc_changes(
             if why.is_empty() {
                 continue;
             }
-            let (rows, _, _) = analyze_impact::rpc_rows(snap, &[c], &[r]);
-            out.push(ContractChange {
-                kind: "rpc",
-                name: format!("{}.{}", g.contracts[c as usize].name, rpc.name),
-                location: loc_text(snap, rpc.def),
-                change: why.join("; "),
-                risk,
-                owner: handlers_owner(snap, r)
-                    .or_else(|| servers_owner(snap, &[c]))
-                    .or_else(|| def_owner(snap, rpc.def)),
-                affected: affected_of(snap, rows),
-            });
+            let name = format!("{}.{}", g.contracts[c as usize].name, rpc.name);
+            out.push(rpc_change(snap, c, r, name, why.join("; "), risk));
         }
     }
     out
+}
+
+/// The row of RPC `r` of service `c`, changed as `change`: its callers are the affected, its
+/// owner the service handling it, else serving `c`, else where the RPC is declared.
+fn rpc_change(
+    snap: &Snapshot,
+    c: u32,
+    r: u32,
+    name: String,
+    change: String,
+    risk: Risk,
+) -> ContractChange {
+    let rpc = &snap.graph.rpcs[r as usize];
+    let (rows, _, _) = analyze_impact::rpc_rows(snap, &[c], &[r]);
+    ContractChange {
+        kind: "rpc",
+        name,
+        location: loc_text(snap, rpc.def),
+        change,
+        risk,
+        owner: handlers_owner(snap, r)
+            .or_else(|| servers_owner(snap, &[c]))
+            .or_else(|| def_owner(snap, rpc.def)),
+        affected: affected_of(snap, rows),
+    }
 }
 
 /// The wire findings (breaking changes, warnings) by top-level message name: a short list
