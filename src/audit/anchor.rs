@@ -186,20 +186,27 @@ pub(super) struct AnchorFile {
     pub(super) id: Option<(u64, u64)>,
 }
 
+/// Opens `path` for reading and writing, creating it if missing, and makes it `0600` whatever
+/// the umask or an earlier mode: the audit's files are the user's alone.
+pub(super) fn open_private(path: &Path) -> io::Result<std::fs::File> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(path)?;
+    if file.metadata()?.permissions().mode() & 0o777 != 0o600 {
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    }
+    Ok(file)
+}
+
 impl AnchorFile {
     /// Opens (creating, `0600`) the anchor beside `db`.
     pub(super) fn open(db: &Path) -> io::Result<AnchorFile> {
         let path = anchor_path(db);
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .open(&path)?;
-        if file.metadata()?.permissions().mode() & 0o777 != 0o600 {
-            file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-        }
+        let file = open_private(&path)?;
         Ok(AnchorFile {
             file,
             id: file_id(&path),

@@ -2,7 +2,9 @@
 //! the files beside it, and appends rows in `BEGIN IMMEDIATE` transactions that move the
 //! anchor before they commit.
 
-use super::anchor::{Anchor, AnchorFile, Key, anchor_path, beside, load_or_create_key};
+use super::anchor::{
+    Anchor, AnchorFile, Key, anchor_path, beside, load_or_create_key, open_private,
+};
 use super::chain::{ChainFields, clean_field, row_mac};
 use super::{
     AuditEntry, AuditError, BUSY_TIMEOUT, DB_PATH_ENV, GENESIS_HASH, SCHEMA, iso8601_utc_ms,
@@ -12,7 +14,6 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use std::fmt;
 use std::io;
 use std::os::unix::fs::DirBuilderExt;
-use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -435,23 +436,10 @@ pub(super) fn create_private_dirs(dir: &Path) -> Result<(), AuditError> {
 /// Creates `path` if missing and makes it `0600` regardless of the umask, before SQLite opens
 /// it; SQLite then gives its `-wal` and `-shm` files the same mode.
 fn create_private_file(path: &Path) -> Result<(), AuditError> {
-    let file_err = |source| AuditError::File {
+    open_private(path).map_err(|source| AuditError::File {
         path: path.to_path_buf(),
         source,
-    };
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .open(path)
-        .map_err(file_err)?;
-    let mode = file.metadata().map_err(file_err)?.permissions().mode() & 0o777;
-    if mode != 0o600 {
-        file.set_permissions(std::fs::Permissions::from_mode(0o600))
-            .map_err(file_err)?;
-    }
+    })?;
     Ok(())
 }
 
