@@ -148,12 +148,8 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
             "Invalid arguments for analyze_impact: `target` is empty. Pass an RPC, topic or route, e.g. {\"target\": \"orders.created\"}.".into(),
         );
     }
-    let depth = match super::in_range("analyze_impact", "depth", args.depth, 1, 1, 5) {
-        Ok(d) => d,
-        Err(e) => return e,
-    };
-    let (limit, offset) =
-        match super::page_args("analyze_impact", args.limit, 100, 200, args.offset) {
+    let (depth, limit, offset) =
+        match depth_and_page("analyze_impact", args.depth, args.limit, args.offset) {
             Ok(p) => p,
             Err(e) => return e,
         };
@@ -601,6 +597,19 @@ pub(crate) fn rpc_rows(
         ));
     }
     (rows, owners.into_iter().collect(), notes)
+}
+
+/// The `depth`, `limit` and `offset` of an impact listing (`analyze_impact`,
+/// `analyze_changes`): the same ranges and defaults for both tools.
+pub(super) fn depth_and_page(
+    tool: &str,
+    depth: Option<i64>,
+    limit: Option<i64>,
+    offset: Option<i64>,
+) -> Result<(usize, usize, usize), ToolOutput> {
+    let depth = super::in_range(tool, "depth", depth, 1, 1, 5)?;
+    let (limit, offset) = super::page_args(tool, limit, 100, 200, offset)?;
+    Ok((depth, limit, offset))
 }
 
 pub(crate) fn topic_rows(

@@ -364,15 +364,15 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     let Some(snap) = env.snapshot else {
         return ToolOutput::error("the index is not ready".into());
     };
-    let depth = match super::in_range("analyze_changes", "depth", args.depth, 1, 1, 5) {
-        Ok(d) => d,
+    let (depth, limit, offset) = match analyze_impact::depth_and_page(
+        "analyze_changes",
+        args.depth,
+        args.limit,
+        args.offset,
+    ) {
+        Ok(p) => p,
         Err(e) => return e,
     };
-    let (limit, offset) =
-        match super::page_args("analyze_changes", args.limit, 100, 200, args.offset) {
-            Ok(p) => p,
-            Err(e) => return e,
-        };
     let base = match parse_base(args.base.as_deref()) {
         Ok(b) => b,
         Err(e) => return ToolOutput::error(e),
