@@ -23,7 +23,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::wire_check::{self, Finding, WireReport};
-use super::{ToolDef, ToolEnv, ToolOutput, decode, object_schema};
+use super::{ToolDef, ToolEnv, ToolOutput, object_schema};
 use crate::git::{Git, GitError, validate_revision};
 use crate::index::facts::{GrpcFact, Language};
 use crate::index::graph::{Confidence, Graph, RpcLink, ServiceLink, method_key};
@@ -89,12 +89,9 @@ const MAX_NOT_TRACED_SHOWN: usize = 10;
 const MAX_TRACED_RPCS: usize = 60;
 
 fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
-    let args: Args = match decode("analyze_grpc", args) {
+    let (args, snap): (Args, _) = match super::decode_indexed("analyze_grpc", args, env) {
         Ok(a) => a,
         Err(e) => return e,
-    };
-    let Some(snap) = env.snapshot else {
-        return ToolOutput::error("the index is not ready".into());
     };
     for (name, value) in [
         ("target", Some(args.target.as_str())),

@@ -20,7 +20,7 @@ use std::collections::{BTreeSet, HashSet};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{ToolDef, ToolEnv, ToolOutput, decode, object_schema};
+use super::{ToolDef, ToolEnv, ToolOutput, object_schema};
 use crate::index::facts::EventRole;
 use crate::index::graph::{Confidence, Graph, Loc, method_key, path_matches};
 use crate::index::snapshot::Snapshot;
@@ -130,12 +130,9 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     ) {
         return e;
     }
-    let args: Args = match decode("analyze_impact", args) {
+    let (args, snap): (Args, _) = match super::decode_indexed("analyze_impact", args, env) {
         Ok(a) => a,
         Err(e) => return e,
-    };
-    let Some(snap) = env.snapshot else {
-        return ToolOutput::error("the index is not ready".into());
     };
     if let Err(e) =
         super::smart_search::check_text_len("analyze_impact", "target", Some(&args.target))

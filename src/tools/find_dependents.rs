@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{ToolDef, ToolEnv, ToolOutput, decode, object_schema, structured};
+use super::{ToolDef, ToolEnv, ToolOutput, object_schema, structured};
 use crate::index::facts::{Import, Language, SymbolKind};
 use crate::index::modules::{import_path_keys, path_key};
 use crate::index::snapshot::{FileEntry, Snapshot};
@@ -229,12 +229,9 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     ) {
         return e;
     }
-    let args: Args = match decode("find_dependents", args) {
+    let (args, snap): (Args, _) = match super::decode_indexed("find_dependents", args, env) {
         Ok(a) => a,
         Err(e) => return e,
-    };
-    let Some(snap) = env.snapshot else {
-        return ToolOutput::error("the index is not ready".into());
     };
     let granularity = match parse_granularity(args.granularity.as_deref()) {
         Ok(g) => g,

@@ -308,6 +308,20 @@ pub fn schema_of(t: &ToolDef, output: bool) -> Value {
 
 /// Decodes a tool's arguments strictly (unknown fields are errors naming the field). A `_meta`
 /// member inside the arguments is accepted and ignored (older clients put trace context there).
+/// [`decode`], then the snapshot the call answers from: the opening of every tool that needs
+/// the index, so each states it once.
+pub fn decode_indexed<'a, T: DeserializeOwned>(
+    tool: &str,
+    args: &Value,
+    env: &ToolEnv<'a>,
+) -> Result<(T, &'a Snapshot), ToolOutput> {
+    let args = decode(tool, args)?;
+    let Some(snap) = env.snapshot else {
+        return Err(ToolOutput::error("the index is not ready".into()));
+    };
+    Ok((args, snap))
+}
+
 pub fn decode<T: DeserializeOwned>(tool: &str, args: &Value) -> Result<T, ToolOutput> {
     let mut args = args.clone();
     if let Value::Object(map) = &mut args {

@@ -9,7 +9,7 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{ToolDef, ToolEnv, ToolOutput, decode, object_schema};
+use super::{ToolDef, ToolEnv, ToolOutput, object_schema};
 use crate::render::{code_block, inline_code};
 
 /// The tool definition.
@@ -65,12 +65,9 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     {
         return e;
     }
-    let args: Args = match decode("search_docs", args) {
+    let (args, snap): (Args, _) = match super::decode_indexed("search_docs", args, env) {
         Ok(a) => a,
         Err(e) => return e,
-    };
-    let Some(snap) = env.snapshot else {
-        return ToolOutput::error("the index is not ready".into());
     };
     if let Err(e) = super::smart_search::check_text_len("search_docs", "query", Some(&args.query)) {
         return e;

@@ -14,7 +14,7 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Scope, ToolDef, ToolEnv, ToolOutput, decode, object_schema};
+use super::{Scope, ToolDef, ToolEnv, ToolOutput, object_schema};
 use crate::index::facts::SymbolKind;
 use crate::index::snapshot::{FileEntry, Snapshot, SymbolRef};
 use crate::render::{code_block, inline_code};
@@ -107,12 +107,9 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     ) {
         return e;
     }
-    let args: Args = match decode("smart_search", args) {
+    let (args, snap): (Args, _) = match super::decode_indexed("smart_search", args, env) {
         Ok(a) => a,
         Err(e) => return e,
-    };
-    let Some(snap) = env.snapshot else {
-        return ToolOutput::error("the index is not ready".into());
     };
     for (name, value) in [
         ("query", Some(args.query.as_str())),

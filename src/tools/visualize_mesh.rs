@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::{ToolDef, ToolEnv, ToolOutput, decode, object_schema};
+use super::{ToolDef, ToolEnv, ToolOutput, object_schema};
 use crate::index::facts::EventRole;
 use crate::index::graph::{Confidence, Loc};
 use crate::index::snapshot::Snapshot;
@@ -1255,12 +1255,9 @@ for (const n of view.nodes) {
 const RENDER_BUDGET: usize = 44 * 1024;
 
 fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
-    let args: Args = match decode("visualize_mesh", args) {
+    let (args, snap): (Args, _) = match super::decode_indexed("visualize_mesh", args, env) {
         Ok(a) => a,
         Err(e) => return e,
-    };
-    let Some(snap) = env.snapshot else {
-        return ToolOutput::error("the index is not ready".into());
     };
     let format = args
         .format

@@ -30,7 +30,7 @@ use self::diff::{
 use self::proto::{handler_contracts, proto_contracts};
 use self::render::{first_clause, render_markdown_rows};
 use super::analyze_impact::{self, Row};
-use super::{ToolDef, ToolEnv, ToolOutput, decode, object_schema};
+use super::{ToolDef, ToolEnv, ToolOutput, object_schema};
 use crate::git::{Git, validate_revision};
 use crate::index::facts::{FileFacts, Language, SymbolKind};
 use crate::index::graph::Loc;
@@ -357,12 +357,9 @@ pub fn parse_base(raw: Option<&str>) -> Result<BaseArg, String> {
 }
 
 fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
-    let args: Args = match decode("analyze_changes", args) {
+    let (args, snap): (Args, _) = match super::decode_indexed("analyze_changes", args, env) {
         Ok(a) => a,
         Err(e) => return e,
-    };
-    let Some(snap) = env.snapshot else {
-        return ToolOutput::error("the index is not ready".into());
     };
     let (depth, limit, offset) = match analyze_impact::depth_and_page(
         "analyze_changes",
