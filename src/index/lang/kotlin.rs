@@ -10,7 +10,7 @@
 //! whole (an expression continues onto the next line only after an operator, or when that
 //! line starts with one).
 
-use super::jvm::{self, Ann, Dialect, EnumStep, MethodDecl, Src, TokKind, TypeDecl};
+use super::jvm::{self, Ann, Dialect, MethodDecl, Src, TokKind, TypeDecl};
 use crate::index::facts::{FileFacts, Import, SymbolKind};
 use crate::index::lex::{Syntax, lex};
 
@@ -266,23 +266,7 @@ impl<'s, 'a> Parser<'s, 'a> {
     /// The index ending an expression starting at `i` (exclusive): a newline that does not
     /// continue it, or an unmatched closer / `;`.
     fn expr_end(&self, i: usize) -> usize {
-        let src = self.src;
-        let mut k = i;
-        while k < src.len() {
-            let t = src.toks[k];
-            if k > i && t.nl_before && !continues(src, k) {
-                return k;
-            }
-            if src.is_opener(k) {
-                k = src.close_or_end(k) + 1;
-                continue;
-            }
-            if t.kind == TokKind::Punct && matches!(t.text, ")" | "]" | "}" | ";") {
-                return k;
-            }
-            k += 1;
-        }
-        src.len()
+        self.src.expr_end(i, |k| !continues(self.src, k))
     }
 
     /// The end of a declaration header starting at `i`: the index of its body `{`, of `=`, or
@@ -659,56 +643,15 @@ impl<'s, 'a> Parser<'s, 'a> {
         next.max(kw + 1)
     }
 
+    /// Enum entries until the `;`, the members or the enum's `}`.
     fn enum_entries(&mut self, i: usize) -> usize {
         let Some(frame) = self.stack.last() else {
             return i + 1;
         };
-        let enum_name = self.out.model.types[frame.ty].name;
-        let container = Some(enum_name.to_string());
-        let mut j = i;
-        loop {
-            match jvm::enum_step(self.src, j) {
-                EnumStep::Entry {
-                    name,
-                    line,
-                    end_line,
-                    doc_line,
-                    value,
-                    next,
-                } => {
-                    if let Some(v) = value {
-                        self.out.consts.record(
-                            &mut self.out.facts,
-                            format!("{enum_name}.{name}"),
-                            &v,
-                            line,
-                        );
-                    }
-                    self.push_symbol(
-                        name,
-                        SymbolKind::EnumValue,
-                        line,
-                        end_line,
-                        doc_line,
-                        container.clone(),
-                    );
-                    j = next.max(j + 1);
-                }
-                EnumStep::Done { next } => {
-                    self.end_enum_phase();
-                    return next;
-                }
-                EnumStep::Close { at } => {
-                    // Let the main loop close the body.
-                    self.end_enum_phase();
-                    return at;
-                }
-                EnumStep::Members { at } => {
-                    self.end_enum_phase();
-                    return at;
-                }
-            }
-        }
+        let (next, _) = self.out.enum_entries(self.src, frame.ty, i);
+        // At the `}` the main loop closes the body.
+        self.end_enum_phase();
+        next
     }
 
     fn end_enum_phase(&mut self) {
@@ -719,34 +662,12 @@ impl<'s, 'a> Parser<'s, 'a> {
 
     /// A dotted name starting at `at` (on one line), and the index after it.
     fn qualified(&self, at: usize) -> (Vec<&'a str>, usize) {
-        let src = self.src;
-        let mut segs = Vec::new();
-        let mut k = at;
-        while let Some(id) = src.ident(k) {
-            if k > at && src.toks[k].nl_before {
-                break;
-            }
-            segs.push(id);
-            k += 1;
-            if src.is(k, ".") && src.ident(k + 1).is_some() && !src.toks[k].nl_before {
-                k += 1;
-            } else {
-                break;
-            }
-        }
-        (segs, k)
+        self.src.dotted(at, true)
     }
 
+    /// `package a.b.c`
     fn package(&mut self, at: usize) -> usize {
-        let (segs, next) = self.qualified(at + 1);
-        if !segs.is_empty() {
-            self.out.facts.package = Some(segs.join("."));
-        }
-        if self.src.is(next, ";") {
-            next + 1
-        } else {
-            next.max(at + 1)
-        }
+        self.out.package(self.src, at, true)
     }
 
     /// `import a.b.C`, `import a.b.*`, `import a.b.C as D`.

@@ -263,23 +263,7 @@ impl<'s, 'a> Parser<'s, 'a> {
     /// The end (exclusive) of an expression starting at `i` in a declaration whose line is
     /// indented at `base`: the first line indented no deeper, or an unmatched closer / `;`.
     fn expr_end(&self, i: usize, base: usize) -> usize {
-        let src = self.src;
-        let mut k = i;
-        while k < src.len() {
-            let t = src.toks[k];
-            if k > i && t.nl_before && self.col(k) <= base {
-                return k;
-            }
-            if src.is_opener(k) {
-                k = src.close_or_end(k) + 1;
-                continue;
-            }
-            if t.kind == TokKind::Punct && matches!(t.text, ")" | "]" | "}" | ";") {
-                return k;
-            }
-            k += 1;
-        }
-        src.len()
+        self.src.expr_end(i, |k| self.col(k) <= base)
     }
 
     /// `package a.b` (chained clauses accumulate), `package a.b { … }`, `package object x`.
@@ -302,20 +286,9 @@ impl<'s, 'a> Parser<'s, 'a> {
         k.max(at + 1)
     }
 
+    /// A dotted name starting at `at`, and the index after it.
     fn qualified(&self, at: usize) -> (Vec<&'a str>, usize) {
-        let src = self.src;
-        let mut segs = Vec::new();
-        let mut k = at;
-        while let Some(id) = src.ident(k) {
-            segs.push(id);
-            k += 1;
-            if src.is(k, ".") && src.ident(k + 1).is_some() {
-                k += 1;
-            } else {
-                break;
-            }
-        }
-        (segs, k)
+        self.src.dotted(at, false)
     }
 
     /// `import a.b.C`, `import a.b._`, `import a.b.{C, D => E}`, `import a.b.C as D`,
