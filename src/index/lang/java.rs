@@ -431,17 +431,11 @@ impl<'s, 'a> Parser<'s, 'a> {
             match src.ident(j) {
                 Some("extends" | "implements") => listing = true,
                 Some("permits") => listing = false,
-                Some(first) if listing => {
-                    let mut prev = None;
-                    let mut last = first;
-                    while src.is(j + 1, ".")
-                        && let Some(next) = src.ident(j + 2)
-                    {
-                        prev = Some(last);
-                        last = next;
-                        j += 2;
+                Some(_) if listing => {
+                    if let Some((prev, last, at)) = src.type_path(j, src.len()) {
+                        out.push((prev, last));
+                        j = at;
                     }
-                    out.push((prev, last));
                 }
                 _ => {}
             }

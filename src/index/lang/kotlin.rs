@@ -86,28 +86,16 @@ fn is_modifier(w: &str) -> bool {
     )
 }
 
+/// Operators that continue an expression across a line break, whether they end the line
+/// before it or start the next one.
+const CONTINUING_OPS: &[&str] = &[
+    ".", "?.", "?:", "&&", "||", "+", "-", "*", "/", "%", "==", "!=", "..", "->", "=", ":", ",",
+];
+
 /// True when the token at `k` starts a line that continues the expression before it.
 fn continues(src: &Src, k: usize) -> bool {
     let cont_start = src.toks.get(k).is_some_and(|t| match t.kind {
-        TokKind::Punct => matches!(
-            t.text,
-            "." | "?."
-                | "?:"
-                | "&&"
-                | "||"
-                | "+"
-                | "-"
-                | "*"
-                | "/"
-                | "%"
-                | "=="
-                | "!="
-                | ".."
-                | "->"
-                | "="
-                | ":"
-                | ","
-        ),
+        TokKind::Punct => CONTINUING_OPS.contains(&t.text),
         TokKind::Ident => matches!(t.text, "as" | "is" | "else" | "catch" | "finally" | "by"),
         _ => false,
     });
@@ -115,28 +103,7 @@ fn continues(src: &Src, k: usize) -> bool {
         .checked_sub(1)
         .and_then(|p| src.toks.get(p))
         .is_some_and(|t| match t.kind {
-            TokKind::Punct => matches!(
-                t.text,
-                "." | "?."
-                    | "?:"
-                    | "&&"
-                    | "||"
-                    | "+"
-                    | "-"
-                    | "*"
-                    | "/"
-                    | "%"
-                    | "=="
-                    | "!="
-                    | ".."
-                    | "->"
-                    | "="
-                    | ":"
-                    | ","
-                    | "("
-                    | "["
-                    | "{"
-            ),
+            TokKind::Punct => CONTINUING_OPS.contains(&t.text) || matches!(t.text, "(" | "[" | "{"),
             TokKind::Ident => matches!(t.text, "as" | "is" | "in" | "else" | "return" | "by"),
             _ => false,
         });
@@ -241,19 +208,6 @@ impl<'s, 'a> Parser<'s, 'a> {
         self.stack.last().is_some_and(|f| f.enum_phase)
     }
 
-    fn push_symbol(
-        &mut self,
-        name: &str,
-        kind: SymbolKind,
-        line: u32,
-        end_line: u32,
-        doc_line: Option<u32>,
-        container: Option<String>,
-    ) -> usize {
-        let lines = (line, end_line);
-        self.out.push_symbol(name, kind, lines, doc_line, container)
-    }
-
     fn container(&self) -> (Option<usize>, Option<String>) {
         self.out.container(self.stack.last().map(|f| f.ty))
     }
@@ -350,18 +304,9 @@ impl<'s, 'a> Parser<'s, 'a> {
         if src.is(j, ":") {
             let end = self.header_end(j + 1);
             for (a, b) in src.split_commas(j + 1, end) {
-                let mut k = a;
-                let mut prev = None;
-                let Some(mut last) = src.ident(k) else {
-                    continue;
-                };
-                while k + 2 < b && src.is(k + 1, ".") {
-                    let Some(next) = src.ident(k + 2) else { break };
-                    prev = Some(last);
-                    last = next;
-                    k += 2;
+                if let Some((prev, last, _)) = src.type_path(a, b) {
+                    supers.push((prev, last));
                 }
-                supers.push((prev, last));
             }
             j = end;
         } else {
@@ -372,7 +317,9 @@ impl<'s, 'a> Parser<'s, 'a> {
         let body = src.is(j, "{").then(|| (j, src.close_or_end(j)));
         let end_line = body.map_or(src.line(j.saturating_sub(1).max(kw)), |(_, c)| src.line(c));
         let (parent, container) = self.container();
-        let sym = self.push_symbol(name, kind, line, end_line, doc, container);
+        let sym = self
+            .out
+            .push_symbol(name, kind, (line, end_line), doc, container);
         let ty = self.out.model.types.len();
         self.out.model.types.push(TypeDecl {
             name,
@@ -425,11 +372,10 @@ impl<'s, 'a> Parser<'s, 'a> {
             };
             let line = src.line(k + 1);
             let doc = jvm::doc_line(src.lx, src.line(x), annotated);
-            self.push_symbol(
+            self.out.push_symbol(
                 name,
                 SymbolKind::Field,
-                line,
-                src.line(y - 1),
+                (line, src.line(y - 1)),
                 doc,
                 Some(class.to_string()),
             );
@@ -497,7 +443,8 @@ impl<'s, 'a> Parser<'s, 'a> {
         };
         let line = src.line(name_at);
         let doc = self.doc(&pending, kw);
-        self.push_symbol(name, kind, line, end_line, doc, container);
+        self.out
+            .push_symbol(name, kind, (line, end_line), doc, container);
         self.out.model.methods.push(MethodDecl {
             name,
             line,
@@ -569,11 +516,10 @@ impl<'s, 'a> Parser<'s, 'a> {
             self.out.record_const(src, owner, name, range, line);
         }
         let doc = self.doc(&pending, kw);
-        self.push_symbol(
+        self.out.push_symbol(
             name,
             kind,
-            line,
-            src.end_line(end.saturating_sub(1).max(name_at)),
+            (line, src.end_line(end.saturating_sub(1).max(name_at))),
             doc,
             container,
         );
@@ -593,11 +539,10 @@ impl<'s, 'a> Parser<'s, 'a> {
         };
         let doc = self.doc(&pending, kw);
         let container = self.container().1;
-        self.push_symbol(
+        self.out.push_symbol(
             name,
             SymbolKind::TypeAlias,
-            src.line(kw + 1),
-            src.line(end.saturating_sub(1)),
+            (src.line(kw + 1), src.line(end.saturating_sub(1))),
             doc,
             container,
         );
@@ -623,11 +568,10 @@ impl<'s, 'a> Parser<'s, 'a> {
         };
         let doc = self.doc(&pending, kw);
         let line = src.line(kw);
-        self.push_symbol(
+        self.out.push_symbol(
             &class,
             SymbolKind::Constructor,
-            line,
-            end_line,
+            (line, end_line),
             doc,
             Some(class.clone()),
         );

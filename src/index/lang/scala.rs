@@ -238,19 +238,6 @@ impl<'s, 'a> Parser<'s, 'a> {
         }
     }
 
-    fn push_symbol(
-        &mut self,
-        name: &str,
-        kind: SymbolKind,
-        line: u32,
-        end_line: u32,
-        doc_line: Option<u32>,
-        container: Option<String>,
-    ) -> usize {
-        let lines = (line, end_line);
-        self.out.push_symbol(name, kind, lines, doc_line, container)
-    }
-
     fn container(&self) -> (Option<usize>, Option<String>) {
         self.out.container(self.stack.last().map(|f| f.ty))
     }
@@ -436,17 +423,11 @@ impl<'s, 'a> Parser<'s, 'a> {
                     expect_super = true;
                 }
                 (TokKind::Ident, "derives") => listing = false,
-                (TokKind::Ident, first) if listing && expect_super => {
-                    let mut prev = None;
-                    let mut last = first;
-                    while src.is(j + 1, ".")
-                        && let Some(next) = src.ident(j + 2)
-                    {
-                        prev = Some(last);
-                        last = next;
-                        j += 2;
+                (TokKind::Ident, _) if listing && expect_super => {
+                    if let Some((prev, last, at)) = src.type_path(j, src.len()) {
+                        supers.push((prev, last));
+                        j = at;
                     }
-                    supers.push((prev, last));
                     expect_super = false;
                 }
                 _ => {}
@@ -466,7 +447,9 @@ impl<'s, 'a> Parser<'s, 'a> {
             let last = j.saturating_sub(1).max(kw + 1);
             (None, src.end_line(last), last, j)
         };
-        let sym = self.push_symbol(name, kind, line, end_line, doc, container);
+        let sym = self
+            .out
+            .push_symbol(name, kind, (line, end_line), doc, container);
         let ty = self.out.model.types.len();
         self.out.model.types.push(TypeDecl {
             name,
@@ -520,11 +503,10 @@ impl<'s, 'a> Parser<'s, 'a> {
             }
             let Some(name) = src.ident(k) else { continue };
             let doc = jvm::doc_line(src.lx, src.line(x), annotated);
-            self.push_symbol(
+            self.out.push_symbol(
                 name,
                 SymbolKind::Field,
-                src.line(k),
-                src.line(y - 1),
+                (src.line(k), src.line(y - 1)),
                 doc,
                 Some(class.to_string()),
             );
@@ -569,7 +551,8 @@ impl<'s, 'a> Parser<'s, 'a> {
             (n, None) => (n.to_string(), SymbolKind::Function),
         };
         let doc = self.doc(&pending, kw);
-        self.push_symbol(&name, kind, name_tok.line, end_line, doc, container);
+        self.out
+            .push_symbol(&name, kind, (name_tok.line, end_line), doc, container);
         self.out.model.methods.push(MethodDecl {
             name: if kind == SymbolKind::Constructor {
                 owner.map_or(name_tok.text, |o| self.out.model.types[o].name)
@@ -640,11 +623,10 @@ impl<'s, 'a> Parser<'s, 'a> {
             SymbolKind::Variable
         };
         let doc = self.doc(&pending, kw);
-        self.push_symbol(
+        self.out.push_symbol(
             name,
             kind,
-            line,
-            src.end_line(end.saturating_sub(1).max(name_at)),
+            (line, src.end_line(end.saturating_sub(1).max(name_at))),
             doc,
             container,
         );
@@ -679,11 +661,10 @@ impl<'s, 'a> Parser<'s, 'a> {
         };
         let doc = self.doc(&pending, kw);
         let container = self.container().1;
-        self.push_symbol(
+        self.out.push_symbol(
             name,
             SymbolKind::TypeAlias,
-            src.line(kw + 1),
-            src.end_line(end.saturating_sub(1)),
+            (src.line(kw + 1), src.end_line(end.saturating_sub(1))),
             doc,
             container,
         );
@@ -708,11 +689,10 @@ impl<'s, 'a> Parser<'s, 'a> {
             if src.is(j, "(") || src.is(j, "[") {
                 j = src.close_or_end(j) + 1;
             }
-            self.push_symbol(
+            self.out.push_symbol(
                 name,
                 SymbolKind::EnumValue,
-                line,
-                line,
+                (line, line),
                 doc,
                 Some(enum_name.clone()),
             );

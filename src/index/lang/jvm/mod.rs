@@ -177,6 +177,23 @@ impl<'a> Src<'a> {
         (segs, k)
     }
 
+    /// The type named from the identifier at `j` (`a.b.C`, its dots before `limit`): the last
+    /// segment of its qualifier and its own (`(Some("b"), "C")`), and the index of the last.
+    pub fn type_path(&self, j: usize, limit: usize) -> Option<(Option<&'a str>, &'a str, usize)> {
+        let mut last = self.ident(j)?;
+        let mut prev = None;
+        let mut k = j;
+        while k + 2 < limit
+            && self.is(k + 1, ".")
+            && let Some(next) = self.ident(k + 2)
+        {
+            prev = Some(last);
+            last = next;
+            k += 2;
+        }
+        Some((prev, last, k))
+    }
+
     /// The end (exclusive) of an expression starting at `i`: the first token after `i` that
     /// starts a line and for which `line_ends` holds, or an unmatched closer or `;`.
     /// Brackets are skipped whole.
