@@ -553,6 +553,70 @@ pub fn enclosing<F>(
     (at <= end).then_some(f)
 }
 
+/// Where a name bound to a gRPC client is visible (Go and Rust).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientScope {
+    /// A file- or package-level variable: the bare name anywhere in the file.
+    Global,
+    /// A field: reached through a selector (`s.orders`, `self.orders`).
+    Field,
+    /// A local variable or parameter of one function, from a token index on.
+    Local(usize, usize),
+}
+
+/// How far back a client lookup walks a name's bindings: bounds the work on hostile input.
+const CLIENT_LOOKBACK: usize = 64;
+
+/// The gRPC calls `recv.Method(…)` of `t` on names bound to a client: `bindings` maps a name
+/// to its (service, scope) bindings in source order, `is_rpc` accepts a method name, and
+/// `enclosing_func` gives the function holding a token.
+pub fn client_calls(
+    t: &super::tokens::Tokens,
+    bindings: &std::collections::HashMap<&str, Vec<(String, ClientScope)>>,
+    is_rpc: impl Fn(&str) -> bool,
+    enclosing_func: impl Fn(usize) -> Option<usize>,
+) -> Vec<crate::index::facts::GrpcFact> {
+    let mut out = Vec::new();
+    if bindings.is_empty() {
+        return out;
+    }
+    for k in 0..t.len() {
+        // The shape first (cheap), the hash lookup last.
+        if !t.is_punct(k + 1, b'.') || !t.is_punct(k + 3, b'(') {
+            continue;
+        }
+        let (Some(recv), Some(method)) = (t.ident(k), t.ident(k + 2)) else {
+            continue;
+        };
+        if !is_rpc(method) {
+            continue;
+        }
+        let Some(list) = bindings.get(recv) else {
+            continue;
+        };
+        let selector = k > 0 && t.is_punct(k - 1, b'.');
+        let func = enclosing_func(k);
+        let hit = list
+            .iter()
+            .rev()
+            .take(CLIENT_LOOKBACK)
+            .find(|(_, scope)| match *scope {
+                ClientScope::Field => selector,
+                ClientScope::Global => !selector,
+                ClientScope::Local(f, from) => !selector && func == Some(f) && k > from,
+            });
+        if let Some((svc, _)) = hit {
+            out.push(crate::index::facts::GrpcFact::Call {
+                service: Some(svc.clone()),
+                receiver: recv.to_string(),
+                method: method.to_string(),
+                line: t.line(k + 2),
+            });
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

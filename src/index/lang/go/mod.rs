@@ -22,7 +22,7 @@ mod patterns;
 use std::collections::HashMap;
 
 use super::bind::{Assignments, StmtStyle};
-use super::common::{self, join_path};
+use super::common::{self, ClientScope as Scope, join_path};
 use super::tokens::{Rules, Tokens};
 use super::value::{ExprRules, eval, with_fallback};
 use crate::index::facts::{
@@ -94,17 +94,6 @@ struct Func<'a> {
     result: Option<&'a str>,
 }
 
-/// Where a client variable is visible.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Scope {
-    /// A package-level variable: bare name anywhere in the file.
-    Global,
-    /// A struct field: reached through a selector (`s.orders`).
-    Field,
-    /// A local variable or parameter of one function, from a token index on.
-    Local(usize, usize),
-}
-
 /// Which messaging libraries the file imports (to accept their generically named methods).
 #[derive(Debug, Clone, Copy, Default)]
 struct Libs {
@@ -144,10 +133,6 @@ struct Queue<'a> {
     /// The routing key and exchange arguments of a `QueueBind` of the queue.
     bind: Option<((usize, usize), (usize, usize))>,
 }
-
-/// How far back a variable lookup walks (assignments to one name, bindings of one name):
-/// bounds the work on hostile input without mattering for real code.
-const LOOKBACK: usize = 64;
 
 const GIN_METHODS: [&str; 8] = [
     "GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS", "Any",

@@ -20,7 +20,7 @@ mod routes;
 use std::collections::{HashMap, HashSet};
 
 use super::bind::{Assignments, StmtStyle};
-use super::common::{self, join_path};
+use super::common::{self, ClientScope as Scope, join_path};
 use super::tokens::{Rules, Tokens};
 use super::value::{ExprRules, eval};
 use crate::index::facts::{
@@ -108,18 +108,6 @@ struct ImplHeader<'a> {
     self_type: Option<&'a str>,
     line: u32,
 }
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Scope {
-    Global,
-    /// Reached through `self.x` / `s.x`.
-    Field,
-    /// A local or parameter of one function, from a token index on.
-    Local(usize, usize),
-}
-
-/// How far back a variable lookup walks: bounds the work on hostile input.
-const LOOKBACK: usize = 64;
 
 const ROUTE_METHODS: [&str; 9] = [
     "get", "post", "put", "delete", "patch", "head", "options", "trace", "any",
