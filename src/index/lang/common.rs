@@ -553,6 +553,47 @@ pub fn enclosing<F>(
     (at <= end).then_some(f)
 }
 
+/// Puts the symbols, bindings and gRPC facts of an extractor that finds them in several
+/// passes in line order (stably: facts of one line keep the order they were found in).
+pub fn sort_by_line(facts: &mut crate::index::facts::FileFacts) {
+    use crate::index::facts::GrpcFact;
+    crate::order::sort_by_key(&mut facts.symbols, |s| s.line);
+    crate::order::sort_by_key(&mut facts.bindings, |c| c.line);
+    crate::order::sort_by_key(&mut facts.grpc, |g| match g {
+        GrpcFact::Server { line, .. }
+        | GrpcFact::Handler { line, .. }
+        | GrpcFact::Client { line, .. }
+        | GrpcFact::Call { line, .. } => *line,
+    });
+}
+
+/// Whether `grpc` holds a client of `service`.
+pub fn has_client(grpc: &[crate::index::facts::GrpcFact], service: &str) -> bool {
+    use crate::index::facts::GrpcFact;
+    grpc.iter()
+        .any(|g| matches!(g, GrpcFact::Client { service: s, .. } if s == service))
+}
+
+/// Records a gRPC client of `service` at `line`, held by `var` when it is known: once per
+/// variable, `client_vars` being the variables already recorded.
+pub fn push_client(
+    grpc: &mut Vec<crate::index::facts::GrpcFact>,
+    client_vars: &mut std::collections::HashSet<String>,
+    (service, var): (&str, Option<&str>),
+    line: u32,
+) {
+    if let Some(v) = var
+        && !client_vars.insert(v.to_string())
+    {
+        return;
+    }
+    grpc.push(crate::index::facts::GrpcFact::Client {
+        service: service.to_string(),
+        var: var.map(str::to_string),
+        line,
+    });
+}
+
 /// Where a name bound to a gRPC client is visible (Go and Rust).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClientScope {
