@@ -282,7 +282,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
         let t = self.t;
         let mut j = k + 3;
         if t.is_punct(j, b'<') {
-            j = self.skip_angles(j);
+            j = self.t.skip_generic_args(j);
             if !t.op2(j, b"::") {
                 return;
             }
