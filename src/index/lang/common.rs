@@ -286,6 +286,27 @@ impl Brackets {
     }
 }
 
+/// One segment of a receiver chain of masked code, ending at byte `end` (Python, Ruby): a
+/// name (`stub`), or a call or index on one (`client()`, `clients[0]`). Returns where the
+/// segment starts and, for a call, the name called; `None` when no segment ends at `end`.
+pub fn segment_before<'c>(
+    code: &'c str,
+    br: &Brackets,
+    end: usize,
+) -> Option<(usize, Option<&'c str>)> {
+    let prev = *code.as_bytes().get(end.checked_sub(1)?)?;
+    if prev == b')' || prev == b']' {
+        let open = br.open_of(end - 1)?;
+        let (s, id) =
+            crate::index::lex::ident_before(code, open).filter(|(s, id)| s + id.len() == open)?;
+        Some((s, (prev == b')').then_some(id)))
+    } else if crate::index::lex::is_ident_byte(prev) {
+        crate::index::lex::ident_before(code, end).map(|(s, _)| (s, None))
+    } else {
+        None
+    }
+}
+
 /// Splits `code[from..to]` at every `sep` byte outside nested brackets, returning the
 /// trimmed, non-empty pieces as offset ranges (call arguments split at `,`, a concatenation
 /// at `+` or `.`). Nested brackets are jumped over, so the cost is the length of the top level.
