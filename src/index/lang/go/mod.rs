@@ -239,8 +239,9 @@ fn is_keyword(s: &str) -> bool {
 mod tests {
     use super::*;
     use crate::index::lang::test_support::{
-        bindings, events, every_short_token_sequence, extract_each, grpc_calls, grpc_clients,
-        grpc_servers, has_sym, http_calls as calls, import_aliases, junk_bytes32, lit, routes, sym,
+        bindings, events, every_prefix, every_short_token_sequence, extract_each, grpc_calls,
+        grpc_clients, grpc_receiver_calls, grpc_servers, has_sym, http_calls as calls,
+        import_aliases, junk_bytes32, lit, routes, sym,
     };
 
     #[test]
@@ -548,24 +549,7 @@ func params(ctx context.Context, inv invpb.InventoryServiceClient) {
                 ("StockService", None, 32),
             ]
         );
-        let calls: Vec<(Option<&str>, &str, &str, u32)> = f
-            .grpc
-            .iter()
-            .filter_map(|g| match g {
-                GrpcFact::Call {
-                    service,
-                    receiver,
-                    method,
-                    line,
-                } => Some((
-                    service.as_deref(),
-                    receiver.as_str(),
-                    method.as_str(),
-                    *line,
-                )),
-                _ => None,
-            })
-            .collect();
+        let calls = grpc_receiver_calls(&f);
         assert_eq!(
             calls,
             vec![
@@ -1033,11 +1017,7 @@ func main() { pb.RegisterOrdersServer(s, &S{}); c := pb.NewOrdersClient(conn); c
   r.GET("/x", h); http.Get("http://a/b"); w := &kafka.Writer{Topic: "t"}
   const ( A T = iota
 "#;
-        for end in 0..=src.len() {
-            if src.is_char_boundary(end) {
-                let _ = extract("p.go", &src[..end]);
-            }
-        }
+        every_prefix(extract, "p.go", src);
         extract_each(
             extract,
             "j.go",
