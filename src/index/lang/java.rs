@@ -518,7 +518,7 @@ mod tests {
     use super::*;
     use crate::index::facts::{EventRole, GrpcFact, HttpFact, Value};
     use crate::index::lang::test_support::{
-        self, consts, grpc_clients_owned, junk_pieces64, lit, reference, sym,
+        self, consts, grpc_clients_owned, grpc_receiver_calls, junk_pieces64, lit, reference, sym,
     };
 
     /// Java's tests compare routes, calls and events without their lines.
@@ -781,18 +781,9 @@ class AlsoNot extends FooGrpc.Helper {}
                 ("ShippingService".into(), None, 23),
             ]
         );
-        let calls: Vec<(Option<String>, String, String, u32)> = f
-            .grpc
-            .iter()
-            .filter_map(|g| match g {
-                GrpcFact::Call {
-                    service,
-                    receiver,
-                    method,
-                    line,
-                } => Some((service.clone(), receiver.clone(), method.clone(), *line)),
-                _ => None,
-            })
+        let calls: Vec<(Option<String>, String, String, u32)> = grpc_receiver_calls(&f)
+            .into_iter()
+            .map(|(s, r, m, l)| (s.map(str::to_string), r.to_string(), m.to_string(), l))
             .collect();
         assert_eq!(
             calls,

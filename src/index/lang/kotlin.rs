@@ -655,7 +655,8 @@ mod tests {
     use super::*;
     use crate::index::facts::{EventRole, GrpcFact, HttpFact, Value};
     use crate::index::lang::test_support::{
-        consts, extract_each, grpc_clients_owned, import_names, junk_pieces64, sym,
+        self, consts, extract_each, grpc_clients_owned, import_names, junk_pieces64,
+        routes_borrowed, sym,
     };
 
     #[test]
@@ -1027,15 +1028,9 @@ class Events(
     fn spring_static_resource_handlers_are_routes() {
         let src = "class WebConfig : WebMvcConfigurer {\n  override fun addResourceHandlers(registry: ResourceHandlerRegistry) {\n    registry.addResourceHandler(\"/static/**\").addResourceLocations(\"classpath:/static/\")\n  }\n}\n";
         let f = extract("WebConfig.kt", src);
-        let routes: Vec<(&str, &str, u32)> = f
-            .http
-            .iter()
-            .filter_map(|h| match h {
-                HttpFact::Route {
-                    method, path, line, ..
-                } => Some((method.as_str(), path.as_str(), *line)),
-                _ => None,
-            })
+        let routes: Vec<(&str, &str, u32)> = routes_borrowed(&f)
+            .into_iter()
+            .map(|(m, p, _, l)| (m, p, l))
             .collect();
         assert_eq!(routes, vec![("GET", "/static/**", 3)]);
     }
@@ -1070,18 +1065,9 @@ interface UsersClient {
 }
 "#;
         let f = extract("OrderController.kt", src);
-        let routes: Vec<(String, String, Option<String>)> = f
-            .http
-            .iter()
-            .filter_map(|h| match h {
-                HttpFact::Route {
-                    method,
-                    path,
-                    handler,
-                    ..
-                } => Some((method.clone(), path.clone(), handler.clone())),
-                _ => None,
-            })
+        let routes: Vec<(String, String, Option<String>)> = test_support::routes(&f)
+            .into_iter()
+            .map(|(m, p, h, _)| (m, p, h))
             .collect();
         let r = |m: &str, p: &str, h: &str| (m.to_string(), p.to_string(), Some(h.to_string()));
         assert_eq!(
