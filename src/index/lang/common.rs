@@ -626,6 +626,24 @@ pub enum ClientScope {
     Local(usize, usize),
 }
 
+impl ClientScope {
+    /// The scope of a client stored by assignment `a`: a field for a dotted name (`g.orders =
+    /// …`), else a local of the function holding it (from the assignment on), else global.
+    pub fn of_assignment(
+        a: &super::bind::Assign,
+        enclosing_func: impl Fn(usize) -> Option<usize>,
+    ) -> ClientScope {
+        if a.name.contains('.') {
+            ClientScope::Field
+        } else {
+            match enclosing_func(a.at) {
+                Some(f) => ClientScope::Local(f, a.at),
+                None => ClientScope::Global,
+            }
+        }
+    }
+}
+
 /// How far back a client lookup walks a name's bindings: bounds the work on hostile input.
 const CLIENT_LOOKBACK: usize = 64;
 

@@ -153,14 +153,7 @@ impl<'t, 'a> Go<'t, '_, 'a> {
         if let Some(a) = self.asg.starting_at(start) {
             // `g.orders = …` is a field, reached as `g.orders`; a plain name is a local of its
             // function from the assignment on, or a package variable.
-            let scope = if a.name.contains('.') {
-                Scope::Field
-            } else {
-                match self.enclosing_func(a.at) {
-                    Some(f) => Scope::Local(f, a.at),
-                    None => Scope::Global,
-                }
-            };
+            let scope = Scope::of_assignment(a, |at| self.enclosing_func(at));
             var = Some((t.text(a.at), scope));
         } else if start >= 2
             && t.is_punct(start - 1, b':')

@@ -175,14 +175,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
         let start = path_start(t, k);
         let mut var = None;
         if let Some(l) = self.asg.starting_at(start) {
-            let scope = if l.name.contains('.') {
-                Scope::Field
-            } else {
-                match self.enclosing_func(l.at) {
-                    Some(f) => Scope::Local(f, l.at),
-                    None => Scope::Global,
-                }
-            };
+            let scope = Scope::of_assignment(l, |at| self.enclosing_func(at));
             var = Some((t.text(l.at), scope));
         } else if start >= 2
             && t.is_punct(start - 1, b':')
