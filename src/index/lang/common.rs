@@ -615,6 +615,42 @@ pub fn push_client(
     });
 }
 
+/// The masked code of an extractor that reads byte ranges (Python, Ruby), with what the
+/// language reads an expression at `s..e` as: the shared trimming, and the topic and URL
+/// readings its call sites make.
+pub trait ByteRanges {
+    /// The masked code.
+    fn code(&self) -> &str;
+
+    /// The value of the expression at bytes `s..e`.
+    fn value(&self, s: usize, e: usize) -> crate::index::facts::Value;
+
+    /// The range trimmed of whitespace.
+    fn trim(&self, s: usize, e: usize) -> (usize, usize) {
+        trim_range(self.code(), s, e)
+    }
+
+    /// A topic expression at `s..e`: a literal that looks like a topic, or whatever the
+    /// evaluator reads (an environment lookup, a constant left to the graph, a run-time value).
+    fn topic(&self, s: usize, e: usize) -> Option<crate::index::facts::Value> {
+        let (s, e) = self.trim(s, e);
+        if s >= e {
+            return None;
+        }
+        topic_of(self.value(s, e))
+    }
+
+    /// The URL of an HTTP call at `s..e`. `sure` when the receiver is an HTTP client by its
+    /// library; otherwise the value must read like a URL.
+    fn url(&self, s: usize, e: usize, sure: bool) -> Option<crate::index::facts::Value> {
+        let (s, e) = self.trim(s, e);
+        if s >= e {
+            return None;
+        }
+        url_of(self.value(s, e), sure)
+    }
+}
+
 /// Where a name bound to a gRPC client is visible (Go and Rust).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClientScope {

@@ -276,7 +276,7 @@ fn amqp_call(src: &Src, st: &mut State, callee: &str, (open, close): (usize, usi
                 _ => exchange,
             };
             if let Some((s, e)) = pick
-                && let Some(topic) = src.topic(st, s, e)
+                && let Some(topic) = src.topic(s, e)
             {
                 // One topic per call: the site is the call's line.
                 st.facts.events.push(EventFact {
@@ -292,7 +292,7 @@ fn amqp_call(src: &Src, st: &mut State, callee: &str, (open, close): (usize, usi
             if let Some((s, e)) = args
                 .kw("queue")
                 .or_else(|| args.positional.first().copied())
-                && let Some(topic) = src.topic(st, s, e)
+                && let Some(topic) = src.topic(s, e)
             {
                 st.facts.events.push(EventFact {
                     role: EventRole::Consumer,
@@ -499,7 +499,7 @@ pub(super) fn push_topics(
     s: usize,
     e: usize,
 ) {
-    if let Some(topic) = src.topic(st, s, e) {
+    if let Some(topic) = src.topic(s, e) {
         common::push_event(&mut st.facts, role, topic, via, src.line_of(s));
     }
 }
