@@ -168,155 +168,206 @@ impl Assignments {
                     continue;
                 }
                 b'(' => {
-                    // Parameter lists: `(a, b string)`, `(self, url)`, `(String base)` — the
-                    // names of a function's parameters, for `is_param`.
-                    let body = t.close(i).and_then(|close| {
-                        if style.braces {
-                            body_after(t, close)
-                        } else {
-                            indented_body(t, i, close)
-                        }
-                    });
-                    // An expression-bodied function (`string Url(int id) => $"…";`,
-                    // `fun url(id: Int) = "…"`): the expression is what it returns.
-                    if body.is_none()
-                        && let Some(close) = t.close(i)
-                        && let Some(fname) = i.checked_sub(1).and_then(|k| t.ident(k))
-                        && !matches!(fname, "if" | "while" | "for" | "switch" | "catch" | "when")
-                    {
-                        let mut k = close + 1;
-                        let limit = (close + 12).min(n);
-                        while k < limit
-                            && !t.is(k, "=>")
-                            && !t.is_punct(k, b'=')
-                            && !t.is_punct(k, b';')
-                            && !t.is_punct(k, b'{')
-                        {
-                            k = t.skip_group(k);
-                        }
-                        if (t.is(k, "=>") || (t.is_punct(k, b'=') && !t.joined(k)))
-                            && !t.is_punct(k + 1, b'{')
-                            && i >= 2
-                            && t.ident(i - 2).is_some()
-                        {
-                            let end = stmt_end(t, k + 1, style, n);
-                            if end > k + 1 {
-                                let names: Vec<String> = t
-                                    .args(i)
-                                    .into_iter()
-                                    .filter_map(|(a, b)| {
-                                        param_name(t, a, b, style.name_before_type)
-                                            .map(str::to_string)
-                                    })
-                                    .collect();
-                                for p in &names {
-                                    out.params.entry(p.clone()).or_default().push((k, end));
-                                }
-                                out.functions
-                                    .entry(fname.to_string())
-                                    .or_insert((names, (k + 1, end)));
-                            }
-                        }
-                    }
-                    if let Some(body) = body {
-                        let mut names = Vec::new();
-                        for (a, b) in t.args(i) {
-                            if let Some(p) = param_name(t, a, b, style.name_before_type) {
-                                out.params.entry(p.to_string()).or_default().push(body);
-                                names.push(p.to_string());
-                            }
-                        }
-                        // A constructor: named like its class, `constructor` (TS/JS) or
-                        // `__construct` (PHP), directly in the class body.
-                        if let Some(fname) = i.checked_sub(1).and_then(|k| t.ident(k))
-                            && let Some((_, Some(class))) = stack.last()
-                            && (fname == class || matches!(fname, "constructor" | "__construct"))
-                            && !names.is_empty()
-                        {
-                            out.ctors.push((body, class.clone(), names.clone()));
-                        }
-                        if let Some(fname) = i.checked_sub(1).and_then(|k| t.ident(k)) {
-                            match returned_exprs(t, body, style).as_slice() {
-                                [ret] => {
-                                    out.functions
-                                        .entry(fname.to_string())
-                                        .or_insert((names, *ret));
-                                }
-                                rets if rets.len() >= 2 => {
-                                    out.branches.entry(fname.to_string()).or_insert((
-                                        names,
-                                        body,
-                                        rets.to_vec(),
-                                    ));
-                                }
-                                _ => {}
-                            }
-                        }
-                    }
+                    let class = stack.last().and_then(|(_, c)| c.as_deref());
+                    out.scan_function(t, i, style, class);
                 }
                 _ => {}
             }
-            if t.kw(i, "new")
-                && let Some(class) = t.ident(i + 1)
-                && t.is_punct(t.skip_angles(i + 2, n), b'(')
-            {
-                out.news.push((class.to_string(), t.skip_angles(i + 2, n)));
-            }
-            // `app.config["CART_URI"] = …`: a configuration key set in code.
-            if t.is_punct(i, b'[')
-                && t.is_str(i + 1)
-                && t.is_punct(i + 2, b']')
-                && is_assign_eq(t, i + 3)
-                && let Some((object, _)) = member_path_before(t, 0, i)
-                && let Some(key) = t.str_value(i + 1)
-            {
-                let end = stmt_end(t, i + 4, style, n);
-                if end > i + 4 {
-                    out.keyed.push((object, key.into_owned(), (i + 4, end)));
-                }
-            }
+            out.scan_new(t, i);
+            out.scan_keyed(t, i, style);
             if is_assign_eq(t, i) {
-                let (block, top, container) = match stack.last() {
-                    Some((open, c)) => (
-                        (*open, t.close_or_end(*open)),
-                        c.is_some() && stack.len() <= 2,
-                        c.clone(),
-                    ),
-                    None => ((0, n), true, None),
-                };
-                let top = if style.braces {
-                    top || stack.is_empty()
-                } else {
-                    // Indentation languages: top level is column 0 (or a class body's first
-                    // level, which the language extractor qualifies itself).
-                    line_indent(t, i) == 0
-                };
-                if let Some(a) = assignment_at(t, i, style, block, top, container) {
-                    out.list.push(a);
-                }
+                out.scan_assign(t, i, style, &stack);
             }
             i += 1;
         }
-        for (k, a) in out.list.iter().enumerate() {
-            out.by_name
+        out.index_names();
+        out
+    }
+
+    /// Reads the parameter list opening at `i` and the function it belongs to, if any: its
+    /// parameters, what it returns, and whether it is a constructor of `class`.
+    fn scan_function(&mut self, t: &Tokens, i: usize, style: &StmtStyle, class: Option<&str>) {
+        // Parameter lists: `(a, b string)`, `(self, url)`, `(String base)` — the names of a
+        // function's parameters, for `is_param`.
+        let body = t.close(i).and_then(|close| {
+            if style.braces {
+                body_after(t, close)
+            } else {
+                indented_body(t, i, close)
+            }
+        });
+        match body {
+            None => self.scan_expression_bodied(t, i, style),
+            Some(body) => self.scan_block_bodied(t, i, body, style, class),
+        }
+    }
+
+    /// An expression-bodied function (`string Url(int id) => $"…";`, `fun url(id: Int) =
+    /// "…"`) whose parameter list opens at `i`: the expression is what it returns.
+    fn scan_expression_bodied(&mut self, t: &Tokens, i: usize, style: &StmtStyle) {
+        let n = t.len();
+        let Some(close) = t.close(i) else {
+            return;
+        };
+        let Some(fname) = i.checked_sub(1).and_then(|k| t.ident(k)) else {
+            return;
+        };
+        if matches!(fname, "if" | "while" | "for" | "switch" | "catch" | "when") {
+            return;
+        }
+        let mut k = close + 1;
+        let limit = (close + 12).min(n);
+        while k < limit
+            && !t.is(k, "=>")
+            && !t.is_punct(k, b'=')
+            && !t.is_punct(k, b';')
+            && !t.is_punct(k, b'{')
+        {
+            k = t.skip_group(k);
+        }
+        if !((t.is(k, "=>") || (t.is_punct(k, b'=') && !t.joined(k)))
+            && !t.is_punct(k + 1, b'{')
+            && i >= 2
+            && t.ident(i - 2).is_some())
+        {
+            return;
+        }
+        let end = stmt_end(t, k + 1, style, n);
+        if end <= k + 1 {
+            return;
+        }
+        let names: Vec<String> = t
+            .args(i)
+            .into_iter()
+            .filter_map(|(a, b)| param_name(t, a, b, style.name_before_type).map(str::to_string))
+            .collect();
+        for p in &names {
+            self.params.entry(p.clone()).or_default().push((k, end));
+        }
+        self.functions
+            .entry(fname.to_string())
+            .or_insert((names, (k + 1, end)));
+    }
+
+    /// A function with a block `body` whose parameter list opens at `i`: its parameters,
+    /// whether it constructs `class`, and the one or few expressions it returns.
+    fn scan_block_bodied(
+        &mut self,
+        t: &Tokens,
+        i: usize,
+        body: (usize, usize),
+        style: &StmtStyle,
+        class: Option<&str>,
+    ) {
+        let mut names = Vec::new();
+        for (a, b) in t.args(i) {
+            if let Some(p) = param_name(t, a, b, style.name_before_type) {
+                self.params.entry(p.to_string()).or_default().push(body);
+                names.push(p.to_string());
+            }
+        }
+        let Some(fname) = i.checked_sub(1).and_then(|k| t.ident(k)) else {
+            return;
+        };
+        // A constructor: named like its class, `constructor` (TS/JS) or `__construct` (PHP),
+        // directly in the class body.
+        if let Some(class) = class
+            && (fname == class || matches!(fname, "constructor" | "__construct"))
+            && !names.is_empty()
+        {
+            self.ctors.push((body, class.to_string(), names.clone()));
+        }
+        match returned_exprs(t, body, style).as_slice() {
+            [ret] => {
+                self.functions
+                    .entry(fname.to_string())
+                    .or_insert((names, *ret));
+            }
+            rets if rets.len() >= 2 => {
+                self.branches
+                    .entry(fname.to_string())
+                    .or_insert((names, body, rets.to_vec()));
+            }
+            _ => {}
+        }
+    }
+
+    /// A `new Class(…)` site at `i`.
+    fn scan_new(&mut self, t: &Tokens, i: usize) {
+        let n = t.len();
+        if t.kw(i, "new")
+            && let Some(class) = t.ident(i + 1)
+            && t.is_punct(t.skip_angles(i + 2, n), b'(')
+        {
+            self.news.push((class.to_string(), t.skip_angles(i + 2, n)));
+        }
+    }
+
+    /// `app.config["CART_URI"] = …` at `i`: a configuration key set in code.
+    fn scan_keyed(&mut self, t: &Tokens, i: usize, style: &StmtStyle) {
+        if t.is_punct(i, b'[')
+            && t.is_str(i + 1)
+            && t.is_punct(i + 2, b']')
+            && is_assign_eq(t, i + 3)
+            && let Some((object, _)) = member_path_before(t, 0, i)
+            && let Some(key) = t.str_value(i + 1)
+        {
+            let end = stmt_end(t, i + 4, style, t.len());
+            if end > i + 4 {
+                self.keyed.push((object, key.into_owned(), (i + 4, end)));
+            }
+        }
+    }
+
+    /// The assignment whose `=` is at `i`, inside the braces of `stack`.
+    fn scan_assign(
+        &mut self,
+        t: &Tokens,
+        i: usize,
+        style: &StmtStyle,
+        stack: &[(usize, Option<String>)],
+    ) {
+        let (block, top, container) = match stack.last() {
+            Some((open, c)) => (
+                (*open, t.close_or_end(*open)),
+                c.is_some() && stack.len() <= 2,
+                c.clone(),
+            ),
+            None => ((0, t.len()), true, None),
+        };
+        let top = if style.braces {
+            top || stack.is_empty()
+        } else {
+            // Indentation languages: top level is column 0 (or a class body's first level,
+            // which the language extractor qualifies itself).
+            line_indent(t, i) == 0
+        };
+        if let Some(a) = assignment_at(t, i, style, block, top, container) {
+            self.list.push(a);
+        }
+    }
+
+    /// Fills the by-name and by-qualified-name lookups from `list`.
+    fn index_names(&mut self) {
+        for (k, a) in self.list.iter().enumerate() {
+            self.by_name
                 .entry(a.name.clone())
                 .or_default()
                 .push(k as u32);
             if a.top_level {
-                out.by_qualified
+                self.by_qualified
                     .entry(qualified(a))
                     .or_default()
                     .push(k as u32);
                 // A member (`this.base`) is also found by its bare name inside the class.
                 if let Some(bare) = a.name.split_once('.').map(|(_, b)| b) {
-                    out.by_name
+                    self.by_name
                         .entry(bare.to_string())
                         .or_default()
                         .push(k as u32);
                 }
             }
         }
-        out
     }
 
     /// The last assignment of `name` visible at token `at`: in a block around `at` and

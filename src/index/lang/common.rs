@@ -286,6 +286,27 @@ impl Brackets {
     }
 }
 
+/// One segment of a receiver chain of masked code, ending at byte `end` (Python, Ruby): a
+/// name (`stub`), or a call or index on one (`client()`, `clients[0]`). Returns where the
+/// segment starts and, for a call, the name called; `None` when no segment ends at `end`.
+pub fn segment_before<'c>(
+    code: &'c str,
+    br: &Brackets,
+    end: usize,
+) -> Option<(usize, Option<&'c str>)> {
+    let prev = *code.as_bytes().get(end.checked_sub(1)?)?;
+    if prev == b')' || prev == b']' {
+        let open = br.open_of(end - 1)?;
+        let (s, id) =
+            crate::index::lex::ident_before(code, open).filter(|(s, id)| s + id.len() == open)?;
+        Some((s, (prev == b')').then_some(id)))
+    } else if crate::index::lex::is_ident_byte(prev) {
+        crate::index::lex::ident_before(code, end).map(|(s, _)| (s, None))
+    } else {
+        None
+    }
+}
+
 /// Splits `code[from..to]` at every `sep` byte outside nested brackets, returning the
 /// trimmed, non-empty pieces as offset ranges (call arguments split at `,`, a concatenation
 /// at `+` or `.`). Nested brackets are jumped over, so the cost is the length of the top level.
@@ -551,6 +572,165 @@ pub fn enclosing<F>(
     let f = p.checked_sub(1)?;
     let end = span(&funcs[f]).1?;
     (at <= end).then_some(f)
+}
+
+/// Puts the symbols, bindings and gRPC facts of an extractor that finds them in several
+/// passes in line order (stably: facts of one line keep the order they were found in).
+pub fn sort_by_line(facts: &mut crate::index::facts::FileFacts) {
+    use crate::index::facts::GrpcFact;
+    crate::order::sort_by_key(&mut facts.symbols, |s| s.line);
+    crate::order::sort_by_key(&mut facts.bindings, |c| c.line);
+    crate::order::sort_by_key(&mut facts.grpc, |g| match g {
+        GrpcFact::Server { line, .. }
+        | GrpcFact::Handler { line, .. }
+        | GrpcFact::Client { line, .. }
+        | GrpcFact::Call { line, .. } => *line,
+    });
+}
+
+/// Whether `grpc` holds a client of `service`.
+pub fn has_client(grpc: &[crate::index::facts::GrpcFact], service: &str) -> bool {
+    use crate::index::facts::GrpcFact;
+    grpc.iter()
+        .any(|g| matches!(g, GrpcFact::Client { service: s, .. } if s == service))
+}
+
+/// Records a gRPC client of `service` at `line`, held by `var` when it is known: once per
+/// variable, `client_vars` being the variables already recorded.
+pub fn push_client(
+    grpc: &mut Vec<crate::index::facts::GrpcFact>,
+    client_vars: &mut std::collections::HashSet<String>,
+    (service, var): (&str, Option<&str>),
+    line: u32,
+) {
+    if let Some(v) = var
+        && !client_vars.insert(v.to_string())
+    {
+        return;
+    }
+    grpc.push(crate::index::facts::GrpcFact::Client {
+        service: service.to_string(),
+        var: var.map(str::to_string),
+        line,
+    });
+}
+
+/// The masked code of an extractor that reads byte ranges (Python, Ruby), with what the
+/// language reads an expression at `s..e` as: the shared trimming, and the topic and URL
+/// readings its call sites make.
+pub trait ByteRanges {
+    /// The masked code.
+    fn code(&self) -> &str;
+
+    /// The value of the expression at bytes `s..e`.
+    fn value(&self, s: usize, e: usize) -> crate::index::facts::Value;
+
+    /// The range trimmed of whitespace.
+    fn trim(&self, s: usize, e: usize) -> (usize, usize) {
+        trim_range(self.code(), s, e)
+    }
+
+    /// A topic expression at `s..e`: a literal that looks like a topic, or whatever the
+    /// evaluator reads (an environment lookup, a constant left to the graph, a run-time value).
+    fn topic(&self, s: usize, e: usize) -> Option<crate::index::facts::Value> {
+        let (s, e) = self.trim(s, e);
+        if s >= e {
+            return None;
+        }
+        topic_of(self.value(s, e))
+    }
+
+    /// The URL of an HTTP call at `s..e`. `sure` when the receiver is an HTTP client by its
+    /// library; otherwise the value must read like a URL.
+    fn url(&self, s: usize, e: usize, sure: bool) -> Option<crate::index::facts::Value> {
+        let (s, e) = self.trim(s, e);
+        if s >= e {
+            return None;
+        }
+        url_of(self.value(s, e), sure)
+    }
+}
+
+/// Where a name bound to a gRPC client is visible (Go and Rust).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientScope {
+    /// A file- or package-level variable: the bare name anywhere in the file.
+    Global,
+    /// A field: reached through a selector (`s.orders`, `self.orders`).
+    Field,
+    /// A local variable or parameter of one function, from a token index on.
+    Local(usize, usize),
+}
+
+impl ClientScope {
+    /// The scope of a client stored by assignment `a`: a field for a dotted name (`g.orders =
+    /// …`), else a local of the function holding it (from the assignment on), else global.
+    pub fn of_assignment(
+        a: &super::bind::Assign,
+        enclosing_func: impl Fn(usize) -> Option<usize>,
+    ) -> ClientScope {
+        if a.name.contains('.') {
+            ClientScope::Field
+        } else {
+            match enclosing_func(a.at) {
+                Some(f) => ClientScope::Local(f, a.at),
+                None => ClientScope::Global,
+            }
+        }
+    }
+}
+
+/// How far back a client lookup walks a name's bindings: bounds the work on hostile input.
+const CLIENT_LOOKBACK: usize = 64;
+
+/// The gRPC calls `recv.Method(…)` of `t` on names bound to a client: `bindings` maps a name
+/// to its (service, scope) bindings in source order, `is_rpc` accepts a method name, and
+/// `enclosing_func` gives the function holding a token.
+pub fn client_calls(
+    t: &super::tokens::Tokens,
+    bindings: &std::collections::HashMap<&str, Vec<(String, ClientScope)>>,
+    is_rpc: impl Fn(&str) -> bool,
+    enclosing_func: impl Fn(usize) -> Option<usize>,
+) -> Vec<crate::index::facts::GrpcFact> {
+    let mut out = Vec::new();
+    if bindings.is_empty() {
+        return out;
+    }
+    for k in 0..t.len() {
+        // The shape first (cheap), the hash lookup last.
+        if !t.is_punct(k + 1, b'.') || !t.is_punct(k + 3, b'(') {
+            continue;
+        }
+        let (Some(recv), Some(method)) = (t.ident(k), t.ident(k + 2)) else {
+            continue;
+        };
+        if !is_rpc(method) {
+            continue;
+        }
+        let Some(list) = bindings.get(recv) else {
+            continue;
+        };
+        let selector = k > 0 && t.is_punct(k - 1, b'.');
+        let func = enclosing_func(k);
+        let hit = list
+            .iter()
+            .rev()
+            .take(CLIENT_LOOKBACK)
+            .find(|(_, scope)| match *scope {
+                ClientScope::Field => selector,
+                ClientScope::Global => !selector,
+                ClientScope::Local(f, from) => !selector && func == Some(f) && k > from,
+            });
+        if let Some((svc, _)) = hit {
+            out.push(crate::index::facts::GrpcFact::Call {
+                service: Some(svc.clone()),
+                receiver: recv.to_string(),
+                method: method.to_string(),
+                line: t.line(k + 2),
+            });
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 //! initialisers are skipped whole through the bracket-pair table, so nothing inside them is
 //! taken for a declaration and the walk stays linear.
 
-use super::jvm::{self, Ann, Dialect, EnumStep, MethodDecl, Src, TokKind, TypeDecl};
+use super::jvm::{self, Ann, Dialect, MethodDecl, Src, TokKind, TypeDecl};
 use crate::index::facts::{FileFacts, Import, SymbolKind};
 use crate::index::lex::{Syntax, lex};
 
@@ -431,17 +431,11 @@ impl<'s, 'a> Parser<'s, 'a> {
             match src.ident(j) {
                 Some("extends" | "implements") => listing = true,
                 Some("permits") => listing = false,
-                Some(first) if listing => {
-                    let mut prev = None;
-                    let mut last = first;
-                    while src.is(j + 1, ".")
-                        && let Some(next) = src.ident(j + 2)
-                    {
-                        prev = Some(last);
-                        last = next;
-                        j += 2;
+                Some(_) if listing => {
+                    if let Some((prev, last, at)) = src.type_path(j, src.len()) {
+                        out.push((prev, last));
+                        j = at;
                     }
-                    out.push((prev, last));
                 }
                 _ => {}
             }
@@ -450,45 +444,17 @@ impl<'s, 'a> Parser<'s, 'a> {
         out
     }
 
-    /// Enum constants `A, B("x") { … }, C;` until the `;` (or the enum's `}`).
+    /// Enum constants `A, B("x") { … }, C;` until the `;` (or the enum's `}`, which the main
+    /// loop closes).
     fn enum_constants(&mut self, i: usize) -> usize {
         let Some(frame) = self.stack.last() else {
             return i;
         };
-        let enum_name = self.out.model.types[frame.ty].name;
-        let mut j = i;
-        loop {
-            match jvm::enum_step(self.src, j) {
-                EnumStep::Entry {
-                    name,
-                    line,
-                    end_line,
-                    doc_line,
-                    value,
-                    next,
-                } => {
-                    if let Some(v) = value {
-                        self.out.consts.record(
-                            &mut self.out.facts,
-                            format!("{enum_name}.{name}"),
-                            &v,
-                            line,
-                        );
-                    }
-                    self.push_symbol(name, SymbolKind::EnumValue, line, end_line, doc_line);
-                    j = next;
-                }
-                EnumStep::Done { next } => {
-                    self.end_enum_phase();
-                    return next;
-                }
-                EnumStep::Close { at } => return at,
-                EnumStep::Members { at } => {
-                    self.end_enum_phase();
-                    return at;
-                }
-            }
+        let (next, closed) = self.out.enum_entries(self.src, frame.ty, i);
+        if !closed {
+            self.end_enum_phase();
         }
+        next
     }
 
     fn end_enum_phase(&mut self) {
@@ -499,15 +465,7 @@ impl<'s, 'a> Parser<'s, 'a> {
 
     /// `package a.b.c;`
     fn package(&mut self, at: usize) -> usize {
-        let (name, next) = self.qualified(at + 1);
-        if !name.is_empty() {
-            self.out.facts.package = Some(name);
-        }
-        if self.src.is(next, ";") {
-            next + 1
-        } else {
-            next.max(at + 1)
-        }
+        self.out.package(self.src, at, false)
     }
 
     /// `import [static] a.b.C[.*];`
@@ -553,24 +511,6 @@ impl<'s, 'a> Parser<'s, 'a> {
         });
         next
     }
-
-    /// A dotted name starting at `at`, and the index after it.
-    fn qualified(&self, at: usize) -> (String, usize) {
-        let src = self.src;
-        let mut out = String::new();
-        let mut k = at;
-        while let Some(id) = src.ident(k) {
-            out.push_str(id);
-            k += 1;
-            if src.is(k, ".") && src.ident(k + 1).is_some() {
-                out.push('.');
-                k += 1;
-            } else {
-                break;
-            }
-        }
-        (out, k)
-    }
 }
 
 #[cfg(test)]
@@ -578,7 +518,7 @@ mod tests {
     use super::*;
     use crate::index::facts::{EventRole, GrpcFact, HttpFact, Value};
     use crate::index::lang::test_support::{
-        self, consts, grpc_clients_owned, junk_pieces64, lit, reference, sym,
+        self, consts, grpc_clients_owned, grpc_receiver_calls, junk_pieces64, lit, reference, sym,
     };
 
     /// Java's tests compare routes, calls and events without their lines.
@@ -841,18 +781,9 @@ class AlsoNot extends FooGrpc.Helper {}
                 ("ShippingService".into(), None, 23),
             ]
         );
-        let calls: Vec<(Option<String>, String, String, u32)> = f
-            .grpc
-            .iter()
-            .filter_map(|g| match g {
-                GrpcFact::Call {
-                    service,
-                    receiver,
-                    method,
-                    line,
-                } => Some((service.clone(), receiver.clone(), method.clone(), *line)),
-                _ => None,
-            })
+        let calls: Vec<(Option<String>, String, String, u32)> = grpc_receiver_calls(&f)
+            .into_iter()
+            .map(|(s, r, m, l)| (s.map(str::to_string), r.to_string(), m.to_string(), l))
             .collect();
         assert_eq!(
             calls,

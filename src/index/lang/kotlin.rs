@@ -10,7 +10,7 @@
 //! whole (an expression continues onto the next line only after an operator, or when that
 //! line starts with one).
 
-use super::jvm::{self, Ann, Dialect, EnumStep, MethodDecl, Src, TokKind, TypeDecl};
+use super::jvm::{self, Ann, Dialect, MethodDecl, Src, TokKind, TypeDecl};
 use crate::index::facts::{FileFacts, Import, SymbolKind};
 use crate::index::lex::{Syntax, lex};
 
@@ -86,28 +86,16 @@ fn is_modifier(w: &str) -> bool {
     )
 }
 
+/// Operators that continue an expression across a line break, whether they end the line
+/// before it or start the next one.
+const CONTINUING_OPS: &[&str] = &[
+    ".", "?.", "?:", "&&", "||", "+", "-", "*", "/", "%", "==", "!=", "..", "->", "=", ":", ",",
+];
+
 /// True when the token at `k` starts a line that continues the expression before it.
 fn continues(src: &Src, k: usize) -> bool {
     let cont_start = src.toks.get(k).is_some_and(|t| match t.kind {
-        TokKind::Punct => matches!(
-            t.text,
-            "." | "?."
-                | "?:"
-                | "&&"
-                | "||"
-                | "+"
-                | "-"
-                | "*"
-                | "/"
-                | "%"
-                | "=="
-                | "!="
-                | ".."
-                | "->"
-                | "="
-                | ":"
-                | ","
-        ),
+        TokKind::Punct => CONTINUING_OPS.contains(&t.text),
         TokKind::Ident => matches!(t.text, "as" | "is" | "else" | "catch" | "finally" | "by"),
         _ => false,
     });
@@ -115,28 +103,7 @@ fn continues(src: &Src, k: usize) -> bool {
         .checked_sub(1)
         .and_then(|p| src.toks.get(p))
         .is_some_and(|t| match t.kind {
-            TokKind::Punct => matches!(
-                t.text,
-                "." | "?."
-                    | "?:"
-                    | "&&"
-                    | "||"
-                    | "+"
-                    | "-"
-                    | "*"
-                    | "/"
-                    | "%"
-                    | "=="
-                    | "!="
-                    | ".."
-                    | "->"
-                    | "="
-                    | ":"
-                    | ","
-                    | "("
-                    | "["
-                    | "{"
-            ),
+            TokKind::Punct => CONTINUING_OPS.contains(&t.text) || matches!(t.text, "(" | "[" | "{"),
             TokKind::Ident => matches!(t.text, "as" | "is" | "in" | "else" | "return" | "by"),
             _ => false,
         });
@@ -241,19 +208,6 @@ impl<'s, 'a> Parser<'s, 'a> {
         self.stack.last().is_some_and(|f| f.enum_phase)
     }
 
-    fn push_symbol(
-        &mut self,
-        name: &str,
-        kind: SymbolKind,
-        line: u32,
-        end_line: u32,
-        doc_line: Option<u32>,
-        container: Option<String>,
-    ) -> usize {
-        let lines = (line, end_line);
-        self.out.push_symbol(name, kind, lines, doc_line, container)
-    }
-
     fn container(&self) -> (Option<usize>, Option<String>) {
         self.out.container(self.stack.last().map(|f| f.ty))
     }
@@ -266,23 +220,7 @@ impl<'s, 'a> Parser<'s, 'a> {
     /// The index ending an expression starting at `i` (exclusive): a newline that does not
     /// continue it, or an unmatched closer / `;`.
     fn expr_end(&self, i: usize) -> usize {
-        let src = self.src;
-        let mut k = i;
-        while k < src.len() {
-            let t = src.toks[k];
-            if k > i && t.nl_before && !continues(src, k) {
-                return k;
-            }
-            if src.is_opener(k) {
-                k = src.close_or_end(k) + 1;
-                continue;
-            }
-            if t.kind == TokKind::Punct && matches!(t.text, ")" | "]" | "}" | ";") {
-                return k;
-            }
-            k += 1;
-        }
-        src.len()
+        self.src.expr_end(i, |k| !continues(self.src, k))
     }
 
     /// The end of a declaration header starting at `i`: the index of its body `{`, of `=`, or
@@ -366,18 +304,9 @@ impl<'s, 'a> Parser<'s, 'a> {
         if src.is(j, ":") {
             let end = self.header_end(j + 1);
             for (a, b) in src.split_commas(j + 1, end) {
-                let mut k = a;
-                let mut prev = None;
-                let Some(mut last) = src.ident(k) else {
-                    continue;
-                };
-                while k + 2 < b && src.is(k + 1, ".") {
-                    let Some(next) = src.ident(k + 2) else { break };
-                    prev = Some(last);
-                    last = next;
-                    k += 2;
+                if let Some((prev, last, _)) = src.type_path(a, b) {
+                    supers.push((prev, last));
                 }
-                supers.push((prev, last));
             }
             j = end;
         } else {
@@ -388,7 +317,9 @@ impl<'s, 'a> Parser<'s, 'a> {
         let body = src.is(j, "{").then(|| (j, src.close_or_end(j)));
         let end_line = body.map_or(src.line(j.saturating_sub(1).max(kw)), |(_, c)| src.line(c));
         let (parent, container) = self.container();
-        let sym = self.push_symbol(name, kind, line, end_line, doc, container);
+        let sym = self
+            .out
+            .push_symbol(name, kind, (line, end_line), doc, container);
         let ty = self.out.model.types.len();
         self.out.model.types.push(TypeDecl {
             name,
@@ -441,11 +372,10 @@ impl<'s, 'a> Parser<'s, 'a> {
             };
             let line = src.line(k + 1);
             let doc = jvm::doc_line(src.lx, src.line(x), annotated);
-            self.push_symbol(
+            self.out.push_symbol(
                 name,
                 SymbolKind::Field,
-                line,
-                src.line(y - 1),
+                (line, src.line(y - 1)),
                 doc,
                 Some(class.to_string()),
             );
@@ -513,7 +443,8 @@ impl<'s, 'a> Parser<'s, 'a> {
         };
         let line = src.line(name_at);
         let doc = self.doc(&pending, kw);
-        self.push_symbol(name, kind, line, end_line, doc, container);
+        self.out
+            .push_symbol(name, kind, (line, end_line), doc, container);
         self.out.model.methods.push(MethodDecl {
             name,
             line,
@@ -585,11 +516,10 @@ impl<'s, 'a> Parser<'s, 'a> {
             self.out.record_const(src, owner, name, range, line);
         }
         let doc = self.doc(&pending, kw);
-        self.push_symbol(
+        self.out.push_symbol(
             name,
             kind,
-            line,
-            src.end_line(end.saturating_sub(1).max(name_at)),
+            (line, src.end_line(end.saturating_sub(1).max(name_at))),
             doc,
             container,
         );
@@ -609,11 +539,10 @@ impl<'s, 'a> Parser<'s, 'a> {
         };
         let doc = self.doc(&pending, kw);
         let container = self.container().1;
-        self.push_symbol(
+        self.out.push_symbol(
             name,
             SymbolKind::TypeAlias,
-            src.line(kw + 1),
-            src.line(end.saturating_sub(1)),
+            (src.line(kw + 1), src.line(end.saturating_sub(1))),
             doc,
             container,
         );
@@ -639,11 +568,10 @@ impl<'s, 'a> Parser<'s, 'a> {
         };
         let doc = self.doc(&pending, kw);
         let line = src.line(kw);
-        self.push_symbol(
+        self.out.push_symbol(
             &class,
             SymbolKind::Constructor,
-            line,
-            end_line,
+            (line, end_line),
             doc,
             Some(class.clone()),
         );
@@ -659,56 +587,15 @@ impl<'s, 'a> Parser<'s, 'a> {
         next.max(kw + 1)
     }
 
+    /// Enum entries until the `;`, the members or the enum's `}`.
     fn enum_entries(&mut self, i: usize) -> usize {
         let Some(frame) = self.stack.last() else {
             return i + 1;
         };
-        let enum_name = self.out.model.types[frame.ty].name;
-        let container = Some(enum_name.to_string());
-        let mut j = i;
-        loop {
-            match jvm::enum_step(self.src, j) {
-                EnumStep::Entry {
-                    name,
-                    line,
-                    end_line,
-                    doc_line,
-                    value,
-                    next,
-                } => {
-                    if let Some(v) = value {
-                        self.out.consts.record(
-                            &mut self.out.facts,
-                            format!("{enum_name}.{name}"),
-                            &v,
-                            line,
-                        );
-                    }
-                    self.push_symbol(
-                        name,
-                        SymbolKind::EnumValue,
-                        line,
-                        end_line,
-                        doc_line,
-                        container.clone(),
-                    );
-                    j = next.max(j + 1);
-                }
-                EnumStep::Done { next } => {
-                    self.end_enum_phase();
-                    return next;
-                }
-                EnumStep::Close { at } => {
-                    // Let the main loop close the body.
-                    self.end_enum_phase();
-                    return at;
-                }
-                EnumStep::Members { at } => {
-                    self.end_enum_phase();
-                    return at;
-                }
-            }
-        }
+        let (next, _) = self.out.enum_entries(self.src, frame.ty, i);
+        // At the `}` the main loop closes the body.
+        self.end_enum_phase();
+        next
     }
 
     fn end_enum_phase(&mut self) {
@@ -719,34 +606,12 @@ impl<'s, 'a> Parser<'s, 'a> {
 
     /// A dotted name starting at `at` (on one line), and the index after it.
     fn qualified(&self, at: usize) -> (Vec<&'a str>, usize) {
-        let src = self.src;
-        let mut segs = Vec::new();
-        let mut k = at;
-        while let Some(id) = src.ident(k) {
-            if k > at && src.toks[k].nl_before {
-                break;
-            }
-            segs.push(id);
-            k += 1;
-            if src.is(k, ".") && src.ident(k + 1).is_some() && !src.toks[k].nl_before {
-                k += 1;
-            } else {
-                break;
-            }
-        }
-        (segs, k)
+        self.src.dotted(at, true)
     }
 
+    /// `package a.b.c`
     fn package(&mut self, at: usize) -> usize {
-        let (segs, next) = self.qualified(at + 1);
-        if !segs.is_empty() {
-            self.out.facts.package = Some(segs.join("."));
-        }
-        if self.src.is(next, ";") {
-            next + 1
-        } else {
-            next.max(at + 1)
-        }
+        self.out.package(self.src, at, true)
     }
 
     /// `import a.b.C`, `import a.b.*`, `import a.b.C as D`.
@@ -790,7 +655,8 @@ mod tests {
     use super::*;
     use crate::index::facts::{EventRole, GrpcFact, HttpFact, Value};
     use crate::index::lang::test_support::{
-        consts, extract_each, grpc_clients_owned, import_names, junk_pieces64, sym,
+        self, consts, extract_each, grpc_clients_owned, import_names, junk_pieces64,
+        routes_borrowed, sym,
     };
 
     #[test]
@@ -1162,15 +1028,9 @@ class Events(
     fn spring_static_resource_handlers_are_routes() {
         let src = "class WebConfig : WebMvcConfigurer {\n  override fun addResourceHandlers(registry: ResourceHandlerRegistry) {\n    registry.addResourceHandler(\"/static/**\").addResourceLocations(\"classpath:/static/\")\n  }\n}\n";
         let f = extract("WebConfig.kt", src);
-        let routes: Vec<(&str, &str, u32)> = f
-            .http
-            .iter()
-            .filter_map(|h| match h {
-                HttpFact::Route {
-                    method, path, line, ..
-                } => Some((method.as_str(), path.as_str(), *line)),
-                _ => None,
-            })
+        let routes: Vec<(&str, &str, u32)> = routes_borrowed(&f)
+            .into_iter()
+            .map(|(m, p, _, l)| (m, p, l))
             .collect();
         assert_eq!(routes, vec![("GET", "/static/**", 3)]);
     }
@@ -1205,18 +1065,9 @@ interface UsersClient {
 }
 "#;
         let f = extract("OrderController.kt", src);
-        let routes: Vec<(String, String, Option<String>)> = f
-            .http
-            .iter()
-            .filter_map(|h| match h {
-                HttpFact::Route {
-                    method,
-                    path,
-                    handler,
-                    ..
-                } => Some((method.clone(), path.clone(), handler.clone())),
-                _ => None,
-            })
+        let routes: Vec<(String, String, Option<String>)> = test_support::routes(&f)
+            .into_iter()
+            .map(|(m, p, h, _)| (m, p, h))
             .collect();
         let r = |m: &str, p: &str, h: &str| (m.to_string(), p.to_string(), Some(h.to_string()));
         assert_eq!(

@@ -238,19 +238,6 @@ impl<'s, 'a> Parser<'s, 'a> {
         }
     }
 
-    fn push_symbol(
-        &mut self,
-        name: &str,
-        kind: SymbolKind,
-        line: u32,
-        end_line: u32,
-        doc_line: Option<u32>,
-        container: Option<String>,
-    ) -> usize {
-        let lines = (line, end_line);
-        self.out.push_symbol(name, kind, lines, doc_line, container)
-    }
-
     fn container(&self) -> (Option<usize>, Option<String>) {
         self.out.container(self.stack.last().map(|f| f.ty))
     }
@@ -263,23 +250,7 @@ impl<'s, 'a> Parser<'s, 'a> {
     /// The end (exclusive) of an expression starting at `i` in a declaration whose line is
     /// indented at `base`: the first line indented no deeper, or an unmatched closer / `;`.
     fn expr_end(&self, i: usize, base: usize) -> usize {
-        let src = self.src;
-        let mut k = i;
-        while k < src.len() {
-            let t = src.toks[k];
-            if k > i && t.nl_before && self.col(k) <= base {
-                return k;
-            }
-            if src.is_opener(k) {
-                k = src.close_or_end(k) + 1;
-                continue;
-            }
-            if t.kind == TokKind::Punct && matches!(t.text, ")" | "]" | "}" | ";") {
-                return k;
-            }
-            k += 1;
-        }
-        src.len()
+        self.src.expr_end(i, |k| self.col(k) <= base)
     }
 
     /// `package a.b` (chained clauses accumulate), `package a.b { … }`, `package object x`.
@@ -302,20 +273,9 @@ impl<'s, 'a> Parser<'s, 'a> {
         k.max(at + 1)
     }
 
+    /// A dotted name starting at `at`, and the index after it.
     fn qualified(&self, at: usize) -> (Vec<&'a str>, usize) {
-        let src = self.src;
-        let mut segs = Vec::new();
-        let mut k = at;
-        while let Some(id) = src.ident(k) {
-            segs.push(id);
-            k += 1;
-            if src.is(k, ".") && src.ident(k + 1).is_some() {
-                k += 1;
-            } else {
-                break;
-            }
-        }
-        (segs, k)
+        self.src.dotted(at, false)
     }
 
     /// `import a.b.C`, `import a.b._`, `import a.b.{C, D => E}`, `import a.b.C as D`,
@@ -463,17 +423,11 @@ impl<'s, 'a> Parser<'s, 'a> {
                     expect_super = true;
                 }
                 (TokKind::Ident, "derives") => listing = false,
-                (TokKind::Ident, first) if listing && expect_super => {
-                    let mut prev = None;
-                    let mut last = first;
-                    while src.is(j + 1, ".")
-                        && let Some(next) = src.ident(j + 2)
-                    {
-                        prev = Some(last);
-                        last = next;
-                        j += 2;
+                (TokKind::Ident, _) if listing && expect_super => {
+                    if let Some((prev, last, at)) = src.type_path(j, src.len()) {
+                        supers.push((prev, last));
+                        j = at;
                     }
-                    supers.push((prev, last));
                     expect_super = false;
                 }
                 _ => {}
@@ -493,7 +447,9 @@ impl<'s, 'a> Parser<'s, 'a> {
             let last = j.saturating_sub(1).max(kw + 1);
             (None, src.end_line(last), last, j)
         };
-        let sym = self.push_symbol(name, kind, line, end_line, doc, container);
+        let sym = self
+            .out
+            .push_symbol(name, kind, (line, end_line), doc, container);
         let ty = self.out.model.types.len();
         self.out.model.types.push(TypeDecl {
             name,
@@ -547,11 +503,10 @@ impl<'s, 'a> Parser<'s, 'a> {
             }
             let Some(name) = src.ident(k) else { continue };
             let doc = jvm::doc_line(src.lx, src.line(x), annotated);
-            self.push_symbol(
+            self.out.push_symbol(
                 name,
                 SymbolKind::Field,
-                src.line(k),
-                src.line(y - 1),
+                (src.line(k), src.line(y - 1)),
                 doc,
                 Some(class.to_string()),
             );
@@ -596,7 +551,8 @@ impl<'s, 'a> Parser<'s, 'a> {
             (n, None) => (n.to_string(), SymbolKind::Function),
         };
         let doc = self.doc(&pending, kw);
-        self.push_symbol(&name, kind, name_tok.line, end_line, doc, container);
+        self.out
+            .push_symbol(&name, kind, (name_tok.line, end_line), doc, container);
         self.out.model.methods.push(MethodDecl {
             name: if kind == SymbolKind::Constructor {
                 owner.map_or(name_tok.text, |o| self.out.model.types[o].name)
@@ -667,11 +623,10 @@ impl<'s, 'a> Parser<'s, 'a> {
             SymbolKind::Variable
         };
         let doc = self.doc(&pending, kw);
-        self.push_symbol(
+        self.out.push_symbol(
             name,
             kind,
-            line,
-            src.end_line(end.saturating_sub(1).max(name_at)),
+            (line, src.end_line(end.saturating_sub(1).max(name_at))),
             doc,
             container,
         );
@@ -706,11 +661,10 @@ impl<'s, 'a> Parser<'s, 'a> {
         };
         let doc = self.doc(&pending, kw);
         let container = self.container().1;
-        self.push_symbol(
+        self.out.push_symbol(
             name,
             SymbolKind::TypeAlias,
-            src.line(kw + 1),
-            src.end_line(end.saturating_sub(1)),
+            (src.line(kw + 1), src.end_line(end.saturating_sub(1))),
             doc,
             container,
         );
@@ -735,11 +689,10 @@ impl<'s, 'a> Parser<'s, 'a> {
             if src.is(j, "(") || src.is(j, "[") {
                 j = src.close_or_end(j) + 1;
             }
-            self.push_symbol(
+            self.out.push_symbol(
                 name,
                 SymbolKind::EnumValue,
-                line,
-                line,
+                (line, line),
                 doc,
                 Some(enum_name.clone()),
             );

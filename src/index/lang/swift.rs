@@ -36,14 +36,7 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     ex.uses();
     let mut facts = ex.facts;
     asg.export(&toks, &ExprRules::SWIFT, &mut facts);
-    crate::order::sort_by_key(&mut facts.symbols, |s| s.line);
-    crate::order::sort_by_key(&mut facts.bindings, |c| c.line);
-    crate::order::sort_by_key(&mut facts.grpc, |g| match g {
-        GrpcFact::Server { line, .. }
-        | GrpcFact::Handler { line, .. }
-        | GrpcFact::Client { line, .. }
-        | GrpcFact::Call { line, .. } => *line,
-    });
+    super::common::sort_by_line(&mut facts);
     facts
 }
 

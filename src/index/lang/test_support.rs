@@ -145,6 +145,27 @@ pub(crate) fn grpc_calls(f: &FileFacts) -> Vec<(Option<&str>, &str, u32)> {
         .collect()
 }
 
+/// The gRPC calls the file makes as (service when known, receiver, method, line).
+pub(crate) fn grpc_receiver_calls(f: &FileFacts) -> Vec<(Option<&str>, &str, &str, u32)> {
+    f.grpc
+        .iter()
+        .filter_map(|g| match g {
+            GrpcFact::Call {
+                service,
+                receiver,
+                method,
+                line,
+            } => Some((
+                service.as_deref(),
+                receiver.as_str(),
+                method.as_str(),
+                *line,
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
 /// An import as (module, names, alias, line, re-export).
 pub(crate) type ImportRow<'a> = (&'a str, Vec<&'a str>, Option<&'a str>, u32, bool);
 

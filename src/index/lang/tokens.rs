@@ -645,6 +645,41 @@ impl<'l, 'a> Tokens<'l, 'a> {
         j
     }
 
+    /// Skips a `<…>` generic list at `k` (C++, Rust: nested lists and groups skipped, the `>`
+    /// of a `->` arrow does not close it); returns the index after it, or the index of the
+    /// `{`, `;`, `}` or `)` that shows the list is malformed (the end when it never closes),
+    /// or `k` when `k` is not a `<`.
+    pub fn skip_generic_args(&self, k: usize) -> usize {
+        if !self.is_punct(k, b'<') {
+            return k;
+        }
+        let mut depth = 0usize;
+        let mut j = k;
+        while j < self.len() {
+            if self.is_punct(j, b'<') {
+                depth += 1;
+            } else if self.is_punct(j, b'>')
+                && !(j > 0 && self.is_punct(j - 1, b'-') && self.joined(j - 1))
+            {
+                depth -= 1;
+                if depth == 0 {
+                    return j + 1;
+                }
+            } else if self.is_punct(j, b'{')
+                || self.is_punct(j, b';')
+                || self.is_punct(j, b'}')
+                || self.is_punct(j, b')')
+            {
+                return j;
+            } else if self.is_punct(j, b'(') || self.is_punct(j, b'[') {
+                j = self.skip_group(j);
+                continue;
+            }
+            j += 1;
+        }
+        j
+    }
+
     /// The declaration whose name is token `name_tok`: its line, `end_line` (raised to that
     /// line when before it) and the doc line found above its attributes, where an `attr_line`
     /// after the name does not count.

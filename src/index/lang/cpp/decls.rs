@@ -26,7 +26,7 @@ impl<'a> Cpp<'_, '_, 'a> {
             let limit = frame.map_or(n, |f| f.end);
             if t.is(i, "template") && t.is_punct(i + 1, b'<') {
                 head.get_or_insert(i);
-                i = self.skip_angles(i + 1).max(i + 1);
+                i = self.t.skip_generic_args(i + 1).max(i + 1);
                 continue;
             }
             if t.is_punct(i, b'[') && t.is_punct(i + 1, b'[') {
@@ -128,37 +128,6 @@ impl<'a> Cpp<'_, '_, 'a> {
         });
     }
 
-    /// Skips a `<…>` list at `k`; stops early at `;`, `{`, `}` or a closer (malformed).
-    pub(super) fn skip_angles(&self, k: usize) -> usize {
-        let t = self.t;
-        if !t.is_punct(k, b'<') {
-            return k;
-        }
-        let mut depth = 0usize;
-        let mut j = k;
-        while j < t.len() {
-            if t.is_punct(j, b'<') {
-                depth += 1;
-            } else if t.is_punct(j, b'>') && !(t.is_punct(j - 1, b'-') && t.joined(j - 1)) {
-                depth = depth.saturating_sub(1);
-                if depth == 0 {
-                    return j + 1;
-                }
-            } else if t.is_punct(j, b';')
-                || t.is_punct(j, b'{')
-                || t.is_punct(j, b'}')
-                || t.is_punct(j, b')')
-            {
-                return j;
-            } else if t.is_punct(j, b'(') || t.is_punct(j, b'[') {
-                j = t.skip_group(j);
-                continue;
-            }
-            j += 1;
-        }
-        j
-    }
-
     /// The index of the `;` ending the statement at `k` (groups skipped), or of a closer, or
     /// `limit`.
     pub(super) fn to_semicolon(&self, mut k: usize, limit: usize) -> usize {
@@ -254,7 +223,7 @@ impl<'a> Cpp<'_, '_, 'a> {
             }
         }
         if t.is_punct(j, b'<') {
-            j = self.skip_angles(j);
+            j = self.t.skip_generic_args(j);
         }
         if t.is(j, "final") {
             j += 1;
@@ -274,7 +243,7 @@ impl<'a> Cpp<'_, '_, 'a> {
                     return (open + 1, None);
                 }
                 open = if t.is_punct(open, b'<') {
-                    self.skip_angles(open).max(open + 1)
+                    self.t.skip_generic_args(open).max(open + 1)
                 } else {
                     t.skip_group(open)
                 };

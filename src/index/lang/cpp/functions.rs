@@ -22,7 +22,7 @@ impl<'a> Cpp<'_, '_, 'a> {
                 return k + 1;
             }
             if t.is_punct(k, b'<') {
-                k = self.skip_angles(k).max(k + 1);
+                k = self.t.skip_generic_args(k).max(k + 1);
                 continue;
             }
             if t.is_punct(k, b'=') && !t.is_punct(k + 1, b'=') {
@@ -131,7 +131,7 @@ impl<'a> Cpp<'_, '_, 'a> {
                         return Err(j);
                     }
                     j = if t.is_punct(j, b'<') {
-                        self.skip_angles(j).max(j + 1)
+                        self.t.skip_generic_args(j).max(j + 1)
                     } else {
                         t.skip_group(j)
                     };
@@ -178,7 +178,7 @@ impl<'a> Cpp<'_, '_, 'a> {
                     return Some(k + 1);
                 }
                 k = if t.is_punct(k, b'<') {
-                    self.skip_angles(k).max(k + 1)
+                    self.t.skip_generic_args(k).max(k + 1)
                 } else {
                     t.skip_group(k)
                 };

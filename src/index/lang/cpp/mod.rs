@@ -322,7 +322,8 @@ mod tests {
     use super::*;
     use crate::index::lang::test_support::{
         brief, consts, consts_at, events, every_prefix, every_short_token_sequence, extract_each,
-        grpc_clients, grpc_servers, import_lines, junk_bytes32, lit, names, sym,
+        grpc_clients, grpc_receiver_calls, grpc_servers, import_lines, junk_bytes32, lit, names,
+        sym,
     };
 
     #[test]
@@ -659,23 +660,9 @@ void Refunds::Go() { refunds_->Refund(&ctx, r, &out); }
                 ("AuditService", None, 44),
             ]
         );
-        let calls: Vec<(&str, &str, &str, u32)> = f
-            .grpc
-            .iter()
-            .filter_map(|g| match g {
-                GrpcFact::Call {
-                    service,
-                    receiver,
-                    method,
-                    line,
-                } => Some((
-                    service.as_deref().unwrap_or("?"),
-                    receiver.as_str(),
-                    method.as_str(),
-                    *line,
-                )),
-                _ => None,
-            })
+        let calls: Vec<(&str, &str, &str, u32)> = grpc_receiver_calls(&f)
+            .into_iter()
+            .map(|(s, r, m, l)| (s.unwrap_or("?"), r, m, l))
             .collect();
         assert_eq!(
             calls,
@@ -908,11 +895,7 @@ enum class E : int { A, B = 1 << 2 };
 typedef void (*fp)(int); using U = std::map<int, std::vector<int>>;
 cppkafka::MessageBuilder("t"); cpr::Get(cpr::Url{"http://a/b"});
 "#;
-        for end in 0..=src.len() {
-            if src.is_char_boundary(end) {
-                let _ = extract("p.cc", &src[..end]);
-            }
-        }
+        every_prefix(extract, "p.cc", src);
         extract_each(
             extract,
             "j.cc",

@@ -214,10 +214,7 @@ impl<'t> Ex<'t, '_, '_> {
     }
 
     fn has_client(&self, service: &str) -> bool {
-        self.facts
-            .grpc
-            .iter()
-            .any(|g| matches!(g, GrpcFact::Client { service: s, .. } if s == service))
+        common::has_client(&self.facts.grpc, service)
     }
 
     /// The service of a client type when it is a generated gRPC client: qualified by its
@@ -230,17 +227,9 @@ impl<'t> Ex<'t, '_, '_> {
     }
 
     fn client_fact(&mut self, service: &str, var: Option<&str>, at: usize) {
-        if let Some(v) = var
-            && !self.client_vars.insert(v.to_string())
-        {
-            return;
-        }
         let line = self.line(at);
-        self.facts.grpc.push(GrpcFact::Client {
-            service: service.to_string(),
-            var: var.map(str::to_string),
-            line,
-        });
+        let grpc = &mut self.facts.grpc;
+        common::push_client(grpc, &mut self.client_vars, (service, var), line);
     }
 
     /// `new Svc.SvcClient(channel)`, `new ProducerBuilder<…>(…)`, `new HttpClient(…)`.

@@ -22,7 +22,7 @@ mod patterns;
 use std::collections::HashMap;
 
 use super::bind::{Assignments, StmtStyle};
-use super::common::{self, join_path};
+use super::common::{self, ClientScope as Scope, join_path};
 use super::tokens::{Rules, Tokens};
 use super::value::{ExprRules, eval, with_fallback};
 use crate::index::facts::{
@@ -94,17 +94,6 @@ struct Func<'a> {
     result: Option<&'a str>,
 }
 
-/// Where a client variable is visible.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Scope {
-    /// A package-level variable: bare name anywhere in the file.
-    Global,
-    /// A struct field: reached through a selector (`s.orders`).
-    Field,
-    /// A local variable or parameter of one function, from a token index on.
-    Local(usize, usize),
-}
-
 /// Which messaging libraries the file imports (to accept their generically named methods).
 #[derive(Debug, Clone, Copy, Default)]
 struct Libs {
@@ -144,10 +133,6 @@ struct Queue<'a> {
     /// The routing key and exchange arguments of a `QueueBind` of the queue.
     bind: Option<((usize, usize), (usize, usize))>,
 }
-
-/// How far back a variable lookup walks (assignments to one name, bindings of one name):
-/// bounds the work on hostile input without mattering for real code.
-const LOOKBACK: usize = 64;
 
 const GIN_METHODS: [&str; 8] = [
     "GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS", "Any",
@@ -254,8 +239,9 @@ fn is_keyword(s: &str) -> bool {
 mod tests {
     use super::*;
     use crate::index::lang::test_support::{
-        bindings, events, every_short_token_sequence, extract_each, grpc_calls, grpc_clients,
-        grpc_servers, has_sym, http_calls as calls, import_aliases, junk_bytes32, lit, routes, sym,
+        bindings, events, every_prefix, every_short_token_sequence, extract_each, grpc_calls,
+        grpc_clients, grpc_receiver_calls, grpc_servers, has_sym, http_calls as calls,
+        import_aliases, junk_bytes32, lit, routes, sym,
     };
 
     #[test]
@@ -563,24 +549,7 @@ func params(ctx context.Context, inv invpb.InventoryServiceClient) {
                 ("StockService", None, 32),
             ]
         );
-        let calls: Vec<(Option<&str>, &str, &str, u32)> = f
-            .grpc
-            .iter()
-            .filter_map(|g| match g {
-                GrpcFact::Call {
-                    service,
-                    receiver,
-                    method,
-                    line,
-                } => Some((
-                    service.as_deref(),
-                    receiver.as_str(),
-                    method.as_str(),
-                    *line,
-                )),
-                _ => None,
-            })
-            .collect();
+        let calls = grpc_receiver_calls(&f);
         assert_eq!(
             calls,
             vec![
@@ -1048,11 +1017,7 @@ func main() { pb.RegisterOrdersServer(s, &S{}); c := pb.NewOrdersClient(conn); c
   r.GET("/x", h); http.Get("http://a/b"); w := &kafka.Writer{Topic: "t"}
   const ( A T = iota
 "#;
-        for end in 0..=src.len() {
-            if src.is_char_boundary(end) {
-                let _ = extract("p.go", &src[..end]);
-            }
-        }
+        every_prefix(extract, "p.go", src);
         extract_each(
             extract,
             "j.go",

@@ -153,14 +153,7 @@ impl<'t, 'a> Go<'t, '_, 'a> {
         if let Some(a) = self.asg.starting_at(start) {
             // `g.orders = …` is a field, reached as `g.orders`; a plain name is a local of its
             // function from the assignment on, or a package variable.
-            let scope = if a.name.contains('.') {
-                Scope::Field
-            } else {
-                match self.enclosing_func(a.at) {
-                    Some(f) => Scope::Local(f, a.at),
-                    None => Scope::Global,
-                }
-            };
+            let scope = Scope::of_assignment(a, |at| self.enclosing_func(at));
             var = Some((t.text(a.at), scope));
         } else if start >= 2
             && t.is_punct(start - 1, b':')
@@ -235,42 +228,8 @@ impl<'t, 'a> Go<'t, '_, 'a> {
 
     pub(super) fn calls(&mut self) {
         let t = self.t;
-        if self.bindings.is_empty() {
-            return;
-        }
-        for k in 0..t.len() {
-            // The shape first (cheap), the hash lookup last.
-            if !t.is_punct(k + 1, b'.') || !t.is_punct(k + 3, b'(') {
-                continue;
-            }
-            let (Some(recv), Some(method)) = (t.ident(k), t.ident(k + 2)) else {
-                continue;
-            };
-            if !method.starts_with(|c: char| c.is_ascii_uppercase()) {
-                continue;
-            }
-            let Some(list) = self.bindings.get(recv) else {
-                continue;
-            };
-            let selector = k > 0 && t.is_punct(k - 1, b'.');
-            let func = self.enclosing_func(k);
-            let hit = list
-                .iter()
-                .rev()
-                .take(LOOKBACK)
-                .find(|(_, scope)| match *scope {
-                    Scope::Field => selector,
-                    Scope::Global => !selector,
-                    Scope::Local(f, from) => !selector && func == Some(f) && k > from,
-                });
-            if let Some((svc, _)) = hit {
-                self.facts.grpc.push(GrpcFact::Call {
-                    service: Some(svc.clone()),
-                    receiver: recv.to_string(),
-                    method: method.to_string(),
-                    line: t.line(k + 2),
-                });
-            }
-        }
+        let is_rpc = |m: &str| m.starts_with(|c: char| c.is_ascii_uppercase());
+        let calls = common::client_calls(t, &self.bindings, is_rpc, |k| self.enclosing_func(k));
+        self.facts.grpc.extend(calls);
     }
 }

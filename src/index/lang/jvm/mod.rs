@@ -153,6 +153,68 @@ impl<'a> Src<'a> {
     pub fn split_commas(&self, from: usize, to: usize) -> Vec<(usize, usize)> {
         self.split_at(from, to, ",")
     }
+
+    /// A dotted name starting at `at` (`a.b.C`) and the index after it; with `one_line`, a
+    /// line break ends it (Kotlin, whose `package` and `import` have no `;`).
+    pub fn dotted(&self, at: usize, one_line: bool) -> (Vec<&'a str>, usize) {
+        let mut segs = Vec::new();
+        let mut k = at;
+        while let Some(id) = self.ident(k) {
+            if one_line && k > at && self.toks[k].nl_before {
+                break;
+            }
+            segs.push(id);
+            k += 1;
+            if self.is(k, ".")
+                && self.ident(k + 1).is_some()
+                && !(one_line && self.toks[k].nl_before)
+            {
+                k += 1;
+            } else {
+                break;
+            }
+        }
+        (segs, k)
+    }
+
+    /// The type named from the identifier at `j` (`a.b.C`, its dots before `limit`): the last
+    /// segment of its qualifier and its own (`(Some("b"), "C")`), and the index of the last.
+    pub fn type_path(&self, j: usize, limit: usize) -> Option<(Option<&'a str>, &'a str, usize)> {
+        let mut last = self.ident(j)?;
+        let mut prev = None;
+        let mut k = j;
+        while k + 2 < limit
+            && self.is(k + 1, ".")
+            && let Some(next) = self.ident(k + 2)
+        {
+            prev = Some(last);
+            last = next;
+            k += 2;
+        }
+        Some((prev, last, k))
+    }
+
+    /// The end (exclusive) of an expression starting at `i`: the first token after `i` that
+    /// starts a line and for which `line_ends` holds, or an unmatched closer or `;`.
+    /// Brackets are skipped whole.
+    pub fn expr_end(&self, i: usize, line_ends: impl Fn(usize) -> bool) -> usize {
+        let mut k = i;
+        while k < self.len() {
+            let t = self.toks[k];
+            if k > i && t.nl_before && line_ends(k) {
+                return k;
+            }
+            if self.is_opener(k) {
+                k = self.close_or_end(k) + 1;
+                continue;
+            }
+            if t.kind == TokKind::Punct && matches!(t.text, ")" | "]" | "}" | ";") {
+                return k;
+            }
+            k += 1;
+        }
+        self.len()
+    }
 }
 
 /// A string literal as an extractor sees it.
@@ -533,6 +595,51 @@ impl<'a> Parsed<'a> {
             container,
         });
         self.facts.symbols.len() - 1
+    }
+
+    /// `package a.b.c` (the `;` optional) at `at`: records the package; returns the index
+    /// after the clause. `one_line` as for [`Src::dotted`].
+    pub fn package(&mut self, src: &Src<'a>, at: usize, one_line: bool) -> usize {
+        let (segs, next) = src.dotted(at + 1, one_line);
+        if !segs.is_empty() {
+            self.facts.package = Some(segs.join("."));
+        }
+        if src.is(next, ";") {
+            next + 1
+        } else {
+            next.max(at + 1)
+        }
+    }
+
+    /// Records the entries of the enum at model index `ty` from token `j` (each a symbol in
+    /// the enum, `A("x")` also the constant `Enum.A`); returns where reading stopped, and
+    /// true when that is the enum's `}` (or the end) rather than its members.
+    pub fn enum_entries(&mut self, src: &Src<'a>, ty: usize, mut j: usize) -> (usize, bool) {
+        let enum_name = self.model.types[ty].name;
+        loop {
+            match enum_step(src, j) {
+                EnumStep::Entry {
+                    name,
+                    line,
+                    end_line,
+                    doc_line,
+                    value,
+                    next,
+                } => {
+                    if let Some(v) = value {
+                        let qualified = format!("{enum_name}.{name}");
+                        self.consts.record(&mut self.facts, qualified, &v, line);
+                    }
+                    let container = Some(enum_name.to_string());
+                    let lines = (line, end_line);
+                    self.push_symbol(name, SymbolKind::EnumValue, lines, doc_line, container);
+                    j = next.max(j + 1);
+                }
+                EnumStep::Done { next } => return (next, false),
+                EnumStep::Members { at } => return (at, false),
+                EnumStep::Close { at } => return (at, true),
+            }
+        }
     }
 
     /// The type at index `ty` of the model, as (index, name) of a container.

@@ -38,29 +38,13 @@ pub(super) fn chain_before<'c>(code: &'c str, br: &Brackets, dot: usize) -> Chai
     let mut ends_with_call = None;
     let mut p = dot;
     for step in 0..16 {
-        if p == 0 {
+        let Some((s, called)) = common::segment_before(code, br, p) else {
             break;
+        };
+        if step == 0 {
+            ends_with_call = called;
         }
-        let prev = b[p - 1];
-        if prev == b')' || prev == b']' {
-            let Some(open) = br.open_of(p - 1) else { break };
-            match ident_before(code, open).filter(|(s, id)| s + id.len() == open) {
-                Some((s, id)) => {
-                    if step == 0 && prev == b')' {
-                        ends_with_call = Some(id);
-                    }
-                    start = s;
-                }
-                None => break,
-            }
-        } else if is_ident_byte(prev) {
-            let Some((s, _)) = ident_before(code, p) else {
-                break;
-            };
-            start = s;
-        } else {
-            break;
-        }
+        start = s;
         if start > 0 && b[start - 1] == b'.' {
             p = start - 1;
         } else {
@@ -292,7 +276,7 @@ fn amqp_call(src: &Src, st: &mut State, callee: &str, (open, close): (usize, usi
                 _ => exchange,
             };
             if let Some((s, e)) = pick
-                && let Some(topic) = src.topic(st, s, e)
+                && let Some(topic) = src.topic(s, e)
             {
                 // One topic per call: the site is the call's line.
                 st.facts.events.push(EventFact {
@@ -308,7 +292,7 @@ fn amqp_call(src: &Src, st: &mut State, callee: &str, (open, close): (usize, usi
             if let Some((s, e)) = args
                 .kw("queue")
                 .or_else(|| args.positional.first().copied())
-                && let Some(topic) = src.topic(st, s, e)
+                && let Some(topic) = src.topic(s, e)
             {
                 st.facts.events.push(EventFact {
                     role: EventRole::Consumer,
@@ -515,7 +499,7 @@ pub(super) fn push_topics(
     s: usize,
     e: usize,
 ) {
-    if let Some(topic) = src.topic(st, s, e) {
+    if let Some(topic) = src.topic(s, e) {
         common::push_event(&mut st.facts, role, topic, via, src.line_of(s));
     }
 }

@@ -21,7 +21,7 @@ use decls::declarations;
 use std::collections::{HashMap, HashSet};
 
 use super::bind::{Assignments, StmtStyle};
-use super::common::{self, Brackets};
+use super::common::{self, Brackets, ByteRanges};
 use super::tokens::{Rules, Tokens};
 use super::value::{ExprRules, eval};
 use crate::index::facts::{
@@ -138,18 +138,21 @@ struct State {
     module_vars: HashSet<String>,
 }
 
-impl<'a> Src<'a> {
+impl<'a> ByteRanges for Src<'a> {
     fn code(&self) -> &str {
         &self.lx.code
     }
 
+    /// The value of the expression at bytes `s..e`, read by the shared evaluator.
+    fn value(&self, s: usize, e: usize) -> Value {
+        let (a, b) = self.t.range_of(s, e);
+        eval(self.t, (a, b), &ExprRules::PYTHON, self.asg)
+    }
+}
+
+impl<'a> Src<'a> {
     fn line_of(&self, offset: usize) -> u32 {
         self.lx.line_of(offset)
-    }
-
-    /// The range trimmed of whitespace.
-    fn trim(&self, s: usize, e: usize) -> (usize, usize) {
-        common::trim_range(self.code(), s, e)
     }
 
     /// The string literals making up exactly `s..e` (adjacent literals concatenate), with
@@ -298,32 +301,6 @@ impl<'a> Src<'a> {
     fn const_value(&self, s: usize, e: usize) -> Option<String> {
         self.plain_string(s, e)
             .or_else(|| self.env_lookup(s, e).and_then(|(_, d)| d))
-    }
-
-    /// The value of the expression at bytes `s..e`, read by the shared evaluator.
-    fn value(&self, s: usize, e: usize) -> Value {
-        let (a, b) = self.t.range_of(s, e);
-        eval(self.t, (a, b), &ExprRules::PYTHON, self.asg)
-    }
-
-    /// A topic expression: a literal that looks like a topic, or whatever the evaluator
-    /// reads (an environment lookup, a constant left to the graph, a run-time value).
-    fn topic(&self, _st: &State, s: usize, e: usize) -> Option<Value> {
-        let (s, e) = self.trim(s, e);
-        if s >= e {
-            return None;
-        }
-        common::topic_of(self.value(s, e))
-    }
-
-    /// The URL of an HTTP call at `s..e`. `sure` when the receiver is an HTTP client by its
-    /// library (`requests`, `httpx`); otherwise the value must read like a URL.
-    fn url(&self, s: usize, e: usize, sure: bool) -> Option<Value> {
-        let (s, e) = self.trim(s, e);
-        if s >= e {
-            return None;
-        }
-        common::url_of(self.value(s, e), sure)
     }
 }
 

@@ -117,31 +117,18 @@ pub(super) fn chain_before<'c>(code: &'c str, br: &Brackets, sep: usize) -> Chai
     let mut start = p;
     let mut ends_with_call = None;
     for step in 0..16 {
-        if p == 0 {
+        let plain = p > 0 && is_ident_byte(b[p - 1]);
+        let Some((s, called)) = common::segment_before(code, br, p) else {
             break;
+        };
+        if step == 0 {
+            ends_with_call = called;
         }
-        let prev = b[p - 1];
-        if prev == b')' || prev == b']' {
-            let Some(open) = br.open_of(p - 1) else { break };
-            match ident_before(code, open).filter(|(s, id)| s + id.len() == open) {
-                Some((s, id)) => {
-                    if step == 0 && prev == b')' {
-                        ends_with_call = Some(id);
-                    }
-                    start = s;
-                }
-                None => break,
-            }
-        } else if is_ident_byte(prev) {
-            let Some((s, _)) = ident_before(code, p) else {
-                break;
-            };
-            start = s;
+        start = s;
+        if plain {
             while start > 0 && b[start - 1] == b'@' {
                 start -= 1;
             }
-        } else {
-            break;
         }
         if start >= 2 && (b[start - 2] == b':' && b[start - 1] == b':') {
             p = start - 2;

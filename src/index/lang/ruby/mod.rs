@@ -24,7 +24,7 @@ use routes::dsl_stmt;
 use std::collections::{HashMap, HashSet};
 
 use super::bind::{Assignments, StmtStyle};
-use super::common::{self, Brackets};
+use super::common::{self, Brackets, ByteRanges};
 use super::tokens::{Rules, Tokens};
 use super::value::{ExprRules, eval, with_fallback};
 use crate::index::facts::{
@@ -153,17 +153,64 @@ impl Chain<'_> {
     }
 }
 
-impl<'a> Src<'a> {
+impl<'a> ByteRanges for Src<'a> {
     fn code(&self) -> &str {
         &self.lx.code
     }
 
+    /// The value of the expression at bytes `s..e`, read by the shared evaluator. Ruby's own
+    /// literals come first: a symbol (`:orders`) is its name, a trailing `.freeze` changes
+    /// nothing, and the block of `ENV.fetch("X") { "d" }` is the lookup's default.
+    fn value(&self, s: usize, e: usize) -> Value {
+        let (s, mut e) = self.trim(s, e);
+        if let Some(v) = self.plain_string(s, e) {
+            return Value::lit(v);
+        }
+        if self.code()[s..e].ends_with(".freeze") {
+            e -= 7;
+        }
+        let t = self.t;
+        let (a, b) = t.range_of(s, e);
+        if b > a + 1
+            && t.is_punct(b - 1, b'}')
+            && let Some(o) = t.open_of(b - 1)
+            && o > a
+            && t.is_punct(o - 1, b')')
+        {
+            let left = eval(t, (a, o), &ExprRules::RUBY, self.asg);
+            if let [Part::Env { .. }] = left.parts.as_slice() {
+                let right = eval(t, (o + 1, b - 1), &ExprRules::RUBY, self.asg);
+                return with_fallback(left, &right);
+            }
+        }
+        // `URI.join(base, "/orders")`: the pieces, joined.
+        if t.kw(a, "URI")
+            && t.is_punct(a + 1, b'.')
+            && t.kw(a + 2, "join")
+            && t.is_punct(a + 3, b'(')
+            && t.close(a + 3) == Some(b - 1)
+        {
+            let mut v = Value::default();
+            for (x, y) in t.args(a + 3) {
+                let mut piece = eval(t, (x, y), &ExprRules::RUBY, self.asg);
+                if let (Some(Part::Lit(prev)), Some(Part::Lit(next))) =
+                    (v.parts.last(), piece.parts.first_mut())
+                    && prev.ends_with('/')
+                    && next.starts_with('/')
+                {
+                    next.remove(0);
+                }
+                v.extend(piece);
+            }
+            return v;
+        }
+        eval(t, (a, b), &ExprRules::RUBY, self.asg)
+    }
+}
+
+impl<'a> Src<'a> {
     fn line_of(&self, offset: usize) -> u32 {
         self.lx.line_of(offset)
-    }
-
-    fn trim(&self, s: usize, e: usize) -> (usize, usize) {
-        common::trim_range(self.code(), s, e)
     }
 
     /// The single string literal making up `s..e` (a trailing `.freeze` allowed), as
@@ -239,77 +286,6 @@ impl<'a> Src<'a> {
             args.positional.push((a, z));
         }
         args
-    }
-
-    /// The value of the expression at bytes `s..e`, read by the shared evaluator. Ruby's own
-    /// literals come first: a symbol (`:orders`) is its name, a trailing `.freeze` changes
-    /// nothing, and the block of `ENV.fetch("X") { "d" }` is the lookup's default.
-    fn value(&self, s: usize, e: usize) -> Value {
-        let (s, mut e) = self.trim(s, e);
-        if let Some(v) = self.plain_string(s, e) {
-            return Value::lit(v);
-        }
-        if self.code()[s..e].ends_with(".freeze") {
-            e -= 7;
-        }
-        let t = self.t;
-        let (a, b) = t.range_of(s, e);
-        if b > a + 1
-            && t.is_punct(b - 1, b'}')
-            && let Some(o) = t.open_of(b - 1)
-            && o > a
-            && t.is_punct(o - 1, b')')
-        {
-            let left = eval(t, (a, o), &ExprRules::RUBY, self.asg);
-            if let [Part::Env { .. }] = left.parts.as_slice() {
-                let right = eval(t, (o + 1, b - 1), &ExprRules::RUBY, self.asg);
-                return with_fallback(left, &right);
-            }
-        }
-        // `URI.join(base, "/orders")`: the pieces, joined.
-        if t.kw(a, "URI")
-            && t.is_punct(a + 1, b'.')
-            && t.kw(a + 2, "join")
-            && t.is_punct(a + 3, b'(')
-            && t.close(a + 3) == Some(b - 1)
-        {
-            let mut v = Value::default();
-            for (x, y) in t.args(a + 3) {
-                let mut piece = eval(t, (x, y), &ExprRules::RUBY, self.asg);
-                if let (Some(Part::Lit(prev)), Some(Part::Lit(next))) =
-                    (v.parts.last(), piece.parts.first_mut())
-                    && prev.ends_with('/')
-                    && next.starts_with('/')
-                {
-                    next.remove(0);
-                }
-                v.extend(piece);
-            }
-            return v;
-        }
-        eval(t, (a, b), &ExprRules::RUBY, self.asg)
-    }
-
-    /// A topic: a literal that looks like a topic name, or whatever the evaluator reads (an
-    /// environment lookup, a constant left to the graph — `Topics::ORDER_CREATED` gives
-    /// `Topics.ORDER_CREATED` — or a run-time value, kept so the site is listed as unresolved).
-    fn topic(&self, s: usize, e: usize) -> Option<Value> {
-        let (s, e) = self.trim(s, e);
-        if s >= e {
-            return None;
-        }
-        common::topic_of(self.value(s, e))
-    }
-
-    /// The URL of an HTTP call at `s..e`. `sure` when the receiver is an HTTP client by its
-    /// library (`Net::HTTP`, `Faraday`, `HTTParty`); otherwise the value must read like a URL,
-    /// so `cache.get(key)` is not taken for a request.
-    fn url(&self, s: usize, e: usize, sure: bool) -> Option<Value> {
-        let (s, e) = self.trim(s, e);
-        if s >= e {
-            return None;
-        }
-        common::url_of(self.value(s, e), sure)
     }
 }
 

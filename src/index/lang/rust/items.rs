@@ -142,39 +142,6 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
         });
     }
 
-    /// Skips a `<…>` generic list at `k` (`->` arrows inside do not close it); returns the
-    /// index after it, or the index of a `{`/`;`/closer that shows the list is malformed.
-    pub(super) fn skip_angles(&self, k: usize) -> usize {
-        let t = self.t;
-        if !t.is_punct(k, b'<') {
-            return k;
-        }
-        let mut depth = 0usize;
-        let mut j = k;
-        while j < t.len() {
-            if t.is_punct(j, b'<') {
-                depth += 1;
-            } else if t.is_punct(j, b'>') && !(j > 0 && t.is_punct(j - 1, b'-') && t.joined(j - 1))
-            {
-                depth -= 1;
-                if depth == 0 {
-                    return j + 1;
-                }
-            } else if t.is_punct(j, b'{')
-                || t.is_punct(j, b';')
-                || t.is_punct(j, b'}')
-                || t.is_punct(j, b')')
-            {
-                return j;
-            } else if t.is_punct(j, b'(') || t.is_punct(j, b'[') {
-                j = t.skip_group(j);
-                continue;
-            }
-            j += 1;
-        }
-        j
-    }
-
     /// From `k`, the index of the first `{` or `;` at this level (or a closer, or the end).
     pub(super) fn to_body(&self, mut k: usize) -> usize {
         let t = self.t;
@@ -207,7 +174,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
         let Some(name) = t.ident(j + 1) else {
             return j + 1;
         };
-        let mut k = self.skip_angles(j + 2);
+        let mut k = self.t.skip_generic_args(j + 2);
         let mut params = None;
         if t.is_punct(k, b'(') {
             params = Some((k, t.close(k).unwrap_or(n)));
@@ -311,7 +278,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
         if kw == "union" && !(t.is_punct(j + 2, b'{') || t.is_punct(j + 2, b'<')) {
             return j + 1;
         }
-        let mut k = self.skip_angles(j + 2);
+        let mut k = self.t.skip_generic_args(j + 2);
         if t.is_punct(k, b'(') {
             k = t.skip_group(k);
         }
@@ -337,7 +304,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
         let Some(name) = t.ident(j + 1) else {
             return j + 1;
         };
-        let k = self.to_body(self.skip_angles(j + 2));
+        let k = self.to_body(self.t.skip_generic_args(j + 2));
         let container = item.frame.and_then(|f| f.name);
         let line = t.line(j + 1);
         self.push_symbol(
@@ -388,7 +355,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
         let Some(name) = t.ident(j + 1) else {
             return (j + 1, None);
         };
-        let k = self.to_body(self.skip_angles(j + 2));
+        let k = self.to_body(self.t.skip_generic_args(j + 2));
         let line = t.line(j + 1);
         let container = item.frame.and_then(|f| f.name);
         self.push_symbol(
@@ -412,7 +379,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
 
     pub(super) fn impl_item(&mut self, j: usize) -> (usize, Option<Frame<'a>>) {
         let t = self.t;
-        let start = self.skip_angles(j + 1);
+        let start = self.t.skip_generic_args(j + 1);
         let body = self.to_body(start);
         // `impl Trait for Type`: a `for` outside angle brackets that is not `for<'a>`.
         let mut depth = 0i32;

@@ -20,7 +20,7 @@ mod routes;
 use std::collections::{HashMap, HashSet};
 
 use super::bind::{Assignments, StmtStyle};
-use super::common::{self, join_path};
+use super::common::{self, ClientScope as Scope, join_path};
 use super::tokens::{Rules, Tokens};
 use super::value::{ExprRules, eval};
 use crate::index::facts::{
@@ -109,18 +109,6 @@ struct ImplHeader<'a> {
     line: u32,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Scope {
-    Global,
-    /// Reached through `self.x` / `s.x`.
-    Field,
-    /// A local or parameter of one function, from a token index on.
-    Local(usize, usize),
-}
-
-/// How far back a variable lookup walks: bounds the work on hostile input.
-const LOOKBACK: usize = 64;
-
 const ROUTE_METHODS: [&str; 9] = [
     "get", "post", "put", "delete", "patch", "head", "options", "trace", "any",
 ];
@@ -186,8 +174,8 @@ mod tests {
     use super::*;
     use crate::index::lang::test_support::{
         brief, env, every_prefix, every_short_token_sequence, extract_each, grpc_clients,
-        grpc_servers, http_calls_borrowed as http_calls, imports, junk_bytes32, lit, reference,
-        routes_borrowed as routes, sym,
+        grpc_receiver_calls, grpc_servers, http_calls_borrowed as http_calls, imports,
+        junk_bytes32, lit, reference, routes_borrowed as routes, sym,
     };
 
     fn events(f: &FileFacts) -> Vec<(EventRole, Value, u32)> {
@@ -201,22 +189,8 @@ mod tests {
     }
 
     fn grpc_calls(f: &FileFacts) -> Vec<(&str, &str, &str, u32)> {
-        f.grpc
-            .iter()
-            .filter_map(|g| match g {
-                GrpcFact::Call {
-                    service,
-                    receiver,
-                    method,
-                    line,
-                } => Some((
-                    service.as_deref().unwrap_or("?"),
-                    receiver.as_str(),
-                    method.as_str(),
-                    *line,
-                )),
-                _ => None,
-            })
+        let rows = grpc_receiver_calls(f).into_iter();
+        rows.map(|(s, r, m, l)| (s.unwrap_or("?"), r, m, l))
             .collect()
     }
 
@@ -754,11 +728,7 @@ fn main() { let mut c = XClient::connect("x").await?; c.call(1);
   p.send(FutureRecord::to(&std::env::var("T").unwrap_or_else(|_| "d".into())), 0);
   Router::new().route("/x", get(h)); client.get(format!("{}/y", b));
 "#;
-        for end in 0..=src.len() {
-            if src.is_char_boundary(end) {
-                let _ = extract("p.rs", &src[..end]);
-            }
-        }
+        every_prefix(extract, "p.rs", src);
         extract_each(
             extract,
             "j.rs",

@@ -175,14 +175,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
         let start = path_start(t, k);
         let mut var = None;
         if let Some(l) = self.asg.starting_at(start) {
-            let scope = if l.name.contains('.') {
-                Scope::Field
-            } else {
-                match self.enclosing_func(l.at) {
-                    Some(f) => Scope::Local(f, l.at),
-                    None => Scope::Global,
-                }
-            };
+            let scope = Scope::of_assignment(l, |at| self.enclosing_func(at));
             var = Some((t.text(l.at), scope));
         } else if start >= 2
             && t.is_punct(start - 1, b':')
@@ -263,40 +256,9 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
                 self.bind(t.text(l.at), &svc, Scope::Local(func, l.at));
             }
         }
-        for k in 0..t.len() {
-            // The shape first (cheap), the hash lookup last.
-            if !t.is_punct(k + 1, b'.') || !t.is_punct(k + 3, b'(') {
-                continue;
-            }
-            let (Some(recv), Some(method)) = (t.ident(k), t.ident(k + 2)) else {
-                continue;
-            };
-            if CLIENT_PLUMBING.contains(&method) {
-                continue;
-            }
-            let Some(list) = self.bindings.get(recv) else {
-                continue;
-            };
-            let selector = k > 0 && t.is_punct(k - 1, b'.');
-            let func = self.enclosing_func(k);
-            let hit = list
-                .iter()
-                .rev()
-                .take(LOOKBACK)
-                .find(|(_, scope)| match *scope {
-                    Scope::Field => selector,
-                    Scope::Global => !selector,
-                    Scope::Local(f, from) => !selector && func == Some(f) && k > from,
-                });
-            if let Some((svc, _)) = hit {
-                self.facts.grpc.push(GrpcFact::Call {
-                    service: Some(svc.clone()),
-                    receiver: recv.to_string(),
-                    method: method.to_string(),
-                    line: t.line(k + 2),
-                });
-            }
-        }
+        let is_rpc = |m: &str| !CLIENT_PLUMBING.contains(&m);
+        let calls = common::client_calls(t, &self.bindings, is_rpc, |k| self.enclosing_func(k));
+        self.facts.grpc.extend(calls);
     }
 
     pub(super) fn push_event(&mut self, role: EventRole, topic: Value, line: u32) {
@@ -313,7 +275,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
         let t = self.t;
         let mut j = k + 3;
         if t.is_punct(j, b'<') {
-            j = self.skip_angles(j);
+            j = self.t.skip_generic_args(j);
             if !t.op2(j, b"::") {
                 return;
             }

@@ -2,7 +2,7 @@
 //! client, an HTTP client, a router or an instance of a workspace class, so that pass 3 can read
 //! a call by its receiver. Also drives the import statements of [`super::imports`].
 
-use super::{Bind, Ex};
+use super::{Bind, Ex, common};
 use crate::index::facts::{GrpcFact, HttpFact};
 
 /// Client types of well-known non-gRPC libraries (and NestJS transports), never a service.
@@ -216,24 +216,13 @@ impl<'t> Ex<'t, '_, '_> {
     }
 
     fn has_client(&self, service: &str) -> bool {
-        self.facts
-            .grpc
-            .iter()
-            .any(|g| matches!(g, GrpcFact::Client { service: s, .. } if s == service))
+        common::has_client(&self.facts.grpc, service)
     }
 
     fn client_fact(&mut self, service: &str, var: Option<&str>, at: usize) {
-        if let Some(v) = var
-            && !self.client_vars.insert(v.to_string())
-        {
-            return;
-        }
         let line = self.line(at);
-        self.facts.grpc.push(GrpcFact::Client {
-            service: service.to_string(),
-            var: var.map(str::to_string),
-            line,
-        });
+        let grpc = &mut self.facts.grpc;
+        common::push_client(grpc, &mut self.client_vars, (service, var), line);
     }
 
     /// `new X(…)`: gRPC clients, NestJS clients, routers.
@@ -362,6 +351,7 @@ impl<'t> Ex<'t, '_, '_> {
 #[cfg(test)]
 mod tests {
     use super::super::*;
+    use crate::index::facts::GrpcFact;
     use crate::index::lang::test_support::grpc_calls;
 
     #[test]

@@ -271,7 +271,7 @@ impl<'t> Ex<'t, '_, '_> {
 mod tests {
     use super::super::tests::*;
     use super::super::*;
-    use crate::index::facts::EventRole;
+    use crate::index::facts::{EventRole, GrpcFact};
     use crate::index::lang::test_support::topics_shown;
 
     #[test]

@@ -382,7 +382,7 @@ impl<'t> Ex<'t, '_, '_> {
 mod tests {
     use super::super::tests::*;
     use super::super::*;
-    use crate::index::facts::{EventRole, SymbolKind};
+    use crate::index::facts::{EventRole, GrpcFact, SymbolKind};
 
     #[test]
     fn classes_methods_and_containers() {

@@ -35,7 +35,7 @@ use super::common;
 use super::common::looks_like_url;
 use super::tokens::{Rules, TokKind, Tokens};
 use super::value::{ExprRules, eval};
-use crate::index::facts::{Binding, FileFacts, GrpcFact, HttpFact, Value};
+use crate::index::facts::{Binding, FileFacts, HttpFact, Value};
 use crate::index::lex::{Syntax, lex};
 use jsx::blank_jsx_text;
 use routes::next_routes;
@@ -76,21 +76,10 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     let mut facts = ex.facts;
     next_routes(path, &toks, &mut facts);
     asg.export(&toks, &ExprRules::JS, &mut facts);
-    crate::order::sort_by_key(&mut facts.symbols, |s| s.line);
-    crate::order::sort_by_key(&mut facts.bindings, |c| c.line);
-    crate::order::sort_by_key(&mut facts.grpc, grpc_line);
+    super::common::sort_by_line(&mut facts);
     crate::order::sort_by_key(&mut facts.events, |e| e.line);
     crate::order::sort_by_key(&mut facts.http, HttpFact::line);
     facts
-}
-
-fn grpc_line(g: &GrpcFact) -> u32 {
-    match g {
-        GrpcFact::Server { line, .. }
-        | GrpcFact::Handler { line, .. }
-        | GrpcFact::Client { line, .. }
-        | GrpcFact::Call { line, .. } => *line,
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
