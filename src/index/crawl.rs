@@ -398,16 +398,39 @@ fn find_break(hay: &[u8]) -> Option<usize> {
 /// inside is skipped (its target is crawled at its real path). Oversized files are rejected
 /// from `stat` alone; content checks are [`guard`]'s job.
 pub fn crawl(roots: &[CrawlRoot], opts: &CrawlOptions) -> CrawlResult {
-    crawl_with(roots, opts, true)
+    crawl_with(roots, opts, true, None)
 }
 
 /// [`crawl`] without a `stat` per file: files come with `stat_known: false`, and the size limit
 /// is left to whoever opens them (the indexer's first build, which reads every file anyway).
 pub fn crawl_names(roots: &[CrawlRoot], opts: &CrawlOptions) -> CrawlResult {
-    crawl_with(roots, opts, false)
+    crawl_with(roots, opts, false, None)
 }
 
-fn crawl_with(roots: &[CrawlRoot], opts: &CrawlOptions, stat: bool) -> CrawlResult {
+/// Files handed out while the crawl runs (see [`crawl_names_into`]).
+pub type FileSink<'a> = &'a (dyn Fn(Vec<CrawledFile>) + Sync);
+
+/// Files the crawl hands to a [`FileSink`] at a time: small enough that extraction starts
+/// on the first directory's first files, large enough that the hand-over costs nothing.
+const SINK_BATCH: usize = 128;
+
+/// [`crawl_names`] that hands the files to `sink` in batches as it finds them, in no
+/// particular order, so their extraction overlaps the walk (the first build). The result
+/// holds the rejected files only, sorted.
+pub fn crawl_names_into(
+    roots: &[CrawlRoot],
+    opts: &CrawlOptions,
+    sink: FileSink<'_>,
+) -> CrawlResult {
+    crawl_with(roots, opts, false, Some(sink))
+}
+
+fn crawl_with(
+    roots: &[CrawlRoot],
+    opts: &CrawlOptions,
+    stat: bool,
+    sink: Option<FileSink<'_>>,
+) -> CrawlResult {
     let started = Instant::now();
     let patterns = opts.exclude_patterns();
     // Duplicate roots would list every file twice: keep the first of each path.
@@ -440,7 +463,7 @@ fn crawl_with(roots: &[CrawlRoot], opts: &CrawlOptions, stat: bool) -> CrawlResu
                 .filter_map(|other| other.path.strip_prefix(&root.path).ok())
                 .map(slash_path)
                 .collect();
-            crawl_root(root, &nested, &patterns, opts, stat, &mut local);
+            crawl_root(root, &nested, &patterns, opts, stat, sink, &mut local);
         }
         results
             .lock()
@@ -505,6 +528,12 @@ fn join_rel(dir: &str, name: &str) -> String {
 /// (`O_NONBLOCK`, no effect on a regular file) and the opened file is checked with `fstat`. A
 /// FIFO, socket, device or directory is an `InvalidInput` error that says what it is.
 pub fn open_regular(path: &Path) -> std::io::Result<fs::File> {
+    open_regular_meta(path).map(|(file, _)| file)
+}
+
+/// [`open_regular`] with the open file's metadata (the `fstat` it ran anyway), so a caller
+/// that wants the size and mtime does not ask again.
+pub fn open_regular_meta(path: &Path) -> std::io::Result<(fs::File, fs::Metadata)> {
     let mut opts = fs::OpenOptions::new();
     opts.read(true);
     #[cfg(all(
@@ -543,7 +572,7 @@ pub fn open_regular(path: &Path) -> std::io::Result<fs::File> {
     if !meta.is_file() {
         return Err(not_regular(&meta.file_type()));
     }
-    Ok(file)
+    Ok((file, meta))
 }
 
 /// The error for a path that is not a regular file, naming what it is.
@@ -601,10 +630,21 @@ fn crawl_root(
     patterns: &[&str],
     opts: &CrawlOptions,
     stat: bool,
+    sink: Option<FileSink<'_>>,
     out: &mut CrawlResult,
 ) {
     let started = Instant::now();
     let (files_before, rejected_before) = (out.files.len(), out.rejected.len());
+    // Files handed to the sink so far (they leave `out.files`).
+    let mut sunk = 0usize;
+    let mut flush = |out: &mut CrawlResult, at_least: usize| {
+        if let Some(sink) = sink
+            && out.files.len() >= at_least.max(1)
+        {
+            sunk += out.files.len();
+            sink(std::mem::take(&mut out.files));
+        }
+    };
     let mut stack = IgnoreStack::new(&root.path, patterns);
     let mut work = vec![Work::Enter(String::new())];
     let mut entries: Vec<(String, FileType, fs::DirEntry)> = Vec::new();
@@ -694,6 +734,7 @@ fn crawl_root(
                         mtime_ns: 0,
                         stat_known: false,
                     });
+                    flush(out, SINK_BATCH);
                     continue;
                 }
                 let meta = match entry.metadata() {
@@ -744,8 +785,9 @@ fn crawl_root(
             // Sockets, FIFOs and devices are never indexed.
         }
     }
+    flush(out, 1);
     tracing::debug!(target: "mesh::crawl", root = root.index, path = %root.path.display(),
-        files = out.files.len() - files_before, rejected = out.rejected.len() - rejected_before,
+        files = out.files.len() + sunk - files_before, rejected = out.rejected.len() - rejected_before,
         elapsed_ms = started.elapsed().as_millis() as u64, "root crawled");
 }
 

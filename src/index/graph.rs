@@ -210,16 +210,51 @@ pub fn topic_key(name: &str) -> String {
 impl Graph {
     /// Resolves the facts of `files` (sorted as in the snapshot; `display` gives each file's
     /// workspace path, used for deterministic tie-breaks).
-    pub fn build(files: &[Arc<FileEntry>], display: &dyn Fn(&FileEntry) -> String) -> Graph {
+    ///
+    /// Two independent halves run on two threads: the gRPC contracts, their links and the
+    /// cross-root imports on one; the path resolver, the topics and the HTTP routes on the
+    /// other. They write disjoint fields, so the result is the same whichever ends first
+    /// (each half is itself sequential, in file order).
+    pub fn build(
+        files: &[Arc<FileEntry>],
+        display: &(dyn Fn(&FileEntry) -> String + Sync),
+    ) -> Graph {
+        let contracts_half = || {
+            let mut g = Graph::default();
+            g.contracts_from_protos(files, display);
+            g.grpc_links(files);
+            g.import_links(files);
+            g
+        };
+        let (mut g, links) = std::thread::scope(|scope| {
+            let spawned = std::thread::Builder::new().spawn_scoped(scope, contracts_half);
+            let links = Graph::resolved_links(files, display);
+            let g = match spawned {
+                Ok(handle) => handle
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                Err(_) => contracts_half(),
+            };
+            (g, links)
+        });
+        g.topics = links.topics;
+        g.events = links.events;
+        g.unresolved_events = links.unresolved_events;
+        g.routes = links.routes;
+        g.route_calls = links.route_calls;
+        g.unresolved_calls = links.unresolved_calls;
+        g
+    }
+
+    /// The half of [`Graph::build`] that needs the resolver: topics, events and HTTP links
+    /// (returned in a graph of their own; the other fields stay empty).
+    fn resolved_links(files: &[Arc<FileEntry>], display: &dyn Fn(&FileEntry) -> String) -> Graph {
         let mut g = Graph::default();
-        g.contracts_from_protos(files, display);
-        g.grpc_links(files);
         let paths: Vec<String> = files.iter().map(|f| display(f)).collect();
         let roots = root_labels(files, &paths);
         let resolver = Resolver::new(files, paths);
         g.topic_links(files, &resolver);
         g.http_links(files, &resolver, &roots);
-        g.import_links(files);
         g
     }
 
@@ -388,7 +423,7 @@ impl Graph {
 
     fn grpc_links(&mut self, files: &[Arc<FileEntry>]) {
         // Methods by directory (a Go server's methods may live in another file of its package).
-        let mut by_dir: HashMap<(u16, String), Vec<usize>> = HashMap::new();
+        let mut by_dir: HashMap<(u16, &str), Vec<usize>> = HashMap::new();
         for (fi, f) in files.iter().enumerate() {
             by_dir.entry(dir_of(f)).or_default().push(fi);
         }
@@ -944,13 +979,8 @@ fn generated_client_methods(files: &[Arc<FileEntry>]) -> HashMap<String, Vec<(u3
 
 /// A file's root and directory: the files of one package, for a server whose methods live in
 /// another file of its package (Go).
-fn dir_of(f: &FileEntry) -> (u16, String) {
-    (
-        f.root,
-        f.path
-            .rsplit_once('/')
-            .map_or(String::new(), |(d, _)| d.to_string()),
-    )
+fn dir_of(f: &FileEntry) -> (u16, &str) {
+    (f.root, f.path.rsplit_once('/').map_or("", |(d, _)| d))
 }
 
 /// The services each implementation type serves, from the registrations that name both:

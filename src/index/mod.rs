@@ -222,8 +222,7 @@ fn index_file(
             (size, mtime_ns, bytes)
         }
         None => {
-            let file = crawl::open_regular(abs).map_err(|e| unreadable(e, 0))?;
-            let meta = file.metadata().map_err(|e| unreadable(e, 0))?;
+            let (file, meta) = crawl::open_regular_meta(abs).map_err(|e| unreadable(e, 0))?;
             let (size, mtime_ns) = (meta.len(), crawl::mtime_ns(&meta));
             if size > limit {
                 return Err(rejected(crawl::RejectReason::Oversized { limit }, size));
@@ -359,27 +358,128 @@ fn extract_cap() -> Duration {
     })
 }
 
-/// One run of extraction over a list of files, shared by its worker threads.
+/// The files one extraction works through, in batches: a list known up front, or one the
+/// crawl is still filling (the first build, so that reading and extracting overlap the walk).
+/// Workers take a whole batch at a time; the feed ends once it is closed and empty.
+#[derive(Default)]
+struct Feed {
+    queue: Mutex<FeedQueue>,
+    more: Condvar,
+}
+
+#[derive(Default)]
+struct FeedQueue {
+    /// Batches not finished, each with the index of its first file not yet taken.
+    batches: std::collections::VecDeque<(Batch, usize)>,
+    /// Files fed so far.
+    total: usize,
+    /// No more batches will come.
+    closed: bool,
+}
+
+type Batch = Arc<[crawl::CrawledFile]>;
+
+/// Files per batch when the list is known up front: small enough that both workers finish
+/// together, large enough that taking one costs nothing.
+const FEED_BATCH: usize = 64;
+
+impl Feed {
+    fn lock(&self) -> std::sync::MutexGuard<'_, FeedQueue> {
+        self.queue.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A closed feed of `files`.
+    fn of(files: Vec<crawl::CrawledFile>) -> Feed {
+        let feed = Feed::default();
+        {
+            let mut q = feed.lock();
+            q.total = files.len();
+            let mut files = files.into_iter();
+            loop {
+                let batch: Batch = files.by_ref().take(FEED_BATCH).collect();
+                if batch.is_empty() {
+                    break;
+                }
+                q.batches.push_back((batch, 0));
+            }
+            q.closed = true;
+        }
+        feed
+    }
+
+    fn push(&self, files: Vec<crawl::CrawledFile>) {
+        if files.is_empty() {
+            return;
+        }
+        let mut q = self.lock();
+        q.total += files.len();
+        q.batches.push_back((files.into(), 0));
+        drop(q);
+        self.more.notify_one();
+    }
+
+    fn close(&self) {
+        self.lock().closed = true;
+        self.more.notify_all();
+    }
+
+    /// The next batch and where to start in it, waiting while the feed is open and empty;
+    /// `None` once it is closed and empty.
+    fn take(&self) -> Option<(Batch, usize)> {
+        let mut q = self.lock();
+        loop {
+            if let Some(next) = q.batches.pop_front() {
+                return Some(next);
+            }
+            if q.closed {
+                return None;
+            }
+            q = self.more.wait(q).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    /// Puts back the files of `batch` from `from` on (a worker given up on holds them).
+    fn give_back(&self, batch: Batch, from: usize) {
+        if from < batch.len() {
+            self.lock().batches.push_front((batch, from));
+            self.more.notify_one();
+        }
+    }
+
+    fn total(&self) -> usize {
+        self.lock().total
+    }
+}
+
+/// Closes a feed when dropped: the crawl that fills it closes it however it ends.
+struct CloseOnDrop<'a>(&'a Feed);
+
+impl Drop for CloseOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
+/// One run of extraction over a [`Feed`] of files, shared by its worker threads.
 ///
-/// Workers take files in order from a shared cursor. A panic costs its file (see
+/// Workers take batches of files from the feed. A panic costs its file (see
 /// [`index_file`]); a file that runs past the time cap costs its file and its worker: the
 /// coordinator (the indexer thread) marks the worker abandoned, lists the file as rejected,
-/// keeps what the worker had done so far, and starts a replacement on the files left. A thread
-/// cannot be stopped from outside, so the coordinator also raises the worker's
-/// [`lex::cancel::Cancel`] flag: the lexer and the extractors' loops poll it and return early,
-/// and the abandoned worker then exits without touching anything. The index does not wait
-/// for it either way.
+/// keeps what the worker had done so far, puts the rest of its batch back in the feed, and
+/// starts a replacement. A thread cannot be stopped from outside, so the coordinator also
+/// raises the worker's [`lex::cancel::Cancel`] flag: the lexer and the extractors' loops poll
+/// it and return early, and the abandoned worker then exits without touching anything. The
+/// index does not wait for it either way.
 struct Extraction {
-    todo: Vec<crawl::CrawledFile>,
-    cursor: AtomicUsize,
+    feed: Arc<Feed>,
     done: AtomicUsize,
     roots: Vec<RootInfo>,
     patterns: Arc<[CompiledPattern]>,
     handle: Arc<IndexHandle>,
     cache: Option<Arc<cache::FactCache>>,
     loaded: Option<cache::LoadedRows>,
-    /// (reused, total) for the progress counters, when they are reported.
-    progress: Option<(u64, u64)>,
+    /// The reused files for the progress counters, when they are reported.
+    progress: Option<u64>,
     /// Workers that ran out of files, and the signal the coordinator waits on.
     finished: Mutex<usize>,
     finished_cv: Condvar,
@@ -388,8 +488,8 @@ struct Extraction {
 /// What one worker did, read by the coordinator under the lock.
 #[derive(Default)]
 struct WorkerState {
-    /// The file being extracted (its index in `todo`) and since when.
-    busy: Option<(usize, Instant)>,
+    /// The file being extracted (its batch and index there) and since when.
+    busy: Option<(Batch, usize, Instant)>,
     out: Vec<Result<FileEntry, RejectedFile>>,
     misses: Vec<CacheMiss>,
     /// Set by the coordinator: the worker ran past the cap; its results are taken.
@@ -423,7 +523,7 @@ impl Extraction {
         worker
     }
 
-    /// A worker: files from the cursor until none are left or the coordinator gives up on it.
+    /// A worker: files from the feed until none are left or the coordinator gives up on it.
     fn work(&self, state: &Worker) {
         let cancel = lock(state).cancel.clone();
         cancel.scope(|| self.work_files(state));
@@ -440,56 +540,64 @@ impl Extraction {
             lookup,
             misses: Vec::new(),
         });
-        loop {
-            let i = self.cursor.fetch_add(1, Ordering::Relaxed);
-            let Some(f) = self.todo.get(i) else { break };
-            {
-                let mut st = lock(state);
-                if st.abandoned {
-                    return;
-                }
-                st.busy = Some((i, Instant::now()));
-            }
-            let root = &self.roots[f.root as usize];
-            // `index_file` isolates the extractor; this catches the rest (reading, the cache).
-            let result = crate::isolate::catch(|| {
-                index_file(
-                    &root.path.join(&f.rel_path),
-                    f.root,
-                    &f.rel_path,
-                    f.stat(),
-                    &self.patterns,
-                    ctx.as_mut().map(|c| (root.label.as_str(), c)),
-                )
-            })
-            .unwrap_or_else(|p| {
-                Err(rejected(
-                    f,
-                    crawl::RejectReason::ExtractorFailed { at: p.location },
-                ))
-            });
-            {
-                let mut st = lock(state);
-                if st.abandoned {
-                    // Given up while running: the result is not wanted any more.
-                    if let Some((_, since)) = st.busy {
-                        tracing::info!(
-                            target: "mesh::index",
-                            path = %f.rel_path,
-                            ran_ms = since.elapsed().as_millis() as u64,
-                            "a given-up extraction stopped; its thread exits"
-                        );
+        // One path buffer per worker: a file's absolute path without an allocation each.
+        let mut abs = PathBuf::new();
+        while let Some((batch, from)) = self.feed.take() {
+            for i in from..batch.len() {
+                let f = &batch[i];
+                {
+                    let mut st = lock(state);
+                    if st.abandoned {
+                        return;
                     }
-                    return;
+                    st.busy = Some((batch.clone(), i, Instant::now()));
                 }
-                st.busy = None;
-                st.out.push(result);
-            }
-            let n = self.done.fetch_add(1, Ordering::Relaxed) + 1;
-            if let Some((reused, total)) = self.progress
-                && n.is_multiple_of(512)
-            {
-                self.handle.set_progress(reused + n as u64, total);
+                let root = &self.roots[f.root as usize];
+                abs.clear();
+                abs.push(&root.path);
+                abs.push(&f.rel_path);
+                // `index_file` isolates the extractor; this catches the rest (reading, the
+                // cache).
+                let result = crate::isolate::catch(|| {
+                    index_file(
+                        &abs,
+                        f.root,
+                        &f.rel_path,
+                        f.stat(),
+                        &self.patterns,
+                        ctx.as_mut().map(|c| (root.label.as_str(), c)),
+                    )
+                })
+                .unwrap_or_else(|p| {
+                    Err(rejected(
+                        f,
+                        crawl::RejectReason::ExtractorFailed { at: p.location },
+                    ))
+                });
+                {
+                    let mut st = lock(state);
+                    if st.abandoned {
+                        // Given up while running: the result is not wanted any more.
+                        if let Some((_, _, since)) = st.busy {
+                            tracing::info!(
+                                target: "mesh::index",
+                                path = %f.rel_path,
+                                ran_ms = since.elapsed().as_millis() as u64,
+                                "a given-up extraction stopped; its thread exits"
+                            );
+                        }
+                        return;
+                    }
+                    st.busy = None;
+                    st.out.push(result);
+                }
+                let n = self.done.fetch_add(1, Ordering::Relaxed) + 1;
+                if let Some(reused) = self.progress
+                    && n.is_multiple_of(512)
+                {
+                    let total = reused + self.feed.total() as u64;
+                    self.handle.set_progress(reused + n as u64, total);
+                }
             }
         }
         {
@@ -497,6 +605,9 @@ impl Extraction {
             if let Some(c) = ctx {
                 st.misses = c.misses;
             }
+            // Sorted here, on both cores, so that the indexer's collect merges a few sorted
+            // runs in linear time (a streamed crawl hands files over in no order).
+            crate::order::sort_by(&mut st.out, |a, b| result_key(a).cmp(&result_key(b)));
             st.finished = true;
         }
         *self.finished.lock().unwrap_or_else(|p| p.into_inner()) += 1;
@@ -511,7 +622,7 @@ impl Extraction {
         cap: Duration,
     ) -> (Vec<Result<FileEntry, RejectedFile>>, Vec<CacheMiss>) {
         let mut live: Vec<Worker> = (0..workers).map(|_| self.spawn()).collect();
-        let mut results = Vec::with_capacity(self.todo.len());
+        let mut results = Vec::new();
         let mut misses = Vec::new();
         while !live.is_empty() {
             let seen = *self.finished.lock().unwrap_or_else(|p| p.into_inner());
@@ -525,12 +636,12 @@ impl Extraction {
                     misses.append(&mut st.misses);
                     return false;
                 }
-                if let Some((i, since)) = st.busy {
+                if let Some((batch, i, since)) = st.busy.clone() {
                     if now.duration_since(since) >= cap {
                         st.abandoned = true;
                         st.cancel.cancel();
                         results.append(&mut st.out);
-                        let f = &self.todo[i];
+                        let f = &batch[i];
                         tracing::warn!(
                             target: "mesh::index",
                             path = %f.rel_path,
@@ -543,6 +654,7 @@ impl Extraction {
                                 cap_ms: cap.as_millis() as u64,
                             },
                         )));
+                        self.feed.give_back(batch.clone(), i + 1);
                         replacements += 1;
                         return false;
                     }
@@ -563,6 +675,14 @@ impl Extraction {
             }
         }
         (results, misses)
+    }
+}
+
+/// The (root, path) an extraction result is about.
+fn result_key(r: &Result<FileEntry, RejectedFile>) -> (u16, &str) {
+    match r {
+        Ok(entry) => (entry.root, &entry.path),
+        Err(rej) => (rej.root, &rej.path),
     }
 }
 
@@ -770,21 +890,70 @@ impl Indexer {
         let read_from = wall_ns();
         // A first build asks the cache about nearly every file: read the table in one scan,
         // on another thread while the crawl runs.
-        let preload = self.cache.is_some() && self.files.is_empty();
+        let first = self.files.is_empty();
+        let preload = self.cache.is_some() && first;
         let cache = self.cache.clone();
-        let (crawled, loaded) = std::thread::scope(|scope| {
+        // A first build reuses nothing, so the crawl need not stat the files it lists (their
+        // extraction asks the open file instead, a path lookup less per file), nor wait for
+        // the walk to end: the workers extract the files as the crawl hands them over. The
+        // order they come in does not matter (the results are sorted below); the shuffle
+        // test hook needs the whole list first.
+        let stream = first && self.shuffle_seed.is_none();
+        let this: &Indexer = self;
+        let (crawl_roots, options) = (&this.crawl_roots, &this.options);
+        let (crawled, streamed, loaded) = std::thread::scope(|scope| {
             let loader = cache
                 .as_deref()
                 .filter(|_| preload)
                 .map(|c| scope.spawn(|| c.load_all()));
-            // A first build reuses nothing, so the crawl need not stat the files it lists:
-            // their extraction asks the open file instead (a path lookup less per file).
-            let crawled = if self.files.is_empty() {
-                crawl::crawl_names(&self.crawl_roots, &self.options)
-            } else {
-                crawl::crawl(&self.crawl_roots, &self.options)
+            if !stream {
+                let crawled = if first {
+                    crawl::crawl_names(&self.crawl_roots, &self.options)
+                } else {
+                    crawl::crawl(&self.crawl_roots, &self.options)
+                };
+                return (crawled, None, loader.and_then(|l| l.join().ok()));
+            }
+            let feed = Arc::new(Feed::default());
+            let crawl_feed = feed.clone();
+            let walk = move || {
+                let _close = CloseOnDrop(&crawl_feed);
+                crawl::crawl_names_into(crawl_roots, options, &|files| crawl_feed.push(files))
             };
-            (crawled, loader.and_then(|l| l.join().ok()))
+            let (walker, inline) = match std::thread::Builder::new()
+                .name("mesh-crawl".into())
+                .spawn_scoped(scope, walk)
+            {
+                Ok(walker) => (Some(walker), None),
+                // No thread for the walk: walk first, then extract (the feed is closed).
+                Err(_) => (
+                    None,
+                    Some(crawl::crawl_names(&self.crawl_roots, &self.options)),
+                ),
+            };
+            let (todo, feed) = match inline {
+                Some(c) => {
+                    let feed = Arc::new(Feed::of(c.files));
+                    (Some(c.rejected), feed)
+                }
+                None => (None, feed),
+            };
+            let loaded = loader.and_then(|l| l.join().ok());
+            let extracted = this.extract_feed(feed, this.threads, 0, loaded, true);
+            let rejected = match (walker, todo) {
+                (Some(walker), _) => {
+                    walker
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                        .rejected
+                }
+                (None, rejected) => rejected.unwrap_or_default(),
+            };
+            let crawled = crawl::CrawlResult {
+                files: Vec::new(),
+                rejected,
+            };
+            (crawled, Some(extracted), None)
         });
         // Inserted one by one (the same map, the last entry of a key winning): `collect()` would
         // sort them first, a sort instance of its own for this element type (the size budget,
@@ -801,27 +970,32 @@ impl Indexer {
             ((rej.root, rej.path.clone()), rej)
         }));
         let mut next: BTreeMap<(u16, Box<str>), Arc<FileEntry>> = BTreeMap::new();
-        let mut todo = Vec::new();
-        for f in crawled.files {
-            // A first build has nothing to reuse: no key to build per file.
-            if !self.files.is_empty() {
-                let key = (f.root, Box::<str>::from(f.rel_path.as_str()));
-                if let Some(old) = self.files.get(&key)
-                    && old.size == f.size
-                    && old.mtime_ns == f.mtime_ns
-                    && !self.racy.contains(&key)
-                {
-                    next.insert(key, old.clone());
-                    continue;
+        let (results, misses) = match streamed {
+            Some(extracted) => extracted,
+            None => {
+                let mut todo = Vec::new();
+                for f in crawled.files {
+                    // A first build has nothing to reuse: no key to build per file.
+                    if !first {
+                        let key = (f.root, Box::<str>::from(f.rel_path.as_str()));
+                        if let Some(old) = self.files.get(&key)
+                            && old.size == f.size
+                            && old.mtime_ns == f.mtime_ns
+                            && !self.racy.contains(&key)
+                        {
+                            next.insert(key, old.clone());
+                            continue;
+                        }
+                    }
+                    todo.push(f);
                 }
+                if let Some(seed) = self.shuffle_seed {
+                    shuffle(&mut todo, seed);
+                }
+                self.extract_all(todo, next.len() as u64, loaded, true)
             }
-            todo.push(f);
-        }
-        if let Some(seed) = self.shuffle_seed {
-            shuffle(&mut todo, seed);
-        }
-        let extracted = todo.len();
-        let (results, misses) = self.extract_all(todo, next.len() as u64, loaded, true);
+        };
+        let extracted = results.len();
         self.cache_misses.extend(misses);
         let mut changed = false;
         self.racy.clear();
@@ -848,7 +1022,7 @@ impl Indexer {
             }
         }
         if next.is_empty() {
-            // Each worker took files in crawl order, so this is a few sorted runs: collecting
+            // Each worker sorted its results, so this is a few sorted runs: collecting
             // sorts them in linear time and builds the tree in bulk, instead of one search per
             // insert.
             next = fresh.into_iter().collect();
@@ -883,27 +1057,39 @@ impl Indexer {
         loaded: Option<cache::LoadedRows>,
         full: bool,
     ) -> (Vec<Result<FileEntry, RejectedFile>>, Vec<CacheMiss>) {
-        let progress = full;
-        let total = reused + todo.len() as u64;
-        if progress {
-            self.handle.set_progress(reused, total);
-        }
         let workers = self.threads.min(todo.len().max(1));
+        self.extract_feed(Arc::new(Feed::of(todo)), workers, reused, loaded, full)
+    }
+
+    /// [`Indexer::extract_all`] over a feed that may still be filling, on `workers` threads.
+    fn extract_feed(
+        &self,
+        feed: Arc<Feed>,
+        workers: usize,
+        reused: u64,
+        loaded: Option<cache::LoadedRows>,
+        full: bool,
+    ) -> (Vec<Result<FileEntry, RejectedFile>>, Vec<CacheMiss>) {
+        let progress = full;
+        if progress {
+            self.handle
+                .set_progress(reused, reused + feed.total() as u64);
+        }
         let work = Arc::new(Extraction {
-            todo,
-            cursor: AtomicUsize::new(0),
+            feed: feed.clone(),
             done: AtomicUsize::new(0),
             roots: self.roots.clone(),
             patterns: self.patterns.clone(),
             handle: self.handle.clone(),
             cache: self.cache.clone().filter(|_| full),
             loaded,
-            progress: progress.then_some((reused, total)),
+            progress: progress.then_some(reused),
             finished: Mutex::new(0),
             finished_cv: Condvar::new(),
         });
-        let out = work.clone().run(workers, extract_cap());
+        let out = work.run(workers.max(1), extract_cap());
         if progress {
+            let total = reused + feed.total() as u64;
             self.handle.set_progress(total, total);
         }
         out
