@@ -667,36 +667,10 @@ fn crawl_root(
             Work::Enter(dir) => dir,
         };
         let abs_dir = root.path.join(&dir);
-        let listing = match fs::read_dir(&abs_dir) {
-            Ok(listing) => listing,
-            Err(e) => {
-                reject(out, dir, RejectReason::Unreadable(e.to_string()), 0);
-                continue;
-            }
-        };
-        entries.clear();
-        for entry in listing {
-            let entry = match entry.and_then(|e| Ok((e.file_name(), e.file_type()?, e))) {
-                Ok(entry) => entry,
-                Err(e) => {
-                    reject(
-                        out,
-                        dir.clone(),
-                        RejectReason::Unreadable(format!("listing the directory failed: {e}")),
-                        0,
-                    );
-                    break;
-                }
-            };
-            match entry.0.into_string() {
-                Ok(name) => entries.push((name, entry.1, entry.2)),
-                Err(raw) => reject(
-                    out,
-                    join_rel(&dir, &raw.to_string_lossy()),
-                    RejectReason::Unreadable("the file name is not valid UTF-8".into()),
-                    0,
-                ),
-            }
+        if !list_dir(&abs_dir, &dir, &mut entries, &mut |rel, reason| {
+            reject(out, rel, reason, 0)
+        }) {
+            continue;
         }
         let depth = stack.depth();
         if !dir.is_empty() && entries.iter().any(|(n, _, _)| n == ".git") {
@@ -759,27 +733,10 @@ fn crawl_root(
                 });
             } else if ftype.is_symlink() {
                 // Git sees a symlink as a file, whatever it points to.
-                if stack.is_ignored(&rel, false) {
-                    continue;
-                }
-                let link = abs_dir.join(&name);
-                match fs::canonicalize(&link) {
-                    Ok(target) if target.starts_with(&root.path) => {
-                        tracing::trace!(target: "mesh::crawl", path = %rel,
-                            "symlink inside its root skipped; its target is crawled directly");
-                    }
-                    Ok(target) => {
-                        let meta = fs::metadata(&target).ok();
-                        let is_dir = meta.as_ref().is_some_and(fs::Metadata::is_dir);
-                        if is_dir || (opts.indexable)(&rel) {
-                            let size = meta.filter(|m| m.is_file()).map_or(0, |m| m.len());
-                            reject(out, rel, RejectReason::SymlinkOutsideRoot, size);
-                        }
-                    }
-                    Err(e) => {
-                        tracing::debug!(target: "mesh::crawl", path = %rel, error = %e,
-                            "dangling symlink skipped");
-                    }
+                if !stack.is_ignored(&rel, false)
+                    && let Some((rel, size)) = symlink_outside(&root.path, &abs_dir, rel, opts)
+                {
+                    reject(out, rel, RejectReason::SymlinkOutsideRoot, size);
                 }
             }
             // Sockets, FIFOs and devices are never indexed.
@@ -789,6 +746,78 @@ fn crawl_root(
     tracing::debug!(target: "mesh::crawl", root = root.index, path = %root.path.display(),
         files = out.files.len() + sunk - files_before, rejected = out.rejected.len() - rejected_before,
         elapsed_ms = started.elapsed().as_millis() as u64, "root crawled");
+}
+
+/// Lists `abs_dir` (root-relative `dir`) into `entries`, in the order the file system gives
+/// them. Names that are not UTF-8 and a listing that fails midway go to `reject`; false when
+/// the directory cannot be opened at all (also rejected).
+fn list_dir(
+    abs_dir: &Path,
+    dir: &str,
+    entries: &mut Vec<(String, FileType, fs::DirEntry)>,
+    reject: &mut dyn FnMut(String, RejectReason),
+) -> bool {
+    entries.clear();
+    let listing = match fs::read_dir(abs_dir) {
+        Ok(listing) => listing,
+        Err(e) => {
+            reject(dir.to_string(), RejectReason::Unreadable(e.to_string()));
+            return false;
+        }
+    };
+    for entry in listing {
+        let entry = match entry.and_then(|e| Ok((e.file_name(), e.file_type()?, e))) {
+            Ok(entry) => entry,
+            Err(e) => {
+                reject(
+                    dir.to_string(),
+                    RejectReason::Unreadable(format!("listing the directory failed: {e}")),
+                );
+                break;
+            }
+        };
+        match entry.0.into_string() {
+            Ok(name) => entries.push((name, entry.1, entry.2)),
+            Err(raw) => reject(
+                join_rel(dir, &raw.to_string_lossy()),
+                RejectReason::Unreadable("the file name is not valid UTF-8".into()),
+            ),
+        }
+    }
+    true
+}
+
+/// A symlink named `rel` in `abs_dir`: `Some((rel, size))` when it points outside `root`
+/// at a directory or an indexable file (listed as rejected, never followed); `None` when it
+/// points inside the root (its target is crawled directly) or nowhere.
+fn symlink_outside(
+    root: &Path,
+    abs_dir: &Path,
+    rel: String,
+    opts: &CrawlOptions,
+) -> Option<(String, u64)> {
+    let name = rel.rsplit('/').next().unwrap_or(&rel);
+    match fs::canonicalize(abs_dir.join(name)) {
+        Ok(target) if target.starts_with(root) => {
+            tracing::trace!(target: "mesh::crawl", path = %rel,
+                "symlink inside its root skipped; its target is crawled directly");
+            None
+        }
+        Ok(target) => {
+            let meta = fs::metadata(&target).ok();
+            let is_dir = meta.as_ref().is_some_and(fs::Metadata::is_dir);
+            if !is_dir && !(opts.indexable)(&rel) {
+                return None;
+            }
+            let size = meta.filter(|m| m.is_file()).map_or(0, |m| m.len());
+            Some((rel, size))
+        }
+        Err(e) => {
+            tracing::debug!(target: "mesh::crawl", path = %rel, error = %e,
+                "dangling symlink skipped");
+            None
+        }
+    }
 }
 
 /// Whether one path (relative to `root`, a canonical directory) is excluded, checking the

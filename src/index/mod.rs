@@ -884,6 +884,34 @@ impl Indexer {
         snap
     }
 
+    /// Moves the files whose size and modification time match their entry (and that were
+    /// not racily fresh) from `files` into `next`, unchanged; returns the rest, to extract.
+    /// A first build has nothing to reuse: no key is built per file.
+    fn reuse_unchanged(
+        &self,
+        files: Vec<crawl::CrawledFile>,
+        first: bool,
+        next: &mut BTreeMap<(u16, Box<str>), Arc<FileEntry>>,
+    ) -> Vec<crawl::CrawledFile> {
+        if first {
+            return files;
+        }
+        let mut todo = Vec::new();
+        for f in files {
+            let key = (f.root, Box::<str>::from(f.rel_path.as_str()));
+            if let Some(old) = self.files.get(&key)
+                && old.size == f.size
+                && old.mtime_ns == f.mtime_ns
+                && !self.racy.contains(&key)
+            {
+                next.insert(key, old.clone());
+                continue;
+            }
+            todo.push(f);
+        }
+        todo
+    }
+
     /// The crawl-and-extract half of [`Indexer::rebuild`]; true when the state changed.
     fn refresh(&mut self) -> bool {
         let started = Instant::now();
@@ -955,40 +983,12 @@ impl Indexer {
             };
             (crawled, Some(extracted), None)
         });
-        // Inserted one by one (the same map, the last entry of a key winning): `collect()` would
-        // sort them first, a sort instance of its own for this element type (the size budget,
-        // docs/ARCHITECTURE.md §7).
-        let mut rejected: BTreeMap<(u16, String), RejectedFile> = BTreeMap::new();
-        rejected.extend(crawled.rejected.iter().map(|r| {
-            let rej = RejectedFile {
-                root: r.root,
-                path: r.rel_path.clone(),
-                label: r.reason.label(),
-                reason: r.reason.to_string(),
-                size: r.size,
-            };
-            ((rej.root, rej.path.clone()), rej)
-        }));
+        let mut rejected = rejected_map(&crawled.rejected);
         let mut next: BTreeMap<(u16, Box<str>), Arc<FileEntry>> = BTreeMap::new();
         let (results, misses) = match streamed {
             Some(extracted) => extracted,
             None => {
-                let mut todo = Vec::new();
-                for f in crawled.files {
-                    // A first build has nothing to reuse: no key to build per file.
-                    if !first {
-                        let key = (f.root, Box::<str>::from(f.rel_path.as_str()));
-                        if let Some(old) = self.files.get(&key)
-                            && old.size == f.size
-                            && old.mtime_ns == f.mtime_ns
-                            && !self.racy.contains(&key)
-                        {
-                            next.insert(key, old.clone());
-                            continue;
-                        }
-                    }
-                    todo.push(f);
-                }
+                let mut todo = self.reuse_unchanged(crawled.files, first, &mut next);
                 if let Some(seed) = self.shuffle_seed {
                     shuffle(&mut todo, seed);
                 }
@@ -1254,6 +1254,24 @@ impl Indexer {
     pub fn root_paths(&self) -> Vec<PathBuf> {
         self.roots.iter().map(|r| r.path.clone()).collect()
     }
+}
+
+/// The crawl's rejections as the index lists them, keyed by root and path. Inserted one by
+/// one (the last entry of a key winning): `collect()` would sort them first, a sort instance
+/// of its own for this element type (the size budget, docs/ARCHITECTURE.md §7).
+fn rejected_map(crawled: &[crawl::Rejected]) -> BTreeMap<(u16, String), RejectedFile> {
+    let mut rejected = BTreeMap::new();
+    rejected.extend(crawled.iter().map(|r| {
+        let rej = RejectedFile {
+            root: r.root,
+            path: r.rel_path.clone(),
+            label: r.reason.label(),
+            reason: r.reason.to_string(),
+            size: r.size,
+        };
+        ((rej.root, rej.path.clone()), rej)
+    }));
+    rejected
 }
 
 /// A deterministic Fisher–Yates shuffle (test hook).
