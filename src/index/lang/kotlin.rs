@@ -220,7 +220,8 @@ impl<'s, 'a> Parser<'s, 'a> {
     /// The index ending an expression starting at `i` (exclusive): a newline that does not
     /// continue it, or an unmatched closer / `;`.
     fn expr_end(&self, i: usize) -> usize {
-        self.src.expr_end(i, |k| !continues(self.src, k))
+        self.src
+            .expr_end(i, usize::MAX, |k| !continues(self.src, k))
     }
 
     /// The end of a declaration header starting at `i`: the index of its body `{`, of `=`, or

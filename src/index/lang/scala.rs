@@ -250,7 +250,7 @@ impl<'s, 'a> Parser<'s, 'a> {
     /// The end (exclusive) of an expression starting at `i` in a declaration whose line is
     /// indented at `base`: the first line indented no deeper, or an unmatched closer / `;`.
     fn expr_end(&self, i: usize, base: usize) -> usize {
-        self.src.expr_end(i, |k| self.col(k) <= base)
+        self.src.expr_end(i, usize::MAX, |k| self.col(k) <= base)
     }
 
     /// `package a.b` (chained clauses accumulate), `package a.b { … }`, `package object x`.

@@ -195,11 +195,12 @@ impl<'a> Src<'a> {
     }
 
     /// The end (exclusive) of an expression starting at `i`: the first token after `i` that
-    /// starts a line and for which `line_ends` holds, or an unmatched closer or `;`.
-    /// Brackets are skipped whole.
-    pub fn expr_end(&self, i: usize, line_ends: impl Fn(usize) -> bool) -> usize {
+    /// starts a line and for which `line_ends` holds, or an unmatched closer or `;`, or
+    /// `limit` (at most the token count). Brackets are skipped whole.
+    pub fn expr_end(&self, i: usize, limit: usize, line_ends: impl Fn(usize) -> bool) -> usize {
+        let limit = limit.min(self.len());
         let mut k = i;
-        while k < self.len() {
+        while k < limit {
             let t = self.toks[k];
             if k > i && t.nl_before && line_ends(k) {
                 return k;
@@ -213,7 +214,7 @@ impl<'a> Src<'a> {
             }
             k += 1;
         }
-        self.len()
+        limit
     }
 }
 

@@ -378,29 +378,15 @@ impl<'s, 'a> Ctx<'s, 'a> {
         src.ident(eq.checked_sub(1)?)
     }
 
-    /// The end of the statement or expression starting at token `i` (exclusive).
+    /// The end of the statement or expression starting at token `i` (exclusive), looking at
+    /// most 400 tokens ahead. Outside Java a new line ends it unless it starts with `.`/`?.`.
     pub(super) fn statement_end(&self, i: usize) -> usize {
         let src = self.src;
-        let mut j = i;
-        let limit = (i + 400).min(src.len());
-        while j < limit {
+        src.expr_end(i, i + 400, |j| {
             let t = src.toks[j];
-            if j > i && t.nl_before && src.dialect != Dialect::Java {
-                let cont = t.kind == TokKind::Punct && matches!(t.text, "." | "?.");
-                if !cont {
-                    return j;
-                }
-            }
-            if src.is_opener(j) {
-                j = src.close_or_end(j) + 1;
-                continue;
-            }
-            if t.kind == TokKind::Punct && matches!(t.text, ";" | ")" | "}" | "]") {
-                return j;
-            }
-            j += 1;
-        }
-        limit
+            src.dialect != Dialect::Java
+                && !(t.kind == TokKind::Punct && matches!(t.text, "." | "?."))
+        })
     }
 }
 
