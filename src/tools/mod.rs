@@ -306,8 +306,6 @@ pub fn schema_of(t: &ToolDef, output: bool) -> Value {
     build()
 }
 
-/// Decodes a tool's arguments strictly (unknown fields are errors naming the field). A `_meta`
-/// member inside the arguments is accepted and ignored (older clients put trace context there).
 /// [`decode`], then the snapshot the call answers from: the opening of every tool that needs
 /// the index, so each states it once.
 pub fn decode_indexed<'a, T: DeserializeOwned>(
@@ -322,6 +320,8 @@ pub fn decode_indexed<'a, T: DeserializeOwned>(
     Ok((args, snap))
 }
 
+/// Decodes a tool's arguments strictly (unknown fields are errors naming the field). A `_meta`
+/// member inside the arguments is accepted and ignored (older clients put trace context there).
 pub fn decode<T: DeserializeOwned>(tool: &str, args: &Value) -> Result<T, ToolOutput> {
     let mut args = args.clone();
     if let Value::Object(map) = &mut args {
