@@ -734,7 +734,8 @@ fn crawl_root(
             } else if ftype.is_symlink() {
                 // Git sees a symlink as a file, whatever it points to.
                 if !stack.is_ignored(&rel, false)
-                    && let Some((rel, size)) = symlink_outside(&root.path, &abs_dir, rel, opts)
+                    && let Some((rel, size)) =
+                        symlink_outside(&root.path, &abs_dir.join(&name), rel, opts)
                 {
                     reject(out, rel, RejectReason::SymlinkOutsideRoot, size);
                 }
@@ -787,17 +788,16 @@ fn list_dir(
     true
 }
 
-/// A symlink named `rel` in `abs_dir`: `Some((rel, size))` when it points outside `root`
+/// The symlink `link` (root-relative `rel`): `Some((rel, size))` when it points outside `root`
 /// at a directory or an indexable file (listed as rejected, never followed); `None` when it
 /// points inside the root (its target is crawled directly) or nowhere.
 fn symlink_outside(
     root: &Path,
-    abs_dir: &Path,
+    link: &Path,
     rel: String,
     opts: &CrawlOptions,
 ) -> Option<(String, u64)> {
-    let name = rel.rsplit('/').next().unwrap_or(&rel);
-    match fs::canonicalize(abs_dir.join(name)) {
+    match fs::canonicalize(link) {
         Ok(target) if target.starts_with(root) => {
             tracing::trace!(target: "mesh::crawl", path = %rel,
                 "symlink inside its root skipped; its target is crawled directly");
