@@ -239,6 +239,35 @@ pub struct Import {
     pub line: u32,
     /// True when the file re-exports what it imports (`export … from`, `pub use`).
     pub reexport: bool,
+    /// Names of `names` bound under another local name, as `(imported, local)`:
+    /// `{ B as C }`, `from m import B as C`, `use a::B as C` give `("B", "C")`.
+    pub renamed: Vec<(String, String)>,
+}
+
+impl Import {
+    /// The name this import brought in under the local name `local`, if any:
+    /// `C` for `{ B as C }` gives `B`; a name imported as itself gives itself;
+    /// the original name of a renamed import is not bound, so `B` gives `None`.
+    pub fn imported_as(&self, local: &str) -> Option<&str> {
+        if let Some((imported, _)) = self.renamed.iter().find(|(_, l)| l == local) {
+            return Some(imported);
+        }
+        let bound_elsewhere = self.renamed.iter().any(|(i, _)| i == local);
+        self.names
+            .iter()
+            .find(|n| *n == local && !bound_elsewhere)
+            .map(String::as_str)
+    }
+
+    /// The local names this import binds in the file, in source order of `names`.
+    pub fn local_names(&self) -> impl Iterator<Item = &str> {
+        self.names.iter().map(|n| {
+            self.renamed
+                .iter()
+                .find(|(i, _)| i == n)
+                .map_or(n.as_str(), |(_, l)| l.as_str())
+        })
+    }
 }
 
 /// A gRPC fact seen in source code (not in a `.proto`).
@@ -652,6 +681,24 @@ mod tests {
         assert_eq!(Language::of_path("Makefile"), None);
         assert_eq!(Language::of_path(".md"), None);
         assert_eq!(Language::of_path("photo.png"), None);
+    }
+
+    #[test]
+    fn an_import_knows_the_local_name_of_each_name() {
+        let imp = Import {
+            module: "./config".into(),
+            names: vec!["BASE".into(), "TIMEOUT".into()],
+            alias: None,
+            line: 1,
+            reexport: false,
+            renamed: vec![("BASE".into(), "API".into())],
+        };
+        assert_eq!(imp.imported_as("API"), Some("BASE"));
+        assert_eq!(imp.imported_as("TIMEOUT"), Some("TIMEOUT"));
+        // The original name of a renamed import is not bound in the file.
+        assert_eq!(imp.imported_as("BASE"), None);
+        assert_eq!(imp.imported_as("other"), None);
+        assert_eq!(imp.local_names().collect::<Vec<_>>(), ["API", "TIMEOUT"]);
     }
 
     #[test]

@@ -1586,6 +1586,7 @@ mod tests {
                 alias: None,
                 line: 3,
                 reexport: false,
+                renamed: Vec::new(),
             }],
             ..FileFacts::default()
         };

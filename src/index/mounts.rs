@@ -211,6 +211,38 @@ app.register_blueprint(bp, url_prefix=\"/shop\")\n";
     }
 
     #[test]
+    fn routers_imported_under_another_name_take_the_mount_prefix() {
+        let app = "import express from 'express';\n\
+import { router as ordersRouter } from './routes/orders';\n\
+const { router: usersRouter } = require('./routes/users');\n\
+const app = express();\n\
+app.use('/orders', ordersRouter);\n\
+app.use('/users', usersRouter);\n";
+        let orders = "import { Router } from 'express';\nexport const router = Router();\nrouter.get('/:id', h);\n";
+        let users = "const router = require('express').Router();\nrouter.post('/', h);\nmodule.exports = { router };\n";
+        let main = "from fastapi import FastAPI\n\
+from api.items import router as items_router\n\
+app = FastAPI()\n\
+app.include_router(items_router, prefix=\"/items\")\n";
+        let items = "from fastapi import APIRouter\nrouter = APIRouter()\n\n\
+@router.get(\"/{item_id}\")\ndef read_item(item_id: int):\n    return {}\n";
+        assert_eq!(
+            served(&[
+                ("app.ts", app),
+                ("routes/orders.ts", orders),
+                ("routes/users.js", users),
+                ("svc/main.py", main),
+                ("svc/api/items.py", items),
+            ]),
+            vec![
+                row("GET", "/items/{item_id}", "svc/api/items.py"),
+                row("GET", "/orders/:id", "routes/orders.ts"),
+                row("POST", "/users", "routes/users.js"),
+            ]
+        );
+    }
+
+    #[test]
     fn chains_of_mounts_join_and_cycles_stop() {
         let app = "const app = require('express')();\nconst api = require('./api');\napp.use('/api', api);\n";
         let api = "const router = require('express').Router();\nconst v1 = require('./v1');\n\

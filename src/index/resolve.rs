@@ -184,10 +184,10 @@ impl<'a> Resolver<'a> {
         } else {
             let head = name.split('.').next().unwrap_or(name);
             for imp in &f.facts().imports {
-                if imp.names.iter().any(|n| n == head) {
+                if let Some(imported) = imp.imported_as(head) {
                     keys.extend(keys_of(&imp.module));
                     // `from routers import items`: `items` is a module of the package.
-                    keys.extend(keys_of(&format!("{}/{head}", imp.module)));
+                    keys.extend(keys_of(&format!("{}/{imported}", imp.module)));
                 } else if imp.alias.as_deref() == Some(head)
                     || (imp.alias.is_none()
                         && imp.names.is_empty()
@@ -365,10 +365,12 @@ impl<'a> Resolver<'a> {
                 .alias
                 .as_deref()
                 .unwrap_or_else(|| imp.module.rsplit(['/', '.', '\\']).next().unwrap_or(""));
+            let bound_head = head.and_then(|h| imp.imported_as(h));
             let wanted: Option<&str> = match head {
                 Some(h) if h == alias => Some(tail),
-                Some(h) if imp.names.iter().any(|n| n == h) => Some(tail),
-                None if imp.names.iter().any(|n| n == name) => Some(name),
+                Some(_) if bound_head.is_some() => Some(tail),
+                // `import { BASE as API }`: `API` is the module's `BASE`.
+                None => imp.imported_as(name),
                 _ => None,
             };
             let Some(wanted) = wanted else { continue };
@@ -378,9 +380,9 @@ impl<'a> Resolver<'a> {
                 .flat_map(|k| self.by_key.get(k).into_iter().flatten().copied())
                 .collect();
             // `import x from "./config"` where x is an object of the module: `x.BASE`.
-            if head.is_some() && imp.names.iter().any(|n| Some(n.as_str()) == head) {
+            if let Some(imported) = bound_head {
                 targets.extend(
-                    import_path_keys(self.path(fi), &format!("{}/{}", imp.module, head?), python)
+                    import_path_keys(self.path(fi), &format!("{}/{imported}", imp.module), python)
                         .iter()
                         .flat_map(|k| self.by_key.get(k).into_iter().flatten().copied()),
                 );
@@ -541,6 +543,7 @@ mod tests {
             alias: None,
             line: 3,
             reexport: false,
+            renamed: Vec::new(),
         });
         main.bindings
             .push(bind("base", Value::lit("http://cart:8080"), 2));
@@ -572,6 +575,43 @@ mod tests {
     }
 
     #[test]
+    fn constants_imported_under_another_name_resolve() {
+        use crate::index::facts::Language;
+        use crate::index::lang::extract;
+        let ts = |p: &str, t: &str| extract(Language::TypeScript, p, t);
+        let py = |p: &str, t: &str| extract(Language::Python, p, t);
+        let snap = Snapshot::from_facts(vec![
+            (
+                "web",
+                "src/config.ts",
+                ts(
+                    "src/config.ts",
+                    "export const BASE = 'http://orders:8080';\n",
+                ),
+            ),
+            (
+                "web",
+                "src/app.ts",
+                ts("src/app.ts", "import { BASE as API } from './config';\n"),
+            ),
+            (
+                "pay",
+                "settings.py",
+                py("settings.py", "USER_URL = 'http://user:8080'\n"),
+            ),
+            (
+                "pay",
+                "app.py",
+                py("app.py", "from settings import USER_URL as base\n"),
+            ),
+        ]);
+        let r = resolve_in(&snap, "web/src/app.ts", &Value::reference("API"));
+        assert_eq!(r.text().as_deref(), Some("http://orders:8080"), "{r:?}");
+        let r = resolve_in(&snap, "pay/app.py", &Value::reference("base"));
+        assert_eq!(r.text().as_deref(), Some("http://user:8080"), "{r:?}");
+    }
+
+    #[test]
     fn python_sibling_modules_and_config_keys() {
         let mut cfg = FileFacts::default();
         cfg.bindings
@@ -583,6 +623,7 @@ mod tests {
             alias: None,
             line: 1,
             reexport: false,
+            renamed: Vec::new(),
         });
         let mut yml = FileFacts::default();
         yml.properties.push(Property {

@@ -708,7 +708,8 @@ fn path_importer_rows(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
                     "exact",
                 );
                 if imp.reexport {
-                    barrels.push((fi as u32, imp.names.clone()));
+                    // What the barrel exposes: `export { b as c }` exposes `c`.
+                    barrels.push((fi as u32, imp.local_names().map(str::to_string).collect()));
                 }
             }
         }
@@ -838,10 +839,17 @@ fn using_sites(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
             || imp.module.starts_with(&format!("{target}/"));
         let mut bound: Vec<String> = Vec::new();
         if imp.names.iter().any(|n| n == target) {
-            bound.push(target.to_string());
+            // `import { Orders as O }` binds `O`.
+            bound.extend(
+                imp.names
+                    .iter()
+                    .zip(imp.local_names())
+                    .filter(|(n, _)| *n == target)
+                    .map(|(_, local)| local.to_string()),
+            );
         } else if whole {
             bound.extend(imp.alias.clone());
-            bound.extend(imp.names.iter().cloned());
+            bound.extend(imp.local_names().map(str::to_string));
             if python && imp.names.is_empty() && imp.alias.is_none() {
                 bound.push(imp.module.clone());
             }
@@ -1500,6 +1508,7 @@ mod tests {
                 alias: None,
                 line: 1,
                 reexport: false,
+                renamed: Vec::new(),
             }],
             ..FileFacts::default()
         };
@@ -1527,6 +1536,7 @@ mod tests {
             alias: None,
             line: 3,
             reexport: false,
+            renamed: Vec::new(),
         };
         assert_eq!(
             import_match(&imp, "inventory.gen.inventory_pb2_grpc", Language::Python),
@@ -1538,6 +1548,7 @@ mod tests {
             alias: None,
             line: 5,
             reexport: false,
+            renamed: Vec::new(),
         };
         assert_eq!(
             import_match(&proto, "money.proto", Language::Protobuf),
@@ -1555,6 +1566,7 @@ mod tests {
             alias: None,
             line: 1,
             reexport: false,
+            renamed: Vec::new(),
         };
         assert_eq!(
             import_match(

@@ -1611,6 +1611,7 @@ mod tests {
                 alias: None,
                 line: 3,
                 reexport: false,
+                renamed: Vec::new(),
             }],
             ..FileFacts::default()
         };

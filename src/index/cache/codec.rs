@@ -238,7 +238,8 @@ encoded_struct!(Import {
     names,
     alias,
     line,
-    reexport
+    reexport,
+    renamed
 });
 encoded_struct!(EventFact {
     role,
@@ -527,6 +528,7 @@ mod tests {
                 alias: Some("pb".into()),
                 line: 3,
                 reexport: true,
+                renamed: vec![("B".into(), "Bé".into())],
             }],
             grpc: vec![
                 GrpcFact::Server {

@@ -508,6 +508,7 @@ impl<'s, 'a> Parser<'s, 'a> {
             alias: None,
             line: src.line(at),
             reexport: false,
+            renamed: Vec::new(),
         });
         next
     }

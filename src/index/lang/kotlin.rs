@@ -640,12 +640,17 @@ impl<'s, 'a> Parser<'s, 'a> {
         } else {
             vec![last.to_string()]
         };
+        let renamed = match &alias {
+            Some(local) if !star && local != last => vec![(last.to_string(), local.clone())],
+            _ => Vec::new(),
+        };
         self.out.facts.imports.push(Import {
             module: segs.join("."),
             names,
             alias,
             line: src.line(at),
             reexport: false,
+            renamed,
         });
         k.max(at + 1)
     }

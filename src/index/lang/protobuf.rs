@@ -540,6 +540,7 @@ impl<'a> Parser<'a, '_> {
                     alias: None,
                     line: t.line,
                     reexport: k == 2 && self.is_word(1, "public"),
+                    renamed: Vec::new(),
                 });
                 self.i += k + 1;
                 self.end_statement();

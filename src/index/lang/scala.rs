@@ -287,6 +287,7 @@ impl<'s, 'a> Parser<'s, 'a> {
         loop {
             let mut segs: Vec<&str> = Vec::new();
             let mut names: Vec<String> = Vec::new();
+            let mut renamed: Vec<(String, String)> = Vec::new();
             let mut alias = None;
             let mut whole = false;
             while let Some(id) = src.ident(k) {
@@ -326,6 +327,9 @@ impl<'s, 'a> Parser<'s, 'a> {
                             if single {
                                 alias = src.ident(a + 2).map(str::to_string);
                             }
+                            if let Some(local) = src.ident(a + 2).filter(|l| *l != name) {
+                                renamed.push((name.to_string(), local.to_string()));
+                            }
                         }
                         names.push(name.to_string());
                     }
@@ -340,7 +344,12 @@ impl<'s, 'a> Parser<'s, 'a> {
             if !segs.is_empty() {
                 let module = segs.join(".");
                 if names.is_empty() && !whole {
-                    names.push(segs.last().map_or(String::new(), |s| s.to_string()));
+                    let last = segs.last().map_or(String::new(), |s| s.to_string());
+                    // `import a.b.C as D` binds `C` as `D`.
+                    if let Some(local) = alias.as_ref().filter(|l| **l != last) {
+                        renamed.push((last.clone(), local.clone()));
+                    }
+                    names.push(last);
                 } else if whole && names.is_empty() {
                     names.clear();
                 }
@@ -350,6 +359,7 @@ impl<'s, 'a> Parser<'s, 'a> {
                     alias,
                     line,
                     reexport: false,
+                    renamed,
                 });
             }
             if src.is(k, ",") && !src.toks.get(k + 1).is_some_and(|t| t.nl_before) {

@@ -397,6 +397,7 @@ impl<'t> Ex<'t, '_, '_> {
                 alias: None,
                 line,
                 reexport: false,
+                renamed: Vec::new(),
             });
         }
         k

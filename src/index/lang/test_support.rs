@@ -374,3 +374,92 @@ pub(crate) fn import_names(f: &FileFacts) -> Vec<(&str, Vec<String>, Option<&str
         .map(|i| (i.module.as_str(), i.names.clone(), i.alias.as_deref()))
         .collect()
 }
+
+/// The file's imports as (imported name, local name) pairs of names bound under another name.
+pub(crate) fn import_renames(f: &FileFacts) -> Vec<(&str, &str)> {
+    f.imports
+        .iter()
+        .flat_map(|i| i.renamed.iter().map(|(a, b)| (a.as_str(), b.as_str())))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::facts::Language;
+    use crate::index::lang::extract;
+
+    /// One idiom, every language that has it: a name imported under another local name
+    /// records both, so references to the local name reach the imported declaration.
+    #[test]
+    fn every_language_records_names_imported_under_another_name() {
+        type Case<'a> = (Language, &'a str, &'a str, &'a [(&'a str, &'a str)]);
+        let cases: &[Case] = &[
+            (
+                Language::Python,
+                "app/main.py",
+                "from app.api import router as orders_router, health\nfrom cfg import (BASE as API,)\n",
+                &[("router", "orders_router"), ("BASE", "API")],
+            ),
+            (
+                Language::TypeScript,
+                "src/app.ts",
+                "import { router as orders, health } from './orders';\nexport { a as b } from './ab';\n",
+                &[("router", "orders"), ("a", "b")],
+            ),
+            (
+                Language::JavaScript,
+                "src/app.js",
+                "const { BASE: api, other } = require('./config');\n",
+                &[("BASE", "api")],
+            ),
+            (
+                Language::Rust,
+                "src/main.rs",
+                "use crate::config::BASE as API;\nuse crate::routes::{orders as o, health};\n",
+                &[("BASE", "API"), ("orders", "o")],
+            ),
+            (
+                Language::Kotlin,
+                "src/App.kt",
+                "import com.acme.Config.BASE as API\nimport com.acme.Other\n",
+                &[("BASE", "API")],
+            ),
+            (
+                Language::Scala,
+                "src/App.scala",
+                "import com.acme.{Base => Api, Other}\nimport com.acme.conf.Url as U\n",
+                &[("Base", "Api"), ("Url", "U")],
+            ),
+            (
+                Language::Php,
+                "src/app.php",
+                "<?php\nuse App\\{Client as Http, Other};\n",
+                &[("Client", "Http")],
+            ),
+        ];
+        for (lang, path, src, want) in cases {
+            let f = extract(*lang, path, src);
+            assert_eq!(import_renames(&f), want.to_vec(), "{lang:?}: {src}");
+        }
+    }
+
+    /// A name imported as itself is not a rename.
+    #[test]
+    fn a_name_imported_as_itself_is_not_renamed() {
+        let cases: &[(Language, &str, &str)] = &[
+            (Language::Python, "a.py", "from m import x as x\n"),
+            (
+                Language::TypeScript,
+                "a.ts",
+                "import { x as x } from './m';\n",
+            ),
+            (Language::Rust, "a.rs", "use m::x as _;\nuse m::{y as y};\n"),
+            (Language::Kotlin, "a.kt", "import m.X as X\n"),
+        ];
+        for (lang, path, src) in cases {
+            let f = extract(*lang, path, src);
+            assert!(import_renames(&f).is_empty(), "{lang:?}: {src}");
+        }
+    }
+}

@@ -134,6 +134,7 @@ fn directive(l: &Lexed, from: usize, end: usize, line: u32, last: u32, facts: &m
                     alias: None,
                     line,
                     reexport: false,
+                    renamed: Vec::new(),
                 });
             }
         }

@@ -174,6 +174,7 @@ impl<'t> Ex<'t, '_, '_> {
                 alias,
                 line,
                 reexport: false,
+                renamed: Vec::new(),
             });
         }
         end + 1

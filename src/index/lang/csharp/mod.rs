@@ -454,6 +454,7 @@ fn razor_usings(text: &str) -> FileFacts {
                 alias,
                 line: u32::try_from(k + 1).unwrap_or(u32::MAX),
                 reexport: false,
+                renamed: Vec::new(),
             });
         }
     }

@@ -92,6 +92,7 @@ impl<'t, 'a> Go<'t, '_, 'a> {
                 alias: alias.map(str::to_string),
                 line: t.line(s),
                 reexport: false,
+                renamed: Vec::new(),
             });
         }
         s + 1

@@ -25,19 +25,30 @@ pub(super) fn use_stmt(src: &Src, st: &mut State, after: usize) -> usize {
                 .trim_start_matches('\\');
             let open = a + (code[a..z].len() - code[a..z].trim_start().len()) + brace;
             let close = src.br.close_of(open).unwrap_or(z);
-            let names: Vec<String> = common::split_top(code, open + 1, close, b',', &src.br)
-                .into_iter()
-                .filter_map(|(x, y)| {
-                    let n = code[x..y].split(" as ").next().unwrap_or("").trim();
-                    (!n.is_empty()).then(|| n.to_string())
-                })
-                .collect();
+            let mut names = Vec::new();
+            let mut renamed = Vec::new();
+            for (x, y) in common::split_top(code, open + 1, close, b',', &src.br) {
+                let (n, local) = match code[x..y].split_once(" as ") {
+                    Some((n, l)) => (n.trim(), Some(l.trim())),
+                    None => (code[x..y].trim(), None),
+                };
+                if n.is_empty() {
+                    continue;
+                }
+                if let Some(l) =
+                    local.filter(|l| !l.is_empty() && *l != n && l.bytes().all(is_ident_byte))
+                {
+                    renamed.push((n.to_string(), l.to_string()));
+                }
+                names.push(n.to_string());
+            }
             st.facts.imports.push(Import {
                 module: prefix.to_string(),
                 names,
                 alias: None,
                 line,
                 reexport: false,
+                renamed,
             });
             continue;
         }
@@ -55,6 +66,7 @@ pub(super) fn use_stmt(src: &Src, st: &mut State, after: usize) -> usize {
             alias,
             line,
             reexport: false,
+            renamed: Vec::new(),
         });
     }
     end

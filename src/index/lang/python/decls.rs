@@ -280,6 +280,7 @@ pub(super) fn import_stmt(src: &Src, st: &mut State, stmt: &Stmt, after_kw: usiz
             alias,
             line: stmt.line,
             reexport: false,
+            renamed: Vec::new(),
         });
     }
 }
@@ -308,6 +309,7 @@ pub(super) fn from_import_stmt(src: &Src, st: &mut State, stmt: &Stmt, after_kw:
         }
     }
     let mut names = Vec::new();
+    let mut renamed = Vec::new();
     let mut explicit_reexport = false;
     for (a, z) in common::split_top(code, s, e, b',', &src.br) {
         let item = code[a..z].trim();
@@ -322,6 +324,9 @@ pub(super) fn from_import_stmt(src: &Src, st: &mut State, stmt: &Stmt, after_kw:
             continue;
         }
         explicit_reexport |= alias == Some(name);
+        if let Some(local) = alias.filter(|a| *a != name && a.bytes().all(is_ident_byte)) {
+            renamed.push((name.to_string(), local.to_string()));
+        }
         names.push(name.to_string());
     }
     let reexport = explicit_reexport || (st.is_init && module.starts_with('.'));
@@ -331,6 +336,7 @@ pub(super) fn from_import_stmt(src: &Src, st: &mut State, stmt: &Stmt, after_kw:
         alias: None,
         line: stmt.line,
         reexport,
+        renamed,
     });
 }
 

@@ -202,6 +202,7 @@ pub(super) fn require_stmt(src: &Src, st: &mut State, stmt: &Stmt, toks: &[(usiz
             alias: None,
             line: stmt.line,
             reexport: false,
+            renamed: Vec::new(),
         });
     }
 }
@@ -221,6 +222,7 @@ pub(super) fn mixin_stmt(src: &Src, st: &mut State, stmt: &Stmt, toks: &[(usize,
                 alias: None,
                 line: src.line_of(a),
                 reexport: false,
+                renamed: Vec::new(),
             });
         }
     }

@@ -609,8 +609,9 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
         t.skip_group(open).max(j + 3)
     }
 
-    /// `use a::b::{c, d as e, f::{g, self}};` → module `a::b`, names `c d g` (aliases and
-    /// `self` left out; a single `use a::b as x;` keeps `x` as the alias).
+    /// `use a::b::{c, d as e, f::{g, self}};` → module `a::b`, names `c d g` with `d` bound
+    /// as `e` (`self` left out; a single `use a::b as x;` keeps `x` as the alias and binds
+    /// `b` as `x`).
     pub(super) fn use_item(&mut self, j: usize, public: bool) -> usize {
         let t = self.t;
         let end = self.stmt_end(j + 1, t.len());
@@ -620,6 +621,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
         }
         let mut segs: Vec<&str> = Vec::new();
         let mut names = Vec::new();
+        let mut renamed = Vec::new();
         let mut alias = None;
         while k < end {
             if let Some(id) = t.ident(k) {
@@ -646,6 +648,13 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
                         && !t.is(x.wrapping_sub(1), "as")
                         && !matches!(id, "self" | "super" | "crate")
                     {
+                        if t.is(x + 1, "as")
+                            && let Some(local) = t.ident(x + 2)
+                            && local != id
+                            && local != "_"
+                        {
+                            renamed.push((id.to_string(), local.to_string()));
+                        }
                         names.push(id.to_string());
                     }
                 }
@@ -659,6 +668,9 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
             && segs.len() > 1
             && let Some(last) = segs.pop()
         {
+            if let Some(local) = alias.filter(|a| *a != last && *a != "_") {
+                renamed.push((last.to_string(), local.to_string()));
+            }
             names.push(last.to_string());
         }
         if !segs.is_empty() {
@@ -677,6 +689,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
                 alias: alias.map(str::to_string),
                 line: t.line(j),
                 reexport: public,
+                renamed,
             });
         }
         end + 1
@@ -693,6 +706,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
                 alias: alias.map(str::to_string),
                 line: t.line(j),
                 reexport: public,
+                renamed: Vec::new(),
             });
         }
         end + 1

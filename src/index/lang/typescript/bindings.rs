@@ -312,15 +312,16 @@ impl<'t> Ex<'t, '_, '_> {
                 self.bind.insert(v, Bind::Grpc(svc));
             }
         } else if let (Some(v), [class]) = (var, segs.as_slice())
-            && self
+            && let Some(imported) = self
                 .facts
                 .imports
                 .iter()
-                .any(|imp| imp.module.starts_with('.') && imp.names.iter().any(|n| n == class))
+                .filter(|imp| imp.module.starts_with('.'))
+                .find_map(|imp| imp.imported_as(class))
         {
-            self.bind
-                .entry(v)
-                .or_insert(Bind::Instance(class.to_string()));
+            // `import { OrdersApi as Api }`: `new Api()` is an `OrdersApi`.
+            let imported = imported.to_string();
+            self.bind.entry(v).or_insert(Bind::Instance(imported));
         }
     }
 

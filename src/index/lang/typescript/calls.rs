@@ -78,7 +78,8 @@ impl<'t> Ex<'t, '_, '_> {
                         matches!(
                             i.module.as_str(),
                             "axios" | "got" | "ky" | "superagent" | "request" | "needle"
-                        ) && (i.alias.as_deref() == Some(name) || i.names.iter().any(|n| n == name))
+                        ) && (i.alias.as_deref() == Some(name)
+                            || i.local_names().any(|n| n == name))
                     }) =>
                 {
                     return self.http_call(p, None, true, true);

@@ -13,23 +13,45 @@ impl<'t> Ex<'t, '_, '_> {
         at: usize,
         reexport: bool,
     ) {
-        for n in &names {
-            self.imported.insert(n.clone());
-        }
-        let line = self.line(at);
-        self.facts.imports.push(Import {
+        self.push_import_renamed(
             module,
-            names,
+            Names {
+                names,
+                renamed: Vec::new(),
+            },
+            alias,
+            at,
+            reexport,
+        );
+    }
+
+    fn push_import_renamed(
+        &mut self,
+        module: String,
+        names: Names,
+        alias: Option<String>,
+        at: usize,
+        reexport: bool,
+    ) {
+        let line = self.line(at);
+        let import = Import {
+            module,
+            names: names.names,
             alias,
             line,
             reexport,
-        });
+            renamed: names.renamed,
+        };
+        for n in import.local_names() {
+            self.imported.insert(n.to_string());
+        }
+        self.facts.imports.push(import);
     }
 
-    /// `{ a, b as c, type D, default as E }` at `open`: the imported (original) names.
-    fn named_specifiers(&self, open: usize) -> Vec<String> {
+    /// `{ a, b as c, type D, default as E }` at `open`: the imported (original) names, and
+    /// the local name of each one bound under another (`b` → `c`).
+    fn named_specifiers(&self, open: usize, out: &mut Names) {
         let t = self.t;
-        let mut out = Vec::new();
         for (a, e) in t.args(open) {
             let mut k = a;
             if t.is(k, "type") && t.ident(k + 1).is_some() && !t.is(k + 1, "as") {
@@ -38,10 +60,15 @@ impl<'t> Ex<'t, '_, '_> {
             if let Some(name) = t.ident(k).or_else(|| t.str_lit(k).map(|s| s.raw))
                 && k < e
             {
-                out.push(name.to_string());
+                if t.is(k + 1, "as")
+                    && let Some(local) = t.ident(k + 2)
+                    && local != name
+                {
+                    out.renamed.push((name.to_string(), local.to_string()));
+                }
+                out.names.push(name.to_string());
             }
         }
-        out
     }
 
     /// `import … from 'm'`, `import 'm'`, `import x = require('m')` at `i`.
@@ -55,18 +82,18 @@ impl<'t> Ex<'t, '_, '_> {
         if t.is(k, "type") && !t.is(k + 1, "from") && !t.is(k + 1, "=") && !t.is(k + 1, ",") {
             k += 1;
         }
-        let mut names = Vec::new();
+        let mut names = Names::default();
         let mut alias = None;
         let stop = (k + 64).min(t.len());
         while k < stop {
             if t.is(k, "from") {
                 if let Some(m) = t.str_value(k + 1) {
-                    self.push_import(m.into_owned(), names, alias, i, false);
+                    self.push_import_renamed(m.into_owned(), names, alias, i, false);
                 }
                 return;
             }
             if t.is(k, "{") {
-                names.extend(self.named_specifiers(k));
+                self.named_specifiers(k, &mut names);
                 k = t.skip_group(k);
                 continue;
             }
@@ -87,7 +114,7 @@ impl<'t> Ex<'t, '_, '_> {
                     k += 1;
                     continue;
                 }
-                names.push(id.to_string());
+                names.names.push(id.to_string());
                 k += 1;
                 continue;
             }
@@ -106,21 +133,23 @@ impl<'t> Ex<'t, '_, '_> {
         if t.is(k, "type") {
             k += 1;
         }
-        let (names, alias, after) = if t.is(k, "*") {
+        let mut names = Names::default();
+        let (alias, after) = if t.is(k, "*") {
             if t.is(k + 1, "as") {
-                (Vec::new(), t.ident(k + 2).map(str::to_string), k + 3)
+                (t.ident(k + 2).map(str::to_string), k + 3)
             } else {
-                (Vec::new(), None, k + 1)
+                (None, k + 1)
             }
         } else if t.is(k, "{") {
-            (self.named_specifiers(k), None, t.skip_group(k))
+            self.named_specifiers(k, &mut names);
+            (None, t.skip_group(k))
         } else {
             return;
         };
         if t.is(after, "from")
             && let Some(m) = t.str_value(after + 1)
         {
-            self.push_import(m.into_owned(), names, alias, i, true);
+            self.push_import_renamed(m.into_owned(), names, alias, i, true);
         }
     }
 
@@ -134,7 +163,7 @@ impl<'t> Ex<'t, '_, '_> {
             // `import fs = require('fs')`: recorded by the import statement.
             return;
         }
-        let mut names = Vec::new();
+        let mut names = Names::default();
         let mut alias = None;
         if i >= 1 && t.is(i - 1, "=") && i >= 2 {
             if let Some(id) = t.ident(i - 2) {
@@ -150,14 +179,28 @@ impl<'t> Ex<'t, '_, '_> {
                 if t.is(k, "{") && t.close(k) == Some(i - 2) {
                     for (a, _) in t.args(k) {
                         if let Some(id) = t.ident(a) {
-                            names.push(id.to_string());
+                            // `{ resolve: res }` binds `res` to the module's `resolve`.
+                            if t.is(a + 1, ":")
+                                && let Some(local) = t.ident(a + 2)
+                                && local != id
+                            {
+                                names.renamed.push((id.to_string(), local.to_string()));
+                            }
+                            names.names.push(id.to_string());
                         }
                     }
                 }
             }
         }
-        self.push_import(m.into_owned(), names, alias, i, false);
+        self.push_import_renamed(m.into_owned(), names, alias, i, false);
     }
+}
+
+/// The names an import brings in, with those bound under another local name.
+#[derive(Default)]
+pub(super) struct Names {
+    names: Vec<String>,
+    renamed: Vec<(String, String)>,
 }
 
 #[cfg(test)]
@@ -214,5 +257,16 @@ import.meta.url;
             ]
         );
         assert!(!has_sym(&f, "lodash"));
+        let renamed: Vec<_> = f.imports.iter().flat_map(|i| i.renamed.clone()).collect();
+        let pair = |a: &str, b: &str| (a.to_string(), b.to_string());
+        assert_eq!(
+            renamed,
+            vec![
+                pair("useEffect", "ue"),
+                pair("Item", "OrderItem"),
+                pair("resolve", "res"),
+                pair("b", "c"),
+            ]
+        );
     }
 }
