@@ -152,6 +152,17 @@ class Server:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr)
         self.out_fd = self.proc.stdout.fileno()
         os.set_blocking(self.out_fd, False)
+        # `spin`: wait for an answer by polling the (non-blocking) read end in a loop instead
+        # of sleeping in select(), so the figure holds the server's wake-up and work but not
+        # this client's own wake-up (bench_latency.py's busy-polling client).
+        self.spin = False
+
+    def _ready(self, left):
+        """Whether the output may have bytes: at once when spinning, else after select()."""
+        if self.spin:
+            return True
+        ready, _, _ = select.select([self.out_fd], [], [], left)
+        return bool(ready)
 
     def ms_since_spawn(self):
         return (time.perf_counter() - self.t_spawn) * 1000.0
@@ -194,8 +205,7 @@ class Server:
             left = deadline - time.perf_counter()
             if left <= 0:
                 raise ServerGone(f"no answer within {self.timeout:g} s")
-            ready, _, _ = select.select([self.out_fd], [], [], left)
-            if not ready:
+            if not self._ready(left):
                 continue
             try:
                 chunk = os.read(self.out_fd, 1 << 16)
@@ -217,8 +227,7 @@ class Server:
             left = deadline - time.perf_counter()
             if left <= 0:
                 raise ServerGone(f"no line within {self.timeout:g} s")
-            ready, _, _ = select.select([self.out_fd], [], [], left)
-            if not ready:
+            if not self._ready(left):
                 continue
             try:
                 chunk = os.read(self.out_fd, 1 << 16)

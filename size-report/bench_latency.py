@@ -27,10 +27,14 @@ For each workload:
     the server's CPU per call: utime+stime of the process (all threads, so the audit task's
     share is in it) over the timed calls, divided by their number.
 
-Two more figures put the ping round trip in context (information, not bars):
+The ping bar is taken with a busy-polling client (`ping_spin`): it polls the non-blocking
+read end of the server's stdout in a loop instead of sleeping in select(), so its round trip
+holds the server's wake-up on the request, the server's work and the pipes, but not the
+client's own wake-up on the answer, which is a property of the client (the blocking client's
+round trip is reported too). The figures that put it in context (information, not bars):
   floor      the same client loop against `cat`, which echoes each request line back: what a
              round trip costs this client, this machine and two pipes with a server that does
-             no work at all
+             no work at all (for the blocking and the busy-polling client)
   ping_pinned  the ping workload with the client and the server pinned to one CPU: on this
              VM a wake-up on the other, idle vCPU costs tens of microseconds (the guest does
              not halt-poll), which the floor shows as well; pinned, the round trip is the
@@ -84,12 +88,13 @@ def workload(name, corpus):
     return lambda j: ("ping", {})
 
 
-def floor_session(calls, cpu=None):
+def floor_session(calls, cpu=None, spin=False):
     """Round trips of the client loop against `cat` (each request line echoed back)."""
     tmp = tempfile.mkdtemp(prefix="mesh-bench-floor-")
     try:
         srv = Server(shutil.which("cat") or "/bin/cat", tmp, tmp, timeout=60, args=(),
                      env=private_env(tmp), cpu=cpu)
+        srv.spin = spin
         times = []
         try:
             for j in range(30 + calls):
@@ -105,7 +110,7 @@ def floor_session(calls, cpu=None):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def session(binary, name, corpus, example, calls, stages, cpu=None):
+def session(binary, name, corpus, example, calls, stages, cpu=None, spin=False):
     tmp = tempfile.mkdtemp(prefix="mesh-bench-lat-")
     try:
         if name == "search5k":
@@ -118,6 +123,7 @@ def session(binary, name, corpus, example, calls, stages, cpu=None):
         if stages:
             env["MESH_STAGE_LOG"] = log
         srv = Server(binary, cwd, tmp, timeout=60, env=env, cpu=cpu)
+        srv.spin = spin
         req = workload(name, corpus)
         times = []
         try:
@@ -197,11 +203,19 @@ def main(argv):
         r["stage_records"] = records
         out[name] = r
     # Context for the ping round trip: the harness floor, and ping with both ends on one CPU.
-    ctx = {"floor_rt_p50_us": [], "ping_pinned_rt_p50_us": []}
+    ctx = {"floor_rt_p50_us": [], "ping_pinned_rt_p50_us": [], "floor_spin_rt_p50_us": [],
+           "ping_spin_rt_p50_us": [], "ping_spin_rt_p95_us": []}
     try:
         cpu = sorted(os.sched_getaffinity(0))[0]
         for _ in range(a.runs):
             ctx["floor_rt_p50_us"].append(statistics.median(floor_session(a.calls * 5)))
+            # The busy-polling client: no wake-up of its own in the figure.
+            ctx["floor_spin_rt_p50_us"].append(
+                statistics.median(floor_session(a.calls * 5, spin=True)))
+            times, _, _ = session(os.path.abspath(a.bin), "ping", a.corpus, a.example,
+                                  a.calls * 5, False, spin=True)
+            ctx["ping_spin_rt_p50_us"].append(statistics.median(times))
+            ctx["ping_spin_rt_p95_us"].append(pct(times, 95))
             mask = os.sched_getaffinity(0)
             os.sched_setaffinity(0, {cpu})
             try:

@@ -143,12 +143,15 @@ fn is_never_root_dir(name: &str) -> bool {
 /// base that is itself one project (it has a manifest), a child counts only with its own
 /// manifest. The base itself is not listed: it is always a root. Sorted by label.
 pub fn detect_layout(base: &Path) -> Vec<Detection> {
-    let base_has_manifest = manifest_in(base).is_some();
+    let base_entries = entry_names(base);
+    let base_has_manifest = manifest_among(base, &base_entries).is_some();
     let mut found: Vec<Detection> = Vec::new();
     let mut budget = DETECT_DIR_BUDGET;
     // Breadth-first, so a shallower manifest is found before anything below it.
-    let mut queue: std::collections::VecDeque<(String, usize)> =
-        child_dirs(base).into_iter().map(|c| (c, 1)).collect();
+    let mut queue: std::collections::VecDeque<(String, usize)> = dirs_among(base_entries)
+        .into_iter()
+        .map(|c| (c, 1))
+        .collect();
     while let Some((label, depth)) = queue.pop_front() {
         if budget == 0 {
             break;
@@ -159,7 +162,8 @@ pub fn detect_layout(base: &Path) -> Vec<Detection> {
             continue;
         }
         let path = base.join(&label);
-        if let Some(m) = manifest_in(&path) {
+        let entries = entry_names(&path);
+        if let Some(m) = manifest_among(&path, &entries) {
             found.push(Detection {
                 reason: format!("{label} has {m}"),
                 root: label,
@@ -167,7 +171,7 @@ pub fn detect_layout(base: &Path) -> Vec<Detection> {
             continue;
         }
         if depth < DETECT_DEPTH {
-            for child in child_dirs(&path) {
+            for child in dirs_among(entries) {
                 queue.push_back((format!("{label}/{child}"), depth + 1));
             }
         }
@@ -340,27 +344,32 @@ pub(super) fn entry_names(dir: &Path) -> Vec<(String, fs::FileType)> {
 
 /// Real (non-symlink), non-hidden, non-build child directories, sorted.
 fn child_dirs(dir: &Path) -> Vec<String> {
-    entry_names(dir)
+    dirs_among(entry_names(dir))
+}
+
+/// The first of [`MANIFESTS`] among `entries` (the listing of `dir`): one directory read
+/// instead of a `stat` per manifest name. A symlinked entry counts when it leads to a file.
+fn manifest_among(dir: &Path, entries: &[(String, fs::FileType)]) -> Option<String> {
+    let is_file =
+        |n: &str, t: &fs::FileType| t.is_file() || (t.is_symlink() && dir.join(n).is_file());
+    MANIFESTS.iter().find_map(|m| {
+        let hit = match m.strip_prefix("*.") {
+            Some(ext) => entries
+                .iter()
+                .find(|(n, t)| Path::new(n).extension().is_some_and(|e| e == ext) && is_file(n, t)),
+            None => entries.iter().find(|(n, t)| n == m && is_file(n, t)),
+        };
+        hit.map(|(n, _)| n.clone())
+    })
+}
+
+/// The child directories of `dir` among its listing `entries` (as [`child_dirs`]).
+fn dirs_among(entries: Vec<(String, fs::FileType)>) -> Vec<String> {
+    entries
         .into_iter()
         .filter(|(n, t)| t.is_dir() && !n.starts_with('.') && !SKIP_DIRS.contains(&n.as_str()))
         .map(|(n, _)| n)
         .collect()
-}
-
-fn manifest_in(dir: &Path) -> Option<String> {
-    for m in MANIFESTS {
-        if let Some(ext) = m.strip_prefix("*.") {
-            let hit = entry_names(dir)
-                .into_iter()
-                .find(|(n, t)| t.is_file() && Path::new(n).extension().is_some_and(|e| e == ext));
-            if let Some((n, _)) = hit {
-                return Some(n);
-            }
-        } else if dir.join(m).is_file() {
-            return Some(m.to_string());
-        }
-    }
-    None
 }
 
 fn is_source(name: &str) -> bool {
