@@ -476,7 +476,7 @@ fn the_binary_sees_edits_and_reports_its_watcher() {
     init(&mut s);
     let mut id = 10;
     search_until_found(&mut s, &mut id, "Alpha");
-    let status = call_tool(&mut s, 2, "index_status", json!({}));
+    let status = status_once_watcher_started(&mut s, &mut id);
     assert!(
         status.contains("- Watcher: inotify, 2 directories watched"),
         "{status}"
@@ -527,6 +527,48 @@ fn indexer_context_switches(pid: u32) -> u64 {
 }
 
 #[test]
+fn an_edit_before_the_watches_are_in_place_is_not_lost() {
+    // The first snapshot is published before the watcher walks the tree; an edit made in
+    // between has no inotify event, so the rescan after the registration must find it.
+    let dir = workspace("watch-bin-window");
+    write(&dir.join("src/a.proto"), &proto(&["Alpha"]));
+    let mut s = Server::start_with(
+        &dir,
+        &[
+            ("MESH_TEST_FIXTURES", "1"),
+            ("MESH_TEST_WATCH_DELAY_MS", "1500"),
+        ],
+    );
+    init(&mut s);
+    let mut id = 10;
+    search_until_found(&mut s, &mut id, "Alpha");
+    let status = call_tool(&mut s, 2, "index_status", json!({}));
+    assert!(status.contains("- Watcher: starting."), "{status}");
+    write(&dir.join("src/a.proto"), &proto(&["Alpha", "InTheWindow"]));
+    search_until_found(&mut s, &mut id, "InTheWindow");
+    let status = status_once_watcher_started(&mut s, &mut id);
+    assert!(status.contains("- Watcher: inotify"), "{status}");
+}
+
+/// `index_status` once the watcher has been set up (that follows the first snapshot, so the
+/// first answer can come while it still says "starting").
+fn status_once_watcher_started(server: &mut Server, next_id: &mut i64) -> String {
+    let started = Instant::now();
+    loop {
+        *next_id += 1;
+        let status = call_tool(server, *next_id, "index_status", json!({}));
+        if !status.contains("- Watcher: starting") {
+            return status;
+        }
+        assert!(
+            started.elapsed() < DEADLINE,
+            "the watcher never started: {status}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
 fn the_binary_falls_back_to_polling_at_the_watch_limit() {
     let dir = workspace("watch-bin-limit");
     write(&dir.join("src/deep/a.proto"), &proto(&["Alpha"]));
@@ -537,7 +579,7 @@ fn the_binary_falls_back_to_polling_at_the_watch_limit() {
     init(&mut s);
     let mut id = 10;
     search_until_found(&mut s, &mut id, "Alpha");
-    let status = call_tool(&mut s, 2, "index_status", json!({}));
+    let status = status_once_watcher_started(&mut s, &mut id);
     // The interval grows with the cost of a rescan, so only its floor is known here.
     assert!(
         status.contains("- Watcher: polling fallback, full rescan every ")

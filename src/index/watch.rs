@@ -515,9 +515,10 @@ fn probe_git(git_dirs: &[GitDir], tracked: &mut BTreeSet<PathBuf>) -> GitState {
 
 // ─── the driver ──────────────────────────────────────────────────────────────────────────
 
-/// Runs the indexer thread's life: sets up the watcher (before the first crawl, so nothing
-/// changed during it is missed), builds and publishes the first snapshot, then follows the
-/// workspace until `stop` is requested.
+/// Runs the indexer thread's life: builds and publishes the first snapshot, sets up the
+/// watcher, catches up with what changed while the watches were not all in place yet (a
+/// stat-only rescan), then follows the workspace until `stop` is requested. The first answer
+/// does not wait for the watch registration (a second walk of every directory).
 pub fn serve(
     indexer: &mut Indexer,
     handle: &IndexHandle,
@@ -538,15 +539,25 @@ pub fn serve(
             indexer.flush_cache();
             return;
         }
-        WatchKind::Poll => "MESH_WATCH=poll".to_string(),
+        WatchKind::Poll => {
+            handle.publish(indexer.rebuild());
+            indexer.flush_cache();
+            "MESH_WATCH=poll".to_string()
+        }
         WatchKind::Auto => {
             handle.set_watch_mode(WatchMode::Starting);
+            handle.publish(indexer.rebuild());
+            fixture_watch_delay();
             match inotify_start(&roots, &patterns, options) {
                 Ok(mut watcher) => {
                     handle.set_watch_mode(watcher.mode());
                     #[cfg(target_os = "linux")]
                     stop.set_waker(Some(watcher.ino.waker()));
-                    handle.publish(indexer.rebuild());
+                    // An edit made after the crawl read a directory and before its watch was
+                    // added has no event: the rescan (stat-only for unchanged files) sees it.
+                    if let Some(snap) = indexer.rebuild_if_changed() {
+                        handle.publish(snap);
+                    }
                     indexer.flush_cache();
                     let ended = inotify_loop(&mut watcher, indexer, handle, stop);
                     #[cfg(target_os = "linux")]
@@ -568,14 +579,27 @@ pub fn serve(
                 }
                 Err(reason) => {
                     warn_fallback(&reason);
+                    indexer.flush_cache();
                     reason
                 }
             }
         }
     };
-    handle.publish(indexer.rebuild());
-    indexer.flush_cache();
     poll_loop(indexer, handle, options, stop, &roots, fallback_reason);
+}
+
+/// Test hook (fixtures only): `MESH_TEST_WATCH_DELAY_MS` widens the window between the first
+/// snapshot and the watch registration, so a test can edit a file inside it.
+fn fixture_watch_delay() {
+    if !crate::isolate::fixtures_enabled() {
+        return;
+    }
+    if let Some(ms) = std::env::var("MESH_TEST_WATCH_DELAY_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        std::thread::sleep(Duration::from_millis(ms));
+    }
 }
 
 fn warn_fallback(reason: &str) {
