@@ -630,7 +630,7 @@ def main(argv):
         w("No committed long run (`size-report/fuzz/RESULT.json`): run `size-report/fuzz/run`.")
         v.missing.append("fuzz long run")
     else:
-        w(f"The committed long run of `tests/extract_fuzz.rs` (`size-report/fuzz/run`, the `fuzz` "
+        w(f"The committed long run of `src/index/extract_fuzz.rs` (`size-report/fuzz/run`, the `fuzz` "
           f"profile: optimised, with overflow checks and debug assertions): seed "
           f"`{fz.get('seed')}`, {fz.get('cases_per_target', 0):,} cases per target, "
           f"{fz.get('threads')} threads, {fz.get('wall_s')} s, hang cap {fz.get('hang_cap_ms')} ms, "

@@ -162,12 +162,14 @@ impl Git {
         }
     }
 
+    #[cfg(test)]
     /// Uses another program instead of `git` (tests use a missing one).
     pub fn with_program(mut self, program: &Path) -> Git {
         self.program = program.to_path_buf();
         self
     }
 
+    #[cfg(test)]
     /// Uses another timeout.
     pub fn with_timeout(mut self, timeout: Duration) -> Git {
         self.timeout = timeout;

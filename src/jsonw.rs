@@ -51,6 +51,7 @@ pub fn write(out: &mut String, v: &Value) {
     }
 }
 
+#[cfg(test)]
 /// The compact JSON text of `v`.
 pub fn to_string(v: &Value) -> String {
     let mut out = String::with_capacity(256);

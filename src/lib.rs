@@ -52,6 +52,13 @@
 //! | [`sys`] | the handful of Linux/Unix system calls we need, declared by hand: the only module allowed `unsafe` code |
 //! | [`logging`] | the `tracing` subscriber: one line per event on stderr (and in `meshd`'s log file), filtered by `MESH_LOG` |
 //!
+//! Every module is crate-private. The public surface is short: the two binaries' entry points
+//! ([`mesh_mcp_main`], [`meshd_main`]), the index as a library ([`discover`] a workspace's
+//! [`Config`], build [`Snapshot`]s with an [`Indexer`], follow it with
+//! [`spawn_indexer_with`]), the audit trail ([`AuditLog`], [`verify`]), the daemon's socket
+//! naming ([`workspace_id`], [`probe_at`]), and the limits and test hooks the behaviour tests
+//! provoke. Tests of internals live next to the code.
+//!
 //! Logs go to stderr through `tracing` with `mesh::…` targets; stdout belongs to the framing
 //! writer alone.
 //!
@@ -60,32 +67,75 @@
 //! (§6) and the budgets (§7); code comments cite its sections as `docs/ARCHITECTURE.md §N`.
 
 #![deny(unsafe_code)]
+#![warn(missing_docs)]
 
-pub mod audit;
-pub mod auditor;
-pub mod batch;
-pub mod cli;
-pub mod completion;
-pub mod config;
-pub mod daemon;
-pub mod framing;
-pub mod git;
-pub mod index;
-pub mod isolate;
-pub mod jsonw;
-pub mod logging;
-pub mod order;
-pub mod prompts;
-pub mod protocol;
-pub mod render;
-pub mod resources;
-pub mod security;
-pub mod server;
-pub mod stages;
-pub mod stdio;
+// Every module is internal: the crate's public surface is the short list below it.
+pub(crate) mod audit;
+pub(crate) mod auditor;
+pub(crate) mod batch;
+pub(crate) mod cli;
+pub(crate) mod completion;
+pub(crate) mod config;
+pub(crate) mod daemon;
+pub(crate) mod framing;
+pub(crate) mod git;
+pub(crate) mod index;
+pub(crate) mod isolate;
+pub(crate) mod jsonw;
+pub(crate) mod logging;
+pub(crate) mod order;
+pub(crate) mod prompts;
+pub(crate) mod protocol;
+pub(crate) mod render;
+pub(crate) mod resources;
+pub(crate) mod security;
+pub(crate) mod server;
+pub(crate) mod stages;
+pub(crate) mod stdio;
 #[allow(unsafe_code)]
-pub mod sys;
-pub mod tools;
+pub(crate) mod sys;
+pub(crate) mod tools;
+
+// ─── The public surface ──────────────────────────────────────────────────────────────────
+//
+// What the two binaries run, and what the tests of behaviour in `tests/` drive besides the
+// binaries: the index as a library (a workspace's configuration → an indexer → snapshots and
+// their graph), the audit trail's reader and writer, the daemon's socket naming, and the
+// documented limits and test hooks the tests provoke.
+
+/// The `mesh-mcp` command line (`run`, `query`, `doctor`, …): parses `std::env::args` and
+/// returns the process exit status.
+pub fn mesh_mcp_main() -> i32 {
+    cli::main()
+}
+
+/// The `meshd` daemon: serves one workspace's index on a Unix socket; returns the exit status.
+pub fn meshd_main() -> i32 {
+    daemon::main()
+}
+
+/// The names of the tools a session lists in `tools/list`, in that order.
+pub fn tool_names() -> Vec<&'static str> {
+    tools::Registry::standard()
+        .all()
+        .iter()
+        .map(|t| t.name)
+        .collect()
+}
+
+pub use audit::{AuditEntry, AuditLog, CallStatus, args_digest, new_session_id, verify};
+pub use batch::{MAX_BATCH_ANSWER_BYTES, MAX_BATCH_REQUESTS};
+pub use cli::demo::questions as demo_questions;
+pub use config::{Config, discover, zero_config};
+pub use daemon::socket::workspace_id;
+pub use daemon::{EXIT_ALREADY_RUNNING, probe_at};
+pub use index::cache::{FactCache, build_salt as cache_salt, workspace_id as cache_workspace_id};
+pub use index::facts::{EventRole, Language};
+pub use index::graph::{Confidence, Loc, RpcLink, ServiceLink};
+pub use index::snapshot::{FileEntry, IndexHandle, Snapshot};
+pub use index::watch::{WatchKind, WatchMode, WatchOptions};
+pub use index::{Indexer, IndexerThread, spawn_indexer_with};
+pub use isolate::{HANG_MARKER, PANIC_MARKER, WATCHER_PANIC_FILE};
 
 /// The crate version, reported in `serverInfo`, `--version` and the workspace id.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -47,7 +47,7 @@ pub const MAX_ECHOED_NAME: usize = 64;
 /// `name` as an error message may echo it: at most [`MAX_ECHOED_NAME`] bytes (cut on a
 /// character boundary, with the full length said), so a 1 MB name does not make a 2 MB error.
 ///
-/// ```
+/// ```ignore
 /// use mesh_mcp::protocol::echo_name;
 /// assert_eq!(echo_name("ping"), "ping");
 /// assert_eq!(echo_name(&"x".repeat(100)), format!("{}… (100 bytes)", "x".repeat(64)));
@@ -70,7 +70,7 @@ pub const MAX_ECHOED_INPUT: usize = 80;
 /// `input` as an error message may echo it: at most [`MAX_ECHOED_INPUT`] characters, then an
 /// ellipsis and the full length, newlines flattened, so a huge argument is not sent back.
 ///
-/// ```
+/// ```ignore
 /// use mesh_mcp::protocol::echo_input;
 /// assert_eq!(echo_input("services/orders"), "services/orders");
 /// let long = echo_input(&"y".repeat(5000));
@@ -88,7 +88,7 @@ pub fn echo_input(input: &str) -> String {
 /// characters cut as [`echo_input`] cuts it: for messages that quote the user's text whole (a
 /// serde error quoting a wrong value, a config error quoting an unknown key).
 ///
-/// ```
+/// ```ignore
 /// use mesh_mcp::protocol::echo_quoted;
 /// let m = echo_quoted(&format!("unknown key `{}` in [x]", "k".repeat(1000)));
 /// assert!(m.len() < 200 && m.ends_with("(1000 bytes)` in [x]"), "{m}");
@@ -360,7 +360,7 @@ impl RequestMeta {
 /// Validates a W3C `traceparent` strictly (version `00`, 32 lowercase hex trace id not all
 /// zeros, 16 lowercase hex parent id not all zeros, 2 hex flags) and returns its trace id.
 ///
-/// ```
+/// ```ignore
 /// use mesh_mcp::protocol::parse_traceparent;
 /// let tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 /// assert_eq!(parse_traceparent(tp).as_deref(), Some("4bf92f3577b34da6a3ce929d0e0e4736"));
@@ -493,5 +493,51 @@ mod tests {
         assert_eq!(m.protocol_version.as_deref(), Some("2026-07-28"));
         assert!(m.has_client_capabilities);
         assert_eq!(m.trace_id(), None);
+    }
+
+    /// The example in the documentation above (private items have no doctests).
+    #[test]
+    fn documented_example_1() {
+        use crate::protocol::echo_name;
+        assert_eq!(echo_name("ping"), "ping");
+        assert_eq!(
+            echo_name(&"x".repeat(100)),
+            format!("{}… (100 bytes)", "x".repeat(64))
+        );
+    }
+
+    /// The example in the documentation above (private items have no doctests).
+    #[test]
+    fn documented_example_2() {
+        use crate::protocol::echo_input;
+        assert_eq!(echo_input("services/orders"), "services/orders");
+        let long = echo_input(&"y".repeat(5000));
+        assert!(long.starts_with(&"y".repeat(80)) && long.ends_with("… (5000 bytes)"));
+    }
+
+    /// The example in the documentation above (private items have no doctests).
+    #[test]
+    fn documented_example_3() {
+        use crate::protocol::echo_quoted;
+        let m = echo_quoted(&format!("unknown key `{}` in [x]", "k".repeat(1000)));
+        assert!(m.len() < 200 && m.ends_with("(1000 bytes)` in [x]"), "{m}");
+        // Text outside quotes is the server's own: kept whole.
+        let own = format!("{} `a\"b` \"c`d\"", "w".repeat(100));
+        assert_eq!(echo_quoted(&own), own);
+    }
+
+    /// The example in the documentation above (private items have no doctests).
+    #[test]
+    fn documented_example_4() {
+        use crate::protocol::parse_traceparent;
+        let tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        assert_eq!(
+            parse_traceparent(tp).as_deref(),
+            Some("4bf92f3577b34da6a3ce929d0e0e4736")
+        );
+        assert_eq!(
+            parse_traceparent("00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01"),
+            None
+        );
     }
 }

@@ -1,7 +1,7 @@
 //! Markdown helpers shared by the tools, and the central 48 KiB output cap.
 //!
 //! Formatters bound themselves (they page, say how many items they showed of how many, and name
-//! the next call); [`cap_output`] is the safety net every tool's text passes through: it cuts on
+//! the next call); [`cap_output_within`] is the safety net every tool's text passes through: it cuts on
 //! a line boundary, closes a code fence left open, and appends a one-line note with a
 //! tool-specific hint.
 
@@ -27,14 +27,16 @@ pub fn decimal(num: u64, den: u64, places: u32) -> String {
     }
 }
 
-/// Applies the cap: returns `text` unchanged when it fits, else a cut copy ending in a note
-/// that carries `hint` (flattened to one line, at most 512 bytes).
+/// The cap at 48 KiB, for the tests.
+#[cfg(test)]
 pub fn cap_output(text: String, hint: &str) -> String {
     cap_output_within(text, hint, MAX_OUTPUT_BYTES)
 }
 
-/// [`cap_output`] to `max` bytes (at most [`MAX_OUTPUT_BYTES`]): the text's share when the
-/// answer also carries structured data (see `tools::structured::cap`).
+/// Applies the cap at `max` bytes (at most [`MAX_OUTPUT_BYTES`]; less when the answer also
+/// carries structured data, see `tools::structured::cap`): returns `text` unchanged when it
+/// fits, else a cut copy ending in a note that carries `hint` (flattened to one line, at most
+/// 512 bytes).
 pub fn cap_output_within(text: String, hint: &str, max: usize) -> String {
     let max = max.min(MAX_OUTPUT_BYTES);
     if text.len() <= max {

@@ -1112,7 +1112,6 @@ initialize once per session, or start a new session to negotiate again"
                 let env = ToolEnv {
                     shared: &shared,
                     snapshot: snapshot.as_deref(),
-                    trace_id: trace_id.as_deref(),
                     structured,
                 };
                 notify::with_call_notifier(notifier, || crate::tools::invoke(def, &args, &env))

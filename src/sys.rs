@@ -430,10 +430,9 @@ pub mod inotify {
     const CLOEXEC: c_int = 0o2_000_000;
     const POLLIN: i16 = 0x1;
 
+    #[cfg(test)]
     /// File was modified (`write`, `truncate`).
     pub const IN_MODIFY: u32 = 0x0000_0002;
-    /// Metadata changed.
-    pub const IN_ATTRIB: u32 = 0x0000_0004;
     /// A file opened for writing was closed.
     pub const IN_CLOSE_WRITE: u32 = 0x0000_0008;
     /// An entry was moved out of the watched directory.

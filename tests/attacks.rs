@@ -124,7 +124,7 @@ impl World {
 
     fn socket(&self) -> PathBuf {
         let base = std::fs::canonicalize(&self.workspace).unwrap();
-        let id = mesh_mcp::daemon::socket::workspace_id(&base);
+        let id = mesh_mcp::workspace_id(&base);
         self.sock_dir.join(format!("meshd-{id}.sock"))
     }
 
@@ -331,7 +331,7 @@ fn attack_1_a_huge_batch_is_bounded_through_the_proxy_and_the_daemon() {
     assert_eq!(arr.len(), N, "one answer per request");
     let ran: Vec<&Value> = arr.iter().filter(|a| a.get("result").is_some()).collect();
     assert!(
-        !ran.is_empty() && ran.len() <= mesh_mcp::batch::MAX_BATCH_REQUESTS,
+        !ran.is_empty() && ran.len() <= mesh_mcp::MAX_BATCH_REQUESTS,
         "{} calls ran",
         ran.len()
     );
@@ -355,7 +355,7 @@ fn attack_1_a_huge_batch_is_bounded_through_the_proxy_and_the_daemon() {
         "every other request is told the bound"
     );
     assert_eq!(arr[N - 1]["id"], 1000 + N - 1, "ids echoed in order");
-    let bound = mesh_mcp::batch::MAX_BATCH_ANSWER_BYTES + 160 * N;
+    let bound = mesh_mcp::MAX_BATCH_ANSWER_BYTES + 160 * N;
     assert!(
         answer.len() <= bound,
         "answer line {} > {bound}",
@@ -891,13 +891,13 @@ fn attack_2_truncating_or_rewriting_the_audit_chain_is_reported() {
         &remade,
         &format!("DELETE FROM audit_entries WHERE entry_seq >= {}", total - 2),
     );
-    let log = mesh_mcp::audit::AuditLog::open(&remade).unwrap();
-    log.record(&mesh_mcp::audit::AuditEntry {
+    let log = mesh_mcp::AuditLog::open(&remade).unwrap();
+    log.record(&mesh_mcp::AuditEntry {
         session_id: "after".into(),
         trace_id: None,
         tool: "smart_search".into(),
-        args_digest: mesh_mcp::audit::args_digest(&json!({})),
-        status: mesh_mcp::audit::CallStatus::Success,
+        args_digest: mesh_mcp::args_digest(&json!({})),
+        status: mesh_mcp::CallStatus::Success,
         files_accessed: vec![],
         redactions: 0,
         duration_us: 1,
@@ -1004,7 +1004,7 @@ fn attack_3_verify_on_a_read_only_database_leaves_nothing_behind() {
     let db = audit_trail("attack-ro", 2);
     // Counted through the library's own read-only open (a plain SQLite read-only open would
     // itself leave the side files this test looks for).
-    let before = mesh_mcp::audit::verify(&db).expect("verifies").rows as i64;
+    let before = mesh_mcp::verify(&db).expect("verifies").rows as i64;
     std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o444)).unwrap();
     let (code, err) = audit_verify(&db);
     assert_eq!(code, Some(0), "{err}");
@@ -1021,19 +1021,19 @@ fn attack_3_verify_on_a_read_only_database_leaves_nothing_behind() {
         std::fs::write(&p, b"").unwrap();
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o444)).unwrap();
     }
-    let log = mesh_mcp::audit::AuditLog::open(&db).expect("open with leftovers");
+    let log = mesh_mcp::AuditLog::open(&db).expect("open with leftovers");
     for side in ["-wal", "-shm"] {
         let p = PathBuf::from(format!("{}{side}", db.display()));
         if let Ok(m) = std::fs::metadata(&p) {
             assert_eq!(m.permissions().mode() & 0o777, 0o600, "{}", p.display());
         }
     }
-    log.record(&mesh_mcp::audit::AuditEntry {
+    log.record(&mesh_mcp::AuditEntry {
         session_id: "s".into(),
         trace_id: None,
         tool: "smart_search".into(),
-        args_digest: mesh_mcp::audit::args_digest(&json!({})),
-        status: mesh_mcp::audit::CallStatus::Success,
+        args_digest: mesh_mcp::args_digest(&json!({})),
+        status: mesh_mcp::CallStatus::Success,
         files_accessed: vec![],
         redactions: 0,
         duration_us: 1,
@@ -1041,7 +1041,7 @@ fn attack_3_verify_on_a_read_only_database_leaves_nothing_behind() {
     .expect("append after the leftovers");
     drop(log);
     assert_eq!(
-        mesh_mcp::audit::verify(&db).expect("verifies").rows as i64,
+        mesh_mcp::verify(&db).expect("verifies").rows as i64,
         before + 1
     );
     let (code, err) = audit_verify(&db);

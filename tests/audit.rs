@@ -12,7 +12,7 @@ use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use mesh_mcp::audit::{AuditEntry, AuditLog, CallStatus, args_digest, new_session_id, verify};
+use mesh_mcp::{AuditEntry, AuditLog, CallStatus, args_digest, new_session_id, verify};
 use rusqlite::Connection;
 use serde_json::json;
 use sha2::{Digest, Sha256};

@@ -12,10 +12,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::{Server, temp_dir, tool_text};
-use mesh_mcp::config::{Config, discover};
-use mesh_mcp::index::Indexer;
-use mesh_mcp::index::cache::{self, FactCache};
-use mesh_mcp::index::snapshot::{IndexHandle, Snapshot};
+use mesh_mcp::Indexer;
+use mesh_mcp::{Config, discover};
+use mesh_mcp::{FactCache, cache_salt, cache_workspace_id};
+use mesh_mcp::{IndexHandle, Snapshot};
 use serde_json::json;
 
 fn write(path: &Path, text: &str) {
@@ -65,8 +65,7 @@ fn uncached(config: &Arc<Config>) -> Snapshot {
 
 /// Builds with the cache at `db` and flushes it; returns the snapshot and (hits, misses).
 fn cached(config: &Arc<Config>, db: &Path) -> (Snapshot, u64, u64) {
-    let cache =
-        Arc::new(FactCache::open(db, &cache::build_salt(config), 64 << 20).expect("cache opens"));
+    let cache = Arc::new(FactCache::open(db, &cache_salt(config), 64 << 20).expect("cache opens"));
     let mut indexer = Indexer::new(config.clone(), IndexHandle::new()).with_cache(cache.clone());
     let snap = indexer.rebuild();
     indexer.flush_cache();
@@ -156,7 +155,7 @@ fn a_warm_cache_never_changes_the_snapshot() {
 #[test]
 fn the_binary_uses_the_cache_only_when_asked_and_answers_the_same() {
     let dir = workspace("cache-bin");
-    let id = cache::workspace_id(&dir);
+    let id = cache_workspace_id(&dir);
     let ask = |env: &[(&str, &str)], home: Option<&Path>| -> (String, PathBuf) {
         let mut env = env.to_vec();
         let home_str = home.map(|h| h.to_str().unwrap().to_string());
@@ -216,7 +215,7 @@ fn a_reload_finds_earlier_content_in_the_cache() {
     }
     let db = temp_dir("cache-reload-db").join("ws.db");
     let config = config(&dir);
-    let cache = Arc::new(FactCache::open(&db, &cache::build_salt(&config), 64 << 20).unwrap());
+    let cache = Arc::new(FactCache::open(&db, &cache_salt(&config), 64 << 20).unwrap());
     let mut indexer = Indexer::new(config.clone(), IndexHandle::new()).with_cache(cache.clone());
     indexer.rebuild();
     indexer.flush_cache();

@@ -486,11 +486,11 @@ fn answer_facts(tool: &str, answer: &str) -> std::collections::BTreeSet<String> 
 /// the picture as JSON and zoomed on the biggest service, and the branch's changes.
 fn questions_for(ws: &std::path::Path) -> Vec<(String, serde_json::Value)> {
     use serde_json::json;
-    let config = mesh_mcp::config::discover(ws, None).unwrap();
-    let handle = mesh_mcp::index::snapshot::IndexHandle::new();
-    let mut indexer = mesh_mcp::index::Indexer::new(std::sync::Arc::new(config), handle);
+    let config = mesh_mcp::discover(ws, None).unwrap();
+    let handle = mesh_mcp::IndexHandle::new();
+    let mut indexer = mesh_mcp::Indexer::new(std::sync::Arc::new(config), handle);
     let snap = indexer.rebuild();
-    let demo = mesh_mcp::cli::demo::questions(&snap);
+    let demo = mesh_mcp::demo_questions(&snap);
     let mut qs: Vec<(String, serde_json::Value)> = demo
         .iter()
         .map(|(t, a)| (t.to_string(), a.clone()))
@@ -604,7 +604,7 @@ fn questions_for(ws: &std::path::Path) -> Vec<(String, serde_json::Value)> {
 }
 
 /// The display path of the hand-written file that declares the most.
-fn busiest_file(snap: &mesh_mcp::index::snapshot::Snapshot) -> Option<String> {
+fn busiest_file(snap: &mesh_mcp::Snapshot) -> Option<String> {
     snap.files
         .iter()
         .filter(|f| !f.is_test && !f.generated)
@@ -640,9 +640,9 @@ fn branch_with_a_change(ws: &std::path::Path) {
     git(&["add", "-A"]);
     git(&["commit", "-q", "-m", "base"]);
     git(&["checkout", "-q", "-b", "feature"]);
-    let config = mesh_mcp::config::discover(ws, None).unwrap();
-    let handle = mesh_mcp::index::snapshot::IndexHandle::new();
-    let mut indexer = mesh_mcp::index::Indexer::new(std::sync::Arc::new(config), handle);
+    let config = mesh_mcp::discover(ws, None).unwrap();
+    let handle = mesh_mcp::IndexHandle::new();
+    let mut indexer = mesh_mcp::Indexer::new(std::sync::Arc::new(config), handle);
     let snap = indexer.rebuild();
     // A line inside a declaration of more than one line, written twice.
     let (file, line) = snap
@@ -670,11 +670,7 @@ fn branch_with_a_change(ws: &std::path::Path) {
 /// holds every fact of the answer without it.
 #[test]
 fn the_config_init_writes_never_makes_an_answer_worse() {
-    let tools: Vec<&str> = mesh_mcp::tools::Registry::standard()
-        .all()
-        .iter()
-        .map(|t| t.name)
-        .collect();
+    let tools: Vec<&str> = mesh_mcp::tool_names();
     for (n, source) in practice_workspaces().iter().enumerate() {
         let ws = fresh_copy(source, &format!("superset-{n}"));
         branch_with_a_change(&ws);
@@ -1023,7 +1019,7 @@ fn doctor_json_is_stable_and_fix_repairs_socket_permissions() {
     assert_eq!(mode, 0o700);
     assert_eq!(mesh_in(&ws, &["doctor"]).status.code(), Some(0));
     // A damaged cache file is reported and --fix removes it (it is rebuilt on the next start).
-    let id = mesh_mcp::daemon::socket::workspace_id(&ws.canonicalize().unwrap());
+    let id = mesh_mcp::workspace_id(&ws.canonicalize().unwrap());
     let cache = ws.join(format!(".home/.cache/mesh-mcp/index/{id}.db"));
     std::fs::create_dir_all(cache.parent().unwrap()).unwrap();
     std::fs::write(&cache, b"this is not a database").unwrap();

@@ -97,7 +97,7 @@ impl Env {
 
     fn socket(&self) -> PathBuf {
         let base = std::fs::canonicalize(&self.workspace).unwrap();
-        let id = mesh_mcp::daemon::socket::workspace_id(&base);
+        let id = mesh_mcp::workspace_id(&base);
         self.sock_dir.join(format!("meshd-{id}.sock"))
     }
 
@@ -535,7 +535,7 @@ fn of_two_racing_daemons_exactly_one_serves() {
         false
     }));
     let (loser, code) = exited.unwrap();
-    assert_eq!(code, Some(mesh_mcp::daemon::EXIT_ALREADY_RUNNING));
+    assert_eq!(code, Some(mesh_mcp::EXIT_ALREADY_RUNNING));
     let winner = if loser == "a" { &mut b } else { &mut a };
     std::thread::sleep(Duration::from_millis(300));
     assert!(
@@ -812,13 +812,13 @@ fn probe_reports_a_running_daemon_and_permission_problems() {
     use std::os::unix::fs::PermissionsExt;
     let env = Env::new("dprobe");
     let base = std::fs::canonicalize(&env.workspace).unwrap();
-    let before = mesh_mcp::daemon::probe_at(&base, &env.sock_dir);
+    let before = mesh_mcp::probe_at(&base, &env.sock_dir);
     assert!(!before.reachable);
     assert_eq!(before.pid, None);
     assert!(before.problems.is_empty(), "{:?}", before.problems);
     let mut c = env.proxy();
     c.initialize();
-    let p = mesh_mcp::daemon::probe_at(&base, &env.sock_dir);
+    let p = mesh_mcp::probe_at(&base, &env.sock_dir);
     assert!(p.reachable, "{p:?}");
     assert_eq!(p.socket.as_deref(), Some(env.socket().as_path()));
     assert_eq!(p.pid, env.daemon_pid());
@@ -827,7 +827,7 @@ fn probe_reports_a_running_daemon_and_permission_problems() {
     assert!(p.log.starts_with(env.log_dir()), "{p:?}");
     assert!(p.problems.is_empty(), "{:?}", p.problems);
     std::fs::set_permissions(&env.sock_dir, std::fs::Permissions::from_mode(0o750)).unwrap();
-    let p = mesh_mcp::daemon::probe_at(&base, &env.sock_dir);
+    let p = mesh_mcp::probe_at(&base, &env.sock_dir);
     assert_eq!(p.problems.len(), 1, "{:?}", p.problems);
     assert!(p.problems[0].contains("chmod 700"), "{:?}", p.problems);
 }

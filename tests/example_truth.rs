@@ -16,10 +16,10 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
-use mesh_mcp::index::Indexer;
-use mesh_mcp::index::facts::EventRole;
-use mesh_mcp::index::graph::{Confidence, Loc};
-use mesh_mcp::index::snapshot::{FileEntry, IndexHandle, Snapshot};
+use mesh_mcp::EventRole;
+use mesh_mcp::Indexer;
+use mesh_mcp::{Confidence, Loc};
+use mesh_mcp::{FileEntry, IndexHandle, Snapshot};
 use serde::Deserialize;
 
 const WORKSPACE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/polyglot-shop");
@@ -203,7 +203,7 @@ fn truth() -> &'static Truth {
 fn snapshot() -> &'static Snapshot {
     static SNAPSHOT: OnceLock<Snapshot> = OnceLock::new();
     SNAPSHOT.get_or_init(|| {
-        let config = mesh_mcp::config::discover(Path::new(WORKSPACE), None)
+        let config = mesh_mcp::discover(Path::new(WORKSPACE), None)
             .unwrap_or_else(|e| panic!("cannot configure the example workspace: {e}"));
         Indexer::new(Arc::new(config), IndexHandle::new()).rebuild()
     })
@@ -637,7 +637,7 @@ fn grpc_servers_handlers_clients_and_calls() {
         format!("{}/{}", fqn(r.contract), r.name)
     };
     let mut ambiguous = Vec::new();
-    let mut service_facts = |links: &[mesh_mcp::index::graph::ServiceLink], kind: &str| {
+    let mut service_facts = |links: &[mesh_mcp::ServiceLink], kind: &str| {
         let mut out = BTreeSet::new();
         for l in links.iter().filter(|l| not_test(l.at)) {
             let fact = format!("{} {}", at(snap, l.at), fqn(l.contract));
@@ -650,7 +650,7 @@ fn grpc_servers_handlers_clients_and_calls() {
     };
     let actual_servers = service_facts(&g.servers, "grpc-server");
     let actual_clients = service_facts(&g.clients, "grpc-client");
-    let mut rpc_facts = |links: &[mesh_mcp::index::graph::RpcLink], kind: &str| {
+    let mut rpc_facts = |links: &[mesh_mcp::RpcLink], kind: &str| {
         let mut out = BTreeSet::new();
         for l in links.iter().filter(|l| not_test(l.at)) {
             let fact = format!("{} {}", at(snap, l.at), rpc_name(l.rpc));

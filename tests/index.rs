@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use common::temp_dir;
-use mesh_mcp::config::zero_config;
-use mesh_mcp::index::Indexer;
-use mesh_mcp::index::snapshot::IndexHandle;
+use mesh_mcp::IndexHandle;
+use mesh_mcp::Indexer;
+use mesh_mcp::zero_config;
 
 /// A tiny deterministic generator (xorshift).
 struct Rng(u64);
@@ -272,7 +272,7 @@ fn custom_patterns_find_in_house_event_buses() {
         "outbox.publish(\"not.matched.by.glob\")\n",
     )
     .unwrap();
-    let config = Arc::new(mesh_mcp::config::discover(&dir, None).expect("config"));
+    let config = Arc::new(mesh_mcp::discover(&dir, None).expect("config"));
     let snap = Indexer::new(config, IndexHandle::new()).rebuild();
     let g = &snap.graph;
     let names: Vec<&str> = g.topics.iter().map(|t| t.name.as_str()).collect();

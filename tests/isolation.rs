@@ -29,8 +29,8 @@ use std::time::{Duration, Instant};
 use common::temp_dir;
 use serde_json::{Value, json};
 
-const PANIC_MARKER: &str = mesh_mcp::isolate::PANIC_MARKER;
-const HANG_MARKER: &str = mesh_mcp::isolate::HANG_MARKER;
+const PANIC_MARKER: &str = mesh_mcp::PANIC_MARKER;
+const HANG_MARKER: &str = mesh_mcp::HANG_MARKER;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
@@ -136,7 +136,7 @@ impl World {
 
     /// The daemon's pid, from the meta file beside its socket (daemon mode).
     fn daemon_pid(&self) -> Option<u32> {
-        let id = mesh_mcp::daemon::socket::workspace_id(&self.ws);
+        let id = mesh_mcp::workspace_id(&self.ws);
         let meta = std::fs::read_to_string(self.sock.join(format!("meshd-{id}.meta"))).ok()?;
         let meta: Value = serde_json::from_str(&meta).ok()?;
         meta["pid"].as_u64().map(|p| p as u32)
@@ -429,7 +429,7 @@ fn a_panicking_watcher_is_started_over_and_updates_go_on() {
             world
                 .ws
                 .join("svc/orders")
-                .join(mesh_mcp::isolate::WATCHER_PANIC_FILE),
+                .join(mesh_mcp::WATCHER_PANIC_FILE),
             "x",
         )
         .unwrap();

@@ -12,10 +12,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{Server, temp_dir, tool_text};
-use mesh_mcp::config::zero_config;
-use mesh_mcp::index::snapshot::{IndexHandle, Snapshot};
-use mesh_mcp::index::watch::{WatchKind, WatchMode, WatchOptions};
-use mesh_mcp::index::{Indexer, IndexerThread, spawn_indexer_with};
+use mesh_mcp::zero_config;
+use mesh_mcp::{IndexHandle, Snapshot};
+use mesh_mcp::{Indexer, IndexerThread, spawn_indexer_with};
+use mesh_mcp::{WatchKind, WatchMode, WatchOptions};
 use serde_json::json;
 
 /// How long any wait may take before the test fails (a stuck watcher, not a slow machine).

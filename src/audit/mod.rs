@@ -40,11 +40,12 @@ mod sink;
 mod stats;
 mod verify;
 
-pub use anchor::{anchor_path, key_path};
 pub use log::AuditLog;
-pub use sink::{AuditSink, RETRY_ENV};
-pub use stats::{FileCount, SessionStats, Stats, ToolStats, percentile_nearest_rank, read_stats};
-pub use verify::{VerifyReport, verify};
+pub use sink::AuditSink;
+#[cfg(test)]
+pub use stats::{FileCount, ToolStats};
+pub use stats::{Stats, read_stats};
+pub use verify::verify;
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};

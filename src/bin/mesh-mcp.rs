@@ -1,5 +1,5 @@
 //! `mesh-mcp`: the command line and the stdio MCP server. All logic lives in the library.
 
 fn main() {
-    std::process::exit(mesh_mcp::cli::main());
+    std::process::exit(mesh_mcp::mesh_mcp_main());
 }

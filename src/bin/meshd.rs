@@ -1,5 +1,5 @@
 //! `meshd`: the per-workspace daemon. All logic lives in the library.
 
 fn main() {
-    std::process::exit(mesh_mcp::daemon::main());
+    std::process::exit(mesh_mcp::meshd_main());
 }

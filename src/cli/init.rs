@@ -8,7 +8,7 @@
 //! second run changes nothing. A file that is not what we expect (a JSON file that is not an
 //! object, a guide with only one marker) is left alone with a warning.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{Value, json};
 
@@ -673,14 +673,10 @@ pub fn upsert_guide(path: &Path) -> Result<Change, String> {
     Ok(Change::Written)
 }
 
-/// The IDE config files `init --write-ide-config` manages, relative to the workspace.
-pub fn ide_files() -> Vec<PathBuf> {
-    IDE_FILES.iter().map(|(p, _)| PathBuf::from(p)).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     fn temp(tag: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("mesh-init-{tag}-{}", std::process::id()));

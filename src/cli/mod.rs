@@ -88,13 +88,6 @@ arguments (and the paths in them) as UTF-8. Rename the path or pass another.",
         .collect()
 }
 
-/// True when escape codes may be written to stderr: it is a terminal and `NO_COLOR` is unset
-/// or empty (<https://no-color.org>).
-pub fn stderr_color() -> bool {
-    use std::io::IsTerminal;
-    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-}
-
 /// Entry point of the `mesh-mcp` binary; returns the process exit status.
 pub fn main() -> i32 {
     let args = match utf8_args("mesh-mcp") {

@@ -165,7 +165,6 @@ pub fn main(args: &[String]) -> i32 {
     let env = ToolEnv {
         shared: &shared,
         snapshot: snapshot.as_deref(),
-        trace_id: None,
         structured: as_json,
     };
     let (mut out, outcome) = crate::tools::invoke(def, &arguments, &env);

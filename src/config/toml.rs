@@ -39,6 +39,7 @@ impl Value {
         }
     }
 
+    #[cfg(test)]
     /// The string, when this is a string.
     pub fn as_str(&self) -> Option<&str> {
         match self {
@@ -47,6 +48,7 @@ impl Value {
         }
     }
 
+    #[cfg(test)]
     /// The table, when this is a table.
     pub fn as_table(&self) -> Option<&Table> {
         match self {
@@ -55,6 +57,7 @@ impl Value {
         }
     }
 
+    #[cfg(test)]
     /// The elements, when this is an array.
     pub fn as_array(&self) -> Option<&[Item]> {
         match self {
@@ -114,11 +117,13 @@ impl Table {
         self.entries.iter().map(|(k, v)| (k.as_str(), v))
     }
 
+    #[cfg(test)]
     /// Number of entries.
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
+    #[cfg(test)]
     /// True when the table has no entries.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()

@@ -63,11 +63,6 @@ impl RotatingLog {
         })
     }
 
-    /// The live file's path.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// Appends one record, rotating first when it would overflow the size limit. A record is
     /// never split across two files.
     pub fn append(&self, bytes: &[u8]) -> std::io::Result<()> {

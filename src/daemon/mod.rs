@@ -138,20 +138,6 @@ pub struct DaemonProbe {
     pub problems: Vec<String>,
 }
 
-/// Looks at the daemon for the workspace at `base` (canonical): resolves and checks the socket
-/// directory (without creating it), checks the socket's mode, reads the meta file and tries to
-/// connect. A successful probe is a real connection that the daemon counts as activity.
-pub fn probe(base: &Path) -> DaemonProbe {
-    match socket::socket_dir() {
-        Ok(dir) => probe_at(base, &dir),
-        Err(e) => {
-            let mut out = DaemonProbe::nothing_yet(&socket::workspace_id(base));
-            out.problems.push(e.to_string());
-            out
-        }
-    }
-}
-
 impl DaemonProbe {
     /// A probe of workspace `id` that has learnt nothing yet but where its daemon logs.
     fn nothing_yet(id: &str) -> Self {

@@ -9,23 +9,41 @@
 /// The language (or document kind) of a file, decided from its name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Language {
+    /// `.go`
     Go,
+    /// `.java`
     Java,
+    /// `.kt`, `.kts`
     Kotlin,
+    /// `.cs`, and Razor `.razor`, `.cshtml`
     CSharp,
+    /// `.py`, `.pyi`
     Python,
+    /// `.ts`, `.tsx`, `.mts`, `.cts`
     TypeScript,
+    /// `.js`, `.jsx`, `.mjs`, `.cjs`
     JavaScript,
+    /// `.rs`
     Rust,
+    /// `.c`
     C,
+    /// `.h`, `.cc`, `.cpp`, `.cxx`, `.hpp`, `.hh`, `.hxx`
     Cpp,
+    /// `.rb`, `.rake`
     Ruby,
+    /// `.php`, `.phtml`
     Php,
+    /// `.swift`
     Swift,
+    /// `.scala`, `.sc`
     Scala,
+    /// `.proto`: the gRPC contracts
     Protobuf,
+    /// `.md`, `.markdown`: the team's docs
     Markdown,
+    /// `.yaml`, `.yml`: configuration (Spring, compose, Kubernetes…)
     Yaml,
+    /// `.properties`: Spring configuration
     Properties,
 }
 
@@ -311,7 +329,9 @@ pub enum GrpcFact {
 /// Whether an event site sends or receives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum EventRole {
+    /// The site publishes to the topic.
     Producer,
+    /// The site subscribes to or reads the topic.
     Consumer,
 }
 

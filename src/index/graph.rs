@@ -17,8 +17,11 @@ use super::snapshot::FileEntry;
 /// (`heuristic`), or a name with several homonymous candidates (`ambiguous`, one link each).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Confidence {
+    /// The name resolved to exactly one candidate.
     Exact,
+    /// A guess from names, paths or configuration, with its evidence.
     Heuristic,
+    /// One of several homonymous candidates (each gets its own link).
     Ambiguous,
 }
 
@@ -46,7 +49,9 @@ impl Confidence {
 /// A place in the index: file index (into the snapshot's files) and 1-based line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Loc {
+    /// Index into the snapshot's `files`.
     pub file: u32,
+    /// 1-based line.
     pub line: u32,
 }
 
@@ -81,8 +86,11 @@ pub struct Rpc {
 /// A handler of an RPC, or a call site of one.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RpcLink {
+    /// Index into the graph's `rpcs` (the RPC methods).
     pub rpc: u32,
+    /// Where the handler is defined or the call is made.
     pub at: Loc,
+    /// How sure the link is.
     pub confidence: Confidence,
     /// The handler method or the call as written (`orderServer.CreateOrder`, `client.createOrder`).
     pub label: String,
@@ -91,9 +99,13 @@ pub struct RpcLink {
 /// A server registration or a client construction for a whole service.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServiceLink {
+    /// Index into the graph's `contracts` (the gRPC services).
     pub contract: u32,
+    /// Where the server is registered or the client is built.
     pub at: Loc,
+    /// How sure the link is.
     pub confidence: Confidence,
+    /// The registration or construction as written (`pb.RegisterOrderServiceServer`).
     pub label: String,
 }
 

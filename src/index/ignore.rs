@@ -6,8 +6,8 @@
 //! paths (`name`, `*.ext`, `prefix*`), and matching never allocates.
 //!
 //! Semantics follow git's `dir.c` and `wildmatch.c` behaviour (learned from the documentation
-//! and from `git check-ignore`, which the `gitignore_oracle` integration test uses as the
-//! oracle):
+//! and from `git check-ignore`, which the unit tests in `src/index/gitignore_oracle.rs` use
+//! as the oracle):
 //!
 //! - lines are split on `\n` (a `\r` before it is dropped, a leading UTF-8 BOM is skipped);
 //!   empty lines and lines starting with `#` are ignored; unescaped trailing spaces are
@@ -169,19 +169,10 @@ impl IgnoreFile {
         }
     }
 
-    /// The directory this file's patterns are relative to.
-    pub fn base(&self) -> &str {
-        &self.base
-    }
-
+    #[cfg(test)]
     /// Number of patterns (comments and blank lines excluded).
     pub fn len(&self) -> usize {
         self.patterns.len()
-    }
-
-    /// True when the file holds no pattern at all.
-    pub fn is_empty(&self) -> bool {
-        self.patterns.is_empty()
     }
 
     /// The verdict of this file alone for `rel_path` (relative to the same directory as

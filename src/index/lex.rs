@@ -11,7 +11,7 @@
 //! unterminated string or comment (it runs to the end of the file). A [`Syntax`] per language
 //! says which comment and string forms exist.
 //!
-//! ```
+//! ```ignore
 //! use mesh_mcp::index::lex::{lex, Syntax};
 //! let l = lex(Syntax::GO, "x := \"// not a comment\" // a comment\n");
 //! assert_eq!(l.code.trim_end(), "x := \"                \"");
@@ -323,11 +323,6 @@ impl<'a> Lexed<'a> {
         self.strings.get(i)
     }
 
-    /// The first string literal starting in `from..to`.
-    pub fn string_in(&self, from: usize, to: usize) -> Option<&StrLit<'a>> {
-        self.string_at(from).filter(|s| s.start < to)
-    }
-
     /// Every string literal starting in `from..to`.
     pub fn strings_in(&self, from: usize, to: usize) -> &[StrLit<'a>] {
         let a = self.strings.partition_point(|s| s.start < from);
@@ -364,13 +359,6 @@ impl<'a> Lexed<'a> {
         first
     }
 
-    /// The comments whose text is on `line` or spans it.
-    pub fn comments_on(&self, line: u32) -> impl Iterator<Item = &Comment> + '_ {
-        self.comments
-            .iter()
-            .filter(move |c| c.first_line <= line && line <= c.last_line)
-    }
-
     /// The source text of a comment.
     pub fn comment_text(&self, c: &Comment) -> &'a str {
         &self.text[c.start..c.end]
@@ -382,6 +370,7 @@ impl<'a> Lexed<'a> {
         matching_close(&self.code, open)
     }
 
+    #[cfg(test)]
     /// The 1-based line on which the block opened at `open` closes; the last line of the file
     /// when it never closes (a truncated file is indexed as far as it goes).
     pub fn block_end_line(&self, open: usize) -> u32 {
@@ -1346,5 +1335,14 @@ mod tests {
             let l = lex(syn, &junk);
             assert_eq!(l.code.len(), junk.len());
         }
+    }
+
+    /// The example in the documentation above (private items have no doctests).
+    #[test]
+    fn documented_example_1() {
+        use crate::index::lex::{Syntax, lex};
+        let l = lex(Syntax::GO, "x := \"// not a comment\" // a comment\n");
+        assert_eq!(l.code.trim_end(), "x := \"                \"");
+        assert_eq!(l.strings[0].value(), "// not a comment");
     }
 }

@@ -13,6 +13,11 @@ pub mod resolve;
 pub mod snapshot;
 pub mod watch;
 
+#[cfg(test)]
+mod extract_fuzz;
+#[cfg(test)]
+mod gitignore_oracle;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -38,13 +38,19 @@ pub struct SymbolEntry {
 /// One indexed file: where it is, what it is, and what it declares.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FileEntry {
+    /// Index into the snapshot's `roots`.
     pub root: u16,
+    /// The language its name says.
     pub lang: Language,
+    /// Generated code (by path or by a generator's marker): ranked below hand-written code.
     pub generated: bool,
+    /// A test file (by path or name convention).
     pub is_test: bool,
     /// Root-relative path with `/`.
     pub path: Box<str>,
+    /// Size in bytes when it was read.
     pub size: u64,
+    /// Modification time in nanoseconds since the epoch, when it was read.
     pub mtime_ns: u64,
     symbols: Box<[SymbolEntry]>,
     names: Box<str>,
@@ -509,6 +515,7 @@ pub struct Snapshot {
     pub build_ms: u64,
     /// The workspace base directory.
     pub base: PathBuf,
+    /// The roots (services or repositories) in configuration order.
     pub roots: Vec<RootInfo>,
     /// Indexed files, sorted by (root, path).
     pub files: Vec<Arc<FileEntry>>,

@@ -66,8 +66,10 @@ pub enum WatchMode {
     /// The watcher is being set up.
     Starting,
     /// inotify watches on `dirs` worktree directories and `git_dirs` git directories.
+    #[allow(missing_docs)]
     Inotify { dirs: usize, git_dirs: usize },
     /// A full rescan every `every_ms`, because `reason`.
+    #[allow(missing_docs)]
     Polling { every_ms: u64, reason: String },
 }
 
@@ -108,6 +110,7 @@ pub enum WatchKind {
 /// Watcher settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WatchOptions {
+    /// inotify with a polling fallback, polling only, or off (`MESH_WATCH`).
     pub kind: WatchKind,
     /// At most this many inotify watches (beyond it: polling fallback, as when the kernel's
     /// `max_user_watches` is reached). `None`: only the kernel's limit.

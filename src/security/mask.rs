@@ -231,6 +231,7 @@ fn mask_names(text: &str, ctx: LineContext) -> (String, u32) {
     (out, count)
 }
 
+#[cfg(test)]
 /// Returns [`REDACTED`] when a configuration value under `key` must be hidden.
 ///
 /// Empty values, booleans and nulls, environment-variable names, `${…}` references without a
@@ -249,6 +250,7 @@ pub fn mask_config_value(key: &str, value: &str) -> Option<&'static str> {
     Some(REDACTED)
 }
 
+#[cfg(test)]
 /// Strips one layer of matching quotes.
 fn unquote(value: &str) -> &str {
     for q in ['"', '\'', '`'] {

@@ -9,11 +9,9 @@ pub mod jail;
 pub mod mask;
 pub mod policy;
 
-pub use injection::{FILTERED, mark_invisible, neutralise, strip_hidden_html};
-pub use jail::{Jail, JailError, PROHIBITED_ROOTS, Resolved};
-pub use mask::{
-    LineContext, REDACTED, is_sensitive_key, mask_config_value, mask_line, mask_shapes, mask_text,
-};
-pub use policy::{
-    Decision, GovernanceMode, ParseGovernanceModeError, Refusal, StopRule, StopRules, decide,
-};
+#[cfg(test)]
+pub use injection::FILTERED;
+pub use injection::{mark_invisible, neutralise, strip_hidden_html};
+pub use jail::{Jail, PROHIBITED_ROOTS};
+pub use mask::{LineContext, mask_line, mask_shapes, mask_text};
+pub use policy::{Decision, GovernanceMode, StopRules, decide};

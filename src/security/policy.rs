@@ -110,11 +110,13 @@ impl StopRules {
         StopRules { rules }
     }
 
+    #[cfg(test)]
     /// True when no rule is configured.
     pub fn is_empty(&self) -> bool {
         self.rules.is_empty()
     }
 
+    #[cfg(test)]
     /// The rules in configuration order.
     pub fn iter(&self) -> impl Iterator<Item = &StopRule> {
         self.rules.iter()

@@ -33,8 +33,6 @@ pub struct ToolEnv<'a> {
     pub shared: &'a Shared,
     /// The snapshot this call answers from (`None` only for tools that do not need the index).
     pub snapshot: Option<&'a Snapshot>,
-    /// The W3C trace id of the call, when the client sent a valid `traceparent`.
-    pub trace_id: Option<&'a str>,
     /// Whether the answer carries `structuredContent` (MCP 2025-06-18 and later, and
     /// `mesh-mcp query --json`); without it [`invoke`] drops the tool's data.
     pub structured: bool,
@@ -548,7 +546,6 @@ pub(crate) fn run_on(
     let env = ToolEnv {
         shared: &shared,
         snapshot: Some(snap),
-        trace_id: None,
         structured: false,
     };
     run(args, &env)

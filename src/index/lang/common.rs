@@ -171,31 +171,6 @@ pub fn join_path(prefix: &str, path: &str) -> String {
     }
 }
 
-/// A URL template with its leading base placeholder removed, so the path part can be checked
-/// with [`looks_like_http_path`]: `%s/orders/%s` (Go `Sprintf`), `{}/orders` and
-/// `{base}/orders` (Rust `format!`), `${base}/orders` (templates) all give `/orders…`.
-/// Anything else is returned unchanged.
-pub fn strip_base_placeholder(s: &str) -> &str {
-    for p in ["%s", "%v", "%+v", "{}"] {
-        if let Some(rest) = s.strip_prefix(p)
-            && rest.starts_with('/')
-        {
-            return rest;
-        }
-    }
-    let (open, close) = if s.starts_with("${") {
-        (2, '}')
-    } else if s.starts_with('{') {
-        (1, '}')
-    } else {
-        return s;
-    };
-    match s[open..].find(close) {
-        Some(j) if s[open + j + 1..].starts_with('/') => &s[open + j + 1..],
-        _ => s,
-    }
-}
-
 /// True for the name of a helper that reads an environment variable with a default
 /// (`getenv`, `getEnv`, `envOr`, `getEnvOrDefault`, `env_or`, `GetEnvDefault` …): the name,
 /// lower-cased, mentions `env`.
@@ -353,73 +328,6 @@ pub fn split_top(
     out
 }
 
-/// The HTTP path of a URL built from parts: `Some(literal)` pieces and `None` for run-time
-/// values (a variable, an interpolation). A leading run-time part is the base URL and is
-/// dropped; a run-time part after a `/` becomes a `{}` segment; other run-time parts (a query
-/// string, a suffix) end the path. Gives the normalised path when the result passes
-/// [`looks_like_http_path`] (`base + "/orders/" + id` and `f"{BASE}/orders/{oid}"` both give
-/// `/orders/{}`).
-pub fn http_path_from_parts<'a>(
-    parts: impl IntoIterator<Item = Option<&'a str>>,
-) -> Option<String> {
-    let mut s = String::new();
-    for part in parts {
-        match part {
-            Some(lit) => s.push_str(lit),
-            None if s.is_empty() => {}
-            None if s.ends_with('/') => s.push_str("{}"),
-            None => break,
-        }
-    }
-    looks_like_http_path(&s).then(|| http_path_of(&s)).flatten()
-}
-
-/// Splits an interpolated string's raw content into literal pieces (`Some`) and placeholders
-/// (`None`): `opener` is `{` for Python f-strings, `#{` for Ruby, `{$` for PHP; the
-/// placeholder runs to the brace that balances its opening one.
-pub fn split_placeholders<'a>(raw: &'a str, opener: &str) -> Vec<Option<&'a str>> {
-    let bytes = raw.as_bytes();
-    let mut out = Vec::new();
-    let mut lit_start = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i..].starts_with(opener.as_bytes()) {
-            // The `{` of the opener is where brace counting starts.
-            let brace = i + opener.find('{').unwrap_or(0);
-            let mut depth = 0usize;
-            let mut j = brace;
-            let mut close = None;
-            while j < bytes.len() {
-                match bytes[j] {
-                    b'{' => depth += 1,
-                    b'}' => {
-                        depth = depth.saturating_sub(1);
-                        if depth == 0 {
-                            close = Some(j);
-                            break;
-                        }
-                    }
-                    _ => {}
-                }
-                j += 1;
-            }
-            let Some(close) = close else { break };
-            if i > lit_start {
-                out.push(Some(&raw[lit_start..i]));
-            }
-            out.push(None);
-            i = close + 1;
-            lit_start = i;
-            continue;
-        }
-        i += 1;
-    }
-    if lit_start < raw.len() {
-        out.push(Some(&raw[lit_start..]));
-    }
-    out
-}
-
 /// True for an `UPPER_CASE` constant name: ASCII upper-case letters, digits and `_`, with at
 /// least one letter, not starting with a digit.
 pub fn is_upper_const(name: &str) -> bool {
@@ -446,45 +354,6 @@ pub fn join_route(prefix: &str, sub: &str) -> String {
         out.push('/');
     }
     out
-}
-
-/// The HTTP path of a URL argument literal whose leading interpolation is a base URL:
-/// `${BASE}/orders/${id}` (JS), `{baseUrl}/orders/{id}` (C#), `\(base)/orders` (Swift) give
-/// `/orders/{}` / `/orders`; a literal that is already a path or URL is taken as is. `None`
-/// when what remains is not an HTTP path ([`looks_like_http_path`]).
-pub fn http_path_after_base(s: &str) -> Option<String> {
-    let rest = strip_leading_interpolation(s);
-    if looks_like_http_path(rest) {
-        http_path_of(rest)
-    } else {
-        None
-    }
-}
-
-/// `s` without one leading `${…}`, `{…}` or `\(…)` interpolation (balanced, so `${a({b})}` is
-/// stripped whole); `s` itself when it does not start with one or never closes.
-pub fn strip_leading_interpolation(s: &str) -> &str {
-    let (open_len, open, close) = if s.starts_with("${") {
-        (2, b'{', b'}')
-    } else if s.starts_with('{') && !s.starts_with("{{") {
-        (1, b'{', b'}')
-    } else if s.starts_with("\\(") {
-        (2, b'(', b')')
-    } else {
-        return s;
-    };
-    let mut depth = 1usize;
-    for (k, &b) in s.as_bytes().iter().enumerate().skip(open_len) {
-        if b == open {
-            depth += 1;
-        } else if b == close {
-            depth -= 1;
-            if depth == 0 {
-                return &s[k + 1..];
-            }
-        }
-    }
-    s
 }
 
 /// True when a value reads like a URL or a path: a literal part with a `/` or a scheme, or a
@@ -817,17 +686,11 @@ mod tests {
     }
 
     #[test]
-    fn paths_placeholders_and_env_helpers() {
+    fn paths_and_env_helpers() {
         assert_eq!(join_path("/v1/", "/orders"), "/v1/orders");
         assert_eq!(join_path("/v1", "orders"), "/v1/orders");
         assert_eq!(join_path("/orders", "/"), "/orders");
         assert_eq!(join_path("", "/x"), "/x");
-        assert_eq!(strip_base_placeholder("%s/orders/%s"), "/orders/%s");
-        assert_eq!(strip_base_placeholder("{}/orders"), "/orders");
-        assert_eq!(strip_base_placeholder("{base_url}/orders"), "/orders");
-        assert_eq!(strip_base_placeholder("${base}/orders"), "/orders");
-        assert_eq!(strip_base_placeholder("{}-x"), "{}-x");
-        assert_eq!(strip_base_placeholder("/plain"), "/plain");
         assert!(is_env_helper("getEnvOrDefault") && is_env_helper("envOr"));
         assert!(!is_env_helper("Sprintf"));
     }
@@ -866,56 +729,16 @@ mod tests {
     }
 
     #[test]
-    fn url_parts_and_placeholders() {
-        assert_eq!(
-            http_path_from_parts([None, Some("/orders/"), None]).as_deref(),
-            Some("/orders/{}")
-        );
-        assert_eq!(
-            http_path_from_parts([Some("/orders?id="), None]).as_deref(),
-            Some("/orders")
-        );
-        assert_eq!(http_path_from_parts([None, Some("orders")]), None);
-        assert_eq!(
-            split_placeholders("{base}/orders/{oid}", "{"),
-            vec![None, Some("/orders/"), None]
-        );
-        assert_eq!(
-            split_placeholders("#{h({a: 1})}/x", "#{"),
-            vec![None, Some("/x")]
-        );
-        assert_eq!(split_placeholders("/a/{open", "{"), vec![Some("/a/{open")]);
-        assert_eq!(
-            split_placeholders("/café/{id}/ü", "{"),
-            vec![Some("/café/"), None, Some("/ü")]
-        );
+    fn upper_constants() {
         assert!(is_upper_const("ORDER_CREATED_V2"));
         assert!(!is_upper_const("Order"));
         assert!(!is_upper_const("_"));
     }
 
     #[test]
-    fn route_joins_and_interpolated_bases() {
+    fn route_joins() {
         assert_eq!(join_route("orders", ":id"), "/orders/:id");
         assert_eq!(join_route("/api/", ""), "/api");
         assert_eq!(join_route("", ""), "/");
-        assert_eq!(strip_leading_interpolation("${a({b})}/x"), "/x");
-        assert_eq!(strip_leading_interpolation("{base}/x"), "/x");
-        assert_eq!(strip_leading_interpolation("\\(base)/x"), "/x");
-        assert_eq!(
-            strip_leading_interpolation("{{literal}}/x"),
-            "{{literal}}/x"
-        );
-        assert_eq!(strip_leading_interpolation("${open"), "${open");
-        assert_eq!(
-            http_path_after_base("${BASE}/orders/${id}").as_deref(),
-            Some("/orders/{}")
-        );
-        assert_eq!(
-            http_path_after_base("{baseUrl}/orders/{id}").as_deref(),
-            Some("/orders/{}")
-        );
-        assert_eq!(http_path_after_base("${A}${B}"), None);
-        assert_eq!(http_path_after_base("http://x/y").as_deref(), Some("/y"));
     }
 }

@@ -298,12 +298,10 @@ impl<'s, 'a> Parser<'s, 'a> {
             _ => (src.line(term), after_term),
         };
         self.push_symbol(name, kind, src.line(p - 1), end_line, doc);
-        self.out.model.methods.push(MethodDecl {
-            name,
-            line: src.line(p - 1),
-            owner,
-            anns,
-        });
+        self.out
+            .model
+            .methods
+            .push(MethodDecl { name, owner, anns });
         next
     }
 

@@ -448,7 +448,6 @@ impl<'s, 'a> Parser<'s, 'a> {
             .push_symbol(name, kind, (line, end_line), doc, container);
         self.out.model.methods.push(MethodDecl {
             name,
-            line,
             owner,
             anns: pending.anns,
         });
@@ -580,7 +579,6 @@ impl<'s, 'a> Parser<'s, 'a> {
             let name = self.out.model.types[o].name;
             self.out.model.methods.push(MethodDecl {
                 name,
-                line,
                 owner,
                 anns: pending.anns,
             });

@@ -569,7 +569,6 @@ impl<'s, 'a> Parser<'s, 'a> {
             } else {
                 name_tok.text
             },
-            line: name_tok.line,
             owner,
             anns: pending.anns,
         });

@@ -8,7 +8,7 @@
 //! character, whether `` `name` `` is an identifier. Malformed input never panics: an unclosed
 //! opener has no partner (its group runs to the end of the file) and a stray closer is ignored.
 //!
-//! ```
+//! ```ignore
 //! use mesh_mcp::index::lex::{Syntax, lex};
 //! use mesh_mcp::index::lang::tokens::{Rules, Tokens};
 //! let lx = lex(Syntax::JS, "client.get(`/orders/${id}`, opts)");
@@ -155,6 +155,7 @@ impl<'l, 'a> Tokens<'l, 'a> {
         Self::build(lx, rules, 0, lx.code.len(), skip)
     }
 
+    #[cfg(test)]
     /// Tokenizes only `from..to` of the masked code: the view the byte-scanning extractors
     /// (Python, Ruby, PHP) take of one expression to evaluate it with the shared analysis.
     pub fn range(lx: &'l Lexed<'a>, rules: &Rules, from: usize, to: usize) -> Self {
@@ -297,12 +298,6 @@ impl<'l, 'a> Tokens<'l, 'a> {
     #[inline]
     pub fn len(&self) -> usize {
         self.toks.len()
-    }
-
-    /// True when there are no tokens.
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.toks.is_empty()
     }
 
     /// Token `i`, if it exists.
@@ -1033,5 +1028,17 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The example in the documentation above (private items have no doctests).
+    #[test]
+    fn documented_example_1() {
+        use crate::index::lang::tokens::{Rules, Tokens};
+        use crate::index::lex::{Syntax, lex};
+        let lx = lex(Syntax::JS, "client.get(`/orders/${id}`, opts)");
+        let t = Tokens::new(&lx, &Rules::JS);
+        assert_eq!(t.text(0), "client");
+        assert_eq!(t.close(3), Some(t.len() - 1));
+        assert_eq!(t.args(3).len(), 2);
     }
 }

@@ -4,7 +4,7 @@
 //! environment and configuration lookups with their fallbacks, and names left to the graph —
 //! with [`ExprRules`] saying how each language writes those.
 //!
-//! ```
+//! ```ignore
 //! use mesh_mcp::index::facts::{Part, Value};
 //! use mesh_mcp::index::lang::tokens::{Rules, Tokens};
 //! use mesh_mcp::index::lang::value::{ExprRules, NoScope, eval};
@@ -431,9 +431,11 @@ impl Scope for Outer<'_, '_, '_, '_> {
     }
 }
 
+#[cfg(test)]
 /// A scope that knows no names: every name is left to the graph.
 pub struct NoScope;
 
+#[cfg(test)]
 impl Scope for NoScope {
     fn lookup(&self, _name: &str, _at: usize) -> Option<(usize, usize)> {
         None
@@ -1780,5 +1782,25 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The example in the documentation above (private items have no doctests).
+    #[test]
+    fn documented_example_1() {
+        use crate::index::facts::Part;
+        use crate::index::lang::tokens::{Rules, Tokens};
+        use crate::index::lang::value::{ExprRules, NoScope, eval};
+        use crate::index::lex::{Syntax, lex};
+        let lx = lex(
+            Syntax::JS,
+            "'http://' + (process.env.CATALOGUE_HOST || 'catalogue') + ':8080/product/' + sku",
+        );
+        let t = Tokens::new(&lx, &Rules::JS);
+        let v = eval(&t, (0, t.len()), &ExprRules::JS, &NoScope);
+        assert_eq!(
+            v.display(),
+            "http://{env CATALOGUE_HOST}:8080/product/{sku}"
+        );
+        assert!(matches!(&v.parts[1], Part::Env { default: Some(d), .. } if d == "catalogue"));
     }
 }

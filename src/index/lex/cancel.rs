@@ -23,6 +23,7 @@ thread_local! {
 pub struct Cancel(Arc<AtomicBool>);
 
 impl Cancel {
+    #[cfg(test)]
     /// A flag not raised yet.
     pub fn new() -> Cancel {
         Cancel::default()
@@ -33,6 +34,7 @@ impl Cancel {
         self.0.store(true, Ordering::Relaxed);
     }
 
+    #[cfg(test)]
     /// True once [`Cancel::cancel`] was called.
     pub fn is_cancelled(&self) -> bool {
         self.0.load(Ordering::Relaxed)

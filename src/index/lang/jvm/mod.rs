@@ -46,8 +46,8 @@ pub enum Dialect {
     Scala,
 }
 
+pub use super::tokens::TokKind;
 use super::tokens::{Rules, Tokens};
-pub use super::tokens::{Tok, TokKind};
 
 /// A lexed JVM file as the shared token view ([`Tokens`], with the JVM operator set) plus
 /// the dialect, which decides the few forms that differ (`new`, string templates, generics).
@@ -382,8 +382,6 @@ pub struct TypeDecl<'a> {
 #[derive(Debug, Clone)]
 pub struct MethodDecl<'a> {
     pub name: &'a str,
-    /// The line of the name.
-    pub line: u32,
     /// The declaring type (index in [`Model::types`]); `None` at top level.
     pub owner: Option<usize>,
     /// Annotations on the method (`@GetMapping("/x")`, `@KafkaListener(…)`).

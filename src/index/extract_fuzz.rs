@@ -12,7 +12,7 @@
 //! The long run (≥ 1 million cases per target, full-size inputs) is `size-report/fuzz`, which
 //! runs the ignored test [`long_run`] in the `fuzz` profile and writes its result next to the
 //! size report. Every case is derived from (seed, target, case number) alone, so one case can be
-//! replayed: `MESH_FUZZ_REPLAY=python:12345 cargo test --test extract_fuzz replay -- --ignored
+//! replayed: `MESH_FUZZ_REPLAY=python:12345 cargo test --lib extract_fuzz::replay -- --ignored
 //! --nocapture` writes its input to `target/fuzz-case.<ext>`.
 //!
 //! Inputs go through the crawl guard first, as in the indexer (`crawl::guard`: size limit, NUL
@@ -20,8 +20,8 @@
 //! `.properties`): what the guard rejects never reaches an extractor, so the generator keeps
 //! most of its inputs inside the guard.
 
-#[path = "support/stress.rs"]
-mod stress;
+#[path = "../../tests/support/rng.rs"]
+mod rng;
 
 use std::cell::{Cell, RefCell};
 use std::panic::AssertUnwindSafe;
@@ -30,9 +30,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use mesh_mcp::index::facts::Language;
-use mesh_mcp::index::{crawl, lang, lex};
-use stress::Rng;
+use crate::index::facts::Language;
+use crate::index::{crawl, lang, lex};
+use rng::Rng;
 
 /// Cases per target in `cargo test` (small inputs; the whole file runs in a few seconds).
 const BOUNDED_CASES: u64 = 300;
@@ -694,7 +694,7 @@ fn run_one(t: &Target, path: &str, text: &str) -> Result<(), (&'static str, Stri
             })
         }
         None => {
-            let _ = std::hint::black_box(mesh_mcp::config::toml::parse(text));
+            let _ = std::hint::black_box(crate::config::toml::parse(text));
             Ok(())
         }
     }));
@@ -1029,7 +1029,7 @@ fn long_run() {
     let text = serde_json::to_string_pretty(&result).unwrap();
     match std::env::var_os("MESH_FUZZ_OUT") {
         Some(out) => std::fs::write(&out, format!("{text}\n")).expect("write MESH_FUZZ_OUT"),
-        None => println!("{text}"),
+        None => eprintln!("{text}"),
     }
     assert!(
         findings.is_empty(),
@@ -1062,7 +1062,7 @@ fn replay() {
     install_hook();
     let started = Instant::now();
     let outcome = run_one(t, path, &text);
-    println!(
+    eprintln!(
         "{name} case {case}: {} bytes as {path}, written to {}; {:?} in {:?}",
         text.len(),
         file.display(),

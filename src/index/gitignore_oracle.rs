@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use mesh_mcp::index::crawl::{
+use crate::index::crawl::{
     CrawlOptions, CrawlResult, CrawlRoot, RejectReason, accept_all, crawl, is_ignored,
 };
 
