@@ -451,21 +451,42 @@ fn call_tool(server: &mut Server, id: i64, name: &str, args: serde_json::Value) 
     tool_text(&resp).to_string()
 }
 
-/// Polls `smart_search` until it finds `name`.
-fn search_until_found(server: &mut Server, next_id: &mut i64, name: &str) {
+/// Calls `tool` until its answer satisfies `done`, for at most [`DEADLINE`]; returns that
+/// answer (`what` names the awaited state in the failure message).
+fn poll_tool(
+    server: &mut Server,
+    next_id: &mut i64,
+    tool: &str,
+    args: serde_json::Value,
+    what: &str,
+    done: impl Fn(&str) -> bool,
+) -> String {
     let started = Instant::now();
     loop {
         *next_id += 1;
-        let text = call_tool(server, *next_id, "smart_search", json!({"query": name}));
-        if text.contains("_Matches: ") && text.contains(&format!("`{name}`")) {
-            return;
+        let text = call_tool(server, *next_id, tool, args.clone());
+        if done(&text) {
+            return text;
         }
         assert!(
             started.elapsed() < DEADLINE,
-            "{name} never became visible: {text}"
+            "{what} never happened: {text}"
         );
         std::thread::sleep(Duration::from_millis(10));
     }
+}
+
+/// Polls `smart_search` until it finds `name`.
+fn search_until_found(server: &mut Server, next_id: &mut i64, name: &str) {
+    let shown = format!("`{name}`");
+    poll_tool(
+        server,
+        next_id,
+        "smart_search",
+        json!({"query": name}),
+        &format!("{name} becoming visible"),
+        |text| text.contains("_Matches: ") && text.contains(&shown),
+    );
 }
 
 #[test]
@@ -553,19 +574,14 @@ fn an_edit_before_the_watches_are_in_place_is_not_lost() {
 /// `index_status` once the watcher has been set up (that follows the first snapshot, so the
 /// first answer can come while it still says "starting").
 fn status_once_watcher_started(server: &mut Server, next_id: &mut i64) -> String {
-    let started = Instant::now();
-    loop {
-        *next_id += 1;
-        let status = call_tool(server, *next_id, "index_status", json!({}));
-        if !status.contains("- Watcher: starting") {
-            return status;
-        }
-        assert!(
-            started.elapsed() < DEADLINE,
-            "the watcher never started: {status}"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    poll_tool(
+        server,
+        next_id,
+        "index_status",
+        json!({}),
+        "the watcher starting",
+        |status| !status.contains("- Watcher: starting"),
+    )
 }
 
 #[test]
