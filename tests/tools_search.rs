@@ -1813,3 +1813,51 @@ fn unimported_uses_in_the_same_package_and_qualified_go_uses_are_dependents() {
         "{text}"
     );
 }
+
+#[test]
+fn dependents_of_a_function_are_its_calls_found_by_name() {
+    // The index keeps declarations, not every call: a function nothing imports still has
+    // callers, in its own file and in its service, and "0 dependents" would be false.
+    let ws = common::workspace(
+        "deps-function-calls",
+        &[
+            (
+                "cart/server.js",
+                "const total = calcTotal(items);\n// calcTotal(x) in a comment\nfunction calcTotal(list) {\n  return list.length;\n}\nmodule.exports = { again: () => calcTotal ([]) };\n",
+            ),
+            (
+                "shipping/src/CartHelper.java",
+                "package shipping;\npublic class CartHelper {\n    public String addToCart(String id) {\n        return id;\n    }\n}\n",
+            ),
+            (
+                "shipping/src/Controller.java",
+                "package shipping;\npublic class Controller {\n    String add(CartHelper helper) {\n        return helper.addToCart(\"x\");\n    }\n}\n",
+            ),
+        ],
+    );
+    let mut s = Session::start(&ws);
+    let text = s.ok("find_dependents", json!({"target": "calcTotal"}));
+    let rows = deps(&text);
+    let sites: Vec<(String, u32)> = rows.iter().map(|d| (d.path.clone(), d.site)).collect();
+    assert!(sites.contains(&("cart/server.js".into(), 1)), "{text}");
+    assert!(sites.contains(&("cart/server.js".into(), 6)), "{text}");
+    assert!(
+        !sites.iter().any(|(_, l)| *l == 2 || *l == 3),
+        "comment or declaration listed:\n{text}"
+    );
+    assert!(rows.iter().all(|d| d.confidence == "heuristic"), "{text}");
+    assert!(text.contains("found by name"), "{text}");
+    let text = s.ok("find_dependents", json!({"target": "CartHelper.addToCart"}));
+    let sites: Vec<(String, u32)> = deps(&text)
+        .iter()
+        .map(|d| (d.path.clone(), d.site))
+        .collect();
+    assert_eq!(
+        sites,
+        vec![("shipping/src/Controller.java".to_string(), 4)],
+        "{text}"
+    );
+    // A name nothing declares as a function keeps the plain answer.
+    let text = s.ok("find_dependents", json!({"target": "noSuchFunction"}));
+    assert!(text.contains("0 dependents"), "{text}");
+}

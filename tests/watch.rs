@@ -451,6 +451,66 @@ fn call_tool(server: &mut Server, id: i64, name: &str, args: serde_json::Value) 
     tool_text(&resp).to_string()
 }
 
+#[test]
+fn an_edit_that_keeps_size_and_mtime_before_the_watches_is_not_lost() {
+    // `cp -p` / `rsync -a` write a file and set its mtime back: size and mtime say nothing
+    // changed, and in the window before the watches there is no event; the ctime tells.
+    let dir = workspace("watch-bin-ctime");
+    let file = dir.join("src/a.proto");
+    write(&file, &proto(&["AlphaOne"]));
+    let old = std::time::SystemTime::now() - Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&file)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    let mut s = Server::start_with(
+        &dir,
+        &[
+            ("MESH_TEST_FIXTURES", "1"),
+            ("MESH_TEST_WATCH_DELAY_MS", "1500"),
+        ],
+    );
+    init(&mut s);
+    let mut id = 10;
+    search_until_found(&mut s, &mut id, "AlphaOne");
+    write(&file, &proto(&["AlphaTwo"]));
+    std::fs::File::options()
+        .write(true)
+        .open(&file)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    let status = call_tool(&mut s, 2, "index_status", json!({}));
+    assert!(status.contains("- Watcher: starting."), "{status}");
+    search_until_found(&mut s, &mut id, "AlphaTwo");
+}
+
+#[test]
+fn a_directory_made_while_the_watches_are_added_is_watched() {
+    // The registration lists the directories, then adds their watches: a directory created in
+    // between has no watch and no event. The second listing finds it, so a file created in it
+    // later is seen.
+    let dir = workspace("watch-bin-plan");
+    write(&dir.join("src/a.proto"), &proto(&["Alpha"]));
+    let mut s = Server::start_with(
+        &dir,
+        &[
+            ("MESH_TEST_FIXTURES", "1"),
+            ("MESH_TEST_WATCH_PLAN_DELAY_MS", "1500"),
+        ],
+    );
+    init(&mut s);
+    let mut id = 10;
+    search_until_found(&mut s, &mut id, "Alpha");
+    write(&dir.join("src/late/b.proto"), &proto(&["InTheLateDir"]));
+    search_until_found(&mut s, &mut id, "InTheLateDir");
+    status_once_watcher_started(&mut s, &mut id);
+    write(&dir.join("src/late/c.proto"), &proto(&["AfterTheWatches"]));
+    search_until_found(&mut s, &mut id, "AfterTheWatches");
+}
+
 /// Calls `tool` until its answer satisfies `done`, for at most [`DEADLINE`]; returns that
 /// answer (`what` names the awaited state in the failure message).
 fn poll_tool(

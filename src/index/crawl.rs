@@ -125,6 +125,10 @@ pub struct CrawledFile {
     pub size: u64,
     /// Modification time, nanoseconds since the Unix epoch (0 if before it).
     pub mtime_ns: u64,
+    /// Status-change time (ctime), nanoseconds since the Unix epoch: unlike the mtime, no
+    /// writer can set it back, so it tells an edit that kept size and mtime (`cp -p`,
+    /// `rsync -a`, `touch -r`) from no edit. 0 when not stat'ed.
+    pub ctime_ns: u64,
     /// False when the crawl did not stat the file ([`crawl_names`]): `size` and `mtime_ns`
     /// are 0, and whoever reads the file asks the open file.
     pub stat_known: bool,
@@ -611,6 +615,14 @@ pub fn read_regular(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// The status-change time of `meta`, nanoseconds since the Unix epoch (0 if before it).
+pub fn ctime_ns(meta: &fs::Metadata) -> u64 {
+    let secs = u64::try_from(meta.ctime()).unwrap_or(0);
+    let nanos = u64::try_from(meta.ctime_nsec()).unwrap_or(0);
+    secs.saturating_mul(1_000_000_000).saturating_add(nanos)
+}
+
+/// The modification time of `meta`, nanoseconds since the Unix epoch (0 if before it).
 pub fn mtime_ns(meta: &fs::Metadata) -> u64 {
     let secs = u64::try_from(meta.mtime()).unwrap_or(0);
     let nanos = u64::try_from(meta.mtime_nsec()).unwrap_or(0);
@@ -706,6 +718,7 @@ fn crawl_root(
                         rel_path: rel,
                         size: 0,
                         mtime_ns: 0,
+                        ctime_ns: 0,
                         stat_known: false,
                     });
                     flush(out, SINK_BATCH);
@@ -729,6 +742,7 @@ fn crawl_root(
                     rel_path: rel,
                     size,
                     mtime_ns: mtime_ns(&meta),
+                    ctime_ns: ctime_ns(&meta),
                     stat_known: true,
                 });
             } else if ftype.is_symlink() {

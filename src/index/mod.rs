@@ -721,6 +721,9 @@ pub struct Indexer {
     /// granularity keeps both), or named by a change that ended in a full refresh. The next
     /// refresh reads them again instead of trusting `stat`.
     racy: std::collections::HashSet<(u16, Box<str>)>,
+    /// Wall time (ns) the last full refresh began reading: a file whose ctime is later may
+    /// have been written after it was read.
+    last_read_from: u64,
     /// The persistent fact cache, when enabled.
     cache: Option<Arc<cache::FactCache>>,
     /// Files extracted since the last cache flush.
@@ -729,6 +732,11 @@ pub struct Indexer {
 
 /// See [`Indexer`]'s `racy` set: how close to its mtime a file must be read to be re-read.
 const RACY_NS: u64 = 2_000_000_000;
+
+/// How far a file's ctime may lag the clock the indexer reads (the kernel stamps inodes from
+/// a coarse clock, up to a tick behind): a ctime within this of the last full read's start
+/// counts as after it.
+const CTIME_SLACK_NS: u64 = 50_000_000;
 
 /// Now, in nanoseconds since the Unix epoch (the clock file mtimes use).
 fn wall_ns() -> u64 {
@@ -788,6 +796,7 @@ impl Indexer {
             threads,
             shuffle_seed: None,
             racy: std::collections::HashSet::new(),
+            last_read_from: 0,
             cache: None,
             cache_misses: Vec::new(),
         }
@@ -904,9 +913,13 @@ impl Indexer {
         let mut todo = Vec::new();
         for f in files {
             let key = (f.root, Box::<str>::from(f.rel_path.as_str()));
+            // A status change after the last full read began may be a write that kept the
+            // size and the mtime (`cp -p`, `rsync -a`): such a file is read again.
+            let touched = f.ctime_ns.saturating_add(CTIME_SLACK_NS) > self.last_read_from;
             if let Some(old) = self.files.get(&key)
                 && old.size == f.size
                 && old.mtime_ns == f.mtime_ns
+                && !touched
                 && !self.racy.contains(&key)
             {
                 next.insert(key, old.clone());
@@ -1001,6 +1014,7 @@ impl Indexer {
             }
         };
         let extracted = results.len();
+        self.last_read_from = read_from;
         self.cache_misses.extend(misses);
         let mut changed = false;
         self.racy.clear();
@@ -1172,6 +1186,7 @@ impl Indexer {
                     rel_path: rel.clone(),
                     size: meta.len(),
                     mtime_ns,
+                    ctime_ns: crawl::ctime_ns(&meta),
                     stat_known: true,
                 });
             }

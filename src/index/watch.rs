@@ -550,7 +550,7 @@ pub fn serve(
         WatchKind::Auto => {
             handle.set_watch_mode(WatchMode::Starting);
             handle.publish(indexer.rebuild());
-            fixture_watch_delay();
+            fixture_delay("MESH_TEST_WATCH_DELAY_MS");
             match inotify_start(&roots, &patterns, options) {
                 Ok(mut watcher) => {
                     handle.set_watch_mode(watcher.mode());
@@ -591,16 +591,15 @@ pub fn serve(
     poll_loop(indexer, handle, options, stop, &roots, fallback_reason);
 }
 
-/// Test hook (fixtures only): `MESH_TEST_WATCH_DELAY_MS` widens the window between the first
-/// snapshot and the watch registration, so a test can edit a file inside it.
-fn fixture_watch_delay() {
+/// Test hook (fixtures only): sleeps for the milliseconds in environment variable `var`, so a
+/// test can change the tree inside a window of the start-up: `MESH_TEST_WATCH_DELAY_MS`
+/// between the first snapshot and the watch registration, `MESH_TEST_WATCH_PLAN_DELAY_MS`
+/// between listing the directories and adding their watches.
+fn fixture_delay(var: &str) {
     if !crate::isolate::fixtures_enabled() {
         return;
     }
-    if let Some(ms) = std::env::var("MESH_TEST_WATCH_DELAY_MS")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-    {
+    if let Some(ms) = std::env::var(var).ok().and_then(|v| v.parse::<u64>().ok()) {
         std::thread::sleep(Duration::from_millis(ms));
     }
 }
@@ -907,7 +906,17 @@ mod linux {
 
         /// Computes the wanted directories from scratch and brings the watches in line:
         /// new ones added, ones no longer wanted (now ignored, or gone) removed.
+        /// Plans the directories to watch from the workspace as it is now and adds what is
+        /// missing (dropping watches of what is gone). Twice: a directory created after its
+        /// parent was listed but before the parent's watch was added has neither a watch nor
+        /// an event; the second listing, made when every watch of the first is in place, finds
+        /// it (anything created later raises an event on a watched parent).
         pub(super) fn replan(&mut self) -> Result<(), String> {
+            self.plan_and_add(true)?;
+            self.plan_and_add(false)
+        }
+
+        fn plan_and_add(&mut self, first: bool) -> Result<(), String> {
             let patterns = self.patterns();
             let mut dirs = Vec::new();
             let mut tops = Vec::new();
@@ -926,6 +935,9 @@ mod linux {
                 wanted.push((g.common.join("info"), Kind::Info));
                 self.plan_refs(&g.common.join("refs"), 0, &mut wanted);
                 self.scan_locks(&g.git);
+            }
+            if first {
+                fixture_delay("MESH_TEST_WATCH_PLAN_DELAY_MS");
             }
             let keep: HashSet<&PathBuf> = wanted.iter().map(|(p, _)| p).collect();
             let stale: Vec<i32> = self

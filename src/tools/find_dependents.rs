@@ -662,6 +662,9 @@ fn collect(snap: &Snapshot, target: &str) -> (Vec<Row>, bool) {
     rpc_call_rows(snap, target, &mut exact_rows);
     unimported_uses(snap, target, &mut exact_rows);
     using_sites(snap, target, &mut exact_rows);
+    if exact_rows.is_empty() && loose_rows.is_empty() {
+        function_call_rows(snap, target, &mut exact_rows);
+    }
     if exact_rows.is_empty() {
         (loose_rows, true)
     } else {
@@ -1095,6 +1098,119 @@ fn global_using_of(snap: &Snapshot, f: &FileEntry, ns: &str) -> bool {
                         .starts_with("global ")
                 })
         })
+}
+
+/// Most call rows one function target gets (its calls are found by name, file by file).
+const MAX_CALL_ROWS: usize = 200;
+
+/// A function or method target (`calcTotal`, `CartHelper.addToCart`) that nothing imports:
+/// the index keeps declarations, not every call, so its callers are found by name, as lines
+/// where the name is called (`name(`), in the files of the declaring root (the same language
+/// family), the declaring file included. Each is a `heuristic` row that says so; without them
+/// the answer would be a false "0 dependents".
+fn function_call_rows(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
+    let (owner, name) = match target.rsplit_once('.') {
+        Some((q, n)) if !q.is_empty() => (Some(q.rsplit('.').next().unwrap_or(q)), n),
+        _ => (None, target),
+    };
+    if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        return;
+    }
+    // Declarations: (file, declaration line).
+    let decls: Vec<(usize, u32)> = snap
+        .files
+        .iter()
+        .enumerate()
+        .flat_map(|(fi, f)| {
+            f.symbols()
+                .iter()
+                .filter(|s| matches!(s.kind, SymbolKind::Function | SymbolKind::Method))
+                .filter(|s| f.name(s) == name)
+                .filter(|s| {
+                    owner.is_none_or(|o| {
+                        f.container(s)
+                            .is_some_and(|c| c == o || c.ends_with(&format!(".{o}")))
+                    })
+                })
+                .map(move |s| (fi, s.line))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let family = |l: Language| match l {
+        Language::TypeScript => Language::JavaScript,
+        Language::Kotlin | Language::Scala => Language::Java,
+        Language::C => Language::Cpp,
+        other => other,
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    for &(di, _) in &decls {
+        let d = &snap.files[di];
+        for (fi, f) in snap.files.iter().enumerate() {
+            if f.root != d.root || family(f.lang) != family(d.lang) || !seen.insert(fi) {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(snap.abs_path(f)) else {
+                continue;
+            };
+            let declared_here: Vec<u32> = decls
+                .iter()
+                .filter(|&&(i, _)| i == fi)
+                .map(|&(_, l)| l)
+                .collect();
+            for line in call_lines(&text, name) {
+                if declared_here.contains(&line) || rows.len() >= MAX_CALL_ROWS {
+                    continue;
+                }
+                push_call_row(
+                    rows,
+                    f,
+                    fi as u32,
+                    line,
+                    &format!("calls {name}(…) (found by name: calls of functions are not indexed)"),
+                    "heuristic",
+                );
+                if let Some(r) = rows.last_mut() {
+                    r.origin = Some(di as u32);
+                }
+            }
+        }
+    }
+}
+
+/// The 1-based lines of `text` where `name` is called: the whole word followed by `(` (spaces
+/// between allowed), outside a line comment (`//`, `#`) and not a definition (`def`, `fun`,
+/// `func`, `function`, `fn` right before it).
+fn call_lines(text: &str, name: &str) -> Vec<u32> {
+    let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'$';
+    let mut out = Vec::new();
+    for (k, line) in text.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or("");
+        let code = match code.trim_start().strip_prefix('#') {
+            Some(_) => "",
+            None => code,
+        };
+        let bytes = code.as_bytes();
+        let mut from = 0;
+        while let Some(at) = code[from..].find(name).map(|i| i + from) {
+            from = at + name.len();
+            let before_ok = at == 0 || !is_word(bytes[at - 1]);
+            let after = code[from..].trim_start();
+            if !before_ok || !after.starts_with('(') || from < code.len() && is_word(bytes[from]) {
+                continue;
+            }
+            let prev = code[..at].trim_end();
+            let prev_word = prev
+                .rsplit(|c: char| !c.is_ascii_alphanumeric())
+                .next()
+                .unwrap_or("");
+            if matches!(prev_word, "def" | "fun" | "func" | "function" | "fn") {
+                continue;
+            }
+            out.push(k as u32 + 1);
+            break;
+        }
+    }
+    out
 }
 
 /// The first line of `f` where `needle` appears as a whole word outside a line comment or an
