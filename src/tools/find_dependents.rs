@@ -1,4 +1,5 @@
-//! `find_dependents`: who imports or uses a package, module, type or RPC, grouped by root.
+//! `find_dependents`: who imports or uses a package, module, type, function or RPC, grouped by
+//! root.
 //!
 //! Exact matches first (the import string, a subpath of it, an imported name, the last
 //! segment of a qualified import, or a call of the RPC); only when nothing matches exactly, a
@@ -20,7 +21,7 @@ use crate::render::inline_code;
 pub static TOOL: ToolDef = ToolDef {
     name: "find_dependents",
     title: "Find dependents",
-    description: "Lists who depends on a package, module, type or RPC across every root: files \
+    description: "Lists who depends on a package, module, type, function or RPC across every root: files \
 that import it (or a subpath of it, or import the name), re-export it, or call the RPC, grouped \
 by root, each with path:line. Use it for 'who uses X' and 'what breaks if X changes its API'; \
 for where X is declared use smart_search, for an RPC's servers and clients use analyze_grpc. \
