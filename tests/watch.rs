@@ -492,18 +492,7 @@ fn a_directory_made_while_the_watches_are_added_is_watched() {
     // The registration lists the directories, then adds their watches: a directory created in
     // between has no watch and no event. The second listing finds it, so a file created in it
     // later is seen.
-    let dir = workspace("watch-bin-plan");
-    write(&dir.join("src/a.proto"), &proto(&["Alpha"]));
-    let mut s = Server::start_with(
-        &dir,
-        &[
-            ("MESH_TEST_FIXTURES", "1"),
-            ("MESH_TEST_WATCH_PLAN_DELAY_MS", "1500"),
-        ],
-    );
-    init(&mut s);
-    let mut id = 10;
-    search_until_found(&mut s, &mut id, "Alpha");
+    let (dir, mut s, mut id) = start_in_a_window("watch-bin-plan", "MESH_TEST_WATCH_PLAN_DELAY_MS");
     write(&dir.join("src/late/b.proto"), &proto(&["InTheLateDir"]));
     search_until_found(&mut s, &mut id, "InTheLateDir");
     status_once_watcher_started(&mut s, &mut id);
@@ -607,22 +596,23 @@ fn indexer_context_switches(pid: u32) -> u64 {
     panic!("no mesh-indexer thread in process {pid}");
 }
 
+/// A server on a workspace with `src/a.proto` declaring `Alpha`, started with the start-up
+/// window of fixture hook `delay_var` held open 1.5 s, once its first answer finds `Alpha`.
+fn start_in_a_window(tag: &str, delay_var: &str) -> (PathBuf, Server, i64) {
+    let dir = workspace(tag);
+    write(&dir.join("src/a.proto"), &proto(&["Alpha"]));
+    let mut s = Server::start_with(&dir, &[("MESH_TEST_FIXTURES", "1"), (delay_var, "1500")]);
+    init(&mut s);
+    let mut id = 10;
+    search_until_found(&mut s, &mut id, "Alpha");
+    (dir, s, id)
+}
+
 #[test]
 fn an_edit_before_the_watches_are_in_place_is_not_lost() {
     // The first snapshot is published before the watcher walks the tree; an edit made in
     // between has no inotify event, so the rescan after the registration must find it.
-    let dir = workspace("watch-bin-window");
-    write(&dir.join("src/a.proto"), &proto(&["Alpha"]));
-    let mut s = Server::start_with(
-        &dir,
-        &[
-            ("MESH_TEST_FIXTURES", "1"),
-            ("MESH_TEST_WATCH_DELAY_MS", "1500"),
-        ],
-    );
-    init(&mut s);
-    let mut id = 10;
-    search_until_found(&mut s, &mut id, "Alpha");
+    let (dir, mut s, mut id) = start_in_a_window("watch-bin-window", "MESH_TEST_WATCH_DELAY_MS");
     let status = call_tool(&mut s, 2, "index_status", json!({}));
     assert!(status.contains("- Watcher: starting."), "{status}");
     write(&dir.join("src/a.proto"), &proto(&["Alpha", "InTheWindow"]));
