@@ -459,12 +459,11 @@ fn an_edit_that_keeps_size_and_mtime_before_the_watches_is_not_lost() {
     let file = dir.join("src/a.proto");
     write(&file, &proto(&["AlphaOne"]));
     let old = std::time::SystemTime::now() - Duration::from_secs(3600);
-    std::fs::File::options()
-        .write(true)
-        .open(&file)
-        .unwrap()
-        .set_modified(old)
-        .unwrap();
+    let set_mtime_back = || {
+        let f = std::fs::File::options().write(true).open(&file).unwrap();
+        f.set_modified(old).unwrap();
+    };
+    set_mtime_back();
     let mut s = Server::start_with(
         &dir,
         &[
@@ -476,12 +475,7 @@ fn an_edit_that_keeps_size_and_mtime_before_the_watches_is_not_lost() {
     let mut id = 10;
     search_until_found(&mut s, &mut id, "AlphaOne");
     write(&file, &proto(&["AlphaTwo"]));
-    std::fs::File::options()
-        .write(true)
-        .open(&file)
-        .unwrap()
-        .set_modified(old)
-        .unwrap();
+    set_mtime_back();
     let status = call_tool(&mut s, 2, "index_status", json!({}));
     assert!(status.contains("- Watcher: starting."), "{status}");
     search_until_found(&mut s, &mut id, "AlphaTwo");
