@@ -905,12 +905,11 @@ mod linux {
         }
 
         /// Computes the wanted directories from scratch and brings the watches in line:
-        /// new ones added, ones no longer wanted (now ignored, or gone) removed.
-        /// Plans the directories to watch from the workspace as it is now and adds what is
-        /// missing (dropping watches of what is gone). Twice: a directory created after its
-        /// parent was listed but before the parent's watch was added has neither a watch nor
-        /// an event; the second listing, made when every watch of the first is in place, finds
-        /// it (anything created later raises an event on a watched parent).
+        /// new ones added, ones no longer wanted (now ignored, or gone) removed. Twice: a
+        /// directory created after its parent was listed but before the parent's watch was
+        /// added has neither a watch nor an event; the second listing, made when every watch
+        /// of the first is in place, finds it (anything created later raises an event on a
+        /// watched parent).
         pub(super) fn replan(&mut self) -> Result<(), String> {
             self.plan_and_add(true)?;
             self.plan_and_add(false)

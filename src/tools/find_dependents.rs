@@ -1182,43 +1182,42 @@ fn function_call_rows(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
 /// between allowed), outside a line comment (`//`, `#`) and not a definition (`def`, `fun`,
 /// `func`, `function`, `fn` right before it).
 fn call_lines(text: &str, name: &str) -> Vec<u32> {
-    let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'$';
     let mut out = Vec::new();
     for (k, line) in text.lines().enumerate() {
         let code = line.split("//").next().unwrap_or("");
-        let code = match code.trim_start().strip_prefix('#') {
-            Some(_) => "",
-            None => code,
-        };
+        if code.trim_start().starts_with('#') {
+            continue;
+        }
         let bytes = code.as_bytes();
-        let mut from = 0;
-        while let Some(at) = code[from..].find(name).map(|i| i + from) {
-            from = at + name.len();
-            let before_ok = at == 0 || !is_word(bytes[at - 1]);
-            let after = code[from..].trim_start();
-            if !before_ok || !after.starts_with('(') || from < code.len() && is_word(bytes[from]) {
-                continue;
-            }
-            let prev = code[..at].trim_end();
-            let prev_word = prev
-                .rsplit(|c: char| !c.is_ascii_alphanumeric())
-                .next()
-                .unwrap_or("");
-            if matches!(prev_word, "def" | "fun" | "func" | "function" | "fn") {
-                continue;
-            }
+        let called = code.match_indices(name).any(|(at, _)| {
+            let before = at.checked_sub(1).map(|i| bytes[i]);
+            let definition = matches!(
+                code[..at]
+                    .trim_end()
+                    .rsplit(|c: char| !c.is_ascii_alphanumeric())
+                    .next(),
+                Some("def" | "fun" | "func" | "function" | "fn")
+            );
+            !before.is_some_and(|b| is_word_byte(b) || b == b'$')
+                && code[at + name.len()..].trim_start().starts_with('(')
+                && !definition
+        });
+        if called {
             out.push(k as u32 + 1);
-            break;
         }
     }
     out
+}
+
+/// A byte of an identifier (ASCII letters, digits, `_`).
+fn is_word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
 }
 
 /// The first line of `f` where `needle` appears as a whole word outside a line comment or an
 /// import/package line; `None` when the file cannot be read or never uses it.
 fn first_use(snap: &Snapshot, f: &FileEntry, needle: &str) -> Option<u32> {
     let text = std::fs::read_to_string(snap.abs_path(f)).ok()?;
-    let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
     for (k, line) in text.lines().enumerate() {
         let code = line.split("//").next().unwrap_or("");
         let t = code.trim_start();
@@ -1234,8 +1233,8 @@ fn first_use(snap: &Snapshot, f: &FileEntry, needle: &str) -> Option<u32> {
         let found = code.match_indices(needle).any(|(at, _)| {
             let before = at.checked_sub(1).map(|i| bytes[i]);
             let after = bytes.get(at + needle.len()).copied();
-            !before.is_some_and(|b| is_word(b) || b == b'.' && !needle.contains('.'))
-                && !after.is_some_and(is_word)
+            !before.is_some_and(|b| is_word_byte(b) || b == b'.' && !needle.contains('.'))
+                && !after.is_some_and(is_word_byte)
         });
         if found {
             return u32::try_from(k + 1).ok();
