@@ -227,6 +227,84 @@ fn a_python_package_lists_its_using_sites_not_only_the_import() {
 }
 
 #[test]
+fn go_php_and_java_imports_list_their_using_sites_and_a_qualified_member_its_uses() {
+    let ws = workspace(
+        "nu-uses",
+        &[
+            (
+                "services/dispatch/main.go",
+                "package main\n\nimport (\n\t\"fmt\"\n\t\"github.com/streadway/amqp\"\n\tredis \"github.com/go-redis/redis/v8\"\n)\n\nvar ch *amqp.Channel\nvar amqpUri string\n\nfunc main() {\n\t// amqp.Dial in a comment\n\tconn, _ := amqp.Dial(\"amqp://x\")\n\tfmt.Println(conn, \"amqp.Dial\")\n\t_ = redis.NewClient(nil)\n}\n",
+            ),
+            (
+                "services/ratings/src/Api.php",
+                "<?php\nnamespace Shop;\n\nuse GuzzleHttp\\Client;\n\nclass Api {\n    public function go() {\n        $c = new Client(['base_uri' => 'http://x']);\n        return Client::VERSION;\n    }\n}\n",
+            ),
+            (
+                "services/web/server.js",
+                "const express = require('express');\nconst app = express();\n",
+            ),
+            (
+                "services/shipping/src/Cart.java",
+                "package shop;\n\nimport org.apache.http.client.methods.HttpPost;\n\nclass Cart {\n  void add() {\n    HttpPost post = new HttpPost(\"http://cart\");\n  }\n}\n",
+            ),
+        ],
+    );
+    let mut s = Session::start(&ws);
+    let t = s.ok("find_dependents", json!({"target": "amqp"}));
+    assert!(
+        t.contains("main.go:5` — github.com/streadway/amqp (exact)"),
+        "{t}"
+    );
+    assert!(t.contains("main.go:9` — uses amqp.Channel"), "{t}");
+    assert!(
+        t.contains("main.go:14` — uses amqp.Dial in function `main`"),
+        "{t}"
+    );
+    // A longer identifier, a comment and a string are no uses.
+    for line in [10, 13, 15] {
+        assert!(!t.contains(&format!("main.go:{line}`")), "{line}: {t}");
+    }
+    // Go's package name skips a `/vN` suffix and follows an alias.
+    let t = s.ok(
+        "find_dependents",
+        json!({"target": "github.com/go-redis/redis/v8"}),
+    );
+    assert!(t.contains("main.go:16` — uses redis.NewClient"), "{t}");
+    // A qualified member that no import names: its uses where the import binds the qualifier.
+    let t = s.ok("find_dependents", json!({"target": "amqp.Channel"}));
+    assert!(t.contains("main.go:9` — uses amqp.Channel"), "{t}");
+    assert!(!t.contains("main.go:14`"), "{t}");
+    assert!(!t.contains("0 dependents"), "{t}");
+    let t = s.ok("find_dependents", json!({"target": "GuzzleHttp\\Client"}));
+    assert!(t.contains("Api.php:8` — uses Client"), "{t}");
+    assert!(t.contains("Api.php:9` — uses Client::VERSION"), "{t}");
+    let t = s.ok(
+        "find_dependents",
+        json!({"target": "org.apache.http.client.methods.HttpPost"}),
+    );
+    assert!(t.contains("Cart.java:7` — uses HttpPost"), "{t}");
+    // A sub-package import is not "only containing" the name.
+    let t = s.ok("find_dependents", json!({"target": "org.apache.http"}));
+    assert!(
+        t.contains("Nothing imports `org.apache.http` itself"),
+        "{t}"
+    );
+    assert!(
+        t.contains("Cart.java:3` — org.apache.http.client.methods.HttpPost (sub-package)"),
+        "{t}"
+    );
+    // By package, a file with no package statement is named by its directory in the workspace.
+    let t = s.ok(
+        "find_dependents",
+        json!({"target": "express", "granularity": "package"}),
+    );
+    assert!(
+        t.contains("package `services/web` — first at `services/web/server.js:1`"),
+        "{t}"
+    );
+}
+
+#[test]
 fn a_route_with_no_caller_says_what_was_searched() {
     let ws = workspace(
         "nu-route",

@@ -1051,12 +1051,30 @@ fn dependents_granularities_and_invalid_granularity() {
     let (_, sites) = dependents_of(&mut s, json!({"target": target, "granularity": "site"}));
     assert_eq!(default, sites, "granularity defaults to site");
     let importers = truth_importers(target, false);
+    let importing_files: BTreeSet<&str> = importers
+        .iter()
+        .filter_map(|i| i.rsplit_once(':'))
+        .map(|(p, _)| p)
+        .collect();
+    let is_use = |d: &Dep| d.line.contains(" — uses ");
     let cited: BTreeSet<String> = default
         .iter()
+        .filter(|d| !is_use(d))
         .map(|d| format!("{}:{}", d.path, d.site))
         .collect();
     assert_eq!(cited, importers, "{default_text}");
-    assert!(!default_text.contains("struct `"), "{default_text}");
+    // Using sites (`pb.Order`) are heuristic rows of the importing files.
+    let uses: Vec<&Dep> = default.iter().filter(|d| is_use(d)).collect();
+    assert!(!uses.is_empty(), "{default_text}");
+    for d in uses {
+        assert!(
+            d.confidence == "heuristic" && importing_files.contains(d.path.as_str()),
+            "{:?}",
+            d.line
+        );
+    }
+    // No symbol rows (`N. struct `x` — …`); a use row may name its enclosing struct.
+    assert!(!default_text.contains(". struct `"), "{default_text}");
     let (text, symbol) = dependents_of(&mut s, json!({"target": target, "granularity": "symbol"}));
     // Symbol rows: declarations of importing files, each with its span and the import line.
     for name in [
@@ -1066,8 +1084,7 @@ fn dependents_granularities_and_invalid_granularity() {
     ] {
         assert!(text.contains(name), "{name} missing:\n{text}");
     }
-    for d in &symbol {
-        let importers = truth_importers(target, false);
+    for d in symbol.iter().filter(|d| !is_use(d)) {
         assert!(
             importers.contains(&format!("{}:{}", d.path, d.site)),
             "symbol row cites an import line the truth does not have: {:?}",

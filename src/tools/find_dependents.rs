@@ -120,6 +120,7 @@ fn is_builtin(module: &str) -> bool {
 }
 
 /// One dependent row before grouping.
+#[derive(Clone)]
 struct Row {
     root: u16,
     file: u32,
@@ -144,6 +145,9 @@ struct Row {
     group: usize,
 }
 
+/// The Markdown label of a row that imports a package below the target ([`ImportMatch::SubPackage`]).
+const SUB_PACKAGE: &str = "sub-package";
+
 fn last_segment(module: &str) -> &str {
     module
         .rsplit(['/', '.', ':', '\\'])
@@ -151,10 +155,22 @@ fn last_segment(module: &str) -> &str {
         .unwrap_or(module)
 }
 
-/// How an import matches the target: exactly, only by containing it, or not at all. In the
-/// dotted-namespace languages (JVM, C#, PHP) `pkg.Type` is the package and `pkg.sub.Type` a
-/// different package: a subpackage import only contains the target.
-fn import_match(imp: &Import, target: &str, lang: Language) -> Option<bool> {
+/// How an import matches the target, when it does (see [`import_match`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ImportMatch {
+    /// The import names the target (the module, a member, a subpath, the last segment).
+    Exact,
+    /// Dotted-namespace languages: the import is of a package below the target
+    /// (`org.apache.http.client.Foo` for `org.apache.http`), a different package of its tree.
+    SubPackage,
+    /// The import string merely contains the target.
+    Contains,
+}
+
+/// How an import matches the target, or `None`. In the dotted-namespace languages (JVM, C#,
+/// PHP) `pkg.Type` is the package and `pkg.sub.Type` a different package: a subpackage import
+/// is told apart from an import of the target itself.
+fn import_match(imp: &Import, target: &str, lang: Language) -> Option<ImportMatch> {
     let module = imp.module.as_str();
     let sub = |sep: &str| module.starts_with(&format!("{target}{sep}"));
     let namespaced = matches!(
@@ -187,9 +203,13 @@ fn import_match(imp: &Import, target: &str, lang: Language) -> Option<bool> {
             .ends_with(&format!("/{target}"))
         || module.ends_with(&format!("/{target}"));
     if exact {
-        return Some(true);
+        return Some(ImportMatch::Exact);
     }
-    (target.len() >= 3 && module.to_lowercase().contains(&target.to_lowercase())).then_some(false)
+    if namespaced && (sub(".") || sub("\\")) {
+        return Some(ImportMatch::SubPackage);
+    }
+    (target.len() >= 3 && module.to_lowercase().contains(&target.to_lowercase()))
+        .then_some(ImportMatch::Contains)
 }
 
 /// True when `target` is spelled as a filesystem path rather than a name: absolute (`/`, a
@@ -372,8 +392,9 @@ fn fold_to(granularity: Granularity, rows: &mut Vec<Row>) {
 fn sort_rows(snap: &Snapshot, rows: &mut [Row]) {
     let rank = |c: &str| match c {
         "exact" => 0,
-        "heuristic" => 1,
-        _ => 2,
+        SUB_PACKAGE => 1,
+        "heuristic" => 2,
+        _ => 3,
     };
     crate::order::sort_by(rows, |a, b| {
         (
@@ -433,7 +454,8 @@ impl Grouping {
         let rows: Vec<&Row> = self
             .left_out
             .iter()
-            .filter(|r| include_tests || !r.test)
+            // Imports are counted; the uses found through them are no more imports.
+            .filter(|r| (include_tests || !r.test) && !r.call)
             .collect();
         if rows.is_empty() {
             return String::new();
@@ -636,33 +658,28 @@ fn collect(snap: &Snapshot, target: &str) -> (Vec<Row>, bool) {
     let mut loose_rows = Vec::new();
     for (fi, f) in snap.files.iter().enumerate() {
         for imp in &f.facts().imports {
-            match import_match(imp, target, f.lang) {
-                Some(true) => push_rows(
-                    &mut exact_rows,
-                    f,
-                    fi as u32,
-                    imp.line,
-                    &imp.module,
-                    imp.reexport,
-                    "exact",
-                ),
-                Some(false) => push_rows(
-                    &mut loose_rows,
-                    f,
-                    fi as u32,
-                    imp.line,
-                    &imp.module,
-                    imp.reexport,
-                    "heuristic",
-                ),
-                None => {}
-            }
+            let (rows, confidence) = match import_match(imp, target, f.lang) {
+                Some(ImportMatch::Exact) => (&mut exact_rows, "exact"),
+                Some(ImportMatch::SubPackage) => (&mut loose_rows, SUB_PACKAGE),
+                Some(ImportMatch::Contains) => (&mut loose_rows, "heuristic"),
+                None => continue,
+            };
+            push_rows(
+                rows,
+                f,
+                fi as u32,
+                imp.line,
+                &imp.module,
+                imp.reexport,
+                confidence,
+            );
         }
     }
     path_importer_rows(snap, target, &mut exact_rows);
     rpc_call_rows(snap, target, &mut exact_rows);
     unimported_uses(snap, target, &mut exact_rows);
     using_sites(snap, target, &mut exact_rows);
+    member_uses(snap, target, &mut exact_rows);
     if exact_rows.is_empty() && loose_rows.is_empty() {
         function_call_rows(snap, target, &mut exact_rows);
     }
@@ -812,21 +829,19 @@ fn rpc_call_rows(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
 /// Using sites kept per importing file; the rest are counted on the last one.
 const USES_PER_FILE: usize = 10;
 
-/// The uses of an imported module in the Python and JS/TS files that import it: the name the
-/// import binds (`import pika` → `pika`, `import x as y` → `y`, `from pika import BlockingConnection`
-/// → `BlockingConnection`, `const express = require('express')` → `express`) called or
-/// dereferenced (`pika.BlockingConnection(`, `express()`), outside comments and strings. Each
-/// is a `heuristic` row (a local could shadow the name), at most [`USES_PER_FILE`] per file.
+/// The uses of an imported module in the files that import it: the name the import binds
+/// (`import pika` → `pika`, `import x as y` → `y`, `from pika import BlockingConnection` →
+/// `BlockingConnection`, `const express = require('express')` → `express`, Go
+/// `import "…/amqp"` → `amqp`, PHP `use GuzzleHttp\Client` and Java `import a.b.HttpPost` →
+/// the class name) called or dereferenced (`pika.BlockingConnection(`, `express()`,
+/// `amqp.Dial(`, `new Client(`), outside comments and strings. Each is a `heuristic` row (a
+/// local could shadow the name), at most [`USES_PER_FILE`] per file.
 fn using_sites(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
     let mut extra = Vec::new();
     let mut done = std::collections::HashSet::new();
     for r in rows.iter().filter(|r| !r.call && r.confidence == "exact") {
         let f = &snap.files[r.file as usize];
-        if !matches!(
-            f.lang,
-            Language::Python | Language::TypeScript | Language::JavaScript
-        ) || !done.insert((r.file, r.site))
-        {
+        if !done.insert((r.file, r.site)) {
             continue;
         }
         let Some(imp) = f
@@ -837,99 +852,204 @@ fn using_sites(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
         else {
             continue;
         };
-        let python = f.lang == Language::Python;
         let whole = imp.module == target
             || imp.module.starts_with(&format!("{target}."))
-            || imp.module.starts_with(&format!("{target}/"));
-        let mut bound: Vec<String> = Vec::new();
-        if imp.names.iter().any(|n| n == target) {
+            || imp.module.starts_with(&format!("{target}/"))
+            || imp.module.starts_with(&format!("{target}\\"))
+            || last_segment(&imp.module) == target;
+        let bound: Vec<String> = if imp.names.iter().any(|n| n == target) {
             // `import { Orders as O }` binds `O`.
-            bound.extend(
-                imp.names
-                    .iter()
-                    .zip(imp.local_names())
-                    .filter(|(n, _)| *n == target)
-                    .map(|(_, local)| local.to_string()),
-            );
+            imp.names
+                .iter()
+                .zip(imp.local_names())
+                .filter(|(n, _)| *n == target)
+                .map(|(_, local)| local.to_string())
+                .collect()
         } else if whole {
-            bound.extend(imp.alias.clone());
-            bound.extend(imp.local_names().map(str::to_string));
-            if python && imp.names.is_empty() && imp.alias.is_none() {
-                bound.push(imp.module.clone());
-            }
-        }
-        bound.retain(|b| !b.is_empty() && b != "*");
-        if bound.is_empty() {
-            continue;
-        }
-        let Some(syntax) = crate::index::lex::Syntax::of(f.lang) else {
+            module_bindings(imp, f.lang)
+        } else {
             continue;
         };
-        let Ok(text) = std::fs::read_to_string(snap.abs_path(f)) else {
-            continue;
-        };
-        let lexed = crate::index::lex::lex(syntax, &text);
-        let mut sites: Vec<(u32, String)> = Vec::new();
-        for line in 1..=lexed.line_count() {
-            let code = lexed.code_line(line);
-            let head = code.trim_start();
-            if line == imp.line
-                || head.starts_with("import ")
-                || (python && head.starts_with("from "))
-            {
+        let sites = use_sites(snap, f, imp, &bound, None);
+        push_use_rows(&mut extra, f, r.file, sites, &r.module);
+    }
+    rows.extend(extra);
+}
+
+/// A qualified target that no import names, `q.Name` (`amqp.Channel`, `pika.BlockingConnection`):
+/// its uses as `q.Name` in the files whose imports bind `q`, as `heuristic` rows like
+/// [`using_sites`]'. Lines already listed are not listed twice.
+fn member_uses(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
+    let Some((qualifier, member)) = target.rsplit_once('.') else {
+        return;
+    };
+    let ident = |t: &str| !t.is_empty() && t.bytes().all(is_word_byte);
+    if !ident(qualifier) || !ident(member) {
+        return;
+    }
+    let listed: std::collections::HashSet<(u32, u32)> =
+        rows.iter().map(|r| (r.file, r.site)).collect();
+    let mut extra = Vec::new();
+    for (fi, f) in snap.files.iter().enumerate() {
+        for imp in &f.facts().imports {
+            let bound = module_bindings(imp, f.lang);
+            if !bound.iter().any(|b| b == qualifier) {
                 continue;
             }
-            let b = code.as_bytes();
-            let used = bound.iter().find_map(|name| {
-                code.match_indices(name.as_str()).find_map(|(at, _)| {
-                    let before = at.checked_sub(1).map(|i| b[i]);
-                    let end = at + name.len();
-                    if before.is_some_and(|c| {
-                        crate::index::lex::is_ident_byte(c) || c == b'.' || c == b'$'
-                    }) || b
-                        .get(end)
-                        .is_some_and(|&c| crate::index::lex::is_ident_byte(c))
-                    {
-                        return None;
-                    }
-                    let rest = code[end..].trim_start();
-                    if !rest.starts_with(['.', '(']) {
-                        return None;
-                    }
-                    // The use as written: the name and the members it reaches.
-                    let chain: String = code[end..]
-                        .chars()
-                        .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '.')
-                        .collect();
-                    Some(format!("{name}{}", chain.trim_end_matches('.')))
-                })
-            });
-            if let Some(expr) = used {
-                sites.push((line, expr));
-            }
-        }
-        let total = sites.len();
-        for (k, (line, expr)) in sites.into_iter().take(USES_PER_FILE).enumerate() {
-            let more = if k + 1 == USES_PER_FILE && total > USES_PER_FILE {
-                format!(" (+{} more uses in this file)", total - USES_PER_FILE)
-            } else {
-                String::new()
-            };
-            push_call_row(
-                &mut extra,
-                f,
-                r.file,
-                line,
-                &format!("uses {expr}{more}"),
-                "heuristic",
-            );
-            // The use depends on what its import names (the declaration grouping follows it).
-            if let Some(u) = extra.last_mut() {
-                u.module = r.module.clone();
-            }
+            let mut sites = use_sites(snap, f, imp, &[qualifier.to_string()], Some(member));
+            sites.retain(|(line, _)| !listed.contains(&(fi as u32, *line)));
+            push_use_rows(&mut extra, f, fi as u32, sites, &imp.module);
         }
     }
     rows.extend(extra);
+}
+
+/// The names an import binds for the module as a whole, in the languages whose uses
+/// [`use_sites`] can find: its alias and the names it imports, else Python's `import a.b`
+/// (`a.b`), Go's package name (the last path segment, a `/v2` version skipped), PHP's and the
+/// JVM's imported class (the last segment). C# `using` opens a namespace: no name is bound.
+fn module_bindings(imp: &Import, lang: Language) -> Vec<String> {
+    let mut bound: Vec<String> = Vec::new();
+    let module = imp.module.as_str();
+    match lang {
+        Language::Python | Language::TypeScript | Language::JavaScript => {
+            bound.extend(imp.alias.clone());
+            bound.extend(imp.local_names().map(str::to_string));
+            if lang == Language::Python && imp.names.is_empty() && imp.alias.is_none() {
+                bound.push(module.to_string());
+            }
+        }
+        Language::Go => match imp.alias.as_deref() {
+            Some("_" | ".") => {}
+            Some(a) => bound.push(a.to_string()),
+            None => {
+                let mut segments = module.rsplit('/');
+                let last = segments.next().unwrap_or(module);
+                let versioned = last.len() > 1
+                    && last.starts_with('v')
+                    && last[1..].bytes().all(|b| b.is_ascii_digit());
+                let name = if versioned {
+                    segments.next().unwrap_or(last)
+                } else {
+                    last
+                };
+                bound.push(name.to_string());
+            }
+        },
+        Language::Php | Language::Java | Language::Kotlin | Language::Scala => {
+            match imp.alias.clone() {
+                Some(a) => bound.push(a),
+                None => bound.push(last_segment(module).to_string()),
+            }
+            bound.extend(imp.local_names().map(str::to_string));
+        }
+        _ => {}
+    }
+    bound.retain(|b| !b.is_empty() && b != "*" && b != "_");
+    bound
+}
+
+/// The lines of `f` (other than its import lines) where one of `bound` is called or
+/// dereferenced, with the use as written (`pika.BlockingConnection`); with `member`, only
+/// uses of `bound.member`. Comments and strings are skipped (the file is lexed).
+fn use_sites(
+    snap: &Snapshot,
+    f: &FileEntry,
+    imp: &Import,
+    bound: &[String],
+    member: Option<&str>,
+) -> Vec<(u32, String)> {
+    let mut sites = Vec::new();
+    if bound.is_empty() {
+        return sites;
+    }
+    let Some(syntax) = crate::index::lex::Syntax::of(f.lang) else {
+        return sites;
+    };
+    let Ok(text) = std::fs::read_to_string(snap.abs_path(f)) else {
+        return sites;
+    };
+    let python = f.lang == Language::Python;
+    let lexed = crate::index::lex::lex(syntax, &text);
+    for line in 1..=lexed.line_count() {
+        let code = lexed.code_line(line);
+        let head = code.trim_start();
+        if line == imp.line
+            || head.starts_with("import ")
+            || (python && head.starts_with("from "))
+            || (f.lang == Language::Php && head.starts_with("use "))
+        {
+            continue;
+        }
+        let b = code.as_bytes();
+        let used = bound.iter().find_map(|name| {
+            code.match_indices(name.as_str()).find_map(|(at, _)| {
+                let before = at.checked_sub(1).map(|i| b[i]);
+                let end = at + name.len();
+                if before.is_some_and(|c| {
+                    crate::index::lex::is_ident_byte(c) || c == b'.' || c == b'$' || c == b'\\'
+                }) || b
+                    .get(end)
+                    .is_some_and(|&c| crate::index::lex::is_ident_byte(c))
+                {
+                    return None;
+                }
+                let rest = code[end..].trim_start();
+                if let Some(m) = member {
+                    let after = rest.strip_prefix('.')?.strip_prefix(m)?;
+                    if after
+                        .bytes()
+                        .next()
+                        .is_some_and(crate::index::lex::is_ident_byte)
+                    {
+                        return None;
+                    }
+                } else if !rest.starts_with(['.', '(']) && !rest.starts_with("::") {
+                    return None;
+                }
+                // The use as written: the name and the members it reaches.
+                let chain: String = code[end..]
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | ':'))
+                    .collect();
+                Some(format!("{name}{}", chain.trim_end_matches(['.', ':'])))
+            })
+        });
+        if let Some(expr) = used {
+            sites.push((line, expr));
+        }
+    }
+    sites
+}
+
+/// The rows of one file's use sites, at most [`USES_PER_FILE`]; the last kept one counts the
+/// rest. `module` is what the import names (the declaration grouping follows it).
+fn push_use_rows(
+    rows: &mut Vec<Row>,
+    f: &FileEntry,
+    file: u32,
+    sites: Vec<(u32, String)>,
+    module: &str,
+) {
+    let total = sites.len();
+    for (k, (line, expr)) in sites.into_iter().take(USES_PER_FILE).enumerate() {
+        let more = if k + 1 == USES_PER_FILE && total > USES_PER_FILE {
+            format!(" (+{} more uses in this file)", total - USES_PER_FILE)
+        } else {
+            String::new()
+        };
+        push_call_row(
+            rows,
+            f,
+            file,
+            line,
+            &format!("uses {expr}{more}"),
+            "heuristic",
+        );
+        if let Some(u) = rows.last_mut() {
+            u.module = module.to_string();
+        }
+    }
 }
 
 /// Languages whose files share their package's names without importing them.
@@ -1378,7 +1498,12 @@ fn render(
         _ => "dependent(s)",
     };
     let mut out = String::new();
-    if heuristic && !rows.is_empty() {
+    if heuristic && rows.iter().any(|r| r.confidence == SUB_PACKAGE) {
+        out.push_str(&format!(
+            "> ⚠ Nothing imports {} itself. The rows marked `{SUB_PACKAGE}` import packages below it (a package of its tree, not the package); the rows marked `heuristic`, if any, are import strings that only contain it.\n\n",
+            inline_code(target)
+        ));
+    } else if heuristic && !rows.is_empty() {
         out.push_str(&format!(
             "> ⚠ Nothing imports {} exactly. The rows below are **heuristic**: import strings that only contain it. Check each before relying on it.\n\n",
             inline_code(target)
@@ -1531,6 +1656,18 @@ fn render_page(
         for (n, r) in items {
             let f = &snap.files[r.file as usize];
             let path = snap.display_path(f);
+            let shown;
+            let r = if f.facts().package.is_none() && granularity == Granularity::Package {
+                // No package statement (JS, Python, Go's is its directory): the package is
+                // the directory, named from the workspace, not `.` of the service's root.
+                shown = Row {
+                    package: path.rsplit_once('/').map_or(".", |(d, _)| d).to_string(),
+                    ..Row::clone(r)
+                };
+                &shown
+            } else {
+                r
+            };
             let row = row_markdown(granularity, *n, r, &path);
             // Generated code (an SDK's own files importing each other) is named as such.
             let row = if f.generated {
@@ -1599,11 +1736,18 @@ fn row_data(granularity: Granularity, r: &Row, path: &str) -> Value {
         _ => &r.name,
     };
     let role = if r.call { "call" } else { "import" };
-    let (line, via) = match granularity {
+    let (line, mut via) = match granularity {
         Granularity::Symbol => (r.line, format!("{} at L{}", r.via, r.site)),
         _ => (r.site, r.via.clone()),
     };
-    structured::row(path, line, role, name, r.confidence, &via)
+    // The structured confidence keeps its three values; the via says what kind of guess.
+    let confidence = if r.confidence == SUB_PACKAGE {
+        via.insert_str(0, "sub-package import ");
+        "heuristic"
+    } else {
+        r.confidence
+    };
+    structured::row(path, line, role, name, confidence, &via)
 }
 
 #[cfg(test)]
@@ -1656,7 +1800,7 @@ mod tests {
         };
         assert_eq!(
             import_match(&imp, "inventory.gen.inventory_pb2_grpc", Language::Python),
-            Some(true)
+            Some(ImportMatch::Exact)
         );
         let proto = Import {
             module: "common/v1/money.proto".into(),
@@ -1668,11 +1812,11 @@ mod tests {
         };
         assert_eq!(
             import_match(&proto, "money.proto", Language::Protobuf),
-            Some(true)
+            Some(ImportMatch::Exact)
         );
         assert_eq!(
             import_match(&proto, "oney", Language::Protobuf),
-            Some(false)
+            Some(ImportMatch::Contains)
         );
         assert_eq!(import_match(&proto, "billing", Language::Protobuf), None);
         // A subpackage is another package in the dotted-namespace languages.
@@ -1690,7 +1834,7 @@ mod tests {
                 "com.acme.orders",
                 Language::Java
             ),
-            Some(true)
+            Some(ImportMatch::Exact)
         );
         assert_eq!(
             import_match(
@@ -1698,7 +1842,7 @@ mod tests {
                 "com.acme.orders",
                 Language::Java
             ),
-            Some(false)
+            Some(ImportMatch::SubPackage)
         );
         assert_eq!(
             import_match(
@@ -1706,11 +1850,63 @@ mod tests {
                 "Acme.EventBus",
                 Language::CSharp
             ),
-            Some(false)
+            Some(ImportMatch::SubPackage)
         );
         assert_eq!(
             import_match(&java("acme.orders.models"), "acme.orders", Language::Python),
-            Some(true)
+            Some(ImportMatch::Exact)
+        );
+    }
+
+    #[test]
+    fn subpackage_imports_are_told_apart_from_a_contained_name() {
+        use crate::index::facts::FileFacts;
+        let imports = |m: &str| FileFacts {
+            imports: vec![Import {
+                module: m.into(),
+                names: vec![],
+                alias: None,
+                line: 3,
+                reexport: false,
+                renamed: Vec::new(),
+            }],
+            ..FileFacts::default()
+        };
+        let snap = Snapshot::from_facts(vec![
+            (
+                "shipping",
+                "Helper.java",
+                imports("org.apache.http.client.methods.HttpGet"),
+            ),
+            (
+                "cart",
+                "Other.java",
+                imports("com.shop.org.apache.httpish.Client"),
+            ),
+        ]);
+        let out = call(&snap, json!({"target": "org.apache.http"}));
+        assert!(
+            out.text
+                .contains("Nothing imports `org.apache.http` itself"),
+            "{}",
+            out.text
+        );
+        let sub = out.text.find("Helper.java:3").expect("the sub-package row");
+        let loose = out
+            .text
+            .find("Other.java:3")
+            .expect("the contained-name row");
+        assert!(
+            out.text[sub..loose].contains("(sub-package)"),
+            "{}",
+            out.text
+        );
+        assert!(out.text[loose..].contains("(heuristic)"), "{}", out.text);
+        let data = out.data.expect("structured rows").to_string();
+        assert!(
+            data.contains(r#""confidence":"heuristic""#)
+                && data.contains("sub-package import org.apache.http.client.methods.HttpGet"),
+            "{data}"
         );
     }
 }
