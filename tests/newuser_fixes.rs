@@ -305,6 +305,35 @@ fn go_php_and_java_imports_list_their_using_sites_and_a_qualified_member_its_use
 }
 
 #[test]
+fn started_in_a_service_of_a_configured_workspace_the_session_says_whose_config_it_left() {
+    let ws = workspace(
+        "nu-parent-config",
+        &[
+            (
+                ".agents/mesh-mcp.toml",
+                "[workspace]\nroots = [\"services/*\"]\n",
+            ),
+            ("services/orders/app.py", "def handle():\n    return 1\n"),
+            ("services/cart/app.py", "def cart():\n    return 2\n"),
+        ],
+    );
+    let mut s = Session::start(&ws.join("services/orders"));
+    let t = s.ok("index_status", json!({}));
+    assert!(
+        t.contains("- Config warning: no config file here, but "),
+        "{t}"
+    );
+    assert!(
+        t.contains(".agents/mesh-mcp.toml configures the workspace"),
+        "{t}"
+    );
+    // From the workspace itself, nothing to say.
+    let mut s = Session::start(&ws);
+    let t = s.ok("index_status", json!({}));
+    assert!(!t.contains("Config warning"), "{t}");
+}
+
+#[test]
 fn a_route_with_no_caller_says_what_was_searched() {
     let ws = workspace(
         "nu-route",

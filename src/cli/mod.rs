@@ -62,10 +62,14 @@ pub fn workspace_config(
         eprintln!("mesh-mcp {command}: cannot read the current directory: {e}");
         1
     })?;
-    crate::config::discover(&cwd, config_path).map_err(|e| {
+    let config = crate::config::discover(&cwd, config_path).map_err(|e| {
         eprintln!("mesh-mcp {command}: {e}");
         2
-    })
+    })?;
+    for w in &config.warnings {
+        eprintln!("mesh-mcp {command}: warning: {w}");
+    }
+    Ok(config)
 }
 
 /// The command line after the program name, as UTF-8. An argument that is not (a path with

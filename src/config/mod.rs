@@ -411,7 +411,31 @@ fn discover_with(cwd: &Path, explicit: Option<&Path>, env: Env) -> Result<Config
     let base = canonical(cwd)?;
     check_prohibited(&base, env, None)?;
     tracing::debug!(target: "mesh::config", base = %base.display(), "no config file; zero-config");
-    Ok(zero_config(&base))
+    let mut config = zero_config(&base);
+    // Started in a subdirectory of a configured workspace (an IDE opened on one service):
+    // the parent's file is not used, and the user should know why their roots are missing.
+    if let Some(file) = base.ancestors().skip(1).find_map(config_file_in) {
+        config.warnings.push(format!(
+            "no config file here, but {} configures the workspace {}: this session indexes {} \
+             alone, zero-config. Start mesh-mcp in {} (or pass --config {}) to use it.",
+            file.display(),
+            workspace_dir(&file).display(),
+            base.display(),
+            workspace_dir(&file).display(),
+            file.display()
+        ));
+    }
+    Ok(config)
+}
+
+/// The config file a directory holds, `.agents/` first.
+fn config_file_in(dir: &Path) -> Option<PathBuf> {
+    [
+        dir.join(AGENTS_DIR).join(CONFIG_FILE_NAME),
+        dir.join(CONFIG_FILE_NAME),
+    ]
+    .into_iter()
+    .find(|f| f.is_file())
 }
 
 /// The workspace dir a config file belongs to: its directory, or the parent of that directory
@@ -514,6 +538,37 @@ mod tests {
             workspace_dir(Path::new("/w/conf/x.toml")),
             Path::new("/w/conf")
         );
+    }
+
+    #[test]
+    fn a_subdirectory_of_a_configured_workspace_says_whose_config_it_does_not_use() {
+        let d = TempDir::new("parent-config");
+        d.dir("services/orders/src");
+        d.file(
+            ".agents/mesh-mcp.toml",
+            "[workspace]\nroots = [\"services/orders\"]\n",
+        );
+        let sub = d.path().join("services/orders");
+        let c = discover_with(&sub, None, &no_env).unwrap();
+        assert_eq!(c.config_file, None);
+        assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
+        let w = &c.warnings[0];
+        assert!(
+            w.contains(&d.path().join(".agents/mesh-mcp.toml").display().to_string())
+                && w.contains(&format!("Start mesh-mcp in {}", d.path().display())),
+            "{w}"
+        );
+        // In the workspace itself, or in a tree with no config above, nothing is said.
+        assert!(
+            discover_with(d.path(), None, &no_env)
+                .unwrap()
+                .warnings
+                .is_empty()
+        );
+        let alone = TempDir::new("no-parent-config");
+        alone.dir("a/b");
+        let c = discover_with(&alone.path().join("a/b"), None, &no_env).unwrap();
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
     }
 
     #[test]

@@ -52,6 +52,14 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
         "- Workspace: {}\n",
         crate::render::inline_code(&shared.base_dir.display().to_string())
     ));
+    // What the configuration could not honour (a parent's config not used, a root listed
+    // twice): on stderr only, an agent would never learn why a root is missing.
+    for w in &shared.config.warnings {
+        out.push_str(&format!(
+            "- Config warning: {}\n",
+            crate::render::escape_inline(w)
+        ));
+    }
     let Some(snap) = shared.index.current() else {
         let (done, total) = shared.index.progress();
         out.push_str(&format!(
