@@ -130,8 +130,8 @@ pub fn version_at_least(version: &str, min: &str) -> bool {
     version >= min
 }
 
-/// A request: it has an `id` (any JSON scalar; an explicit `null` still counts) and expects
-/// exactly one response.
+/// A request: it has an `id` (a string or a number; MCP forbids `null`) and expects exactly
+/// one response.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Request {
     pub id: Value,
@@ -221,6 +221,16 @@ pub fn classify_value(value: Value) -> Incoming {
     };
     let params = obj.remove("params");
     match id {
+        // JSON-RPC allows a null id; MCP does not ("the ID MUST NOT be null"), and an answer
+        // with id null could not be told from the answer to a malformed frame.
+        Some(Value::Null) => Incoming::Reject(Response::error(
+            Value::Null,
+            INVALID_REQUEST,
+            format!(
+                "Invalid Request: \"id\" must not be null in MCP (method {}); send a string or a number, or leave \"id\" out for a notification",
+                echo_name(&method)
+            ),
+        )),
         None => Incoming::Notification { method, params },
         Some(id) => Incoming::Request(Request { id, method, params }),
     }
@@ -421,11 +431,15 @@ mod tests {
             classify(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
             Incoming::Notification { .. }
         ));
-        // An explicit null id is still a request.
-        assert!(matches!(
-            classify(r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#),
-            Incoming::Request(_)
-        ));
+        // An explicit null id is no request in MCP: refused, naming the fix.
+        match classify(r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#) {
+            Incoming::Reject(r) => {
+                let e = r.error.unwrap();
+                assert_eq!((r.id, e.code), (Value::Null, INVALID_REQUEST));
+                assert!(e.message.contains("must not be null"), "{}", e.message);
+            }
+            other => panic!("{other:?}"),
+        }
         let reject = |line: &str| match classify(line) {
             Incoming::Reject(r) => (r.id, r.error.map(|e| e.code)),
             other => panic!("{line}: {other:?}"),

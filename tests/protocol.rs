@@ -180,12 +180,18 @@ fn every_error_code_carries_the_right_id() {
     let r = s.call(19, "logging/setLevel", json!({"level": "debug"}));
     assert_eq!(r["result"], json!({}));
 
-    // A null id is still a request.
+    // MCP forbids a null id: refused as an invalid request that names the fix.
     s.send_raw(b"{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}\n");
     let r = s
         .response_for(&Value::Null, Duration::from_secs(10))
         .unwrap();
-    assert_eq!(r["result"], json!({}));
+    assert_eq!(r["error"]["code"], -32600, "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("must not be null")),
+        "{r}"
+    );
     // The session survived all of it.
     assert_eq!(s.call(20, "ping", json!({}))["result"], json!({}));
 }
