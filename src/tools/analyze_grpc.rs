@@ -54,14 +54,14 @@ events use analyze_impact. Example: {\"target\": \"OrderService.CreateOrder\", \
     },
     output_schema: Some(super::structured::Shape {
         paged: false,
-        extra: r#"{"testsLeftOut":{"type":"integer"}}"#,
+        extra: super::structured::TESTS_LEFT_OUT,
         row: "{}",
     }),
     run,
     truncation_hint: |args| {
         format!(
             "Trace one RPC at a time: analyze_grpc(target: \"<Service>.<Method>\") instead of \"{}\".",
-            args.get("target").and_then(Value::as_str).unwrap_or("")
+            super::text_arg(args, "target")
         )
     },
     index: super::IndexUse::Required,

@@ -51,14 +51,14 @@ check of a .proto use analyze_grpc, for who imports a package use find_dependent
     },
     output_schema: Some(super::structured::Shape {
         paged: true,
-        extra: r#"{"testsLeftOut":{"type":"integer"}}"#,
+        extra: super::structured::TESTS_LEFT_OUT,
         row: super::structured::SCOPE,
     }),
     run,
     truncation_hint: |args| {
         format!(
             "Page with `offset`, or lower `depth`: analyze_impact(target: \"{}\", depth: 1).",
-            args.get("target").and_then(Value::as_str).unwrap_or("")
+            super::text_arg(args, "target")
         )
     },
     index: super::IndexUse::Required,

@@ -40,14 +40,14 @@ Example: {\"target\": \"@acme/domain-user\", \"granularity\": \"file\"}.",
     },
     output_schema: Some(super::structured::Shape {
         paged: true,
-        extra: r#"{"testsLeftOut":{"type":"integer"}}"#,
+        extra: super::structured::TESTS_LEFT_OUT,
         row: "{}",
     }),
     run,
     truncation_hint: |args| {
         format!(
             "Page with a smaller `limit`, or ask for granularity \"file\" or \"package\": find_dependents(target: \"{}\", granularity: \"package\").",
-            args.get("target").and_then(Value::as_str).unwrap_or("")
+            super::text_arg(args, "target")
         )
     },
     index: super::IndexUse::Required,

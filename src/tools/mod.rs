@@ -506,6 +506,12 @@ value from {min} to {max}, or omit it for the default {default}."
     )))
 }
 
+/// A text argument as the client sent it, or `""`: for truncation hints, which quote what was
+/// asked (`args` is the raw, undecoded object).
+pub(crate) fn text_arg<'a>(args: &'a Value, name: &str) -> &'a str {
+    args.get(name).and_then(Value::as_str).unwrap_or("")
+}
+
 /// The JSON Schema of an integer argument with its range and default.
 pub fn int_schema(description: &str, default: i64, min: i64, max: i64) -> Value {
     json!({

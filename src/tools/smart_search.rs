@@ -55,7 +55,7 @@ Results are starting points to open and verify. Example: {\"query\": \"OrderServ
     truncation_hint: |args| {
         format!(
             "Narrow the search: smart_search(query: \"{}\", scope: \"<a root>\") or pass a smaller limit.",
-            args.get("query").and_then(Value::as_str).unwrap_or("")
+            super::text_arg(args, "query")
         )
     },
     index: super::IndexUse::Required,

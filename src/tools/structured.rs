@@ -86,6 +86,9 @@ pub struct Shape {
     pub row: &'static str,
 }
 
+/// The top-level property `testsLeftOut` of the tools that leave test files out by default.
+pub const TESTS_LEFT_OUT: &str = r#"{"testsLeftOut":{"type":"integer"}}"#;
+
 /// The row property `scope` (`analyze_impact`, `analyze_changes`).
 pub const SCOPE: &str = r#"{"scope":{"enum":["INTERNAL","EXTERNAL"]}}"#;
 

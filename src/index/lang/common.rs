@@ -534,6 +534,24 @@ pub enum ClientScope {
 impl ClientScope {
     /// The scope of a client stored by assignment `a`: a field for a dotted name (`g.orders =
     /// …`), else a local of the function holding it (from the assignment on), else global.
+    /// The scope of a client declared at token `k` (Go `c pb.XClient`, Rust `c: XClient<_>`):
+    /// a field inside one of the `structs` bodies (token ranges, in order), else a local of the
+    /// function holding it (`func`: its index and first token), else global.
+    pub fn of_declaration(
+        structs: &[(usize, usize)],
+        k: usize,
+        func: Option<(usize, usize)>,
+    ) -> ClientScope {
+        let p = structs.partition_point(|&(o, _)| o < k);
+        if p > 0 && k < structs[p - 1].1 {
+            return ClientScope::Field;
+        }
+        match func {
+            Some((f, start)) => ClientScope::Local(f, start),
+            None => ClientScope::Global,
+        }
+    }
+
     pub fn of_assignment(
         a: &super::bind::Assign,
         enclosing_func: impl Fn(usize) -> Option<usize>,

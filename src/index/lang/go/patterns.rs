@@ -208,18 +208,8 @@ impl<'t, 'a> Go<'t, '_, 'a> {
         if is_keyword(name) || t.is_punct(k + 1, b'.') {
             return;
         }
-        let in_struct = {
-            let p = self.structs.partition_point(|&(o, _)| o < k);
-            p > 0 && k < self.structs[p - 1].1
-        };
-        let scope = if in_struct {
-            Scope::Field
-        } else {
-            match self.enclosing_func(k) {
-                Some(f) => Scope::Local(f, self.funcs[f].start),
-                None => Scope::Global,
-            }
-        };
+        let func = self.enclosing_func(k).map(|f| (f, self.funcs[f].start));
+        let scope = Scope::of_declaration(&self.structs, k, func);
         self.bindings
             .entry(name)
             .or_default()

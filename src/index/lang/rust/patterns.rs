@@ -212,18 +212,8 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
         if !self.tonic_type(k, id, "_client", imported) {
             return;
         }
-        let in_struct = {
-            let p = self.structs.partition_point(|&(o, _)| o < k);
-            p > 0 && k < self.structs[p - 1].1
-        };
-        let scope = if in_struct {
-            Scope::Field
-        } else {
-            match self.enclosing_func(k) {
-                Some(f) => Scope::Local(f, self.funcs[f].start),
-                None => Scope::Global,
-            }
-        };
+        let func = self.enclosing_func(k).map(|f| (f, self.funcs[f].start));
+        let scope = Scope::of_declaration(&self.structs, k, func);
         self.bind(name, svc, scope);
     }
 
