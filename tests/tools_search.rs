@@ -1081,8 +1081,15 @@ fn dependents_granularities_and_invalid_granularity() {
         "function `main`",
         "struct `orderServer`",
         "struct `orderStore`",
+        // A Go method is a top-level declaration of its file.
+        "method `CreateOrder`",
     ] {
         assert!(text.contains(name), "{name} missing:\n{text}");
+    }
+    // Where the file's uses are found, a declaration that never uses the import is no
+    // dependent (main.go's `getenv` and `healthz` read no `pb.` name).
+    for name in ["function `getenv`", "function `healthz`"] {
+        assert!(!text.contains(name), "{name} listed:\n{text}");
     }
     for d in symbol.iter().filter(|d| !is_use(d)) {
         assert!(

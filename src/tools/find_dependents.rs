@@ -375,15 +375,36 @@ fn keep_declaring_roots(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
 /// Folds the rows to the requested unit: the first row of each site, symbol, file or package
 /// (per test-ness and group) stays.
 fn fold_to(granularity: Granularity, rows: &mut Vec<Row>) {
+    if granularity == Granularity::Symbol {
+        keep_declarations_that_use(rows);
+    }
     let mut seen = std::collections::HashSet::new();
     rows.retain(|r| {
         let key = match granularity {
             Granularity::Site => format!("{}:{}", r.file, r.site),
+            // The uses outside any declaration fold into the file's one module row.
+            Granularity::Symbol if r.kind == "module" => format!("{}", r.file),
             Granularity::Symbol => format!("{}:{}:{}", r.file, r.line, r.name),
             Granularity::File => format!("{}", r.file),
             Granularity::Package => format!("{}:{}", r.root, r.package),
         };
         seen.insert((r.test, r.group, key))
+    });
+}
+
+/// Symbol rows: an import makes every top-level declaration of its file a row; where the
+/// file's uses were found (use and call rows), only the declarations holding one stay, so a
+/// helper that never touches the import is not listed as depending on it. A file whose uses
+/// could not be scanned keeps every declaration.
+fn keep_declarations_that_use(rows: &mut Vec<Row>) {
+    let using: std::collections::HashSet<(u32, u32, String)> = rows
+        .iter()
+        .filter(|r| r.call)
+        .map(|r| (r.file, r.line, r.name.clone()))
+        .collect();
+    let scanned: std::collections::HashSet<u32> = using.iter().map(|u| u.0).collect();
+    rows.retain(|r| {
+        r.call || !scanned.contains(&r.file) || using.contains(&(r.file, r.line, r.name.clone()))
     });
 }
 
@@ -1372,6 +1393,12 @@ fn package_of(f: &FileEntry) -> String {
     })
 }
 
+/// A declaration at the top level of its file: in no container, or a Go method (declared
+/// outside its receiver type).
+fn is_top_level(f: &FileEntry, s: &crate::index::snapshot::SymbolEntry) -> bool {
+    f.container(s).is_none() || (f.lang == Language::Go && s.kind == SymbolKind::Method)
+}
+
 /// The dependent declarations of a file that imports the target at `line`: its top-level
 /// declarations (a file with none, like a barrel, counts as one module row).
 fn push_rows(
@@ -1393,7 +1420,7 @@ fn push_rows(
     let top: Vec<_> = f
         .symbols()
         .iter()
-        .filter(|s| f.container(s).is_none() && !matches!(s.kind, SymbolKind::Module))
+        .filter(|s| is_top_level(f, s) && !matches!(s.kind, SymbolKind::Module))
         .collect();
     if top.is_empty() {
         rows.push(Row {
@@ -1449,7 +1476,7 @@ fn push_call_row(
     let enclosing = f
         .symbols()
         .iter()
-        .filter(|s| f.container(s).is_none() && !matches!(s.kind, SymbolKind::Module))
+        .filter(|s| is_top_level(f, s) && !matches!(s.kind, SymbolKind::Module))
         .filter(|s| s.line <= line && line <= s.end_line)
         .max_by_key(|s| s.line);
     let (name, kind, start, end) = match enclosing {
