@@ -230,33 +230,12 @@ pub(super) fn route_decorator(src: &Src, st: &mut State, d: &Stmt, handler: &str
         return;
     }
     let methods = if methods.is_empty() {
-        let listed: Vec<String> = args
-            .kw("methods")
-            .map(|(s, e)| {
-                src.elements(s, e)
-                    .into_iter()
-                    .filter_map(|(a, b)| src.plain_string(a, b))
-                    .map(|m| m.to_ascii_uppercase())
-                    .collect()
-            })
-            .unwrap_or_default();
-        if listed.is_empty() {
-            vec!["GET".to_string()]
-        } else {
-            listed
-        }
+        src.listed_methods(&args)
     } else {
         methods
     };
-    for method in methods {
-        st.routes.push(RawRoute {
-            receiver: receiver_key(receiver).to_string(),
-            method,
-            path: path.clone(),
-            handler: Some(handler.to_string()),
-            line: d.line,
-        });
-    }
+    let receiver = receiver_key(receiver);
+    st.push_routes(receiver, methods, &path, Some(handler.to_string()), d.line);
 }
 
 pub(super) fn import_stmt(src: &Src, st: &mut State, stmt: &Stmt, after_kw: usize) {

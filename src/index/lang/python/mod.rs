@@ -25,7 +25,7 @@ use super::common::{self, Brackets, ByteRanges};
 use super::tokens::{Rules, Tokens};
 use super::value::{ExprRules, eval};
 use crate::index::facts::{
-    Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Symbol, SymbolKind, Value,
+    Binding, EventRole, FileFacts, GrpcFact, HttpFact, Import, Symbol, SymbolKind, Value,
 };
 use crate::index::lex::{self, Lexed, Syntax, ident_after, ident_before, is_ident_byte};
 
@@ -293,6 +293,25 @@ impl<'a> Src<'a> {
                 Some((self.plain_string(open + 1, he - 1)?, or_default))
             }
             _ => None,
+        }
+    }
+
+    /// The methods a `methods=[…]` argument lists, upper-cased; `GET` when it lists none.
+    fn listed_methods(&self, args: &Args) -> Vec<String> {
+        let listed: Vec<String> = args
+            .kw("methods")
+            .map(|(s, e)| {
+                self.elements(s, e)
+                    .into_iter()
+                    .filter_map(|(a, z)| self.plain_string(a, z))
+                    .map(|m| m.to_ascii_uppercase())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if listed.is_empty() {
+            vec!["GET".to_string()]
+        } else {
+            listed
         }
     }
 
