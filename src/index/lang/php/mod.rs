@@ -31,48 +31,31 @@ use std::collections::{HashMap, HashSet};
 
 use super::bind::{Assignments, StmtStyle};
 use super::common::{self, Brackets};
-use super::tokens::{Rules, Tokens};
+use super::script;
+use super::tokens::Tokens;
 use super::value::{ExprRules, Scope, eval};
 use crate::index::facts::{
     Binding, EventRole, FileFacts, GrpcFact, HttpFact, Import, Part, Symbol, SymbolKind, Value,
 };
-use crate::index::lex::{self, Lexed, Syntax, ident_before, is_ident_byte};
+use crate::index::lex::{self, Syntax, ident_before, is_ident_byte};
 
 /// Extracts the facts of one PHP file.
 pub fn extract(_path: &str, text: &str) -> FileFacts {
-    let lx = lex::lex(Syntax::PHP, text);
-    let br = Brackets::new(&lx.code);
-    // Namespace separators are left out of the token view, so `\getenv('X')` reads as
-    // `getenv('X')`; qualified class constants (`\App\Topics::X`) are read from the bytes.
-    let skips: Vec<(usize, usize)> = lx
-        .code
-        .bytes()
-        .enumerate()
-        .filter(|&(_, b)| b == b'\\')
-        .map(|(i, _)| (i, i + 1))
-        .collect();
-    let t = Tokens::with_skips(&lx, &Rules::SCRIPT, &skips);
-    let asg = Assignments::scan(&t, &StmtStyle::SEMICOLON);
-    let src = Src {
-        lx: &lx,
-        br,
-        t: &t,
-        asg: &asg,
-    };
-    let code = src.code();
-    let lower_has = |needle: &str| {
-        code.as_bytes()
-            .windows(needle.len())
-            .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
-    };
-    let mut st = State {
-        grpc_file: lower_has("grpc"),
-        roadrunner: code.contains("GRPC\\"),
-        ..State::default()
-    };
-    walk(&src, &mut st);
-    let mut facts = st.facts;
-    asg.export(&t, &ExprRules::PHP, &mut facts);
+    let mut facts = script::extract::<Php>(text, |src| {
+        let code = src.code();
+        let lower_has = |needle: &str| {
+            code.as_bytes()
+                .windows(needle.len())
+                .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
+        };
+        let mut st = State {
+            grpc_file: lower_has("grpc"),
+            roadrunner: code.contains("GRPC\\"),
+            ..State::default()
+        };
+        walk(src, &mut st);
+        st.facts
+    });
     // A property is referenced without its `$` (`$this->url`, `self::$url`): `Client.$url`
     // binds as `Client.url`.
     for b in &mut facts.bindings {
@@ -84,14 +67,20 @@ pub fn extract(_path: &str, text: &str) -> FileFacts {
     facts
 }
 
-/// The lexed file, its bracket pairs, and the shared token view with the file's assignments
-/// (what the expression evaluator reads topics, URLs and constants with).
-struct Src<'a> {
-    lx: &'a Lexed<'a>,
-    br: Brackets,
-    t: &'a Tokens<'a, 'a>,
-    asg: &'a Assignments,
+/// PHP, as the script front end reads it.
+struct Php;
+
+impl script::Script for Php {
+    const SYNTAX: Syntax = Syntax::PHP;
+    const STYLE: StmtStyle = StmtStyle::SEMICOLON;
+    const RULES: ExprRules = ExprRules::PHP;
+    /// Namespace separators are left out of the token view, so `\getenv('X')` reads as
+    /// `getenv('X')`; qualified class constants (`\App\Topics::X`) are read from the bytes.
+    const SKIP: Option<u8> = Some(b'\\');
 }
+
+/// The file as the PHP extractor reads it.
+type Src<'a> = script::Src<'a, Php>;
 
 /// What a name holds for the evaluator: the tracker's answer, except that a property assigned
 /// a constructor parameter (`$this->catalogueUrl = $catalogueUrl`) is an injected dependency —
@@ -184,18 +173,6 @@ struct State {
 }
 
 impl<'a> Src<'a> {
-    fn code(&self) -> &str {
-        &self.lx.code
-    }
-
-    fn line_of(&self, offset: usize) -> u32 {
-        self.lx.line_of(offset)
-    }
-
-    fn trim(&self, s: usize, e: usize) -> (usize, usize) {
-        common::trim_range(self.code(), s, e)
-    }
-
     /// The string literal making up exactly `s..e`.
     fn literal(&self, s: usize, e: usize) -> Option<&lex::StrLit<'a>> {
         let (s, e) = self.trim(s, e);

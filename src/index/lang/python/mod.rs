@@ -20,58 +20,52 @@ use decls::declarations;
 
 use std::collections::{HashMap, HashSet};
 
-use super::bind::{Assignments, StmtStyle};
+use super::bind::StmtStyle;
 use super::common::{self, Brackets, ByteRanges};
-use super::tokens::{Rules, Tokens};
+use super::script;
 use super::value::{ExprRules, eval};
 use crate::index::facts::{
     Binding, EventRole, FileFacts, GrpcFact, HttpFact, Import, Symbol, SymbolKind, Value,
 };
-use crate::index::lex::{self, Lexed, Syntax, ident_after, ident_before, is_ident_byte};
+use crate::index::lex::{self, Syntax, ident_after, ident_before, is_ident_byte};
 
 /// Extracts the facts of one Python file.
 pub fn extract(path: &str, text: &str) -> FileFacts {
-    let lx = lex::lex(Syntax::PYTHON, text);
-    let br = Brackets::new(&lx.code);
-    let t = Tokens::new(&lx, &Rules::SCRIPT);
-    let asg = Assignments::scan(&t, &StmtStyle::INDENT);
-    let src = Src {
-        lx: &lx,
-        br,
-        t: &t,
-        asg: &asg,
-    };
-    let code = src.code();
-    let kafka_lib = if code.contains("confluent_kafka") {
-        Some("confluent-kafka")
-    } else if code.contains("aiokafka") {
-        Some("aiokafka")
-    } else if lex::find_word(code, "kafka").next().is_some() {
-        Some("kafka-python")
-    } else {
-        None
-    };
-    let mut st = State {
-        is_init: path.rsplit('/').next() == Some("__init__.py"),
-        grpc_file: code.contains("grpc"),
-        kafka_lib,
-        ..State::default()
-    };
-    declarations(&src, &mut st);
-    calls(&src, &mut st);
-    st.finish_routes();
-    asg.export(&t, &ExprRules::PYTHON, &mut st.facts);
-    st.facts
+    script::extract::<Python>(text, |src| {
+        let code = src.code();
+        let kafka_lib = if code.contains("confluent_kafka") {
+            Some("confluent-kafka")
+        } else if code.contains("aiokafka") {
+            Some("aiokafka")
+        } else if lex::find_word(code, "kafka").next().is_some() {
+            Some("kafka-python")
+        } else {
+            None
+        };
+        let mut st = State {
+            is_init: path.rsplit('/').next() == Some("__init__.py"),
+            grpc_file: code.contains("grpc"),
+            kafka_lib,
+            ..State::default()
+        };
+        declarations(src, &mut st);
+        calls(src, &mut st);
+        st.finish_routes();
+        st.facts
+    })
 }
 
-/// The lexed file, its bracket pairs, and the shared token view with the file's assignments
-/// (what the expression evaluator reads topics and URLs with).
-struct Src<'a> {
-    lx: &'a Lexed<'a>,
-    br: Brackets,
-    t: &'a Tokens<'a, 'a>,
-    asg: &'a Assignments,
+/// Python, as the script front end reads it.
+struct Python;
+
+impl script::Script for Python {
+    const SYNTAX: Syntax = Syntax::PYTHON;
+    const STYLE: StmtStyle = StmtStyle::INDENT;
+    const RULES: ExprRules = ExprRules::PYTHON;
 }
+
+/// The file as the Python extractor reads it.
+type Src<'a> = script::Src<'a, Python>;
 
 /// One logical statement: `code[start..end]`, its first and last line and its indentation.
 #[derive(Debug, Clone, Copy)]
@@ -151,10 +145,6 @@ impl<'a> ByteRanges for Src<'a> {
 }
 
 impl<'a> Src<'a> {
-    fn line_of(&self, offset: usize) -> u32 {
-        self.lx.line_of(offset)
-    }
-
     /// The string literals making up exactly `s..e` (adjacent literals concatenate), with
     /// whether any of them is an f-string.
     fn literals(&self, s: usize, e: usize) -> Option<(Vec<&lex::StrLit<'a>>, bool)> {

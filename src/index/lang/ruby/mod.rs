@@ -23,48 +23,42 @@ use routes::dsl_stmt;
 
 use std::collections::{HashMap, HashSet};
 
-use super::bind::{Assignments, StmtStyle};
+use super::bind::StmtStyle;
 use super::common::{self, Brackets, ByteRanges};
-use super::tokens::{Rules, Tokens};
+use super::script;
 use super::value::{ExprRules, eval, with_fallback};
 use crate::index::facts::{
     Binding, EventRole, FileFacts, GrpcFact, HttpFact, Import, Part, Symbol, SymbolKind, Value,
 };
-use crate::index::lex::{self, Lexed, Syntax, ident_after, ident_before, is_ident_byte};
+use crate::index::lex::{self, Syntax, ident_after, ident_before, is_ident_byte};
 
 /// Extracts the facts of one Ruby file.
 pub fn extract(path: &str, text: &str) -> FileFacts {
-    let lx = lex::lex(Syntax::RUBY, text);
-    let br = Brackets::new(&lx.code);
-    let t = Tokens::new(&lx, &Rules::SCRIPT);
-    let asg = Assignments::scan(&t, &StmtStyle::INDENT);
-    let src = Src {
-        lx: &lx,
-        br,
-        t: &t,
-        asg: &asg,
-    };
-    let code = src.code();
-    let mut st = State {
-        rdkafka: code.contains("Rdkafka"),
-        httparty: code.contains("HTTParty"),
-        routes_file: path.ends_with("routes.rb") || code.contains("routes.draw"),
-        prefixes: vec![String::new()],
-        ..State::default()
-    };
-    walk(&src, &mut st);
-    asg.export(&t, &ExprRules::RUBY, &mut st.facts);
-    st.facts
+    script::extract::<Ruby>(text, |src| {
+        let code = src.code();
+        let mut st = State {
+            rdkafka: code.contains("Rdkafka"),
+            httparty: code.contains("HTTParty"),
+            routes_file: path.ends_with("routes.rb") || code.contains("routes.draw"),
+            prefixes: vec![String::new()],
+            ..State::default()
+        };
+        walk(src, &mut st);
+        st.facts
+    })
 }
 
-/// The lexed file, its bracket pairs, and the shared token view with the file's assignments
-/// (what the expression evaluator reads topics, URLs and constants with).
-struct Src<'a> {
-    lx: &'a Lexed<'a>,
-    br: Brackets,
-    t: &'a Tokens<'a, 'a>,
-    asg: &'a Assignments,
+/// Ruby, as the script front end reads it.
+struct Ruby;
+
+impl script::Script for Ruby {
+    const SYNTAX: Syntax = Syntax::RUBY;
+    const STYLE: StmtStyle = StmtStyle::INDENT;
+    const RULES: ExprRules = ExprRules::RUBY;
 }
+
+/// The file as the Ruby extractor reads it.
+type Src<'a> = script::Src<'a, Ruby>;
 
 #[derive(Debug, Clone, Copy)]
 struct Stmt {
@@ -209,10 +203,6 @@ impl<'a> ByteRanges for Src<'a> {
 }
 
 impl<'a> Src<'a> {
-    fn line_of(&self, offset: usize) -> u32 {
-        self.lx.line_of(offset)
-    }
-
     /// The single string literal making up `s..e` (a trailing `.freeze` allowed), as
     /// (literal, whether it interpolates).
     fn literal(&self, s: usize, e: usize) -> Option<&lex::StrLit<'a>> {
