@@ -383,6 +383,19 @@ pub(crate) fn import_renames(f: &FileFacts) -> Vec<(&str, &str)> {
         .collect()
 }
 
+// ---- Script extractors (PHP, Python, Ruby): shared assertions ----
+
+/// Asserts that the file's HTTP calls are `want`, each as (method, URL as the evaluator read
+/// it, line): every call of `want` has a method.
+#[track_caller]
+pub(crate) fn assert_http_calls(f: &FileFacts, want: &[(&str, &str, u32)]) {
+    let want: Vec<(Option<&str>, String, u32)> = want
+        .iter()
+        .map(|&(m, u, l)| (Some(m), u.to_string(), l))
+        .collect();
+    assert_eq!(http_calls_borrowed(f), want);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -688,8 +688,8 @@ fn is_member(b: &[u8], ts: usize) -> bool {
 mod tests {
     use super::*;
     use crate::index::lang::test_support::{
-        bindings, events, extract_each, http_calls, imports, junk_chars64, lit, random_text,
-        routes, sym,
+        assert_http_calls, bindings, events, extract_each, http_calls, imports, junk_chars64, lit,
+        random_text, routes, sym,
     };
 
     #[test]
@@ -1106,19 +1106,18 @@ class PricingGateway
 }
 "#;
         let f = extract("src/PricingGateway.php", src);
-        let c = |m: &str, p: &str, l: u32| (Some(m.to_string()), p.to_string(), l);
         // URLs are values as written: hosts are kept, parameters are run-time parts, a
         // property stays a name the graph may resolve.
-        assert_eq!(
-            http_calls(&f),
-            vec![
+        assert_http_calls(
+            &f,
+            &[
                 // Relative to the client's base_uri, whose host names the service.
-                c("GET", "http://pricing:8080/prices/{}", 14),
-                c("POST", "http://pricing:8080/quotes/{}/accept", 15),
-                c("PUT", "http://orders/orders/{}", 16),
-                c("GET", "/stock/{}", 17),
-                c("DELETE", "{$this.base}/carts/{}", 19),
-            ]
+                ("GET", "http://pricing:8080/prices/{}", 14),
+                ("POST", "http://pricing:8080/quotes/{}/accept", 15),
+                ("PUT", "http://orders/orders/{}", 16),
+                ("GET", "/stock/{}", 17),
+                ("DELETE", "{$this.base}/carts/{}", 19),
+            ],
         );
     }
 
@@ -1175,22 +1174,21 @@ class CatalogueService
 }
 "#;
         let f = extract("src/Service/CatalogueService.php", src);
-        let c = |m: &str, p: &str, l: u32| (Some(m.to_string()), p.to_string(), l);
-        assert_eq!(
-            http_calls(&f),
-            vec![
+        assert_http_calls(
+            &f,
+            &[
                 // The request is `curl_exec`; the URL is what `curl_init` was given, and a
                 // constructor-injected property stays a name the graph may resolve.
-                c("GET", "{$this.catalogueUrl}/product/{}", 21),
+                ("GET", "{$this.catalogueUrl}/product/{}", 21),
                 // `CURLOPT_URL` and `CURLOPT_CUSTOMREQUEST` set on the handle.
-                c("PUT", "{env RATINGS_URL}/api/rate/{}/{}", 31),
+                ("PUT", "{env RATINGS_URL}/api/rate/{}/{}", 31),
                 // `CURLOPT_POSTFIELDS` makes it a POST.
-                c("POST", "{$this.base}/orders", 34),
-                c("GET", "{env CART_URL}/cart/{}", 40),
-                c("GET", "{env USER_URL}/users/{}", 41),
-                c("GET", "{$this.shippingUrl}/calc/{}", 42),
-                c("GET", "http://pricing/price/{}", 43),
-            ]
+                ("POST", "{$this.base}/orders", 34),
+                ("GET", "{env CART_URL}/cart/{}", 40),
+                ("GET", "{env USER_URL}/users/{}", 41),
+                ("GET", "{$this.shippingUrl}/calc/{}", 42),
+                ("GET", "http://pricing/price/{}", 43),
+            ],
         );
         let url = |l: u32| {
             f.http.iter().find_map(|h| match h {
@@ -1260,10 +1258,7 @@ class Gateway
                 ("Gateway.baseUrl", lit("http://gateway:8080")),
             ]
         );
-        assert_eq!(
-            http_calls(&f),
-            vec![(Some("GET".into()), "{$this.baseUrl}/orders/{}".into(), 17)]
-        );
+        assert_http_calls(&f, &[("GET", "{$this.baseUrl}/orders/{}", 17)]);
     }
 
     #[test]

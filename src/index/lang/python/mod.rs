@@ -441,7 +441,7 @@ mod tests {
     use super::*;
     use crate::index::facts::Part;
     use crate::index::lang::test_support::{
-        consts, events, extract_each, grpc_calls, http_calls, imports, junk_chars64, lit,
+        assert_http_calls, consts, events, extract_each, grpc_calls, imports, junk_chars64, lit,
         random_text, reference, routes, sym, topics_shown,
     };
 
@@ -965,22 +965,21 @@ async def acalls():
     await httpx.AsyncClient().get("/async/{}".format(1))
 "#;
         let f = extract("svc/client.py", src);
-        let c = |m: Option<&str>, p: &str, l: u32| (m.map(String::from), p.to_string(), l);
-        assert_eq!(
-            http_calls(&f),
-            vec![
-                c(Some("GET"), "http://orders:8080/orders/42", 6),
+        assert_http_calls(
+            &f,
+            &[
+                ("GET", "http://orders:8080/orders/42", 6),
                 // Module-level names stay references for the graph; parameters are run-time.
-                c(Some("POST"), "{BASE_URL}/orders/{}/pay", 7),
-                c(Some("DELETE"), "{BASE_URL}/orders/{}", 8),
-                c(Some("PUT"), "/orders/{}", 9),
-                c(Some("GET"), "/carts/{}", 11),
-                c(Some("GET"), "{BASE_URL}/payments/{}", 13),
+                ("POST", "{BASE_URL}/orders/{}/pay", 7),
+                ("DELETE", "{BASE_URL}/orders/{}", 8),
+                ("PUT", "/orders/{}", 9),
+                ("GET", "/carts/{}", 11),
+                ("GET", "{BASE_URL}/payments/{}", 13),
                 // `requests` is HTTP whatever the URL; the graph lists it as unresolved.
-                c(Some("GET"), "orders", 16),
-                c(Some("PATCH"), "/orders/1", 20),
-                c(Some("GET"), "/async/1", 21),
-            ]
+                ("GET", "orders", 16),
+                ("PATCH", "/orders/1", 20),
+                ("GET", "/async/1", 21),
+            ],
         );
     }
 

@@ -625,8 +625,8 @@ fn container_name(st: &State, ctx: Ctx) -> Option<&str> {
 mod tests {
     use super::*;
     use crate::index::lang::test_support::{
-        bindings, events, every_prefix, extract_each, http_calls, junk_chars64, lit, random_text,
-        routes, sym,
+        assert_http_calls, bindings, events, every_prefix, extract_each, junk_chars64, lit,
+        random_text, routes, sym,
     };
 
     #[test]
@@ -1036,20 +1036,19 @@ class StockChecker
 end
 "##;
         let f = extract("checker.rb", src);
-        let c = |m: &str, p: &str, l: u32| (Some(m.to_string()), p.to_string(), l);
         // URLs are values as written: hosts and class constants are kept, `@ivars` and
         // method calls are run-time parts, names the file cannot bind are left to the graph.
-        assert_eq!(
-            http_calls(&f),
-            vec![
-                c("GET", "{}/stock/{sku}", 8),
-                c("GET", "http://orders/orders/{sku}", 10),
-                c("GET", "http://pricing/prices/1", 11),
-                c("POST", "/quotes", 13),
-                c("DELETE", "http://inventory:8000/carts/{sku}", 14),
-                c("PUT", "/orders/{sku}/status", 15),
-                c("GET", "/clients/{sku}", 17),
-            ]
+        assert_http_calls(
+            &f,
+            &[
+                ("GET", "{}/stock/{sku}", 8),
+                ("GET", "http://orders/orders/{sku}", 10),
+                ("GET", "http://pricing/prices/1", 11),
+                ("POST", "/quotes", 13),
+                ("DELETE", "http://inventory:8000/carts/{sku}", 14),
+                ("PUT", "/orders/{sku}/status", 15),
+                ("GET", "/clients/{sku}", 17),
+            ],
         );
     }
 
@@ -1057,11 +1056,7 @@ end
     fn httparty_classes() {
         let src = "class Orders\n  include HTTParty\n  base_uri \"http://orders\"\n\n  def find(id)\n    self.class.get(\"/orders/#{id}\")\n  end\n\n  def self.all\n    get(\"/orders\")\n  end\nend\n";
         let f = extract("orders_client.rb", src);
-        let c = |m: &str, p: &str, l: u32| (Some(m.to_string()), p.to_string(), l);
-        assert_eq!(
-            http_calls(&f),
-            vec![c("GET", "/orders/{}", 6), c("GET", "/orders", 10)]
-        );
+        assert_http_calls(&f, &[("GET", "/orders/{}", 6), ("GET", "/orders", 10)]);
         assert!(routes(&f).is_empty());
     }
 
@@ -1105,25 +1100,24 @@ end
     #[test]
     fn idioms_interpolation_env_and_clients() {
         let f = extract("orders_client.rb", IDIOMS);
-        let c = |m: &str, p: &str, l: u32| (Some(m.to_string()), p.to_string(), l);
-        assert_eq!(
-            http_calls(&f),
-            vec![
+        assert_http_calls(
+            &f,
+            &[
                 // A module-level constant stays a reference for the graph; a parameter is a
                 // run-time part.
-                c("GET", "{BASE}/orders/{}", 11),
-                c("GET", "{}/x", 15),
-                c("POST", "{PAYMENTS}/payments", 16),
-                c("GET", "/health", 17),
-                c("PUT", "{BASE}/orders/{}", 19),
+                ("GET", "{BASE}/orders/{}", 11),
+                ("GET", "{}/x", 15),
+                ("POST", "{PAYMENTS}/payments", 16),
+                ("GET", "/health", 17),
+                ("PUT", "{BASE}/orders/{}", 19),
                 // `cache.get(id)` and `@cache_client.get(key)` are lookups, not requests.
                 // A base and `"/" + x` alone: a URL with no literal segment, which the graph
                 // never matches to a route.
-                c("GET", "{}/{}", 22),
-                c("POST", "{BASE}/refunds", 23),
+                ("GET", "{}/{}", 22),
+                ("POST", "{BASE}/refunds", 23),
                 // `URI.join(BASE, "/refunds")` through a variable: the shared join helper.
-                c("POST", "{BASE}/refunds", 25),
-            ]
+                ("POST", "{BASE}/refunds", 25),
+            ],
         );
         use EventRole::*;
         assert_eq!(
