@@ -77,3 +77,51 @@ pub(super) fn extract<L: Script>(text: &str, walk: impl FnOnce(&Src<L>) -> FileF
     asg.export(&t, &L::RULES, &mut facts);
     facts
 }
+
+/// Joins route segments with single slashes, always starting with `/`: `"/v1"` + `"orders"`
+/// gives `/v1/orders`.
+pub(super) fn join(prefix: &str, path: &str) -> String {
+    let p = prefix.trim_end_matches('/');
+    let q = path.trim_start_matches('/');
+    let joined = if q.is_empty() {
+        p.to_string()
+    } else {
+        format!("{p}/{q}")
+    };
+    if joined.starts_with('/') {
+        joined
+    } else {
+        format!("/{joined}")
+    }
+}
+
+/// `orders` gives `order`, `categories` gives `category` (enough for nested route params).
+pub(super) fn singular(plural: &str) -> String {
+    if let Some(stem) = plural.strip_suffix("ies") {
+        format!("{stem}y")
+    } else if let Some(stem) = plural.strip_suffix('s') {
+        stem.to_string()
+    } else {
+        plural.to_string()
+    }
+}
+
+/// The standard REST routes of a resource (Rails `resources`, Laravel `Route::resource`) as
+/// (action, method, path): `index` and the create action (named by `create`: Rails' `create`,
+/// Laravel's `store`) on the collection `base`; `show`, `update` (by each method of `update`,
+/// in the framework's order) and `destroy` on `member`.
+pub(super) fn rest_actions<'p>(
+    base: &'p String,
+    member: &'p String,
+    create: &'static str,
+    update: [&'static str; 2],
+) -> [(&'static str, &'static str, &'p String); 6] {
+    [
+        ("index", "GET", base),
+        (create, "POST", base),
+        ("show", "GET", member),
+        ("update", update[0], member),
+        ("update", update[1], member),
+        ("destroy", "DELETE", member),
+    ]
+}

@@ -3,6 +3,7 @@
 //! rdkafka handles), each read where the walk meets its keyword.
 
 use super::*;
+use crate::index::lang::script::join;
 
 /// `use A\B\C;`, `use A\B\C as D;`, `use A\{B, C as D};`, `use function A\f;`. Returns where
 /// the statement ends.
@@ -617,20 +618,4 @@ pub(super) fn assigned_target<'c>(src: &'c Src, at: usize) -> Option<Chain<'c>> 
     let (p, _) = lex::prev_non_space(code, eq)?;
     let chain = chain_before(code, &src.br, p + 1);
     (!chain.text.is_empty()).then_some(chain)
-}
-
-/// `"/v1"` + `"orders"` gives `/v1/orders`.
-pub(super) fn join(prefix: &str, path: &str) -> String {
-    let p = prefix.trim_end_matches('/');
-    let q = path.trim_start_matches('/');
-    let joined = match (p.is_empty(), q.is_empty()) {
-        (_, true) => p.to_string(),
-        (true, false) => q.to_string(),
-        (false, false) => format!("{p}/{q}"),
-    };
-    if joined.starts_with('/') {
-        joined
-    } else {
-        format!("/{joined}")
-    }
 }
