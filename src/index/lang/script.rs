@@ -9,7 +9,7 @@ use super::bind::{Assignments, StmtStyle};
 use super::common::{self, Brackets};
 use super::tokens::{Rules, Tokens};
 use super::value::ExprRules;
-use crate::index::facts::FileFacts;
+use crate::index::facts::{FileFacts, HttpFact};
 use crate::index::lex::{self, Lexed, Syntax};
 
 /// What tells one script language from another at the front end.
@@ -124,4 +124,22 @@ pub(super) fn rest_actions<'p>(
         ("update", update[1], member),
         ("destroy", "DELETE", member),
     ]
+}
+
+/// Records a route at `path` for each of `methods`, all served by `handler`.
+pub(super) fn push_routes(
+    facts: &mut FileFacts,
+    methods: Vec<String>,
+    path: &str,
+    handler: Option<String>,
+    line: u32,
+) {
+    for method in methods {
+        facts.http.push(HttpFact::Route {
+            method,
+            path: path.to_string(),
+            handler: handler.clone(),
+            line,
+        });
+    }
 }

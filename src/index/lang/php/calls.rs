@@ -3,7 +3,7 @@
 
 use super::decls::assigned_target;
 use super::*;
-use crate::index::lang::script::{join, rest_actions, singular};
+use crate::index::lang::script::{join, push_routes, rest_actions, singular};
 
 /// What the steps of [`call_site`] read about one call: its name, the receiver chain before
 /// it, its arguments, and whether it is on a router (`Route::`, `$app`, `$group`).
@@ -259,14 +259,7 @@ fn route_call(src: &Src, st: &mut State, site: &Site) {
         .get(rest + 1)
         .and_then(|&(a, z)| laravel_handler(src, a, z));
     let full = join(&site.group_prefix, &path);
-    for method in methods {
-        st.facts.http.push(HttpFact::Route {
-            method,
-            path: full.clone(),
-            handler: handler.clone(),
-            line: site.line,
-        });
-    }
+    push_routes(&mut st.facts, methods, &full, handler, site.line);
 }
 
 /// `Route::resource('photos', PhotoController::class)`: the resource's routes.

@@ -3,7 +3,7 @@
 //! rdkafka handles), each read where the walk meets its keyword.
 
 use super::*;
-use crate::index::lang::script::join;
+use crate::index::lang::script::{join, push_routes};
 
 /// `use A\B\C;`, `use A\B\C as D;`, `use A\{B, C as D};`, `use function A\f;`. Returns where
 /// the statement ends.
@@ -425,17 +425,11 @@ pub(super) fn function_decl(
             } else {
                 r.methods
             };
-            for method in methods {
-                st.facts.http.push(HttpFact::Route {
-                    method,
-                    path: full.clone(),
-                    handler: Some(match class {
-                        Some(c) => format!("{c}::{name}"),
-                        None => name.to_string(),
-                    }),
-                    line: r.line,
-                });
-            }
+            let handler = match class {
+                Some(c) => format!("{c}::{name}"),
+                None => name.to_string(),
+            };
+            push_routes(&mut st.facts, methods, &full, Some(handler), r.line);
         }
     }
     st.facts.symbols.push(Symbol {

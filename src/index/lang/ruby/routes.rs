@@ -3,7 +3,7 @@
 
 use super::calls::push_event;
 use super::*;
-use crate::index::lang::script::{join, rest_actions, singular};
+use crate::index::lang::script::{join, push_routes, rest_actions, singular};
 
 /// A statement-level DSL call: Rails routes (`get "x", to: "c#a"`, `resources :orders`,
 /// `namespace :api do`, `scope "/v1" do`), Sinatra routes (`get "/x" do`), Racecar
@@ -107,14 +107,7 @@ pub(super) fn dsl_stmt(
             } else {
                 via.iter().map(|v| v.to_ascii_uppercase()).collect()
             };
-            for method in methods {
-                st.facts.http.push(HttpFact::Route {
-                    method,
-                    path: path.clone(),
-                    handler: handler.clone(),
-                    line: stmt.line,
-                });
-            }
+            push_routes(&mut st.facts, methods, &path, handler, stmt.line);
             None
         }
         w if VERBS.contains(&w) => {
