@@ -688,8 +688,8 @@ fn is_member(b: &[u8], ts: usize) -> bool {
 mod tests {
     use super::*;
     use crate::index::lang::test_support::{
-        assert_http_calls, bindings, events, extract_each, http_calls, imports, junk_chars64, lit,
-        random_text, routes, sym,
+        assert_http_calls, bindings, events, extract_each, grpc_call_fact, grpc_client_fact,
+        grpc_server_fact, http_calls, imports, junk_chars64, lit, random_text, routes, sym,
     };
 
     #[test]
@@ -1340,28 +1340,10 @@ class Checkout
         assert_eq!(
             f.grpc,
             vec![
-                GrpcFact::Client {
-                    service: "OrderService".into(),
-                    var: Some("client".into()),
-                    line: 11
-                },
-                GrpcFact::Call {
-                    service: Some("OrderService".into()),
-                    receiver: "client".into(),
-                    method: "CreateOrder".into(),
-                    line: 14
-                },
-                GrpcFact::Call {
-                    service: Some("InventoryService".into()),
-                    receiver: "inventory".into(),
-                    method: "ReserveStock".into(),
-                    line: 15
-                },
-                GrpcFact::Client {
-                    service: "PaymentService".into(),
-                    var: None,
-                    line: 17
-                },
+                grpc_client_fact("OrderService", Some("client"), 11),
+                grpc_call_fact(Some("OrderService"), "client", "CreateOrder", 14),
+                grpc_call_fact(Some("InventoryService"), "inventory", "ReserveStock", 15),
+                grpc_client_fact("PaymentService", None, 17),
             ]
         );
         let server = extract(
@@ -1370,11 +1352,7 @@ class Checkout
         );
         assert_eq!(
             server.grpc,
-            vec![GrpcFact::Server {
-                service: "OrderService".into(),
-                impl_type: Some("OrderService".into()),
-                line: 4
-            }]
+            vec![grpc_server_fact("OrderService", Some("OrderService"), 4)]
         );
         assert_eq!(
             sym(&server, "CreateOrder").container.as_deref(),

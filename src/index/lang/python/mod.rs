@@ -441,8 +441,9 @@ mod tests {
     use super::*;
     use crate::index::facts::Part;
     use crate::index::lang::test_support::{
-        assert_http_calls, consts, events, extract_each, grpc_calls, imports, junk_chars64, lit,
-        random_text, reference, routes, sym, topics_shown,
+        assert_http_calls, consts, events, extract_each, grpc_call_fact, grpc_calls,
+        grpc_client_fact, grpc_server_fact, imports, junk_chars64, lit, random_text, reference,
+        routes, sym, topics_shown,
     };
 
     #[test]
@@ -658,54 +659,15 @@ def run():
         assert_eq!(
             f.grpc,
             vec![
-                GrpcFact::Server {
-                    service: "OrderService".into(),
-                    impl_type: Some("OrderServicer".into()),
-                    line: 4
-                },
-                GrpcFact::Client {
-                    service: "OrderService".into(),
-                    var: Some("stub".into()),
-                    line: 16
-                },
-                GrpcFact::Client {
-                    service: "InventoryService".into(),
-                    var: Some("stub".into()),
-                    line: 24
-                },
-                GrpcFact::Server {
-                    service: "OrderService".into(),
-                    impl_type: Some("OrderServicer".into()),
-                    line: 10
-                },
-                GrpcFact::Server {
-                    service: "PaymentService".into(),
-                    impl_type: Some("PaymentServicer".into()),
-                    line: 12
-                },
-                GrpcFact::Call {
-                    service: Some("OrderService".into()),
-                    receiver: "stub".into(),
-                    method: "CreateOrder".into(),
-                    line: 20
-                },
-                GrpcFact::Call {
-                    service: Some("InventoryService".into()),
-                    receiver: "stub".into(),
-                    method: "GetStock".into(),
-                    line: 25
-                },
-                GrpcFact::Call {
-                    service: Some("InventoryService".into()),
-                    receiver: "stub".into(),
-                    method: "GetStock".into(),
-                    line: 26
-                },
-                GrpcFact::Client {
-                    service: "ShippingService".into(),
-                    var: None,
-                    line: 28
-                },
+                grpc_server_fact("OrderService", Some("OrderServicer"), 4),
+                grpc_client_fact("OrderService", Some("stub"), 16),
+                grpc_client_fact("InventoryService", Some("stub"), 24),
+                grpc_server_fact("OrderService", Some("OrderServicer"), 10),
+                grpc_server_fact("PaymentService", Some("PaymentServicer"), 12),
+                grpc_call_fact(Some("OrderService"), "stub", "CreateOrder", 20),
+                grpc_call_fact(Some("InventoryService"), "stub", "GetStock", 25),
+                grpc_call_fact(Some("InventoryService"), "stub", "GetStock", 26),
+                grpc_client_fact("ShippingService", None, 28),
             ]
         );
         assert_eq!(
@@ -842,14 +804,7 @@ async def main():
     fn getters_on_messages_are_not_rpc_calls() {
         let src = "import grpc\nfrom offers_pb2_grpc import OffersStub\nstub = OffersStub(channel)\nresp = stub.GetOffers(req)\nstub.GetOffers()\n";
         let f = extract("c.py", src);
-        let calls: Vec<u32> = f
-            .grpc
-            .iter()
-            .filter_map(|g| match g {
-                GrpcFact::Call { line, .. } => Some(*line),
-                _ => None,
-            })
-            .collect();
+        let calls: Vec<u32> = grpc_calls(&f).into_iter().map(|(_, _, l)| l).collect();
         assert_eq!(calls, vec![4]);
     }
 

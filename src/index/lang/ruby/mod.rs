@@ -625,8 +625,8 @@ fn container_name(st: &State, ctx: Ctx) -> Option<&str> {
 mod tests {
     use super::*;
     use crate::index::lang::test_support::{
-        assert_http_calls, bindings, events, every_prefix, extract_each, junk_chars64, lit,
-        random_text, routes, sym,
+        assert_http_calls, bindings, events, every_prefix, extract_each, grpc_call_fact,
+        grpc_client_fact, grpc_server_fact, junk_chars64, lit, random_text, routes, sym,
     };
 
     #[test]
@@ -834,38 +834,12 @@ Payments::PaymentService::Stub.new(addr, creds).charge(req)
         assert_eq!(
             f.grpc,
             vec![
-                GrpcFact::Server {
-                    service: "OrderService".into(),
-                    impl_type: Some("OrderServer".into()),
-                    line: 3
-                },
-                GrpcFact::Client {
-                    service: "OrderService".into(),
-                    var: Some("stub".into()),
-                    line: 11
-                },
-                GrpcFact::Call {
-                    service: Some("OrderService".into()),
-                    receiver: "stub".into(),
-                    method: "create_order".into(),
-                    line: 15
-                },
-                GrpcFact::Client {
-                    service: "InventoryService".into(),
-                    var: Some("stub".into()),
-                    line: 19
-                },
-                GrpcFact::Call {
-                    service: Some("InventoryService".into()),
-                    receiver: "stub".into(),
-                    method: "get_stock".into(),
-                    line: 20
-                },
-                GrpcFact::Client {
-                    service: "PaymentService".into(),
-                    var: None,
-                    line: 24
-                },
+                grpc_server_fact("OrderService", Some("OrderServer"), 3),
+                grpc_client_fact("OrderService", Some("stub"), 11),
+                grpc_call_fact(Some("OrderService"), "stub", "create_order", 15),
+                grpc_client_fact("InventoryService", Some("stub"), 19),
+                grpc_call_fact(Some("InventoryService"), "stub", "get_stock", 20),
+                grpc_client_fact("PaymentService", None, 24),
             ]
         );
         assert_eq!(
