@@ -9,7 +9,7 @@ use super::bind::{Assignments, StmtStyle};
 use super::common::{self, Brackets};
 use super::tokens::{Rules, Tokens};
 use super::value::ExprRules;
-use crate::index::facts::{FileFacts, HttpFact};
+use crate::index::facts::{FileFacts, GrpcFact, HttpFact};
 use crate::index::lex::{self, Lexed, Syntax};
 
 /// What tells one script language from another at the front end.
@@ -142,4 +142,13 @@ pub(super) fn push_routes(
             line,
         });
     }
+}
+
+/// Records that the class `class` serves the gRPC service `service` (declared at `line`).
+pub(super) fn push_grpc_server(facts: &mut FileFacts, service: &str, class: &str, line: u32) {
+    facts.grpc.push(GrpcFact::Server {
+        service: service.to_string(),
+        impl_type: Some(class.to_string()),
+        line,
+    });
 }

@@ -230,13 +230,7 @@ fn route_call(src: &Src, st: &mut State, site: &Site) {
         let methods: Vec<String> = args
             .positional
             .first()
-            .map(|&(a, z)| {
-                src.items(a, z)
-                    .into_iter()
-                    .filter_map(|(x, y)| src.plain_string(x, y))
-                    .map(|m| m.to_ascii_uppercase())
-                    .collect()
-            })
+            .map(|&(a, z)| src.upper_strings(a, z))
             .unwrap_or_default();
         (methods, 1)
     } else if site.name == "any" {

@@ -159,13 +159,7 @@ fn route_attrs(src: &Src, attrs: &[(usize, usize)]) -> Vec<RouteDecl> {
                 Some(v) => vec![v],
                 None => args
                     .named("methods")
-                    .map(|(x, y)| {
-                        src.items(x, y)
-                            .into_iter()
-                            .filter_map(|(p, q)| src.plain_string(p, q))
-                            .map(|m| m.to_ascii_uppercase())
-                            .collect()
-                    })
+                    .map(|(x, y)| src.upper_strings(x, y))
                     .unwrap_or_default(),
             };
             out.push(RouteDecl {
@@ -352,11 +346,7 @@ pub(super) fn implements_list(
             && !svc.is_empty()
             && svc != "Service"
         {
-            st.facts.grpc.push(GrpcFact::Server {
-                service: svc.to_string(),
-                impl_type: Some(class.to_string()),
-                line,
-            });
+            script::push_grpc_server(&mut st.facts, svc, class, line);
         }
         at = e;
         match lex::next_non_space(code, e) {

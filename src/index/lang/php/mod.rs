@@ -234,6 +234,15 @@ impl<'a> Src<'a> {
         vec![(s, e)]
     }
 
+    /// The plain strings among the [`Src::items`] at `s..e`, upper-cased (HTTP methods).
+    fn upper_strings(&self, s: usize, e: usize) -> Vec<String> {
+        self.items(s, e)
+            .into_iter()
+            .filter_map(|(a, z)| self.plain_string(a, z))
+            .map(|m| m.to_ascii_uppercase())
+            .collect()
+    }
+
     /// The value of the expression at bytes `s..e`, read by the shared evaluator. PHP's own
     /// names come first: a class constant (`Topics::ORDER_CREATED`, `\App\Topics::X`, an
     /// enum case's `->value`) is `Topics.ORDER_CREATED`, and `self::`/`static::` name the

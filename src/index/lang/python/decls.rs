@@ -140,11 +140,7 @@ pub(super) fn class_decl(
         if let Some(svc) = b.strip_suffix("Servicer")
             && !svc.is_empty()
         {
-            st.facts.grpc.push(GrpcFact::Server {
-                service: svc.to_string(),
-                impl_type: Some(name.to_string()),
-                line,
-            });
+            script::push_grpc_server(&mut st.facts, svc, name, line);
         }
     }
     st.facts.symbols.push(Symbol {
