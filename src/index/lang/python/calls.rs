@@ -323,10 +323,7 @@ fn router_call(
         "add_url_rule" => {
             let args = src.args(open, close);
             let Some(path) = args
-                .positional
-                .first()
-                .copied()
-                .or_else(|| args.kw("rule"))
+                .first_or(&["rule"])
                 .and_then(|(s, e)| src.plain_string(s, e))
                 .filter(|p| p.starts_with('/'))
             else {

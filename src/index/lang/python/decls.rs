@@ -216,11 +216,7 @@ pub(super) fn route_decorator(src: &Src, st: &mut State, d: &Stmt, handler: &str
     };
     let args = src.args(open, close);
     let Some(path) = args
-        .positional
-        .first()
-        .copied()
-        .or_else(|| args.kw("rule"))
-        .or_else(|| args.kw("path"))
+        .first_or(&["rule", "path"])
         .and_then(|(s, e)| src.plain_string(s, e))
     else {
         return;

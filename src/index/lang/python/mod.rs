@@ -327,6 +327,12 @@ impl Args {
             .find(|(k, _)| k == name)
             .map(|(_, r)| *r)
     }
+
+    /// The first positional argument, else the first of the keyword arguments `names` given.
+    fn first_or(&self, names: &[&str]) -> Option<(usize, usize)> {
+        let first = self.positional.first().copied();
+        first.or_else(|| names.iter().find_map(|n| self.kw(n)))
+    }
 }
 
 /// The offset of `word` as a whole word at the top level of `code[s..e]` (outside brackets).
