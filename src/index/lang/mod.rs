@@ -95,6 +95,7 @@ pub mod python;
 pub mod ruby;
 pub mod rust;
 pub mod scala;
+mod script;
 pub mod swift;
 #[cfg(test)]
 mod test_support;

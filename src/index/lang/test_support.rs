@@ -383,6 +383,52 @@ pub(crate) fn import_renames(f: &FileFacts) -> Vec<(&str, &str)> {
         .collect()
 }
 
+// ---- Script extractors (PHP, Python, Ruby): shared assertions ----
+
+/// Asserts that the file's HTTP calls are `want`, each as (method, URL as the evaluator read
+/// it, line): every call of `want` has a method.
+#[track_caller]
+pub(crate) fn assert_http_calls(f: &FileFacts, want: &[(&str, &str, u32)]) {
+    let want: Vec<(Option<&str>, String, u32)> = want
+        .iter()
+        .map(|&(m, u, l)| (Some(m), u.to_string(), l))
+        .collect();
+    assert_eq!(http_calls_borrowed(f), want);
+}
+
+/// A gRPC client fact, for comparing with `f.grpc` whole.
+pub(crate) fn grpc_client_fact(service: &str, var: Option<&str>, line: u32) -> GrpcFact {
+    GrpcFact::Client {
+        service: service.into(),
+        var: var.map(str::to_string),
+        line,
+    }
+}
+
+/// A gRPC call fact, for comparing with `f.grpc` whole.
+pub(crate) fn grpc_call_fact(
+    service: Option<&str>,
+    receiver: &str,
+    method: &str,
+    line: u32,
+) -> GrpcFact {
+    GrpcFact::Call {
+        service: service.map(str::to_string),
+        receiver: receiver.into(),
+        method: method.into(),
+        line,
+    }
+}
+
+/// A gRPC server fact, for comparing with `f.grpc` whole.
+pub(crate) fn grpc_server_fact(service: &str, impl_type: Option<&str>, line: u32) -> GrpcFact {
+    GrpcFact::Server {
+        service: service.into(),
+        impl_type: impl_type.map(str::to_string),
+        line,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,8 +1,9 @@
 //! Calls, read where a name meets `(`: Laravel / Slim / Lumen routes and groups, Guzzle,
 //! `Http::`, curl and `file_get_contents` requests, php-rdkafka topics and gRPC client calls.
 
-use super::decls::{assigned_target, join};
+use super::decls::assigned_target;
 use super::*;
+use crate::index::lang::script::{join, push_routes, rest_actions, singular};
 
 /// What the steps of [`call_site`] read about one call: its name, the receiver chain before
 /// it, its arguments, and whether it is on a router (`Route::`, `$app`, `$group`).
@@ -229,13 +230,7 @@ fn route_call(src: &Src, st: &mut State, site: &Site) {
         let methods: Vec<String> = args
             .positional
             .first()
-            .map(|&(a, z)| {
-                src.items(a, z)
-                    .into_iter()
-                    .filter_map(|(x, y)| src.plain_string(x, y))
-                    .map(|m| m.to_ascii_uppercase())
-                    .collect()
-            })
+            .map(|&(a, z)| src.upper_strings(a, z))
             .unwrap_or_default();
         (methods, 1)
     } else if site.name == "any" {
@@ -258,14 +253,7 @@ fn route_call(src: &Src, st: &mut State, site: &Site) {
         .get(rest + 1)
         .and_then(|&(a, z)| laravel_handler(src, a, z));
     let full = join(&site.group_prefix, &path);
-    for method in methods {
-        st.facts.http.push(HttpFact::Route {
-            method,
-            path: full.clone(),
-            handler: handler.clone(),
-            line: site.line,
-        });
-    }
+    push_routes(&mut st.facts, methods, &full, handler, site.line);
 }
 
 /// `Route::resource('photos', PhotoController::class)`: the resource's routes.
@@ -285,15 +273,7 @@ fn resource_routes(src: &Src, st: &mut State, site: &Site) {
     let base = join(&site.group_prefix, &res);
     let param = res.rsplit(['/', '.']).next().unwrap_or(&res);
     let member = format!("{base}/{{{}}}", singular(param));
-    let actions: [(&str, &str, &String); 6] = [
-        ("index", "GET", &base),
-        ("store", "POST", &base),
-        ("show", "GET", &member),
-        ("update", "PUT", &member),
-        ("update", "PATCH", &member),
-        ("destroy", "DELETE", &member),
-    ];
-    for (action, method, path) in actions {
+    for (action, method, path) in rest_actions(&base, &member, "store", ["PUT", "PATCH"]) {
         st.facts.http.push(HttpFact::Route {
             method: method.to_string(),
             path: path.clone(),
@@ -627,16 +607,6 @@ fn laravel_handler(src: &Src, s: usize, e: usize) -> Option<String> {
         return Some(format!("{}@{m}", c.rsplit('\\').next().unwrap_or(c)));
     }
     None
-}
-
-fn singular(plural: &str) -> String {
-    if let Some(stem) = plural.strip_suffix("ies") {
-        format!("{stem}y")
-    } else if let Some(stem) = plural.strip_suffix('s') {
-        stem.to_string()
-    } else {
-        plural.to_string()
-    }
 }
 
 /// Whether the receiver of `->get(`/`::get(` is an HTTP client: `Some(true)` for the `Http`

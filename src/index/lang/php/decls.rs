@@ -3,6 +3,7 @@
 //! rdkafka handles), each read where the walk meets its keyword.
 
 use super::*;
+use crate::index::lang::script::{join, push_routes};
 
 /// `use A\B\C;`, `use A\B\C as D;`, `use A\{B, C as D};`, `use function A\f;`. Returns where
 /// the statement ends.
@@ -158,13 +159,7 @@ fn route_attrs(src: &Src, attrs: &[(usize, usize)]) -> Vec<RouteDecl> {
                 Some(v) => vec![v],
                 None => args
                     .named("methods")
-                    .map(|(x, y)| {
-                        src.items(x, y)
-                            .into_iter()
-                            .filter_map(|(p, q)| src.plain_string(p, q))
-                            .map(|m| m.to_ascii_uppercase())
-                            .collect()
-                    })
+                    .map(|(x, y)| src.upper_strings(x, y))
                     .unwrap_or_default(),
             };
             out.push(RouteDecl {
@@ -351,11 +346,7 @@ pub(super) fn implements_list(
             && !svc.is_empty()
             && svc != "Service"
         {
-            st.facts.grpc.push(GrpcFact::Server {
-                service: svc.to_string(),
-                impl_type: Some(class.to_string()),
-                line,
-            });
+            script::push_grpc_server(&mut st.facts, svc, class, line);
         }
         at = e;
         match lex::next_non_space(code, e) {
@@ -424,17 +415,11 @@ pub(super) fn function_decl(
             } else {
                 r.methods
             };
-            for method in methods {
-                st.facts.http.push(HttpFact::Route {
-                    method,
-                    path: full.clone(),
-                    handler: Some(match class {
-                        Some(c) => format!("{c}::{name}"),
-                        None => name.to_string(),
-                    }),
-                    line: r.line,
-                });
-            }
+            let handler = match class {
+                Some(c) => format!("{c}::{name}"),
+                None => name.to_string(),
+            };
+            push_routes(&mut st.facts, methods, &full, Some(handler), r.line);
         }
     }
     st.facts.symbols.push(Symbol {
@@ -617,20 +602,4 @@ pub(super) fn assigned_target<'c>(src: &'c Src, at: usize) -> Option<Chain<'c>> 
     let (p, _) = lex::prev_non_space(code, eq)?;
     let chain = chain_before(code, &src.br, p + 1);
     (!chain.text.is_empty()).then_some(chain)
-}
-
-/// `"/v1"` + `"orders"` gives `/v1/orders`.
-pub(super) fn join(prefix: &str, path: &str) -> String {
-    let p = prefix.trim_end_matches('/');
-    let q = path.trim_start_matches('/');
-    let joined = match (p.is_empty(), q.is_empty()) {
-        (_, true) => p.to_string(),
-        (true, false) => q.to_string(),
-        (false, false) => format!("{p}/{q}"),
-    };
-    if joined.starts_with('/') {
-        joined
-    } else {
-        format!("/{joined}")
-    }
 }

@@ -31,48 +31,31 @@ use std::collections::{HashMap, HashSet};
 
 use super::bind::{Assignments, StmtStyle};
 use super::common::{self, Brackets};
-use super::tokens::{Rules, Tokens};
+use super::script;
+use super::tokens::Tokens;
 use super::value::{ExprRules, Scope, eval};
 use crate::index::facts::{
     Binding, EventRole, FileFacts, GrpcFact, HttpFact, Import, Part, Symbol, SymbolKind, Value,
 };
-use crate::index::lex::{self, Lexed, Syntax, ident_before, is_ident_byte};
+use crate::index::lex::{self, Syntax, ident_before, is_ident_byte};
 
 /// Extracts the facts of one PHP file.
 pub fn extract(_path: &str, text: &str) -> FileFacts {
-    let lx = lex::lex(Syntax::PHP, text);
-    let br = Brackets::new(&lx.code);
-    // Namespace separators are left out of the token view, so `\getenv('X')` reads as
-    // `getenv('X')`; qualified class constants (`\App\Topics::X`) are read from the bytes.
-    let skips: Vec<(usize, usize)> = lx
-        .code
-        .bytes()
-        .enumerate()
-        .filter(|&(_, b)| b == b'\\')
-        .map(|(i, _)| (i, i + 1))
-        .collect();
-    let t = Tokens::with_skips(&lx, &Rules::SCRIPT, &skips);
-    let asg = Assignments::scan(&t, &StmtStyle::SEMICOLON);
-    let src = Src {
-        lx: &lx,
-        br,
-        t: &t,
-        asg: &asg,
-    };
-    let code = src.code();
-    let lower_has = |needle: &str| {
-        code.as_bytes()
-            .windows(needle.len())
-            .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
-    };
-    let mut st = State {
-        grpc_file: lower_has("grpc"),
-        roadrunner: code.contains("GRPC\\"),
-        ..State::default()
-    };
-    walk(&src, &mut st);
-    let mut facts = st.facts;
-    asg.export(&t, &ExprRules::PHP, &mut facts);
+    let mut facts = script::extract::<Php>(text, |src| {
+        let code = src.code();
+        let lower_has = |needle: &str| {
+            code.as_bytes()
+                .windows(needle.len())
+                .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
+        };
+        let mut st = State {
+            grpc_file: lower_has("grpc"),
+            roadrunner: code.contains("GRPC\\"),
+            ..State::default()
+        };
+        walk(src, &mut st);
+        st.facts
+    });
     // A property is referenced without its `$` (`$this->url`, `self::$url`): `Client.$url`
     // binds as `Client.url`.
     for b in &mut facts.bindings {
@@ -84,14 +67,20 @@ pub fn extract(_path: &str, text: &str) -> FileFacts {
     facts
 }
 
-/// The lexed file, its bracket pairs, and the shared token view with the file's assignments
-/// (what the expression evaluator reads topics, URLs and constants with).
-struct Src<'a> {
-    lx: &'a Lexed<'a>,
-    br: Brackets,
-    t: &'a Tokens<'a, 'a>,
-    asg: &'a Assignments,
+/// PHP, as the script front end reads it.
+struct Php;
+
+impl script::Script for Php {
+    const SYNTAX: Syntax = Syntax::PHP;
+    const STYLE: StmtStyle = StmtStyle::SEMICOLON;
+    const RULES: ExprRules = ExprRules::PHP;
+    /// Namespace separators are left out of the token view, so `\getenv('X')` reads as
+    /// `getenv('X')`; qualified class constants (`\App\Topics::X`) are read from the bytes.
+    const SKIP: Option<u8> = Some(b'\\');
 }
+
+/// The file as the PHP extractor reads it.
+type Src<'a> = script::Src<'a, Php>;
 
 /// What a name holds for the evaluator: the tracker's answer, except that a property assigned
 /// a constructor parameter (`$this->catalogueUrl = $catalogueUrl`) is an injected dependency —
@@ -184,18 +173,6 @@ struct State {
 }
 
 impl<'a> Src<'a> {
-    fn code(&self) -> &str {
-        &self.lx.code
-    }
-
-    fn line_of(&self, offset: usize) -> u32 {
-        self.lx.line_of(offset)
-    }
-
-    fn trim(&self, s: usize, e: usize) -> (usize, usize) {
-        common::trim_range(self.code(), s, e)
-    }
-
     /// The string literal making up exactly `s..e`.
     fn literal(&self, s: usize, e: usize) -> Option<&lex::StrLit<'a>> {
         let (s, e) = self.trim(s, e);
@@ -255,6 +232,15 @@ impl<'a> Src<'a> {
             return common::split_top(code, s + 6, e - 1, b',', &self.br);
         }
         vec![(s, e)]
+    }
+
+    /// The plain strings among the [`Src::items`] at `s..e`, upper-cased (HTTP methods).
+    fn upper_strings(&self, s: usize, e: usize) -> Vec<String> {
+        self.items(s, e)
+            .into_iter()
+            .filter_map(|(a, z)| self.plain_string(a, z))
+            .map(|m| m.to_ascii_uppercase())
+            .collect()
     }
 
     /// The value of the expression at bytes `s..e`, read by the shared evaluator. PHP's own
@@ -711,8 +697,8 @@ fn is_member(b: &[u8], ts: usize) -> bool {
 mod tests {
     use super::*;
     use crate::index::lang::test_support::{
-        bindings, events, extract_each, http_calls, imports, junk_chars64, lit, random_text,
-        routes, sym,
+        assert_http_calls, bindings, events, extract_each, grpc_call_fact, grpc_client_fact,
+        grpc_server_fact, http_calls, imports, junk_chars64, lit, random_text, routes, sym,
     };
 
     #[test]
@@ -1129,19 +1115,18 @@ class PricingGateway
 }
 "#;
         let f = extract("src/PricingGateway.php", src);
-        let c = |m: &str, p: &str, l: u32| (Some(m.to_string()), p.to_string(), l);
         // URLs are values as written: hosts are kept, parameters are run-time parts, a
         // property stays a name the graph may resolve.
-        assert_eq!(
-            http_calls(&f),
-            vec![
+        assert_http_calls(
+            &f,
+            &[
                 // Relative to the client's base_uri, whose host names the service.
-                c("GET", "http://pricing:8080/prices/{}", 14),
-                c("POST", "http://pricing:8080/quotes/{}/accept", 15),
-                c("PUT", "http://orders/orders/{}", 16),
-                c("GET", "/stock/{}", 17),
-                c("DELETE", "{$this.base}/carts/{}", 19),
-            ]
+                ("GET", "http://pricing:8080/prices/{}", 14),
+                ("POST", "http://pricing:8080/quotes/{}/accept", 15),
+                ("PUT", "http://orders/orders/{}", 16),
+                ("GET", "/stock/{}", 17),
+                ("DELETE", "{$this.base}/carts/{}", 19),
+            ],
         );
     }
 
@@ -1198,22 +1183,21 @@ class CatalogueService
 }
 "#;
         let f = extract("src/Service/CatalogueService.php", src);
-        let c = |m: &str, p: &str, l: u32| (Some(m.to_string()), p.to_string(), l);
-        assert_eq!(
-            http_calls(&f),
-            vec![
+        assert_http_calls(
+            &f,
+            &[
                 // The request is `curl_exec`; the URL is what `curl_init` was given, and a
                 // constructor-injected property stays a name the graph may resolve.
-                c("GET", "{$this.catalogueUrl}/product/{}", 21),
+                ("GET", "{$this.catalogueUrl}/product/{}", 21),
                 // `CURLOPT_URL` and `CURLOPT_CUSTOMREQUEST` set on the handle.
-                c("PUT", "{env RATINGS_URL}/api/rate/{}/{}", 31),
+                ("PUT", "{env RATINGS_URL}/api/rate/{}/{}", 31),
                 // `CURLOPT_POSTFIELDS` makes it a POST.
-                c("POST", "{$this.base}/orders", 34),
-                c("GET", "{env CART_URL}/cart/{}", 40),
-                c("GET", "{env USER_URL}/users/{}", 41),
-                c("GET", "{$this.shippingUrl}/calc/{}", 42),
-                c("GET", "http://pricing/price/{}", 43),
-            ]
+                ("POST", "{$this.base}/orders", 34),
+                ("GET", "{env CART_URL}/cart/{}", 40),
+                ("GET", "{env USER_URL}/users/{}", 41),
+                ("GET", "{$this.shippingUrl}/calc/{}", 42),
+                ("GET", "http://pricing/price/{}", 43),
+            ],
         );
         let url = |l: u32| {
             f.http.iter().find_map(|h| match h {
@@ -1283,10 +1267,7 @@ class Gateway
                 ("Gateway.baseUrl", lit("http://gateway:8080")),
             ]
         );
-        assert_eq!(
-            http_calls(&f),
-            vec![(Some("GET".into()), "{$this.baseUrl}/orders/{}".into(), 17)]
-        );
+        assert_http_calls(&f, &[("GET", "{$this.baseUrl}/orders/{}", 17)]);
     }
 
     #[test]
@@ -1368,28 +1349,10 @@ class Checkout
         assert_eq!(
             f.grpc,
             vec![
-                GrpcFact::Client {
-                    service: "OrderService".into(),
-                    var: Some("client".into()),
-                    line: 11
-                },
-                GrpcFact::Call {
-                    service: Some("OrderService".into()),
-                    receiver: "client".into(),
-                    method: "CreateOrder".into(),
-                    line: 14
-                },
-                GrpcFact::Call {
-                    service: Some("InventoryService".into()),
-                    receiver: "inventory".into(),
-                    method: "ReserveStock".into(),
-                    line: 15
-                },
-                GrpcFact::Client {
-                    service: "PaymentService".into(),
-                    var: None,
-                    line: 17
-                },
+                grpc_client_fact("OrderService", Some("client"), 11),
+                grpc_call_fact(Some("OrderService"), "client", "CreateOrder", 14),
+                grpc_call_fact(Some("InventoryService"), "inventory", "ReserveStock", 15),
+                grpc_client_fact("PaymentService", None, 17),
             ]
         );
         let server = extract(
@@ -1398,11 +1361,7 @@ class Checkout
         );
         assert_eq!(
             server.grpc,
-            vec![GrpcFact::Server {
-                service: "OrderService".into(),
-                impl_type: Some("OrderService".into()),
-                line: 4
-            }]
+            vec![grpc_server_fact("OrderService", Some("OrderService"), 4)]
         );
         assert_eq!(
             sym(&server, "CreateOrder").container.as_deref(),

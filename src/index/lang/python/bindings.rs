@@ -54,6 +54,20 @@ pub(super) fn assignment(src: &Src, st: &mut State, stmt: &Stmt, scopes: &[Scope
     let line = src.line_of(ts);
     let doc = src.lx.doc_comment_above(stmt.line);
     let simple = !target.contains('.');
+    // The symbol and the binding the assignment declares, in whichever scope.
+    let symbol = |kind, container| Symbol {
+        name: target.to_string(),
+        kind,
+        line,
+        end_line: stmt.end_line,
+        doc_line: doc,
+        container,
+    };
+    let binding = |name, value| Binding {
+        name,
+        value: Value::lit(value),
+        line,
+    };
     match scopes.last() {
         None if simple => {
             let is_alias = annotation.is_some_and(|a| a.ends_with("TypeAlias"));
@@ -67,23 +81,12 @@ pub(super) fn assignment(src: &Src, st: &mut State, stmt: &Stmt, scopes: &[Scope
             let listed = kind != SymbolKind::Variable
                 || (!target.starts_with("__") && st.module_vars.insert(target.to_string()));
             if listed {
-                st.facts.symbols.push(Symbol {
-                    name: target.to_string(),
-                    kind,
-                    line,
-                    end_line: stmt.end_line,
-                    doc_line: doc,
-                    container: None,
-                });
+                st.facts.symbols.push(symbol(kind, None));
             }
             if kind == SymbolKind::Constant
                 && let Some(value) = src.const_value(vs, ve)
             {
-                st.facts.bindings.push(Binding {
-                    name: target.to_string(),
-                    value: Value::lit(value),
-                    line,
-                });
+                st.facts.bindings.push(binding(target.to_string(), value));
             }
         }
         Some(scope) if scope.is_class && simple && !target.starts_with('_') => {
@@ -95,20 +98,12 @@ pub(super) fn assignment(src: &Src, st: &mut State, stmt: &Stmt, scopes: &[Scope
                 None
             };
             if let Some(kind) = kind {
-                st.facts.symbols.push(Symbol {
-                    name: target.to_string(),
-                    kind,
-                    line,
-                    end_line: stmt.end_line,
-                    doc_line: doc,
-                    container: Some(scope.name.clone()),
-                });
+                st.facts
+                    .symbols
+                    .push(symbol(kind, Some(scope.name.clone())));
                 if let Some(value) = src.const_value(vs, ve) {
-                    st.facts.bindings.push(Binding {
-                        name: format!("{}.{}", scope.name, target),
-                        value: Value::lit(value),
-                        line,
-                    });
+                    let name = format!("{}.{}", scope.name, target);
+                    st.facts.bindings.push(binding(name, value));
                 }
             }
         }
@@ -258,30 +253,23 @@ pub(super) fn is_http_ctor(callee: &str) -> bool {
 
 /// The Kafka library of a producer constructor, if `callee` is one.
 pub(super) fn producer_via(st: &State, callee: &str) -> Option<&'static str> {
-    let last = callee.rsplit('.').next().unwrap_or(callee);
-    match last {
-        "AIOKafkaProducer" => Some("aiokafka"),
-        "KafkaProducer" => Some("kafka-python"),
-        "Producer" | "SerializingProducer"
-            if callee.contains("confluent_kafka") || st.kafka_lib == Some("confluent-kafka") =>
-        {
-            Some("confluent-kafka")
-        }
-        _ => None,
-    }
+    client_via(st, callee, "Producer", "Serializing")
 }
 
 /// The Kafka library of a consumer constructor, if `callee` is one.
 pub(super) fn consumer_via(st: &State, callee: &str) -> Option<&'static str> {
+    client_via(st, callee, "Consumer", "Deserializing")
+}
+
+/// The Kafka library of a client constructor `callee` whose class is named `…{role}`:
+/// `AIOKafka{role}`, `Kafka{role}`, and confluent-kafka's `{role}` and `{serde}{role}`.
+fn client_via(st: &State, callee: &str, role: &str, serde: &str) -> Option<&'static str> {
     let last = callee.rsplit('.').next().unwrap_or(callee);
-    match last {
-        "AIOKafkaConsumer" => Some("aiokafka"),
-        "KafkaConsumer" => Some("kafka-python"),
-        "Consumer" | "DeserializingConsumer"
-            if callee.contains("confluent_kafka") || st.kafka_lib == Some("confluent-kafka") =>
-        {
-            Some("confluent-kafka")
-        }
+    let confluent = callee.contains("confluent_kafka") || st.kafka_lib == Some("confluent-kafka");
+    match last.strip_suffix(role)? {
+        "AIOKafka" => Some("aiokafka"),
+        "Kafka" => Some("kafka-python"),
+        prefix if confluent && (prefix.is_empty() || prefix == serde) => Some("confluent-kafka"),
         _ => None,
     }
 }

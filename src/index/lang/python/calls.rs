@@ -279,12 +279,7 @@ fn amqp_call(src: &Src, st: &mut State, callee: &str, (open, close): (usize, usi
                 && let Some(topic) = src.topic(s, e)
             {
                 // One topic per call: the site is the call's line.
-                st.facts.events.push(EventFact {
-                    role: EventRole::Producer,
-                    topic,
-                    via: "amqp".into(),
-                    line,
-                });
+                common::push_event(&mut st.facts, EventRole::Producer, topic, "amqp", line);
             }
         }
         "basic_consume" => {
@@ -294,12 +289,7 @@ fn amqp_call(src: &Src, st: &mut State, callee: &str, (open, close): (usize, usi
                 .or_else(|| args.positional.first().copied())
                 && let Some(topic) = src.topic(s, e)
             {
-                st.facts.events.push(EventFact {
-                    role: EventRole::Consumer,
-                    topic,
-                    via: "amqp".into(),
-                    line,
-                });
+                common::push_event(&mut st.facts, EventRole::Consumer, topic, "amqp", line);
             }
         }
         _ => {}
@@ -333,10 +323,7 @@ fn router_call(
         "add_url_rule" => {
             let args = src.args(open, close);
             let Some(path) = args
-                .positional
-                .first()
-                .copied()
-                .or_else(|| args.kw("rule"))
+                .first_or(&["rule"])
                 .and_then(|(s, e)| src.plain_string(s, e))
                 .filter(|p| p.starts_with('/'))
             else {
@@ -347,30 +334,8 @@ fn router_call(
                 .or_else(|| args.positional.get(2).copied())
                 .and_then(|(s, e)| src.dotted(s, e))
                 .map(str::to_string);
-            let methods: Vec<String> = args
-                .kw("methods")
-                .map(|(s, e)| {
-                    src.elements(s, e)
-                        .into_iter()
-                        .filter_map(|(a, z)| src.plain_string(a, z))
-                        .map(|m| m.to_ascii_uppercase())
-                        .collect()
-                })
-                .unwrap_or_default();
-            let methods = if methods.is_empty() {
-                vec!["GET".to_string()]
-            } else {
-                methods
-            };
-            for method in methods {
-                st.routes.push(RawRoute {
-                    receiver: chain.key().unwrap_or("").to_string(),
-                    method,
-                    path: path.clone(),
-                    handler: handler.clone(),
-                    line,
-                });
-            }
+            let receiver = chain.key().unwrap_or("");
+            st.push_routes(receiver, src.listed_methods(&args), &path, handler, line);
         }
         _ => {}
     }
@@ -505,6 +470,27 @@ pub(super) fn push_topics(
 }
 
 impl State {
+    /// Records a route of `receiver` for each of `methods`, joined with the router's prefix
+    /// by [`State::finish_routes`].
+    pub(super) fn push_routes(
+        &mut self,
+        receiver: &str,
+        methods: Vec<String>,
+        path: &str,
+        handler: Option<String>,
+        line: u32,
+    ) {
+        for method in methods {
+            self.routes.push(RawRoute {
+                receiver: receiver.to_string(),
+                method,
+                path: path.to_string(),
+                handler: handler.clone(),
+                line,
+            });
+        }
+    }
+
     /// Joins each route with the prefix of its router (and of the mount of that router); a
     /// mounted router this file does not define (`include_router(items.router, prefix=…)`
     /// with `items` imported) becomes a [`HttpFact::Mount`] for the graph to join.

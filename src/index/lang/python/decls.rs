@@ -35,20 +35,25 @@ pub(super) fn declarations(src: &Src, st: &mut State) {
             continue;
         };
         let word_end = wpos + word.len();
+        let header = Header {
+            stmt,
+            scopes: &scopes,
+            decorators: &pending,
+        };
         match word {
             "class" => {
-                if let Some(scope) = class_decl(src, st, stmt, word_end, &scopes, &pending) {
+                if let Some(scope) = class_decl(src, st, &header, word_end) {
                     scopes.push(scope);
                 }
             }
             "def" => {
-                if let Some(scope) = def_decl(src, st, stmt, word_end, &scopes, &pending) {
+                if let Some(scope) = def_decl(src, st, &header, word_end) {
                     scopes.push(scope);
                 }
             }
             "async" => match ident_after(code, word_end) {
                 Some((p, "def")) => {
-                    if let Some(scope) = def_decl(src, st, stmt, p + 3, &scopes, &pending) {
+                    if let Some(scope) = def_decl(src, st, &header, p + 3) {
                         scopes.push(scope);
                     }
                 }
@@ -91,14 +96,46 @@ pub(super) fn doc_line(src: &Src, decl_line: u32, decorators: &[Stmt]) -> Option
         .or(first)
 }
 
-pub(super) fn class_decl(
-    src: &Src,
-    st: &mut State,
-    stmt: &Stmt,
-    after_kw: usize,
-    scopes: &[Scope],
-    decorators: &[Stmt],
-) -> Option<Scope> {
+/// A `class` or `def` statement with what surrounds it.
+pub(super) struct Header<'h> {
+    stmt: &'h Stmt,
+    /// The scopes it is declared in.
+    scopes: &'h [Scope],
+    /// The decorators above it.
+    decorators: &'h [Stmt],
+}
+
+impl Header<'_> {
+    /// Declares `name` (at `np`) as a symbol of `kind` in the innermost scope, and opens its
+    /// scope (a class's when `is_class`).
+    fn open(
+        &self,
+        src: &Src,
+        st: &mut State,
+        (np, name): (usize, &str),
+        kind: SymbolKind,
+        is_class: bool,
+    ) -> Scope {
+        st.facts.symbols.push(Symbol {
+            name: name.to_string(),
+            kind,
+            line: src.line_of(np),
+            end_line: self.stmt.end_line,
+            doc_line: doc_line(src, self.stmt.line, self.decorators),
+            container: self.scopes.last().map(|s| s.name.clone()),
+        });
+        Scope {
+            indent: self.stmt.indent,
+            symbol: st.facts.symbols.len() - 1,
+            name: name.to_string(),
+            is_class,
+            is_enum: kind == SymbolKind::Enum,
+        }
+    }
+}
+
+pub(super) fn class_decl(src: &Src, st: &mut State, h: &Header, after_kw: usize) -> Option<Scope> {
+    let stmt = h.stmt;
     let code = src.code();
     let (np, name) = ident_after(code, after_kw)?;
     let mut at = np + name.len();
@@ -140,64 +177,26 @@ pub(super) fn class_decl(
         if let Some(svc) = b.strip_suffix("Servicer")
             && !svc.is_empty()
         {
-            st.facts.grpc.push(GrpcFact::Server {
-                service: svc.to_string(),
-                impl_type: Some(name.to_string()),
-                line,
-            });
+            script::push_grpc_server(&mut st.facts, svc, name, line);
         }
     }
-    st.facts.symbols.push(Symbol {
-        name: name.to_string(),
-        kind,
-        line,
-        end_line: stmt.end_line,
-        doc_line: doc_line(src, stmt.line, decorators),
-        container: scopes.last().map(|s| s.name.clone()),
-    });
-    Some(Scope {
-        indent: stmt.indent,
-        symbol: st.facts.symbols.len() - 1,
-        name: name.to_string(),
-        is_class: true,
-        is_enum,
-    })
+    Some(h.open(src, st, (np, name), kind, true))
 }
 
-pub(super) fn def_decl(
-    src: &Src,
-    st: &mut State,
-    stmt: &Stmt,
-    after_kw: usize,
-    scopes: &[Scope],
-    decorators: &[Stmt],
-) -> Option<Scope> {
+pub(super) fn def_decl(src: &Src, st: &mut State, h: &Header, after_kw: usize) -> Option<Scope> {
     let code = src.code();
     let (np, name) = ident_after(code, after_kw)?;
-    let in_class = scopes.last().is_some_and(|s| s.is_class);
+    let in_class = h.scopes.last().is_some_and(|s| s.is_class);
     let kind = match (in_class, name) {
         (true, "__init__") => SymbolKind::Constructor,
         (true, _) => SymbolKind::Method,
         (false, _) => SymbolKind::Function,
     };
-    st.facts.symbols.push(Symbol {
-        name: name.to_string(),
-        kind,
-        line: src.line_of(np),
-        end_line: stmt.end_line,
-        doc_line: doc_line(src, stmt.line, decorators),
-        container: scopes.last().map(|s| s.name.clone()),
-    });
-    for d in decorators {
+    let scope = h.open(src, st, (np, name), kind, false);
+    for d in h.decorators {
         route_decorator(src, st, d, name);
     }
-    Some(Scope {
-        indent: stmt.indent,
-        symbol: st.facts.symbols.len() - 1,
-        name: name.to_string(),
-        is_class: false,
-        is_enum: false,
-    })
+    Some(scope)
 }
 
 /// `@app.route("/x", methods=[…])`, `@bp.get("/x")`, `@router.post("/{id}")`.
@@ -217,11 +216,7 @@ pub(super) fn route_decorator(src: &Src, st: &mut State, d: &Stmt, handler: &str
     };
     let args = src.args(open, close);
     let Some(path) = args
-        .positional
-        .first()
-        .copied()
-        .or_else(|| args.kw("rule"))
-        .or_else(|| args.kw("path"))
+        .first_or(&["rule", "path"])
         .and_then(|(s, e)| src.plain_string(s, e))
     else {
         return;
@@ -230,33 +225,12 @@ pub(super) fn route_decorator(src: &Src, st: &mut State, d: &Stmt, handler: &str
         return;
     }
     let methods = if methods.is_empty() {
-        let listed: Vec<String> = args
-            .kw("methods")
-            .map(|(s, e)| {
-                src.elements(s, e)
-                    .into_iter()
-                    .filter_map(|(a, b)| src.plain_string(a, b))
-                    .map(|m| m.to_ascii_uppercase())
-                    .collect()
-            })
-            .unwrap_or_default();
-        if listed.is_empty() {
-            vec!["GET".to_string()]
-        } else {
-            listed
-        }
+        src.listed_methods(&args)
     } else {
         methods
     };
-    for method in methods {
-        st.routes.push(RawRoute {
-            receiver: receiver_key(receiver).to_string(),
-            method,
-            path: path.clone(),
-            handler: Some(handler.to_string()),
-            line: d.line,
-        });
-    }
+    let receiver = receiver_key(receiver);
+    st.push_routes(receiver, methods, &path, Some(handler.to_string()), d.line);
 }
 
 pub(super) fn import_stmt(src: &Src, st: &mut State, stmt: &Stmt, after_kw: usize) {

@@ -20,58 +20,52 @@ use decls::declarations;
 
 use std::collections::{HashMap, HashSet};
 
-use super::bind::{Assignments, StmtStyle};
+use super::bind::StmtStyle;
 use super::common::{self, Brackets, ByteRanges};
-use super::tokens::{Rules, Tokens};
+use super::script;
 use super::value::{ExprRules, eval};
 use crate::index::facts::{
-    Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Symbol, SymbolKind, Value,
+    Binding, EventRole, FileFacts, GrpcFact, HttpFact, Import, Symbol, SymbolKind, Value,
 };
-use crate::index::lex::{self, Lexed, Syntax, ident_after, ident_before, is_ident_byte};
+use crate::index::lex::{self, Syntax, ident_after, ident_before, is_ident_byte};
 
 /// Extracts the facts of one Python file.
 pub fn extract(path: &str, text: &str) -> FileFacts {
-    let lx = lex::lex(Syntax::PYTHON, text);
-    let br = Brackets::new(&lx.code);
-    let t = Tokens::new(&lx, &Rules::SCRIPT);
-    let asg = Assignments::scan(&t, &StmtStyle::INDENT);
-    let src = Src {
-        lx: &lx,
-        br,
-        t: &t,
-        asg: &asg,
-    };
-    let code = src.code();
-    let kafka_lib = if code.contains("confluent_kafka") {
-        Some("confluent-kafka")
-    } else if code.contains("aiokafka") {
-        Some("aiokafka")
-    } else if lex::find_word(code, "kafka").next().is_some() {
-        Some("kafka-python")
-    } else {
-        None
-    };
-    let mut st = State {
-        is_init: path.rsplit('/').next() == Some("__init__.py"),
-        grpc_file: code.contains("grpc"),
-        kafka_lib,
-        ..State::default()
-    };
-    declarations(&src, &mut st);
-    calls(&src, &mut st);
-    st.finish_routes();
-    asg.export(&t, &ExprRules::PYTHON, &mut st.facts);
-    st.facts
+    script::extract::<Python>(text, |src| {
+        let code = src.code();
+        let kafka_lib = if code.contains("confluent_kafka") {
+            Some("confluent-kafka")
+        } else if code.contains("aiokafka") {
+            Some("aiokafka")
+        } else if lex::find_word(code, "kafka").next().is_some() {
+            Some("kafka-python")
+        } else {
+            None
+        };
+        let mut st = State {
+            is_init: path.rsplit('/').next() == Some("__init__.py"),
+            grpc_file: code.contains("grpc"),
+            kafka_lib,
+            ..State::default()
+        };
+        declarations(src, &mut st);
+        calls(src, &mut st);
+        st.finish_routes();
+        st.facts
+    })
 }
 
-/// The lexed file, its bracket pairs, and the shared token view with the file's assignments
-/// (what the expression evaluator reads topics and URLs with).
-struct Src<'a> {
-    lx: &'a Lexed<'a>,
-    br: Brackets,
-    t: &'a Tokens<'a, 'a>,
-    asg: &'a Assignments,
+/// Python, as the script front end reads it.
+struct Python;
+
+impl script::Script for Python {
+    const SYNTAX: Syntax = Syntax::PYTHON;
+    const STYLE: StmtStyle = StmtStyle::INDENT;
+    const RULES: ExprRules = ExprRules::PYTHON;
 }
+
+/// The file as the Python extractor reads it.
+type Src<'a> = script::Src<'a, Python>;
 
 /// One logical statement: `code[start..end]`, its first and last line and its indentation.
 #[derive(Debug, Clone, Copy)]
@@ -151,10 +145,6 @@ impl<'a> ByteRanges for Src<'a> {
 }
 
 impl<'a> Src<'a> {
-    fn line_of(&self, offset: usize) -> u32 {
-        self.lx.line_of(offset)
-    }
-
     /// The string literals making up exactly `s..e` (adjacent literals concatenate), with
     /// whether any of them is an f-string.
     fn literals(&self, s: usize, e: usize) -> Option<(Vec<&lex::StrLit<'a>>, bool)> {
@@ -296,6 +286,25 @@ impl<'a> Src<'a> {
         }
     }
 
+    /// The methods a `methods=[…]` argument lists, upper-cased; `GET` when it lists none.
+    fn listed_methods(&self, args: &Args) -> Vec<String> {
+        let listed: Vec<String> = args
+            .kw("methods")
+            .map(|(s, e)| {
+                self.elements(s, e)
+                    .into_iter()
+                    .filter_map(|(a, z)| self.plain_string(a, z))
+                    .map(|m| m.to_ascii_uppercase())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if listed.is_empty() {
+            vec!["GET".to_string()]
+        } else {
+            listed
+        }
+    }
+
     /// The value a constant is bound to: a string literal, or the default of an environment
     /// lookup.
     fn const_value(&self, s: usize, e: usize) -> Option<String> {
@@ -317,6 +326,12 @@ impl Args {
             .iter()
             .find(|(k, _)| k == name)
             .map(|(_, r)| *r)
+    }
+
+    /// The first positional argument, else the first of the keyword arguments `names` given.
+    fn first_or(&self, names: &[&str]) -> Option<(usize, usize)> {
+        let first = self.positional.first().copied();
+        first.or_else(|| names.iter().find_map(|n| self.kw(n)))
     }
 }
 
@@ -432,8 +447,9 @@ mod tests {
     use super::*;
     use crate::index::facts::Part;
     use crate::index::lang::test_support::{
-        consts, events, extract_each, grpc_calls, http_calls, imports, junk_chars64, lit,
-        random_text, reference, routes, sym, topics_shown,
+        assert_http_calls, consts, events, extract_each, grpc_call_fact, grpc_calls,
+        grpc_client_fact, grpc_server_fact, imports, junk_chars64, lit, random_text, reference,
+        routes, sym, topics_shown,
     };
 
     #[test]
@@ -649,54 +665,15 @@ def run():
         assert_eq!(
             f.grpc,
             vec![
-                GrpcFact::Server {
-                    service: "OrderService".into(),
-                    impl_type: Some("OrderServicer".into()),
-                    line: 4
-                },
-                GrpcFact::Client {
-                    service: "OrderService".into(),
-                    var: Some("stub".into()),
-                    line: 16
-                },
-                GrpcFact::Client {
-                    service: "InventoryService".into(),
-                    var: Some("stub".into()),
-                    line: 24
-                },
-                GrpcFact::Server {
-                    service: "OrderService".into(),
-                    impl_type: Some("OrderServicer".into()),
-                    line: 10
-                },
-                GrpcFact::Server {
-                    service: "PaymentService".into(),
-                    impl_type: Some("PaymentServicer".into()),
-                    line: 12
-                },
-                GrpcFact::Call {
-                    service: Some("OrderService".into()),
-                    receiver: "stub".into(),
-                    method: "CreateOrder".into(),
-                    line: 20
-                },
-                GrpcFact::Call {
-                    service: Some("InventoryService".into()),
-                    receiver: "stub".into(),
-                    method: "GetStock".into(),
-                    line: 25
-                },
-                GrpcFact::Call {
-                    service: Some("InventoryService".into()),
-                    receiver: "stub".into(),
-                    method: "GetStock".into(),
-                    line: 26
-                },
-                GrpcFact::Client {
-                    service: "ShippingService".into(),
-                    var: None,
-                    line: 28
-                },
+                grpc_server_fact("OrderService", Some("OrderServicer"), 4),
+                grpc_client_fact("OrderService", Some("stub"), 16),
+                grpc_client_fact("InventoryService", Some("stub"), 24),
+                grpc_server_fact("OrderService", Some("OrderServicer"), 10),
+                grpc_server_fact("PaymentService", Some("PaymentServicer"), 12),
+                grpc_call_fact(Some("OrderService"), "stub", "CreateOrder", 20),
+                grpc_call_fact(Some("InventoryService"), "stub", "GetStock", 25),
+                grpc_call_fact(Some("InventoryService"), "stub", "GetStock", 26),
+                grpc_client_fact("ShippingService", None, 28),
             ]
         );
         assert_eq!(
@@ -833,14 +810,7 @@ async def main():
     fn getters_on_messages_are_not_rpc_calls() {
         let src = "import grpc\nfrom offers_pb2_grpc import OffersStub\nstub = OffersStub(channel)\nresp = stub.GetOffers(req)\nstub.GetOffers()\n";
         let f = extract("c.py", src);
-        let calls: Vec<u32> = f
-            .grpc
-            .iter()
-            .filter_map(|g| match g {
-                GrpcFact::Call { line, .. } => Some(*line),
-                _ => None,
-            })
-            .collect();
+        let calls: Vec<u32> = grpc_calls(&f).into_iter().map(|(_, _, l)| l).collect();
         assert_eq!(calls, vec![4]);
     }
 
@@ -956,22 +926,21 @@ async def acalls():
     await httpx.AsyncClient().get("/async/{}".format(1))
 "#;
         let f = extract("svc/client.py", src);
-        let c = |m: Option<&str>, p: &str, l: u32| (m.map(String::from), p.to_string(), l);
-        assert_eq!(
-            http_calls(&f),
-            vec![
-                c(Some("GET"), "http://orders:8080/orders/42", 6),
+        assert_http_calls(
+            &f,
+            &[
+                ("GET", "http://orders:8080/orders/42", 6),
                 // Module-level names stay references for the graph; parameters are run-time.
-                c(Some("POST"), "{BASE_URL}/orders/{}/pay", 7),
-                c(Some("DELETE"), "{BASE_URL}/orders/{}", 8),
-                c(Some("PUT"), "/orders/{}", 9),
-                c(Some("GET"), "/carts/{}", 11),
-                c(Some("GET"), "{BASE_URL}/payments/{}", 13),
+                ("POST", "{BASE_URL}/orders/{}/pay", 7),
+                ("DELETE", "{BASE_URL}/orders/{}", 8),
+                ("PUT", "/orders/{}", 9),
+                ("GET", "/carts/{}", 11),
+                ("GET", "{BASE_URL}/payments/{}", 13),
                 // `requests` is HTTP whatever the URL; the graph lists it as unresolved.
-                c(Some("GET"), "orders", 16),
-                c(Some("PATCH"), "/orders/1", 20),
-                c(Some("GET"), "/async/1", 21),
-            ]
+                ("GET", "orders", 16),
+                ("PATCH", "/orders/1", 20),
+                ("GET", "/async/1", 21),
+            ],
         );
     }
 

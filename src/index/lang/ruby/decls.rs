@@ -28,11 +28,7 @@ pub(super) fn type_decl(
             if segs.next() == Some("Service")
                 && let Some(svc) = segs.next()
             {
-                st.facts.grpc.push(GrpcFact::Server {
-                    service: svc.to_string(),
-                    impl_type: Some(name.to_string()),
-                    line,
-                });
+                script::push_grpc_server(&mut st.facts, svc, name, line);
             }
         }
     }

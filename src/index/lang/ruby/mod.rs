@@ -23,48 +23,42 @@ use routes::dsl_stmt;
 
 use std::collections::{HashMap, HashSet};
 
-use super::bind::{Assignments, StmtStyle};
+use super::bind::StmtStyle;
 use super::common::{self, Brackets, ByteRanges};
-use super::tokens::{Rules, Tokens};
+use super::script;
 use super::value::{ExprRules, eval, with_fallback};
 use crate::index::facts::{
     Binding, EventRole, FileFacts, GrpcFact, HttpFact, Import, Part, Symbol, SymbolKind, Value,
 };
-use crate::index::lex::{self, Lexed, Syntax, ident_after, ident_before, is_ident_byte};
+use crate::index::lex::{self, Syntax, ident_after, ident_before, is_ident_byte};
 
 /// Extracts the facts of one Ruby file.
 pub fn extract(path: &str, text: &str) -> FileFacts {
-    let lx = lex::lex(Syntax::RUBY, text);
-    let br = Brackets::new(&lx.code);
-    let t = Tokens::new(&lx, &Rules::SCRIPT);
-    let asg = Assignments::scan(&t, &StmtStyle::INDENT);
-    let src = Src {
-        lx: &lx,
-        br,
-        t: &t,
-        asg: &asg,
-    };
-    let code = src.code();
-    let mut st = State {
-        rdkafka: code.contains("Rdkafka"),
-        httparty: code.contains("HTTParty"),
-        routes_file: path.ends_with("routes.rb") || code.contains("routes.draw"),
-        prefixes: vec![String::new()],
-        ..State::default()
-    };
-    walk(&src, &mut st);
-    asg.export(&t, &ExprRules::RUBY, &mut st.facts);
-    st.facts
+    script::extract::<Ruby>(text, |src| {
+        let code = src.code();
+        let mut st = State {
+            rdkafka: code.contains("Rdkafka"),
+            httparty: code.contains("HTTParty"),
+            routes_file: path.ends_with("routes.rb") || code.contains("routes.draw"),
+            prefixes: vec![String::new()],
+            ..State::default()
+        };
+        walk(src, &mut st);
+        st.facts
+    })
 }
 
-/// The lexed file, its bracket pairs, and the shared token view with the file's assignments
-/// (what the expression evaluator reads topics, URLs and constants with).
-struct Src<'a> {
-    lx: &'a Lexed<'a>,
-    br: Brackets,
-    t: &'a Tokens<'a, 'a>,
-    asg: &'a Assignments,
+/// Ruby, as the script front end reads it.
+struct Ruby;
+
+impl script::Script for Ruby {
+    const SYNTAX: Syntax = Syntax::RUBY;
+    const STYLE: StmtStyle = StmtStyle::INDENT;
+    const RULES: ExprRules = ExprRules::RUBY;
 }
+
+/// The file as the Ruby extractor reads it.
+type Src<'a> = script::Src<'a, Ruby>;
 
 #[derive(Debug, Clone, Copy)]
 struct Stmt {
@@ -209,10 +203,6 @@ impl<'a> ByteRanges for Src<'a> {
 }
 
 impl<'a> Src<'a> {
-    fn line_of(&self, offset: usize) -> u32 {
-        self.lx.line_of(offset)
-    }
-
     /// The single string literal making up `s..e` (a trailing `.freeze` allowed), as
     /// (literal, whether it interpolates).
     fn literal(&self, s: usize, e: usize) -> Option<&lex::StrLit<'a>> {
@@ -635,8 +625,8 @@ fn container_name(st: &State, ctx: Ctx) -> Option<&str> {
 mod tests {
     use super::*;
     use crate::index::lang::test_support::{
-        bindings, events, every_prefix, extract_each, http_calls, junk_chars64, lit, random_text,
-        routes, sym,
+        assert_http_calls, bindings, events, every_prefix, extract_each, grpc_call_fact,
+        grpc_client_fact, grpc_server_fact, junk_chars64, lit, random_text, routes, sym,
     };
 
     #[test]
@@ -844,38 +834,12 @@ Payments::PaymentService::Stub.new(addr, creds).charge(req)
         assert_eq!(
             f.grpc,
             vec![
-                GrpcFact::Server {
-                    service: "OrderService".into(),
-                    impl_type: Some("OrderServer".into()),
-                    line: 3
-                },
-                GrpcFact::Client {
-                    service: "OrderService".into(),
-                    var: Some("stub".into()),
-                    line: 11
-                },
-                GrpcFact::Call {
-                    service: Some("OrderService".into()),
-                    receiver: "stub".into(),
-                    method: "create_order".into(),
-                    line: 15
-                },
-                GrpcFact::Client {
-                    service: "InventoryService".into(),
-                    var: Some("stub".into()),
-                    line: 19
-                },
-                GrpcFact::Call {
-                    service: Some("InventoryService".into()),
-                    receiver: "stub".into(),
-                    method: "get_stock".into(),
-                    line: 20
-                },
-                GrpcFact::Client {
-                    service: "PaymentService".into(),
-                    var: None,
-                    line: 24
-                },
+                grpc_server_fact("OrderService", Some("OrderServer"), 3),
+                grpc_client_fact("OrderService", Some("stub"), 11),
+                grpc_call_fact(Some("OrderService"), "stub", "create_order", 15),
+                grpc_client_fact("InventoryService", Some("stub"), 19),
+                grpc_call_fact(Some("InventoryService"), "stub", "get_stock", 20),
+                grpc_client_fact("PaymentService", None, 24),
             ]
         );
         assert_eq!(
@@ -1046,20 +1010,19 @@ class StockChecker
 end
 "##;
         let f = extract("checker.rb", src);
-        let c = |m: &str, p: &str, l: u32| (Some(m.to_string()), p.to_string(), l);
         // URLs are values as written: hosts and class constants are kept, `@ivars` and
         // method calls are run-time parts, names the file cannot bind are left to the graph.
-        assert_eq!(
-            http_calls(&f),
-            vec![
-                c("GET", "{}/stock/{sku}", 8),
-                c("GET", "http://orders/orders/{sku}", 10),
-                c("GET", "http://pricing/prices/1", 11),
-                c("POST", "/quotes", 13),
-                c("DELETE", "http://inventory:8000/carts/{sku}", 14),
-                c("PUT", "/orders/{sku}/status", 15),
-                c("GET", "/clients/{sku}", 17),
-            ]
+        assert_http_calls(
+            &f,
+            &[
+                ("GET", "{}/stock/{sku}", 8),
+                ("GET", "http://orders/orders/{sku}", 10),
+                ("GET", "http://pricing/prices/1", 11),
+                ("POST", "/quotes", 13),
+                ("DELETE", "http://inventory:8000/carts/{sku}", 14),
+                ("PUT", "/orders/{sku}/status", 15),
+                ("GET", "/clients/{sku}", 17),
+            ],
         );
     }
 
@@ -1067,11 +1030,7 @@ end
     fn httparty_classes() {
         let src = "class Orders\n  include HTTParty\n  base_uri \"http://orders\"\n\n  def find(id)\n    self.class.get(\"/orders/#{id}\")\n  end\n\n  def self.all\n    get(\"/orders\")\n  end\nend\n";
         let f = extract("orders_client.rb", src);
-        let c = |m: &str, p: &str, l: u32| (Some(m.to_string()), p.to_string(), l);
-        assert_eq!(
-            http_calls(&f),
-            vec![c("GET", "/orders/{}", 6), c("GET", "/orders", 10)]
-        );
+        assert_http_calls(&f, &[("GET", "/orders/{}", 6), ("GET", "/orders", 10)]);
         assert!(routes(&f).is_empty());
     }
 
@@ -1115,25 +1074,24 @@ end
     #[test]
     fn idioms_interpolation_env_and_clients() {
         let f = extract("orders_client.rb", IDIOMS);
-        let c = |m: &str, p: &str, l: u32| (Some(m.to_string()), p.to_string(), l);
-        assert_eq!(
-            http_calls(&f),
-            vec![
+        assert_http_calls(
+            &f,
+            &[
                 // A module-level constant stays a reference for the graph; a parameter is a
                 // run-time part.
-                c("GET", "{BASE}/orders/{}", 11),
-                c("GET", "{}/x", 15),
-                c("POST", "{PAYMENTS}/payments", 16),
-                c("GET", "/health", 17),
-                c("PUT", "{BASE}/orders/{}", 19),
+                ("GET", "{BASE}/orders/{}", 11),
+                ("GET", "{}/x", 15),
+                ("POST", "{PAYMENTS}/payments", 16),
+                ("GET", "/health", 17),
+                ("PUT", "{BASE}/orders/{}", 19),
                 // `cache.get(id)` and `@cache_client.get(key)` are lookups, not requests.
                 // A base and `"/" + x` alone: a URL with no literal segment, which the graph
                 // never matches to a route.
-                c("GET", "{}/{}", 22),
-                c("POST", "{BASE}/refunds", 23),
+                ("GET", "{}/{}", 22),
+                ("POST", "{BASE}/refunds", 23),
                 // `URI.join(BASE, "/refunds")` through a variable: the shared join helper.
-                c("POST", "{BASE}/refunds", 25),
-            ]
+                ("POST", "{BASE}/refunds", 25),
+            ],
         );
         use EventRole::*;
         assert_eq!(

@@ -3,6 +3,7 @@
 
 use super::calls::push_event;
 use super::*;
+use crate::index::lang::script::{join, push_routes, rest_actions, singular};
 
 /// A statement-level DSL call: Rails routes (`get "x", to: "c#a"`, `resources :orders`,
 /// `namespace :api do`, `scope "/v1" do`), Sinatra routes (`get "/x" do`), Racecar
@@ -106,14 +107,7 @@ pub(super) fn dsl_stmt(
             } else {
                 via.iter().map(|v| v.to_ascii_uppercase()).collect()
             };
-            for method in methods {
-                st.facts.http.push(HttpFact::Route {
-                    method,
-                    path: path.clone(),
-                    handler: handler.clone(),
-                    line: stmt.line,
-                });
-            }
+            push_routes(&mut st.facts, methods, &path, handler, stmt.line);
             None
         }
         w if VERBS.contains(&w) => {
@@ -240,15 +234,7 @@ pub(super) fn resources_routes(
         .unwrap_or_default();
     let base = join(&st.prefixes[ctx.prefix], res);
     let member = format!("{base}/:id");
-    let actions: [(&str, &str, &String); 6] = [
-        ("index", "GET", &base),
-        ("create", "POST", &base),
-        ("show", "GET", &member),
-        ("update", "PATCH", &member),
-        ("update", "PUT", &member),
-        ("destroy", "DELETE", &member),
-    ];
-    for (action, method, path) in actions {
+    for (action, method, path) in rest_actions(&base, &member, "create", ["PATCH", "PUT"]) {
         let wanted = only.as_ref().is_none_or(|o| o.iter().any(|a| a == action))
             && !except.iter().any(|a| a == action);
         if wanted {
@@ -259,32 +245,5 @@ pub(super) fn resources_routes(
                 line,
             });
         }
-    }
-}
-
-/// `orders` gives `order`, `categories` gives `category` (enough for nested route params).
-pub(super) fn singular(plural: &str) -> String {
-    if let Some(stem) = plural.strip_suffix("ies") {
-        format!("{stem}y")
-    } else if let Some(stem) = plural.strip_suffix('s') {
-        stem.to_string()
-    } else {
-        plural.to_string()
-    }
-}
-
-/// Joins route segments with single slashes, always starting with `/`.
-pub(super) fn join(prefix: &str, path: &str) -> String {
-    let p = prefix.trim_end_matches('/');
-    let q = path.trim_start_matches('/');
-    let joined = if q.is_empty() {
-        p.to_string()
-    } else {
-        format!("{p}/{q}")
-    };
-    if joined.starts_with('/') {
-        joined
-    } else {
-        format!("/{joined}")
     }
 }
