@@ -7,41 +7,20 @@
 //! initialisers are skipped whole through the bracket-pair table, so nothing inside them is
 //! taken for a declaration and the walk stays linear.
 
-use super::jvm::{self, Ann, Dialect, MethodDecl, Src, TokKind, TypeDecl};
+use super::jvm::{self, Ann, Dialect, Frame, MethodDecl, TokKind, TypeDecl};
 use crate::index::facts::{FileFacts, Import, SymbolKind};
-use crate::index::lex::{Syntax, lex};
+use crate::index::lex::Syntax;
 
 /// Extracts the facts of one Java file.
 pub fn extract(path: &str, text: &str) -> FileFacts {
     let _ = path;
-    let lx = lex(Syntax::JAVA, text);
-    let src = Src::new(&lx, Dialect::Java);
-    let mut p = Parser {
-        src: &src,
-        out: jvm::Parsed::default(),
-        stack: Vec::new(),
-    };
-    p.run();
-    p.out.finish(&src)
+    jvm::walk::extract(text, Syntax::JAVA, Dialect::Java, |p| p.run())
 }
 
-/// An open type body.
-struct Frame {
-    /// Index in `model.types`.
-    ty: usize,
-    /// Index in `facts.symbols`.
-    sym: usize,
-    /// Still reading an enum's constants (before its `;`).
-    enum_phase: bool,
-    /// Token index of the closing brace.
-    close: usize,
-}
+/// Marks the Java walk.
+enum Java {}
 
-struct Parser<'s, 'a> {
-    src: &'s Src<'a>,
-    out: jvm::Parsed<'a>,
-    stack: Vec<Frame>,
-}
+type Parser<'s, 'a> = jvm::Walk<'s, 'a, Java>;
 
 /// Words that can precede `(` in a member header only in broken code.
 fn is_statement_word(w: &str) -> bool {
@@ -67,12 +46,7 @@ impl<'s, 'a> Parser<'s, 'a> {
         let mut i = 0;
         while i < n {
             if self.src.is(i, "}") {
-                // Only the body's own brace closes it; a stray one is skipped.
-                if self.stack.last().is_some_and(|f| f.close == i)
-                    && let Some(f) = self.stack.pop()
-                {
-                    self.out.facts.symbols[f.sym].end_line = self.src.toks[i].line;
-                }
+                self.close_body(i);
                 i += 1;
                 continue;
             }
@@ -89,14 +63,6 @@ impl<'s, 'a> Parser<'s, 'a> {
                 i + 1
             };
         }
-    }
-
-    fn in_enum_phase(&self) -> bool {
-        self.stack.last().is_some_and(|f| f.enum_phase)
-    }
-
-    fn container(&self) -> (Option<usize>, Option<String>) {
-        self.out.container(self.stack.last().map(|f| f.ty))
     }
 
     fn push_symbol(
@@ -453,12 +419,6 @@ impl<'s, 'a> Parser<'s, 'a> {
             self.end_enum_phase();
         }
         next
-    }
-
-    fn end_enum_phase(&mut self) {
-        if let Some(f) = self.stack.last_mut() {
-            f.enum_phase = false;
-        }
     }
 
     /// `package a.b.c;`

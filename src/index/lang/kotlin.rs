@@ -10,29 +10,14 @@
 //! whole (an expression continues onto the next line only after an operator, or when that
 //! line starts with one).
 
-use super::jvm::{self, Ann, Dialect, MethodDecl, Src, TokKind, TypeDecl};
+use super::jvm::{self, Ann, Dialect, Frame, MethodDecl, Src, TokKind, TypeDecl};
 use crate::index::facts::{FileFacts, Import, SymbolKind};
-use crate::index::lex::{Syntax, lex};
+use crate::index::lex::Syntax;
 
 /// Extracts the facts of one Kotlin file (`.kt` or `.kts`).
 pub fn extract(path: &str, text: &str) -> FileFacts {
     let _ = path;
-    let lx = lex(Syntax::KOTLIN, text);
-    let src = Src::new(&lx, Dialect::Kotlin);
-    let mut p = Parser {
-        src: &src,
-        out: jvm::Parsed::default(),
-        stack: Vec::new(),
-    };
-    p.run();
-    p.out.finish(&src)
-}
-
-struct Frame {
-    ty: usize,
-    sym: usize,
-    close: usize,
-    enum_phase: bool,
+    jvm::walk::extract(text, Syntax::KOTLIN, Dialect::Kotlin, |p| p.run())
 }
 
 /// Annotations and modifiers read before a declaration keyword.
@@ -45,11 +30,10 @@ struct Pending<'a> {
     is_companion: bool,
 }
 
-struct Parser<'s, 'a> {
-    src: &'s Src<'a>,
-    out: jvm::Parsed<'a>,
-    stack: Vec<Frame>,
-}
+/// Marks the Kotlin walk.
+enum Kotlin {}
+
+type Parser<'s, 'a> = jvm::Walk<'s, 'a, Kotlin>;
 
 fn is_modifier(w: &str) -> bool {
     matches!(
@@ -121,11 +105,7 @@ impl<'s, 'a> Parser<'s, 'a> {
             if t.kind == TokKind::Punct {
                 match t.text {
                     "}" => {
-                        if self.stack.last().is_some_and(|f| f.close == i)
-                            && let Some(f) = self.stack.pop()
-                        {
-                            self.out.facts.symbols[f.sym].end_line = t.line;
-                        }
+                        self.close_body(i);
                         pending = Pending::default();
                         i += 1;
                         continue;
@@ -202,14 +182,6 @@ impl<'s, 'a> Parser<'s, 'a> {
                 }
             }
         }
-    }
-
-    fn in_enum_phase(&self) -> bool {
-        self.stack.last().is_some_and(|f| f.enum_phase)
-    }
-
-    fn container(&self) -> (Option<usize>, Option<String>) {
-        self.out.container(self.stack.last().map(|f| f.ty))
     }
 
     fn doc(&self, pending: &Pending, kw: usize) -> Option<u32> {
@@ -595,12 +567,6 @@ impl<'s, 'a> Parser<'s, 'a> {
         // At the `}` the main loop closes the body.
         self.end_enum_phase();
         next
-    }
-
-    fn end_enum_phase(&mut self) {
-        if let Some(f) = self.stack.last_mut() {
-            f.enum_phase = false;
-        }
     }
 
     /// A dotted name starting at `at` (on one line), and the index after it.
