@@ -109,10 +109,7 @@ impl<'t> Ex<'t, '_, '_> {
     }
 
     fn close_line(&self, open: usize) -> u32 {
-        match self.t.close(open) {
-            Some(c) => self.line(c),
-            None => self.t.lx.line_count(),
-        }
+        super::cfamily::close_line(self.t, open)
     }
 
     /// True when the token at `j` starts a new statement after the token at `p`.

@@ -6,12 +6,7 @@ use super::*;
 
 impl<'t> Ex<'t, '_, '_> {
     pub(super) fn declarations(&mut self) {
-        let mut work = vec![Region {
-            a: 0,
-            b: self.t.len(),
-            container: None,
-            class: None,
-        }];
+        let mut work = vec![Region::file(self.t.len())];
         let mut poll = Every::new();
         while let Some(r) = work.pop() {
             if poll.stop() {

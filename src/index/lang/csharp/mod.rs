@@ -22,12 +22,13 @@ mod uses;
 use std::collections::{HashMap, HashSet};
 
 use super::bind::{Assignments, StmtStyle};
+use super::cfamily;
 use super::common::join_route;
 use super::common::{self, http_path_of, looks_like_http_path};
 use super::tokens::{Chain, Rules, TokKind, Tokens};
 use super::value::{ExprRules, eval};
 use crate::index::facts::{
-    Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, SymbolKind, Value,
+    EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, SymbolKind, Value,
 };
 use crate::index::lex::cancel::Every;
 use crate::index::lex::{Syntax, lex};
@@ -65,9 +66,7 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     ex.uses();
     let mut facts = ex.facts;
     asg.export(&toks, &ExprRules::CSHARP, &mut facts);
-    super::common::sort_by_line(&mut facts);
-    crate::order::sort_by_key(&mut facts.events, |e| e.line);
-    crate::order::sort_by_key(&mut facts.http, HttpFact::line);
+    cfamily::sort_facts(&mut facts);
     facts
 }
 
@@ -183,12 +182,7 @@ fn strip_async(method: &str) -> &str {
 }
 
 /// A declaration region still to scan.
-struct Region {
-    a: usize,
-    b: usize,
-    container: Option<String>,
-    class: Option<ClassCtx>,
-}
+type Region = cfamily::Region<ClassCtx>;
 
 /// What a type body's members need to know about the type.
 struct ClassCtx {
@@ -234,10 +228,7 @@ impl<'t> Ex<'t, '_, '_> {
     }
 
     fn close_line(&self, open: usize) -> u32 {
-        match self.t.close(open) {
-            Some(c) => self.line(c),
-            None => self.t.lx.line_count(),
-        }
+        cfamily::close_line(self.t, open)
     }
 
     /// True when the string token at `i` is an interpolated string with holes.
@@ -321,21 +312,14 @@ impl<'t> Ex<'t, '_, '_> {
         if let Some(bare) = name.rsplit('.').next() {
             self.consts.insert(bare.to_string());
         }
-        self.facts.bindings.push(Binding {
-            name,
-            value: Value::lit(value),
-            line,
-        });
+        cfamily::push_lit(&mut self.facts, name, value, line);
     }
 
     /// The variable or field an expression starting at `start` is assigned to (`var x = …`,
     /// `_x = …`, `Type x = …`, `this._x = …`).
     fn assigned_name(&self, start: usize) -> Option<&'t str> {
         let t = self.t;
-        let mut k = start.checked_sub(1)?;
-        if t.is(k, "await") {
-            k = k.checked_sub(1)?;
-        }
+        let k = cfamily::before_await(t, start)?;
         if t.punct(k) != b'=' {
             return None;
         }

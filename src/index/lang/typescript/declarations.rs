@@ -15,12 +15,7 @@ fn is_upper_const(name: &str) -> bool {
 
 impl<'t> Ex<'t, '_, '_> {
     pub(super) fn declarations(&mut self) {
-        let mut work = vec![Region {
-            a: 0,
-            b: self.t.len(),
-            container: None,
-            class: None,
-        }];
+        let mut work = vec![Region::file(self.t.len())];
         while let Some(r) = work.pop() {
             if r.class.is_some() {
                 self.class_body(r);
@@ -32,10 +27,7 @@ impl<'t> Ex<'t, '_, '_> {
 
     /// The line of the token closing the group at `open` (the file's last line if unclosed).
     pub(super) fn close_line(&self, open: usize) -> u32 {
-        match self.t.close(open) {
-            Some(c) => self.line(c),
-            None => self.t.lx.line_count(),
-        }
+        crate::index::lang::cfamily::close_line(self.t, open)
     }
 
     fn statements(&mut self, r: Region, work: &mut Vec<Region>) {

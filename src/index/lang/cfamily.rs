@@ -1,0 +1,61 @@
+//! What the brace-language extractors that walk [`Tokens`] with an explicit stack of regions
+//! (C#, TypeScript, Swift) share: the region they push, the line a group closes on, the
+//! literal bindings they record, and the order they return their facts in.
+
+use super::tokens::Tokens;
+use crate::index::facts::{Binding, FileFacts, HttpFact, Value};
+
+/// A declaration region still to scan: tokens `a..b`, the type whose body it is (qualified,
+/// for what it declares), and what a class body's members need to know about that class.
+pub(crate) struct Region<C> {
+    pub a: usize,
+    pub b: usize,
+    pub container: Option<String>,
+    pub class: Option<C>,
+}
+
+impl<C> Region<C> {
+    /// The whole file of `len` tokens, at top level.
+    pub fn file(len: usize) -> Region<C> {
+        Region {
+            a: 0,
+            b: len,
+            container: None,
+            class: None,
+        }
+    }
+}
+
+/// The line of the token closing the group at `open` (the file's last line if unclosed).
+pub(crate) fn close_line(t: &Tokens, open: usize) -> u32 {
+    match t.close(open) {
+        Some(c) => t.line(c),
+        None => t.lx.line_count(),
+    }
+}
+
+/// Records the literal binding `name = value` on `line`.
+pub(crate) fn push_lit(facts: &mut FileFacts, name: String, value: String, line: u32) {
+    facts.bindings.push(Binding {
+        name,
+        value: Value::lit(value),
+        line,
+    });
+}
+
+/// The token before an expression that starts at `start`, past an `await` there.
+pub(crate) fn before_await(t: &Tokens, start: usize) -> Option<usize> {
+    let k = start.checked_sub(1)?;
+    if t.is(k, "await") {
+        return k.checked_sub(1);
+    }
+    Some(k)
+}
+
+/// Puts the facts in the order an extractor returns them: by line, events and HTTP facts
+/// included.
+pub(crate) fn sort_facts(facts: &mut FileFacts) {
+    super::common::sort_by_line(facts);
+    crate::order::sort_by_key(&mut facts.events, |e| e.line);
+    crate::order::sort_by_key(&mut facts.http, HttpFact::line);
+}
