@@ -2,8 +2,10 @@
 //! (C#, TypeScript, Swift) share: the region they push, the line a group closes on, the
 //! literal bindings they record, and the order they return their facts in.
 
+use super::bind::Assignments;
 use super::tokens::Tokens;
-use crate::index::facts::{Binding, FileFacts, HttpFact, Value};
+use super::value::ExprRules;
+use crate::index::facts::{Binding, FileFacts, HttpFact, SymbolKind, Value};
 
 /// A declaration region still to scan: tokens `a..b`, the type whose body it is (qualified,
 /// for what it declares), and what a class body's members need to know about that class.
@@ -34,6 +36,20 @@ pub(crate) fn close_line(t: &Tokens, open: usize) -> u32 {
     }
 }
 
+/// Records the member `member` (token `at`, one line) of the enum `container`.
+pub(crate) fn push_enum_value(
+    facts: &mut FileFacts,
+    t: &Tokens,
+    member: &str,
+    at: usize,
+    container: &str,
+) {
+    let line = t.line(at);
+    let kind = SymbolKind::EnumValue;
+    let symbol = t.declaration(member, kind, at, line, None, Some(container));
+    facts.symbols.push(symbol);
+}
+
 /// Records the literal binding `name = value` on `line`.
 pub(crate) fn push_lit(facts: &mut FileFacts, name: String, value: String, line: u32) {
     facts.bindings.push(Binding {
@@ -50,6 +66,19 @@ pub(crate) fn before_await(t: &Tokens, start: usize) -> Option<usize> {
         return k.checked_sub(1);
     }
     Some(k)
+}
+
+/// The file's facts once the walk is done: the top-level assignments it did not record as
+/// bindings exported (`asg` read with `rules`), all in [`sort_facts`] order.
+pub(crate) fn finish(
+    asg: &Assignments,
+    t: &Tokens,
+    rules: &ExprRules,
+    mut facts: FileFacts,
+) -> FileFacts {
+    asg.export(t, rules, &mut facts);
+    sort_facts(&mut facts);
+    facts
 }
 
 /// Puts the facts in the order an extractor returns them: by line, events and HTTP facts

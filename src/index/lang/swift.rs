@@ -630,15 +630,7 @@ impl<'t> Ex<'t, '_, '_> {
             let Some(member) = t.ident(x) else {
                 continue;
             };
-            let line = self.line(x);
-            self.facts.symbols.push(self.t.declaration(
-                member,
-                SymbolKind::EnumValue,
-                x,
-                line,
-                None,
-                Some(enum_name),
-            ));
+            super::cfamily::push_enum_value(&mut self.facts, t, member, x, enum_name);
             if !string_enum {
                 continue;
             }
@@ -652,11 +644,8 @@ impl<'t> Ex<'t, '_, '_> {
                 None
             };
             if let Some(value) = raw {
-                self.facts.bindings.push(Binding {
-                    name: format!("{enum_name}.{member}"),
-                    value: Value::lit(value),
-                    line,
-                });
+                let name = format!("{enum_name}.{member}");
+                super::cfamily::push_lit(&mut self.facts, name, value, t.line(x));
             }
         }
         e

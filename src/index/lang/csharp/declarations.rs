@@ -363,14 +363,7 @@ impl<'t> Ex<'t, '_, '_> {
             for (a, _) in t.args_between(open + 1, end) {
                 let (a, _, _) = self.attributes(a, end);
                 if let Some(member) = t.ident(a) {
-                    self.facts.symbols.push(self.t.declaration(
-                        member,
-                        SymbolKind::EnumValue,
-                        a,
-                        self.line(a),
-                        None,
-                        Some(name),
-                    ));
+                    cfamily::push_enum_value(&mut self.facts, t, member, a, name);
                 }
             }
         } else {

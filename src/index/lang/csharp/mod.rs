@@ -64,10 +64,7 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     ex.bindings();
     ex.declarations();
     ex.uses();
-    let mut facts = ex.facts;
-    asg.export(&toks, &ExprRules::CSHARP, &mut facts);
-    cfamily::sort_facts(&mut facts);
-    facts
+    cfamily::finish(&asg, &toks, &ExprRules::CSHARP, ex.facts)
 }
 
 /// What a field, parameter or variable is known to hold.

@@ -76,9 +76,7 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     ex.uses();
     let mut facts = ex.facts;
     next_routes(path, &toks, &mut facts);
-    asg.export(&toks, &ExprRules::JS, &mut facts);
-    cfamily::sort_facts(&mut facts);
-    facts
+    cfamily::finish(&asg, &toks, &ExprRules::JS, facts)
 }
 
 // ---------------------------------------------------------------------------------------------
