@@ -740,37 +740,13 @@ class AlsoNot extends FooGrpc.Helper {}
                 ("ShippingService".into(), None, 23),
             ]
         );
-        let calls: Vec<(Option<String>, String, String, u32)> = grpc_receiver_calls(&f)
-            .into_iter()
-            .map(|(s, r, m, l)| (s.map(str::to_string), r.to_string(), m.to_string(), l))
-            .collect();
         assert_eq!(
-            calls,
+            grpc_receiver_calls(&f),
             vec![
-                (
-                    Some("ShippingService".into()),
-                    "ShippingServiceGrpc".into(),
-                    "ship".into(),
-                    23
-                ),
-                (
-                    Some("InventoryService".into()),
-                    "inventory".into(),
-                    "reserve".into(),
-                    18
-                ),
-                (
-                    Some("PaymentService".into()),
-                    "payments".into(),
-                    "charge".into(),
-                    19
-                ),
-                (
-                    Some("AuditService".into()),
-                    "audit".into(),
-                    "record".into(),
-                    21
-                ),
+                (Some("ShippingService"), "ShippingServiceGrpc", "ship", 23),
+                (Some("InventoryService"), "inventory", "reserve", 18),
+                (Some("PaymentService"), "payments", "charge", 19),
+                (Some("AuditService"), "audit", "record", 21),
             ]
         );
         // Handlers are the server type's methods.
@@ -987,14 +963,7 @@ class UserResource {
                 r("POST", "/users", "create"),
             ]
         );
-        let line = f
-            .http
-            .iter()
-            .find_map(|h| match h {
-                HttpFact::Route { line, .. } => Some(*line),
-                _ => None,
-            })
-            .unwrap();
+        let line = test_support::routes_borrowed(&f)[0].3;
         assert_eq!(line, 7);
     }
 
@@ -1135,16 +1104,7 @@ class Ready implements ApplicationListener<ApplicationReadyEvent> {
 }
 "#;
         let f = extract("CartHelper.java", src);
-        let lines: Vec<(Option<String>, String, u32)> = f
-            .http
-            .iter()
-            .filter_map(|h| match h {
-                HttpFact::Call { method, url, line } => {
-                    Some((method.clone(), url.display(), *line))
-                }
-                _ => None,
-            })
-            .collect();
+        let lines = test_support::http_calls(&f);
         assert_eq!(
             lines,
             vec![
@@ -1165,13 +1125,9 @@ class Ready implements ApplicationListener<ApplicationReadyEvent> {
 }
 "#;
         let f = extract("OffersClient.java", src);
-        let calls: Vec<(&str, u32)> = f
-            .grpc
-            .iter()
-            .filter_map(|g| match g {
-                GrpcFact::Call { method, line, .. } => Some((method.as_str(), *line)),
-                _ => None,
-            })
+        let calls: Vec<(&str, u32)> = test_support::grpc_calls(&f)
+            .into_iter()
+            .map(|(_, m, l)| (m, l))
             .collect();
         assert_eq!(calls, vec![("getOffers", 4)]);
     }

@@ -623,7 +623,7 @@ impl<'s, 'a> Parser<'s, 'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::facts::{EventRole, GrpcFact, HttpFact, Value};
+    use crate::index::facts::{EventRole, Value};
     use crate::index::lang::test_support::{
         self, consts, extract_each, grpc_clients_owned, import_names, junk_pieces64,
         routes_borrowed, sym,
@@ -864,21 +864,15 @@ class Coroutine : ShippingServiceGrpcKt.ShippingServiceCoroutineImplBase() {
 }
 "#;
         let f = extract("OrderServiceImpl.kt", src);
-        let servers: Vec<(String, Option<String>)> = f
-            .grpc
-            .iter()
-            .filter_map(|g| match g {
-                GrpcFact::Server {
-                    service, impl_type, ..
-                } => Some((service.clone(), impl_type.clone())),
-                _ => None,
-            })
+        let servers: Vec<(&str, Option<&str>)> = test_support::grpc_servers(&f)
+            .into_iter()
+            .map(|(s, i, _)| (s, i))
             .collect();
         assert_eq!(
             servers,
             vec![
-                ("OrderService".into(), Some("OrderServiceImpl".into())),
-                ("ShippingService".into(), Some("Coroutine".into())),
+                ("OrderService", Some("OrderServiceImpl")),
+                ("ShippingService", Some("Coroutine")),
             ]
         );
         let clients = grpc_clients_owned(&f);
@@ -891,18 +885,9 @@ class Coroutine : ShippingServiceGrpcKt.ShippingServiceCoroutineImplBase() {
                 ("AuditService".into(), Some("audit".into()), 9),
             ]
         );
-        let calls: Vec<(String, String, u32)> = f
-            .grpc
-            .iter()
-            .filter_map(|g| match g {
-                GrpcFact::Call {
-                    service: Some(s),
-                    method,
-                    line,
-                    ..
-                } => Some((s.clone(), method.clone(), *line)),
-                _ => None,
-            })
+        let calls: Vec<(String, String, u32)> = test_support::grpc_calls(&f)
+            .into_iter()
+            .filter_map(|(s, m, l)| Some((s?.to_string(), m.to_string(), l)))
             .collect();
         assert_eq!(
             calls,
@@ -1049,13 +1034,9 @@ interface UsersClient {
                 r("PUT", "/orders/x", "put"),
             ]
         );
-        let calls: Vec<(Option<String>, String)> = f
-            .http
-            .iter()
-            .filter_map(|h| match h {
-                HttpFact::Call { method, url, .. } => Some((method.clone(), url.display())),
-                _ => None,
-            })
+        let calls: Vec<(Option<String>, String)> = test_support::http_calls(&f)
+            .into_iter()
+            .map(|(m, u, _)| (m, u))
             .collect();
         let c = |m: &str, p: &str| (Some(m.to_string()), p.to_string());
         // Declared (Feign) calls first, then client calls in file order.

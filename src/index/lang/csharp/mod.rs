@@ -462,20 +462,14 @@ mod tests {
 
     use super::*;
     use crate::index::lang::test_support::{
-        constant, extract_each, grpc_calls, import_aliases, import_lines, junk_chars64, lit, route,
-        sampled_prefixes, sym, topics,
+        constant, extract_each, grpc_calls, grpc_clients, http_calls, import_aliases, import_lines,
+        junk_chars64, lit, route, routes_borrowed, sampled_prefixes, sym, topics,
     };
 
     /// The calls of a file as (method, URL as the evaluator read it, line).
     fn calls(f: &FileFacts) -> Vec<(String, String, u32)> {
-        f.http
-            .iter()
-            .filter_map(|h| match h {
-                HttpFact::Call { method, url, line } => {
-                    Some((method.clone().unwrap_or_default(), url.display(), *line))
-                }
-                HttpFact::Route { .. } | HttpFact::Mount { .. } => None,
-            })
+        let rows = http_calls(f).into_iter();
+        rows.map(|(m, u, l)| (m.unwrap_or_default(), u, l))
             .collect()
     }
 
@@ -979,14 +973,7 @@ public class MobileBasket
         );
         // The construction is the client; the injected parameter and the typed field only
         // refer to it.
-        let clients: Vec<u32> = f
-            .grpc
-            .iter()
-            .filter_map(|g| match g {
-                GrpcFact::Client { line, .. } => Some(*line),
-                _ => None,
-            })
-            .collect();
+        let clients: Vec<u32> = grpc_clients(&f).iter().map(|c| c.2).collect();
         assert_eq!(clients, vec![14, 21]);
     }
 
@@ -1311,15 +1298,9 @@ public static class Ext
 }
 "#;
         let f = extract("AccountController.cs", src);
-        let routes: Vec<(String, String, u32)> = f
-            .http
-            .iter()
-            .filter_map(|h| match h {
-                HttpFact::Route {
-                    method, path, line, ..
-                } => Some((method.clone(), path.clone(), *line)),
-                _ => None,
-            })
+        let routes: Vec<(String, String, u32)> = routes_borrowed(&f)
+            .into_iter()
+            .map(|(m, p, _, l)| (m.to_string(), p.to_string(), l))
             .collect();
         let r = |m: &str, p: &str, l: u32| (m.to_string(), p.to_string(), l);
         assert_eq!(
