@@ -65,19 +65,6 @@ impl<'s, 'a> Parser<'s, 'a> {
         }
     }
 
-    fn push_symbol(
-        &mut self,
-        name: &str,
-        kind: SymbolKind,
-        line: u32,
-        end_line: u32,
-        doc_line: Option<u32>,
-    ) -> usize {
-        let container = self.container().1;
-        let lines = (line, end_line);
-        self.out.push_symbol(name, kind, lines, doc_line, container)
-    }
-
     /// Reads one member (or top-level declaration) starting at token `i`; returns the index
     /// after it.
     fn member(&mut self, i: usize) -> usize {
@@ -205,7 +192,7 @@ impl<'s, 'a> Parser<'s, 'a> {
         let supers = self.supers(kw + 2, term);
         let body = (term_text == "{").then(|| (term, src.close_or_end(term)));
         let end_line = body.map_or(src.line(term), |(_, c)| src.line(c));
-        let sym = self.push_symbol(name, kind, line, end_line, doc);
+        let sym = self.push_member(name, kind, (line, end_line), doc);
         let ty = self.out.model.types.len();
         let parent = self.stack.last().map(|f| f.ty);
         self.out.model.types.push(TypeDecl {
@@ -263,7 +250,7 @@ impl<'s, 'a> Parser<'s, 'a> {
             }
             _ => (src.line(term), after_term),
         };
-        self.push_symbol(name, kind, src.line(p - 1), end_line, doc);
+        self.push_member(name, kind, (src.line(p - 1), end_line), doc);
         self.out
             .model
             .methods
@@ -344,7 +331,7 @@ impl<'s, 'a> Parser<'s, 'a> {
         };
         for k in leading {
             if let Some(name) = src.ident(k) {
-                self.push_symbol(name, kind, src.line(k), src.line(k), doc);
+                self.push_member(name, kind, (src.line(k), src.line(k)), doc);
             }
         }
         loop {
@@ -359,7 +346,7 @@ impl<'s, 'a> Parser<'s, 'a> {
                     .record_const(src, owner, name, (term + 1, end), line);
             }
             let end_line = src.end_line(end.saturating_sub(1).max(name_at));
-            self.push_symbol(name, kind, line, end_line, doc);
+            self.push_member(name, kind, (line, end_line), doc);
             if src.is(end, ",") && src.ident(end + 1).is_some() {
                 name_at = end + 1;
                 // The next declarator's own terminator.

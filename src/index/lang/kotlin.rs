@@ -510,14 +510,8 @@ impl<'s, 'a> Parser<'s, 'a> {
             eq
         };
         let doc = self.doc(&pending, kw);
-        let container = self.container().1;
-        self.out.push_symbol(
-            name,
-            SymbolKind::TypeAlias,
-            (src.line(kw + 1), src.line(end.saturating_sub(1))),
-            doc,
-            container,
-        );
+        let lines = (src.line(kw + 1), src.line(end.saturating_sub(1)));
+        self.push_member(name, SymbolKind::TypeAlias, lines, doc);
         end.max(kw + 1)
     }
 

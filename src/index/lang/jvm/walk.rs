@@ -5,7 +5,7 @@
 use std::marker::PhantomData;
 
 use super::{Dialect, Parsed, Src};
-use crate::index::facts::FileFacts;
+use crate::index::facts::{FileFacts, SymbolKind};
 use crate::index::lex::{Syntax, lex};
 
 /// An open type body.
@@ -57,6 +57,19 @@ impl<L> Walk<'_, '_, L> {
     /// The innermost open type (its index in `model.types`) and its qualified name.
     pub fn container(&self) -> (Option<usize>, Option<String>) {
         self.out.container(self.stack.last().map(|f| f.ty))
+    }
+
+    /// Records a symbol declared in the innermost open type (or at top level); returns its
+    /// index in `facts.symbols`.
+    pub fn push_member(
+        &mut self,
+        name: &str,
+        kind: SymbolKind,
+        lines: (u32, u32),
+        doc_line: Option<u32>,
+    ) -> usize {
+        let container = self.container().1;
+        self.out.push_symbol(name, kind, lines, doc_line, container)
     }
 
     /// The innermost open enum has read its constants: members follow.
