@@ -28,6 +28,35 @@ impl<C> Region<C> {
     }
 }
 
+/// Walks a type's header (its base list and constraints) from token `j` to its body, before
+/// `b`: returns the body's `{` (none when the header ends at `;`, `}` or `b`) and the token it
+/// stopped at. Generic arguments and bracketed groups are skipped whole; `visit` sees every
+/// other token.
+pub(crate) fn type_header(
+    t: &Tokens,
+    mut j: usize,
+    b: usize,
+    mut visit: impl FnMut(usize),
+) -> (Option<usize>, usize) {
+    while j < b {
+        match t.punct(j) {
+            b'{' => return (Some(j), j),
+            b';' | b'}' => break,
+            b'<' => {
+                j = t.skip_angles(j, b).max(j + 1);
+                continue;
+            }
+            b'(' | b'[' => {
+                j = t.skip_group(j);
+                continue;
+            }
+            _ => visit(j),
+        }
+        j += 1;
+    }
+    (None, j)
+}
+
 /// The line of the token closing the group at `open` (the file's last line if unclosed).
 pub(crate) fn close_line(t: &Tokens, open: usize) -> u32 {
     match t.close(open) {

@@ -422,36 +422,18 @@ impl<'t> Ex<'t, '_, '_> {
         j = t.skip_angles(j, b);
         let mut inherits: Vec<&str> = Vec::new();
         let mut in_list = false;
-        let mut body = None;
-        while j < b {
-            match t.punct(j) {
-                b'{' => {
-                    body = Some(j);
-                    break;
-                }
-                b'}' | b';' => break,
-                b':' if !in_list => in_list = true,
-                b'<' => {
-                    j = t.skip_angles(j, b).max(j + 1);
-                    continue;
-                }
-                b'(' | b'[' => {
-                    j = t.skip_group(j);
-                    continue;
-                }
-                _ => {
-                    if t.is(j, "where") {
-                        in_list = false;
-                    } else if in_list
-                        && let Some(id) = t.ident(j)
-                        && t.punct(j + 1) != b'.'
-                    {
-                        inherits.push(id);
-                    }
-                }
+        let (body, j) = super::cfamily::type_header(t, j, b, |j| {
+            if t.punct(j) == b':' && !in_list {
+                in_list = true;
+            } else if t.is(j, "where") {
+                in_list = false;
+            } else if in_list
+                && let Some(id) = t.ident(j)
+                && t.punct(j + 1) != b'.'
+            {
+                inherits.push(id);
             }
-            j += 1;
-        }
+        });
         let Some(open) = body else {
             return j.max(kw_at + 1);
         };
