@@ -7,41 +7,20 @@
 //! initialisers are skipped whole through the bracket-pair table, so nothing inside them is
 //! taken for a declaration and the walk stays linear.
 
-use super::jvm::{self, Ann, Dialect, MethodDecl, Src, TokKind, TypeDecl};
+use super::jvm::{self, Ann, Dialect, Frame, MethodDecl, TokKind, TypeDecl};
 use crate::index::facts::{FileFacts, Import, SymbolKind};
-use crate::index::lex::{Syntax, lex};
+use crate::index::lex::Syntax;
 
 /// Extracts the facts of one Java file.
 pub fn extract(path: &str, text: &str) -> FileFacts {
     let _ = path;
-    let lx = lex(Syntax::JAVA, text);
-    let src = Src::new(&lx, Dialect::Java);
-    let mut p = Parser {
-        src: &src,
-        out: jvm::Parsed::default(),
-        stack: Vec::new(),
-    };
-    p.run();
-    p.out.finish(&src)
+    jvm::walk::extract(text, Syntax::JAVA, Dialect::Java, |p| p.run())
 }
 
-/// An open type body.
-struct Frame {
-    /// Index in `model.types`.
-    ty: usize,
-    /// Index in `facts.symbols`.
-    sym: usize,
-    /// Still reading an enum's constants (before its `;`).
-    enum_phase: bool,
-    /// Token index of the closing brace.
-    close: usize,
-}
+/// Marks the Java walk.
+enum Java {}
 
-struct Parser<'s, 'a> {
-    src: &'s Src<'a>,
-    out: jvm::Parsed<'a>,
-    stack: Vec<Frame>,
-}
+type Parser<'s, 'a> = jvm::Walk<'s, 'a, Java>;
 
 /// Words that can precede `(` in a member header only in broken code.
 fn is_statement_word(w: &str) -> bool {
@@ -67,12 +46,7 @@ impl<'s, 'a> Parser<'s, 'a> {
         let mut i = 0;
         while i < n {
             if self.src.is(i, "}") {
-                // Only the body's own brace closes it; a stray one is skipped.
-                if self.stack.last().is_some_and(|f| f.close == i)
-                    && let Some(f) = self.stack.pop()
-                {
-                    self.out.facts.symbols[f.sym].end_line = self.src.toks[i].line;
-                }
+                self.close_body(i);
                 i += 1;
                 continue;
             }
@@ -89,27 +63,6 @@ impl<'s, 'a> Parser<'s, 'a> {
                 i + 1
             };
         }
-    }
-
-    fn in_enum_phase(&self) -> bool {
-        self.stack.last().is_some_and(|f| f.enum_phase)
-    }
-
-    fn container(&self) -> (Option<usize>, Option<String>) {
-        self.out.container(self.stack.last().map(|f| f.ty))
-    }
-
-    fn push_symbol(
-        &mut self,
-        name: &str,
-        kind: SymbolKind,
-        line: u32,
-        end_line: u32,
-        doc_line: Option<u32>,
-    ) -> usize {
-        let container = self.container().1;
-        let lines = (line, end_line);
-        self.out.push_symbol(name, kind, lines, doc_line, container)
     }
 
     /// Reads one member (or top-level declaration) starting at token `i`; returns the index
@@ -239,7 +192,7 @@ impl<'s, 'a> Parser<'s, 'a> {
         let supers = self.supers(kw + 2, term);
         let body = (term_text == "{").then(|| (term, src.close_or_end(term)));
         let end_line = body.map_or(src.line(term), |(_, c)| src.line(c));
-        let sym = self.push_symbol(name, kind, line, end_line, doc);
+        let sym = self.push_member(name, kind, (line, end_line), doc);
         let ty = self.out.model.types.len();
         let parent = self.stack.last().map(|f| f.ty);
         self.out.model.types.push(TypeDecl {
@@ -297,7 +250,7 @@ impl<'s, 'a> Parser<'s, 'a> {
             }
             _ => (src.line(term), after_term),
         };
-        self.push_symbol(name, kind, src.line(p - 1), end_line, doc);
+        self.push_member(name, kind, (src.line(p - 1), end_line), doc);
         self.out
             .model
             .methods
@@ -378,7 +331,7 @@ impl<'s, 'a> Parser<'s, 'a> {
         };
         for k in leading {
             if let Some(name) = src.ident(k) {
-                self.push_symbol(name, kind, src.line(k), src.line(k), doc);
+                self.push_member(name, kind, (src.line(k), src.line(k)), doc);
             }
         }
         loop {
@@ -393,7 +346,7 @@ impl<'s, 'a> Parser<'s, 'a> {
                     .record_const(src, owner, name, (term + 1, end), line);
             }
             let end_line = src.end_line(end.saturating_sub(1).max(name_at));
-            self.push_symbol(name, kind, line, end_line, doc);
+            self.push_member(name, kind, (line, end_line), doc);
             if src.is(end, ",") && src.ident(end + 1).is_some() {
                 name_at = end + 1;
                 // The next declarator's own terminator.
@@ -453,12 +406,6 @@ impl<'s, 'a> Parser<'s, 'a> {
             self.end_enum_phase();
         }
         next
-    }
-
-    fn end_enum_phase(&mut self) {
-        if let Some(f) = self.stack.last_mut() {
-            f.enum_phase = false;
-        }
     }
 
     /// `package a.b.c;`
@@ -780,37 +727,13 @@ class AlsoNot extends FooGrpc.Helper {}
                 ("ShippingService".into(), None, 23),
             ]
         );
-        let calls: Vec<(Option<String>, String, String, u32)> = grpc_receiver_calls(&f)
-            .into_iter()
-            .map(|(s, r, m, l)| (s.map(str::to_string), r.to_string(), m.to_string(), l))
-            .collect();
         assert_eq!(
-            calls,
+            grpc_receiver_calls(&f),
             vec![
-                (
-                    Some("ShippingService".into()),
-                    "ShippingServiceGrpc".into(),
-                    "ship".into(),
-                    23
-                ),
-                (
-                    Some("InventoryService".into()),
-                    "inventory".into(),
-                    "reserve".into(),
-                    18
-                ),
-                (
-                    Some("PaymentService".into()),
-                    "payments".into(),
-                    "charge".into(),
-                    19
-                ),
-                (
-                    Some("AuditService".into()),
-                    "audit".into(),
-                    "record".into(),
-                    21
-                ),
+                (Some("ShippingService"), "ShippingServiceGrpc", "ship", 23),
+                (Some("InventoryService"), "inventory", "reserve", 18),
+                (Some("PaymentService"), "payments", "charge", 19),
+                (Some("AuditService"), "audit", "record", 21),
             ]
         );
         // Handlers are the server type's methods.
@@ -1027,14 +950,7 @@ class UserResource {
                 r("POST", "/users", "create"),
             ]
         );
-        let line = f
-            .http
-            .iter()
-            .find_map(|h| match h {
-                HttpFact::Route { line, .. } => Some(*line),
-                _ => None,
-            })
-            .unwrap();
+        let line = test_support::routes_borrowed(&f)[0].3;
         assert_eq!(line, 7);
     }
 
@@ -1175,16 +1091,7 @@ class Ready implements ApplicationListener<ApplicationReadyEvent> {
 }
 "#;
         let f = extract("CartHelper.java", src);
-        let lines: Vec<(Option<String>, String, u32)> = f
-            .http
-            .iter()
-            .filter_map(|h| match h {
-                HttpFact::Call { method, url, line } => {
-                    Some((method.clone(), url.display(), *line))
-                }
-                _ => None,
-            })
-            .collect();
+        let lines = test_support::http_calls(&f);
         assert_eq!(
             lines,
             vec![
@@ -1205,13 +1112,9 @@ class Ready implements ApplicationListener<ApplicationReadyEvent> {
 }
 "#;
         let f = extract("OffersClient.java", src);
-        let calls: Vec<(&str, u32)> = f
-            .grpc
-            .iter()
-            .filter_map(|g| match g {
-                GrpcFact::Call { method, line, .. } => Some((method.as_str(), *line)),
-                _ => None,
-            })
+        let calls: Vec<(&str, u32)> = test_support::grpc_calls(&f)
+            .into_iter()
+            .map(|(_, m, l)| (m, l))
             .collect();
         assert_eq!(calls, vec![("getOffers", 4)]);
     }

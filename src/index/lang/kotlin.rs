@@ -10,29 +10,14 @@
 //! whole (an expression continues onto the next line only after an operator, or when that
 //! line starts with one).
 
-use super::jvm::{self, Ann, Dialect, MethodDecl, Src, TokKind, TypeDecl};
+use super::jvm::{self, Ann, Dialect, Frame, MethodDecl, Src, TokKind, TypeDecl};
 use crate::index::facts::{FileFacts, Import, SymbolKind};
-use crate::index::lex::{Syntax, lex};
+use crate::index::lex::Syntax;
 
 /// Extracts the facts of one Kotlin file (`.kt` or `.kts`).
 pub fn extract(path: &str, text: &str) -> FileFacts {
     let _ = path;
-    let lx = lex(Syntax::KOTLIN, text);
-    let src = Src::new(&lx, Dialect::Kotlin);
-    let mut p = Parser {
-        src: &src,
-        out: jvm::Parsed::default(),
-        stack: Vec::new(),
-    };
-    p.run();
-    p.out.finish(&src)
-}
-
-struct Frame {
-    ty: usize,
-    sym: usize,
-    close: usize,
-    enum_phase: bool,
+    jvm::walk::extract(text, Syntax::KOTLIN, Dialect::Kotlin, |p| p.run())
 }
 
 /// Annotations and modifiers read before a declaration keyword.
@@ -45,11 +30,10 @@ struct Pending<'a> {
     is_companion: bool,
 }
 
-struct Parser<'s, 'a> {
-    src: &'s Src<'a>,
-    out: jvm::Parsed<'a>,
-    stack: Vec<Frame>,
-}
+/// Marks the Kotlin walk.
+enum Kotlin {}
+
+type Parser<'s, 'a> = jvm::Walk<'s, 'a, Kotlin>;
 
 fn is_modifier(w: &str) -> bool {
     matches!(
@@ -121,11 +105,7 @@ impl<'s, 'a> Parser<'s, 'a> {
             if t.kind == TokKind::Punct {
                 match t.text {
                     "}" => {
-                        if self.stack.last().is_some_and(|f| f.close == i)
-                            && let Some(f) = self.stack.pop()
-                        {
-                            self.out.facts.symbols[f.sym].end_line = t.line;
-                        }
+                        self.close_body(i);
                         pending = Pending::default();
                         i += 1;
                         continue;
@@ -202,14 +182,6 @@ impl<'s, 'a> Parser<'s, 'a> {
                 }
             }
         }
-    }
-
-    fn in_enum_phase(&self) -> bool {
-        self.stack.last().is_some_and(|f| f.enum_phase)
-    }
-
-    fn container(&self) -> (Option<usize>, Option<String>) {
-        self.out.container(self.stack.last().map(|f| f.ty))
     }
 
     fn doc(&self, pending: &Pending, kw: usize) -> Option<u32> {
@@ -538,14 +510,8 @@ impl<'s, 'a> Parser<'s, 'a> {
             eq
         };
         let doc = self.doc(&pending, kw);
-        let container = self.container().1;
-        self.out.push_symbol(
-            name,
-            SymbolKind::TypeAlias,
-            (src.line(kw + 1), src.line(end.saturating_sub(1))),
-            doc,
-            container,
-        );
+        let lines = (src.line(kw + 1), src.line(end.saturating_sub(1)));
+        self.push_member(name, SymbolKind::TypeAlias, lines, doc);
         end.max(kw + 1)
     }
 
@@ -595,12 +561,6 @@ impl<'s, 'a> Parser<'s, 'a> {
         // At the `}` the main loop closes the body.
         self.end_enum_phase();
         next
-    }
-
-    fn end_enum_phase(&mut self) {
-        if let Some(f) = self.stack.last_mut() {
-            f.enum_phase = false;
-        }
     }
 
     /// A dotted name starting at `at` (on one line), and the index after it.
@@ -657,7 +617,7 @@ impl<'s, 'a> Parser<'s, 'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::facts::{EventRole, GrpcFact, HttpFact, Value};
+    use crate::index::facts::{EventRole, Value};
     use crate::index::lang::test_support::{
         self, consts, extract_each, grpc_clients_owned, import_names, junk_pieces64,
         routes_borrowed, sym,
@@ -898,21 +858,15 @@ class Coroutine : ShippingServiceGrpcKt.ShippingServiceCoroutineImplBase() {
 }
 "#;
         let f = extract("OrderServiceImpl.kt", src);
-        let servers: Vec<(String, Option<String>)> = f
-            .grpc
-            .iter()
-            .filter_map(|g| match g {
-                GrpcFact::Server {
-                    service, impl_type, ..
-                } => Some((service.clone(), impl_type.clone())),
-                _ => None,
-            })
+        let servers: Vec<(&str, Option<&str>)> = test_support::grpc_servers(&f)
+            .into_iter()
+            .map(|(s, i, _)| (s, i))
             .collect();
         assert_eq!(
             servers,
             vec![
-                ("OrderService".into(), Some("OrderServiceImpl".into())),
-                ("ShippingService".into(), Some("Coroutine".into())),
+                ("OrderService", Some("OrderServiceImpl")),
+                ("ShippingService", Some("Coroutine")),
             ]
         );
         let clients = grpc_clients_owned(&f);
@@ -925,18 +879,9 @@ class Coroutine : ShippingServiceGrpcKt.ShippingServiceCoroutineImplBase() {
                 ("AuditService".into(), Some("audit".into()), 9),
             ]
         );
-        let calls: Vec<(String, String, u32)> = f
-            .grpc
-            .iter()
-            .filter_map(|g| match g {
-                GrpcFact::Call {
-                    service: Some(s),
-                    method,
-                    line,
-                    ..
-                } => Some((s.clone(), method.clone(), *line)),
-                _ => None,
-            })
+        let calls: Vec<(String, String, u32)> = test_support::grpc_calls(&f)
+            .into_iter()
+            .filter_map(|(s, m, l)| Some((s?.to_string(), m.to_string(), l)))
             .collect();
         assert_eq!(
             calls,
@@ -1083,13 +1028,9 @@ interface UsersClient {
                 r("PUT", "/orders/x", "put"),
             ]
         );
-        let calls: Vec<(Option<String>, String)> = f
-            .http
-            .iter()
-            .filter_map(|h| match h {
-                HttpFact::Call { method, url, .. } => Some((method.clone(), url.display())),
-                _ => None,
-            })
+        let calls: Vec<(Option<String>, String)> = test_support::http_calls(&f)
+            .into_iter()
+            .map(|(m, u, _)| (m, u))
             .collect();
         let c = |m: &str, p: &str| (Some(m.to_string()), p.to_string());
         // Declared (Feign) calls first, then client calls in file order.

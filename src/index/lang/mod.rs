@@ -80,6 +80,7 @@ fn route_symbols(facts: &mut FileFacts) {
 }
 
 pub mod bind;
+mod cfamily;
 pub mod common;
 pub mod cpp;
 pub mod csharp;

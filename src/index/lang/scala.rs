@@ -10,6 +10,7 @@
 //! marker belongs to it). Initializers and def bodies are skipped whole by the same rule.
 
 use super::jvm::{self, Ann, Dialect, MethodDecl, Src, TokKind, TypeDecl};
+use super::tokens::Tok;
 use crate::index::facts::{FileFacts, Import, SymbolKind};
 use crate::index::lex::{Syntax, lex};
 
@@ -251,6 +252,38 @@ impl<'s, 'a> Parser<'s, 'a> {
     /// indented at `base`: the first line indented no deeper, or an unmatched closer / `;`.
     fn expr_end(&self, i: usize, base: usize) -> usize {
         self.src.expr_end(i, usize::MAX, |k| self.col(k) <= base)
+    }
+
+    /// Where a declaration header that starts at token `from` stops: at the first token that
+    /// starts a line indented no deeper than `base` (from token `newline_from` on), is one of
+    /// the punctuation `stops`, or is one `also` accepts; bracketed groups are skipped whole.
+    fn header_stop(
+        &self,
+        from: usize,
+        newline_from: usize,
+        base: usize,
+        stops: &[&str],
+        also: impl Fn(&Tok<'a>) -> bool,
+    ) -> usize {
+        let src = self.src;
+        let mut j = from;
+        while let Some(t) = src.toks.get(j) {
+            if j >= newline_from && t.nl_before && self.col(j) <= base {
+                break;
+            }
+            if t.kind == TokKind::Punct && stops.contains(&t.text) {
+                break;
+            }
+            if also(t) {
+                break;
+            }
+            if src.is_opener(j) {
+                j = src.close_or_end(j) + 1;
+                continue;
+            }
+            j += 1;
+        }
+        j
     }
 
     /// `package a.b` (chained clauses accumulate), `package a.b { … }`, `package object x`.
@@ -528,20 +561,7 @@ impl<'s, 'a> Parser<'s, 'a> {
         let base = self.line_indent(pending.start.unwrap_or(kw));
         let name_tok = src.toks.get(kw + 1).copied();
         // Header: type params, parameter lists, result type, up to `=` / `{` / the line end.
-        let mut j = kw + 2;
-        while let Some(t) = src.toks.get(j) {
-            if t.nl_before && self.col(j) <= base {
-                break;
-            }
-            if t.kind == TokKind::Punct && matches!(t.text, "=" | "{" | "}" | ")" | ";") {
-                break;
-            }
-            if src.is_opener(j) {
-                j = src.close_or_end(j) + 1;
-                continue;
-            }
-            j += 1;
-        }
+        let j = self.header_stop(kw + 2, kw + 2, base, &["=", "{", "}", ")", ";"], |_| false);
         let (end_line, next) = if src.is(j, "=") {
             let e = self.expr_end(j + 1, base);
             (src.end_line(e.saturating_sub(1)), e)
@@ -587,23 +607,9 @@ impl<'s, 'a> Parser<'s, 'a> {
                 || src.is(name_at + 1, "=")
                 || src.toks.get(name_at + 1).is_none_or(|t| t.nl_before)
                 || src.is(name_at + 1, ";"));
-        let mut j = name_at;
-        while let Some(t) = src.toks.get(j) {
-            if j > kw + 1 && t.nl_before && self.col(j) <= base {
-                break;
-            }
-            if t.kind == TokKind::Punct && matches!(t.text, "=" | "}" | ")" | ";") {
-                break;
-            }
-            if given && (t.text == "{" || (t.text == "with" && t.kind == TokKind::Ident)) {
-                break;
-            }
-            if src.is_opener(j) {
-                j = src.close_or_end(j) + 1;
-                continue;
-            }
-            j += 1;
-        }
+        let j = self.header_stop(name_at, kw + 2, base, &["=", "}", ")", ";"], |t| {
+            given && (t.text == "{" || (t.text == "with" && t.kind == TokKind::Ident))
+        });
         let (init, end) = if src.is(j, "=") {
             let e = self.expr_end(j + 1, base);
             (Some((j + 1, e)), e)
@@ -649,20 +655,7 @@ impl<'s, 'a> Parser<'s, 'a> {
             return kw + 1;
         };
         let base = self.line_indent(pending.start.unwrap_or(kw));
-        let mut j = kw + 2;
-        while let Some(t) = src.toks.get(j) {
-            if t.nl_before && self.col(j) <= base {
-                break;
-            }
-            if t.kind == TokKind::Punct && matches!(t.text, "=" | "}" | ")" | ";") {
-                break;
-            }
-            if src.is_opener(j) {
-                j = src.close_or_end(j) + 1;
-                continue;
-            }
-            j += 1;
-        }
+        let j = self.header_stop(kw + 2, kw + 2, base, &["=", "}", ")", ";"], |_| false);
         let end = if src.is(j, "=") {
             self.expr_end(j + 1, base)
         } else {

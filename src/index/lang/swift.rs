@@ -109,10 +109,7 @@ impl<'t> Ex<'t, '_, '_> {
     }
 
     fn close_line(&self, open: usize) -> u32 {
-        match self.t.close(open) {
-            Some(c) => self.line(c),
-            None => self.t.lx.line_count(),
-        }
+        super::cfamily::close_line(self.t, open)
     }
 
     /// True when the token at `j` starts a new statement after the token at `p`.
@@ -425,36 +422,18 @@ impl<'t> Ex<'t, '_, '_> {
         j = t.skip_angles(j, b);
         let mut inherits: Vec<&str> = Vec::new();
         let mut in_list = false;
-        let mut body = None;
-        while j < b {
-            match t.punct(j) {
-                b'{' => {
-                    body = Some(j);
-                    break;
-                }
-                b'}' | b';' => break,
-                b':' if !in_list => in_list = true,
-                b'<' => {
-                    j = t.skip_angles(j, b).max(j + 1);
-                    continue;
-                }
-                b'(' | b'[' => {
-                    j = t.skip_group(j);
-                    continue;
-                }
-                _ => {
-                    if t.is(j, "where") {
-                        in_list = false;
-                    } else if in_list
-                        && let Some(id) = t.ident(j)
-                        && t.punct(j + 1) != b'.'
-                    {
-                        inherits.push(id);
-                    }
-                }
+        let (body, j) = super::cfamily::type_header(t, j, b, |j| {
+            if t.punct(j) == b':' && !in_list {
+                in_list = true;
+            } else if t.is(j, "where") {
+                in_list = false;
+            } else if in_list
+                && let Some(id) = t.ident(j)
+                && t.punct(j + 1) != b'.'
+            {
+                inherits.push(id);
             }
-            j += 1;
-        }
+        });
         let Some(open) = body else {
             return j.max(kw_at + 1);
         };
@@ -633,15 +612,7 @@ impl<'t> Ex<'t, '_, '_> {
             let Some(member) = t.ident(x) else {
                 continue;
             };
-            let line = self.line(x);
-            self.facts.symbols.push(self.t.declaration(
-                member,
-                SymbolKind::EnumValue,
-                x,
-                line,
-                None,
-                Some(enum_name),
-            ));
+            super::cfamily::push_enum_value(&mut self.facts, t, member, x, enum_name);
             if !string_enum {
                 continue;
             }
@@ -655,11 +626,8 @@ impl<'t> Ex<'t, '_, '_> {
                 None
             };
             if let Some(value) = raw {
-                self.facts.bindings.push(Binding {
-                    name: format!("{enum_name}.{member}"),
-                    value: Value::lit(value),
-                    line,
-                });
+                let name = format!("{enum_name}.{member}");
+                super::cfamily::push_lit(&mut self.facts, name, value, t.line(x));
             }
         }
         e

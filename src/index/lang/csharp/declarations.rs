@@ -6,12 +6,7 @@ use super::*;
 
 impl<'t> Ex<'t, '_, '_> {
     pub(super) fn declarations(&mut self) {
-        let mut work = vec![Region {
-            a: 0,
-            b: self.t.len(),
-            container: None,
-            class: None,
-        }];
+        let mut work = vec![Region::file(self.t.len())];
         let mut poll = Every::new();
         while let Some(r) = work.pop() {
             if poll.stop() {
@@ -225,43 +220,26 @@ impl<'t> Ex<'t, '_, '_> {
         // The first token of each base, for the line that names it.
         let mut base_at: Vec<usize> = Vec::new();
         let mut in_bases = false;
-        let mut body = None;
-        while j < b {
-            match t.punct(j) {
-                b'{' => {
-                    body = Some(j);
-                    break;
-                }
-                b';' | b'}' => break,
-                b':' if !in_bases && bases.is_empty() => {
-                    in_bases = true;
-                    bases.push(Vec::new());
-                }
-                b',' if in_bases => bases.push(Vec::new()),
-                b'<' => {
-                    j = t.skip_angles(j, b).max(j + 1);
-                    continue;
-                }
-                b'(' | b'[' => {
-                    j = t.skip_group(j);
-                    continue;
-                }
-                _ => {
-                    if t.is(j, "where") {
-                        in_bases = false;
-                    } else if in_bases
-                        && let Some(id) = t.ident(j)
-                        && let Some(cur) = bases.last_mut()
-                    {
-                        if cur.is_empty() {
-                            base_at.push(j);
-                        }
-                        cur.push(id);
+        let (body, j) = cfamily::type_header(t, j, b, |j| match t.punct(j) {
+            b':' if !in_bases && bases.is_empty() => {
+                in_bases = true;
+                bases.push(Vec::new());
+            }
+            b',' if in_bases => bases.push(Vec::new()),
+            _ => {
+                if t.is(j, "where") {
+                    in_bases = false;
+                } else if in_bases
+                    && let Some(id) = t.ident(j)
+                    && let Some(cur) = bases.last_mut()
+                {
+                    if cur.is_empty() {
+                        base_at.push(j);
                     }
+                    cur.push(id);
                 }
             }
-            j += 1;
-        }
+        });
         let end_line = match body {
             Some(o) => self.close_line(o),
             None => self.line(j.min(b.saturating_sub(1))),
@@ -368,14 +346,7 @@ impl<'t> Ex<'t, '_, '_> {
             for (a, _) in t.args_between(open + 1, end) {
                 let (a, _, _) = self.attributes(a, end);
                 if let Some(member) = t.ident(a) {
-                    self.facts.symbols.push(self.t.declaration(
-                        member,
-                        SymbolKind::EnumValue,
-                        a,
-                        self.line(a),
-                        None,
-                        Some(name),
-                    ));
+                    cfamily::push_enum_value(&mut self.facts, t, member, a, name);
                 }
             }
         } else {

@@ -45,7 +45,13 @@ impl<'t> Ex<'t, '_, '_> {
         if !t.is_punct(k + 1, b'<') {
             return None;
         }
-        let mut j = k + 2;
+        self.last_segment(k + 2)
+    }
+
+    /// The last segment of the dotted name that starts at token `j` (`Ns.X` → `X`), if an
+    /// identifier stands there.
+    fn last_segment(&self, mut j: usize) -> Option<&'t str> {
+        let t = self.t;
         let mut last = None;
         while let Some(id) = t.ident(j) {
             last = Some(id);
@@ -261,18 +267,7 @@ impl<'t> Ex<'t, '_, '_> {
 
     /// The event type `new X(…)` at token `k` builds (`new Ns.X(…)` names `X`), if it is one.
     fn new_event_at(&self, k: usize) -> Option<(&'t str, usize)> {
-        let t = self.t;
-        let mut j = k + 1;
-        let mut last = None;
-        while let Some(id) = t.ident(j) {
-            last = Some(id);
-            if t.is_punct(j + 1, b'.') {
-                j += 2;
-            } else {
-                break;
-            }
-        }
-        let name = last?;
+        let name = self.last_segment(k + 1)?;
         is_event_type(name).then_some((name, k))
     }
 }

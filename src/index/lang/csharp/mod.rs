@@ -22,12 +22,13 @@ mod uses;
 use std::collections::{HashMap, HashSet};
 
 use super::bind::{Assignments, StmtStyle};
+use super::cfamily;
 use super::common::join_route;
 use super::common::{self, http_path_of, looks_like_http_path};
 use super::tokens::{Chain, Rules, TokKind, Tokens};
 use super::value::{ExprRules, eval};
 use crate::index::facts::{
-    Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, SymbolKind, Value,
+    EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, SymbolKind, Value,
 };
 use crate::index::lex::cancel::Every;
 use crate::index::lex::{Syntax, lex};
@@ -63,12 +64,7 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     ex.bindings();
     ex.declarations();
     ex.uses();
-    let mut facts = ex.facts;
-    asg.export(&toks, &ExprRules::CSHARP, &mut facts);
-    super::common::sort_by_line(&mut facts);
-    crate::order::sort_by_key(&mut facts.events, |e| e.line);
-    crate::order::sort_by_key(&mut facts.http, HttpFact::line);
-    facts
+    cfamily::finish(&asg, &toks, &ExprRules::CSHARP, ex.facts)
 }
 
 /// What a field, parameter or variable is known to hold.
@@ -183,12 +179,7 @@ fn strip_async(method: &str) -> &str {
 }
 
 /// A declaration region still to scan.
-struct Region {
-    a: usize,
-    b: usize,
-    container: Option<String>,
-    class: Option<ClassCtx>,
-}
+type Region = cfamily::Region<ClassCtx>;
 
 /// What a type body's members need to know about the type.
 struct ClassCtx {
@@ -234,10 +225,7 @@ impl<'t> Ex<'t, '_, '_> {
     }
 
     fn close_line(&self, open: usize) -> u32 {
-        match self.t.close(open) {
-            Some(c) => self.line(c),
-            None => self.t.lx.line_count(),
-        }
+        cfamily::close_line(self.t, open)
     }
 
     /// True when the string token at `i` is an interpolated string with holes.
@@ -321,21 +309,14 @@ impl<'t> Ex<'t, '_, '_> {
         if let Some(bare) = name.rsplit('.').next() {
             self.consts.insert(bare.to_string());
         }
-        self.facts.bindings.push(Binding {
-            name,
-            value: Value::lit(value),
-            line,
-        });
+        cfamily::push_lit(&mut self.facts, name, value, line);
     }
 
     /// The variable or field an expression starting at `start` is assigned to (`var x = …`,
     /// `_x = …`, `Type x = …`, `this._x = …`).
     fn assigned_name(&self, start: usize) -> Option<&'t str> {
         let t = self.t;
-        let mut k = start.checked_sub(1)?;
-        if t.is(k, "await") {
-            k = k.checked_sub(1)?;
-        }
+        let k = cfamily::before_await(t, start)?;
         if t.punct(k) != b'=' {
             return None;
         }
@@ -481,20 +462,14 @@ mod tests {
 
     use super::*;
     use crate::index::lang::test_support::{
-        constant, extract_each, grpc_calls, import_aliases, import_lines, junk_chars64, lit, route,
-        sampled_prefixes, sym, topics,
+        constant, extract_each, grpc_calls, grpc_clients, http_calls, import_aliases, import_lines,
+        junk_chars64, lit, route, routes_borrowed, sampled_prefixes, sym, topics,
     };
 
     /// The calls of a file as (method, URL as the evaluator read it, line).
     fn calls(f: &FileFacts) -> Vec<(String, String, u32)> {
-        f.http
-            .iter()
-            .filter_map(|h| match h {
-                HttpFact::Call { method, url, line } => {
-                    Some((method.clone().unwrap_or_default(), url.display(), *line))
-                }
-                HttpFact::Route { .. } | HttpFact::Mount { .. } => None,
-            })
+        let rows = http_calls(f).into_iter();
+        rows.map(|(m, u, l)| (m.unwrap_or_default(), u, l))
             .collect()
     }
 
@@ -998,14 +973,7 @@ public class MobileBasket
         );
         // The construction is the client; the injected parameter and the typed field only
         // refer to it.
-        let clients: Vec<u32> = f
-            .grpc
-            .iter()
-            .filter_map(|g| match g {
-                GrpcFact::Client { line, .. } => Some(*line),
-                _ => None,
-            })
-            .collect();
+        let clients: Vec<u32> = grpc_clients(&f).iter().map(|c| c.2).collect();
         assert_eq!(clients, vec![14, 21]);
     }
 
@@ -1330,15 +1298,9 @@ public static class Ext
 }
 "#;
         let f = extract("AccountController.cs", src);
-        let routes: Vec<(String, String, u32)> = f
-            .http
-            .iter()
-            .filter_map(|h| match h {
-                HttpFact::Route {
-                    method, path, line, ..
-                } => Some((method.clone(), path.clone(), *line)),
-                _ => None,
-            })
+        let routes: Vec<(String, String, u32)> = routes_borrowed(&f)
+            .into_iter()
+            .map(|(m, p, _, l)| (m.to_string(), p.to_string(), l))
             .collect();
         let r = |m: &str, p: &str, l: u32| (m.to_string(), p.to_string(), l);
         assert_eq!(

@@ -22,9 +22,11 @@ mod grpc;
 mod kafka;
 mod recognize;
 mod routes;
+pub mod walk;
 
 pub use consts::Consts;
 pub use recognize::recognize;
+pub use walk::{Frame, Walk};
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};

@@ -4,6 +4,7 @@
 
 use super::{Ex, Region};
 use crate::index::facts::SymbolKind;
+use crate::index::lang::cfamily;
 use crate::index::lang::tokens::TokKind;
 
 fn is_upper_const(name: &str) -> bool {
@@ -15,12 +16,7 @@ fn is_upper_const(name: &str) -> bool {
 
 impl<'t> Ex<'t, '_, '_> {
     pub(super) fn declarations(&mut self) {
-        let mut work = vec![Region {
-            a: 0,
-            b: self.t.len(),
-            container: None,
-            class: None,
-        }];
+        let mut work = vec![Region::file(self.t.len())];
         while let Some(r) = work.pop() {
             if r.class.is_some() {
                 self.class_body(r);
@@ -32,10 +28,7 @@ impl<'t> Ex<'t, '_, '_> {
 
     /// The line of the token closing the group at `open` (the file's last line if unclosed).
     pub(super) fn close_line(&self, open: usize) -> u32 {
-        match self.t.close(open) {
-            Some(c) => self.line(c),
-            None => self.t.lx.line_count(),
-        }
+        cfamily::close_line(self.t, open)
     }
 
     fn statements(&mut self, r: Region, work: &mut Vec<Region>) {
@@ -186,14 +179,7 @@ impl<'t> Ex<'t, '_, '_> {
             let Some(member) = t.ident(a).or_else(|| t.str_lit(a).map(|s| s.raw)) else {
                 continue;
             };
-            self.facts.symbols.push(self.t.declaration(
-                member,
-                SymbolKind::EnumValue,
-                a,
-                self.line(a),
-                None,
-                Some(name),
-            ));
+            cfamily::push_enum_value(&mut self.facts, t, member, a, name);
             if t.is(a + 1, "=")
                 && e == a + 3
                 && let Some(s) = t.str_lit(a + 2)

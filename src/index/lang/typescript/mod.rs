@@ -31,11 +31,12 @@ mod tests;
 use std::collections::{HashMap, HashSet};
 
 use super::bind::{Assignments, StmtStyle};
+use super::cfamily;
 use super::common;
 use super::common::looks_like_url;
 use super::tokens::{Rules, TokKind, Tokens};
 use super::value::{ExprRules, eval};
-use crate::index::facts::{Binding, FileFacts, HttpFact, Value};
+use crate::index::facts::{FileFacts, Value};
 use crate::index::lex::{Syntax, lex};
 use jsx::blank_jsx_text;
 use routes::next_routes;
@@ -75,11 +76,7 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     ex.uses();
     let mut facts = ex.facts;
     next_routes(path, &toks, &mut facts);
-    asg.export(&toks, &ExprRules::JS, &mut facts);
-    super::common::sort_by_line(&mut facts);
-    crate::order::sort_by_key(&mut facts.events, |e| e.line);
-    crate::order::sort_by_key(&mut facts.http, HttpFact::line);
-    facts
+    cfamily::finish(&asg, &toks, &ExprRules::JS, facts)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -125,12 +122,7 @@ const HTTP_CLIENT_NAMES: [&str; 10] = [
 ];
 
 /// A declaration region still to scan.
-struct Region {
-    a: usize,
-    b: usize,
-    container: Option<String>,
-    class: Option<ClassCtx>,
-}
+type Region = cfamily::Region<ClassCtx>;
 
 /// What the class being scanned says about its members.
 struct ClassCtx {
@@ -320,21 +312,14 @@ impl<'t> Ex<'t, '_, '_> {
         self.consts
             .entry(name.clone())
             .or_insert_with(|| value.clone());
-        self.facts.bindings.push(Binding {
-            name,
-            value: Value::lit(value),
-            line,
-        });
+        cfamily::push_lit(&mut self.facts, name, value, line);
     }
 
     /// The variable or field an expression starting at `start` is assigned to:
     /// `const x = …`, `const x: T = …`, `this.x = …`, `x = …`, `{ x: … }`, `private x = …`.
     fn assigned_name(&self, start: usize) -> Option<&'t str> {
         let t = self.t;
-        let mut k = start.checked_sub(1)?;
-        if t.is(k, "await") {
-            k = k.checked_sub(1)?;
-        }
+        let k = cfamily::before_await(t, start)?;
         if t.is(k, ":") {
             return t.ident(k.checked_sub(1)?);
         }
