@@ -115,6 +115,10 @@ impl Model {
         match obj.get("method") {
             Some(Value::String(method)) => {
                 let id = id?;
+                // MCP forbids a null request id: refused before anything else is read.
+                if id.is_null() {
+                    return Some((NULL_ID.into(), Class::Invalid));
+                }
                 if method == "initialize" && (in_batch || !self.initialize(obj.get("params"))) {
                     return Some((canon(id), Class::Invalid));
                 }
