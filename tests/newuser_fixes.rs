@@ -334,6 +334,40 @@ fn started_in_a_service_of_a_configured_workspace_the_session_says_whose_config_
 }
 
 #[test]
+fn a_ui_calling_an_api_route_of_the_same_path_as_its_own_page_is_external_to_it() {
+    let ws = workspace(
+        "nu-same-path",
+        &[
+            (
+                "services/api/app.py",
+                "from flask import Flask\napp = Flask(__name__)\n\n@app.route('/catalog/search')\ndef search():\n    return []\n",
+            ),
+            (
+                "services/ui/app.py",
+                "import requests\nfrom flask import Flask\napp = Flask(__name__)\n\n@app.route('/catalog/search')\ndef page():\n    return requests.get('http://api:8080/catalog/search').json()\n",
+            ),
+        ],
+    );
+    let mut s = Session::start(&ws);
+    let t = s.ok("analyze_impact", json!({"target": "GET /catalog/search"}));
+    let caller_rows: Vec<&str> = t
+        .lines()
+        .filter(|l| l.contains("| caller |") && l.contains("services/ui/app.py:7"))
+        .collect();
+    assert!(!caller_rows.is_empty(), "{t}");
+    // Linked to the api's route, the ui's call is EXTERNAL, though the ui serves the same path.
+    assert!(
+        caller_rows.iter().any(|l| l.contains("| EXTERNAL |")),
+        "{t}"
+    );
+    // The header says why a row of an owner root is EXTERNAL.
+    assert!(
+        t.contains("a caller is EXTERNAL when its root is not that of the route it calls"),
+        "{t}"
+    );
+}
+
+#[test]
 fn a_route_with_no_caller_says_what_was_searched() {
     let ws = workspace(
         "nu-route",

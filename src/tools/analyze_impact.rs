@@ -222,13 +222,24 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     if owner_labels.is_empty() {
         header.push_str("_Owner root(s): none found, so every row is EXTERNAL._\n\n");
     } else {
+        // Callers are scoped to the route they call (see `route_rows_with`).
+        let per_route = rows.iter().any(|r| {
+            r.role == Role::Caller
+                && r.external
+                && r.at.is_some_and(|l| owners.contains(&root_of(snap, l)))
+        });
         header.push_str(&format!(
-            "_Owner root(s): {} — INTERNAL = inside an owner root; EXTERNAL = any other root._\n",
+            "_Owner root(s): {} — INTERNAL = inside an owner root; EXTERNAL = any other root{}._\n",
             owner_labels
                 .iter()
                 .map(|l| inline_code(l))
                 .collect::<Vec<_>>()
-                .join(", ")
+                .join(", "),
+            if per_route {
+                "; a caller is EXTERNAL when its root is not that of the route it calls"
+            } else {
+                ""
+            }
         ));
         header.push('\n');
     }
@@ -835,6 +846,10 @@ fn route_rows_with(
             },
             external: ext(route.at),
         });
+        // A caller is external to the route it calls: when two roots serve the same path (a
+        // web UI's own page and the API it calls), the UI's call of the API is not "internal"
+        // because the UI is an owner of the other route.
+        let route_root = root_of(snap, route.at);
         for c in g.route_calls.iter().filter(|c| c.route == r) {
             rows.push(Row {
                 role: Role::Caller,
@@ -842,7 +857,7 @@ fn route_rows_with(
                 at: Some(c.at),
                 confidence: c.confidence,
                 via: name.clone(),
-                external: ext(c.at),
+                external: root_of(snap, c.at) != route_root,
             });
         }
     }
