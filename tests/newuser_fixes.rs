@@ -368,6 +368,32 @@ fn a_ui_calling_an_api_route_of_the_same_path_as_its_own_page_is_external_to_it(
 }
 
 #[test]
+fn a_zoomed_mesh_shows_no_route_of_a_test_file_and_a_route_registered_twice_once() {
+    let ws = workspace(
+        "nu-zoom-tests",
+        &[
+            (
+                "services/api/app.py",
+                "from flask import Flask\napp = Flask(__name__)\n\n@app.route('/items')\ndef items():\n    return []\n\napp.add_url_rule('/items', view_func=items)\n",
+            ),
+            (
+                "services/api/tests/test_app.py",
+                "from flask import Flask\napp = Flask(__name__)\n\n@app.route('/only-in-tests')\ndef fake():\n    return []\n",
+            ),
+        ],
+    );
+    let mut s = Session::start(&ws);
+    let t = s.ok(
+        "visualize_mesh",
+        json!({"service": "services/api", "format": "json"}),
+    );
+    assert!(t.contains("GET /items"), "{t}");
+    assert!(!t.contains("/only-in-tests"), "{t}");
+    assert_eq!(t.matches("\"name\": \"GET /items\"").count(), 1, "{t}");
+    assert_eq!(t.matches("\"kind\": \"owns\"").count(), 1, "{t}");
+}
+
+#[test]
 fn a_route_with_no_caller_says_what_was_searched() {
     let ws = workspace(
         "nu-route",

@@ -931,18 +931,29 @@ fn zoom_view(
         });
     }
     for (ri, r) in g.routes.iter().enumerate() {
-        if r.from_spec || group_of(snap, r.at.file) != focus {
+        // Routes registered by test files are no contract of the service (as in the overview
+        // and `analyze_impact`).
+        if r.from_spec
+            || group_of(snap, r.at.file) != focus
+            || snap.files[r.at.file as usize].is_test
+        {
             continue;
         }
         let name = format!("{} {}", r.method, r.path);
-        let sites = g
+        let key = format!("route:{name}");
+        let sites: Vec<_> = g
             .route_calls
             .iter()
             .filter(|c| c.route as usize == ri)
             .map(|c| (c.at, c.confidence))
             .collect();
+        // A route registered twice (two registrations of one handler) is one contract.
+        if let Some(same) = contracts.iter_mut().find(|c| c.key == key) {
+            same.sites.extend(sites);
+            continue;
+        }
         contracts.push(Contract {
-            key: format!("route:{name}"),
+            key,
             name,
             caption: "HTTP route".into(),
             loc: place(r.at),
