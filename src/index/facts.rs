@@ -263,6 +263,20 @@ pub struct Import {
 }
 
 impl Import {
+    /// A plain import of `module` naming `names` at `line` (no alias, no renames): the
+    /// shape snippet tests build by hand.
+    #[cfg(test)]
+    pub fn plain(module: &str, names: &[&str], line: u32) -> Import {
+        Import {
+            module: module.into(),
+            names: names.iter().map(|n| n.to_string()).collect(),
+            alias: None,
+            line,
+            reexport: false,
+            renamed: Vec::new(),
+        }
+    }
+
     /// The name this import brought in under the local name `local`, if any:
     /// `C` for `{ B as C }` gives `B`; a name imported as itself gives itself;
     /// the original name of a renamed import is not bound, so `B` gives `None`.

@@ -1592,14 +1592,7 @@ mod tests {
         };
         let user = |module: &str| FileFacts {
             package: Some("acme.web".into()),
-            imports: vec![Import {
-                module: module.into(),
-                names: vec![],
-                alias: None,
-                line: 3,
-                reexport: false,
-                renamed: Vec::new(),
-            }],
+            imports: vec![Import::plain(module, &[], 3)],
             ..FileFacts::default()
         };
         let snap = Snapshot::from_facts(vec![

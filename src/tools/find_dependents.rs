@@ -1789,14 +1789,7 @@ mod tests {
     fn python_sibling_modules_resolve_per_service() {
         use crate::index::facts::FileFacts;
         let imports = |m: &str| FileFacts {
-            imports: vec![Import {
-                module: m.into(),
-                names: vec!["Store".into()],
-                alias: None,
-                line: 1,
-                reexport: false,
-                renamed: Vec::new(),
-            }],
+            imports: vec![Import::plain(m, &["Store"], 1)],
             ..FileFacts::default()
         };
         let snap = Snapshot::from_facts(vec![
@@ -1889,14 +1882,7 @@ mod tests {
     fn subpackage_imports_are_told_apart_from_a_contained_name() {
         use crate::index::facts::FileFacts;
         let imports = |m: &str| FileFacts {
-            imports: vec![Import {
-                module: m.into(),
-                names: vec![],
-                alias: None,
-                line: 3,
-                reexport: false,
-                renamed: Vec::new(),
-            }],
+            imports: vec![Import::plain(m, &[], 3)],
             ..FileFacts::default()
         };
         let snap = Snapshot::from_facts(vec![

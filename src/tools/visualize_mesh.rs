@@ -1616,14 +1616,7 @@ mod tests {
         };
         let web = FileFacts {
             package: Some("Shop.Web".into()),
-            imports: vec![Import {
-                module: "Shop.Components.Services".into(),
-                names: vec![],
-                alias: None,
-                line: 3,
-                reexport: false,
-                renamed: Vec::new(),
-            }],
+            imports: vec![Import::plain("Shop.Components.Services", &[], 3)],
             ..FileFacts::default()
         };
         let api = FileFacts {
