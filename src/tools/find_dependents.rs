@@ -912,15 +912,22 @@ fn member_uses(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
         rows.iter().map(|r| (r.file, r.site)).collect();
     let mut extra = Vec::new();
     for (fi, f) in snap.files.iter().enumerate() {
-        for imp in &f.facts().imports {
-            let bound = module_bindings(imp, f.lang);
-            if !bound.iter().any(|b| b == qualifier) {
-                continue;
-            }
-            let mut sites = use_sites(snap, f, imp, &[qualifier.to_string()], Some(member));
-            sites.retain(|(line, _)| !listed.contains(&(fi as u32, *line)));
-            push_use_rows(&mut extra, f, fi as u32, sites, &imp.module);
-        }
+        // Every name `module_bindings` gives is the alias, a local name or a part of the
+        // module string: this test, without allocating, passes over nearly every import of
+        // the workspace on this per-query path.
+        let binds = |imp: &&Import| {
+            (imp.module.contains(qualifier)
+                || imp.alias.as_deref() == Some(qualifier)
+                || imp.local_names().any(|n| n == qualifier))
+                && module_bindings(imp, f.lang).iter().any(|b| b == qualifier)
+        };
+        // One scan per file, however many of its imports bind the qualifier.
+        let Some(imp) = f.facts().imports.iter().find(binds) else {
+            continue;
+        };
+        let mut sites = use_sites(snap, f, imp, &[qualifier.to_string()], Some(member));
+        sites.retain(|(line, _)| !listed.contains(&(fi as u32, *line)));
+        push_use_rows(&mut extra, f, fi as u32, sites, &imp.module);
     }
     rows.extend(extra);
 }
