@@ -358,11 +358,14 @@ def score_corpus(sess, truth, workspace):
         if not more:
             break
         offset = int(more.group(1))
-    # Routes declared by API specs (OpenAPI YAML/JSON) count only where the truth lists spec
-    # routes: a workspace whose specs are client-generation inputs serves none of them.
+    # Routes declared by API specs (OpenAPI YAML/JSON) count only in the spec files the truth
+    # cites: a spec beside the code that serves it (or a client-generation input) repeats
+    # routes already scored, while a spec-only service's contract is its routes.
     spec = (".yaml", ".yml", ".json")
-    if not any(r["at"].rsplit(":", 1)[0].endswith(spec) for r in truth.get("routes", [])):
-        listed = {at for at in listed if not at.rsplit(":", 1)[0].endswith(spec)}
+    spec_files = {r["at"].rsplit(":", 1)[0] for r in truth.get("routes", [])
+                  if r["at"].rsplit(":", 1)[0].endswith(spec)}
+    listed = {at for at in listed
+              if not at.rsplit(":", 1)[0].endswith(spec) or at.rsplit(":", 1)[0] in spec_files}
     s.add("routes", {r["at"] for r in truth.get("routes", [])}, listed, "route")
     # One question per distinct `METHOD path` (a path registered twice, e.g. for two API
     # versions, is one target): the callers of all its registrations together.

@@ -190,12 +190,32 @@ pub fn detect_layout(base: &Path) -> Vec<Detection> {
             {
                 continue;
             }
+            let child_dir = dir.join(&child);
             if container == "src" && base_has_manifest {
+                // One project's `src/`: its children are the project's own folders, unless
+                // `src/` holds services (two or more with a manifest), when a child with only
+                // an API contract is a service implemented elsewhere.
+                let services = found.iter().filter(|d| d.root.starts_with("src/")).count();
+                if services >= 2
+                    && let Some(spec) = api_contract_in(&child_dir)
+                {
+                    found.push(Detection {
+                        reason: format!("{label} has an API contract ({spec})"),
+                        root: label,
+                    });
+                }
                 continue;
             }
-            if let Some(src) = source_in(&dir.join(&child)) {
+            if let Some(src) = source_in(&child_dir) {
                 found.push(Detection {
                     reason: format!("{label} has source files ({src})"),
+                    root: label,
+                });
+            } else if let Some(spec) = api_contract_in(&child_dir) {
+                // A service whose code lives elsewhere (another repository) but whose API is
+                // declared here: its routes belong to it, not to the workspace base.
+                found.push(Detection {
+                    reason: format!("{label} has an API contract ({spec})"),
                     root: label,
                 });
             }
@@ -253,6 +273,9 @@ pub struct RootSignals {
     /// The manifest names a library or tooling: a plain .NET class library, an Aspire host, a
     /// Maven aggregator.
     pub library: bool,
+    /// No manifest, but an API contract (`openapi.yml`): the API of a service whose code
+    /// lives elsewhere.
+    pub contract: bool,
 }
 
 /// Reads the signals of the root at `dir`.
@@ -297,10 +320,13 @@ pub fn root_signals(dir: &Path) -> RootSignals {
             app = true;
         }
     }
+    let contract = manifest_among(dir, &names).is_none()
+        && names.iter().any(|(e, t)| t.is_file() && is_api_contract(e));
     RootSignals {
         image,
         app,
         library,
+        contract,
     }
 }
 
@@ -308,7 +334,8 @@ pub fn root_signals(dir: &Path) -> RootSignals {
 /// workspace; a root whose manifest names an application or that ships an image is a
 /// service; one whose manifest names a library is a library; and where the workspace's
 /// services ship images (three roots or more do), a root without one or any application
-/// signal is a library or a tool (a shared module, a script with a `package.json`).
+/// signal is a library or a tool (a shared module, a script with a `package.json`). A root
+/// that only holds an API contract is the service that contract declares.
 pub fn root_kinds(labels: &[&str], signals: &[RootSignals]) -> Vec<RootKind> {
     let images = signals.iter().filter(|s| s.image).count();
     labels
@@ -317,7 +344,7 @@ pub fn root_kinds(labels: &[&str], signals: &[RootSignals]) -> Vec<RootKind> {
         .map(|(label, s)| {
             if *label == "." {
                 RootKind::Workspace
-            } else if s.app || (s.image && !s.library) {
+            } else if s.app || (s.image && !s.library) || s.contract {
                 RootKind::Service
             } else if s.library || images >= 3 {
                 RootKind::Library
@@ -377,6 +404,42 @@ fn is_source(name: &str) -> bool {
         .extension()
         .and_then(|e| e.to_str())
         .is_some_and(|e| SOURCE_EXTENSIONS.contains(&e))
+}
+
+/// Whether `name` is an API contract file by its conventional name: `openapi.yaml`,
+/// `swagger.json`, `orders.openapi.yml`, `asyncapi.yaml`.
+fn is_api_contract(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    let Some(stem) = [".yaml", ".yml", ".json"]
+        .iter()
+        .find_map(|ext| lower.strip_suffix(ext))
+    else {
+        return false;
+    };
+    ["openapi", "swagger", "asyncapi"]
+        .iter()
+        .any(|k| stem == *k || stem.ends_with(&format!(".{k}")) || stem.ends_with(&format!("-{k}")))
+}
+
+/// The first API contract file directly in `dir` or in its `api/`-like first subdirectories.
+fn api_contract_in(dir: &Path) -> Option<String> {
+    let entries = entry_names(dir);
+    if let Some((n, _)) = entries
+        .iter()
+        .find(|(n, t)| t.is_file() && is_api_contract(n))
+    {
+        return Some(n.clone());
+    }
+    entries
+        .iter()
+        .filter(|(n, t)| t.is_dir() && !n.starts_with('.') && !SKIP_DIRS.contains(&n.as_str()))
+        .take(DETECT_SUBDIR_LIMIT)
+        .find_map(|(sub, _)| {
+            entry_names(&dir.join(sub))
+                .into_iter()
+                .find(|(n, t)| t.is_file() && is_api_contract(n))
+                .map(|(n, _)| format!("{sub}/{n}"))
+        })
 }
 
 /// The first source file directly in `dir` or in one of its first subdirectories, relative.
@@ -460,6 +523,58 @@ mod tests {
     }
 
     #[test]
+    fn a_container_child_with_only_an_api_contract_is_a_root() {
+        // A service implemented in another repository, whose OpenAPI document lives here.
+        let d = TempDir::new("zc-contract");
+        d.file("src/cart/go.mod", "module cart")
+            .file("src/recommendations/openapi.yml", "openapi: 3.0.0")
+            .file("src/recommendations/README.md", "")
+            .file("src/billing/api/billing.openapi.json", "{}")
+            .file("src/notes/README.md", "")
+            .file("src/config/settings.yml", "a: 1")
+            .file("services/x/openapi-generator.yaml", "");
+        let found = detect_layout(d.path());
+        let roots: Vec<_> = found.iter().map(|f| f.root.as_str()).collect();
+        assert_eq!(roots, ["src/billing", "src/cart", "src/recommendations"]);
+        assert_eq!(
+            found[2].reason,
+            "src/recommendations has an API contract (openapi.yml)"
+        );
+        assert_eq!(
+            found[0].reason,
+            "src/billing has an API contract (api/billing.openapi.json)"
+        );
+        // Under a base that is one project, `src/` holds services only when two or more of
+        // its children have a manifest.
+        d.file("package.json", "{}");
+        let found = detect_layout(d.path());
+        let roots: Vec<_> = found.iter().map(|f| f.root.as_str()).collect();
+        assert_eq!(roots, ["src/cart"]);
+        d.file("src/orders/pom.xml", "<project/>");
+        let found = detect_layout(d.path());
+        let roots: Vec<_> = found.iter().map(|f| f.root.as_str()).collect();
+        assert_eq!(
+            roots,
+            [
+                "src/billing",
+                "src/cart",
+                "src/orders",
+                "src/recommendations"
+            ]
+        );
+        for name in ["swagger.json", "asyncapi.yaml", "orders-openapi.YML"] {
+            assert!(is_api_contract(name), "{name}");
+        }
+        for name in [
+            "openapi-generator.yaml",
+            "api.yml",
+            "openapi.md",
+            "myopenapi.yaml",
+        ] {
+            assert!(!is_api_contract(name), "{name}");
+        }
+    }
+    #[test]
     fn manifests_at_any_depth_are_roots_topmost_first() {
         let d = TempDir::new("manifest-depth");
         d.file("package.json", "{}")
@@ -519,6 +634,7 @@ mod tests {
             image,
             app: false,
             library: false,
+            contract: false,
         };
         assert_eq!(
             root_kinds(
@@ -535,6 +651,17 @@ mod tests {
         assert_eq!(
             root_kinds(&["a", "b"], &[signals(false), signals(false)]),
             [RootKind::Service, RootKind::Service]
+        );
+        // A root holding only an API contract is that API's service, images or not.
+        d.file("recommendations/openapi.yml", "openapi: 3.0.0");
+        let contract = root_signals(&d.path().join("recommendations"));
+        assert!(contract.contract && !contract.image);
+        assert_eq!(
+            root_kinds(
+                &["a", "b", "c", "recommendations"],
+                &[signals(true), signals(true), signals(true), contract]
+            )[3],
+            RootKind::Service
         );
     }
 

@@ -797,11 +797,28 @@ impl Graph {
         // Candidates: routes in code (not specs), not in the calling file, whose
         // method fits and whose template the path can address; the best number of
         // literal segments wins, and a host that names a service narrows to it.
-        let mut matches = self.best_routes(files, at.file, method.as_deref(), None, |r| {
-            segments_match(segs, &join.templates[r])
-        });
+        let mut matches = self.best_routes(
+            files,
+            at.file,
+            method.as_deref(),
+            None,
+            Declared::InCode,
+            |r| segments_match(segs, &join.templates[r]),
+        );
         if matches.is_empty() {
             matches = self.gateway_routes(join, at.file, method.as_deref(), segs);
+        }
+        if matches.is_empty() {
+            // No code serves the path, but an API contract (OpenAPI) declares it: the service
+            // is implemented elsewhere (another repository), and the call reaches it.
+            matches = self.best_routes(
+                files,
+                at.file,
+                method.as_deref(),
+                None,
+                Declared::InSpec,
+                |r| segments_match(segs, &join.templates[r]),
+            );
         }
         self.narrow_routes(files, &mut matches, f.root, to_root);
         if matches.is_empty() && f.generated {
@@ -871,9 +888,14 @@ impl Graph {
             let rest = &segs[cut..];
             // The rest may be only run-time segments (`/api/cart/{id}` → `/{id}`)
             // because the prefix already named the service.
-            let found = self.best_routes(join.files, caller, method, Some(root), |r| {
-                segments_match_named(rest, &join.templates[r])
-            });
+            let found = self.best_routes(
+                join.files,
+                caller,
+                method,
+                Some(root),
+                Declared::InCode,
+                |r| segments_match_named(rest, &join.templates[r]),
+            );
             if !found.is_empty() {
                 return found;
             }
@@ -910,8 +932,8 @@ impl Graph {
     }
 
     /// The routes an HTTP call made in `caller` may reach, best `score` first and only those:
-    /// routes in code (not specs), outside the calling file, in test code only for a test
-    /// caller, whose method fits (`ANY` fits
+    /// routes declared where `declared` says (code, or only API contracts), outside the
+    /// calling file, in test code only for a test caller, whose method fits (`ANY` fits
     /// every one), in `root` when one is given. `score` rates route `r`'s template, `None`
     /// when the call's path cannot address it.
     fn best_routes(
@@ -920,13 +942,14 @@ impl Graph {
         caller: u32,
         method: Option<&str>,
         root: Option<u16>,
+        declared: Declared,
         score: impl Fn(usize) -> Option<usize>,
     ) -> Vec<u32> {
         let mut best = 0usize;
         let mut found: Vec<u32> = Vec::new();
         for (r, route) in self.routes.iter().enumerate() {
             // A route registered by a test (a stub server) is reached only by tests.
-            if route.from_spec
+            if route.from_spec != (declared == Declared::InSpec)
                 || route.at.file == caller
                 || (files[route.at.file as usize].is_test && !files[caller as usize].is_test)
                 || root.is_some_and(|root| files[route.at.file as usize].root != root)
@@ -952,6 +975,14 @@ impl Graph {
         }
         found
     }
+}
+
+/// Where the routes a call is matched against are declared: code first; API contracts
+/// only when no code serves the path.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Declared {
+    InCode,
+    InSpec,
 }
 
 /// What joining HTTP calls to routes needs besides the graph: the files, the resolver, each
@@ -1652,6 +1683,64 @@ mod tests {
         // The test stub of another service is no target for the load generator's own code.
         assert!(reached.contains(&("run.go", "web/catalog.go")));
         assert!(!reached.contains(&("run.go", "test/main_test.go")));
+    }
+
+    #[test]
+    fn a_path_only_an_api_contract_declares_is_reached_through_it() {
+        use crate::index::facts::{FileFacts, HttpFact, Value};
+        use crate::index::snapshot::Snapshot;
+        let routes = |paths: &[&str]| FileFacts {
+            http: paths
+                .iter()
+                .map(|p| HttpFact::Route {
+                    method: "GET".into(),
+                    path: (*p).into(),
+                    handler: None,
+                    line: 3,
+                })
+                .collect(),
+            ..FileFacts::default()
+        };
+        let calls = FileFacts {
+            http: [
+                "http://recs/recommendations/42",
+                "http://catalog/catalog",
+                "/nowhere",
+            ]
+            .iter()
+            .map(|u| HttpFact::Call {
+                method: Some("GET".into()),
+                url: Value::lit(*u),
+                line: 9,
+            })
+            .collect(),
+            ..FileFacts::default()
+        };
+        let snap = Snapshot::from_facts(vec![
+            (
+                "recs",
+                "recs/openapi.yml",
+                routes(&["/recommendations/{productId}"]),
+            ),
+            ("catalog", "catalog/openapi.yml", routes(&["/catalog"])),
+            ("catalog", "catalog/main.go", routes(&["/catalog"])),
+            ("ui", "ui/client.go", calls),
+        ]);
+        let g = &snap.graph;
+        let mut reached: Vec<&str> = g
+            .route_calls
+            .iter()
+            .map(|rc| &*snap.files[g.routes[rc.route as usize].at.file as usize].path)
+            .collect();
+        reached.sort();
+        // The code route wins over its own contract; the contract stands in where no code
+        // serves the path; a path nothing declares stays unresolved.
+        assert_eq!(reached, ["catalog/main.go", "recs/openapi.yml"]);
+        assert_eq!(g.unresolved_calls.len(), 1);
+        assert_eq!(
+            g.unresolved_calls[0].why,
+            "no route in the workspace has this path"
+        );
     }
 
     /// Routes `POST /shipping/:id` (cart) and the URLs reaching it from `lang` sources.
