@@ -484,7 +484,18 @@ impl Value {
                 Part::Lit(s) => out.push_str(s),
                 Part::Ref { name, .. } => {
                     out.push('{');
-                    out.push_str(name);
+                    // A constructor's argument (`new Provider#0`, see `bind::ctor_arg_name`)
+                    // reads as what it is.
+                    match name
+                        .strip_prefix("new ")
+                        .and_then(|r| r.rsplit_once('#'))
+                        .and_then(|(class, i)| Some((class, i.parse::<usize>().ok()?)))
+                    {
+                        Some((class, i)) => {
+                            out.push_str(&format!("argument {} of new {class}(…)", i + 1))
+                        }
+                        None => out.push_str(name),
+                    }
                     out.push('}');
                 }
                 Part::Env { var, .. } => {

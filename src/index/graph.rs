@@ -1769,6 +1769,52 @@ mod tests {
     }
 
     #[test]
+    fn a_queue_passed_to_a_constructor_in_another_file_names_the_topic() {
+        use crate::index::facts::Language;
+        use crate::index::snapshot::Snapshot;
+        // The SQS provider keeps its queue from the constructor; one config passes a literal,
+        // another a Spring property with no default in code.
+        let provider = "package shop;\npublic class SqsProvider {\n  private final String queue;\n  private final SqsOperations template;\n  public SqsProvider(String queue, SqsOperations template) {\n    this.queue = queue;\n    this.template = template;\n  }\n  public void publish(Object e) {\n    template.send(to -> to.queue(queue).payload(e));\n  }\n}\n";
+        let literal = "package shop;\nclass Config {\n  SqsProvider p() { return new SqsProvider(\"orders-queue\", t); }\n}\n";
+        let property = "package shop;\nclass PropConfig {\n  @Value(\"${shop.sqs.queue}\")\n  private String queueName;\n  SqsProvider p() { return new SqsProvider(queueName, t); }\n}\n";
+        let topics = |files: &[(&str, &str)]| -> Vec<(String, String)> {
+            let facts = files
+                .iter()
+                .map(|(path, text)| {
+                    (
+                        "orders",
+                        *path,
+                        crate::index::lang::extract(Language::Java, path, text),
+                    )
+                })
+                .collect();
+            let snap = Snapshot::from_facts(facts);
+            let g = &snap.graph;
+            let mut out: Vec<(String, String)> = g
+                .events
+                .iter()
+                .map(|e| (g.topics[e.topic as usize].name.clone(), e.how.clone()))
+                .collect();
+            out.extend(
+                g.unresolved_events
+                    .iter()
+                    .map(|(_, why)| ("?".into(), why.clone())),
+            );
+            out
+        };
+        let found = topics(&[("SqsProvider.java", provider), ("Config.java", literal)]);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].0, "orders-queue");
+        // The property's name is the reason the site stays unresolved, not an unknown field.
+        let found = topics(&[
+            ("SqsProvider.java", provider),
+            ("PropConfig.java", property),
+        ]);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].1.contains("shop.sqs.queue"), "{found:?}");
+    }
+
+    #[test]
     fn a_base_url_passed_to_a_constructor_in_another_file_resolves() {
         // Java: the base is a field set from the constructor; `new CartHelper(CART_URL)` in
         // another file of the package gives it.

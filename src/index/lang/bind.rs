@@ -467,12 +467,20 @@ impl Assignments {
         for (class, open) in &self.news {
             for (i, &(a, b)) in t.args(*open).iter().enumerate().take(8) {
                 // A base or a name kept whole: a value with run-time parts is no base, and a
-                // plain literal is kept only when it is a URL or path (`new Error("…")` is
-                // everywhere and never one).
+                // plain literal is kept only when it is a URL, a path or one word that can
+                // name a topic or queue (`new Publisher("orders")`); `new Error("…")` is
+                // everywhere and never one.
+                let error = ["Error", "Exception", "Throwable"]
+                    .iter()
+                    .any(|s| class.ends_with(s));
                 let value = eval(t, (a, b), rules, self);
                 let useful = value.parts.iter().all(|p| !matches!(p, Part::Dynamic))
                     && value.parts.iter().any(|p| match p {
-                        Part::Lit(s) => s.contains("://") || looks_like_http_path(s),
+                        Part::Lit(s) => {
+                            s.contains("://")
+                                || looks_like_http_path(s)
+                                || (!error && s.len() > 1 && super::common::looks_like_topic(s))
+                        }
                         _ => true,
                     });
                 if useful {

@@ -154,6 +154,29 @@ pub fn looks_like_topic(s: &str) -> bool {
         && !s.starts_with('/')
 }
 
+/// The queue or topic name an AWS messaging address names: the last path segment of an SQS
+/// queue URL (`https://sqs.us-east-1.amazonaws.com/123456789012/orders` → `orders`, a
+/// LocalStack `http://localhost:4566/000000000000/orders` too) and the last field of an ARN
+/// (`arn:aws:sns:us-east-1:123456789012:order-events` → `order-events`); any other text is
+/// returned as it is. Producers address a queue by URL and consumers often by name, so both
+/// sides meet on the name.
+pub fn aws_destination_name(s: &str) -> &str {
+    if let Some(rest) = s.strip_prefix("arn:") {
+        return match rest.rsplit(':').next() {
+            Some(name) if rest.matches(':').count() >= 4 && !name.is_empty() => name,
+            _ => s,
+        };
+    }
+    if let Some((_, after)) = s.split_once("://")
+        && let Some((_, path)) = after.split_once('/')
+        && let Some(name) = path.trim_end_matches('/').rsplit('/').next()
+        && !name.is_empty()
+    {
+        return name;
+    }
+    s
+}
+
 /// Joins a router/group prefix and a route path: `/v1` + `/orders` gives `/v1/orders`, a bare
 /// `/` under a prefix gives the prefix, and no slash is doubled or lost.
 pub fn join_path(prefix: &str, path: &str) -> String {
@@ -623,6 +646,31 @@ pub fn client_calls(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn aws_addresses_name_their_queue_or_topic() {
+        for (address, name) in [
+            (
+                "https://sqs.us-east-1.amazonaws.com/123456789012/orders",
+                "orders",
+            ),
+            (
+                "http://localhost:4566/000000000000/orders.fifo/",
+                "orders.fifo",
+            ),
+            (
+                "arn:aws:sns:us-east-1:123456789012:order-events",
+                "order-events",
+            ),
+            ("arn:aws:sqs:eu-west-1:1:q", "q"),
+            ("orders-queue", "orders-queue"),
+            ("arn:broken", "arn:broken"),
+            ("https://sqs.amazonaws.com", "https://sqs.amazonaws.com"),
+            ("https://é.example/ü/naïve", "naïve"),
+        ] {
+            assert_eq!(aws_destination_name(address), name, "{address}");
+        }
+    }
 
     #[test]
     fn generated_by_name_and_marker() {

@@ -968,7 +968,9 @@ class Events(
             consts(&f),
             vec![
                 ("Events.PAID", "orders.paid"),
-                ("Events.outTopic", "orders.out")
+                ("Events.outTopic", "orders.out"),
+                // A property with no default binds the field to the property itself.
+                ("Events.auditTopic", "?")
             ]
         );
     }

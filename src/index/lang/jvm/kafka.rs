@@ -139,6 +139,7 @@ impl<'s, 'a> Ctx<'s, 'a> {
                 let is_template = self.held.get(recv) == Some(&Held::KafkaTemplate)
                     || recv.to_ascii_lowercase().contains("kafkatemplate");
                 if !is_template {
+                    self.aws_call(k, facts);
                     return;
                 }
                 let Some((a, b)) = src.first_arg(k + 1) else {
@@ -170,6 +171,10 @@ impl<'s, 'a> Ctx<'s, 'a> {
                 let recv = src.ident(k - 2).unwrap_or("").to_ascii_lowercase();
                 let via = if recv.contains("jms") {
                     "JmsTemplate"
+                } else if recv.contains("sqs") || recv.contains("queuemessaging") {
+                    "SqsTemplate"
+                } else if recv.contains("sns") || recv.contains("notificationmessaging") {
+                    "SnsTemplate"
                 } else if recv.contains("messaging") || recv.contains("simp") {
                     "SimpMessagingTemplate"
                 } else {
@@ -221,6 +226,33 @@ impl<'s, 'a> Ctx<'s, 'a> {
                     push(facts, EventRole::Producer, topic, "KafkaTemplate", t.line);
                 }
             }
+            "sendAsync"
+            | "sendMany"
+            | "sendManyAsync"
+            | "receive"
+            | "receiveAsync"
+            | "receiveMany"
+            | "receiveManyAsync"
+            | "sendMessage"
+            | "sendMessageAsync"
+            | "sendMessageBatch"
+            | "sendMessageBatchAsync"
+            | "receiveMessage"
+            | "receiveMessageAsync"
+            | "publish"
+            | "publishAsync"
+            | "publishBatch"
+            | "sendNotification"
+                if k >= 2 && src.is(k - 1, ".") && src.is(k + 1, "(") =>
+            {
+                self.aws_call(k, facts);
+            }
+            // Kotlin's trailing lambda: `sqsTemplate.send { to -> to.queue("q") }`.
+            "send" | "receive" | "sendMessage" | "receiveMessage" | "publish"
+                if k >= 2 && src.is(k - 1, ".") && src.is(k + 1, "{") =>
+            {
+                self.aws_call(k, facts);
+            }
             "subscribe" | "subscription" if k >= 2 && src.is(k - 1, ".") && src.is(k + 1, "(") => {
                 let Some((a, mut b)) = src.first_arg(k + 1) else {
                     return;
@@ -242,6 +274,96 @@ impl<'s, 'a> Ctx<'s, 'a> {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// AWS messaging at the call named at token `k` (a `.` before it, a `(` after it): Spring
+    /// Cloud AWS's `SqsTemplate` (`send(to -> to.queue("q").payload(p))`, `send("q", p)`,
+    /// `receive(from -> from.queue("q"))`), the SDK's SQS clients (`sendMessage(
+    /// SendMessageRequest.builder().queueUrl(url)…)`, v1's `sendMessage(url, body)`,
+    /// `receiveMessage(…)`) and SNS (`publish(PublishRequest.builder().topicArn(arn)…)`,
+    /// `publish(arn, message)`, `sendNotification(topic, message, subject)`). The receiver must
+    /// be held as one of those types or be named for the service (`sqsClient`, `snsTemplate`):
+    /// `publish` and `send` are everyday method names. After the name comes `(`, or `{` for
+    /// Kotlin's trailing lambda.
+    fn aws_call(&self, k: usize, facts: &mut FileFacts) {
+        let src = self.src;
+        let Some(recv) = src.ident(k - 2) else {
+            return;
+        };
+        let lower = recv.to_ascii_lowercase();
+        let held = match self.held.get(recv) {
+            Some(h @ (Held::SqsTemplate | Held::SqsClient | Held::SnsClient)) => *h,
+            _ if lower.contains("sqstemplate") || lower.contains("queuemessagingtemplate") => {
+                Held::SqsTemplate
+            }
+            _ if lower.contains("sqs") => Held::SqsClient,
+            _ if lower.contains("sns") || lower.contains("notificationmessaging") => {
+                Held::SnsClient
+            }
+            _ => return,
+        };
+        let method = src.toks[k].text;
+        let (role, via, keys): (EventRole, &str, &[&str]) = match (held, method) {
+            (Held::SqsTemplate, m) if m.starts_with("send") => {
+                (EventRole::Producer, "SqsTemplate", &["queue"])
+            }
+            (Held::SqsTemplate, m) if m.starts_with("receive") => {
+                (EventRole::Consumer, "SqsTemplate", &["queue"])
+            }
+            (Held::SqsClient, m) if m.starts_with("sendMessage") => {
+                (EventRole::Producer, "SQS", &["queueUrl", "withQueueUrl"])
+            }
+            (Held::SqsClient, m) if m.starts_with("receiveMessage") => {
+                (EventRole::Consumer, "SQS", &["queueUrl", "withQueueUrl"])
+            }
+            (Held::SnsClient, m) if m.starts_with("publish") || m == "sendNotification" => (
+                EventRole::Producer,
+                "SNS",
+                &["topicArn", "withTopicArn", "targetArn", "withTargetArn"],
+            ),
+            _ => return,
+        };
+        let close = src.close_or_end(k + 1);
+        let args = src.split_commas(k + 2, close);
+        // The destination set inside the argument: a builder step or a lambda's
+        // (`SendMessageRequest.builder().queueUrl(url)`, `to -> to.queue("q")`).
+        let inner = (k + 2..close).find(|&j| {
+            j >= 1
+                && src.is(j - 1, ".")
+                && src.is(j + 1, "(")
+                && src.ident(j).is_some_and(|m| keys.contains(&m))
+        });
+        let range = match inner {
+            Some(j) => src.first_arg(j + 1),
+            // `new SendMessageRequest(url, body)` (SDK v1).
+            None if args.len() == 1 && src.kw(args[0].0, "new") => {
+                let open = (args[0].0..args[0].1).find(|&j| src.is(j, "("));
+                open.and_then(|o| src.first_arg(o))
+            }
+            // The destination first: `send("q", payload)`, `sendMessage(url, body)`,
+            // `publish(arn, message)`; `receiveMessage(url)` names it alone.
+            None if args.len() >= 2 || (role == EventRole::Consumer && args.len() == 1) => {
+                let (a, b) = args[0];
+                // A lambda or builder that set no destination names none we can read.
+                (!(a..b).any(|j| src.is(j, "->") || src.kw(j, "builder"))).then_some((a, b))
+            }
+            _ => None,
+        };
+        let Some((a, b)) = range else {
+            return;
+        };
+        let topic = if b == a + 1
+            && let Some(lit) = src.lit(a)
+            && !lit.templated
+        {
+            let name = common::aws_destination_name(&lit.value);
+            super::consts::topic_of_literal(name)
+        } else {
+            self.topic((a, b))
+        };
+        if let Some(topic) = topic {
+            push(facts, role, topic, via, src.toks[k].line);
         }
     }
 
@@ -378,5 +500,96 @@ fn ann_via(name: &str) -> &'static str {
         "RabbitListener" => "@RabbitListener",
         "JmsListener" => "@JmsListener",
         _ => "@SqsListener",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::index::facts::{EventRole, Value};
+    use crate::index::lang::test_support::events;
+    use EventRole::*;
+
+    #[test]
+    fn aws_sqs_and_sns_in_java() {
+        let src = r#"package com.acme;
+public class Publisher {
+    private final SqsOperations template;
+    private final SqsClient sqs;
+    private final AmazonSNS notifications;
+    private final String queue;
+    Publisher(String queue) { this.queue = queue; }
+
+    void publish(Order o) {
+        template.send(to -> {
+            to
+              .queue("orders-queue")
+              .payload(o);
+        });
+        template.send(queue, o);
+        template.send(o);
+        sqs.sendMessage(SendMessageRequest.builder()
+            .queueUrl("https://sqs.us-east-1.amazonaws.com/123456789012/payments")
+            .messageBody("x").build());
+        sqs.sendMessage(b -> b.queueUrl(queue).messageBody("x"));
+        sqsClient.sendMessage("http://localhost:4566/000000000000/audit", "body");
+        amazonSqs.sendMessage(new SendMessageRequest("https://sqs.eu-west-1.amazonaws.com/1/refunds", "b"));
+        notifications.publish(PublishRequest.builder().topicArn("arn:aws:sns:us-east-1:1:order-events").message("m").build());
+        snsTemplate.sendNotification("shipments", o, "subject");
+        queueMessagingTemplate.convertAndSend("legacy-queue", o);
+        eventPublisher.publish(o);
+        chat.sendMessage("hello", user);
+        template.receive(from -> from.queue("replies"));
+        sqs.receiveMessage(ReceiveMessageRequest.builder().queueUrl("https://sqs.us-east-1.amazonaws.com/1/inbox").build());
+    }
+}
+"#;
+        let f = super::super::super::java::extract("Publisher.java", src);
+        let lit = |s: &str| Value::lit(s);
+        assert_eq!(
+            events(&f),
+            vec![
+                (Producer, lit("orders-queue"), "SqsTemplate", 10),
+                // A field set from a constructor parameter: what `new Publisher(…)` passes.
+                (
+                    Producer,
+                    Value::reference("new Publisher#0"),
+                    "SqsTemplate",
+                    15
+                ),
+                (Producer, lit("payments"), "SQS", 17),
+                (Producer, Value::reference("new Publisher#0"), "SQS", 20),
+                (Producer, lit("audit"), "SQS", 21),
+                (Producer, lit("refunds"), "SQS", 22),
+                (Producer, lit("order-events"), "SNS", 23),
+                (Producer, lit("shipments"), "SNS", 24),
+                (Producer, lit("legacy-queue"), "SqsTemplate", 25),
+                (Consumer, lit("replies"), "SqsTemplate", 28),
+                (Consumer, lit("inbox"), "SQS", 29),
+            ]
+        );
+    }
+
+    #[test]
+    fn aws_sqs_and_sns_in_kotlin() {
+        let src = r#"package com.acme
+class Publisher(private val sqsTemplate: SqsTemplate, private val sns: SnsClient) {
+    fun publish(o: Order) {
+        sqsTemplate.send { to -> to.queue("orders-queue").payload(o) }
+        sqsTemplate.send("orders-queue", o)
+        sns.publish { it.topicArn("arn:aws:sns:us-east-1:1:order-events").message("m") }
+        publisher.publish(o)
+    }
+}
+"#;
+        let f = super::super::super::kotlin::extract("Publisher.kt", src);
+        let lit = |s: &str| Value::lit(s);
+        assert_eq!(
+            events(&f),
+            vec![
+                (Producer, lit("orders-queue"), "SqsTemplate", 4),
+                (Producer, lit("orders-queue"), "SqsTemplate", 5),
+                (Producer, lit("order-events"), "SNS", 6),
+            ]
+        );
     }
 }

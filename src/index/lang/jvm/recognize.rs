@@ -12,6 +12,12 @@ pub(super) enum Held<'a> {
     KafkaTemplate,
     RestTemplate,
     Stub(&'a str),
+    /// Spring Cloud AWS's `SqsTemplate` (`send(to -> to.queue("q")…)`).
+    SqsTemplate,
+    /// An AWS SDK SQS client (`sendMessage`, `receiveMessage`).
+    SqsClient,
+    /// An AWS SDK SNS client or Spring's SNS template (`publish`, `sendNotification`).
+    SnsClient,
 }
 
 /// Everything [`recognize`] keeps while scanning one file.
@@ -164,6 +170,23 @@ impl<'s, 'a> Ctx<'s, 'a> {
             let held = match ty {
                 "KafkaTemplate" | "ReactiveKafkaProducerTemplate" => Held::KafkaTemplate,
                 "RestTemplate" | "TestRestTemplate" => Held::RestTemplate,
+                "SqsTemplate"
+                | "SqsOperations"
+                | "SqsAsyncOperations"
+                | "QueueMessagingTemplate" => Held::SqsTemplate,
+                "SqsClient"
+                | "SqsAsyncClient"
+                | "AmazonSQS"
+                | "AmazonSQSAsync"
+                | "AmazonSQSClient"
+                | "AmazonSQSAsyncClient" => Held::SqsClient,
+                "SnsClient"
+                | "SnsAsyncClient"
+                | "AmazonSNS"
+                | "AmazonSNSAsync"
+                | "AmazonSNSClient"
+                | "SnsTemplate"
+                | "NotificationMessagingTemplate" => Held::SnsClient,
                 _ => {
                     if !ty.ends_with("Stub") {
                         continue;
@@ -264,13 +287,17 @@ impl<'s, 'a> Ctx<'s, 'a> {
             });
             return;
         };
-        if let Some(d) = &default {
-            facts.bindings.push(Binding {
-                name: qualified(name),
-                value: Value::lit(d.clone()),
-                line: ann.line,
-            });
-        }
+        // With a default, the field reads as it (a base URL's default is where it points);
+        // without one, as the property, so what another file passes on (`new
+        // Provider(queueName)`) names the property instead of an unknown field.
+        facts.bindings.push(Binding {
+            name: qualified(name),
+            value: match &default {
+                Some(d) => Value::lit(d.clone()),
+                None => Value::env(var.clone(), None),
+            },
+            line: ann.line,
+        });
         self.value_bound.insert(name, (var, default));
     }
 
