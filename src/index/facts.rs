@@ -515,6 +515,11 @@ impl Value {
     }
 }
 
+/// The `via` of a consumer of an event the framework itself publishes (Spring Boot's
+/// `ApplicationReadyEvent`, `ContextRefreshedEvent`): no code of the workspace produces it, so
+/// answers say so instead of hunting for a producer, and the service picture leaves it out.
+pub const FRAMEWORK_EVENT_VIA: &str = "framework lifecycle event";
+
 /// An event producer or consumer (Kafka and friends, or a configured custom pattern).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EventFact {

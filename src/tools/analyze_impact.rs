@@ -760,7 +760,17 @@ fn topic_notes(
     if file_linked {
         notes.push("_Hops past the first follow producers in the same file as a consumer (a service that consumes and re-emits); those rows are heuristic._".into());
     }
-    if !prod {
+    let framework = g.events.iter().any(|e| topics.contains(&e.topic))
+        && g.events
+            .iter()
+            .filter(|e| topics.contains(&e.topic))
+            .all(|e| e.via == crate::index::facts::FRAMEWORK_EVENT_VIA);
+    if !prod && framework {
+        notes.push(
+            "_Published by the framework itself (a lifecycle event such as Spring Boot's `ApplicationReadyEvent`): no code of the workspace produces it, and none is expected; the rows are its listeners._"
+                .into(),
+        );
+    } else if !prod {
         notes.push(format!(
             "**No producer resolved**: 0 producers of this topic among the {} event site(s) resolved to a topic ({} unresolved) across {} root(s). A topic name built at run time, a SQL trigger or an outbox table can still publish it.",
             g.events.len(),
@@ -1392,6 +1402,38 @@ mod matrix_tests {
         )
         .text;
         assert!(t.contains("`services/orders/src/publish.test.ts:9`"), "{t}");
+    }
+
+    #[test]
+    fn a_framework_lifecycle_event_expects_no_producer() {
+        let listener = |topic: &str, via: &str| FileFacts {
+            events: vec![EventFact {
+                role: EventRole::Consumer,
+                topic: FactValue::lit(topic),
+                via: via.into(),
+                line: 5,
+            }],
+            ..FileFacts::default()
+        };
+        let snap = Snapshot::from_facts(vec![
+            (
+                "services/cart",
+                "src/Warmup.java",
+                listener("ApplicationReadyEvent", FRAMEWORK_EVENT_VIA),
+            ),
+            (
+                "services/orders",
+                "src/Audit.java",
+                listener("OrderAudited", "ApplicationEvent"),
+            ),
+        ]);
+        let t = call(&snap, json!({"target": "ApplicationReadyEvent"})).text;
+        assert!(t.contains("Published by the framework itself"), "{t}");
+        assert!(!t.contains("No producer resolved"), "{t}");
+        assert!(t.contains("`services/cart/src/Warmup.java:5`"), "{t}");
+        // The workspace's own event without a producer is still said to have none.
+        let t = call(&snap, json!({"target": "OrderAudited"})).text;
+        assert!(t.contains("**No producer resolved**"), "{t}");
     }
 
     #[test]

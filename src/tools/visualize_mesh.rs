@@ -313,7 +313,8 @@ fn folded_links(snap: &Snapshot) -> (BTreeMap<(String, String, LinkKind), Fold>,
         }
     }
     for e in &g.events {
-        if !usable(e.at) {
+        // A framework lifecycle event links no two services.
+        if !usable(e.at) || e.via == crate::index::facts::FRAMEWORK_EVENT_VIA {
             continue;
         }
         let group = group_of(snap, e.at.file);
@@ -1601,6 +1602,38 @@ mod tests {
             .find(|l| l.kind == LinkKind::Grpc)
             .unwrap();
         assert_eq!(gw.example, "services/gateway/src/app.js:4");
+    }
+
+    #[test]
+    fn a_framework_lifecycle_event_links_no_services() {
+        let listener = |topic: &str, via: &str| FileFacts {
+            events: vec![EventFact {
+                role: EventRole::Consumer,
+                topic: FactValue::lit(topic),
+                via: via.into(),
+                line: 5,
+            }],
+            ..FileFacts::default()
+        };
+        let snap = Snapshot::from_facts(vec![
+            (
+                "services/cart",
+                "src/Warmup.java",
+                listener(
+                    "ApplicationReadyEvent",
+                    crate::index::facts::FRAMEWORK_EVENT_VIA,
+                ),
+            ),
+            (
+                "services/orders",
+                "src/Audit.java",
+                listener("OrderAudited", "ApplicationEvent"),
+            ),
+        ]);
+        let view = mesh_view(&snap, None, 40).unwrap();
+        let names: Vec<&str> = view.nodes.iter().map(|n| n.name.as_str()).collect();
+        assert!(names.contains(&"OrderAudited"), "{names:?}");
+        assert!(!names.contains(&"ApplicationReadyEvent"), "{names:?}");
     }
 
     #[test]

@@ -1046,7 +1046,13 @@ class Ready implements ApplicationListener<ApplicationReadyEvent> {
                 e(Producer, "OrderCreatedEvent", "ApplicationEvent", 10),
                 e(Consumer, "orders-queue", "@RabbitListener", 13),
                 e(Consumer, "OrderCreatedEvent", "ApplicationEvent", 16),
-                e(Consumer, "ApplicationReadyEvent", "ApplicationEvent", 18),
+                // Spring Boot publishes it: a framework lifecycle event.
+                e(
+                    Consumer,
+                    "ApplicationReadyEvent",
+                    crate::index::facts::FRAMEWORK_EVENT_VIA,
+                    18
+                ),
             ]
         );
     }

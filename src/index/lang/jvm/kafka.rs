@@ -4,6 +4,7 @@
 use super::super::common;
 use super::recognize::{Ctx, Held};
 use super::*;
+use crate::index::facts::FRAMEWORK_EVENT_VIA;
 
 /// Appends one event fact.
 fn push(facts: &mut FileFacts, role: EventRole, topic: Value, via: &str, line: u32) {
@@ -104,13 +105,8 @@ impl<'s, 'a> Ctx<'s, 'a> {
             // Spring application events: the listener method's first parameter type.
             "EventListener" | "TransactionalEventListener" => {
                 if let Some((ev, line)) = self.listener_event(&ann) {
-                    push(
-                        facts,
-                        EventRole::Consumer,
-                        Value::lit(ev),
-                        "ApplicationEvent",
-                        line,
-                    );
+                    let via = self.application_event_via(ev, facts);
+                    push(facts, EventRole::Consumer, Value::lit(ev), via, line);
                 }
             }
             "SendTo" if send_to.contains(&k) => {
@@ -381,14 +377,42 @@ impl<'s, 'a> Ctx<'s, 'a> {
                 && let Some(ev) = src.ident(j + 2)
             {
                 // The line that names the event type (`implements ApplicationListener<X>`).
-                push(
-                    facts,
-                    EventRole::Consumer,
-                    Value::lit(ev),
-                    "ApplicationEvent",
-                    src.line(j),
-                );
+                let via = self.application_event_via(ev, facts);
+                push(facts, EventRole::Consumer, Value::lit(ev), via, src.line(j));
             }
+        }
+    }
+
+    /// The `via` of a listener of application event type `ev`: the framework's own lifecycle
+    /// events (imported from `org.springframework.`, or one of Spring's well-known ones when
+    /// the import is a wildcard) are [`FRAMEWORK_EVENT_VIA`], the workspace's `ApplicationEvent`.
+    fn application_event_via(&self, ev: &str, facts: &FileFacts) -> &'static str {
+        const SPRING_EVENTS: [&str; 16] = [
+            "ApplicationContextInitializedEvent",
+            "ApplicationEnvironmentPreparedEvent",
+            "ApplicationFailedEvent",
+            "ApplicationPreparedEvent",
+            "ApplicationReadyEvent",
+            "ApplicationStartedEvent",
+            "ApplicationStartingEvent",
+            "AvailabilityChangeEvent",
+            "ContextClosedEvent",
+            "ContextRefreshedEvent",
+            "ContextStartedEvent",
+            "ContextStoppedEvent",
+            "ReactiveWebServerInitializedEvent",
+            "ServletRequestHandledEvent",
+            "ServletWebServerInitializedEvent",
+            "WebServerInitializedEvent",
+        ];
+        let imported_from_framework = facts.imports.iter().any(|imp| {
+            imp.module.starts_with("org.springframework.")
+                && imp.module.rsplit('.').next() == Some(ev)
+        });
+        if imported_from_framework || SPRING_EVENTS.contains(&ev) {
+            FRAMEWORK_EVENT_VIA
+        } else {
+            "ApplicationEvent"
         }
     }
 
@@ -565,6 +589,36 @@ public class Publisher {
                 (Producer, lit("legacy-queue"), "SqsTemplate", 25),
                 (Consumer, lit("replies"), "SqsTemplate", 28),
                 (Consumer, lit("inbox"), "SQS", 29),
+            ]
+        );
+    }
+
+    #[test]
+    fn spring_lifecycle_events_are_the_frameworks() {
+        let src = r#"package com.acme;
+import org.springframework.boot.context.event.ApplicationReadyEvent;
+import org.springframework.context.event.*;
+import org.springframework.security.authentication.event.AuthenticationSuccessEvent;
+import com.acme.events.OrderCreated;
+public class Listeners implements ApplicationListener<ApplicationReadyEvent> {
+    @EventListener
+    void refreshed(ContextRefreshedEvent e) {}
+    @EventListener
+    void login(AuthenticationSuccessEvent e) {}
+    @EventListener
+    void created(OrderCreated e) {}
+}
+"#;
+        let f = super::super::super::java::extract("Listeners.java", src);
+        let fw = crate::index::facts::FRAMEWORK_EVENT_VIA;
+        let lit = |s: &str| Value::lit(s);
+        assert_eq!(
+            events(&f),
+            vec![
+                (Consumer, lit("ContextRefreshedEvent"), fw, 8),
+                (Consumer, lit("AuthenticationSuccessEvent"), fw, 10),
+                (Consumer, lit("OrderCreated"), "ApplicationEvent", 12),
+                (Consumer, lit("ApplicationReadyEvent"), fw, 6),
             ]
         );
     }
