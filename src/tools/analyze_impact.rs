@@ -173,10 +173,13 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
                 .iter()
                 .filter(|(_, w)| shares_word(w, &words))
                 .map(|(at, w)| (*at, w.clone()));
+            // HTTP calls only for a target shaped like a route: a queue or topic name that
+            // shares a word with a URL (`orders-queue`, `/orders`) is no call of it.
+            let route_like = target.contains('/');
             let calls = g
                 .unresolved_calls
                 .iter()
-                .filter(|c| shares_word(&c.url, &words))
+                .filter(|c| route_like && shares_word(&c.url, &words))
                 .map(|c| (c.at, format!("`{}` — {}", c.url, c.why)));
             let sites: Vec<(Loc, String)> = events.chain(calls).collect();
             if !sites.is_empty() {
@@ -188,6 +191,7 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
                     include_tests,
                 ));
             }
+            header.push_str(&written_values(snap, target, include_tests));
             return ToolOutput::ok(header).with_data(super::structured::empty());
         }
         Some(Subject::Rpcs { contracts, rpcs }) => rpc_rows(snap, contracts, rpcs),
@@ -991,6 +995,59 @@ fn target_words(target: &str) -> Vec<String> {
         .collect()
 }
 
+/// For a target nothing resolves to: the constants and settings whose value is exactly it
+/// (`ORDERS_QUEUE = "orders-queue"`, `orders.queue: orders-queue`), so a queue that is only
+/// declared (a `new Queue(NAME)` nobody consumes) or a topic used by a library the index
+/// does not know is still found where it is written. Empty when there are none.
+fn written_values(snap: &Snapshot, target: &str, include_tests: bool) -> String {
+    const SHOWN: usize = 10;
+    let target = target.trim();
+    if target.is_empty() {
+        return String::new();
+    }
+    let mut found: Vec<(String, u32, String)> = Vec::new();
+    for f in snap.files.iter() {
+        if f.is_test && !include_tests {
+            continue;
+        }
+        let facts = f.facts();
+        let path = snap.display_path(f);
+        for b in &facts.bindings {
+            if b.value
+                .as_lit()
+                .is_some_and(|v| v.eq_ignore_ascii_case(target))
+            {
+                // `new Queue#0` (a constructor's argument) reads as what it is.
+                let shown = crate::index::facts::Value::reference(b.name.clone()).display();
+                let shown = shown.trim_start_matches('{').trim_end_matches('}');
+                found.push((path.to_string(), b.line, shown.to_string()));
+            }
+        }
+        for p in &facts.properties {
+            if p.value.eq_ignore_ascii_case(target) {
+                found.push((path.to_string(), p.line, p.key.clone()));
+            }
+        }
+    }
+    if found.is_empty() {
+        return String::new();
+    }
+    crate::order::sort_by(&mut found, |a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+    found.dedup();
+    let mut out = format!(
+        "\n**Written as a value at {} place(s)** (constants and settings equal to {}; no producer, consumer, route or call the index recognises uses them):\n",
+        found.len(),
+        inline_code(target)
+    );
+    for (path, line, name) in found.iter().take(SHOWN) {
+        out.push_str(&format!("- `{path}:{line}` — {}\n", inline_code(name)));
+    }
+    if found.len() > SHOWN {
+        out.push_str(&format!("- … and {} more\n", found.len() - SHOWN));
+    }
+    out
+}
+
 /// True when `text` contains one of `words` (case-insensitive).
 fn shares_word(text: &str, words: &[String]) -> bool {
     let text = text.to_lowercase();
@@ -1402,6 +1459,74 @@ mod matrix_tests {
         )
         .text;
         assert!(t.contains("`services/orders/src/publish.test.ts:9`"), "{t}");
+    }
+
+    #[test]
+    fn a_name_nothing_resolves_is_found_where_it_is_written() {
+        let snap = Snapshot::from_facts(vec![
+            (
+                "services/orders",
+                "src/Config.java",
+                FileFacts {
+                    bindings: vec![
+                        Binding {
+                            name: "Config.ORDERS_QUEUE".into(),
+                            value: FactValue::lit("orders-queue"),
+                            line: 3,
+                        },
+                        Binding {
+                            name: "new Queue#0".into(),
+                            value: FactValue::lit("Orders-Queue"),
+                            line: 7,
+                        },
+                    ],
+                    http: vec![HttpFact::Call {
+                        method: Some("GET".into()),
+                        url: FactValue::lit("/orders/all"),
+                        line: 9,
+                    }],
+                    events: vec![EventFact {
+                        role: EventRole::Producer,
+                        topic: FactValue::dynamic(),
+                        via: "orders queue sender".into(),
+                        line: 12,
+                    }],
+                    ..FileFacts::default()
+                },
+            ),
+            (
+                "services/orders",
+                "src/main/resources/application.properties",
+                FileFacts {
+                    properties: vec![Property {
+                        key: "app.orders.queue".into(),
+                        value: "orders-queue".into(),
+                        line: 2,
+                    }],
+                    ..FileFacts::default()
+                },
+            ),
+        ]);
+        let t = call(&snap, json!({"target": "orders-queue"})).text;
+        assert!(t.contains("**Written as a value at 3 place(s)**"), "{t}");
+        assert!(
+            t.contains("`services/orders/src/Config.java:3` — `Config.ORDERS_QUEUE`"),
+            "{t}"
+        );
+        assert!(
+            t.contains("`services/orders/src/Config.java:7` — `argument 1 of new Queue(…)`"),
+            "{t}"
+        );
+        assert!(
+            t.contains("application.properties:2` — `app.orders.queue`"),
+            "{t}"
+        );
+        // A queue name is no URL: the unresolved HTTP call is not listed for it; a path is.
+        assert!(!t.contains("Config.java:9"), "{t}");
+        let t = call(&snap, json!({"target": "GET /orders/x"})).text;
+        assert!(t.contains("Config.java:9"), "{t}");
+        let t = call(&snap, json!({"target": "nothing-like-it"})).text;
+        assert!(!t.contains("Written as a value"), "{t}");
     }
 
     #[test]
