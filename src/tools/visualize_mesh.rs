@@ -120,8 +120,59 @@ pub struct MeshLink {
     pub count: u32,
     /// The weakest confidence among them.
     pub confidence: &'static str,
+    /// How many of the sites are exact, heuristic and ambiguous, when they differ (one
+    /// ambiguous call among five says little about the other four).
+    #[serde(skip_serializing_if = "ConfidenceCounts::is_uniform")]
+    pub confidence_counts: ConfidenceCounts,
     /// One site, `path:line`, as evidence.
     pub example: String,
+}
+
+/// Sites of a link per confidence.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct ConfidenceCounts {
+    pub exact: u32,
+    pub heuristic: u32,
+    pub ambiguous: u32,
+}
+
+impl ConfidenceCounts {
+    fn add(&mut self, conf: Confidence, n: u32) {
+        match conf {
+            Confidence::Exact => self.exact += n,
+            Confidence::Heuristic => self.heuristic += n,
+            Confidence::Ambiguous => self.ambiguous += n,
+        }
+    }
+
+    fn sum(&mut self, other: ConfidenceCounts) {
+        self.exact += other.exact;
+        self.heuristic += other.heuristic;
+        self.ambiguous += other.ambiguous;
+    }
+
+    /// True when at most one confidence has sites (the link's `confidence` says it all).
+    fn is_uniform(&self) -> bool {
+        [self.exact, self.heuristic, self.ambiguous]
+            .iter()
+            .filter(|&&n| n > 0)
+            .count()
+            <= 1
+    }
+
+    /// `3 heuristic, 1 ambiguous`: the non-zero counts, strongest first.
+    fn describe(&self) -> String {
+        [
+            (self.exact, "exact"),
+            (self.heuristic, "heuristic"),
+            (self.ambiguous, "ambiguous"),
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, w)| format!("{n} {w}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+    }
 }
 
 /// The aggregated picture.
@@ -194,6 +245,7 @@ const WORKSPACE_ROOT: &str = "(workspace root)";
 struct Fold {
     count: u32,
     confidence: Option<Confidence>,
+    counts: ConfidenceCounts,
     example: Option<(String, u32)>,
 }
 
@@ -206,6 +258,7 @@ impl Fold {
             kind,
             count: self.count,
             confidence: self.confidence.unwrap_or(Confidence::Exact).label(),
+            confidence_counts: self.counts,
             example: self
                 .example
                 .as_ref()
@@ -216,6 +269,7 @@ impl Fold {
 
     fn add(&mut self, conf: Confidence, evidence: (String, u32)) {
         self.count += 1;
+        self.counts.add(conf, 1);
         self.confidence = Some(self.confidence.map_or(conf, |c| c.max(conf)));
         if self.example.as_ref().is_none_or(|e| evidence < *e) {
             self.example = Some(evidence);
@@ -699,6 +753,7 @@ fn fold_onto_shown(
         }
         let e = edges.entry((a, b, *kind)).or_default();
         e.count += fold.count;
+        e.counts.sum(fold.counts);
         e.confidence = Some(match (e.confidence, fold.confidence) {
             (Some(x), Some(y)) => x.max(y),
             (x, y) => x.or(y).unwrap_or(Confidence::Exact),
@@ -741,6 +796,7 @@ fn merge_duplicate_links(view: &mut MeshView) {
         {
             Some(m) => {
                 m.count += l.count;
+                m.confidence_counts.sum(l.confidence_counts);
                 if confidence_rank(l.confidence) > confidence_rank(m.confidence) {
                     m.confidence = l.confidence;
                 }
@@ -841,6 +897,7 @@ impl ZoomBuilder<'_> {
             kind: LinkKind::Owns,
             count: 1,
             confidence: "exact",
+            confidence_counts: ConfidenceCounts::default(),
             example: loc,
         });
         // Folded by calling service, in name order: a short list searched by scan (one map
@@ -983,6 +1040,7 @@ fn zoom_view(
             kind: LinkKind::Owns,
             count: u32::try_from(folded.len()).unwrap_or(u32::MAX),
             confidence: "exact",
+            confidence_counts: ConfidenceCounts::default(),
             example: folded.first().map(|c| c.loc.clone()).unwrap_or_default(),
         });
     } else {
@@ -1079,7 +1137,9 @@ pub fn render_mermaid(view: &MeshView) -> String {
         if l.count > 1 {
             label.push_str(&format!(" ×{}", l.count));
         }
-        if l.confidence != "exact" {
+        if !l.confidence_counts.is_uniform() {
+            label.push_str(&format!(" ({})", l.confidence_counts.describe()));
+        } else if l.confidence != "exact" {
             label.push_str(&format!(" ({})", l.confidence));
         }
         let arrow = match l.kind {
@@ -1335,7 +1395,11 @@ fn view_data(view: &MeshView) -> Value {
                 l.kind.label(),
                 &format!("{} → {}", l.from, l.to),
                 l.confidence,
-                &format!("{} site(s)", l.count),
+                &if l.confidence_counts.is_uniform() {
+                    format!("{} site(s)", l.count)
+                } else {
+                    format!("{} site(s): {}", l.count, l.confidence_counts.describe())
+                },
             )
         })
         .collect();
@@ -1602,6 +1666,35 @@ mod tests {
             .find(|l| l.kind == LinkKind::Grpc)
             .unwrap();
         assert_eq!(gw.example, "services/gateway/src/app.js:4");
+    }
+
+    #[test]
+    fn a_link_of_mixed_confidence_counts_each() {
+        let mut fold = Fold::default();
+        for conf in [
+            Confidence::Heuristic,
+            Confidence::Ambiguous,
+            Confidence::Heuristic,
+            Confidence::Exact,
+        ] {
+            fold.add(conf, ("a.go".into(), 1));
+        }
+        let link = fold.link("n0".into(), "n1".into(), LinkKind::Http);
+        assert_eq!(link.confidence, "ambiguous");
+        assert!(!link.confidence_counts.is_uniform());
+        assert_eq!(
+            link.confidence_counts.describe(),
+            "1 exact, 2 heuristic, 1 ambiguous"
+        );
+        let json = serde_json::to_value(&link).unwrap();
+        assert_eq!(json["confidence_counts"]["heuristic"], 2);
+        // One confidence only: the counts add nothing and are left out.
+        let mut same = Fold::default();
+        same.add(Confidence::Heuristic, ("a.go".into(), 1));
+        same.add(Confidence::Heuristic, ("b.go".into(), 1));
+        let json =
+            serde_json::to_value(same.link("n0".into(), "n1".into(), LinkKind::Http)).unwrap();
+        assert!(json.get("confidence_counts").is_none());
     }
 
     #[test]
