@@ -659,6 +659,12 @@ impl Graph {
                     self.unresolved_events.push((at, text));
                     continue;
                 };
+                // An SQS queue URL or an SNS ARN (resolved through a constant or an env
+                // default) names its queue or topic, as consumers that name it do.
+                let name = match crate::index::lang::common::aws_destination_name(&name) {
+                    short if short.len() != name.len() => short.to_string(),
+                    _ => name,
+                };
                 let key = topic_key(&name);
                 let next = self.topics.len() as u32;
                 let topic = *topic_index.entry(key.clone()).or_insert_with(|| next);
@@ -1812,6 +1818,61 @@ mod tests {
         ]);
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(found[0].1.contains("shop.sqs.queue"), "{found:?}");
+    }
+
+    #[test]
+    fn sqs_queue_urls_in_constants_meet_the_queue_name_across_languages() {
+        use crate::index::facts::{EventRole, Language};
+        use crate::index::snapshot::Snapshot;
+        let files = [
+            (
+                "orders",
+                "app.py",
+                "import boto3\nQUEUE_URL = \"https://sqs.us-east-1.amazonaws.com/1/orders\"\nsqs.send_message(QueueUrl=QUEUE_URL, MessageBody=b)\n",
+            ),
+            (
+                "billing",
+                "Worker.cs",
+                "namespace B;\npublic class Worker {\n  private const string Queue = \"https://sqs.us-east-1.amazonaws.com/1/orders\";\n  public Task Run() => sqsClient.ReceiveMessageAsync(new ReceiveMessageRequest { QueueUrl = Queue });\n}\n",
+            ),
+            (
+                "audit",
+                "main.go",
+                "package main\nconst queueURL = \"http://localhost:4566/000000000000/orders\"\nfunc f() { c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(queueURL)}) }\n",
+            ),
+        ];
+        let facts = files
+            .iter()
+            .map(|(root, path, text)| {
+                let lang = Language::of_path(path).unwrap();
+                (*root, *path, crate::index::lang::extract(lang, path, text))
+            })
+            .collect();
+        let snap = Snapshot::from_facts(facts);
+        let g = &snap.graph;
+        let mut links: Vec<(&str, EventRole, &str)> = g
+            .events
+            .iter()
+            .map(|e| {
+                (
+                    g.topics[e.topic as usize].name.as_str(),
+                    e.role,
+                    &*snap.files[e.at.file as usize].path,
+                )
+            })
+            .collect();
+        links.sort_by_key(|l| l.2);
+        assert_eq!(
+            links,
+            vec![
+                ("orders", EventRole::Consumer, "Worker.cs"),
+                ("orders", EventRole::Producer, "app.py"),
+                ("orders", EventRole::Consumer, "main.go"),
+            ],
+            "unresolved: {:?}",
+            g.unresolved_events
+        );
+        assert_eq!(g.topics.len(), 1);
     }
 
     #[test]

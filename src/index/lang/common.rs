@@ -167,7 +167,12 @@ pub fn aws_destination_name(s: &str) -> &str {
             _ => s,
         };
     }
-    if let Some((_, after)) = s.split_once("://")
+    // Only HTTP(S) addresses: another scheme's path is the topic's own name (Pulsar's
+    // `persistent://tenant/namespace/topic`).
+    let after = s
+        .strip_prefix("https://")
+        .or_else(|| s.strip_prefix("http://"));
+    if let Some(after) = after
         && let Some((_, path)) = after.split_once('/')
         && let Some(name) = path.trim_end_matches('/').rsplit('/').next()
         && !name.is_empty()
@@ -175,6 +180,22 @@ pub fn aws_destination_name(s: &str) -> &str {
         return name;
     }
     s
+}
+
+/// [`aws_destination_name`] applied to a value: a literal address, or an environment
+/// variable's default, names its queue or topic; any other value is kept as it is.
+pub fn aws_destination(v: crate::index::facts::Value) -> crate::index::facts::Value {
+    use crate::index::facts::{Part, Value};
+    match v.parts.as_slice() {
+        [Part::Lit(s)] => Value::lit(aws_destination_name(s)),
+        [Part::Env { var, default }] => Value::env(
+            var.clone(),
+            default
+                .as_deref()
+                .map(|d| aws_destination_name(d).to_string()),
+        ),
+        _ => v,
+    }
 }
 
 /// Joins a router/group prefix and a route path: `/v1` + `/orders` gives `/v1/orders`, a bare
@@ -667,6 +688,10 @@ mod tests {
             ("arn:broken", "arn:broken"),
             ("https://sqs.amazonaws.com", "https://sqs.amazonaws.com"),
             ("https://é.example/ü/naïve", "naïve"),
+            (
+                "persistent://public/default/orders",
+                "persistent://public/default/orders",
+            ),
         ] {
             assert_eq!(aws_destination_name(address), name, "{address}");
         }

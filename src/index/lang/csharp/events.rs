@@ -38,6 +38,83 @@ pub(super) struct TypedEvents<'t> {
 }
 
 impl<'t> Ex<'t, '_, '_> {
+    /// AWS SQS and SNS at the call `last(…)` whose `(` is token `p`:
+    /// `SendMessageAsync(new SendMessageRequest { QueueUrl = url, … })` (or its
+    /// constructor form `new SendMessageRequest(url, body)`), `SendMessageAsync(url, body)`
+    /// on a receiver named for SQS, `ReceiveMessageAsync(…)`, and
+    /// `PublishAsync(new PublishRequest { TopicArn = arn, … })` / `PublishAsync(arn, msg)`.
+    /// The address names the queue or topic. Read before the typed event bus, whose
+    /// `PublishAsync(new X(…))` would otherwise take the request type for an event. True
+    /// when the call was one.
+    pub(super) fn aws_messaging(&mut self, last: &str, recv: Option<&str>, p: usize) -> bool {
+        let t = self.t;
+        let (role, via) = match last {
+            "SendMessageAsync" | "SendMessage" | "SendMessageBatchAsync" => {
+                (EventRole::Producer, "SQS")
+            }
+            "ReceiveMessageAsync" | "ReceiveMessage" => (EventRole::Consumer, "SQS"),
+            "PublishAsync" | "Publish" | "PublishBatchAsync" => (EventRole::Producer, "SNS"),
+            _ => return false,
+        };
+        let args = t.args(p);
+        let Some(&(a, e)) = args.first() else {
+            return false;
+        };
+        let request = t.is(a, "new")
+            && t.ident(a + 1).is_some_and(|n| {
+                matches!(
+                    n,
+                    "SendMessageRequest"
+                        | "SendMessageBatchRequest"
+                        | "ReceiveMessageRequest"
+                        | "PublishRequest"
+                        | "PublishBatchRequest"
+                )
+            });
+        let named = recv.is_some_and(|r| {
+            let lower = r.to_ascii_lowercase();
+            lower.contains(&via.to_ascii_lowercase())
+        });
+        let address = if request {
+            let keys: &[&str] = if via == "SQS" {
+                &["QueueUrl"]
+            } else {
+                &["TopicArn", "TargetArn"]
+            };
+            let body = a + 2;
+            if t.is_punct(body, b'{') {
+                // `{ QueueUrl = url, MessageBody = b }`.
+                t.args(body).into_iter().find_map(|(x, y)| {
+                    (t.ident(x).is_some_and(|k| keys.contains(&k)) && t.punct(x + 1) == b'=')
+                        .then_some((x + 2, y))
+                })
+            } else if t.punct(body) == b'(' {
+                t.args(body).first().copied()
+            } else {
+                None
+            }
+        } else if named && (args.len() >= 2 || role == EventRole::Consumer) {
+            Some((a, e))
+        } else {
+            return false;
+        };
+        let topic = match address {
+            Some((x, y)) if x < y => common::topic_of(common::aws_destination(eval(
+                t,
+                (x, y),
+                &ExprRules::CSHARP,
+                self.asg,
+            ))),
+            // A request whose address is set elsewhere: a site the graph lists as unresolved.
+            _ => Some(Value::dynamic()),
+        };
+        if let Some(topic) = topic {
+            let line = self.line(p);
+            common::push_event(&mut self.facts, role, topic, via, line);
+        }
+        true
+    }
+
     /// The first type argument of the `<…>` right after token `k` (`IConsumer<OrderCreated>`
     /// → `OrderCreated`; a qualified name gives its last segment).
     pub(super) fn type_arg_after(&self, k: usize) -> Option<&'t str> {
@@ -302,4 +379,54 @@ fn is_event_type(name: &str) -> bool {
     (name.ends_with("Event") || name.ends_with("Message") || name.ends_with("Command"))
         && !name.ends_with("DomainEvent")
         && name.len() > 5
+}
+
+#[cfg(test)]
+mod aws_tests {
+    use crate::index::facts::{EventRole, Value};
+    use crate::index::lang::test_support::events;
+    use EventRole::*;
+
+    #[test]
+    fn aws_sqs_and_sns_sdk() {
+        let src = r#"namespace Shop;
+public class Publisher
+{
+    private const string Queue = "https://sqs.us-east-1.amazonaws.com/1/orders";
+    public async Task Send(IAmazonSQS sqsClient, IAmazonSimpleNotificationService snsClient, string url)
+    {
+        await sqsClient.SendMessageAsync(new SendMessageRequest { QueueUrl = Queue, MessageBody = "x" });
+        await sqsClient.SendMessageAsync("http://localhost:4566/000000000000/audit", "body");
+        await _client.SendMessageAsync(new SendMessageRequest(url, "b"));
+        await snsClient.PublishAsync(new PublishRequest { TopicArn = "arn:aws:sns:us-east-1:1:order-events", Message = "m" });
+        var r = await sqsClient.ReceiveMessageAsync(new ReceiveMessageRequest { QueueUrl = Environment.GetEnvironmentVariable("INBOX_URL") });
+        await eventBus.PublishAsync(new OrderPaidIntegrationEvent(1));
+        await chat.SendMessageAsync("hello", user);
+    }
+}
+"#;
+        let f = super::super::extract("Publisher.cs", src);
+        let aws: Vec<_> = events(&f)
+            .into_iter()
+            .filter(|e| e.2 == "SQS" || e.2 == "SNS")
+            .collect();
+        assert_eq!(
+            aws,
+            vec![
+                // The constant's URL names the queue once the graph resolves it.
+                (Producer, Value::reference("Queue"), "SQS", 7),
+                (Producer, Value::lit("audit"), "SQS", 8),
+                (Producer, Value::dynamic(), "SQS", 9),
+                (Producer, Value::lit("order-events"), "SNS", 10),
+                (Consumer, Value::env("INBOX_URL", None), "SQS", 11),
+            ]
+        );
+        // The typed bus still reads its own publish; the chat's send is no SQS.
+        assert!(
+            events(&f)
+                .iter()
+                .any(|e| e.1 == Value::lit("OrderPaidIntegrationEvent"))
+        );
+        assert_eq!(events(&f).len(), 6, "{:?}", events(&f));
+    }
 }

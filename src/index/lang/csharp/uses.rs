@@ -46,6 +46,9 @@ impl<'t> Ex<'t, '_, '_> {
             });
             return;
         }
+        if self.aws_messaging(last, recv, p) {
+            return;
+        }
         if let Some(role) = typed_bus_role(last, recv)
             && self.typed_bus(role, c, p)
         {

@@ -21,9 +21,48 @@ impl<'t, 'a> Go<'t, '_, 'a> {
             "ReaderConfig" if qualified_by("kafka") => (EventRole::Consumer, "kafka-go"),
             "TopicPartition" => (EventRole::Producer, "confluent-kafka"),
             "Record" if qualified_by("kgo") => (EventRole::Producer, "franz-go"),
+            "SendMessageInput" | "SendMessageBatchInput" if qualified_by("sqs") => {
+                (EventRole::Producer, "SQS")
+            }
+            "ReceiveMessageInput" if qualified_by("sqs") => (EventRole::Consumer, "SQS"),
+            "PublishInput" | "PublishBatchInput" if qualified_by("sns") => {
+                (EventRole::Producer, "SNS")
+            }
             _ => return,
         };
         let open = k + 1;
+        if via == "SQS" || via == "SNS" {
+            // AWS SDK v2 inputs: `sqs.SendMessageInput{QueueUrl: aws.String(url)}`,
+            // `sns.PublishInput{TopicArn: &arn}`; the address names the queue or topic.
+            for (a, b) in t.args(open) {
+                if !(t.is(a, "QueueUrl") || t.is(a, "TopicArn") || t.is(a, "TargetArn"))
+                    || !t.is_punct(a + 1, b':')
+                    || b <= a + 2
+                {
+                    continue;
+                }
+                let mut r = (a + 2, b);
+                if t.is_punct(r.0, b'&') {
+                    r.0 += 1;
+                }
+                // `aws.String(x)`: the pointer helper around the value.
+                if r.1 >= r.0 + 4
+                    && t.is(r.0, "aws")
+                    && t.is_punct(r.0 + 1, b'.')
+                    && t.is(r.0 + 2, "String")
+                    && t.is_punct(r.0 + 3, b'(')
+                    && t.is_punct(r.1 - 1, b')')
+                {
+                    r = (r.0 + 4, r.1 - 1);
+                }
+                if r.0 < r.1
+                    && let Some(topic) = common::topic_of(common::aws_destination(self.value(r)))
+                {
+                    self.push_event(role, topic, via, t.line(a + 2));
+                }
+            }
+            return;
+        }
         for (a, b) in t.args(open) {
             if !t.is_punct(a + 1, b':') || b <= a + 2 {
                 continue;
@@ -335,5 +374,42 @@ impl<'t, 'a> Go<'t, '_, 'a> {
             }
         }
         Some(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::index::facts::{EventRole, Value};
+    use crate::index::lang::test_support::events;
+    use EventRole::*;
+
+    #[test]
+    fn aws_sqs_and_sns_inputs() {
+        let src = r#"package orders
+
+func publish(ctx context.Context, c *sqs.Client, n *sns.Client, queueURL string) {
+	c.SendMessage(ctx, &sqs.SendMessageInput{
+		QueueUrl:    aws.String("https://sqs.us-east-1.amazonaws.com/123456789012/orders"),
+		MessageBody: aws.String("x"),
+	})
+	c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &queueURL, MessageBody: &body})
+	c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(os.Getenv("PAYMENTS_QUEUE_URL"))})
+	n.Publish(ctx, &sns.PublishInput{TopicArn: aws.String("arn:aws:sns:us-east-1:1:order-events")})
+	out, _ := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String("http://localhost:4566/000000000000/inbox")})
+	other := &kinesis.PutRecordInput{StreamName: aws.String("s")}
+}
+"#;
+        let f = super::super::extract("aws.go", src);
+        assert_eq!(
+            events(&f),
+            vec![
+                (Producer, Value::lit("orders"), "SQS", 5),
+                // A parameter: kept, so the graph lists the site as unresolved.
+                (Producer, Value::dynamic(), "SQS", 8),
+                (Producer, Value::env("PAYMENTS_QUEUE_URL", None), "SQS", 9),
+                (Producer, Value::lit("order-events"), "SNS", 10),
+                (Consumer, Value::lit("inbox"), "SQS", 11),
+            ]
+        );
     }
 }

@@ -116,6 +116,9 @@ pub(super) fn call_site(
             kafka_call(src, st, chain, callee, parens)
         }
         "basic_publish" | "basic_consume" => amqp_call(src, st, callee, parens),
+        "send_message" | "send_message_batch" | "receive_message" | "publish" | "publish_batch" => {
+            aws_call(src, st, callee, parens)
+        }
         "include_router" | "register_blueprint" | "add_url_rule" => {
             router_call(src, st, chain, callee, parens)
         }
@@ -293,6 +296,36 @@ fn amqp_call(src: &Src, st: &mut State, callee: &str, (open, close): (usize, usi
             }
         }
         _ => {}
+    }
+}
+
+/// boto3 SQS and SNS: `sqs.send_message(QueueUrl=url, MessageBody=…)`,
+/// `receive_message(QueueUrl=url)`, `sns.publish(TopicArn=arn, Message=…)`; the address
+/// names the queue or topic. A queue resource's `queue.send_message(MessageBody=…)` names
+/// none in the call and is kept as a site the graph lists as unresolved. The keyword
+/// arguments are AWS's own, which tells these from other `publish` calls.
+fn aws_call(src: &Src, st: &mut State, callee: &str, (open, close): (usize, usize)) {
+    let args = src.args(open, close);
+    let (role, via, address) = match callee {
+        "send_message" | "send_message_batch" => (EventRole::Producer, "SQS", args.kw("QueueUrl")),
+        "receive_message" => (EventRole::Consumer, "SQS", args.kw("QueueUrl")),
+        _ => (
+            EventRole::Producer,
+            "SNS",
+            args.kw("TopicArn").or_else(|| args.kw("TargetArn")),
+        ),
+    };
+    let topic = match address {
+        Some((s, e)) => common::topic_of(common::aws_destination(src.value(s, e))),
+        None if via == "SQS"
+            && (args.kw("MessageBody").is_some() || args.kw("Entries").is_some()) =>
+        {
+            Some(Value::dynamic())
+        }
+        None => None,
+    };
+    if let Some(topic) = topic {
+        common::push_event(&mut st.facts, role, topic, via, src.line_of(open));
     }
 }
 
@@ -538,5 +571,41 @@ pub(super) fn join_path(prefix: &str, path: &str) -> String {
         format!("/{joined}")
     } else {
         joined
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::index::facts::{EventRole, Value};
+    use crate::index::lang::test_support::events;
+    use EventRole::*;
+
+    #[test]
+    fn boto3_sqs_and_sns() {
+        let src = r#"import os
+import boto3
+
+sqs = boto3.client("sqs")
+QUEUE_URL = os.environ.get("ORDERS_QUEUE_URL", "https://sqs.us-east-1.amazonaws.com/1/orders")
+
+def publish(order):
+    sqs.send_message(QueueUrl=QUEUE_URL, MessageBody=order)
+    boto3.client("sns").publish(TopicArn="arn:aws:sns:us-east-1:1:order-events", Message="m")
+    sqs.receive_message(QueueUrl="http://localhost:4566/000000000000/inbox", MaxNumberOfMessages=1)
+    queue.send_message(MessageBody="x")
+    bus.publish("not-aws", payload)
+"#;
+        let f = super::super::extract("app.py", src);
+        assert_eq!(
+            events(&f),
+            vec![
+                // The constant is resolved by the graph (its URL names the queue there).
+                (Producer, Value::reference("QUEUE_URL"), "SQS", 8),
+                (Producer, Value::lit("order-events"), "SNS", 9),
+                (Consumer, Value::lit("inbox"), "SQS", 10),
+                // A queue resource: the queue is named where it was looked up.
+                (Producer, Value::dynamic(), "SQS", 11),
+            ]
+        );
     }
 }

@@ -150,6 +150,9 @@ impl<'t> Ex<'t, '_, '_> {
                 return self.kafka_topics(p, EventRole::Consumer);
             }
         }
+        if recv.is_some() && self.aws_messaging(p, last) {
+            return;
+        }
         // amqplib: `channel.publish(exchange, key, content)` sends to the routing key (the
         // exchange when the key is empty), `sendToQueue(queue, …)` to the queue,
         // `consume(queue, cb)` consumes it — on a receiver named like a channel.

@@ -4,6 +4,7 @@
 use super::Ex;
 use crate::index::facts::{EventFact, EventRole, Value};
 use crate::index::lang::common;
+use crate::index::lang::value::{ExprRules, eval};
 
 impl<'t> Ex<'t, '_, '_> {
     /// `this.client.emit('topic', data)` / `.send('topic', data)` on a NestJS client.
@@ -79,11 +80,108 @@ impl<'t> Ex<'t, '_, '_> {
     }
 }
 
+impl<'t> Ex<'t, '_, '_> {
+    /// AWS SQS and SNS at a method call whose `(` is token `p` and name `last`: SDK v3's
+    /// `client.send(new SendMessageCommand({ QueueUrl, … }))` (and the batch, receive and
+    /// `PublishCommand`s), v2's `sqs.sendMessage({ QueueUrl: url, … })`,
+    /// `sns.publish({ TopicArn: arn, … })`. The address names the queue or topic; the
+    /// capitalised AWS key is what tells these from other `send`s and `publish`es. True when
+    /// the call was one.
+    pub(super) fn aws_messaging(&mut self, p: usize, last: &str) -> bool {
+        let t = self.t;
+        let Some(&(a, _)) = t.args(p).first() else {
+            return false;
+        };
+        let (role, object) = if last == "send" && t.is(a, "new") {
+            let (role, via) = match t.ident(a + 1) {
+                Some("SendMessageCommand" | "SendMessageBatchCommand") => {
+                    (EventRole::Producer, "SQS")
+                }
+                Some("ReceiveMessageCommand") => (EventRole::Consumer, "SQS"),
+                Some("PublishCommand" | "PublishBatchCommand") => (EventRole::Producer, "SNS"),
+                _ => return false,
+            };
+            match t.args(a + 2).first() {
+                Some(&(o, _)) if t.is(a + 2, "(") && t.is(o, "{") => (role, o),
+                // `new SendMessageCommand(params)`: an SQS send whose queue is elsewhere,
+                // kept so the graph lists the site as unresolved.
+                _ => {
+                    let line = self.line(p);
+                    common::push_event(&mut self.facts, role, Value::dynamic(), via, line);
+                    return true;
+                }
+            }
+        } else if t.is(a, "{") {
+            let role = match last {
+                "sendMessage" | "sendMessageBatch" | "publish" | "publishBatch" => {
+                    EventRole::Producer
+                }
+                "receiveMessage" => EventRole::Consumer,
+                _ => return false,
+            };
+            (role, a)
+        } else {
+            return false;
+        };
+        let mut found = false;
+        for (x, y) in t.args(object) {
+            let via = match t.ident(x).or_else(|| t.str_lit(x).map(|s| s.raw)) {
+                Some("QueueUrl") => "SQS",
+                Some("TopicArn" | "TargetArn") => "SNS",
+                _ => continue,
+            };
+            found = true;
+            // `{ QueueUrl }` names a variable; `{ QueueUrl: expr }` the expression.
+            let (v, e) = if t.is(x + 1, ":") { (x + 2, y) } else { (x, y) };
+            let value = eval(t, (v, e), &ExprRules::JS, self.asg);
+            if let Some(topic) = common::topic_of(common::aws_destination(value)) {
+                let line = self.line(x);
+                common::push_event(&mut self.facts, role, topic, via, line);
+            }
+        }
+        found
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::tests::*;
     use super::super::*;
     use crate::index::facts::{EventRole, Part};
+
+    #[test]
+    fn aws_sqs_and_sns_sdk_v3_and_v2() {
+        let src = r#"import { SQSClient, SendMessageCommand } from '@aws-sdk/client-sqs';
+const sqs = new SQSClient({});
+await sqs.send(new SendMessageCommand({
+  QueueUrl: process.env.ORDERS_QUEUE_URL || 'https://sqs.us-east-1.amazonaws.com/1/orders',
+  MessageBody: JSON.stringify(order),
+}));
+await sns.send(new PublishCommand({ TopicArn: 'arn:aws:sns:us-east-1:1:order-events', Message: m }));
+await sqs.send(new ReceiveMessageCommand({ QueueUrl }));
+await sqs.send(new SendMessageCommand(params));
+await legacySqs.sendMessage({ QueueUrl: 'http://localhost:4566/000000000000/audit', MessageBody: 'x' }).promise();
+await bus.publish({ topic: 'not.aws' });
+await mailer.send(new Email({ to: 'a' }));
+"#;
+        let f = extract("src/aws.ts", src);
+        let e = |role, v: Value, via: &str, line| (role, v, via.to_string(), line);
+        assert_eq!(
+            events(&f),
+            vec![
+                e(
+                    EventRole::Producer,
+                    Value::env("ORDERS_QUEUE_URL", Some("orders".into())),
+                    "SQS",
+                    4
+                ),
+                e(EventRole::Producer, lit("order-events"), "SNS", 7),
+                e(EventRole::Consumer, reference("QueueUrl"), "SQS", 8),
+                e(EventRole::Producer, Value::dynamic(), "SQS", 9),
+                e(EventRole::Producer, lit("audit"), "SQS", 10),
+            ]
+        );
+    }
 
     #[test]
     fn kafkajs_producers_and_consumers() {
