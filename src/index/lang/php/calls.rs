@@ -89,6 +89,9 @@ pub(super) fn call_site(
         }
         "resource" | "apiResource" if on_route => resource_routes(src, st, &site),
         "newTopic" | "subscribe" | "onTopic" | "publishOn" => kafka_call(src, st, &site),
+        "sendMessage" | "sendMessageBatch" | "receiveMessage" | "publish" => {
+            aws_call(src, st, &site)
+        }
         "consumer" | "createConsumer" if kafka => kafka_call(src, st, &site),
         "get" | "post" | "put" | "patch" | "delete" | "head" | "request" | "requestAsync"
         | "getAsync" | "postAsync" | "putAsync" | "patchAsync" | "deleteAsync" => {
@@ -136,6 +139,10 @@ fn interesting(name: &str) -> bool {
             | "resource"
             | "apiResource"
             | "newTopic"
+            | "sendMessage"
+            | "sendMessageBatch"
+            | "receiveMessage"
+            | "publish"
             | "subscribe"
             | "onTopic"
             | "publishOn"
@@ -327,6 +334,36 @@ fn kafka_call(src: &Src, st: &mut State, site: &Site) {
                     push_event(src, st, EventRole::Consumer, "laravel-kafka", x, y, class);
                 }
             }
+        }
+    }
+}
+
+/// AWS SDK for PHP, SQS and SNS: `$sqs->sendMessage(['QueueUrl' => $url, …])`,
+/// `receiveMessage([...])`, `$sns->publish(['TopicArn' => $arn, …])`; the address names the
+/// queue or topic. The SDK's own array keys tell these from other `publish` calls.
+fn aws_call(src: &Src, st: &mut State, site: &Site) {
+    let (role, via, keys): (EventRole, &str, &[&str]) = match site.name {
+        "sendMessage" | "sendMessageBatch" => (EventRole::Producer, "SQS", &["QueueUrl"]),
+        "receiveMessage" => (EventRole::Consumer, "SQS", &["QueueUrl"]),
+        _ => (EventRole::Producer, "SNS", &["TopicArn", "TargetArn"]),
+    };
+    let Some(&(a, z)) = site.args.positional.first() else {
+        return;
+    };
+    let code = src.code();
+    for (x, y) in src.items(a, z) {
+        // The code is masked (string contents blanked): the `=>` is found there, the key
+        // read from its literal.
+        let Some(arrow) = code[x..y].find("=>") else {
+            continue;
+        };
+        let key = src.literal(x, x + arrow).map(|l| l.value());
+        if !key.is_some_and(|k| keys.contains(&k.as_ref())) {
+            continue;
+        }
+        let value = src.value(x + arrow + 2, y, site.class);
+        if let Some(topic) = common::topic_of(common::aws_destination(value)) {
+            common::push_event(&mut st.facts, role, topic, via, src.line_of(x));
         }
     }
 }
@@ -641,5 +678,38 @@ fn push_event(
 ) {
     if let Some(topic) = src.topic(s, e, class) {
         common::push_event(&mut st.facts, role, topic, via, src.line_of(s));
+    }
+}
+
+#[cfg(test)]
+mod aws_tests {
+    use crate::index::facts::{EventRole, Value};
+    use crate::index::lang::test_support::events;
+    use EventRole::*;
+
+    #[test]
+    fn aws_sdk_sqs_and_sns() {
+        let src = r#"<?php
+class Publisher {
+    public function publish($order) {
+        $this->sqs->sendMessage([
+            'QueueUrl' => 'https://sqs.us-east-1.amazonaws.com/1/orders',
+            'MessageBody' => json_encode($order),
+        ]);
+        $this->sns->publish(['TopicArn' => getenv('EVENTS_TOPIC_ARN'), 'Message' => 'm']);
+        $this->sqs->receiveMessage(["QueueUrl" => "http://localhost:4566/000000000000/inbox"]);
+        $this->bus->publish('not-aws', $order);
+    }
+}
+"#;
+        let f = super::super::extract("Publisher.php", src);
+        assert_eq!(
+            events(&f),
+            vec![
+                (Producer, Value::lit("orders"), "SQS", 5),
+                (Producer, Value::env("EVENTS_TOPIC_ARN", None), "SNS", 8),
+                (Consumer, Value::lit("inbox"), "SQS", 9),
+            ]
+        );
     }
 }

@@ -185,6 +185,10 @@ pub(super) fn call_token(src: &Src, st: &mut State, stmt: &Stmt, ts: usize, te: 
     let interesting = matches!(
         name,
         "new"
+            | "send_message"
+            | "send_message_batch"
+            | "receive_message"
+            | "publish"
             | "deliver_message"
             | "produce"
             | "produce_sync"
@@ -233,6 +237,9 @@ pub(super) fn call_token(src: &Src, st: &mut State, stmt: &Stmt, ts: usize, te: 
         }
         "deliver_message" | "produce" | "produce_sync" | "produce_async" | "subscribe"
         | "each_message" | "each_batch" => kafka_call(src, st, &chain, name, &args),
+        "send_message" | "send_message_batch" | "receive_message" | "publish" => {
+            aws_call(src, st, name, &args)
+        }
         _ => {
             // HTTP verbs.
             let bare_httparty = chain.text.is_empty() && st.httparty && b.get(te) == Some(&b'(');
@@ -274,6 +281,27 @@ fn receiver_chain<'s>(src: &'s Src, ts: usize) -> Chain<'s> {
             start: ts,
             ends_with_call: None,
         }
+    }
+}
+
+/// aws-sdk SQS and SNS: `sqs.send_message(queue_url: url, message_body: b)`,
+/// `receive_message(queue_url: url)`, `sns.publish(topic_arn: arn, message: m)`; the
+/// address names the queue or topic. The SDK's own keywords tell these from other
+/// `publish` calls.
+fn aws_call(src: &Src, st: &mut State, name: &str, args: &Args) {
+    let (role, via, address) = match name {
+        "send_message" | "send_message_batch" => (EventRole::Producer, "SQS", args.kw("queue_url")),
+        "receive_message" => (EventRole::Consumer, "SQS", args.kw("queue_url")),
+        _ => (
+            EventRole::Producer,
+            "SNS",
+            args.kw("topic_arn").or_else(|| args.kw("target_arn")),
+        ),
+    };
+    if let Some((a, z)) = address
+        && let Some(topic) = common::topic_of(common::aws_destination(src.value(a, z)))
+    {
+        common::push_event(&mut st.facts, role, topic, via, src.line_of(a));
     }
 }
 
@@ -458,5 +486,40 @@ pub(super) fn push_event(
 ) {
     if let Some(topic) = src.topic(s, e) {
         common::push_event(&mut st.facts, role, topic, via, src.line_of(s));
+    }
+}
+
+#[cfg(test)]
+mod aws_tests {
+    use crate::index::facts::{EventRole, Value};
+    use crate::index::lang::test_support::events;
+    use EventRole::*;
+
+    #[test]
+    fn aws_sdk_sqs_and_sns() {
+        let src = r#"require "aws-sdk-sqs"
+class Publisher
+  def publish(order)
+    sqs.send_message(queue_url: "https://sqs.us-east-1.amazonaws.com/1/orders", message_body: order.to_json)
+    sns.publish(topic_arn: ENV.fetch("EVENTS_TOPIC_ARN", "arn:aws:sns:us-east-1:1:order-events"), message: "m")
+    sqs.receive_message(queue_url: ENV["INBOX_URL"])
+    bus.publish("not-aws", order)
+  end
+end
+"#;
+        let f = super::super::extract("publisher.rb", src);
+        assert_eq!(
+            events(&f),
+            vec![
+                (Producer, Value::lit("orders"), "SQS", 4),
+                (
+                    Producer,
+                    Value::env("EVENTS_TOPIC_ARN", Some("order-events".into())),
+                    "SNS",
+                    5
+                ),
+                (Consumer, Value::env("INBOX_URL", None), "SQS", 6),
+            ]
+        );
     }
 }
