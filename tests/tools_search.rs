@@ -1839,6 +1839,50 @@ fn unimported_uses_in_the_same_package_and_qualified_go_uses_are_dependents() {
 }
 
 #[test]
+fn a_library_function_is_called_from_the_services_using_it() {
+    // A C# extension method declared in a namespace the callers never import (a common .NET
+    // idiom): its calls in other roots are its dependents.
+    let ws = common::workspace(
+        "deps-library-function",
+        &[
+            (
+                "src/EventBus/EventBus.csproj",
+                "<Project Sdk=\"Microsoft.NET.Sdk\"></Project>\n",
+            ),
+            (
+                "src/EventBus/Extensions.cs",
+                "namespace Microsoft.Extensions.Hosting;\npublic static class BusExtensions\n{\n    public static IBus AddEventBus(this IHostApplicationBuilder b, string name)\n    {\n        return null;\n    }\n}\n",
+            ),
+            (
+                "src/Basket.API/Basket.API.csproj",
+                "<Project Sdk=\"Microsoft.NET.Sdk.Web\"></Project>\n",
+            ),
+            (
+                "src/Basket.API/Program.cs",
+                "var builder = WebApplication.CreateBuilder(args);\nbuilder.AddEventBus(\"eventbus\");\n",
+            ),
+            ("src/orders/go.mod", "module orders\n"),
+            (
+                "src/orders/main.go",
+                "package main\n\nfunc main() { AddEventBus(\"x\") }\n",
+            ),
+        ],
+    );
+    let mut s = Session::start(&ws);
+    let text = s.ok("find_dependents", json!({"target": "AddEventBus"}));
+    let sites: Vec<(String, u32)> = deps(&text)
+        .iter()
+        .map(|d| (d.path.clone(), d.site))
+        .collect();
+    // Another language's same-named function is no call of it.
+    assert_eq!(
+        sites,
+        vec![("src/Basket.API/Program.cs".to_string(), 2)],
+        "{text}"
+    );
+}
+
+#[test]
 fn dependents_of_a_function_are_its_calls_found_by_name() {
     // The index keeps declarations, not every call: a function nothing imports still has
     // callers, in its own file and in its service, and "0 dependents" would be false.

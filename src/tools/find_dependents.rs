@@ -1252,11 +1252,19 @@ fn global_using_of(snap: &Snapshot, f: &FileEntry, ns: &str) -> bool {
 /// Most call rows one function target gets (its calls are found by name, file by file).
 const MAX_CALL_ROWS: usize = 200;
 
+/// Bytes of files outside a function's declaring root that [`function_call_rows`] reads at
+/// most per query: a library's function is called from the services using it, but one
+/// question must not read a whole huge workspace.
+const MAX_CALL_SCAN_BYTES: u64 = 16 << 20;
+
 /// A function or method target (`calcTotal`, `CartHelper.addToCart`) that nothing imports:
 /// the index keeps declarations, not every call, so its callers are found by name, as lines
-/// where the name is called (`name(`), in the files of the declaring root (the same language
-/// family), the declaring file included. Each is a `heuristic` row that says so; without them
-/// the answer would be a false "0 dependents".
+/// where the name is called (`name(`), in the files of the same language family: the
+/// declaring root's first (the declaring file included), then the other roots' (a shared
+/// library's `AddEventBus(…)` is called by the services, which need not import its
+/// namespace: a C# extension method declared in `Microsoft.Extensions.Hosting`), up to
+/// [`MAX_CALL_SCAN_BYTES`]. Each is a `heuristic` row that says so; without them the answer
+/// would be a false "0 dependents".
 fn function_call_rows(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
     let (owner, name) = match target.rsplit_once('.') {
         Some((q, n)) if !q.is_empty() => (Some(q.rsplit('.').next().unwrap_or(q)), n),
@@ -1292,15 +1300,34 @@ fn function_call_rows(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
         other => other,
     };
     let mut seen = std::collections::BTreeSet::new();
-    for &(di, _) in &decls {
+    let mut budget = MAX_CALL_SCAN_BYTES;
+    // Own root first, then the others: (declaration, whether this pass is the own root's).
+    let passes = decls
+        .iter()
+        .map(|&d| (d, true))
+        .chain(decls.iter().map(|&d| (d, false)));
+    for ((di, _), own_root) in passes {
         let d = &snap.files[di];
         for (fi, f) in snap.files.iter().enumerate() {
-            if f.root != d.root || family(f.lang) != family(d.lang) || !seen.insert(fi) {
+            if (f.root == d.root) != own_root
+                || family(f.lang) != family(d.lang)
+                || seen.contains(&fi)
+            {
                 continue;
             }
+            if !own_root {
+                if budget < f.size {
+                    continue;
+                }
+                budget -= f.size;
+            }
+            seen.insert(fi);
             let Ok(text) = std::fs::read_to_string(snap.abs_path(f)) else {
                 continue;
             };
+            if !text.contains(name) {
+                continue;
+            }
             let declared_here: Vec<u32> = decls
                 .iter()
                 .filter(|&&(i, _)| i == fi)
