@@ -53,12 +53,17 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
         consts: HashSet::new(),
         client_vars: HashSet::new(),
         typed: events::TypedEvents::default(),
-        grpc_hint: (0..toks.len()).any(|i| {
-            matches!(
-                toks.ident(i),
-                Some("Grpc" | "GrpcChannel" | "Protos" | "CallInvoker")
-            )
-        }),
+        // Substring tests of the masked code first (a SIMD search each): most files hold
+        // none of these words, and then no identifier can be one, so the token walk is skipped.
+        grpc_hint: ["Grpc", "Protos", "CallInvoker"]
+            .iter()
+            .any(|w| lx.code.contains(w))
+            && (0..toks.len()).any(|i| {
+                matches!(
+                    toks.ident(i),
+                    Some("Grpc" | "GrpcChannel" | "Protos" | "CallInvoker")
+                )
+            }),
     };
     ex.aliases();
     ex.bindings();
