@@ -932,7 +932,14 @@ fn container_of(t: &Tokens, open: usize) -> Option<String> {
             k = o;
             continue;
         }
+        // The length and first byte before the words: most names are none of them, and each
+        // string comparison is a call at opt-level "z".
         if let Some(w) = t.ident(k)
+            && matches!(w.len(), 4..=6 | 9)
+            && matches!(
+                w.as_bytes()[0],
+                b'c' | b'o' | b's' | b'i' | b'e' | b'r' | b't'
+            )
             && matches!(
                 w,
                 "class" | "object" | "struct" | "interface" | "enum" | "record" | "trait" | "impl"

@@ -33,10 +33,17 @@ use crate::index::facts::{
 use crate::index::lex::cancel::Every;
 use crate::index::lex::{Syntax, lex};
 
-/// Extracts the facts of one C# file.
+/// Extracts the facts of one C# file (the tests' entry; the indexer goes through
+/// [`super::extract`]).
+#[cfg(test)]
 pub fn extract(path: &str, text: &str) -> FileFacts {
     // A lone `\r` is a line break (the lexer counts it; `razor_usings` reads lines).
-    let text = &*crate::index::lex::normalize_breaks(text);
+    extract_normalized(path, &crate::index::lex::normalize_breaks(text))
+}
+
+/// [`extract`] of a text whose lone `\r` are already `\n` (from [`super::extract`], which
+/// normalizes once for every language).
+pub(super) fn extract_normalized(path: &str, text: &str) -> FileFacts {
     if is_razor(path) {
         return razor_usings(text);
     }
