@@ -629,7 +629,12 @@ pub fn lex(syntax: Syntax, text: &str) -> Lexed<'_> {
                 }
                 i = ident_end(bytes, i);
             } else {
-                i += 1;
+                // A run of plain bytes (indentation, spaces, punctuation) in one step: each
+                // would only come back here, and a round of the loop per byte costs more.
+                i += 1 + bytes[i + 1..]
+                    .iter()
+                    .position(|&c| special[c as usize] || is_ident_byte(c))
+                    .unwrap_or(n - i - 1);
             }
             continue;
         }
@@ -672,11 +677,13 @@ pub fn lex(syntax: Syntax, text: &str) -> Lexed<'_> {
 /// The end of the identifier starting at `i` (whose first byte is an identifier byte).
 #[inline]
 fn ident_end(bytes: &[u8], i: usize) -> usize {
-    let mut j = i + 1;
-    while j < bytes.len() && is_ident_byte(bytes[j]) {
-        j += 1;
-    }
-    j
+    // An iterator walk, not an indexed loop: no bounds check per byte at opt-level "z".
+    let rest = &bytes[i + 1..];
+    i + 1
+        + rest
+            .iter()
+            .position(|&c| !is_ident_byte(c))
+            .unwrap_or(rest.len())
 }
 
 /// The 1-based line of byte offset `off`, given each line's start offset.

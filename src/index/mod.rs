@@ -314,7 +314,7 @@ fn extract_facts(
     }
     // A lone `\r` is a line break for the extractor, the section texts and the patterns alike.
     let text = &*lex::normalize_breaks(text);
-    let mut facts = lang::extract(lang, rel, text);
+    let mut facts = lang::extract_normalized(lang, rel, text);
     if !facts.sections.is_empty() {
         fill_section_texts(text, &mut facts.sections);
     }

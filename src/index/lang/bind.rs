@@ -92,6 +92,9 @@ pub struct Assignments {
     /// [`Assignments::export`] keeps for the language's configuration objects
     /// (`app.config["CART_URI"] = …`).
     keyed: Vec<(String, String, (usize, usize))>,
+    /// Some name in `by_name` starts with `this.`, `self.` or `$this.`: without one, a member
+    /// lookup ([`Scope::lookup`]) cannot find anything and skips building the three keys.
+    member_names: bool,
 }
 
 /// A function read by its shape: parameter names, body, and the ranges it returns.
@@ -368,6 +371,10 @@ impl Assignments {
                 }
             }
         }
+        self.member_names = self
+            .by_name
+            .keys()
+            .any(|n| n.starts_with("this.") || n.starts_with("self.") || n.starts_with("$this."));
     }
 
     /// The last assignment of `name` visible at token `at`: in a block around `at` and
@@ -556,9 +563,18 @@ impl Scope for Assignments {
             .or_else(|| {
                 // A member assigned in a constructor (`this.base = base`) is visible in every
                 // method of the class.
+                // One key buffer for the three prefixes, and none at all when no member is
+                // assigned in the file: a `format!` per prefix was most of a lookup.
+                if !self.member_names {
+                    return None;
+                }
+                let mut key = String::with_capacity(6 + name.len());
                 ["this.", "self.", "$this."].iter().find_map(|p| {
+                    key.clear();
+                    key.push_str(p);
+                    key.push_str(name);
                     self.by_name
-                        .get(&format!("{p}{name}"))
+                        .get(&key)
                         .and_then(|v| v.last())
                         .map(|&k| &self.list[k as usize])
                         // `this.base = base`: the parameter on the right is not the member.
@@ -940,7 +956,14 @@ fn container_of(t: &Tokens, open: usize) -> Option<String> {
             k = o;
             continue;
         }
+        // The length and first byte before the words: most names are none of them, and each
+        // string comparison is a call at opt-level "z".
         if let Some(w) = t.ident(k)
+            && matches!(w.len(), 4..=6 | 9)
+            && matches!(
+                w.as_bytes()[0],
+                b'c' | b'o' | b's' | b'i' | b'e' | b'r' | b't'
+            )
             && matches!(
                 w,
                 "class" | "object" | "struct" | "interface" | "enum" | "record" | "trait" | "impl"

@@ -14,13 +14,19 @@ use super::facts::{FileFacts, Language};
 /// Line breaks are `\n`, `\r\n` and a lone `\r` alike: the text is handed on with every lone
 /// `\r` as `\n` (same offsets), so no extractor reads an old-Mac file as one line.
 pub fn extract(lang: Language, path: &str, text: &str) -> FileFacts {
-    let text = &*super::lex::normalize_breaks(text);
+    extract_normalized(lang, path, &super::lex::normalize_breaks(text))
+}
+
+/// [`extract`] of a text whose lone `\r` are already `\n`: the indexer normalizes each file
+/// once for the extractor, the section texts and the patterns, and each search for a `\r`
+/// is a pass over the whole file.
+pub(crate) fn extract_normalized(lang: Language, path: &str, text: &str) -> FileFacts {
     let mut facts = match lang {
         Language::Go => go::extract(path, text),
         Language::Java => java::extract(path, text),
         Language::Kotlin => kotlin::extract(path, text),
         Language::Scala => scala::extract(path, text),
-        Language::CSharp => csharp::extract(path, text),
+        Language::CSharp => csharp::extract_normalized(path, text),
         Language::Python => python::extract(path, text),
         Language::TypeScript | Language::JavaScript => typescript::extract(path, text),
         Language::Rust => rust::extract(path, text),

@@ -188,7 +188,12 @@ impl<'l, 'a> Tokens<'l, 'a> {
         while i < n {
             let b = code[i];
             if b.is_ascii_whitespace() {
-                i += 1;
+                // The whole run at once (indentation, masked comments): no per-byte round of
+                // the loop, and no bounds check per byte.
+                i += 1 + code[i + 1..n]
+                    .iter()
+                    .position(|c| !c.is_ascii_whitespace())
+                    .unwrap_or(n - i - 1);
                 continue;
             }
             if i >= next_skip {
@@ -259,11 +264,10 @@ impl<'l, 'a> Tokens<'l, 'a> {
                 }
                 (TokKind::Num, j)
             } else if is_ident_byte(b) {
-                let mut j = i + 1;
-                while j < n && is_ident_byte(code[j]) {
-                    j += 1;
-                }
-                (TokKind::Ident, j)
+                // An iterator walk: no bounds check per byte (the tokenizer's hottest loop).
+                let rest = &code[i + 1..n];
+                let len = rest.iter().position(|&c| !is_ident_byte(c));
+                (TokKind::Ident, i + 1 + len.unwrap_or(rest.len()))
             } else {
                 let mut j = i + op_len(rules.ops, &code[i..n]);
                 // Keep a char boundary even for stray non-ASCII punctuation.
@@ -294,32 +298,36 @@ impl<'l, 'a> Tokens<'l, 'a> {
         Tokens { lx, toks, pair }
     }
 
+    // The accessors below are forced inline: extractors call them several times per token
+    // (hundreds of thousands of calls per corpus) and at opt-level "z" a plain `#[inline]`
+    // stays a call whose setup costs more than the body.
+
     /// The number of tokens.
-    #[inline]
+    #[inline(always)]
     pub fn len(&self) -> usize {
         self.toks.len()
     }
 
     /// Token `i`, if it exists.
-    #[inline]
+    #[inline(always)]
     pub fn tok(&self, i: usize) -> Option<&Tok<'a>> {
         self.toks.get(i)
     }
 
     /// The kind of token `i`, `None` past the end.
-    #[inline]
+    #[inline(always)]
     pub fn kind(&self, i: usize) -> Option<TokKind> {
         self.toks.get(i).map(|t| t.kind)
     }
 
     /// The source text of token `i` (empty past the end).
-    #[inline]
+    #[inline(always)]
     pub fn text(&self, i: usize) -> &'a str {
         self.toks.get(i).map_or("", |t| t.text)
     }
 
     /// True when token `i` is exactly `s` (a string or character literal never matches).
-    #[inline]
+    #[inline(always)]
     pub fn is(&self, i: usize, s: &str) -> bool {
         self.toks.get(i).is_some_and(|t| {
             t.text.len() == s.len()
@@ -329,28 +337,29 @@ impl<'l, 'a> Tokens<'l, 'a> {
     }
 
     /// True when token `i` is the identifier or keyword `w`.
-    #[inline]
+    #[inline(always)]
     pub fn kw(&self, i: usize, w: &str) -> bool {
         self.toks
             .get(i)
-            .is_some_and(|t| t.kind == TokKind::Ident && t.text == w)
+            // The length first: the string comparison is a call at opt-level "z".
+            .is_some_and(|t| t.kind == TokKind::Ident && t.text.len() == w.len() && t.text == w)
     }
 
     /// The byte of the one-byte punctuation token at `i`, or 0 (any other token, or past the
     /// end): a cheap way to test several punctuation marks at once.
-    #[inline]
+    #[inline(always)]
     pub fn punct(&self, i: usize) -> u8 {
         self.toks.get(i).map_or(0, |t| t.punct)
     }
 
     /// True when token `i` is the one-byte punctuation `c`.
-    #[inline]
+    #[inline(always)]
     pub fn is_punct(&self, i: usize, c: u8) -> bool {
         self.punct(i) == c && c != 0
     }
 
     /// The identifier at `i`, if token `i` is one.
-    #[inline]
+    #[inline(always)]
     pub fn ident(&self, i: usize) -> Option<&'a str> {
         self.toks
             .get(i)
@@ -359,7 +368,7 @@ impl<'l, 'a> Tokens<'l, 'a> {
     }
 
     /// True when token `i` is a string literal (not a character literal).
-    #[inline]
+    #[inline(always)]
     pub fn is_str(&self, i: usize) -> bool {
         self.kind(i) == Some(TokKind::Str)
     }
@@ -379,7 +388,7 @@ impl<'l, 'a> Tokens<'l, 'a> {
     }
 
     /// The index of the bracket closing the opener at `i`, if `i` opens a closed group.
-    #[inline]
+    #[inline(always)]
     pub fn close(&self, i: usize) -> Option<usize> {
         match self.pair.get(i) {
             Some(&p) if p != NO_PAIR && p as usize > i => Some(p as usize),
@@ -389,7 +398,7 @@ impl<'l, 'a> Tokens<'l, 'a> {
 
     /// The index of the bracket closing the one at `i`; the end of the tokens when it never
     /// closes (or `i` is not an opener).
-    #[inline]
+    #[inline(always)]
     pub fn close_or_end(&self, i: usize) -> usize {
         self.close(i).unwrap_or(self.toks.len())
     }
@@ -404,20 +413,20 @@ impl<'l, 'a> Tokens<'l, 'a> {
     }
 
     /// True when token `i` is `(`, `[` or `{`.
-    #[inline]
+    #[inline(always)]
     pub fn is_opener(&self, i: usize) -> bool {
         matches!(self.punct(i), b'(' | b'[' | b'{')
     }
 
     /// True when token `i` is `)`, `]` or `}`.
-    #[inline]
+    #[inline(always)]
     pub fn is_closer(&self, i: usize) -> bool {
         matches!(self.punct(i), b')' | b']' | b'}')
     }
 
     /// The index just past the group opened at `i` (the end of the file when it never
     /// closes); `i + 1` when `i` is not an opener.
-    #[inline]
+    #[inline(always)]
     pub fn skip_group(&self, i: usize) -> usize {
         if self.is_opener(i) {
             self.close(i).map_or(self.len(), |c| c + 1)
@@ -436,7 +445,7 @@ impl<'l, 'a> Tokens<'l, 'a> {
     }
 
     /// The 1-based line of token `i` (the last line of the file past the end).
-    #[inline]
+    #[inline(always)]
     pub fn line(&self, i: usize) -> u32 {
         self.toks
             .get(i)
@@ -456,7 +465,7 @@ impl<'l, 'a> Tokens<'l, 'a> {
     }
 
     /// Byte offset of token `i` in the source (the end of the text past the end).
-    #[inline]
+    #[inline(always)]
     pub fn start(&self, i: usize) -> usize {
         self.toks
             .get(i)
@@ -472,13 +481,13 @@ impl<'l, 'a> Tokens<'l, 'a> {
     }
 
     /// True when a newline separates token `i` from the one before it (true past the end).
-    #[inline]
+    #[inline(always)]
     pub fn nl_before(&self, i: usize) -> bool {
         self.toks.get(i).is_none_or(|t| t.nl_before)
     }
 
     /// True when token `i + 1` starts exactly where token `i` ends (`::`, `:=`, `->`).
-    #[inline]
+    #[inline(always)]
     pub fn joined(&self, i: usize) -> bool {
         match (self.toks.get(i), self.toks.get(i + 1)) {
             (Some(a), Some(b)) => a.end == b.start,

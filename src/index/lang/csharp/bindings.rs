@@ -53,7 +53,14 @@ impl<'t> Ex<'t, '_, '_> {
                     self.typed(name, ty, qualifier, i);
                 }
             }
-            match t.ident(i) {
+            // Every arm but `new` needs a `<` or `(` next: that byte test first, so most
+            // identifiers cost one comparison instead of one per arm.
+            let word = match t.ident(i) {
+                Some("new") => Some("new"),
+                w if matches!(t.punct(i + 1), b'<' | b'(') => w,
+                _ => None,
+            };
+            match word {
                 Some("new") => self.new_binding(i),
                 Some("AddGrpcClient") if t.punct(i + 1) == b'<' => {
                     let k = t.skip_angles(i + 1, n);
