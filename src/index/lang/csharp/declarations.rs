@@ -534,7 +534,7 @@ impl<'t> Ex<'t, '_, '_> {
     ) -> usize {
         let t = self.t;
         let end = t.find_at_depth0(stop, b, ";").unwrap_or(b);
-        for (x, e) in t.args_between(i, end) {
+        for (x, e) in declarators(t, i, end) {
             // The declarator's name is the identifier before `=` (or its end).
             let eq = (x..e).find(|&q| t.punct(q) == b'=' && t.skip_group(q) == q + 1);
             let name_at = eq.unwrap_or(e).checked_sub(1);
@@ -749,5 +749,58 @@ fn grpc_base_service(segs: &[&str]) -> Option<String> {
         [.., outer, _] if *outer == stem => Some(stem.to_string()),
         [_] if stem.ends_with("Service") && stem.len() > "Service".len() => Some(stem.to_string()),
         _ => None,
+    }
+}
+
+/// The declarators of a field declaration `from..end` (`Type a = x, b`), split at its
+/// top-level commas: a comma inside the type's type arguments
+/// (`ILogger<Handler<TRequest, TResponse>> _logger`) or inside a bracket group is no
+/// separator. Angle brackets count only before a declarator's `=`, where they can only be
+/// type arguments (after it, `a < b` is a comparison).
+fn declarators(t: &Tokens, from: usize, end: usize) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let (mut start, mut j, mut angle, mut init) = (from, from, 0u32, false);
+    while j < end {
+        match t.punct(j) {
+            b'<' if !init => angle += 1,
+            b'>' if !init => angle = angle.saturating_sub(t.text(j).len() as u32),
+            b'=' if angle == 0 && t.text(j) == "=" => init = true,
+            b',' if angle == 0 => {
+                if j > start {
+                    out.push((start, j));
+                }
+                start = j + 1;
+                init = false;
+            }
+            _ => {}
+        }
+        j = t.skip_group(j);
+    }
+    if end > start {
+        out.push((start, end));
+    }
+    out
+}
+
+#[cfg(test)]
+mod field_tests {
+    use crate::index::facts::SymbolKind;
+
+    fn fields(src: &str) -> Vec<String> {
+        let f = super::super::extract("A.cs", src);
+        f.symbols
+            .iter()
+            .filter(|s| s.kind == SymbolKind::Field)
+            .map(|s| s.name.clone())
+            .collect()
+    }
+
+    #[test]
+    fn a_comma_in_a_fields_type_arguments_separates_no_declarators() {
+        let src = "namespace N;\npublic class LoggingBehavior<TRequest, TResponse>\n{\n    private readonly ILogger<LoggingBehavior<TRequest, TResponse>> _logger;\n    private readonly Mock<ILogger<IdentifiedCommandHandler<CreateOrderCommand, bool>>> _loggerMock;\n    private Dictionary<string, List<int>> _byName = new(), _other;\n    private int a = b < c ? 1 : 2, d;\n}\n";
+        assert_eq!(
+            fields(src),
+            ["_logger", "_loggerMock", "_byName", "_other", "a", "d"]
+        );
     }
 }
