@@ -182,6 +182,49 @@ pub fn aws_destination_name(s: &str) -> &str {
     s
 }
 
+/// An AWS SDK messaging method by name, in any language's casing (`send_message`,
+/// `sendMessage`, `SendMessageAsync`): its role, `via` (`SQS` or `SNS`) and the request keys
+/// naming its address, in the SDK's PascalCase (`QueueUrl`; `TopicArn`, `TargetArn`). `None`
+/// for any other method.
+pub fn aws_sdk_method(
+    method: &str,
+) -> Option<(
+    crate::index::facts::EventRole,
+    &'static str,
+    &'static [&'static str],
+)> {
+    use crate::index::facts::EventRole::{Consumer, Producer};
+    let folded: String = method
+        .strip_suffix("Async")
+        .unwrap_or(method)
+        .chars()
+        .filter(|c| *c != '_')
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    match folded.as_str() {
+        "sendmessage" | "sendmessagebatch" => Some((Producer, "SQS", &["QueueUrl"])),
+        "receivemessage" => Some((Consumer, "SQS", &["QueueUrl"])),
+        "publish" | "publishbatch" => Some((Producer, "SNS", &["TopicArn", "TargetArn"])),
+        _ => None,
+    }
+}
+
+/// A PascalCase SDK key in snake_case (`QueueUrl` → `queue_url`), as Ruby's SDK names it.
+pub fn snake_case(key: &str) -> String {
+    let mut out = String::with_capacity(key.len() + 4);
+    for (i, c) in key.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// [`aws_destination_name`] applied to a value: a literal address, or an environment
 /// variable's default, names its queue or topic; any other value is kept as it is.
 pub fn aws_destination(v: crate::index::facts::Value) -> crate::index::facts::Value {
@@ -667,6 +710,26 @@ pub fn client_calls(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn aws_sdk_methods_in_every_casing() {
+        use crate::index::facts::EventRole::*;
+        assert_eq!(
+            aws_sdk_method("send_message").map(|m| (m.0, m.1)),
+            Some((Producer, "SQS"))
+        );
+        assert_eq!(aws_sdk_method("SendMessageAsync").map(|m| m.1), Some("SQS"));
+        assert_eq!(
+            aws_sdk_method("receiveMessage").map(|m| m.0),
+            Some(Consumer)
+        );
+        assert_eq!(
+            aws_sdk_method("publish_batch").map(|m| m.2),
+            Some(&["TopicArn", "TargetArn"][..])
+        );
+        assert_eq!(aws_sdk_method("emit"), None);
+        assert_eq!(snake_case("TopicArn"), "topic_arn");
+    }
 
     #[test]
     fn aws_addresses_name_their_queue_or_topic() {

@@ -342,10 +342,8 @@ fn kafka_call(src: &Src, st: &mut State, site: &Site) {
 /// `receiveMessage([...])`, `$sns->publish(['TopicArn' => $arn, …])`; the address names the
 /// queue or topic. The SDK's own array keys tell these from other `publish` calls.
 fn aws_call(src: &Src, st: &mut State, site: &Site) {
-    let (role, via, keys): (EventRole, &str, &[&str]) = match site.name {
-        "sendMessage" | "sendMessageBatch" => (EventRole::Producer, "SQS", &["QueueUrl"]),
-        "receiveMessage" => (EventRole::Consumer, "SQS", &["QueueUrl"]),
-        _ => (EventRole::Producer, "SNS", &["TopicArn", "TargetArn"]),
+    let Some((role, via, keys)) = common::aws_sdk_method(site.name) else {
+        return;
     };
     let Some(&(a, z)) = site.args.positional.first() else {
         return;

@@ -305,16 +305,11 @@ fn amqp_call(src: &Src, st: &mut State, callee: &str, (open, close): (usize, usi
 /// none in the call and is kept as a site the graph lists as unresolved. The keyword
 /// arguments are AWS's own, which tells these from other `publish` calls.
 fn aws_call(src: &Src, st: &mut State, callee: &str, (open, close): (usize, usize)) {
-    let args = src.args(open, close);
-    let (role, via, address) = match callee {
-        "send_message" | "send_message_batch" => (EventRole::Producer, "SQS", args.kw("QueueUrl")),
-        "receive_message" => (EventRole::Consumer, "SQS", args.kw("QueueUrl")),
-        _ => (
-            EventRole::Producer,
-            "SNS",
-            args.kw("TopicArn").or_else(|| args.kw("TargetArn")),
-        ),
+    let Some((role, via, keys)) = common::aws_sdk_method(callee) else {
+        return;
     };
+    let args = src.args(open, close);
+    let address = keys.iter().find_map(|k| args.kw(k));
     let topic = match address {
         Some((s, e)) => common::topic_of(common::aws_destination(src.value(s, e))),
         None if via == "SQS"

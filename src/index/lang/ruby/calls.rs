@@ -289,15 +289,10 @@ fn receiver_chain<'s>(src: &'s Src, ts: usize) -> Chain<'s> {
 /// address names the queue or topic. The SDK's own keywords tell these from other
 /// `publish` calls.
 fn aws_call(src: &Src, st: &mut State, name: &str, args: &Args) {
-    let (role, via, address) = match name {
-        "send_message" | "send_message_batch" => (EventRole::Producer, "SQS", args.kw("queue_url")),
-        "receive_message" => (EventRole::Consumer, "SQS", args.kw("queue_url")),
-        _ => (
-            EventRole::Producer,
-            "SNS",
-            args.kw("topic_arn").or_else(|| args.kw("target_arn")),
-        ),
+    let Some((role, via, keys)) = common::aws_sdk_method(name) else {
+        return;
     };
+    let address = keys.iter().find_map(|k| args.kw(&common::snake_case(k)));
     if let Some((a, z)) = address
         && let Some(topic) = common::topic_of(common::aws_destination(src.value(a, z)))
     {
