@@ -212,21 +212,21 @@ fn section_score(
     let title = s.title.to_lowercase();
     let body = s.text.to_lowercase();
     let mut score = 0;
-    if title.contains(phrase) {
+    if at_word_start(&title, phrase) {
         score += 60;
         // A title that is the query, word for word, is the section asked for.
         if title.trim() == phrase.trim() {
             score += 30;
         }
     }
-    if body.contains(phrase) {
+    if at_word_start(&body, phrase) {
         score += 20;
     }
     for w in words {
-        if title.contains(w.as_str()) {
+        if at_word_start(&title, w) {
             score += 15;
         }
-        if body.contains(w.as_str()) {
+        if at_word_start(&body, w) {
             score += 5;
         }
     }
@@ -234,6 +234,20 @@ fn section_score(
         score += if s.level == 1 { 60 } else { 40 };
     }
     score
+}
+
+/// True when `needle` occurs in `hay` at the start of a word: "event" finds "events" and
+/// "event-bus", but "bus" does not find "robustly".
+fn at_word_start(hay: &str, needle: &str) -> bool {
+    if needle.is_empty() {
+        return false;
+    }
+    hay.match_indices(needle).any(|(i, _)| {
+        !hay[..i]
+            .chars()
+            .next_back()
+            .is_some_and(char::is_alphanumeric)
+    })
 }
 
 /// A section's text cut to [`SECTION_BUDGET`] at a line end (the whole text when it fits).
@@ -252,4 +266,20 @@ fn shortened(text: &str) -> &str {
 /// gitignore meaning.
 fn doc_glob(glob: &str, path: &str) -> bool {
     crate::index::ignore::path_glob(glob, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::at_word_start;
+
+    #[test]
+    fn words_match_at_word_starts_only() {
+        assert!(at_word_start("the event bus", "bus"));
+        assert!(at_word_start("events are sent", "event"));
+        assert!(at_word_start("an event-bus", "bus"));
+        assert!(at_word_start("café bus", "bus"));
+        assert!(!at_word_start("grow robustly", "bus"));
+        assert!(!at_word_start("überbus", "bus"));
+        assert!(!at_word_start("anything", ""));
+    }
 }
