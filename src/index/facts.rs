@@ -484,16 +484,9 @@ impl Value {
                 Part::Lit(s) => out.push_str(s),
                 Part::Ref { name, .. } => {
                     out.push('{');
-                    // A constructor's argument (`new Provider#0`, see `bind::ctor_arg_name`)
-                    // reads as what it is.
-                    match name
-                        .strip_prefix("new ")
-                        .and_then(|r| r.rsplit_once('#'))
-                        .and_then(|(class, i)| Some((class, i.parse::<usize>().ok()?)))
-                    {
-                        Some((class, i)) => {
-                            out.push_str(&format!("argument {} of new {class}(…)", i + 1))
-                        }
+                    // A constructor's argument (`new Provider#0`) reads as what it is.
+                    match crate::index::lang::bind::describe_ctor_arg(name) {
+                        Some(d) => out.push_str(&d),
                         None => out.push_str(name),
                     }
                     out.push('}');

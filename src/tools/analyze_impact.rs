@@ -1018,9 +1018,9 @@ fn written_values(snap: &Snapshot, target: &str, include_tests: bool) -> String 
                 .is_some_and(|v| v.eq_ignore_ascii_case(target))
             {
                 // `new Queue#0` (a constructor's argument) reads as what it is.
-                let shown = crate::index::facts::Value::reference(b.name.clone()).display();
-                let shown = shown.trim_start_matches('{').trim_end_matches('}');
-                found.push((path.to_string(), b.line, shown.to_string()));
+                let shown = crate::index::lang::bind::describe_ctor_arg(&b.name)
+                    .unwrap_or_else(|| b.name.clone());
+                found.push((path.to_string(), b.line, shown));
             }
         }
         for p in &facts.properties {

@@ -106,6 +106,14 @@ pub fn ctor_arg_name(class: &str, i: usize) -> String {
     format!("new {class}#{i}")
 }
 
+/// How a [`ctor_arg_name`] reads in an answer (`new Provider#0` → `argument 1 of new
+/// Provider(…)`); `None` for any other name.
+pub fn describe_ctor_arg(name: &str) -> Option<String> {
+    let (class, i) = name.strip_prefix("new ")?.rsplit_once('#')?;
+    let i: usize = i.parse().ok()?;
+    Some(format!("argument {} of new {class}(…)", i + 1))
+}
+
 const DECL_WORDS: &[&str] = &[
     "const",
     "let",

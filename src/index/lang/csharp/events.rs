@@ -48,13 +48,8 @@ impl<'t> Ex<'t, '_, '_> {
     /// when the call was one.
     pub(super) fn aws_messaging(&mut self, last: &str, recv: Option<&str>, p: usize) -> bool {
         let t = self.t;
-        let (role, via) = match last {
-            "SendMessageAsync" | "SendMessage" | "SendMessageBatchAsync" => {
-                (EventRole::Producer, "SQS")
-            }
-            "ReceiveMessageAsync" | "ReceiveMessage" => (EventRole::Consumer, "SQS"),
-            "PublishAsync" | "Publish" | "PublishBatchAsync" => (EventRole::Producer, "SNS"),
-            _ => return false,
+        let Some((role, via, keys)) = common::aws_sdk_method(last) else {
+            return false;
         };
         let args = t.args(p);
         let Some(&(a, e)) = args.first() else {
@@ -76,11 +71,6 @@ impl<'t> Ex<'t, '_, '_> {
             lower.contains(&via.to_ascii_lowercase())
         });
         let address = if request {
-            let keys: &[&str] = if via == "SQS" {
-                &["QueueUrl"]
-            } else {
-                &["TopicArn", "TargetArn"]
-            };
             let body = a + 2;
             if t.is_punct(body, b'{') {
                 // `{ QueueUrl = url, MessageBody = b }`.

@@ -222,7 +222,10 @@ impl<'s, 'a> Ctx<'s, 'a> {
                     push(facts, EventRole::Producer, topic, "KafkaTemplate", t.line);
                 }
             }
-            "sendAsync"
+            // `send(` was read above; `send {` is Kotlin's trailing lambda
+            // (`sqsTemplate.send { to -> to.queue("q") }`).
+            "send"
+            | "sendAsync"
             | "sendMany"
             | "sendManyAsync"
             | "receive"
@@ -239,13 +242,7 @@ impl<'s, 'a> Ctx<'s, 'a> {
             | "publishAsync"
             | "publishBatch"
             | "sendNotification"
-                if k >= 2 && src.is(k - 1, ".") && src.is(k + 1, "(") =>
-            {
-                self.aws_call(k, facts);
-            }
-            // Kotlin's trailing lambda: `sqsTemplate.send { to -> to.queue("q") }`.
-            "send" | "receive" | "sendMessage" | "receiveMessage" | "publish"
-                if k >= 2 && src.is(k - 1, ".") && src.is(k + 1, "{") =>
+                if k >= 2 && src.is(k - 1, ".") && (src.is(k + 1, "(") || src.is(k + 1, "{")) =>
             {
                 self.aws_call(k, facts);
             }

@@ -111,14 +111,9 @@ impl<'t> Ex<'t, '_, '_> {
                     return true;
                 }
             }
-        } else if t.is(a, "{") {
-            let role = match last {
-                "sendMessage" | "sendMessageBatch" | "publish" | "publishBatch" => {
-                    EventRole::Producer
-                }
-                "receiveMessage" => EventRole::Consumer,
-                _ => return false,
-            };
+        } else if t.is(a, "{")
+            && let Some((role, _, _)) = common::aws_sdk_method(last)
+        {
             (role, a)
         } else {
             return false;
