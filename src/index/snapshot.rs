@@ -603,6 +603,29 @@ impl Snapshot {
         }
     }
 
+    /// A snapshot of files that each consume one event at line 5: (root, path, topic, via).
+    #[cfg(test)]
+    pub(crate) fn of_listeners(files: &[(&str, &str, &str, &str)]) -> Snapshot {
+        use crate::index::facts::{EventFact, EventRole, Value};
+        Snapshot::from_facts(
+            files
+                .iter()
+                .map(|&(root, path, topic, via)| {
+                    let facts = FileFacts {
+                        events: vec![EventFact {
+                            role: EventRole::Consumer,
+                            topic: Value::lit(topic),
+                            via: via.into(),
+                            line: 5,
+                        }],
+                        ..FileFacts::default()
+                    };
+                    (root, path, facts)
+                })
+                .collect(),
+        )
+    }
+
     /// A snapshot of in-memory files, for tests of the tools and the graph: each entry is
     /// (root label, root-relative path, facts); roots are created in order of first use under
     /// a fake base directory. Generation 1.

@@ -1531,25 +1531,18 @@ mod matrix_tests {
 
     #[test]
     fn a_framework_lifecycle_event_expects_no_producer() {
-        let listener = |topic: &str, via: &str| FileFacts {
-            events: vec![EventFact {
-                role: EventRole::Consumer,
-                topic: FactValue::lit(topic),
-                via: via.into(),
-                line: 5,
-            }],
-            ..FileFacts::default()
-        };
-        let snap = Snapshot::from_facts(vec![
+        let snap = Snapshot::of_listeners(&[
             (
                 "services/cart",
                 "src/Warmup.java",
-                listener("ApplicationReadyEvent", FRAMEWORK_EVENT_VIA),
+                "ApplicationReadyEvent",
+                FRAMEWORK_EVENT_VIA,
             ),
             (
                 "services/orders",
                 "src/Audit.java",
-                listener("OrderAudited", "ApplicationEvent"),
+                "OrderAudited",
+                "ApplicationEvent",
             ),
         ]);
         let t = call(&snap, json!({"target": "ApplicationReadyEvent"})).text;

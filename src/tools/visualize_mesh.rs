@@ -1699,28 +1699,18 @@ mod tests {
 
     #[test]
     fn a_framework_lifecycle_event_links_no_services() {
-        let listener = |topic: &str, via: &str| FileFacts {
-            events: vec![EventFact {
-                role: EventRole::Consumer,
-                topic: FactValue::lit(topic),
-                via: via.into(),
-                line: 5,
-            }],
-            ..FileFacts::default()
-        };
-        let snap = Snapshot::from_facts(vec![
+        let snap = Snapshot::of_listeners(&[
             (
                 "services/cart",
                 "src/Warmup.java",
-                listener(
-                    "ApplicationReadyEvent",
-                    crate::index::facts::FRAMEWORK_EVENT_VIA,
-                ),
+                "ApplicationReadyEvent",
+                crate::index::facts::FRAMEWORK_EVENT_VIA,
             ),
             (
                 "services/orders",
                 "src/Audit.java",
-                listener("OrderAudited", "ApplicationEvent"),
+                "OrderAudited",
+                "ApplicationEvent",
             ),
         ]);
         let view = mesh_view(&snap, None, 40).unwrap();
