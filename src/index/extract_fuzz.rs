@@ -174,6 +174,8 @@ const YAML: &[&str] = &[
     "    get:\n", "channels:\n", "  orders.created:\n", "    publish:\n", "openapi: 3.0.0\n", "asyncapi: 2.6.0\n",
     "- ", "  - ", ": ", "? ", "|\n", ">-\n", "&anchor ", "*anchor", "!!str ", "{", "}", "[", "]", "\"quoted\"", "'single'",
     "# comment\n", "password: secret\n", "${ENV:default}", "\t", "%YAML 1.2\n",
+    "services:\n", "  orders:\n", "    build: ./orders\n", "    environment:\n", "      - TOPIC=orders\n", "${T:-d}",
+    "kind: Deployment\n", "kind: ConfigMap\n", "data:\n", "env:\n", "  - name: TOPIC\n", "    value: t\n", "{{ .Values.x }}",
 ];
 #[rustfmt::skip]
 const PROPERTIES: &[&str] = &[
@@ -205,7 +207,7 @@ const TARGETS: &[Target] = &[
     Target { name: "swift", lang: Some(Language::Swift), paths: &["svc/Sources/a.swift"], words: SWIFT },
     Target { name: "protobuf", lang: Some(Language::Protobuf), paths: &["contracts/a/v1/a.proto"], words: PROTO },
     Target { name: "markdown", lang: Some(Language::Markdown), paths: &["README.md", "docs/adr/0001-x.md"], words: MARKDOWN },
-    Target { name: "yaml", lang: Some(Language::Yaml), paths: &["svc/src/main/resources/application.yml", "openapi.yaml", "asyncapi.yml", "k8s/deploy.yaml"], words: YAML },
+    Target { name: "yaml", lang: Some(Language::Yaml), paths: &["svc/src/main/resources/application.yml", "openapi.yaml", "asyncapi.yml", "k8s/deploy.yaml", "docker-compose.yml"], words: YAML },
     Target { name: "properties", lang: Some(Language::Properties), paths: &["svc/src/main/resources/application.properties"], words: PROPERTIES },
     Target { name: "config", lang: None, paths: &["mesh-mcp.toml"], words: TOML },
 ];

@@ -601,6 +601,22 @@ pub struct Property {
     pub line: u32,
 }
 
+/// An environment variable a deployment file sets: `KAFKA_TOPIC: orders` under a compose
+/// service's `environment:`, or `- name: KAFKA_TOPIC` / `value: orders` in a Kubernetes
+/// container. It answers an `os.Getenv("KAFKA_TOPIC")` that has no default in the code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnvSetting {
+    pub var: String,
+    /// The value, already masked when the variable names a secret.
+    pub value: String,
+    pub line: u32,
+    /// The compose service, Kubernetes workload or ConfigMap the variable is set for.
+    pub service: String,
+    /// The compose service's build context as written (`./orders`), relative to the file's
+    /// directory: the strongest hint at which source root the service is.
+    pub context: Option<String>,
+}
+
 /// A protobuf field label.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FieldLabel {
@@ -709,6 +725,9 @@ pub struct FileFacts {
     pub proto: Option<ProtoFile>,
     pub sections: Vec<DocSection>,
     pub properties: Vec<Property>,
+    /// Environment variables a deployment file sets for a service (docker-compose
+    /// `environment:`, Kubernetes `env:` and ConfigMap `data:`).
+    pub env_settings: Vec<EnvSetting>,
 }
 
 #[cfg(test)]

@@ -1057,7 +1057,7 @@ fn impl_services(files: &[Arc<FileEntry>]) -> HashMap<&str, Vec<&str>> {
 }
 
 /// The label of each file's root, from its workspace path and root-relative path.
-fn root_labels(files: &[Arc<FileEntry>], paths: &[String]) -> Vec<String> {
+pub(super) fn root_labels(files: &[Arc<FileEntry>], paths: &[String]) -> Vec<String> {
     let mut labels: Vec<String> = Vec::new();
     for (f, p) in files.iter().zip(paths) {
         let root = f.root as usize;
@@ -1355,7 +1355,7 @@ fn strip_service_words(s: &str) -> String {
 /// The root a host hint names (`cart`, `CATALOGUE_HOST`, `retail.ui.endpoints.catalog`,
 /// `catalog-api`): equal service names, or one a prefix of the other of at least 4 letters
 /// (`catalog` / `catalogue`); `None` unless exactly one root fits.
-fn root_named(hint: &str, service_names: &[String]) -> Option<u16> {
+pub(super) fn root_named(hint: &str, service_names: &[String]) -> Option<u16> {
     // A dotted config key names the service by its last segment.
     let hint = if hint.contains('.') && !hint.contains("://") && hint.chars().all(|c| c != ':') {
         hint.rsplit('.').next().unwrap_or(hint)
@@ -2141,5 +2141,72 @@ class Invoices(private val kafkaTemplate: KafkaTemplate<String, String>) {
         assert_eq!((found[0].0, found[0].1), ("orders", 6));
         assert!(found[0].2.contains("events.Topic"), "{found:?}");
         assert_eq!((found[1].0, found[1].1), ("invoices", 4));
+    }
+
+    #[test]
+    fn env_vars_without_a_default_take_the_value_a_deployment_file_sets() {
+        use crate::index::facts::Language::{Go, Java, Yaml};
+        let producer = r#"package main
+
+import "os"
+
+func main() {
+	w := &kafka.Writer{Topic: os.Getenv("ORDERS_TOPIC")}
+	_ = w
+}
+"#;
+        let consumer = r#"package acme.billing;
+class OrdersListener {
+    @KafkaListener(topics = "${billing.orders.topic}")
+    public void on(String m) {}
+}
+"#;
+        let shipping = r#"package main
+
+import "os"
+
+func main() {
+	w := &kafka.Writer{Topic: os.Getenv("SHIP_TOPIC")}
+	_ = w
+}
+"#;
+        let compose = "services:\n  orders:\n    build: ./orders\n    environment:\n      ORDERS_TOPIC: orders.v1\n      SHIP_TOPIC: a\n  billing:\n    image: billing\n    environment:\n      - BILLING_ORDERS_TOPIC=orders.v1\n  other:\n    image: x\n    environment:\n      SHIP_TOPIC: b\n";
+        let snap = graph_of(&[
+            ("orders", "orders/main.go", Go, producer),
+            ("billing", "billing/OrdersListener.java", Java, consumer),
+            ("shipping", "shipping/main.go", Go, shipping),
+            (".", "docker-compose.yml", Yaml, compose),
+        ]);
+        let g = &snap.graph;
+        let found: Vec<(&str, u32, &str)> = g
+            .events
+            .iter()
+            .map(|e| {
+                (
+                    g.topics[e.topic as usize].name.as_str(),
+                    e.at.line,
+                    e.how.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            found.len(),
+            2,
+            "{found:?} unresolved {:?}",
+            g.unresolved_events
+        );
+        assert!(found.iter().all(|f| f.0 == "orders.v1"), "{found:?}");
+        let how: Vec<&str> = found.iter().map(|f| f.2).collect();
+        assert!(
+            how.contains(&"env ORDERS_TOPIC set for orders at docker-compose.yml:5"),
+            "{how:?}"
+        );
+        assert!(
+            how.contains(&"env billing.orders.topic set for billing at docker-compose.yml:10"),
+            "{how:?}"
+        );
+        // SHIP_TOPIC is set for two other services with two values: the shipping service's is
+        // unknown, and the site stays listed as unresolved.
+        assert_eq!(g.unresolved_events.len(), 1, "{:?}", g.unresolved_events);
     }
 }

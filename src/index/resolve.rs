@@ -102,6 +102,77 @@ pub struct Resolver<'a> {
     by_pkg_tail: HashMap<String, Vec<u32>>,
     /// root → normalised configuration key → (file, line, value).
     props: HashMap<u16, HashMap<String, (u32, u32, &'a str)>>,
+    /// [`env_key`] of a variable → where deployment files set it, in path order.
+    deployed: HashMap<String, Vec<DeployedValue<'a>>>,
+}
+
+/// A value a deployment file (compose, Kubernetes) gives an environment variable.
+struct DeployedValue<'a> {
+    file: u32,
+    line: u32,
+    value: &'a str,
+    service: &'a str,
+    /// The source root the value is set for, when the build context, the service's name or
+    /// the file's own root says which.
+    root: Option<u16>,
+}
+
+/// The name under which an environment variable and a configuration key meet: Spring binds
+/// `RETAIL_ORDERS_TOPIC` to `retail.orders.topic` and .NET `Kafka__Topic` to `Kafka:Topic`,
+/// so case, `_`, `-`, `.` and `:` are ignored.
+fn env_key(name: &str) -> String {
+    name.chars()
+        .filter(|c| !matches!(c, '-' | '_' | '.' | ':'))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// The root a deployment setting in the file at `path` (workspace path, of root `own`) is for:
+/// the root holding its build context, else the root its service is named after, else the
+/// file's own root when that is a service's (not the workspace's top level).
+fn deployed_root(
+    path: &str,
+    own: u16,
+    service: &str,
+    context: Option<&str>,
+    labels: &[String],
+    names: &[String],
+) -> Option<u16> {
+    if let Some(ctx) = context {
+        let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+        let mut parts: Vec<&str> = if ctx.starts_with('/') {
+            Vec::new()
+        } else {
+            dir.split('/').filter(|p| !p.is_empty()).collect()
+        };
+        for p in ctx.split('/') {
+            match p {
+                "" | "." => {}
+                ".." => {
+                    parts.pop();
+                }
+                p => parts.push(p),
+            }
+        }
+        let joined = parts.join("/");
+        let within = labels
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| {
+                l.as_str() != "." && (joined == **l || joined.starts_with(&format!("{l}/")))
+            })
+            .max_by_key(|(_, l)| l.len());
+        if let Some((i, _)) = within {
+            return Some(i as u16);
+        }
+    }
+    if let Some(r) = super::graph::root_named(service, names) {
+        return Some(r);
+    }
+    labels
+        .get(own as usize)
+        .is_some_and(|l| l != ".")
+        .then_some(own)
 }
 
 /// The scope a file's top-level names live in: its package when it declares one, else its
@@ -134,7 +205,37 @@ impl<'a> Resolver<'a> {
         let mut by_key: HashMap<String, Vec<u32>> = HashMap::new();
         let mut by_pkg_tail: HashMap<String, Vec<u32>> = HashMap::new();
         let mut props: HashMap<u16, HashMap<String, (u32, u32, &'a str)>> = HashMap::new();
+        let mut deployed: HashMap<String, Vec<DeployedValue<'a>>> = HashMap::new();
+        let mut labels: Vec<String> = Vec::new();
+        let mut names: Vec<String> = Vec::new();
         for (fi, f) in files.iter().enumerate() {
+            if !f.facts().env_settings.is_empty() && labels.is_empty() {
+                labels = super::graph::root_labels(files, &paths);
+                names = labels
+                    .iter()
+                    .map(|l| super::graph::service_name(l))
+                    .collect();
+            }
+            for s in &f.facts().env_settings {
+                let root = deployed_root(
+                    &paths[fi],
+                    f.root,
+                    &s.service,
+                    s.context.as_deref(),
+                    &labels,
+                    &names,
+                );
+                deployed
+                    .entry(env_key(&s.var))
+                    .or_default()
+                    .push(DeployedValue {
+                        file: fi as u32,
+                        line: s.line,
+                        value: &s.value,
+                        service: &s.service,
+                        root,
+                    });
+            }
             let facts = f.facts();
             if !facts.bindings.is_empty() {
                 let scope = by_scope.entry(scope_of(f)).or_default();
@@ -167,7 +268,60 @@ impl<'a> Resolver<'a> {
             by_key,
             by_pkg_tail,
             props,
+            deployed,
         }
+    }
+
+    /// The value deployment files give variable (or configuration key) `name` for the
+    /// service of file `fi`: one set for its root, else one value every file agrees on.
+    /// Returns the setting and whether it was matched to the root.
+    fn deployed_value(&self, fi: u32, name: &str) -> Option<(&DeployedValue<'a>, bool)> {
+        let all = self.deployed.get(&env_key(name))?;
+        let root = self.files[fi as usize].root;
+        if let Some(d) = all.iter().find(|d| d.root == Some(root)) {
+            return Some((d, true));
+        }
+        let first = all.first()?;
+        all.iter()
+            .all(|d| d.value == first.value)
+            .then_some((first, false))
+    }
+
+    /// Follows a deployment setting of `name` into `out`; false when there is none.
+    fn push_deployed(
+        &self,
+        fi: u32,
+        name: &str,
+        what: &str,
+        depth: u8,
+        out: &mut Resolved,
+    ) -> bool {
+        let Some((d, for_root)) = self.deployed_value(fi, name) else {
+            return false;
+        };
+        if depth >= MAX_DEPTH {
+            return false;
+        }
+        // The evidence travels in `how`, which every answer shows.
+        let at = format!("{}:{}", self.path(d.file), d.line);
+        let set = if d.service.is_empty() {
+            format!("{what} {name} set at {at}")
+        } else {
+            format!("{what} {name} set for {} at {at}", d.service)
+        };
+        if out.how == format!("{what} {name}") || out.how.is_empty() {
+            out.how = set.clone();
+        } else {
+            out.how.push_str("; ");
+            out.how.push_str(&set);
+        }
+        out.chain.push((d.file, d.line, set));
+        if !for_root && out.confidence < Confidence::Heuristic {
+            out.confidence = Confidence::Heuristic;
+        }
+        // The value may itself hold `${…}` placeholders for Spring to expand.
+        self.resolve_into(d.file, &parse_placeholders(d.value), depth + 1, out);
+        true
     }
 
     /// The workspace files a name used in file `fi` was imported from: `users` bound by
@@ -253,6 +407,7 @@ impl<'a> Resolver<'a> {
                     }
                     match default {
                         Some(d) => out.segs.push(Seg::Lit(d.clone())),
+                        None if self.push_deployed(fi, var, "env", depth, out) => {}
                         None => out.segs.push(Seg::Hole {
                             name: Some(var.clone()),
                             kind: HoleKind::Env,
@@ -272,6 +427,7 @@ impl<'a> Resolver<'a> {
                         }
                         _ => match default {
                             Some(d) => out.segs.push(Seg::Lit(d.clone())),
+                            None if self.push_deployed(fi, key, "config", depth, out) => {}
                             None => out.segs.push(Seg::Hole {
                                 name: Some(key.clone()),
                                 kind: HoleKind::Config,

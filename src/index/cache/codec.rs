@@ -9,9 +9,9 @@
 //! and returns `None` on anything malformed (the row's checksum makes that rare).
 
 use crate::index::facts::{
-    Binding, DocSection, EventFact, EventRole, FieldLabel, FileFacts, GrpcFact, HttpFact, Import,
-    Part, Property, ProtoEnum, ProtoEnumValue, ProtoField, ProtoFile, ProtoMessage, ProtoRpc,
-    ProtoService, Symbol, SymbolKind, Value,
+    Binding, DocSection, EnvSetting, EventFact, EventRole, FieldLabel, FileFacts, GrpcFact,
+    HttpFact, Import, Part, Property, ProtoEnum, ProtoEnumValue, ProtoField, ProtoFile,
+    ProtoMessage, ProtoRpc, ProtoService, Symbol, SymbolKind, Value,
 };
 
 /// The encoded form of `facts`.
@@ -256,6 +256,13 @@ encoded_struct!(DocSection {
     text
 });
 encoded_struct!(Property { key, value, line });
+encoded_struct!(EnvSetting {
+    var,
+    value,
+    line,
+    service,
+    context
+});
 encoded_struct!(ProtoField {
     name,
     number,
@@ -316,6 +323,7 @@ encoded_struct!(FileFacts {
     proto,
     sections,
     properties,
+    env_settings,
 });
 
 impl Encoded for GrpcFact {
@@ -656,6 +664,13 @@ mod tests {
                 key: "a.b".into(),
                 value: "***".into(),
                 line: 2,
+            }],
+            env_settings: vec![EnvSetting {
+                var: "KAFKA_TOPIC".into(),
+                value: "orders".into(),
+                line: 7,
+                service: "orders".into(),
+                context: Some("./orders".into()),
             }],
         }
     }

@@ -90,6 +90,7 @@ mod cfamily;
 pub mod common;
 pub mod cpp;
 pub mod csharp;
+mod deployment;
 pub mod go;
 pub mod java;
 pub mod jvm;

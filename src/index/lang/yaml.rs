@@ -13,7 +13,9 @@ use crate::index::facts::{
 
 /// Extracts the facts of one YAML file: Spring properties (`application*.yml`,
 /// `bootstrap*.yml`, files under `src/main/resources/`), OpenAPI/Swagger routes and endpoint
-/// symbols, AsyncAPI topic symbols and producer/consumer events. Other YAML gives empty facts.
+/// symbols, AsyncAPI topic symbols and producer/consumer events, and the environment variables
+/// compose files and Kubernetes manifests set ([`super::deployment`]). Other YAML gives empty
+/// facts.
 ///
 /// AsyncAPI role convention: in AsyncAPI 2 an operation describes what *other* applications
 /// may do with the channel, so `publish` (others publish, the described application receives)
@@ -45,6 +47,8 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     }
     if is_spring_path(&lower, asyncapi || openapi) {
         facts.properties = spring_properties(&entries);
+    } else if !asyncapi && !openapi {
+        facts.env_settings = super::deployment::env_settings(&lower, &entries);
     }
     facts
 }
@@ -140,20 +144,20 @@ const MAX_VALUE_LINES: usize = 500;
 
 /// One step of a key path: a mapping key or a sequence index.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Seg {
+pub(super) enum Seg {
     Key(String),
     Index(usize),
 }
 
 /// One key or sequence item of a document.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Entry {
+pub(super) struct Entry {
     /// Document number within the file (increases at each `---` / `...`; may skip).
-    doc: usize,
-    path: Vec<Seg>,
+    pub(super) doc: usize,
+    pub(super) path: Vec<Seg>,
     /// The scalar value; `None` for a mapping or sequence with children.
-    value: Option<String>,
-    line: u32,
+    pub(super) value: Option<String>,
+    pub(super) line: u32,
     /// The last line of the entry's subtree (or of a multi-line value).
     end_line: u32,
 }
@@ -1267,7 +1271,17 @@ operations:
     #[test]
     fn other_yaml_and_hostile_input() {
         let k8s = "apiVersion: v1\nkind: Service\n---\napiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n        - name: app\n          env:\n            - name: PASSWORD\n              value: x\n";
-        assert_eq!(extract("deploy/k8s.yaml", k8s), FileFacts::default());
+        // A manifest is not configuration: only the variables it sets, secrets masked.
+        let f = extract("deploy/k8s.yaml", k8s);
+        assert_eq!(f.env_settings.len(), 1);
+        assert_eq!(f.env_settings[0].value, REDACTED);
+        assert_eq!(
+            FileFacts {
+                env_settings: Vec::new(),
+                ..f
+            },
+            FileFacts::default()
+        );
 
         let mut deep = String::new();
         for i in 0..2_000 {
