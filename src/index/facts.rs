@@ -555,6 +555,16 @@ pub enum HttpFact {
         router: String,
         line: u32,
     },
+    /// A deployment's health check of its own service: a compose `healthcheck` that runs
+    /// `curl http://localhost:8080/health`, a Kubernetes `httpGet` probe. It calls `path` on
+    /// the service named `service` (a compose service or container; empty when the manifest
+    /// does not say), so the route that serves it has a caller. `shown` is the check as written.
+    Probe {
+        service: String,
+        path: String,
+        shown: String,
+        line: u32,
+    },
 }
 
 impl HttpFact {
@@ -563,7 +573,8 @@ impl HttpFact {
         match self {
             HttpFact::Route { line, .. }
             | HttpFact::Call { line, .. }
-            | HttpFact::Mount { line, .. } => *line,
+            | HttpFact::Mount { line, .. }
+            | HttpFact::Probe { line, .. } => *line,
         }
     }
 }

@@ -150,6 +150,9 @@ pub struct RouteCall {
     pub method: Option<String>,
     pub path: String,
     pub confidence: Confidence,
+    /// A deployment's health check of the service itself ([`HttpFact::Probe`]): a caller a
+    /// change of the route breaks, but no link between two services.
+    pub probe: bool,
 }
 
 /// An HTTP call whose route the index could not determine.
@@ -732,11 +735,70 @@ impl Graph {
         };
         for (fi, f) in files.iter().enumerate() {
             for h in &f.facts().http {
-                let HttpFact::Call { method, url, line } = h else {
-                    continue;
-                };
-                self.http_call(&join, fi, method, url, *line);
+                match h {
+                    HttpFact::Call { method, url, line } => {
+                        self.http_call(&join, fi, method, url, *line)
+                    }
+                    HttpFact::Probe {
+                        service,
+                        path,
+                        shown,
+                        line,
+                    } => self.health_probe(&join, roots, fi, service, path, shown, *line),
+                    _ => {}
+                }
             }
+        }
+    }
+
+    /// Joins a deployment's health check to the route of its own service that serves the
+    /// path. The service is the one the check names, else the root the deployment file is
+    /// in; a check no route in code serves (a framework's `/actuator/health`) links nothing.
+    #[allow(clippy::too_many_arguments)]
+    fn health_probe(
+        &mut self,
+        join: &HttpJoin,
+        roots: &[String],
+        fi: usize,
+        service: &str,
+        path: &str,
+        shown: &str,
+        line: u32,
+    ) {
+        let own = join.files[fi].root;
+        let root = root_named(service, &join.service_names).or_else(|| {
+            roots
+                .get(own as usize)
+                .is_some_and(|l| l != ".")
+                .then_some(own)
+        });
+        let Some(root) = root else { return };
+        let segs: Vec<Option<String>> = path
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .map(|s| Some(s.to_string()))
+            .collect();
+        let matches = self.best_routes(
+            join.files,
+            fi as u32,
+            Some("GET"),
+            Some(root),
+            Declared::InCode,
+            |r| segments_match(&segs, &join.templates[r]),
+        );
+        let confidence = Confidence::of_candidates(matches.len(), Confidence::Heuristic);
+        for r in matches {
+            self.route_calls.push(RouteCall {
+                route: r,
+                at: Loc {
+                    file: fi as u32,
+                    line,
+                },
+                method: Some("GET".into()),
+                path: shown.to_string(),
+                confidence,
+                probe: true,
+            });
         }
     }
 
@@ -871,6 +933,7 @@ impl Graph {
                 method: method.clone(),
                 path: shown.clone(),
                 confidence: conf,
+                probe: false,
             });
         }
     }
@@ -2208,5 +2271,42 @@ func main() {
         // SHIP_TOPIC is set for two other services with two values: the shipping service's is
         // unknown, and the site stays listed as unresolved.
         assert_eq!(g.unresolved_events.len(), 1, "{:?}", g.unresolved_events);
+    }
+
+    #[test]
+    fn health_checks_of_deployment_files_call_their_own_service() {
+        use crate::index::facts::Language::{Go, JavaScript, Yaml};
+        let go = "package main\n\nfunc main() {\n\thttp.HandleFunc(\"/health\", health)\n}\n";
+        let js = "const app = express();\napp.get('/health', (req, res) => res.send('ok'));\n";
+        let compose = "services:\n  shipping:\n    image: s\n    healthcheck:\n      test: [\"CMD\", \"curl\", \"-f\", \"http://localhost:8080/health\"]\n";
+        let chart = "kind: Deployment\nmetadata:\n  name: '{{ .Release.Name }}'\nspec:\n  template:\n    spec:\n      containers:\n        - name: '{{ .Chart.Name }}'\n          readinessProbe:\n            httpGet:\n              path: /health\n              port: 8080\n";
+        let snap = graph_of(&[
+            ("shipping", "shipping/main.go", Go, go),
+            ("cart", "cart/server.js", JavaScript, js),
+            ("cart", "cart/chart/deployment.yaml", Yaml, chart),
+            (".", "docker-compose.yaml", Yaml, compose),
+        ]);
+        let g = &snap.graph;
+        let got: Vec<(&str, u32, &str)> = g
+            .route_calls
+            .iter()
+            .map(|c| {
+                let route = &g.routes[c.route as usize];
+                (
+                    snap.files[route.at.file as usize].path.as_ref(),
+                    c.at.line,
+                    snap.files[c.at.file as usize].path.as_ref(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("cart/server.js", 11, "cart/chart/deployment.yaml"),
+                ("shipping/main.go", 5, "docker-compose.yaml"),
+            ],
+            "{:?}",
+            g.route_calls
+        );
     }
 }

@@ -382,7 +382,8 @@ fn folded_links(snap: &Snapshot) -> (BTreeMap<(String, String, LinkKind), Fold>,
             .add(e.confidence, evidence(e.at));
     }
     for rc in &g.route_calls {
-        if !usable(rc.at) {
+        // A health check is the deployment calling the service itself: no service link.
+        if !usable(rc.at) || rc.probe {
             continue;
         }
         let to = group_of(snap, g.routes[rc.route as usize].at.file);

@@ -485,6 +485,18 @@ impl Encoded for HttpFact {
                 router.put(out);
                 line.put(out);
             }
+            HttpFact::Probe {
+                service,
+                path,
+                shown,
+                line,
+            } => {
+                out.push(3);
+                service.put(out);
+                path.put(out);
+                shown.put(out);
+                line.put(out);
+            }
         }
     }
     fn take(input: &mut &[u8]) -> Option<Self> {
@@ -503,6 +515,12 @@ impl Encoded for HttpFact {
             2 => HttpFact::Mount {
                 prefix: Encoded::take(input)?,
                 router: Encoded::take(input)?,
+                line: Encoded::take(input)?,
+            },
+            3 => HttpFact::Probe {
+                service: Encoded::take(input)?,
+                path: Encoded::take(input)?,
+                shown: Encoded::take(input)?,
                 line: Encoded::take(input)?,
             },
             _ => return None,
@@ -597,6 +615,12 @@ mod tests {
                     prefix: "/api".into(),
                     router: "routes.router".into(),
                     line: 9,
+                },
+                HttpFact::Probe {
+                    service: "orders".into(),
+                    path: "/health".into(),
+                    shown: "curl -f http://localhost:8080/health".into(),
+                    line: 11,
                 },
             ],
             bindings: vec![Binding {

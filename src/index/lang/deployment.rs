@@ -12,21 +12,91 @@
 //! (`${TAG}`, Helm's `{{ … }}`) are skipped, except a compose default (`${T:-orders}`).
 
 use super::yaml::{Entry, Seg, mask_value};
-use crate::index::facts::EnvSetting;
+use crate::index::facts::{EnvSetting, FileFacts, HttpFact};
 
-/// The variables set by the deployment documents among `entries`, for a file named `lower`
-/// (lowercased workspace path). Empty for YAML that is neither compose nor a manifest.
-pub(super) fn env_settings(lower: &str, entries: &[Entry]) -> Vec<EnvSetting> {
-    let mut out = Vec::new();
+/// Adds what the deployment documents among `entries` say to `facts`: the variables they set
+/// and the health checks they run ([`HttpFact::Probe`]), for a file named `lower`
+/// (lowercased workspace path). Nothing for YAML that is neither compose nor a manifest.
+pub(super) fn deployment_facts(lower: &str, entries: &[Entry], facts: &mut FileFacts) {
     if is_compose(lower, entries) {
-        compose(entries, &mut out);
+        compose(entries, &mut facts.env_settings);
+        compose_health_checks(entries, &mut facts.http);
     }
     let docs = entries.iter().map(|e| e.doc).max().map_or(0, |d| d + 1);
     for doc in 0..docs {
         let of_doc: Vec<&Entry> = entries.iter().filter(|e| e.doc == doc).collect();
-        kubernetes(&of_doc, &mut out);
+        kubernetes(&of_doc, &mut facts.env_settings, &mut facts.http);
     }
-    out
+}
+
+/// A compose `healthcheck.test` that fetches a URL of the container itself
+/// (`["CMD", "curl", "-f", "http://localhost:8080/health"]`, `curl … || exit 1`, `wget`).
+fn compose_health_checks(entries: &[Entry], out: &mut Vec<HttpFact>) {
+    for (i, e) in entries.iter().enumerate() {
+        let is_test = e.path.len() == 4
+            && key(e, 0) == Some("services")
+            && key(e, 2) == Some("healthcheck")
+            && key(e, 3) == Some("test");
+        let Some(service) = key(e, 1).filter(|_| is_test) else {
+            continue;
+        };
+        // The command as one line: a scalar or flow list, or the items of a block list.
+        let command = match &e.value {
+            Some(v) => v.clone(),
+            None => entries[i + 1..]
+                .iter()
+                .take_while(|c| c.path.len() > 4 && c.path[..4] == e.path[..])
+                .filter_map(|c| c.value.as_deref())
+                .collect::<Vec<_>>()
+                .join(" "),
+        };
+        if let Some(path) = own_url_path(&command) {
+            out.push(HttpFact::Probe {
+                service: service.to_string(),
+                path,
+                shown: format!("healthcheck {}", shell_words(&command)),
+                line: e.line,
+            });
+        }
+    }
+}
+
+/// A compose test command as a person reads it: `["CMD", "curl", "-f", "http://x"]` is
+/// `curl -f http://x`; the `CMD`/`CMD-SHELL` marker is dropped.
+fn shell_words(command: &str) -> String {
+    let c = command.trim();
+    let Some(list) = c.strip_prefix('[').and_then(|l| l.strip_suffix(']')) else {
+        return c.strip_prefix("CMD-SHELL ").unwrap_or(c).to_string();
+    };
+    list.split(',')
+        .map(|w| w.trim().trim_matches(['"', '\'']))
+        .filter(|w| !w.is_empty() && *w != "CMD" && *w != "CMD-SHELL")
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The path of the first URL in `command` when its host is the container itself
+/// (`localhost`, `127.0.0.1`, `0.0.0.0`, `[::1]`): `/health` of `http://localhost:8080/health`.
+fn own_url_path(command: &str) -> Option<String> {
+    let at = command
+        .find("http://")
+        .or_else(|| command.find("https://"))?;
+    let url = &command[at..];
+    let end = url
+        .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | ',' | ']' | ';'))
+        .unwrap_or(url.len());
+    let rest = url[..end].split_once("://")?.1;
+    let (authority, path) = match rest.find('/') {
+        Some(slash) => rest.split_at(slash),
+        None => (rest, "/"),
+    };
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(v6),
+        None => authority.split(':').next().unwrap_or(authority),
+    };
+    let own = matches!(host, "localhost" | "127.0.0.1" | "0.0.0.0" | "::1");
+    let path = path.split(['?', '#']).next().unwrap_or(path);
+    (own && !path.contains(['$', '{'])).then(|| path.to_string())
 }
 
 /// A compose file by name (`docker-compose*.yml`, `compose*.yaml`), or a YAML whose top-level
@@ -84,8 +154,9 @@ fn compose(entries: &[Entry], out: &mut Vec<EnvSetting>) {
     }
 }
 
-/// Kubernetes `…containers[i].env[j].{name,value}` and ConfigMap `data`, in one document.
-fn kubernetes(doc: &[&Entry], out: &mut Vec<EnvSetting>) {
+/// Kubernetes `…containers[i].env[j].{name,value}`, ConfigMap `data` and container
+/// `httpGet` probes, in one document.
+fn kubernetes(doc: &[&Entry], out: &mut Vec<EnvSetting>, http: &mut Vec<HttpFact>) {
     let top = |k: &str| {
         doc.iter()
             .find(|e| e.path.len() == 1 && key(e, 0) == Some(k))
@@ -99,6 +170,20 @@ fn kubernetes(doc: &[&Entry], out: &mut Vec<EnvSetting>) {
         .find(|e| e.path.len() == 2 && key(e, 0) == Some("metadata") && key(e, 1) == Some("name"))
         .and_then(|e| e.value.clone())
         .unwrap_or_default();
+    // The name of the container holding the entry at `path` (`…containers[i]`), else the
+    // workload's; a Helm template (`{{ .Chart.Name }}`) names nothing.
+    let service_of = |container: &[Seg]| {
+        doc.iter()
+            .find(|c| {
+                c.path.len() == container.len() + 1
+                    && c.path[..container.len()] == *container
+                    && key(c, container.len()) == Some("name")
+            })
+            .and_then(|c| c.value.clone())
+            .filter(|s| !s.contains("{{"))
+            .unwrap_or_else(|| workload.clone())
+    };
+    probes(doc, &service_of, http);
     if kind == "ConfigMap" {
         for e in doc {
             if e.path.len() == 2
@@ -125,19 +210,47 @@ fn kubernetes(doc: &[&Entry], out: &mut Vec<EnvSetting>) {
         let Some(value) = value.and_then(|v| v.value.as_deref().map(|s| (s, v.line))) else {
             continue;
         };
-        // The container's own name (`containers[0].name`), else the workload's.
-        let container = &e.path[..n - 3];
-        let service = doc
-            .iter()
-            .find(|c| {
-                c.path.len() == container.len() + 1
-                    && c.path[..container.len()] == *container
-                    && key(c, container.len()) == Some("name")
-            })
-            .and_then(|c| c.value.clone())
-            .filter(|s| !s.contains("{{"))
-            .unwrap_or_else(|| workload.clone());
+        let service = service_of(&e.path[..n - 3]);
         push(out, var, value.0, value.1, &service, None);
+    }
+}
+
+/// `livenessProbe`, `readinessProbe` and `startupProbe` with `httpGet.path`.
+fn probes(doc: &[&Entry], service_of: &dyn Fn(&[Seg]) -> String, out: &mut Vec<HttpFact>) {
+    for e in doc {
+        let n = e.path.len();
+        if n < 3 || key(e, n - 1) != Some("path") || key(e, n - 2) != Some("httpGet") {
+            continue;
+        }
+        let Some(probe) = key(e, n - 3).filter(|p| p.ends_with("Probe")) else {
+            continue;
+        };
+        let Some(path) = e
+            .value
+            .as_deref()
+            .filter(|p| p.starts_with('/') && !p.contains("{{"))
+        else {
+            continue;
+        };
+        let port = doc
+            .iter()
+            .find(|p| {
+                p.path.len() == n
+                    && p.path[..n - 1] == e.path[..n - 1]
+                    && key(p, n - 1) == Some("port")
+            })
+            .and_then(|p| p.value.as_deref())
+            .filter(|p| !p.contains("{{"));
+        let shown = match port {
+            Some(port) => format!("{probe} httpGet :{port}{path}"),
+            None => format!("{probe} httpGet {path}"),
+        };
+        out.push(HttpFact::Probe {
+            service: service_of(&e.path[..n - 3]),
+            path: path.to_string(),
+            shown,
+            line: e.line,
+        });
     }
 }
 
@@ -188,7 +301,7 @@ fn compose_default(v: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use crate::index::facts::EnvSetting;
+    use crate::index::facts::{EnvSetting, HttpFact};
 
     fn settings(path: &str, text: &str) -> Vec<(String, String, u32, String, Option<String>)> {
         super::super::yaml::extract(path, text)
@@ -281,6 +394,57 @@ mod tests {
                 row("ORDERS_TOPIC", "orders.v1", 12, "orders"),
                 row("PAYMENTS_URL", "http://payments:8080", 24, "shared"),
             ]
+        );
+    }
+
+    fn probes(path: &str, text: &str) -> Vec<(String, String, String, u32)> {
+        super::super::yaml::extract(path, text)
+            .http
+            .into_iter()
+            .filter_map(|h| match h {
+                HttpFact::Probe {
+                    service,
+                    path,
+                    shown,
+                    line,
+                } => Some((service, path, shown, line)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn compose_health_checks_of_the_container_itself_are_probes() {
+        let src = "services:\n  shipping:\n    image: s\n    healthcheck:\n      test: [\"CMD\", \"curl\", \"-f\", \"http://localhost:8080/health\"]\n  web:\n    image: w\n    healthcheck:\n      test:\n        - CMD-SHELL\n        - curl -f http://127.0.0.1/_health?x=1 || exit 1\n  db:\n    image: postgres\n    healthcheck:\n      test: [\"CMD-SHELL\", \"pg_isready\"]\n  other:\n    image: o\n    healthcheck:\n      test: curl -f http://catalog:8080/health\n  plain:\n    image: p\n    healthcheck:\n      test: wget -q -O- http://[::1]:9000\n";
+        let all = probes("docker-compose.yaml", src);
+        assert_eq!(all[0].2, "healthcheck curl -f http://localhost:8080/health");
+        assert_eq!(
+            all[1].2,
+            "healthcheck curl -f http://127.0.0.1/_health?x=1 || exit 1"
+        );
+        let got: Vec<(String, String, u32)> =
+            all.into_iter().map(|(s, p, _, l)| (s, p, l)).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("shipping".into(), "/health".into(), 5),
+                ("web".into(), "/_health".into(), 9),
+                ("plain".into(), "/".into(), 23),
+            ]
+        );
+    }
+
+    #[test]
+    fn kubernetes_http_probes_name_their_container() {
+        let src = "kind: Deployment\nmetadata:\n  name: ratings\nspec:\n  template:\n    spec:\n      containers:\n        - name: '{{ .Chart.Name }}'\n          readinessProbe:\n            httpGet:\n              path: /_health\n              port: 80\n          livenessProbe:\n            exec:\n              command: [cat, /tmp/ok]\n          startupProbe:\n            httpGet:\n              path: '{{ .Values.path }}'\n";
+        assert_eq!(
+            probes("k8s/ratings.yaml", src),
+            vec![(
+                "ratings".into(),
+                "/_health".into(),
+                "readinessProbe httpGet :80/_health".into(),
+                11
+            )]
         );
     }
 

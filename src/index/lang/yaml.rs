@@ -48,7 +48,7 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     if is_spring_path(&lower, asyncapi || openapi) {
         facts.properties = spring_properties(&entries);
     } else if !asyncapi && !openapi {
-        facts.env_settings = super::deployment::env_settings(&lower, &entries);
+        super::deployment::deployment_facts(&lower, &entries, &mut facts);
     }
     facts
 }
