@@ -366,7 +366,7 @@ pub fn close_names(candidates: &[String], name: &str, n: usize) -> Vec<String> {
 }
 
 /// Levenshtein distance of two short strings.
-fn edit_distance(a: &[char], b: &[char]) -> usize {
+pub(crate) fn edit_distance(a: &[char], b: &[char]) -> usize {
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.iter().enumerate() {
         let mut cur = vec![i + 1; b.len() + 1];

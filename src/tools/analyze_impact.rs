@@ -870,7 +870,12 @@ fn route_rows_with(
                 element: enclosing(snap, c.at).unwrap_or_else(|| file_name(snap, c.at)),
                 at: Some(c.at),
                 confidence: c.confidence,
-                via: name.clone(),
+                // A deployment's health check says what it runs.
+                via: if c.probe {
+                    format!("{name} ({})", c.path)
+                } else {
+                    name.clone()
+                },
                 external: root_of(snap, c.at) != route_root,
             });
         }
@@ -959,17 +964,25 @@ fn route_rows_with(
     (rows, owners.into_iter().collect(), notes)
 }
 
-/// The words of a target worth matching against unresolved sites (`orders.created` →
-/// `orders`, `created`), at least three letters each.
 /// For a target that names no RPC, topic or route: the ones whose name contains it (a path
-/// without its verb, `/carts`, or a word of a topic), as a line naming up to five to pass.
+/// without its verb, `/carts`), the routes whose path ends with it (a path written without
+/// the prefix its router or class adds: `GET /fetch/{sku}` for `GET /api/fetch/:sku`), and
+/// near misses by spelling (`ordrs` for `orders`), as a line naming up to five to pass.
 fn close_names(snap: &Snapshot, target: &str) -> String {
     use crate::resources::Kind;
     let mut candidates = Vec::new();
     for kind in [Kind::Rpc, Kind::Topic, Kind::Route] {
         candidates.extend(crate::resources::names(snap, kind));
     }
-    let ranked = crate::completion::rank(candidates, target);
+    let mut ranked = route_suffix_matches(&candidates, target);
+    for n in crate::completion::rank(candidates.clone(), target)
+        .into_iter()
+        .chain(spelling_neighbours(&candidates, target))
+    {
+        if !ranked.contains(&n) {
+            ranked.push(n);
+        }
+    }
     if ranked.is_empty() {
         return String::new();
     }
@@ -981,6 +994,74 @@ fn close_names(snap: &Snapshot, target: &str) -> String {
     )
 }
 
+/// A route's path as a list of segments to compare: literals lower-cased, every parameter
+/// form (`{id}`, `{id:int}`, `:id`, `<id>`, `*`) the same.
+fn route_shape(path: &str) -> Vec<String> {
+    path.split('/')
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            if is_param_segment(s) {
+                "{}".to_string()
+            } else {
+                s.to_lowercase()
+            }
+        })
+        .collect()
+}
+
+/// The route names (`METHOD /path`) whose path ends with the target's path and has more
+/// segments (a prefix the target left out), with the same verb when the target gives one.
+fn route_suffix_matches(candidates: &[String], target: &str) -> Vec<String> {
+    let target = target.trim();
+    let (verb, path) = match target.split_once(' ') {
+        Some((v, p)) if p.trim_start().starts_with('/') => (Some(v), p.trim()),
+        _ if target.starts_with('/') => (None, target),
+        _ => return Vec::new(),
+    };
+    let want = route_shape(path);
+    if want.is_empty() {
+        return Vec::new();
+    }
+    candidates
+        .iter()
+        .filter(|c| {
+            let Some((m, p)) = c.split_once(' ') else {
+                return false;
+            };
+            let have = route_shape(p);
+            let verb_fits =
+                verb.is_none_or(|v| v.eq_ignore_ascii_case(m) || m.eq_ignore_ascii_case("ANY"));
+            verb_fits && have.len() > want.len() && have.ends_with(&want)
+        })
+        .cloned()
+        .collect()
+}
+
+/// The candidates spelled within a few edits of the target (a quarter of its length, at
+/// least one), nearest first; none for targets shorter than three characters.
+fn spelling_neighbours(candidates: &[String], target: &str) -> Vec<String> {
+    let q: Vec<char> = target.trim().to_lowercase().chars().take(64).collect();
+    if q.len() < 3 {
+        return Vec::new();
+    }
+    let most = (q.len() / 4).max(1);
+    let mut near: Vec<(usize, &String)> = candidates
+        .iter()
+        .filter_map(|c| {
+            let low: Vec<char> = c.to_lowercase().chars().take(64).collect();
+            if low.len().abs_diff(q.len()) > most {
+                return None;
+            }
+            let d = crate::resources::edit_distance(&q, &low);
+            (d > 0 && d <= most).then_some((d, c))
+        })
+        .collect();
+    crate::order::sort(&mut near);
+    near.into_iter().map(|(_, c)| c.clone()).collect()
+}
+
+/// The words of a target worth matching against unresolved sites (`orders.created` →
+/// `orders`, `created`), at least three letters each.
 fn target_words(target: &str) -> Vec<String> {
     target
         .split(|c: char| !c.is_alphanumeric())
@@ -1257,6 +1338,37 @@ mod tests {
         assert_eq!(topic_match_key("orders.created"), "orders.created");
         assert_eq!(topic_match_key("ORDER_CREATED"), "order_created");
         assert_eq!(folded("orders.created"), "orders_created");
+    }
+
+    #[test]
+    fn near_misses_name_the_route_with_its_prefix_and_the_topic_spelled_right() {
+        let names: Vec<String> = [
+            "GET /api/fetch/:sku",
+            "PUT /api/rate/{sku}/{score:int}",
+            "GET /fetch",
+            "orders",
+            "orders.created.v2",
+            "ANY /_health",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(
+            route_suffix_matches(&names, "GET /fetch/{sku}"),
+            vec!["GET /api/fetch/:sku"]
+        );
+        assert_eq!(
+            route_suffix_matches(&names, "PUT /rate/{sku}/{score}"),
+            vec!["PUT /api/rate/{sku}/{score:int}"]
+        );
+        // Another verb, the same length, or no path: none.
+        assert!(route_suffix_matches(&names, "POST /fetch/{sku}").is_empty());
+        assert!(route_suffix_matches(&names, "GET /api/fetch/{x}").is_empty());
+        assert!(route_suffix_matches(&names, "orders").is_empty());
+        assert_eq!(spelling_neighbours(&names, "ordrs"), vec!["orders"]);
+        assert_eq!(spelling_neighbours(&names, "ÖRDERS"), vec!["orders"]);
+        assert!(spelling_neighbours(&names, "or").is_empty());
+        assert!(spelling_neighbours(&names, "payments").is_empty());
     }
 }
 
