@@ -145,6 +145,32 @@ fn a_qualified_type_keeps_its_same_package_users() {
 }
 
 #[test]
+fn php_classes_of_one_namespace_use_each_other_without_an_import() {
+    let ws = workspace(
+        "nu-php-ns",
+        &[
+            (
+                "ratings/src/Database.php",
+                "<?php\n\nnamespace Acme\\Ratings;\n\nclass Database\n{\n}\n",
+            ),
+            (
+                "ratings/src/Kernel.php",
+                "<?php\n\nnamespace Acme\\Ratings;\n\nuse Acme\\Ratings\\Service\\Other;\n\nclass Kernel\n{\n    public function build($c)\n    {\n        // Database is registered below\n        $c->register(Database::class);\n    }\n}\n",
+            ),
+            (
+                "ratings/src/Service/Other.php",
+                "<?php\n\nnamespace Acme\\Ratings\\Service;\n\nclass Other\n{\n    private $database;\n    /** Database of another namespace: not this one without an import. */\n    function f() { return new Database(); }\n}\n",
+            ),
+        ],
+    );
+    let mut s = Session::start(&ws);
+    let t = s.ok("find_dependents", json!({"target": "Database"}));
+    assert!(t.contains("src/Kernel.php:12"), "{t}");
+    assert!(t.contains("same package"), "{t}");
+    assert!(!t.contains("Service/Other.php"), "{t}");
+}
+
+#[test]
 fn a_bare_name_is_grouped_per_declaration_and_a_library_type_left_out() {
     let ws = workspace("nu-groups", JAVA);
     let mut s = Session::start(&ws);

@@ -1080,11 +1080,17 @@ fn push_use_rows(
     }
 }
 
-/// Languages whose files share their package's names without importing them.
+/// Languages whose files share their package's names without importing them (PHP resolves an
+/// unqualified class name, `Database::class`, in the file's own namespace).
 fn shares_package_names(lang: Language) -> bool {
     matches!(
         lang,
-        Language::Java | Language::Kotlin | Language::Scala | Language::CSharp | Language::Go
+        Language::Java
+            | Language::Kotlin
+            | Language::Scala
+            | Language::CSharp
+            | Language::Go
+            | Language::Php
     )
 }
 
