@@ -500,6 +500,7 @@ fn service_sizes(snap: &Snapshot) -> ServiceSizes {
             crate::index::facts::Language::Markdown
                 | crate::index::facts::Language::Yaml
                 | crate::index::facts::Language::Properties
+                | crate::index::facts::Language::MsBuild
         ) {
             *e.1.entry(f.lang.name()).or_default() += 1;
         }
@@ -1761,6 +1762,116 @@ mod tests {
         assert_eq!(
             fold.example,
             Some(("src/Components/Services/CatalogService.cs".into(), 14))
+        );
+    }
+
+    /// A .NET workspace: `Api` references `Lib`, `Tool` references `Api` (so `Lib` too),
+    /// `Other` references nothing; `Lib` re-opens the SDK's `Microsoft.Extensions.Hosting`.
+    const DOTNET: &[(&str, &str, &str)] = &[
+        (
+            "src/Lib",
+            "Lib.csproj",
+            "<Project Sdk=\"Microsoft.NET.Sdk\" />\n",
+        ),
+        (
+            "src/Lib",
+            "Hosting.cs",
+            "namespace Microsoft.Extensions.Hosting;\npublic static class LibExtensions { }\n",
+        ),
+        (
+            "src/Lib",
+            "Bus.cs",
+            "namespace Acme.Bus;\npublic interface IBus { }\n",
+        ),
+        (
+            "src/Api",
+            "Api.csproj",
+            "<Project>\n  <ItemGroup>\n    <ProjectReference Include=\"..\\Lib\\Lib.csproj\" />\n  </ItemGroup>\n</Project>\n",
+        ),
+        (
+            "src/Api",
+            "Program.cs",
+            "using Microsoft.Extensions.Hosting;\nusing Acme.Bus;\nnamespace Acme.Api;\npublic class Program { }\n",
+        ),
+        (
+            "src/Tool",
+            "Tool.csproj",
+            "<Project><ItemGroup><ProjectReference Include='../Api/Api.csproj'/></ItemGroup></Project>\n",
+        ),
+        (
+            "src/Tool",
+            "Main.cs",
+            "using Acme.Bus;\nnamespace Acme.Tool;\npublic class Main { }\n",
+        ),
+        (
+            "src/Other",
+            "Other.csproj",
+            "<Project Sdk=\"Microsoft.NET.Sdk.Web\" />\n",
+        ),
+        (
+            "src/Other",
+            "Program.cs",
+            "using Microsoft.Extensions.Hosting;\nnamespace Acme.Other;\npublic class Program { }\n",
+        ),
+    ];
+
+    fn import_edges(snap: &Snapshot) -> Vec<(String, String, String)> {
+        let (links, _) = folded_links(snap);
+        links
+            .iter()
+            .filter(|(k, _)| k.2 == LinkKind::Imports)
+            .map(|(k, f)| {
+                let (p, l) = f.example.clone().unwrap_or_default();
+                (k.0.clone(), k.1.clone(), format!("{p}:{l}"))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn dotnet_project_references_are_edges_and_gate_namespace_imports() {
+        let snap = Snapshot::of_sources(DOTNET);
+        assert_eq!(
+            import_edges(&snap),
+            vec![
+                (
+                    "src/Api".into(),
+                    "src/Lib".into(),
+                    "src/Api/Api.csproj:3".into()
+                ),
+                (
+                    "src/Tool".into(),
+                    "src/Api".into(),
+                    "src/Tool/Tool.csproj:1".into()
+                ),
+                // Through Api's reference: MSBuild project references are transitive.
+                (
+                    "src/Tool".into(),
+                    "src/Lib".into(),
+                    "src/Tool/Main.cs:1".into()
+                ),
+            ]
+        );
+        // `Other` gets `Microsoft.Extensions.Hosting` from its SDK, not from Lib.
+        assert!(snap.graph.project_may_import(2, 0));
+        assert!(!snap.graph.project_may_import(3, 0));
+    }
+
+    #[test]
+    fn without_project_files_a_namespace_import_still_links() {
+        let sources: Vec<_> = DOTNET
+            .iter()
+            .copied()
+            .filter(|f| !f.1.ends_with(".csproj"))
+            .collect();
+        let snap = Snapshot::of_sources(&sources);
+        let edges = import_edges(&snap);
+        assert!(
+            edges.contains(&(
+                "src/Other".into(),
+                "src/Lib".into(),
+                "src/Other/Program.cs:1".into()
+            )),
+            "{edges:?}"
         );
     }
 
