@@ -277,6 +277,34 @@ impl Fold {
     }
 }
 
+/// The services that use each library root: the groups of the service files whose imports or
+/// .NET project references land in it. A call made in a library is made by these services (a
+/// Razor class library's HttpClient, a shared SDK): `visualize_mesh` starts its edge at each
+/// of them, and `analyze_impact` names them beside the library's root, so both tools
+/// attribute the same line alike.
+pub(crate) fn library_users(snap: &Snapshot) -> HashMap<u16, Vec<String>> {
+    let mut users: HashMap<u16, Vec<String>> = HashMap::new();
+    for ie in &snap.graph.import_links {
+        let f = &snap.files[ie.at.file as usize];
+        if !f.is_test
+            && !f.generated
+            && snap.roots[f.root as usize].kind == crate::config::RootKind::Service
+            && snap.roots.get(ie.to_root as usize).map(|r| r.kind)
+                == Some(crate::config::RootKind::Library)
+        {
+            let u = users.entry(ie.to_root).or_default();
+            let name = group_of(snap, ie.at.file);
+            if !u.contains(&name) {
+                u.push(name);
+            }
+        }
+    }
+    for u in users.values_mut() {
+        crate::order::sort(u);
+    }
+    users
+}
+
 /// Every cross-service link, folded by (from, to, kind); endpoints are group names, topics are
 /// `topic:<name>`.
 fn folded_links(snap: &Snapshot) -> (BTreeMap<(String, String, LinkKind), Fold>, usize) {
@@ -288,24 +316,7 @@ fn folded_links(snap: &Snapshot) -> (BTreeMap<(String, String, LinkKind), Fold>,
         !f.is_test && !f.generated
     };
     let evidence = |l: Loc| (snap.display_path(&snap.files[l.file as usize]), l.line);
-    // A call made in a library is made by the services that import the library (a Razor
-    // class library's HttpClient, a shared SDK): its edge starts at each of them, or at the
-    // library when no service imports it.
-    let mut users: HashMap<u16, Vec<String>> = HashMap::new();
-    for ie in &g.import_links {
-        let root = snap.files[ie.at.file as usize].root;
-        if usable(ie.at)
-            && snap.roots[root as usize].kind == crate::config::RootKind::Service
-            && snap.roots.get(ie.to_root as usize).map(|r| r.kind)
-                == Some(crate::config::RootKind::Library)
-        {
-            let u = users.entry(ie.to_root).or_default();
-            let name = group_of(snap, ie.at.file);
-            if !u.contains(&name) {
-                u.push(name);
-            }
-        }
-    }
+    let users = library_users(snap);
     let callers_of = |file: u32| -> Vec<String> {
         users
             .get(&snap.files[file as usize].root)
@@ -1758,6 +1769,11 @@ mod tests {
             .map(|k| (k.0.as_str(), k.1.as_str()))
             .collect();
         assert_eq!(http, vec![("src/Web", "src/Catalog")]);
+        // The same attribution analyze_impact and find_dependents name beside the library.
+        assert_eq!(
+            library_users(&snap).get(&0),
+            Some(&vec!["src/Web".to_string()])
+        );
         let fold = &links[&("src/Web".into(), "src/Catalog".into(), LinkKind::Http)];
         assert_eq!(
             fold.example,
