@@ -1873,6 +1873,30 @@ mod tests {
     }
 
     #[test]
+    fn a_package_reference_links_only_when_it_names_a_workspace_project() {
+        let snap = Snapshot::of_sources(&[
+            (
+                "src/Pkg",
+                "Pkg.csproj",
+                "<Project><PropertyGroup><AssemblyName>Acme.Pkg</AssemblyName></PropertyGroup></Project>\n",
+            ),
+            (
+                "src/App",
+                "App.csproj",
+                "<Project>\n<ItemGroup>\n<PackageReference Include=\"Polly\" />\n<PackageReference Include=\"acme.pkg\" Version=\"1.0\" />\n</ItemGroup>\n</Project>\n",
+            ),
+        ]);
+        assert_eq!(
+            import_edges(&snap),
+            vec![(
+                "src/App".into(),
+                "src/Pkg".into(),
+                "src/App/App.csproj:4".into()
+            )]
+        );
+    }
+
+    #[test]
     fn without_project_files_a_namespace_import_still_links() {
         let sources: Vec<_> = DOTNET
             .iter()
