@@ -183,6 +183,12 @@ const PROPERTIES: &[&str] = &[
     "multi=line \\\n  continued\n", "password=secret\n", "\\u00e9=x\n", "=\n", ":\n", "\\\n", "${x}", "spring.datasource.url=jdbc:x\n",
 ];
 #[rustfmt::skip]
+const MSBUILD: &[&str] = &[
+    "<Project Sdk=\"Microsoft.NET.Sdk\">\n", "</Project>\n", "<ItemGroup>\n", "<ProjectReference Include=\"..\\A\\A.csproj\" />\n",
+    "<PackageReference Include='Polly' Version='8' />\n", "<!--", "-->", "<AssemblyName>X</AssemblyName>", "Include", "=", "\"", "'",
+    "<", ">", "/>", "$(Root)", ";", "Condition=\"'$(C)' == 'x'\"", "\u{e9}", "\n",
+];
+#[rustfmt::skip]
 const TOML: &[&str] = &[
     "[roots]\n", "[[roots]]\n", "path = \"services/*\"\n", "exclude = [\"a\", \"b\"]\n", "[audit]\n", "enabled = false\n",
     "[docs]\n", "aliases = { a = \"b\" }\n", "[[patterns]]\n", "regex = '''x(.*)'''\n", "\"\"\"", "'''", "[", "]", "{", "}",
@@ -209,6 +215,7 @@ const TARGETS: &[Target] = &[
     Target { name: "markdown", lang: Some(Language::Markdown), paths: &["README.md", "docs/adr/0001-x.md"], words: MARKDOWN },
     Target { name: "yaml", lang: Some(Language::Yaml), paths: &["svc/src/main/resources/application.yml", "openapi.yaml", "asyncapi.yml", "k8s/deploy.yaml", "docker-compose.yml"], words: YAML },
     Target { name: "properties", lang: Some(Language::Properties), paths: &["svc/src/main/resources/application.properties"], words: PROPERTIES },
+    Target { name: "msbuild", lang: Some(Language::MsBuild), paths: &["svc/Svc.csproj", "lib/Lib.fsproj", "x/X.vbproj"], words: MSBUILD },
     Target { name: "config", lang: None, paths: &["mesh-mcp.toml"], words: TOML },
 ];
 
@@ -894,6 +901,7 @@ bounded_tests! {
     fuzz_javascript => "javascript", fuzz_rust => "rust", fuzz_c => "c", fuzz_cpp => "cpp",
     fuzz_ruby => "ruby", fuzz_php => "php", fuzz_swift => "swift", fuzz_protobuf => "protobuf",
     fuzz_markdown => "markdown", fuzz_yaml => "yaml", fuzz_properties => "properties",
+    fuzz_msbuild => "msbuild",
     fuzz_config => "config",
 }
 

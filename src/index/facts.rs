@@ -45,11 +45,13 @@ pub enum Language {
     Yaml,
     /// `.properties`: Spring configuration
     Properties,
+    /// `.csproj`, `.fsproj`, `.vbproj`: .NET project files (their project references)
+    MsBuild,
 }
 
 impl Language {
     /// Every language, in a stable order (used for per-language counts).
-    pub const ALL: [Language; 18] = [
+    pub const ALL: [Language; 19] = [
         Language::Go,
         Language::Java,
         Language::Kotlin,
@@ -68,6 +70,7 @@ impl Language {
         Language::Markdown,
         Language::Yaml,
         Language::Properties,
+        Language::MsBuild,
     ];
 
     /// A short lowercase name, also used as the Markdown code-fence tag.
@@ -91,6 +94,7 @@ impl Language {
             Language::Markdown => "markdown",
             Language::Yaml => "yaml",
             Language::Properties => "properties",
+            Language::MsBuild => "msbuild",
         }
     }
 
@@ -131,6 +135,7 @@ impl Language {
             b"md" | b"markdown" => Language::Markdown,
             b"yaml" | b"yml" => Language::Yaml,
             b"properties" => Language::Properties,
+            b"csproj" | b"fsproj" | b"vbproj" => Language::MsBuild,
             _ => return None,
         };
         Some(lang)

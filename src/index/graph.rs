@@ -6,7 +6,7 @@
 //! code is never a handler or caller; test files are kept (tools leave them out and count
 //! them).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use super::facts::{EventRole, GrpcFact, HttpFact, Part, SymbolKind, Value};
@@ -198,8 +198,13 @@ pub struct Graph {
     pub unresolved_calls: Vec<UnresolvedCall>,
     pub routes: Vec<Route>,
     pub route_calls: Vec<RouteCall>,
-    /// Imports that land in another root (for the service picture).
+    /// Imports that land in another root (for the service picture), and .NET project
+    /// references (`ProjectReference` lines of project files) into another root.
     pub import_links: Vec<ImportLink>,
+    /// For each root holding a .NET project file: the other roots its projects reference,
+    /// directly or through other projects (MSBuild project references are transitive). See
+    /// [`Graph::project_may_import`].
+    pub project_refs: BTreeMap<u16, BTreeSet<u16>>,
     /// Contracts by [`service_key`] of their name and by lowercase fqn, so
     /// [`Graph::contracts_named`] is a lookup rather than a scan computing every contract's key
     /// (it runs for every gRPC client and server site: quadratic on a contract-heavy
@@ -238,6 +243,7 @@ impl Graph {
             let mut g = Graph::default();
             g.contracts_from_protos(files, display);
             g.grpc_links(files);
+            g.project_links(files, display);
             g.import_links(files);
             g
         };
@@ -312,8 +318,16 @@ impl Graph {
                     if let Some(roots) = found
                         && !roots.contains(&f.root)
                     {
+                        // C#: a namespace declared in another project links to it only when
+                        // the importer's project references that project (the name may come
+                        // from the SDK: a library re-opening `Microsoft.Extensions.Hosting`).
+                        let roots: Vec<u16> = roots
+                            .iter()
+                            .copied()
+                            .filter(|&r| f.lang != L::CSharp || self.project_may_import(f.root, r))
+                            .collect();
                         let confidence = Confidence::of_candidates(roots.len(), Confidence::Exact);
-                        for &r in roots {
+                        for r in roots {
                             self.import_links.push(ImportLink {
                                 at,
                                 to_root: r,
@@ -324,6 +338,97 @@ impl Graph {
                     }
                 }
             }
+        }
+    }
+
+    /// Whether a C# file of root `from` can see a namespace declared in root `to`: the same
+    /// root, or `from`'s .NET projects reference one of `to`'s (transitively). A root without
+    /// a project file (loose scripts, a workspace without any) proves nothing either way, so
+    /// it keeps the namespace rule alone. No list of framework names is needed: a workspace
+    /// library that declares `namespace Microsoft.Extensions.Hosting` links only the projects
+    /// that reference it, and every other `using Microsoft.Extensions.Hosting` is the SDK's.
+    pub fn project_may_import(&self, from: u16, to: u16) -> bool {
+        if from == to {
+            return true;
+        }
+        match self.project_refs.get(&from) {
+            Some(refs) if self.project_refs.contains_key(&to) => refs.contains(&to),
+            _ => true,
+        }
+    }
+
+    /// .NET project references: each `ProjectReference` of a project file that resolves to a
+    /// project file of the workspace (by its path, relative to the referencing file, compared
+    /// without case as Windows builds do), and each `PackageReference` naming exactly one
+    /// workspace project by assembly name, becomes an import link when it crosses roots; the
+    /// transitive closure per root goes to [`Graph::project_refs`].
+    fn project_links(&mut self, files: &[Arc<FileEntry>], display: &dyn Fn(&FileEntry) -> String) {
+        use super::facts::Language as L;
+        use super::lang::msbuild::{is_project_path, referenced_path};
+        let projects: Vec<(usize, String)> = files
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.lang == L::MsBuild)
+            .map(|(i, f)| (i, display(f)))
+            .collect();
+        if projects.is_empty() {
+            return;
+        }
+        let by_path: HashMap<String, usize> = projects
+            .iter()
+            .map(|(i, p)| (p.to_lowercase(), *i))
+            .collect();
+        let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, _) in &projects {
+            if let Some(name) = &files[*i].facts().package {
+                by_name.entry(name.to_lowercase()).or_default().push(*i);
+            }
+        }
+        let mut direct: BTreeMap<u16, BTreeSet<u16>> = BTreeMap::new();
+        for (pi, path) in &projects {
+            let f = &files[*pi];
+            direct.entry(f.root).or_default();
+            for imp in &f.facts().imports {
+                let targets: Vec<usize> = if is_project_path(&imp.module) {
+                    referenced_path(path, &imp.module)
+                        .and_then(|p| by_path.get(&p).copied())
+                        .into_iter()
+                        .collect()
+                } else {
+                    by_name
+                        .get(&imp.module.to_lowercase())
+                        .cloned()
+                        .unwrap_or_default()
+                };
+                let targets: Vec<usize> = targets.into_iter().filter(|t| t != pi).collect();
+                let confidence = Confidence::of_candidates(targets.len(), Confidence::Exact);
+                for t in targets {
+                    let to_root = files[t].root;
+                    if to_root == f.root {
+                        continue;
+                    }
+                    direct.entry(f.root).or_default().insert(to_root);
+                    self.import_links.push(ImportLink {
+                        at: Loc {
+                            file: *pi as u32,
+                            line: imp.line,
+                        },
+                        to_root,
+                        module: imp.module.clone(),
+                        confidence,
+                    });
+                }
+            }
+        }
+        for &root in direct.keys() {
+            let mut seen = BTreeSet::new();
+            let mut todo: Vec<u16> = direct[&root].iter().copied().collect();
+            while let Some(r) = todo.pop() {
+                if r != root && seen.insert(r) {
+                    todo.extend(direct.get(&r).into_iter().flatten().copied());
+                }
+            }
+            self.project_refs.insert(root, seen);
         }
     }
 

@@ -603,6 +603,21 @@ impl Snapshot {
         }
     }
 
+    /// A snapshot of in-memory sources, each extracted by its language's extractor as the
+    /// indexer would: (root label, root-relative path, text).
+    #[cfg(test)]
+    pub(crate) fn of_sources(files: &[(&str, &str, &str)]) -> Snapshot {
+        Snapshot::from_facts(
+            files
+                .iter()
+                .map(|&(root, path, text)| {
+                    let lang = Language::of_path(path).expect("an indexed extension");
+                    (root, path, crate::index::lang::extract(lang, path, text))
+                })
+                .collect(),
+        )
+    }
+
     /// A snapshot of files that each consume one event at line 5: (root, path, topic, via).
     #[cfg(test)]
     pub(crate) fn of_listeners(files: &[(&str, &str, &str, &str)]) -> Snapshot {

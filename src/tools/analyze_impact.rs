@@ -1224,13 +1224,19 @@ fn render(
     let mut shown = 0;
     let mut files = Vec::new();
     let mut data_rows = Vec::new();
+    // A library's line is attributed to the services using it, as visualize_mesh draws it.
+    let users = super::visualize_mesh::library_users(snap);
     for (i, r) in rows.iter().enumerate().skip(offset).take(limit) {
         let (root, location, path) = match r.at {
             Some(l) => {
                 let f = &snap.files[l.file as usize];
                 files.push(snap.display_path(f));
+                let label = root_label(snap, f.root);
                 (
-                    root_label(snap, f.root).to_string(),
+                    match users.get(&f.root) {
+                        Some(u) => format!("{label} (library used by {})", u.join(", ")),
+                        None => label.to_string(),
+                    },
                     format!("{}:{}", snap.display_path(f), l.line),
                     snap.display_path(f),
                 )

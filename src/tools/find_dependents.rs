@@ -697,6 +697,7 @@ fn collect(snap: &Snapshot, target: &str) -> (Vec<Row>, bool) {
         }
     }
     path_importer_rows(snap, target, &mut exact_rows);
+    dotnet_path_rows(snap, target, &mut exact_rows);
     rpc_call_rows(snap, target, &mut exact_rows);
     unimported_uses(snap, target, &mut exact_rows);
     using_sites(snap, target, &mut exact_rows);
@@ -758,6 +759,152 @@ fn path_importer_rows(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
     }
     for (b, names) in barrels {
         barrel_importer_rows(snap, &targets, b, &names, rows);
+    }
+}
+
+/// A path target holding .NET code: C# namespaces are not path-shaped, so the path stands for
+/// what its files declare. A file: the uses of its top-level types, as [`unimported_uses`]
+/// finds them for each qualified name (`using` the namespace, a `global using` in the
+/// project, the same namespace). A directory: the files outside it with a `using` of a
+/// namespace declared under it, and the project files whose `ProjectReference` (or
+/// `PackageReference` by assembly name) names a project file under it. An importer whose
+/// project does not reference the declaring one ([`Graph::project_may_import`]) is left out:
+/// it has the namespace from the SDK (a library re-opening `Microsoft.Extensions.Hosting`).
+///
+/// [`Graph::project_may_import`]: crate::index::graph::Graph::project_may_import
+fn dotnet_path_rows(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
+    use crate::index::lang::msbuild::referenced_path;
+    let targets = path_target_files(snap, target);
+    let t = target.trim_start_matches("./").trim_end_matches('/');
+    let of = |lang: Language| -> Vec<u32> {
+        targets
+            .iter()
+            .copied()
+            .filter(|&i| snap.files[i as usize].lang == lang && !snap.files[i as usize].generated)
+            .collect()
+    };
+    let (sources, projects) = (of(Language::CSharp), of(Language::MsBuild));
+    if sources.is_empty() && projects.is_empty() {
+        return;
+    }
+    let g = &snap.graph;
+    let is_file = targets.iter().any(|&i| {
+        let p = snap.display_path(&snap.files[i as usize]);
+        p == t || path_key(&p) == t
+    });
+    if is_file {
+        for &si in &sources {
+            let f = &snap.files[si as usize];
+            let Some(ns) = f.facts().package.clone() else {
+                continue;
+            };
+            let start = rows.len();
+            for s in f.symbols() {
+                let top = f.container(s).is_none_or(|c| c == ns);
+                let is_type = matches!(
+                    s.kind,
+                    SymbolKind::Interface
+                        | SymbolKind::Class
+                        | SymbolKind::Struct
+                        | SymbolKind::Enum
+                        | SymbolKind::TypeAlias
+                );
+                if top && is_type {
+                    unimported_uses(snap, &format!("{ns}.{}", f.name(s)), rows);
+                }
+            }
+            let mut k = start;
+            while k < rows.len() {
+                if g.project_may_import(rows[k].root, f.root) {
+                    k += 1;
+                } else {
+                    rows.remove(k);
+                }
+            }
+        }
+        return;
+    }
+    let inside: std::collections::HashSet<u32> = targets.iter().copied().collect();
+    let mut namespaces: BTreeMap<String, Vec<u16>> = BTreeMap::new();
+    for &si in &sources {
+        let f = &snap.files[si as usize];
+        if let Some(ns) = &f.facts().package {
+            let roots = namespaces.entry(ns.clone()).or_default();
+            if !roots.contains(&f.root) {
+                roots.push(f.root);
+            }
+        }
+    }
+    let project_paths: Vec<(String, Option<&str>)> = projects
+        .iter()
+        .map(|&p| {
+            let f = &snap.files[p as usize];
+            (
+                snap.display_path(f).to_lowercase(),
+                f.facts().package.as_deref(),
+            )
+        })
+        .collect();
+    // A namespace that projects import without referencing its declarer exists outside the
+    // workspace too (`Microsoft.Extensions.DependencyInjection`, re-opened for extension
+    // methods): its importers that do reference the declarer are only maybe dependents.
+    let foreign: std::collections::HashSet<&str> = snap
+        .files
+        .iter()
+        .filter(|f| f.lang == Language::CSharp)
+        .flat_map(|f| f.facts().imports.iter().map(move |i| (f.root, i)))
+        .filter_map(|(root, i)| {
+            let (ns, roots) = namespaces.get_key_value(&i.module)?;
+            (!roots.iter().any(|&r| g.project_may_import(root, r))).then_some(ns.as_str())
+        })
+        .collect();
+    for (fi, f) in snap.files.iter().enumerate() {
+        if inside.contains(&(fi as u32)) {
+            continue;
+        }
+        match f.lang {
+            Language::CSharp => {
+                for imp in &f.facts().imports {
+                    let declared = namespaces.iter().find(|(ns, _)| {
+                        imp.module == **ns
+                            || (imp.alias.is_some()
+                                && imp
+                                    .module
+                                    .strip_prefix(ns.as_str())
+                                    .is_some_and(|r| r.starts_with('.')))
+                    });
+                    if let Some((ns, roots)) = declared
+                        && roots.iter().any(|&r| g.project_may_import(f.root, r))
+                    {
+                        if foreign.contains(ns.as_str()) {
+                            let via = format!(
+                                "{} (also imported by projects that do not reference it: may be the SDK's)",
+                                imp.module
+                            );
+                            push_rows(rows, f, fi as u32, imp.line, &via, false, "heuristic");
+                        } else {
+                            push_rows(rows, f, fi as u32, imp.line, &imp.module, false, "exact");
+                        }
+                    }
+                }
+            }
+            Language::MsBuild => {
+                let path = snap.display_path(f);
+                for imp in &f.facts().imports {
+                    let named = match referenced_path(&path, &imp.module) {
+                        Some(p) => project_paths.iter().any(|(q, _)| *q == p),
+                        None => project_paths
+                            .iter()
+                            .any(|(_, n)| n.is_some_and(|n| n.eq_ignore_ascii_case(&imp.module))),
+                    };
+                    if named {
+                        let via = format!("references project {}", imp.module);
+                        push_rows(rows, f, fi as u32, imp.line, &via, false, "exact");
+                    }
+                }
+            }
+            _ => {}
+        }
     }
 }
 
@@ -1695,6 +1842,7 @@ fn render_page(
             .push((offset + i + 1, r));
     }
     let mut group_shown = None;
+    let users = super::visualize_mesh::library_users(snap);
     let budget = crate::render::MAX_OUTPUT_BYTES - 2048;
     let mut page = Page {
         data_rows: Vec::new(),
@@ -1716,8 +1864,20 @@ fn render_page(
         } else {
             "###"
         };
+        // A library's dependents depend for the services using it (as visualize_mesh and
+        // analyze_impact attribute its lines).
+        let used_by = match users.get(root) {
+            Some(u) => format!(
+                ", library used by {}",
+                u.iter()
+                    .map(|n| inline_code(n))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            None => String::new(),
+        };
         out.push_str(&format!(
-            "{level} {} ({count} match(es))\n\n",
+            "{level} {} ({count} match(es){used_by})\n\n",
             inline_code(label)
         ));
         for (n, r) in items {
@@ -1823,6 +1983,120 @@ mod tests {
 
     fn call(snap: &Snapshot, args: Value) -> ToolOutput {
         crate::tools::run_on(run, snap, &args)
+    }
+
+    /// `Api` references `Bus` and opens its namespace with a `global using`; `Web` references
+    /// nothing and takes `Microsoft.Extensions.Hosting` from its SDK, though `Bus` re-opens it.
+    const DOTNET: &[(&str, &str, &str)] = &[
+        (
+            "src/Bus",
+            "Bus.csproj",
+            "<Project Sdk=\"Microsoft.NET.Sdk\" />\n",
+        ),
+        (
+            "src/Bus",
+            "Abstractions/IEventBus.cs",
+            "namespace Acme.Bus.Abstractions;\npublic interface IEventBus { }\n",
+        ),
+        (
+            "src/Bus",
+            "Hosting.cs",
+            "namespace Microsoft.Extensions.Hosting;\npublic static class BusExtensions { }\n",
+        ),
+        (
+            "src/Api",
+            "Api.csproj",
+            "<Project>\n  <ItemGroup>\n    <ProjectReference Include=\"..\\Bus\\Bus.csproj\" />\n  </ItemGroup>\n</Project>\n",
+        ),
+        (
+            "src/Api",
+            "GlobalUsings.cs",
+            "global using Acme.Bus.Abstractions;\n",
+        ),
+        (
+            "src/Api",
+            "Worker.cs",
+            "namespace Acme.Api;\npublic class Worker\n{\n    private readonly IEventBus _bus;\n}\n",
+        ),
+        (
+            "src/Api",
+            "Program.cs",
+            "using Microsoft.Extensions.Hosting;\nnamespace Acme.Api;\npublic class Program { }\n",
+        ),
+        (
+            "src/Web",
+            "Web.csproj",
+            "<Project Sdk=\"Microsoft.NET.Sdk.Web\" />\n",
+        ),
+        (
+            "src/Web",
+            "Program.cs",
+            "using Microsoft.Extensions.Hosting;\nnamespace Acme.Web;\npublic class Program { }\n",
+        ),
+    ];
+
+    /// The `path:line` of every row of a `file`-granularity answer.
+    fn sites(out: &ToolOutput) -> Vec<String> {
+        let mut v: Vec<String> = out
+            .text
+            .lines()
+            .filter_map(|l| l.split('`').nth(1))
+            .filter(|s| s.contains(':') && s.starts_with("src/"))
+            .map(str::to_string)
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn a_dotnet_path_target_stands_for_its_namespaces_and_project() {
+        // Uses are read from the files: write them where the snapshot's roots point.
+        let dir = std::env::temp_dir().join(format!("mesh-csdeps-{}", std::process::id()));
+        for (root, path, text) in DOTNET {
+            let p = dir.join(root).join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        let mut snap = Snapshot::of_sources(DOTNET);
+        for r in &mut snap.roots {
+            r.path = dir.join(&r.label);
+        }
+        let whole = call(&snap, json!({"target": "src/Bus", "granularity": "file"}));
+        let file = call(
+            &snap,
+            json!({"target": "src/Bus/Abstractions/IEventBus.cs", "granularity": "file"}),
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(
+            sites(&whole),
+            vec![
+                "src/Api/Api.csproj:3",
+                "src/Api/GlobalUsings.cs:1",
+                "src/Api/Program.cs:1"
+            ],
+            "{}",
+            whole.text
+        );
+        // `Web` imports the namespace without referencing `Bus`: it exists outside the
+        // workspace, so `Api`'s import of it is only maybe a use of `Bus`.
+        assert!(
+            whole
+                .text
+                .lines()
+                .any(|l| l.contains("src/Api/Program.cs:1") && l.contains("(heuristic)")),
+            "{}",
+            whole.text
+        );
+        assert!(
+            whole
+                .text
+                .lines()
+                .any(|l| l.contains("src/Api/GlobalUsings.cs:1") && l.contains("(exact)")),
+            "{}",
+            whole.text
+        );
+        // The file: who uses its type (through the project's global using).
+        assert_eq!(sites(&file), vec!["src/Api/Worker.cs:4"], "{}", file.text);
     }
 
     #[test]

@@ -277,6 +277,34 @@ impl Fold {
     }
 }
 
+/// The services that use each library root: the groups of the service files whose imports or
+/// .NET project references land in it. A call made in a library is made by these services (a
+/// Razor class library's HttpClient, a shared SDK): `visualize_mesh` starts its edge at each
+/// of them, and `analyze_impact` names them beside the library's root, so both tools
+/// attribute the same line alike.
+pub(crate) fn library_users(snap: &Snapshot) -> HashMap<u16, Vec<String>> {
+    let mut users: HashMap<u16, Vec<String>> = HashMap::new();
+    for ie in &snap.graph.import_links {
+        let f = &snap.files[ie.at.file as usize];
+        if !f.is_test
+            && !f.generated
+            && snap.roots[f.root as usize].kind == crate::config::RootKind::Service
+            && snap.roots.get(ie.to_root as usize).map(|r| r.kind)
+                == Some(crate::config::RootKind::Library)
+        {
+            let u = users.entry(ie.to_root).or_default();
+            let name = group_of(snap, ie.at.file);
+            if !u.contains(&name) {
+                u.push(name);
+            }
+        }
+    }
+    for u in users.values_mut() {
+        crate::order::sort(u);
+    }
+    users
+}
+
 /// Every cross-service link, folded by (from, to, kind); endpoints are group names, topics are
 /// `topic:<name>`.
 fn folded_links(snap: &Snapshot) -> (BTreeMap<(String, String, LinkKind), Fold>, usize) {
@@ -288,24 +316,7 @@ fn folded_links(snap: &Snapshot) -> (BTreeMap<(String, String, LinkKind), Fold>,
         !f.is_test && !f.generated
     };
     let evidence = |l: Loc| (snap.display_path(&snap.files[l.file as usize]), l.line);
-    // A call made in a library is made by the services that import the library (a Razor
-    // class library's HttpClient, a shared SDK): its edge starts at each of them, or at the
-    // library when no service imports it.
-    let mut users: HashMap<u16, Vec<String>> = HashMap::new();
-    for ie in &g.import_links {
-        let root = snap.files[ie.at.file as usize].root;
-        if usable(ie.at)
-            && snap.roots[root as usize].kind == crate::config::RootKind::Service
-            && snap.roots.get(ie.to_root as usize).map(|r| r.kind)
-                == Some(crate::config::RootKind::Library)
-        {
-            let u = users.entry(ie.to_root).or_default();
-            let name = group_of(snap, ie.at.file);
-            if !u.contains(&name) {
-                u.push(name);
-            }
-        }
-    }
+    let users = library_users(snap);
     let callers_of = |file: u32| -> Vec<String> {
         users
             .get(&snap.files[file as usize].root)
@@ -501,6 +512,7 @@ fn service_sizes(snap: &Snapshot) -> ServiceSizes {
             crate::index::facts::Language::Markdown
                 | crate::index::facts::Language::Yaml
                 | crate::index::facts::Language::Properties
+                | crate::index::facts::Language::MsBuild
         ) {
             *e.1.entry(f.lang.name()).or_default() += 1;
         }
@@ -1758,10 +1770,149 @@ mod tests {
             .map(|k| (k.0.as_str(), k.1.as_str()))
             .collect();
         assert_eq!(http, vec![("src/Web", "src/Catalog")]);
+        // The same attribution analyze_impact and find_dependents name beside the library.
+        assert_eq!(
+            library_users(&snap).get(&0),
+            Some(&vec!["src/Web".to_string()])
+        );
         let fold = &links[&("src/Web".into(), "src/Catalog".into(), LinkKind::Http)];
         assert_eq!(
             fold.example,
             Some(("src/Components/Services/CatalogService.cs".into(), 14))
+        );
+    }
+
+    /// A .NET workspace: `Api` references `Lib`, `Tool` references `Api` (so `Lib` too),
+    /// `Other` references nothing; `Lib` re-opens the SDK's `Microsoft.Extensions.Hosting`.
+    const DOTNET: &[(&str, &str, &str)] = &[
+        (
+            "src/Lib",
+            "Lib.csproj",
+            "<Project Sdk=\"Microsoft.NET.Sdk\" />\n",
+        ),
+        (
+            "src/Lib",
+            "Hosting.cs",
+            "namespace Microsoft.Extensions.Hosting;\npublic static class LibExtensions { }\n",
+        ),
+        (
+            "src/Lib",
+            "Bus.cs",
+            "namespace Acme.Bus;\npublic interface IBus { }\n",
+        ),
+        (
+            "src/Api",
+            "Api.csproj",
+            "<Project>\n  <ItemGroup>\n    <ProjectReference Include=\"..\\Lib\\Lib.csproj\" />\n  </ItemGroup>\n</Project>\n",
+        ),
+        (
+            "src/Api",
+            "Program.cs",
+            "using Microsoft.Extensions.Hosting;\nusing Acme.Bus;\nnamespace Acme.Api;\npublic class Program { }\n",
+        ),
+        (
+            "src/Tool",
+            "Tool.csproj",
+            "<Project><ItemGroup><ProjectReference Include='../Api/Api.csproj'/></ItemGroup></Project>\n",
+        ),
+        (
+            "src/Tool",
+            "Main.cs",
+            "using Acme.Bus;\nnamespace Acme.Tool;\npublic class Main { }\n",
+        ),
+        (
+            "src/Other",
+            "Other.csproj",
+            "<Project Sdk=\"Microsoft.NET.Sdk.Web\" />\n",
+        ),
+        (
+            "src/Other",
+            "Program.cs",
+            "using Microsoft.Extensions.Hosting;\nnamespace Acme.Other;\npublic class Program { }\n",
+        ),
+    ];
+
+    fn import_edges(snap: &Snapshot) -> Vec<(String, String, String)> {
+        let (links, _) = folded_links(snap);
+        links
+            .iter()
+            .filter(|(k, _)| k.2 == LinkKind::Imports)
+            .map(|(k, f)| {
+                let (p, l) = f.example.clone().unwrap_or_default();
+                (k.0.clone(), k.1.clone(), format!("{p}:{l}"))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn dotnet_project_references_are_edges_and_gate_namespace_imports() {
+        let snap = Snapshot::of_sources(DOTNET);
+        assert_eq!(
+            import_edges(&snap),
+            vec![
+                (
+                    "src/Api".into(),
+                    "src/Lib".into(),
+                    "src/Api/Api.csproj:3".into()
+                ),
+                (
+                    "src/Tool".into(),
+                    "src/Api".into(),
+                    "src/Tool/Tool.csproj:1".into()
+                ),
+                // Through Api's reference: MSBuild project references are transitive.
+                (
+                    "src/Tool".into(),
+                    "src/Lib".into(),
+                    "src/Tool/Main.cs:1".into()
+                ),
+            ]
+        );
+        // `Other` gets `Microsoft.Extensions.Hosting` from its SDK, not from Lib.
+        assert!(snap.graph.project_may_import(2, 0));
+        assert!(!snap.graph.project_may_import(3, 0));
+    }
+
+    #[test]
+    fn a_package_reference_links_only_when_it_names_a_workspace_project() {
+        let snap = Snapshot::of_sources(&[
+            (
+                "src/Pkg",
+                "Pkg.csproj",
+                "<Project><PropertyGroup><AssemblyName>Acme.Pkg</AssemblyName></PropertyGroup></Project>\n",
+            ),
+            (
+                "src/App",
+                "App.csproj",
+                "<Project>\n<ItemGroup>\n<PackageReference Include=\"Polly\" />\n<PackageReference Include=\"acme.pkg\" Version=\"1.0\" />\n</ItemGroup>\n</Project>\n",
+            ),
+        ]);
+        assert_eq!(
+            import_edges(&snap),
+            vec![(
+                "src/App".into(),
+                "src/Pkg".into(),
+                "src/App/App.csproj:4".into()
+            )]
+        );
+    }
+
+    #[test]
+    fn without_project_files_a_namespace_import_still_links() {
+        let sources: Vec<_> = DOTNET
+            .iter()
+            .copied()
+            .filter(|f| !f.1.ends_with(".csproj"))
+            .collect();
+        let snap = Snapshot::of_sources(&sources);
+        let edges = import_edges(&snap);
+        assert!(
+            edges.contains(&(
+                "src/Other".into(),
+                "src/Lib".into(),
+                "src/Other/Program.cs:1".into()
+            )),
+            "{edges:?}"
         );
     }
 

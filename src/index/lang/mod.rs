@@ -38,10 +38,15 @@ pub(crate) fn extract_normalized(lang: Language, path: &str, text: &str) -> File
         Language::Markdown => markdown::extract(path, text),
         Language::Yaml => yaml::extract(path, text),
         Language::Properties => properties::extract(path, text),
+        Language::MsBuild => msbuild::extract(path, text),
     };
     if !matches!(
         lang,
-        Language::Protobuf | Language::Markdown | Language::Yaml | Language::Properties
+        Language::Protobuf
+            | Language::Markdown
+            | Language::Yaml
+            | Language::Properties
+            | Language::MsBuild
     ) && common::is_generated(path, text)
     {
         facts.generated = true;
@@ -96,6 +101,7 @@ pub mod java;
 pub mod jvm;
 pub mod kotlin;
 pub mod markdown;
+pub mod msbuild;
 pub mod php;
 pub mod properties;
 pub mod protobuf;
