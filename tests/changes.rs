@@ -459,6 +459,63 @@ fn route_path_change_breaks_the_callers_of_the_old_path() {
     assert_eq!(risk_of(&r, "services/gateway"), "none");
 }
 
+/// TypeScript: the caller's side changes. A call whose new URL no route serves breaks the
+/// caller; the route it reached is named as what it lost.
+#[test]
+fn a_call_that_no_longer_reaches_its_route_is_breaking_for_the_caller() {
+    let ws = repo("chg-call");
+    edit(
+        &ws,
+        "services/web-bff/src/lookups/payment-lookup.ts",
+        "`${PAYMENTS_URL}/payments/${",
+        "`${PAYMENTS_URL}/paymnts/${",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    assert_eq!(r["breaking"], true, "{r:#}");
+    let c = contract(&r, "call", "GET /payments/{orderId}");
+    assert_eq!(c["risk"], "breaking");
+    assert_eq!(
+        c["location"],
+        "services/web-bff/src/lookups/payment-lookup.ts:15"
+    );
+    assert!(
+        c["change"].as_str().unwrap().contains("no longer reaches"),
+        "{c:#}"
+    );
+    let lost = affected(c, "route it reached", true);
+    assert_eq!(lost.len(), 1, "{c:#}");
+    assert!(
+        lost.iter()
+            .next()
+            .unwrap()
+            .starts_with("services/payments "),
+        "{lost:?}"
+    );
+    assert_eq!(risk_of(&r, "services/web-bff"), "breaking");
+}
+
+/// A change to a call's line that leaves the route it requests as it was: no call row.
+#[test]
+fn a_change_beside_an_unchanged_call_is_no_call_contract() {
+    let ws = repo("chg-call-same");
+    edit(
+        &ws,
+        "services/web-bff/src/lookups/payment-lookup.ts",
+        "encodeURIComponent(orderId)}`);",
+        "encodeURIComponent(orderId.trim())}`, { method: 'GET' });",
+    );
+    commit(&ws);
+    let r = impact_json(&ws);
+    let calls = r["contracts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["kind"] == "call")
+        .count();
+    assert_eq!(calls, 0, "{r:#}");
+}
+
 /// TypeScript and JavaScript: an Express route's handler body changes (path unchanged), and a
 /// test and a doc change beside it do not raise their service's risk.
 #[test]

@@ -635,7 +635,7 @@ fn old_path_matches(url: &str, template: &str) -> bool {
 /// literal segment equal to a literal, 1 per segment against a parameter, 0 for a run-time
 /// segment against a literal (the index's own ranking: `items/by` is `/items/by`'s caller
 /// rather than `/items/{id}`'s).
-fn path_score(url: &str, template: &str) -> Option<usize> {
+pub(super) fn path_score(url: &str, template: &str) -> Option<usize> {
     let url = url.split(['?', '#']).next().unwrap_or(url);
     let is_param = |s: &str| s.starts_with('{') || s.starts_with(':') || s.starts_with('<');
     let mut paths: Vec<String> = Vec::new();

@@ -16,6 +16,7 @@
 //! change > internal only > tests, docs or generated code only. The CLI `mesh-mcp impact` runs
 //! the same [`compute`] and renders Markdown or JSON from one [`Report`].
 
+mod calls;
 mod contracts;
 mod diff;
 mod proto;
@@ -291,7 +292,7 @@ pub struct Affected {
 /// One contract the change touches.
 #[derive(Debug, Clone)]
 pub struct ContractChange {
-    /// `rpc`, `message`, `route`, `topic`, `package`.
+    /// `rpc`, `message`, `route`, `call` (an HTTP call's target), `topic`, `package`.
     pub kind: &'static str,
     pub name: String,
     /// Where it is declared (path:line), or where it was for a deleted one.
@@ -739,6 +740,7 @@ fn analyse(snap: &Snapshot, report: &mut Report, depth: usize) {
     handler_contracts(snap, report);
     step(4, "checking HTTP routes");
     route_contracts(snap, report);
+    calls::call_contracts(snap, report);
     route_types(snap, report);
     step(5, "checking topics");
     topic_contracts(snap, report, depth);
@@ -997,10 +999,12 @@ fn risks(report: &mut Report) {
     for c in &report.contracts {
         let name = format!("{} {}", c.kind, inline_code(&c.name));
         if let Some(o) = &c.owner {
+            // The owner of a call is its caller, not the route's owner.
+            let verb = if c.kind == "call" { "makes" } else { "owns" };
             raise(
                 o,
                 c.risk,
-                format!("owns {name}: {}", first_clause(&c.change)),
+                format!("{verb} {name}: {}", first_clause(&c.change)),
             );
         }
         for a in c.affected.iter().filter(|a| a.external) {
