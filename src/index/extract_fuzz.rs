@@ -93,6 +93,14 @@ const CSHARP: &[&str] = &[
     "_producer.ProduceAsync(\"topic\", m)", "consumer.Subscribe(\"t\")", "public override async Task<R> Get(Req r, ServerCallContext c)",
 ];
 #[rustfmt::skip]
+const RAZOR: &[&str] = &[
+    "@page \"/item/{id:int}\"\n", "@using Acme.Ui\n", "@namespace Acme.Ui\n", "@inject HttpClient Http\n",
+    "@inject IOptions<X> o\n", "@inherits LayoutComponentBase\n", "@implements IDisposable\n", "@typeparam T\n",
+    "@attribute [Authorize]\n", "@model IndexModel\n", "@code {", "@functions {", "@{", "}", "@(", ")", "@if (x)", "@foreach (var i in xs)",
+    "else", "@await ", "@item.Name", "@Nav.GetUri(\"a\")", "@@", "@*", "*@", "a@b.com", "<CatalogListItem Item=\"@item\" />",
+    "<p>", "</p>", "<text>", "@onclick=\"@(() => Save())\"", "await Http.GetAsync(\"/api/x\");", "'", "\"", "@\"", "//", "/*",
+];
+#[rustfmt::skip]
 const PYTHON: &[&str] = &[
     "import grpc\n", "from a import b\n", "def ", "async def ", "class ", "(Servicer):", "lambda ", "with ", " as ",
     "@app.route(\"/x\")", "@router.get(\"/y/{id}\")", "add_OrderServiceServicer_to_server(S(), server)",
@@ -194,6 +202,7 @@ const TARGETS: &[Target] = &[
     Target { name: "kotlin", lang: Some(Language::Kotlin), paths: &["svc/src/A.kt", "build.gradle.kts"], words: KOTLIN },
     Target { name: "scala", lang: Some(Language::Scala), paths: &["svc/src/A.scala", "build.sc"], words: SCALA },
     Target { name: "csharp", lang: Some(Language::CSharp), paths: &["svc/Program.cs", "svc/Tests/ATests.cs"], words: CSHARP },
+    Target { name: "razor", lang: Some(Language::CSharp), paths: &["svc/Components/Pages/Item.razor", "svc/_Imports.razor", "svc/Views/Home/Index.cshtml"], words: RAZOR },
     Target { name: "python", lang: Some(Language::Python), paths: &["svc/server.py", "svc/x_pb2_grpc.py", "svc/a.pyi"], words: PYTHON },
     Target { name: "typescript", lang: Some(Language::TypeScript), paths: &["svc/src/a.ts", "svc/src/a.tsx", "svc/a.spec.ts"], words: TYPESCRIPT },
     Target { name: "javascript", lang: Some(Language::JavaScript), paths: &["svc/index.js", "svc/a.mjs", "svc/a.jsx"], words: JAVASCRIPT },
@@ -523,6 +532,11 @@ fn case_seed(seed: u64, t: &Target, case: u64) -> u64 {
     Rng::new(h ^ case.wrapping_mul(0x9e37_79b9_7f4a_7c15)).next_u64()
 }
 
+/// A Razor page or component (one language with C#, its own fuzz target).
+fn is_razor(path: &str) -> bool {
+    path.ends_with(".razor") || path.ends_with(".cshtml")
+}
+
 // ─── seeds ───────────────────────────────────────────────────────────────────────────────
 
 /// Real files for `t`: the example workspace and the practice corpora (when present), each
@@ -550,7 +564,10 @@ fn seeds_for(t: &Target) -> Vec<String> {
     let wanted = |p: &Path| {
         let name = p.to_string_lossy();
         match t.lang {
-            Some(l) => Language::of_path(&name) == Some(l),
+            // Razor files seed the Razor target, `.cs` files the C# one.
+            Some(l) => {
+                Language::of_path(&name) == Some(l) && is_razor(&name) == is_razor(t.paths[0])
+            }
             None => name.ends_with(".toml"),
         }
     };
@@ -888,7 +905,7 @@ macro_rules! bounded_tests {
 
 bounded_tests! {
     fuzz_go => "go", fuzz_java => "java", fuzz_kotlin => "kotlin", fuzz_scala => "scala",
-    fuzz_csharp => "csharp", fuzz_python => "python", fuzz_typescript => "typescript",
+    fuzz_csharp => "csharp", fuzz_razor => "razor", fuzz_python => "python", fuzz_typescript => "typescript",
     fuzz_javascript => "javascript", fuzz_rust => "rust", fuzz_c => "c", fuzz_cpp => "cpp",
     fuzz_ruby => "ruby", fuzz_php => "php", fuzz_swift => "swift", fuzz_protobuf => "protobuf",
     fuzz_markdown => "markdown", fuzz_yaml => "yaml", fuzz_properties => "properties",
