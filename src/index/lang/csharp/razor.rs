@@ -38,9 +38,17 @@ const NO_CLASS: &str = "__razor_file";
 pub(super) fn extract(path: &str, text: &str) -> FileFacts {
     let doc = to_csharp(path, text);
     let mut facts = super::extract_code(&doc.csharp);
-    facts
-        .symbols
-        .retain(|s| s.name != MARKUP_METHOD && s.name != NO_CLASS);
+    // An injected service is a dependency, like a constructor parameter, not a declaration
+    // (its field stays in the C# text for what it holds: an `HttpClient`, a gRPC client).
+    facts.symbols.retain(|s| {
+        s.name != MARKUP_METHOD
+            && s.name != NO_CLASS
+            && !(s.kind == SymbolKind::Field
+                && doc
+                    .injects
+                    .iter()
+                    .any(|(n, l)| *n == s.name && *l == s.line))
+    });
     for s in &mut facts.symbols {
         if s.container.as_deref() == Some(NO_CLASS) {
             s.container = None;
@@ -80,6 +88,8 @@ pub(super) struct RazorDoc {
     pub imports: Vec<Import>,
     /// `@page` routes as written, with their lines.
     pub pages: Vec<(String, u32)>,
+    /// `@inject` names with their lines.
+    pub injects: Vec<(String, u32)>,
 }
 
 /// The component class of a file: its stem as a C# identifier, or [`NO_CLASS`] for the
@@ -423,6 +433,7 @@ impl Scan<'_> {
                         self.out.push(' ');
                         self.out.push_str(name);
                         self.out.push_str("; ");
+                        self.doc.injects.push((name.to_string(), self.line));
                     }
                 }
             }
@@ -669,9 +680,10 @@ mod tests {
             s.contains(&("Dispose".into(), SymbolKind::Method, 22)),
             "{s:?}"
         );
-        // `@inject` declares the injected name.
+        // `@inject` is a dependency, not a declaration.
         assert!(
-            s.contains(&("CatalogService".into(), SymbolKind::Field, 3)),
+            !s.iter()
+                .any(|(n, _, _)| n == "CatalogService" || n == "Http"),
             "{s:?}"
         );
         assert!(
@@ -728,7 +740,7 @@ mod tests {
         assert_eq!(f.package.as_deref(), Some("Shop.Ui.Grid"));
         let class = f.symbols.iter().find(|s| s.name == "Grid").expect("class");
         assert_eq!((class.kind, class.line), (SymbolKind::Class, 1));
-        assert!(syms(&f).contains(&("options".into(), SymbolKind::Field, 4)));
+        assert!(!syms(&f).iter().any(|(n, _, _)| n == "options"));
         let d = to_csharp("ui/Grid.razor", src);
         assert!(
             d.csharp.starts_with(
