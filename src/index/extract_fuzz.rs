@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::index::facts::Language;
+use crate::index::facts::{Language, is_razor};
 use crate::index::{crawl, lang, lex};
 use rng::Rng;
 
@@ -530,11 +530,6 @@ fn case_seed(seed: u64, t: &Target, case: u64) -> u64 {
         h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
     }
     Rng::new(h ^ case.wrapping_mul(0x9e37_79b9_7f4a_7c15)).next_u64()
-}
-
-/// A Razor page or component (one language with C#, its own fuzz target).
-fn is_razor(path: &str) -> bool {
-    path.ends_with(".razor") || path.ends_with(".cshtml")
 }
 
 // ─── seeds ───────────────────────────────────────────────────────────────────────────────

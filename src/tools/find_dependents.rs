@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{ToolDef, ToolEnv, ToolOutput, object_schema, structured};
-use crate::index::facts::{Import, Language, SymbolKind};
+use crate::index::facts::{Import, Language, SymbolKind, is_razor};
 use crate::index::modules::{import_path_keys, path_key};
 use crate::index::snapshot::{FileEntry, Snapshot};
 use crate::render::inline_code;
@@ -1290,10 +1290,6 @@ impl RazorNamespaces {
             .map(|f| (f.root, folder_of(&f.path).to_string(), f.path.to_string()))
             .collect()
     }
-}
-
-fn is_razor(path: &str) -> bool {
-    path.ends_with(".razor") || path.ends_with(".cshtml")
 }
 
 /// The folder of a root-relative path (`""` at the root).

@@ -22,11 +22,7 @@
 
 use crate::index::facts::{FileFacts, HttpFact, Import, SymbolKind};
 
-/// A Razor page or component (`.razor`, `.cshtml`): markup with C# in it.
-pub(super) fn is_razor(path: &str) -> bool {
-    let lower = path.to_ascii_lowercase();
-    lower.ends_with(".razor") || lower.ends_with(".cshtml")
-}
+pub(super) use crate::index::facts::is_razor;
 
 /// The name of the method the markup's statements are put in (never a symbol).
 const MARKUP_METHOD: &str = "__razor_markup";
