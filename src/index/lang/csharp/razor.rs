@@ -20,7 +20,7 @@
 //! One linear pass over the bytes; brackets are matched by counting, strings and comments
 //! skipped; an unterminated block runs to the end of the file. Never panics.
 
-use crate::index::facts::{FileFacts, HttpFact, Import, SymbolKind};
+use crate::index::facts::{FileFacts, HttpFact, Import, Symbol, SymbolKind};
 
 pub(super) use crate::index::facts::is_razor;
 
@@ -63,13 +63,26 @@ pub(super) fn extract(path: &str, text: &str) -> FileFacts {
         });
     }
     facts.http.sort_by_key(HttpFact::line);
-    debug_assert!(
-        doc.class == NO_CLASS
-            || facts
-                .symbols
-                .iter()
-                .any(|s| s.kind == SymbolKind::Class && s.name == doc.class)
-    );
+    // The class is declared even when its C# text reads as something else (a stray brace
+    // in a directive the header copies).
+    let declared = facts
+        .symbols
+        .iter()
+        .any(|sym| sym.kind == SymbolKind::Class && sym.name == doc.class);
+    if doc.class != NO_CLASS && !declared {
+        let lines = text.bytes().filter(|&c| c == b'\n').count() + 1;
+        facts.symbols.insert(
+            0,
+            Symbol {
+                name: doc.class.clone(),
+                kind: SymbolKind::Class,
+                line: 1,
+                end_line: u32::try_from(lines).unwrap_or(u32::MAX),
+                doc_line: None,
+                container: facts.package.clone(),
+            },
+        );
+    }
     facts
 }
 
@@ -446,7 +459,14 @@ impl Scan<'_> {
                     self.typeparams.push(name.to_string());
                 }
             }
-            "attribute" if rest.starts_with('[') && rest.ends_with(']') => {
+            // Copied into the class header: nothing that could open a comment or a block.
+            "attribute"
+                if rest.starts_with('[')
+                    && rest.ends_with(']')
+                    && !rest.contains("/*")
+                    && !rest.contains("//")
+                    && !rest.contains(['{', '}', ';']) =>
+            {
                 self.attrs.push(rest.to_string())
             }
             _ => {}
@@ -804,6 +824,8 @@ mod tests {
             "\u{feff}@page \"/é\"\r\n@code {\r\n int x;\r\n}\r\n",
             "@code { char c = '{'; string s = @\"}\"\"\"; /* } */ // }\n }",
             "<p>don't @if (a) { <b>'</b> }</p>",
+            // Found by the fuzzer: a comment opened in a copied directive hid the class.
+            "@attribute [Authorize/*/*]\n@inherits A{\n@code {\n    int X;\n}\n",
         ] {
             let f = facts("x/Comp.razor", src);
             let d = to_csharp("x/Comp.razor", src);
@@ -812,7 +834,12 @@ mod tests {
                 src.matches('\n').count(),
                 "{src:?}"
             );
-            let _ = f;
+            assert!(
+                f.symbols
+                    .iter()
+                    .any(|s| s.kind == SymbolKind::Class && s.name == "Comp"),
+                "{src:?}"
+            );
             let _ = facts("x/View.cshtml", src);
         }
     }
