@@ -1438,6 +1438,84 @@ fn demo_on_a_terminal_is_bold_unless_no_color() {
     let _ = std::fs::remove_dir_all(&ws);
 }
 
+/// Razor files are C#: a component's `@inject T Name` uses `T` through the `@using` of an
+/// `_Imports.razor` in its folder or above; a component is a class in its folder's namespace,
+/// used by markup tags in other projects; `@page` routes are HTTP routes.
+#[test]
+fn razor_components_inject_are_declared_and_serve_their_pages() {
+    let ws = scratch("razor");
+    for (rel, text) in [
+        (
+            "src/Ui/Ui.csproj",
+            "<Project Sdk=\"Microsoft.NET.Sdk.Razor\"></Project>\n",
+        ),
+        (
+            "src/Ui/Services/CatalogService.cs",
+            "namespace Shop.Ui.Services;\n\npublic class CatalogService\n{\n}\n",
+        ),
+        (
+            "src/Ui/Catalog/CatalogItem.cs",
+            "namespace Shop.Ui.Catalog;\n\npublic record CatalogItem(int Id);\n",
+        ),
+        (
+            "src/Ui/Catalog/CatalogListItem.razor",
+            "<div class=\"item\">@Item.Id</div>\n@code {\n    [Parameter] public CatalogItem Item { get; set; }\n}\n",
+        ),
+        (
+            "src/Web/Web.csproj",
+            "<Project Sdk=\"Microsoft.NET.Sdk.Web\"></Project>\n",
+        ),
+        (
+            "src/Web/Components/_Imports.razor",
+            "@using Shop.Ui.Services\n@using Shop.Ui.Catalog\n",
+        ),
+        (
+            "src/Web/Components/Pages/ItemPage.razor",
+            "\u{feff}@page \"/item/{itemId:int}\"\n@inject CatalogService CatalogService\n\n<CatalogListItem Item=\"item\" />\n@code {\n    CatalogItem? item;\n}\n",
+        ),
+        // Outside the folder of the imports file: no dependent.
+        (
+            "src/Web/Other/Lookalike.razor",
+            "@inject CatalogService CatalogService\n",
+        ),
+    ] {
+        let p = ws.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    let query = |tool: &str, args: &str| {
+        let out = mesh_in(&ws, &["query", tool, args]);
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(out.status.success(), "{text}");
+        text
+    };
+    let text = query("find_dependents", r#"{"target": "CatalogService"}"#);
+    assert!(
+        text.contains("`src/Web/Components/Pages/ItemPage.razor:2` — uses CatalogService (@using Shop.Ui.Services in Components/_Imports.razor)"),
+        "{text}"
+    );
+    assert!(!text.contains("Lookalike"), "{text}");
+    let text = query("find_dependents", r#"{"target": "CatalogListItem"}"#);
+    assert!(
+        text.contains("`src/Web/Components/Pages/ItemPage.razor:4`"),
+        "{text}"
+    );
+    let text = query("smart_search", r#"{"query": "CatalogListItem"}"#);
+    assert!(
+        text.contains("src/Ui/Catalog/CatalogListItem.razor:1"),
+        "{text}"
+    );
+    let text = query(
+        "smart_search",
+        r#"{"query": "/item/{itemId:int}", "kind": "endpoint"}"#,
+    );
+    assert!(
+        text.contains("src/Web/Components/Pages/ItemPage.razor:1"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&ws);
+}
+
 /// `find_dependents` of a C# type lists the files that use it through their namespace: a
 /// `using` of the namespace in the file, or a `global using` of it anywhere in the file's
 /// project (a BOM before it included); a file of a project without either is no dependent.

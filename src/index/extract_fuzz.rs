@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::index::facts::Language;
+use crate::index::facts::{Language, is_razor};
 use crate::index::{crawl, lang, lex};
 use rng::Rng;
 
@@ -91,6 +91,14 @@ const CSHARP: &[&str] = &[
     "new ProducerBuilder<string, string>(cfg).Build()", "Build()", "$\"{", "}\"", "@\"verbatim\"\"\"", "$@\"{x}\"",
     "\"\"\"raw\"\"\"", "'c'", "#region", "#endregion", "async Task<IActionResult> ", "override ", "=>", "?.", "??",
     "_producer.ProduceAsync(\"topic\", m)", "consumer.Subscribe(\"t\")", "public override async Task<R> Get(Req r, ServerCallContext c)",
+];
+#[rustfmt::skip]
+const RAZOR: &[&str] = &[
+    "@page \"/item/{id:int}\"\n", "@using Acme.Ui\n", "@namespace Acme.Ui\n", "@inject HttpClient Http\n",
+    "@inject IOptions<X> o\n", "@inherits LayoutComponentBase\n", "@implements IDisposable\n", "@typeparam T\n",
+    "@attribute [Authorize]\n", "@model IndexModel\n", "@code {", "@functions {", "@{", "}", "@(", ")", "@if (x)", "@foreach (var i in xs)",
+    "else", "@await ", "@item.Name", "@Nav.GetUri(\"a\")", "@@", "@*", "*@", "a@b.com", "<CatalogListItem Item=\"@item\" />",
+    "<p>", "</p>", "<text>", "@onclick=\"@(() => Save())\"", "await Http.GetAsync(\"/api/x\");", "'", "\"", "@\"", "//", "/*",
 ];
 #[rustfmt::skip]
 const PYTHON: &[&str] = &[
@@ -202,6 +210,7 @@ const TARGETS: &[Target] = &[
     Target { name: "kotlin", lang: Some(Language::Kotlin), paths: &["svc/src/A.kt", "build.gradle.kts"], words: KOTLIN },
     Target { name: "scala", lang: Some(Language::Scala), paths: &["svc/src/A.scala", "build.sc"], words: SCALA },
     Target { name: "csharp", lang: Some(Language::CSharp), paths: &["svc/Program.cs", "svc/Tests/ATests.cs"], words: CSHARP },
+    Target { name: "razor", lang: Some(Language::CSharp), paths: &["svc/Components/Pages/Item.razor", "svc/_Imports.razor", "svc/Views/Home/Index.cshtml"], words: RAZOR },
     Target { name: "python", lang: Some(Language::Python), paths: &["svc/server.py", "svc/x_pb2_grpc.py", "svc/a.pyi"], words: PYTHON },
     Target { name: "typescript", lang: Some(Language::TypeScript), paths: &["svc/src/a.ts", "svc/src/a.tsx", "svc/a.spec.ts"], words: TYPESCRIPT },
     Target { name: "javascript", lang: Some(Language::JavaScript), paths: &["svc/index.js", "svc/a.mjs", "svc/a.jsx"], words: JAVASCRIPT },
@@ -559,7 +568,10 @@ fn seeds_for(t: &Target) -> Vec<String> {
     let wanted = |p: &Path| {
         let name = p.to_string_lossy();
         match t.lang {
-            Some(l) => Language::of_path(&name) == Some(l),
+            // Razor files seed the Razor target, `.cs` files the C# one.
+            Some(l) => {
+                Language::of_path(&name) == Some(l) && is_razor(&name) == is_razor(t.paths[0])
+            }
             None => name.ends_with(".toml"),
         }
     };
@@ -897,7 +909,7 @@ macro_rules! bounded_tests {
 
 bounded_tests! {
     fuzz_go => "go", fuzz_java => "java", fuzz_kotlin => "kotlin", fuzz_scala => "scala",
-    fuzz_csharp => "csharp", fuzz_python => "python", fuzz_typescript => "typescript",
+    fuzz_csharp => "csharp", fuzz_razor => "razor", fuzz_python => "python", fuzz_typescript => "typescript",
     fuzz_javascript => "javascript", fuzz_rust => "rust", fuzz_c => "c", fuzz_cpp => "cpp",
     fuzz_ruby => "ruby", fuzz_php => "php", fuzz_swift => "swift", fuzz_protobuf => "protobuf",
     fuzz_markdown => "markdown", fuzz_yaml => "yaml", fuzz_properties => "properties",

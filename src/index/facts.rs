@@ -119,7 +119,7 @@ impl Language {
             b"go" => Language::Go,
             b"java" => Language::Java,
             b"kt" | b"kts" => Language::Kotlin,
-            // Razor pages and components: their `@using` lines import namespaces.
+            // Razor pages and components are read as C# ([`is_razor`]).
             b"cs" | b"razor" | b"cshtml" => Language::CSharp,
             b"py" | b"pyi" => Language::Python,
             b"ts" | b"tsx" | b"mts" | b"cts" => Language::TypeScript,
@@ -140,6 +140,18 @@ impl Language {
         };
         Some(lang)
     }
+}
+
+/// A Razor page or component (`.razor`, `.cshtml`, any case): markup with C# in it, indexed
+/// as C#.
+pub fn is_razor(path: &str) -> bool {
+    let n = path.len();
+    [".razor", ".cshtml"].iter().any(|ext| {
+        n >= ext.len()
+            && path
+                .get(n - ext.len()..)
+                .is_some_and(|e| e.eq_ignore_ascii_case(ext))
+    })
 }
 
 /// What kind of thing a declaration is. The order is the search ranking by kind (docs/ARCHITECTURE.md §3.2):
@@ -759,6 +771,12 @@ mod tests {
         assert_eq!(Language::of_path("Makefile"), None);
         assert_eq!(Language::of_path(".md"), None);
         assert_eq!(Language::of_path("photo.png"), None);
+        assert_eq!(
+            Language::of_path("Pages/Item.razor"),
+            Some(Language::CSharp)
+        );
+        assert!(is_razor("Views/Home/Index.CSHTML") && is_razor("a/B.razor"));
+        assert!(!is_razor("a/B.cs") && !is_razor("razor") && !is_razor("é"));
     }
 
     #[test]

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{ToolDef, ToolEnv, ToolOutput, object_schema, structured};
-use crate::index::facts::{Import, Language, SymbolKind};
+use crate::index::facts::{Import, Language, SymbolKind, is_razor};
 use crate::index::modules::{import_path_keys, path_key};
 use crate::index::snapshot::{FileEntry, Snapshot};
 use crate::render::inline_code;
@@ -1278,11 +1278,12 @@ fn unimported_uses(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
         })
         .map(|(i, _)| i)
         .collect();
+    let razor_ns = RazorNamespaces::of(snap);
     for di in decls {
         let d = &snap.files[di];
-        let (pkg, dir) = (package_of(d), dir_of(d));
+        let (pkg, dir) = (razor_ns.package_of(d), dir_of(d));
         let go = d.lang == Language::Go;
-        let csharp = d.lang == Language::CSharp && d.facts().package.is_some();
+        let csharp = d.lang == Language::CSharp && razor_ns.namespace_of(d).is_some();
         // JVM: `import pkg.*;` (Scala `pkg._`) opens the package to a file of any root.
         let jvm_lang =
             |l: Language| matches!(l, Language::Java | Language::Kotlin | Language::Scala);
@@ -1307,6 +1308,12 @@ fn unimported_uses(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
         } else {
             Default::default()
         };
+        // Razor: the folders whose `_Imports.razor` / `_ViewImports.cshtml` opens the namespace.
+        let razor_folders = if csharp {
+            razor_ns.folders_opening(snap, &pkg)
+        } else {
+            Vec::new()
+        };
         for (fi, f) in snap.files.iter().enumerate() {
             if fi == di
                 || (f.root != d.root && !go && !csharp && !jvm)
@@ -1319,8 +1326,15 @@ fn unimported_uses(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
                 && if go {
                     dir_of(f) == dir
                 } else {
-                    package_of(f) == pkg
+                    razor_ns.package_of(f) == pkg
                 };
+            let razor_import = if csharp && f.lang == Language::CSharp {
+                razor_folders
+                    .iter()
+                    .find(|(root, folder, _)| *root == f.root && in_folder(&f.path, folder))
+            } else {
+                None
+            };
             let needle = if same_package {
                 target.to_string()
             } else if go && f.lang == Language::Go {
@@ -1346,6 +1360,8 @@ fn unimported_uses(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
             {
                 // `using Ns;` in the file, or `global using Ns;` in its project: the bare name.
                 target.to_string()
+            } else if razor_import.is_some() {
+                target.to_string()
             } else {
                 continue;
             };
@@ -1358,6 +1374,10 @@ fn unimported_uses(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
                 format!("uses {target} (import {pkg}.*)")
             } else if csharp && opens_namespace(f, &pkg) {
                 format!("uses {target} (using {pkg})")
+            } else if let Some((_, _, imports)) =
+                razor_import.filter(|_| !global_roots.contains(&f.root))
+            {
+                format!("uses {target} (@using {pkg} in {imports})")
             } else if csharp {
                 format!("uses {target} (global using {pkg} in its project)")
             } else {
@@ -1369,6 +1389,73 @@ fn unimported_uses(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
             }
         }
     }
+}
+
+/// Razor files and namespaces: a component (`.razor`) declares no namespace unless it says
+/// `@namespace`; it is in its folder's, the one the C# files next to it declare. A Razor file
+/// also sees the `@using` lines of every `_Imports.razor` (`_ViewImports.cshtml` for views)
+/// in its folder and the folders above it in its root.
+struct RazorNamespaces {
+    /// (root, folder) → the namespace the first C# file of that folder declares.
+    folders: std::collections::HashMap<(u16, String), String>,
+}
+
+impl RazorNamespaces {
+    fn of(snap: &Snapshot) -> RazorNamespaces {
+        let mut folders = std::collections::HashMap::new();
+        for f in snap
+            .files
+            .iter()
+            .filter(|f| f.lang == Language::CSharp && !is_razor(&f.path))
+        {
+            if let Some(ns) = &f.facts().package {
+                folders
+                    .entry((f.root, folder_of(&f.path).to_string()))
+                    .or_insert_with(|| ns.clone());
+            }
+        }
+        RazorNamespaces { folders }
+    }
+
+    /// The declared namespace of `f`, or a Razor file's folder namespace.
+    fn namespace_of(&self, f: &FileEntry) -> Option<String> {
+        f.facts().package.clone().or_else(|| {
+            is_razor(&f.path)
+                .then(|| self.folders.get(&(f.root, folder_of(&f.path).to_string())))
+                .flatten()
+                .cloned()
+        })
+    }
+
+    /// [`package_of`], with a Razor file's folder namespace.
+    fn package_of(&self, f: &FileEntry) -> String {
+        self.namespace_of(f).unwrap_or_else(|| package_of(f))
+    }
+
+    /// (root, folder, imports file) of every Razor imports file with `@using ns`.
+    fn folders_opening(&self, snap: &Snapshot, ns: &str) -> Vec<(u16, String, String)> {
+        snap.files
+            .iter()
+            .filter(|f| {
+                let name = f.path.rsplit('/').next().unwrap_or(&f.path);
+                matches!(name, "_Imports.razor" | "_ViewImports.cshtml") && opens_namespace(f, ns)
+            })
+            .map(|f| (f.root, folder_of(&f.path).to_string(), f.path.to_string()))
+            .collect()
+    }
+}
+
+/// The folder of a root-relative path (`""` at the root).
+fn folder_of(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(d, _)| d)
+}
+
+/// Whether `path` is in `folder` or below it (`""` is the root).
+fn in_folder(path: &str, folder: &str) -> bool {
+    folder.is_empty()
+        || path
+            .strip_prefix(folder)
+            .is_some_and(|rest| rest.starts_with('/'))
 }
 
 /// Whether C# file `f` has a `using` of namespace `ns` (not an alias, not a type).

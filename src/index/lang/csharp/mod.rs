@@ -17,6 +17,7 @@
 mod bindings;
 mod declarations;
 mod events;
+mod razor;
 mod uses;
 
 use std::collections::{HashMap, HashSet};
@@ -37,16 +38,21 @@ use crate::index::lex::{Syntax, lex};
 /// [`super::extract`]).
 #[cfg(test)]
 pub fn extract(path: &str, text: &str) -> FileFacts {
-    // A lone `\r` is a line break (the lexer counts it; `razor_usings` reads lines).
+    // A lone `\r` is a line break (the lexer counts it; the Razor reader counts `\n`).
     extract_normalized(path, &crate::index::lex::normalize_breaks(text))
 }
 
 /// [`extract`] of a text whose lone `\r` are already `\n` (from [`super::extract`], which
 /// normalizes once for every language).
 pub(super) fn extract_normalized(path: &str, text: &str) -> FileFacts {
-    if is_razor(path) {
-        return razor_usings(text);
+    if razor::is_razor(path) {
+        return razor::extract(path, text);
     }
+    extract_code(text)
+}
+
+/// The facts of C# source text (a `.cs` file, or the C# text of a Razor file).
+fn extract_code(text: &str) -> FileFacts {
     let lx = lex(Syntax::CSHARP, text);
     let toks = Tokens::new(&lx, &Rules::CSHARP);
     let asg = Assignments::scan(&toks, &StmtStyle::SEMICOLON);
@@ -411,48 +417,6 @@ impl<'t> Ex<'t, '_, '_> {
     }
 }
 
-/// A Razor page or component (`.razor`, `.cshtml`): markup with C# in it.
-fn is_razor(path: &str) -> bool {
-    let lower = path.to_ascii_lowercase();
-    lower.ends_with(".razor") || lower.ends_with(".cshtml")
-}
-
-/// The facts of a Razor file: its `@using N` directives (one per line, as in `_Imports.razor`)
-/// import namespaces like `using N;`; the markup itself declares nothing the index keeps.
-fn razor_usings(text: &str) -> FileFacts {
-    let mut facts = FileFacts::default();
-    for (k, line) in text.lines().enumerate() {
-        let line = line.trim_start_matches('\u{feff}').trim();
-        let Some(rest) = line.strip_prefix("@using") else {
-            continue;
-        };
-        if !rest.starts_with([' ', '\t']) {
-            continue;
-        }
-        let rest = rest.trim().trim_end_matches(';').trim();
-        let rest = rest.strip_prefix("static ").map_or(rest, str::trim);
-        let (alias, module) = match rest.split_once('=') {
-            Some((a, m)) => (Some(a.trim().to_string()), m.trim()),
-            None => (None, rest),
-        };
-        let valid = !module.is_empty()
-            && module
-                .chars()
-                .all(|c| c.is_alphanumeric() || c == '_' || c == '.');
-        if valid {
-            facts.imports.push(Import {
-                module: module.to_string(),
-                names: Vec::new(),
-                alias,
-                line: u32::try_from(k + 1).unwrap_or(u32::MAX),
-                reexport: false,
-                renamed: Vec::new(),
-            });
-        }
-    }
-    facts
-}
-
 #[cfg(test)]
 mod tests {
     #[test]
@@ -468,7 +432,8 @@ mod tests {
                 ("A.B", 3)
             ]
         );
-        assert!(f.symbols.is_empty());
+        // A folder's directive file declares no class; its `@code` is still read.
+        assert!(f.symbols.iter().all(|s| s.kind != SymbolKind::Class));
     }
 
     use super::*;
