@@ -783,8 +783,15 @@ impl Graph {
             if f.generated {
                 return;
             }
+            // Say what the URL came from when it was a name (a parameter, a field read
+            // from a database row, a setting): that is what a reader follows.
             let why = if shape.path.is_some() {
-                "the path is built at run time".to_string()
+                match resolved.why_unresolved() {
+                    Some(w) if w != "built at run time" => {
+                        format!("the path is built at run time: {w}")
+                    }
+                    _ => "the path is built at run time".to_string(),
+                }
             } else {
                 resolved
                     .why_unresolved()

@@ -893,6 +893,36 @@ public interface IUsersApi
     }
 
     #[test]
+    fn request_messages_built_with_an_object_initializer() {
+        let src = r#"class Sender {
+    Task Send(Subscription subs, HttpClient client, string jsonData) {
+        var request = new HttpRequestMessage()
+        {
+            RequestUri = new Uri(subs.DestUrl, UriKind.Absolute),
+            Method = HttpMethod.Post,
+            Content = new StringContent(jsonData, Encoding.UTF8, "application/json")
+        };
+        return client.SendAsync(request);
+    }
+    Task Ping(HttpClient client) {
+        var m = new HttpRequestMessage { Method = HttpMethod.Options, RequestUri = new Uri("/überprüfen") };
+        var noUri = new HttpRequestMessage { Method = HttpMethod.Get };
+        var other = new Dictionary<string, string>() { ["RequestUri"] = "/not-a-request" };
+        return client.SendAsync(m);
+    }
+}
+"#;
+        let f = extract("Sender.cs", src);
+        let rows = http_calls(&f);
+        // The initializer's verb and URI, at the send; a message without a URI is no call,
+        // nor is another type's initializer.
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        assert_eq!(rows[0].0.as_deref(), Some("POST"));
+        assert_eq!(rows[0].2, 9);
+        assert_eq!(rows[1], (Some("OPTIONS".into()), "/überprüfen".into(), 15));
+    }
+
+    #[test]
     fn comments_strings_preprocessor_and_attributes() {
         let src = r#"// class Commented {}
 /* public class AlsoCommented { } */

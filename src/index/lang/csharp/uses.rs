@@ -12,11 +12,15 @@ impl<'t> Ex<'t, '_, '_> {
             if poll.stop() {
                 return;
             }
-            if t.punct(p) != b'(' {
+            let open = t.punct(p);
+            if open != b'(' && open != b'{' {
                 continue;
             }
             if p >= 2 && t.is(p - 1, "HttpRequestMessage") && t.is(p - 2, "new") {
                 self.request_message(p);
+                continue;
+            }
+            if open != b'(' {
                 continue;
             }
             if let Some(c) = t.callee(p) {
@@ -231,15 +235,44 @@ impl<'t> Ex<'t, '_, '_> {
         }
     }
 
-    /// `new HttpRequestMessage(HttpMethod.Post, "/x")`.
+    /// `new HttpRequestMessage(HttpMethod.Post, "/x")`, or its object initializer
+    /// `new HttpRequestMessage() { RequestUri = new Uri(url), Method = HttpMethod.Post }`
+    /// (`p` is the `(` or the `{` after the type).
     fn request_message(&mut self, p: usize) {
         let t = self.t;
-        let args = t.args(p);
-        let (Some(&(ma, me)), Some(&(ua, ue))) = (args.first(), args.get(1)) else {
+        let verb_of = |(a, e): (usize, usize)| {
+            (e == a + 3 && t.is(a, "HttpMethod")).then(|| t.text(a + 2).to_ascii_uppercase())
+        };
+        let (mut method, mut uri) = (None, None);
+        let mut end = p;
+        if t.punct(p) == b'(' {
+            let args = t.args(p);
+            if let (Some(&m), Some(&u)) = (args.first(), args.get(1)) {
+                (method, uri) = (verb_of(m), Some(u));
+            }
+            end = t.close(p).unwrap_or(p);
+        }
+        // The initializer's `RequestUri = …` and `Method = HttpMethod.X`.
+        if t.is_punct(end + 1, b'{') || (end == p && t.punct(p) == b'{') {
+            let open = if end == p && t.punct(p) == b'{' {
+                p
+            } else {
+                end + 1
+            };
+            for (a, e) in t.args(open) {
+                if !t.is_punct(a + 1, b'=') || a + 2 >= e {
+                    continue;
+                }
+                if t.is(a, "Method") {
+                    method = verb_of((a + 2, e)).or(method);
+                } else if t.is(a, "RequestUri") {
+                    uri = Some(uri_argument(t, (a + 2, e)));
+                }
+            }
+        }
+        let Some((ua, ue)) = uri else {
             return;
         };
-        let method =
-            (me == ma + 3 && t.is(ma, "HttpMethod")).then(|| t.text(ma + 2).to_ascii_uppercase());
         if let Some(url) = self.url_in(ua, ue, true) {
             // The site is where the message is sent (`SendAsync(requestMessage)`), when the
             // file sends it; else where it is built.
@@ -251,6 +284,19 @@ impl<'t> Ex<'t, '_, '_> {
             self.facts.http.push(HttpFact::Call { method, url, line });
         }
     }
+}
+
+/// The URL inside `new Uri(url, UriKind.Absolute)` (its first argument), else the
+/// expression `(a, e)` itself.
+fn uri_argument(t: &Tokens, (a, e): (usize, usize)) -> (usize, usize) {
+    if t.kw(a, "new")
+        && t.is(a + 1, "Uri")
+        && t.is_punct(a + 2, b'(')
+        && let Some(&first) = t.args(a + 2).first()
+    {
+        return first;
+    }
+    (a, e)
 }
 
 /// The static name of an HTTP verb (the route verbs are a closed set).
