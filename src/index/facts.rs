@@ -555,6 +555,11 @@ pub enum HttpFact {
         router: String,
         line: u32,
     },
+    /// The API versions the routes declared on `line` of the same file serve (ASP.NET API
+    /// versioning: `.HasApiVersion(1.0)` on the route or its group, narrowed by
+    /// `.MapToApiVersion(2.0)`), as `major.minor` (`1.0`) or as written (`2023-01-01`). A
+    /// route without one serves whatever version a caller asks for, or is not versioned.
+    Versions { versions: Vec<String>, line: u32 },
 }
 
 impl HttpFact {
@@ -563,7 +568,8 @@ impl HttpFact {
         match self {
             HttpFact::Route { line, .. }
             | HttpFact::Call { line, .. }
-            | HttpFact::Mount { line, .. } => *line,
+            | HttpFact::Mount { line, .. }
+            | HttpFact::Versions { line, .. } => *line,
         }
     }
 }

@@ -395,6 +395,26 @@ fn match_routes(g: &Graph, target: &str) -> Vec<u32> {
     if !path.starts_with('/') {
         return Vec::new();
     }
+    // `/items?api-version=2.0`: the routes of that path serving version 2.0, when the code
+    // says which do.
+    let asked = crate::index::graph::api_version_asked(path);
+    let path = path.split(['?', '#']).next().unwrap_or(path);
+    let mut found = match_route_path(g, method.as_deref(), path);
+    if let Some(v) = asked {
+        let serves = |r: &u32| {
+            let vs = &g.routes[*r as usize].versions;
+            vs.is_empty() || vs.contains(&v)
+        };
+        if found.iter().any(serves) {
+            found.retain(serves);
+        }
+    }
+    found
+}
+
+/// Routes of `method` (any when `None`) whose path is `path`, else whose template `path`
+/// matches.
+fn match_route_path(g: &Graph, method: Option<&str>, path: &str) -> Vec<u32> {
     let norm = |p: &str| -> String {
         p.trim_end_matches('/')
             .split('/')
@@ -412,11 +432,7 @@ fn match_routes(g: &Graph, target: &str) -> Vec<u32> {
             .join("/")
     };
     let want = norm(path);
-    let method_ok = |m: &str| {
-        method
-            .as_deref()
-            .is_none_or(|w| m == "ANY" || m.eq_ignore_ascii_case(w))
-    };
+    let method_ok = |m: &str| method.is_none_or(|w| m == "ANY" || m.eq_ignore_ascii_case(w));
     let exact: Vec<u32> = (0..g.routes.len() as u32)
         .filter(|&r| {
             let route = &g.routes[r as usize];
@@ -844,7 +860,8 @@ fn route_rows_with(
     let mut rows = Vec::new();
     for &r in routes {
         let route = &g.routes[r as usize];
-        let name = format!("{} {}", route.method, route.path);
+        // With the API versions it serves: one path may have a handler per version.
+        let name = route.label();
         rows.push(Row {
             role: Role::Route,
             element: route

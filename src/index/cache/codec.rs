@@ -477,6 +477,11 @@ impl Encoded for HttpFact {
                 router.put(out);
                 line.put(out);
             }
+            HttpFact::Versions { versions, line } => {
+                out.push(3);
+                versions.put(out);
+                line.put(out);
+            }
         }
     }
     fn take(input: &mut &[u8]) -> Option<Self> {
@@ -495,6 +500,10 @@ impl Encoded for HttpFact {
             2 => HttpFact::Mount {
                 prefix: Encoded::take(input)?,
                 router: Encoded::take(input)?,
+                line: Encoded::take(input)?,
+            },
+            3 => HttpFact::Versions {
+                versions: Encoded::take(input)?,
                 line: Encoded::take(input)?,
             },
             _ => return None,
@@ -589,6 +598,10 @@ mod tests {
                     prefix: "/api".into(),
                     router: "routes.router".into(),
                     line: 9,
+                },
+                HttpFact::Versions {
+                    versions: vec!["1.0".into(), "2023-01-01 ß".into()],
+                    line: 8,
                 },
             ],
             bindings: vec![Binding {

@@ -75,7 +75,7 @@ fn route_symbols(facts: &mut FileFacts) {
                 doc_line: None,
                 container: handler.clone(),
             }),
-            HttpFact::Call { .. } | HttpFact::Mount { .. } => None,
+            HttpFact::Call { .. } | HttpFact::Mount { .. } | HttpFact::Versions { .. } => None,
         })
         .collect();
     if routes.is_empty() {

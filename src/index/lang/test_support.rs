@@ -95,7 +95,7 @@ pub(crate) fn routes_borrowed(f: &FileFacts) -> Vec<(&str, &str, Option<&str>, u
                 handler,
                 line,
             } => Some((method.as_str(), path.as_str(), handler.as_deref(), *line)),
-            HttpFact::Call { .. } | HttpFact::Mount { .. } => None,
+            HttpFact::Call { .. } | HttpFact::Mount { .. } | HttpFact::Versions { .. } => None,
         })
         .collect()
 }
@@ -114,7 +114,7 @@ pub(crate) fn http_calls_borrowed(f: &FileFacts) -> Vec<(Option<&str>, String, u
         .iter()
         .filter_map(|h| match h {
             HttpFact::Call { method, url, line } => Some((method.as_deref(), url.display(), *line)),
-            HttpFact::Route { .. } | HttpFact::Mount { .. } => None,
+            HttpFact::Route { .. } | HttpFact::Mount { .. } | HttpFact::Versions { .. } => None,
         })
         .collect()
 }

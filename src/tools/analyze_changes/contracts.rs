@@ -221,7 +221,7 @@ fn base_routes_of(cf: &ChangedFile) -> Vec<BaseRoute> {
                 line: *line,
                 handler: handler.clone(),
             }),
-            HttpFact::Call { .. } | HttpFact::Mount { .. } => None,
+            HttpFact::Call { .. } | HttpFact::Mount { .. } | HttpFact::Versions { .. } => None,
         })
         .collect()
 }
