@@ -582,6 +582,11 @@ pub enum HttpFact {
         shown: String,
         line: u32,
     },
+    /// The API versions the routes declared on `line` of the same file serve (ASP.NET API
+    /// versioning: `.HasApiVersion(1.0)` on the route or its group, narrowed by
+    /// `.MapToApiVersion(2.0)`), as `major.minor` (`1.0`) or as written (`2023-01-01`). A
+    /// route without one serves whatever version a caller asks for, or is not versioned.
+    Versions { versions: Vec<String>, line: u32 },
 }
 
 impl HttpFact {
@@ -591,7 +596,8 @@ impl HttpFact {
             HttpFact::Route { line, .. }
             | HttpFact::Call { line, .. }
             | HttpFact::Mount { line, .. }
-            | HttpFact::Probe { line, .. } => *line,
+            | HttpFact::Probe { line, .. }
+            | HttpFact::Versions { line, .. } => *line,
         }
     }
 }

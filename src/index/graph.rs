@@ -140,6 +140,25 @@ pub struct Route {
     pub handler: Option<String>,
     /// True for routes declared in an OpenAPI document rather than in code.
     pub from_spec: bool,
+    /// The API versions it serves (`1.0`, `2.0`), when the code says; empty when it is not
+    /// versioned or serves every version.
+    pub versions: Vec<String>,
+}
+
+impl Route {
+    /// `GET /orders/{id}`, with the versions it serves when known: `GET /items (v1.0, v2.0)`.
+    pub fn label(&self) -> String {
+        if self.versions.is_empty() {
+            format!("{} {}", self.method, self.path)
+        } else {
+            format!(
+                "{} {} (v{})",
+                self.method,
+                self.path,
+                self.versions.join(", v")
+            )
+        }
+    }
 }
 
 /// A call whose path literal matches a route.
@@ -797,6 +816,18 @@ impl Graph {
         for (fi, f) in files.iter().enumerate() {
             let from_spec = matches!(f.lang, super::facts::Language::Yaml);
             let prefixes = mounted.get(&(fi as u32));
+            let versions_at = |at: u32| {
+                f.facts()
+                    .http
+                    .iter()
+                    .find_map(|h| match h {
+                        HttpFact::Versions { versions, line } if *line == at => {
+                            Some(versions.clone())
+                        }
+                        _ => None,
+                    })
+                    .unwrap_or_default()
+            };
             for h in &f.facts().http {
                 if let HttpFact::Route {
                     method,
@@ -822,6 +853,7 @@ impl Graph {
                             },
                             handler: handler.clone(),
                             from_spec,
+                            versions: versions_at(*line),
                         });
                     }
                 }
@@ -950,8 +982,15 @@ impl Graph {
             if f.generated {
                 return;
             }
+            // Say what the URL came from when it was a name (a parameter, a field read
+            // from a database row, a setting): that is what a reader follows.
             let why = if shape.path.is_some() {
-                "the path is built at run time".to_string()
+                match resolved.why_unresolved() {
+                    Some(w) if w != "built at run time" => {
+                        format!("the path is built at run time: {w}")
+                    }
+                    _ => "the path is built at run time".to_string(),
+                }
             } else {
                 resolved
                     .why_unresolved()
@@ -994,6 +1033,17 @@ impl Graph {
             );
         }
         self.narrow_routes(files, &mut matches, f.root, to_root);
+        // `?api-version=2.0` selects the routes serving that version, when the code says
+        // which do (one path may be served by a handler per version).
+        if let Some(asked) = api_version_asked(&shown) {
+            let serves = |r: &u32| {
+                let versions = &self.routes[*r as usize].versions;
+                versions.is_empty() || versions.contains(&asked)
+            };
+            if matches.iter().any(serves) {
+                matches.retain(serves);
+            }
+        }
         if matches.is_empty() && f.generated {
             return;
         }
@@ -1148,6 +1198,67 @@ impl Graph {
             }
         }
         found
+    }
+}
+
+/// The API version a URL asks for in its query (`?api-version=2.0`, `&api-version=2`, also
+/// after a query held in a name, `{uri}&api-version=2.0`), as [`api_version`] normalises it;
+/// `None` when it asks for none or the value is not literal.
+pub fn api_version_asked(url: &str) -> Option<String> {
+    let url = url.split('#').next().unwrap_or(url);
+    url.split(['?', '&']).skip(1).find_map(|kv| {
+        let (k, v) = kv.split_once('=')?;
+        (k.trim().eq_ignore_ascii_case("api-version") && !v.contains(['{', '}']))
+            .then(|| api_version(v))
+            .flatten()
+    })
+}
+
+/// An API version as routes and callers compare it: `1.0` and `1` (a major version alone)
+/// are `1.0`, `2.1` stays, a date version (`2023-01-01`) or a status (`1.0-beta`) stays as
+/// written; empty or spaced text is none.
+pub fn api_version(v: &str) -> Option<String> {
+    let v = v.trim();
+    if v.is_empty() || v.contains(char::is_whitespace) {
+        return None;
+    }
+    if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
+        return Some(format!("{v}.0"));
+    }
+    Some(v.to_string())
+}
+
+#[cfg(test)]
+mod version_tests {
+    use super::*;
+
+    #[test]
+    fn api_versions_asked_and_normalised() {
+        assert_eq!(
+            api_version_asked("/api/items?api-version=2.0").as_deref(),
+            Some("2.0")
+        );
+        assert_eq!(
+            api_version_asked("{uri}&Api-Version=1").as_deref(),
+            Some("1.0")
+        );
+        assert_eq!(
+            api_version_asked("/x?a=1&api-version=2023-01-01#frag").as_deref(),
+            Some("2023-01-01")
+        );
+        for none in [
+            "/api/items",
+            "/api/items?api-version={v}",
+            "/api/items?api-version=",
+            "/api-version=2.0",
+            "/größe?version=2.0",
+        ] {
+            assert_eq!(api_version_asked(none), None, "{none}");
+        }
+        assert_eq!(api_version("2").as_deref(), Some("2.0"));
+        assert_eq!(api_version(" 1.0 ").as_deref(), Some("1.0"));
+        assert_eq!(api_version("1.0-beta").as_deref(), Some("1.0-beta"));
+        assert_eq!(api_version("1 0"), None);
     }
 }
 
@@ -1813,6 +1924,80 @@ mod tests {
             .map(|l| l.module.as_str())
             .collect();
         assert_eq!(links, vec!["acme.billing.Invoice"]);
+    }
+
+    /// ASP.NET API versioning: one path served by a handler per version (both kept), a route
+    /// of a group serving two versions, one narrowed by `MapToApiVersion`; a caller asking
+    /// `?api-version=2.0` reaches the 2.0 handler only, one asking none reaches both.
+    #[test]
+    fn a_caller_asking_an_api_version_reaches_the_routes_serving_it() {
+        use crate::index::facts::Language;
+        use crate::index::snapshot::Snapshot;
+        let api = r#"public static class CatalogApi {
+    public static IEndpointRouteBuilder MapCatalogApi(this IEndpointRouteBuilder app) {
+        var vApi = app.NewVersionedApi("Catalog");
+        var api = vApi.MapGroup("api/catalog").HasApiVersion(1, 0).HasApiVersion(2, 0);
+        var v1 = vApi.MapGroup("api/catalog").HasApiVersion(1.0);
+        var v2 = vApi.MapGroup("api/catalog").HasApiVersion(new ApiVersion(2, 0));
+        v1.MapGet("/items", GetAllItemsV1).WithName("ListItems");
+        v2.MapGet("/items", GetAllItems).WithName("ListItems-V2");
+        api.MapGet("/items/{id:int}", GetItemById);
+        api.MapGet("/größe", GetSize).MapToApiVersion(2.0);
+        app.MapGet("/health", Health);
+        return app;
+    }
+}
+"#;
+        let client = r#"public class CatalogClient(HttpClient http) {
+    private const string ApiVersion = "api-version=2.0";
+    public Task V2() => http.GetFromJsonAsync<Page>($"http://catalog/api/catalog/items?{ApiVersion}");
+    public Task V1() => http.GetFromJsonAsync<Page>("http://catalog/api/catalog/items?api-version=1");
+    public Task Any() => http.GetFromJsonAsync<Page>("http://catalog/api/catalog/items");
+    public Task One(int id) => http.GetFromJsonAsync<Item>($"http://catalog/api/catalog/items/{id}?api-version=2.0");
+}
+"#;
+        let snap = Snapshot::from_facts(vec![
+            (
+                "src/Catalog.API",
+                "Apis/CatalogApi.cs",
+                crate::index::lang::extract(Language::CSharp, "Apis/CatalogApi.cs", api),
+            ),
+            (
+                "src/Web",
+                "CatalogClient.cs",
+                crate::index::lang::extract(Language::CSharp, "CatalogClient.cs", client),
+            ),
+        ]);
+        let g = &snap.graph;
+        let labels: Vec<(String, u32)> = g.routes.iter().map(|r| (r.label(), r.at.line)).collect();
+        assert_eq!(
+            labels,
+            vec![
+                ("GET /api/catalog/items (v1.0)".to_string(), 7),
+                ("GET /api/catalog/items (v2.0)".to_string(), 8),
+                (
+                    "GET /api/catalog/items/{id:int} (v1.0, v2.0)".to_string(),
+                    9
+                ),
+                ("GET /api/catalog/größe (v2.0)".to_string(), 10),
+                ("GET /health".to_string(), 11),
+            ]
+        );
+        let reached = |line: u32| -> Vec<u32> {
+            let mut r: Vec<u32> = g
+                .route_calls
+                .iter()
+                .filter(|c| c.at.line == line)
+                .map(|c| g.routes[c.route as usize].at.line)
+                .collect();
+            r.sort();
+            r
+        };
+        assert_eq!(reached(3), vec![8]);
+        assert_eq!(reached(4), vec![7]);
+        // No version asked: the default one is the server's choice, so both.
+        assert_eq!(reached(5), vec![7, 8]);
+        assert_eq!(reached(6), vec![9]);
     }
 
     #[test]

@@ -78,12 +78,30 @@ impl Resolved {
                 (HoleKind::Config, Some(n)) => {
                     format!("config key {n} is not set in the workspace's property files")
                 }
-                (HoleKind::Name, Some(n)) => format!("no definition of {n} was found"),
+                (HoleKind::Name, Some(n)) => match run_time_owner(n) {
+                    Some(owner) => format!(
+                        "no definition of {n} was found; `{owner}` may be a run-time value (a parameter, a database row, a settings object)"
+                    ),
+                    None => format!("no definition of {n} was found"),
+                },
                 (_, Some(n)) => format!("{n} is only known at run time"),
                 (_, None) => "built at run time".to_string(),
             }),
         })
     }
+}
+
+/// The variable a dotted name may be a member of, when it reads like one rather than like a
+/// type holding constants: `subs.DestUrl` → `subs`, `_options.BaseUrl` → `_options`; not
+/// `Topics.ORDERS`, `this.baseUrl` or a name without a dot. (A lower-case module, Go's
+/// `config.URL`, reads the same: the reason says "may be".)
+fn run_time_owner(name: &str) -> Option<&str> {
+    let (head, rest) = name.split_once('.')?;
+    let first = head.chars().next()?;
+    let variable = (first.is_lowercase() || first == '_')
+        && !matches!(head, "this" | "self" | "@" | "super" | "base")
+        && !rest.is_empty();
+    variable.then_some(head)
 }
 
 /// Top-level names of one scope: name → (file, binding index) for each definition.
@@ -666,6 +684,37 @@ mod tests {
     use super::*;
     use crate::index::facts::{Binding, FileFacts, Import, Property};
     use crate::index::snapshot::Snapshot;
+
+    #[test]
+    fn a_member_of_a_variable_is_said_to_be_a_run_time_value() {
+        assert_eq!(run_time_owner("subs.DestUrl"), Some("subs"));
+        assert_eq!(run_time_owner("_options.Hooks.Url"), Some("_options"));
+        assert_eq!(run_time_owner("über.Ziel"), Some("über"));
+        for no in [
+            "Topics.ORDERS",
+            "this.baseUrl",
+            "self.url",
+            "url",
+            "subs.",
+            ".x",
+            "",
+        ] {
+            assert_eq!(run_time_owner(no), None, "{no}");
+        }
+        let hole = |n: &str| Resolved {
+            segs: vec![Seg::Hole {
+                name: Some(n.into()),
+                kind: HoleKind::Name,
+            }],
+            how: String::new(),
+            chain: Vec::new(),
+            confidence: Confidence::Exact,
+        };
+        let why = hole("subs.DestUrl").why_unresolved().unwrap_or_default();
+        assert!(why.contains("`subs` may be a run-time value"), "{why}");
+        let why = hole("Urls.HOOK").why_unresolved().unwrap_or_default();
+        assert_eq!(why, "no definition of Urls.HOOK was found");
+    }
 
     fn bind(name: &str, value: Value, line: u32) -> Binding {
         Binding {

@@ -395,6 +395,26 @@ fn match_routes(g: &Graph, target: &str) -> Vec<u32> {
     if !path.starts_with('/') {
         return Vec::new();
     }
+    // `/items?api-version=2.0`: the routes of that path serving version 2.0, when the code
+    // says which do.
+    let asked = crate::index::graph::api_version_asked(path);
+    let path = path.split(['?', '#']).next().unwrap_or(path);
+    let mut found = match_route_path(g, method.as_deref(), path);
+    if let Some(v) = asked {
+        let serves = |r: &u32| {
+            let vs = &g.routes[*r as usize].versions;
+            vs.is_empty() || vs.contains(&v)
+        };
+        if found.iter().any(serves) {
+            found.retain(serves);
+        }
+    }
+    found
+}
+
+/// Routes of `method` (any when `None`) whose path is `path`, else whose template `path`
+/// matches.
+fn match_route_path(g: &Graph, method: Option<&str>, path: &str) -> Vec<u32> {
     let norm = |p: &str| -> String {
         p.trim_end_matches('/')
             .split('/')
@@ -412,11 +432,7 @@ fn match_routes(g: &Graph, target: &str) -> Vec<u32> {
             .join("/")
     };
     let want = norm(path);
-    let method_ok = |m: &str| {
-        method
-            .as_deref()
-            .is_none_or(|w| m == "ANY" || m.eq_ignore_ascii_case(w))
-    };
+    let method_ok = |m: &str| method.is_none_or(|w| m == "ANY" || m.eq_ignore_ascii_case(w));
     let exact: Vec<u32> = (0..g.routes.len() as u32)
         .filter(|&r| {
             let route = &g.routes[r as usize];
@@ -844,7 +860,8 @@ fn route_rows_with(
     let mut rows = Vec::new();
     for &r in routes {
         let route = &g.routes[r as usize];
-        let name = format!("{} {}", route.method, route.path);
+        // With the API versions it serves: one path may have a handler per version.
+        let name = route.label();
         rows.push(Row {
             role: Role::Route,
             element: route
@@ -884,10 +901,11 @@ fn route_rows_with(
         "_Callers are matched by the path of their URL, with names, env defaults and config keys resolved (heuristic)._".to_string(),
     ];
     // A zero says what was searched: every HTTP call site the index holds, matched or not.
-    if !rows.iter().any(|r| {
+    let no_caller = !rows.iter().any(|r| {
         r.role == Role::Caller
             && (include_tests || r.at.is_none_or(|l| !snap.files[l.file as usize].is_test))
-    }) {
+    });
+    if no_caller {
         let sites: BTreeSet<(u32, u32)> = g
             .route_calls
             .iter()
@@ -899,7 +917,7 @@ fn route_rows_with(
             .map(|&(f, _)| snap.files[f as usize].root)
             .collect();
         notes.push(format!(
-            "**No caller found**: searched {} HTTP call site(s) in {} of {} root(s) ({} matched to a route, {} unresolved); the unresolved ones that may reach it, if any, are listed below.",
+            "**No caller found**: searched {} HTTP call site(s) in {} of {} root(s) ({} matched to a route, {} unresolved); the unresolved ones whose verb fits, if any, are listed below.",
             sites.len(),
             roots.len(),
             snap.roots.len(),
@@ -923,18 +941,36 @@ fn route_rows_with(
             .map(str::to_lowercase)
             .collect::<Vec<_>>()
     }));
-    // A call's literal path words (not its base or other holes: `{config x.orders}/orders`
-    // has the one word `orders`).
-    let call_words = |url: &str| -> Vec<String> {
-        url.split(['/', '?'])
-            .filter(|w| w.len() >= 3 && !w.contains(['{', '}', ':', '.', '=']))
-            .map(str::to_lowercase)
-            .collect()
-    };
     let methods: Vec<&str> = routes
         .iter()
         .map(|&r| g.routes[r as usize].method.as_str())
         .collect();
+    if no_caller {
+        // No caller resolved: every unresolved call whose verb fits may be one (a webhook
+        // posted to a URL read from a database, a client whose base URL is configured at
+        // run time). They are listed ranked, so the zero is not taken for proof; a call
+        // whose host names another service goes there, not here.
+        let (calls, tests): (Vec<_>, Vec<_>) = g
+            .unresolved_calls
+            .iter()
+            .filter(|c| c.to_root.is_none_or(|r| owners.contains(&r)))
+            .partition(|c| include_tests || !snap.files[c.at.file as usize].is_test);
+        let ranked = rank_unresolved_calls(
+            &methods,
+            &words,
+            calls.iter().map(|c| (c.method.as_deref(), c.url.as_str())),
+        );
+        let tests = rank_unresolved_calls(
+            &methods,
+            &words,
+            tests.iter().map(|c| (c.method.as_deref(), c.url.as_str())),
+        )
+        .len();
+        if !ranked.is_empty() || tests > 0 {
+            notes.push(ranked_call_list(snap, &calls, &ranked, tests));
+        }
+        return (rows, owners.into_iter().collect(), notes);
+    }
     let maybe: Vec<(Loc, String)> = g
         .unresolved_calls
         .iter()
@@ -962,6 +998,103 @@ fn route_rows_with(
         ));
     }
     (rows, owners.into_iter().collect(), notes)
+}
+
+/// A call URL's literal path words, at least three letters each (not its base or other
+/// holes: `{config x.orders}/orders` has the one word `orders`; not its query's `k=v`).
+fn call_words(url: &str) -> Vec<String> {
+    url.split(['/', '?', '&'])
+        .filter(|w| w.chars().count() >= 3 && !w.contains(['{', '}', ':', '.', '=']))
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// How many unresolved calls a "no caller" note shows before counting the rest.
+const MAY_CALL_SHOWN: usize = 10;
+
+/// The unresolved HTTP calls, given as (verb, URL as resolved), that may reach routes of
+/// `methods` whose literal path words are `words`: the indexes of those whose verb fits
+/// (the same verb, any verb for an `ANY` route, or a verb the index does not know), best
+/// first — the same verb before an unknown one, then more shared path words, then a path
+/// with no literal word (it may be anything) before one whose words are all different,
+/// then in the given order.
+fn rank_unresolved_calls<'a>(
+    methods: &[&str],
+    words: &BTreeSet<String>,
+    calls: impl Iterator<Item = (Option<&'a str>, &'a str)>,
+) -> Vec<usize> {
+    // (not the same verb, more shared words first, words all different), index.
+    type Rank = (bool, std::cmp::Reverse<usize>, bool);
+    let mut ranked: Vec<(Rank, usize)> = calls
+        .enumerate()
+        .filter_map(|(i, (verb, url))| {
+            let same_verb = match verb {
+                None => false,
+                Some(v) => {
+                    if !methods
+                        .iter()
+                        .any(|m| *m == "ANY" || m.eq_ignore_ascii_case(v))
+                    {
+                        return None;
+                    }
+                    true
+                }
+            };
+            let own = call_words(url);
+            let shared = own.iter().filter(|w| words.contains(*w)).count();
+            let elsewhere = shared == 0 && !own.is_empty();
+            Some(((!same_verb, std::cmp::Reverse(shared), elsewhere), i))
+        })
+        .collect();
+    crate::order::sort_by_key(&mut ranked, |(k, _)| *k);
+    ranked.into_iter().map(|(_, i)| i).collect()
+}
+
+/// The note under a route with no caller: the unresolved calls `ranked` picked out of
+/// `calls`, with `path:line`, verb, URL and why, the first [`MAY_CALL_SHOWN`] of them, then
+/// how many more; `tests` counts those left out in test files.
+fn ranked_call_list(
+    snap: &Snapshot,
+    calls: &[&crate::index::graph::UnresolvedCall],
+    ranked: &[usize],
+    tests: usize,
+) -> String {
+    let mut out = if ranked.is_empty() {
+        format!(
+            "_Unresolved: {tests} HTTP call(s) with a fitting verb the index could not match to a route — all in test files, left out (pass `include_tests: true`)._\n"
+        )
+    } else {
+        format!(
+            "**May call — {} HTTP call(s) the index could not match to a route have a fitting verb; any of them may reach these routes (same verb first, then those sharing path words); read them:**\n",
+            ranked.len()
+        )
+    };
+    if tests > 0 && !ranked.is_empty() {
+        out.push_str(&format!(
+            "_({tests} more in test files left out; pass `include_tests: true`.)_\n"
+        ));
+    }
+    for &i in ranked.iter().take(MAY_CALL_SHOWN) {
+        let c = calls[i];
+        out.push_str(&format!(
+            "- `{}:{}` — {} `{}` — {}\n",
+            snap.display_path(&snap.files[c.at.file as usize]),
+            c.at.line,
+            c.method.as_deref().unwrap_or("(verb unknown)"),
+            c.url,
+            c.why
+        ));
+    }
+    if ranked.len() > MAY_CALL_SHOWN {
+        let rest = &ranked[MAY_CALL_SHOWN..];
+        let unknown = rest.iter().filter(|&&i| calls[i].method.is_none()).count();
+        out.push_str(&format!(
+            "- … and {} more ({} with the same verb, {unknown} with an unknown verb).\n",
+            rest.len(),
+            rest.len() - unknown
+        ));
+    }
+    out
 }
 
 /// For a target that names no RPC, topic or route: the ones whose name contains it (a path
@@ -1376,6 +1509,31 @@ mod tests {
         assert!(spelling_neighbours(&names, "or").is_empty());
         assert!(spelling_neighbours(&names, "payments").is_empty());
     }
+
+    #[test]
+    fn unresolved_calls_rank_by_verb_then_shared_path_words() {
+        let words: BTreeSet<String> = ["webhook-received".to_string(), "größe".to_string()]
+            .into_iter()
+            .collect();
+        let calls = [
+            (Some("GET"), "{}"),                            // another verb: out
+            (None, "{}"),                                   // unknown verb
+            (Some("POST"), "/api/other"),                   // same verb, other words
+            (Some("post"), "{subs.DestUrl}"),               // same verb, nothing known
+            (Some("POST"), "{env HOOKS}/webhook-received"), // same verb, a shared word
+            (None, "{base}/größe?x=1"),                     // unknown verb, a shared word
+        ];
+        let ranked = rank_unresolved_calls(&["POST"], &words, calls.into_iter());
+        assert_eq!(ranked, vec![4, 3, 2, 5, 1]);
+        // An `ANY` route fits every verb; no call, no rank.
+        let ranked = rank_unresolved_calls(&["ANY"], &words, calls.into_iter());
+        assert_eq!(ranked.len(), 6);
+        assert!(rank_unresolved_calls(&["PUT"], &words, std::iter::empty()).is_empty());
+        assert_eq!(
+            call_words("{base}/Orders/{}?page=2&größe"),
+            vec!["orders", "größe"]
+        );
+    }
 }
 
 #[cfg(test)]
@@ -1645,6 +1803,77 @@ mod matrix_tests {
         assert!(t.contains("Config.java:9"), "{t}");
         let t = call(&snap, json!({"target": "nothing-like-it"})).text;
         assert!(!t.contains("Written as a value"), "{t}");
+    }
+
+    /// A route nobody calls by a known URL: a webhook receiver in `hooks`, posted to by
+    /// `sender` at a URL read from a subscription row, and other unresolved calls around it.
+    #[test]
+    fn a_route_without_caller_lists_the_unresolved_calls_whose_verb_fits() {
+        let call_at = |method: Option<&str>, url: FactValue, line: u32| HttpFact::Call {
+            method: method.map(str::to_string),
+            url,
+            line,
+        };
+        let mut sender = vec![
+            call_at(Some("POST"), FactValue::reference("subs.DestUrl"), 3),
+            call_at(Some("GET"), FactValue::dynamic(), 5),
+            call_at(None, FactValue::dynamic(), 7),
+        ];
+        // Twelve more of the same verb, for the cap.
+        sender.extend((0..12).map(|k| call_at(Some("POST"), FactValue::dynamic(), 20 + k)));
+        let snap = Snapshot::from_facts(vec![
+            (
+                "services/hooks",
+                "src/Endpoints.cs",
+                FileFacts {
+                    http: vec![HttpFact::Route {
+                        method: "POST".into(),
+                        path: "/webhook-received".into(),
+                        handler: None,
+                        line: 4,
+                    }],
+                    ..FileFacts::default()
+                },
+            ),
+            (
+                "services/sender",
+                "src/Sender.cs",
+                FileFacts {
+                    http: sender,
+                    ..FileFacts::default()
+                },
+            ),
+            (
+                "services/sender",
+                "tests/SenderTests.cs",
+                FileFacts {
+                    http: vec![call_at(Some("POST"), FactValue::dynamic(), 9)],
+                    ..FileFacts::default()
+                },
+            ),
+        ]);
+        let t = call(&snap, json!({"target": "POST /webhook-received"})).text;
+        assert!(t.contains("**No caller found**"), "{t}");
+        assert!(t.contains("**May call — 14 HTTP call(s)"), "{t}");
+        assert!(
+            t.contains("- `services/sender/src/Sender.cs:3` — POST `{subs.DestUrl}` — "),
+            "{t}"
+        );
+        // Another verb is no caller; the unknown verb comes after the same verb, so past the cap.
+        assert!(!t.contains("Sender.cs:5`"), "{t}");
+        assert!(!t.contains("Sender.cs:7`"), "{t}");
+        assert!(
+            t.contains("- … and 4 more (3 with the same verb, 1 with an unknown verb)."),
+            "{t}"
+        );
+        assert!(t.contains("(1 more in test files left out"), "{t}");
+        assert!(!t.contains("SenderTests.cs:9"), "{t}");
+        let t = call(
+            &snap,
+            json!({"target": "POST /webhook-received", "include_tests": true}),
+        )
+        .text;
+        assert!(t.contains("**May call — 15 HTTP call(s)"), "{t}");
     }
 
     #[test]

@@ -491,10 +491,15 @@ impl Encoded for HttpFact {
                 shown,
                 line,
             } => {
-                out.push(3);
+                out.push(4);
                 service.put(out);
                 path.put(out);
                 shown.put(out);
+                line.put(out);
+            }
+            HttpFact::Versions { versions, line } => {
+                out.push(3);
+                versions.put(out);
                 line.put(out);
             }
         }
@@ -517,10 +522,14 @@ impl Encoded for HttpFact {
                 router: Encoded::take(input)?,
                 line: Encoded::take(input)?,
             },
-            3 => HttpFact::Probe {
+            4 => HttpFact::Probe {
                 service: Encoded::take(input)?,
                 path: Encoded::take(input)?,
                 shown: Encoded::take(input)?,
+                line: Encoded::take(input)?,
+            },
+            3 => HttpFact::Versions {
+                versions: Encoded::take(input)?,
                 line: Encoded::take(input)?,
             },
             _ => return None,
@@ -621,6 +630,10 @@ mod tests {
                     path: "/health".into(),
                     shown: "curl -f http://localhost:8080/health".into(),
                     line: 11,
+                },
+                HttpFact::Versions {
+                    versions: vec!["1.0".into(), "2023-01-01 ß".into()],
+                    line: 8,
                 },
             ],
             bindings: vec![Binding {

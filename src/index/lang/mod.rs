@@ -80,7 +80,10 @@ fn route_symbols(facts: &mut FileFacts) {
                 doc_line: None,
                 container: handler.clone(),
             }),
-            HttpFact::Call { .. } | HttpFact::Mount { .. } | HttpFact::Probe { .. } => None,
+            HttpFact::Call { .. }
+            | HttpFact::Mount { .. }
+            | HttpFact::Probe { .. }
+            | HttpFact::Versions { .. } => None,
         })
         .collect();
     if routes.is_empty() {

@@ -221,7 +221,10 @@ fn base_routes_of(cf: &ChangedFile) -> Vec<BaseRoute> {
                 line: *line,
                 handler: handler.clone(),
             }),
-            HttpFact::Call { .. } | HttpFact::Mount { .. } | HttpFact::Probe { .. } => None,
+            HttpFact::Call { .. }
+            | HttpFact::Mount { .. }
+            | HttpFact::Probe { .. }
+            | HttpFact::Versions { .. } => None,
         })
         .collect()
 }

@@ -774,7 +774,9 @@ void serve(httplib::Server& svr) {
                 HttpFact::Call { method, url, line } => {
                     format!("call {method:?} {} {line}", url.display())
                 }
-                HttpFact::Mount { .. } | HttpFact::Probe { .. } => String::new(),
+                HttpFact::Mount { .. } | HttpFact::Probe { .. } | HttpFact::Versions { .. } => {
+                    String::new()
+                }
             })
             .collect();
         assert_eq!(
@@ -826,7 +828,10 @@ void calls(int id, const std::string& key) {
                 HttpFact::Call { method, url, line } => {
                     Some((method.as_deref(), url.display(), *line))
                 }
-                HttpFact::Route { .. } | HttpFact::Mount { .. } | HttpFact::Probe { .. } => None,
+                HttpFact::Route { .. }
+                | HttpFact::Mount { .. }
+                | HttpFact::Probe { .. }
+                | HttpFact::Versions { .. } => None,
             })
             .collect();
         let c = |m: Option<&'static str>, u: &str, l: u32| (m, u.to_string(), l);

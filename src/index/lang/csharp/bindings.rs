@@ -96,12 +96,22 @@ impl<'t> Ex<'t, '_, '_> {
                         && let Some(v) = self.assigned_name(c.start)
                         && let Some(prefix) = t.str_value(i + 2)
                     {
-                        let parent = match c.receiver().and_then(|r| self.bind.get(r)) {
-                            Some(Bind::Group(p)) => p.clone(),
-                            _ => String::new(),
+                        let (parent, inherited) = match c.receiver().and_then(|r| self.bind.get(r))
+                        {
+                            Some(Bind::Group(p, vs)) => (p.clone(), vs.clone()),
+                            _ => (String::new(), Vec::new()),
+                        };
+                        let chained = t
+                            .close(i + 1)
+                            .map(|close| uses::chained_versions(t, close))
+                            .unwrap_or_default();
+                        let versions = if chained.declared.is_empty() {
+                            inherited
+                        } else {
+                            chained.declared
                         };
                         self.bind
-                            .insert(v, Bind::Group(join_route(&parent, &prefix)));
+                            .insert(v, Bind::Group(join_route(&parent, &prefix), versions));
                     }
                 }
                 _ => {}

@@ -91,8 +91,9 @@ enum Bind {
     Producer,
     Consumer,
     Http,
-    /// A minimal-API route group (`app.MapGroup("/v1")`) with its prefix.
-    Group(String),
+    /// A minimal-API route group (`app.MapGroup("/v1")`) with its prefix and the API
+    /// versions it serves (`.HasApiVersion(1.0)`, inherited from its parent group).
+    Group(String, Vec<String>),
     /// A method that returns a gRPC client of the service (`Basket.BasketClient
     /// GetBasketClient()`): `GetBasketClient().GetBasketAsync(…)` calls the service.
     GrpcFactory(String),
@@ -855,6 +856,72 @@ public interface IUsersApi
                 call("POST", "/users", 18),
             ]
         );
+    }
+
+    #[test]
+    fn api_versions_of_minimal_api_routes() {
+        let src = r#"class Api {
+    void Map(WebApplication app) {
+        var api = app.MapGroup("api/orders").HasApiVersion(1.0).HasApiVersion("2.0");
+        var beta = app.MapGroup("beta").HasApiVersion(3, "beta");
+        api.MapGet("/", List);
+        api.MapPut("/ship", Ship).MapToApiVersion(2);
+        api.MapGet("/ping", Ping).IsApiVersionNeutral();
+        app.MapGet("/plain", Plain).WithName("Plain").HasApiVersion(x);
+        beta.MapPost("/ümlaut", Post);
+    }
+}
+"#;
+        let f = extract("Api.cs", src);
+        let versions: Vec<(u32, Vec<String>)> = f
+            .http
+            .iter()
+            .filter_map(|h| match h {
+                HttpFact::Versions { versions, line } => Some((*line, versions.clone())),
+                _ => None,
+            })
+            .collect();
+        let v = |l: u32, vs: &[&str]| (l, vs.iter().map(|s| s.to_string()).collect());
+        // Neutral and unreadable versions say nothing; a status joins its version.
+        assert_eq!(
+            versions,
+            vec![v(5, &["1.0", "2.0"]), v(6, &["2.0"]), v(9, &["3.0-beta"])]
+        );
+        let routes = f
+            .http
+            .iter()
+            .filter(|h| matches!(h, HttpFact::Route { .. }));
+        assert_eq!(routes.count(), 5);
+    }
+
+    #[test]
+    fn request_messages_built_with_an_object_initializer() {
+        let src = r#"class Sender {
+    Task Send(Subscription subs, HttpClient client, string jsonData) {
+        var request = new HttpRequestMessage()
+        {
+            RequestUri = new Uri(subs.DestUrl, UriKind.Absolute),
+            Method = HttpMethod.Post,
+            Content = new StringContent(jsonData, Encoding.UTF8, "application/json")
+        };
+        return client.SendAsync(request);
+    }
+    Task Ping(HttpClient client) {
+        var m = new HttpRequestMessage { Method = HttpMethod.Options, RequestUri = new Uri("/überprüfen") };
+        var noUri = new HttpRequestMessage { Method = HttpMethod.Get };
+        var other = new Dictionary<string, string>() { ["RequestUri"] = "/not-a-request" };
+        return client.SendAsync(m);
+    }
+}
+"#;
+        let f = extract("Sender.cs", src);
+        let rows = http_calls(&f);
+        // The initializer's verb and URI, at the send; a message without a URI is no call,
+        // nor is another type's initializer.
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        assert_eq!(rows[0].0.as_deref(), Some("POST"));
+        assert_eq!(rows[0].2, 9);
+        assert_eq!(rows[1], (Some("OPTIONS".into()), "/überprüfen".into(), 15));
     }
 
     #[test]

@@ -12,11 +12,15 @@ impl<'t> Ex<'t, '_, '_> {
             if poll.stop() {
                 return;
             }
-            if t.punct(p) != b'(' {
+            let open = t.punct(p);
+            if open != b'(' && open != b'{' {
                 continue;
             }
             if p >= 2 && t.is(p - 1, "HttpRequestMessage") && t.is(p - 2, "new") {
                 self.request_message(p);
+                continue;
+            }
+            if open != b'(' {
                 continue;
             }
             if let Some(c) = t.callee(p) {
@@ -174,9 +178,9 @@ impl<'t> Ex<'t, '_, '_> {
         else {
             return;
         };
-        let prefix = match bound {
-            Some(Bind::Group(g)) => g.as_str(),
-            _ => "",
+        let (prefix, group_versions) = match bound {
+            Some(Bind::Group(g, vs)) => (g.as_str(), vs.as_slice()),
+            _ => ("", &[][..]),
         };
         let handler = args.get(1).and_then(|&(x, y)| {
             let mut name = None;
@@ -190,6 +194,23 @@ impl<'t> Ex<'t, '_, '_> {
             name.map(str::to_string)
         });
         let line = self.line(p);
+        // The versions it serves: its own `.HasApiVersion(…)`, else its group's, narrowed
+        // to `.MapToApiVersion(…)`; none when it is version-neutral.
+        let chained = t
+            .close(p)
+            .map(|close| chained_versions(t, close))
+            .unwrap_or_default();
+        let mut versions = if chained.declared.is_empty() {
+            group_versions.to_vec()
+        } else {
+            chained.declared
+        };
+        if !chained.mapped.is_empty() {
+            versions = chained.mapped;
+        }
+        if !versions.is_empty() && !chained.neutral {
+            self.facts.http.push(HttpFact::Versions { versions, line });
+        }
         self.facts.http.push(HttpFact::Route {
             method: route_verb.to_string(),
             path: if prefix.is_empty() {
@@ -231,15 +252,44 @@ impl<'t> Ex<'t, '_, '_> {
         }
     }
 
-    /// `new HttpRequestMessage(HttpMethod.Post, "/x")`.
+    /// `new HttpRequestMessage(HttpMethod.Post, "/x")`, or its object initializer
+    /// `new HttpRequestMessage() { RequestUri = new Uri(url), Method = HttpMethod.Post }`
+    /// (`p` is the `(` or the `{` after the type).
     fn request_message(&mut self, p: usize) {
         let t = self.t;
-        let args = t.args(p);
-        let (Some(&(ma, me)), Some(&(ua, ue))) = (args.first(), args.get(1)) else {
+        let verb_of = |(a, e): (usize, usize)| {
+            (e == a + 3 && t.is(a, "HttpMethod")).then(|| t.text(a + 2).to_ascii_uppercase())
+        };
+        let (mut method, mut uri) = (None, None);
+        let mut end = p;
+        if t.punct(p) == b'(' {
+            let args = t.args(p);
+            if let (Some(&m), Some(&u)) = (args.first(), args.get(1)) {
+                (method, uri) = (verb_of(m), Some(u));
+            }
+            end = t.close(p).unwrap_or(p);
+        }
+        // The initializer's `RequestUri = …` and `Method = HttpMethod.X`.
+        if t.is_punct(end + 1, b'{') || (end == p && t.punct(p) == b'{') {
+            let open = if end == p && t.punct(p) == b'{' {
+                p
+            } else {
+                end + 1
+            };
+            for (a, e) in t.args(open) {
+                if !t.is_punct(a + 1, b'=') || a + 2 >= e {
+                    continue;
+                }
+                if t.is(a, "Method") {
+                    method = verb_of((a + 2, e)).or(method);
+                } else if t.is(a, "RequestUri") {
+                    uri = Some(uri_argument(t, (a + 2, e)));
+                }
+            }
+        }
+        let Some((ua, ue)) = uri else {
             return;
         };
-        let method =
-            (me == ma + 3 && t.is(ma, "HttpMethod")).then(|| t.text(ma + 2).to_ascii_uppercase());
         if let Some(url) = self.url_in(ua, ue, true) {
             // The site is where the message is sent (`SendAsync(requestMessage)`), when the
             // file sends it; else where it is built.
@@ -251,6 +301,92 @@ impl<'t> Ex<'t, '_, '_> {
             self.facts.http.push(HttpFact::Call { method, url, line });
         }
     }
+}
+
+/// The API versions a fluent chain after a route or group (from its closing `)` at `close`)
+/// declares: `.HasApiVersion(1.0)`, `.MapToApiVersion(2, 0)`, `.IsApiVersionNeutral()`.
+#[derive(Debug, Default, PartialEq)]
+pub(super) struct ChainedVersions {
+    pub declared: Vec<String>,
+    pub mapped: Vec<String>,
+    pub neutral: bool,
+}
+
+/// Reads the chain `.A(…).B(…)…` after `close` for [`ChainedVersions`].
+pub(super) fn chained_versions(t: &Tokens, close: usize) -> ChainedVersions {
+    let mut out = ChainedVersions::default();
+    let mut k = close + 1;
+    // A route's chain is short; a runaway one (a long builder) stops here.
+    for _ in 0..32 {
+        if !t.is_punct(k, b'.') || !t.is_punct(k + 2, b'(') {
+            break;
+        }
+        let Some(name) = t.ident(k + 1) else { break };
+        let open = k + 2;
+        match name {
+            "HasApiVersion" | "HasDeprecatedApiVersion" => {
+                out.declared.extend(version_arg(t, open));
+            }
+            "MapToApiVersion" => out.mapped.extend(version_arg(t, open)),
+            "IsApiVersionNeutral" => out.neutral = true,
+            _ => {}
+        }
+        let Some(end) = t.close(open) else { break };
+        k = end + 1;
+    }
+    for list in [&mut out.declared, &mut out.mapped] {
+        let mut seen = std::collections::HashSet::new();
+        list.retain(|v| seen.insert(v.clone()));
+    }
+    out
+}
+
+/// The version in the arguments of `HasApiVersion(…)` whose `(` is `open`: `1.0`, `1, 0`,
+/// `"2.0"`, `2`, `new ApiVersion(1, 0)`, `1.0, "beta"` (→ `1.0-beta`).
+fn version_arg(t: &Tokens, open: usize) -> Option<String> {
+    let mut args = t.args(open);
+    if let [(a, _)] = args.as_slice()
+        && t.kw(*a, "new")
+        && t.is(a + 1, "ApiVersion")
+        && t.is_punct(a + 2, b'(')
+    {
+        args = t.args(a + 2);
+    }
+    let one = |(a, e): (usize, usize)| -> Option<(String, bool)> {
+        if e != a + 1 {
+            return None;
+        }
+        match t.kind(a)? {
+            TokKind::Num => Some((t.text(a).to_string(), true)),
+            TokKind::Str => Some((t.str_value(a)?.into_owned(), false)),
+            _ => None,
+        }
+    };
+    let v = match args.as_slice() {
+        [x] => one(*x)?.0,
+        [x, y] => match (one(*x)?, one(*y)?) {
+            ((major, true), (minor, true)) if !major.contains('.') => format!("{major}.{minor}"),
+            ((v, _), (status, false)) => {
+                format!("{}-{status}", crate::index::graph::api_version(&v)?)
+            }
+            _ => return None,
+        },
+        _ => return None,
+    };
+    crate::index::graph::api_version(&v)
+}
+
+/// The URL inside `new Uri(url, UriKind.Absolute)` (its first argument), else the
+/// expression `(a, e)` itself.
+fn uri_argument(t: &Tokens, (a, e): (usize, usize)) -> (usize, usize) {
+    if t.kw(a, "new")
+        && t.is(a + 1, "Uri")
+        && t.is_punct(a + 2, b'(')
+        && let Some(&first) = t.args(a + 2).first()
+    {
+        return first;
+    }
+    (a, e)
 }
 
 /// The static name of an HTTP verb (the route verbs are a closed set).
