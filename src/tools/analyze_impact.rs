@@ -762,7 +762,7 @@ fn topic_notes(
         .collect();
     notes.push(format!("_Topic(s): {}._", names.join(", ")));
     if file_linked {
-        notes.push("_Hops past the first follow producers in the same file as a consumer (a service that consumes and re-emits); those rows are heuristic._".into());
+        notes.push("_Hops past the first follow producers in the same file as a consumer (a service that consumes and re-emits; for a subscription registered by type, the handler class's file); those rows are heuristic._".into());
     }
     let framework = g.events.iter().any(|e| topics.contains(&e.topic))
         && g.events
@@ -1645,6 +1645,44 @@ mod matrix_tests {
         assert!(t.contains("Config.java:9"), "{t}");
         let t = call(&snap, json!({"target": "nothing-like-it"})).text;
         assert!(!t.contains("Written as a value"), "{t}");
+    }
+
+    #[test]
+    fn depth_follows_a_typed_subscription_through_its_handlers_body() {
+        let snap = crate::index::handlers::tests::typed_shop();
+        let t = call(
+            &snap,
+            json!({"target": "OrderPaidIntegrationEvent", "depth": 2}),
+        )
+        .text;
+        // The consumer is the handler's method, the registration its secondary evidence.
+        assert!(
+            t.contains("| consumer | `OrderPaidIntegrationEventHandler.Handle` | `services/ordering` | `services/ordering/Handlers/OrderPaidIntegrationEventHandler.cs:5` | exact |"),
+            "{t}"
+        );
+        assert!(
+            t.contains("registered at services/ordering/Extensions/Extensions.cs:5"),
+            "{t}"
+        );
+        assert!(t.contains("| consumer | `ReceiptMailer.Consume`"), "{t}");
+        // What the handler's body publishes is the next hop, and who handles that.
+        assert!(
+            t.contains("| topic | `StockReservedIntegrationEvent` | — | — | heuristic | `hop 2` |"),
+            "{t}"
+        );
+        assert!(
+            t.contains("| consumer | `StockReservedHandler.Handle` | `services/stock` | `services/stock/StockReservedHandler.cs:3` | heuristic |"),
+            "{t}"
+        );
+        // The other service's handler of the same name is not this subscription's.
+        assert!(
+            !t.contains("services/stock/OrderPaidIntegrationEventHandler.cs"),
+            "{t}"
+        );
+        let shallow = call(&snap, json!({"target": "OrderPaidIntegrationEvent"})).text;
+        assert!(!shallow.contains("StockReserved"), "{shallow}");
+        let none = call(&snap, json!({"target": "BeforeStartEvent"}));
+        assert!(!none.text.contains("| consumer |"), "{}", none.text);
     }
 
     #[test]
