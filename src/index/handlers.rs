@@ -161,6 +161,11 @@ pub(crate) mod tests {
                 "package audit;\n\npublic class AuditListener implements ApplicationListener<OrderAuditedEvent> {\n    @Override\n    public void onApplicationEvent(OrderAuditedEvent e) {\n        System.out.println(e);\n    }\n}\n",
             ),
             (
+                "services/audit",
+                "src/main/kotlin/ShipmentAudit.kt",
+                "package audit\n\nclass ShipmentAudit : ApplicationListener<OrderShippedEvent> {\n    override fun onApplicationEvent(event: OrderShippedEvent) {}\n}\n",
+            ),
+            (
                 "apphost",
                 "Extensions.cs",
                 "public class Hook\n{\n    public Task SubscribeAsync(IDistributedApplicationEventing eventing)\n    {\n        eventing.Subscribe<BeforeStartEvent>((e, ct) => Task.CompletedTask);\n        return Task.CompletedTask;\n    }\n}\n",
@@ -195,6 +200,11 @@ pub(crate) mod tests {
                     "services/audit/src/main/java/AuditListener.java".into(),
                     5,
                     "ApplicationEvent, handled by AuditListener".into()
+                ),
+                (
+                    "services/audit/src/main/kotlin/ShipmentAudit.kt".into(),
+                    4,
+                    "ApplicationEvent, handled by ShipmentAudit".into()
                 ),
                 (
                     "services/mail/ReceiptMailer.cs".into(),
