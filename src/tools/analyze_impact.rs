@@ -10,7 +10,10 @@
 //! `EXTERNAL` relative to the owner roots (a contract's handler roots, else its `.proto`'s
 //! root; a topic's producer roots; a route's root), the confidence of the link and what it
 //! goes through (`via`). `depth` follows re-emissions: a file that consumes a topic and
-//! produces another carries the chain one hop further (those rows are `heuristic`).
+//! produces another carries the chain one hop further (those rows are `heuristic`). A typed
+//! subscription (`AddSubscription<E, H>()`, `IConsumer<E>`, `ApplicationListener<E>`) is
+//! listed at its handler's method (`index::handlers`), so the hop follows the handler's file,
+//! and the registration line is in the `via` (`registered at path:line`).
 //!
 //! The order is deterministic: EXTERNAL first (what crosses a service boundary is what breaks
 //! others), then role, path, line.
