@@ -1915,14 +1915,16 @@ fn eshop_corpus_integration_event_change_reaches_its_consumers() {
         &r,
         "payload type `OrderStatusChangedToPaidIntegrationEvent` changed",
     );
+    // The consumers are the handlers' `Handle` methods (registered in each service's
+    // Extensions.cs).
     assert_exact(
         &r,
         &[(
             "topic OrderStatusChangedToPaidIntegrationEvent behaviour",
             &[
-                "consumer EXTERNAL src/Catalog.API src/Catalog.API/Extensions/Extensions.cs:33",
-                "consumer EXTERNAL src/WebApp src/WebApp/Extensions/Extensions.cs:46",
-                "consumer EXTERNAL src/Webhooks.API src/Webhooks.API/Extensions/Extensions.cs:23",
+                "consumer EXTERNAL src/Catalog.API src/Catalog.API/IntegrationEvents/EventHandling/OrderStatusChangedToPaidIntegrationEventHandler.cs:8",
+                "consumer EXTERNAL src/WebApp src/WebApp/Services/OrderStatus/IntegrationEvents/EventHandling/OrderStatusChangedToPaidIntegrationEventHandler.cs:10",
+                "consumer EXTERNAL src/Webhooks.API src/Webhooks.API/IntegrationEvents/OrderStatusChangedToPaidIntegrationEventHandler.cs:8",
                 "producer INTERNAL src/Ordering.API src/Ordering.API/Application/DomainEventHandlers/OrderStatusChangedToPaidDomainEventHandler.cs:32",
             ],
         )],

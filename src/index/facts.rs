@@ -530,6 +530,21 @@ impl Value {
 /// answers say so instead of hunting for a producer, and the service picture leaves it out.
 pub const FRAMEWORK_EVENT_VIA: &str = "framework lifecycle event";
 
+/// What a consumer's `via` says after the library when the extractor knows the class that
+/// handles the event (`event bus, handled by OrderPaidHandler`: a typed subscription
+/// `AddSubscription<OrderPaid, OrderPaidHandler>()`, a `class X : IConsumer<OrderPaid>`): the
+/// graph moves the consumer to that class's handler method (`index::handlers`).
+pub const HANDLED_BY: &str = ", handled by ";
+
+/// The handler class a consumer's `via` names after [`HANDLED_BY`], if any.
+pub fn handler_in_via(via: &str) -> Option<&str> {
+    let rest = &via[via.find(HANDLED_BY)? + HANDLED_BY.len()..];
+    let end = rest
+        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+        .unwrap_or(rest.len());
+    (end > 0).then(|| &rest[..end])
+}
+
 /// An event producer or consumer (Kafka and friends, or a configured custom pattern).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EventFact {
@@ -801,6 +816,20 @@ mod tests {
         assert_eq!(imp.imported_as("BASE"), None);
         assert_eq!(imp.imported_as("other"), None);
         assert_eq!(imp.local_names().collect::<Vec<_>>(), ["API", "TIMEOUT"]);
+    }
+
+    #[test]
+    fn the_handler_class_is_read_back_from_a_via() {
+        assert_eq!(
+            handler_in_via("event bus, handled by OrderPaidHandler"),
+            Some("OrderPaidHandler")
+        );
+        assert_eq!(
+            handler_in_via("MassTransit, handled by Größe_Mailer; registered at a.cs:3"),
+            Some("Größe_Mailer")
+        );
+        assert_eq!(handler_in_via("event bus"), None);
+        assert_eq!(handler_in_via("event bus, handled by "), None);
     }
 
     #[test]

@@ -294,6 +294,7 @@ impl Graph {
         let roots = root_labels(files, &paths);
         let resolver = Resolver::new(files, paths);
         g.topic_links(files, &resolver);
+        super::handlers::relocate_to_handlers(&mut g.events, files, display);
         g.http_links(files, &resolver, &roots);
         g
     }

@@ -4,6 +4,7 @@ pub mod cache;
 pub mod crawl;
 pub mod facts;
 pub mod graph;
+pub mod handlers;
 pub mod ignore;
 pub mod lang;
 pub mod lex;

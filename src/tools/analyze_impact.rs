@@ -10,7 +10,10 @@
 //! `EXTERNAL` relative to the owner roots (a contract's handler roots, else its `.proto`'s
 //! root; a topic's producer roots; a route's root), the confidence of the link and what it
 //! goes through (`via`). `depth` follows re-emissions: a file that consumes a topic and
-//! produces another carries the chain one hop further (those rows are `heuristic`).
+//! produces another carries the chain one hop further (those rows are `heuristic`). A typed
+//! subscription (`AddSubscription<E, H>()`, `IConsumer<E>`, `ApplicationListener<E>`) is
+//! listed at its handler's method (`index::handlers`), so the hop follows the handler's file,
+//! and the registration line is in the `via` (`registered at path:line`).
 //!
 //! The order is deterministic: EXTERNAL first (what crosses a service boundary is what breaks
 //! others), then role, path, line.
@@ -778,7 +781,7 @@ fn topic_notes(
         .collect();
     notes.push(format!("_Topic(s): {}._", names.join(", ")));
     if file_linked {
-        notes.push("_Hops past the first follow producers in the same file as a consumer (a service that consumes and re-emits); those rows are heuristic._".into());
+        notes.push("_Hops past the first follow producers in the same file as a consumer (a service that consumes and re-emits; for a subscription registered by type, the handler class's file); those rows are heuristic._".into());
     }
     let framework = g.events.iter().any(|e| topics.contains(&e.topic))
         && g.events
@@ -1874,6 +1877,44 @@ mod matrix_tests {
         )
         .text;
         assert!(t.contains("**May call — 15 HTTP call(s)"), "{t}");
+    }
+
+    #[test]
+    fn depth_follows_a_typed_subscription_through_its_handlers_body() {
+        let snap = crate::index::handlers::tests::typed_shop();
+        let t = call(
+            &snap,
+            json!({"target": "OrderPaidIntegrationEvent", "depth": 2}),
+        )
+        .text;
+        // The consumer is the handler's method, the registration its secondary evidence.
+        assert!(
+            t.contains("| consumer | `OrderPaidIntegrationEventHandler.Handle` | `services/ordering` | `services/ordering/Handlers/OrderPaidIntegrationEventHandler.cs:5` | exact |"),
+            "{t}"
+        );
+        assert!(
+            t.contains("registered at services/ordering/Extensions/Extensions.cs:5"),
+            "{t}"
+        );
+        assert!(t.contains("| consumer | `ReceiptMailer.Consume`"), "{t}");
+        // What the handler's body publishes is the next hop, and who handles that.
+        assert!(
+            t.contains("| topic | `StockReservedIntegrationEvent` | — | — | heuristic | `hop 2` |"),
+            "{t}"
+        );
+        assert!(
+            t.contains("| consumer | `StockReservedHandler.Handle` | `services/stock` | `services/stock/StockReservedHandler.cs:3` | heuristic |"),
+            "{t}"
+        );
+        // The other service's handler of the same name is not this subscription's.
+        assert!(
+            !t.contains("services/stock/OrderPaidIntegrationEventHandler.cs"),
+            "{t}"
+        );
+        let shallow = call(&snap, json!({"target": "OrderPaidIntegrationEvent"})).text;
+        assert!(!shallow.contains("StockReserved"), "{shallow}");
+        let none = call(&snap, json!({"target": "BeforeStartEvent"}));
+        assert!(!none.text.contains("| consumer |"), "{}", none.text);
     }
 
     #[test]

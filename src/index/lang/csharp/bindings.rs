@@ -169,6 +169,7 @@ impl<'t> Ex<'t, '_, '_> {
             "HttpClient" => Bind::Http,
             "IProducer" => Bind::Producer,
             "IConsumer" => Bind::Consumer,
+            _ if events::is_bus_type(&ty) => Bind::Bus,
             _ => match self.grpc_client_type(&ty, qualifier.as_deref()) {
                 Some(svc) => {
                     // A typed field and the constructor parameter it is set from are one

@@ -325,7 +325,9 @@ impl<'t> Ex<'t, '_, '_> {
                 && let Some(&at) = base_at.get(bi)
                 && let Some(ev) = self.type_arg_after(at + (segs.len() - 1) * 2)
             {
-                self.typed_event(EventRole::Consumer, ev, at, "MassTransit");
+                // Its `Consume` method handles it (the graph moves the consumer there).
+                let via = format!("MassTransit{}{name}", crate::index::facts::HANDLED_BY);
+                self.typed_event(EventRole::Consumer, ev, at, &via);
             }
         }
     }

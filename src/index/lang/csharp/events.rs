@@ -175,9 +175,21 @@ impl<'t> Ex<'t, '_, '_> {
                 let handler = (open + 1..close)
                     .find(|&j| t.is_punct(j, b','))
                     .and_then(|comma| (comma + 1..close).rev().find_map(|j| t.ident(j)));
+                // Only a bus subscribes to a topic: a registration shape (`AddSubscription`,
+                // a handler type next to the event), or `Subscribe<TEvent>(…)` on a receiver
+                // typed, injected or named as an event bus. Aspire's
+                // `eventing.Subscribe<BeforeStartEvent>(…)` and a UI's
+                // `messenger.Subscribe<T>(…)` are in-process callbacks, not topics.
+                let registration = c.last() == "AddSubscription" || handler.is_some();
+                let bus = c
+                    .receiver()
+                    .is_some_and(|r| self.bind.get(r) == Some(&Bind::Bus) || is_bus_name(r));
+                if !registration && !bus {
+                    return false;
+                }
                 match handler {
                     Some(h) => {
-                        let via = format!("event bus, handled by {h}");
+                        let via = format!("event bus{}{h}", crate::index::facts::HANDLED_BY);
                         self.typed_event(role, ev, p, &via);
                     }
                     None => self.typed_event(role, ev, p, "event bus"),
@@ -361,6 +373,19 @@ pub(super) fn typed_bus_role(method: &str, recv: Option<&str>) -> Option<EventRo
         return Some(EventRole::Consumer);
     }
     None
+}
+
+/// A type that is an event bus by its name: `IEventBus`, `RabbitMQEventBus`, MassTransit
+/// `IBus`, `IMessageBus` (the last segment ends in `Bus`, a leading interface `I` allowed).
+pub(super) fn is_bus_type(ty: &str) -> bool {
+    let last = ty.rsplit('.').next().unwrap_or(ty);
+    last.ends_with("Bus") && last.len() >= 3
+}
+
+/// A receiver named as an event bus: `eventBus`, `_bus`, `this.messageBus`.
+fn is_bus_name(recv: &str) -> bool {
+    let last = recv.rsplit('.').next().unwrap_or(recv);
+    last.to_ascii_lowercase().ends_with("bus")
 }
 
 /// A type name that is an integration event or a message: `…IntegrationEvent`, `…Event`,

@@ -97,6 +97,9 @@ enum Bind {
     /// A method that returns a gRPC client of the service (`Basket.BasketClient
     /// GetBasketClient()`): `GetBasketClient().GetBasketAsync(…)` calls the service.
     GrpcFactory(String),
+    /// An event bus (`IEventBus`, MassTransit `IBus`, `IMessageBus`): its typed
+    /// `Subscribe<TEvent>(…)` is a subscription.
+    Bus,
 }
 
 /// Modifiers that may precede a type or member declaration.
@@ -1268,6 +1271,68 @@ public class InvoiceConsumer : IConsumer<InvoiceCreated> { }
                 && run_time.via.contains("known only at run time"),
             "{}",
             run_time.via
+        );
+    }
+
+    #[test]
+    fn only_an_event_bus_subscribes_to_a_topic() {
+        // Aspire's eventing, a UI messenger: typed callbacks on objects that are no bus.
+        let src = r#"// Ereignisse für die Größenänderung — ünïcode vor dem Code
+public class Subscriber(IEventBus events, IDistributedApplicationEventing eventing)
+{
+    private readonly IMessageBus _bus;
+    public Task SubscribeAsync(IDistributedApplicationEventing eventing)
+    {
+        eventing.Subscribe<BeforeStartEvent>((@event, ct) => Task.CompletedTask);
+        messenger.Subscribe<CartChangedMessage>(this, (r, m) => { });
+        events.Subscribe<OrderPaidIntegrationEvent>(OnPaid);
+        _bus.Subscribe<GrößeGeändertEvent>(OnResize);
+        eventBus.SubscribeAsync<OrderShippedIntegrationEvent>(OnShipped);
+        registry.Subscribe<StockReservedIntegrationEvent, StockReservedHandler>();
+        return Task.CompletedTask;
+    }
+}
+"#;
+        let f = extract("Subscriber.cs", src);
+        let got: Vec<(Option<&str>, u32, &str)> = f
+            .events
+            .iter()
+            .map(|e| (e.topic.as_lit(), e.line, e.via.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                // Typed as a bus (a primary-constructor parameter), a field typed as one,
+                // named as one, and a registration with its handler.
+                (Some("OrderPaidIntegrationEvent"), 9, "event bus"),
+                (Some("GrößeGeändertEvent"), 10, "event bus"),
+                (Some("OrderShippedIntegrationEvent"), 11, "event bus"),
+                (
+                    Some("StockReservedIntegrationEvent"),
+                    12,
+                    "event bus, handled by StockReservedHandler"
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_mass_transit_consumer_names_its_class_as_the_handler() {
+        let src = r#"namespace Mail;
+public class ReceiptMailer : IConsumer<OrderPaidIntegrationEvent>
+{
+    public Task Consume(ConsumeContext<OrderPaidIntegrationEvent> context) => Task.CompletedTask;
+}
+"#;
+        let f = extract("ReceiptMailer.cs", src);
+        let e = &f.events[0];
+        assert_eq!(
+            (e.role, e.topic.as_lit(), e.line),
+            (EventRole::Consumer, Some("OrderPaidIntegrationEvent"), 2)
+        );
+        assert_eq!(
+            crate::index::facts::handler_in_via(&e.via),
+            Some("ReceiptMailer")
         );
     }
 

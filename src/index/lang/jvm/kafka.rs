@@ -374,8 +374,19 @@ impl<'s, 'a> Ctx<'s, 'a> {
                 && let Some(ev) = src.ident(j + 2)
             {
                 // The line that names the event type (`implements ApplicationListener<X>`).
-                let via = self.application_event_via(ev, facts);
-                push(facts, EventRole::Consumer, Value::lit(ev), via, src.line(j));
+                // Its `onApplicationEvent` handles the workspace's own events (the graph
+                // moves the consumer there); the framework's lifecycle events keep their mark.
+                let via = match self.application_event_via(ev, facts) {
+                    FRAMEWORK_EVENT_VIA => FRAMEWORK_EVENT_VIA.to_string(),
+                    via => format!("{via}{}{}", crate::index::facts::HANDLED_BY, ty.name),
+                };
+                push(
+                    facts,
+                    EventRole::Consumer,
+                    Value::lit(ev),
+                    &via,
+                    src.line(j),
+                );
             }
         }
     }
