@@ -91,6 +91,8 @@ pub mod common;
 pub mod cpp;
 pub mod csharp;
 pub mod go;
+#[cfg(test)]
+mod http_call_tests;
 pub mod java;
 pub mod jvm;
 pub mod kotlin;

@@ -1090,47 +1090,6 @@ $app->get('/no-handler');
     }
 
     #[test]
-    fn http_calls_guzzle_and_facade() {
-        let src = r#"<?php
-use GuzzleHttp\Client;
-use Illuminate\Support\Facades\Http;
-
-class PricingGateway
-{
-    public function __construct()
-    {
-        $this->http = new Client(['base_uri' => 'http://pricing:8080']);
-    }
-
-    public function fetch(string $sku)
-    {
-        $this->http->get('/prices/' . $sku);
-        $this->http->request('POST', "/quotes/{$sku}/accept");
-        Http::withToken($t)->put("http://orders/orders/$sku");
-        Http::get(sprintf('/stock/%s', $sku));
-        $guzzle = new \GuzzleHttp\Client();
-        $guzzle->deleteAsync($this->base . '/carts/' . $sku);
-        $cache->get('/not/http');
-    }
-}
-"#;
-        let f = extract("src/PricingGateway.php", src);
-        // URLs are values as written: hosts are kept, parameters are run-time parts, a
-        // property stays a name the graph may resolve.
-        assert_http_calls(
-            &f,
-            &[
-                // Relative to the client's base_uri, whose host names the service.
-                ("GET", "http://pricing:8080/prices/{}", 14),
-                ("POST", "http://pricing:8080/quotes/{}/accept", 15),
-                ("PUT", "http://orders/orders/{}", 16),
-                ("GET", "/stock/{}", 17),
-                ("DELETE", "{$this.base}/carts/{}", 19),
-            ],
-        );
-    }
-
-    #[test]
     fn curl_injected_urls_guzzle_http_facade_and_env() {
         // robot-shop's ratings → catalogue call.
         let src = r#"<?php
