@@ -147,17 +147,7 @@ impl<'a> Cpp<'_, '_, 'a> {
 
     pub(super) fn namespace(&mut self, i: usize, ctx: Ctx<'a>) -> (usize, Option<Frame<'a>>) {
         let t = self.t;
-        let mut j = i + 1;
-        let mut last = None;
-        while let Some(id) = t.ident(j) {
-            last = Some(id);
-            j += 1;
-            if t.op2(j, b"::") {
-                j += 2;
-            } else {
-                break;
-            }
-        }
+        let (last, mut j) = t.path_end(i + 1);
         while t.is_punct(j, b'[') && t.is_punct(j + 1, b'[') {
             j = t.skip_group(j);
         }

@@ -67,18 +67,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
 
     /// The handler a route names: the last segment of a path (`handlers::create` → `create`).
     pub(super) fn handler_name(&self, (s, e): (usize, usize)) -> Option<String> {
-        let t = self.t;
-        let mut j = s;
-        let mut last = None;
-        while let Some(id) = t.ident(j) {
-            last = Some(id);
-            j += 1;
-            if t.op2(j, b"::") {
-                j += 2;
-            } else {
-                break;
-            }
-        }
+        let (last, j) = self.t.path_end(s);
         (j == e).then_some(last).flatten().map(str::to_string)
     }
 
