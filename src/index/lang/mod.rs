@@ -85,6 +85,8 @@ fn route_symbols(facts: &mut FileFacts) {
     crate::order::sort_by_key(&mut facts.symbols, |s| s.line);
 }
 
+#[cfg(test)]
+mod aws_event_tests;
 pub mod bind;
 mod cfamily;
 pub mod common;
