@@ -118,14 +118,9 @@ impl<'a> Cpp<'_, '_, 'a> {
     ) {
         let line = self.t.line(name_tok);
         let doc_line = self.doc_line(ctx, line);
-        self.facts.symbols.push(Symbol {
-            name: name.to_string(),
-            kind,
-            line,
-            end_line: end_line.max(line),
-            doc_line,
-            container: container.map(str::to_string),
-        });
+        let container = container.map(str::to_string);
+        self.facts
+            .push_symbol(name, kind, (line, end_line), doc_line, container);
     }
 
     /// The index of the `;` ending the statement at `k` (groups skipped), or of a closer, or

@@ -26,7 +26,7 @@ use super::common::{self, ClientScope as Scope, join_path};
 use super::tokens::{Rules, Tokens};
 use super::value::{ExprRules, eval, with_fallback};
 use crate::index::facts::{
-    Binding, EventRole, FileFacts, GrpcFact, HttpFact, Import, Part, Symbol, SymbolKind, Value,
+    Binding, EventRole, FileFacts, GrpcFact, HttpFact, Import, Part, SymbolKind, Value,
 };
 use crate::index::lex::{Syntax, lex};
 

@@ -587,15 +587,8 @@ impl<'a> Parsed<'a> {
         doc_line: Option<u32>,
         container: Option<String>,
     ) -> usize {
-        self.facts.symbols.push(crate::index::facts::Symbol {
-            name: name.to_string(),
-            kind,
-            line,
-            end_line: end_line.max(line),
-            doc_line,
-            container,
-        });
-        self.facts.symbols.len() - 1
+        self.facts
+            .push_symbol(name, kind, (line, end_line), doc_line, container)
     }
 
     /// Records a Kotlin or Scala `val`/`var` whose name is token `name_at` and whose

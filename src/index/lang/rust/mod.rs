@@ -24,8 +24,7 @@ use super::common::{self, ClientScope as Scope, join_path};
 use super::tokens::{Rules, Tokens};
 use super::value::{ExprRules, eval};
 use crate::index::facts::{
-    Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Part, Symbol, SymbolKind,
-    Value,
+    Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Part, SymbolKind, Value,
 };
 use crate::index::lex::{Syntax, lex};
 
