@@ -351,14 +351,13 @@ impl<'a> Cpp<'_, '_, 'a> {
             }
             if at_start && let Some(v) = t.ident(k) {
                 let line = t.line(k);
-                self.facts.symbols.push(Symbol {
-                    name: v.to_string(),
-                    kind: SymbolKind::EnumValue,
-                    line,
-                    end_line: line,
-                    doc_line: t.lx.doc_comment_above(line),
-                    container: container.map(str::to_string),
-                });
+                self.facts.push_symbol(
+                    v,
+                    SymbolKind::EnumValue,
+                    (line, line),
+                    t.lx.doc_comment_above(line),
+                    container.map(str::to_string),
+                );
             }
             at_start = false;
             k = t.skip_group(k);

@@ -405,14 +405,13 @@ fn define_call(src: &Src, st: &mut State, site: &Site) {
         && let Some(cname) = src.plain_string(a, z)
     {
         let line = src.line_of(a);
-        st.facts.symbols.push(Symbol {
-            name: cname.clone(),
-            kind: SymbolKind::Constant,
-            line,
-            end_line: src.line_of(close),
-            doc_line: src.lx.doc_comment_above(line),
-            container: None,
-        });
+        st.facts.push_symbol(
+            &cname,
+            SymbolKind::Constant,
+            (line, src.line_of(close)),
+            src.lx.doc_comment_above(line),
+            None,
+        );
         if let value = src.value(v, w, class)
             && !value.is_dynamic()
         {

@@ -35,7 +35,7 @@ use super::script;
 use super::tokens::Tokens;
 use super::value::{ExprRules, Scope, eval};
 use crate::index::facts::{
-    Binding, EventRole, FileFacts, GrpcFact, HttpFact, Import, Part, Symbol, SymbolKind, Value,
+    Binding, EventRole, FileFacts, GrpcFact, HttpFact, Import, Part, SymbolKind, Value,
 };
 use crate::index::lex::{self, Syntax, ident_before, is_ident_byte};
 
@@ -660,15 +660,13 @@ fn namespace_decl(
         if st.facts.package.is_none() {
             st.facts.package = Some(name.to_string());
         }
-        st.facts.symbols.push(Symbol {
-            name: name.to_string(),
-            kind: SymbolKind::Module,
-            line: src.line_of(ns),
-            end_line: src.lx.line_count(),
-            doc_line: src.lx.doc_comment_above(src.line_of(ts)),
-            container: None,
-        });
-        let idx = st.facts.symbols.len() - 1;
+        let idx = st.facts.push_symbol(
+            name,
+            SymbolKind::Module,
+            (src.line_of(ns), src.lx.line_count()),
+            src.lx.doc_comment_above(src.line_of(ts)),
+            None,
+        );
         match lex::next_non_space(code, ne) {
             Some((_, b'{')) => {
                 *pending = Some(Frame {
