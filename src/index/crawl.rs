@@ -15,7 +15,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use crate::index::ignore::{IgnoreStack, read_ignore_file, repo_at};
+use crate::index::ignore::{DirWalk, IgnoreStack, read_ignore_file, repo_at, slash_path};
 
 /// Patterns (gitignore syntax, anchored at each root) excluded unless the configuration turns
 /// the defaults off: secrets, which must never reach an agent, and build or vendor output,
@@ -503,17 +503,6 @@ fn crawl_with(
     out
 }
 
-fn slash_path(p: &Path) -> String {
-    let mut out = String::new();
-    for comp in p.components() {
-        if !out.is_empty() {
-            out.push('/');
-        }
-        out.push_str(&comp.as_os_str().to_string_lossy());
-    }
-    out
-}
-
 fn join_rel(dir: &str, name: &str) -> String {
     if dir.is_empty() {
         name.to_owned()
@@ -629,13 +618,6 @@ pub fn mtime_ns(meta: &fs::Metadata) -> u64 {
     secs.saturating_mul(1_000_000_000).saturating_add(nanos)
 }
 
-enum Work {
-    /// List this directory (root-relative).
-    Enter(String),
-    /// Leaving a directory: restore the ignore stack to this depth.
-    Leave(usize),
-}
-
 fn crawl_root(
     root: &CrawlRoot,
     nested: &HashSet<String>,
@@ -658,7 +640,7 @@ fn crawl_root(
         }
     };
     let mut stack = IgnoreStack::new(&root.path, patterns);
-    let mut work = vec![Work::Enter(String::new())];
+    let mut walk = DirWalk::new(String::new());
     let mut entries: Vec<(String, FileType, fs::DirEntry)> = Vec::new();
     let reject = |out: &mut CrawlResult, rel_path: String, reason: RejectReason, size: u64| {
         tracing::debug!(target: "mesh::crawl", root = root.index, path = %rel_path,
@@ -670,14 +652,7 @@ fn crawl_root(
             size,
         });
     };
-    while let Some(item) = work.pop() {
-        let dir = match item {
-            Work::Leave(depth) => {
-                stack.truncate(depth);
-                continue;
-            }
-            Work::Enter(dir) => dir,
-        };
+    while let Some(dir) = walk.next_dir(&mut stack) {
         let abs_dir = root.path.join(&dir);
         if !list_dir(&abs_dir, &dir, &mut entries, &mut |rel, reason| {
             reject(out, rel, reason, 0)
@@ -695,7 +670,7 @@ fn crawl_root(
         {
             stack.push_gitignore(&dir, &text);
         }
-        work.push(Work::Leave(depth));
+        walk.leave_at(depth);
         for (name, ftype, entry) in entries.drain(..) {
             if name == ".git" {
                 continue;
@@ -705,7 +680,7 @@ fn crawl_root(
                 if nested.contains(&rel) || stack.is_ignored(&rel, true) {
                     continue;
                 }
-                work.push(Work::Enter(rel));
+                walk.enter(rel);
             } else if ftype.is_file() {
                 // The language check first: it looks at the name only, where the ignore
                 // rules run every pattern of every frame (same answer either way).

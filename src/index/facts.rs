@@ -779,6 +779,29 @@ pub struct FileFacts {
     pub env_settings: Vec<EnvSetting>,
 }
 
+impl FileFacts {
+    /// Records a declaration spanning lines `line..=end_line` (an end before the start is read
+    /// as the start); returns its index.
+    pub(crate) fn push_symbol(
+        &mut self,
+        name: &str,
+        kind: SymbolKind,
+        (line, end_line): (u32, u32),
+        doc_line: Option<u32>,
+        container: Option<String>,
+    ) -> usize {
+        self.symbols.push(Symbol {
+            name: name.to_string(),
+            kind,
+            line,
+            end_line: end_line.max(line),
+            doc_line,
+            container,
+        });
+        self.symbols.len() - 1
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

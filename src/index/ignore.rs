@@ -627,7 +627,8 @@ pub fn read_ignore_file(path: &Path) -> Option<String> {
     }
 }
 
-fn slash_path(p: &Path) -> String {
+/// `p`'s components joined by `/`, whatever the platform's separator.
+pub(crate) fn slash_path(p: &Path) -> String {
     let mut out = String::new();
     for comp in p.components() {
         if !out.is_empty() {
@@ -636,6 +637,52 @@ fn slash_path(p: &Path) -> String {
         out.push_str(&comp.as_os_str().to_string_lossy());
     }
     out
+}
+
+/// A depth-first walk over the directories of a root that keeps an [`IgnoreStack`] in step:
+/// each directory listed is followed, once its subdirectories are done, by a mark that
+/// restores the stack to the depth it had before the directory pushed its own layers.
+pub(crate) struct DirWalk {
+    work: Vec<Step>,
+}
+
+/// One step of a [`DirWalk`].
+enum Step {
+    /// List this directory (root-relative).
+    Enter(String),
+    /// Leaving a directory: restore the ignore stack to this depth.
+    Leave(usize),
+}
+
+impl DirWalk {
+    /// A walk that starts at the root-relative directory `start`.
+    pub(crate) fn new(start: String) -> Self {
+        DirWalk {
+            work: vec![Step::Enter(start)],
+        }
+    }
+
+    /// The next directory to list, with `stack` restored for each directory left on the way;
+    /// none when the walk is done.
+    pub(crate) fn next_dir(&mut self, stack: &mut IgnoreStack) -> Option<String> {
+        loop {
+            match self.work.pop()? {
+                Step::Leave(depth) => stack.truncate(depth),
+                Step::Enter(dir) => return Some(dir),
+            }
+        }
+    }
+
+    /// Marks the end of the directory being listed, whose layers start at stack depth
+    /// `depth`: call it before queuing its subdirectories.
+    pub(crate) fn leave_at(&mut self, depth: usize) {
+        self.work.push(Step::Leave(depth));
+    }
+
+    /// Queues the root-relative subdirectory `rel` (the last queued is listed first).
+    pub(crate) fn enter(&mut self, rel: String) {
+        self.work.push(Step::Enter(rel));
+    }
 }
 
 impl IgnoreStack {

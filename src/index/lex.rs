@@ -1029,27 +1029,36 @@ fn lex_span<'a>(
     i
 }
 
-/// True when a `/` at `i` can start a regex literal: after an operator, an opening bracket,
-/// a separator, the start of the file, or a keyword such as `return`.
+/// True when a `/` at `i` can start a regex literal, by [`regex_may_follow`].
 fn regex_allowed(code: &[u8], i: usize) -> bool {
     let mut k = i;
     while k > 0 && code[k - 1].is_ascii_whitespace() {
         k -= 1;
     }
     if k == 0 {
-        return true;
+        return regex_may_follow(None, None);
     }
     let p = code[k - 1];
-    if b"(,=:[!&|?{};+-*%<>~^".contains(&p) {
-        return true;
-    }
-    if is_ident_byte(p) {
+    let word = is_ident_byte(p).then(|| {
         let mut s = k - 1;
         while s > 0 && is_ident_byte(code[s - 1]) {
             s -= 1;
         }
+        &code[s..k]
+    });
+    regex_may_follow(Some(p), word)
+}
+
+/// True when a `/` can start a regex literal after the byte `prev` (none: the start of the
+/// file), which ends the word `word` when it is part of one: after an operator, an opening
+/// bracket, a separator, or a keyword such as `return`. The JSX scanner asks it too.
+pub(crate) fn regex_may_follow(prev: Option<u8>, word: Option<&[u8]>) -> bool {
+    let Some(prev) = prev else {
+        return true;
+    };
+    if let Some(w) = word {
         return matches!(
-            &code[s..k],
+            w,
             b"return"
                 | b"typeof"
                 | b"case"
@@ -1061,11 +1070,12 @@ fn regex_allowed(code: &[u8], i: usize) -> bool {
                 | b"delete"
         );
     }
-    false
+    b"(,=:[!&|?{};+-*%<>~^".contains(&prev)
 }
 
-/// The closing `/` of a regex literal at `i` (on one line), and its end past the flags.
-fn regex_end(bytes: &[u8], i: usize) -> Option<(usize, usize)> {
+/// The closing `/` of a regex literal at `i` (on one line), and its end past the flags; the
+/// JSX scanner skips regexes by it too.
+pub(crate) fn regex_end(bytes: &[u8], i: usize) -> Option<(usize, usize)> {
     let next = *bytes.get(i + 1)?;
     if next == b'/' || next == b'*' || next == b'\n' {
         return None;

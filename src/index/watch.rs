@@ -27,7 +27,7 @@ use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use super::Indexer;
-use super::ignore::{IgnoreStack, find_repo, read_ignore_file, repo_at};
+use super::ignore::{DirWalk, IgnoreStack, find_repo, read_ignore_file, repo_at};
 use super::snapshot::IndexHandle;
 
 /// Quiet time after the last change before a reload.
@@ -387,22 +387,11 @@ fn plan_dirs(
     dirs: &mut Vec<PathBuf>,
     git_tops: &mut Vec<PathBuf>,
 ) {
-    enum Work {
-        Enter(String),
-        Leave(usize),
-    }
     let Some(mut stack) = stack_for(root, rel_start, patterns) else {
         return;
     };
-    let mut work = vec![Work::Enter(rel_start.to_string())];
-    while let Some(item) = work.pop() {
-        let dir = match item {
-            Work::Leave(depth) => {
-                stack.truncate(depth);
-                continue;
-            }
-            Work::Enter(dir) => dir,
-        };
+    let mut walk = DirWalk::new(rel_start.to_string());
+    while let Some(dir) = walk.next_dir(&mut stack) {
         let abs = if dir.is_empty() {
             root.to_path_buf()
         } else {
@@ -437,7 +426,7 @@ fn plan_dirs(
         if has_ignore && let Some(text) = read_ignore_file(&abs.join(".gitignore")) {
             stack.push_gitignore(&dir, &text);
         }
-        work.push(Work::Leave(depth));
+        walk.leave_at(depth);
         crate::order::sort(&mut subdirs);
         for name in subdirs.into_iter().rev() {
             let rel = if dir.is_empty() {
@@ -448,7 +437,7 @@ fn plan_dirs(
             if nested.contains(&rel) || stack.is_ignored(&rel, true) {
                 continue;
             }
-            work.push(Work::Enter(rel));
+            walk.enter(rel);
         }
     }
 }

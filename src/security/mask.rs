@@ -19,8 +19,9 @@ use std::path::Path;
 /// What replaces a masked value; it tells the agent how to proceed without the secret.
 pub const REDACTED: &str = "[REDACTED_SECRET: USE_ENV_OR_LOCAL_FALLBACK]";
 
-/// A key containing any of these (lower-cased) is sensitive.
-const SENSITIVE_PARTS: &[&str] = &[
+/// A key containing any of these (lower-cased) is sensitive; the configuration extractors
+/// mask by the same words.
+pub(crate) const SENSITIVE_PARTS: &[&str] = &[
     "password",
     "secret",
     "token",
@@ -40,7 +41,7 @@ const SENSITIVE_PARTS: &[&str] = &[
 
 /// A key that ends like a key (`.key`, `_key`, `-key`, `fooKey`, or is `key`) is sensitive only
 /// when it also contains one of these, so `cache.key` or `partition_key` stay visible.
-const KEY_QUALIFIERS: &[&str] = &[
+pub(crate) const KEY_QUALIFIERS: &[&str] = &[
     "secret", "priv", "sign", "encrypt", "access", "token", "api", "cert",
 ];
 

@@ -476,25 +476,15 @@ impl<'s, 'a> Parser<'s, 'a> {
             && name
                 .bytes()
                 .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
-        let kind = if pending.is_const || (upper && src.kw(kw, "val")) {
-            SymbolKind::Constant
-        } else if owner.is_some() {
-            SymbolKind::Field
-        } else {
-            SymbolKind::Variable
-        };
-        let line = src.line(name_at);
         if let Some(range) = init {
-            self.out.record_const(src, owner, name, range, line);
+            self.out
+                .record_const(src, owner, name, range, src.line(name_at));
         }
+        let constant = pending.is_const || (upper && src.kw(kw, "val"));
         let doc = self.doc(&pending, kw);
-        self.out.push_symbol(
-            name,
-            kind,
-            (line, src.end_line(end.saturating_sub(1).max(name_at))),
-            doc,
-            container,
-        );
+        let at = (name_at, end);
+        self.out
+            .push_value(src, at, constant, (owner, container), doc);
         end.max(kw + 1)
     }
 

@@ -93,6 +93,8 @@ fn route_symbols(facts: &mut FileFacts) {
     crate::order::sort_by_key(&mut facts.symbols, |s| s.line);
 }
 
+#[cfg(test)]
+mod aws_event_tests;
 pub mod bind;
 mod cfamily;
 pub mod common;
@@ -100,6 +102,8 @@ pub mod cpp;
 pub mod csharp;
 mod deployment;
 pub mod go;
+#[cfg(test)]
+mod http_call_tests;
 pub mod java;
 pub mod jvm;
 pub mod kotlin;

@@ -623,28 +623,17 @@ impl<'s, 'a> Parser<'s, 'a> {
         }
         let name = src.toks[name_at].text;
         let (owner, container) = self.container();
-        let line = src.line(name_at);
         if let Some(range) = init
             && !given
         {
-            self.out.record_const(src, owner, name, range, line);
+            self.out
+                .record_const(src, owner, name, range, src.line(name_at));
         }
-        let constant_name = name.starts_with(|c: char| c.is_ascii_uppercase());
-        let kind = if src.kw(kw, "val") && constant_name {
-            SymbolKind::Constant
-        } else if owner.is_some() {
-            SymbolKind::Field
-        } else {
-            SymbolKind::Variable
-        };
+        let constant = src.kw(kw, "val") && name.starts_with(|c: char| c.is_ascii_uppercase());
         let doc = self.doc(&pending, kw);
-        self.out.push_symbol(
-            name,
-            kind,
-            (line, src.end_line(end.saturating_sub(1).max(name_at))),
-            doc,
-            container,
-        );
+        let at = (name_at, end);
+        self.out
+            .push_value(src, at, constant, (owner, container), doc);
         end.max(kw + 1)
     }
 

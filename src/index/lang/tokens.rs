@@ -501,6 +501,22 @@ impl<'l, 'a> Tokens<'l, 'a> {
         self.is_punct(i, op[0]) && self.is_punct(i + 1, op[1]) && self.joined(i)
     }
 
+    /// The `::` path of identifiers that starts at `i` (`a::b::c`): its last identifier (none
+    /// when token `i` is no identifier) and the index of the token after it.
+    pub fn path_end(&self, i: usize) -> (Option<&'a str>, usize) {
+        let (mut j, mut last) = (i, None);
+        while let Some(id) = self.ident(j) {
+            last = Some(id);
+            j += 1;
+            if self.op2(j, b"::") {
+                j += 2;
+            } else {
+                break;
+            }
+        }
+        (last, j)
+    }
+
     /// True when token `i` is the first token on its line.
     #[inline]
     pub fn first_on_line(&self, i: usize) -> bool {

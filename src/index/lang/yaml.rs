@@ -10,6 +10,7 @@
 use crate::index::facts::{
     EventFact, EventRole, FileFacts, HttpFact, Part, Property, Symbol, SymbolKind, Value,
 };
+use crate::security::mask::REDACTED;
 
 /// Extracts the facts of one YAML file: Spring properties (`application*.yml`,
 /// `bootstrap*.yml`, files under `src/main/resources/`), OpenAPI/Swagger routes and endpoint
@@ -57,36 +58,16 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
 // Secret masking (small and private on purpose: to be swapped for the shared module)
 // ---------------------------------------------------------------------------------------------
 
-/// The replacement for a sensitive configuration value.
-const REDACTED: &str = "[REDACTED_SECRET: USE_ENV_OR_LOCAL_FALLBACK]";
-
 /// True when a (flattened) configuration key names a secret.
 fn is_sensitive_key(key: &str) -> bool {
-    const ANY: [&str; 13] = [
-        "password",
-        "secret",
-        "token",
-        "credential",
-        "passphrase",
-        "private",
-        "jwt",
-        "cert",
-        "apikey",
-        "api_key",
-        "api-key",
-        "access_key",
-        "signing_key",
-    ];
-    const WITH_KEY_SUFFIX: [&str; 8] = [
-        "secret", "priv", "sign", "encrypt", "access", "token", "api", "cert",
-    ];
+    use crate::security::mask::{KEY_QUALIFIERS, SENSITIVE_PARTS};
     let k = key.to_ascii_lowercase();
-    if ANY.iter().any(|w| k.contains(w)) {
+    if SENSITIVE_PARTS.iter().any(|w| k.contains(w)) {
         return true;
     }
     let key_suffix =
         k == "key" || k.ends_with(".key") || k.ends_with("_key") || k.ends_with("-key");
-    key_suffix && WITH_KEY_SUFFIX.iter().any(|w| k.contains(w))
+    key_suffix && KEY_QUALIFIERS.iter().any(|w| k.contains(w))
 }
 
 /// The value to index for `key`: unchanged unless the key is sensitive; then replaced by the

@@ -118,14 +118,9 @@ impl<'a> Cpp<'_, '_, 'a> {
     ) {
         let line = self.t.line(name_tok);
         let doc_line = self.doc_line(ctx, line);
-        self.facts.symbols.push(Symbol {
-            name: name.to_string(),
-            kind,
-            line,
-            end_line: end_line.max(line),
-            doc_line,
-            container: container.map(str::to_string),
-        });
+        let container = container.map(str::to_string);
+        self.facts
+            .push_symbol(name, kind, (line, end_line), doc_line, container);
     }
 
     /// The index of the `;` ending the statement at `k` (groups skipped), or of a closer, or
@@ -147,17 +142,7 @@ impl<'a> Cpp<'_, '_, 'a> {
 
     pub(super) fn namespace(&mut self, i: usize, ctx: Ctx<'a>) -> (usize, Option<Frame<'a>>) {
         let t = self.t;
-        let mut j = i + 1;
-        let mut last = None;
-        while let Some(id) = t.ident(j) {
-            last = Some(id);
-            j += 1;
-            if t.op2(j, b"::") {
-                j += 2;
-            } else {
-                break;
-            }
-        }
+        let (last, mut j) = t.path_end(i + 1);
         while t.is_punct(j, b'[') && t.is_punct(j + 1, b'[') {
             j = t.skip_group(j);
         }
@@ -366,14 +351,13 @@ impl<'a> Cpp<'_, '_, 'a> {
             }
             if at_start && let Some(v) = t.ident(k) {
                 let line = t.line(k);
-                self.facts.symbols.push(Symbol {
-                    name: v.to_string(),
-                    kind: SymbolKind::EnumValue,
-                    line,
-                    end_line: line,
-                    doc_line: t.lx.doc_comment_above(line),
-                    container: container.map(str::to_string),
-                });
+                self.facts.push_symbol(
+                    v,
+                    SymbolKind::EnumValue,
+                    (line, line),
+                    t.lx.doc_comment_above(line),
+                    container.map(str::to_string),
+                );
             }
             at_start = false;
             k = t.skip_group(k);

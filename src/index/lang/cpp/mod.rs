@@ -27,7 +27,7 @@ use super::common;
 use super::tokens::{Rules, TokKind, Tokens};
 use super::value::{ExprRules, eval};
 use crate::index::facts::{
-    Binding, EventRole, FileFacts, GrpcFact, HttpFact, Import, Symbol, SymbolKind, Value,
+    Binding, EventRole, FileFacts, GrpcFact, HttpFact, Import, SymbolKind, Value,
 };
 use crate::index::lex::{Lexed, Syntax, lex};
 
@@ -159,14 +159,7 @@ fn directive(l: &Lexed, from: usize, end: usize, line: u32, last: u32, facts: &m
             } else {
                 SymbolKind::Constant
             };
-            facts.symbols.push(Symbol {
-                name: name.to_string(),
-                kind,
-                line,
-                end_line: last,
-                doc_line,
-                container: None,
-            });
+            facts.push_symbol(name, kind, (line, last), doc_line, None);
             let strings = l.strings_in(body_at, end);
             if kind == SymbolKind::Constant
                 && strings.len() == 1

@@ -51,14 +51,10 @@ impl<'t, 'a> Go<'t, '_, 'a> {
         doc_from: u32,
         container: Option<&str>,
     ) {
-        self.facts.symbols.push(Symbol {
-            name: name.to_string(),
-            kind,
-            line,
-            end_line: end_line.max(line),
-            doc_line: self.doc_line(doc_from),
-            container: container.map(str::to_string),
-        });
+        let doc_line = self.doc_line(doc_from);
+        let container = container.map(str::to_string);
+        self.facts
+            .push_symbol(name, kind, (line, end_line), doc_line, container);
     }
 
     pub(super) fn imports(&mut self, j: usize) -> usize {

@@ -26,7 +26,7 @@ use super::common::{self, ClientScope as Scope, join_path};
 use super::tokens::{Rules, Tokens};
 use super::value::{ExprRules, eval, with_fallback};
 use crate::index::facts::{
-    Binding, EventRole, FileFacts, GrpcFact, HttpFact, Import, Part, Symbol, SymbolKind, Value,
+    Binding, EventRole, FileFacts, GrpcFact, HttpFact, Import, Part, SymbolKind, Value,
 };
 use crate::index::lex::{Syntax, lex};
 
@@ -755,44 +755,6 @@ func chi(h *Handler) {
     }
 
     #[test]
-    fn http_client_calls() {
-        let src = r#"package client
-
-func calls(base, id string, client *http.Client) {
-	http.Get("http://orders:8080/orders/" + id)
-	http.Post(base+"/orders", "application/json", body)
-	req, _ := http.NewRequest("DELETE", base+"/orders/"+id, nil)
-	req2, _ := http.NewRequestWithContext(ctx, http.MethodPut, fmt.Sprintf("%s/orders/%s/items", base, id), nil)
-	url := fmt.Sprintf("%v/payments/%d", base, 7)
-	client.Get(url)
-	resty.New().R().Post("/refunds")
-	client.Get(base)
-	cache.Get("orders")
-	cache.Get("/orders/index", &v)
-	http.Get("/etc/passwd")
-}
-"#;
-        let f = extract("client.go", src);
-        let s = |x: &str| Some(x.to_string());
-        // URLs are values as written: hosts are kept, parameters are run-time parts.
-        assert_eq!(
-            calls(&f),
-            vec![
-                (s("GET"), "http://orders:8080/orders/{}".into(), 4),
-                (s("POST"), "{}/orders".into(), 5),
-                (s("DELETE"), "{}/orders/{}".into(), 6),
-                (s("PUT"), "{}/orders/{}/items".into(), 7),
-                // A literal argument of Sprintf is part of the URL.
-                (s("GET"), "{}/payments/7".into(), 9),
-                (s("POST"), "/refunds".into(), 10),
-                // `http.Get` is a request whatever its URL; the graph finds no route for it.
-                (s("GET"), "/etc/passwd".into(), 14),
-            ]
-        );
-        assert!(routes(&f).is_empty());
-    }
-
-    #[test]
     fn route_groups_prefix_constants_and_method_lists() {
         let src = r#"package api
 
@@ -936,54 +898,6 @@ func notAmqp(bus *Bus) {
         assert_eq!(
             events(&extract("main.go", dispatch)),
             vec![(Consumer, lit("orders"), "amqp", 5)]
-        );
-    }
-
-    #[test]
-    fn http_clients_requests_sprintf_and_resty() {
-        let src = r#"package client
-
-import "github.com/go-resty/resty/v2"
-
-var priceAddr = os.Getenv("PRICE_ADDR")
-
-func calls(ctx context.Context, addr string, id int, c *http.Client) {
-	resp, err := http.Get(fmt.Sprintf("http://%s/price/%d", addr, id))
-	req, _ := http.NewRequest("POST", "http://cart:8080/cart/"+strconv.Itoa(id), body)
-	resp, err = c.Do(req)
-	u := fmt.Sprintf("http://%s/price/%d", priceAddr, id)
-	http.Get(u)
-	req2, _ := http.NewRequestWithContext(ctx, http.MethodDelete, u, nil)
-	c.Do(req2)
-	client := resty.New()
-	client.R().SetBody(b).Post("http://orders/orders")
-	client.R().Get(u)
-	c.Get(cacheKey)
-	store.Get("key")
-	req3, _ := http.NewRequest(method, target, nil)
-}
-"#;
-        let f = extract("client.go", src);
-        let s = |x: &str| Some(x.to_string());
-        assert_eq!(
-            calls(&f),
-            vec![
-                (s("GET"), "http://{}/price/{}".into(), 8),
-                // The request is built here and sent by `c.Do(req)`: one call, at NewRequest.
-                (s("POST"), "http://cart:8080/cart/{}".into(), 9),
-                // A package variable stays a reference for the graph (an env lookup).
-                (s("GET"), "http://{priceAddr}/price/{}".into(), 12),
-                (s("DELETE"), "http://{priceAddr}/price/{}".into(), 13),
-                (s("POST"), "http://orders/orders".into(), 16),
-                (s("GET"), "http://{priceAddr}/price/{}".into(), 17),
-                // `http.NewRequest` is a request whatever its arguments.
-                (None, "{target}".into(), 20),
-            ]
-        );
-        assert!(
-            f.bindings
-                .iter()
-                .any(|b| b.name == "priceAddr" && b.value == Value::env("PRICE_ADDR", None))
         );
     }
 

@@ -542,66 +542,6 @@ mod tests {
     use EventRole::*;
 
     #[test]
-    fn aws_sqs_and_sns_in_java() {
-        let src = r#"package com.acme;
-public class Publisher {
-    private final SqsOperations template;
-    private final SqsClient sqs;
-    private final AmazonSNS notifications;
-    private final String queue;
-    Publisher(String queue) { this.queue = queue; }
-
-    void publish(Order o) {
-        template.send(to -> {
-            to
-              .queue("orders-queue")
-              .payload(o);
-        });
-        template.send(queue, o);
-        template.send(o);
-        sqs.sendMessage(SendMessageRequest.builder()
-            .queueUrl("https://sqs.us-east-1.amazonaws.com/123456789012/payments")
-            .messageBody("x").build());
-        sqs.sendMessage(b -> b.queueUrl(queue).messageBody("x"));
-        sqsClient.sendMessage("http://localhost:4566/000000000000/audit", "body");
-        amazonSqs.sendMessage(new SendMessageRequest("https://sqs.eu-west-1.amazonaws.com/1/refunds", "b"));
-        notifications.publish(PublishRequest.builder().topicArn("arn:aws:sns:us-east-1:1:order-events").message("m").build());
-        snsTemplate.sendNotification("shipments", o, "subject");
-        queueMessagingTemplate.convertAndSend("legacy-queue", o);
-        eventPublisher.publish(o);
-        chat.sendMessage("hello", user);
-        template.receive(from -> from.queue("replies"));
-        sqs.receiveMessage(ReceiveMessageRequest.builder().queueUrl("https://sqs.us-east-1.amazonaws.com/1/inbox").build());
-    }
-}
-"#;
-        let f = super::super::super::java::extract("Publisher.java", src);
-        let lit = |s: &str| Value::lit(s);
-        assert_eq!(
-            events(&f),
-            vec![
-                (Producer, lit("orders-queue"), "SqsTemplate", 10),
-                // A field set from a constructor parameter: what `new Publisher(…)` passes.
-                (
-                    Producer,
-                    Value::reference("new Publisher#0"),
-                    "SqsTemplate",
-                    15
-                ),
-                (Producer, lit("payments"), "SQS", 17),
-                (Producer, Value::reference("new Publisher#0"), "SQS", 20),
-                (Producer, lit("audit"), "SQS", 21),
-                (Producer, lit("refunds"), "SQS", 22),
-                (Producer, lit("order-events"), "SNS", 23),
-                (Producer, lit("shipments"), "SNS", 24),
-                (Producer, lit("legacy-queue"), "SqsTemplate", 25),
-                (Consumer, lit("replies"), "SqsTemplate", 28),
-                (Consumer, lit("inbox"), "SQS", 29),
-            ]
-        );
-    }
-
-    #[test]
     fn spring_lifecycle_events_are_the_frameworks() {
         let src = r#"package com.acme;
 import org.springframework.boot.context.event.ApplicationReadyEvent;
@@ -627,30 +567,6 @@ public class Listeners implements ApplicationListener<ApplicationReadyEvent> {
                 (Consumer, lit("AuthenticationSuccessEvent"), fw, 10),
                 (Consumer, lit("OrderCreated"), "ApplicationEvent", 12),
                 (Consumer, lit("ApplicationReadyEvent"), fw, 6),
-            ]
-        );
-    }
-
-    #[test]
-    fn aws_sqs_and_sns_in_kotlin() {
-        let src = r#"package com.acme
-class Publisher(private val sqsTemplate: SqsTemplate, private val sns: SnsClient) {
-    fun publish(o: Order) {
-        sqsTemplate.send { to -> to.queue("orders-queue").payload(o) }
-        sqsTemplate.send("orders-queue", o)
-        sns.publish { it.topicArn("arn:aws:sns:us-east-1:1:order-events").message("m") }
-        publisher.publish(o)
-    }
-}
-"#;
-        let f = super::super::super::kotlin::extract("Publisher.kt", src);
-        let lit = |s: &str| Value::lit(s);
-        assert_eq!(
-            events(&f),
-            vec![
-                (Producer, lit("orders-queue"), "SqsTemplate", 4),
-                (Producer, lit("orders-queue"), "SqsTemplate", 5),
-                (Producer, lit("order-events"), "SNS", 6),
             ]
         );
     }

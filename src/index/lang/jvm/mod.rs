@@ -587,15 +587,33 @@ impl<'a> Parsed<'a> {
         doc_line: Option<u32>,
         container: Option<String>,
     ) -> usize {
-        self.facts.symbols.push(crate::index::facts::Symbol {
-            name: name.to_string(),
-            kind,
-            line,
-            end_line: end_line.max(line),
-            doc_line,
-            container,
-        });
-        self.facts.symbols.len() - 1
+        self.facts
+            .push_symbol(name, kind, (line, end_line), doc_line, container)
+    }
+
+    /// Records a Kotlin or Scala `val`/`var` whose name is token `name_at` and whose
+    /// declaration ends before token `end`: a constant when `constant`, else a field of the
+    /// type `owner` or a top-level variable.
+    pub fn push_value(
+        &mut self,
+        src: &Src<'a>,
+        (name_at, end): (usize, usize),
+        constant: bool,
+        (owner, container): (Option<usize>, Option<String>),
+        doc_line: Option<u32>,
+    ) {
+        let kind = if constant {
+            SymbolKind::Constant
+        } else if owner.is_some() {
+            SymbolKind::Field
+        } else {
+            SymbolKind::Variable
+        };
+        let lines = (
+            src.line(name_at),
+            src.end_line(end.saturating_sub(1).max(name_at)),
+        );
+        self.push_symbol(src.toks[name_at].text, kind, lines, doc_line, container);
     }
 
     /// `package a.b.c` (the `;` optional) at `at`: records the package; returns the index

@@ -405,14 +405,13 @@ fn define_call(src: &Src, st: &mut State, site: &Site) {
         && let Some(cname) = src.plain_string(a, z)
     {
         let line = src.line_of(a);
-        st.facts.symbols.push(Symbol {
-            name: cname.clone(),
-            kind: SymbolKind::Constant,
-            line,
-            end_line: src.line_of(close),
-            doc_line: src.lx.doc_comment_above(line),
-            container: None,
-        });
+        st.facts.push_symbol(
+            &cname,
+            SymbolKind::Constant,
+            (line, src.line_of(close)),
+            src.lx.doc_comment_above(line),
+            None,
+        );
         if let value = src.value(v, w, class)
             && !value.is_dynamic()
         {
@@ -676,38 +675,5 @@ fn push_event(
 ) {
     if let Some(topic) = src.topic(s, e, class) {
         common::push_event(&mut st.facts, role, topic, via, src.line_of(s));
-    }
-}
-
-#[cfg(test)]
-mod aws_tests {
-    use crate::index::facts::{EventRole, Value};
-    use crate::index::lang::test_support::events;
-    use EventRole::*;
-
-    #[test]
-    fn aws_sdk_sqs_and_sns() {
-        let src = r#"<?php
-class Publisher {
-    public function publish($order) {
-        $this->sqs->sendMessage([
-            'QueueUrl' => 'https://sqs.us-east-1.amazonaws.com/1/orders',
-            'MessageBody' => json_encode($order),
-        ]);
-        $this->sns->publish(['TopicArn' => getenv('EVENTS_TOPIC_ARN'), 'Message' => 'm']);
-        $this->sqs->receiveMessage(["QueueUrl" => "http://localhost:4566/000000000000/inbox"]);
-        $this->bus->publish('not-aws', $order);
-    }
-}
-"#;
-        let f = super::super::extract("Publisher.php", src);
-        assert_eq!(
-            events(&f),
-            vec![
-                (Producer, Value::lit("orders"), "SQS", 5),
-                (Producer, Value::env("EVENTS_TOPIC_ARN", None), "SNS", 8),
-                (Consumer, Value::lit("inbox"), "SQS", 9),
-            ]
-        );
     }
 }

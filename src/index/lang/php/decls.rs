@@ -301,14 +301,13 @@ pub(super) fn type_decl(
     let prefix = class_route
         .as_ref()
         .map_or(String::new(), |r| r.path.clone());
-    st.facts.symbols.push(Symbol {
-        name: name.to_string(),
+    st.facts.push_symbol(
+        name,
         kind,
-        line,
-        end_line: line,
-        doc_line: doc_line(src, head, &attrs),
+        (line, line),
+        doc_line(src, head, &attrs),
         container,
-    });
+    );
     Some((
         Frame {
             kind: if kind == SymbolKind::Enum {
@@ -422,15 +421,13 @@ pub(super) fn function_decl(
             push_routes(&mut st.facts, methods, &full, Some(handler), r.line);
         }
     }
-    st.facts.symbols.push(Symbol {
-        name: name.to_string(),
+    let idx = st.facts.push_symbol(
+        name,
         kind,
-        line,
-        end_line: line,
-        doc_line: doc_line(src, head, &attrs),
+        (line, line),
+        doc_line(src, head, &attrs),
         container,
-    });
-    let idx = st.facts.symbols.len() - 1;
+    );
     // The walk goes on through the parameters (promoted properties) to the body's `{`, or to
     // the `;` of an abstract/interface method, which closes the pending frame.
     Some((
@@ -462,14 +459,13 @@ pub(super) fn const_decl(
             continue;
         };
         let line = src.line_of(ns);
-        st.facts.symbols.push(Symbol {
-            name: name.to_string(),
-            kind: SymbolKind::Constant,
-            line,
-            end_line: src.line_of(z),
-            doc_line: doc_line(src, head, &attrs),
-            container: class.map(str::to_string),
-        });
+        st.facts.push_symbol(
+            name,
+            SymbolKind::Constant,
+            (line, src.line_of(z)),
+            doc_line(src, head, &attrs),
+            class.map(str::to_string),
+        );
         if let value = src.value(eq + 1, z, class)
             && !value.is_dynamic()
         {
@@ -501,14 +497,13 @@ pub(super) fn case_decl(
     };
     let (head, attrs) = decl_head(src, ts);
     let line = src.line_of(ns);
-    st.facts.symbols.push(Symbol {
-        name: name.to_string(),
-        kind: SymbolKind::EnumValue,
-        line,
-        end_line: line,
-        doc_line: doc_line(src, head, &attrs),
-        container: class.map(str::to_string),
-    });
+    st.facts.push_symbol(
+        name,
+        SymbolKind::EnumValue,
+        (line, line),
+        doc_line(src, head, &attrs),
+        class.map(str::to_string),
+    );
     if let Some(eq) = code[ns..end].find('=').map(|p| ns + p)
         && let Some(value) = src.plain_string(eq + 1, end)
     {

@@ -568,39 +568,3 @@ pub(super) fn join_path(prefix: &str, path: &str) -> String {
         joined
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use crate::index::facts::{EventRole, Value};
-    use crate::index::lang::test_support::events;
-    use EventRole::*;
-
-    #[test]
-    fn boto3_sqs_and_sns() {
-        let src = r#"import os
-import boto3
-
-sqs = boto3.client("sqs")
-QUEUE_URL = os.environ.get("ORDERS_QUEUE_URL", "https://sqs.us-east-1.amazonaws.com/1/orders")
-
-def publish(order):
-    sqs.send_message(QueueUrl=QUEUE_URL, MessageBody=order)
-    boto3.client("sns").publish(TopicArn="arn:aws:sns:us-east-1:1:order-events", Message="m")
-    sqs.receive_message(QueueUrl="http://localhost:4566/000000000000/inbox", MaxNumberOfMessages=1)
-    queue.send_message(MessageBody="x")
-    bus.publish("not-aws", payload)
-"#;
-        let f = super::super::extract("app.py", src);
-        assert_eq!(
-            events(&f),
-            vec![
-                // The constant is resolved by the graph (its URL names the queue there).
-                (Producer, Value::reference("QUEUE_URL"), "SQS", 8),
-                (Producer, Value::lit("order-events"), "SNS", 9),
-                (Consumer, Value::lit("inbox"), "SQS", 10),
-                // A queue resource: the queue is named where it was looked up.
-                (Producer, Value::dynamic(), "SQS", 11),
-            ]
-        );
-    }
-}

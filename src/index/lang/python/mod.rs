@@ -447,9 +447,9 @@ mod tests {
     use super::*;
     use crate::index::facts::Part;
     use crate::index::lang::test_support::{
-        assert_http_calls, consts, events, extract_each, grpc_call_fact, grpc_calls,
-        grpc_client_fact, grpc_server_fact, imports, junk_chars64, lit, random_text, reference,
-        routes, sym, topics_shown,
+        consts, events, extract_each, grpc_call_fact, grpc_calls, grpc_client_fact,
+        grpc_server_fact, imports, junk_chars64, lit, random_text, reference, routes, sym,
+        topics_shown,
     };
 
     #[test]
@@ -899,49 +899,6 @@ app.add_url_rule("/legacy", view_func=legacy, methods=["DELETE"])
         );
         assert_eq!(sym(&f, "cart").doc_line, Some(15));
         assert_eq!(sym(&f, "health").doc_line, Some(9));
-    }
-
-    #[test]
-    fn http_client_calls() {
-        let src = r#"import requests, httpx
-
-BASE_URL = "http://orders:8080"
-
-def calls(oid):
-    requests.get("http://orders:8080/orders/42")
-    requests.post(f"{BASE_URL}/orders/{oid}/pay", json={})
-    httpx.delete(BASE_URL + "/orders/" + str(oid))
-    requests.request("PUT", url="/orders/" + oid)
-    session = requests.Session()
-    session.get("/carts/%s" % oid)
-    url = f"{BASE_URL}/payments/{oid}"
-    requests.get(url)
-    d = {}
-    d.get("/not/http")
-    requests.get("orders")
-
-async def acalls():
-    async with httpx.AsyncClient(base_url="http://x") as c:
-        await c.patch("/orders/1")
-    await httpx.AsyncClient().get("/async/{}".format(1))
-"#;
-        let f = extract("svc/client.py", src);
-        assert_http_calls(
-            &f,
-            &[
-                ("GET", "http://orders:8080/orders/42", 6),
-                // Module-level names stay references for the graph; parameters are run-time.
-                ("POST", "{BASE_URL}/orders/{}/pay", 7),
-                ("DELETE", "{BASE_URL}/orders/{}", 8),
-                ("PUT", "/orders/{}", 9),
-                ("GET", "/carts/{}", 11),
-                ("GET", "{BASE_URL}/payments/{}", 13),
-                // `requests` is HTTP whatever the URL; the graph lists it as unresolved.
-                ("GET", "orders", 16),
-                ("PATCH", "/orders/1", 20),
-                ("GET", "/async/1", 21),
-            ],
-        );
     }
 
     #[test]

@@ -483,38 +483,3 @@ pub(super) fn push_event(
         common::push_event(&mut st.facts, role, topic, via, src.line_of(s));
     }
 }
-
-#[cfg(test)]
-mod aws_tests {
-    use crate::index::facts::{EventRole, Value};
-    use crate::index::lang::test_support::events;
-    use EventRole::*;
-
-    #[test]
-    fn aws_sdk_sqs_and_sns() {
-        let src = r#"require "aws-sdk-sqs"
-class Publisher
-  def publish(order)
-    sqs.send_message(queue_url: "https://sqs.us-east-1.amazonaws.com/1/orders", message_body: order.to_json)
-    sns.publish(topic_arn: ENV.fetch("EVENTS_TOPIC_ARN", "arn:aws:sns:us-east-1:1:order-events"), message: "m")
-    sqs.receive_message(queue_url: ENV["INBOX_URL"])
-    bus.publish("not-aws", order)
-  end
-end
-"#;
-        let f = super::super::extract("publisher.rb", src);
-        assert_eq!(
-            events(&f),
-            vec![
-                (Producer, Value::lit("orders"), "SQS", 4),
-                (
-                    Producer,
-                    Value::env("EVENTS_TOPIC_ARN", Some("order-events".into())),
-                    "SNS",
-                    5
-                ),
-                (Consumer, Value::env("INBOX_URL", None), "SQS", 6),
-            ]
-        );
-    }
-}

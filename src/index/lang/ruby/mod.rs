@@ -987,53 +987,6 @@ end
         assert_eq!(sym(&f, "App").end_line, 10);
     }
 
-    #[test]
-    fn http_client_calls() {
-        let src = r##"require "net/http"
-require "faraday"
-
-class StockChecker
-  BASE = "http://inventory:8000"
-
-  def in_stock?(sku)
-    Net::HTTP.get_response(URI("#{@base_url}/stock/#{sku}"))
-    uri = URI.parse("http://orders/orders/#{sku}")
-    Net::HTTP.get(uri)
-    Faraday.get("http://pricing/prices/1")
-    conn = Faraday.new(url: BASE)
-    conn.post("/quotes", { a: 1 })
-    HTTParty.delete(BASE + "/carts/" + sku)
-    req = Net::HTTP::Put.new("/orders/#{sku}/status")
-    hash.get("/not/http")
-    @client.get "/clients/#{sku}"
-  end
-end
-"##;
-        let f = extract("checker.rb", src);
-        // URLs are values as written: hosts and class constants are kept, `@ivars` and
-        // method calls are run-time parts, names the file cannot bind are left to the graph.
-        assert_http_calls(
-            &f,
-            &[
-                ("GET", "{}/stock/{sku}", 8),
-                ("GET", "http://orders/orders/{sku}", 10),
-                ("GET", "http://pricing/prices/1", 11),
-                ("POST", "/quotes", 13),
-                ("DELETE", "http://inventory:8000/carts/{sku}", 14),
-                ("PUT", "/orders/{sku}/status", 15),
-                ("GET", "/clients/{sku}", 17),
-            ],
-        );
-    }
-
-    #[test]
-    fn httparty_classes() {
-        let src = "class Orders\n  include HTTParty\n  base_uri \"http://orders\"\n\n  def find(id)\n    self.class.get(\"/orders/#{id}\")\n  end\n\n  def self.all\n    get(\"/orders\")\n  end\nend\n";
-        let f = extract("orders_client.rb", src);
-        assert_http_calls(&f, &[("GET", "/orders/{}", 6), ("GET", "/orders", 10)]);
-        assert!(routes(&f).is_empty());
-    }
-
     const IDIOMS: &str = r##"require "net/http"
 require "faraday"
 require "kafka"

@@ -132,14 +132,9 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
         doc_line: Option<u32>,
         container: Option<&str>,
     ) {
-        self.facts.symbols.push(Symbol {
-            name: name.to_string(),
-            kind,
-            line,
-            end_line: end_line.max(line),
-            doc_line,
-            container: container.map(str::to_string),
-        });
+        let container = container.map(str::to_string);
+        self.facts
+            .push_symbol(name, kind, (line, end_line), doc_line, container);
     }
 
     /// From `k`, the index of the first `{` or `;` at this level (or a closer, or the end).

@@ -24,8 +24,7 @@ use super::common::{self, ClientScope as Scope, join_path};
 use super::tokens::{Rules, Tokens};
 use super::value::{ExprRules, eval};
 use crate::index::facts::{
-    Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Part, Symbol, SymbolKind,
-    Value,
+    Binding, EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Part, SymbolKind, Value,
 };
 use crate::index::lex::{Syntax, lex};
 
@@ -584,37 +583,6 @@ fn config(cfg: &mut web::ServiceConfig) {
         );
         assert_eq!(sym(&f, "create_user").doc_line, Some(13));
         assert_eq!(sym(&f, "get_user").doc_line, Some(10));
-    }
-
-    #[test]
-    fn reqwest_calls() {
-        let src = r#"use reqwest::Client;
-
-async fn call(client: &Client, base: &str, id: u64) {
-    client.get(format!("{}/orders/{}", base, id)).send().await;
-    let url = format!("{base}/payments");
-    client.post(&url).json(&x).send().await;
-    reqwest::get("http://inventory:8080/stock/items").await;
-    client.request(Method::PUT, format!("{}/carts/{id}", base)).send().await;
-    client.get(base).send().await;
-    map.get("orders");
-}
-"#;
-        let f = extract("src/client.rs", src);
-        let c = |m: &'static str, u: &str, l: u32| (Some(m), u.to_string(), l);
-        // URLs are values as written: parameters are run-time parts, hosts are kept.
-        assert_eq!(
-            http_calls(&f),
-            vec![
-                c("GET", "{}/orders/{}", 4),
-                // A parameter captured by `format!("{base}…")` is a run-time part too.
-                c("POST", "{}/payments", 6),
-                c("GET", "http://inventory:8080/stock/items", 7),
-                c("PUT", "{}/carts/{}", 8),
-            ]
-        );
-        let plain = extract("src/x.rs", "fn f(m: HashMap) { m.get(\"/orders\"); }");
-        assert!(plain.http.is_empty());
     }
 
     const IDIOMS: &str = r#"use reqwest::Client;

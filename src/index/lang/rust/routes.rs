@@ -8,16 +8,12 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
     pub(super) fn route_call(&mut self, k: usize) {
         let t = self.t;
         let args = t.args(k + 1);
-        let [(ps, pe), router] = args[..] else {
+        let [arg, router] = args[..] else {
             return;
         };
-        if pe != ps + 1 || !t.is_str(ps) {
+        let Some(path) = self.path_arg(arg).filter(|p| p.starts_with('/')) else {
             return;
-        }
-        let Some(path) = t.str_value(ps) else { return };
-        if !path.starts_with('/') {
-            return;
-        }
+        };
         let full = join_path(&self.prefix(), &path);
         self.method_router(router, &full, t.line(k));
     }
@@ -67,18 +63,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
 
     /// The handler a route names: the last segment of a path (`handlers::create` → `create`).
     pub(super) fn handler_name(&self, (s, e): (usize, usize)) -> Option<String> {
-        let t = self.t;
-        let mut j = s;
-        let mut last = None;
-        while let Some(id) = t.ident(j) {
-            last = Some(id);
-            j += 1;
-            if t.op2(j, b"::") {
-                j += 2;
-            } else {
-                break;
-            }
-        }
+        let (last, j) = self.t.path_end(s);
         (j == e).then_some(last).flatten().map(str::to_string)
     }
 
@@ -93,13 +78,9 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
     pub(super) fn prefix_call(&mut self, k: usize, id: &str) {
         let t = self.t;
         let args = t.args(k + 1);
-        let Some(&(ps, pe)) = args.first() else {
+        let Some(path) = args.first().and_then(|&arg| self.path_arg(arg)) else {
             return;
         };
-        if pe != ps + 1 || !t.is_str(ps) {
-            return;
-        }
-        let Some(path) = t.str_value(ps) else { return };
         if !path.starts_with('/') {
             return;
         }
@@ -118,6 +99,14 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
         self.prefix_stack.push((end, full));
     }
 
+    /// The value of a call argument `(s, e)` that is one string literal (a route path as
+    /// written), none for anything else.
+    fn path_arg(&self, (s, e): (usize, usize)) -> Option<std::borrow::Cow<'a, str>> {
+        (e == s + 1 && self.t.is_str(s))
+            .then(|| self.t.str_value(s))
+            .flatten()
+    }
+
     /// The last token of the method chain continuing after the group opened at `open`.
     pub(super) fn chain_end(&self, open: usize) -> usize {
         let t = self.t;
@@ -131,13 +120,9 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
     /// actix `web::resource("/p").route(web::get().to(h)).to(h2)`.
     pub(super) fn resource(&mut self, k: usize) {
         let t = self.t;
-        let Some(&(ps, pe)) = t.args(k + 1).first() else {
+        let Some(path) = t.args(k + 1).first().and_then(|&arg| self.path_arg(arg)) else {
             return;
         };
-        if pe != ps + 1 || !t.is_str(ps) {
-            return;
-        }
-        let Some(path) = t.str_value(ps) else { return };
         let full = join_path(&self.prefix(), &path);
         let line = t.line(k);
         let mut end = t.close(k + 1).unwrap_or(t.len());

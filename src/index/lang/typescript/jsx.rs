@@ -2,7 +2,7 @@
 //! closing tags become spaces (offsets kept), so an apostrophe or a slash in markup never opens a
 //! string or a regex for the lexer.
 
-use crate::index::lex::is_ident_byte;
+use crate::index::lex::{self, is_ident_byte};
 
 /// The source with JSX text and the `/` of closing tags blanked (newlines kept, offsets
 /// unchanged), or `None` when the file holds no JSX or the JSX could not be followed to its
@@ -119,8 +119,8 @@ impl Scan<'_> {
                 i += 1;
                 return i;
             }
-            b'/' if regex_may_start(self.prev, word) => {
-                if let Some(end) = regex_literal_end(b, i) {
+            b'/' if lex::regex_may_follow((self.prev != 0).then_some(self.prev), word) => {
+                if let Some((_, end)) = lex::regex_end(b, i) {
                     i = end;
                     self.prev = b'/';
                     self.prev_at = end - 1;
@@ -301,62 +301,6 @@ fn skip_quoted(b: &[u8], i: usize, single_line: bool) -> usize {
         }
     }
     b.len()
-}
-
-/// Mirrors the lexer's rule: a `/` starts a regex after an operator, an opening bracket, a
-/// separator, the start of the file or a keyword such as `return`.
-fn regex_may_start(prev: u8, word: Option<&[u8]>) -> bool {
-    if prev == 0 {
-        return true;
-    }
-    if let Some(w) = word {
-        return matches!(
-            w,
-            b"return"
-                | b"typeof"
-                | b"case"
-                | b"in"
-                | b"of"
-                | b"void"
-                | b"yield"
-                | b"await"
-                | b"delete"
-        );
-    }
-    b"(,=:[!&|?{};+-*%<>~^".contains(&prev)
-}
-
-/// The end (past the flags) of a one-line regex literal at `i`.
-fn regex_literal_end(b: &[u8], i: usize) -> Option<usize> {
-    let next = *b.get(i + 1)?;
-    if next == b'/' || next == b'*' || next == b'\n' {
-        return None;
-    }
-    let mut k = i + 1;
-    let mut in_class = false;
-    while k < b.len() {
-        match b[k] {
-            b'\\' => k += 2,
-            b'\n' => return None,
-            b'[' => {
-                in_class = true;
-                k += 1;
-            }
-            b']' => {
-                in_class = false;
-                k += 1;
-            }
-            b'/' if !in_class => {
-                k += 1;
-                while k < b.len() && b[k].is_ascii_alphabetic() {
-                    k += 1;
-                }
-                return Some(k);
-            }
-            _ => k += 1,
-        }
-    }
-    None
 }
 
 /// True when the `<` at `i` opens a JSX element.
