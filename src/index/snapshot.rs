@@ -645,7 +645,12 @@ impl Snapshot {
     /// (root label, root-relative path, facts); roots are created in order of first use under
     /// a fake base directory. Generation 1.
     pub fn from_facts(files: Vec<(&str, &str, FileFacts)>) -> Snapshot {
-        let base = PathBuf::from("/nonexistent-mesh-test");
+        Snapshot::from_facts_in(PathBuf::from("/nonexistent-mesh-test"), files)
+    }
+
+    /// [`Snapshot::from_facts`] with roots under `base`, for tests that also write the files
+    /// there (tools that re-read them at answer time).
+    pub fn from_facts_in(base: PathBuf, files: Vec<(&str, &str, FileFacts)>) -> Snapshot {
         let mut roots: Vec<RootInfo> = Vec::new();
         let mut entries = Vec::new();
         for (label, path, facts) in files {

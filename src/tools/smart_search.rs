@@ -9,7 +9,10 @@
 //! The file is re-read at answer time: when it changed since it was indexed, it is extracted
 //! again and the declaration found anew (its new line, or the hit dropped when it is gone), so
 //! an answer never cites a line that no longer says what it claims.
-//! `fuzzy` is a full-text fallback over the indexed files, used only when nothing is declared.
+//! `fuzzy` is a full-text fallback over the indexed files, used only when nothing is declared:
+//! one entry per file listing every matching line (lines that declare something first, at most
+//! [`FUZZY_LINES_PER_FILE`], then "+N more in this file"), one structured row per line shown
+//! (the last row of a capped file carries `moreInFile`).
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -216,9 +219,12 @@ fn find(
                         !f.name(&f.symbols()[h.at.symbol as usize])
                             .eq_ignore_ascii_case(query)
                     };
-                    if (cand.rank, cand.kind, not_as_typed(&cand), cand.line)
-                        < (best.rank, best.kind, not_as_typed(best), best.line)
-                    {
+                    let file = &snap.files[r.file as usize];
+                    let key = |h: &Hit| {
+                        let nested = is_nested(file, h.at.symbol);
+                        (h.rank, nested, h.kind, not_as_typed(h), h.line)
+                    };
+                    if key(&cand) < key(best) {
                         *best = cand;
                     }
                 }
@@ -251,8 +257,10 @@ fn find(
     let mut keyed: Vec<(u128, Hit)> = hits
         .into_iter()
         .map(|h| {
-            let key = (h.rank as u128) << 84
-                | tier(h.at.file) << 80
+            let nested = is_nested(&snap.files[h.at.file as usize], h.at.symbol);
+            let key = (h.rank as u128) << 88
+                | tier(h.at.file) << 84
+                | u128::from(nested) << 80
                 | (h.kind as u128) << 64
                 | u128::from(order[h.at.file as usize]) << 32
                 | u128::from(h.line);
@@ -269,6 +277,32 @@ fn find(
         keyed.sort_unstable_by_key(|(k, _)| *k);
     }
     keyed.into_iter().map(|(_, h)| h).collect()
+}
+
+/// How far back in a file's symbols (which are in line order) [`is_nested`] looks for an
+/// enclosing function, so a file of thousands of declarations costs a bounded scan per hit.
+const NESTED_LOOKBACK: usize = 256;
+
+/// Whether the declaration `symbol` of `file` lies inside a function, method or constructor of
+/// the same file (a JavaScript function in an AngularJS controller, a Python `def` in a
+/// `def`): such a declaration ranks below a top-level one of the same name and kind.
+fn is_nested(file: &FileEntry, symbol: u32) -> bool {
+    let syms = file.symbols();
+    let Some(s) = syms.get(symbol as usize) else {
+        return false;
+    };
+    let from = (symbol as usize).saturating_sub(NESTED_LOOKBACK);
+    syms[from..]
+        .iter()
+        .take_while(|o| o.line <= s.line)
+        .any(|o| {
+            matches!(
+                o.kind,
+                SymbolKind::Function | SymbolKind::Method | SymbolKind::Constructor
+            ) && o.line <= s.line
+                && s.end_line <= o.end_line
+                && (o.line, o.end_line) != (s.line, s.end_line)
+        })
 }
 
 /// A name with `_` and case removed, for `CONSTANT_CASE` ↔ `PascalCase` matching, taken on
@@ -610,7 +644,8 @@ fn hit_entry(
     })
 }
 
-/// Full-text fallback: indexed files in scope whose text contains the query, one line each.
+/// Full-text fallback: indexed files in scope whose text contains the query, each with its
+/// matching lines (see the module docs).
 fn fuzzy(snap: &Snapshot, query: &str, scope: &Scope, limit: usize, offset: usize) -> ToolOutput {
     let lower = query.to_lowercase();
     let mut out = format!(
@@ -637,13 +672,14 @@ fn fuzzy(snap: &Snapshot, query: &str, scope: &Scope, limit: usize, offset: usiz
         let Ok(text) = std::fs::read_to_string(snap.abs_path(f)) else {
             continue;
         };
-        let Some((i, line)) = text
+        let matching: Vec<(usize, &str)> = text
             .lines()
             .enumerate()
-            .find(|(_, l)| l.to_lowercase().contains(&lower))
-        else {
+            .filter(|(_, l)| l.to_lowercase().contains(&lower))
+            .collect();
+        if matching.is_empty() {
             continue;
-        };
+        }
         seen += 1;
         if seen <= offset {
             continue;
@@ -653,34 +689,60 @@ fn fuzzy(snap: &Snapshot, query: &str, scope: &Scope, limit: usize, offset: usiz
             break;
         }
         let path = snap.display_path(f);
-        let (masked, n) = mask_text(
-            line.trim(),
-            LineContext::for_path(std::path::Path::new(&*f.path)),
-        );
-        redactions += n;
-        let shown_line: String = if masked.len() > 200 {
-            let mut e = 200;
-            while !masked.is_char_boundary(e) {
-                e -= 1;
+        let lines = fuzzy_lines(f, &matching);
+        let hidden = matching.len() - lines.len();
+        for (k, &(i, line, decl)) in lines.iter().enumerate() {
+            let (masked, n) = mask_text(
+                line.trim(),
+                LineContext::for_path(std::path::Path::new(&*f.path)),
+            );
+            redactions += n;
+            let shown_line: String = if masked.len() > 200 {
+                let mut e = 200;
+                while !masked.is_char_boundary(e) {
+                    e -= 1;
+                }
+                format!("{}…", &masked[..e])
+            } else {
+                masked
+            };
+            let lead = if k == 0 {
+                format!("{seen}. ")
+            } else {
+                "   ".to_string()
+            };
+            body.push_str(&format!(
+                "{lead}{} — {}{}\n",
+                crate::render::code_loc(&path, i as u32 + 1),
+                inline_code(&shown_line),
+                match decl {
+                    Some((kind, _)) => format!(" ({} declared here)", kind.name()),
+                    None => String::new(),
+                }
+            ));
+            let mut row = super::structured::row(
+                &path,
+                i as u32 + 1,
+                if decl.is_some() {
+                    "declaration"
+                } else {
+                    "text"
+                },
+                decl.map_or("", |(_, name)| name),
+                "",
+                &shown_line,
+            );
+            if hidden > 0
+                && k + 1 == lines.len()
+                && let Value::Object(m) = &mut row
+            {
+                m.insert("moreInFile".into(), hidden.into());
             }
-            format!("{}…", &masked[..e])
-        } else {
-            masked
-        };
-        body.push_str(&format!(
-            "{}. {} — {}\n",
-            seen,
-            crate::render::code_loc(&path, i + 1),
-            inline_code(&shown_line)
-        ));
-        rows.push(super::structured::row(
-            &path,
-            i as u32 + 1,
-            "text",
-            "",
-            "",
-            &shown_line,
-        ));
+            rows.push(row);
+        }
+        if hidden > 0 {
+            body.push_str(&format!("   _+{hidden} more in this file_\n"));
+        }
         files.push(path);
         shown += 1;
     }
@@ -722,6 +784,32 @@ fn fuzzy(snap: &Snapshot, query: &str, scope: &Scope, limit: usize, offset: usiz
     result.files_accessed = files;
     result.redactions = redactions;
     result
+}
+
+/// At most this many matching lines of one file are shown by the full-text fallback; the
+/// rest are counted ("+N more in this file").
+const FUZZY_LINES_PER_FILE: usize = 5;
+
+/// A matching line: its 0-based index, its text, and the declaration on it (kind, name).
+type FuzzyLine<'t, 'f> = (usize, &'t str, Option<(SymbolKind, &'f str)>);
+
+/// The matching lines of a file to show, as (0-based index, text, the declaration on that
+/// line): lines that declare something first, then the others, each group in line order, at
+/// most [`FUZZY_LINES_PER_FILE`].
+fn fuzzy_lines<'t, 'f>(
+    file: &'f FileEntry,
+    matching: &[(usize, &'t str)],
+) -> Vec<FuzzyLine<'t, 'f>> {
+    let declared = |i: usize| {
+        file.symbols()
+            .iter()
+            .find(|s| s.line as usize == i + 1 && !matches!(s.kind, SymbolKind::Section))
+            .map(|s| (s.kind, file.name(s)))
+    };
+    let mut lines: Vec<_> = matching.iter().map(|&(i, l)| (i, l, declared(i))).collect();
+    crate::order::sort_by_key(&mut lines, |&(i, _, d)| (d.is_none(), i));
+    lines.truncate(FUZZY_LINES_PER_FILE);
+    lines
 }
 
 /// The longest text argument (a name, query, path, scope or revision) a tool accepts, in
@@ -833,6 +921,81 @@ fn module_is_declaration(lang: crate::index::facts::Language) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A snapshot of real files written under a fresh temporary directory (root `web`).
+    fn on_disk(tag: &str, files: &[(&str, &str)]) -> (std::path::PathBuf, Snapshot) {
+        let base =
+            std::env::temp_dir().join(format!("mesh-smart-search-{tag}-{}", std::process::id()));
+        let mut facts = Vec::new();
+        for (path, text) in files {
+            let abs = base.join("web").join(path);
+            std::fs::create_dir_all(abs.parent().unwrap()).unwrap();
+            std::fs::write(&abs, text).unwrap();
+            let lang = crate::index::facts::Language::of_path(path).unwrap();
+            facts.push(("web", *path, crate::index::lang::extract(lang, path, text)));
+        }
+        let snap = Snapshot::from_facts_in(base.clone(), facts);
+        (base, snap)
+    }
+
+    #[test]
+    fn fuzzy_lists_every_matching_line_of_a_file_declarations_first() {
+        let src = "function outer() {\n  ping();\n  ping();\n}\nfunction ping() {\n  ping();\n  ping();\n  ping();\n  ping();\n}\n";
+        let (base, snap) = on_disk("fuzzy", &[("a.js", src), ("b.js", "x.ping();\n")]);
+        let out = crate::tools::run_on(run, &snap, &json!({"query": "ping(", "fuzzy": true}));
+        let _ = std::fs::remove_dir_all(&base);
+        assert!(!out.is_error, "{}", out.text);
+        let t = &out.text;
+        let a = t.find("1. `web/a.js:5` — `function ping() {` (function declared here)");
+        assert!(a.is_some(), "{t}");
+        for line in [2, 3, 6, 7] {
+            assert!(
+                t.contains(&format!("   `web/a.js:{line}` — `ping();`")),
+                "{t}"
+            );
+        }
+        assert!(!t.contains("web/a.js:8`"), "{t}");
+        assert!(t.contains("_+2 more in this file_"), "{t}");
+        assert!(t.contains("2. `web/b.js:1` — `x.ping();`"), "{t}");
+        let data = out.data.as_ref().expect("structured data");
+        let rows = data["rows"].as_array().unwrap();
+        let lines: Vec<(u64, &str)> = rows
+            .iter()
+            .map(|r| (r["line"].as_u64().unwrap(), r["path"].as_str().unwrap()))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                (5, "web/a.js"),
+                (2, "web/a.js"),
+                (3, "web/a.js"),
+                (6, "web/a.js"),
+                (7, "web/a.js"),
+                (1, "web/b.js")
+            ]
+        );
+        assert_eq!(rows[0]["role"], "declaration");
+        assert_eq!(rows[0]["name"], "ping");
+        assert_eq!(rows[1]["role"], "text");
+        assert_eq!(rows[4]["moreInFile"], 2);
+        assert!(rows[5].get("moreInFile").is_none());
+        assert_eq!(data["total"], 2);
+    }
+
+    #[test]
+    fn nested_functions_rank_below_top_level_ones_of_the_same_name() {
+        let nested = "app.controller('productform', function($scope) {\n  function loadRating(sku) {\n    return sku;\n  }\n});\n";
+        let top = "export function loadRating(sku) {\n  return sku;\n}\n";
+        let (base, snap) = on_disk("nested", &[("a.js", nested), ("b.js", top)]);
+        let out = crate::tools::run_on(run, &snap, &json!({"query": "loadRating"}));
+        let _ = std::fs::remove_dir_all(&base);
+        let t = &out.text;
+        let (Some(a), Some(b)) = (t.find("web/a.js:2"), t.find("web/b.js:1")) else {
+            panic!("both files listed:\n{t}");
+        };
+        assert!(b < a, "the top-level declaration first:\n{t}");
+        assert!(t.contains("function `loadRating` in `productform`"), "{t}");
+    }
 
     #[test]
     fn kind_names_and_language_keywords() {

@@ -7,6 +7,15 @@ use crate::index::facts::SymbolKind;
 use crate::index::lang::cfamily;
 use crate::index::lang::tokens::TokKind;
 
+/// Where a function value's body is.
+#[derive(Clone, Copy)]
+pub(super) enum FnBody {
+    /// A `{…}` body opened at this token.
+    Block(usize),
+    /// An expression-bodied arrow, at this `=>`.
+    Expr(usize),
+}
+
 fn is_upper_const(name: &str) -> bool {
     name.bytes().any(|b| b.is_ascii_uppercase())
         && name
@@ -312,6 +321,15 @@ impl<'t> Ex<'t, '_, '_> {
     /// The end line of a function value (`async (a) => …`, `function (…) {…}`, `x => x`)
     /// starting at `v` (before `e`), or `None` when the value is not a function.
     pub(super) fn function_value(&self, v: usize, e: usize) -> Option<u32> {
+        Some(match self.fn_value_body(v, e)? {
+            FnBody::Block(o) => self.close_line(o),
+            FnBody::Expr(arrow) => self.last_line(e.saturating_sub(1).max(arrow)),
+        })
+    }
+
+    /// The body of a function value starting at `v` (before `e`), or `None` when the value
+    /// is not a function.
+    pub(super) fn fn_value_body(&self, v: usize, e: usize) -> Option<FnBody> {
         let t = self.t;
         let mut k = v;
         if t.is(k, "async") {
@@ -328,7 +346,7 @@ impl<'t> Ex<'t, '_, '_> {
             let k = self.t.skip_angles(k, e);
             let pclose = t.close(k).filter(|_| t.is(k, "("))?;
             let o = self.body_open_after(pclose + 1, e.max(pclose + 2))?;
-            return Some(self.close_line(o));
+            return Some(FnBody::Block(o));
         }
         let k = self.t.skip_angles(k, e);
         let arrow = if t.is(k, "(") {
@@ -346,9 +364,9 @@ impl<'t> Ex<'t, '_, '_> {
             return None;
         };
         if t.is(arrow + 1, "{") {
-            Some(self.close_line(arrow + 1))
+            Some(FnBody::Block(arrow + 1))
         } else {
-            Some(self.last_line(e.saturating_sub(1).max(arrow)))
+            Some(FnBody::Expr(arrow))
         }
     }
 

@@ -24,6 +24,7 @@ mod events;
 mod http_calls;
 mod imports;
 mod jsx;
+mod nested;
 mod routes;
 #[cfg(test)]
 mod tests;
@@ -73,6 +74,7 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     };
     ex.bindings_and_imports();
     ex.declarations();
+    ex.nested_declarations();
     ex.uses();
     let mut facts = ex.facts;
     next_routes(path, &toks, &mut facts);
