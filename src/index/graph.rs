@@ -773,7 +773,20 @@ impl Graph {
                     line: ev.line,
                 };
                 let resolved = resolver.resolve(fi as u32, &ev.topic);
+                let exchange = ev.via == crate::index::lang::common::AMQP_EXCHANGE_VIA;
                 let Some(name) = resolved.text().filter(|t| !t.trim().is_empty()) else {
+                    // An AMQP exchange that is the default one (a constant `""`), or that is
+                    // unknown where the call's routing key or queue is listed already, is
+                    // no site of its own.
+                    if exchange
+                        && (resolved.text().is_some()
+                            || f.facts()
+                                .events
+                                .iter()
+                                .any(|o| o.line == ev.line && o.via != ev.via))
+                    {
+                        continue;
+                    }
                     // A topic known only at run time: the site's library (or its own
                     // explanation) says more.
                     let text = if ev.topic.is_dynamic() {
@@ -2599,5 +2612,75 @@ func main() {
             "{:?}",
             g.route_calls
         );
+    }
+
+    #[test]
+    fn an_amqp_exchange_links_a_python_publisher_to_a_go_binder() {
+        use crate::index::facts::Language;
+        let py = "import pika\nimport os\n\nclass Publisher:\n    EXCHANGE = os.getenv('EXCHANGE', 'robot-shop')\n    DEFAULT = ''\n\n    def publish(self, key, msg):\n        self._channel.basic_publish(exchange=self.EXCHANGE, routing_key='orders', body=msg)\n        self._channel.basic_publish(exchange=self.DEFAULT, routing_key='jobs', body=msg)\n        self._channel.basic_publish(exchange=key, routing_key='audit', body=msg)\n";
+        let go = "package main\nimport \"github.com/streadway/amqp\"\nvar ch *amqp.Channel\nfunc setup() {\n\tq, _ := ch.QueueDeclare(\"orders\", true, false, false, false, nil)\n\tch.QueueBind(q.Name, \"orders\", \"robot-shop\", false, nil)\n\tch.Consume(\"orders\", \"\", true, false, false, false, nil)\n}\n";
+        let snap = graph_of(&[
+            ("payment", "payment/rabbitmq.py", Language::Python, py),
+            ("dispatch", "dispatch/main.go", Language::Go, go),
+        ]);
+        let g = &snap.graph;
+        let mut links: Vec<(&str, EventRole, &str, u32, &str)> = g
+            .events
+            .iter()
+            .map(|e| {
+                (
+                    g.topics[e.topic as usize].name.as_str(),
+                    e.role,
+                    &*snap.files[e.at.file as usize].path,
+                    e.at.line,
+                    e.via.as_str(),
+                )
+            })
+            .collect();
+        links.sort_by(|a, b| (a.0, a.2, a.3).cmp(&(b.0, b.2, b.3)));
+        let ex = crate::index::lang::common::AMQP_EXCHANGE_VIA;
+        assert_eq!(
+            links,
+            vec![
+                (
+                    "audit",
+                    EventRole::Producer,
+                    "payment/rabbitmq.py",
+                    11,
+                    "amqp"
+                ),
+                (
+                    "jobs",
+                    EventRole::Producer,
+                    "payment/rabbitmq.py",
+                    10,
+                    "amqp"
+                ),
+                ("orders", EventRole::Consumer, "dispatch/main.go", 7, "amqp"),
+                (
+                    "orders",
+                    EventRole::Producer,
+                    "payment/rabbitmq.py",
+                    9,
+                    "amqp"
+                ),
+                ("robot-shop", EventRole::Consumer, "dispatch/main.go", 6, ex),
+                (
+                    "robot-shop",
+                    EventRole::Producer,
+                    "payment/rabbitmq.py",
+                    9,
+                    ex
+                ),
+            ]
+        );
+        let shop = g
+            .events
+            .iter()
+            .find(|e| e.via == ex && e.role == EventRole::Producer);
+        assert!(shop.is_some_and(|e| e.how.contains("EXCHANGE")), "{shop:?}");
+        // The default exchange (a constant `''`) and a run-time exchange beside a known
+        // routing key are no unresolved sites.
+        assert!(g.unresolved_events.is_empty(), "{:?}", g.unresolved_events);
     }
 }

@@ -571,6 +571,28 @@ pub fn push_client(
     });
 }
 
+/// The `via` of an AMQP exchange endpoint: a publish to the exchange produces to it, a queue
+/// bound to it consumes it. The routing key or queue of the same call keeps its own fact.
+pub const AMQP_EXCHANGE_VIA: &str = "amqp exchange";
+
+/// True when `v` names the AMQP default exchange (`""`), which routes by queue name and is no
+/// endpoint of its own.
+pub fn is_default_exchange(v: &crate::index::facts::Value) -> bool {
+    v.as_lit().is_some_and(|s| s.trim().is_empty())
+}
+
+/// Appends an exchange endpoint `exchange` unless it is the default exchange.
+pub fn push_exchange(
+    facts: &mut crate::index::facts::FileFacts,
+    role: crate::index::facts::EventRole,
+    exchange: crate::index::facts::Value,
+    line: u32,
+) {
+    if !is_default_exchange(&exchange) {
+        push_event(facts, role, exchange, AMQP_EXCHANGE_VIA, line);
+    }
+}
+
 /// The masked code of an extractor that reads byte ranges (Python, Ruby), with what the
 /// language reads an expression at `s..e` as: the shared trimming, and the topic and URL
 /// readings its call sites make.

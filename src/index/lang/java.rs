@@ -1038,9 +1038,11 @@ class Ready implements ApplicationListener<ApplicationReadyEvent> {
         assert_eq!(
             got,
             vec![
-                // An empty routing key sends to the exchange; a constant stays a name.
-                e(Producer, "{Messaging.EXCHANGE_NAME}", "RabbitTemplate", 7),
+                // An empty routing key: the exchange only; a constant stays a name.
+                e(Producer, "{Messaging.EXCHANGE_NAME}", "amqp exchange", 7),
+                // The routing key, and the exchange as an endpoint of its own.
                 e(Producer, "order.created", "RabbitTemplate", 8),
+                e(Producer, "orders", "amqp exchange", 8),
                 e(Producer, "invoices", "JmsTemplate", 9),
                 // Built where the event is constructed.
                 e(Producer, "OrderCreatedEvent", "ApplicationEvent", 10),
@@ -1053,6 +1055,52 @@ class Ready implements ApplicationListener<ApplicationReadyEvent> {
                     crate::index::facts::FRAMEWORK_EVENT_VIA,
                     18
                 ),
+            ]
+        );
+    }
+
+    #[test]
+    fn spring_amqp_bindings_consume_their_exchange() {
+        let src = r#"package com.acme.orders;
+class RabbitConfig {
+    public static final String EXCHANGE_NAME = "orders-exchange";
+    @Bean
+    Queue queue() { return new Queue("orders-queue", false); }
+    @Bean
+    FanoutExchange exchange() {
+        return new FanoutExchange(EXCHANGE_NAME);
+    }
+    @Bean
+    Binding binding(Queue queue, FanoutExchange exchange) {
+        return BindingBuilder.bind(queue).to(exchange);
+    }
+    Binding inline(Queue q) { return BindingBuilder.bind(q).to(new TopicExchange("évènements")).with("k"); }
+    Binding direct() { return new Binding("q", Binding.DestinationType.QUEUE, "audit", "k", null); }
+    Binding toExchange() { return new Binding("x", Binding.DestinationType.EXCHANGE, "audit", "k", null); }
+    Binding none(Queue q) { return BindingBuilder.bind(q).to(new DirectExchange("")).with("k"); }
+    void route() { builder.bind(q).to(exchange); }
+    @RabbitListener(bindings = @QueueBinding(value = @Queue("q"), exchange = @Exchange(value = "shop", type = "topic"), key = "order.*"))
+    void on(Order o) {}
+}
+"#;
+        let f = extract("RabbitConfig.java", src);
+        let got: Vec<(EventRole, String, &str, u32)> = f
+            .events
+            .iter()
+            .map(|e| (e.role, e.topic.display(), e.via.as_str(), e.line))
+            .collect();
+        use EventRole::Consumer;
+        let ex = crate::index::lang::common::AMQP_EXCHANGE_VIA;
+        assert_eq!(
+            got,
+            vec![
+                // The `@Bean` method the bound exchange is injected from.
+                (Consumer, "{RabbitConfig.EXCHANGE_NAME}".to_string(), ex, 12),
+                (Consumer, "évènements".to_string(), ex, 14),
+                // A queue binding names its exchange; an exchange-to-exchange one does not.
+                (Consumer, "audit".to_string(), ex, 15),
+                // The default exchange is none; `builder.bind` is no BindingBuilder.
+                (Consumer, "shop".to_string(), ex, 19),
             ]
         );
     }

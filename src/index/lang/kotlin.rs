@@ -1127,4 +1127,50 @@ class Publisher(private val kafkaTemplate: KafkaTemplate<String, String>) {
             ]
         );
     }
+
+    #[test]
+    fn spring_amqp_exchanges_in_kotlin() {
+        let src = r#"package shop
+class RabbitConfig {
+    companion object { const val EXCHANGE = "orders-exchange" }
+    @Bean
+    fun exchange(): TopicExchange = TopicExchange(EXCHANGE)
+    @Bean
+    fun binding(queue: Queue, exchange: TopicExchange): Binding =
+        BindingBuilder.bind(queue).to(exchange).with("orders")
+    fun send(rabbitTemplate: RabbitTemplate, o: Order) {
+        rabbitTemplate.convertAndSend(EXCHANGE, "orders", o)
+    }
+    @RabbitListener(bindings = [QueueBinding(value = Queue("q"), exchange = Exchange("shop"), key = ["k"])])
+    fun on(o: Order) {}
+}
+"#;
+        let f = extract("RabbitConfig.kt", src);
+        let ex = crate::index::lang::common::AMQP_EXCHANGE_VIA;
+        let got: Vec<(EventRole, String, &str, u32)> = f
+            .events
+            .iter()
+            .map(|e| (e.role, e.topic.display(), e.via.as_str(), e.line))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (
+                    EventRole::Consumer,
+                    "{RabbitConfig.EXCHANGE}".to_string(),
+                    ex,
+                    8
+                ),
+                (
+                    EventRole::Producer,
+                    "orders".to_string(),
+                    "RabbitTemplate",
+                    10
+                ),
+                // Read as written; the graph resolves the name.
+                (EventRole::Producer, "{EXCHANGE}".to_string(), ex, 10),
+                (EventRole::Consumer, "shop".to_string(), ex, 12),
+            ]
+        );
+    }
 }

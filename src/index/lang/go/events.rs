@@ -146,9 +146,9 @@ impl<'t, 'a> Go<'t, '_, 'a> {
 
     /// AMQP (amqp091-go, streadway/amqp) on a channel: `Publish(exchange, key, mandatory,
     /// immediate, msg)` and `PublishWithContext(ctx, exchange, key, …)` produce to the routing
-    /// key, or to the exchange when the key is empty; `Consume(queue, consumer, autoAck,
-    /// exclusive, noLocal, noWait, args)` consumes the queue. `QueueDeclare` and `QueueBind`
-    /// only set up (they are remembered so `q.Name` reads as the queue's name). Returns false
+    /// key and to the exchange; `Consume(queue, consumer, autoAck, exclusive, noLocal, noWait,
+    /// args)` consumes the queue; `QueueBind(queue, key, exchange, …)` consumes the exchange.
+    /// `QueueDeclare` and `QueueBind` are remembered so `q.Name` reads as the queue's name. Returns false
     /// when the call is not one of these shapes.
     pub(super) fn amqp_event(&mut self, k: usize, id: &str, args: &[(usize, usize)]) -> bool {
         let t = self.t;
@@ -160,11 +160,18 @@ impl<'t, 'a> Go<'t, '_, 'a> {
             | "PublishWithDeferredConfirmWithContext"
                 if args.len() == 5 + ctx =>
             {
-                let topic = self
-                    .amqp_name(args[ctx + 1], k)
-                    .or_else(|| self.amqp_name(args[ctx], k));
-                if let Some(topic) = topic {
+                // The routing key, and the exchange as an endpoint of its own (the default
+                // exchange `""` is none: `amqp_name` reads no name from an empty literal).
+                if let Some(topic) = self.amqp_name(args[ctx + 1], k) {
                     self.push_event(EventRole::Producer, topic, "amqp", t.line(k));
+                }
+                if let Some(ex) = self.amqp_name(args[ctx], k) {
+                    self.push_event(
+                        EventRole::Producer,
+                        ex,
+                        common::AMQP_EXCHANGE_VIA,
+                        t.line(k),
+                    );
                 }
                 true
             }
@@ -206,6 +213,15 @@ impl<'t, 'a> Go<'t, '_, 'a> {
             }
             "QueueBind" if args.len() == 5 => {
                 let (q, key, exchange) = (args[0], args[1], args[2]);
+                // The bound queue's consumer receives what is published to the exchange.
+                if let Some(ex) = self.topic_expr(exchange) {
+                    self.push_event(
+                        EventRole::Consumer,
+                        ex,
+                        common::AMQP_EXCHANGE_VIA,
+                        t.line(k),
+                    );
+                }
                 if q.1 == q.0 + 3
                     && t.is_punct(q.0 + 1, b'.')
                     && t.is(q.0 + 2, "Name")

@@ -859,6 +859,8 @@ func publish(ctx context.Context, ch *amqp.Channel, key string) {
 		"events",
 		key,
 		false, false, msg)
+	ch.Publish("", "jobs", false, false, msg)
+	ch.Publish("évènements", "", false, false, msg)
 }
 
 func fanout(ch *amqp.Channel) {
@@ -874,20 +876,29 @@ func notAmqp(bus *Bus) {
 "#;
         let f = extract("main.go", src);
         use EventRole::*;
+        let ex = common::AMQP_EXCHANGE_VIA;
         assert_eq!(
             events(&f),
             vec![
+                // A bound queue consumes its exchange.
+                (Consumer, lit("robot-shop"), ex, 10),
                 // `q.Name` is the name the queue was declared with.
                 (Consumer, lit("orders"), "amqp", 11),
                 (Consumer, lit("audit"), "amqp", 12),
-                // The routing key when there is one, else the exchange.
+                // The routing key when there is one, and the exchange.
                 (Producer, lit("orders"), "amqp", 16),
-                (Producer, lit("logs"), "amqp", 17),
-                (Producer, Value::reference("exchange"), "amqp", 18),
+                (Producer, lit("robot-shop"), ex, 16),
+                (Producer, lit("logs"), ex, 17),
+                (Producer, Value::reference("exchange"), ex, 18),
                 // A parameter key is a run-time topic, kept as an unresolved site.
                 (Producer, Value::dynamic(), "amqp", 19),
+                (Producer, lit("events"), ex, 19),
+                // The default exchange is no endpoint.
+                (Producer, lit("jobs"), "amqp", 23),
+                (Producer, lit("évènements"), ex, 24),
+                (Consumer, lit("logs"), ex, 29),
                 // A server-named queue consumes what it is bound to.
-                (Consumer, lit("logs"), "amqp", 28),
+                (Consumer, lit("logs"), "amqp", 30),
             ]
         );
         // Without an AMQP import the same shapes are someone else's methods.

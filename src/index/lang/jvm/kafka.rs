@@ -25,6 +25,8 @@ impl<'s, 'a> Ctx<'s, 'a> {
             }
         }
         let mut in_send: HashSet<usize> = HashSet::new();
+        // The exchanges the file declares, read at its first `BindingBuilder` binding.
+        let mut declared = None;
         for k in 0..n {
             let t = src.toks[k];
             if t.kind == TokKind::Punct && t.text == "@" {
@@ -34,7 +36,11 @@ impl<'s, 'a> Ctx<'s, 'a> {
             if t.kind != TokKind::Ident {
                 continue;
             }
-            self.event_call(k, &mut in_send, facts);
+            match t.text {
+                "to" => self.binding_builder(k, &mut declared, facts),
+                "Binding" => self.binding_ctor(k, facts),
+                _ => self.event_call(k, &mut in_send, facts),
+            }
         }
         self.application_listeners(facts);
     }
@@ -100,6 +106,12 @@ impl<'s, 'a> Ctx<'s, 'a> {
                             ann.line,
                         );
                     }
+                }
+                // `bindings = @QueueBinding(exchange = @Exchange("x"), …)`.
+                if ann.name == "RabbitListener"
+                    && let Some(args) = ann.args
+                {
+                    self.listener_exchanges(args, ann.line, facts);
                 }
             }
             // Spring application events: the listener method's first parameter type.
@@ -176,19 +188,32 @@ impl<'s, 'a> Ctx<'s, 'a> {
                 } else {
                     "RabbitTemplate"
                 };
-                let topic = match args.as_slice() {
+                match args.as_slice() {
+                    // RabbitTemplate: the routing key, and the exchange as an endpoint of its
+                    // own (the default exchange `""` is none).
+                    [ex, key, _, ..] if via == "RabbitTemplate" => {
+                        let key_v = eval(src, *key, self.rules, &self.asg);
+                        if !key_v.as_lit().is_some_and(str::is_empty) {
+                            push(facts, EventRole::Producer, key_v, via, t.line);
+                        }
+                        let ex_v = eval(src, *ex, self.rules, &self.asg);
+                        common::push_exchange(facts, EventRole::Producer, ex_v, t.line);
+                    }
                     [ex, key, _, ..] => {
                         let key_v = eval(src, *key, self.rules, &self.asg);
-                        if key_v.as_lit().is_some_and(str::is_empty) {
+                        let topic = if key_v.as_lit().is_some_and(str::is_empty) {
                             eval(src, *ex, self.rules, &self.asg)
                         } else {
                             key_v
-                        }
+                        };
+                        push(facts, EventRole::Producer, topic, via, t.line);
                     }
-                    [dest, _] => eval(src, *dest, self.rules, &self.asg),
-                    _ => return,
-                };
-                push(facts, EventRole::Producer, topic, via, t.line);
+                    [dest, _] => {
+                        let topic = eval(src, *dest, self.rules, &self.asg);
+                        push(facts, EventRole::Producer, topic, via, t.line);
+                    }
+                    _ => {}
+                }
             }
             // `publisher.publishEvent(new OrderCreatedEvent(…))`: a Spring application event
             // named by its type.

@@ -16,6 +16,7 @@
 //! bindings every recogniser reads; `grpc.rs`, `kafka.rs`, `routes.rs` and `clients.rs` one
 //! family of framework facts each.
 
+mod amqp;
 mod clients;
 mod consts;
 mod grpc;

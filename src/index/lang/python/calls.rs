@@ -115,7 +115,7 @@ pub(super) fn call_site(
         "subscribe" | "produce" | "send" | "send_and_wait" | "produce_async" => {
             kafka_call(src, st, chain, callee, parens)
         }
-        "basic_publish" | "basic_consume" => amqp_call(src, st, callee, parens),
+        "basic_publish" | "basic_consume" | "queue_bind" => amqp_call(src, st, callee, parens),
         "send_message" | "send_message_batch" | "receive_message" | "publish" | "publish_batch" => {
             aws_call(src, st, callee, parens)
         }
@@ -260,39 +260,52 @@ fn kafka_call(
     }
 }
 
-/// AMQP (pika, kombu, aio-pika) publishes and consumes.
+/// AMQP (pika, kombu, aio-pika) publishes, consumes and queue bindings.
 fn amqp_call(src: &Src, st: &mut State, callee: &str, (open, close): (usize, usize)) {
     let line = src.line_of(open);
+    let args = src.args(open, close);
     match callee {
-        // `basic_publish(exchange=…, routing_key=…)` sends to the routing key (the exchange
-        // when the key is empty); `basic_consume(queue=…)` consumes the queue.
+        // `basic_publish(exchange=…, routing_key=…)` sends to the routing key and produces
+        // to the exchange (the default exchange `''` is none); one fact each, on the
+        // call's line.
         "basic_publish" => {
-            let args = src.args(open, close);
             let key = args
                 .kw("routing_key")
                 .or_else(|| args.positional.get(1).copied());
             let exchange = args
                 .kw("exchange")
                 .or_else(|| args.positional.first().copied());
-            let pick = match key {
-                Some((s, e)) if src.value(s, e).as_lit() != Some("") => Some((s, e)),
-                _ => exchange,
-            };
-            if let Some((s, e)) = pick
+            if let Some((s, e)) = key
+                && src.value(s, e).as_lit() != Some("")
                 && let Some(topic) = src.topic(s, e)
             {
-                // One topic per call: the site is the call's line.
                 common::push_event(&mut st.facts, EventRole::Producer, topic, "amqp", line);
             }
+            if let Some((s, e)) = exchange
+                && let Some(ex) = src.topic(s, e)
+            {
+                common::push_exchange(&mut st.facts, EventRole::Producer, ex, line);
+            }
         }
+        // `basic_consume(queue=…)` consumes the queue.
         "basic_consume" => {
-            let args = src.args(open, close);
             if let Some((s, e)) = args
                 .kw("queue")
                 .or_else(|| args.positional.first().copied())
                 && let Some(topic) = src.topic(s, e)
             {
                 common::push_event(&mut st.facts, EventRole::Consumer, topic, "amqp", line);
+            }
+        }
+        // `queue_bind(queue, exchange, routing_key=…)`: the queue's consumer receives what
+        // is published to the exchange.
+        "queue_bind" => {
+            if let Some((s, e)) = args
+                .kw("exchange")
+                .or_else(|| args.positional.get(1).copied())
+                && let Some(ex) = src.topic(s, e)
+            {
+                common::push_exchange(&mut st.facts, EventRole::Consumer, ex, line);
             }
         }
         _ => {}

@@ -449,7 +449,6 @@ mod tests {
     use crate::index::lang::test_support::{
         consts, events, extract_each, grpc_call_fact, grpc_calls, grpc_client_fact,
         grpc_server_fact, imports, junk_chars64, lit, random_text, reference, routes, sym,
-        topics_shown,
     };
 
     #[test]
@@ -827,21 +826,39 @@ class Publisher:
                                     routing_key=self.ROUTING_KEY,
                                     body=msg)
         self._channel.basic_publish('audit', '', body=msg)
+        self._channel.basic_publish(exchange='', routing_key='jobs', body=msg)
 
 channel.basic_consume(queue='orders', on_message_callback=cb)
+channel.queue_bind(queue='orders', exchange='robot-shop', routing_key='orders')
+channel.queue_bind('q', 'évènements')
+channel.queue_bind('q', '')
+bus.publish('robot-shop', 'orders')
 "#;
         let f = extract("rabbitmq.py", src);
-        let got = topics_shown(&f);
+        let got: Vec<_> = f
+            .events
+            .iter()
+            .map(|e| (e.role, e.topic.display(), e.via.as_str(), e.line))
+            .collect();
+        use EventRole::{Consumer, Producer};
+        let ex = common::AMQP_EXCHANGE_VIA;
         assert_eq!(
             got,
             vec![
-                (EventRole::Producer, "orders".to_string(), 8),
-                // An empty routing key sends to the exchange.
-                (EventRole::Producer, "audit".to_string(), 11),
-                (EventRole::Consumer, "orders".to_string(), 13),
+                // The routing key, and the exchange as an endpoint of its own.
+                (Producer, "orders".to_string(), "amqp", 8),
+                (Producer, "robot-shop".to_string(), ex, 8),
+                // An empty routing key: the exchange only.
+                (Producer, "audit".to_string(), ex, 11),
+                // The default exchange is no endpoint.
+                (Producer, "jobs".to_string(), "amqp", 12),
+                (Consumer, "orders".to_string(), "amqp", 14),
+                // A queue bound to an exchange consumes the exchange.
+                (Consumer, "robot-shop".to_string(), ex, 15),
+                (Consumer, "évènements".to_string(), ex, 16),
+                // `bus.publish` is no AMQP call.
             ]
         );
-        assert!(f.events.iter().all(|e| e.via == "amqp"));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use super::{Bind, Ex, HTTP_CLIENT_NAMES, VERBS};
 use crate::index::facts::{EventFact, EventRole, GrpcFact, HttpFact, Value};
-use crate::index::lang::common::join_route;
+use crate::index::lang::common::{self, join_route};
 use crate::index::lang::tokens::Chain;
 use crate::index::lang::value::{ExprRules, eval};
 
@@ -153,34 +153,41 @@ impl<'t> Ex<'t, '_, '_> {
         if recv.is_some() && self.aws_messaging(p, last) {
             return;
         }
-        // amqplib: `channel.publish(exchange, key, content)` sends to the routing key (the
-        // exchange when the key is empty), `sendToQueue(queue, …)` to the queue,
-        // `consume(queue, cb)` consumes it — on a receiver named like a channel.
+        // amqplib: `channel.publish(exchange, key, content)` sends to the routing key and
+        // produces to the exchange (the default exchange `''` is none), `sendToQueue(queue,
+        // …)` to the queue, `consume(queue, cb)` consumes it, `bindQueue(queue, exchange,
+        // key)` consumes the exchange — on a receiver named like a channel.
         if let Some(r) = recv
-            && matches!(last, "publish" | "sendToQueue" | "consume")
+            && matches!(last, "publish" | "sendToQueue" | "consume" | "bindQueue")
             && is_amqp_channel(r)
         {
             let args = self.t.args(p);
-            let (role, pick) = match (last, args.as_slice()) {
+            let line = self.line(p);
+            let (role, pick, exchange) = match (last, args.as_slice()) {
                 ("publish", [ex, key, ..]) => {
                     let k = eval(self.t, *key, &ExprRules::JS, self.asg);
-                    (
-                        EventRole::Producer,
-                        if k.as_lit() == Some("") { *ex } else { *key },
-                    )
+                    let key = (k.as_lit() != Some("")).then_some(*key);
+                    (EventRole::Producer, key, Some(*ex))
                 }
-                ("sendToQueue", [q, ..]) => (EventRole::Producer, *q),
-                ("consume", [q, ..]) => (EventRole::Consumer, *q),
+                ("sendToQueue", [q, ..]) => (EventRole::Producer, Some(*q), None),
+                ("consume", [q, ..]) => (EventRole::Consumer, Some(*q), None),
+                ("bindQueue", [_, ex, ..]) => (EventRole::Consumer, None, Some(*ex)),
                 _ => return,
             };
-            if let Some(topic) = self.topic_expr(pick.0, pick.1) {
-                let line = self.line(p);
+            if let Some(pick) = pick
+                && let Some(topic) = self.topic_expr(pick.0, pick.1)
+            {
                 self.facts.events.push(EventFact {
                     role,
                     topic,
                     via: "amqplib".to_string(),
                     line,
                 });
+            }
+            if let Some(ex) = exchange
+                && let Some(topic) = self.topic_expr(ex.0, ex.1)
+            {
+                common::push_exchange(&mut self.facts, role, topic, line);
             }
             return;
         }
@@ -377,19 +384,38 @@ ch.publish(EXCHANGE, '', Buffer.from(x));
 channel.sendToQueue(process.env.QUEUE || 'payments', msg);
 channel.consume('orders', onMessage);
 emitter.publish('not.amqp', x);
+ch.publish('', 'jobs', Buffer.from(x));
+await ch.bindQueue(q.queue, 'évènements', 'order.*');
+ch.bindQueue(q.queue, '', 'x');
+emitter.bindQueue('q', 'not.amqp', 'x');
 "#;
         let f = extract("src/bus.js", src);
-        let got = topics_shown(&f);
+        let got: Vec<_> = f
+            .events
+            .iter()
+            .map(|e| (e.role, e.topic.display(), e.via.as_str(), e.line))
+            .collect();
+        use EventRole::{Consumer, Producer};
+        let ex = crate::index::lang::common::AMQP_EXCHANGE_VIA;
         assert_eq!(
             got,
             vec![
-                (EventRole::Producer, "order.created".to_string(), 2),
-                // An empty routing key sends to the exchange.
-                (EventRole::Producer, "{EXCHANGE}".to_string(), 3),
-                (EventRole::Producer, "{env QUEUE}".to_string(), 4),
-                (EventRole::Consumer, "orders".to_string(), 5),
+                // The routing key, and the exchange as an endpoint of its own.
+                (Producer, "order.created".to_string(), "amqplib", 2),
+                (Producer, "orders".to_string(), ex, 2),
+                // An empty routing key: the exchange only.
+                (Producer, "{EXCHANGE}".to_string(), ex, 3),
+                (Producer, "{env QUEUE}".to_string(), "amqplib", 4),
+                (Consumer, "orders".to_string(), "amqplib", 5),
+                // The default exchange is no endpoint.
+                (Producer, "jobs".to_string(), "amqplib", 7),
+                // A queue bound to an exchange consumes it.
+                (Consumer, "évènements".to_string(), ex, 8),
             ]
         );
+        // Not on a channel: someone else's method.
+        let other = "queue.bindQueue('q', 'orders', 'k');\nbus.publish('orders', 'k', x);\n";
+        assert!(topics_shown(&extract("src/other.js", other)).is_empty());
     }
 
     #[test]
