@@ -2398,6 +2398,20 @@ mod tests {
         )
     }
 
+    /// Each event link as (topic, line, how its name was found).
+    fn topic_lines(g: &Graph) -> Vec<(&str, u32, &str)> {
+        g.events
+            .iter()
+            .map(|e| {
+                (
+                    g.topics[e.topic as usize].name.as_str(),
+                    e.at.line,
+                    e.how.as_str(),
+                )
+            })
+            .collect()
+    }
+
     /// Each call joined to a route as (caller file, line, route path).
     fn joined(g: &Graph) -> Vec<(u32, u32, &str)> {
         g.route_calls
@@ -2488,17 +2502,7 @@ class Invoices(private val kafkaTemplate: KafkaTemplate<String, String>) {
             ("billing", "billing/Invoices.kt", Kotlin, kt),
         ]);
         let g = &snap.graph;
-        let found: Vec<(&str, u32, &str)> = g
-            .events
-            .iter()
-            .map(|e| {
-                (
-                    g.topics[e.topic as usize].name.as_str(),
-                    e.at.line,
-                    e.how.as_str(),
-                )
-            })
-            .collect();
+        let found = topic_lines(g);
         assert_eq!(
             found.len(),
             2,
@@ -2545,17 +2549,7 @@ func main() {
             (".", "docker-compose.yml", Yaml, compose),
         ]);
         let g = &snap.graph;
-        let found: Vec<(&str, u32, &str)> = g
-            .events
-            .iter()
-            .map(|e| {
-                (
-                    g.topics[e.topic as usize].name.as_str(),
-                    e.at.line,
-                    e.how.as_str(),
-                )
-            })
-            .collect();
+        let found = topic_lines(g);
         assert_eq!(
             found.len(),
             2,
