@@ -171,6 +171,22 @@ fn php_classes_of_one_namespace_use_each_other_without_an_import() {
 }
 
 #[test]
+fn a_missing_proto_path_names_the_proto_files_not_a_scope_argument() {
+    let ws = workspace(
+        "nu-proto-path",
+        &[(
+            "orders/api/orders.proto",
+            "syntax = \"proto3\";\npackage acme;\nservice Orders { rpc Get (R) returns (R); }\nmessage R {}\n",
+        )],
+    );
+    let mut s = Session::start(&ws);
+    let e = s.err("analyze_grpc", json!({"target": "orders/none.proto"}));
+    assert!(e.contains("Invalid target for analyze_grpc"), "{e}");
+    assert!(e.contains("`orders/api/orders.proto`"), "{e}");
+    assert!(!e.contains("scope"), "{e}");
+}
+
+#[test]
 fn a_bare_name_is_grouped_per_declaration_and_a_library_type_left_out() {
     let ws = workspace("nu-groups", JAVA);
     let mut s = Session::start(&ws);

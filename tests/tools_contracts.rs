@@ -490,7 +490,11 @@ fn grpc_target_forms_select_the_same_rpcs() {
     );
     for bad in ["../outside.proto", "/etc/x.proto"] {
         let text = s.err("analyze_grpc", json!({"target": bad}));
-        assert!(text.contains("allowed scopes"), "{bad}: {text}");
+        // Refused with the reason and the .proto files to pass instead.
+        assert!(
+            text.contains("outside") && text.contains("`contracts/ledger/v1/ledger.proto`"),
+            "{bad}: {text}"
+        );
     }
     // Nothing by that name: a zero that says what was searched.
     let text = s.ok("analyze_grpc", json!({"target": "NoSuchRpcAnywhere"}));

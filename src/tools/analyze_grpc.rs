@@ -138,7 +138,7 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     let selection = if target.to_ascii_lowercase().ends_with(".proto") {
         let resolved = match env.shared.jail.resolve(target) {
             Ok(r) => r,
-            Err(e) => return ToolOutput::error(format!("{e}")),
+            Err(e) => return ToolOutput::error(proto_path_error(snap, &e.to_string())),
         };
         let file = proto_file_index(snap, &resolved.path);
         let display = match file {
@@ -271,6 +271,31 @@ fn trace_rows(snap: &Snapshot, trace: &Trace) -> Vec<Value> {
         }
     }
     rows
+}
+
+/// The error for a `.proto` target the workspace jail refused: what was wrong with the path
+/// (without the jail's advice about `scope`, an argument this tool does not have) and the
+/// `.proto` files the index holds, to pass one of them instead.
+fn proto_path_error(snap: &Snapshot, why: &str) -> String {
+    let why = why.split_once("; allowed scopes").map_or(why, |(w, _)| w);
+    let mut protos: Vec<String> = snap
+        .files
+        .iter()
+        .filter(|f| f.lang == crate::index::facts::Language::Protobuf)
+        .map(|f| snap.display_path(f).to_string())
+        .collect();
+    protos.sort();
+    if protos.is_empty() {
+        return format!(
+            "Invalid target for analyze_grpc: {why}; the index holds no .proto file. Pass a service or method name instead (`OrderService`, `OrderService.CreateOrder`)."
+        );
+    }
+    let shown: Vec<String> = protos.iter().take(8).map(|p| inline_code(p)).collect();
+    format!(
+        "Invalid target for analyze_grpc: {why}; the .proto files the index holds ({} in all): {}. Pass one of them, or a service or method name (`OrderService`, `OrderService.CreateOrder`).",
+        protos.len(),
+        shown.join(", ")
+    )
 }
 
 /// The snapshot index of the `.proto` file at `path`, if indexed.
