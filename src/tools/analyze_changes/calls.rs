@@ -8,7 +8,7 @@
 use super::super::analyze_impact;
 use super::contracts::path_score;
 use super::{Affected, ContractChange, FileClass, Report, Risk, loc_text};
-use crate::index::facts::HttpFact;
+use crate::index::facts::{Binding, FileFacts, HttpFact, Part, SymbolKind, Value};
 use crate::index::graph::{Confidence, Loc};
 use crate::index::snapshot::Snapshot;
 use crate::render::inline_code;
@@ -24,25 +24,42 @@ pub(super) fn call_contracts(snap: &Snapshot, report: &mut Report) {
             continue;
         };
         let own_root = snap.files[fi as usize].root;
+        let spans_of = |kind: SymbolKind, line: u32, end: u32| (kind, line, end.max(line));
+        let base_symbols: Vec<_> = base
+            .symbols
+            .iter()
+            .map(|s| spans_of(s.kind, s.line, s.end_line))
+            .collect();
+        let now_symbols: Vec<_> = snap.files[fi as usize]
+            .symbols()
+            .iter()
+            .map(|s| spans_of(s.kind, s.line, s.end_line))
+            .collect();
         for h in &cf.hunks {
-            let old_span = h.old..h.old.saturating_add(h.old_count);
-            let new_span = h.new..h.new.saturating_add(h.new_count);
+            // The hunk, widened to the function around it: a URL built on one line
+            // (`var uri = $"{base}items/{id}";`) is requested on the next.
+            let old_span = around(&base_symbols, h.old, h.old.saturating_add(h.old_count));
+            let new_span = around(&now_symbols, h.new, h.new.saturating_add(h.new_count));
             // Both sides scored the same way, from the URL as written, so a call the hunk
             // only moved reaches what it reached.
-            let calls_in = |http: &[HttpFact],
+            let calls_in = |facts: &FileFacts,
                             span: &std::ops::Range<u32>|
              -> Vec<(Option<String>, String, u32)> {
-                http.iter()
+                facts
+                    .http
+                    .iter()
                     .filter_map(|f| match f {
-                        HttpFact::Call { method, url, line } if span.contains(line) => {
-                            Some((method.clone(), url.display(), *line))
-                        }
+                        HttpFact::Call { method, url, line } if span.contains(line) => Some((
+                            method.clone(),
+                            local_display(url, &facts.bindings, 0),
+                            *line,
+                        )),
                         _ => None,
                     })
                     .collect()
             };
-            let old_calls = calls_in(&base.http, &old_span);
-            let new_calls = calls_in(&snap.files[fi as usize].facts().http, &new_span);
+            let old_calls = calls_in(base, &old_span);
+            let new_calls = calls_in(snap.files[fi as usize].facts(), &new_span);
             let text = |c: &[(Option<String>, String, u32)]| -> Vec<(Option<String>, String)> {
                 let mut t: Vec<_> = c.iter().map(|(m, u, _)| (m.clone(), u.clone())).collect();
                 t.sort();
@@ -69,6 +86,53 @@ pub(super) fn call_contracts(snap: &Snapshot, report: &mut Report) {
         }
     }
     report.contracts.extend(out);
+}
+
+/// A URL as it reads with the names bound in its own file filled in (`{uri}` with
+/// `uri = $"{remoteServiceBaseUrl}items/{id}"` and that field's literal): both versions of a
+/// file are read the same way, so only a change of the file's own text shows.
+fn local_display(value: &Value, bindings: &[Binding], depth: u8) -> String {
+    let mut out = String::new();
+    for p in &value.parts {
+        let bound = match p {
+            Part::Ref { name, .. } if depth < 4 => {
+                let bare = name.rsplit('.').next().unwrap_or(name);
+                bindings.iter().rev().find(|b| {
+                    b.name == *name || (!bare.is_empty() && b.name.rsplit('.').next() == Some(bare))
+                })
+            }
+            _ => None,
+        };
+        match bound {
+            Some(b) => out.push_str(&local_display(&b.value, bindings, depth + 1)),
+            None => out.push_str(
+                &Value {
+                    parts: vec![p.clone()],
+                }
+                .display(),
+            ),
+        }
+    }
+    out
+}
+
+/// The lines `lo..hi`, widened to the innermost function, method or constructor among
+/// `symbols` (kind, first line, last line) that holds line `lo`.
+fn around(symbols: &[(SymbolKind, u32, u32)], lo: u32, hi: u32) -> std::ops::Range<u32> {
+    let f = symbols
+        .iter()
+        .filter(|&&(kind, line, end)| {
+            matches!(
+                kind,
+                SymbolKind::Function | SymbolKind::Method | SymbolKind::Constructor
+            ) && line <= lo
+                && lo <= end
+        })
+        .min_by_key(|&&(_, line, end)| end - line);
+    match f {
+        Some(&(_, line, end)) => line.min(lo)..(end + 1).max(hi),
+        None => lo..hi,
+    }
 }
 
 /// The code routes (outside the caller's root when others fit too) that a call of `method`
@@ -178,5 +242,48 @@ fn retargeted(
         risk,
         owner: Some(analyze_impact::root_label(snap, caller_root).to_string()),
         affected,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_url_reads_with_the_names_of_its_file_and_a_hunk_widens_to_its_function() {
+        let field = Binding {
+            name: "CatalogService.remoteServiceBaseUrl".into(),
+            value: Value::lit("api/catalog/"),
+            line: 9,
+        };
+        let mut uri = Value::reference("remoteServiceBaseUrl");
+        uri.push(Part::Lit("items/".into()));
+        uri.push(Part::Dynamic);
+        let local = Binding {
+            name: "uri".into(),
+            value: uri,
+            line: 13,
+        };
+        let call = Value::reference("uri");
+        assert_eq!(
+            local_display(&call, &[field.clone(), local.clone()], 0),
+            "api/catalog/items/{}"
+        );
+        // An unbound name stays a name; a self-reference stops.
+        assert_eq!(local_display(&Value::reference("base"), &[], 0), "{base}");
+        let cycle = Binding {
+            name: "a".into(),
+            value: Value::reference("a"),
+            line: 1,
+        };
+        assert_eq!(local_display(&Value::reference("a"), &[cycle], 0), "{a}");
+        let symbols = [
+            (SymbolKind::Class, 1, 40),
+            (SymbolKind::Method, 11, 15),
+            (SymbolKind::Field, 9, 9),
+        ];
+        assert_eq!(around(&symbols, 13, 14), 11..16);
+        // Outside a function (a field line): the hunk as it is.
+        assert_eq!(around(&symbols, 9, 10), 9..10);
     }
 }

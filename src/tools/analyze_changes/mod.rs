@@ -1009,10 +1009,14 @@ fn risks(report: &mut Report) {
         }
         for a in c.affected.iter().filter(|a| a.external) {
             let why = match c.risk {
-                Risk::Breaking => format!("{} of {name} at `{}`, which breaks", a.role, a.location),
+                Risk::Breaking if c.kind != "call" => {
+                    format!("{} of {name} at `{}`, which breaks", a.role, a.location)
+                }
                 _ => format!("{} of changed {name} at `{}`", a.role, a.location),
             };
-            let risk = if c.kind == "package" {
+            // A package's importers, and the routes a changed call reaches, change behaviour
+            // at most: the break of a call is the caller's.
+            let risk = if c.kind == "package" || c.kind == "call" {
                 Risk::Behaviour.min(c.risk.max(Risk::Internal))
             } else {
                 c.risk
