@@ -91,6 +91,10 @@ const CSHARP: &[&str] = &[
     "new ProducerBuilder<string, string>(cfg).Build()", "Build()", "$\"{", "}\"", "@\"verbatim\"\"\"", "$@\"{x}\"",
     "\"\"\"raw\"\"\"", "'c'", "#region", "#endregion", "async Task<IActionResult> ", "override ", "=>", "?.", "??",
     "_producer.ProduceAsync(\"topic\", m)", "consumer.Subscribe(\"t\")", "public override async Task<R> Get(Req r, ServerCallContext c)",
+    "[ApiVersion(\"1.0\")]", "[ApiVersion(\"2.0-beta\")]", "[Route(\"api/v{version:apiVersion}/[controller]\")]",
+    "app.NewVersionedApi(\"Catalog\")", ".MapGroup(\"api/catalog\").HasApiVersion(1.0)", ".HasApiVersion(2, 0)",
+    "[MapToApiVersion(\"2.0\")]", "new ApiVersion(1, 0)", "public class OrderHandler : IIntegrationEventHandler<OrderCreated>",
+    "eventBus.Subscribe<OrderCreated, OrderHandler>()", "Handle(OrderCreated @event)",
 ];
 #[rustfmt::skip]
 const RAZOR: &[&str] = &[
@@ -184,6 +188,12 @@ const YAML: &[&str] = &[
     "# comment\n", "password: secret\n", "${ENV:default}", "\t", "%YAML 1.2\n",
     "services:\n", "  orders:\n", "    build: ./orders\n", "    environment:\n", "      - TOPIC=orders\n", "${T:-d}",
     "kind: Deployment\n", "kind: ConfigMap\n", "data:\n", "env:\n", "  - name: TOPIC\n", "    value: t\n", "{{ .Values.x }}",
+    "    healthcheck:\n", "      test: [\"CMD\", \"curl\", \"-f\", \"http://localhost:8080/health\"]\n",
+    "      test: [\"CMD-SHELL\", \"wget -qO- http://other:80/ready || exit 1\"]\n", "      - DB_PASSWORD=s3cr3t\n",
+    "      DATABASE_URL: postgres://user:pw@db:5432/x\n", "      ORDERS_URL: http://orders:8080\n",
+    "livenessProbe:\n", "readinessProbe:\n", "startupProbe:\n", "  httpGet:\n", "    path: /healthz\n", "    port: 8080\n",
+    "    host: other\n", "containers:\n", "  - name: web\n", "    valueFrom:\n", "      secretKeyRef:\n", "    env_file: .env\n",
+    "{{- if .Values.x }}\n", "{{- end }}\n", "{{ include \"x\" . | nindent 8 }}", "<<: *defaults\n",
 ];
 #[rustfmt::skip]
 const PROPERTIES: &[&str] = &[
@@ -222,7 +232,7 @@ const TARGETS: &[Target] = &[
     Target { name: "swift", lang: Some(Language::Swift), paths: &["svc/Sources/a.swift"], words: SWIFT },
     Target { name: "protobuf", lang: Some(Language::Protobuf), paths: &["contracts/a/v1/a.proto"], words: PROTO },
     Target { name: "markdown", lang: Some(Language::Markdown), paths: &["README.md", "docs/adr/0001-x.md"], words: MARKDOWN },
-    Target { name: "yaml", lang: Some(Language::Yaml), paths: &["svc/src/main/resources/application.yml", "openapi.yaml", "asyncapi.yml", "k8s/deploy.yaml", "docker-compose.yml"], words: YAML },
+    Target { name: "yaml", lang: Some(Language::Yaml), paths: &["svc/src/main/resources/application.yml", "openapi.yaml", "asyncapi.yml", "k8s/deploy.yaml", "docker-compose.yml", "compose.override.yaml", "deploy/helm/x/templates/deployment.yaml"], words: YAML },
     Target { name: "properties", lang: Some(Language::Properties), paths: &["svc/src/main/resources/application.properties"], words: PROPERTIES },
     Target { name: "msbuild", lang: Some(Language::MsBuild), paths: &["svc/Svc.csproj", "lib/Lib.fsproj", "x/X.vbproj"], words: MSBUILD },
     Target { name: "config", lang: None, paths: &["mesh-mcp.toml"], words: TOML },

@@ -51,10 +51,14 @@ fn compose_health_checks(entries: &[Entry], out: &mut Vec<HttpFact>) {
                 .join(" "),
         };
         if let Some(path) = own_url_path(&command) {
+            // The tool and the URL's path only: the rest of the command may hold credentials
+            // (`curl -u admin:pw …`, `-H 'Authorization: Bearer …'`, a query `?token=…`).
+            let words = shell_words(&command);
+            let tool = words.split_whitespace().next().unwrap_or("");
             out.push(HttpFact::Probe {
                 service: service.to_string(),
+                shown: format!("healthcheck {tool} {path}"),
                 path,
-                shown: format!("healthcheck {}", shell_words(&command)),
                 line: e.line,
             });
         }
@@ -94,9 +98,17 @@ fn own_url_path(command: &str) -> Option<String> {
         Some(v6) => v6.split(']').next().unwrap_or(v6),
         None => authority.split(':').next().unwrap_or(authority),
     };
-    let own = matches!(host, "localhost" | "127.0.0.1" | "0.0.0.0" | "::1");
+    let own = !authority.contains('@') && is_own_host(host);
     let path = path.split(['?', '#']).next().unwrap_or(path);
     (own && !path.contains(['$', '{'])).then(|| path.to_string())
+}
+
+/// The container itself, as a health check names it.
+fn is_own_host(host: &str) -> bool {
+    matches!(
+        host.to_ascii_lowercase().as_str(),
+        "localhost" | "127.0.0.1" | "0.0.0.0" | "::1"
+    )
 }
 
 /// A compose file by name (`docker-compose*.yml`, `compose*.yaml`), or a YAML whose top-level
@@ -232,15 +244,22 @@ fn probes(doc: &[&Entry], service_of: &dyn Fn(&[Seg]) -> String, out: &mut Vec<H
         else {
             continue;
         };
-        let port = doc
-            .iter()
-            .find(|p| {
-                p.path.len() == n
-                    && p.path[..n - 1] == e.path[..n - 1]
-                    && key(p, n - 1) == Some("port")
-            })
-            .and_then(|p| p.value.as_deref())
-            .filter(|p| !p.contains("{{"));
+        let sibling = |name: &str| {
+            doc.iter()
+                .find(|p| {
+                    p.path.len() == n
+                        && p.path[..n - 1] == e.path[..n - 1]
+                        && key(p, n - 1) == Some(name)
+                })
+                .and_then(|p| p.value.as_deref())
+        };
+        // `httpGet.host` other than the pod itself probes another host: not a self-call.
+        if sibling("host")
+            .is_some_and(|h| !h.is_empty() && !is_own_host(h.trim_matches(['[', ']'])))
+        {
+            continue;
+        }
+        let port = sibling("port").filter(|p| !p.contains("{{"));
         let shown = match port {
             Some(port) => format!("{probe} httpGet :{port}{path}"),
             None => format!("{probe} httpGet {path}"),
@@ -417,11 +436,8 @@ mod tests {
     fn compose_health_checks_of_the_container_itself_are_probes() {
         let src = "services:\n  shipping:\n    image: s\n    healthcheck:\n      test: [\"CMD\", \"curl\", \"-f\", \"http://localhost:8080/health\"]\n  web:\n    image: w\n    healthcheck:\n      test:\n        - CMD-SHELL\n        - curl -f http://127.0.0.1/_health?x=1 || exit 1\n  db:\n    image: postgres\n    healthcheck:\n      test: [\"CMD-SHELL\", \"pg_isready\"]\n  other:\n    image: o\n    healthcheck:\n      test: curl -f http://catalog:8080/health\n  plain:\n    image: p\n    healthcheck:\n      test: wget -q -O- http://[::1]:9000\n";
         let all = probes("docker-compose.yaml", src);
-        assert_eq!(all[0].2, "healthcheck curl -f http://localhost:8080/health");
-        assert_eq!(
-            all[1].2,
-            "healthcheck curl -f http://127.0.0.1/_health?x=1 || exit 1"
-        );
+        assert_eq!(all[0].2, "healthcheck curl /health");
+        assert_eq!(all[1].2, "healthcheck curl /_health");
         let got: Vec<(String, String, u32)> =
             all.into_iter().map(|(s, p, _, l)| (s, p, l)).collect();
         assert_eq!(
@@ -446,6 +462,26 @@ mod tests {
                 11
             )]
         );
+    }
+
+    #[test]
+    fn a_health_check_never_shows_its_credentials() {
+        let src = "services:\n  a:\n    image: a\n    healthcheck:\n      test: [\"CMD\", \"curl\", \"-f\", \"-u\", \"admin:s3cr3t\", \"-H\", \"Authorization: Bearer tok3n\", \"http://localhost:8080/health?token=t0k\"]\n  b:\n    image: b\n    healthcheck:\n      test: curl -f http://user:pw@localhost:8080/health\n";
+        let all = probes("docker-compose.yml", src);
+        assert_eq!(all.len(), 1, "{all:?}");
+        for secret in ["s3cr3t", "tok3n", "t0k", "pw@"] {
+            assert!(!all[0].2.contains(secret), "{all:?}");
+        }
+    }
+
+    #[test]
+    fn a_kubernetes_probe_of_another_host_is_not_a_self_call() {
+        let src = "kind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n    spec:\n      containers:\n        - name: web\n          livenessProbe:\n            httpGet:\n              host: catalog\n              path: /health\n              port: 80\n          readinessProbe:\n            httpGet:\n              host: LOCALHOST\n              path: /ready\n";
+        let got: Vec<String> = probes("k8s/web.yaml", src)
+            .into_iter()
+            .map(|p| p.1)
+            .collect();
+        assert_eq!(got, vec!["/ready".to_string()]);
     }
 
     #[test]
