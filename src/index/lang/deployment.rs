@@ -181,6 +181,8 @@ fn kubernetes(doc: &[&Entry], out: &mut Vec<EnvSetting>, http: &mut Vec<HttpFact
         .iter()
         .find(|e| e.path.len() == 2 && key(e, 0) == Some("metadata") && key(e, 1) == Some("name"))
         .and_then(|e| e.value.clone())
+        // A Helm template (`{{ .Release.Name }}-config`) names nothing.
+        .filter(|n| !n.contains("{{"))
         .unwrap_or_default();
     // The name of the container holding the entry at `path` (`…containers[i]`), else the
     // workload's; a Helm template (`{{ .Chart.Name }}`) names nothing.
