@@ -74,7 +74,15 @@ impl Resolved {
         self.segs.iter().find_map(|s| match s {
             Seg::Lit(_) => None,
             Seg::Hole { name, kind } => Some(match (kind, name) {
-                (HoleKind::Env, Some(n)) => format!("env {n} has no default in the code"),
+                // A Spring placeholder (`${retail.orders.topic}`) is a property, not a variable.
+                (HoleKind::Env, Some(n)) if n.contains('.') => {
+                    format!(
+                        "property {n} has no value in the workspace's property or deployment files (empty or unset) and no default in the code"
+                    )
+                }
+                (HoleKind::Env, Some(n)) => format!(
+                    "env {n} has no default in the code and no deployment file sets it"
+                ),
                 (HoleKind::Config, Some(n)) => {
                     format!("config key {n} is not set in the workspace's property files")
                 }
@@ -850,6 +858,23 @@ mod tests {
         );
         assert_eq!(r.text().as_deref(), Some("http://catalog:8080"));
         assert_eq!(r.how, "config retail.ui.endpoints.catalog");
+    }
+
+    #[test]
+    fn an_unresolved_spring_placeholder_is_called_a_property() {
+        let hole = |n: &str| Resolved {
+            segs: vec![Seg::Hole {
+                name: Some(n.into()),
+                kind: HoleKind::Env,
+            }],
+            how: String::new(),
+            chain: Vec::new(),
+            confidence: Confidence::Exact,
+        };
+        let why = hole("retail.orders.topic").why_unresolved().unwrap();
+        assert!(why.starts_with("property retail.orders.topic"), "{why}");
+        let why = hole("ORDERS_TOPIC").why_unresolved().unwrap();
+        assert!(why.starts_with("env ORDERS_TOPIC has no default"), "{why}");
     }
 
     #[test]
