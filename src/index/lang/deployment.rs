@@ -22,11 +22,27 @@ pub(super) fn deployment_facts(lower: &str, entries: &[Entry], facts: &mut FileF
         compose(entries, &mut facts.env_settings);
         compose_health_checks(entries, &mut facts.http);
     }
-    let docs = entries.iter().map(|e| e.doc).max().map_or(0, |d| d + 1);
-    for doc in 0..docs {
-        let of_doc: Vec<&Entry> = entries.iter().filter(|e| e.doc == doc).collect();
-        kubernetes(&of_doc, &mut facts.env_settings, &mut facts.http);
+    // The scanner emits entries in line order, so a document's entries are contiguous.
+    for doc in entries.chunk_by(|a, b| a.doc == b.doc) {
+        kubernetes(doc, &mut facts.env_settings, &mut facts.http);
     }
+}
+
+/// The entries around `doc[i]` that share its first `depth` path segments: the subtree it is
+/// in (contiguous, as the scanner emits entries in line order), so a sibling or a container's
+/// name is looked up there and not across the whole document.
+fn subtree(doc: &[Entry], i: usize, depth: usize) -> &[Entry] {
+    let prefix = &doc[i].path[..depth.min(doc[i].path.len())];
+    let inside = |e: &Entry| e.path.starts_with(prefix);
+    let lo = doc[..i]
+        .iter()
+        .rposition(|e| !inside(e))
+        .map_or(0, |j| j + 1);
+    let hi = doc[i..]
+        .iter()
+        .position(|e| !inside(e))
+        .map_or(doc.len(), |j| i + j);
+    &doc[lo..hi]
 }
 
 /// A compose `healthcheck.test` that fetches a URL of the container itself
@@ -134,19 +150,20 @@ fn key(e: &Entry, i: usize) -> Option<&str> {
 
 /// `services.<name>.environment` in both forms, with the service's build context.
 fn compose(entries: &[Entry], out: &mut Vec<EnvSetting>) {
-    let context_of = |service: &str| {
-        entries.iter().find_map(|e| {
-            let is_build = key(e, 0) == Some("services")
-                && key(e, 1) == Some(service)
-                && key(e, 2) == Some("build");
-            let short = e.path.len() == 3;
-            let long = e.path.len() == 4 && key(e, 3) == Some("context");
-            (is_build && (short || long))
-                .then(|| e.value.clone())
-                .flatten()
-                .filter(|v| !v.is_empty() && !v.contains("${"))
-        })
-    };
+    // Each service's build context (`build: ./x` or `build.context`), read once.
+    let mut contexts: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
+    for e in entries {
+        let is_build = key(e, 0) == Some("services") && key(e, 2) == Some("build");
+        let short = e.path.len() == 3;
+        let long = e.path.len() == 4 && key(e, 3) == Some("context");
+        if let (true, Some(service), Some(v)) = (is_build && (short || long), key(e, 1), &e.value)
+            && !v.is_empty()
+            && !v.contains("${")
+        {
+            contexts.entry(service).or_insert(v);
+        }
+    }
+    let context_of = |service: &str| contexts.get(service).map(|c| c.to_string());
     for e in entries {
         if key(e, 0) != Some("services") || key(e, 2) != Some("environment") || e.path.len() != 4 {
             continue;
@@ -168,7 +185,7 @@ fn compose(entries: &[Entry], out: &mut Vec<EnvSetting>) {
 
 /// Kubernetes `…containers[i].env[j].{name,value}`, ConfigMap `data` and container
 /// `httpGet` probes, in one document.
-fn kubernetes(doc: &[&Entry], out: &mut Vec<EnvSetting>, http: &mut Vec<HttpFact>) {
+fn kubernetes(doc: &[Entry], out: &mut Vec<EnvSetting>, http: &mut Vec<HttpFact>) {
     let top = |k: &str| {
         doc.iter()
             .find(|e| e.path.len() == 1 && key(e, 0) == Some(k))
@@ -184,15 +201,13 @@ fn kubernetes(doc: &[&Entry], out: &mut Vec<EnvSetting>, http: &mut Vec<HttpFact
         // A Helm template (`{{ .Release.Name }}-config`) names nothing.
         .filter(|n| !n.contains("{{"))
         .unwrap_or_default();
-    // The name of the container holding the entry at `path` (`…containers[i]`), else the
-    // workload's; a Helm template (`{{ .Chart.Name }}`) names nothing.
-    let service_of = |container: &[Seg]| {
-        doc.iter()
-            .find(|c| {
-                c.path.len() == container.len() + 1
-                    && c.path[..container.len()] == *container
-                    && key(c, container.len()) == Some("name")
-            })
+    // The name of the container holding `doc[i]` whose path is `depth` segments long
+    // (`…containers[i]`), else the workload's; a Helm template (`{{ .Chart.Name }}`) names
+    // nothing.
+    let service_of = |i: usize, depth: usize| {
+        subtree(doc, i, depth)
+            .iter()
+            .find(|c| c.path.len() == depth + 1 && key(c, depth) == Some("name"))
             .and_then(|c| c.value.clone())
             .filter(|s| !s.contains("{{"))
             .unwrap_or_else(|| workload.clone())
@@ -209,7 +224,7 @@ fn kubernetes(doc: &[&Entry], out: &mut Vec<EnvSetting>, http: &mut Vec<HttpFact
         }
         return;
     }
-    for e in doc {
+    for (i, e) in doc.iter().enumerate() {
         let n = e.path.len();
         if n < 3 || key(e, n - 1) != Some("name") || key(e, n - 3) != Some("env") {
             continue;
@@ -217,21 +232,20 @@ fn kubernetes(doc: &[&Entry], out: &mut Vec<EnvSetting>, http: &mut Vec<HttpFact
         let Some(var) = e.value.as_deref() else {
             continue;
         };
-        let item = &e.path[..n - 1];
-        let value = doc.iter().find(|v| {
-            v.path.len() == n && v.path[..n - 1] == *item && key(v, n - 1) == Some("value")
-        });
+        let value = subtree(doc, i, n - 1)
+            .iter()
+            .find(|v| v.path.len() == n && key(v, n - 1) == Some("value"));
         let Some(value) = value.and_then(|v| v.value.as_deref().map(|s| (s, v.line))) else {
             continue;
         };
-        let service = service_of(&e.path[..n - 3]);
+        let service = service_of(i, n - 3);
         push(out, var, value.0, value.1, &service, None);
     }
 }
 
 /// `livenessProbe`, `readinessProbe` and `startupProbe` with `httpGet.path`.
-fn probes(doc: &[&Entry], service_of: &dyn Fn(&[Seg]) -> String, out: &mut Vec<HttpFact>) {
-    for e in doc {
+fn probes(doc: &[Entry], service_of: &dyn Fn(usize, usize) -> String, out: &mut Vec<HttpFact>) {
+    for (i, e) in doc.iter().enumerate() {
         let n = e.path.len();
         if n < 3 || key(e, n - 1) != Some("path") || key(e, n - 2) != Some("httpGet") {
             continue;
@@ -247,12 +261,9 @@ fn probes(doc: &[&Entry], service_of: &dyn Fn(&[Seg]) -> String, out: &mut Vec<H
             continue;
         };
         let sibling = |name: &str| {
-            doc.iter()
-                .find(|p| {
-                    p.path.len() == n
-                        && p.path[..n - 1] == e.path[..n - 1]
-                        && key(p, n - 1) == Some(name)
-                })
+            subtree(doc, i, n - 1)
+                .iter()
+                .find(|p| p.path.len() == n && key(p, n - 1) == Some(name))
                 .and_then(|p| p.value.as_deref())
         };
         // `httpGet.host` other than the pod itself probes another host: not a self-call.
@@ -267,7 +278,7 @@ fn probes(doc: &[&Entry], service_of: &dyn Fn(&[Seg]) -> String, out: &mut Vec<H
             None => format!("{probe} httpGet {path}"),
         };
         out.push(HttpFact::Probe {
-            service: service_of(&e.path[..n - 3]),
+            service: service_of(i, n - 3),
             path: path.to_string(),
             shown,
             line: e.line,
