@@ -292,6 +292,7 @@ impl<'s, 'a> Parser<'s, 'a> {
         let (parent, container) = self.container();
         let sym = self
             .out
+            .facts
             .push_symbol(name, kind, (line, end_line), doc, container);
         let ty = self.out.model.types.len();
         self.out.model.types.push(TypeDecl {
@@ -345,7 +346,7 @@ impl<'s, 'a> Parser<'s, 'a> {
             };
             let line = src.line(k + 1);
             let doc = jvm::doc_line(src.lx, src.line(x), annotated);
-            self.out.push_symbol(
+            self.out.facts.push_symbol(
                 name,
                 SymbolKind::Field,
                 (line, src.line(y - 1)),
@@ -417,6 +418,7 @@ impl<'s, 'a> Parser<'s, 'a> {
         let line = src.line(name_at);
         let doc = self.doc(&pending, kw);
         self.out
+            .facts
             .push_symbol(name, kind, (line, end_line), doc, container);
         self.out.model.methods.push(MethodDecl {
             name,
@@ -524,7 +526,7 @@ impl<'s, 'a> Parser<'s, 'a> {
         };
         let doc = self.doc(&pending, kw);
         let line = src.line(kw);
-        self.out.push_symbol(
+        self.out.facts.push_symbol(
             &class,
             SymbolKind::Constructor,
             (line, end_line),

@@ -492,6 +492,7 @@ impl<'s, 'a> Parser<'s, 'a> {
         };
         let sym = self
             .out
+            .facts
             .push_symbol(name, kind, (line, end_line), doc, container);
         let ty = self.out.model.types.len();
         self.out.model.types.push(TypeDecl {
@@ -546,7 +547,7 @@ impl<'s, 'a> Parser<'s, 'a> {
             }
             let Some(name) = src.ident(k) else { continue };
             let doc = jvm::doc_line(src.lx, src.line(x), annotated);
-            self.out.push_symbol(
+            self.out.facts.push_symbol(
                 name,
                 SymbolKind::Field,
                 (src.line(k), src.line(y - 1)),
@@ -582,6 +583,7 @@ impl<'s, 'a> Parser<'s, 'a> {
         };
         let doc = self.doc(&pending, kw);
         self.out
+            .facts
             .push_symbol(&name, kind, (name_tok.line, end_line), doc, container);
         self.out.model.methods.push(MethodDecl {
             name: if kind == SymbolKind::Constructor {
@@ -652,7 +654,7 @@ impl<'s, 'a> Parser<'s, 'a> {
         };
         let doc = self.doc(&pending, kw);
         let container = self.container().1;
-        self.out.push_symbol(
+        self.out.facts.push_symbol(
             name,
             SymbolKind::TypeAlias,
             (src.line(kw + 1), src.end_line(end.saturating_sub(1))),
@@ -680,7 +682,7 @@ impl<'s, 'a> Parser<'s, 'a> {
             if src.is(j, "(") || src.is(j, "[") {
                 j = src.close_or_end(j) + 1;
             }
-            self.out.push_symbol(
+            self.out.facts.push_symbol(
                 name,
                 SymbolKind::EnumValue,
                 (line, line),

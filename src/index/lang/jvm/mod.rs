@@ -579,19 +579,6 @@ pub struct Parsed<'a> {
 }
 
 impl<'a> Parsed<'a> {
-    /// Records a symbol (its end line never before its line); returns its index.
-    pub fn push_symbol(
-        &mut self,
-        name: &str,
-        kind: SymbolKind,
-        (line, end_line): (u32, u32),
-        doc_line: Option<u32>,
-        container: Option<String>,
-    ) -> usize {
-        self.facts
-            .push_symbol(name, kind, (line, end_line), doc_line, container)
-    }
-
     /// Records a Kotlin or Scala `val`/`var` whose name is token `name_at` and whose
     /// declaration ends before token `end`: a constant when `constant`, else a field of the
     /// type `owner` or a top-level variable.
@@ -614,7 +601,8 @@ impl<'a> Parsed<'a> {
             src.line(name_at),
             src.end_line(end.saturating_sub(1).max(name_at)),
         );
-        self.push_symbol(src.toks[name_at].text, kind, lines, doc_line, container);
+        self.facts
+            .push_symbol(src.toks[name_at].text, kind, lines, doc_line, container);
     }
 
     /// `package a.b.c` (the `;` optional) at `at`: records the package; returns the index
@@ -652,7 +640,8 @@ impl<'a> Parsed<'a> {
                     }
                     let container = Some(enum_name.to_string());
                     let lines = (line, end_line);
-                    self.push_symbol(name, SymbolKind::EnumValue, lines, doc_line, container);
+                    self.facts
+                        .push_symbol(name, SymbolKind::EnumValue, lines, doc_line, container);
                     j = next.max(j + 1);
                 }
                 EnumStep::Done { next } => return (next, false),

@@ -69,7 +69,9 @@ impl<L> Walk<'_, '_, L> {
         doc_line: Option<u32>,
     ) -> usize {
         let container = self.container().1;
-        self.out.push_symbol(name, kind, lines, doc_line, container)
+        self.out
+            .facts
+            .push_symbol(name, kind, lines, doc_line, container)
     }
 
     /// The innermost open enum has read its constants: members follow.
