@@ -194,17 +194,21 @@ pub fn aws_sdk_method(
     &'static [&'static str],
 )> {
     use crate::index::facts::EventRole::{Consumer, Producer};
-    let folded: String = method
-        .strip_suffix("Async")
-        .unwrap_or(method)
-        .chars()
-        .filter(|c| *c != '_')
-        .map(|c| c.to_ascii_lowercase())
-        .collect();
-    match folded.as_str() {
-        "sendmessage" | "sendmessagebatch" => Some((Producer, "SQS", &["QueueUrl"])),
-        "receivemessage" => Some((Consumer, "SQS", &["QueueUrl"])),
-        "publish" | "publishbatch" => Some((Producer, "SNS", &["TopicArn", "TargetArn"])),
+    // Folded into a stack buffer: this runs on every call site of every file, and the longest
+    // SDK name is 16 letters, so anything longer is no SDK method.
+    let mut buf = [0u8; 16];
+    let mut len = 0;
+    for b in method.strip_suffix("Async").unwrap_or(method).bytes() {
+        if b == b'_' {
+            continue;
+        }
+        *buf.get_mut(len)? = b.to_ascii_lowercase();
+        len += 1;
+    }
+    match &buf[..len] {
+        b"sendmessage" | b"sendmessagebatch" => Some((Producer, "SQS", &["QueueUrl"])),
+        b"receivemessage" => Some((Consumer, "SQS", &["QueueUrl"])),
+        b"publish" | b"publishbatch" => Some((Producer, "SNS", &["TopicArn", "TargetArn"])),
         _ => None,
     }
 }
