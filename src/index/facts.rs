@@ -347,8 +347,9 @@ pub enum GrpcFact {
         line: u32,
     },
     /// A method called on a client (`client.CreateOrder(ctx, req)`). `service` is set when the
-    /// receiver is known to hold a client of that service; otherwise the receiver name is kept
-    /// for resolution against `Client { var }` facts of the same file.
+    /// receiver is known to hold a client of that service; otherwise (a Go call on a field the
+    /// file does not type) the graph resolves the receiver against the `Client { var }` facts
+    /// of the other files of the package.
     Call {
         service: Option<String>,
         receiver: String,

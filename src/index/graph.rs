@@ -665,7 +665,7 @@ impl Graph {
                         }
                     }
                     GrpcFact::Call {
-                        service,
+                        service: Some(service),
                         receiver,
                         method,
                         line,
@@ -674,7 +674,26 @@ impl Graph {
                             file: fi as u32,
                             line: *line,
                         };
-                        self.call_links(at, service.as_deref(), receiver, method);
+                        self.call_links(at, service, receiver, method);
+                    }
+                    GrpcFact::Call {
+                        service: None,
+                        receiver,
+                        method,
+                        line,
+                    } => {
+                        // A call on a field the file does not type (`fe.adSvc.GetAds(…)`, the
+                        // struct declared in another file of the package): the field holds a
+                        // client when the package stores one under that name.
+                        let package = by_dir.get(&dir_of(f)).map_or(&[][..], Vec::as_slice);
+                        let services = field_client_services(files, package, receiver);
+                        let at = Loc {
+                            file: fi as u32,
+                            line: *line,
+                        };
+                        for service in services {
+                            self.call_links(at, service, receiver, method);
+                        }
                     }
                 }
             }
@@ -729,28 +748,16 @@ impl Graph {
         }
     }
 
-    /// The RPCs one call site may reach: the named service's RPC of that method, or, with the
-    /// service unknown, every RPC of that method name (a guess at best).
-    fn call_links(&mut self, at: Loc, service: Option<&str>, receiver: &str, method: &str) {
+    /// The RPCs one call site on a client of `service` may reach: the service's RPC of that
+    /// method (in every contract of that name).
+    fn call_links(&mut self, at: Loc, service: &str, receiver: &str, method: &str) {
         let label = format!("{receiver}.{method}");
-        let (hits, one): (Vec<u32>, Confidence) = match service {
-            Some(s) => {
-                let candidates = self.contracts_named(s);
-                let hits = candidates
-                    .iter()
-                    .filter_map(|&c| self.rpc_in(c, method))
-                    .collect();
-                (hits, Confidence::Exact)
-            }
-            None => {
-                let key = method_key(method);
-                let hits = (0..self.rpcs.len() as u32)
-                    .filter(|&r| method_key(&self.rpcs[r as usize].name) == key)
-                    .collect();
-                (hits, Confidence::Heuristic)
-            }
-        };
-        let conf = Confidence::of_candidates(hits.len(), one);
+        let hits: Vec<u32> = self
+            .contracts_named(service)
+            .iter()
+            .filter_map(|&c| self.rpc_in(c, method))
+            .collect();
+        let conf = Confidence::of_candidates(hits.len(), Confidence::Exact);
         for r in hits {
             self.calls.push(RpcLink {
                 rpc: r,
@@ -1321,6 +1328,31 @@ fn generated_client_methods(files: &[Arc<FileEntry>]) -> HashMap<String, Vec<(u3
 
 /// A file's root and directory: the files of one package, for a server whose methods live in
 /// another file of its package (Go).
+/// The services whose clients `files` of one package (`package`, indexes into `files`) store
+/// in a variable or field named `field`, each once.
+fn field_client_services<'f>(
+    files: &'f [Arc<FileEntry>],
+    package: &[usize],
+    field: &str,
+) -> Vec<&'f str> {
+    let mut out: Vec<&str> = Vec::new();
+    for &pi in package {
+        for fact in &files[pi].facts().grpc {
+            if let GrpcFact::Client {
+                service,
+                var: Some(var),
+                ..
+            } = fact
+                && var == field
+                && !out.contains(&service.as_str())
+            {
+                out.push(service);
+            }
+        }
+    }
+    out
+}
+
 fn dir_of(f: &FileEntry) -> (u16, &str) {
     (f.root, f.path.rsplit_once('/').map_or("", |(d, _)| d))
 }
@@ -2382,6 +2414,33 @@ mod tests {
         lines.sort();
         lines.dedup();
         assert_eq!(lines, vec![5, 9]);
+    }
+
+    #[test]
+    fn a_go_call_through_a_field_typed_in_another_file_of_the_package_resolves() {
+        use crate::index::facts::Language::{Go, Protobuf};
+        let proto = "syntax = \"proto3\";\npackage shop;\nservice AdService {\n  rpc GetAds(Req) returns (Res);\n}\n";
+        let main_go = "package main\n\ntype server struct {\n\tads pb.AdServiceClient\n\tlog *zap.Logger\n}\n\nfunc main() {\n\tsvc := new(server)\n\tsvc.ads = pb.NewAdServiceClient(conn)\n}\n";
+        let rpc_go = "package main\n\nfunc (fe *server) ads(ctx context.Context) {\n\tresp, err := fe.ads.GetAds(ctx, &pb.Req{})\n\tfe.log.GetAds(\"not a client\")\n\tfe.other.GetAds(ctx, nil)\n}\n";
+        let elsewhere = "package other\n\nfunc f(x *T) {\n\tx.ads.GetAds(ctx, nil)\n}\n";
+        let snap = graph_of(&[
+            ("shop", "ads.proto", Protobuf, proto),
+            ("web", "main.go", Go, main_go),
+            ("web", "rpc.go", Go, rpc_go),
+            ("web", "other/f.go", Go, elsewhere),
+        ]);
+        let calls: Vec<(&str, u32, &str)> = snap
+            .graph
+            .calls
+            .iter()
+            .map(|c| {
+                let path: &str = &snap.files[c.at.file as usize].path;
+                (path, c.at.line, c.label.as_str())
+            })
+            .collect();
+        // Only the call in the package that stores the client: not `log` (typed in the
+        // struct), not `other` (no client of that name), not another package's `ads`.
+        assert_eq!(calls, vec![("rpc.go", 4, "ads.GetAds")]);
     }
 
     /// The graph of `files` (root, path, language, text), each extracted the way the indexer does.

@@ -191,18 +191,32 @@ fn grpc_call(
         .filter(|s| !s.is_empty())
     {
         let args = src.args(open, close);
-        let impl_type = args.positional.first().and_then(|&(s, e)| {
-            if let Some((c, _, _)) = src.call(s, e) {
-                return Some(c.rsplit('.').next().unwrap_or(c).to_string());
-            }
-            let name = src.dotted(s, e)?;
-            st.instances.get(receiver_key(name)).cloned()
-        });
-        st.facts.grpc.push(GrpcFact::Server {
-            service: svc.to_string(),
-            impl_type,
-            line,
-        });
+        // The implementing classes: a construction in place, or every class the registered
+        // name was built from (a real and a dummy servicer chosen at run time); none known
+        // leaves the type open.
+        let impl_types: Vec<Option<String>> = match args.positional.first() {
+            Some(&(s, e)) => match src.call(s, e) {
+                Some((c, _, _)) => vec![Some(c.rsplit('.').next().unwrap_or(c).to_string())],
+                None => src
+                    .dotted(s, e)
+                    .and_then(|name| st.instances.get(receiver_key(name)))
+                    .map(|classes| classes.iter().cloned().map(Some).collect())
+                    .unwrap_or_default(),
+            },
+            None => Vec::new(),
+        };
+        let impl_types = if impl_types.is_empty() {
+            vec![None]
+        } else {
+            impl_types
+        };
+        for impl_type in impl_types {
+            st.facts.grpc.push(GrpcFact::Server {
+                service: svc.to_string(),
+                impl_type,
+                line,
+            });
+        }
         return true;
     }
     if st.grpc_file

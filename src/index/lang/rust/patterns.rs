@@ -247,7 +247,8 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
             }
         }
         let is_rpc = |m: &str| !CLIENT_PLUMBING.contains(&m);
-        let calls = common::client_calls(t, &self.bindings, is_rpc, |k| self.enclosing_func(k));
+        let calls =
+            common::client_calls(t, &self.bindings, is_rpc, |k| self.enclosing_func(k), false);
         self.facts.grpc.extend(calls);
     }
 
