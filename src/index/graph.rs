@@ -625,7 +625,22 @@ impl Graph {
                                         .filter(|&o| o != fi && !files[o].generated),
                                 );
                             }
-                            self.server_handlers(files, c, &dir_files, impl_type.as_deref(), conf);
+                            // A registration that maps its handlers itself (`addService(svc,
+                            // { convert, charge: h })`) has them as Handler facts: looking
+                            // for functions named like the RPCs would list each one twice.
+                            let mapped = impl_type.is_none()
+                                && f.facts().grpc.iter().any(|g| {
+                                    matches!(g, GrpcFact::Handler { service: s, .. } if s == service)
+                                });
+                            if !mapped {
+                                self.server_handlers(
+                                    files,
+                                    c,
+                                    &dir_files,
+                                    impl_type.as_deref(),
+                                    conf,
+                                );
+                            }
                         }
                     }
                     GrpcFact::Handler {
@@ -2441,6 +2456,27 @@ mod tests {
         // Only the call in the package that stores the client: not `log` (typed in the
         // struct), not `other` (no client of that name), not another package's `ads`.
         assert_eq!(calls, vec![("rpc.go", 4, "ads.GetAds")]);
+    }
+
+    #[test]
+    fn a_node_server_mapping_its_handlers_lists_each_handler_once() {
+        use crate::index::facts::Language::{JavaScript, Protobuf};
+        let proto = "syntax = \"proto3\";\npackage shop;\nservice Currency {\n  rpc Convert(Req) returns (Res);\n  rpc GetRates(Req) returns (Res);\n}\n";
+        let js = "const grpc = require('@grpc/grpc-js');\nfunction convert (call, cb) { cb(null, {}) }\nfunction getRates (call, cb) { cb(null, {}) }\nconst server = new grpc.Server();\nserver.addService(shop.Currency.service, {convert, getRates: getRates});\n";
+        let snap = graph_of(&[
+            ("shop", "currency.proto", Protobuf, proto),
+            ("currency", "server.js", JavaScript, js),
+        ]);
+        let handlers: Vec<(u32, &str)> = snap
+            .graph
+            .handlers
+            .iter()
+            .map(|h| (h.at.line, h.label.as_str()))
+            .collect();
+        assert_eq!(
+            handlers,
+            vec![(5, "Currency.convert"), (5, "Currency.getRates")]
+        );
     }
 
     /// The graph of `files` (root, path, language, text), each extracted the way the indexer does.
