@@ -45,6 +45,7 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
         let mut st = State {
             is_init: path.rsplit('/').next() == Some("__init__.py"),
             grpc_file: code.contains("grpc"),
+            django_urls: code.contains("django.urls") || code.contains("django.conf.urls"),
             kafka_lib,
             ..State::default()
         };
@@ -109,6 +110,9 @@ struct State {
     facts: FileFacts,
     is_init: bool,
     grpc_file: bool,
+    /// The file names Django's URL module: its bare `path()`, `re_path()` and `url()` calls
+    /// are URL patterns.
+    django_urls: bool,
     kafka_lib: Option<&'static str>,
     /// Name as written (`self.stub`, `stub`) → the stubs bound to it.
     stubs: HashMap<String, Vec<StubVar>>,
