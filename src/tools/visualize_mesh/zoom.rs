@@ -129,7 +129,6 @@ pub(super) fn zoom_view(
     max_services: usize,
     service_caption: &dyn Fn(&str) -> String,
 ) {
-    let g = &snap.graph;
     let mut z = ZoomBuilder {
         snap,
         focus,
@@ -140,6 +139,21 @@ pub(super) fn zoom_view(
         links: Vec::new(),
     };
     let focus_id = z.endpoint(focus);
+    z.draw_contracts(view, focus_contracts(snap, focus), &focus_id);
+    z.draw_links_touching_focus(links, &focus_id);
+    view.services_shown = z
+        .nodes
+        .iter()
+        .filter(|n| n.kind == NodeKind::Service)
+        .count();
+    view.nodes = z.nodes;
+    view.links = z.links;
+}
+
+/// The focus's contracts, in declaration order: the gRPC services it implements (with the
+/// calls of their RPCs), then the routes it serves (with the calls reaching them).
+fn focus_contracts(snap: &Snapshot, focus: &str) -> Vec<Contract> {
+    let g = &snap.graph;
     let here = |at: Loc| group_of(snap, at.file) == focus && !snap.files[at.file as usize].is_test;
     let place = |at: Loc| {
         format!(
@@ -148,9 +162,6 @@ pub(super) fn zoom_view(
             at.line
         )
     };
-    // The focus's contracts, then the `max_services` busiest drawn (most call sites first,
-    // then declaration order); the rest fold into one node, so a service with thousands of
-    // routes draws a bounded picture and names what it left out.
     let mut contracts: Vec<Contract> = Vec::new();
     for (ci, c) in g.contracts.iter().enumerate() {
         let implemented = g
@@ -209,72 +220,88 @@ pub(super) fn zoom_view(
             sites,
         });
     }
-    if contracts.len() > max_services {
-        crate::order::sort_by(&mut contracts, |a, b| b.sites.len().cmp(&a.sites.len()));
-        let folded = contracts.split_off(max_services);
-        view.contracts_folded = folded.len();
-        view.hidden_contracts = folded.iter().take(3).map(|c| c.name.clone()).collect();
-        for c in contracts {
-            z.contract(c);
-        }
-        let oid = z.node(
-            "other:contracts",
-            "other contracts",
-            NodeKind::Other,
-            format!("{} more contracts", folded.len()),
-            None,
-        );
-        z.links.push(MeshLink {
-            from: focus_id.clone(),
-            to: oid,
-            kind: LinkKind::Owns,
-            count: u32::try_from(folded.len()).unwrap_or(u32::MAX),
-            confidence: "exact",
-            confidence_counts: ConfidenceCounts::default(),
-            example: folded.first().map(|c| c.loc.clone()).unwrap_or_default(),
-        });
-    } else {
-        for c in contracts {
-            z.contract(c);
-        }
-    }
-    // Every folded link touching the focus; calls into it were drawn per contract above.
-    let mut topics_here: Vec<&String> = Vec::new();
-    for ((from, to, kind), fold) in links {
-        if from != focus && to != focus {
-            continue;
-        }
-        if matches!(kind, LinkKind::Grpc | LinkKind::Http) && to == focus {
-            continue;
-        }
-        let other = if from == focus { to } else { from };
-        if other.starts_with("topic:") {
-            topics_here.push(other);
-        }
-        let oid = z.endpoint(other);
-        let (a, b) = if from == focus {
-            (focus_id.clone(), oid)
+    contracts
+}
+
+impl ZoomBuilder<'_> {
+    /// Draws the focus's contracts: the `max_services` busiest (most call sites first, then
+    /// declaration order) and the rest folded into one node, so a service with thousands of
+    /// routes draws a bounded picture and names what it left out.
+    fn draw_contracts(
+        &mut self,
+        view: &mut MeshView,
+        mut contracts: Vec<Contract>,
+        focus_id: &str,
+    ) {
+        if contracts.len() > self.max_services {
+            crate::order::sort_by(&mut contracts, |a, b| b.sites.len().cmp(&a.sites.len()));
+            let folded = contracts.split_off(self.max_services);
+            view.contracts_folded = folded.len();
+            view.hidden_contracts = folded.iter().take(3).map(|c| c.name.clone()).collect();
+            for c in contracts {
+                self.contract(c);
+            }
+            let oid = self.node(
+                "other:contracts",
+                "other contracts",
+                NodeKind::Other,
+                format!("{} more contracts", folded.len()),
+                None,
+            );
+            self.links.push(MeshLink {
+                from: focus_id.to_string(),
+                to: oid,
+                kind: LinkKind::Owns,
+                count: u32::try_from(folded.len()).unwrap_or(u32::MAX),
+                confidence: "exact",
+                confidence_counts: ConfidenceCounts::default(),
+                example: folded.first().map(|c| c.loc.clone()).unwrap_or_default(),
+            });
         } else {
-            (oid, focus_id.clone())
-        };
-        z.links.push(fold.link(a, b, *kind));
-    }
-    // The other ends of the focus's topics.
-    for ((from, to, kind), fold) in links {
-        if from == focus || to == focus {
-            continue;
-        }
-        if topics_here.contains(&from) || topics_here.contains(&to) {
-            let a = z.endpoint(from);
-            let b = z.endpoint(to);
-            z.links.push(fold.link(a, b, *kind));
+            for c in contracts {
+                self.contract(c);
+            }
         }
     }
-    view.services_shown = z
-        .nodes
-        .iter()
-        .filter(|n| n.kind == NodeKind::Service)
-        .count();
-    view.nodes = z.nodes;
-    view.links = z.links;
+
+    /// Draws every folded link touching the focus (calls into it were drawn per contract),
+    /// and the other ends of its topics.
+    fn draw_links_touching_focus(
+        &mut self,
+        links: &BTreeMap<(String, String, LinkKind), Fold>,
+        focus_id: &str,
+    ) {
+        let focus = self.focus;
+        let mut topics_here: Vec<&String> = Vec::new();
+        for ((from, to, kind), fold) in links {
+            if from != focus && to != focus {
+                continue;
+            }
+            if matches!(kind, LinkKind::Grpc | LinkKind::Http) && to == focus {
+                continue;
+            }
+            let other = if from == focus { to } else { from };
+            if other.starts_with("topic:") {
+                topics_here.push(other);
+            }
+            let oid = self.endpoint(other);
+            let (a, b) = if from == focus {
+                (focus_id.to_string(), oid)
+            } else {
+                (oid, focus_id.to_string())
+            };
+            self.links.push(fold.link(a, b, *kind));
+        }
+        // The other ends of the focus's topics.
+        for ((from, to, kind), fold) in links {
+            if from == focus || to == focus {
+                continue;
+            }
+            if topics_here.contains(&from) || topics_here.contains(&to) {
+                let a = self.endpoint(from);
+                let b = self.endpoint(to);
+                self.links.push(fold.link(a, b, *kind));
+            }
+        }
+    }
 }
