@@ -859,6 +859,49 @@ fn route_rows_with(
             .iter()
             .map(|&r| root_of(snap, g.routes[r as usize].at)),
     );
+    let rows = route_and_caller_rows(snap, routes, &owners);
+    let mut notes = vec![
+        "_Callers are matched by the path of their URL, with names, env defaults and config keys resolved (heuristic)._".to_string(),
+    ];
+    // A zero says what was searched: every HTTP call site the index holds, matched or not.
+    let no_caller = !rows.iter().any(|r| {
+        r.role == Role::Caller
+            && (include_tests || r.at.is_none_or(|l| !snap.files[l.file as usize].is_test))
+    });
+    if no_caller {
+        notes.push(searched_call_sites(snap));
+    }
+    // HTTP calls the index could not match that may still reach these routes: their host
+    // names an owner service, or their path shares a literal segment with a route.
+    let words = route_words(g, routes);
+    let methods: Vec<&str> = routes
+        .iter()
+        .map(|&r| g.routes[r as usize].method.as_str())
+        .collect();
+    if no_caller {
+        notes.extend(fitting_unresolved_calls(
+            snap,
+            &owners,
+            &methods,
+            &words,
+            include_tests,
+        ));
+        return (rows, owners.into_iter().collect(), notes);
+    }
+    notes.extend(maybe_callers(
+        snap,
+        &owners,
+        &methods,
+        &words,
+        include_tests,
+    ));
+    (rows, owners.into_iter().collect(), notes)
+}
+
+/// One row per route (its handler, with the API versions it serves) followed by one per call
+/// of it; `owners` are the roots serving the routes.
+fn route_and_caller_rows(snap: &Snapshot, routes: &[u32], owners: &BTreeSet<u16>) -> Vec<Row> {
+    let g = &snap.graph;
     let ext = |l: Loc| !owners.contains(&root_of(snap, l));
     let mut rows = Vec::new();
     for &r in routes {
@@ -900,41 +943,41 @@ fn route_rows_with(
             });
         }
     }
-    let mut notes = vec![
-        "_Callers are matched by the path of their URL, with names, env defaults and config keys resolved (heuristic)._".to_string(),
-    ];
-    // A zero says what was searched: every HTTP call site the index holds, matched or not.
-    let no_caller = !rows.iter().any(|r| {
-        r.role == Role::Caller
-            && (include_tests || r.at.is_none_or(|l| !snap.files[l.file as usize].is_test))
-    });
-    if no_caller {
-        let sites: BTreeSet<(u32, u32)> = g
-            .route_calls
+    rows
+}
+
+/// The "No caller found" note: how many HTTP call sites were searched, in how many roots,
+/// matched or not.
+fn searched_call_sites(snap: &Snapshot) -> String {
+    let g = &snap.graph;
+    let sites: BTreeSet<(u32, u32)> = g
+        .route_calls
+        .iter()
+        .map(|c| (c.at.file, c.at.line))
+        .chain(g.unresolved_calls.iter().map(|c| (c.at.file, c.at.line)))
+        .collect();
+    let roots: BTreeSet<u16> = sites
+        .iter()
+        .map(|&(f, _)| snap.files[f as usize].root)
+        .collect();
+    format!(
+        "**No caller found**: searched {} HTTP call site(s) in {} of {} root(s) ({} matched to a route, {} unresolved); the unresolved ones whose verb fits, if any, are listed below.",
+        sites.len(),
+        roots.len(),
+        snap.roots.len(),
+        g.route_calls
             .iter()
             .map(|c| (c.at.file, c.at.line))
-            .chain(g.unresolved_calls.iter().map(|c| (c.at.file, c.at.line)))
-            .collect();
-        let roots: BTreeSet<u16> = sites
-            .iter()
-            .map(|&(f, _)| snap.files[f as usize].root)
-            .collect();
-        notes.push(format!(
-            "**No caller found**: searched {} HTTP call site(s) in {} of {} root(s) ({} matched to a route, {} unresolved); the unresolved ones whose verb fits, if any, are listed below.",
-            sites.len(),
-            roots.len(),
-            snap.roots.len(),
-            g.route_calls
-                .iter()
-                .map(|c| (c.at.file, c.at.line))
-                .collect::<BTreeSet<_>>()
-                .len(),
-            g.unresolved_calls.len()
-        ));
-    }
-    // HTTP calls the index could not match that may still reach these routes: their host
-    // names an owner service, or their path shares a literal segment with a route.
-    let words: BTreeSet<String> = crate::order::set_of(routes.iter().flat_map(|&r| {
+            .collect::<BTreeSet<_>>()
+            .len(),
+        g.unresolved_calls.len()
+    )
+}
+
+/// The literal path words of the routes (at least three letters, not a parameter, not `api`
+/// or a version).
+fn route_words(g: &Graph, routes: &[u32]) -> BTreeSet<String> {
+    crate::order::set_of(routes.iter().flat_map(|&r| {
         g.routes[r as usize]
             .path
             .split('/')
@@ -943,37 +986,51 @@ fn route_rows_with(
             })
             .map(str::to_lowercase)
             .collect::<Vec<_>>()
-    }));
-    let methods: Vec<&str> = routes
+    }))
+}
+
+/// With no caller resolved, the listing of every unresolved call whose verb fits, ranked.
+fn fitting_unresolved_calls(
+    snap: &Snapshot,
+    owners: &BTreeSet<u16>,
+    methods: &[&str],
+    words: &BTreeSet<String>,
+    include_tests: bool,
+) -> Option<String> {
+    let g = &snap.graph;
+    // No caller resolved: every unresolved call whose verb fits may be one (a webhook
+    // posted to a URL read from a database, a client whose base URL is configured at
+    // run time). They are listed ranked, so the zero is not taken for proof; a call
+    // whose host names another service goes there, not here.
+    let (calls, tests): (Vec<_>, Vec<_>) = g
+        .unresolved_calls
         .iter()
-        .map(|&r| g.routes[r as usize].method.as_str())
-        .collect();
-    if no_caller {
-        // No caller resolved: every unresolved call whose verb fits may be one (a webhook
-        // posted to a URL read from a database, a client whose base URL is configured at
-        // run time). They are listed ranked, so the zero is not taken for proof; a call
-        // whose host names another service goes there, not here.
-        let (calls, tests): (Vec<_>, Vec<_>) = g
-            .unresolved_calls
-            .iter()
-            .filter(|c| c.to_root.is_none_or(|r| owners.contains(&r)))
-            .partition(|c| include_tests || !snap.files[c.at.file as usize].is_test);
-        let ranked = rank_unresolved_calls(
-            &methods,
-            &words,
-            calls.iter().map(|c| (c.method.as_deref(), c.url.as_str())),
-        );
-        let tests = rank_unresolved_calls(
-            &methods,
-            &words,
-            tests.iter().map(|c| (c.method.as_deref(), c.url.as_str())),
-        )
-        .len();
-        if !ranked.is_empty() || tests > 0 {
-            notes.push(ranked_call_list(snap, &calls, &ranked, tests));
-        }
-        return (rows, owners.into_iter().collect(), notes);
-    }
+        .filter(|c| c.to_root.is_none_or(|r| owners.contains(&r)))
+        .partition(|c| include_tests || !snap.files[c.at.file as usize].is_test);
+    let ranked = rank_unresolved_calls(
+        methods,
+        words,
+        calls.iter().map(|c| (c.method.as_deref(), c.url.as_str())),
+    );
+    let tests = rank_unresolved_calls(
+        methods,
+        words,
+        tests.iter().map(|c| (c.method.as_deref(), c.url.as_str())),
+    )
+    .len();
+    (!ranked.is_empty() || tests > 0).then(|| ranked_call_list(snap, &calls, &ranked, tests))
+}
+
+/// With callers resolved, the unresolved HTTP calls that may still reach the routes: their
+/// path shares a word, or their host names an owner service and their path is unknown.
+fn maybe_callers(
+    snap: &Snapshot,
+    owners: &BTreeSet<u16>,
+    methods: &[&str],
+    words: &BTreeSet<String>,
+    include_tests: bool,
+) -> Option<String> {
+    let g = &snap.graph;
     let maybe: Vec<(Loc, String)> = g
         .unresolved_calls
         .iter()
@@ -992,15 +1049,14 @@ fn route_rows_with(
         })
         .map(|c| (c.at, format!("`{}` — {}", c.url, c.why)))
         .collect();
-    if !maybe.is_empty() {
-        notes.push(unresolved_list(
+    (!maybe.is_empty()).then(|| {
+        unresolved_list(
             snap,
             "HTTP call(s) the index could not match to a route may reach these routes (their path shares a word, or their host names the service and their path is unknown)",
             maybe.into_iter(),
             include_tests,
-        ));
-    }
-    (rows, owners.into_iter().collect(), notes)
+        )
+    })
 }
 
 /// A call URL's literal path words, at least three letters each (not its base or other
