@@ -601,48 +601,7 @@ impl Graph {
                         service,
                         impl_type,
                         line,
-                    } => {
-                        let candidates = self.contracts_named(service);
-                        let conf = Confidence::of_candidates(candidates.len(), Confidence::Exact);
-                        for c in candidates {
-                            self.servers.push(ServiceLink {
-                                contract: c,
-                                at: Loc {
-                                    file: fi as u32,
-                                    line: *line,
-                                },
-                                confidence: conf,
-                                label: impl_type.clone().unwrap_or_else(|| service.clone()),
-                            });
-                            // Handlers: methods of the implementing type (same file first,
-                            // then the files of the same directory).
-                            let mut dir_files = vec![fi];
-                            if let Some(others) = by_dir.get(&dir_of(f)) {
-                                dir_files.extend(
-                                    others
-                                        .iter()
-                                        .copied()
-                                        .filter(|&o| o != fi && !files[o].generated),
-                                );
-                            }
-                            // A registration that maps its handlers itself (`addService(svc,
-                            // { convert, charge: h })`) has them as Handler facts: looking
-                            // for functions named like the RPCs would list each one twice.
-                            let mapped = impl_type.is_none()
-                                && f.facts().grpc.iter().any(|g| {
-                                    matches!(g, GrpcFact::Handler { service: s, .. } if s == service)
-                                });
-                            if !mapped {
-                                self.server_handlers(
-                                    files,
-                                    c,
-                                    &dir_files,
-                                    impl_type.as_deref(),
-                                    conf,
-                                );
-                            }
-                        }
-                    }
+                    } => self.server_links(files, &by_dir, fi, service, impl_type, *line),
                     GrpcFact::Handler {
                         service,
                         method,
@@ -715,6 +674,56 @@ impl Graph {
         }
         dedup_links(&mut self.handlers);
         dedup_links(&mut self.calls);
+    }
+
+    /// A server of `service` registered at `line` of file `fi`: one link per contract of that
+    /// name, and the handlers of its RPCs among the methods of the implementing type (the
+    /// same file first, then the files of the same directory, `by_dir`).
+    fn server_links(
+        &mut self,
+        files: &[Arc<FileEntry>],
+        by_dir: &HashMap<(u16, &str), Vec<usize>>,
+        fi: usize,
+        service: &str,
+        impl_type: &Option<String>,
+        line: u32,
+    ) {
+        let f = &files[fi];
+        let candidates = self.contracts_named(service);
+        let conf = Confidence::of_candidates(candidates.len(), Confidence::Exact);
+        for c in candidates {
+            self.servers.push(ServiceLink {
+                contract: c,
+                at: Loc {
+                    file: fi as u32,
+                    line,
+                },
+                confidence: conf,
+                label: impl_type.clone().unwrap_or_else(|| service.to_string()),
+            });
+            // Handlers: methods of the implementing type (same file first,
+            // then the files of the same directory).
+            let mut dir_files = vec![fi];
+            if let Some(others) = by_dir.get(&dir_of(f)) {
+                dir_files.extend(
+                    others
+                        .iter()
+                        .copied()
+                        .filter(|&o| o != fi && !files[o].generated),
+                );
+            }
+            // A registration that maps its handlers itself (`addService(svc,
+            // { convert, charge: h })`) has them as Handler facts: looking
+            // for functions named like the RPCs would list each one twice.
+            let mapped = impl_type.is_none()
+                && f.facts()
+                    .grpc
+                    .iter()
+                    .any(|g| matches!(g, GrpcFact::Handler { service: s, .. } if s == service));
+            if !mapped {
+                self.server_handlers(files, c, &dir_files, impl_type.as_deref(), conf);
+            }
+        }
     }
 
     /// The handlers of contract `c` registered by a server in `dir_files[0]`: for each RPC,
