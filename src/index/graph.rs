@@ -601,48 +601,7 @@ impl Graph {
                         service,
                         impl_type,
                         line,
-                    } => {
-                        let candidates = self.contracts_named(service);
-                        let conf = Confidence::of_candidates(candidates.len(), Confidence::Exact);
-                        for c in candidates {
-                            self.servers.push(ServiceLink {
-                                contract: c,
-                                at: Loc {
-                                    file: fi as u32,
-                                    line: *line,
-                                },
-                                confidence: conf,
-                                label: impl_type.clone().unwrap_or_else(|| service.clone()),
-                            });
-                            // Handlers: methods of the implementing type (same file first,
-                            // then the files of the same directory).
-                            let mut dir_files = vec![fi];
-                            if let Some(others) = by_dir.get(&dir_of(f)) {
-                                dir_files.extend(
-                                    others
-                                        .iter()
-                                        .copied()
-                                        .filter(|&o| o != fi && !files[o].generated),
-                                );
-                            }
-                            // A registration that maps its handlers itself (`addService(svc,
-                            // { convert, charge: h })`) has them as Handler facts: looking
-                            // for functions named like the RPCs would list each one twice.
-                            let mapped = impl_type.is_none()
-                                && f.facts().grpc.iter().any(|g| {
-                                    matches!(g, GrpcFact::Handler { service: s, .. } if s == service)
-                                });
-                            if !mapped {
-                                self.server_handlers(
-                                    files,
-                                    c,
-                                    &dir_files,
-                                    impl_type.as_deref(),
-                                    conf,
-                                );
-                            }
-                        }
-                    }
+                    } => self.server_links(files, &by_dir, fi, service, impl_type, *line),
                     GrpcFact::Handler {
                         service,
                         method,
@@ -715,6 +674,56 @@ impl Graph {
         }
         dedup_links(&mut self.handlers);
         dedup_links(&mut self.calls);
+    }
+
+    /// A server of `service` registered at `line` of file `fi`: one link per contract of that
+    /// name, and the handlers of its RPCs among the methods of the implementing type (the
+    /// same file first, then the files of the same directory, `by_dir`).
+    fn server_links(
+        &mut self,
+        files: &[Arc<FileEntry>],
+        by_dir: &HashMap<(u16, &str), Vec<usize>>,
+        fi: usize,
+        service: &str,
+        impl_type: &Option<String>,
+        line: u32,
+    ) {
+        let f = &files[fi];
+        let candidates = self.contracts_named(service);
+        let conf = Confidence::of_candidates(candidates.len(), Confidence::Exact);
+        for c in candidates {
+            self.servers.push(ServiceLink {
+                contract: c,
+                at: Loc {
+                    file: fi as u32,
+                    line,
+                },
+                confidence: conf,
+                label: impl_type.clone().unwrap_or_else(|| service.to_string()),
+            });
+            // Handlers: methods of the implementing type (same file first,
+            // then the files of the same directory).
+            let mut dir_files = vec![fi];
+            if let Some(others) = by_dir.get(&dir_of(f)) {
+                dir_files.extend(
+                    others
+                        .iter()
+                        .copied()
+                        .filter(|&o| o != fi && !files[o].generated),
+                );
+            }
+            // A registration that maps its handlers itself (`addService(svc,
+            // { convert, charge: h })`) has them as Handler facts: looking
+            // for functions named like the RPCs would list each one twice.
+            let mapped = impl_type.is_none()
+                && f.facts()
+                    .grpc
+                    .iter()
+                    .any(|g| matches!(g, GrpcFact::Handler { service: s, .. } if s == service));
+            if !mapped {
+                self.server_handlers(files, c, &dir_files, impl_type.as_deref(), conf);
+            }
+        }
     }
 
     /// The handlers of contract `c` registered by a server in `dir_files[0]`: for each RPC,
@@ -1018,68 +1027,16 @@ impl Graph {
             if f.generated {
                 return;
             }
-            // Say what the URL came from when it was a name (a parameter, a field read
-            // from a database row, a setting): that is what a reader follows.
-            let why = if shape.path.is_some() {
-                match resolved.why_unresolved() {
-                    Some(w) if w != "built at run time" => {
-                        format!("the path is built at run time: {w}")
-                    }
-                    _ => "the path is built at run time".to_string(),
-                }
-            } else {
-                resolved
-                    .why_unresolved()
-                    .map(|w| format!("the URL is not known statically: {w}"))
-                    .unwrap_or_else(|| "the URL has no path".to_string())
-            };
             self.unresolved_calls.push(UnresolvedCall {
                 at,
                 method: method.clone(),
                 url: shown,
-                why,
+                why: why_no_path(&resolved, shape.path.is_some()),
                 to_root,
             });
             return;
         };
-        // Candidates: routes in code (not specs), not in the calling file, whose
-        // method fits and whose template the path can address; the best number of
-        // literal segments wins, and a host that names a service narrows to it.
-        let mut matches = self.best_routes(
-            files,
-            at.file,
-            method.as_deref(),
-            None,
-            Declared::InCode,
-            |r| segments_match(segs, &join.templates[r]),
-        );
-        if matches.is_empty() {
-            matches = self.gateway_routes(join, at.file, method.as_deref(), segs);
-        }
-        if matches.is_empty() {
-            // No code serves the path, but an API contract (OpenAPI) declares it: the service
-            // is implemented elsewhere (another repository), and the call reaches it.
-            matches = self.best_routes(
-                files,
-                at.file,
-                method.as_deref(),
-                None,
-                Declared::InSpec,
-                |r| segments_match(segs, &join.templates[r]),
-            );
-        }
-        self.narrow_routes(files, &mut matches, f.root, to_root);
-        // `?api-version=2.0` selects the routes serving that version, when the code says
-        // which do (one path may be served by a handler per version).
-        if let Some(asked) = api_version_asked(&shown) {
-            let serves = |r: &u32| {
-                let versions = &self.routes[*r as usize].versions;
-                versions.is_empty() || versions.contains(&asked)
-            };
-            if matches.iter().any(serves) {
-                matches.retain(serves);
-            }
-        }
+        let matches = self.call_routes(join, at.file, method.as_deref(), segs, to_root, &shown);
         if matches.is_empty() && f.generated {
             return;
         }
@@ -1127,6 +1084,49 @@ impl Graph {
                 probe: false,
             });
         }
+    }
+
+    /// The routes an HTTP call of file `caller` with path `segs` may reach. Candidates: routes
+    /// in code (not specs), not in the calling file, whose method fits and whose template the
+    /// path can address; the best number of literal segments wins, and a host that names a
+    /// service (`to_root`) narrows to it. `shown` is the URL as displayed (its
+    /// `?api-version=` selects among versioned routes).
+    fn call_routes(
+        &self,
+        join: &HttpJoin,
+        caller: u32,
+        method: Option<&str>,
+        segs: &[Option<String>],
+        to_root: Option<u16>,
+        shown: &str,
+    ) -> Vec<u32> {
+        let files = join.files;
+        let mut matches = self.best_routes(files, caller, method, None, Declared::InCode, |r| {
+            segments_match(segs, &join.templates[r])
+        });
+        if matches.is_empty() {
+            matches = self.gateway_routes(join, caller, method, segs);
+        }
+        if matches.is_empty() {
+            // No code serves the path, but an API contract (OpenAPI) declares it: the service
+            // is implemented elsewhere (another repository), and the call reaches it.
+            matches = self.best_routes(files, caller, method, None, Declared::InSpec, |r| {
+                segments_match(segs, &join.templates[r])
+            });
+        }
+        self.narrow_routes(files, &mut matches, files[caller as usize].root, to_root);
+        // `?api-version=2.0` selects the routes serving that version, when the code says
+        // which do (one path may be served by a handler per version).
+        if let Some(asked) = api_version_asked(shown) {
+            let serves = |r: &u32| {
+                let versions = &self.routes[*r as usize].versions;
+                versions.is_empty() || versions.contains(&asked)
+            };
+            if matches.iter().any(serves) {
+                matches.retain(serves);
+            }
+        }
+        matches
     }
 
     /// Through a gateway: `/api/cart/add/…` reaches cart's `/add/…` when a leading
@@ -1543,6 +1543,25 @@ struct UrlShape {
     path: Option<Vec<Option<String>>>,
     /// The URL as an answer shows it.
     display: String,
+}
+
+/// Why an HTTP call whose path has no literal segment is unresolved: what the URL came from
+/// when it was a name (a parameter, a field read from a database row, a setting), which is
+/// what a reader follows. `has_path`: the URL has a path, only built at run time.
+fn why_no_path(resolved: &Resolved, has_path: bool) -> String {
+    if has_path {
+        match resolved.why_unresolved() {
+            Some(w) if w != "built at run time" => {
+                format!("the path is built at run time: {w}")
+            }
+            _ => "the path is built at run time".to_string(),
+        }
+    } else {
+        resolved
+            .why_unresolved()
+            .map(|w| format!("the URL is not known statically: {w}"))
+            .unwrap_or_else(|| "the URL has no path".to_string())
+    }
 }
 
 fn url_shape(r: &Resolved) -> UrlShape {
