@@ -13,6 +13,8 @@ use super::facts::{EventRole, GrpcFact, HttpFact, Part, SymbolKind, Value};
 use super::resolve::{HoleKind, Resolved, Resolver, Seg};
 use super::snapshot::FileEntry;
 
+mod navigation;
+
 /// How sure a link is: a name resolved to one candidate (`exact`), a guess from names or paths
 /// (`heuristic`), or a name with several homonymous candidates (`ambiguous`, one link each).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -169,9 +171,12 @@ pub struct RouteCall {
     pub method: Option<String>,
     pub path: String,
     pub confidence: Confidence,
-    /// A deployment's health check of the service itself ([`HttpFact::Probe`]): a caller a
-    /// change of the route breaks, but no link between two services.
+    /// A deployment's health check of the service itself ([`HttpFact::Probe`]), or an in-app
+    /// navigation ([`HttpFact::Navigate`]): a caller a change of the route breaks, but no link
+    /// between two services.
     pub probe: bool,
+    /// An in-app navigation link to a page of the same root ([`HttpFact::Navigate`]).
+    pub navigation: bool,
 }
 
 /// An HTTP call whose route the index could not determine.
@@ -927,6 +932,7 @@ impl Graph {
                         shown,
                         line,
                     } => self.health_probe(&join, roots, fi, service, path, shown, *line),
+                    HttpFact::Navigate { url, line } => self.navigation(&join, fi, url, *line),
                     _ => {}
                 }
             }
@@ -980,6 +986,7 @@ impl Graph {
                 path: shown.to_string(),
                 confidence,
                 probe: true,
+                navigation: false,
             });
         }
     }
@@ -1082,6 +1089,7 @@ impl Graph {
                 path: shown.clone(),
                 confidence: conf,
                 probe: false,
+                navigation: false,
             });
         }
     }

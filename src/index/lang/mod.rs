@@ -83,7 +83,8 @@ fn route_symbols(facts: &mut FileFacts) {
             HttpFact::Call { .. }
             | HttpFact::Mount { .. }
             | HttpFact::Probe { .. }
-            | HttpFact::Versions { .. } => None,
+            | HttpFact::Versions { .. }
+            | HttpFact::Navigate { .. } => None,
         })
         .collect();
     if routes.is_empty() {

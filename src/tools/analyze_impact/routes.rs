@@ -162,8 +162,10 @@ fn route_and_caller_rows(snap: &Snapshot, routes: &[u32], owners: &BTreeSet<u16>
                 element: enclosing(snap, c.at).unwrap_or_else(|| file_name(snap, c.at)),
                 at: Some(c.at),
                 confidence: c.confidence,
-                // A deployment's health check says what it runs.
-                via: if c.probe {
+                // A deployment's health check says what it runs; a page's link, that it is one.
+                via: if c.navigation {
+                    format!("{name} (navigation link {})", c.path)
+                } else if c.probe {
                     format!("{name} ({})", c.path)
                 } else {
                     name.clone()
