@@ -10,6 +10,16 @@ pub const MAX_OUTPUT_BYTES: usize = 48 * 1024;
 /// The most bytes of a truncation hint.
 const MAX_HINT_BYTES: usize = 512;
 
+/// A count with its noun, singular for one: `plural(1, "file")` is `1 file`, `plural(3,
+/// "file")` is `3 files`.
+pub fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
 /// `num / den` written with `places` decimals (at most 3), rounded half up, by integer
 /// arithmetic: the binary formats no floating-point number, which keeps the float-printing
 /// machinery of `core` (~14 KB) out of it. `den` 0 reads as 0.

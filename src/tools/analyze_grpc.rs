@@ -399,10 +399,10 @@ pub fn select(g: &Graph, target: &str) -> Selection {
     if exact {
         let mut parts = Vec::new();
         if !services.is_empty() {
-            parts.push(plural(services.len(), "service"));
+            parts.push(crate::render::plural(services.len(), "service"));
         }
         if !rpcs.is_empty() {
-            parts.push(plural(rpcs.len(), "RPC"));
+            parts.push(crate::render::plural(rpcs.len(), "RPC"));
         }
         sel.how = format!("matched by name: {}", parts.join(" and "));
         for c in &loose_services {
@@ -475,14 +475,6 @@ fn limit_rpcs(g: &Graph, rpcs: &mut Vec<u32>, sel: &mut Selection) {
         })
         .collect();
     rpcs.truncate(MAX_TRACED_RPCS);
-}
-
-fn plural(n: usize, word: &str) -> String {
-    if n == 1 {
-        format!("1 {word}")
-    } else {
-        format!("{n} {word}s")
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1026,13 +1018,13 @@ fn call_site_lines(
         block.push_str(&format!(
             "- **Client call sites: 0 resolved** — code building a client of {} ({}) is listed under the service above and may call {}.\n",
             inline_code(&ct.name),
-            plural(ct_trace.may_call.len(), "site"),
+            crate::render::plural(ct_trace.may_call.len(), "site"),
             inline_code(&rpc.name)
         ));
     } else if rt.calls.is_empty() && may_call.is_empty() && !ct_trace.clients.is_empty() {
         block.push_str(&format!(
             "- **Client call sites: 0 resolved** — the {} of {} (listed under the service above) resolve calls of other RPCs only; none of {}.\n",
-            plural(ct_trace.clients.len(), "client"),
+            crate::render::plural(ct_trace.clients.len(), "client"),
             inline_code(&ct.name),
             inline_code(&rpc.name)
         ));

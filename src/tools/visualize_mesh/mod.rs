@@ -112,9 +112,13 @@ pub fn mesh_view(
         crate::order::sort_by(&mut l, |a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
         let langs: Vec<&str> = l.iter().take(3).map(|(n, _)| **n).collect();
         if langs.is_empty() {
-            format!("{files} files")
+            crate::render::plural(*files, "file")
         } else {
-            format!("{files} files · {}", langs.join(", "))
+            format!(
+                "{} · {}",
+                crate::render::plural(*files, "file"),
+                langs.join(", ")
+            )
         }
     };
     match &zoom_name {

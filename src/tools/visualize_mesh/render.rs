@@ -259,7 +259,7 @@ pub(super) fn mermaid_answer(view: &MeshView) -> String {
         let hidden: Vec<String> = view
             .hidden
             .iter()
-            .map(|(n, f)| format!("{} ({f} files)", inline_code(n)))
+            .map(|(n, f)| format!("{} ({})", inline_code(n), crate::render::plural(*f, "file")))
             .collect();
         out.push_str(&format!(
             "_{} services are folded into \"other services\". Largest hidden: {}._\n",
