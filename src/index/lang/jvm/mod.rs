@@ -22,6 +22,7 @@ mod consts;
 mod functional;
 mod grpc;
 mod kafka;
+mod ktor;
 mod recognize;
 mod routes;
 pub mod walk;
