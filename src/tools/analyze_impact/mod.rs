@@ -167,7 +167,7 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
         };
     let include_tests = args.include_tests.unwrap_or(false);
     let g = &snap.graph;
-    let subject = resolve(g, target);
+    let subject = resolve(g, target).or_else(|| routes_of_service(snap, target));
     let mut header = format!("## Impact of changing {}\n\n", inline_code(target));
     let (mut rows, owners, notes) = match &subject {
         None => {
@@ -211,7 +211,19 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
         }
         Some(Subject::Rpcs { contracts, rpcs }) => rpc_rows(snap, contracts, rpcs),
         Some(Subject::Topics(topics)) => topic_rows_with(snap, topics, depth, include_tests),
-        Some(Subject::Routes(routes)) => route_rows_with(snap, routes, include_tests),
+        Some(Subject::Routes(routes)) => {
+            let served_by = routes_roots(snap, routes);
+            if served_by.len() > 1 {
+                // `GET /health` in every service: say how to ask for one.
+                let first = root_label(snap, served_by[0]);
+                header.push_str(&format!(
+                    "_{} services serve this route; for one of them, put its root first: {}._\n\n",
+                    served_by.len(),
+                    inline_code(&format!("{first} {target}"))
+                ));
+            }
+            route_rows_with(snap, routes, include_tests)
+        }
     };
     // Tests out (counted), then one row per (element, role, via), strongest confidence first.
     let before = rows.len();
@@ -267,6 +279,38 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
         header.push_str("\n\n");
     }
     render(snap, header, rows, tests_left_out, limit, offset)
+}
+
+/// A route target qualified by the root that serves it (`catalog GET /health`, `src/cart
+/// /health`): the matching routes of that root only. Roots match by label or by its last
+/// path segment, ignoring case.
+fn routes_of_service(snap: &Snapshot, target: &str) -> Option<Subject> {
+    let (service, route) = target.trim().split_once(' ')?;
+    let route = route.trim();
+    let names_root = |root: u16| {
+        let label = root_label(snap, root);
+        label.eq_ignore_ascii_case(service)
+            || label
+                .rsplit('/')
+                .next()
+                .is_some_and(|l| l.eq_ignore_ascii_case(service.trim_end_matches('/')))
+    };
+    let routes: Vec<u32> = match_routes(&snap.graph, route)
+        .into_iter()
+        .filter(|&r| names_root(root_of(snap, snap.graph.routes[r as usize].at)))
+        .collect();
+    (!routes.is_empty()).then_some(Subject::Routes(routes))
+}
+
+/// The roots serving `routes`, each once, in root order.
+fn routes_roots(snap: &Snapshot, routes: &[u32]) -> Vec<u16> {
+    let mut roots: Vec<u16> = routes
+        .iter()
+        .map(|&r| root_of(snap, snap.graph.routes[r as usize].at))
+        .collect();
+    roots.sort_unstable();
+    roots.dedup();
+    roots
 }
 
 /// Resolves the target: RPCs and services first, then topics, then routes.
@@ -603,6 +647,45 @@ mod matrix_tests {
             "{}",
             with_tests.text
         );
+    }
+
+    #[test]
+    fn a_route_every_service_serves_can_be_asked_of_one() {
+        let health = |line| FileFacts {
+            http: vec![HttpFact::Route {
+                method: "GET".into(),
+                path: "/health".into(),
+                handler: None,
+                line,
+            }],
+            ..FileFacts::default()
+        };
+        let snap = Snapshot::from_facts(vec![
+            ("services/cart", "server.js", health(3)),
+            ("services/catalogue", "server.js", health(9)),
+        ]);
+        let all = call(&snap, json!({"target": "GET /health"}));
+        assert!(
+            all.text.contains("2 services serve this route"),
+            "{}",
+            all.text
+        );
+        for target in ["catalogue GET /health", "services/catalogue /health"] {
+            let one = call(&snap, json!({ "target": target }));
+            assert!(
+                one.text.contains("services/catalogue/server.js:9"),
+                "{}",
+                one.text
+            );
+            assert!(!one.text.contains("services/cart/"), "{}", one.text);
+            assert!(
+                !one.text.contains("services serve this route"),
+                "{}",
+                one.text
+            );
+        }
+        let none = call(&snap, json!({"target": "orders GET /health"}));
+        assert!(none.text.contains("No gRPC service"), "{}", none.text);
     }
 
     #[test]
