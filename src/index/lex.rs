@@ -22,6 +22,8 @@ pub mod cancel;
 mod literals;
 
 use std::borrow::Cow;
+use std::iter::Peekable;
+use std::str::Chars;
 
 use super::facts::Language;
 use literals::{heredoc, heredoc_opener_end, string_at};
@@ -230,28 +232,38 @@ impl<'a> StrLit<'a> {
         if self.is_raw || !self.raw.contains('\\') {
             return Cow::Borrowed(self.raw);
         }
-        let mut out = String::with_capacity(self.raw.len());
-        let mut chars = self.raw.chars();
-        while let Some(c) = chars.next() {
-            if c != '\\' {
-                out.push(c);
-                continue;
+        Cow::Owned(unescape_with(self.raw, |next, _, out| match next {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some('0') => out.push('\0'),
+            Some(q @ ('"' | '\'' | '\\' | '`' | '/' | '$')) => out.push(q),
+            Some(other) => {
+                out.push('\\');
+                out.push(other);
             }
-            match chars.next() {
-                Some('n') => out.push('\n'),
-                Some('t') => out.push('\t'),
-                Some('r') => out.push('\r'),
-                Some('0') => out.push('\0'),
-                Some(q @ ('"' | '\'' | '\\' | '`' | '/' | '$')) => out.push(q),
-                Some(other) => {
-                    out.push('\\');
-                    out.push(other);
-                }
-                None => out.push('\\'),
-            }
-        }
-        Cow::Owned(out)
+            None => out.push('\\'),
+        }))
     }
+}
+
+/// Copies `s`, handing each backslash escape (the character after it, `None` for a trailing
+/// backslash, and the rest of the input) to `escape` to write: the loop every unescaper shares.
+pub(crate) fn unescape_with(
+    s: &str,
+    mut escape: impl FnMut(Option<char>, &mut Peekable<Chars<'_>>, &mut String),
+) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            let next = chars.next();
+            escape(next, &mut chars, &mut out);
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// A comment: its lines and whether it stands alone on its lines (not trailing code).
