@@ -535,12 +535,8 @@ impl<'a> Parser<'a, '_> {
                 };
                 self.file.imports.push(s.text.to_string());
                 self.imports.push(Import {
-                    module: s.text.to_string(),
-                    names: Vec::new(),
-                    alias: None,
-                    line: t.line,
                     reexport: k == 2 && self.is_word(1, "public"),
-                    renamed: Vec::new(),
+                    ..Import::whole_module(s.text.to_string(), None, t.line)
                 });
                 self.i += k + 1;
                 self.end_statement();

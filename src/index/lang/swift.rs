@@ -388,14 +388,9 @@ impl<'t> Ex<'t, '_, '_> {
             k += 1;
         }
         if !module.is_empty() {
-            self.facts.imports.push(Import {
-                module,
-                names: Vec::new(),
-                alias: None,
-                line,
-                reexport: false,
-                renamed: Vec::new(),
-            });
+            self.facts
+                .imports
+                .push(Import::whole_module(module, None, line));
         }
         k
     }

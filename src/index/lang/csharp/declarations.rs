@@ -163,14 +163,9 @@ impl<'t> Ex<'t, '_, '_> {
         };
         if !module.is_empty() {
             let line = self.line(i);
-            self.facts.imports.push(Import {
-                module,
-                names: Vec::new(),
-                alias,
-                line,
-                reexport: false,
-                renamed: Vec::new(),
-            });
+            self.facts
+                .imports
+                .push(Import::whole_module(module, alias, line));
         }
         end + 1
     }

@@ -82,14 +82,11 @@ impl<'t, 'a> Go<'t, '_, 'a> {
             return k + 1;
         };
         if let Some(module) = t.str_value(s) {
-            self.facts.imports.push(Import {
-                module: module.into_owned(),
-                names: Vec::new(),
-                alias: alias.map(str::to_string),
-                line: t.line(s),
-                reexport: false,
-                renamed: Vec::new(),
-            });
+            self.facts.imports.push(Import::whole_module(
+                module.into_owned(),
+                alias.map(str::to_string),
+                t.line(s),
+            ));
         }
         s + 1
     }

@@ -15,6 +15,15 @@ pub(super) struct Chain<'c> {
 }
 
 impl Chain<'_> {
+    /// The empty chain of a bare call whose callee starts at `start`.
+    fn bare(start: usize) -> Self {
+        Chain {
+            text: "",
+            start,
+            ends_with_call: None,
+        }
+    }
+
     /// The binding key: the chain without `self.`, when it is a plain dotted name.
     pub(super) fn key(&self) -> Option<&str> {
         let k = receiver_key(self.text);
@@ -75,11 +84,7 @@ pub(super) fn calls(src: &Src, st: &mut State) {
         let chain = if cs > 0 && b[cs - 1] == b'.' {
             chain_before(code, &src.br, cs - 1)
         } else {
-            Chain {
-                text: "",
-                start: cs,
-                ends_with_call: None,
-            }
+            Chain::bare(cs)
         };
         // Decorators were read in pass one.
         if lex::prev_non_space(code, chain.start).is_some_and(|(_, c)| c == b'@') {

@@ -50,11 +50,7 @@ pub(super) fn assignment(src: &Src, st: &mut State, stmt: &Stmt, ctx: Ctx) {
     let recv = if cs > vs && b[cs - 1] == b'.' {
         chain_before(code, &src.br, cs - 1)
     } else {
-        Chain {
-            text: "",
-            start: cs,
-            ends_with_call: None,
-        }
+        Chain::bare(cs)
     };
     let recv_text = recv.text.trim_start_matches("::");
     match callee {
@@ -276,11 +272,7 @@ fn receiver_chain<'s>(src: &'s Src, ts: usize) -> Chain<'s> {
         let sep = if b[ts - 1] == b'.' { ts - 1 } else { ts - 2 };
         chain_before(code, &src.br, sep)
     } else {
-        Chain {
-            text: "",
-            start: ts,
-            ends_with_call: None,
-        }
+        Chain::bare(ts)
     }
 }
 

@@ -133,6 +133,15 @@ struct Chain<'c> {
 }
 
 impl Chain<'_> {
+    /// The empty chain of a bare call whose callee starts at `start`.
+    fn bare(start: usize) -> Self {
+        Chain {
+            text: "",
+            start,
+            ends_with_call: None,
+        }
+    }
+
     /// The chain without `self.`.
     fn key(&self) -> &str {
         self.text.strip_prefix("self.").unwrap_or(self.text)

@@ -696,12 +696,8 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
         if let Some(name) = t.ident(j + 2) {
             let alias = t.is(j + 3, "as").then(|| t.ident(j + 4)).flatten();
             self.facts.imports.push(Import {
-                module: name.to_string(),
-                names: Vec::new(),
-                alias: alias.map(str::to_string),
-                line: t.line(j),
                 reexport: public,
-                renamed: Vec::new(),
+                ..Import::whole_module(name.to_string(), alias.map(str::to_string), t.line(j))
             });
         }
         end + 1
