@@ -6,6 +6,7 @@ use super::*;
 
 /// The receiver chain of a call: `self.stub` in `self.stub.CreateOrder(`, `httpx.AsyncClient()`
 /// in `httpx.AsyncClient().get(`.
+#[derive(Default)]
 pub(super) struct Chain<'c> {
     /// The chain as written (masked), empty for a bare call.
     text: &'c str,
@@ -15,15 +16,6 @@ pub(super) struct Chain<'c> {
 }
 
 impl Chain<'_> {
-    /// The empty chain of a bare call whose callee starts at `start`.
-    fn bare(start: usize) -> Self {
-        Chain {
-            text: "",
-            start,
-            ends_with_call: None,
-        }
-    }
-
     /// The binding key: the chain without `self.`, when it is a plain dotted name.
     pub(super) fn key(&self) -> Option<&str> {
         let k = receiver_key(self.text);
@@ -84,7 +76,10 @@ pub(super) fn calls(src: &Src, st: &mut State) {
         let chain = if cs > 0 && b[cs - 1] == b'.' {
             chain_before(code, &src.br, cs - 1)
         } else {
-            Chain::bare(cs)
+            Chain {
+                start: cs,
+                ..Chain::default()
+            }
         };
         // Decorators were read in pass one.
         if lex::prev_non_space(code, chain.start).is_some_and(|(_, c)| c == b'@') {

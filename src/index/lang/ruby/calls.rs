@@ -50,7 +50,10 @@ pub(super) fn assignment(src: &Src, st: &mut State, stmt: &Stmt, ctx: Ctx) {
     let recv = if cs > vs && b[cs - 1] == b'.' {
         chain_before(code, &src.br, cs - 1)
     } else {
-        Chain::bare(cs)
+        Chain {
+            start: cs,
+            ..Chain::default()
+        }
     };
     let recv_text = recv.text.trim_start_matches("::");
     match callee {
@@ -272,7 +275,10 @@ fn receiver_chain<'s>(src: &'s Src, ts: usize) -> Chain<'s> {
         let sep = if b[ts - 1] == b'.' { ts - 1 } else { ts - 2 };
         chain_before(code, &src.br, sep)
     } else {
-        Chain::bare(ts)
+        Chain {
+            start: ts,
+            ..Chain::default()
+        }
     }
 }
 

@@ -126,6 +126,7 @@ impl Args<'_> {
 
 /// The receiver chain of a call (`Orders::OrderService::Stub` in `…::Stub.new`, `@stub` in
 /// `@stub.create_order`).
+#[derive(Default)]
 struct Chain<'c> {
     text: &'c str,
     start: usize,
@@ -133,15 +134,6 @@ struct Chain<'c> {
 }
 
 impl Chain<'_> {
-    /// The empty chain of a bare call whose callee starts at `start`.
-    fn bare(start: usize) -> Self {
-        Chain {
-            text: "",
-            start,
-            ends_with_call: None,
-        }
-    }
-
     /// The chain without `self.`.
     fn key(&self) -> &str {
         self.text.strip_prefix("self.").unwrap_or(self.text)
