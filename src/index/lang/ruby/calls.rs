@@ -51,8 +51,9 @@ pub(super) fn assignment(src: &Src, st: &mut State, stmt: &Stmt, ctx: Ctx) {
         chain_before(code, &src.br, cs - 1)
     } else {
         Chain {
+            text: "",
             start: cs,
-            ..Chain::default()
+            ends_with_call: None,
         }
     };
     let recv_text = recv.text.trim_start_matches("::");
@@ -276,8 +277,9 @@ fn receiver_chain<'s>(src: &'s Src, ts: usize) -> Chain<'s> {
         chain_before(code, &src.br, sep)
     } else {
         Chain {
+            text: "",
             start: ts,
-            ..Chain::default()
+            ends_with_call: None,
         }
     }
 }

@@ -126,7 +126,6 @@ impl Args<'_> {
 
 /// The receiver chain of a call (`Orders::OrderService::Stub` in `…::Stub.new`, `@stub` in
 /// `@stub.create_order`).
-#[derive(Default)]
 struct Chain<'c> {
     text: &'c str,
     start: usize,
