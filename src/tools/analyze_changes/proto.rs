@@ -437,29 +437,36 @@ fn rpc_change(
     }
 }
 
+/// The top-level message of a wire finding's element (`Order` for `Order.Item.sku`).
+fn top_message(element: &str) -> String {
+    element.split('.').next().unwrap_or("").to_string()
+}
+
 /// The wire findings (breaking changes, warnings) by top-level message name: a short list
 /// searched by scan (one map type less in the binary: the size budget, docs/ARCHITECTURE.md §7).
 fn wire_findings(wire: Option<&WireReport>) -> Vec<(String, Findings)> {
     let mut by_message: Vec<(String, Findings)> = Vec::new();
     if let Some(w) = wire {
         for f in &w.breaking {
-            let top = f.element.split('.').next().unwrap_or("").to_string();
-            findings_of(&mut by_message, top).0.push(format!(
-                "`WIRE_FORMAT_BREAKING_CHANGE` {}: `{}` #{} — {}",
-                f.rule.label(),
-                f.element,
-                f.number,
-                f.detail
-            ));
+            findings_of(&mut by_message, top_message(&f.element))
+                .0
+                .push(format!(
+                    "`WIRE_FORMAT_BREAKING_CHANGE` {}: `{}` #{} — {}",
+                    f.rule.label(),
+                    f.element,
+                    f.number,
+                    f.detail
+                ));
         }
         for f in &w.warnings {
-            let top = f.element.split('.').next().unwrap_or("").to_string();
-            findings_of(&mut by_message, top).1.push(format!(
-                "{}: `{}` — {}",
-                f.rule.label(),
-                f.element,
-                f.detail
-            ));
+            findings_of(&mut by_message, top_message(&f.element))
+                .1
+                .push(format!(
+                    "{}: `{}` — {}",
+                    f.rule.label(),
+                    f.element,
+                    f.detail
+                ));
         }
     }
     by_message
