@@ -131,17 +131,22 @@ fn lex(src: &str) -> Lexed<'_> {
     let mut i = 0;
     while i < n {
         let c = b[i];
-        match c {
+        let token = match c {
             b'\n' => {
                 line += 1;
                 i += 1;
+                None
             }
-            b' ' | b'\t' | b'\r' | 0x0B | 0x0C => i += 1,
+            b' ' | b'\t' | b'\r' | 0x0B | 0x0C => {
+                i += 1;
+                None
+            }
             b'/' if i + 1 < n && b[i + 1] == b'/' => {
                 mark(&mut lines, line, LINE_COMMENT);
                 while i < n && b[i] != b'\n' {
                     i += 1;
                 }
+                None
             }
             b'/' if i + 1 < n && b[i + 1] == b'*' => {
                 mark(&mut lines, line, LINE_COMMENT);
@@ -154,6 +159,7 @@ fn lex(src: &str) -> Lexed<'_> {
                     i += 1;
                 }
                 i = (i + 2).min(n);
+                None
             }
             b'"' | b'\'' => {
                 let start = i;
@@ -168,14 +174,7 @@ fn lex(src: &str) -> Lexed<'_> {
                 if i < n && b[i] == c {
                     i += 1;
                 }
-                mark(&mut lines, line, LINE_TOKEN);
-                toks.push(Tok {
-                    kind: Kind::Str,
-                    text: &src[start + 1..content_end],
-                    line,
-                    start,
-                    end: i,
-                });
+                Some((Kind::Str, start + 1..content_end, start))
             }
             _ if is_ident_start(c) || (c == b'.' && i + 1 < n && is_ident_start(b[i + 1])) => {
                 let start = i;
@@ -190,14 +189,7 @@ fn lex(src: &str) -> Lexed<'_> {
                     }
                     break;
                 }
-                mark(&mut lines, line, LINE_TOKEN);
-                toks.push(Tok {
-                    kind: Kind::Ident,
-                    text: &src[start..i],
-                    line,
-                    start,
-                    end: i,
-                });
+                Some((Kind::Ident, start..i, start))
             }
             _ if c.is_ascii_digit() || (c == b'.' && i + 1 < n && b[i + 1].is_ascii_digit()) => {
                 let start = i;
@@ -212,14 +204,7 @@ fn lex(src: &str) -> Lexed<'_> {
                         break;
                     }
                 }
-                mark(&mut lines, line, LINE_TOKEN);
-                toks.push(Tok {
-                    kind: Kind::Num,
-                    text: &src[start..i],
-                    line,
-                    start,
-                    end: i,
-                });
+                Some((Kind::Num, start..i, start))
             }
             _ => {
                 let start = i;
@@ -227,15 +212,18 @@ fn lex(src: &str) -> Lexed<'_> {
                 while i < n && !src.is_char_boundary(i) {
                     i += 1;
                 }
-                mark(&mut lines, line, LINE_TOKEN);
-                toks.push(Tok {
-                    kind: Kind::Punct,
-                    text: &src[start..i],
-                    line,
-                    start,
-                    end: i,
-                });
+                Some((Kind::Punct, start..i, start))
             }
+        };
+        if let Some((kind, range, start)) = token {
+            mark(&mut lines, line, LINE_TOKEN);
+            toks.push(Tok {
+                kind,
+                text: &src[range],
+                line,
+                start,
+                end: i,
+            });
         }
     }
     Lexed { toks, lines }
