@@ -247,6 +247,16 @@ impl<'a> StrLit<'a> {
     }
 }
 
+/// Byte length of the UTF-8 character whose first byte is `b` (1 for ASCII and stray bytes).
+pub(crate) fn utf8_len(b: u8) -> usize {
+    match b {
+        0xC0..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        0xF0..=0xF7 => 4,
+        _ => 1,
+    }
+}
+
 /// Copies `s`, handing each backslash escape (the character after it, `None` for a trailing
 /// backslash, and the rest of the input) to `escape` to write: the loop every unescaper shares.
 pub(crate) fn unescape_with(

@@ -11,6 +11,7 @@ use crate::index::facts::{
     FieldLabel, FileFacts, Import, ProtoEnum, ProtoEnumValue, ProtoField, ProtoFile, ProtoMessage,
     ProtoRpc, ProtoService, Symbol, SymbolKind,
 };
+use crate::index::lex::utf8_len;
 
 /// The largest field number protobuf allows; `reserved 20 to max;` in a message ends here.
 const MAX_FIELD_NUMBER: u32 = 536_870_911;
@@ -99,16 +100,6 @@ fn is_ident_start(b: u8) -> bool {
 
 fn is_ident_char(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
-}
-
-/// Byte length of the UTF-8 character starting with `b` (1 for ASCII and stray bytes).
-fn utf8_len(b: u8) -> usize {
-    match b {
-        0xF0..=0xF7 => 4,
-        0xE0..=0xEF => 3,
-        0xC0..=0xDF => 2,
-        _ => 1,
-    }
 }
 
 fn mark(lines: &mut Vec<u8>, line: u32, flag: u8) {
