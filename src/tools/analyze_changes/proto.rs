@@ -499,11 +499,7 @@ fn message_changes<'m>(
             } else {
                 "changed, wire-compatible".to_string()
             },
-            risk: if br.is_empty() {
-                Risk::Behaviour
-            } else {
-                Risk::Breaking
-            },
+            risk: Risk::breaking_if(!br.is_empty()),
             owner: owner.clone(),
             affected: Vec::new(),
         });
@@ -563,7 +559,7 @@ fn gone_rpcs(
             out.push(ContractChange {
                 kind: "rpc",
                 name: format!("{}.{}", bs.name, br.name),
-                location: format!("{}:{} (base)", cf.base_display, br.line),
+                location: cf.base_location(br.line),
                 change: if callers.is_empty() {
                     format!("{change}; no live caller found")
                 } else {
@@ -572,11 +568,7 @@ fn gone_rpcs(
                         callers.len()
                     )
                 },
-                risk: if callers.is_empty() {
-                    Risk::Behaviour
-                } else {
-                    Risk::Breaking
-                },
+                risk: Risk::breaking_if(!callers.is_empty()),
                 owner: g
                     .contracts_named(&bs.name)
                     .iter()
