@@ -814,6 +814,22 @@ impl FileFacts {
         self.symbols.len() - 1
     }
 
+    /// Records a call of `method` on a gRPC client of `service` held in `receiver`, at `line`.
+    pub(crate) fn push_grpc_call(
+        &mut self,
+        service: String,
+        receiver: String,
+        method: String,
+        line: u32,
+    ) {
+        self.grpc.push(GrpcFact::Call {
+            service: Some(service),
+            receiver,
+            method,
+            line,
+        });
+    }
+
     /// The routes the file serves as (method, path, handler, line), in `http` order: the one
     /// place that picks them out of the other HTTP facts.
     pub(crate) fn routes(&self) -> impl Iterator<Item = (&str, &str, Option<&str>, u32)> {

@@ -218,12 +218,8 @@ impl<'a> Cpp<'_, '_, 'a> {
                 .or_else(|| m.strip_prefix("Async"))
                 .filter(|r| r.starts_with(|c: char| c.is_ascii_uppercase()))
                 .unwrap_or(m);
-            self.facts.grpc.push(GrpcFact::Call {
-                service: Some(svc.clone()),
-                receiver: recv.to_string(),
-                method: rpc.to_string(),
-                line: t.line(mt),
-            });
+            self.facts
+                .push_grpc_call(svc.clone(), recv.to_string(), rpc.to_string(), t.line(mt));
         }
     }
 

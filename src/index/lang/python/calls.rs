@@ -149,12 +149,8 @@ fn grpc_call(
         && !key.contains('.')
         && let Some(svc) = stub_of(st, chain.text, line)
     {
-        st.facts.grpc.push(GrpcFact::Call {
-            service: Some(svc),
-            receiver: key.to_string(),
-            method: callee.to_string(),
-            line,
-        });
+        st.facts
+            .push_grpc_call(svc, key.to_string(), callee.to_string(), line);
         return true;
     }
     // A stub built in the call expression: `OffersStub(channel).GetOffers(req)`.
@@ -164,12 +160,12 @@ fn grpc_call(
             .ends_with_call
             .and_then(|c| stub_service(c.rsplit('.').next().unwrap_or(c)))
     {
-        st.facts.grpc.push(GrpcFact::Call {
-            service: Some(svc.to_string()),
-            receiver: format!("{}(…)", chain.ends_with_call.unwrap_or_default()),
-            method: callee.to_string(),
+        st.facts.push_grpc_call(
+            svc.to_string(),
+            format!("{}(…)", chain.ends_with_call.unwrap_or_default()),
+            callee.to_string(),
             line,
-        });
+        );
         return true;
     }
     // `stub.CreateOrder.future(req)`, `self.stub.GetOrder.with_call(req)`.
@@ -177,12 +173,12 @@ fn grpc_call(
         && let Some((recv, method)) = chain.text.rsplit_once('.')
         && let Some(svc) = stub_of(st, recv, line)
     {
-        st.facts.grpc.push(GrpcFact::Call {
-            service: Some(svc),
-            receiver: receiver_key(recv).to_string(),
-            method: method.to_string(),
+        st.facts.push_grpc_call(
+            svc,
+            receiver_key(recv).to_string(),
+            method.to_string(),
             line,
-        });
+        );
         return true;
     }
     if let Some(svc) = callee

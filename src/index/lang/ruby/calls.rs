@@ -173,12 +173,12 @@ pub(super) fn call_token(src: &Src, st: &mut State, stmt: &Stmt, ts: usize, te: 
             name,
             "new" | "class" | "nil" | "is_a" | "respond_to" | "send"
         ) {
-            st.facts.grpc.push(GrpcFact::Call {
-                service: Some(svc),
-                receiver: chain.key().trim_start_matches('@').to_string(),
-                method: name.to_string(),
-                line: src.line_of(ts),
-            });
+            st.facts.push_grpc_call(
+                svc,
+                chain.key().trim_start_matches('@').to_string(),
+                name.to_string(),
+                src.line_of(ts),
+            );
         }
         return;
     }

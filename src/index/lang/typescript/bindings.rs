@@ -3,7 +3,7 @@
 //! a call by its receiver. Also drives the import statements of [`super::imports`].
 
 use super::{Bind, Ex, common};
-use crate::index::facts::{GrpcFact, HttpFact};
+use crate::index::facts::HttpFact;
 
 /// Client types of well-known non-gRPC libraries (and NestJS transports), never a service.
 const NOT_GRPC_CLIENTS: [&str; 18] = [
@@ -299,12 +299,8 @@ impl<'t> Ex<'t, '_, '_> {
             {
                 self.client_fact(&svc, None, i);
                 let line = self.line(close + 2);
-                self.facts.grpc.push(GrpcFact::Call {
-                    service: Some(svc),
-                    receiver: format!("new {last}(…)"),
-                    method: method.to_string(),
-                    line,
-                });
+                self.facts
+                    .push_grpc_call(svc, format!("new {last}(…)"), method.to_string(), line);
                 return;
             }
             self.client_fact(&svc, var, i);
