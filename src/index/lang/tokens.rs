@@ -685,11 +685,7 @@ impl<'l, 'a> Tokens<'l, 'a> {
                 if depth == 0 {
                     return j + 1;
                 }
-            } else if self.is_punct(j, b'{')
-                || self.is_punct(j, b';')
-                || self.is_punct(j, b'}')
-                || self.is_punct(j, b')')
-            {
+            } else if matches!(self.punct(j), b'{' | b';' | b'}' | b')') {
                 return j;
             } else if self.is_punct(j, b'(') || self.is_punct(j, b'[') {
                 j = self.skip_group(j);

@@ -128,11 +128,7 @@ impl<'a> Cpp<'_, '_, 'a> {
         {
             // `stub_(…)` in an initializer list or `unique_ptr<…> stub(…)`, not `f(…)`.
             let declares = start.checked_sub(3).is_some_and(|b| {
-                t.is_punct(b, b':')
-                    || t.is_punct(b, b',')
-                    || t.is_punct(b, b'>')
-                    || t.is_punct(b, b'*')
-                    || t.is_punct(b, b'&')
+                matches!(t.punct(b), b':' | b',' | b'>' | b'*' | b'&')
                     || t.ident(b)
                         .is_some_and(|x| !matches!(x, "return" | "co_return"))
             });

@@ -379,11 +379,7 @@ impl<'t, 'a> Go<'t, '_, 'a> {
         let t = self.t;
         let mut k = start;
         while k < limit {
-            if t.is_punct(k, b';')
-                || t.is_punct(k, b')')
-                || t.is_punct(k, b']')
-                || t.is_punct(k, b'}')
-            {
+            if matches!(t.punct(k), b';' | b')' | b']' | b'}') {
                 return k;
             }
             let next = t.skip_group(k).clamp(k + 1, limit);

@@ -141,11 +141,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
     pub(super) fn to_body(&self, mut k: usize) -> usize {
         let t = self.t;
         while k < t.len() {
-            if t.is_punct(k, b'{')
-                || t.is_punct(k, b';')
-                || t.is_punct(k, b'}')
-                || t.is_punct(k, b')')
-            {
+            if matches!(t.punct(k), b'{' | b';' | b'}' | b')') {
                 return k;
             }
             k = t.skip_group(k);
@@ -552,11 +548,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
     pub(super) fn stmt_end(&self, mut k: usize, limit: usize) -> usize {
         let t = self.t;
         while k < limit {
-            if t.is_punct(k, b';')
-                || t.is_punct(k, b'}')
-                || t.is_punct(k, b')')
-                || t.is_punct(k, b']')
-            {
+            if matches!(t.punct(k), b';' | b'}' | b')' | b']') {
                 return k;
             }
             k = t.skip_group(k);
@@ -635,8 +627,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
                 let close = t.close(k).unwrap_or(end).min(end);
                 for x in k + 1..close {
                     let Some(id) = t.ident(x) else { continue };
-                    let leaf = t.is_punct(x + 1, b',')
-                        || t.is_punct(x + 1, b'}')
+                    let leaf = matches!(t.punct(x + 1), b',' | b'}')
                         || t.is(x + 1, "as")
                         || x + 1 == close;
                     if leaf
