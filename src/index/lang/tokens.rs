@@ -581,33 +581,34 @@ impl<'l, 'a> Tokens<'l, 'a> {
         None
     }
 
+    /// The `<` matching the `>` at `close`, walking back over at most `max_steps` more tokens
+    /// and giving up at any punctuation in `stops`: where type arguments `<…>` open.
+    pub fn open_angle_before(&self, close: usize, stops: &[u8], max_steps: usize) -> Option<usize> {
+        let mut depth = 0usize;
+        let mut k = close;
+        for _ in 0..=max_steps {
+            match self.punct(k) {
+                b'>' => depth += 1,
+                b'<' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(k);
+                    }
+                }
+                p if stops.contains(&p) => return None,
+                _ => {}
+            }
+            k = k.checked_sub(1)?;
+        }
+        None
+    }
+
     /// The callee chain ending at the token before `open` (a `(`), skipping `<…>` type
     /// arguments (`this.http.get<Order[]>(`, `GetFromJsonAsync<List<Order>>(`).
     pub fn callee(&self, open: usize) -> Option<Chain<'a>> {
         let mut k = open.checked_sub(1)?;
         if self.punct(k) == b'>' {
-            // Walk back to the matching `<` (bounded).
-            let mut depth = 0usize;
-            let mut steps = 0;
-            loop {
-                match self.punct(k) {
-                    b'>' => depth += 1,
-                    b'<' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            break;
-                        }
-                    }
-                    b';' | b'{' | b'}' => return None,
-                    _ => {}
-                }
-                steps += 1;
-                if steps > 48 {
-                    return None;
-                }
-                k = k.checked_sub(1)?;
-            }
-            k = k.checked_sub(1)?;
+            k = self.open_angle_before(k, b";{}", 48)?.checked_sub(1)?;
         }
         self.ident(k)?;
         let mut segs = [""; 6];

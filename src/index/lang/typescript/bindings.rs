@@ -354,8 +354,10 @@ mod tests {
     #[test]
     fn a_client_built_in_the_call_expression_and_getters() {
         let src = "const proto = grpc.loadPackageDefinition(def).shop;\nnew proto.OfferService(addr, grpc.credentials.createInsecure()).getOffers(req, (err, res) => {\n  res.getOffersList();\n});\n";
-        let calls = grpc_calls(&extract("web.js", src));
-        assert_eq!(calls, vec![(Some("OfferService"), "getOffers", 2)]);
+        assert_eq!(
+            grpc_calls(&extract("web.js", src)),
+            vec![(Some("OfferService"), "getOffers", 2)]
+        );
     }
 
     #[test]
