@@ -479,6 +479,7 @@ pub fn matching_close(code: &str, open: usize) -> Option<usize> {
 
 /// True for bytes that can be part of an identifier (ASCII letters, digits, `_`, `$`, and any
 /// non-ASCII byte).
+#[inline]
 pub fn is_ident_byte(b: u8) -> bool {
     IDENT_BYTES[b as usize]
 }
@@ -662,28 +663,15 @@ pub fn lex(syntax: Syntax, text: &str) -> Lexed<'_> {
         }
         // Comments, heredocs, strings with prefixes and special forms, JS regular
         // expressions, in that order; each says where the scan resumes.
-        if let Some(end) = lx.line_comment(i) {
-            i = end;
-            continue;
-        }
-        if let Some(end) = lx.block_comment(i) {
-            i = end;
-            continue;
-        }
-        if let Some(end) = lx.ruby_block_comment(i) {
-            i = end;
-            continue;
-        }
-        if let Some(next) = lx.heredoc(i) {
+        let resume = lx
+            .line_comment(i)
+            .or_else(|| lx.block_comment(i))
+            .or_else(|| lx.ruby_block_comment(i))
+            .or_else(|| lx.heredoc(i))
+            .or_else(|| string_at(&syntax, bytes, i).map(|s| lx.string(i, s)))
+            .or_else(|| lx.js_regex(i));
+        if let Some(next) = resume {
             i = next;
-            continue;
-        }
-        if let Some(s) = string_at(&syntax, bytes, i) {
-            i = lx.string(i, s);
-            continue;
-        }
-        if let Some(end) = lx.js_regex(i) {
-            i = end;
             continue;
         }
         // Identifiers are skipped whole, so a prefix letter inside a word never starts a string.

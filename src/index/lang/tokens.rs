@@ -21,7 +21,7 @@
 use std::borrow::Cow;
 
 use crate::index::facts::{Symbol, SymbolKind};
-use crate::index::lex::{Lexed, StrLit};
+use crate::index::lex::{Lexed, StrLit, is_ident_byte};
 
 /// What a [`Tok`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,23 +115,6 @@ impl Rules {
 }
 
 const NO_PAIR: u32 = u32::MAX;
-
-/// Identifier bytes as a table: the tokenizer asks once per byte.
-const IDENT: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut b = 0;
-    while b < 256 {
-        let c = b as u8;
-        t[b] = c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80;
-        b += 1;
-    }
-    t
-};
-
-#[inline]
-fn is_ident_byte(b: u8) -> bool {
-    IDENT[b as usize]
-}
 
 /// The tokens of a lexed file (or of a byte range of it) with their bracket partners.
 pub struct Tokens<'l, 'a> {
