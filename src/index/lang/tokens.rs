@@ -319,6 +319,11 @@ impl<'l, 'a> Tokens<'l, 'a> {
         })
     }
 
+    /// True when token `i` is any of `texts` (as [`Tokens::is`] reads one).
+    pub fn is_any(&self, i: usize, texts: &[&str]) -> bool {
+        texts.iter().any(|s| self.is(i, s))
+    }
+
     /// True when token `i` is the identifier or keyword `w`.
     #[inline(always)]
     pub fn kw(&self, i: usize, w: &str) -> bool {

@@ -500,11 +500,7 @@ pub fn enum_step<'a>(src: &Src<'a>, mut j: usize) -> EnumStep<'a> {
             }
         }
         let is_entry = src.ident(j).is_some()
-            && (src.is(j + 1, "(")
-                || src.is(j + 1, "{")
-                || src.is(j + 1, ",")
-                || src.is(j + 1, ";")
-                || src.is(j + 1, "}")
+            && (src.is_any(j + 1, &["(", "{", ",", ";", "}"])
                 || src
                     .toks
                     .get(j + 1)
