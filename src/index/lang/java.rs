@@ -478,6 +478,11 @@ mod tests {
         rows.map(|(m, u, _)| (m, u)).collect()
     }
 
+    /// A [`calls`] row: method and URL.
+    fn c(method: &str, url: &str) -> (Option<String>, String) {
+        (Some(method.to_string()), url.to_string())
+    }
+
     fn events(f: &FileFacts) -> Vec<(EventRole, Value, String)> {
         let rows = test_support::events(f).into_iter();
         rows.map(|(r, t, v, _)| (r, t, v.to_string())).collect()
@@ -1118,7 +1123,6 @@ class RabbitConfig {
 }
 "#;
         let f = extract("KiotaCarts.java", src);
-        let c = |m: &str, p: &str| (Some(m.to_string()), p.to_string());
         assert_eq!(
             calls(&f),
             vec![
@@ -1203,7 +1207,6 @@ class RabbitConfig {
 }
 "#;
         let f = extract("C.java", src);
-        let c = |m: &str, p: &str| (Some(m.to_string()), p.to_string());
         assert_eq!(
             calls(&f),
             vec![
