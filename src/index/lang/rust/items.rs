@@ -123,18 +123,18 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
         }
     }
 
+    /// [`FileFacts::push_symbol`] with the container as the walk holds it.
     pub(super) fn push_symbol(
         &mut self,
         name: &str,
         kind: SymbolKind,
-        line: u32,
-        end_line: u32,
+        lines: (u32, u32),
         doc_line: Option<u32>,
         container: Option<&str>,
     ) {
         let container = container.map(str::to_string);
         self.facts
-            .push_symbol(name, kind, (line, end_line), doc_line, container);
+            .push_symbol(name, kind, lines, doc_line, container);
     }
 
     /// From `k`, the index of the first `{` or `;` at this level (or a closer, or the end).
@@ -190,8 +190,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
         self.push_symbol(
             name,
             kind,
-            line,
-            self.end_line_at(k),
+            (line, self.end_line_at(k)),
             item.doc_line,
             container,
         );
@@ -282,8 +281,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
         self.push_symbol(
             name,
             SymbolKind::Struct,
-            line,
-            self.end_line_at(k),
+            (line, self.end_line_at(k)),
             item.doc_line,
             container,
         );
@@ -301,8 +299,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
         self.push_symbol(
             name,
             SymbolKind::Enum,
-            line,
-            self.end_line_at(k),
+            (line, self.end_line_at(k)),
             item.doc_line,
             container,
         );
@@ -332,7 +329,13 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
                     } else {
                         vline
                     };
-                    self.push_symbol(variant, SymbolKind::EnumValue, vline, vend, doc, Some(name));
+                    self.push_symbol(
+                        variant,
+                        SymbolKind::EnumValue,
+                        (vline, vend),
+                        doc,
+                        Some(name),
+                    );
                 }
                 at_start = false;
                 v = t.skip_group(v);
@@ -352,8 +355,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
         self.push_symbol(
             name,
             SymbolKind::Trait,
-            line,
-            self.end_line_at(k),
+            (line, self.end_line_at(k)),
             item.doc_line,
             container,
         );
@@ -475,8 +477,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
             self.push_symbol(
                 name,
                 SymbolKind::Module,
-                line,
-                t.group_end_line(j + 2),
+                (line, t.group_end_line(j + 2)),
                 item.doc_line,
                 container,
             );
@@ -490,8 +491,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
         self.push_symbol(
             name,
             SymbolKind::Module,
-            line,
-            line,
+            (line, line),
             item.doc_line,
             container,
         );
@@ -516,8 +516,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
             self.push_symbol(
                 name,
                 SymbolKind::Constant,
-                line,
-                end_line,
+                (line, end_line),
                 item.doc_line,
                 container,
             );
@@ -568,8 +567,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
         self.push_symbol(
             name,
             SymbolKind::TypeAlias,
-            line,
-            end_line,
+            (line, end_line),
             item.doc_line,
             container,
         );
@@ -588,8 +586,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
         self.push_symbol(
             name,
             SymbolKind::Function,
-            line,
-            end_line,
+            (line, end_line),
             item.doc_line,
             container,
         );
