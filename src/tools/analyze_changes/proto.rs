@@ -448,25 +448,22 @@ fn wire_findings(wire: Option<&WireReport>) -> Vec<(String, Findings)> {
     let mut by_message: Vec<(String, Findings)> = Vec::new();
     if let Some(w) = wire {
         for f in &w.breaking {
+            let text = format!(
+                "`WIRE_FORMAT_BREAKING_CHANGE` {}: `{}` #{} — {}",
+                f.rule.label(),
+                f.element,
+                f.number,
+                f.detail
+            );
             findings_of(&mut by_message, top_message(&f.element))
                 .0
-                .push(format!(
-                    "`WIRE_FORMAT_BREAKING_CHANGE` {}: `{}` #{} — {}",
-                    f.rule.label(),
-                    f.element,
-                    f.number,
-                    f.detail
-                ));
+                .push(text);
         }
         for f in &w.warnings {
+            let text = format!("{}: `{}` — {}", f.rule.label(), f.element, f.detail);
             findings_of(&mut by_message, top_message(&f.element))
                 .1
-                .push(format!(
-                    "{}: `{}` — {}",
-                    f.rule.label(),
-                    f.element,
-                    f.detail
-                ));
+                .push(text);
         }
     }
     by_message
