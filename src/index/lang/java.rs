@@ -192,10 +192,8 @@ impl<'s, 'a> Parser<'s, 'a> {
         let supers = self.supers(kw + 2, term);
         let body = (term_text == "{").then(|| (term, src.close_or_end(term)));
         let end_line = body.map_or(src.line(term), |(_, c)| src.line(c));
-        let sym = self.push_member(name, kind, (line, end_line), doc);
-        let ty = self.out.model.types.len();
-        let parent = self.stack.last().map(|f| f.ty);
-        self.out.model.types.push(TypeDecl {
+        let (parent, container) = self.container();
+        let decl = TypeDecl {
             name,
             line,
             kind,
@@ -204,7 +202,8 @@ impl<'s, 'a> Parser<'s, 'a> {
             span: (kw, body.map_or(term, |(_, c)| c)),
             parent,
             companion: false,
-        });
+        };
+        let (sym, ty) = self.out.push_type(decl, end_line, doc, container);
         if let Some((_, close)) = body {
             self.stack.push(Frame {
                 ty,
