@@ -103,6 +103,7 @@ const RAZOR: &[&str] = &[
     "@attribute [Authorize]\n", "@model IndexModel\n", "@code {", "@functions {", "@{", "}", "@(", ")", "@if (x)", "@foreach (var i in xs)",
     "else", "@await ", "@item.Name", "@Nav.GetUri(\"a\")", "@@", "@*", "*@", "a@b.com", "<CatalogListItem Item=\"@item\" />",
     "<p>", "</p>", "<text>", "@onclick=\"@(() => Save())\"", "await Http.GetAsync(\"/api/x\");", "'", "\"", "@\"", "//", "/*",
+    "<a href=\"", "<NavLink href='", " href=", "item/@item.Id", ">", "Nav.NavigateTo(", " ? \"/\" : ", "$\"item/{id}\"",
 ];
 #[rustfmt::skip]
 const PYTHON: &[&str] = &[

@@ -360,8 +360,9 @@ pub enum GrpcFact {
         line: u32,
     },
     /// A method called on a client (`client.CreateOrder(ctx, req)`). `service` is set when the
-    /// receiver is known to hold a client of that service; otherwise the receiver name is kept
-    /// for resolution against `Client { var }` facts of the same file.
+    /// receiver is known to hold a client of that service; otherwise (a Go call on a field the
+    /// file does not type) the graph resolves the receiver against the `Client { var }` facts
+    /// of the other files of the package.
     Call {
         service: Option<String>,
         receiver: String,
@@ -615,6 +616,12 @@ pub enum HttpFact {
     /// `.MapToApiVersion(2.0)`), as `major.minor` (`1.0`) or as written (`2023-01-01`). A
     /// route without one serves whatever version a caller asks for, or is not versioned.
     Versions { versions: Vec<String>, line: u32 },
+    /// An in-app navigation of a web UI to a page of its own: a link in markup (`<a
+    /// href="user/orders">`, `<NavLink href="cart">`, `href="~/grants"`) or a navigation call
+    /// (`NavigationManager.NavigateTo($"item/{id}")`). `url` is the target as written (relative
+    /// to the app's base when it has no leading `/`). The graph joins it to the `GET` route of
+    /// the same root that serves it: a caller of that route, never a link between services.
+    Navigate { url: Value, line: u32 },
 }
 
 impl HttpFact {
@@ -625,7 +632,8 @@ impl HttpFact {
             | HttpFact::Call { line, .. }
             | HttpFact::Mount { line, .. }
             | HttpFact::Probe { line, .. }
-            | HttpFact::Versions { line, .. } => *line,
+            | HttpFact::Versions { line, .. }
+            | HttpFact::Navigate { line, .. } => *line,
         }
     }
 }
@@ -843,7 +851,8 @@ impl FileFacts {
             HttpFact::Call { .. }
             | HttpFact::Mount { .. }
             | HttpFact::Probe { .. }
-            | HttpFact::Versions { .. } => None,
+            | HttpFact::Versions { .. }
+            | HttpFact::Navigate { .. } => None,
         })
     }
 }

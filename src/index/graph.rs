@@ -13,6 +13,8 @@ use super::facts::{EventRole, GrpcFact, HttpFact, Part, SymbolKind, Value};
 use super::resolve::{HoleKind, Resolved, Resolver, Seg};
 use super::snapshot::FileEntry;
 
+mod navigation;
+
 /// How sure a link is: a name resolved to one candidate (`exact`), a guess from names or paths
 /// (`heuristic`), or a name with several homonymous candidates (`ambiguous`, one link each).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -169,9 +171,12 @@ pub struct RouteCall {
     pub method: Option<String>,
     pub path: String,
     pub confidence: Confidence,
-    /// A deployment's health check of the service itself ([`HttpFact::Probe`]): a caller a
-    /// change of the route breaks, but no link between two services.
+    /// A deployment's health check of the service itself ([`HttpFact::Probe`]), or an in-app
+    /// navigation ([`HttpFact::Navigate`]): a caller a change of the route breaks, but no link
+    /// between two services.
     pub probe: bool,
+    /// An in-app navigation link to a page of the same root ([`HttpFact::Navigate`]).
+    pub navigation: bool,
 }
 
 /// An HTTP call whose route the index could not determine.
@@ -601,33 +606,7 @@ impl Graph {
                         service,
                         impl_type,
                         line,
-                    } => {
-                        let candidates = self.contracts_named(service);
-                        let conf = Confidence::of_candidates(candidates.len(), Confidence::Exact);
-                        for c in candidates {
-                            self.servers.push(ServiceLink {
-                                contract: c,
-                                at: Loc {
-                                    file: fi as u32,
-                                    line: *line,
-                                },
-                                confidence: conf,
-                                label: impl_type.clone().unwrap_or_else(|| service.clone()),
-                            });
-                            // Handlers: methods of the implementing type (same file first,
-                            // then the files of the same directory).
-                            let mut dir_files = vec![fi];
-                            if let Some(others) = by_dir.get(&dir_of(f)) {
-                                dir_files.extend(
-                                    others
-                                        .iter()
-                                        .copied()
-                                        .filter(|&o| o != fi && !files[o].generated),
-                                );
-                            }
-                            self.server_handlers(files, c, &dir_files, impl_type.as_deref(), conf);
-                        }
-                    }
+                    } => self.server_links(files, &by_dir, fi, service, impl_type, *line),
                     GrpcFact::Handler {
                         service,
                         method,
@@ -665,7 +644,7 @@ impl Graph {
                         }
                     }
                     GrpcFact::Call {
-                        service,
+                        service: Some(service),
                         receiver,
                         method,
                         line,
@@ -674,13 +653,82 @@ impl Graph {
                             file: fi as u32,
                             line: *line,
                         };
-                        self.call_links(at, service.as_deref(), receiver, method);
+                        self.call_links(at, service, receiver, method);
+                    }
+                    GrpcFact::Call {
+                        service: None,
+                        receiver,
+                        method,
+                        line,
+                    } => {
+                        // A call on a field the file does not type (`fe.adSvc.GetAds(…)`, the
+                        // struct declared in another file of the package): the field holds a
+                        // client when the package stores one under that name.
+                        let package = by_dir.get(&dir_of(f)).map_or(&[][..], Vec::as_slice);
+                        let services = field_client_services(files, package, receiver);
+                        let at = Loc {
+                            file: fi as u32,
+                            line: *line,
+                        };
+                        for service in services {
+                            self.call_links(at, service, receiver, method);
+                        }
                     }
                 }
             }
         }
         dedup_links(&mut self.handlers);
         dedup_links(&mut self.calls);
+    }
+
+    /// A server of `service` registered at `line` of file `fi`: one link per contract of that
+    /// name, and the handlers of its RPCs among the methods of the implementing type (the
+    /// same file first, then the files of the same directory, `by_dir`).
+    fn server_links(
+        &mut self,
+        files: &[Arc<FileEntry>],
+        by_dir: &HashMap<(u16, &str), Vec<usize>>,
+        fi: usize,
+        service: &str,
+        impl_type: &Option<String>,
+        line: u32,
+    ) {
+        let f = &files[fi];
+        let candidates = self.contracts_named(service);
+        let conf = Confidence::of_candidates(candidates.len(), Confidence::Exact);
+        for c in candidates {
+            self.servers.push(ServiceLink {
+                contract: c,
+                at: Loc {
+                    file: fi as u32,
+                    line,
+                },
+                confidence: conf,
+                label: impl_type.clone().unwrap_or_else(|| service.to_string()),
+            });
+            // Handlers: methods of the implementing type (same file first,
+            // then the files of the same directory).
+            let mut dir_files = vec![fi];
+            if let Some(others) = by_dir.get(&dir_of(f)) {
+                dir_files.extend(
+                    others
+                        .iter()
+                        .copied()
+                        .filter(|&o| o != fi && !files[o].generated),
+                );
+            }
+            // A registration that maps its handlers itself (`addService(svc,
+            // { convert, charge: h })`) has them as Handler facts: looking
+            // for functions named like the RPCs would list each one twice.
+            let mapped = impl_type.is_none()
+                && f.facts()
+                    .grpc
+                    .iter()
+                    .any(|g| matches!(g, GrpcFact::Handler { service: s, .. } if s == service));
+            if !mapped {
+                self.server_handlers(files, c, &dir_files, impl_type.as_deref(), conf);
+            }
+        }
     }
 
     /// The handlers of contract `c` registered by a server in `dir_files[0]`: for each RPC,
@@ -729,28 +777,16 @@ impl Graph {
         }
     }
 
-    /// The RPCs one call site may reach: the named service's RPC of that method, or, with the
-    /// service unknown, every RPC of that method name (a guess at best).
-    fn call_links(&mut self, at: Loc, service: Option<&str>, receiver: &str, method: &str) {
+    /// The RPCs one call site on a client of `service` may reach: the service's RPC of that
+    /// method (in every contract of that name).
+    fn call_links(&mut self, at: Loc, service: &str, receiver: &str, method: &str) {
         let label = format!("{receiver}.{method}");
-        let (hits, one): (Vec<u32>, Confidence) = match service {
-            Some(s) => {
-                let candidates = self.contracts_named(s);
-                let hits = candidates
-                    .iter()
-                    .filter_map(|&c| self.rpc_in(c, method))
-                    .collect();
-                (hits, Confidence::Exact)
-            }
-            None => {
-                let key = method_key(method);
-                let hits = (0..self.rpcs.len() as u32)
-                    .filter(|&r| method_key(&self.rpcs[r as usize].name) == key)
-                    .collect();
-                (hits, Confidence::Heuristic)
-            }
-        };
-        let conf = Confidence::of_candidates(hits.len(), one);
+        let hits: Vec<u32> = self
+            .contracts_named(service)
+            .iter()
+            .filter_map(|&c| self.rpc_in(c, method))
+            .collect();
+        let conf = Confidence::of_candidates(hits.len(), Confidence::Exact);
         for r in hits {
             self.calls.push(RpcLink {
                 rpc: r,
@@ -896,6 +932,7 @@ impl Graph {
                         shown,
                         line,
                     } => self.health_probe(&join, roots, fi, service, path, shown, *line),
+                    HttpFact::Navigate { url, line } => self.navigation(&join, fi, url, *line),
                     _ => {}
                 }
             }
@@ -949,6 +986,7 @@ impl Graph {
                 path: shown.to_string(),
                 confidence,
                 probe: true,
+                navigation: false,
             });
         }
     }
@@ -996,68 +1034,16 @@ impl Graph {
             if f.generated {
                 return;
             }
-            // Say what the URL came from when it was a name (a parameter, a field read
-            // from a database row, a setting): that is what a reader follows.
-            let why = if shape.path.is_some() {
-                match resolved.why_unresolved() {
-                    Some(w) if w != "built at run time" => {
-                        format!("the path is built at run time: {w}")
-                    }
-                    _ => "the path is built at run time".to_string(),
-                }
-            } else {
-                resolved
-                    .why_unresolved()
-                    .map(|w| format!("the URL is not known statically: {w}"))
-                    .unwrap_or_else(|| "the URL has no path".to_string())
-            };
             self.unresolved_calls.push(UnresolvedCall {
                 at,
                 method: method.clone(),
                 url: shown,
-                why,
+                why: why_no_path(&resolved, shape.path.is_some()),
                 to_root,
             });
             return;
         };
-        // Candidates: routes in code (not specs), not in the calling file, whose
-        // method fits and whose template the path can address; the best number of
-        // literal segments wins, and a host that names a service narrows to it.
-        let mut matches = self.best_routes(
-            files,
-            at.file,
-            method.as_deref(),
-            None,
-            Declared::InCode,
-            |r| segments_match(segs, &join.templates[r]),
-        );
-        if matches.is_empty() {
-            matches = self.gateway_routes(join, at.file, method.as_deref(), segs);
-        }
-        if matches.is_empty() {
-            // No code serves the path, but an API contract (OpenAPI) declares it: the service
-            // is implemented elsewhere (another repository), and the call reaches it.
-            matches = self.best_routes(
-                files,
-                at.file,
-                method.as_deref(),
-                None,
-                Declared::InSpec,
-                |r| segments_match(segs, &join.templates[r]),
-            );
-        }
-        self.narrow_routes(files, &mut matches, f.root, to_root);
-        // `?api-version=2.0` selects the routes serving that version, when the code says
-        // which do (one path may be served by a handler per version).
-        if let Some(asked) = api_version_asked(&shown) {
-            let serves = |r: &u32| {
-                let versions = &self.routes[*r as usize].versions;
-                versions.is_empty() || versions.contains(&asked)
-            };
-            if matches.iter().any(serves) {
-                matches.retain(serves);
-            }
-        }
+        let matches = self.call_routes(join, at.file, method.as_deref(), segs, to_root, &shown);
         if matches.is_empty() && f.generated {
             return;
         }
@@ -1103,8 +1089,52 @@ impl Graph {
                 path: shown.clone(),
                 confidence: conf,
                 probe: false,
+                navigation: false,
             });
         }
+    }
+
+    /// The routes an HTTP call of file `caller` with path `segs` may reach. Candidates: routes
+    /// in code (not specs), not in the calling file, whose method fits and whose template the
+    /// path can address; the best number of literal segments wins, and a host that names a
+    /// service (`to_root`) narrows to it. `shown` is the URL as displayed (its
+    /// `?api-version=` selects among versioned routes).
+    fn call_routes(
+        &self,
+        join: &HttpJoin,
+        caller: u32,
+        method: Option<&str>,
+        segs: &[Option<String>],
+        to_root: Option<u16>,
+        shown: &str,
+    ) -> Vec<u32> {
+        let files = join.files;
+        let mut matches = self.best_routes(files, caller, method, None, Declared::InCode, |r| {
+            segments_match(segs, &join.templates[r])
+        });
+        if matches.is_empty() {
+            matches = self.gateway_routes(join, caller, method, segs);
+        }
+        if matches.is_empty() {
+            // No code serves the path, but an API contract (OpenAPI) declares it: the service
+            // is implemented elsewhere (another repository), and the call reaches it.
+            matches = self.best_routes(files, caller, method, None, Declared::InSpec, |r| {
+                segments_match(segs, &join.templates[r])
+            });
+        }
+        self.narrow_routes(files, &mut matches, files[caller as usize].root, to_root);
+        // `?api-version=2.0` selects the routes serving that version, when the code says
+        // which do (one path may be served by a handler per version).
+        if let Some(asked) = api_version_asked(shown) {
+            let serves = |r: &u32| {
+                let versions = &self.routes[*r as usize].versions;
+                versions.is_empty() || versions.contains(&asked)
+            };
+            if matches.iter().any(serves) {
+                matches.retain(serves);
+            }
+        }
+        matches
     }
 
     /// Through a gateway: `/api/cart/add/…` reaches cart's `/add/…` when a leading
@@ -1321,6 +1351,31 @@ fn generated_client_methods(files: &[Arc<FileEntry>]) -> HashMap<String, Vec<(u3
 
 /// A file's root and directory: the files of one package, for a server whose methods live in
 /// another file of its package (Go).
+/// The services whose clients `files` of one package (`package`, indexes into `files`) store
+/// in a variable or field named `field`, each once.
+fn field_client_services<'f>(
+    files: &'f [Arc<FileEntry>],
+    package: &[usize],
+    field: &str,
+) -> Vec<&'f str> {
+    let mut out: Vec<&str> = Vec::new();
+    for &pi in package {
+        for fact in &files[pi].facts().grpc {
+            if let GrpcFact::Client {
+                service,
+                var: Some(var),
+                ..
+            } = fact
+                && var == field
+                && !out.contains(&service.as_str())
+            {
+                out.push(service);
+            }
+        }
+    }
+    out
+}
+
 fn dir_of(f: &FileEntry) -> (u16, &str) {
     (f.root, f.path.rsplit_once('/').map_or("", |(d, _)| d))
 }
@@ -1496,6 +1551,25 @@ struct UrlShape {
     path: Option<Vec<Option<String>>>,
     /// The URL as an answer shows it.
     display: String,
+}
+
+/// Why an HTTP call whose path has no literal segment is unresolved: what the URL came from
+/// when it was a name (a parameter, a field read from a database row, a setting), which is
+/// what a reader follows. `has_path`: the URL has a path, only built at run time.
+fn why_no_path(resolved: &Resolved, has_path: bool) -> String {
+    if has_path {
+        match resolved.why_unresolved() {
+            Some(w) if w != "built at run time" => {
+                format!("the path is built at run time: {w}")
+            }
+            _ => "the path is built at run time".to_string(),
+        }
+    } else {
+        resolved
+            .why_unresolved()
+            .map(|w| format!("the URL is not known statically: {w}"))
+            .unwrap_or_else(|| "the URL has no path".to_string())
+    }
 }
 
 fn url_shape(r: &Resolved) -> UrlShape {
@@ -2382,6 +2456,54 @@ mod tests {
         lines.sort();
         lines.dedup();
         assert_eq!(lines, vec![5, 9]);
+    }
+
+    #[test]
+    fn a_go_call_through_a_field_typed_in_another_file_of_the_package_resolves() {
+        use crate::index::facts::Language::{Go, Protobuf};
+        let proto = "syntax = \"proto3\";\npackage shop;\nservice AdService {\n  rpc GetAds(Req) returns (Res);\n}\n";
+        let main_go = "package main\n\ntype server struct {\n\tads pb.AdServiceClient\n\tlog *zap.Logger\n}\n\nfunc main() {\n\tsvc := new(server)\n\tsvc.ads = pb.NewAdServiceClient(conn)\n}\n";
+        let rpc_go = "package main\n\nfunc (fe *server) ads(ctx context.Context) {\n\tresp, err := fe.ads.GetAds(ctx, &pb.Req{})\n\tfe.log.GetAds(\"not a client\")\n\tfe.other.GetAds(ctx, nil)\n}\n";
+        let elsewhere = "package other\n\nfunc f(x *T) {\n\tx.ads.GetAds(ctx, nil)\n}\n";
+        let snap = graph_of(&[
+            ("shop", "ads.proto", Protobuf, proto),
+            ("web", "main.go", Go, main_go),
+            ("web", "rpc.go", Go, rpc_go),
+            ("web", "other/f.go", Go, elsewhere),
+        ]);
+        let calls: Vec<(&str, u32, &str)> = snap
+            .graph
+            .calls
+            .iter()
+            .map(|c| {
+                let path: &str = &snap.files[c.at.file as usize].path;
+                (path, c.at.line, c.label.as_str())
+            })
+            .collect();
+        // Only the call in the package that stores the client: not `log` (typed in the
+        // struct), not `other` (no client of that name), not another package's `ads`.
+        assert_eq!(calls, vec![("rpc.go", 4, "ads.GetAds")]);
+    }
+
+    #[test]
+    fn a_node_server_mapping_its_handlers_lists_each_handler_once() {
+        use crate::index::facts::Language::{JavaScript, Protobuf};
+        let proto = "syntax = \"proto3\";\npackage shop;\nservice Currency {\n  rpc Convert(Req) returns (Res);\n  rpc GetRates(Req) returns (Res);\n}\n";
+        let js = "const grpc = require('@grpc/grpc-js');\nfunction convert (call, cb) { cb(null, {}) }\nfunction getRates (call, cb) { cb(null, {}) }\nconst server = new grpc.Server();\nserver.addService(shop.Currency.service, {convert, getRates: getRates});\n";
+        let snap = graph_of(&[
+            ("shop", "currency.proto", Protobuf, proto),
+            ("currency", "server.js", JavaScript, js),
+        ]);
+        let handlers: Vec<(u32, &str)> = snap
+            .graph
+            .handlers
+            .iter()
+            .map(|h| (h.at.line, h.label.as_str()))
+            .collect();
+        assert_eq!(
+            handlers,
+            vec![(5, "Currency.convert"), (5, "Currency.getRates")]
+        );
     }
 
     /// The graph of `files` (root, path, language, text), each extracted the way the indexer does.

@@ -143,6 +143,46 @@ mod tests {
     }
 
     #[test]
+    fn django_url_patterns_and_included_modules() {
+        let root = r#"from django.urls import path, re_path, include
+from . import views
+
+urlpatterns = [
+    path("orders/<int:order_id>/", views.order_detail, name="order-detail"),
+    path("orders/", views.OrderList.as_view()),
+    re_path(r"^legacy/(?P<pk>[0-9]+)/$", views.legacy),
+    re_path(r"^any/.*$", views.anything),
+    path("api/", include("shop.api_urls")),
+]
+"#;
+        let api = r#"from django.urls import path
+from . import views
+
+urlpatterns = [
+    path("carts/", views.carts),
+]
+"#;
+        let not_django = r#"import os
+
+def f():
+    return path("x/", g)
+"#;
+        assert_eq!(
+            served(&[
+                ("shop/urls.py", root),
+                ("shop/api_urls.py", api),
+                ("shop/other.py", not_django),
+            ]),
+            vec![
+                row("ANY", "/api/carts/", "shop/api_urls.py"),
+                row("ANY", "/legacy/<pk>/", "shop/urls.py"),
+                row("ANY", "/orders/", "shop/urls.py"),
+                row("ANY", "/orders/<int:order_id>/", "shop/urls.py"),
+            ]
+        );
+    }
+
+    #[test]
     fn express_routers_of_other_modules_take_the_mount_prefix() {
         let app = "const express = require('express');\n\
 const users = require('./routes/users');\n\

@@ -377,6 +377,10 @@ impl<'a> Resolver<'a> {
                 }
             }
         }
+        // A Python module named by its dotted path (Django's `include("shop.api_urls")`).
+        if keys.is_empty() && python && !name.contains('/') {
+            keys = keys_of(name);
+        }
         let mut out: Vec<u32> = keys
             .iter()
             .flat_map(|k| self.by_key.get(k).into_iter().flatten().copied())

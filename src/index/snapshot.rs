@@ -375,11 +375,12 @@ impl NameTable {
         // case-mapping lookup per character (this runs for every declaration, between the
         // last file extracted and the first answer).
         let ascii = name.is_ascii();
-        if ascii {
-            self.arena.extend(name.bytes().map(|b| match b {
-                b'\n' => ' ',
-                _ => char::from(b.to_ascii_lowercase()),
-            }));
+        if ascii && !name.contains('\n') {
+            // Copied whole, then folded in place: pushing char by char cost more than the rest.
+            self.arena.push_str(name);
+            if let Some(copy) = self.arena.get_mut(off as usize..) {
+                copy.make_ascii_lowercase();
+            }
         } else {
             for ch in name.chars() {
                 if ch == '\n' {
@@ -408,8 +409,9 @@ impl NameTable {
                 Some(dot) => &lower[dot + 1..],
                 None => lower,
             };
-            self.bare
-                .extend(last.bytes().filter(|&b| b != b'_').map(char::from));
+            for piece in last.split('_') {
+                self.bare.push_str(piece);
+            }
         } else {
             let last = lower.rsplit('.').next().unwrap_or("");
             self.bare.extend(last.chars().filter(|c| *c != '_'));

@@ -527,14 +527,15 @@ pub struct ContractTrace {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClientSite {
     pub site: Site,
-    /// RPCs called from the client's own file.
+    /// RPCs called from the client's own file, or through the field holding it from another
+    /// file of its package.
     pub in_file: Vec<String>,
     /// RPCs called from other files of the client's root (dependency injection).
     pub in_root: Vec<String>,
 }
 
-/// For each client of contract `c`: the RPC names its file calls and those its root calls
-/// elsewhere (sorted, unique). A client whose file calls none may call any RPC of the service
+/// For each client of contract `c`: the RPC names its file calls (or its package calls through
+/// the field holding it) and those its root calls elsewhere (sorted, unique). A client whose file calls none may call any RPC of the service
 /// (its root's calls are shown, not assumed to be its own).
 pub fn client_resolution(snap: &Snapshot, c: u32) -> Vec<(u32, Vec<String>, Vec<String>)> {
     let g = &snap.graph;
@@ -555,10 +556,23 @@ pub fn client_resolution(snap: &Snapshot, c: u32) -> Vec<(u32, Vec<String>, Vec<
         .enumerate()
         .filter(|(_, l)| l.contract == c)
         .map(|(i, l)| {
-            let in_file: Vec<String> = by_file
-                .get(&l.at.file)
-                .map(|s| s.iter().map(|n| n.to_string()).collect())
-                .unwrap_or_default();
+            let mut in_file: BTreeSet<&str> = by_file.get(&l.at.file).cloned().unwrap_or_default();
+            // A client stored in a field is called through it from the package's other files
+            // (Go: `svc.ads = pb.NewAdServiceClient(conn)` here, `fe.ads.GetAds(…)` there).
+            let dir = |f: u32| {
+                let file = &snap.files[f as usize];
+                (file.root, file.path.rsplit_once('/').map_or("", |(d, _)| d))
+            };
+            let through = format!("{}.", l.label);
+            for call in g.calls.iter().filter(|k| all.contains(&k.rpc)) {
+                if call.at.file != l.at.file
+                    && call.label.starts_with(&through)
+                    && dir(call.at.file) == dir(l.at.file)
+                {
+                    in_file.insert(g.rpcs[call.rpc as usize].name.as_str());
+                }
+            }
+            let in_file: Vec<String> = in_file.iter().map(|n| n.to_string()).collect();
             let root = snap.files[l.at.file as usize].root;
             let mut in_root: Vec<String> = by_root
                 .get(&root)

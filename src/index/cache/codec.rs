@@ -502,6 +502,11 @@ impl Encoded for HttpFact {
                 versions.put(out);
                 line.put(out);
             }
+            HttpFact::Navigate { url, line } => {
+                out.push(5);
+                url.put(out);
+                line.put(out);
+            }
         }
     }
     fn take(input: &mut &[u8]) -> Option<Self> {
@@ -530,6 +535,10 @@ impl Encoded for HttpFact {
             },
             3 => HttpFact::Versions {
                 versions: Encoded::take(input)?,
+                line: Encoded::take(input)?,
+            },
+            5 => HttpFact::Navigate {
+                url: Encoded::take(input)?,
                 line: Encoded::take(input)?,
             },
             _ => return None,
@@ -634,6 +643,10 @@ mod tests {
                 HttpFact::Versions {
                     versions: vec!["1.0".into(), "2023-01-01 ß".into()],
                     line: 8,
+                },
+                HttpFact::Navigate {
+                    url: Value::lit("item/42"),
+                    line: 12,
                 },
             ],
             bindings: vec![Binding {

@@ -194,17 +194,21 @@ pub fn aws_sdk_method(
     &'static [&'static str],
 )> {
     use crate::index::facts::EventRole::{Consumer, Producer};
-    let folded: String = method
-        .strip_suffix("Async")
-        .unwrap_or(method)
-        .chars()
-        .filter(|c| *c != '_')
-        .map(|c| c.to_ascii_lowercase())
-        .collect();
-    match folded.as_str() {
-        "sendmessage" | "sendmessagebatch" => Some((Producer, "SQS", &["QueueUrl"])),
-        "receivemessage" => Some((Consumer, "SQS", &["QueueUrl"])),
-        "publish" | "publishbatch" => Some((Producer, "SNS", &["TopicArn", "TargetArn"])),
+    // Folded into a stack buffer: this runs on every call site of every file, and the longest
+    // SDK name is 16 letters, so anything longer is no SDK method.
+    let mut buf = [0u8; 16];
+    let mut len = 0;
+    for b in method.strip_suffix("Async").unwrap_or(method).bytes() {
+        if b == b'_' {
+            continue;
+        }
+        *buf.get_mut(len)? = b.to_ascii_lowercase();
+        len += 1;
+    }
+    match &buf[..len] {
+        b"sendmessage" | b"sendmessagebatch" => Some((Producer, "SQS", &["QueueUrl"])),
+        b"receivemessage" => Some((Consumer, "SQS", &["QueueUrl"])),
+        b"publish" | b"publishbatch" => Some((Producer, "SNS", &["TopicArn", "TargetArn"])),
         _ => None,
     }
 }
@@ -680,16 +684,19 @@ impl ClientScope {
 const CLIENT_LOOKBACK: usize = 64;
 
 /// The gRPC calls `recv.Method(…)` of `t` on names bound to a client: `bindings` maps a name
-/// to its (service, scope) bindings in source order, `is_rpc` accepts a method name, and
-/// `enclosing_func` gives the function holding a token.
+/// to its (service, scope) bindings in source order, `is_rpc` accepts a method name,
+/// `enclosing_func` gives the function holding a token, and `unbound_fields` keeps calls on
+/// fields the file does not bind (service `None`: Go declares a struct's fields in one file
+/// of a package and calls through them in another).
 pub fn client_calls(
     t: &super::tokens::Tokens,
     bindings: &std::collections::HashMap<&str, Vec<(String, ClientScope)>>,
     is_rpc: impl Fn(&str) -> bool,
     enclosing_func: impl Fn(usize) -> Option<usize>,
+    unbound_fields: bool,
 ) -> Vec<crate::index::facts::GrpcFact> {
     let mut out = Vec::new();
-    if bindings.is_empty() {
+    if bindings.is_empty() && !unbound_fields {
         return out;
     }
     for k in 0..t.len() {
@@ -703,10 +710,20 @@ pub fn client_calls(
         if !is_rpc(method) {
             continue;
         }
+        let selector = k > 0 && t.is_punct(k - 1, b'.');
         let Some(list) = bindings.get(recv) else {
+            // A field this file never binds (`fe.adSvc.GetAds(…)`): with `unbound_fields`
+            // kept without a service, for the graph to look up in the rest of the package.
+            if unbound_fields && selector && k >= 2 && t.ident(k - 2).is_some() {
+                out.push(crate::index::facts::GrpcFact::Call {
+                    service: None,
+                    receiver: recv.to_string(),
+                    method: method.to_string(),
+                    line: t.line(k + 2),
+                });
+            }
             continue;
         };
-        let selector = k > 0 && t.is_punct(k - 1, b'.');
         let func = enclosing_func(k);
         let hit = list
             .iter()

@@ -4,11 +4,13 @@
 //! For each hunk of a changed source file, the calls the base version made on the hunk's old
 //! lines are matched to the workspace's routes by their URL as written (the index's own path
 //! scoring), and compared with the routes the calls on the hunk's new lines reach now.
+//! Configuration files that make requests count too: a load-test scenario's step (`- post:`
+//! with its `url:` on the next line) is a call over the lines of its block.
 
 use super::super::analyze_impact;
 use super::contracts::path_score;
 use super::{Affected, ContractChange, FileClass, Report, Risk, loc_text};
-use crate::index::facts::{Binding, FileFacts, HttpFact, Part, SymbolKind, Value};
+use crate::index::facts::{Binding, FileFacts, HttpFact, Language, Part, SymbolKind, Value};
 use crate::index::graph::{Confidence, Loc};
 use crate::index::snapshot::Snapshot;
 use crate::render::inline_code;
@@ -24,6 +26,11 @@ pub(super) fn call_contracts(snap: &Snapshot, report: &mut Report) {
             continue;
         };
         let own_root = snap.files[fi as usize].root;
+        // A YAML call (a scenario step) is its whole block: its URL is on the lines below
+        // the verb the call is recorded at.
+        let yaml = snap.files[fi as usize].lang == Language::Yaml;
+        let base_lines: Vec<&str> = cf.base_text.as_deref().unwrap_or("").lines().collect();
+        let now_lines: Vec<&str> = cf.current_text.as_deref().unwrap_or("").lines().collect();
         let spans_of = |kind: SymbolKind, line: u32, end: u32| (kind, line, end.max(line));
         let base_symbols: Vec<_> = base
             .symbols
@@ -43,13 +50,22 @@ pub(super) fn call_contracts(snap: &Snapshot, report: &mut Report) {
             // Both sides scored the same way, from the URL as written, so a call the hunk
             // only moved reaches what it reached.
             let calls_in = |facts: &FileFacts,
-                            span: &std::ops::Range<u32>|
+                            span: &std::ops::Range<u32>,
+                            lines: &[&str]|
              -> Vec<(Option<String>, String, u32)> {
+                let touched = |line: u32| {
+                    let end = if yaml {
+                        yaml_block_end(lines, line)
+                    } else {
+                        line
+                    };
+                    line < span.end && span.start <= end
+                };
                 facts
                     .http
                     .iter()
                     .filter_map(|f| match f {
-                        HttpFact::Call { method, url, line } if span.contains(line) => Some((
+                        HttpFact::Call { method, url, line } if touched(*line) => Some((
                             method.clone(),
                             local_display(url, &facts.bindings, 0),
                             *line,
@@ -58,8 +74,8 @@ pub(super) fn call_contracts(snap: &Snapshot, report: &mut Report) {
                     })
                     .collect()
             };
-            let old_calls = calls_in(base, &old_span);
-            let new_calls = calls_in(snap.files[fi as usize].facts(), &new_span);
+            let old_calls = calls_in(base, &old_span, &base_lines);
+            let new_calls = calls_in(snap.files[fi as usize].facts(), &new_span, &now_lines);
             let text = |c: &[(Option<String>, String, u32)]| -> Vec<(Option<String>, String)> {
                 let mut t: Vec<_> = c.iter().map(|(m, u, _)| (m.clone(), u.clone())).collect();
                 t.sort();
@@ -114,6 +130,28 @@ fn local_display(value: &Value, bindings: &[Binding], depth: u8) -> String {
         }
     }
     out
+}
+
+/// The last line (1-based) of the YAML block whose key is on `line`: the lines below it
+/// indented deeper than that key (`- post:` then `    url: /cart`), blank lines and
+/// comments included; `line` itself when nothing is nested under it.
+fn yaml_block_end(lines: &[&str], line: u32) -> u32 {
+    let Some(first) = line.checked_sub(1).and_then(|i| lines.get(i as usize)) else {
+        return line;
+    };
+    let key_col = first.len() - first.trim_start_matches([' ', '-']).len();
+    let mut end = line;
+    for (i, l) in lines.iter().enumerate().skip(line as usize) {
+        let text = l.trim();
+        if text.is_empty() || text.starts_with('#') {
+            continue;
+        }
+        if l.len() - l.trim_start_matches(' ').len() <= key_col {
+            break;
+        }
+        end = u32::try_from(i + 1).unwrap_or(u32::MAX);
+    }
+    end
 }
 
 /// The lines `lo..hi`, widened to the innermost function, method or constructor among
@@ -285,5 +323,18 @@ mod tests {
         assert_eq!(around(&symbols, 13, 14), 11..16);
         // Outside a function (a field line): the hunk as it is.
         assert_eq!(around(&symbols, 9, 10), 9..10);
+    }
+
+    #[test]
+    fn a_yaml_step_spans_the_lines_nested_under_its_key() {
+        let scenario = "scenarios:\n  - flow:\n      - post:\n          url: \"/cart\"\n\n          # the form\n          json: {}\n      - get:\n          url: \"/cart\"\n      - loop:\n          - get:\n              url: \"/x\"\n";
+        let lines: Vec<&str> = scenario.lines().collect();
+        assert_eq!(yaml_block_end(&lines, 3), 7);
+        assert_eq!(yaml_block_end(&lines, 8), 9);
+        assert_eq!(yaml_block_end(&lines, 11), 12);
+        // The last line, or past the end: the line itself.
+        assert_eq!(yaml_block_end(&lines, 12), 12);
+        assert_eq!(yaml_block_end(&lines, 40), 40);
+        assert_eq!(yaml_block_end(&lines, 0), 0);
     }
 }

@@ -224,7 +224,8 @@ fn base_routes_of(cf: &ChangedFile) -> Vec<BaseRoute> {
             HttpFact::Call { .. }
             | HttpFact::Mount { .. }
             | HttpFact::Probe { .. }
-            | HttpFact::Versions { .. } => None,
+            | HttpFact::Versions { .. }
+            | HttpFact::Navigate { .. } => None,
         })
         .collect()
 }

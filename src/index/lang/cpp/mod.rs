@@ -762,9 +762,10 @@ void serve(httplib::Server& svr) {
                 HttpFact::Call { method, url, line } => {
                     format!("call {method:?} {} {line}", url.display())
                 }
-                HttpFact::Mount { .. } | HttpFact::Probe { .. } | HttpFact::Versions { .. } => {
-                    String::new()
-                }
+                HttpFact::Mount { .. }
+                | HttpFact::Probe { .. }
+                | HttpFact::Versions { .. }
+                | HttpFact::Navigate { .. } => String::new(),
             })
             .collect();
         assert_eq!(
@@ -819,7 +820,8 @@ void calls(int id, const std::string& key) {
                 HttpFact::Route { .. }
                 | HttpFact::Mount { .. }
                 | HttpFact::Probe { .. }
-                | HttpFact::Versions { .. } => None,
+                | HttpFact::Versions { .. }
+                | HttpFact::Navigate { .. } => None,
             })
             .collect();
         let c = |m: Option<&'static str>, u: &str, l: u32| (m, u.to_string(), l);

@@ -3,6 +3,8 @@
 //! its receiver.
 
 use super::*;
+use crate::index::facts::{Binding, Part};
+use crate::index::lang::value::Scope;
 
 impl<'t> Ex<'t, '_, '_> {
     pub(super) fn bindings(&mut self) {
@@ -278,6 +280,43 @@ impl<'t> Ex<'t, '_, '_> {
                     }
                 }
             }
+        }
+    }
+}
+
+impl Ex<'_, '_, '_> {
+    /// `public static string Url(NavigationManager nav) => $"user/login?returnUrl={…}";`: a
+    /// method of the file that returns one string starting with literal text, as a binding
+    /// `Class.Method()` ([`super::uses::method_ref`]), so a navigation in another file that
+    /// calls it (`NavigateTo(LogIn.Url(Nav))`, `href="@ItemHelper.Url(item)"`) reads its target.
+    pub(super) fn method_returns(&mut self) {
+        let methods: Vec<(String, String, u32)> = self
+            .facts
+            .symbols
+            .iter()
+            .filter(|s| s.kind == SymbolKind::Method)
+            .filter_map(|s| {
+                let class = s.container.as_deref()?.rsplit('.').next()?;
+                Some((class.to_string(), s.name.clone(), s.line))
+            })
+            .collect();
+        for (class, name, line) in methods {
+            // One method of that name in the file: the helper table is by bare name.
+            if self.facts.symbols.iter().filter(|s| s.name == name).count() != 1 {
+                continue;
+            }
+            let Some((_, (a, b))) = self.asg.function(&name) else {
+                continue;
+            };
+            let value = eval(self.t, (a, b), &ExprRules::CSHARP, self.asg);
+            if !matches!(value.parts.first(), Some(Part::Lit(s)) if !s.trim().is_empty()) {
+                continue;
+            }
+            self.facts.bindings.push(Binding {
+                name: super::uses::method_ref(&class, &name),
+                value,
+                line,
+            });
         }
     }
 }

@@ -81,6 +81,7 @@ fn extract_code(text: &str) -> FileFacts {
     ex.bindings();
     ex.declarations();
     ex.uses();
+    ex.method_returns();
     cfamily::finish(&asg, &toks, &ExprRules::CSHARP, ex.facts)
 }
 
@@ -1458,6 +1459,29 @@ public static class Ext
                 "<<<>>>",
             ],
         );
+    }
+
+    #[test]
+    fn a_method_returning_a_url_is_a_binding_a_navigation_elsewhere_reads() {
+        let src = "namespace Shop.Ui;\npublic static class ItemHelper\n{\n    public static string Url(CatalogItem item)\n        => $\"item/{item.Id}\";\n    public static string Name(CatalogItem item) => item.Name;\n}\nclass Menu {\n  void Go() { Nav.NavigateTo(Pages.User.LogIn.Url(Nav)); Nav.NavigateTo(Build()); }\n}\n";
+        let f = extract("Ui/ItemHelper.cs", src);
+        let b: Vec<(&str, String)> = f
+            .bindings
+            .iter()
+            .map(|b| (b.name.as_str(), b.value.display()))
+            .collect();
+        // A method returning no literal text (`item.Name`) is no binding.
+        assert_eq!(b, vec![("ItemHelper.Url()", "item/{item.Id}".to_string())]);
+        let nav: Vec<String> = f
+            .http
+            .iter()
+            .filter_map(|h| match h {
+                HttpFact::Navigate { url, .. } => Some(url.display()),
+                _ => None,
+            })
+            .collect();
+        // An unqualified call of an unknown helper is run-time: no navigation.
+        assert_eq!(nav, vec!["{LogIn.Url()}".to_string()]);
     }
 
     #[test]

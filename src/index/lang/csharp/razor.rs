@@ -6,6 +6,11 @@
 //!   file's namespace, `@page "/route"` is a `GET` route served by the component, and
 //!   `@inject T Name`, `@inherits B`, `@implements I`, `@typeparam T`, `@attribute [A]`,
 //!   `@model M` shape the component class.
+//! - **Navigation links** of the markup: `<a href="user/orders">`, `<NavLink href="cart">`,
+//!   `<a href="item/@item.Id">` navigate to a page of the app ([`HttpFact::Navigate`]; an
+//!   `@expr` in the value is a run-time part). A component's relative link is relative to the
+//!   app's base (Blazor's `<base href="/">`); a view's (`.cshtml`) counts only from the root
+//!   (`/x`, `~/x`), since a relative one depends on the page it is shown on.
 //! - **C# text with the same line numbers** ([`to_csharp`]): the markup is blanked (its line
 //!   breaks kept), the class-level code of `@code { … }` / `@functions { … }` is kept as the
 //!   members of the component class, `@{ … }` blocks and inline `@expr` / `@(expr)` become
@@ -20,7 +25,7 @@
 //! One linear pass over the bytes; brackets are matched by counting, strings and comments
 //! skipped; an unterminated block runs to the end of the file. Never panics.
 
-use crate::index::facts::{FileFacts, HttpFact, Import, Symbol, SymbolKind};
+use crate::index::facts::{FileFacts, HttpFact, Import, Part, Symbol, SymbolKind, Value};
 
 pub(super) use crate::index::facts::is_razor;
 
@@ -62,6 +67,9 @@ pub(super) fn extract(path: &str, text: &str) -> FileFacts {
             line,
         });
     }
+    for (url, line) in doc.links {
+        facts.http.push(HttpFact::Navigate { url, line });
+    }
     facts.http.sort_by_key(HttpFact::line);
     // The class is declared even when its C# text reads as something else (a stray brace
     // in a directive the header copies).
@@ -99,6 +107,8 @@ pub(super) struct RazorDoc {
     pub pages: Vec<(String, u32)>,
     /// `@inject` names with their lines.
     pub injects: Vec<(String, u32)>,
+    /// Navigation links of the markup (`<a href="…">`) with their lines.
+    pub links: Vec<(Value, u32)>,
 }
 
 /// The component class of a file: its stem as a C# identifier, or [`NO_CLASS`] for the
@@ -164,6 +174,7 @@ pub(super) fn to_csharp(path: &str, text: &str) -> RazorDoc {
             class: class_name(path),
             ..RazorDoc::default()
         },
+        component: path.to_ascii_lowercase().ends_with(".razor"),
         bases: Vec::new(),
         attrs: Vec::new(),
         typeparams: Vec::new(),
@@ -181,6 +192,8 @@ struct Scan<'a> {
     /// The line of the byte being read (1-based).
     line: u32,
     doc: RazorDoc,
+    /// A `.razor` component (its relative links are relative to the app's base), not a view.
+    component: bool,
     bases: Vec<String>,
     attrs: Vec<String>,
     typeparams: Vec<String>,
@@ -210,6 +223,10 @@ impl Scan<'_> {
                 i = self.at(i, line_start);
                 line_start = false;
                 continue;
+            }
+            if c == b'<' {
+                // Read for its links only: its `@` transitions are read as usual.
+                self.tag(i);
             }
             // A byte-order mark or blank keeps the line start.
             if self.b[i..].starts_with(b"\xEF\xBB\xBF") {
@@ -417,6 +434,115 @@ impl Scan<'_> {
         }
     }
 
+    /// A markup tag at `i` (its `<`): the target of a link tag's `href` is a navigation.
+    fn tag(&mut self, i: usize) {
+        let b = self.b;
+        let (name, mut k) = self.word(i + 1);
+        if !(name.eq_ignore_ascii_case("a") || name == "NavLink") {
+            return;
+        }
+        let mut newlines = 0u32;
+        loop {
+            while k < b.len() && b[k].is_ascii_whitespace() {
+                newlines += u32::from(b[k] == b'\n');
+                k += 1;
+            }
+            if k >= b.len() || matches!(b[k], b'>' | b'/' | b'<') {
+                return;
+            }
+            let a = k;
+            while k < b.len()
+                && !(b[k].is_ascii_whitespace() || matches!(b[k], b'=' | b'>' | b'/' | b'<'))
+            {
+                k += 1;
+            }
+            let attr = self.text.get(a..k).unwrap_or("");
+            let line = self.line + newlines;
+            while k < b.len() && (b[k] == b' ' || b[k] == b'\t') {
+                k += 1;
+            }
+            if b.get(k) != Some(&b'=') {
+                continue;
+            }
+            k += 1;
+            while k < b.len() && (b[k] == b' ' || b[k] == b'\t') {
+                k += 1;
+            }
+            let (value, end) = self.attr_value(k);
+            newlines += b[k.min(end)..end].iter().filter(|&&c| c == b'\n').count() as u32;
+            k = end.max(k + 1);
+            // `href=""` is the app's base; a value of run-time parts only names no page.
+            let runtime_only = !value.parts.is_empty() && value.is_dynamic();
+            if attr.eq_ignore_ascii_case("href") && !runtime_only {
+                let relative = value
+                    .as_lit()
+                    .or(match value.parts.first() {
+                        Some(Part::Lit(s)) => Some(s.as_str()),
+                        _ => None,
+                    })
+                    .is_some_and(|s| !s.trim_start().starts_with(['/', '~']));
+                if self.component || !relative {
+                    self.doc.links.push((value, line));
+                }
+            }
+        }
+    }
+
+    /// An attribute value at `k` (quoted or not) as a [`Value`]: its text, with each `@expr`
+    /// or `@(expr)` a run-time part; and where it ends.
+    fn attr_value(&self, k: usize) -> (Value, usize) {
+        let b = self.b;
+        let quote = b.get(k).copied().filter(|&q| q == b'"' || q == b'\'');
+        let mut v = Value::default();
+        let mut j = k + usize::from(quote.is_some());
+        let mut lit = j;
+        let flush = |v: &mut Value, a: usize, e: usize| {
+            if let Some(text) = self.text.get(a..e) {
+                v.push(Part::Lit(text.to_string()));
+            }
+        };
+        while j < b.len() {
+            let c = b[j];
+            let ends = match quote {
+                Some(q) => c == q || c == b'\n',
+                None => c.is_ascii_whitespace() || c == b'>',
+            };
+            if ends {
+                flush(&mut v, lit, j);
+                return (v, j + usize::from(quote.is_some_and(|q| q == c)));
+            }
+            if c == b'@' {
+                match b.get(j + 1).copied() {
+                    Some(b'@') => {
+                        flush(&mut v, lit, j + 1);
+                        j += 2;
+                        lit = j;
+                        continue;
+                    }
+                    Some(b'(') => {
+                        flush(&mut v, lit, j);
+                        j = matching(b, j + 1).saturating_add(1);
+                        v.push(Part::Dynamic);
+                        lit = j;
+                        continue;
+                    }
+                    Some(n) if is_ident_start(n) => {
+                        flush(&mut v, lit, j);
+                        let end = self.implicit_end(j + 1);
+                        v.push(self.text.get(j + 1..end).map_or(Part::Dynamic, method_call));
+                        j = end;
+                        lit = j;
+                        continue;
+                    }
+                    _ => {}
+                }
+            }
+            j += 1;
+        }
+        flush(&mut v, lit, b.len());
+        (v, b.len())
+    }
+
     /// A line directive `@w rest` (its line is blanked; `@inject` and `@model` become fields).
     fn directive(&mut self, w: &str, rest: &str) {
         let rest = rest.trim_end_matches(';').trim();
@@ -504,6 +630,27 @@ impl Scan<'_> {
         self.out.insert_str(0, &head);
         self.doc.csharp = self.out;
         self.doc
+    }
+}
+
+/// An implicit expression in markup: what a qualified method returns (`ItemHelper.Url(item)`
+/// is the binding `ItemHelper.Url()` of the class's file), anything else a run-time part.
+fn method_call(expr: &str) -> Part {
+    let Some((head, _)) = expr.split_once('(') else {
+        return Part::Dynamic;
+    };
+    let segs: Vec<&str> = head.split('.').collect();
+    let plain = segs.len() >= 2
+        && segs
+            .iter()
+            .all(|s| s.bytes().next().is_some_and(is_ident_start) && s.bytes().all(is_ident));
+    // One call, at the end: its `(` closes last.
+    if !plain || matching(expr.as_bytes(), head.len()) + 1 != expr.len() {
+        return Part::Dynamic;
+    }
+    Part::Ref {
+        name: super::uses::method_ref(segs[segs.len() - 2], segs[segs.len() - 1]),
+        default: None,
     }
 }
 
@@ -791,6 +938,68 @@ mod tests {
         );
     }
 
+    fn links(f: &FileFacts) -> Vec<(String, u32)> {
+        f.http
+            .iter()
+            .filter_map(|h| match h {
+                HttpFact::Navigate { url, line } => Some((url.display(), *line)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn links_and_navigation_calls_are_navigations() {
+        let src = "@inject NavigationManager Nav\n\
+<a class=\"dropdown-item\" href=\"user/orders\">My orders</a>\n\
+<NavLink Match=\"@NavLinkMatch.All\" href=\"@Nav.GetUriWithQueryParameter(\"page\", 2)\">2</NavLink>\n\
+<a\n   href='item/@item.Id'>x</a> <a href=\"\">home</a>\n\
+<link rel=\"stylesheet\" href=\"app.css\" /> <base href=\"/\" />\n\
+<a href=\"https://example.com/x\">out</a> @* <a href=\"hidden\"> *@\n\
+<a href=@(\"x\") title=\"a > b\" href=cart>c</a>\n\
+@code {\n\
+    void Done(int id) { Nav.NavigateTo($\"item/{id}\"); Nav.NavigateTo(uri: \"/cart\", forceLoad: true); }\n\
+    void Back(string returnUrl) => Nav.NavigateTo(returnUrl);\n\
+}\n";
+        let f = facts("Components/Layout/UserMenu.razor", src);
+        assert_eq!(
+            links(&f),
+            vec![
+                ("user/orders".to_string(), 2),
+                // What a method returns is the graph's to read (a `Class.Method()` binding).
+                ("{Nav.GetUriWithQueryParameter()}".to_string(), 3),
+                ("item/{}".to_string(), 5),
+                ("".to_string(), 5),
+                ("https://example.com/x".to_string(), 7),
+                ("cart".to_string(), 8),
+                ("item/{}".to_string(), 10),
+                ("/cart".to_string(), 10),
+            ]
+        );
+        // Each branch of a conditional target that is known.
+        let code = "@code {\n  void Go(Uri url, string r, bool b) {\n    Nav.NavigateTo(url.IsAbsoluteUri ? \"/\" : r);\n    Nav.NavigateTo(b ? $\"item/{r}\" : (b ? \"cart\" : \"checkout\"));\n  }\n}\n";
+        let f = facts("Pages/LogIn.razor", code);
+        assert_eq!(
+            links(&f),
+            vec![
+                ("/".to_string(), 3),
+                ("item/{}".to_string(), 4),
+                ("cart".to_string(), 4),
+                ("checkout".to_string(), 4),
+            ]
+        );
+        // A view's relative link depends on the page that shows it: only rooted ones count.
+        let view = "<a href=\"~/grants\">g</a> <a href=\"diagnostics\">d</a> <a href=\"/Home/Privacy\">p</a>\n";
+        let f = facts("Views/Home/Index.cshtml", view);
+        assert_eq!(
+            links(&f),
+            vec![
+                ("~/grants".to_string(), 1),
+                ("/Home/Privacy".to_string(), 1)
+            ]
+        );
+    }
+
     #[test]
     fn hostile_inputs_do_not_panic() {
         for src in [
@@ -817,6 +1026,15 @@ mod tests {
             "\u{feff}@page \"/é\"\r\n@code {\r\n int x;\r\n}\r\n",
             "@code { char c = '{'; string s = @\"}\"\"\"; /* } */ // }\n }",
             "<p>don't @if (a) { <b>'</b> }</p>",
+            "<a",
+            "<a href",
+            "<a href=",
+            "<a href=\"@",
+            "<a href=\"@(",
+            "<a href=\"x@@",
+            "<NavLink href='é@ü.ö(\"",
+            "<a =\"x\" href=é>",
+            "@code { void A() => Nav.NavigateTo(a ? : ); }",
             // Found by the fuzzer: a comment opened in a copied directive hid the class.
             "@attribute [Authorize/*/*]\n@inherits A{\n@code {\n    int X;\n}\n",
         ] {

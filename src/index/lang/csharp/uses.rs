@@ -1,5 +1,5 @@
 //! Pass 3, uses: the calls of the file — gRPC client calls, Kafka produce and subscribe,
-//! typed event buses, minimal-API routes and `HttpClient` requests.
+//! typed event buses, minimal-API routes, `HttpClient` requests and Blazor's `NavigateTo`.
 
 use super::events::typed_bus_role;
 use super::*;
@@ -90,6 +90,33 @@ impl<'t> Ex<'t, '_, '_> {
                 }
                 return;
             }
+        }
+        // `Nav.NavigateTo("user/orders")`, `NavigationManager.NavigateTo($"item/{id}")`: a
+        // Blazor app navigating to a page of its own.
+        if last == "NavigateTo" && recv.is_some() && !c.after_call {
+            if let Some(&(a, e)) = t.args(p).first() {
+                let a = if t.ident(a).is_some() && t.punct(a + 1) == b':' {
+                    a + 2
+                } else {
+                    a
+                };
+                // `NavigateTo(absolute ? "/" : returnUrl)` goes to either branch.
+                let line = self.line(p);
+                for (a, e) in conditional_branches(t, a, e) {
+                    let mut url = eval(t, (a, e), &ExprRules::CSHARP, self.asg);
+                    // `NavigateTo(Pages.LogIn.Url(Nav))`: what the method returns, when its
+                    // class's file says (a `LogIn.Url()` binding, see `method_returns`).
+                    if url.is_dynamic()
+                        && let Some(name) = method_call_name(t, a, e)
+                    {
+                        url = Value::reference(name);
+                    }
+                    if a < e && (url.parts.is_empty() || !url.is_dynamic()) {
+                        self.facts.http.push(HttpFact::Navigate { url, line });
+                    }
+                }
+            }
+            return;
         }
         if let Some(&(_, verb)) = HTTP_METHODS.iter().find(|(m, _)| *m == last)
             && !c.after_call
@@ -397,4 +424,48 @@ fn leak(verb: &str) -> &'static str {
         "OPTIONS" => "OPTIONS",
         _ => "ANY",
     }
+}
+
+/// The two branches of a conditional expression `c ? x : y` spanning `a..e` (nested ones
+/// split further), or the expression itself.
+fn conditional_branches(t: &Tokens, a: usize, e: usize) -> Vec<(usize, usize)> {
+    if e > a + 1 && t.punct(a) == b'(' && t.skip_group(a) == e {
+        return conditional_branches(t, a + 1, e - 1);
+    }
+    let (mut question, mut k, mut depth) = (None, a, 0usize);
+    while k < e {
+        match t.punct(k) {
+            b'(' | b'[' | b'{' => {
+                k = t.skip_group(k);
+                continue;
+            }
+            b'?' if question.is_none() => question = Some(k),
+            b'?' => depth += 1,
+            b':' if question.is_some() && depth > 0 => depth -= 1,
+            b':' if let Some(q) = question => {
+                let mut out = conditional_branches(t, q + 1, k);
+                out.extend(conditional_branches(t, k + 1, e));
+                return out;
+            }
+            _ => {}
+        }
+        k += 1;
+    }
+    vec![(a, e)]
+}
+
+/// `Class.Method()` for an expression `a..e` that is one call of a qualified method
+/// (`Pages.User.LogIn.Url(Nav)` gives `LogIn.Url()`): the name a [`Ex::method_returns`]
+/// binding of the class's file has.
+fn method_call_name(t: &Tokens, a: usize, e: usize) -> Option<String> {
+    let close = e.checked_sub(1)?;
+    let open = t.open_of(close)?;
+    let c = t.callee(open)?;
+    (t.is_punct(open, b'(') && c.start == a && c.len >= 2 && !c.after_call)
+        .then(|| method_ref(c.segs[c.len - 2], c.last()))
+}
+
+/// The binding name of what `class.method(…)` returns.
+pub(super) fn method_ref(class: &str, method: &str) -> String {
+    format!("{class}.{method}()")
 }

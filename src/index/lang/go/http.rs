@@ -27,6 +27,8 @@ impl<'t, 'a> Go<'t, '_, 'a> {
                 | "Route"
                 | "Group"
                 | "PathPrefix"
+                | "Handler"
+                | "HandlerFunc"
         ) || GIN_METHODS.contains(&id)
             || CHI_METHODS.contains(&id);
         if !interesting {
@@ -129,6 +131,9 @@ impl<'t, 'a> Go<'t, '_, 'a> {
                     self.route(recv, &m.to_ascii_uppercase(), &path, handler, line);
                 }
             }
+            // gorilla/mux matchers before the handler (go-kit's transport style):
+            // `r.Methods("GET").Path("/catalogue/{id}").Handler(h)`.
+            "Handler" | "HandlerFunc" if args.len() == 1 => self.mux_chain_route(k, args[0]),
             "Route" if args.len() == 2 => {
                 if let Some(path) = path_arg(args[0]) {
                     let full = join_path(&self.prefix_for(recv), &path);
@@ -145,6 +150,67 @@ impl<'t, 'a> Go<'t, '_, 'a> {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// A gorilla/mux route whose matchers precede its handler: walks the chain back from
+    /// `.Handler(h)` at `k` through `Methods`, `Path`, `PathPrefix` and the matchers that do
+    /// not change the path, to the router it starts on. Any other call in the chain (a
+    /// `Subrouter()`, a builder of something else) means it is no route.
+    fn mux_chain_route(&mut self, k: usize, handler: (usize, usize)) {
+        let t = self.t;
+        let mut methods: Vec<String> = Vec::new();
+        let mut path: Option<(String, u32)> = None;
+        let mut dot = k - 1;
+        let recv = loop {
+            let Some(prev) = dot.checked_sub(1) else {
+                return;
+            };
+            if let Some(id) = t.ident(prev) {
+                break (prev == 0 || !t.is_punct(prev - 1, b'.')).then_some(id);
+            }
+            let Some(open) = t.is_punct(prev, b')').then(|| t.open_of(prev)).flatten() else {
+                return;
+            };
+            let Some(name) = open.checked_sub(1).and_then(|n| t.ident(n)) else {
+                return;
+            };
+            let args = t.args(open);
+            match name {
+                "Methods" => methods.extend(args.into_iter().filter_map(|m| self.method_arg(m))),
+                "Path" | "PathPrefix" if path.is_none() => {
+                    path = args
+                        .first()
+                        .and_then(|&a| Some((self.route_text(a)?, t.line(a.0))));
+                }
+                "Name" | "Schemes" | "Headers" | "HeadersRegexp" | "Queries" | "Host"
+                | "MatcherFunc" => {}
+                _ => return,
+            }
+            dot = open - 2;
+            if !t.is_punct(dot, b'.') {
+                return;
+            }
+        };
+        let Some((path, line)) = path.filter(|(p, _)| p.starts_with('/')) else {
+            return;
+        };
+        methods.dedup();
+        if methods.is_empty() {
+            methods.push("ANY".to_string());
+        }
+        // go-kit wraps the endpoint first: `httptransport.NewServer(e.ListEndpoint, dec, enc)`.
+        let (hs, he) = handler;
+        let open = (hs..he).find(|&i| t.is_punct(i, b'('));
+        let handler = match open {
+            Some(o) if o > hs && t.is(o - 1, "NewServer") && t.close(o) == Some(he - 1) => {
+                t.args(o).first().copied().unwrap_or(handler)
+            }
+            _ => handler,
+        };
+        let name = self.handler_name(handler);
+        for method in &methods {
+            self.route(recv, method, &path, name.clone(), line);
         }
     }
 

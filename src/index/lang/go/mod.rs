@@ -759,6 +759,53 @@ func chi(h *Handler) {
     }
 
     #[test]
+    fn gorilla_routes_whose_matchers_come_before_the_handler() {
+        let src = r#"package catalogue
+
+func MakeHTTPHandler(e Endpoints, imagePath string) *mux.Router {
+	r := mux.NewRouter().StrictSlash(false)
+	r.Methods("GET").Path("/catalogue").Handler(httptransport.NewServer(
+		e.ListEndpoint,
+		decodeListRequest,
+		options...,
+	))
+	r.Methods("GET", "HEAD").Path("/catalogue/{id}").Name("get").Handler(h)
+	r.Path("/cart").Methods(http.MethodPost).HandlerFunc(s.addToCart)
+	r.Methods("GET").PathPrefix("/catalogue/images/").Handler(http.StripPrefix(
+		"/catalogue/images/", http.FileServer(http.Dir(imagePath))))
+	api := r.PathPrefix("/api").Subrouter()
+	api.Methods("DELETE").Path("/items/{id}").HandlerFunc(deleteItem)
+	r.PathPrefix("/static").Subrouter().Handler(h)
+	w.Header().Set("a", "b")
+	srv.Handler(h)
+}
+"#;
+        let f = extract("transport.go", src);
+        let s = |x: &str| Some(x.to_string());
+        assert_eq!(
+            routes(&f),
+            vec![
+                ("GET".into(), "/catalogue".into(), s("ListEndpoint"), 5),
+                ("GET".into(), "/catalogue/{id}".into(), s("h"), 10),
+                ("HEAD".into(), "/catalogue/{id}".into(), s("h"), 10),
+                ("POST".into(), "/cart".into(), s("addToCart"), 11),
+                (
+                    "GET".into(),
+                    "/catalogue/images/".into(),
+                    s("imagePath"),
+                    12
+                ),
+                (
+                    "DELETE".into(),
+                    "/api/items/{id}".into(),
+                    s("deleteItem"),
+                    15
+                ),
+            ]
+        );
+    }
+
+    #[test]
     fn route_groups_prefix_constants_and_method_lists() {
         let src = r#"package api
 

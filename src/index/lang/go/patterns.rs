@@ -219,7 +219,34 @@ impl<'t, 'a> Go<'t, '_, 'a> {
     pub(super) fn calls(&mut self) {
         let t = self.t;
         let is_rpc = |m: &str| m.starts_with(|c: char| c.is_ascii_uppercase());
-        let calls = common::client_calls(t, &self.bindings, is_rpc, |k| self.enclosing_func(k));
+        let mut calls =
+            common::client_calls(t, &self.bindings, is_rpc, |k| self.enclosing_func(k), true);
+        // A field declared by a struct of this file with another type (`log *zap.Logger`) is
+        // no client; only fields declared elsewhere in the package are left to the graph.
+        if calls
+            .iter()
+            .any(|c| matches!(c, GrpcFact::Call { service: None, .. }))
+        {
+            let fields = self.struct_fields();
+            calls.retain(|c| {
+                !matches!(c, GrpcFact::Call { service: None, receiver, .. } if fields.contains(receiver.as_str()))
+            });
+        }
         self.facts.grpc.extend(calls);
+    }
+
+    /// The field names the structs of this file declare (the first word of each line of a
+    /// body).
+    fn struct_fields(&self) -> std::collections::HashSet<&'a str> {
+        let t = self.t;
+        let mut out = std::collections::HashSet::new();
+        for &(open, close) in &self.structs {
+            for i in open + 1..close.min(t.len()) {
+                if t.is_punct(i - 1, b'{') || t.tok(i).is_some_and(|x| x.nl_before) {
+                    out.extend(t.ident(i));
+                }
+            }
+        }
+        out
     }
 }

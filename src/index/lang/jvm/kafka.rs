@@ -141,79 +141,13 @@ impl<'s, 'a> Ctx<'s, 'a> {
         let t = src.toks[k];
         match t.text {
             "send" if k >= 2 && src.is(k - 1, ".") && src.is(k + 1, "(") => {
-                let Some(recv) = src.ident(k - 2) else {
-                    return;
-                };
-                let is_template = self.held.get(recv) == Some(&Held::KafkaTemplate)
-                    || recv.to_ascii_lowercase().contains("kafkatemplate");
-                if !is_template {
-                    self.aws_call(k, facts);
-                    return;
-                }
-                let Some((a, b)) = src.first_arg(k + 1) else {
-                    return;
-                };
-                // `send(new ProducerRecord<>(…))`, `send(ProducerRecord(…))`.
-                let mut pr = a;
-                if src.kw(pr, "new") {
-                    pr += 1;
-                }
-                if src.kw(pr, "ProducerRecord") {
-                    in_send.insert(pr);
-                    if let Some(topic) = self.record_topic(pr) {
-                        push(facts, EventRole::Producer, topic, "KafkaTemplate", t.line);
-                    }
-                    return;
-                }
-                if let Some(topic) = self.topic((a, b)) {
-                    push(facts, EventRole::Producer, topic, "KafkaTemplate", t.line);
-                }
+                self.kafka_template_send(k, in_send, facts);
             }
-            // Spring AMQP / JMS / STOMP templates: `convertAndSend(exchange, key, msg)`
-            // names the routing key (or the exchange when the key is empty);
-            // `convertAndSend(destination, msg)` the destination.
+            // Spring AMQP / JMS / STOMP templates.
             "convertAndSend" | "convertSendAndReceive"
                 if k >= 2 && src.is(k - 1, ".") && src.is(k + 1, "(") =>
             {
-                let args = src.split_commas(k + 2, src.close_or_end(k + 1));
-                let recv = src.ident(k - 2).unwrap_or("").to_ascii_lowercase();
-                let via = if recv.contains("jms") {
-                    "JmsTemplate"
-                } else if recv.contains("sqs") || recv.contains("queuemessaging") {
-                    "SqsTemplate"
-                } else if recv.contains("sns") || recv.contains("notificationmessaging") {
-                    "SnsTemplate"
-                } else if recv.contains("messaging") || recv.contains("simp") {
-                    "SimpMessagingTemplate"
-                } else {
-                    "RabbitTemplate"
-                };
-                match args.as_slice() {
-                    // RabbitTemplate: the routing key, and the exchange as an endpoint of its
-                    // own (the default exchange `""` is none).
-                    [ex, key, _, ..] if via == "RabbitTemplate" => {
-                        let key_v = eval(src, *key, self.rules, &self.asg);
-                        if !key_v.as_lit().is_some_and(str::is_empty) {
-                            push(facts, EventRole::Producer, key_v, via, t.line);
-                        }
-                        let ex_v = eval(src, *ex, self.rules, &self.asg);
-                        common::push_exchange(facts, EventRole::Producer, ex_v, t.line);
-                    }
-                    [ex, key, _, ..] => {
-                        let key_v = eval(src, *key, self.rules, &self.asg);
-                        let topic = if key_v.as_lit().is_some_and(str::is_empty) {
-                            eval(src, *ex, self.rules, &self.asg)
-                        } else {
-                            key_v
-                        };
-                        push(facts, EventRole::Producer, topic, via, t.line);
-                    }
-                    [dest, _] => {
-                        let topic = eval(src, *dest, self.rules, &self.asg);
-                        push(facts, EventRole::Producer, topic, via, t.line);
-                    }
-                    _ => {}
-                }
+                self.template_convert_and_send(k, facts);
             }
             // `publisher.publishEvent(new OrderCreatedEvent(…))`: a Spring application event
             // named by its type.
@@ -290,6 +224,88 @@ impl<'s, 'a> Ctx<'s, 'a> {
                 for topic in self.topics((a, b)) {
                     push(facts, EventRole::Consumer, topic, "kafka-clients", t.line);
                 }
+            }
+            _ => {}
+        }
+    }
+
+    /// `send(` at token `k` on a `KafkaTemplate` (held, or named like one): the topic of its
+    /// first argument, or of the `ProducerRecord` it sends (marked in `in_send`, so the record
+    /// is not read twice); on any other receiver, an AWS call.
+    fn kafka_template_send(&self, k: usize, in_send: &mut HashSet<usize>, facts: &mut FileFacts) {
+        let src = self.src;
+        let t = src.toks[k];
+        let Some(recv) = src.ident(k - 2) else {
+            return;
+        };
+        let is_template = self.held.get(recv) == Some(&Held::KafkaTemplate)
+            || recv.to_ascii_lowercase().contains("kafkatemplate");
+        if !is_template {
+            self.aws_call(k, facts);
+            return;
+        }
+        let Some((a, b)) = src.first_arg(k + 1) else {
+            return;
+        };
+        // `send(new ProducerRecord<>(…))`, `send(ProducerRecord(…))`.
+        let mut pr = a;
+        if src.kw(pr, "new") {
+            pr += 1;
+        }
+        if src.kw(pr, "ProducerRecord") {
+            in_send.insert(pr);
+            if let Some(topic) = self.record_topic(pr) {
+                push(facts, EventRole::Producer, topic, "KafkaTemplate", t.line);
+            }
+            return;
+        }
+        if let Some(topic) = self.topic((a, b)) {
+            push(facts, EventRole::Producer, topic, "KafkaTemplate", t.line);
+        }
+    }
+
+    /// Spring AMQP / JMS / STOMP templates at token `k`: `convertAndSend(exchange, key, msg)`
+    /// names the routing key (or the exchange when the key is empty);
+    /// `convertAndSend(destination, msg)` the destination.
+    fn template_convert_and_send(&self, k: usize, facts: &mut FileFacts) {
+        let src = self.src;
+        let t = src.toks[k];
+        let args = src.split_commas(k + 2, src.close_or_end(k + 1));
+        let recv = src.ident(k - 2).unwrap_or("").to_ascii_lowercase();
+        let via = if recv.contains("jms") {
+            "JmsTemplate"
+        } else if recv.contains("sqs") || recv.contains("queuemessaging") {
+            "SqsTemplate"
+        } else if recv.contains("sns") || recv.contains("notificationmessaging") {
+            "SnsTemplate"
+        } else if recv.contains("messaging") || recv.contains("simp") {
+            "SimpMessagingTemplate"
+        } else {
+            "RabbitTemplate"
+        };
+        match args.as_slice() {
+            // RabbitTemplate: the routing key, and the exchange as an endpoint of its
+            // own (the default exchange `""` is none).
+            [ex, key, _, ..] if via == "RabbitTemplate" => {
+                let key_v = eval(src, *key, self.rules, &self.asg);
+                if !key_v.as_lit().is_some_and(str::is_empty) {
+                    push(facts, EventRole::Producer, key_v, via, t.line);
+                }
+                let ex_v = eval(src, *ex, self.rules, &self.asg);
+                common::push_exchange(facts, EventRole::Producer, ex_v, t.line);
+            }
+            [ex, key, _, ..] => {
+                let key_v = eval(src, *key, self.rules, &self.asg);
+                let topic = if key_v.as_lit().is_some_and(str::is_empty) {
+                    eval(src, *ex, self.rules, &self.asg)
+                } else {
+                    key_v
+                };
+                push(facts, EventRole::Producer, topic, via, t.line);
+            }
+            [dest, _] => {
+                let topic = eval(src, *dest, self.rules, &self.asg);
+                push(facts, EventRole::Producer, topic, via, t.line);
             }
             _ => {}
         }

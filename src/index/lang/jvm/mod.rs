@@ -19,6 +19,7 @@
 mod amqp;
 mod clients;
 mod consts;
+mod functional;
 mod grpc;
 mod kafka;
 mod recognize;

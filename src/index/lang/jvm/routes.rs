@@ -7,6 +7,7 @@ use super::*;
 impl<'s, 'a> Ctx<'s, 'a> {
     pub(super) fn http(&self, facts: &mut FileFacts) {
         self.routes(facts);
+        self.functional_routes(facts);
         self.resource_handlers(facts);
         self.client_calls(facts);
     }

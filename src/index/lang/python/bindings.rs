@@ -201,7 +201,12 @@ pub(super) fn bind(src: &Src, st: &mut State, written: &str, s: usize, e: usize)
             st.http_clients.insert(name.to_string());
         }
         _ if last.as_bytes().first().is_some_and(u8::is_ascii_uppercase) => {
-            st.instances.insert(name.to_string(), last.to_string());
+            // Every class the name is built from: `service = DummyX()` in one branch and
+            // `service = X()` in the other both reach the registration that follows.
+            let classes = st.instances.entry(name.to_string()).or_default();
+            if !classes.iter().any(|c| c == last) {
+                classes.push(last.to_string());
+            }
         }
         _ => {}
     }

@@ -122,6 +122,9 @@ pub(super) fn call_site(
         "include_router" | "register_blueprint" | "add_url_rule" => {
             router_call(src, st, chain, callee, parens)
         }
+        "path" | "re_path" | "url" if st.django_urls && chain.text.is_empty() => {
+            django_pattern(src, st, callee, parens)
+        }
         "get" | "post" | "put" | "delete" | "patch" | "head" | "options" | "request" | "stream"
         | "fetch" | "urlopen" => http_call(src, st, chain, callee, parens),
         _ => {}
@@ -187,18 +190,32 @@ fn grpc_call(
         .filter(|s| !s.is_empty())
     {
         let args = src.args(open, close);
-        let impl_type = args.positional.first().and_then(|&(s, e)| {
-            if let Some((c, _, _)) = src.call(s, e) {
-                return Some(c.rsplit('.').next().unwrap_or(c).to_string());
-            }
-            let name = src.dotted(s, e)?;
-            st.instances.get(receiver_key(name)).cloned()
-        });
-        st.facts.grpc.push(GrpcFact::Server {
-            service: svc.to_string(),
-            impl_type,
-            line,
-        });
+        // The implementing classes: a construction in place, or every class the registered
+        // name was built from (a real and a dummy servicer chosen at run time); none known
+        // leaves the type open.
+        let impl_types: Vec<Option<String>> = match args.positional.first() {
+            Some(&(s, e)) => match src.call(s, e) {
+                Some((c, _, _)) => vec![Some(c.rsplit('.').next().unwrap_or(c).to_string())],
+                None => src
+                    .dotted(s, e)
+                    .and_then(|name| st.instances.get(receiver_key(name)))
+                    .map(|classes| classes.iter().cloned().map(Some).collect())
+                    .unwrap_or_default(),
+            },
+            None => Vec::new(),
+        };
+        let impl_types = if impl_types.is_empty() {
+            vec![None]
+        } else {
+            impl_types
+        };
+        for impl_type in impl_types {
+            st.facts.grpc.push(GrpcFact::Server {
+                service: svc.to_string(),
+                impl_type,
+                line,
+            });
+        }
         return true;
     }
     if st.grpc_file
@@ -376,6 +393,84 @@ fn router_call(
         }
         _ => {}
     }
+}
+
+/// A Django URL pattern: `path("orders/<int:pk>/", views.detail)` is a route (of any method:
+/// the view decides), `re_path(r"^orders/(?P<pk>\d+)/$", …)` and the old `url(…)` too, read as
+/// a path; `path("api/", include("shop.api_urls"))` mounts that module's patterns under the
+/// prefix, for the graph to join.
+fn django_pattern(src: &Src, st: &mut State, callee: &str, (open, close): (usize, usize)) {
+    let args = src.args(open, close);
+    let (Some(&(ps, pe)), Some(&(vs, ve))) = (args.positional.first(), args.positional.get(1))
+    else {
+        return;
+    };
+    let Some(pattern) = src.plain_string(ps, pe) else {
+        return;
+    };
+    let path = if callee == "path" {
+        pattern
+    } else {
+        match regex_route(&pattern) {
+            Some(p) => p,
+            None => return,
+        }
+    };
+    let path = format!("/{}", path.trim_start_matches('/'));
+    let line = src.line_of(open);
+    let called = src.call(vs, ve);
+    if let Some((view, io, ic)) = called
+        && view.rsplit('.').next() == Some("include")
+    {
+        let module = src
+            .args(io, ic)
+            .positional
+            .first()
+            .and_then(|&(ms, me)| src.plain_string(ms, me));
+        if let Some(module) = module {
+            st.facts.http.push(HttpFact::Mount {
+                prefix: path,
+                router: module,
+                line,
+            });
+        }
+        return;
+    }
+    // `views.detail`, or a class-based view `views.OrderView.as_view()`.
+    let view = match called {
+        Some((c, _, _)) => c.strip_suffix(".as_view"),
+        None => src.dotted(vs, ve),
+    };
+    st.facts.http.push(HttpFact::Route {
+        method: "ANY".to_string(),
+        path,
+        handler: view.map(|v| v.rsplit('.').next().unwrap_or(v).to_string()),
+        line,
+    });
+}
+
+/// A Django regex URL pattern as a path template (`^orders/(?P<pk>[0-9]+)/$` gives
+/// `orders/<pk>/`), or `None` when it keeps regex syntax a path cannot show.
+fn regex_route(pattern: &str) -> Option<String> {
+    let body = pattern.strip_prefix('^').unwrap_or(pattern);
+    let body = body.strip_suffix('$').unwrap_or(body);
+    let mut out = String::new();
+    let mut rest = body;
+    while let Some(i) = rest.find('(') {
+        out.push_str(&rest[..i]);
+        let group = &rest[i..];
+        let end = group.find(')')?;
+        let name = group
+            .strip_prefix("(?P<")
+            .and_then(|g| g.split_once('>'))
+            .map_or("param", |(n, _)| n);
+        out.push('<');
+        out.push_str(name);
+        out.push('>');
+        rest = &group[end + 1..];
+    }
+    out.push_str(rest);
+    (!out.contains(['\\', '[', '*', '+', '?', '|', '^', '$'])).then_some(out)
 }
 
 /// HTTP requests on a client (`requests`, `httpx`, `aiohttp`, `urllib`, sessions).

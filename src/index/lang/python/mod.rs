@@ -45,6 +45,7 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
         let mut st = State {
             is_init: path.rsplit('/').next() == Some("__init__.py"),
             grpc_file: code.contains("grpc"),
+            django_urls: code.contains("django.urls") || code.contains("django.conf.urls"),
             kafka_lib,
             ..State::default()
         };
@@ -109,6 +110,9 @@ struct State {
     facts: FileFacts,
     is_init: bool,
     grpc_file: bool,
+    /// The file names Django's URL module: its bare `path()`, `re_path()` and `url()` calls
+    /// are URL patterns.
+    django_urls: bool,
     kafka_lib: Option<&'static str>,
     /// Name as written (`self.stub`, `stub`) → the stubs bound to it.
     stubs: HashMap<String, Vec<StubVar>>,
@@ -124,8 +128,8 @@ struct State {
     routers: HashMap<String, String>,
     /// Prefixes (and lines) given when a router is mounted (`include_router(r, prefix=…)`).
     mounts: HashMap<String, (String, u32)>,
-    /// Name → the class it was constructed from (`servicer = OrderServicer()`).
-    instances: HashMap<String, String>,
+    /// Name → the classes it was constructed from (`servicer = OrderServicer()`), in order.
+    instances: HashMap<String, Vec<String>>,
     /// Offsets of stub constructions already recorded with their variable.
     bound_stubs: HashSet<usize>,
     routes: Vec<RawRoute>,
@@ -682,6 +686,40 @@ def run():
         // Without grpc in the file, a `FooStub(` is just a class.
         let plain = extract("t.py", "s = FakeStub(1)\ns.Go()\n");
         assert!(plain.grpc.is_empty());
+    }
+
+    #[test]
+    fn grpc_server_registered_from_a_real_or_a_dummy_servicer() {
+        let src = r#"import demo_pb2_grpc
+
+class Base(demo_pb2_grpc.EmailServiceServicer):
+    pass
+
+class Email(Base):
+    def Send(self, request, context):
+        return None
+
+class DummyEmail(Base):
+    def Send(self, request, context):
+        return None
+
+def start(dummy):
+    service = None
+    if dummy:
+        service = DummyEmail()
+    else:
+        service = Email()
+    demo_pb2_grpc.add_EmailServiceServicer_to_server(service, server)
+"#;
+        let f = extract("email_server.py", src);
+        assert_eq!(
+            f.grpc,
+            vec![
+                grpc_server_fact("EmailService", Some("Base"), 3),
+                grpc_server_fact("EmailService", Some("DummyEmail"), 20),
+                grpc_server_fact("EmailService", Some("Email"), 20),
+            ]
+        );
     }
 
     #[test]

@@ -55,6 +55,7 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
         client_names: HashSet::new(),
         bindings: HashMap::new(),
         prefix_stack: Vec::new(),
+        nested_vars: Vec::new(),
         tonic: code.contains("tonic"),
         rdkafka: code.contains("rdkafka"),
         http_client: ["reqwest", "ureq", "surf", "isahc"]
@@ -146,6 +147,9 @@ struct Rs<'t, 'l, 'a> {
     bindings: HashMap<&'a str, Vec<(String, Scope)>>,
     /// Path prefixes of axum `.nest("/p", …)` and actix `web::scope("/p")`: (last token, prefix).
     prefix_stack: Vec<(usize, String)>,
+    /// Routers built in a variable and nested under a prefix: (the assignment's right-hand
+    /// side, prefix).
+    nested_vars: Vec<((usize, usize), String)>,
     tonic: bool,
     rdkafka: bool,
     http_client: bool,
@@ -532,6 +536,25 @@ fn consume(c: &StreamConsumer) {
             "fn f(b: Bus) { b.subscribe(&[\"orders\"]); }\n",
         );
         assert!(f.events.is_empty());
+    }
+
+    #[test]
+    fn an_axum_router_built_in_a_variable_takes_the_prefix_it_is_nested_under() {
+        let src = r#"
+fn app() -> Router {
+    let api = Router::new()
+        .route("/orders/:id", get(get_order))
+        .route("/orders", post(create_order));
+    let other = Router::new().route("/free", get(free));
+    Router::new().nest("/api", api).route("/health", get(health))
+}
+"#;
+        let f = extract("src/main.rs", src);
+        let paths: Vec<&str> = routes(&f).into_iter().map(|r| r.1).collect();
+        assert_eq!(
+            paths,
+            ["/api/orders/:id", "/api/orders", "/free", "/health"]
+        );
     }
 
     #[test]

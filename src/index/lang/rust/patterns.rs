@@ -28,6 +28,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
 
     pub(super) fn patterns(&mut self) {
         let t = self.t;
+        self.nested_variables();
         for k in 0..t.len() {
             while self.prefix_stack.last().is_some_and(|&(end, _)| end < k) {
                 self.prefix_stack.pop();
@@ -247,7 +248,8 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
             }
         }
         let is_rpc = |m: &str| !CLIENT_PLUMBING.contains(&m);
-        let calls = common::client_calls(t, &self.bindings, is_rpc, |k| self.enclosing_func(k));
+        let calls =
+            common::client_calls(t, &self.bindings, is_rpc, |k| self.enclosing_func(k), false);
         self.facts.grpc.extend(calls);
     }
 

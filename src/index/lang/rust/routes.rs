@@ -14,7 +14,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
         let Some(path) = self.path_arg(arg).filter(|p| p.starts_with('/')) else {
             return;
         };
-        let full = join_path(&self.prefix(), &path);
+        let full = join_path(&self.prefix(k), &path);
         self.method_router(router, &full, t.line(k));
     }
 
@@ -67,10 +67,46 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
         (j == e).then_some(last).flatten().map(str::to_string)
     }
 
-    pub(super) fn prefix(&self) -> String {
-        self.prefix_stack
+    pub(super) fn prefix(&self, k: usize) -> String {
+        let stack = self
+            .prefix_stack
             .last()
-            .map_or(String::new(), |(_, p)| p.clone())
+            .map_or(String::new(), |(_, p)| p.clone());
+        // A router built in a variable and nested later (`let api = Router::new().route(…);
+        // … .nest("/api", api)`): its routes take the prefix of the nest.
+        match self
+            .nested_vars
+            .iter()
+            .rev()
+            .find(|((s, e), _)| *s <= k && k < *e)
+        {
+            Some((_, var)) => join_path(var, &stack),
+            None => stack,
+        }
+    }
+
+    /// Finds the `.nest("/p", name)` calls whose router is a variable, and the right-hand side
+    /// of the assignment that built it, before the routes are read.
+    pub(super) fn nested_variables(&mut self) {
+        let t = self.t;
+        for k in 1..t.len() {
+            if !(t.is(k, "nest") && t.is_punct(k - 1, b'.') && t.is_punct(k + 1, b'(')) {
+                continue;
+            }
+            let args = t.args(k + 1);
+            let [(ps, pe), (vs, ve)] = args[..] else {
+                continue;
+            };
+            let (Some(path), Some(var)) = (self.path_arg((ps, pe)), t.ident(vs)) else {
+                continue;
+            };
+            if ve != vs + 1 || !path.starts_with('/') {
+                continue;
+            }
+            if let Some(a) = self.asg.last(var, k) {
+                self.nested_vars.push((a.rhs, path.into_owned()));
+            }
+        }
     }
 
     /// axum `.nest("/api", router)` applies its prefix to the routes inside its second
@@ -84,7 +120,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
         if !path.starts_with('/') {
             return;
         }
-        let full = join_path(&self.prefix(), &path);
+        let full = join_path(&self.prefix(k), &path);
         let end = if id == "nest" {
             if !(k > 0 && t.is_punct(k - 1, b'.')) || args.len() != 2 {
                 return;
@@ -123,7 +159,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
         let Some(path) = t.args(k + 1).first().and_then(|&arg| self.path_arg(arg)) else {
             return;
         };
-        let full = join_path(&self.prefix(), &path);
+        let full = join_path(&self.prefix(k), &path);
         let line = t.line(k);
         let mut end = t.close(k + 1).unwrap_or(t.len());
         while t.is_punct(end + 1, b'.') && t.is_punct(end + 3, b'(') {

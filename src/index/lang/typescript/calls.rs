@@ -55,52 +55,8 @@ impl<'t> Ex<'t, '_, '_> {
     fn call(&mut self, c: &Chain<'t>, p: usize) {
         let last = c.last();
         let recv = c.receiver();
-        if !c.after_call {
-            match (c.len, c.first(), last) {
-                (1, _, "fetch") | (2, "window" | "globalThis", "fetch") => {
-                    return self.fetch_call(p);
-                }
-                (1, "axios" | "got" | "ky" | "superagent" | "$http" | "request" | "needle", _) => {
-                    return self.http_call(p, None, true, true);
-                }
-                (
-                    2,
-                    "axios" | "got" | "ky" | "superagent" | "$http" | "request" | "needle",
-                    verb,
-                ) if VERBS.contains(&verb) => {
-                    return self.http_call(p, Some(verb), false, true);
-                }
-                (2, "axios", "request") => return self.http_call(p, None, true, true),
-                // An HTTP library imported under another name (OpenAPI Generator's
-                // `import localVarRequest from 'request'`).
-                (1, name, _)
-                    if self.facts.imports.iter().any(|i| {
-                        matches!(
-                            i.module.as_str(),
-                            "axios" | "got" | "ky" | "superagent" | "request" | "needle"
-                        ) && (i.alias.as_deref() == Some(name)
-                            || i.local_names().any(|n| n == name))
-                    }) =>
-                {
-                    return self.http_call(p, None, true, true);
-                }
-                // Nest's `SwaggerModule.setup('api', app, doc)` serves the API docs at `/api`.
-                (2, "SwaggerModule", "setup") => {
-                    if let Some(&(a, e)) = self.t.args(p).first()
-                        && let Some(path) = self.t.str_value(a).filter(|_| e == a + 1)
-                    {
-                        let line = self.line(p);
-                        self.facts.http.push(HttpFact::Route {
-                            method: "GET".into(),
-                            path: join_route("/", &path),
-                            handler: Some("SwaggerModule.setup".into()),
-                            line,
-                        });
-                    }
-                    return;
-                }
-                _ => {}
-            }
+        if !c.after_call && self.library_call(c, p) {
+            return;
         }
         let bound = recv.and_then(|r| self.bind.get(r)).cloned();
         if let Some(r) = recv {
@@ -153,43 +109,11 @@ impl<'t> Ex<'t, '_, '_> {
         if recv.is_some() && self.aws_messaging(p, last) {
             return;
         }
-        // amqplib: `channel.publish(exchange, key, content)` sends to the routing key and
-        // produces to the exchange (the default exchange `''` is none), `sendToQueue(queue,
-        // …)` to the queue, `consume(queue, cb)` consumes it, `bindQueue(queue, exchange,
-        // key)` consumes the exchange — on a receiver named like a channel.
         if let Some(r) = recv
             && matches!(last, "publish" | "sendToQueue" | "consume" | "bindQueue")
             && is_amqp_channel(r)
         {
-            let args = self.t.args(p);
-            let line = self.line(p);
-            let (role, pick, exchange) = match (last, args.as_slice()) {
-                ("publish", [ex, key, ..]) => {
-                    let k = eval(self.t, *key, &ExprRules::JS, self.asg);
-                    let key = (k.as_lit() != Some("")).then_some(*key);
-                    (EventRole::Producer, key, Some(*ex))
-                }
-                ("sendToQueue", [q, ..]) => (EventRole::Producer, Some(*q), None),
-                ("consume", [q, ..]) => (EventRole::Consumer, Some(*q), None),
-                ("bindQueue", [_, ex, ..]) => (EventRole::Consumer, None, Some(*ex)),
-                _ => return,
-            };
-            if let Some(pick) = pick
-                && let Some(topic) = self.topic_expr(pick.0, pick.1)
-            {
-                self.facts.events.push(EventFact {
-                    role,
-                    topic,
-                    via: "amqplib".to_string(),
-                    line,
-                });
-            }
-            if let Some(ex) = exchange
-                && let Some(topic) = self.topic_expr(ex.0, ex.1)
-            {
-                common::push_exchange(&mut self.facts, role, topic, line);
-            }
-            return;
+            return self.amqplib_call(p, last);
         }
         match last {
             "addService" if recv.is_some() => self.add_service(p),
@@ -203,6 +127,88 @@ impl<'t> Ex<'t, '_, '_> {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// A call of a global or imported HTTP library (`fetch`, `axios.get`, a renamed `request`)
+    /// or Nest's `SwaggerModule.setup`: read, and true; false for any other call.
+    fn library_call(&mut self, c: &Chain<'t>, p: usize) -> bool {
+        match (c.len, c.first(), c.last()) {
+            (1, _, "fetch") | (2, "window" | "globalThis", "fetch") => {
+                self.fetch_call(p);
+            }
+            (1, "axios" | "got" | "ky" | "superagent" | "$http" | "request" | "needle", _) => {
+                self.http_call(p, None, true, true);
+            }
+            (2, "axios" | "got" | "ky" | "superagent" | "$http" | "request" | "needle", verb)
+                if VERBS.contains(&verb) =>
+            {
+                self.http_call(p, Some(verb), false, true);
+            }
+            (2, "axios", "request") => self.http_call(p, None, true, true),
+            // An HTTP library imported under another name (OpenAPI Generator's
+            // `import localVarRequest from 'request'`).
+            (1, name, _)
+                if self.facts.imports.iter().any(|i| {
+                    matches!(
+                        i.module.as_str(),
+                        "axios" | "got" | "ky" | "superagent" | "request" | "needle"
+                    ) && (i.alias.as_deref() == Some(name) || i.local_names().any(|n| n == name))
+                }) =>
+            {
+                self.http_call(p, None, true, true);
+            }
+            // Nest's `SwaggerModule.setup('api', app, doc)` serves the API docs at `/api`.
+            (2, "SwaggerModule", "setup") => {
+                if let Some(&(a, e)) = self.t.args(p).first()
+                    && let Some(path) = self.t.str_value(a).filter(|_| e == a + 1)
+                {
+                    let line = self.line(p);
+                    self.facts.http.push(HttpFact::Route {
+                        method: "GET".into(),
+                        path: join_route("/", &path),
+                        handler: Some("SwaggerModule.setup".into()),
+                        line,
+                    });
+                }
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// amqplib: `channel.publish(exchange, key, content)` sends to the routing key and
+    /// produces to the exchange (the default exchange `''` is none), `sendToQueue(queue,
+    /// …)` to the queue, `consume(queue, cb)` consumes it, `bindQueue(queue, exchange,
+    /// key)` consumes the exchange — on a receiver named like a channel.
+    fn amqplib_call(&mut self, p: usize, last: &str) {
+        let args = self.t.args(p);
+        let line = self.line(p);
+        let (role, pick, exchange) = match (last, args.as_slice()) {
+            ("publish", [ex, key, ..]) => {
+                let k = eval(self.t, *key, &ExprRules::JS, self.asg);
+                let key = (k.as_lit() != Some("")).then_some(*key);
+                (EventRole::Producer, key, Some(*ex))
+            }
+            ("sendToQueue", [q, ..]) => (EventRole::Producer, Some(*q), None),
+            ("consume", [q, ..]) => (EventRole::Consumer, Some(*q), None),
+            ("bindQueue", [_, ex, ..]) => (EventRole::Consumer, None, Some(*ex)),
+            _ => return,
+        };
+        if let Some(pick) = pick
+            && let Some(topic) = self.topic_expr(pick.0, pick.1)
+        {
+            self.facts.events.push(EventFact {
+                role,
+                topic,
+                via: "amqplib".to_string(),
+                line,
+            });
+        }
+        if let Some(ex) = exchange
+            && let Some(topic) = self.topic_expr(ex.0, ex.1)
+        {
+            common::push_exchange(&mut self.facts, role, topic, line);
         }
     }
 

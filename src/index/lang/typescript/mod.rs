@@ -21,6 +21,7 @@ mod calls;
 mod classes;
 mod declarations;
 mod events;
+mod exports;
 mod http_calls;
 mod imports;
 mod jsx;
@@ -77,6 +78,7 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     ex.nested_declarations();
     ex.uses();
     let mut facts = ex.facts;
+    exports::commonjs_exports(&toks, &asg, &mut facts);
     next_routes(path, &toks, &mut facts);
     cfamily::finish(&asg, &toks, &ExprRules::JS, facts)
 }

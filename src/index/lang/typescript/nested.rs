@@ -92,26 +92,7 @@ impl<'t> Ex<'t, '_, '_> {
             let stmt_start = self.stmt_start(j);
             match word {
                 "function" => {
-                    let mut k = j + 1;
-                    if t.is(k, "*") {
-                        k += 1;
-                    }
-                    let Some(FnBody::Block(body)) = self.fn_value_body(j, n) else {
-                        continue;
-                    };
-                    match t.ident(k).filter(|_| stmt_start) {
-                        Some(name) => {
-                            if in_function {
-                                let end_line = self.close_line(body);
-                                let c = container.map(str::to_string);
-                                self.push_nested(name, SymbolKind::Function, k, end_line, c);
-                            }
-                            named.insert(body, (Some(name.to_string()), Body::Function));
-                        }
-                        None => {
-                            named.entry(body).or_insert((None, Body::Function));
-                        }
-                    }
+                    self.function_keyword(j, stmt_start, in_function, container, &mut named);
                 }
                 "class" | "namespace" | "module" if stmt_start && t.ident(j + 1).is_some() => {
                     let mut k = j + 2;
@@ -156,23 +137,7 @@ impl<'t> Ex<'t, '_, '_> {
                     && t.is(j + 3, "=")
                     && !t.is(j + 2, "prototype") =>
                 {
-                    // `this.f = …`, `$scope.f = …`, `vm.f = …`; `exports.f = …` is pass 2's.
-                    if let Some(v) = self.fn_value_body(j + 4, n) {
-                        let name = t.text(j + 2);
-                        if in_function && !matches!(word, "exports" | "module") {
-                            // `this.f` in a method `C.m` is a member of `C`.
-                            let c = match container {
-                                Some(c) if word == "this" => {
-                                    c.rsplit_once('.').map_or(c, |(class, _)| class)
-                                }
-                                c => c.unwrap_or_default(),
-                            };
-                            let c = (!c.is_empty()).then(|| c.to_string());
-                            let end_line = self.value_end_line(j + 4, v);
-                            self.push_nested(name, SymbolKind::Method, j + 2, end_line, c);
-                        }
-                        name_body(&mut named, v, name);
-                    }
+                    self.member_assignment(j, word, in_function, container, &mut named);
                 }
                 _ if NG_REGISTRATIONS.contains(&word)
                     && j >= 1
@@ -218,6 +183,69 @@ impl<'t> Ex<'t, '_, '_> {
                 }
                 _ => {}
             }
+        }
+    }
+
+    /// `function` at token `j`: a named function declared inside a function is a nested
+    /// symbol; its body is named (an anonymous one only marked a function body).
+    fn function_keyword(
+        &mut self,
+        j: usize,
+        stmt_start: bool,
+        in_function: bool,
+        container: Option<&str>,
+        named: &mut Named,
+    ) {
+        let t = self.t;
+        let n = t.len();
+        let mut k = j + 1;
+        if t.is(k, "*") {
+            k += 1;
+        }
+        let Some(FnBody::Block(body)) = self.fn_value_body(j, n) else {
+            return;
+        };
+        match t.ident(k).filter(|_| stmt_start) {
+            Some(name) => {
+                if in_function {
+                    let end_line = self.close_line(body);
+                    let c = container.map(str::to_string);
+                    self.push_nested(name, SymbolKind::Function, k, end_line, c);
+                }
+                named.insert(body, (Some(name.to_string()), Body::Function));
+            }
+            None => {
+                named.entry(body).or_insert((None, Body::Function));
+            }
+        }
+    }
+
+    /// `this.f = …`, `$scope.f = …`, `vm.f = …` at token `j` (`word` the object) assigning a
+    /// function: a method inside a function (`this.f` in a method `C.m` is a member of `C`);
+    /// `exports.f = …` is pass 2's. The function's body is named either way.
+    fn member_assignment(
+        &mut self,
+        j: usize,
+        word: &str,
+        in_function: bool,
+        container: Option<&str>,
+        named: &mut Named,
+    ) {
+        let t = self.t;
+        let n = t.len();
+        if let Some(v) = self.fn_value_body(j + 4, n) {
+            let name = t.text(j + 2);
+            if in_function && !matches!(word, "exports" | "module") {
+                // `this.f` in a method `C.m` is a member of `C`.
+                let c = match container {
+                    Some(c) if word == "this" => c.rsplit_once('.').map_or(c, |(class, _)| class),
+                    c => c.unwrap_or_default(),
+                };
+                let c = (!c.is_empty()).then(|| c.to_string());
+                let end_line = self.value_end_line(j + 4, v);
+                self.push_nested(name, SymbolKind::Method, j + 2, end_line, c);
+            }
+            name_body(named, v, name);
         }
     }
 
