@@ -508,10 +508,7 @@ mod tests {
     use super::*;
 
     fn scratch(tag: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("mesh-git-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
+        crate::scratch::fresh_dir(&format!("git-{tag}"))
     }
 
     fn git(dir: &Path, args: &[&str]) {

@@ -17,6 +17,17 @@ use serde_json::Value;
 
 /// Appends the compact JSON text of `v` to `out`.
 pub fn write(out: &mut String, v: &Value) {
+    write_members::<false>(out, v);
+}
+
+/// Appends the compact JSON text of `v` to `out` with every object's keys sorted, whatever
+/// the map's own order (serde_json's `preserve_order`): the canonical form a digest hashes.
+pub fn write_sorted(out: &mut String, v: &Value) {
+    write_members::<true>(out, v);
+}
+
+/// [`write`] and [`write_sorted`]: object members in the map's order, or by key if `SORTED`.
+fn write_members<const SORTED: bool>(out: &mut String, v: &Value) {
     match v {
         Value::Null => out.push_str("null"),
         Value::Bool(true) => out.push_str("true"),
@@ -32,23 +43,34 @@ pub fn write(out: &mut String, v: &Value) {
                 if i > 0 {
                     out.push(',');
                 }
-                write(out, item);
+                write_members::<SORTED>(out, item);
             }
             out.push(']');
         }
-        Value::Object(map) => {
-            out.push('{');
-            for (i, (k, item)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_str(out, k);
-                out.push(':');
-                write(out, item);
-            }
-            out.push('}');
+        Value::Object(map) if SORTED => {
+            let mut members: Vec<(&String, &Value)> = map.iter().collect();
+            crate::order::sort_by(&mut members, |a, b| a.0.cmp(b.0));
+            write_object::<SORTED>(out, members.into_iter());
         }
+        Value::Object(map) => write_object::<SORTED>(out, map.iter()),
     }
+}
+
+/// The `{…}` of an object whose members come in the order given.
+fn write_object<'v, const SORTED: bool>(
+    out: &mut String,
+    members: impl Iterator<Item = (&'v String, &'v Value)>,
+) {
+    out.push('{');
+    for (i, (k, item)) in members.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_str(out, k);
+        out.push(':');
+        write_members::<SORTED>(out, item);
+    }
+    out.push('}');
 }
 
 #[cfg(test)]
@@ -193,6 +215,17 @@ pub fn str_len(s: &str) -> usize {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn sorted_text_sorts_keys_at_every_depth() {
+        let v = json!({"z": "a\"\n\u{1}é", "a": [1, 2.5, null, {"y": true, "b": "x"}]});
+        let mut out = String::new();
+        write_sorted(&mut out, &v);
+        assert_eq!(
+            out,
+            r#"{"a":[1,2.5,null,{"b":"x","y":true}],"z":"a\"\n\u0001é"}"#
+        );
+    }
 
     fn same(v: &Value) {
         let want = serde_json::to_string(v).unwrap();

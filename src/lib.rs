@@ -50,6 +50,7 @@
 //! | [`jsonw`] | compact JSON text of a value (what serde_json writes) and its length, for the answer path |
 //! | [`order`] | the one stable sort every module shares, to keep a single sorting routine in the binary |
 //! | [`sys`] | the handful of Linux/Unix system calls we need, declared by hand: the only module allowed `unsafe` code |
+//! | `scratch` | unit tests only: fresh scratch directories under the temp dir |
 //! | [`logging`] | the `tracing` subscriber: one line per event on stderr (and in `meshd`'s log file), filtered by `MESH_LOG` |
 //!
 //! Every module is crate-private. The public surface is short: the two binaries' entry points
@@ -88,6 +89,8 @@ pub(crate) mod prompts;
 pub(crate) mod protocol;
 pub(crate) mod render;
 pub(crate) mod resources;
+#[cfg(test)]
+pub(crate) mod scratch;
 pub(crate) mod security;
 pub(crate) mod server;
 pub(crate) mod stages;

@@ -731,9 +731,7 @@ pub mod inotify {
 
         #[test]
         fn sees_a_created_file_and_wakes_up() {
-            let dir = std::env::temp_dir().join(format!("mesh-inotify-{}", std::process::id()));
-            let _ = std::fs::remove_dir_all(&dir);
-            std::fs::create_dir_all(&dir).unwrap();
+            let dir = crate::scratch::fresh_dir("inotify");
             let ino = Inotify::new().unwrap();
             let wd = ino
                 .add_watch(&dir, IN_CREATE | IN_CLOSE_WRITE | IN_ONLYDIR)

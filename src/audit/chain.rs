@@ -23,41 +23,35 @@ impl ChainFields<'_> {
     /// The legacy (keyless) row hash: hex SHA-256 over the fields joined by the unit separator,
     /// a missing trace id hashed as an empty one. Rows without a MAC verify by this.
     pub(super) fn hash_v1(&self) -> String {
-        let redactions = self.redactions.to_string();
-        let parts = [
-            self.prev_hash,
-            self.timestamp,
-            self.session_id,
-            self.trace_id.unwrap_or(""),
-            self.tool,
-            self.args_digest,
-            self.status,
-            self.files_json,
-            &redactions,
-        ];
-        sha256_joined(&parts)
+        self.hash_with(None, self.trace_id.unwrap_or(""))
     }
 
     /// The row hash of keyed rows: a version tag first, and the trace id tagged so that NULL
     /// (`-`) and an empty string (`=`) hash differently.
     pub(super) fn hash_v2(&self) -> String {
-        let redactions = self.redactions.to_string();
         let trace = match self.trace_id {
             None => "-".to_string(),
             Some(t) => format!("={t}"),
         };
-        let parts = [
-            "mesh-audit-v2",
+        self.hash_with(Some("mesh-audit-v2"), &trace)
+    }
+
+    /// The SHA-256 of the fields in chain order, `tag` (when given) first and `trace` standing
+    /// for the trace id: the one field list both hash versions share.
+    fn hash_with(&self, tag: Option<&str>, trace: &str) -> String {
+        let redactions = self.redactions.to_string();
+        let fields = [
             self.prev_hash,
             self.timestamp,
             self.session_id,
-            &trace,
+            trace,
             self.tool,
             self.args_digest,
             self.status,
             self.files_json,
             &redactions,
         ];
+        let parts: Vec<&str> = tag.into_iter().chain(fields).collect();
         sha256_joined(&parts)
     }
 

@@ -362,41 +362,8 @@ pub struct AuditEntry {
 /// always give the same digest while the arguments themselves never reach the disk.
 pub fn args_digest(args: &serde_json::Value) -> String {
     let mut canonical = String::new();
-    write_canonical(args, &mut canonical);
+    crate::jsonw::write_sorted(&mut canonical, args);
     sha256_hex(canonical.as_bytes())
-}
-
-/// Compact JSON with object keys sorted, independent of serde_json's `preserve_order` feature.
-/// With the default (sorted) map this is byte-identical to `serde_json::to_string`.
-fn write_canonical(v: &serde_json::Value, out: &mut String) {
-    use serde_json::Value;
-    match v {
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_canonical(item, out);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            crate::order::sort(&mut keys);
-            out.push('{');
-            for (i, k) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(k.clone()).to_string());
-                out.push(':');
-                write_canonical(&map[k], out);
-            }
-            out.push('}');
-        }
-        scalar => out.push_str(&scalar.to_string()),
-    }
 }
 
 /// A session id unique within and across processes: `<unix-ms>-p<pid>-c<counter>`.
@@ -540,7 +507,7 @@ mod tests {
             serde_json::from_str(r#"{"a":true,"b":[1,{"a":"x","z":null}]}"#).expect("valid json");
         assert_eq!(args_digest(&a), args_digest(&b));
         let mut canon = String::new();
-        write_canonical(&a, &mut canon);
+        crate::jsonw::write_sorted(&mut canon, &a);
         assert_eq!(canon, r#"{"a":true,"b":[1,{"a":"x","z":null}]}"#);
         assert_eq!(canon, serde_json::to_string(&a).expect("serialises"));
         assert_eq!(args_digest(&a), sha256_hex(canon.as_bytes()));

@@ -107,12 +107,9 @@ pub fn main(args: &[String]) -> i32 {
             }
             "--json" => json = true,
             "--fix" => fix = true,
-            "--config" | "-c" => match it.next() {
-                Some(p) => config_path = Some(p.into()),
-                None => {
-                    eprintln!("mesh-mcp doctor: --config needs a file path");
-                    return 2;
-                }
+            "--config" | "-c" => match super::config_arg("doctor", it.next()) {
+                Some(p) => config_path = Some(p),
+                None => return 2,
             },
             other => {
                 eprintln!(

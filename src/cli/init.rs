@@ -679,10 +679,7 @@ mod tests {
     use std::path::PathBuf;
 
     fn temp(tag: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("mesh-init-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        d
+        crate::scratch::fresh_dir(&format!("init-{tag}"))
     }
 
     #[test]

@@ -50,6 +50,15 @@ pub fn print_stdout(text: &str) -> i32 {
     }
 }
 
+/// The file path after `--config`, or `None` after saying on stderr that `cmd` needs one: the
+/// one option every subcommand that reads a configuration parses alike.
+pub(crate) fn config_arg(cmd: &str, value: Option<&String>) -> Option<std::path::PathBuf> {
+    if value.is_none() {
+        eprintln!("mesh-mcp {cmd}: --config needs a file path");
+    }
+    value.map(std::path::PathBuf::from)
+}
+
 /// The configuration of the workspace the command runs in (the current directory, or the
 /// `--config` file given), for one-shot commands; on failure the message is on stderr, naming
 /// `command`, and the exit status is returned: 1 when the directory cannot be read, 2 for a

@@ -88,12 +88,9 @@ pub fn main(args: &[String]) -> i32 {
         match a.as_str() {
             "--help" | "-h" => help = true,
             "--json" => as_json = true,
-            "--config" | "-c" => match it.next() {
-                Some(p) => config_path = Some(std::path::PathBuf::from(p)),
-                None => {
-                    eprintln!("mesh-mcp query: --config needs a file path");
-                    return 2;
-                }
+            "--config" | "-c" => match super::config_arg("query", it.next()) {
+                Some(p) => config_path = Some(p),
+                None => return 2,
             },
             other if other.starts_with("--") => {
                 eprintln!("mesh-mcp query: unknown option `{other}`. Try `mesh-mcp query --help`.");

@@ -18,12 +18,9 @@ pub fn main(args: &[String]) -> i32 {
     while let Some(a) = it.next() {
         match a.as_str() {
             "--standalone" => standalone = true,
-            "--config" | "-c" => match it.next() {
-                Some(p) => config_path = Some(p.into()),
-                None => {
-                    eprintln!("mesh-mcp run: --config needs a file path");
-                    return 2;
-                }
+            "--config" | "-c" => match super::config_arg("run", it.next()) {
+                Some(p) => config_path = Some(p),
+                None => return 2,
             },
             "--help" | "-h" => {
                 // Help is printed before any serving starts; the session never sees it.

@@ -232,41 +232,50 @@ fn human_us(us: u64) -> String {
     }
 }
 
-/// The `--json` object: the same figures as the human summary.
-fn to_json(
-    db: &Path,
-    workspace: Option<&str>,
+/// What a summary covers: the database, the workspace and window asked for, and the figures
+/// read; the one argument of both renderings.
+#[derive(Clone, Copy)]
+struct Summary<'a> {
+    db: &'a Path,
+    workspace: Option<&'a str>,
     window: Window,
-    since: Option<&str>,
-    s: &Stats,
-) -> serde_json::Value {
-    serde_json::json!({
-        "db": db.display().to_string(),
-        "workspace": workspace,
-        "other_workspaces_calls": s.other_workspaces,
-        "window": window.to_string(),
-        "since": since,
-        "calls": s.calls,
-        "errors": s.errors,
-        "is_error_rate": error_rate(s.errors, s.calls),
-        "latency_recorded": s.latency_recorded,
-        "p95_min_samples": P95_MIN_SAMPLES,
-        "tools": s.tools,
-        "session_count": s.sessions.len(),
-        "sessions": s.sessions,
-        "top_files": s.top_files,
-        "local_only": true,
-    })
+    since: Option<&'a str>,
+    stats: &'a Stats,
+}
+
+impl Summary<'_> {
+    /// The `--json` object: the same figures as the human summary.
+    fn to_json(self) -> serde_json::Value {
+        let s = self.stats;
+        serde_json::json!({
+            "db": self.db.display().to_string(),
+            "workspace": self.workspace,
+            "other_workspaces_calls": s.other_workspaces,
+            "window": self.window.to_string(),
+            "since": self.since,
+            "calls": s.calls,
+            "errors": s.errors,
+            "is_error_rate": error_rate(s.errors, s.calls),
+            "latency_recorded": s.latency_recorded,
+            "p95_min_samples": P95_MIN_SAMPLES,
+            "tools": s.tools,
+            "session_count": s.sessions.len(),
+            "sessions": s.sessions,
+            "top_files": s.top_files,
+            "local_only": true,
+        })
+    }
 }
 
 /// The human summary, written to stderr by [`main`].
-fn human(
-    db: &Path,
-    workspace: Option<&str>,
-    window: Window,
-    since: Option<&str>,
-    s: &Stats,
-) -> String {
+fn human(summary: Summary) -> String {
+    let Summary {
+        db,
+        workspace,
+        window,
+        since,
+        stats: s,
+    } = summary;
     use std::fmt::Write as _;
     let mut o = String::new();
     let span = match since {
@@ -416,14 +425,15 @@ pub fn main(args: &[String]) -> i32 {
             return 1;
         }
     };
+    let summary = Summary {
+        db: &db,
+        workspace: workspace.as_deref(),
+        window: opts.window,
+        since: since.as_deref(),
+        stats: &stats,
+    };
     if opts.json {
-        let value = to_json(
-            &db,
-            workspace.as_deref(),
-            opts.window,
-            since.as_deref(),
-            &stats,
-        );
+        let value = summary.to_json();
         let mut out = std::io::stdout().lock();
         if let Err(e) = writeln!(out, "{value}").and_then(|()| out.flush()) {
             eprintln!("mesh-mcp stats: cannot write to stdout: {e}");
@@ -449,16 +459,7 @@ pub fn main(args: &[String]) -> i32 {
         }
         return 0;
     }
-    eprint!(
-        "{}",
-        human(
-            &db,
-            workspace.as_deref(),
-            opts.window,
-            since.as_deref(),
-            &stats
-        )
-    );
+    eprint!("{}", human(summary));
     0
 }
 
@@ -597,7 +598,14 @@ mod tests {
             }],
             other_workspaces: 4,
         };
-        let text = human(Path::new("/x/audit.db"), Some("/w"), Window::All, None, &s);
+        let summary = Summary {
+            db: Path::new("/x/audit.db"),
+            workspace: Some("/w"),
+            window: Window::All,
+            since: None,
+            stats: &s,
+        };
+        let text = human(summary);
         for needle in [
             "/x/audit.db",
             "isError rate: 1/3 (33.3%)",
@@ -613,7 +621,7 @@ mod tests {
         ] {
             assert!(text.contains(needle), "missing {needle:?} in\n{text}");
         }
-        let j = to_json(Path::new("/x/audit.db"), Some("/w"), Window::All, None, &s);
+        let j = summary.to_json();
         assert_eq!(j["calls"], 3);
         assert_eq!(j["tools"][0]["p50_us"], 800);
         assert_eq!(j["workspace"], "/w");

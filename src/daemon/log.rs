@@ -163,8 +163,7 @@ mod tests {
 
     #[test]
     fn rotates_by_size_and_keeps_a_few_generations() {
-        let dir = std::env::temp_dir().join(format!("mesh-log-unit-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = crate::scratch::fresh_dir("log-unit");
         let path = dir.join("logs").join("meshd-x.log");
         let log = RotatingLog::open(&path, 100, 2).unwrap();
         for i in 0..10 {
@@ -191,8 +190,7 @@ mod tests {
 
     #[test]
     fn an_oversized_record_goes_whole_into_a_fresh_file() {
-        let dir = std::env::temp_dir().join(format!("mesh-log-unit2-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = crate::scratch::fresh_dir("log-unit2");
         let path = dir.join("l.log");
         let log = RotatingLog::open(&path, 10, 1).unwrap();
         log.append(b"abc\n").unwrap();

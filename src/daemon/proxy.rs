@@ -602,50 +602,47 @@ mod tests {
             assert_eq!(daemon.await, b"{\"id\":1}\n");
 
             // The daemon answers once, then dies mid-line while stdin is still open.
-            let (ours, theirs) = async_net::unix::UnixStream::pair().unwrap();
-            let (stdin_w, stdin_r) = async_net::unix::UnixStream::pair().unwrap();
-            let daemon = smol::spawn(async move {
-                let mut theirs = theirs;
-                let mut buf = [0u8; 64];
-                let _ = theirs.read(&mut buf).await;
-                theirs
-                    .write_all(b"{\"id\":1}\n{\"id\":2,\"par")
-                    .await
-                    .unwrap();
-            });
-            let mut stdin_w2 = stdin_w.clone();
-            stdin_w2.write_all(b"{\"id\":1}\n").await.unwrap();
-            let mut stdin = stdin_r;
-            let mut stdout = Vec::new();
-            let outcome = bridge(&ours, &mut stdin, &mut stdout, &signals).await;
-            daemon.await;
+            let (outcome, stdout) =
+                bridge_to_one_answer(b"{\"id\":1}\n", b"{\"id\":1}\n{\"id\":2,\"par", &signals)
+                    .await;
             assert!(
                 matches!(&outcome, Outcome::DaemonLost { cause } if cause.contains("middle of a message")),
                 "{outcome:?}"
             );
             assert_eq!(stdout, b"{\"id\":1}\n", "no partial line forwarded");
-            drop(stdin_w);
 
             // The daemon closes before answering: the request comes back for replay.
-            let (ours, theirs) = async_net::unix::UnixStream::pair().unwrap();
-            let (stdin_w, stdin_r) = async_net::unix::UnixStream::pair().unwrap();
-            let daemon = smol::spawn(async move {
-                let mut theirs = theirs;
-                let mut buf = [0u8; 64];
-                let _ = theirs.read(&mut buf).await;
-            });
-            let mut stdin_w2 = stdin_w.clone();
-            stdin_w2.write_all(b"{\"id\":7}\n").await.unwrap();
-            let mut stdin = stdin_r;
-            let mut stdout = Vec::new();
-            let outcome = bridge(&ours, &mut stdin, &mut stdout, &signals).await;
-            daemon.await;
+            let (outcome, stdout) = bridge_to_one_answer(b"{\"id\":7}\n", b"", &signals).await;
             match outcome {
                 Outcome::NotStarted { replay, .. } => assert_eq!(replay, b"{\"id\":7}\n"),
                 other => panic!("{other:?}"),
             }
             assert!(stdout.is_empty());
-            drop(stdin_w);
         });
+    }
+
+    /// Bridges `request`, with stdin left open, to a "daemon" that reads once, writes `answer`
+    /// and closes; the outcome and what reached stdout.
+    #[cfg(unix)]
+    async fn bridge_to_one_answer(
+        request: &[u8],
+        answer: &'static [u8],
+        signals: &async_channel::Receiver<i32>,
+    ) -> (Outcome, Vec<u8>) {
+        let (ours, theirs) = async_net::unix::UnixStream::pair().unwrap();
+        let (stdin_w, stdin_r) = async_net::unix::UnixStream::pair().unwrap();
+        let daemon = smol::spawn(async move {
+            let mut theirs = theirs;
+            let mut buf = [0u8; 64];
+            let _ = theirs.read(&mut buf).await;
+            theirs.write_all(answer).await.unwrap();
+        });
+        let mut stdin_w2 = stdin_w.clone();
+        stdin_w2.write_all(request).await.unwrap();
+        let mut stdin = stdin_r;
+        let mut stdout = Vec::new();
+        let outcome = bridge(&ours, &mut stdin, &mut stdout, signals).await;
+        daemon.await;
+        (outcome, stdout)
     }
 }

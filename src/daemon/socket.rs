@@ -390,8 +390,7 @@ mod tests {
     #[test]
     fn ensure_dir_creates_0700_and_refuses_open_dirs() {
         use std::os::unix::fs::PermissionsExt;
-        let base = std::env::temp_dir().join(format!("mesh-sock-unit-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&base);
+        let base = crate::scratch::fresh_dir("sock-unit");
         let dir = base.join("a").join("mesh");
         ensure_dir(&dir).unwrap();
         let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
@@ -424,9 +423,7 @@ mod tests {
 
     #[test]
     fn meta_round_trips_and_is_private() {
-        let dir = std::env::temp_dir().join(format!("mesh-meta-unit-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::scratch::fresh_dir("meta-unit");
         let socket = dir.join("meshd-0000000000000000.sock");
         let meta = DaemonMeta {
             pid: 42,

@@ -754,10 +754,7 @@ mod tests {
     use crate::index::facts::{Symbol, SymbolKind};
 
     fn scratch(tag: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("mesh-cache-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
+        crate::scratch::fresh_dir(&format!("cache-{tag}"))
     }
 
     fn facts(name: &str) -> FileFacts {

@@ -845,12 +845,7 @@ mod tests {
 
     impl Scratch {
         fn new(tag: &str) -> Scratch {
-            static COUNTER: AtomicUsize = AtomicUsize::new(0);
-            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-            let dir =
-                std::env::temp_dir().join(format!("mesh-crawl-{tag}-{}-{n}", std::process::id()));
-            let _ = fs::remove_dir_all(&dir);
-            fs::create_dir_all(&dir).expect("create scratch dir");
+            let dir = crate::scratch::fresh_dir(&format!("crawl-{tag}"));
             Scratch(fs::canonicalize(&dir).expect("canonicalize scratch dir"))
         }
         fn file(&self, rel: &str, content: &[u8]) {

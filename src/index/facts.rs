@@ -280,6 +280,19 @@ pub struct Import {
 }
 
 impl Import {
+    /// An import of the whole of `module` (no names, no renames, not re-exported) under
+    /// `alias` at `line`: what most languages' `import`/`using`/`require` lines record.
+    pub fn whole_module(module: String, alias: Option<String>, line: u32) -> Import {
+        Import {
+            module,
+            names: Vec::new(),
+            alias,
+            line,
+            reexport: false,
+            renamed: Vec::new(),
+        }
+    }
+
     /// A plain import of `module` naming `names` at `line` (no alias, no renames): the
     /// shape snippet tests build by hand.
     #[cfg(test)]
@@ -807,6 +820,40 @@ impl FileFacts {
             container,
         });
         self.symbols.len() - 1
+    }
+
+    /// Records a call of `method` on a gRPC client of `service` held in `receiver`, at `line`.
+    pub(crate) fn push_grpc_call(
+        &mut self,
+        service: String,
+        receiver: String,
+        method: String,
+        line: u32,
+    ) {
+        self.grpc.push(GrpcFact::Call {
+            service: Some(service),
+            receiver,
+            method,
+            line,
+        });
+    }
+
+    /// The routes the file serves as (method, path, handler, line), in `http` order: the one
+    /// place that picks them out of the other HTTP facts.
+    pub(crate) fn routes(&self) -> impl Iterator<Item = (&str, &str, Option<&str>, u32)> {
+        self.http.iter().filter_map(|h| match h {
+            HttpFact::Route {
+                method,
+                path,
+                handler,
+                line,
+            } => Some((method.as_str(), path.as_str(), handler.as_deref(), *line)),
+            HttpFact::Call { .. }
+            | HttpFact::Mount { .. }
+            | HttpFact::Probe { .. }
+            | HttpFact::Versions { .. }
+            | HttpFact::Navigate { .. } => None,
+        })
     }
 }
 

@@ -14,7 +14,6 @@ use std::io::Write as _;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::index::crawl::{
     CrawlOptions, CrawlResult, CrawlRoot, RejectReason, accept_all, crawl, is_ignored,
@@ -173,12 +172,7 @@ struct TempDir {
 
 impl TempDir {
     fn new(tag: &str) -> TempDir {
-        static COUNTER: AtomicUsize = AtomicUsize::new(0);
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let path =
-            std::env::temp_dir().join(format!("mesh-oracle-{tag}-{}-{n}", std::process::id()));
-        let _ = fs::remove_dir_all(&path);
-        fs::create_dir_all(&path).expect("create temp dir");
+        let path = crate::scratch::fresh_dir(&format!("oracle-{tag}"));
         TempDir {
             path: fs::canonicalize(&path).expect("canonicalize temp dir"),
             keep: false,

@@ -22,6 +22,8 @@ pub mod cancel;
 mod literals;
 
 use std::borrow::Cow;
+use std::iter::Peekable;
+use std::str::Chars;
 
 use super::facts::Language;
 use literals::{heredoc, heredoc_opener_end, string_at};
@@ -230,28 +232,48 @@ impl<'a> StrLit<'a> {
         if self.is_raw || !self.raw.contains('\\') {
             return Cow::Borrowed(self.raw);
         }
-        let mut out = String::with_capacity(self.raw.len());
-        let mut chars = self.raw.chars();
-        while let Some(c) = chars.next() {
-            if c != '\\' {
-                out.push(c);
-                continue;
+        Cow::Owned(unescape_with(self.raw, |next, _, out| match next {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some('0') => out.push('\0'),
+            Some(q @ ('"' | '\'' | '\\' | '`' | '/' | '$')) => out.push(q),
+            Some(other) => {
+                out.push('\\');
+                out.push(other);
             }
-            match chars.next() {
-                Some('n') => out.push('\n'),
-                Some('t') => out.push('\t'),
-                Some('r') => out.push('\r'),
-                Some('0') => out.push('\0'),
-                Some(q @ ('"' | '\'' | '\\' | '`' | '/' | '$')) => out.push(q),
-                Some(other) => {
-                    out.push('\\');
-                    out.push(other);
-                }
-                None => out.push('\\'),
-            }
-        }
-        Cow::Owned(out)
+            None => out.push('\\'),
+        }))
     }
+}
+
+/// Byte length of the UTF-8 character whose first byte is `b` (1 for ASCII and stray bytes).
+pub(crate) fn utf8_len(b: u8) -> usize {
+    match b {
+        0xC0..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        0xF0..=0xF7 => 4,
+        _ => 1,
+    }
+}
+
+/// Copies `s`, handing each backslash escape (the character after it, `None` for a trailing
+/// backslash, and the rest of the input) to `escape` to write: the loop every unescaper shares.
+pub(crate) fn unescape_with(
+    s: &str,
+    mut escape: impl FnMut(Option<char>, &mut Peekable<Chars<'_>>, &mut String),
+) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            let next = chars.next();
+            escape(next, &mut chars, &mut out);
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// A comment: its lines and whether it stands alone on its lines (not trailing code).
@@ -457,6 +479,7 @@ pub fn matching_close(code: &str, open: usize) -> Option<usize> {
 
 /// True for bytes that can be part of an identifier (ASCII letters, digits, `_`, `$`, and any
 /// non-ASCII byte).
+#[inline]
 pub fn is_ident_byte(b: u8) -> bool {
     IDENT_BYTES[b as usize]
 }
@@ -640,28 +663,15 @@ pub fn lex(syntax: Syntax, text: &str) -> Lexed<'_> {
         }
         // Comments, heredocs, strings with prefixes and special forms, JS regular
         // expressions, in that order; each says where the scan resumes.
-        if let Some(end) = lx.line_comment(i) {
-            i = end;
-            continue;
-        }
-        if let Some(end) = lx.block_comment(i) {
-            i = end;
-            continue;
-        }
-        if let Some(end) = lx.ruby_block_comment(i) {
-            i = end;
-            continue;
-        }
-        if let Some(next) = lx.heredoc(i) {
+        let resume = lx
+            .line_comment(i)
+            .or_else(|| lx.block_comment(i))
+            .or_else(|| lx.ruby_block_comment(i))
+            .or_else(|| lx.heredoc(i))
+            .or_else(|| string_at(&syntax, bytes, i).map(|s| lx.string(i, s)))
+            .or_else(|| lx.js_regex(i));
+        if let Some(next) = resume {
             i = next;
-            continue;
-        }
-        if let Some(s) = string_at(&syntax, bytes, i) {
-            i = lx.string(i, s);
-            continue;
-        }
-        if let Some(end) = lx.js_regex(i) {
-            i = end;
             continue;
         }
         // Identifiers are skipped whole, so a prefix letter inside a word never starts a string.

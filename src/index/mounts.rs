@@ -91,15 +91,19 @@ fn prefixes_of(b: u32, into: &HashMap<u32, Vec<(u32, &str)>>, stack: &mut Vec<u3
 pub fn join_route_path(prefix: &str, path: &str) -> String {
     let prefix = prefix.trim_end_matches('/');
     let path = if path == "/" { "" } else { path };
-    let joined = if path.is_empty() || path.starts_with('/') {
+    rooted(if path.is_empty() || path.starts_with('/') {
         format!("{prefix}{path}")
     } else {
         format!("{prefix}/{path}")
-    };
-    if joined.starts_with('/') {
-        joined
+    })
+}
+
+/// `path` starting with `/` (one put in front when it has none): how a joined route is served.
+pub fn rooted(path: String) -> String {
+    if path.starts_with('/') {
+        path
     } else {
-        format!("/{joined}")
+        format!("/{path}")
     }
 }
 

@@ -754,14 +754,11 @@ mod tests {
             7,
         ));
         let mut main = FileFacts::default();
-        main.imports.push(Import {
-            module: "github.com/acme/billing/events".into(),
-            names: vec![],
-            alias: None,
-            line: 3,
-            reexport: false,
-            renamed: Vec::new(),
-        });
+        main.imports.push(Import::whole_module(
+            "github.com/acme/billing/events".into(),
+            None,
+            3,
+        ));
         main.bindings
             .push(bind("base", Value::lit("http://cart:8080"), 2));
         let snap = Snapshot::from_facts(vec![

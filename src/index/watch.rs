@@ -1308,8 +1308,7 @@ mod tests {
 
     #[test]
     fn the_probe_sees_locks_and_operation_markers() {
-        let base = std::env::temp_dir().join(format!("mesh-watch-probe-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&base);
+        let base = crate::scratch::fresh_dir("watch-probe");
         let git = base.join(".git");
         std::fs::create_dir_all(git.join("refs/heads")).unwrap();
         let dirs = vec![GitDir {
@@ -1337,8 +1336,7 @@ mod tests {
 
     #[test]
     fn a_linked_worktree_is_gated_by_its_own_and_the_common_git_dir() {
-        let base = std::env::temp_dir().join(format!("mesh-watch-wt-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&base);
+        let base = crate::scratch::fresh_dir("watch-wt");
         let wt_git = base.join("main/.git/worktrees/feature");
         std::fs::create_dir_all(&wt_git).unwrap();
         std::fs::create_dir_all(base.join("feature")).unwrap();
@@ -1358,8 +1356,7 @@ mod tests {
 
     #[test]
     fn the_plan_skips_excluded_and_ignored_directories() {
-        let base = std::env::temp_dir().join(format!("mesh-watch-plan-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&base);
+        let base = crate::scratch::fresh_dir("watch-plan");
         for d in [
             "src/deep",
             "node_modules/x",

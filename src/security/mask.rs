@@ -539,13 +539,10 @@ fn is_comment(s: &str, ctx: LineContext) -> bool {
         return s.is_empty() || s.starts_with("<!--");
     }
     if s.is_empty()
-        || s.starts_with('#')
-        || s.starts_with("//")
-        || s.starts_with("/*")
-        || s.starts_with('*')
-        || s.starts_with("<!--")
         || s == "--"
-        || s.starts_with("-- ")
+        || ["#", "//", "/*", "*", "<!--", "-- "]
+            .iter()
+            .any(|p| s.starts_with(p))
     {
         return true;
     }

@@ -93,13 +93,14 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
         Ok(a) => a,
         Err(e) => return e,
     };
-    for (name, value) in [
-        ("target", Some(args.target.as_str())),
-        ("base", args.base.as_deref()),
-    ] {
-        if let Err(e) = super::smart_search::check_text_len("analyze_grpc", name, value) {
-            return e;
-        }
+    if let Err(e) = super::smart_search::check_text_lens(
+        "analyze_grpc",
+        &[
+            ("target", Some(args.target.as_str())),
+            ("base", args.base.as_deref()),
+        ],
+    ) {
+        return e;
     }
     let target = args.target.trim();
     if target.is_empty() {

@@ -20,99 +20,73 @@ pub use crate::server::notify::{notify_log, notify_progress};
 /// The fixture tools.
 pub static TOOLS: [ToolDef; 10] = [
     ToolDef {
-        name: "test_sleep",
-        title: "Sleep (test fixture)",
-        description: "Test fixture: sleeps for `ms` milliseconds, then answers.",
         input_schema: || object_schema(json!({"ms": {"type": "integer"}}), &["ms"]),
-        output_schema: None,
-        run: run_sleep,
-        truncation_hint: default_hint,
-        index: super::IndexUse::None,
+        ..fixture(
+            "test_sleep",
+            "Sleep (test fixture)",
+            "Test fixture: sleeps for `ms` milliseconds, then answers.",
+            run_sleep,
+        )
     },
     ToolDef {
-        name: "test_big_output",
-        title: "Big output (test fixture)",
-        description: "Test fixture: answers `bytes` bytes of Markdown inside an open code fence.",
         input_schema: || object_schema(json!({"bytes": {"type": "integer"}}), &["bytes"]),
-        output_schema: None,
-        run: run_big,
         truncation_hint: |_| "Fixture hint: ask for fewer bytes.".to_string(),
-        index: super::IndexUse::None,
+        ..fixture(
+            "test_big_output",
+            "Big output (test fixture)",
+            "Test fixture: answers `bytes` bytes of Markdown inside an open code fence.",
+            run_big,
+        )
     },
     ToolDef {
-        name: "test_generation",
-        title: "Generation (test fixture)",
-        description: "Test fixture: waits for the first index like every index tool, then names its generation.",
-        input_schema: || object_schema(json!({}), &[]),
-        output_schema: None,
-        run: |_args, env| {
-            ToolOutput::ok(format!(
-                "generation {}",
-                env.snapshot.map_or(0, |s| s.generation)
-            ))
-        },
-        truncation_hint: default_hint,
         index: super::IndexUse::Required,
+        ..fixture(
+            "test_generation",
+            "Generation (test fixture)",
+            "Test fixture: waits for the first index like every index tool, then names its generation.",
+            |_args, env| {
+                ToolOutput::ok(format!(
+                    "generation {}",
+                    env.snapshot.map_or(0, |s| s.generation)
+                ))
+            },
+        )
     },
-    ToolDef {
-        name: "test_panic",
-        title: "Panic (test fixture)",
-        description: "Test fixture: the tool task panics.",
-        input_schema: || object_schema(json!({}), &[]),
-        output_schema: None,
-        run: run_panic,
-        truncation_hint: default_hint,
-        index: super::IndexUse::None,
-    },
-    ToolDef {
-        name: "test_panic_audit",
-        title: "Audit panic (test fixture)",
-        description: "Test fixture: answers at once; the audit task panics while recording the call.",
-        input_schema: || object_schema(json!({}), &[]),
-        output_schema: None,
-        run: |_args, _env| {
-            ToolOutput::ok("answered; the audit task will panic on this call".into())
-        },
-        truncation_hint: default_hint,
-        index: super::IndexUse::None,
-    },
-    ToolDef {
-        name: "test_simple_text",
-        title: "Simple text (conformance fixture)",
-        description: "Conformance fixture: answers one fixed line of text.",
-        input_schema: || object_schema(json!({}), &[]),
-        output_schema: None,
-        run: |_args, _env| ToolOutput::ok(SIMPLE_TEXT.to_string()),
-        truncation_hint: default_hint,
-        index: super::IndexUse::None,
-    },
-    ToolDef {
-        name: "test_error_handling",
-        title: "Error result (conformance fixture)",
-        description: "Conformance fixture: always answers with isError: true and a message.",
-        input_schema: || object_schema(json!({}), &[]),
-        output_schema: None,
-        run: |_args, _env| ToolOutput::error(ERROR_TEXT.to_string()),
-        truncation_hint: default_hint,
-        index: super::IndexUse::None,
-    },
-    ToolDef {
-        name: "test_tool_with_progress",
-        title: "Progress (conformance fixture)",
-        description: "Conformance fixture: reports progress 0, 50 and 100 of 100, about 50 ms apart, when the call carries a progressToken.",
-        input_schema: || object_schema(json!({}), &[]),
-        output_schema: None,
-        run: |_args, _env| run_with_progress(STEP_DELAY),
-        truncation_hint: default_hint,
-        index: super::IndexUse::None,
-    },
-    ToolDef {
-        name: "test_embedded_resource",
-        title: "Embedded resource (conformance fixture)",
-        description: "Conformance fixture: answers a text block and an embedded text resource.",
-        input_schema: || object_schema(json!({}), &[]),
-        output_schema: None,
-        run: |_args, _env| {
+    fixture(
+        "test_panic",
+        "Panic (test fixture)",
+        "Test fixture: the tool task panics.",
+        run_panic,
+    ),
+    fixture(
+        "test_panic_audit",
+        "Audit panic (test fixture)",
+        "Test fixture: answers at once; the audit task panics while recording the call.",
+        |_args, _env| ToolOutput::ok("answered; the audit task will panic on this call".into()),
+    ),
+    fixture(
+        "test_simple_text",
+        "Simple text (conformance fixture)",
+        "Conformance fixture: answers one fixed line of text.",
+        |_args, _env| ToolOutput::ok(SIMPLE_TEXT.to_string()),
+    ),
+    fixture(
+        "test_error_handling",
+        "Error result (conformance fixture)",
+        "Conformance fixture: always answers with isError: true and a message.",
+        |_args, _env| ToolOutput::error(ERROR_TEXT.to_string()),
+    ),
+    fixture(
+        "test_tool_with_progress",
+        "Progress (conformance fixture)",
+        "Conformance fixture: reports progress 0, 50 and 100 of 100, about 50 ms apart, when the call carries a progressToken.",
+        |_args, _env| run_with_progress(STEP_DELAY),
+    ),
+    fixture(
+        "test_embedded_resource",
+        "Embedded resource (conformance fixture)",
+        "Conformance fixture: answers a text block and an embedded text resource.",
+        |_args, _env| {
             let mut out = ToolOutput::ok("An embedded resource follows.".into());
             out.more_content
                 .push(json!({"type": "resource", "resource": {
@@ -120,20 +94,34 @@ pub static TOOLS: [ToolDef; 10] = [
                 "text": "This is an embedded resource content."}}));
             out
         },
-        truncation_hint: default_hint,
-        index: super::IndexUse::None,
-    },
+    ),
+    fixture(
+        "test_tool_with_logging",
+        "Logging (conformance fixture)",
+        "Conformance fixture: sends three info-level log messages, about 50 ms apart, to a client that set a log level.",
+        |_args, _env| run_with_logging(STEP_DELAY),
+    ),
+];
+
+/// A fixture tool: no arguments, text answers, the default truncation hint, no index wait;
+/// the fixtures that differ set those fields over it.
+const fn fixture(
+    name: &'static str,
+    title: &'static str,
+    description: &'static str,
+    run: fn(&Value, &ToolEnv) -> ToolOutput,
+) -> ToolDef {
     ToolDef {
-        name: "test_tool_with_logging",
-        title: "Logging (conformance fixture)",
-        description: "Conformance fixture: sends three info-level log messages, about 50 ms apart, to a client that set a log level.",
+        name,
+        title,
+        description,
         input_schema: || object_schema(json!({}), &[]),
         output_schema: None,
-        run: |_args, _env| run_with_logging(STEP_DELAY),
+        run,
         truncation_hint: default_hint,
         index: super::IndexUse::None,
-    },
-];
+    }
+}
 
 /// The answer of `test_simple_text` (the text the conformance suite's description shows).
 pub const SIMPLE_TEXT: &str = "This is a simple text response for testing.";

@@ -114,14 +114,15 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
         Ok(a) => a,
         Err(e) => return e,
     };
-    for (name, value) in [
-        ("query", Some(args.query.as_str())),
-        ("scope", args.scope.as_deref()),
-        ("kind", args.kind.as_deref()),
-    ] {
-        if let Err(e) = check_text_len("smart_search", name, value) {
-            return e;
-        }
+    if let Err(e) = check_text_lens(
+        "smart_search",
+        &[
+            ("query", Some(args.query.as_str())),
+            ("scope", args.scope.as_deref()),
+            ("kind", args.kind.as_deref()),
+        ],
+    ) {
+        return e;
     }
     let query = args.query.trim();
     if query.is_empty() {
@@ -827,6 +828,12 @@ pub fn check_text_len(tool: &str, name: &str, value: Option<&str>) -> Result<(),
         ))),
         _ => Ok(()),
     }
+}
+
+/// [`check_text_len`] for each `(name, value)` of a call, the first refusal winning.
+pub fn check_text_lens(tool: &str, args: &[(&str, Option<&str>)]) -> Result<(), ToolOutput> {
+    args.iter()
+        .try_for_each(|&(name, value)| check_text_len(tool, name, value))
 }
 
 /// Refuses a numeric argument that is not a whole number (`5.5`, `"10"`, `true`) with its valid

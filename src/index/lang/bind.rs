@@ -925,12 +925,7 @@ fn continues_from(t: &Tokens, p: usize) -> bool {
             | b'&'
             | b'|'
             | b'?'
-    ) || t.is(p, "||")
-        || t.is(p, "&&")
-        || t.is(p, "??")
-        || t.is(p, "?:")
-        || t.is(p, "=>")
-        || t.is(p, "->")
+    ) || t.is_any(p, &["||", "&&", "??", "?:", "=>", "->"])
         || t.kw(p, "or")
         || t.kw(p, "and")
 }
@@ -941,12 +936,7 @@ fn continues_into(t: &Tokens, j: usize) -> bool {
     matches!(
         t.punct(j),
         b'.' | b'+' | b'?' | b')' | b']' | b':' | b'|' | b'&'
-    ) || t.is(j, "?.")
-        || t.is(j, "?:")
-        || t.is(j, "??")
-        || t.is(j, "||")
-        || t.is(j, "&&")
-        || t.is(j, "->")
+    ) || t.is_any(j, &["?.", "?:", "??", "||", "&&", "->"])
 }
 
 /// The class, object, struct, interface, enum or impl whose body `{` is at `open`.

@@ -192,10 +192,8 @@ impl<'s, 'a> Parser<'s, 'a> {
         let supers = self.supers(kw + 2, term);
         let body = (term_text == "{").then(|| (term, src.close_or_end(term)));
         let end_line = body.map_or(src.line(term), |(_, c)| src.line(c));
-        let sym = self.push_member(name, kind, (line, end_line), doc);
-        let ty = self.out.model.types.len();
-        let parent = self.stack.last().map(|f| f.ty);
-        self.out.model.types.push(TypeDecl {
+        let (parent, container) = self.container();
+        let decl = TypeDecl {
             name,
             line,
             kind,
@@ -204,7 +202,8 @@ impl<'s, 'a> Parser<'s, 'a> {
             span: (kw, body.map_or(term, |(_, c)| c)),
             parent,
             companion: false,
-        });
+        };
+        let (sym, ty) = self.out.push_type(decl, end_line, doc, container);
         if let Some((_, close)) = body {
             self.stack.push(Frame {
                 ty,
@@ -476,6 +475,11 @@ mod tests {
     fn calls(f: &FileFacts) -> Vec<(Option<String>, String)> {
         let rows = test_support::http_calls(f).into_iter();
         rows.map(|(m, u, _)| (m, u)).collect()
+    }
+
+    /// A [`calls`] row: method and URL.
+    fn c(method: &str, url: &str) -> (Option<String>, String) {
+        (Some(method.to_string()), url.to_string())
     }
 
     fn events(f: &FileFacts) -> Vec<(EventRole, Value, String)> {
@@ -1118,7 +1122,6 @@ class RabbitConfig {
 }
 "#;
         let f = extract("KiotaCarts.java", src);
-        let c = |m: &str, p: &str| (Some(m.to_string()), p.to_string());
         assert_eq!(
             calls(&f),
             vec![
@@ -1203,7 +1206,6 @@ class RabbitConfig {
 }
 "#;
         let f = extract("C.java", src);
-        let c = |m: &str, p: &str| (Some(m.to_string()), p.to_string());
         assert_eq!(
             calls(&f),
             vec![

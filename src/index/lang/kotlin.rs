@@ -290,12 +290,7 @@ impl<'s, 'a> Parser<'s, 'a> {
         let body = src.is(j, "{").then(|| (j, src.close_or_end(j)));
         let end_line = body.map_or(src.line(j.saturating_sub(1).max(kw)), |(_, c)| src.line(c));
         let (parent, container) = self.container();
-        let sym = self
-            .out
-            .facts
-            .push_symbol(name, kind, (line, end_line), doc, container);
-        let ty = self.out.model.types.len();
-        self.out.model.types.push(TypeDecl {
+        let decl = TypeDecl {
             name,
             line,
             kind,
@@ -304,7 +299,8 @@ impl<'s, 'a> Parser<'s, 'a> {
             span: (kw, body.map_or(j.saturating_sub(1).max(kw), |(_, c)| c)),
             parent,
             companion: pending.is_companion,
-        });
+        };
+        let (sym, ty) = self.out.push_type(decl, end_line, doc, container);
         if let Some((a, b)) = params {
             self.ctor_properties(a, b, name);
         }

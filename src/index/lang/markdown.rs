@@ -100,13 +100,10 @@ fn starts_other_block(line: &str) -> bool {
             .iter()
             .any(|&c| t.chars().all(|x| x == c || x == ' '));
     thematic
-        || t.starts_with('>')
-        || t.starts_with("- ")
-        || t.starts_with("* ")
-        || t.starts_with("+ ")
         || t == "-"
-        || t.starts_with('|')
-        || t.starts_with('<')
+        || [">", "- ", "* ", "+ ", "|", "<"]
+            .iter()
+            .any(|p| t.starts_with(p))
         || {
             let digits = t.len() - t.trim_start_matches(|c: char| c.is_ascii_digit()).len();
             digits > 0 && (t[digits..].starts_with(". ") || t[digits..].starts_with(") "))

@@ -59,32 +59,19 @@ pub(crate) fn extract_normalized(lang: Language, path: &str, text: &str) -> File
 /// (OpenAPI documents declare theirs already), so `smart_search` answers "which routes exist"
 /// the way it answers "where is X declared".
 fn route_symbols(facts: &mut FileFacts) {
-    use super::facts::{HttpFact, Symbol, SymbolKind};
+    use super::facts::{Symbol, SymbolKind};
     if facts.symbols.iter().any(|s| s.kind == SymbolKind::Endpoint) {
         return;
     }
     let routes: Vec<Symbol> = facts
-        .http
-        .iter()
-        .filter_map(|h| match h {
-            HttpFact::Route {
-                method,
-                path,
-                handler,
-                line,
-            } => Some(Symbol {
-                name: format!("{method} {path}"),
-                kind: SymbolKind::Endpoint,
-                line: *line,
-                end_line: *line,
-                doc_line: None,
-                container: handler.clone(),
-            }),
-            HttpFact::Call { .. }
-            | HttpFact::Mount { .. }
-            | HttpFact::Probe { .. }
-            | HttpFact::Versions { .. }
-            | HttpFact::Navigate { .. } => None,
+        .routes()
+        .map(|(method, path, handler, line)| Symbol {
+            name: format!("{method} {path}"),
+            kind: SymbolKind::Endpoint,
+            line,
+            end_line: line,
+            doc_line: None,
+            container: handler.map(str::to_string),
         })
         .collect();
     if routes.is_empty() {

@@ -79,14 +79,7 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
             } else {
                 item.to_string()
             };
-            imports.push(Import {
-                module,
-                names: Vec::new(),
-                alias: None,
-                line,
-                reexport: false,
-                renamed: Vec::new(),
-            });
+            imports.push(Import::whole_module(module, None, line));
         }
     }
     let stem = path.rsplit('/').next().unwrap_or(path);

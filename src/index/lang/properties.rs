@@ -8,6 +8,7 @@
 
 use super::yaml::mask_value;
 use crate::index::facts::{FileFacts, Property};
+use crate::index::lex::unescape_with;
 
 /// Extracts the properties of one `.properties` file, keys as written (already dotted), values
 /// unescaped and masked when the key is sensitive. `path` is unused.
@@ -113,41 +114,32 @@ fn unescape(s: &str) -> String {
     if !s.contains('\\') {
         return s.to_string();
     }
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('t') => out.push('\t'),
-            Some('n') => out.push('\n'),
-            Some('r') => out.push('\r'),
-            Some('f') => out.push('\u{c}'),
-            Some('u') => {
-                let mut hex = String::new();
-                while hex.len() < 4 && chars.peek().is_some_and(char::is_ascii_hexdigit) {
-                    hex.extend(chars.next());
-                }
-                let decoded = (hex.len() == 4)
-                    .then(|| u32::from_str_radix(&hex, 16).ok())
-                    .flatten()
-                    .and_then(char::from_u32);
-                match decoded {
-                    Some(ch) => out.push(ch),
-                    // Surrogates and short escapes: keep what was written.
-                    None => {
-                        out.push_str("\\u");
-                        out.push_str(&hex);
-                    }
+    unescape_with(s, |next, chars, out| match next {
+        Some('t') => out.push('\t'),
+        Some('n') => out.push('\n'),
+        Some('r') => out.push('\r'),
+        Some('f') => out.push('\u{c}'),
+        Some('u') => {
+            let mut hex = String::new();
+            while hex.len() < 4 && chars.peek().is_some_and(char::is_ascii_hexdigit) {
+                hex.extend(chars.next());
+            }
+            let decoded = (hex.len() == 4)
+                .then(|| u32::from_str_radix(&hex, 16).ok())
+                .flatten()
+                .and_then(char::from_u32);
+            match decoded {
+                Some(ch) => out.push(ch),
+                // Surrogates and short escapes: keep what was written.
+                None => {
+                    out.push_str("\\u");
+                    out.push_str(&hex);
                 }
             }
-            Some(other) => out.push(other),
-            None => {}
         }
-    }
-    out
+        Some(other) => out.push(other),
+        None => {}
+    })
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use crate::index::facts::{
     FieldLabel, FileFacts, Import, ProtoEnum, ProtoEnumValue, ProtoField, ProtoFile, ProtoMessage,
     ProtoRpc, ProtoService, Symbol, SymbolKind,
 };
+use crate::index::lex::utf8_len;
 
 /// The largest field number protobuf allows; `reserved 20 to max;` in a message ends here.
 const MAX_FIELD_NUMBER: u32 = 536_870_911;
@@ -101,16 +102,6 @@ fn is_ident_char(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 
-/// Byte length of the UTF-8 character starting with `b` (1 for ASCII and stray bytes).
-fn utf8_len(b: u8) -> usize {
-    match b {
-        0xF0..=0xF7 => 4,
-        0xE0..=0xEF => 3,
-        0xC0..=0xDF => 2,
-        _ => 1,
-    }
-}
-
 fn mark(lines: &mut Vec<u8>, line: u32, flag: u8) {
     let idx = line as usize;
     if lines.len() <= idx {
@@ -131,17 +122,22 @@ fn lex(src: &str) -> Lexed<'_> {
     let mut i = 0;
     while i < n {
         let c = b[i];
-        match c {
+        let token = match c {
             b'\n' => {
                 line += 1;
                 i += 1;
+                None
             }
-            b' ' | b'\t' | b'\r' | 0x0B | 0x0C => i += 1,
+            b' ' | b'\t' | b'\r' | 0x0B | 0x0C => {
+                i += 1;
+                None
+            }
             b'/' if i + 1 < n && b[i + 1] == b'/' => {
                 mark(&mut lines, line, LINE_COMMENT);
                 while i < n && b[i] != b'\n' {
                     i += 1;
                 }
+                None
             }
             b'/' if i + 1 < n && b[i + 1] == b'*' => {
                 mark(&mut lines, line, LINE_COMMENT);
@@ -154,6 +150,7 @@ fn lex(src: &str) -> Lexed<'_> {
                     i += 1;
                 }
                 i = (i + 2).min(n);
+                None
             }
             b'"' | b'\'' => {
                 let start = i;
@@ -168,14 +165,7 @@ fn lex(src: &str) -> Lexed<'_> {
                 if i < n && b[i] == c {
                     i += 1;
                 }
-                mark(&mut lines, line, LINE_TOKEN);
-                toks.push(Tok {
-                    kind: Kind::Str,
-                    text: &src[start + 1..content_end],
-                    line,
-                    start,
-                    end: i,
-                });
+                Some((Kind::Str, start + 1..content_end, start))
             }
             _ if is_ident_start(c) || (c == b'.' && i + 1 < n && is_ident_start(b[i + 1])) => {
                 let start = i;
@@ -190,14 +180,7 @@ fn lex(src: &str) -> Lexed<'_> {
                     }
                     break;
                 }
-                mark(&mut lines, line, LINE_TOKEN);
-                toks.push(Tok {
-                    kind: Kind::Ident,
-                    text: &src[start..i],
-                    line,
-                    start,
-                    end: i,
-                });
+                Some((Kind::Ident, start..i, start))
             }
             _ if c.is_ascii_digit() || (c == b'.' && i + 1 < n && b[i + 1].is_ascii_digit()) => {
                 let start = i;
@@ -212,14 +195,7 @@ fn lex(src: &str) -> Lexed<'_> {
                         break;
                     }
                 }
-                mark(&mut lines, line, LINE_TOKEN);
-                toks.push(Tok {
-                    kind: Kind::Num,
-                    text: &src[start..i],
-                    line,
-                    start,
-                    end: i,
-                });
+                Some((Kind::Num, start..i, start))
             }
             _ => {
                 let start = i;
@@ -227,15 +203,18 @@ fn lex(src: &str) -> Lexed<'_> {
                 while i < n && !src.is_char_boundary(i) {
                     i += 1;
                 }
-                mark(&mut lines, line, LINE_TOKEN);
-                toks.push(Tok {
-                    kind: Kind::Punct,
-                    text: &src[start..i],
-                    line,
-                    start,
-                    end: i,
-                });
+                Some((Kind::Punct, start..i, start))
             }
+        };
+        if let Some((kind, range, start)) = token {
+            mark(&mut lines, line, LINE_TOKEN);
+            toks.push(Tok {
+                kind,
+                text: &src[range],
+                line,
+                start,
+                end: i,
+            });
         }
     }
     Lexed { toks, lines }
@@ -535,12 +514,8 @@ impl<'a> Parser<'a, '_> {
                 };
                 self.file.imports.push(s.text.to_string());
                 self.imports.push(Import {
-                    module: s.text.to_string(),
-                    names: Vec::new(),
-                    alias: None,
-                    line: t.line,
                     reexport: k == 2 && self.is_word(1, "public"),
-                    renamed: Vec::new(),
+                    ..Import::whole_module(s.text.to_string(), None, t.line)
                 });
                 self.i += k + 1;
                 self.end_statement();

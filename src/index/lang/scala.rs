@@ -490,12 +490,7 @@ impl<'s, 'a> Parser<'s, 'a> {
             let last = j.saturating_sub(1).max(kw + 1);
             (None, src.end_line(last), last, j)
         };
-        let sym = self
-            .out
-            .facts
-            .push_symbol(name, kind, (line, end_line), doc, container);
-        let ty = self.out.model.types.len();
-        self.out.model.types.push(TypeDecl {
+        let decl = TypeDecl {
             name,
             line,
             kind,
@@ -504,7 +499,8 @@ impl<'s, 'a> Parser<'s, 'a> {
             span: (kw, span_end),
             parent,
             companion: false,
-        });
+        };
+        let (sym, ty) = self.out.push_type(decl, end_line, doc, container);
         // Constructor `val`s, and every parameter of a case class, are fields.
         if let Some(&(a, b)) = params.first() {
             self.ctor_fields(a, b, name, pending.is_case);

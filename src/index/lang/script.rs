@@ -83,16 +83,11 @@ pub(super) fn extract<L: Script>(text: &str, walk: impl FnOnce(&Src<L>) -> FileF
 pub(super) fn join(prefix: &str, path: &str) -> String {
     let p = prefix.trim_end_matches('/');
     let q = path.trim_start_matches('/');
-    let joined = if q.is_empty() {
+    crate::index::mounts::rooted(if q.is_empty() {
         p.to_string()
     } else {
         format!("{p}/{q}")
-    };
-    if joined.starts_with('/') {
-        joined
-    } else {
-        format!("/{joined}")
-    }
+    })
 }
 
 /// `orders` gives `order`, `categories` gives `category` (enough for nested route params).

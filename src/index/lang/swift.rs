@@ -388,14 +388,9 @@ impl<'t> Ex<'t, '_, '_> {
             k += 1;
         }
         if !module.is_empty() {
-            self.facts.imports.push(Import {
-                module,
-                names: Vec::new(),
-                alias: None,
-                line,
-                reexport: false,
-                renamed: Vec::new(),
-            });
+            self.facts
+                .imports
+                .push(Import::whole_module(module, None, line));
         }
         k
     }
@@ -672,12 +667,8 @@ impl<'t> Ex<'t, '_, '_> {
                 && let Some(service) = self.clients.get(r)
             {
                 let line = self.line(p);
-                self.facts.grpc.push(GrpcFact::Call {
-                    service: Some(service.clone()),
-                    receiver: r.to_string(),
-                    method: last.to_string(),
-                    line,
-                });
+                self.facts
+                    .push_grpc_call(service.clone(), r.to_string(), last.to_string(), line);
                 continue;
             }
             match (c.len, c.first(), last) {

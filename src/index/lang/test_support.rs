@@ -86,18 +86,7 @@ pub(crate) fn routes(f: &FileFacts) -> Vec<(String, String, Option<String>, u32)
 
 /// [`routes`] borrowed from the facts.
 pub(crate) fn routes_borrowed(f: &FileFacts) -> Vec<(&str, &str, Option<&str>, u32)> {
-    f.http
-        .iter()
-        .filter_map(|h| match h {
-            HttpFact::Route {
-                method,
-                path,
-                handler,
-                line,
-            } => Some((method.as_str(), path.as_str(), handler.as_deref(), *line)),
-            _ => None,
-        })
-        .collect()
+    f.routes().collect()
 }
 
 /// The HTTP calls the file makes as (method, URL as the evaluator read it, line).

@@ -21,7 +21,7 @@
 use std::borrow::Cow;
 
 use crate::index::facts::{Symbol, SymbolKind};
-use crate::index::lex::{Lexed, StrLit};
+use crate::index::lex::{Lexed, StrLit, is_ident_byte};
 
 /// What a [`Tok`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,23 +115,6 @@ impl Rules {
 }
 
 const NO_PAIR: u32 = u32::MAX;
-
-/// Identifier bytes as a table: the tokenizer asks once per byte.
-const IDENT: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut b = 0;
-    while b < 256 {
-        let c = b as u8;
-        t[b] = c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80;
-        b += 1;
-    }
-    t
-};
-
-#[inline]
-fn is_ident_byte(b: u8) -> bool {
-    IDENT[b as usize]
-}
 
 /// The tokens of a lexed file (or of a byte range of it) with their bracket partners.
 pub struct Tokens<'l, 'a> {
@@ -334,6 +317,11 @@ impl<'l, 'a> Tokens<'l, 'a> {
                 && !matches!(t.kind, TokKind::Str | TokKind::Char)
                 && t.text == s
         })
+    }
+
+    /// True when token `i` is any of `texts` (as [`Tokens::is`] reads one).
+    pub fn is_any(&self, i: usize, texts: &[&str]) -> bool {
+        texts.iter().any(|s| self.is(i, s))
     }
 
     /// True when token `i` is the identifier or keyword `w`.
@@ -581,33 +569,34 @@ impl<'l, 'a> Tokens<'l, 'a> {
         None
     }
 
+    /// The `<` matching the `>` at `close`, walking back over at most `max_steps` more tokens
+    /// and giving up at any punctuation in `stops`: where type arguments `<…>` open.
+    pub fn open_angle_before(&self, close: usize, stops: &[u8], max_steps: usize) -> Option<usize> {
+        let mut depth = 0usize;
+        let mut k = close;
+        for _ in 0..=max_steps {
+            match self.punct(k) {
+                b'>' => depth += 1,
+                b'<' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(k);
+                    }
+                }
+                p if stops.contains(&p) => return None,
+                _ => {}
+            }
+            k = k.checked_sub(1)?;
+        }
+        None
+    }
+
     /// The callee chain ending at the token before `open` (a `(`), skipping `<…>` type
     /// arguments (`this.http.get<Order[]>(`, `GetFromJsonAsync<List<Order>>(`).
     pub fn callee(&self, open: usize) -> Option<Chain<'a>> {
         let mut k = open.checked_sub(1)?;
         if self.punct(k) == b'>' {
-            // Walk back to the matching `<` (bounded).
-            let mut depth = 0usize;
-            let mut steps = 0;
-            loop {
-                match self.punct(k) {
-                    b'>' => depth += 1,
-                    b'<' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            break;
-                        }
-                    }
-                    b';' | b'{' | b'}' => return None,
-                    _ => {}
-                }
-                steps += 1;
-                if steps > 48 {
-                    return None;
-                }
-                k = k.checked_sub(1)?;
-            }
-            k = k.checked_sub(1)?;
+            k = self.open_angle_before(k, b";{}", 48)?.checked_sub(1)?;
         }
         self.ident(k)?;
         let mut segs = [""; 6];
@@ -685,11 +674,7 @@ impl<'l, 'a> Tokens<'l, 'a> {
                 if depth == 0 {
                     return j + 1;
                 }
-            } else if self.is_punct(j, b'{')
-                || self.is_punct(j, b';')
-                || self.is_punct(j, b'}')
-                || self.is_punct(j, b')')
-            {
+            } else if matches!(self.punct(j), b'{' | b';' | b'}' | b')') {
                 return j;
             } else if self.is_punct(j, b'(') || self.is_punct(j, b'[') {
                 j = self.skip_group(j);

@@ -10,6 +10,7 @@
 use crate::index::facts::{
     EventFact, EventRole, FileFacts, HttpFact, Part, Property, Symbol, SymbolKind, Value,
 };
+use crate::index::lex::unescape_with;
 use crate::security::mask::REDACTED;
 
 /// Extracts the facts of one YAML file: Spring properties (`application*.yml`,
@@ -282,33 +283,24 @@ fn unquote(v: &str) -> String {
     }
     if v.len() >= 2 && v.starts_with('"') && v.ends_with('"') {
         let inner = &v[1..v.len() - 1];
-        let mut out = String::with_capacity(inner.len());
-        let mut chars = inner.chars();
-        while let Some(c) = chars.next() {
-            if c != '\\' {
-                out.push(c);
-                continue;
-            }
-            match chars.next() {
-                Some('n') => out.push('\n'),
-                Some('t') => out.push('\t'),
-                Some('r') => out.push('\r'),
-                Some('0') => out.push('\0'),
-                Some('u') => {
-                    let hex: String = chars.by_ref().take(4).collect();
-                    match u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32) {
-                        Some(ch) => out.push(ch),
-                        None => {
-                            out.push_str("\\u");
-                            out.push_str(&hex);
-                        }
+        return unescape_with(inner, |next, chars, out| match next {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some('0') => out.push('\0'),
+            Some('u') => {
+                let hex: String = chars.by_ref().take(4).collect();
+                match u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32) {
+                    Some(ch) => out.push(ch),
+                    None => {
+                        out.push_str("\\u");
+                        out.push_str(&hex);
                     }
                 }
-                Some(other) => out.push(other),
-                None => out.push('\\'),
             }
-        }
-        return out;
+            Some(other) => out.push(other),
+            None => out.push('\\'),
+        });
     }
     v.to_string()
 }

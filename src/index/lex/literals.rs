@@ -3,7 +3,7 @@
 //! (content start, content end, end past the closing delimiter[, raw]) and runs to the end of
 //! the file when the literal is unterminated.
 
-use super::{Backtick, SingleQuote, Syntax, is_ident_byte, memchr_nl};
+use super::{Backtick, SingleQuote, Syntax, is_ident_byte, memchr_nl, utf8_len};
 
 /// Where the heredoc opener at `i` ends (just past its identifier/quotes).
 pub(super) fn heredoc_opener_end(bytes: &[u8], i: usize) -> usize {
@@ -317,15 +317,6 @@ fn backticked(syntax: &Syntax, bytes: &[u8], i: usize) -> Option<(usize, usize, 
             Some((cs, k.min(n), (k + 1).min(n), true))
         }
         Backtick::Template => template(bytes, i).map(|(cs, ce, e)| (cs, ce, e, false)),
-    }
-}
-
-fn utf8_len(b: u8) -> usize {
-    match b {
-        0xC0..=0xDF => 2,
-        0xE0..=0xEF => 3,
-        0xF0..=0xF7 => 4,
-        _ => 1,
     }
 }
 

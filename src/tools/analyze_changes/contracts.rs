@@ -324,17 +324,13 @@ fn gone_routes(
         out.push(ContractChange {
             kind: "route",
             name: format!("{} {}", b.method, b.path),
-            location: format!("{}:{} (base)", cf.base_display, b.line),
+            location: cf.base_location(b.line),
             change: if callers.is_empty() {
                 format!("{what}; no caller of the old path found")
             } else {
                 format!("{what}; {} caller(s) still use the old path", callers.len())
             },
-            risk: if callers.is_empty() {
-                Risk::Behaviour
-            } else {
-                Risk::Breaking
-            },
+            risk: Risk::breaking_if(!callers.is_empty()),
             owner: cf.service.clone(),
             affected: callers,
         });
@@ -776,11 +772,7 @@ fn renamed_consumer_topic(snap: &Snapshot, r: &Renamed) -> ContractChange {
                 "{sites} consumer(s) moved from {old_c} to {new_c}{via}; neither has a producer"
             )
         },
-        risk: if breaking {
-            Risk::Breaking
-        } else {
-            Risk::Behaviour
-        },
+        risk: Risk::breaking_if(breaking),
         owner: site.and_then(|at| owner_of(snap, at)),
         affected,
     }
@@ -842,11 +834,7 @@ fn renamed_topic(
         } else {
             format!("topic renamed {old_c} → {new_c}{via}; the old name still has a producer")
         },
-        risk: if orphaned {
-            Risk::Breaking
-        } else {
-            Risk::Behaviour
-        },
+        risk: Risk::breaking_if(orphaned),
         owner: g
             .events
             .iter()

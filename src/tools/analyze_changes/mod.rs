@@ -102,6 +102,16 @@ pub enum Risk {
 }
 
 impl Risk {
+    /// `Breaking` when `breaks` (users of the old contract remain), else `Behaviour`: the
+    /// verdict of a removed or renamed contract.
+    pub fn breaking_if(breaks: bool) -> Risk {
+        if breaks {
+            Risk::Breaking
+        } else {
+            Risk::Behaviour
+        }
+    }
+
     pub fn label(self) -> &'static str {
         match self {
             Risk::NonCode => "tests/docs/generated only",
@@ -177,6 +187,11 @@ pub struct ChangedFile {
 }
 
 impl ChangedFile {
+    /// Where a contract stood at the base: `path:line (base)`.
+    pub fn base_location(&self, line: u32) -> String {
+        format!("{}:{line} (base)", self.base_display)
+    }
+
     /// True when the change touches the (new-side) lines `lo..=hi`; lines removed just before
     /// or after them do not.
     fn touches(&self, lo: u32, hi: u32) -> bool {

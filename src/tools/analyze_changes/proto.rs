@@ -437,29 +437,33 @@ fn rpc_change(
     }
 }
 
+/// The top-level message of a wire finding's element (`Order` for `Order.Item.sku`).
+fn top_message(element: &str) -> String {
+    element.split('.').next().unwrap_or("").to_string()
+}
+
 /// The wire findings (breaking changes, warnings) by top-level message name: a short list
 /// searched by scan (one map type less in the binary: the size budget, docs/ARCHITECTURE.md §7).
 fn wire_findings(wire: Option<&WireReport>) -> Vec<(String, Findings)> {
     let mut by_message: Vec<(String, Findings)> = Vec::new();
     if let Some(w) = wire {
         for f in &w.breaking {
-            let top = f.element.split('.').next().unwrap_or("").to_string();
-            findings_of(&mut by_message, top).0.push(format!(
+            let text = format!(
                 "`WIRE_FORMAT_BREAKING_CHANGE` {}: `{}` #{} — {}",
                 f.rule.label(),
                 f.element,
                 f.number,
                 f.detail
-            ));
+            );
+            findings_of(&mut by_message, top_message(&f.element))
+                .0
+                .push(text);
         }
         for f in &w.warnings {
-            let top = f.element.split('.').next().unwrap_or("").to_string();
-            findings_of(&mut by_message, top).1.push(format!(
-                "{}: `{}` — {}",
-                f.rule.label(),
-                f.element,
-                f.detail
-            ));
+            let text = format!("{}: `{}` — {}", f.rule.label(), f.element, f.detail);
+            findings_of(&mut by_message, top_message(&f.element))
+                .1
+                .push(text);
         }
     }
     by_message
@@ -492,11 +496,7 @@ fn message_changes<'m>(
             } else {
                 "changed, wire-compatible".to_string()
             },
-            risk: if br.is_empty() {
-                Risk::Behaviour
-            } else {
-                Risk::Breaking
-            },
+            risk: Risk::breaking_if(!br.is_empty()),
             owner: owner.clone(),
             affected: Vec::new(),
         });
@@ -556,7 +556,7 @@ fn gone_rpcs(
             out.push(ContractChange {
                 kind: "rpc",
                 name: format!("{}.{}", bs.name, br.name),
-                location: format!("{}:{} (base)", cf.base_display, br.line),
+                location: cf.base_location(br.line),
                 change: if callers.is_empty() {
                     format!("{change}; no live caller found")
                 } else {
@@ -565,11 +565,7 @@ fn gone_rpcs(
                         callers.len()
                     )
                 },
-                risk: if callers.is_empty() {
-                    Risk::Behaviour
-                } else {
-                    Risk::Breaking
-                },
+                risk: Risk::breaking_if(!callers.is_empty()),
                 owner: g
                     .contracts_named(&bs.name)
                     .iter()

@@ -128,14 +128,9 @@ fn directive(l: &Lexed, from: usize, end: usize, line: u32, last: u32, facts: &m
                 None
             };
             if let Some(m) = module.filter(|m| !m.is_empty() && !m.contains('\n')) {
-                facts.imports.push(Import {
-                    module: m.to_string(),
-                    names: Vec::new(),
-                    alias: None,
-                    line,
-                    reexport: false,
-                    renamed: Vec::new(),
-                });
+                facts
+                    .imports
+                    .push(Import::whole_module(m.to_string(), None, line));
             }
         }
         "define" => {

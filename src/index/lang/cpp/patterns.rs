@@ -128,11 +128,7 @@ impl<'a> Cpp<'_, '_, 'a> {
         {
             // `stub_(…)` in an initializer list or `unique_ptr<…> stub(…)`, not `f(…)`.
             let declares = start.checked_sub(3).is_some_and(|b| {
-                t.is_punct(b, b':')
-                    || t.is_punct(b, b',')
-                    || t.is_punct(b, b'>')
-                    || t.is_punct(b, b'*')
-                    || t.is_punct(b, b'&')
+                matches!(t.punct(b), b':' | b',' | b'>' | b'*' | b'&')
                     || t.ident(b)
                         .is_some_and(|x| !matches!(x, "return" | "co_return"))
             });
@@ -218,12 +214,8 @@ impl<'a> Cpp<'_, '_, 'a> {
                 .or_else(|| m.strip_prefix("Async"))
                 .filter(|r| r.starts_with(|c: char| c.is_ascii_uppercase()))
                 .unwrap_or(m);
-            self.facts.grpc.push(GrpcFact::Call {
-                service: Some(svc.clone()),
-                receiver: recv.to_string(),
-                method: rpc.to_string(),
-                line: t.line(mt),
-            });
+            self.facts
+                .push_grpc_call(svc.clone(), recv.to_string(), rpc.to_string(), t.line(mt));
         }
     }
 

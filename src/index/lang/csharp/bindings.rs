@@ -138,27 +138,8 @@ impl<'t> Ex<'t, '_, '_> {
     /// The last name segment of the generic type whose `>` is at `close`.
     fn generic_base_before(&self, close: usize) -> Option<&'t str> {
         let t = self.t;
-        let mut depth = 0usize;
-        let mut k = close;
-        let mut steps = 0;
-        loop {
-            match t.punct(k) {
-                b'>' => depth += 1,
-                b'<' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        return t.ident(k.checked_sub(1)?);
-                    }
-                }
-                b';' | b'{' | b'}' | b'(' | b')' | b'=' => return None,
-                _ => {}
-            }
-            steps += 1;
-            if steps > 32 {
-                return None;
-            }
-            k = k.checked_sub(1)?;
-        }
+        let open = t.open_angle_before(close, b";{}()=", 32)?;
+        t.ident(open.checked_sub(1)?)
     }
 
     fn typed(&mut self, name: &'t str, ty: &str, qualifier: Option<&str>, at: usize) {

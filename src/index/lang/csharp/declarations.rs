@@ -20,6 +20,29 @@ impl<'t> Ex<'t, '_, '_> {
         }
     }
 
+    /// From `i`, past preprocessor lines, to the next declaration before `b`: where it starts
+    /// after its attributes, the attributes' first line and the attributes; `None` at `b`.
+    fn member_start(&self, mut i: usize, b: usize) -> Option<(usize, Option<u32>, Vec<Attr<'t>>)> {
+        loop {
+            if i >= b {
+                return None;
+            }
+            if self.t.punct(i) == b'#' {
+                i = self.skip_line(i, b);
+                continue;
+            }
+            let (j, attr_line, attrs) = self.attributes(i, b);
+            if j >= b {
+                return None;
+            }
+            if self.t.punct(j) == b'#' {
+                i = j;
+                continue;
+            }
+            return Some((j, attr_line, attrs));
+        }
+    }
+
     fn namespace_body(&mut self, r: Region, work: &mut Vec<Region>) {
         let t = self.t;
         let b = r.b;
@@ -27,18 +50,10 @@ impl<'t> Ex<'t, '_, '_> {
         let mut i = r.a;
         let mut poll = Every::new();
         while i < b && !poll.stop() {
-            if t.punct(i) == b'#' {
-                i = self.skip_line(i, b);
-                continue;
-            }
-            let (j, attr_line, attrs) = self.attributes(i, b);
-            i = j;
-            if i >= b {
+            let Some((j, attr_line, attrs)) = self.member_start(i, b) else {
                 break;
-            }
-            if t.punct(i) == b'#' {
-                continue;
-            }
+            };
+            i = j;
             match t.ident(i) {
                 Some("using") if !t.is(i + 1, "var") && t.punct(i + 1) != b'(' => {
                     i = self.using_directive(i, b);
@@ -163,14 +178,9 @@ impl<'t> Ex<'t, '_, '_> {
         };
         if !module.is_empty() {
             let line = self.line(i);
-            self.facts.imports.push(Import {
-                module,
-                names: Vec::new(),
-                alias,
-                line,
-                reexport: false,
-                renamed: Vec::new(),
-            });
+            self.facts
+                .imports
+                .push(Import::whole_module(module, alias, line));
         }
         end + 1
     }
@@ -399,18 +409,10 @@ impl<'t> Ex<'t, '_, '_> {
         let mut i = r.a;
         let mut poll = Every::new();
         while i < b && !poll.stop() {
-            if t.punct(i) == b'#' {
-                i = self.skip_line(i, b);
-                continue;
-            }
-            let (j, attr_line, attrs) = self.attributes(i, b);
-            i = j;
-            if i >= b {
+            let Some((j, attr_line, attrs)) = self.member_start(i, b) else {
                 break;
-            }
-            if t.punct(i) == b'#' {
-                continue;
-            }
+            };
+            i = j;
             if t.punct(i) == b';' {
                 i += 1;
                 continue;

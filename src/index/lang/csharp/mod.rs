@@ -976,9 +976,10 @@ namespace N
     #[test]
     fn getters_on_messages_are_not_rpc_calls() {
         let src = "class W {\n  async Task F(GrpcChannel ch) {\n    var resp = await new Offers.OffersClient(ch).GetOffersAsync(req);\n    var list = resp.GetOffers();\n  }\n}\n";
-        let f = extract("W.cs", src);
-        let calls = grpc_calls(&f);
-        assert_eq!(calls, vec![(Some("Offers"), "GetOffers", 3)]);
+        assert_eq!(
+            grpc_calls(&extract("W.cs", src)),
+            vec![(Some("Offers"), "GetOffers", 3)]
+        );
     }
 
     #[test]

@@ -661,14 +661,7 @@ fn using_import(rest: &str, line: u32) -> Option<Import> {
         Some((a, m)) => (Some(a.trim().to_string()), m.trim()),
         None => (None, rest),
     };
-    is_dotted(module).then(|| Import {
-        module: module.to_string(),
-        names: Vec::new(),
-        alias,
-        line,
-        reexport: false,
-        renamed: Vec::new(),
-    })
+    is_dotted(module).then(|| Import::whole_module(module.to_string(), alias, line))
 }
 
 /// A (dotted) name: `eShop.WebApp.Services`.

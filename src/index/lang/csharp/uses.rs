@@ -42,12 +42,8 @@ impl<'t> Ex<'t, '_, '_> {
             && let Some(svc) = self.client_of_call_before(c.start)
         {
             let line = self.line(p);
-            self.facts.grpc.push(GrpcFact::Call {
-                service: Some(svc),
-                receiver: String::new(),
-                method: strip_async(last).to_string(),
-                line,
-            });
+            self.facts
+                .push_grpc_call(svc, String::new(), strip_async(last).to_string(), line);
             return;
         }
         if self.aws_messaging(last, recv, p) {
@@ -66,12 +62,12 @@ impl<'t> Ex<'t, '_, '_> {
                     if !CLIENT_PLUMBING.contains(&last) && t.close(p) != Some(p + 1) =>
                 {
                     let line = self.line(p);
-                    self.facts.grpc.push(GrpcFact::Call {
-                        service: Some(svc.clone()),
-                        receiver: r.to_string(),
-                        method: strip_async(last).to_string(),
+                    self.facts.push_grpc_call(
+                        svc.clone(),
+                        r.to_string(),
+                        strip_async(last).to_string(),
                         line,
-                    });
+                    );
                     return;
                 }
                 _ => {}

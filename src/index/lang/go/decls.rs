@@ -82,14 +82,11 @@ impl<'t, 'a> Go<'t, '_, 'a> {
             return k + 1;
         };
         if let Some(module) = t.str_value(s) {
-            self.facts.imports.push(Import {
-                module: module.into_owned(),
-                names: Vec::new(),
-                alias: alias.map(str::to_string),
-                line: t.line(s),
-                reexport: false,
-                renamed: Vec::new(),
-            });
+            self.facts.imports.push(Import::whole_module(
+                module.into_owned(),
+                alias.map(str::to_string),
+                t.line(s),
+            ));
         }
         s + 1
     }
@@ -382,11 +379,7 @@ impl<'t, 'a> Go<'t, '_, 'a> {
         let t = self.t;
         let mut k = start;
         while k < limit {
-            if t.is_punct(k, b';')
-                || t.is_punct(k, b')')
-                || t.is_punct(k, b']')
-                || t.is_punct(k, b'}')
-            {
+            if matches!(t.punct(k), b';' | b')' | b']' | b'}') {
                 return k;
             }
             let next = t.skip_group(k).clamp(k + 1, limit);

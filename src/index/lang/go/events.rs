@@ -248,27 +248,25 @@ impl<'t, 'a> Go<'t, '_, 'a> {
     /// An exchange, routing key or queue argument: `q.Name` of a declared queue is the name it
     /// was declared with; anything else is read as a topic. An empty literal is no name.
     pub(super) fn amqp_name(&self, r: (usize, usize), at: usize) -> Option<Value> {
-        let t = self.t;
-        if r.1 == r.0 + 3
-            && t.is_punct(r.0 + 1, b'.')
-            && t.is(r.0 + 2, "Name")
-            && let Some(i) = self.queue_of(t.text(r.0), at)
-        {
-            return self.topic_expr(self.queues[i].name);
+        match self.queue_name_of(r, at) {
+            Some(i) => self.topic_expr(self.queues[i].name),
+            None => self.topic_expr(r),
         }
-        self.topic_expr(r)
+    }
+
+    /// The declared queue whose `.Name` the argument `r` reads (`q.Name`), if it is one.
+    fn queue_name_of(&self, r: (usize, usize), at: usize) -> Option<usize> {
+        let t = self.t;
+        (r.1 == r.0 + 3 && t.is_punct(r.0 + 1, b'.') && t.is(r.0 + 2, "Name"))
+            .then(|| self.queue_of(t.text(r.0), at))
+            .flatten()
     }
 
     /// The queue a `Consume` reads: its name, or for a server-named queue
     /// (`QueueDeclare("", …)`) what it is bound to — the binding key, else the exchange — which
     /// is what publishers name.
     pub(super) fn amqp_queue(&self, r: (usize, usize), at: usize) -> Option<Value> {
-        let t = self.t;
-        if r.1 == r.0 + 3
-            && t.is_punct(r.0 + 1, b'.')
-            && t.is(r.0 + 2, "Name")
-            && let Some(i) = self.queue_of(t.text(r.0), at)
-        {
+        if let Some(i) = self.queue_name_of(r, at) {
             let q = self.queues[i];
             if let Some(name) = self.topic_expr(q.name) {
                 return Some(name);

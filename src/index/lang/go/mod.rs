@@ -244,6 +244,11 @@ mod tests {
         import_aliases, junk_bytes32, lit, routes, sym,
     };
 
+    /// A route's handler, as [`routes`] gives it.
+    fn s(handler: &str) -> Option<String> {
+        Some(handler.to_string())
+    }
+
     #[test]
     fn package_functions_methods_and_generics() {
         let src = r#"// Package orders serves orders.
@@ -729,7 +734,6 @@ func chi(h *Handler) {
 }
 "#;
         let f = extract("api.go", src);
-        let s = |x: &str| Some(x.to_string());
         assert_eq!(
             routes(&f),
             vec![
@@ -850,7 +854,6 @@ func notRoutes(r *mux.Router, p string, kv *Store) {
 }
 "#;
         let f = extract("api.go", src);
-        let s = |x: &str| Some(x.to_string());
         assert_eq!(
             routes(&f),
             vec![

@@ -181,12 +181,12 @@ impl<'t, 'a> Go<'t, '_, 'a> {
             && t.is_punct(close + 3, b'(')
             && let Some(method) = t.ident(close + 2)
         {
-            self.facts.grpc.push(GrpcFact::Call {
-                service: Some(svc.to_string()),
-                receiver: format!("{}(…)", t.text(k)),
-                method: method.to_string(),
-                line: t.line(close + 2),
-            });
+            self.facts.push_grpc_call(
+                svc.to_string(),
+                format!("{}(…)", t.text(k)),
+                method.to_string(),
+                t.line(close + 2),
+            );
         }
     }
 

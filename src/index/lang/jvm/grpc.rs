@@ -158,12 +158,12 @@ impl<'s, 'a> Ctx<'s, 'a> {
             // `OrdersGrpc.newBlockingStub(ch).createOrder(req)`.
             let after = src.close_or_end(call) + 1;
             if let Some((mi, method)) = self.called_method(after) {
-                facts.grpc.push(GrpcFact::Call {
-                    service: Some(service.to_string()),
-                    receiver: q.to_string(),
-                    method: method.to_string(),
-                    line: src.toks[mi].line,
-                });
+                facts.push_grpc_call(
+                    service.to_string(),
+                    q.to_string(),
+                    method.to_string(),
+                    src.toks[mi].line,
+                );
             }
         }
         // Typed declarations, in token order, that no construction already accounts for.
@@ -221,12 +221,12 @@ impl<'s, 'a> Ctx<'s, 'a> {
                 continue;
             }
             if let Some((mi, method)) = self.called_method(k + 1) {
-                facts.grpc.push(GrpcFact::Call {
-                    service: Some(svc.to_string()),
-                    receiver: v.to_string(),
-                    method: method.to_string(),
-                    line: src.toks[mi].line,
-                });
+                facts.push_grpc_call(
+                    svc.to_string(),
+                    v.to_string(),
+                    method.to_string(),
+                    src.toks[mi].line,
+                );
             }
         }
     }

@@ -502,11 +502,7 @@ pub fn enum_step<'a>(src: &Src<'a>, mut j: usize) -> EnumStep<'a> {
             }
         }
         let is_entry = src.ident(j).is_some()
-            && (src.is(j + 1, "(")
-                || src.is(j + 1, "{")
-                || src.is(j + 1, ",")
-                || src.is(j + 1, ";")
-                || src.is(j + 1, "}")
+            && (src.is_any(j + 1, &["(", "{", ",", ";", "}"])
                 || src
                     .toks
                     .get(j + 1)
@@ -581,6 +577,22 @@ pub struct Parsed<'a> {
 }
 
 impl<'a> Parsed<'a> {
+    /// Records the type `decl` as a symbol (to `end_line`, with its doc line and container)
+    /// and in the model; returns the symbol's and the type's index.
+    pub fn push_type(
+        &mut self,
+        decl: TypeDecl<'a>,
+        end_line: u32,
+        doc: Option<u32>,
+        container: Option<String>,
+    ) -> (usize, usize) {
+        let sym =
+            self.facts
+                .push_symbol(decl.name, decl.kind, (decl.line, end_line), doc, container);
+        self.model.types.push(decl);
+        (sym, self.model.types.len() - 1)
+    }
+
     /// Records a Kotlin or Scala `val`/`var` whose name is token `name_at` and whose
     /// declaration ends before token `end`: a constant when `constant`, else a field of the
     /// type `owner` or a top-level variable.

@@ -468,13 +468,7 @@ fn normalize_template(value: &str, templated: bool) -> Cow<'_, str> {
             continue;
         }
         // Copy one UTF-8 character.
-        let len = match c {
-            0xC0..=0xDF => 2,
-            0xE0..=0xEF => 3,
-            0xF0..=0xF7 => 4,
-            _ => 1,
-        };
-        let end = (i + len).min(b.len());
+        let end = (i + crate::index::lex::utf8_len(c)).min(b.len());
         out.push_str(value.get(i..end).unwrap_or(""));
         i = end;
     }

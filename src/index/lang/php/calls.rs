@@ -38,12 +38,8 @@ pub(super) fn call_site(
         && let Some(key) = chain.key()
         && let Some(svc) = st.grpc_clients.get(key)
     {
-        st.facts.grpc.push(GrpcFact::Call {
-            service: Some(svc.clone()),
-            receiver: key.to_string(),
-            method: name.to_string(),
-            line,
-        });
+        st.facts
+            .push_grpc_call(svc.clone(), key.to_string(), name.to_string(), line);
         return;
     }
     if chain.text.is_empty() && (name.starts_with("curl_") || name == "file_get_contents") {

@@ -61,14 +61,9 @@ pub(super) fn use_stmt(src: &Src, st: &mut State, after: usize) -> usize {
         if module.is_empty() || !module.bytes().all(|c| is_ident_byte(c) || c == b'\\') {
             continue;
         }
-        st.facts.imports.push(Import {
-            module: module.to_string(),
-            names: Vec::new(),
-            alias,
-            line,
-            reexport: false,
-            renamed: Vec::new(),
-        });
+        st.facts
+            .imports
+            .push(Import::whole_module(module.to_string(), alias, line));
     }
     end
 }

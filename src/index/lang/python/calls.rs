@@ -6,6 +6,7 @@ use super::*;
 
 /// The receiver chain of a call: `self.stub` in `self.stub.CreateOrder(`, `httpx.AsyncClient()`
 /// in `httpx.AsyncClient().get(`.
+#[derive(Default)]
 pub(super) struct Chain<'c> {
     /// The chain as written (masked), empty for a bare call.
     text: &'c str,
@@ -76,9 +77,8 @@ pub(super) fn calls(src: &Src, st: &mut State) {
             chain_before(code, &src.br, cs - 1)
         } else {
             Chain {
-                text: "",
                 start: cs,
-                ends_with_call: None,
+                ..Chain::default()
             }
         };
         // Decorators were read in pass one.
@@ -152,12 +152,8 @@ fn grpc_call(
         && !key.contains('.')
         && let Some(svc) = stub_of(st, chain.text, line)
     {
-        st.facts.grpc.push(GrpcFact::Call {
-            service: Some(svc),
-            receiver: key.to_string(),
-            method: callee.to_string(),
-            line,
-        });
+        st.facts
+            .push_grpc_call(svc, key.to_string(), callee.to_string(), line);
         return true;
     }
     // A stub built in the call expression: `OffersStub(channel).GetOffers(req)`.
@@ -167,12 +163,12 @@ fn grpc_call(
             .ends_with_call
             .and_then(|c| stub_service(c.rsplit('.').next().unwrap_or(c)))
     {
-        st.facts.grpc.push(GrpcFact::Call {
-            service: Some(svc.to_string()),
-            receiver: format!("{}(…)", chain.ends_with_call.unwrap_or_default()),
-            method: callee.to_string(),
+        st.facts.push_grpc_call(
+            svc.to_string(),
+            format!("{}(…)", chain.ends_with_call.unwrap_or_default()),
+            callee.to_string(),
             line,
-        });
+        );
         return true;
     }
     // `stub.CreateOrder.future(req)`, `self.stub.GetOrder.with_call(req)`.
@@ -180,12 +176,12 @@ fn grpc_call(
         && let Some((recv, method)) = chain.text.rsplit_once('.')
         && let Some(svc) = stub_of(st, recv, line)
     {
-        st.facts.grpc.push(GrpcFact::Call {
-            service: Some(svc),
-            receiver: receiver_key(recv).to_string(),
-            method: method.to_string(),
+        st.facts.push_grpc_call(
+            svc,
+            receiver_key(recv).to_string(),
+            method.to_string(),
             line,
-        });
+        );
         return true;
     }
     if let Some(svc) = callee

@@ -248,14 +248,9 @@ pub(super) fn import_stmt(src: &Src, st: &mut State, stmt: &Stmt, after_kw: usiz
         {
             continue;
         }
-        st.facts.imports.push(Import {
-            module: module.to_string(),
-            names: Vec::new(),
-            alias,
-            line: stmt.line,
-            reexport: false,
-            renamed: Vec::new(),
-        });
+        st.facts
+            .imports
+            .push(Import::whole_module(module.to_string(), alias, stmt.line));
     }
 }
 

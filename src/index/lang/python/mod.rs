@@ -838,9 +838,10 @@ async def main():
     #[test]
     fn a_stub_built_in_the_call_expression() {
         let src = "import grpc\nfrom offers_pb2_grpc import OffersStub\nresp = OffersStub(channel).GetOffers(req)\nfor o in resp.GetOffers():\n    pass\n";
-        let f = extract("c.py", src);
-        let calls = grpc_calls(&f);
-        assert_eq!(calls, vec![(Some("Offers"), "GetOffers", 3)]);
+        assert_eq!(
+            grpc_calls(&extract("c.py", src)),
+            vec![(Some("Offers"), "GetOffers", 3)]
+        );
     }
 
     #[test]

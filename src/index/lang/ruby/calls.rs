@@ -173,12 +173,12 @@ pub(super) fn call_token(src: &Src, st: &mut State, stmt: &Stmt, ts: usize, te: 
             name,
             "new" | "class" | "nil" | "is_a" | "respond_to" | "send"
         ) {
-            st.facts.grpc.push(GrpcFact::Call {
-                service: Some(svc),
-                receiver: chain.key().trim_start_matches('@').to_string(),
-                method: name.to_string(),
-                line: src.line_of(ts),
-            });
+            st.facts.push_grpc_call(
+                svc,
+                chain.key().trim_start_matches('@').to_string(),
+                name.to_string(),
+                src.line_of(ts),
+            );
         }
         return;
     }
@@ -306,7 +306,7 @@ fn kafka_call(src: &Src, st: &mut State, chain: &Chain, name: &str, args: &Args)
     match name {
         "deliver_message" => {
             if let Some((a, z)) = args.kw("topic") {
-                push_event(src, st, EventRole::Producer, "ruby-kafka", a, z);
+                push_event(src, st, EventRole::Producer, "ruby-kafka", (a, z));
             }
         }
         "produce" | "produce_sync" | "produce_async" => {
@@ -333,7 +333,7 @@ fn kafka_call(src: &Src, st: &mut State, chain: &Chain, name: &str, args: &Args)
             if let Some(via) = via
                 && let Some((a, z)) = args.kw("topic")
             {
-                push_event(src, st, EventRole::Producer, via, a, z);
+                push_event(src, st, EventRole::Producer, via, (a, z));
             }
         }
         "subscribe" => {
@@ -347,14 +347,14 @@ fn kafka_call(src: &Src, st: &mut State, chain: &Chain, name: &str, args: &Args)
             if let Some(via) = via {
                 for &(a, z) in &args.positional {
                     for (x, y) in list_items(src, a, z) {
-                        push_event(src, st, EventRole::Consumer, via, x, y);
+                        push_event(src, st, EventRole::Consumer, via, (x, y));
                     }
                 }
             }
         }
         "each_message" | "each_batch" => {
             if let Some((a, z)) = args.kw("topic") {
-                push_event(src, st, EventRole::Consumer, "ruby-kafka", a, z);
+                push_event(src, st, EventRole::Consumer, "ruby-kafka", (a, z));
             }
         }
         _ => {}
@@ -471,13 +471,13 @@ pub(super) fn stub_of(st: &State, name: &str, ctx: Ctx) -> Option<String> {
         .map(|v| v.service.clone())
 }
 
+/// Records an event of `role` through `via` whose topic is the argument at `s..e`.
 pub(super) fn push_event(
     src: &Src,
     st: &mut State,
     role: EventRole,
     via: &str,
-    s: usize,
-    e: usize,
+    (s, e): (usize, usize),
 ) {
     if let Some(topic) = src.topic(s, e) {
         common::push_event(&mut st.facts, role, topic, via, src.line_of(s));

@@ -212,14 +212,11 @@ pub(super) fn mixin_stmt(src: &Src, st: &mut State, stmt: &Stmt, toks: &[(usize,
             .name(a, z)
             .filter(|n| n.as_bytes()[0].is_ascii_uppercase())
         {
-            st.facts.imports.push(Import {
-                module: name.trim_start_matches("::").to_string(),
-                names: Vec::new(),
-                alias: None,
-                line: src.line_of(a),
-                reexport: false,
-                renamed: Vec::new(),
-            });
+            st.facts.imports.push(Import::whole_module(
+                name.trim_start_matches("::").to_string(),
+                None,
+                src.line_of(a),
+            ));
         }
     }
 }

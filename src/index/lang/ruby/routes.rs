@@ -49,13 +49,13 @@ pub(super) fn dsl_stmt(
     match word {
         "subscribes_to" => {
             for &(a, z) in &args.positional {
-                push_event(src, st, EventRole::Consumer, "racecar", a, z);
+                push_event(src, st, EventRole::Consumer, "racecar", (a, z));
             }
             None
         }
         "topic" if has_do => {
             if let Some(&(a, z)) = args.positional.first() {
-                push_event(src, st, EventRole::Consumer, "karafka", a, z);
+                push_event(src, st, EventRole::Consumer, "karafka", (a, z));
             }
             None
         }

@@ -123,29 +123,25 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
         }
     }
 
+    /// [`FileFacts::push_symbol`] with the container as the walk holds it.
     pub(super) fn push_symbol(
         &mut self,
         name: &str,
         kind: SymbolKind,
-        line: u32,
-        end_line: u32,
+        lines: (u32, u32),
         doc_line: Option<u32>,
         container: Option<&str>,
     ) {
         let container = container.map(str::to_string);
         self.facts
-            .push_symbol(name, kind, (line, end_line), doc_line, container);
+            .push_symbol(name, kind, lines, doc_line, container);
     }
 
     /// From `k`, the index of the first `{` or `;` at this level (or a closer, or the end).
     pub(super) fn to_body(&self, mut k: usize) -> usize {
         let t = self.t;
         while k < t.len() {
-            if t.is_punct(k, b'{')
-                || t.is_punct(k, b';')
-                || t.is_punct(k, b'}')
-                || t.is_punct(k, b')')
-            {
+            if matches!(t.punct(k), b'{' | b';' | b'}' | b')') {
                 return k;
             }
             k = t.skip_group(k);
@@ -194,8 +190,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
         self.push_symbol(
             name,
             kind,
-            line,
-            self.end_line_at(k),
+            (line, self.end_line_at(k)),
             item.doc_line,
             container,
         );
@@ -286,8 +281,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
         self.push_symbol(
             name,
             SymbolKind::Struct,
-            line,
-            self.end_line_at(k),
+            (line, self.end_line_at(k)),
             item.doc_line,
             container,
         );
@@ -305,8 +299,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
         self.push_symbol(
             name,
             SymbolKind::Enum,
-            line,
-            self.end_line_at(k),
+            (line, self.end_line_at(k)),
             item.doc_line,
             container,
         );
@@ -336,7 +329,13 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
                     } else {
                         vline
                     };
-                    self.push_symbol(variant, SymbolKind::EnumValue, vline, vend, doc, Some(name));
+                    self.push_symbol(
+                        variant,
+                        SymbolKind::EnumValue,
+                        (vline, vend),
+                        doc,
+                        Some(name),
+                    );
                 }
                 at_start = false;
                 v = t.skip_group(v);
@@ -356,8 +355,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
         self.push_symbol(
             name,
             SymbolKind::Trait,
-            line,
-            self.end_line_at(k),
+            (line, self.end_line_at(k)),
             item.doc_line,
             container,
         );
@@ -479,8 +477,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
             self.push_symbol(
                 name,
                 SymbolKind::Module,
-                line,
-                t.group_end_line(j + 2),
+                (line, t.group_end_line(j + 2)),
                 item.doc_line,
                 container,
             );
@@ -494,8 +491,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
         self.push_symbol(
             name,
             SymbolKind::Module,
-            line,
-            line,
+            (line, line),
             item.doc_line,
             container,
         );
@@ -520,8 +516,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
             self.push_symbol(
                 name,
                 SymbolKind::Constant,
-                line,
-                end_line,
+                (line, end_line),
                 item.doc_line,
                 container,
             );
@@ -552,11 +547,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
     pub(super) fn stmt_end(&self, mut k: usize, limit: usize) -> usize {
         let t = self.t;
         while k < limit {
-            if t.is_punct(k, b';')
-                || t.is_punct(k, b'}')
-                || t.is_punct(k, b')')
-                || t.is_punct(k, b']')
-            {
+            if matches!(t.punct(k), b';' | b'}' | b')' | b']') {
                 return k;
             }
             k = t.skip_group(k);
@@ -576,8 +567,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
         self.push_symbol(
             name,
             SymbolKind::TypeAlias,
-            line,
-            end_line,
+            (line, end_line),
             item.doc_line,
             container,
         );
@@ -596,8 +586,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
         self.push_symbol(
             name,
             SymbolKind::Function,
-            line,
-            end_line,
+            (line, end_line),
             item.doc_line,
             container,
         );
@@ -635,8 +624,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
                 let close = t.close(k).unwrap_or(end).min(end);
                 for x in k + 1..close {
                     let Some(id) = t.ident(x) else { continue };
-                    let leaf = t.is_punct(x + 1, b',')
-                        || t.is_punct(x + 1, b'}')
+                    let leaf = matches!(t.punct(x + 1), b',' | b'}')
                         || t.is(x + 1, "as")
                         || x + 1 == close;
                     if leaf
@@ -696,12 +684,8 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
         if let Some(name) = t.ident(j + 2) {
             let alias = t.is(j + 3, "as").then(|| t.ident(j + 4)).flatten();
             self.facts.imports.push(Import {
-                module: name.to_string(),
-                names: Vec::new(),
-                alias: alias.map(str::to_string),
-                line: t.line(j),
                 reexport: public,
-                renamed: Vec::new(),
+                ..Import::whole_module(name.to_string(), alias.map(str::to_string), t.line(j))
             });
         }
         end + 1

@@ -3,7 +3,7 @@
 //! a call by its receiver. Also drives the import statements of [`super::imports`].
 
 use super::{Bind, Ex, common};
-use crate::index::facts::{GrpcFact, HttpFact};
+use crate::index::facts::HttpFact;
 
 /// Client types of well-known non-gRPC libraries (and NestJS transports), never a service.
 const NOT_GRPC_CLIENTS: [&str; 18] = [
@@ -299,12 +299,8 @@ impl<'t> Ex<'t, '_, '_> {
             {
                 self.client_fact(&svc, None, i);
                 let line = self.line(close + 2);
-                self.facts.grpc.push(GrpcFact::Call {
-                    service: Some(svc),
-                    receiver: format!("new {last}(…)"),
-                    method: method.to_string(),
-                    line,
-                });
+                self.facts
+                    .push_grpc_call(svc, format!("new {last}(…)"), method.to_string(), line);
                 return;
             }
             self.client_fact(&svc, var, i);
@@ -358,9 +354,10 @@ mod tests {
     #[test]
     fn a_client_built_in_the_call_expression_and_getters() {
         let src = "const proto = grpc.loadPackageDefinition(def).shop;\nnew proto.OfferService(addr, grpc.credentials.createInsecure()).getOffers(req, (err, res) => {\n  res.getOffersList();\n});\n";
-        let f = extract("web.js", src);
-        let calls = grpc_calls(&f);
-        assert_eq!(calls, vec![(Some("OfferService"), "getOffers", 2)]);
+        assert_eq!(
+            grpc_calls(&extract("web.js", src)),
+            vec![(Some("OfferService"), "getOffers", 2)]
+        );
     }
 
     #[test]

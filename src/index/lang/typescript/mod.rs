@@ -338,13 +338,7 @@ impl<'t> Ex<'t, '_, '_> {
             if t.is(j, ":") {
                 return t.ident(j.checked_sub(1)?);
             }
-            if t.is(j, ";")
-                || t.is(j, "{")
-                || t.is(j, "}")
-                || t.is(j, "=")
-                || t.is(j, "const")
-                || t.is(j, "let")
-                || t.is(j, "var")
+            if t.is_any(j, &[";", "{", "}", "=", "const", "let", "var"])
                 || (j < before && t.line(j) < t.line(before))
             {
                 break;
