@@ -627,6 +627,25 @@ fn route_handler_change_and_test_or_doc_only_changes() {
     assert!(classes.contains(&("services/inventory/NOTES.md".into(), "doc".into())));
 }
 
+/// A local repository whose default branch is `master` (no remote): the branch is compared
+/// with its merge-base with `master`, not with HEAD ("no changes").
+#[test]
+fn a_master_branch_is_the_implicit_base() {
+    let ws = repo("chg-master");
+    git(&ws, &["branch", "-m", "main", "master"]);
+    edit(
+        &ws,
+        "contracts/orders/v1/orders.proto",
+        "rpc GetOrder(GetOrderRequest)",
+        "rpc FetchOrder(GetOrderRequest)",
+    );
+    commit(&ws);
+    let (code, out) = impact(&ws, &[]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("merge-base of `HEAD` and `master`"), "{out}");
+    assert!(out.contains("BREAKING"), "{out}");
+}
+
 /// Through MCP: the tool answers Markdown with the verdict and paging, and bad arguments are
 /// `isError` answers naming the fix.
 #[test]

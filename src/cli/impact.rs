@@ -13,9 +13,9 @@ Usage: mesh-mcp impact [--base REF] [--format markdown|json] [--fail-on breaking
                        [--config FILE]
 
 Diffs the working tree against a base (default: the merge-base of HEAD with origin/HEAD,
-origin/main or main; `--base \"working tree\"` for uncommitted changes against HEAD) and prints
-the changed declarations, the contracts touched with their wire-format verdict, the services
-affected and one risk line per service. Standalone: no daemon, no MCP client.
+origin/main, main, origin/master or master; `--base \"working tree\"` for uncommitted changes
+against HEAD) and prints the changed declarations, the contracts touched with their wire-format
+verdict, the services affected and one risk line per service. Standalone: no daemon, no MCP client.
 
 Options:
   --base REF           the git revision to compare with, e.g. origin/main

@@ -314,6 +314,23 @@ impl<'a> Resolver<'a> {
     }
 
     /// Follows a deployment setting of `name` into `out`; false when there is none.
+    /// Resolves `key` from a property file of file `fi`'s root (`application.yml`,
+    /// `application.properties`, …) into `out`, following its own placeholders; false when
+    /// no property file of the root sets it to a non-empty value. `kind` labels the chain
+    /// (`env`, `config`).
+    fn push_property(&self, fi: u32, key: &str, kind: &str, depth: u8, out: &mut Resolved) -> bool {
+        let root = self.files[fi as usize].root;
+        match self.props.get(&root).and_then(|m| m.get(&config_key(key))) {
+            Some(&(pf, line, v)) if depth < MAX_DEPTH && !v.is_empty() => {
+                out.chain.push((pf, line, format!("{kind} {key}")));
+                let parsed = parse_placeholders(v);
+                self.resolve_into(pf, &parsed, depth + 1, out);
+                true
+            }
+            _ => false,
+        }
+    }
+
     fn push_deployed(
         &self,
         fi: u32,
@@ -437,6 +454,13 @@ impl<'a> Resolver<'a> {
                     }
                     match default {
                         Some(d) => out.segs.push(Seg::Lit(d.clone())),
+                        // Spring reads `${app.topics.orders}` from the environment and from the
+                        // service's property files alike (relaxed binding).
+                        None if self.push_property(fi, var, "property", depth, out) => {
+                            if first {
+                                out.how = format!("property {var}");
+                            }
+                        }
                         None if self.push_deployed(fi, var, "env", depth, out) => {}
                         None => out.segs.push(Seg::Hole {
                             name: Some(var.clone()),
@@ -448,21 +472,16 @@ impl<'a> Resolver<'a> {
                     if first {
                         out.how = format!("config {key}");
                     }
-                    let root = self.files[fi as usize].root;
-                    match self.props.get(&root).and_then(|m| m.get(&config_key(key))) {
-                        Some(&(pf, line, v)) if depth < MAX_DEPTH && !v.is_empty() => {
-                            out.chain.push((pf, line, format!("config {key}")));
-                            let parsed = parse_placeholders(v);
-                            self.resolve_into(pf, &parsed, depth + 1, out);
-                        }
-                        _ => match default {
-                            Some(d) => out.segs.push(Seg::Lit(d.clone())),
-                            None if self.push_deployed(fi, key, "config", depth, out) => {}
-                            None => out.segs.push(Seg::Hole {
-                                name: Some(key.clone()),
-                                kind: HoleKind::Config,
-                            }),
-                        },
+                    if self.push_property(fi, key, "config", depth, out) {
+                        continue;
+                    }
+                    match default {
+                        Some(d) => out.segs.push(Seg::Lit(d.clone())),
+                        None if self.push_deployed(fi, key, "config", depth, out) => {}
+                        None => out.segs.push(Seg::Hole {
+                            name: Some(key.clone()),
+                            kind: HoleKind::Config,
+                        }),
                     }
                 }
                 Part::Ref { name, default } => {
@@ -859,6 +878,52 @@ mod tests {
         );
         assert_eq!(r.text().as_deref(), Some("http://catalog:8080"));
         assert_eq!(r.how, "config retail.ui.endpoints.catalog");
+    }
+
+    #[test]
+    fn a_spring_value_placeholder_reads_the_services_property_files() {
+        use crate::index::facts::Language;
+        let java = r#"package acme;
+@Component
+public class OrderListener {
+    private final KafkaTemplate<String, String> kafka;
+    @Value("${app.topics.shipped}")
+    private String shippedTopic;
+    @KafkaListener(topics = "${app.topics.orders}")
+    public void onOrder(String msg) { kafka.send(shippedTopic, msg); }
+}
+"#;
+        let files = [
+            (
+                "src/main/java/acme/OrderListener.java",
+                Language::Java,
+                java,
+            ),
+            (
+                "src/main/resources/application.properties",
+                Language::Properties,
+                "app.topics.shipped=orders.shipped\n",
+            ),
+            (
+                "src/main/resources/application.yml",
+                Language::Yaml,
+                "app:\n  topics:\n    orders: orders.placed\n",
+            ),
+        ];
+        let snap = Snapshot::from_facts(
+            files
+                .iter()
+                .map(|(p, l, t)| ("worker", *p, crate::index::lang::extract(*l, p, t)))
+                .collect(),
+        );
+        let mut topics: Vec<&str> = snap
+            .graph
+            .events
+            .iter()
+            .map(|e| snap.graph.topics[e.topic as usize].name.as_str())
+            .collect();
+        topics.sort();
+        assert_eq!(topics, ["orders.placed", "orders.shipped"]);
     }
 
     #[test]

@@ -46,7 +46,7 @@ events use analyze_impact. Example: {\"target\": \"OrderService.CreateOrder\", \
         object_schema(
             json!({
                 "target": {"type": "string", "description": "A service (\"OrderService\"), a method (\"CreateOrder\"), \"OrderService.CreateOrder\", \"acme.orders.v1.OrderService/CreateOrder\", a package, or a .proto path inside the workspace (\"proto/orders.proto\")."},
-                "base": {"type": "string", "description": "Git revision to compare the .proto with: a branch, tag or commit, e.g. \"origin/main\". Omitted: the merge-base of HEAD with origin/HEAD, origin/main or main, else HEAD."},
+                "base": {"type": "string", "description": "Git revision to compare the .proto with: a branch, tag or commit, e.g. \"origin/main\". Omitted: the merge-base of HEAD with origin/HEAD, main or master, else HEAD."},
                 "include_tests": {"type": "boolean", "description": "Also list handlers and call sites in test files (default false), e.g. true."}
             }),
             &["target"],
@@ -1322,12 +1322,19 @@ pub(crate) fn diff_proto_texts(
 }
 
 /// The implicit base: the merge-base of HEAD with the first of `origin/HEAD`, `origin/main`,
-/// `main` that exists and shares history, else HEAD; `None` in a repository without commits.
+/// `main`, `origin/master`, `master` that exists and shares history, else HEAD; `None` in a
+/// repository without commits.
 pub(crate) fn implicit_base(git: &Git) -> Result<Option<BaseCommit>, GitError> {
     let Some(head) = git.commit_of("HEAD")? else {
         return Ok(None);
     };
-    for reference in ["origin/HEAD", "origin/main", "main"] {
+    for reference in [
+        "origin/HEAD",
+        "origin/main",
+        "main",
+        "origin/master",
+        "master",
+    ] {
         if let Some(tip) = git.commit_of(reference)?
             && let Some(mb) = git.merge_base(&head, &tip)?
         {
@@ -1338,7 +1345,7 @@ pub(crate) fn implicit_base(git: &Git) -> Result<Option<BaseCommit>, GitError> {
         }
     }
     Ok(Some(BaseCommit {
-        label: "`HEAD` (no `origin/HEAD`, `origin/main` or `main` shares history with it)"
+        label: "`HEAD` (no `origin/HEAD`, `main` or `master`, local or on `origin`, shares history with it)"
             .to_string(),
         commit: head,
     }))

@@ -49,7 +49,7 @@ pub static TOOL: ToolDef = ToolDef {
     name: "analyze_changes",
     title: "Analyze the impact of a diff",
     description: "Answers 'what does my branch break?': reads `git diff` against a base (default: \
-the merge-base of HEAD with origin/HEAD, origin/main or main; \"working tree\" for uncommitted \
+the merge-base of HEAD with origin/HEAD, main or master; \"working tree\" for uncommitted \
 changes against HEAD) and lists the changed declarations, the contracts touched (.proto RPCs \
 and messages with the wire-format verdict, RPCs, HTTP routes and topics whose handler, path, \
 producer, consumer or name changed, packages imported by other roots), the elements of other \
@@ -59,7 +59,7 @@ use analyze_impact. Example: {\"base\": \"origin/main\"}.",
     input_schema: || {
         object_schema(
             json!({
-                "base": {"type": "string", "description": "Git revision to diff the working tree against: a branch, tag or commit, e.g. \"origin/main\"; or \"working tree\" for uncommitted changes against HEAD. Omitted: the merge-base of HEAD with origin/HEAD, origin/main or main, else HEAD."},
+                "base": {"type": "string", "description": "Git revision to diff the working tree against: a branch, tag or commit, e.g. \"origin/main\"; or \"working tree\" for uncommitted changes against HEAD. Omitted: the merge-base of HEAD with origin/HEAD, main or master, else HEAD."},
                 "depth": super::int_schema("Hops through consumers that re-emit a changed topic, e.g. 2.", 1, 1, 5),
                 "limit": super::int_schema("Affected rows per page, e.g. 50.", 100, 1, 200),
                 "offset": super::int_schema("Affected rows to skip, from the previous footer, e.g. 100.", 0, 0, super::MAX_OFFSET)
