@@ -2500,9 +2500,10 @@ mod tests {
             .iter()
             .map(|h| (h.at.line, h.label.as_str()))
             .collect();
+        // Each at the function it names, not at the map entry.
         assert_eq!(
             handlers,
-            vec![(5, "Currency.convert"), (5, "Currency.getRates")]
+            vec![(2, "Currency.convert"), (3, "Currency.getRates")]
         );
     }
 

@@ -5,7 +5,7 @@
 use super::{Bind, Ex, HTTP_CLIENT_NAMES, VERBS};
 use crate::index::facts::{EventFact, EventRole, GrpcFact, HttpFact, Value};
 use crate::index::lang::common::{self, join_route};
-use crate::index::lang::tokens::Chain;
+use crate::index::lang::tokens::{Chain, Tokens};
 use crate::index::lang::value::{ExprRules, eval};
 
 /// Methods of a gRPC client object that are not RPCs.
@@ -273,7 +273,24 @@ impl<'t> Ex<'t, '_, '_> {
                 let Some(method) = t.ident(k).or_else(|| t.str_lit(k).map(|s| s.raw)) else {
                     continue;
                 };
-                let line = self.line(k);
+                // The handler is where its function is written when this file declares it
+                // (`{ convert }`, `charge: Server.ChargeHandler.bind(this)`), else the entry.
+                let value = if t.is(k + 1, ":") {
+                    handler_name_of(t, k + 2, ke)
+                } else {
+                    Some(method)
+                };
+                let declared = value.and_then(|v| {
+                    self.facts.symbols.iter().find(|s| {
+                        s.name == v
+                            && matches!(
+                                s.kind,
+                                crate::index::facts::SymbolKind::Function
+                                    | crate::index::facts::SymbolKind::Method
+                            )
+                    })
+                });
+                let line = declared.map_or_else(|| self.line(k), |s| s.line);
                 self.facts.grpc.push(GrpcFact::Handler {
                     service: service.clone(),
                     method: method.to_string(),
@@ -284,12 +301,48 @@ impl<'t> Ex<'t, '_, '_> {
     }
 }
 
+/// The function a handler map's value names: the last name of `a.b.c`, with a trailing
+/// `.bind(…)` dropped (`Server.ChargeHandler.bind(this)` gives `ChargeHandler`); `None` for a
+/// function literal or anything else.
+fn handler_name_of<'a>(t: &Tokens<'_, 'a>, s: usize, e: usize) -> Option<&'a str> {
+    let mut last = None;
+    let mut k = s;
+    while k < e {
+        let id = t.ident(k)?;
+        if id == "bind" && last.is_some() && t.is(k + 1, "(") {
+            return last;
+        }
+        last = Some(id);
+        if t.is(k + 1, ".") {
+            k += 2;
+        } else {
+            return (k + 1 == e).then_some(id);
+        }
+    }
+    last
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::tests::*;
     use super::super::*;
     use crate::index::facts::{EventRole, GrpcFact};
     use crate::index::lang::test_support::topics_shown;
+
+    #[test]
+    fn a_mapped_grpc_handler_is_where_its_function_is_written() {
+        let src = "const grpc = require('@grpc/grpc-js');\nclass Shop {\n  static ChargeHandler (call, cb) {\n    cb(null, {});\n  }\n  load () {\n    this.server.addService(pkg.PaymentService.service, {\n      charge: Shop.ChargeHandler.bind(this),\n      refund: (call, cb) => cb(null, {}),\n    });\n  }\n}\n";
+        let f = extract("server.js", src);
+        let lines: Vec<(String, u32)> = f
+            .grpc
+            .iter()
+            .filter_map(|g| match g {
+                GrpcFact::Handler { method, line, .. } => Some((method.clone(), *line)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(lines, vec![("charge".into(), 3), ("refund".into(), 9)]);
+    }
 
     #[test]
     fn grpc_js_servers_clients_and_calls() {
