@@ -77,6 +77,20 @@ pub fn tool_help(tool: &str) -> Result<String, String> {
     Ok(t)
 }
 
+/// An argument object for `tool` to show in a usage error: its first required argument
+/// (`{"target": "…"}` for analyze_impact), or a smart_search query for a tool without one.
+fn example_arguments(tool: &str) -> String {
+    let registry = crate::tools::Registry::standard();
+    let required = registry.get(tool).and_then(|def| {
+        let schema = (def.input_schema)();
+        schema["required"][0].as_str().map(str::to_string)
+    });
+    match required {
+        Some(key) => format!("{{\"{key}\": \"…\"}}"),
+        None => "{\"query\": \"OrderService\"}".to_string(),
+    }
+}
+
 /// Runs the subcommand; returns the exit status.
 pub fn main(args: &[String]) -> i32 {
     let mut positional = Vec::new();
@@ -116,9 +130,10 @@ pub fn main(args: &[String]) -> i32 {
         eprint!("mesh-mcp query: which tool?\n\n{USAGE}");
         return 2;
     };
+    let example = example_arguments(tool);
     if positional.len() > 2 {
         eprintln!(
-            "mesh-mcp query: expected one JSON argument object after the tool name; quote it: '{{\"query\": \"X\"}}'"
+            "mesh-mcp query: expected one JSON argument object after the tool name; quote it: '{example}'"
         );
         return 2;
     }
@@ -127,14 +142,12 @@ pub fn main(args: &[String]) -> i32 {
         Some(raw) => match serde_json::from_str::<Value>(raw) {
             Ok(v @ Value::Object(_)) => v,
             Ok(_) => {
-                eprintln!(
-                    "mesh-mcp query: the arguments must be a JSON object, e.g. '{{\"query\": \"OrderService\"}}'"
-                );
+                eprintln!("mesh-mcp query: the arguments must be a JSON object, e.g. '{example}'");
                 return 2;
             }
             Err(e) => {
                 eprintln!(
-                    "mesh-mcp query: the arguments are not valid JSON ({e}); quote them for the shell, e.g. '{{\"query\": \"OrderService\"}}'"
+                    "mesh-mcp query: the arguments are not valid JSON ({e}); quote them for the shell, e.g. '{example}'"
                 );
                 return 2;
             }
