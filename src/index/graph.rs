@@ -573,6 +573,10 @@ impl Graph {
             by_dir.entry(dir_of(f)).or_default().push(fi);
         }
         let impl_services = impl_services(files);
+        // The clients each package stores by name, read once per package: every exported
+        // method called on a field (`s.log.Info(…)`) is such a call, and reading the package
+        // per call was quadratic (a 200-file package of 60 000 calls: 15 s).
+        let mut package_clients: HashMap<(u16, &str), HashMap<&str, Vec<&str>>> = HashMap::new();
         for (fi, f) in files.iter().enumerate() {
             if f.generated {
                 continue;
@@ -664,13 +668,15 @@ impl Graph {
                         // A call on a field the file does not type (`fe.adSvc.GetAds(…)`, the
                         // struct declared in another file of the package): the field holds a
                         // client when the package stores one under that name.
-                        let package = by_dir.get(&dir_of(f)).map_or(&[][..], Vec::as_slice);
-                        let services = field_client_services(files, package, receiver);
+                        let clients = package_clients.entry(dir_of(f)).or_insert_with(|| {
+                            let package = by_dir.get(&dir_of(f)).map_or(&[][..], Vec::as_slice);
+                            field_clients(files, package)
+                        });
                         let at = Loc {
                             file: fi as u32,
                             line: *line,
                         };
-                        for service in services {
+                        for service in clients.get(receiver.as_str()).into_iter().flatten() {
                             self.call_links(at, service, receiver, method);
                         }
                     }
@@ -1349,16 +1355,13 @@ fn generated_client_methods(files: &[Arc<FileEntry>]) -> HashMap<String, Vec<(u3
     client_methods
 }
 
-/// A file's root and directory: the files of one package, for a server whose methods live in
-/// another file of its package (Go).
 /// The services whose clients `files` of one package (`package`, indexes into `files`) store
-/// in a variable or field named `field`, each once.
-fn field_client_services<'f>(
+/// in each variable or field name, each once.
+fn field_clients<'f>(
     files: &'f [Arc<FileEntry>],
     package: &[usize],
-    field: &str,
-) -> Vec<&'f str> {
-    let mut out: Vec<&str> = Vec::new();
+) -> HashMap<&'f str, Vec<&'f str>> {
+    let mut out: HashMap<&str, Vec<&str>> = HashMap::new();
     for &pi in package {
         for fact in &files[pi].facts().grpc {
             if let GrpcFact::Client {
@@ -1366,16 +1369,19 @@ fn field_client_services<'f>(
                 var: Some(var),
                 ..
             } = fact
-                && var == field
-                && !out.contains(&service.as_str())
             {
-                out.push(service);
+                let services = out.entry(var.as_str()).or_default();
+                if !services.contains(&service.as_str()) {
+                    services.push(service);
+                }
             }
         }
     }
     out
 }
 
+/// A file's root and directory: the files of one package, for a server whose methods live in
+/// another file of its package (Go).
 fn dir_of(f: &FileEntry) -> (u16, &str) {
     (f.root, f.path.rsplit_once('/').map_or("", |(d, _)| d))
 }
@@ -2504,6 +2510,40 @@ mod tests {
         assert_eq!(
             handlers,
             vec![(2, "Currency.convert"), (3, "Currency.getRates")]
+        );
+    }
+
+    #[test]
+    fn calls_on_fields_of_a_large_package_read_its_clients_once() {
+        // Each call on a field (every `s.log.Info(…)`) read every fact of the package: a
+        // 200-file package of 60 000 such calls took 15 s in a release build.
+        use crate::index::facts::Language::{Go, Protobuf};
+        let proto = "syntax = \"proto3\";\npackage shop;\nservice AdService {\n  rpc GetAds(Req) returns (Res);\n}\n";
+        let main_go = "package main\n\nfunc main() {\n\tsvc := new(server)\n\tsvc.ads = pb.NewAdServiceClient(conn)\n}\n";
+        let body: String = (0..300)
+            .map(|i| format!("\ts.log{}.Info(\"x\")\n", i % 7))
+            .collect();
+        let texts: Vec<(String, String)> = (0..200)
+            .map(|f| (format!("f{f}.go"), format!("package main\n\nfunc (s *S) F{f}() {{\n\ts.ads.GetAds(ctx, nil)\n{body}}}\n")))
+            .collect();
+        let mut files = vec![
+            ("shop", "ads.proto", Protobuf, proto),
+            ("web", "main.go", Go, main_go),
+        ];
+        files.extend(
+            texts
+                .iter()
+                .map(|(p, t)| ("web", p.as_str(), Go, t.as_str())),
+        );
+        let started = std::time::Instant::now();
+        let snap = graph_of(&files);
+        assert!(started.elapsed().as_secs() < 60, "{:?}", started.elapsed());
+        assert_eq!(snap.graph.calls.len(), 200);
+        assert!(
+            snap.graph
+                .calls
+                .iter()
+                .all(|c| c.label == "ads.GetAds" && c.at.line == 4)
         );
     }
 

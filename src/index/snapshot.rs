@@ -390,7 +390,13 @@ impl NameTable {
                 }
             }
         }
-        let len = (self.arena.len() as u32 - off).min(u16::MAX as u32) as u16;
+        // Capped on a character boundary: a folded name can be longer than its `u16` length
+        // (`İ` folds to three bytes), and a cut inside a character panicked on the slice below.
+        let mut end = self.arena.len().min(off as usize + u16::MAX as usize);
+        while !self.arena.is_char_boundary(end) {
+            end -= 1;
+        }
+        let len = (end - off as usize) as u16;
         self.arena.push('\n');
         self.entries.push(NameEntry {
             off,
@@ -1004,6 +1010,17 @@ mod tests {
                 assert_eq!(at(from, pos), want, "from {from}, pos {pos}");
             }
         }
+    }
+
+    #[test]
+    fn a_name_folded_past_the_length_cap_is_cut_on_a_character_boundary() {
+        // `İ` folds to three bytes: an OpenAPI path `/ab` + 30 000 of them cut the folded
+        // name inside a character at the 65 535-byte cap, and the indexer panicked.
+        let long = format!("GET /ab{}", "İ".repeat(30_000));
+        let snap = Snapshot::from_facts(vec![("svc", "a.go", declaring(&[&long, "ok"]))]);
+        let hits = snap.names[0].matches("ok", "ok");
+        assert_eq!(hits.len(), 1);
+        assert_eq!(snap.names[0].matches("get /ab", "").len(), 1);
     }
 
     #[test]

@@ -187,9 +187,10 @@ impl<'t, 'a> Go<'t, '_, 'a> {
                 | "MatcherFunc" => {}
                 _ => return,
             }
-            dot = open - 2;
-            if !t.is_punct(dot, b'.') {
-                return;
+            // A chain that opens the file (`Path("/x").Handler(h)`) has no receiver.
+            match open.checked_sub(2) {
+                Some(d) if t.is_punct(d, b'.') => dot = d,
+                _ => return,
             }
         };
         let Some((path, line)) = path.filter(|(p, _)| p.starts_with('/')) else {

@@ -3,6 +3,9 @@
 
 use super::*;
 
+/// How many classes a name built from several (`service = DummyX()` or `X()`) keeps.
+const MAX_CLASSES_PER_NAME: usize = 8;
+
 /// A name as bindings are keyed: without a leading `self.`/`cls.`.
 pub(super) fn receiver_key(name: &str) -> &str {
     name.strip_prefix("self.")
@@ -203,8 +206,14 @@ pub(super) fn bind(src: &Src, st: &mut State, written: &str, s: usize, e: usize)
         _ if last.as_bytes().first().is_some_and(u8::is_ascii_uppercase) => {
             // Every class the name is built from: `service = DummyX()` in one branch and
             // `service = X()` in the other both reach the registration that follows.
+            // The latest few only: each registration of the name is a server per class, so
+            // a name built from thousands of classes and registered thousands of times made
+            // millions of facts.
             let classes = st.instances.entry(name.to_string()).or_default();
             if !classes.iter().any(|c| c == last) {
+                if classes.len() == MAX_CLASSES_PER_NAME {
+                    classes.remove(0);
+                }
                 classes.push(last.to_string());
             }
         }

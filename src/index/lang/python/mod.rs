@@ -689,6 +689,20 @@ def run():
     }
 
     #[test]
+    fn a_name_built_from_many_classes_registers_the_latest_few() {
+        // A server per class per registration: 1 000 classes and 500 registrations made
+        // 500 000 facts (a hostile 384 KB file, tens of millions).
+        let mut src: String = (0..1000).map(|i| format!("s = C{i}()\n")).collect();
+        src.push_str(&"demo_pb2_grpc.add_XServicer_to_server(s, server)\n".repeat(500));
+        let f = extract("server.py", &src);
+        assert_eq!(f.grpc.len(), 8 * 500);
+        assert!(f.grpc.iter().any(|g| matches!(
+            g,
+            GrpcFact::Server { impl_type: Some(t), .. } if t == "C999"
+        )));
+    }
+
+    #[test]
     fn grpc_server_registered_from_a_real_or_a_dummy_servicer() {
         let src = r#"import demo_pb2_grpc
 

@@ -3,6 +3,9 @@
 
 use super::*;
 
+/// How many routers built in variables and nested later a file's prefixes follow.
+const MAX_NESTED_VARS: usize = 64;
+
 impl<'t, 'a> Rs<'t, '_, 'a> {
     /// axum `.route("/p", get(h).post(h2))` and actix `.route("/p", web::get().to(h))`.
     pub(super) fn route_call(&mut self, k: usize) {
@@ -103,8 +106,16 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
             if ve != vs + 1 || !path.starts_with('/') {
                 continue;
             }
+            // One entry per router (the last nest names its prefix, as before), and a bound:
+            // every route and nest looks the list through, so `.nest("/api", api)` repeated
+            // was quadratic.
             if let Some(a) = self.asg.last(var, k) {
-                self.nested_vars.push((a.rhs, path.into_owned()));
+                let full = self.nested_vars.len() >= MAX_NESTED_VARS;
+                match self.nested_vars.iter_mut().find(|(rhs, _)| *rhs == a.rhs) {
+                    Some(entry) => entry.1 = path.into_owned(),
+                    None if !full => self.nested_vars.push((a.rhs, path.into_owned())),
+                    None => {}
+                }
             }
         }
     }

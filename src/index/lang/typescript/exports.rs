@@ -48,8 +48,9 @@ pub(super) fn commonjs_exports(t: &Tokens, asg: &Assignments, facts: &mut FileFa
                     });
                 }
             }
-        } else if let Some(name) = name {
-            let end = statement_end(t, rhs);
+        } else if let Some(name) = name
+            && let Some(end) = statement_end(t, rhs)
+        {
             let value = eval(t, (rhs, end), rules, asg);
             if !value.is_dynamic() {
                 found.push(Binding {
@@ -93,20 +94,24 @@ fn exports_target<'a>(t: &Tokens<'_, 'a>, i: usize) -> Option<(bool, Option<&'a 
     None
 }
 
+/// The longest exported value read, in tokens: an address is a few, and the bound keeps a file
+/// of chained or unclosed assignments (`exports.a = exports.a = …`) linear.
+const MAX_VALUE_TOKENS: usize = 256;
+
 /// The end of the expression statement starting at `s`: the first `;`, or the first token on
-/// a new line outside brackets.
-fn statement_end(t: &Tokens, s: usize) -> usize {
+/// a new line outside brackets; `None` past [`MAX_VALUE_TOKENS`].
+fn statement_end(t: &Tokens, s: usize) -> Option<usize> {
     let mut k = s;
-    while k < t.len() {
+    while k < t.len() && k - s <= MAX_VALUE_TOKENS {
         if t.is_punct(k, b';') || (k > s && t.tok(k).is_some_and(|x| x.nl_before)) {
-            return k;
+            return Some(k);
         }
         k = match t.close(k) {
             Some(c) => c + 1,
             None => k + 1,
         };
     }
-    k
+    (k - s <= MAX_VALUE_TOKENS).then_some(k)
 }
 
 #[cfg(test)]
@@ -116,6 +121,27 @@ mod tests {
 
     fn bound<'f>(f: &'f crate::index::facts::FileFacts, name: &str) -> Option<&'f Value> {
         f.bindings.iter().find(|b| b.name == name).map(|b| &b.value)
+    }
+
+    #[test]
+    fn chained_and_unclosed_exports_are_read_in_bounded_time() {
+        // Each `=` of `exports.a = exports.a = … "x"` read its statement to the end: a 20 000
+        // link chain took seconds (quadratic); a value is read up to a bound now.
+        let chain = format!(
+            "{}\"x\"\nexports.ok = \"http://ok\"\n",
+            "exports.a = ".repeat(20_000)
+        );
+        let f = extract("config.js", &chain);
+        assert_eq!(bound(&f, "ok").and_then(|v| v.as_lit()), Some("http://ok"));
+        let unclosed = format!(
+            "exports.ok = \"http://ok\";\n{}",
+            "exports.a = f(".repeat(20_000)
+        );
+        let f = extract("config.js", &unclosed);
+        assert_eq!(bound(&f, "ok").and_then(|v| v.as_lit()), Some("http://ok"));
+        // A value longer than the bound is no binding.
+        let long = format!("exports.long = {}\"a\"\n", "\"a\" + ".repeat(300));
+        assert!(bound(&extract("config.js", &long), "long").is_none());
     }
 
     #[test]
