@@ -70,7 +70,7 @@ impl<'t, 'a> Go<'t, '_, 'a> {
                         .into_iter()
                         .filter_map(|m| self.method_arg(m))
                         .collect();
-                    methods.dedup();
+                    dedup_in_order(&mut methods);
                 }
                 if methods.is_empty() {
                     methods.push(method);
@@ -196,7 +196,7 @@ impl<'t, 'a> Go<'t, '_, 'a> {
         let Some((path, line)) = path.filter(|(p, _)| p.starts_with('/')) else {
             return;
         };
-        methods.dedup();
+        dedup_in_order(&mut methods);
         if methods.is_empty() {
             methods.push("ANY".to_string());
         }
@@ -331,4 +331,16 @@ impl<'t, 'a> Go<'t, '_, 'a> {
             });
         }
     }
+}
+
+/// Drops repeated methods, keeping the first of each (`Methods("GET", "POST", "GET")`).
+fn dedup_in_order(methods: &mut Vec<String>) {
+    let mut seen: Vec<String> = Vec::with_capacity(methods.len());
+    methods.retain(|m| {
+        let new = !seen.contains(m);
+        if new {
+            seen.push(m.clone());
+        }
+        new
+    });
 }

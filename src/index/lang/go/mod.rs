@@ -780,7 +780,7 @@ func MakeHTTPHandler(e Endpoints, imagePath string) *mux.Router {
 		decodeListRequest,
 		options...,
 	))
-	r.Methods("GET", "HEAD").Path("/catalogue/{id}").Name("get").Handler(h)
+	r.Methods("GET", "HEAD", "GET").Path("/catalogue/{id}").Name("get").Handler(h)
 	r.Path("/cart").Methods(http.MethodPost).HandlerFunc(s.addToCart)
 	r.Methods("GET").PathPrefix("/catalogue/images/").Handler(http.StripPrefix(
 		"/catalogue/images/", http.FileServer(http.Dir(imagePath))))
