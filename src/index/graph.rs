@@ -980,6 +980,19 @@ impl Graph {
             Declared::InCode,
             |r| segments_match(&segs, &join.templates[r]),
         );
+        self.push_own_service_calls(matches, fi, line, shown, false);
+    }
+
+    /// The `GET` calls a service makes of its own routes (a health check, a page's link):
+    /// callers of `matches`, never service edges (`probe`), heuristic unless several match.
+    pub(super) fn push_own_service_calls(
+        &mut self,
+        matches: Vec<u32>,
+        fi: usize,
+        line: u32,
+        shown: &str,
+        navigation: bool,
+    ) {
         let confidence = Confidence::of_candidates(matches.len(), Confidence::Heuristic);
         for r in matches {
             self.route_calls.push(RouteCall {
@@ -992,7 +1005,7 @@ impl Graph {
                 path: shown.to_string(),
                 confidence,
                 probe: true,
-                navigation: false,
+                navigation,
             });
         }
     }

@@ -5,7 +5,7 @@
 //!
 //! [`HttpFact::Navigate`]: crate::index::facts::HttpFact::Navigate
 
-use super::{Confidence, Declared, Graph, HttpJoin, Loc, RouteCall, segments_match, url_shape};
+use super::{Declared, Graph, HttpJoin, segments_match, url_shape};
 use crate::index::facts::Value;
 use crate::index::resolve::Seg;
 
@@ -43,21 +43,7 @@ impl Graph {
                 }
             },
         );
-        let confidence = Confidence::of_candidates(matches.len(), Confidence::Heuristic);
-        for r in matches {
-            self.route_calls.push(RouteCall {
-                route: r,
-                at: Loc {
-                    file: fi as u32,
-                    line,
-                },
-                method: Some("GET".into()),
-                path: shape.display.clone(),
-                confidence,
-                probe: true,
-                navigation: true,
-            });
-        }
+        self.push_own_service_calls(matches, fi, line, &shape.display, true);
     }
 }
 
