@@ -19,9 +19,12 @@ impl<'s, 'a> Ctx<'s, 'a> {
         {
             return;
         }
-        // `route("/p") { … }` scopes: (open brace, close brace, prefix).
-        let mut scopes: Vec<(usize, usize, String)> = Vec::new();
+        // The open `route("/p") { … }` scopes, innermost last: (close brace, full prefix).
+        let mut scopes: Vec<(usize, String)> = Vec::new();
         for k in 0..src.len() {
+            while scopes.last().is_some_and(|(end, _)| *end < k) {
+                scopes.pop();
+            }
             let Some(id) = src.ident(k) else { continue };
             if k > 0 && src.is(k - 1, ".") {
                 continue;
@@ -38,16 +41,14 @@ impl<'s, 'a> Ctx<'s, 'a> {
             if !src.is(body, "{") {
                 continue;
             }
-            let prefix = scopes
-                .iter()
-                .filter(|(s, e, _)| *s < k && k < *e)
-                .fold(String::new(), |acc, (_, _, p)| common_join(&acc, p));
+            let prefix = scopes.last().map_or("", |(_, p)| p.as_str());
             if id == "route" && !path.is_empty() {
-                scopes.push((body, src.close_or_end(body), path));
+                let full = common_join(prefix, &path);
+                scopes.push((src.close_or_end(body), full));
             } else if VERBS.contains(&id) {
                 facts.http.push(HttpFact::Route {
                     method: id.to_ascii_uppercase(),
-                    path: common_join(&prefix, &path),
+                    path: common_join(prefix, &path),
                     handler: None,
                     line: src.toks[k].line,
                 });
