@@ -36,7 +36,7 @@ pub fn encode_facts(facts: &FileFacts) -> Vec<u8> {
 }
 
 /// Bumped whenever the table layout or the payload encoding changes.
-const SCHEMA_VERSION: i64 = 8;
+const SCHEMA_VERSION: i64 = 9;
 /// Rows hit within this many seconds keep their LRU stamp (saves a write per hit).
 const TOUCH_GRANULARITY_S: i64 = 3600;
 /// After eviction the live pages fill at most this share of the quota.

@@ -622,6 +622,20 @@ pub enum HttpFact {
     /// to the app's base when it has no leading `/`). The graph joins it to the `GET` route of
     /// the same root that serves it: a caller of that route, never a link between services.
     Navigate { url: Value, line: u32 },
+    /// A class- or router-level prefix written as a name the file cannot read
+    /// (`@RequestMapping(ApiPaths.ORDERS)` with the constant in another file): the routes
+    /// declared on lines `first..=last` of the same file are listed without it, and the graph
+    /// resolves `prefix` and serves them under it. `line` is where the prefix is written.
+    Prefix {
+        prefix: Value,
+        first: u32,
+        last: u32,
+        line: u32,
+    },
+    /// A prefix the application puts in front of every route it serves (NestJS
+    /// `app.setGlobalPrefix('api')`, ASP.NET `app.UsePathBase("/api")`): the graph serves the
+    /// routes of every file of the same root under it. `prefix` is as written.
+    AppPrefix { prefix: Value, line: u32 },
 }
 
 impl HttpFact {
@@ -633,7 +647,9 @@ impl HttpFact {
             | HttpFact::Mount { line, .. }
             | HttpFact::Probe { line, .. }
             | HttpFact::Versions { line, .. }
-            | HttpFact::Navigate { line, .. } => *line,
+            | HttpFact::Navigate { line, .. }
+            | HttpFact::Prefix { line, .. }
+            | HttpFact::AppPrefix { line, .. } => *line,
         }
     }
 }
@@ -852,7 +868,9 @@ impl FileFacts {
             | HttpFact::Mount { .. }
             | HttpFact::Probe { .. }
             | HttpFact::Versions { .. }
-            | HttpFact::Navigate { .. } => None,
+            | HttpFact::Navigate { .. }
+            | HttpFact::Prefix { .. }
+            | HttpFact::AppPrefix { .. } => None,
         })
     }
 }

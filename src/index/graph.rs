@@ -869,6 +869,7 @@ impl Graph {
     fn http_links(&mut self, files: &[Arc<FileEntry>], resolver: &Resolver, roots: &[String]) {
         // Routes of a router mounted from another file are served under that file's prefixes.
         let mounted = super::mounts::route_prefixes(files, resolver);
+        let app_prefixes = super::mounts::AppPrefixes::new(files, resolver);
         for (fi, f) in files.iter().enumerate() {
             let from_spec = matches!(f.lang, super::facts::Language::Yaml);
             let prefixes = mounted.get(&(fi as u32));
@@ -884,6 +885,7 @@ impl Graph {
                     })
                     .unwrap_or_default()
             };
+            let named_prefixes = named_route_prefixes(resolver, fi as u32, &f.facts().http);
             for h in &f.facts().http {
                 if let HttpFact::Route {
                     method,
@@ -892,13 +894,26 @@ impl Graph {
                     line,
                 } = h
                 {
-                    let paths: Vec<String> = match prefixes {
+                    // Innermost first: the prefixes of nested classes, then the outer one's.
+                    let path = &named_prefixes
+                        .iter()
+                        .rev()
+                        .filter(|(first, last, _)| (*first..=*last).contains(line))
+                        .fold(path.clone(), |p, (_, _, prefix)| {
+                            super::mounts::join_route_path(prefix, &p)
+                        });
+                    let mut paths: Vec<String> = match prefixes {
                         Some(ps) if !ps.is_empty() => ps
                             .iter()
                             .map(|p| super::mounts::join_route_path(p, path))
                             .collect(),
                         _ => vec![path.clone()],
                     };
+                    if let Some(app) = app_prefixes.of(f).filter(|_| !from_spec) {
+                        for p in &mut paths {
+                            *p = super::mounts::join_route_path(app, p);
+                        }
+                    }
                     for path in paths {
                         self.routes.push(Route {
                             method: method.to_uppercase(),
@@ -1589,6 +1604,31 @@ fn why_no_path(resolved: &Resolved, has_path: bool) -> String {
             .map(|w| format!("the URL is not known statically: {w}"))
             .unwrap_or_else(|| "the URL has no path".to_string())
     }
+}
+
+/// The [`HttpFact::Prefix`] facts of one file as `(first line, last line, prefix)`, each
+/// prefix resolved across the snapshot; a part that does not resolve is kept as `{name}`, so
+/// the route still shows (and matches) where its prefix is unknown.
+fn named_route_prefixes(
+    resolver: &Resolver,
+    fi: u32,
+    http: &[HttpFact],
+) -> Vec<(u32, u32, String)> {
+    http.iter()
+        .filter_map(|h| match h {
+            HttpFact::Prefix {
+                prefix,
+                first,
+                last,
+                ..
+            } => Some((
+                *first,
+                *last,
+                super::mounts::shown_prefix(&resolver.resolve(fi, prefix)),
+            )),
+            _ => None,
+        })
+        .collect()
 }
 
 fn url_shape(r: &Resolved) -> UrlShape {

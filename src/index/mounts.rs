@@ -7,8 +7,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::facts::HttpFact;
-use super::resolve::Resolver;
+use super::facts::{HttpFact, Language, Value};
+use super::resolve::{Resolved, Resolver, Seg};
 use super::snapshot::FileEntry;
 
 /// How many mounts deep a chain is followed.
@@ -54,6 +54,101 @@ pub fn route_prefixes(files: &[Arc<FileEntry>], resolver: &Resolver) -> HashMap<
         }
     }
     out
+}
+
+/// The Spring Boot properties that put a prefix in front of every route of the application.
+const SERVLET_PREFIX_KEYS: [&str; 3] = [
+    "server.servlet.context-path",
+    "spring.webflux.base-path",
+    "spring.mvc.servlet.path",
+];
+
+/// Application-wide route prefixes, per root: what the code sets ([`HttpFact::AppPrefix`]:
+/// NestJS `setGlobalPrefix`, ASP.NET `UsePathBase`) for the routes of its own language, and
+/// Spring Boot's context path (`server.servlet.context-path` in the root's property files)
+/// for its JVM routes.
+#[derive(Debug, Default)]
+pub struct AppPrefixes {
+    by_root: HashMap<(u16, u8), String>,
+}
+
+impl AppPrefixes {
+    /// Reads the application prefixes of every root of `files`.
+    pub fn new(files: &[Arc<FileEntry>], resolver: &Resolver) -> AppPrefixes {
+        let mut by_root = HashMap::new();
+        let mut jvm_roots: Vec<(u16, u32)> = Vec::new();
+        for (fi, f) in files.iter().enumerate() {
+            let Some(facts) = f.extra.as_deref() else {
+                continue;
+            };
+            let family = family(f.lang);
+            if family == JVM
+                && !jvm_roots.iter().any(|&(r, _)| r == f.root)
+                && facts
+                    .http
+                    .iter()
+                    .any(|h| matches!(h, HttpFact::Route { .. }))
+            {
+                jvm_roots.push((f.root, fi as u32));
+            }
+            for h in &facts.http {
+                if let HttpFact::AppPrefix { prefix, .. } = h {
+                    let text = shown_prefix(&resolver.resolve(fi as u32, prefix));
+                    by_root.entry((f.root, family)).or_insert(text);
+                }
+            }
+        }
+        for (root, fi) in jvm_roots {
+            for key in SERVLET_PREFIX_KEYS {
+                let value = Value::env(key, None);
+                if let Some(text) = resolver.resolve(fi, &value).text()
+                    && !text.trim_matches('/').is_empty()
+                {
+                    by_root.entry((root, JVM)).or_insert(text);
+                    break;
+                }
+            }
+        }
+        AppPrefixes { by_root }
+    }
+
+    /// The prefix every route of `f` is served under, if its application sets one.
+    pub fn of(&self, f: &FileEntry) -> Option<&str> {
+        self.by_root
+            .get(&(f.root, family(f.lang)))
+            .map(String::as_str)
+    }
+}
+
+const JVM: u8 = 1;
+
+/// Languages that make one application together: a prefix set in one applies to the others'
+/// routes (a NestJS app in TypeScript and JavaScript files, a Spring app in Java and Kotlin).
+fn family(lang: Language) -> u8 {
+    match lang {
+        Language::Java | Language::Kotlin | Language::Scala => JVM,
+        Language::TypeScript | Language::JavaScript => 2,
+        Language::CSharp => 3,
+        other => 10 + other as u8,
+    }
+}
+
+/// A resolved prefix as text, a part that does not resolve kept as `{name}` (so a route
+/// still shows, and matches, where its prefix is unknown).
+pub fn shown_prefix(r: &Resolved) -> String {
+    let mut text = String::new();
+    for s in &r.segs {
+        match s {
+            Seg::Lit(t) => text.push_str(t),
+            Seg::Hole { name: Some(n), .. } => {
+                text.push('{');
+                text.push_str(n);
+                text.push('}');
+            }
+            Seg::Hole { name: None, .. } => text.push_str("{}"),
+        }
+    }
+    text
 }
 
 /// The full prefixes file `b` is served under: `""` when nothing mounts it, else each mount's
@@ -180,6 +275,171 @@ def f():
                 row("ANY", "/orders/<int:order_id>/", "shop/urls.py"),
             ]
         );
+    }
+
+    #[test]
+    fn class_prefixes_named_by_constants_of_other_files_are_resolved() {
+        let paths = "package shop.api;\n\
+public final class ApiPaths {\n\
+    public static final String BASE = \"/api/v1\";\n\
+    public static final String ORDERS = BASE + \"/orders\";\n\
+}\n";
+        let orders = "package shop.orders;\n\
+import shop.api.ApiPaths;\n\
+@RestController\n\
+@RequestMapping(ApiPaths.ORDERS)\n\
+public class OrderController {\n\
+    @GetMapping(\"/{id}\")\n\
+    public Order get(@PathVariable String id) { return null; }\n\
+    @PostMapping\n\
+    public Order create(@RequestBody Order o) { return o; }\n\
+}\n";
+        let unknown = "package shop.carts;\n\
+@RestController\n\
+@RequestMapping(value = Routes.CARTS)\n\
+public class CartController {\n\
+    @GetMapping(\"/{id}\")\n\
+    public Cart get(String id) { return null; }\n\
+}\n";
+        let local = "package shop.items;\n\
+@RestController\n\
+@RequestMapping(ItemController.BASE)\n\
+public class ItemController {\n\
+    static final String BASE = \"/items\";\n\
+    @GetMapping(\"/{id}\")\n\
+    public Item get(String id) { return null; }\n\
+}\n";
+        assert_eq!(
+            served(&[
+                ("api/ApiPaths.java", paths),
+                ("orders/OrderController.java", orders),
+                ("carts/CartController.java", unknown),
+                ("items/ItemController.java", local),
+            ]),
+            vec![
+                row("GET", "/api/v1/orders/{id}", "orders/OrderController.java"),
+                row("GET", "/items/{id}", "items/ItemController.java"),
+                row("GET", "/{Routes.CARTS}/{id}", "carts/CartController.java"),
+                row("POST", "/api/v1/orders", "orders/OrderController.java"),
+            ]
+        );
+    }
+
+    #[test]
+    fn csharp_controller_routes_named_by_constants_of_other_files_are_resolved() {
+        let routes = "namespace Shop.Api;\n\
+public static class ApiRoutes\n\
+{\n\
+    public const string Root = \"api/v2\";\n\
+    public const string Orders = Root + \"/orders\";\n\
+}\n";
+        let orders = "using Shop.Api;\n\
+namespace Shop.Orders;\n\
+[ApiController]\n\
+[Route(ApiRoutes.Orders)]\n\
+public class OrdersController : ControllerBase\n\
+{\n\
+    [HttpGet(\"{id}\")]\n\
+    public IActionResult Get(int id) => Ok();\n\
+    [HttpPost]\n\
+    public IActionResult Create() => Ok();\n\
+}\n";
+        assert_eq!(
+            served(&[
+                ("Api/ApiRoutes.cs", routes),
+                ("Orders/OrdersController.cs", orders)
+            ]),
+            vec![
+                row("GET", "/api/v2/orders/{id}", "Orders/OrdersController.cs"),
+                row("POST", "/api/v2/orders", "Orders/OrdersController.cs"),
+            ]
+        );
+    }
+
+    #[test]
+    fn application_prefixes_apply_to_every_route_of_their_application() {
+        let main = "import { NestFactory } from '@nestjs/core';\n\
+async function bootstrap() {\n\
+  const app = await NestFactory.create(AppModule);\n\
+  app.setGlobalPrefix('api');\n\
+  await app.listen(3000);\n\
+}\n";
+        let controller = "import { Controller, Get } from '@nestjs/common';\n\
+@Controller('orders')\n\
+export class OrdersController {\n\
+  @Get(':id')\n\
+  find() {}\n\
+}\n";
+        let program = "var app = builder.Build();\n\
+app.UsePathBase(\"/basket-api\");\n\
+app.MapGet(\"/items/{id}\", (int id) => id);\n";
+        let props = "server.port=8080\nserver.servlet.context-path=/catalog\n";
+        let spring = "package shop;\n\
+@RestController\n\
+@RequestMapping(\"/products\")\n\
+public class ProductController {\n\
+    @GetMapping(\"/{id}\")\n\
+    public Product get(String id) { return null; }\n\
+}\n";
+        let plain = "package other;\n\
+@RestController\n\
+public class PingController {\n\
+    @GetMapping(\"/ping\")\n\
+    public String ping() { return \"pong\"; }\n\
+}\n";
+        let snap = Snapshot::from_facts(vec![
+            (
+                "nest",
+                "src/main.ts",
+                extract(Language::TypeScript, "src/main.ts", main),
+            ),
+            (
+                "nest",
+                "src/orders.controller.ts",
+                extract(Language::TypeScript, "src/orders.controller.ts", controller),
+            ),
+            (
+                "basket",
+                "Program.cs",
+                extract(Language::CSharp, "Program.cs", program),
+            ),
+            (
+                "catalog",
+                "src/main/resources/application.properties",
+                extract(
+                    Language::Properties,
+                    "src/main/resources/application.properties",
+                    props,
+                ),
+            ),
+            (
+                "catalog",
+                "src/main/java/shop/ProductController.java",
+                extract(Language::Java, "ProductController.java", spring),
+            ),
+            (
+                "ping",
+                "src/main/java/other/PingController.java",
+                extract(Language::Java, "PingController.java", plain),
+            ),
+        ]);
+        let mut got: Vec<(String, String)> = snap
+            .graph
+            .routes
+            .iter()
+            .map(|r| (r.method.clone(), r.path.clone()))
+            .collect();
+        got.sort();
+        let want: Vec<(String, String)> = [
+            ("GET", "/api/orders/:id"),
+            ("GET", "/basket-api/items/{id}"),
+            ("GET", "/catalog/products/{id}"),
+            ("GET", "/ping"),
+        ]
+        .iter()
+        .map(|(m, p)| (m.to_string(), p.to_string()))
+        .collect();
+        assert_eq!(got, want);
     }
 
     #[test]

@@ -507,6 +507,23 @@ impl Encoded for HttpFact {
                 url.put(out);
                 line.put(out);
             }
+            HttpFact::Prefix {
+                prefix,
+                first,
+                last,
+                line,
+            } => {
+                out.push(6);
+                prefix.put(out);
+                first.put(out);
+                last.put(out);
+                line.put(out);
+            }
+            HttpFact::AppPrefix { prefix, line } => {
+                out.push(7);
+                prefix.put(out);
+                line.put(out);
+            }
         }
     }
     fn take(input: &mut &[u8]) -> Option<Self> {
@@ -539,6 +556,16 @@ impl Encoded for HttpFact {
             },
             5 => HttpFact::Navigate {
                 url: Encoded::take(input)?,
+                line: Encoded::take(input)?,
+            },
+            6 => HttpFact::Prefix {
+                prefix: Encoded::take(input)?,
+                first: Encoded::take(input)?,
+                last: Encoded::take(input)?,
+                line: Encoded::take(input)?,
+            },
+            7 => HttpFact::AppPrefix {
+                prefix: Encoded::take(input)?,
                 line: Encoded::take(input)?,
             },
             _ => return None,
@@ -647,6 +674,16 @@ mod tests {
                 HttpFact::Navigate {
                     url: Value::lit("item/42"),
                     line: 12,
+                },
+                HttpFact::Prefix {
+                    prefix: Value::reference("ApiPaths.ORDERS"),
+                    first: 3,
+                    last: 40,
+                    line: 2,
+                },
+                HttpFact::AppPrefix {
+                    prefix: Value::env("API_PREFIX", Some("api".into())),
+                    line: 13,
                 },
             ],
             bindings: vec![Binding {

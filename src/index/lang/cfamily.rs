@@ -4,7 +4,7 @@
 
 use super::bind::Assignments;
 use super::tokens::Tokens;
-use super::value::ExprRules;
+use super::value::{ExprRules, eval};
 use crate::index::facts::{Binding, FileFacts, HttpFact, SymbolKind, Value};
 
 /// A declaration region still to scan: tokens `a..b`, the type whose body it is (qualified,
@@ -95,6 +95,32 @@ pub(crate) fn before_await(t: &Tokens, start: usize) -> Option<usize> {
         return k.checked_sub(1);
     }
     Some(k)
+}
+
+/// Application-wide route prefixes: a call `.NAME(prefix, …)` for one of `names` (NestJS
+/// `setGlobalPrefix`, ASP.NET `UsePathBase`), its first argument read with `rules`.
+pub(crate) fn app_prefixes(
+    t: &Tokens,
+    asg: &Assignments,
+    rules: &ExprRules,
+    names: &[&str],
+    facts: &mut FileFacts,
+) {
+    for k in 1..t.len() {
+        if !t.ident(k).is_some_and(|n| names.contains(&n)) || !t.is(k - 1, ".") || !t.is(k + 1, "(")
+        {
+            continue;
+        }
+        if let Some(&(a, b)) = t.args(k + 1).first() {
+            let prefix = eval(t, (a, b), rules, asg);
+            if !prefix.parts.is_empty() {
+                facts.http.push(HttpFact::AppPrefix {
+                    prefix,
+                    line: t.line(k),
+                });
+            }
+        }
+    }
 }
 
 /// The file's facts once the walk is done: the top-level assignments it did not record as

@@ -225,7 +225,9 @@ fn base_routes_of(cf: &ChangedFile) -> Vec<BaseRoute> {
             | HttpFact::Mount { .. }
             | HttpFact::Probe { .. }
             | HttpFact::Versions { .. }
-            | HttpFact::Navigate { .. } => None,
+            | HttpFact::Navigate { .. }
+            | HttpFact::Prefix { .. }
+            | HttpFact::AppPrefix { .. } => None,
         })
         .collect()
 }

@@ -765,7 +765,9 @@ void serve(httplib::Server& svr) {
                 HttpFact::Mount { .. }
                 | HttpFact::Probe { .. }
                 | HttpFact::Versions { .. }
-                | HttpFact::Navigate { .. } => String::new(),
+                | HttpFact::Navigate { .. }
+                | HttpFact::Prefix { .. }
+                | HttpFact::AppPrefix { .. } => String::new(),
             })
             .collect();
         assert_eq!(
@@ -821,7 +823,9 @@ void calls(int id, const std::string& key) {
                 | HttpFact::Mount { .. }
                 | HttpFact::Probe { .. }
                 | HttpFact::Versions { .. }
-                | HttpFact::Navigate { .. } => None,
+                | HttpFact::Navigate { .. }
+                | HttpFact::Prefix { .. }
+                | HttpFact::AppPrefix { .. } => None,
             })
             .collect();
         let c = |m: Option<&'static str>, u: &str, l: u32| (m, u.to_string(), l);

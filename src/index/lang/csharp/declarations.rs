@@ -373,6 +373,16 @@ impl<'t> Ex<'t, '_, '_> {
                             let short = name.strip_suffix("Controller").unwrap_or(name);
                             route_prefix =
                                 Some(p.replace("[controller]", &short.to_ascii_lowercase()));
+                        } else if let Some(prefix) = self.attr_named_value(a) {
+                            // `[Route(ApiRoutes.Orders)]`: a constant of another file, which
+                            // the graph resolves; the routes are attribute routes under it.
+                            route_prefix = Some(String::new());
+                            self.facts.http.push(HttpFact::Prefix {
+                                prefix,
+                                first: self.line(open),
+                                last: self.line(end),
+                                line: self.line(a.open.unwrap_or(open)),
+                            });
                         }
                     }
                     _ => {}
@@ -390,6 +400,21 @@ impl<'t> Ex<'t, '_, '_> {
                 }),
             });
         }
+    }
+
+    /// The first argument of an attribute when it names constants this file does not bind
+    /// (`[Route(ApiRoutes.Orders)]`, `[Route(Api.Base + "/orders")]`), for the graph to resolve.
+    fn attr_named_value(&self, a: &Attr) -> Option<Value> {
+        use crate::index::facts::Part;
+        let t = self.t;
+        let (x, y) = *t.args(a.open?).first()?;
+        let v = eval(t, (x, y), &ExprRules::CSHARP, self.asg);
+        let named = v.parts.iter().any(|p| matches!(p, Part::Ref { .. }));
+        let known = v
+            .parts
+            .iter()
+            .all(|p| matches!(p, Part::Ref { .. } | Part::Lit(_)));
+        (named && known).then_some(v)
     }
 
     /// The first string argument of an attribute (`[Route("x")]`, `[HttpGet("{id}", Name = …)]`).

@@ -82,7 +82,15 @@ fn extract_code(text: &str) -> FileFacts {
     ex.declarations();
     ex.uses();
     ex.method_returns();
-    cfamily::finish(&asg, &toks, &ExprRules::CSHARP, ex.facts)
+    let mut facts = ex.facts;
+    cfamily::app_prefixes(
+        &toks,
+        &asg,
+        &ExprRules::CSHARP,
+        &["UsePathBase"],
+        &mut facts,
+    );
+    cfamily::finish(&asg, &toks, &ExprRules::CSHARP, facts)
 }
 
 /// What a field, parameter or variable is known to hold.

@@ -141,6 +141,46 @@ impl Consts {
     }
 }
 
+impl Consts {
+    /// Like [`Consts::eval`], but a name this file does not bind that reads like a constant
+    /// (`ApiPaths.ORDERS`, `BASE_PATH`) becomes a reference for the graph to resolve across
+    /// files. `None` when a part is neither (a call, a local variable).
+    pub fn eval_value(
+        &self,
+        src: &Src,
+        range: (usize, usize),
+        enclosing: &[&str],
+    ) -> Option<Value> {
+        let mut out = Value::default();
+        for (a, b) in src.split_at(range.0, range.1, "+") {
+            if b == a + 1
+                && let Some(v) = src.plain_str(a)
+            {
+                out.push(Part::Lit(v.into_owned()));
+                continue;
+            }
+            let path = ident_path(src, (a, b))?;
+            if let Some((_, v)) = self.resolve(&path, enclosing) {
+                out.push(Part::Lit(v.to_string()));
+                continue;
+            }
+            let mut segs = path.rsplit('.');
+            let last = segs.next().unwrap_or("");
+            let owner_is_type = segs
+                .next()
+                .is_some_and(|o| o.starts_with(|c: char| c.is_ascii_uppercase()));
+            if !(is_upper_snake(last) || owner_is_type) {
+                return None;
+            }
+            out.push(Part::Ref {
+                name: path,
+                default: None,
+            });
+        }
+        (!out.parts.is_empty()).then_some(out)
+    }
+}
+
 /// `a.b.c` (with an optional leading `this.`) spanning exactly `a..b`, joined with dots.
 pub(super) fn ident_path(src: &Src, (a, b): (usize, usize)) -> Option<String> {
     let mut j = a;

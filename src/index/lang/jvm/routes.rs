@@ -105,7 +105,48 @@ impl<'s, 'a> Ctx<'s, 'a> {
         Some((verbs, paths))
     }
 
+    /// The class-level prefixes written as names of other files (`@RequestMapping(ApiPaths.
+    /// ORDERS)`): a [`HttpFact::Prefix`] over the class's lines, for the graph to resolve.
+    fn named_prefixes(&self, facts: &mut FileFacts) {
+        for t in &self.model.types {
+            let client = t.anns.iter().any(|a| {
+                matches!(
+                    a.name,
+                    "FeignClient" | "HttpExchange" | "RegisterRestClient"
+                )
+            });
+            if client {
+                continue;
+            }
+            for a in &t.anns {
+                if !matches!(a.name, "RequestMapping" | "Path") {
+                    continue;
+                }
+                let Some(range) = ann_attr(self.src, a, &["value", "path"]) else {
+                    continue;
+                };
+                if !self.ann_strings(a, &["value", "path"]).is_empty() {
+                    continue;
+                }
+                let enclosing = self.model.enclosing_names(a.at);
+                let mut values = elements(self.src, range)
+                    .into_iter()
+                    .filter_map(|r| self.consts.eval_value(self.src, r, &enclosing));
+                // One prefix only: several unknown ones would list every route under each.
+                if let (Some(prefix), None) = (values.next(), values.next()) {
+                    facts.http.push(HttpFact::Prefix {
+                        prefix,
+                        first: self.src.line(t.span.0),
+                        last: self.src.line(t.span.1),
+                        line: a.line,
+                    });
+                }
+            }
+        }
+    }
+
     fn routes(&self, facts: &mut FileFacts) {
+        self.named_prefixes(facts);
         for m in &self.model.methods {
             let owner = m.owner.map(|o| &self.model.types[o]);
             let owner_anns: &[Ann] = owner.map_or(&[], |t| t.anns.as_slice());

@@ -80,6 +80,13 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
     let mut facts = ex.facts;
     exports::commonjs_exports(&toks, &asg, &mut facts);
     next_routes(path, &toks, &mut facts);
+    cfamily::app_prefixes(
+        &toks,
+        &asg,
+        &ExprRules::JS,
+        &["setGlobalPrefix"],
+        &mut facts,
+    );
     cfamily::finish(&asg, &toks, &ExprRules::JS, facts)
 }
 
