@@ -58,6 +58,16 @@ impl<'t, 'a> Go<'t, '_, 'a> {
                     Some(i) => &path[i..],
                     None => return,
                 };
+                // net/http's ServeMux serves the whole subtree of a pattern ending in `/`
+                // (`http.HandleFunc("/catalogue/", h)` answers `/catalogue/42`), which Go
+                // 1.22 writes `/catalogue/{path...}`; gorilla and the others match it exactly.
+                let subtree;
+                let path = if recv == Some("http") && path.len() > 1 && path.ends_with('/') {
+                    subtree = format!("{path}{{path...}}");
+                    subtree.as_str()
+                } else {
+                    path
+                };
                 // gorilla/mux: `.HandleFunc(…).Methods("GET", "HEAD")`, one route per method.
                 let mut methods: Vec<String> = Vec::new();
                 if let Some(c) = t.close(k + 1)

@@ -690,6 +690,20 @@ func confluent(p *ck.Producer, c *ck.Consumer) {
     }
 
     #[test]
+    fn net_http_patterns_ending_in_a_slash_serve_their_subtree() {
+        let src = "package main\n\nfunc main() {\n\thttp.HandleFunc(\"/catalogue/\", item)\n\thttp.HandleFunc(\"/\", index)\n\tr.HandleFunc(\"/tags/\", tags)\n}\n";
+        let f = extract("main.go", src);
+        assert_eq!(
+            routes(&f),
+            vec![
+                ("ANY".into(), "/catalogue/{path...}".into(), s("item"), 4),
+                ("ANY".into(), "/".into(), s("index"), 5),
+                ("ANY".into(), "/tags/".into(), s("tags"), 6),
+            ]
+        );
+    }
+
+    #[test]
     fn net_http_gorilla_gin_echo_chi_routes() {
         let src = r#"package api
 
