@@ -410,6 +410,19 @@ pub enum Part {
     Dynamic,
 }
 
+impl Part {
+    /// A reference to what the callers of the function around the site pass
+    /// ([`crate::index::lang::bind::call_arg_name`]).
+    pub fn is_call_arg(&self) -> bool {
+        matches!(self, Part::Ref { name, .. } if name.starts_with("call "))
+    }
+
+    /// Known only at run time, to the file: [`Part::Dynamic`], or a caller's argument.
+    pub fn is_run_time(&self) -> bool {
+        matches!(self, Part::Dynamic) || self.is_call_arg()
+    }
+}
+
 /// A string-valued expression as written at a site: the literal text an extractor could read
 /// and the names it leaves to the graph. Topic names, URLs and constants are values, so one
 /// resolver (`index::graph`) turns every one of them into text for every language.
@@ -503,7 +516,18 @@ impl Value {
 
     /// True when nothing in the value can ever be known statically (only run-time parts).
     pub fn is_dynamic(&self) -> bool {
-        self.parts.iter().all(|p| matches!(p, Part::Dynamic))
+        self.parts.iter().all(Part::is_run_time)
+    }
+
+    /// The value with every caller's argument ([`Part::is_call_arg`]) made a run-time part:
+    /// only an HTTP call's URL is read at its helper's call sites.
+    pub fn without_call_args(&mut self) {
+        if self.parts.iter().any(Part::is_call_arg) {
+            let parts = std::mem::take(&mut self.parts);
+            for p in parts {
+                self.push(if p.is_call_arg() { Part::Dynamic } else { p });
+            }
+        }
     }
 
     /// How the value reads in an answer: literals as written, `{NAME}` for names and
@@ -513,6 +537,8 @@ impl Value {
         for p in &self.parts {
             match p {
                 Part::Lit(s) => out.push_str(s),
+                // What the callers pass is a run-time part here (the graph reads each call).
+                p if p.is_call_arg() => out.push_str("{}"),
                 Part::Ref { name, .. } => {
                     out.push('{');
                     // A constructor's argument (`new Provider#0`) reads as what it is.
@@ -814,6 +840,10 @@ pub struct FileFacts {
     /// Environment variables a deployment file sets for a service (docker-compose
     /// `environment:`, Kubernetes `env:` and ConfigMap `data:`).
     pub env_settings: Vec<EnvSetting>,
+    /// The URL-like arguments of the file's calls, named [`crate::index::lang::bind::call_arg_name`]
+    /// (`call get#0` = what `helpers.get("/tags", res)` passes): a helper of another file
+    /// whose request URL is its parameter is a request of each of these sites.
+    pub call_args: Vec<Binding>,
 }
 
 impl FileFacts {

@@ -940,6 +940,7 @@ impl Graph {
                 .collect(),
             service_names: roots.iter().map(|r| service_name(r)).collect(),
             client_methods: generated_client_methods(files),
+            call_args: call_args(files),
         };
         for (fi, f) in files.iter().enumerate() {
             for h in &f.facts().http {
@@ -1052,9 +1053,97 @@ impl Graph {
                     _ => return,
                 }
             }
-            _ => (method, resolver.resolve(fi as u32, url)),
+            _ => {
+                // A helper's request whose URL is its parameter: a request of each call site.
+                if !f.generated && self.helper_call_sites(join, fi, method, url) {
+                    return;
+                }
+                (method, resolver.resolve(fi as u32, url))
+            }
         };
-        let shape = url_shape(&resolved);
+        self.resolved_http_call(join, at, method, &resolved);
+    }
+
+    /// An HTTP call inside a helper whose URL is (built from) one of the helper's parameters
+    /// (`function get(url) { return request.get(url) }`): one call at each call site of the
+    /// helper that passes a URL ([`crate::index::lang::bind::call_arg_name`] bindings), in a
+    /// file related to the helper's (the same file, package or root scope, or one that imports
+    /// it). A site that is itself a request already (a recognised client method) is left to
+    /// that fact. False when no site was found: the call stays where it is, unresolved.
+    fn helper_call_sites(
+        &mut self,
+        join: &HttpJoin,
+        fi: usize,
+        method: &Option<String>,
+        url: &Value,
+    ) -> bool {
+        let (files, resolver) = (join.files, join.resolver);
+        // The first parameter some call passes (a helper's base URL may be a constructor's
+        // argument instead, `self.base + path`).
+        let Some((arg, sites)) = url.parts.iter().find_map(|p| match p {
+            Part::Ref { name, .. } if name.starts_with("call ") => join
+                .call_args
+                .get(name.as_str())
+                .map(|sites| (name.as_str(), sites)),
+            _ => None,
+        }) else {
+            return false;
+        };
+        let mut found = false;
+        for &(sf, bi) in sites.iter().take(MAX_HELPER_SITES) {
+            let site_file = &files[sf as usize];
+            let b = &site_file.facts().call_args[bi as usize];
+            let direct = site_file
+                .facts()
+                .http
+                .iter()
+                .any(|h| matches!(h, HttpFact::Call { line, .. } if *line == b.line));
+            if direct || !join.related(sf, fi as u32) {
+                continue;
+            }
+            let mut resolved = Resolved {
+                segs: Vec::new(),
+                how: String::new(),
+                chain: Vec::new(),
+                confidence: Confidence::Exact,
+            };
+            for p in &url.parts {
+                let part = match p {
+                    Part::Ref { name, .. } if name == arg => resolver.resolve(sf, &b.value),
+                    _ => resolver.resolve(
+                        fi as u32,
+                        &Value {
+                            parts: vec![p.clone()],
+                        },
+                    ),
+                };
+                resolved.segs.extend(part.segs);
+                resolved.chain.extend(part.chain);
+                resolved.confidence = resolved.confidence.max(part.confidence);
+            }
+            let at = Loc {
+                file: sf,
+                line: b.line,
+            };
+            self.resolved_http_call(join, at, method, &resolved);
+            found = true;
+        }
+        found
+    }
+
+    /// Joins one HTTP call at `at`, its URL resolved, to the routes it may reach, or lists it
+    /// as unresolved with why.
+    fn resolved_http_call(
+        &mut self,
+        join: &HttpJoin,
+        at: Loc,
+        method: &Option<String>,
+        resolved: &Resolved,
+    ) {
+        let files = join.files;
+        let f = &files[at.file as usize];
+        let line = at.line;
+        let shape = url_shape(resolved);
         let to_root = shape
             .host_hints
             .iter()
@@ -1072,7 +1161,7 @@ impl Graph {
                 at,
                 method: method.clone(),
                 url: shown,
-                why: why_no_path(&resolved, shape.path.is_some()),
+                why: why_no_path(resolved, shape.path.is_some()),
                 to_root,
             });
             return;
@@ -1356,6 +1445,50 @@ struct HttpJoin<'a> {
     templates: Vec<Vec<RouteSeg>>,
     service_names: Vec<String>,
     client_methods: HashMap<String, Vec<(u32, &'a HttpFact)>>,
+    /// The call-site arguments of every file ([`crate::index::lang::bind::call_arg_name`]
+    /// bindings) by name, as (file, binding index).
+    call_args: HashMap<&'a str, Vec<(u32, u32)>>,
+}
+
+/// The most call sites one helper's request is listed at.
+const MAX_HELPER_SITES: usize = 64;
+
+impl HttpJoin<'_> {
+    /// Whether a call in file `site` can be a call of a helper declared in file `helper`:
+    /// the same file or scope (package, namespace, directory), or `site` imports `helper`.
+    fn related(&self, site: u32, helper: u32) -> bool {
+        if site == helper {
+            return true;
+        }
+        let (s, h) = (&self.files[site as usize], &self.files[helper as usize]);
+        if super::resolve::scope_of(s) == super::resolve::scope_of(h) {
+            return true;
+        }
+        s.facts().imports.iter().any(|imp| {
+            let m = imp.module.as_str();
+            let name = if m.starts_with("./") || m.starts_with("../") {
+                m
+            } else {
+                imp.alias
+                    .as_deref()
+                    .unwrap_or_else(|| m.rsplit(['/', '.', '\\']).next().unwrap_or(m))
+            };
+            self.resolver.module_files(site, name).contains(&helper)
+        })
+    }
+}
+
+/// The call-site argument bindings of `files` by name.
+fn call_args(files: &[Arc<FileEntry>]) -> HashMap<&str, Vec<(u32, u32)>> {
+    let mut out: HashMap<&str, Vec<(u32, u32)>> = HashMap::new();
+    for (fi, f) in files.iter().enumerate() {
+        for (bi, b) in f.facts().call_args.iter().enumerate() {
+            out.entry(b.name.as_str())
+                .or_default()
+                .push((fi as u32, bi as u32));
+        }
+    }
+    out
 }
 
 /// The requests generated clients make, by `Class.method()` of the method they are in:
@@ -1489,7 +1622,13 @@ fn route_segments(template: &str) -> Vec<RouteSeg> {
         .split('/')
         .filter(|s| !s.is_empty())
         .map(|s| {
-            if s == "*" || s == "**" || s.starts_with("{*") || s.starts_with("*") {
+            // `{rest...}`: a Go 1.22 wildcard for the rest of the path.
+            if s == "*"
+                || s == "**"
+                || s.starts_with("{*")
+                || s.starts_with("*")
+                || (s.starts_with('{') && s.ends_with("...}"))
+            {
                 RouteSeg::Rest
             } else if (s.starts_with('{') && s.ends_with('}'))
                 || s.starts_with(':')
@@ -1649,7 +1788,10 @@ fn url_shape(r: &Resolved) -> UrlShape {
                 match (name, kind) {
                     (Some(n), HoleKind::Env) => display.push_str(&format!("{{env {n}}}")),
                     (Some(n), HoleKind::Config) => display.push_str(&format!("{{config {n}}}")),
-                    (Some(n), _) => display.push_str(&format!("{{{n}}}")),
+                    (Some(n), _) => match crate::index::lang::bind::describe_call_arg(n) {
+                        Some(arg) => display.push_str(&format!("{{{arg}}}")),
+                        None => display.push_str(&format!("{{{n}}}")),
+                    },
                     (None, _) => display.push_str("{}"),
                 }
             }
@@ -2892,5 +3034,50 @@ func main() {
         // The default exchange (a constant `''`) and a run-time exchange beside a known
         // routing key are no unresolved sites.
         assert!(g.unresolved_events.is_empty(), "{:?}", g.unresolved_events);
+    }
+
+    #[test]
+    fn requests_of_helpers_whose_url_is_a_parameter_are_made_at_each_call_site() {
+        use crate::index::facts::Language::{Go, JavaScript, Python, TypeScript};
+        let server = "package main\n\nimport \"net/http\"\n\nfunc main() {\n\thttp.HandleFunc(\"/tags\", tags)\n\thttp.HandleFunc(\"/orders\", orders)\n}\n";
+        let helpers = "var request = require('request');\nvar helpers = {};\nhelpers.simpleHttpRequest = function (url, res, next) {\n  request.get(url, function (e, r, body) { res.send(body); });\n};\nmodule.exports = helpers;\n";
+        let endpoints = "module.exports = { tagsUrl: 'http://catalogue/tags' };\n";
+        let api = "var helpers = require('../helpers');\nvar endpoints = require('./endpoints');\napp.get('/x', function (req, res, next) {\n  helpers.simpleHttpRequest(endpoints.tagsUrl, res, next);\n});\n";
+        let ts_api = "const BASE = process.env.CATALOGUE_URL ?? 'http://catalogue';\nexport async function getJson<T>(path: string): Promise<T> {\n  const res = await fetch(`${BASE}${path}`);\n  return res.json();\n}\n";
+        let ts_page = "import { getJson } from './api';\nexport async function load() {\n  return getJson('/orders');\n}\n";
+        let py = "import requests\n\nclass Client:\n    def __init__(self, base='http://catalogue'):\n        self.base = base\n\n    def _get(self, path):\n        return requests.get(self.base + path)\n\n    def tags(self):\n        return self._get('/tags')\n";
+        // Another root calls a function of the same name it does not import: not a caller.
+        let stranger = "function run() {\n  simpleHttpRequest('http://catalogue/orders');\n}\n";
+        let snap = graph_of(&[
+            ("catalogue", "main.go", Go, server),
+            ("front", "helpers/index.js", JavaScript, helpers),
+            ("front", "api/endpoints.js", JavaScript, endpoints),
+            ("front", "api/index.js", JavaScript, api),
+            ("web", "api.ts", TypeScript, ts_api),
+            ("web", "page.ts", TypeScript, ts_page),
+            ("py", "client.py", Python, py),
+            ("other", "run.js", JavaScript, stranger),
+        ]);
+        let path = |f: u32| snap.files[f as usize].path.to_string();
+        let mut got: Vec<(String, u32, String)> = joined(&snap.graph)
+            .into_iter()
+            .map(|(f, l, r)| (path(f), l, r.to_string()))
+            .collect();
+        got.sort();
+        let row = |f: &str, l: u32, r: &str| (f.to_string(), l, r.to_string());
+        assert_eq!(
+            got,
+            vec![
+                row("api/index.js", 4, "/tags"),
+                row("client.py", 11, "/tags"),
+                row("page.ts", 3, "/orders"),
+            ]
+        );
+        // The helpers' own lines are no callers, and no site is left unresolved.
+        assert!(
+            snap.graph.unresolved_calls.is_empty(),
+            "{:?}",
+            snap.graph.unresolved_calls
+        );
     }
 }

@@ -92,7 +92,12 @@ impl Resolved {
                     ),
                     None => format!("no definition of {n} was found"),
                 },
-                (_, Some(n)) => format!("{n} is only known at run time"),
+                (_, Some(n)) => match crate::index::lang::bind::describe_call_arg(n) {
+                    Some(arg) => format!(
+                        "the URL is {arg}, and no call of it the index found passes one it can read"
+                    ),
+                    None => format!("{n} is only known at run time"),
+                },
                 (_, None) => "built at run time".to_string(),
             }),
         })
@@ -490,6 +495,15 @@ impl<'a> Resolver<'a> {
                             Some((class, i)) => format!("argument #{i} of new {class}(…)"),
                             None => format!("constant {name}"),
                         };
+                    }
+                    // What each caller of a function passes: read at every call site by
+                    // the graph (one value here would be one caller's).
+                    if name.starts_with("call ") {
+                        out.segs.push(Seg::Hole {
+                            name: Some(name.clone()),
+                            kind: HoleKind::Dynamic,
+                        });
+                        continue;
                     }
                     match self.lookup(fi, name) {
                         Some((bf, bi, conf)) if depth < MAX_DEPTH => {

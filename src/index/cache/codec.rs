@@ -324,6 +324,7 @@ encoded_struct!(FileFacts {
     sections,
     properties,
     env_settings,
+    call_args,
 });
 
 impl Encoded for GrpcFact {
@@ -758,6 +759,11 @@ mod tests {
                 line: 7,
                 service: "orders".into(),
                 context: Some("./orders".into()),
+            }],
+            call_args: vec![Binding {
+                name: "call get#0".into(),
+                value: Value::lit("/tags"),
+                line: 14,
             }],
         }
     }

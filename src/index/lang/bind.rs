@@ -88,6 +88,9 @@ pub struct Assignments {
     ctors: Vec<((usize, usize), String, Vec<String>)>,
     /// `new Class(args)` sites: (class, open parenthesis).
     news: Vec<(String, usize)>,
+    /// Named functions with a block body: (body, name, parameter names by position), so a
+    /// parameter read inside one stands for what each call passes ([`call_arg_name`]).
+    funcs: Vec<((usize, usize), String, Vec<String>)>,
     /// `object["KEY"] = value` statements: (object path, key, right-hand side), which
     /// [`Assignments::export`] keeps for the language's configuration objects
     /// (`app.config["CART_URI"] = …`).
@@ -104,6 +107,26 @@ pub type Branches = (Vec<String>, (usize, usize), Vec<(usize, usize)>);
 /// `new Class(arg)` binds it, the class's code references it.
 pub fn ctor_arg_name(class: &str, i: usize) -> String {
     format!("new {class}#{i}")
+}
+
+/// The name the graph resolves for argument `i` of calls of a function named `function`: the
+/// call sites of the file bind it ([`Assignments::export`]), and a parameter of the function
+/// that reaches a URL is a reference to it, which the graph reads at every call site (an
+/// HTTP helper `get(url)` is called with the paths its callers request).
+pub fn call_arg_name(function: &str, i: usize) -> String {
+    format!("call {function}#{i}")
+}
+
+/// `(function, argument index)` of a [`call_arg_name`]; `None` for any other name.
+pub fn split_call_arg(name: &str) -> Option<(&str, usize)> {
+    let (function, i) = name.strip_prefix("call ")?.rsplit_once('#')?;
+    Some((function, i.parse().ok()?))
+}
+
+/// How a [`call_arg_name`] reads in an answer (`call get#0` → `argument 1 of get(…)`).
+pub fn describe_call_arg(name: &str) -> Option<String> {
+    let (function, i) = split_call_arg(name)?;
+    Some(format!("argument {} of {function}(…)", i + 1))
 }
 
 /// How a [`ctor_arg_name`] reads in an answer (`new Provider#0` → `argument 1 of new
@@ -271,10 +294,22 @@ impl Assignments {
         class: Option<&str>,
     ) {
         let mut names = Vec::new();
+        let mut positional = Vec::new();
         for (a, b) in t.args(i) {
-            if let Some(p) = param_name(t, a, b, style.name_before_type) {
+            let p = param_name(t, a, b, style.name_before_type);
+            if let Some(p) = p {
                 self.params.entry(p.to_string()).or_default().push(body);
                 names.push(p.to_string());
+            }
+            positional.push(p.unwrap_or("").to_string());
+        }
+        if let Some(k) = declared_name(t, i) {
+            // A method's receiver is not an argument of its calls (`self._get("/x")`).
+            if matches!(positional.first().map(String::as_str), Some("self" | "cls")) {
+                positional.remove(0);
+            }
+            if positional.iter().any(|p| !p.is_empty()) {
+                self.funcs.push((body, t.text(k).to_string(), positional));
             }
         }
         let Some(fname) = i.checked_sub(1).and_then(|k| t.ident(k)) else {
@@ -443,6 +478,11 @@ impl Assignments {
     /// a field of `Topics`), evaluated with `rules`; names the file already binds are kept
     /// as they are.
     pub fn export(&self, t: &Tokens, rules: &ExprRules, facts: &mut FileFacts) {
+        self.export_names(t, rules, facts);
+        without_call_args(facts);
+    }
+
+    fn export_names(&self, t: &Tokens, rules: &ExprRules, facts: &mut FileFacts) {
         for a in self.list.iter().filter(|a| a.top_level) {
             let name = qualified(a);
             if facts.bindings.iter().any(|b| b.name == name) {
@@ -478,6 +518,7 @@ impl Assignments {
                 });
             }
         }
+        self.export_call_args(t, rules, facts);
         // What each `new Class(args)` passes, for constructors that keep an argument.
         for (class, open) in &self.news {
             for (i, &(a, b)) in t.args(*open).iter().enumerate().take(8) {
@@ -489,15 +530,18 @@ impl Assignments {
                     .iter()
                     .any(|s| class.ends_with(s));
                 let value = eval(t, (a, b), rules, self);
-                let useful = value.parts.iter().all(|p| !matches!(p, Part::Dynamic))
-                    && value.parts.iter().any(|p| match p {
-                        Part::Lit(s) => {
-                            s.contains("://")
-                                || looks_like_http_path(s)
-                                || (!error && s.len() > 1 && super::common::looks_like_topic(s))
-                        }
-                        _ => true,
-                    });
+                let useful = value.parts.iter().all(|p| match p {
+                    Part::Dynamic => false,
+                    Part::Ref { name, .. } => !name.starts_with("call "),
+                    _ => true,
+                }) && value.parts.iter().any(|p| match p {
+                    Part::Lit(s) => {
+                        s.contains("://")
+                            || looks_like_http_path(s)
+                            || (!error && s.len() > 1 && super::common::looks_like_topic(s))
+                    }
+                    _ => true,
+                });
                 if useful {
                     facts.bindings.push(Binding {
                         name: ctor_arg_name(class, i),
@@ -508,6 +552,197 @@ impl Assignments {
             }
         }
     }
+}
+
+/// Every value of `facts` but an HTTP call's URL with its callers' arguments made run-time
+/// parts: a topic, a binding or a link is one value, and only requests are read at their
+/// helper's call sites (the graph's fan-out).
+fn without_call_args(facts: &mut FileFacts) {
+    use crate::index::facts::HttpFact;
+    for e in &mut facts.events {
+        e.topic.without_call_args();
+    }
+    for b in &mut facts.bindings {
+        b.value.without_call_args();
+    }
+    for b in &mut facts.call_args {
+        b.value.without_call_args();
+    }
+    for h in &mut facts.http {
+        match h {
+            HttpFact::Navigate { url, .. } => url.without_call_args(),
+            HttpFact::Prefix { prefix, .. } | HttpFact::AppPrefix { prefix, .. } => {
+                prefix.without_call_args()
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The most call-site arguments one file binds ([`call_arg_name`]).
+const MAX_CALL_ARGS: usize = 256;
+
+impl Assignments {
+    /// The URL-like arguments of the file's calls (`helpers.get(base + "/tags", res)`,
+    /// `self._get("/orders")`), as bindings named [`call_arg_name`]: a helper of another
+    /// file whose parameter reaches a request is resolved at each of these sites.
+    fn export_call_args(&self, t: &Tokens, rules: &ExprRules, facts: &mut FileFacts) {
+        let n = t.len();
+        let mut kept = 0;
+        for k in 0..n {
+            let Some(name) = t.ident(k) else { continue };
+            let open = if t.is(k + 1, "(") {
+                k + 1
+            } else if t.is(k + 1, "<") {
+                let j = t.skip_angles(k + 1, n);
+                if j == k + 1 || !t.is(j, "(") {
+                    continue;
+                }
+                j
+            } else {
+                continue;
+            };
+            if is_call_keyword(name)
+                || k.checked_sub(1)
+                    .and_then(|p| t.ident(p))
+                    .is_some_and(is_declaring_word)
+            {
+                continue;
+            }
+            let Some(close) = t.close(open) else { continue };
+            // A declaration, not a call: `get(url) {`, `(url) =>`, `get(url: string): T {`.
+            // Most calls pass nothing URL-like: those cost one scan of their tokens.
+            if t.is(close + 1, "{")
+                || t.is(close + 1, "=>")
+                || !(open + 1..close).any(|j| urlish_token(t, j))
+            {
+                continue;
+            }
+            let args = t.args(open);
+            if t.is(close + 1, ":")
+                && args
+                    .iter()
+                    .any(|&(a, b)| b > a + 1 && t.is_punct(a + 1, b':') && !t.op2(a + 1, b"::"))
+            {
+                continue;
+            }
+            for (i, &(a, b)) in args.iter().enumerate().take(4) {
+                if !(a..b).any(|j| urlish_token(t, j)) {
+                    continue;
+                }
+                let value = eval(t, (a, b), rules, self);
+                if !super::common::looks_like_url(&value) {
+                    continue;
+                }
+                facts.call_args.push(Binding {
+                    name: call_arg_name(name, i),
+                    value,
+                    line: t.line(k),
+                });
+                kept += 1;
+                if kept >= MAX_CALL_ARGS {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Words followed by `(` that are not calls of a function of the workspace.
+fn is_call_keyword(w: &str) -> bool {
+    matches!(
+        w,
+        "if" | "while"
+            | "for"
+            | "foreach"
+            | "switch"
+            | "catch"
+            | "when"
+            | "return"
+            | "match"
+            | "function"
+            | "func"
+            | "fn"
+            | "def"
+            | "fun"
+            | "super"
+            | "this"
+            | "typeof"
+            | "sizeof"
+            | "require"
+            | "import"
+            | "print"
+            | "println"
+            | "printf"
+            | "format"
+            | "fmt"
+    )
+}
+
+/// Words before a name that declare it (`function get(`, `def get(`, `new Get(`).
+fn is_declaring_word(w: &str) -> bool {
+    matches!(
+        w,
+        "function" | "def" | "func" | "fn" | "fun" | "new" | "class" | "constructor"
+    )
+}
+
+/// A token that can make an argument a URL: a string with a `/` or a scheme, or a name that
+/// reads like one (`catalogueUrl`, `BASE_URI`, `endpoints.orders`).
+fn urlish_token(t: &Tokens, j: usize) -> bool {
+    if let Some(s) = t.str_lit(j) {
+        return s.raw.contains('/');
+    }
+    t.ident(j).is_some_and(|w| {
+        w.len() >= 3 && {
+            let w = w.to_ascii_lowercase();
+            w.contains("url") || w.contains("uri") || w.contains("endpoint")
+        }
+    })
+}
+
+/// The token naming the function whose parameter list opens at `open`: `get(`,
+/// `getJson<T>(`, `helpers.get = function (`, `const get = async (`, `get: function (`;
+/// `None` for control words and anonymous functions.
+fn declared_name(t: &Tokens, open: usize) -> Option<usize> {
+    let mut k = open.checked_sub(1)?;
+    if t.is(k, ">") {
+        // Type parameters: back to the matching `<` (short lists only).
+        let mut depth = 0usize;
+        let stop = k.saturating_sub(32);
+        loop {
+            match t.punct(k) {
+                b'>' => depth += 1,
+                b'<' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                _ => {}
+            }
+            if k == stop || k == 0 {
+                return None;
+            }
+            k -= 1;
+        }
+        k = k.checked_sub(1)?;
+    }
+    while t
+        .ident(k)
+        .is_some_and(|w| matches!(w, "function" | "async"))
+    {
+        k = k.checked_sub(1)?;
+        if (t.is_punct(k, b'=') && !t.joined(k)) || t.is_punct(k, b':') {
+            k = k.checked_sub(1)?;
+            break;
+        }
+    }
+    if t.is_punct(k, b'=') && !t.joined(k) {
+        k = k.checked_sub(1)?;
+    }
+    let w = t.ident(k)?;
+    (!is_call_keyword(w) && !is_declaring_word(w)).then_some(k)
 }
 
 /// A value as a property file writes it: literals as they are, an environment variable as
@@ -604,6 +839,18 @@ impl Scope for Assignments {
                     })
             })
             .map(|a| a.rhs)
+    }
+
+    fn call_param(&self, name: &str, at: usize) -> Option<String> {
+        // The innermost function around `at` that has the parameter.
+        self.funcs
+            .iter()
+            .filter(|((a, b), ..)| *a <= at && at <= *b)
+            .min_by_key(|((a, b), ..)| b - a)
+            .and_then(|(_, function, params)| {
+                let i = params.iter().position(|p| p == name)?;
+                Some(call_arg_name(function, i))
+            })
     }
 
     fn ctor_param(&self, name: &str, at: usize) -> Option<String> {
@@ -1180,6 +1427,104 @@ mod tests {
         assert!(!a.is_param("string", at));
         let v = eval(&t, (at, at + 1), &ExprRules::GO, &a);
         assert_eq!(v.display(), "{}/orders/{}");
+    }
+
+    /// `(name, value as displayed, line)` of each call-site argument `src` exports.
+    fn call_args_of(
+        syntax: Syntax,
+        rules: &Rules,
+        style: &StmtStyle,
+        er: &ExprRules,
+        src: &str,
+    ) -> Vec<(String, String, u32)> {
+        let lx = lex(syntax, src);
+        let t = Tokens::new(&lx, rules);
+        let a = Assignments::scan(&t, style);
+        let mut facts = FileFacts::default();
+        a.export(&t, er, &mut facts);
+        facts
+            .call_args
+            .iter()
+            .map(|b| (b.name.clone(), b.value.display(), b.line))
+            .collect()
+    }
+
+    #[test]
+    fn url_arguments_of_calls_are_exported_and_declarations_are_not() {
+        let js = "function get(url) {\n  return request.get(url);\n}\n\
+helpers.simpleHttpRequest(endpoints.catalogueUrl + '/catalogue/' + id, res, next);\n\
+getJson(`/orders/${id}`);\n\
+cache.get(key);\n\
+if (url) { log('x'); }\n\
+class A {\n  fetch(path: string): Promise<void> {\n    return x;\n  }\n}\n";
+        let s = |n: &str, v: &str, l: u32| (n.to_string(), v.to_string(), l);
+        assert_eq!(
+            call_args_of(
+                Syntax::JS,
+                &Rules::JS,
+                &StmtStyle::NEWLINE,
+                &ExprRules::JS,
+                js
+            ),
+            vec![
+                s(
+                    "call simpleHttpRequest#0",
+                    "{endpoints.catalogueUrl}/catalogue/{id}",
+                    4
+                ),
+                s("call getJson#0", "/orders/{id}", 5),
+            ]
+        );
+        let go = "package c\nfunc (c *Client) get(ctx context.Context, path string) error {\n\treturn nil\n}\nfunc (c *Client) Tags(ctx context.Context) error {\n\treturn c.get(ctx, \"/tags\")\n}\n";
+        assert_eq!(
+            call_args_of(
+                Syntax::GO,
+                &Rules::C_FAMILY,
+                &StmtStyle::GO,
+                &ExprRules::GO,
+                go
+            ),
+            vec![s("call get#1", "/tags", 6)]
+        );
+        let cs = "class S {\n  Task<T> GetAsync<T>(string uri) { return null; }\n  void M() { _provider.GetAsync<Order[]>($\"{Base}/orders\"); }\n}\n";
+        assert_eq!(
+            call_args_of(
+                Syntax::CSHARP,
+                &Rules::CSHARP,
+                &StmtStyle::SEMICOLON,
+                &ExprRules::CSHARP,
+                cs
+            ),
+            vec![s("call GetAsync#0", "{Base}/orders", 3)]
+        );
+    }
+
+    #[test]
+    fn a_parameter_of_a_named_function_is_what_its_callers_pass() {
+        let src = "helpers.get = function (url, res) {\n  request.get(url);\n};\n\
+const post = async (path, body) => {\n  return fetch(BASE + path);\n};\n\
+export function put<T>(p: string) {\n  return fetch(p);\n}\n\
+items.map(function (u) {\n  return fetch(u);\n});\n";
+        let lx = lex(Syntax::JS, src);
+        let t = Tokens::new(&lx, &Rules::JS);
+        let a = Assignments::scan(&t, &StmtStyle::NEWLINE);
+        let read = |name: &str, nth: usize| {
+            let at = (0..t.len()).filter(|&k| t.is(k, name)).nth(nth).unwrap();
+            let v = eval(&t, (at, at + 1), &ExprRules::JS, &a);
+            v.parts
+                .iter()
+                .map(|p| match p {
+                    Part::Ref { name, .. } => name.clone(),
+                    Part::Dynamic => "{}".to_string(),
+                    _ => "?".to_string(),
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(read("url", 1), vec!["call get#0"]);
+        assert_eq!(read("path", 1), vec!["call post#0"]);
+        assert_eq!(read("p", 1), vec!["call put#0"]);
+        // An anonymous function's parameter has no callers to read.
+        assert_eq!(read("u", 1), vec!["{}"]);
     }
 
     #[test]

@@ -466,7 +466,7 @@ pub fn looks_like_url(v: &crate::index::facts::Value) -> bool {
                 || s.starts_with("http:")
                 || s.starts_with("https:")
         }
-        Part::Ref { name, .. } => urlish(name),
+        Part::Ref { name, .. } => !p.is_call_arg() && urlish(name),
         Part::Env { var, .. } => urlish(var),
         Part::Config { key, .. } => urlish(key),
         Part::Dynamic => false,

@@ -376,6 +376,11 @@ pub trait Scope {
     fn ctor_param(&self, _name: &str, _at: usize) -> Option<String> {
         None
     }
+    /// When `name` is a parameter of a named function around `at`, the name the graph
+    /// resolves against the arguments of each call of it ([`super::bind::call_arg_name`]).
+    fn call_param(&self, _name: &str, _at: usize) -> Option<String> {
+        None
+    }
     /// A function of the file by its name: its parameter names and the one expression it
     /// returns (`return $"{base}items?…"`, `=> base + "/x"`), so a helper that builds a URL or
     /// a topic is read with the caller's arguments.
@@ -782,10 +787,17 @@ impl Evaluator<'_, '_, '_, '_> {
             }
         }
         if !path.contains('.') && !path.contains("::") && self.scope.is_param(path, at) {
-            // A constructor's argument kept in a field is what `new Class(…)` passes.
-            return match self.scope.ctor_param(path, at) {
-                Some(name) if self.inlined == 0 => Value::reference(name),
-                _ => Value::dynamic(),
+            // A constructor's argument kept in a field is what `new Class(…)` passes; any
+            // other function's parameter is what its callers pass.
+            // (An interpolation `${path}` is read one level in, so only a constructor's
+            // argument needs the outermost reading.)
+            let ctor = self
+                .scope
+                .ctor_param(path, at)
+                .filter(|_| self.inlined == 0);
+            return match ctor.or_else(|| self.scope.call_param(path, at)) {
+                Some(name) => Value::reference(name),
+                None => Value::dynamic(),
             };
         }
         if let Some(v) = self.scope.value_of(path) {
@@ -1465,6 +1477,8 @@ pub fn with_fallback(left: Value, right: &Value) -> Value {
     match left.parts.as_slice() {
         [Part::Env { var, default: None }] => Value::env(var.clone(), Some(d)),
         [Part::Config { key, default: None }] => Value::config(key.clone(), Some(d)),
+        // A caller's argument with a fallback: the fallback (a run-time value's default).
+        [p] if p.is_run_time() => Value::lit(d),
         [
             Part::Ref {
                 name,
