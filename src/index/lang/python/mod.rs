@@ -451,7 +451,7 @@ mod tests {
     use super::*;
     use crate::index::facts::Part;
     use crate::index::lang::test_support::{
-        consts, events, extract_each, grpc_call_fact, grpc_calls, grpc_client_fact,
+        consts, events, extract_each, extract_junk, grpc_call_fact, grpc_calls, grpc_client_fact,
         grpc_server_fact, imports, junk_chars64, lit, random_text, reference, routes, sym,
     };
 
@@ -1017,8 +1017,12 @@ app.add_url_rule("/legacy", view_func=legacy, methods=["DELETE"])
     #[test]
     fn junk_input_does_not_panic() {
         let alphabet = b"classdefimportfrom@()[]{}:=,.'\"#\\\n\t  xyzABC_0123456789+-*/%asyncwithsubscribeproducesendget";
-        let _ = extract("junk.py", &junk_chars64(alphabet, 0x2545_f491_4f6c_dd1d));
-        let _ = extract("junk.py", &random_text(0xdead_beef_cafe_f00d));
+        extract_junk(
+            extract,
+            "junk.py",
+            &junk_chars64(alphabet, 0x2545_f491_4f6c_dd1d),
+        );
+        extract_junk(extract, "junk.py", &random_text(0xdead_beef_cafe_f00d));
         let _ = extract("junk.py", &"(".repeat(50_000));
         let _ = extract("junk.py", &"def f(:\n    ".repeat(5_000));
     }

@@ -625,8 +625,9 @@ fn container_name(st: &State, ctx: Ctx) -> Option<&str> {
 mod tests {
     use super::*;
     use crate::index::lang::test_support::{
-        assert_http_calls, bindings, events, every_prefix, extract_each, grpc_call_fact,
-        grpc_client_fact, grpc_server_fact, junk_chars64, lit, random_text, routes, sym,
+        assert_http_calls, bindings, events, every_prefix, extract_each, extract_junk,
+        grpc_call_fact, grpc_client_fact, grpc_server_fact, junk_chars64, lit, random_text, routes,
+        sym,
     };
 
     #[test]
@@ -1143,8 +1144,12 @@ end
     #[test]
     fn junk_input_does_not_panic() {
         let alphabet = b"classmoduledefenddoif unless@:;()[]{}=<>,.'\"#\\\n\t  xyzABC_012+-*/%|&ENVfetchsubscribeproducegetresources";
-        let _ = extract("junk.rb", &junk_chars64(alphabet, 0x9e37_79b9_7f4a_7c15));
-        let _ = extract("junk.rb", &random_text(0xdead_beef_cafe_f00d));
+        extract_junk(
+            extract,
+            "junk.rb",
+            &junk_chars64(alphabet, 0x9e37_79b9_7f4a_7c15),
+        );
+        extract_junk(extract, "junk.rb", &random_text(0xdead_beef_cafe_f00d));
         let _ = extract("junk.rb", &"class A\n".repeat(20_000));
         let _ = extract("junk.rb", &"do ".repeat(50_000));
         // A command call whose argument window ends inside a multi-byte character.
