@@ -389,27 +389,8 @@ fn statements(src: &Src) -> Vec<Stmt> {
         };
         last_indent = indent;
         let start = i;
-        let mut j = i;
-        while j < n {
-            match code[j] {
-                b'(' | b'[' | b'{' => match src.br.close_of(j) {
-                    Some(c) => j = c + 1,
-                    None => j += 1,
-                },
-                b'"' | b'\'' => match src.lx.string_covering(j) {
-                    Some(s) => j = s.end.max(j + 1),
-                    None => j += 1,
-                },
-                b'\\' => j += 2,
-                b'\n' | b';' => break,
-                _ => j += 1,
-            }
-        }
-        let j = j.min(n);
-        let mut e = j;
-        while e > start && code[e - 1].is_ascii_whitespace() {
-            e -= 1;
-        }
+        let j = src.statement_stop(start, b"\"'", true, |_| true);
+        let (_, e) = src.trim(start, j);
         out.push(Stmt {
             start,
             end: e,

@@ -291,33 +291,8 @@ fn statements(src: &Src) -> Vec<Stmt> {
             continue;
         }
         let start = i;
-        let mut j = i;
-        while j < n {
-            match code[j] {
-                b'(' | b'[' | b'{' => match src.br.close_of(j) {
-                    Some(c) => j = c + 1,
-                    None => j += 1,
-                },
-                b'"' | b'\'' | b'`' => match src.lx.string_covering(j) {
-                    Some(s) => j = s.end.max(j + 1),
-                    None => j += 1,
-                },
-                b';' => break,
-                b'\n' => {
-                    if continues(code, start, j) {
-                        j += 1;
-                    } else {
-                        break;
-                    }
-                }
-                _ => j += 1,
-            }
-        }
-        let j = j.min(n);
-        let mut e = j;
-        while e > start && code[e - 1].is_ascii_whitespace() {
-            e -= 1;
-        }
+        let j = src.statement_stop(start, b"\"'`", false, |nl| !continues(code, start, nl));
+        let (_, e) = src.trim(start, j);
         if e > start {
             out.push(Stmt {
                 start,
