@@ -464,7 +464,7 @@ mod tests {
     use crate::index::facts::{EventRole, GrpcFact, HttpFact, Value};
     use crate::index::lang::test_support::{
         self, consts, extract_junk, grpc_clients_owned, grpc_receiver_calls, junk_pieces64, lit,
-        reference, sym,
+        names, reference, sym,
     };
 
     /// Java's tests compare routes, calls and events without their lines.
@@ -666,8 +666,7 @@ enum Empty { }
 }
 "#;
         let f = extract("Real.java", src);
-        let names: Vec<&str> = f.symbols.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names, vec!["Real", "q", "s", "c", "yes"]);
+        assert_eq!(names(&f), vec!["Real", "q", "s", "c", "yes"]);
         assert_eq!(sym(&f, "q").end_line, 7);
         assert_eq!(sym(&f, "Real").end_line, 11);
         assert!(f.events.is_empty() && f.http.is_empty());

@@ -608,7 +608,7 @@ mod tests {
     use crate::index::facts::{EventRole, Value};
     use crate::index::lang::test_support::{
         self, consts, extract_each, extract_junk, grpc_clients_owned, import_names, junk_pieces64,
-        routes_borrowed, sym,
+        names, routes_borrowed, sym,
     };
 
     #[test]
@@ -806,8 +806,7 @@ class Multi @Inject constructor(private val repo: Repo) {
 }
 "#;
         let f = extract("Real.kt", src);
-        let names: Vec<&str> = f.symbols.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names, vec!["Real", "raw", "tpl", "quoted name", "yes"]);
+        assert_eq!(names(&f), vec!["Real", "raw", "tpl", "quoted name", "yes"]);
         assert_eq!(sym(&f, "raw").end_line, 7);
         assert!(f.events.is_empty());
         // A raw string is a literal binding; a template is a value with names in it.

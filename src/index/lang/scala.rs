@@ -708,7 +708,7 @@ mod tests {
     use super::*;
     use crate::index::facts::GrpcFact;
     use crate::index::lang::test_support::{
-        consts, extract_each, extract_junk, import_names, junk_pieces64, sym,
+        consts, extract_each, extract_junk, import_names, junk_pieces64, names, sym,
     };
 
     #[test]
@@ -872,8 +872,7 @@ def topLevel(x: Int): Int = x + 1
 }
 "#;
         let f = extract("Real.scala", src);
-        let names: Vec<&str> = f.symbols.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names, vec!["Real", "q", "s", "weird name"]);
+        assert_eq!(names(&f), vec!["Real", "q", "s", "weird name"]);
     }
 
     #[test]

@@ -729,7 +729,7 @@ mod tests {
     use super::*;
     use crate::index::lang::test_support::{
         consts_at, every_prefix, extract_each, extract_junk, http_calls_borrowed as http_calls,
-        junk_chars64, sampled_prefixes, sym,
+        junk_chars64, names, sampled_prefixes, sym,
     };
 
     const SRC: &str = r#"import Foundation
@@ -956,8 +956,7 @@ struct Real {
 }
 "##;
         let f = extract("x.swift", src);
-        let names: Vec<&str> = f.symbols.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names, vec!["raw", "multi", "Real", "path"]);
+        assert_eq!(names(&f), vec!["raw", "multi", "Real", "path"]);
         assert_eq!(sym(&f, "multi").end_line, 5);
         let c = f.bindings.iter().find(|c| c.name == "Real.path");
         assert_eq!(

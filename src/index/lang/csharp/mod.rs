@@ -444,7 +444,8 @@ mod tests {
     use super::*;
     use crate::index::lang::test_support::{
         constant, extract_each, extract_junk, grpc_calls, grpc_clients, http_calls, import_aliases,
-        import_lines, junk_chars64, lit, route, routes_borrowed, sampled_prefixes, sym, topics,
+        import_lines, junk_chars64, lit, names, route, routes_borrowed, sampled_prefixes, sym,
+        topics,
     };
 
     /// The calls of a file as (method, URL as the evaluator read it, line).
@@ -956,9 +957,8 @@ namespace N
 #endregion
 "#;
         let f = extract("N.cs", src);
-        let names: Vec<&str> = f.symbols.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(
-            names,
+            names(&f),
             vec!["N", "Real", "Sql", "Raw", "Documented", "Undocumented"]
         );
         assert_eq!(sym(&f, "Documented").doc_line, Some(15));

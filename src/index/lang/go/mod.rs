@@ -241,7 +241,7 @@ mod tests {
     use crate::index::lang::test_support::{
         bindings, events, every_prefix, every_short_token_sequence, extract_each, extract_junk,
         grpc_calls, grpc_clients, grpc_receiver_calls, grpc_servers, has_sym, http_calls as calls,
-        import_aliases, junk_bytes32, lit, routes, sym,
+        import_aliases, junk_bytes32, lit, names, routes, sym,
     };
 
     /// A route's handler, as [`routes`] gives it.
@@ -987,8 +987,7 @@ r.GET("/raw", h)
 `
 "#;
         let f = extract("x.go", src);
-        let names: Vec<&str> = f.symbols.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names, vec!["doc", "tpl"]);
+        assert_eq!(names(&f), vec!["doc", "tpl"]);
         assert!(f.grpc.is_empty() && f.http.is_empty());
         assert_eq!(sym(&f, "tpl").end_line, 10);
     }

@@ -696,8 +696,8 @@ mod tests {
     use super::*;
     use crate::index::lang::test_support::{
         assert_http_calls, bindings, events, extract_each, extract_junk, grpc_call_fact,
-        grpc_client_fact, grpc_server_fact, http_calls, imports, junk_chars64, lit, random_text,
-        routes, sym,
+        grpc_client_fact, grpc_server_fact, http_calls, imports, junk_chars64, lit, names,
+        random_text, routes, sym,
     };
 
     #[test]
@@ -1334,8 +1334,7 @@ class Checkout
     fn comments_strings_and_heredocs_are_not_code() {
         let src = "<?php\n// class Nope {}\n# function nope() {}\n/* Route::get('/x', 'a'); */\n$s = 'class Nope2 {}';\n$h = <<<EOT\nfunction nope3() {}\nEOT;\nclass Yes {}\n";
         let f = extract("a.php", src);
-        let names: Vec<&str> = f.symbols.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names, vec!["Yes"]);
+        assert_eq!(names(&f), vec!["Yes"]);
         assert!(f.http.is_empty());
     }
 

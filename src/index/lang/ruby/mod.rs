@@ -601,8 +601,8 @@ mod tests {
     use super::*;
     use crate::index::lang::test_support::{
         assert_http_calls, bindings, events, every_prefix, extract_each, extract_junk,
-        grpc_call_fact, grpc_client_fact, grpc_server_fact, junk_chars64, lit, random_text, routes,
-        sym,
+        grpc_call_fact, grpc_client_fact, grpc_server_fact, junk_chars64, lit, names, random_text,
+        routes, sym,
     };
 
     #[test]
@@ -1080,8 +1080,7 @@ end
     fn comments_heredocs_and_strings_are_not_code() {
         let src = "# class Nope\n=begin\nclass Nope2\n=end\nsql = <<~SQL\n  class Nope3\n  end\nSQL\nx = \"def nope; end\"\nclass Yes\nend\n";
         let f = extract("a.rb", src);
-        let names: Vec<&str> = f.symbols.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names, vec!["Yes"]);
+        assert_eq!(names(&f), vec!["Yes"]);
         assert_eq!(sym(&f, "Yes").end_line, 11);
     }
 

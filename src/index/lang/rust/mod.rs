@@ -178,7 +178,7 @@ mod tests {
     use crate::index::lang::test_support::{
         brief, env, every_prefix, every_short_token_sequence, extract_each, extract_junk,
         grpc_clients, grpc_receiver_calls, grpc_servers, http_calls_borrowed as http_calls,
-        imports, junk_bytes32, lit, reference, routes_borrowed as routes, sym,
+        imports, junk_bytes32, lit, names, reference, routes_borrowed as routes, sym,
     };
 
     fn events(f: &FileFacts) -> Vec<(EventRole, Value, u32)> {
@@ -715,8 +715,7 @@ line fn nope() {}";
 fn after<'a>(x: &'a str) -> &'a str { x }
 "##;
         let f = extract("src/x.rs", src);
-        let names: Vec<&str> = f.symbols.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names, vec!["real", "after"]);
+        assert_eq!(names(&f), vec!["real", "after"]);
         // The comments above `real` are contiguous, so they are one doc block.
         assert_eq!(sym(&f, "real").doc_line, Some(2));
         assert_eq!(sym(&f, "real").end_line, 13);
