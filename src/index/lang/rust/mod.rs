@@ -176,9 +176,10 @@ fn path_start(t: &Tokens, k: usize) -> usize {
 mod tests {
     use super::*;
     use crate::index::lang::test_support::{
-        brief, env, every_prefix, every_short_token_sequence, extract_each, extract_junk,
-        grpc_clients, grpc_receiver_calls, grpc_servers, http_calls_borrowed as http_calls,
-        imports, junk_bytes32, lit, names, reference, routes_borrowed as routes, sym,
+        assert_http_calls, brief, env, every_prefix, every_short_token_sequence, extract_each,
+        extract_junk, grpc_clients, grpc_receiver_calls, grpc_servers,
+        http_calls_borrowed as http_calls, imports, junk_bytes32, lit, names, reference,
+        routes_borrowed as routes, sym,
     };
 
     fn events(f: &FileFacts) -> Vec<(EventRole, Value, u32)> {
@@ -648,19 +649,18 @@ impl Quotes {
     fn idioms_format_env_and_reqwest() {
         let src = format!("use rdkafka::producer::FutureRecord;\n{IDIOMS}");
         let f = extract("src/quotes.rs", &src);
-        let c = |m: &'static str, u: &str, l: u32| (Some(m), u.to_string(), l);
-        assert_eq!(
-            http_calls(&f),
-            vec![
-                c("GET", "{}/estimate", 9),
+        assert_http_calls(
+            &f,
+            &[
+                ("GET", "{}/estimate", 9),
                 // A module-level constant stays a reference for the graph.
-                c("GET", "{BASE}/x/{}", 10),
-                c("POST", "{BASE}/quotes/{}", 12),
-                c("DELETE", "{env CART_URL}/items", 14),
+                ("GET", "{BASE}/x/{}", 10),
+                ("POST", "{BASE}/quotes/{}", 12),
+                ("DELETE", "{env CART_URL}/items", 14),
                 // `base + "/" + id`: no literal segment, which the graph never matches to a
                 // route. `self.cache.get(key)`, a `format!` key and `map.get` are not requests.
-                c("GET", "{}/{}", 15),
-            ]
+                ("GET", "{}/{}", 15),
+            ],
         );
         let cart = f.http.iter().find_map(|h| match h {
             HttpFact::Call { url, line: 14, .. } => Some(url.clone()),
