@@ -156,7 +156,7 @@ struct Go<'t, 'l, 'a> {
     /// Types named by iota blocks (`const ( A T = iota … )`).
     enum_types: Vec<&'a str>,
     /// Client variables: name → (service, scope, visible from token index).
-    bindings: HashMap<&'a str, Vec<(String, Scope)>>,
+    bindings: common::ClientBindings<'a>,
     /// Router variables with a path prefix (`v1 := r.Group("/v1")`).
     group_prefix: HashMap<&'a str, String>,
     /// chi `r.Route("/p", func(r chi.Router) {…})` scopes: (closing token, full prefix).

@@ -144,7 +144,7 @@ struct Rs<'t, 'l, 'a> {
     server_names: HashSet<String>,
     /// Names imported from a `*_client` module (`OrdersClient`).
     client_names: HashSet<String>,
-    bindings: HashMap<&'a str, Vec<(String, Scope)>>,
+    bindings: common::ClientBindings<'a>,
     /// Path prefixes of axum `.nest("/p", …)` and actix `web::scope("/p")`: (last token, prefix).
     prefix_stack: Vec<(usize, String)>,
     /// Routers built in a variable and nested under a prefix: (the assignment's right-hand

@@ -16,10 +16,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
     }
 
     pub(super) fn bind(&mut self, name: &'a str, service: &str, scope: Scope) {
-        self.bindings
-            .entry(name)
-            .or_default()
-            .push((service.to_string(), scope));
+        common::bind_client(&mut self.bindings, name, service, scope);
     }
 
     // -----------------------------------------------------------------------------------------
