@@ -680,6 +680,19 @@ impl ClientScope {
     }
 }
 
+/// The topics of the elements of the list opened at `open` (`{"a", "b"}`, `["a", "b"]`),
+/// each with its line, as `topic` reads an element; one it does not read is left out.
+pub fn list_topics(
+    t: &super::tokens::Tokens,
+    open: usize,
+    topic: impl Fn((usize, usize)) -> Option<crate::index::facts::Value>,
+) -> Vec<(crate::index::facts::Value, u32)> {
+    t.args(open)
+        .into_iter()
+        .filter_map(|r| topic(r).map(|x| (x, t.line(r.0))))
+        .collect()
+}
+
 /// How far back a client lookup walks a name's bindings: bounds the work on hostile input.
 const CLIENT_LOOKBACK: usize = 64;
 

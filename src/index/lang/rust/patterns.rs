@@ -311,11 +311,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
             None
         };
         if let Some(open) = open {
-            return t
-                .args(open)
-                .into_iter()
-                .filter_map(|r| self.topic_expr(r).map(|x| (x, t.line(r.0))))
-                .collect();
+            return common::list_topics(t, open, |r| self.topic_expr(r));
         }
         if e == s + 1
             && depth == 0
