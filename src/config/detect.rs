@@ -465,6 +465,11 @@ mod tests {
     use super::*;
     use crate::config::tests::{TempDir, labels};
 
+    /// The roots detected, in order.
+    fn roots(found: &[Detection]) -> Vec<&str> {
+        found.iter().map(|f| f.root.as_str()).collect()
+    }
+
     #[test]
     fn zero_config_services_with_manifests() {
         let d = TempDir::new("zc-services");
@@ -477,9 +482,8 @@ mod tests {
             .file("services/notes.md", "")
             .dir("docs");
         let found = detect_layout(d.path());
-        let roots: Vec<_> = found.iter().map(|f| f.root.as_str()).collect();
         assert_eq!(
-            roots,
+            roots(&found),
             [
                 "services/billing",
                 "services/jvm",
@@ -516,8 +520,7 @@ mod tests {
             .file("apps/deps/node_modules/x/index.js", "")
             .file("packages/ui/index.ts", "");
         let found = detect_layout(d.path());
-        let roots: Vec<_> = found.iter().map(|f| f.root.as_str()).collect();
-        assert_eq!(roots, ["apps/api", "apps/web", "packages/ui"]);
+        assert_eq!(roots(&found), ["apps/api", "apps/web", "packages/ui"]);
         assert_eq!(found[1].reason, "apps/web has source files (src/main.tsx)");
         assert_eq!(found[0].reason, "apps/api has source files (server.py)");
     }
@@ -534,8 +537,10 @@ mod tests {
             .file("src/config/settings.yml", "a: 1")
             .file("services/x/openapi-generator.yaml", "");
         let found = detect_layout(d.path());
-        let roots: Vec<_> = found.iter().map(|f| f.root.as_str()).collect();
-        assert_eq!(roots, ["src/billing", "src/cart", "src/recommendations"]);
+        assert_eq!(
+            roots(&found),
+            ["src/billing", "src/cart", "src/recommendations"]
+        );
         assert_eq!(
             found[2].reason,
             "src/recommendations has an API contract (openapi.yml)"
@@ -548,13 +553,11 @@ mod tests {
         // its children have a manifest.
         d.file("package.json", "{}");
         let found = detect_layout(d.path());
-        let roots: Vec<_> = found.iter().map(|f| f.root.as_str()).collect();
-        assert_eq!(roots, ["src/cart"]);
+        assert_eq!(roots(&found), ["src/cart"]);
         d.file("src/orders/pom.xml", "<project/>");
         let found = detect_layout(d.path());
-        let roots: Vec<_> = found.iter().map(|f| f.root.as_str()).collect();
         assert_eq!(
-            roots,
+            roots(&found),
             [
                 "src/billing",
                 "src/cart",
@@ -600,12 +603,8 @@ mod tests {
             .file("docs/site/package.json", "{}")
             .file("node_modules/x/package.json", "{}")
             .file("K8s/helm/values.yaml", "a: 1");
-        let roots: Vec<String> = detect_layout(d.path())
-            .into_iter()
-            .map(|x| x.root)
-            .collect();
         assert_eq!(
-            roots,
+            roots(&detect_layout(d.path())),
             [
                 "ratings",
                 "src/Basket.API",
