@@ -423,29 +423,19 @@ fn is_api_contract(name: &str) -> bool {
 
 /// The first API contract file directly in `dir` or in its `api/`-like first subdirectories.
 fn api_contract_in(dir: &Path) -> Option<String> {
-    let entries = entry_names(dir);
-    if let Some((n, _)) = entries
-        .iter()
-        .find(|(n, t)| t.is_file() && is_api_contract(n))
-    {
-        return Some(n.clone());
-    }
-    entries
-        .iter()
-        .filter(|(n, t)| t.is_dir() && !n.starts_with('.') && !SKIP_DIRS.contains(&n.as_str()))
-        .take(DETECT_SUBDIR_LIMIT)
-        .find_map(|(sub, _)| {
-            entry_names(&dir.join(sub))
-                .into_iter()
-                .find(|(n, t)| t.is_file() && is_api_contract(n))
-                .map(|(n, _)| format!("{sub}/{n}"))
-        })
+    first_file_in(dir, is_api_contract)
 }
 
 /// The first source file directly in `dir` or in one of its first subdirectories, relative.
 fn source_in(dir: &Path) -> Option<String> {
+    first_file_in(dir, is_source)
+}
+
+/// The first file whose name `wanted` accepts, directly in `dir` or else in one of its first
+/// [`DETECT_SUBDIR_LIMIT`] subdirectories (hidden and skipped ones left out), relative to `dir`.
+fn first_file_in(dir: &Path, wanted: fn(&str) -> bool) -> Option<String> {
     let entries = entry_names(dir);
-    if let Some((n, _)) = entries.iter().find(|(n, t)| t.is_file() && is_source(n)) {
+    if let Some((n, _)) = entries.iter().find(|(n, t)| t.is_file() && wanted(n)) {
         return Some(n.clone());
     }
     entries
@@ -455,7 +445,7 @@ fn source_in(dir: &Path) -> Option<String> {
         .find_map(|(sub, _)| {
             entry_names(&dir.join(sub))
                 .into_iter()
-                .find(|(n, t)| t.is_file() && is_source(n))
+                .find(|(n, t)| t.is_file() && wanted(n))
                 .map(|(n, _)| format!("{sub}/{n}"))
         })
 }
