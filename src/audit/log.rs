@@ -447,6 +447,7 @@ fn create_private_file(path: &Path) -> Result<(), AuditError> {
 mod tests {
     use super::*;
     use crate::audit::tests::{entry, temp_dir};
+    use crate::audit::verify::VerifyReport;
     use crate::audit::{BreakReason, CallStatus, verify};
 
     #[test]
@@ -470,48 +471,49 @@ mod tests {
         assert_eq!(verify(&path).expect("verify").rows, 3);
 
         let conn = Connection::open(&path).expect("reopen");
-        let (prev0, hash0): (String, String) = conn
-            .query_row(
-                "SELECT prev_hash, entry_hash FROM audit_entries WHERE entry_seq = 0",
-                [],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .expect("row 0");
-        assert_eq!(prev0, GENESIS_HASH);
-        let prev1: String = conn
-            .query_row(
-                "SELECT prev_hash FROM audit_entries WHERE entry_seq = 1",
+        let cell = |column: &str, seq: u32| -> String {
+            conn.query_row(
+                &format!("SELECT {column} FROM audit_entries WHERE entry_seq = {seq}"),
                 [],
                 |r| r.get(0),
             )
-            .expect("row 1");
-        assert_eq!(prev1, hash0);
-        let ts: String = conn
-            .query_row(
-                "SELECT timestamp FROM audit_entries WHERE entry_seq = 2",
-                [],
-                |r| r.get(0),
-            )
-            .expect("row 2");
+            .expect("row")
+        };
+        assert_eq!(cell("prev_hash", 0), GENESIS_HASH);
+        assert_eq!(cell("prev_hash", 1), cell("entry_hash", 0));
+        let ts = cell("timestamp", 2);
         assert_eq!(ts.len(), "2024-01-01T00:00:00.000Z".len());
         assert!(ts.ends_with('Z'));
         let _ = std::fs::remove_dir_all(dir);
     }
 
+    /// A log under a fresh directory named for `name` holding the one row `e`: (directory,
+    /// database path).
+    fn log_of_one(name: &str, e: &AuditEntry) -> (PathBuf, PathBuf) {
+        let dir = temp_dir(name);
+        let path = dir.join("audit.db");
+        AuditLog::open(&path)
+            .expect("open")
+            .record(e)
+            .expect("record");
+        (dir, path)
+    }
+
+    /// Runs the tampering statement `sql` on the log at `path`, then verifies it.
+    fn verify_tampered(path: &Path, sql: &str) -> Result<VerifyReport, AuditError> {
+        Connection::open(path)
+            .expect("reopen")
+            .execute(sql, [])
+            .expect("tamper");
+        verify(path)
+    }
+
     #[test]
     fn trace_id_is_covered_by_the_hash() {
-        let dir = temp_dir("trace");
-        let path = dir.join("audit.db");
-        let log = AuditLog::open(&path).expect("open");
         let mut e = entry("smart_search", CallStatus::Success, &[], 1);
         e.trace_id = Some("aaaa".into());
-        log.record(&e).expect("record");
-        drop(log);
-        let conn = Connection::open(&path).expect("reopen");
-        conn.execute("UPDATE audit_entries SET trace_id = 'bbbb'", [])
-            .expect("tamper");
-        drop(conn);
-        match verify(&path) {
+        let (dir, path) = log_of_one("trace", &e);
+        match verify_tampered(&path, "UPDATE audit_entries SET trace_id = 'bbbb'") {
             Err(AuditError::BrokenChain {
                 seq: 0,
                 reason: BreakReason::HashMismatch,
@@ -523,23 +525,17 @@ mod tests {
 
     #[test]
     fn separators_in_fields_are_neutralised_and_detected() {
-        let dir = temp_dir("sep");
-        let path = dir.join("audit.db");
-        let log = AuditLog::open(&path).expect("open");
         let mut e = entry("smart_search", CallStatus::Success, &[], 1);
         e.session_id = "a\x1fb".into();
-        log.record(&e).expect("record");
-        drop(log);
+        let (dir, path) = log_of_one("sep", &e);
         assert_eq!(verify(&path).expect("still valid").rows, 1);
         let conn = Connection::open(&path).expect("reopen");
         let s: String = conn
             .query_row("SELECT session_id FROM audit_entries", [], |r| r.get(0))
             .expect("row");
         assert_eq!(s, "a\u{fffd}b");
-        conn.execute("UPDATE audit_entries SET tool = 'x\x1fy'", [])
-            .expect("tamper");
         drop(conn);
-        match verify(&path) {
+        match verify_tampered(&path, "UPDATE audit_entries SET tool = 'x\x1fy'") {
             Err(AuditError::BrokenChain {
                 seq: 0,
                 reason: BreakReason::SeparatorInField { field: "tool" },

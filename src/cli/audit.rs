@@ -145,10 +145,7 @@ pub fn main(args: &[String]) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn args(a: &[&str]) -> Vec<String> {
-        a.iter().map(|s| s.to_string()).collect()
-    }
+    use crate::cli::test_support::args;
 
     #[test]
     fn parses_verify_with_and_without_db() {

@@ -172,3 +172,12 @@ fn dispatch(cmd: &str, rest: &[String]) -> i32 {
         }
     }
 }
+
+/// What the tests of the subcommand parsers share.
+#[cfg(test)]
+mod test_support {
+    /// The command-line words `a`, owned, as the parsers take them.
+    pub(super) fn args(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+}

@@ -467,10 +467,7 @@ pub fn main(args: &[String]) -> i32 {
 mod tests {
     use super::*;
     use crate::audit::{FileCount, ToolStats};
-
-    fn args(a: &[&str]) -> Vec<String> {
-        a.iter().map(|s| s.to_string()).collect()
-    }
+    use crate::cli::test_support::args;
 
     #[test]
     fn since_accepts_the_documented_forms() {

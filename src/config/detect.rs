@@ -423,29 +423,19 @@ fn is_api_contract(name: &str) -> bool {
 
 /// The first API contract file directly in `dir` or in its `api/`-like first subdirectories.
 fn api_contract_in(dir: &Path) -> Option<String> {
-    let entries = entry_names(dir);
-    if let Some((n, _)) = entries
-        .iter()
-        .find(|(n, t)| t.is_file() && is_api_contract(n))
-    {
-        return Some(n.clone());
-    }
-    entries
-        .iter()
-        .filter(|(n, t)| t.is_dir() && !n.starts_with('.') && !SKIP_DIRS.contains(&n.as_str()))
-        .take(DETECT_SUBDIR_LIMIT)
-        .find_map(|(sub, _)| {
-            entry_names(&dir.join(sub))
-                .into_iter()
-                .find(|(n, t)| t.is_file() && is_api_contract(n))
-                .map(|(n, _)| format!("{sub}/{n}"))
-        })
+    first_file_in(dir, is_api_contract)
 }
 
 /// The first source file directly in `dir` or in one of its first subdirectories, relative.
 fn source_in(dir: &Path) -> Option<String> {
+    first_file_in(dir, is_source)
+}
+
+/// The first file whose name `wanted` accepts, directly in `dir` or else in one of its first
+/// [`DETECT_SUBDIR_LIMIT`] subdirectories (hidden and skipped ones left out), relative to `dir`.
+fn first_file_in(dir: &Path, wanted: fn(&str) -> bool) -> Option<String> {
     let entries = entry_names(dir);
-    if let Some((n, _)) = entries.iter().find(|(n, t)| t.is_file() && is_source(n)) {
+    if let Some((n, _)) = entries.iter().find(|(n, t)| t.is_file() && wanted(n)) {
         return Some(n.clone());
     }
     entries
@@ -455,7 +445,7 @@ fn source_in(dir: &Path) -> Option<String> {
         .find_map(|(sub, _)| {
             entry_names(&dir.join(sub))
                 .into_iter()
-                .find(|(n, t)| t.is_file() && is_source(n))
+                .find(|(n, t)| t.is_file() && wanted(n))
                 .map(|(n, _)| format!("{sub}/{n}"))
         })
 }
@@ -464,6 +454,11 @@ fn source_in(dir: &Path) -> Option<String> {
 mod tests {
     use super::*;
     use crate::config::tests::{TempDir, labels};
+
+    /// The roots detected, in order.
+    fn roots(found: &[Detection]) -> Vec<&str> {
+        found.iter().map(|f| f.root.as_str()).collect()
+    }
 
     #[test]
     fn zero_config_services_with_manifests() {
@@ -477,9 +472,8 @@ mod tests {
             .file("services/notes.md", "")
             .dir("docs");
         let found = detect_layout(d.path());
-        let roots: Vec<_> = found.iter().map(|f| f.root.as_str()).collect();
         assert_eq!(
-            roots,
+            roots(&found),
             [
                 "services/billing",
                 "services/jvm",
@@ -516,8 +510,7 @@ mod tests {
             .file("apps/deps/node_modules/x/index.js", "")
             .file("packages/ui/index.ts", "");
         let found = detect_layout(d.path());
-        let roots: Vec<_> = found.iter().map(|f| f.root.as_str()).collect();
-        assert_eq!(roots, ["apps/api", "apps/web", "packages/ui"]);
+        assert_eq!(roots(&found), ["apps/api", "apps/web", "packages/ui"]);
         assert_eq!(found[1].reason, "apps/web has source files (src/main.tsx)");
         assert_eq!(found[0].reason, "apps/api has source files (server.py)");
     }
@@ -534,8 +527,10 @@ mod tests {
             .file("src/config/settings.yml", "a: 1")
             .file("services/x/openapi-generator.yaml", "");
         let found = detect_layout(d.path());
-        let roots: Vec<_> = found.iter().map(|f| f.root.as_str()).collect();
-        assert_eq!(roots, ["src/billing", "src/cart", "src/recommendations"]);
+        assert_eq!(
+            roots(&found),
+            ["src/billing", "src/cart", "src/recommendations"]
+        );
         assert_eq!(
             found[2].reason,
             "src/recommendations has an API contract (openapi.yml)"
@@ -548,13 +543,11 @@ mod tests {
         // its children have a manifest.
         d.file("package.json", "{}");
         let found = detect_layout(d.path());
-        let roots: Vec<_> = found.iter().map(|f| f.root.as_str()).collect();
-        assert_eq!(roots, ["src/cart"]);
+        assert_eq!(roots(&found), ["src/cart"]);
         d.file("src/orders/pom.xml", "<project/>");
         let found = detect_layout(d.path());
-        let roots: Vec<_> = found.iter().map(|f| f.root.as_str()).collect();
         assert_eq!(
-            roots,
+            roots(&found),
             [
                 "src/billing",
                 "src/cart",
@@ -600,12 +593,8 @@ mod tests {
             .file("docs/site/package.json", "{}")
             .file("node_modules/x/package.json", "{}")
             .file("K8s/helm/values.yaml", "a: 1");
-        let roots: Vec<String> = detect_layout(d.path())
-            .into_iter()
-            .map(|x| x.root)
-            .collect();
         assert_eq!(
-            roots,
+            roots(&detect_layout(d.path())),
             [
                 "ratings",
                 "src/Basket.API",

@@ -1060,6 +1060,17 @@ mod tests {
         parse(text).expect_err(text)
     }
 
+    /// Asserts that `text` fails to parse with a message containing `message`, reported on
+    /// `line` when one is given.
+    #[track_caller]
+    fn assert_err(text: &str, line: Option<u32>, message: &str) {
+        let e = err(text);
+        if let Some(line) = line {
+            assert_eq!(e.line, line, "{e}");
+        }
+        assert!(e.message.contains(message), "{e}");
+    }
+
     #[test]
     fn comments_blank_lines_and_bare_keys() {
         let t = parse("# top\n\n  a = 1 # trailing\nb-c_D9 = true\n\t# indented\n").unwrap();
@@ -1098,9 +1109,11 @@ mod tests {
         assert_eq!(get(&t, "a.b.x").value, Value::Integer(1));
         assert_eq!(get(&t, "a.y").value, Value::Integer(2));
         assert_eq!(get(&t, "a").line, 3);
-        let e = err("[a.b]\n[a]\n[a]\n");
-        assert_eq!(e.line, 3);
-        assert!(e.message.contains("defined twice (first on line 2)"), "{e}");
+        assert_err(
+            "[a.b]\n[a]\n[a]\n",
+            Some(3),
+            "defined twice (first on line 2)",
+        );
     }
 
     #[test]
@@ -1122,12 +1135,8 @@ mod tests {
 
     #[test]
     fn array_of_tables_conflicts() {
-        let e = err("[[p]]\n[p]\n");
-        assert_eq!(e.line, 2);
-        assert!(e.message.contains("write [[p]]"), "{e}");
-        let e = err("p = [1]\n[[p]]\n");
-        assert_eq!(e.line, 2);
-        assert!(e.message.contains("already an array"), "{e}");
+        assert_err("[[p]]\n[p]\n", Some(2), "write [[p]]");
+        assert_err("p = [1]\n[[p]]\n", Some(2), "already an array");
         let e = err("[p]\n[[p]]\n");
         assert_eq!(e.line, 2);
     }
@@ -1147,20 +1156,18 @@ mod tests {
         );
         assert!(err(r#"s = "\u12""#).message.contains("4 hex digits"));
         assert_eq!(err("a = 1\ns = \"open\nb = 2\n").line, 2);
-        assert!(
-            err("s = \"tab\tok but \u{1} not\"")
-                .message
-                .contains("control character")
-        );
+        assert_err("s = \"tab\tok but \u{1} not\"", None, "control character");
     }
 
     #[test]
     fn literal_strings() {
         let t = parse(r#"r = 'outbox\.publish\(\s*"([^"]+)"'"#).unwrap();
         assert_eq!(s(&t, "r"), r#"outbox\.publish\(\s*"([^"]+)""#);
-        let e = err("x = 1\n\nr = 'open\n");
-        assert_eq!(e.line, 3);
-        assert!(e.message.contains("unterminated literal string"), "{e}");
+        assert_err(
+            "x = 1\n\nr = 'open\n",
+            Some(3),
+            "unterminated literal string",
+        );
     }
 
     #[test]
@@ -1174,10 +1181,12 @@ mod tests {
             s(&parse("q = \"\"\"say \"hi\"\"\"\"").unwrap(), "q"),
             "say \"hi\""
         );
-        let e = err("x = 1\ns = \"\"\"never\nclosed\n");
-        assert_eq!(e.line, 2);
-        assert!(e.message.contains("unterminated multi-line"), "{e}");
-        assert!(err("\"\"\"k\"\"\" = 1").message.contains("multi-line"));
+        assert_err(
+            "x = 1\ns = \"\"\"never\nclosed\n",
+            Some(2),
+            "unterminated multi-line",
+        );
+        assert_err("\"\"\"k\"\"\" = 1", None, "multi-line");
     }
 
     #[test]
@@ -1185,7 +1194,7 @@ mod tests {
         let t = parse("a = 1\r\nb = \"\"\"x\r\ny\"\"\"\r\nc = 2\r\n").unwrap();
         assert_eq!(s(&t, "b"), "x\ny");
         assert_eq!(get(&t, "c").line, 4);
-        assert!(err("a = 1\rb = 2").message.contains("carriage return"));
+        assert_err("a = 1\rb = 2", None, "carriage return");
     }
 
     #[test]
@@ -1214,7 +1223,7 @@ mod tests {
                 .value,
             Value::Integer(i64::MIN)
         );
-        assert!(err("n = 99999999999999999999").message.contains("64 bits"));
+        assert_err("n = 99999999999999999999", None, "64 bits");
     }
 
     #[test]
@@ -1247,11 +1256,10 @@ mod tests {
         let t = parse("a = true\nb = false\n").unwrap();
         assert_eq!(get(&t, "a").value, Value::Boolean(true));
         assert_eq!(get(&t, "b").value, Value::Boolean(false));
-        let e = err("x = 1\nmode = allow_all\n");
-        assert_eq!(e.line, 2);
-        assert!(
-            e.message.contains("strings must be quoted (\"allow_all\")"),
-            "{e}"
+        assert_err(
+            "x = 1\nmode = allow_all\n",
+            Some(2),
+            "strings must be quoted (\"allow_all\")",
         );
         assert!(parse("a = True").is_err());
     }
@@ -1285,14 +1293,13 @@ mod tests {
         assert_eq!(d[0].value.as_array().unwrap().len(), 2);
         assert!(d[2].value.as_table().is_some());
         assert!(get(&t, "e").value.as_array().unwrap().is_empty());
-        let e = err("a = [1 2]");
-        assert!(e.message.contains("expected `,` or `]`"), "{e}");
+        assert_err("a = [1 2]", None, "expected `,` or `]`");
         let e = err("a = [1,\n2,\n");
         assert!(
             e.message.contains("unterminated array") && e.message.contains("line 1"),
             "{e}"
         );
-        assert!(err("a = [,]").message.contains("expected a value"));
+        assert_err("a = [,]", None, "expected a value");
     }
 
     #[test]
@@ -1307,55 +1314,31 @@ mod tests {
         assert_eq!(s(a, "k8s"), "kubernetes");
         assert_eq!(get(a, "n.m").value, Value::Integer(1));
         assert!(get(&t, "b").value.as_table().unwrap().is_empty());
-        assert!(err("a = { x = 1, }").message.contains("trailing comma"));
-        assert!(err("a = { x = 1,\n y = 2 }").message.contains("one line"));
-        assert!(
-            err("a = { x = 1, x = 2 }")
-                .message
-                .contains("duplicate key `x`")
-        );
-        let e = err("a = { x = 1 }\n[a]\n");
-        assert_eq!(e.line, 2);
-        assert!(e.message.contains("inline table"), "{e}");
-        assert!(
-            err("a = { x = 1 }\na.y = 2\n")
-                .message
-                .contains("cannot be extended")
-        );
-        assert!(
-            err("a = { x.y = 1 }\n[a.x.z]\n")
-                .message
-                .contains("inline table")
-        );
+        assert_err("a = { x = 1, }", None, "trailing comma");
+        assert_err("a = { x = 1,\n y = 2 }", None, "one line");
+        assert_err("a = { x = 1, x = 2 }", None, "duplicate key `x`");
+        assert_err("a = { x = 1 }\n[a]\n", Some(2), "inline table");
+        assert_err("a = { x = 1 }\na.y = 2\n", None, "cannot be extended");
+        assert_err("a = { x.y = 1 }\n[a.x.z]\n", None, "inline table");
     }
 
     #[test]
     fn duplicate_keys_and_tables() {
-        let e = err("a = 1\nb = 2\na = 3\n");
-        assert_eq!(e.line, 3);
-        assert!(
-            e.message
-                .contains("duplicate key `a` (first defined on line 1)"),
-            "{e}"
+        assert_err(
+            "a = 1\nb = 2\na = 3\n",
+            Some(3),
+            "duplicate key `a` (first defined on line 1)",
         );
-        let e = err("[t]\nx = 1\n[u]\n[t]\n");
-        assert_eq!(e.line, 4);
-        assert!(
-            e.message.contains("[t] is defined twice (first on line 1)"),
-            "{e}"
+        assert_err(
+            "[t]\nx = 1\n[u]\n[t]\n",
+            Some(4),
+            "[t] is defined twice (first on line 1)",
         );
-        let e = err("[t]\nx.y = 1\nx.y = 2\n");
-        assert_eq!(e.line, 3);
-        assert!(e.message.contains("duplicate key `t.x.y`"), "{e}");
-        let e = err("a.b = 1\n[a]\n");
-        assert!(e.message.contains("dotted keys on line 1"), "{e}");
-        let e = err("[a.b]\n[a]\nb.c = 1\n");
-        assert_eq!(e.line, 3);
-        assert!(e.message.contains("defined by a header"), "{e}");
-        let e = err("a = 1\na.b = 2\n");
-        assert!(e.message.contains("already an integer"), "{e}");
-        let e = err("a = 1\n[a.b]\n");
-        assert!(e.message.contains("already an integer"), "{e}");
+        assert_err("[t]\nx.y = 1\nx.y = 2\n", Some(3), "duplicate key `t.x.y`");
+        assert_err("a.b = 1\n[a]\n", None, "dotted keys on line 1");
+        assert_err("[a.b]\n[a]\nb.c = 1\n", Some(3), "defined by a header");
+        assert_err("a = 1\na.b = 2\n", None, "already an integer");
+        assert_err("a = 1\n[a.b]\n", None, "already an integer");
     }
 
     #[test]
@@ -1367,32 +1350,21 @@ mod tests {
             get(&t, "fruit.apple.texture.smooth").value,
             Value::Boolean(true)
         );
-        assert!(
-            err("[fruit]\napple.color = 1\n[fruit.apple]\n")
-                .message
-                .contains("dotted")
-        );
+        assert_err("[fruit]\napple.color = 1\n[fruit.apple]\n", None, "dotted");
     }
 
     #[test]
     fn syntax_errors_name_lines() {
-        let e = err("a = 1\n\nname: \"x\"\n");
-        assert_eq!(e.line, 3);
-        assert!(
-            e.message
-                .contains("expected `=` after the key `name`, found `:`"),
-            "{e}"
+        assert_err(
+            "a = 1\n\nname: \"x\"\n",
+            Some(3),
+            "expected `=` after the key `name`, found `:`",
         );
-        let e = err("a = 1 b = 2");
-        assert!(e.message.contains("own line"), "{e}");
-        let e = err("[a\n");
-        assert!(e.message.contains("expected `]`"), "{e}");
-        let e = err("[[a]\n");
-        assert!(e.message.contains("`]]`"), "{e}");
-        let e = err("x = \n");
-        assert!(e.message.contains("missing value after `x =`"), "{e}");
-        let e = err("= 1");
-        assert!(e.message.contains("expected a key"), "{e}");
+        assert_err("a = 1 b = 2", None, "own line");
+        assert_err("[a\n", None, "expected `]`");
+        assert_err("[[a]\n", None, "`]]`");
+        assert_err("x = \n", None, "missing value after `x =`");
+        assert_err("= 1", None, "expected a key");
         let e = err("[a] x = 1");
         assert!(e.message.contains("after the table header"), "{e}");
         assert_eq!(e.to_string(), format!("line 1: {}", e.message));

@@ -296,56 +296,56 @@ mod tests {
     #[test]
     fn freshness_says_pending_hold_mode_and_last_reload() {
         let at = UNIX_EPOCH + Duration::from_secs(1_764_000_000);
-        let snap = Snapshot {
+        let reloaded = Snapshot {
             generation: 3,
             published_at: Some(at),
             build_ms: 12,
             ..Snapshot::default()
         };
-        let text = freshness_lines(
-            &snap,
-            4,
-            true,
-            &WatchMode::Inotify {
-                dirs: 9,
-                git_dirs: 1,
-            },
-            at + Duration::from_secs(5),
-        );
-        assert!(
-            text.contains("- Last reload: 2025-11-24T16:00:00.000Z (5 s ago), built in 12 ms."),
-            "{text}"
-        );
-        assert!(
-            text.contains("4 change(s) seen and not yet published; a git operation is in progress"),
-            "{text}"
-        );
-        assert!(
-            text.contains("- Watcher: inotify, 9 directories watched plus 1 git directories."),
-            "{text}"
-        );
         let first = Snapshot {
             generation: 1,
             ..Snapshot::default()
         };
-        let text = freshness_lines(
-            &first,
-            0,
-            false,
-            &WatchMode::Polling {
-                every_ms: 2000,
-                reason: "MESH_WATCH=poll".into(),
-            },
-            at,
-        );
-        assert!(text.contains("- First index: built in 0 ms."), "{text}");
-        assert!(
-            text.contains("- Freshness: no pending changes.\n"),
-            "{text}"
-        );
-        assert!(
-            text.contains("polling fallback, full rescan every 2.0 s (MESH_WATCH=poll)"),
-            "{text}"
-        );
+        let inotify = WatchMode::Inotify {
+            dirs: 9,
+            git_dirs: 1,
+        };
+        let polling = WatchMode::Polling {
+            every_ms: 2000,
+            reason: "MESH_WATCH=poll".into(),
+        };
+        // (snapshot, pending changes, git operation, watcher, now, the lines it must say).
+        let cases = [
+            (
+                &reloaded,
+                4,
+                true,
+                &inotify,
+                at + Duration::from_secs(5),
+                [
+                    "- Last reload: 2025-11-24T16:00:00.000Z (5 s ago), built in 12 ms.",
+                    "4 change(s) seen and not yet published; a git operation is in progress",
+                    "- Watcher: inotify, 9 directories watched plus 1 git directories.",
+                ],
+            ),
+            (
+                &first,
+                0,
+                false,
+                &polling,
+                at,
+                [
+                    "- First index: built in 0 ms.",
+                    "- Freshness: no pending changes.\n",
+                    "polling fallback, full rescan every 2.0 s (MESH_WATCH=poll)",
+                ],
+            ),
+        ];
+        for (snap, pending, git_op, mode, now, lines) in cases {
+            let text = freshness_lines(snap, pending, git_op, mode, now);
+            for line in lines {
+                assert!(text.contains(line), "{line:?} not in {text}");
+            }
+        }
     }
 }

@@ -680,8 +680,38 @@ impl ClientScope {
     }
 }
 
+/// The topics of the elements of the list opened at `open` (`{"a", "b"}`, `["a", "b"]`),
+/// each with its line, as `topic` reads an element; one it does not read is left out.
+pub fn list_topics(
+    t: &super::tokens::Tokens,
+    open: usize,
+    topic: impl Fn((usize, usize)) -> Option<crate::index::facts::Value>,
+) -> Vec<(crate::index::facts::Value, u32)> {
+    t.args(open)
+        .into_iter()
+        .filter_map(|r| topic(r).map(|x| (x, t.line(r.0))))
+        .collect()
+}
+
 /// How far back a client lookup walks a name's bindings: bounds the work on hostile input.
 const CLIENT_LOOKBACK: usize = 64;
+
+/// The gRPC clients a file binds to names: name → its (service, scope) bindings in source
+/// order, as the Go and Rust extractors record them and [`client_calls`] reads them.
+pub type ClientBindings<'a> = std::collections::HashMap<&'a str, Vec<(String, ClientScope)>>;
+
+/// Records that `name` holds a client of `service` within `scope`.
+pub fn bind_client<'a>(
+    bindings: &mut ClientBindings<'a>,
+    name: &'a str,
+    service: &str,
+    scope: ClientScope,
+) {
+    bindings
+        .entry(name)
+        .or_default()
+        .push((service.to_string(), scope));
+}
 
 /// The gRPC calls `recv.Method(…)` of `t` on names bound to a client: `bindings` maps a name
 /// to its (service, scope) bindings in source order, `is_rpc` accepts a method name,
@@ -690,7 +720,7 @@ const CLIENT_LOOKBACK: usize = 64;
 /// of a package and calls through them in another).
 pub fn client_calls(
     t: &super::tokens::Tokens,
-    bindings: &std::collections::HashMap<&str, Vec<(String, ClientScope)>>,
+    bindings: &ClientBindings,
     is_rpc: impl Fn(&str) -> bool,
     enclosing_func: impl Fn(usize) -> Option<usize>,
     unbound_fields: bool,

@@ -357,46 +357,25 @@ mod tests {
     #[test]
     fn compose_environment_in_both_forms_with_the_build_context() {
         let src = "services:\n  orders:\n    build:\n      context: ./orders\n    environment:\n      KAFKA_TOPIC: orders\n      BROKER: \"kafka:9092\"\n      TAG: ${TAG}\n  ship:\n    build: ../ship\n    environment:\n      - SHIP_TOPIC=shipments\n      - PASSTHROUGH\n      - DEFAULTED=${SHIP_Q:-ship-queue}\n      - DOLLAR=a$$b\n";
-        let got = settings("deploy/docker-compose.yml", src);
         assert_eq!(
-            got,
+            rows("deploy/docker-compose.yml", src),
             vec![
-                (
-                    "KAFKA_TOPIC".into(),
-                    "orders".into(),
-                    6,
-                    "orders".into(),
-                    Some("./orders".into())
-                ),
-                (
-                    "BROKER".into(),
-                    "kafka:9092".into(),
-                    7,
-                    "orders".into(),
-                    Some("./orders".into())
-                ),
-                (
-                    "SHIP_TOPIC".into(),
-                    "shipments".into(),
-                    12,
-                    "ship".into(),
-                    Some("../ship".into())
-                ),
-                (
-                    "DEFAULTED".into(),
-                    "ship-queue".into(),
-                    14,
-                    "ship".into(),
-                    Some("../ship".into())
-                ),
-                (
-                    "DOLLAR".into(),
-                    "a$b".into(),
-                    15,
-                    "ship".into(),
-                    Some("../ship".into())
-                ),
+                row("KAFKA_TOPIC", "orders", 6, "orders"),
+                row("BROKER", "kafka:9092", 7, "orders"),
+                row("SHIP_TOPIC", "shipments", 12, "ship"),
+                row("DEFAULTED", "ship-queue", 14, "ship"),
+                row("DOLLAR", "a$b", 15, "ship"),
             ]
+        );
+        // Each setting carries its service's build context.
+        let contexts: Vec<Option<String>> = settings("deploy/docker-compose.yml", src)
+            .into_iter()
+            .map(|s| s.4)
+            .collect();
+        let (orders, ship) = (Some("./orders".to_string()), Some("../ship".to_string()));
+        assert_eq!(
+            contexts,
+            [orders.clone(), orders, ship.clone(), ship.clone(), ship]
         );
     }
 
@@ -451,14 +430,16 @@ mod tests {
         let all = probes("docker-compose.yaml", src);
         assert_eq!(all[0].2, "healthcheck curl /health");
         assert_eq!(all[1].2, "healthcheck curl /_health");
-        let got: Vec<(String, String, u32)> =
-            all.into_iter().map(|(s, p, _, l)| (s, p, l)).collect();
+        let got: Vec<(&str, &str, u32)> = all
+            .iter()
+            .map(|(s, p, _, l)| (s.as_str(), p.as_str(), *l))
+            .collect();
         assert_eq!(
             got,
-            vec![
-                ("shipping".into(), "/health".into(), 5),
-                ("web".into(), "/_health".into(), 9),
-                ("plain".into(), "/".into(), 23),
+            [
+                ("shipping", "/health", 5),
+                ("web", "/_health", 9),
+                ("plain", "/", 23)
             ]
         );
     }

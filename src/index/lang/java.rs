@@ -463,7 +463,8 @@ mod tests {
     use super::*;
     use crate::index::facts::{EventRole, GrpcFact, HttpFact, Value};
     use crate::index::lang::test_support::{
-        self, consts, grpc_clients_owned, grpc_receiver_calls, junk_pieces64, lit, reference, sym,
+        self, consts, extract_junk, grpc_clients_owned, grpc_receiver_calls, junk_pieces64, lit,
+        names, reference, sym,
     };
 
     /// Java's tests compare routes, calls and events without their lines.
@@ -665,8 +666,7 @@ enum Empty { }
 }
 "#;
         let f = extract("Real.java", src);
-        let names: Vec<&str> = f.symbols.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names, vec!["Real", "q", "s", "c", "yes"]);
+        assert_eq!(names(&f), vec!["Real", "q", "s", "c", "yes"]);
         assert_eq!(sym(&f, "q").end_line, 7);
         assert_eq!(sym(&f, "Real").end_line, 11);
         assert!(f.events.is_empty() && f.http.is_empty());
@@ -1329,9 +1329,11 @@ interface StockClient {
     #[test]
     fn junk_input_never_panics() {
         let alphabet = "class interface enum record @ { } ( ) [ ] < > ; , = . \" ' \\ / * \n static final KafkaListener(topics= send( Grpc newBlockingStub ImplBase extends GetMapping(\"/x\") ProducerRecord(\"t\" é 字 `";
-        let text = junk_pieces64(alphabet, 0x2545_f491_4f6c_dd1d);
-        let f = extract("junk.java", &text);
-        assert!(f.symbols.len() < text.len());
+        extract_junk(
+            extract,
+            "junk.java",
+            &junk_pieces64(alphabet, 0x2545_f491_4f6c_dd1d),
+        );
     }
 }
 

@@ -607,8 +607,8 @@ mod tests {
     use super::*;
     use crate::index::facts::{EventRole, Value};
     use crate::index::lang::test_support::{
-        self, consts, extract_each, grpc_clients_owned, import_names, junk_pieces64,
-        routes_borrowed, sym,
+        self, consts, extract_each, extract_junk, grpc_clients_owned, import_names, junk_pieces64,
+        names, routes_borrowed, sym,
     };
 
     #[test]
@@ -806,8 +806,7 @@ class Multi @Inject constructor(private val repo: Repo) {
 }
 "#;
         let f = extract("Real.kt", src);
-        let names: Vec<&str> = f.symbols.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names, vec!["Real", "raw", "tpl", "quoted name", "yes"]);
+        assert_eq!(names(&f), vec!["Real", "raw", "tpl", "quoted name", "yes"]);
         assert_eq!(sym(&f, "raw").end_line, 7);
         assert!(f.events.is_empty());
         // A raw string is a literal binding; a template is a value with names in it.
@@ -1083,9 +1082,11 @@ interface UsersClient {
     #[test]
     fn junk_input_never_panics() {
         let pieces = "class object companion fun val var enum @ { } ( ) [ ] < > : ; , = . \" \"\"\" ' \\ $ ${ / * \n const KafkaListener(topics=[ send( Grpc newBlockingStub ImplBase() GetMapping(\"/x\") é 字 ` by get() init";
-        let text = junk_pieces64(pieces, 0x9e37_79b9_7f4a_7c15);
-        let f = extract("junk.kt", &text);
-        assert!(f.symbols.len() < text.len());
+        extract_junk(
+            extract,
+            "junk.kt",
+            &junk_pieces64(pieces, 0x9e37_79b9_7f4a_7c15),
+        );
     }
 }
 

@@ -708,7 +708,7 @@ mod tests {
     use super::*;
     use crate::index::facts::GrpcFact;
     use crate::index::lang::test_support::{
-        consts, extract_each, import_names, junk_pieces64, sym,
+        consts, extract_each, extract_junk, import_names, junk_pieces64, names, sym,
     };
 
     #[test]
@@ -872,8 +872,7 @@ def topLevel(x: Int): Int = x + 1
 }
 "#;
         let f = extract("Real.scala", src);
-        let names: Vec<&str> = f.symbols.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names, vec!["Real", "q", "s", "weird name"]);
+        assert_eq!(names(&f), vec!["Real", "q", "s", "weird name"]);
     }
 
     #[test]
@@ -976,8 +975,10 @@ object Server {
     #[test]
     fn junk_input_never_panics() {
         let pieces = "class object trait def val var enum case end extends with @ { } ( ) [ ] : ; , = => . \" \"\"\" ' \\ $ s\" / * \n   Grpc stub( bindService( é 字 ` given import package _";
-        let text = junk_pieces64(pieces, 0xd1b5_4a32_d192_ed03);
-        let f = extract("junk.scala", &text);
-        assert!(f.symbols.len() < text.len());
+        extract_junk(
+            extract,
+            "junk.scala",
+            &junk_pieces64(pieces, 0xd1b5_4a32_d192_ed03),
+        );
     }
 }

@@ -50,6 +50,39 @@ impl<L> Src<'_, L> {
     pub(super) fn trim(&self, s: usize, e: usize) -> (usize, usize) {
         common::trim_range(self.code(), s, e)
     }
+
+    /// Where the statement that starts at `start` stops, the one scan the statement cutters
+    /// share: at the first `;`, or the first newline `ends_at` accepts, outside brackets and
+    /// outside strings opened by a byte of `quotes` (both skipped whole). With
+    /// `backslash_escapes` a backslash skips the byte after it (a line continuation). The
+    /// file's end when nothing stops it.
+    pub(super) fn statement_stop(
+        &self,
+        start: usize,
+        quotes: &[u8],
+        backslash_escapes: bool,
+        ends_at: impl Fn(usize) -> bool,
+    ) -> usize {
+        let code = self.code().as_bytes();
+        let n = code.len();
+        let mut j = start;
+        while j < n {
+            match code[j] {
+                b'(' | b'[' | b'{' => j = self.br.close_of(j).map_or(j + 1, |c| c + 1),
+                q if quotes.contains(&q) => {
+                    j = self
+                        .lx
+                        .string_covering(j)
+                        .map_or(j + 1, |s| s.end.max(j + 1));
+                }
+                b'\\' if backslash_escapes => j += 2,
+                b';' => break,
+                b'\n' if ends_at(j) => break,
+                _ => j += 1,
+            }
+        }
+        j.min(n)
+    }
 }
 
 /// Extracts the facts of one file of language `L`: builds its [`Src`], lets `walk` gather the

@@ -728,8 +728,8 @@ impl<'t> Ex<'t, '_, '_> {
 mod tests {
     use super::*;
     use crate::index::lang::test_support::{
-        consts_at, every_prefix, extract_each, http_calls_borrowed as http_calls, junk_chars64,
-        sampled_prefixes, sym,
+        consts_at, every_prefix, extract_each, extract_junk, http_calls_borrowed as http_calls,
+        junk_chars64, names, sampled_prefixes, sym,
     };
 
     const SRC: &str = r#"import Foundation
@@ -956,8 +956,7 @@ struct Real {
 }
 "##;
         let f = extract("x.swift", src);
-        let names: Vec<&str> = f.symbols.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names, vec!["raw", "multi", "Real", "path"]);
+        assert_eq!(names(&f), vec!["raw", "multi", "Real", "path"]);
         assert_eq!(sym(&f, "multi").end_line, 5);
         let c = f.bindings.iter().find(|c| c.name == "Real.path");
         assert_eq!(
@@ -1051,9 +1050,7 @@ func load(id: String) {
             ],
         );
         let alphabet: &[u8] = b"{}()[]<>/'\"`$@#*=;:,.?!&|\\\n abcXYZ019_-+classfuncletvarinit";
-        let junk = junk_chars64(alphabet, 0x1234_5678);
-        let f = extract("junk.swift", &junk);
-        assert!(f.symbols.iter().all(|s| s.end_line >= s.line));
+        extract_junk(extract, "junk.swift", &junk_chars64(alphabet, 0x1234_5678));
         let deep = "{".repeat(50_000) + &"struct A {".repeat(10_000);
         let _ = extract("deep.swift", &deep);
     }

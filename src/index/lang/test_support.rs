@@ -191,11 +191,32 @@ pub(crate) fn every_short_token_sequence(extract: Extract, path: &str, alphabet:
     }
 }
 
-/// 200,000 bytes drawn from `alphabet` by a 32-bit xorshift from `seed`, as text (a broken
+/// How many bytes (or characters) the junk generators below draw: every junk text is at
+/// least this long.
+pub(crate) const JUNK_LEN: usize = 200_000;
+
+/// Extracts the junk text `junk` (at least [`JUNK_LEN`] bytes) as file `path` and checks what
+/// hostile input must give: no panic, fewer symbols than [`JUNK_LEN`], each ending on or after
+/// the line it starts on. Returns the facts for any further check.
+pub(crate) fn extract_junk(extract: Extract, path: &str, junk: &str) -> FileFacts {
+    let f = extract(path, junk);
+    assert!(
+        f.symbols.len() < JUNK_LEN,
+        "{path}: {} symbols",
+        f.symbols.len()
+    );
+    assert!(
+        f.symbols.iter().all(|s| s.end_line >= s.line),
+        "{path}: a symbol ends before it starts"
+    );
+    f
+}
+
+/// [`JUNK_LEN`] bytes drawn from `alphabet` by a 32-bit xorshift from `seed`, as text (a broken
 /// multi-byte character replaced).
 pub(crate) fn junk_bytes32(alphabet: &[u8], mut state: u32) -> String {
-    let mut bytes = Vec::with_capacity(200_000);
-    while bytes.len() < 200_000 {
+    let mut bytes = Vec::with_capacity(JUNK_LEN);
+    while bytes.len() < JUNK_LEN {
         state ^= state << 13;
         state ^= state >> 17;
         state ^= state << 5;
@@ -204,10 +225,10 @@ pub(crate) fn junk_bytes32(alphabet: &[u8], mut state: u32) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-/// 200,000 characters, each a byte of `alphabet` (read as Latin-1) drawn by a 64-bit xorshift
-/// from `seed`.
+/// [`JUNK_LEN`] characters, each a byte of `alphabet` (read as Latin-1) drawn by a 64-bit
+/// xorshift from `seed`.
 pub(crate) fn junk_chars64(alphabet: &[u8], mut seed: u64) -> String {
-    (0..200_000)
+    (0..JUNK_LEN)
         .map(|_| {
             seed ^= seed << 13;
             seed ^= seed >> 7;
@@ -217,12 +238,12 @@ pub(crate) fn junk_chars64(alphabet: &[u8], mut seed: u64) -> String {
         .collect()
 }
 
-/// At least 200,000 bytes of the space-separated `pieces`, drawn by a 64-bit xorshift from
-/// `state`, a space after one in three.
+/// At least [`JUNK_LEN`] bytes of the space-separated `pieces`, drawn by a 64-bit xorshift
+/// from `state`, a space after one in three.
 pub(crate) fn junk_pieces64(pieces: &str, mut state: u64) -> String {
     let pieces: Vec<&str> = pieces.split(' ').collect();
     let mut text = String::new();
-    while text.len() < 200_000 {
+    while text.len() < JUNK_LEN {
         state ^= state << 13;
         state ^= state >> 7;
         state ^= state << 17;
@@ -234,9 +255,9 @@ pub(crate) fn junk_pieces64(pieces: &str, mut state: u64) -> String {
     text
 }
 
-/// 200 KB of random bytes, as text (invalid UTF-8 replaced).
+/// [`JUNK_LEN`] random bytes, as text (invalid UTF-8 replaced).
 pub(crate) fn random_text(mut seed: u64) -> String {
-    let bytes: Vec<u8> = (0..200_000)
+    let bytes: Vec<u8> = (0..JUNK_LEN)
         .map(|_| {
             seed ^= seed << 13;
             seed ^= seed >> 7;

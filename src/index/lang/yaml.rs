@@ -928,6 +928,7 @@ mod tests {
         assert!(f.http.is_empty());
     }
     use super::*;
+    use crate::index::lang::test_support::names;
 
     fn props(path: &str, text: &str) -> Vec<(String, String, u32)> {
         extract(path, text)
@@ -1225,8 +1226,7 @@ operations:
     action: receive
 "##;
         let f = extract("docs/events.yaml", doc);
-        let names: Vec<_> = f.symbols.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names, vec!["user.signedup", "user~1raw"]);
+        assert_eq!(names(&f), vec!["user.signedup", "user~1raw"]);
         let ev: Vec<_> = f
             .events
             .iter()

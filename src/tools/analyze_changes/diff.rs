@@ -699,16 +699,27 @@ pub(super) fn read_base_texts(
 mod tests {
     use super::*;
 
+    /// The (old, new) paths of every file of a parsed diff.
+    fn paths(d: &[DiffFile]) -> Vec<(Option<&str>, Option<&str>)> {
+        d.iter()
+            .map(|f| (f.old_path.as_deref(), f.new_path.as_deref()))
+            .collect()
+    }
+
     #[test]
     fn diff_hunks_become_ranges() {
         let text = "diff --git a/x.go b/x.go\nindex 1..2 100644\n--- a/x.go\n+++ b/x.go\n@@ -3,2 +3,4 @@ func a\n-x\n+y\n@@ -10 +12,0 @@\n-z\ndiff --git a/old.proto b/new.proto\nsimilarity index 90%\nrename from old.proto\nrename to new.proto\ndiff --git a/gone.ts b/gone.ts\ndeleted file mode 100644\n--- a/gone.ts\n+++ /dev/null\n@@ -1,3 +0,0 @@\n";
         let d = parse_diff(text);
-        assert_eq!(d.len(), 3);
+        assert_eq!(
+            paths(&d),
+            [
+                (Some("x.go"), Some("x.go")),
+                (Some("old.proto"), Some("new.proto")),
+                (Some("gone.ts"), None),
+            ]
+        );
         assert_eq!(d[0].new_ranges, vec![(3, 6), (12, 13)]);
         assert_eq!(d[0].old_ranges, vec![(3, 4), (10, 10)]);
-        assert_eq!(d[1].old_path.as_deref(), Some("old.proto"));
-        assert_eq!(d[1].new_path.as_deref(), Some("new.proto"));
-        assert_eq!(d[2].new_path, None);
         assert_eq!(d[2].old_ranges, vec![(1, 3)]);
         // The hunks: line 3 of the base and the one after it became four, line 10 went.
         let h = &d[0].hunks;
@@ -731,14 +742,17 @@ mod tests {
         // counts of the `@@` line say they belong to the hunk.
         let text = "diff --git a/q.proto b/q.proto\nindex 1..2 100644\n--- a/q.proto\n+++ b/q.proto\n@@ -2,3 +2,2 @@ message A {\n--- note\n-  int32 b = 2;\n---- x\n+++ y\n+  int32 c = 3;\n@@ -9,0 +9 @@\n++++ b/other\n\\ No newline at end of file\ndiff --git a/z.sql b/z.sql\n--- a/z.sql\n+++ b/z.sql\n@@ -1 +1 @@\n--- old\n+++ new\n";
         let d = parse_diff(text);
-        assert_eq!(d.len(), 2, "{d:?}");
-        assert_eq!(d[0].old_path.as_deref(), Some("q.proto"));
-        assert_eq!(d[0].new_path.as_deref(), Some("q.proto"));
+        assert_eq!(
+            paths(&d),
+            [
+                (Some("q.proto"), Some("q.proto")),
+                (Some("z.sql"), Some("z.sql"))
+            ],
+            "{d:?}"
+        );
         assert_eq!(d[0].hunks.len(), 2);
         assert_eq!(d[0].old_ranges, vec![(2, 4)]);
         assert_eq!(d[0].new_ranges, vec![(2, 3), (9, 9)]);
-        assert_eq!(d[1].old_path.as_deref(), Some("z.sql"));
-        assert_eq!(d[1].new_path.as_deref(), Some("z.sql"));
         assert_eq!(d[1].old_ranges, vec![(1, 1)]);
     }
 
@@ -746,16 +760,17 @@ mod tests {
     fn quoted_names_are_unquoted() {
         let text = "diff --git \"a/sp ace/\\303\\251.proto\" \"b/sp ace/\\303\\251.proto\"\nindex 1..2 100644\n--- \"a/sp ace/\\303\\251.proto\"\n+++ \"b/sp ace/\\303\\251.proto\"\n@@ -1 +1 @@\n-a\n+b\ndiff --git \"a/t\\tab\" \"b/q\\\"uo\\\\te\"\nsimilarity index 100%\nrename from \"t\\tab\"\nrename to \"q\\\"uo\\\\te\"\ndiff --git a/with space.go b/with space.go\n--- a/with space.go\t\n+++ b/with space.go\t\n@@ -3 +3 @@\n-x\n+y\ndiff --git a/x b/y.txt b/x b/y.txt\nold mode 100644\nnew mode 100755\n";
         let d = parse_diff(text);
-        assert_eq!(d.len(), 4, "{d:?}");
-        assert_eq!(d[0].old_path.as_deref(), Some("sp ace/\u{e9}.proto"));
-        assert_eq!(d[0].new_path.as_deref(), Some("sp ace/\u{e9}.proto"));
-        assert_eq!(d[1].old_path.as_deref(), Some("t\tab"));
-        assert_eq!(d[1].new_path.as_deref(), Some("q\"uo\\te"));
-        assert_eq!(d[2].old_path.as_deref(), Some("with space.go"));
-        assert_eq!(d[2].new_path.as_deref(), Some("with space.go"));
-        // A mode change only (no ---/+++): the header's two equal halves.
-        assert_eq!(d[3].old_path.as_deref(), Some("x b/y.txt"));
-        assert_eq!(d[3].new_path.as_deref(), Some("x b/y.txt"));
+        assert_eq!(
+            paths(&d),
+            [
+                (Some("sp ace/\u{e9}.proto"), Some("sp ace/\u{e9}.proto")),
+                (Some("t\tab"), Some("q\"uo\\te")),
+                (Some("with space.go"), Some("with space.go")),
+                // A mode change only (no ---/+++): the header's two equal halves.
+                (Some("x b/y.txt"), Some("x b/y.txt")),
+            ],
+            "{d:?}"
+        );
         assert_eq!(unquote("\"a\\nb\\001\"").0, "a\nb\u{1}");
     }
 

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use super::misses::unresolved_list;
 use super::{Role, Row, enclosing, file_name, root_of};
-use crate::index::graph::{Confidence, Graph, Loc, path_matches};
+use crate::index::graph::{Confidence, Graph, Loc, UnresolvedCall, path_matches};
 use crate::index::snapshot::Snapshot;
 
 /// Routes matching `METHOD /path` or `/path` (templates compare segment-wise).
@@ -107,23 +107,18 @@ pub(super) fn route_rows_with(
         .iter()
         .map(|&r| g.routes[r as usize].method.as_str())
         .collect();
-    if no_caller {
-        notes.extend(fitting_unresolved_calls(
-            snap,
-            &owners,
-            &methods,
-            &words,
-            include_tests,
-        ));
-        return (rows, owners.into_iter().collect(), notes);
-    }
-    notes.extend(maybe_callers(
+    let reach = Reach {
         snap,
-        &owners,
-        &methods,
-        &words,
+        owners: &owners,
+        methods: &methods,
+        words: &words,
         include_tests,
-    ));
+    };
+    notes.extend(if no_caller {
+        reach.fitting_unresolved_calls()
+    } else {
+        reach.maybe_callers()
+    });
     (rows, owners.into_iter().collect(), notes)
 }
 
@@ -220,74 +215,74 @@ fn route_words(g: &Graph, routes: &[u32]) -> BTreeSet<String> {
     }))
 }
 
-/// With no caller resolved, the listing of every unresolved call whose verb fits, ranked.
-fn fitting_unresolved_calls(
-    snap: &Snapshot,
-    owners: &BTreeSet<u16>,
-    methods: &[&str],
-    words: &BTreeSet<String>,
+/// What the unresolved HTTP calls are matched against when looking for calls that may
+/// reach a set of routes: the roots serving them, their verbs and their literal path words.
+struct Reach<'s> {
+    snap: &'s Snapshot,
+    owners: &'s BTreeSet<u16>,
+    methods: &'s [&'s str],
+    words: &'s BTreeSet<String>,
     include_tests: bool,
-) -> Option<String> {
-    let g = &snap.graph;
-    // No caller resolved: every unresolved call whose verb fits may be one (a webhook
-    // posted to a URL read from a database, a client whose base URL is configured at
-    // run time). They are listed ranked, so the zero is not taken for proof; a call
-    // whose host names another service goes there, not here.
-    let (calls, tests): (Vec<_>, Vec<_>) = g
-        .unresolved_calls
-        .iter()
-        .filter(|c| c.to_root.is_none_or(|r| owners.contains(&r)))
-        .partition(|c| include_tests || !snap.files[c.at.file as usize].is_test);
-    let ranked = rank_unresolved_calls(
-        methods,
-        words,
-        calls.iter().map(|c| (c.method.as_deref(), c.url.as_str())),
-    );
-    let tests = rank_unresolved_calls(
-        methods,
-        words,
-        tests.iter().map(|c| (c.method.as_deref(), c.url.as_str())),
-    )
-    .len();
-    (!ranked.is_empty() || tests > 0).then(|| ranked_call_list(snap, &calls, &ranked, tests))
 }
 
-/// With callers resolved, the unresolved HTTP calls that may still reach the routes: their
-/// path shares a word, or their host names an owner service and their path is unknown.
-fn maybe_callers(
-    snap: &Snapshot,
-    owners: &BTreeSet<u16>,
-    methods: &[&str],
-    words: &BTreeSet<String>,
-    include_tests: bool,
-) -> Option<String> {
-    let g = &snap.graph;
-    let maybe: Vec<(Loc, String)> = g
-        .unresolved_calls
-        .iter()
-        .filter(|c| {
-            // A call whose verb is known reaches only routes of that verb (or of any).
-            let verb_fits = c.method.as_deref().is_none_or(|m| {
-                methods
-                    .iter()
-                    .any(|r| *r == "ANY" || r.eq_ignore_ascii_case(m))
-            });
-            let own = call_words(&c.url);
-            let shares = own.iter().any(|w| words.contains(w));
-            // Its host names an owner service and its path is unknown, or it shares a word.
-            verb_fits
-                && (shares || (own.is_empty() && c.to_root.is_some_and(|r| owners.contains(&r))))
+impl Reach<'_> {
+    /// With no caller resolved, the listing of every unresolved call whose verb fits, ranked.
+    fn fitting_unresolved_calls(&self) -> Option<String> {
+        let g = &self.snap.graph;
+        // No caller resolved: every unresolved call whose verb fits may be one (a webhook
+        // posted to a URL read from a database, a client whose base URL is configured at
+        // run time). They are listed ranked, so the zero is not taken for proof; a call
+        // whose host names another service goes there, not here.
+        let (calls, tests): (Vec<_>, Vec<_>) = g
+            .unresolved_calls
+            .iter()
+            .filter(|c| c.to_root.is_none_or(|r| self.owners.contains(&r)))
+            .partition(|c| self.include_tests || !self.snap.files[c.at.file as usize].is_test);
+        let rank = |calls: &[&UnresolvedCall]| {
+            rank_unresolved_calls(
+                self.methods,
+                self.words,
+                calls.iter().map(|c| (c.method.as_deref(), c.url.as_str())),
+            )
+        };
+        let ranked = rank(&calls);
+        let tests = rank(&tests).len();
+        (!ranked.is_empty() || tests > 0)
+            .then(|| ranked_call_list(self.snap, &calls, &ranked, tests))
+    }
+
+    /// With callers resolved, the unresolved HTTP calls that may still reach the routes: their
+    /// path shares a word, or their host names an owner service and their path is unknown.
+    fn maybe_callers(&self) -> Option<String> {
+        let g = &self.snap.graph;
+        let maybe: Vec<(Loc, String)> = g
+            .unresolved_calls
+            .iter()
+            .filter(|c| {
+                // A call whose verb is known reaches only routes of that verb (or of any).
+                let verb_fits = c.method.as_deref().is_none_or(|m| {
+                    self.methods
+                        .iter()
+                        .any(|r| *r == "ANY" || r.eq_ignore_ascii_case(m))
+                });
+                let own = call_words(&c.url);
+                let shares = own.iter().any(|w| self.words.contains(w));
+                // Its host names an owner service and its path is unknown, or it shares a word.
+                verb_fits
+                    && (shares
+                        || (own.is_empty() && c.to_root.is_some_and(|r| self.owners.contains(&r))))
+            })
+            .map(|c| (c.at, format!("`{}` — {}", c.url, c.why)))
+            .collect();
+        (!maybe.is_empty()).then(|| {
+            unresolved_list(
+                self.snap,
+                "HTTP call(s) the index could not match to a route may reach these routes (their path shares a word, or their host names the service and their path is unknown)",
+                maybe.into_iter(),
+                self.include_tests,
+            )
         })
-        .map(|c| (c.at, format!("`{}` — {}", c.url, c.why)))
-        .collect();
-    (!maybe.is_empty()).then(|| {
-        unresolved_list(
-            snap,
-            "HTTP call(s) the index could not match to a route may reach these routes (their path shares a word, or their host names the service and their path is unknown)",
-            maybe.into_iter(),
-            include_tests,
-        )
-    })
+    }
 }
 
 /// A call URL's literal path words, at least three letters each (not its base or other
@@ -345,7 +340,7 @@ fn rank_unresolved_calls<'a>(
 /// how many more; `tests` counts those left out in test files.
 fn ranked_call_list(
     snap: &Snapshot,
-    calls: &[&crate::index::graph::UnresolvedCall],
+    calls: &[&UnresolvedCall],
     ranked: &[usize],
     tests: usize,
 ) -> String {

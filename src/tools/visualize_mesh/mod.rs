@@ -343,30 +343,17 @@ mod tests {
             .iter()
             .map(|l| (name(&l.from), name(&l.to), l.kind, l.count))
             .collect();
-        assert!(links.contains(&(
-            "services/gateway".into(),
-            "services/orders".into(),
-            LinkKind::Grpc,
-            1
-        )));
-        assert!(links.contains(&(
-            "services/gateway".into(),
-            "services/orders".into(),
-            LinkKind::Http,
-            1
-        )));
-        assert!(links.contains(&(
-            "services/orders".into(),
-            "orders.created".into(),
-            LinkKind::Produces,
-            1
-        )));
-        assert!(links.contains(&(
-            "orders.created".into(),
-            "services/billing".into(),
-            LinkKind::Consumes,
-            1
-        )));
+        for (from, to, kind, count) in [
+            ("services/gateway", "services/orders", LinkKind::Grpc, 1),
+            ("services/gateway", "services/orders", LinkKind::Http, 1),
+            ("services/orders", "orders.created", LinkKind::Produces, 1),
+            ("orders.created", "services/billing", LinkKind::Consumes, 1),
+        ] {
+            assert!(
+                links.contains(&(from.into(), to.into(), kind, count)),
+                "{from} → {to} {kind:?}: {links:?}"
+            );
+        }
         let gw = view
             .links
             .iter()

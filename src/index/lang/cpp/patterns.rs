@@ -247,11 +247,7 @@ impl<'a> Cpp<'_, '_, 'a> {
         if let Some(open) = open
             && t.close(open).is_some_and(|c| c + 1 == e)
         {
-            return t
-                .args(open)
-                .into_iter()
-                .filter_map(|r| self.topic_expr(r).map(|x| (x, t.line(r.0))))
-                .collect();
+            return common::list_topics(t, open, |r| self.topic_expr(r));
         }
         if e == s + 1
             && let Some(name) = t.ident(s)

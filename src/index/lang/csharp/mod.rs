@@ -451,8 +451,9 @@ mod tests {
 
     use super::*;
     use crate::index::lang::test_support::{
-        constant, extract_each, grpc_calls, grpc_clients, http_calls, import_aliases, import_lines,
-        junk_chars64, lit, route, routes_borrowed, sampled_prefixes, sym, topics,
+        constant, extract_each, extract_junk, grpc_calls, grpc_clients, http_calls, import_aliases,
+        import_lines, junk_chars64, lit, names, route, routes_borrowed, sampled_prefixes, sym,
+        topics,
     };
 
     /// The calls of a file as (method, URL as the evaluator read it, line).
@@ -964,9 +965,8 @@ namespace N
 #endregion
 "#;
         let f = extract("N.cs", src);
-        let names: Vec<&str> = f.symbols.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(
-            names,
+            names(&f),
             vec!["N", "Real", "Sql", "Raw", "Documented", "Undocumented"]
         );
         assert_eq!(sym(&f, "Documented").doc_line, Some(15));
@@ -1495,9 +1495,7 @@ public static class Ext
     #[test]
     fn junk_input_never_panics() {
         let alphabet: &[u8] = b"{}()[]<>/'\"`$@#*=;:,.?!&|\\\n abcXYZ019_-+classnamespaceusing";
-        let junk = junk_chars64(alphabet, 0x9e37_79b9);
-        let f = extract("junk.cs", &junk);
-        assert!(f.symbols.iter().all(|s| s.end_line >= s.line));
+        extract_junk(extract, "junk.cs", &junk_chars64(alphabet, 0x9e37_79b9));
         let deep = "{".repeat(50_000) + &"class A {".repeat(10_000);
         let _ = extract("deep.cs", &deep);
     }

@@ -156,7 +156,7 @@ struct Go<'t, 'l, 'a> {
     /// Types named by iota blocks (`const ( A T = iota … )`).
     enum_types: Vec<&'a str>,
     /// Client variables: name → (service, scope, visible from token index).
-    bindings: HashMap<&'a str, Vec<(String, Scope)>>,
+    bindings: common::ClientBindings<'a>,
     /// Router variables with a path prefix (`v1 := r.Group("/v1")`).
     group_prefix: HashMap<&'a str, String>,
     /// chi `r.Route("/p", func(r chi.Router) {…})` scopes: (closing token, full prefix).
@@ -239,9 +239,9 @@ fn is_keyword(s: &str) -> bool {
 mod tests {
     use super::*;
     use crate::index::lang::test_support::{
-        bindings, events, every_prefix, every_short_token_sequence, extract_each, grpc_calls,
-        grpc_clients, grpc_receiver_calls, grpc_servers, has_sym, http_calls as calls,
-        import_aliases, junk_bytes32, lit, routes, sym,
+        bindings, events, every_prefix, every_short_token_sequence, extract_each, extract_junk,
+        grpc_calls, grpc_clients, grpc_receiver_calls, grpc_servers, has_sym, http_calls as calls,
+        import_aliases, junk_bytes32, lit, names, routes, sym,
     };
 
     /// A route's handler, as [`routes`] gives it.
@@ -1001,8 +1001,7 @@ r.GET("/raw", h)
 `
 "#;
         let f = extract("x.go", src);
-        let names: Vec<&str> = f.symbols.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names, vec!["doc", "tpl"]);
+        assert_eq!(names(&f), vec!["doc", "tpl"]);
         assert!(f.grpc.is_empty() && f.http.is_empty());
         assert_eq!(sym(&f, "tpl").end_line, 10);
     }
@@ -1060,9 +1059,7 @@ func main() { pb.RegisterOrdersServer(s, &S{}); c := pb.NewOrdersClient(conn); c
     #[test]
     fn junk_input_never_panics() {
         let alphabet = b"func type struct interface const var ( ) { } [ ] . , : = & * \" ` ' / \n\t pb Register New Client Server Topic kafka http GET /x iota \\ \xc3\xa9";
-        let text = junk_bytes32(alphabet, 0x1234_5678);
-        let f = extract("junk.go", &text);
-        assert!(f.symbols.len() < 200_000);
+        extract_junk(extract, "junk.go", &junk_bytes32(alphabet, 0x1234_5678));
     }
 }
 

@@ -165,10 +165,7 @@ impl<'t, 'a> Go<'t, '_, 'a> {
         }
         let var = var.filter(|&(name, _)| name != "_");
         if let Some((name, scope)) = var {
-            self.bindings
-                .entry(name)
-                .or_default()
-                .push((svc.to_string(), scope));
+            common::bind_client(&mut self.bindings, name, svc, scope);
         }
         self.facts.grpc.push(GrpcFact::Client {
             service: svc.to_string(),
@@ -210,10 +207,7 @@ impl<'t, 'a> Go<'t, '_, 'a> {
         }
         let func = self.enclosing_func(k).map(|f| (f, self.funcs[f].start));
         let scope = Scope::of_declaration(&self.structs, k, func);
-        self.bindings
-            .entry(name)
-            .or_default()
-            .push((svc.to_string(), scope));
+        common::bind_client(&mut self.bindings, name, svc, scope);
     }
 
     pub(super) fn calls(&mut self) {

@@ -695,8 +695,9 @@ fn is_member(b: &[u8], ts: usize) -> bool {
 mod tests {
     use super::*;
     use crate::index::lang::test_support::{
-        assert_http_calls, bindings, events, extract_each, grpc_call_fact, grpc_client_fact,
-        grpc_server_fact, http_calls, imports, junk_chars64, lit, random_text, routes, sym,
+        assert_http_calls, bindings, events, extract_each, extract_junk, grpc_call_fact,
+        grpc_client_fact, grpc_server_fact, http_calls, imports, junk_chars64, lit, names,
+        random_text, routes, sym,
     };
 
     #[test]
@@ -1333,8 +1334,7 @@ class Checkout
     fn comments_strings_and_heredocs_are_not_code() {
         let src = "<?php\n// class Nope {}\n# function nope() {}\n/* Route::get('/x', 'a'); */\n$s = 'class Nope2 {}';\n$h = <<<EOT\nfunction nope3() {}\nEOT;\nclass Yes {}\n";
         let f = extract("a.php", src);
-        let names: Vec<&str> = f.symbols.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names, vec!["Yes"]);
+        assert_eq!(names(&f), vec!["Yes"]);
         assert!(f.http.is_empty());
     }
 
@@ -1374,8 +1374,12 @@ class Checkout
     #[test]
     fn junk_input_does_not_panic() {
         let alphabet = b"<?php classfunctionusenamespaceconstcaseenumnew#[]()${};:->\\=,.'\"/*\n\t  xyzABC_012RouteHttpgetsubscribenewTopic";
-        let _ = extract("junk.php", &junk_chars64(alphabet, 0x1234_5678_9abc_def1));
-        let _ = extract("junk.php", &random_text(0xdead_beef_cafe_f00d));
+        extract_junk(
+            extract,
+            "junk.php",
+            &junk_chars64(alphabet, 0x1234_5678_9abc_def1),
+        );
+        extract_junk(extract, "junk.php", &random_text(0xdead_beef_cafe_f00d));
         let _ = extract("junk.php", &"const A = 1, ".repeat(20_000));
         let _ = extract("junk.php", &"class A extends ".repeat(20_000));
         let _ = extract("junk.php", &"{".repeat(100_000));

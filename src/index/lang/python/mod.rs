@@ -389,27 +389,8 @@ fn statements(src: &Src) -> Vec<Stmt> {
         };
         last_indent = indent;
         let start = i;
-        let mut j = i;
-        while j < n {
-            match code[j] {
-                b'(' | b'[' | b'{' => match src.br.close_of(j) {
-                    Some(c) => j = c + 1,
-                    None => j += 1,
-                },
-                b'"' | b'\'' => match src.lx.string_covering(j) {
-                    Some(s) => j = s.end.max(j + 1),
-                    None => j += 1,
-                },
-                b'\\' => j += 2,
-                b'\n' | b';' => break,
-                _ => j += 1,
-            }
-        }
-        let j = j.min(n);
-        let mut e = j;
-        while e > start && code[e - 1].is_ascii_whitespace() {
-            e -= 1;
-        }
+        let j = src.statement_stop(start, b"\"'", true, |_| true);
+        let (_, e) = src.trim(start, j);
         out.push(Stmt {
             start,
             end: e,
@@ -451,7 +432,7 @@ mod tests {
     use super::*;
     use crate::index::facts::Part;
     use crate::index::lang::test_support::{
-        consts, events, extract_each, grpc_call_fact, grpc_calls, grpc_client_fact,
+        consts, events, extract_each, extract_junk, grpc_call_fact, grpc_calls, grpc_client_fact,
         grpc_server_fact, imports, junk_chars64, lit, random_text, reference, routes, sym,
     };
 
@@ -1017,8 +998,12 @@ app.add_url_rule("/legacy", view_func=legacy, methods=["DELETE"])
     #[test]
     fn junk_input_does_not_panic() {
         let alphabet = b"classdefimportfrom@()[]{}:=,.'\"#\\\n\t  xyzABC_0123456789+-*/%asyncwithsubscribeproducesendget";
-        let _ = extract("junk.py", &junk_chars64(alphabet, 0x2545_f491_4f6c_dd1d));
-        let _ = extract("junk.py", &random_text(0xdead_beef_cafe_f00d));
+        extract_junk(
+            extract,
+            "junk.py",
+            &junk_chars64(alphabet, 0x2545_f491_4f6c_dd1d),
+        );
+        extract_junk(extract, "junk.py", &random_text(0xdead_beef_cafe_f00d));
         let _ = extract("junk.py", &"(".repeat(50_000));
         let _ = extract("junk.py", &"def f(:\n    ".repeat(5_000));
     }

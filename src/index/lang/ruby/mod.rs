@@ -291,33 +291,8 @@ fn statements(src: &Src) -> Vec<Stmt> {
             continue;
         }
         let start = i;
-        let mut j = i;
-        while j < n {
-            match code[j] {
-                b'(' | b'[' | b'{' => match src.br.close_of(j) {
-                    Some(c) => j = c + 1,
-                    None => j += 1,
-                },
-                b'"' | b'\'' | b'`' => match src.lx.string_covering(j) {
-                    Some(s) => j = s.end.max(j + 1),
-                    None => j += 1,
-                },
-                b';' => break,
-                b'\n' => {
-                    if continues(code, start, j) {
-                        j += 1;
-                    } else {
-                        break;
-                    }
-                }
-                _ => j += 1,
-            }
-        }
-        let j = j.min(n);
-        let mut e = j;
-        while e > start && code[e - 1].is_ascii_whitespace() {
-            e -= 1;
-        }
+        let j = src.statement_stop(start, b"\"'`", false, |nl| !continues(code, start, nl));
+        let (_, e) = src.trim(start, j);
         if e > start {
             out.push(Stmt {
                 start,
@@ -625,8 +600,9 @@ fn container_name(st: &State, ctx: Ctx) -> Option<&str> {
 mod tests {
     use super::*;
     use crate::index::lang::test_support::{
-        assert_http_calls, bindings, events, every_prefix, extract_each, grpc_call_fact,
-        grpc_client_fact, grpc_server_fact, junk_chars64, lit, random_text, routes, sym,
+        assert_http_calls, bindings, events, every_prefix, extract_each, extract_junk,
+        grpc_call_fact, grpc_client_fact, grpc_server_fact, junk_chars64, lit, names, random_text,
+        routes, sym,
     };
 
     #[test]
@@ -1104,8 +1080,7 @@ end
     fn comments_heredocs_and_strings_are_not_code() {
         let src = "# class Nope\n=begin\nclass Nope2\n=end\nsql = <<~SQL\n  class Nope3\n  end\nSQL\nx = \"def nope; end\"\nclass Yes\nend\n";
         let f = extract("a.rb", src);
-        let names: Vec<&str> = f.symbols.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names, vec!["Yes"]);
+        assert_eq!(names(&f), vec!["Yes"]);
         assert_eq!(sym(&f, "Yes").end_line, 11);
     }
 
@@ -1143,8 +1118,12 @@ end
     #[test]
     fn junk_input_does_not_panic() {
         let alphabet = b"classmoduledefenddoif unless@:;()[]{}=<>,.'\"#\\\n\t  xyzABC_012+-*/%|&ENVfetchsubscribeproducegetresources";
-        let _ = extract("junk.rb", &junk_chars64(alphabet, 0x9e37_79b9_7f4a_7c15));
-        let _ = extract("junk.rb", &random_text(0xdead_beef_cafe_f00d));
+        extract_junk(
+            extract,
+            "junk.rb",
+            &junk_chars64(alphabet, 0x9e37_79b9_7f4a_7c15),
+        );
+        extract_junk(extract, "junk.rb", &random_text(0xdead_beef_cafe_f00d));
         let _ = extract("junk.rb", &"class A\n".repeat(20_000));
         let _ = extract("junk.rb", &"do ".repeat(50_000));
         // A command call whose argument window ends inside a multi-byte character.

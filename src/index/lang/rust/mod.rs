@@ -144,7 +144,7 @@ struct Rs<'t, 'l, 'a> {
     server_names: HashSet<String>,
     /// Names imported from a `*_client` module (`OrdersClient`).
     client_names: HashSet<String>,
-    bindings: HashMap<&'a str, Vec<(String, Scope)>>,
+    bindings: common::ClientBindings<'a>,
     /// Path prefixes of axum `.nest("/p", …)` and actix `web::scope("/p")`: (last token, prefix).
     prefix_stack: Vec<(usize, String)>,
     /// Routers built in a variable and nested under a prefix: (the assignment's right-hand
@@ -176,9 +176,10 @@ fn path_start(t: &Tokens, k: usize) -> usize {
 mod tests {
     use super::*;
     use crate::index::lang::test_support::{
-        brief, env, every_prefix, every_short_token_sequence, extract_each, grpc_clients,
-        grpc_receiver_calls, grpc_servers, http_calls_borrowed as http_calls, imports,
-        junk_bytes32, lit, reference, routes_borrowed as routes, sym,
+        assert_http_calls, brief, env, every_prefix, every_short_token_sequence, extract_each,
+        extract_junk, grpc_clients, grpc_receiver_calls, grpc_servers,
+        http_calls_borrowed as http_calls, imports, junk_bytes32, lit, names, reference,
+        routes_borrowed as routes, sym,
     };
 
     fn events(f: &FileFacts) -> Vec<(EventRole, Value, u32)> {
@@ -648,19 +649,18 @@ impl Quotes {
     fn idioms_format_env_and_reqwest() {
         let src = format!("use rdkafka::producer::FutureRecord;\n{IDIOMS}");
         let f = extract("src/quotes.rs", &src);
-        let c = |m: &'static str, u: &str, l: u32| (Some(m), u.to_string(), l);
-        assert_eq!(
-            http_calls(&f),
-            vec![
-                c("GET", "{}/estimate", 9),
+        assert_http_calls(
+            &f,
+            &[
+                ("GET", "{}/estimate", 9),
                 // A module-level constant stays a reference for the graph.
-                c("GET", "{BASE}/x/{}", 10),
-                c("POST", "{BASE}/quotes/{}", 12),
-                c("DELETE", "{env CART_URL}/items", 14),
+                ("GET", "{BASE}/x/{}", 10),
+                ("POST", "{BASE}/quotes/{}", 12),
+                ("DELETE", "{env CART_URL}/items", 14),
                 // `base + "/" + id`: no literal segment, which the graph never matches to a
                 // route. `self.cache.get(key)`, a `format!` key and `map.get` are not requests.
-                c("GET", "{}/{}", 15),
-            ]
+                ("GET", "{}/{}", 15),
+            ],
         );
         let cart = f.http.iter().find_map(|h| match h {
             HttpFact::Call { url, line: 14, .. } => Some(url.clone()),
@@ -715,8 +715,7 @@ line fn nope() {}";
 fn after<'a>(x: &'a str) -> &'a str { x }
 "##;
         let f = extract("src/x.rs", src);
-        let names: Vec<&str> = f.symbols.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names, vec!["real", "after"]);
+        assert_eq!(names(&f), vec!["real", "after"]);
         // The comments above `real` are contiguous, so they are one doc block.
         assert_eq!(sym(&f, "real").doc_line, Some(2));
         assert_eq!(sym(&f, "real").end_line, 13);
@@ -783,8 +782,6 @@ fn main() { let mut c = XClient::connect("x").await?; c.call(1);
     #[test]
     fn junk_input_never_panics() {
         let alphabet = b"fn impl trait struct enum mod use pub const static let mut for where ( ) { } [ ] < > : :: = & * # ! \" ' ` / \n\t Client Server to subscribe route get env var \\ \xc3\xa9";
-        let text = junk_bytes32(alphabet, 0x9e37_79b9);
-        let f = extract("junk.rs", &text);
-        assert!(f.symbols.len() < 200_000);
+        extract_junk(extract, "junk.rs", &junk_bytes32(alphabet, 0x9e37_79b9));
     }
 }

@@ -16,10 +16,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
     }
 
     pub(super) fn bind(&mut self, name: &'a str, service: &str, scope: Scope) {
-        self.bindings
-            .entry(name)
-            .or_default()
-            .push((service.to_string(), scope));
+        common::bind_client(&mut self.bindings, name, service, scope);
     }
 
     // -----------------------------------------------------------------------------------------
@@ -314,11 +311,7 @@ impl<'t, 'a> Rs<'t, '_, 'a> {
             None
         };
         if let Some(open) = open {
-            return t
-                .args(open)
-                .into_iter()
-                .filter_map(|r| self.topic_expr(r).map(|x| (x, t.line(r.0))))
-                .collect();
+            return common::list_topics(t, open, |r| self.topic_expr(r));
         }
         if e == s + 1
             && depth == 0
