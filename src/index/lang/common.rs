@@ -673,7 +673,9 @@ impl PubSub {
     pub fn for_receiver((nats, redis): (bool, bool), receiver: &str) -> Option<PubSub> {
         let lower = receiver.to_ascii_lowercase();
         match (nats, redis) {
-            (true, true) if lower.contains("redis") => Some(PubSub::Redis),
+            (true, true) if lower.contains("redis") || lower.starts_with("rdb") => {
+                Some(PubSub::Redis)
+            }
             (true, true) if lower.contains("nats") || lower == "nc" || lower == "js" => {
                 Some(PubSub::Nats)
             }
