@@ -815,6 +815,15 @@ impl Graph {
                     line: ev.line,
                 };
                 let resolved = resolver.resolve(fi as u32, &ev.topic);
+                // A `Consumer`/`Supplier`/`Function` bean is a Spring Cloud Stream binding only
+                // when its destination is configured or its service configures the framework.
+                if ev.via == crate::index::lang::jvm::STREAM_BEAN_VIA
+                    && resolved.chain.is_empty()
+                    && !resolver.root_configures(fi as u32, "spring.cloud.stream")
+                    && !resolver.root_configures(fi as u32, "spring.cloud.function")
+                {
+                    continue;
+                }
                 let exchange = ev.via == crate::index::lang::common::AMQP_EXCHANGE_VIA;
                 let Some(name) = resolved.text().filter(|t| !t.trim().is_empty()) else {
                     // An AMQP exchange that is the default one (a constant `""`), or that is
@@ -2927,6 +2936,71 @@ func main() {
         // SHIP_TOPIC is set for two other services with two values: the shipping service's is
         // unknown, and the site stays listed as unresolved.
         assert_eq!(g.unresolved_events.len(), 1, "{:?}", g.unresolved_events);
+    }
+
+    #[test]
+    fn spring_cloud_stream_bindings_resolve_through_property_files() {
+        use crate::index::facts::Language::{Java, Properties, Yaml};
+        let orders = r#"package acme.orders;
+class Publisher {
+    void send(Order o) { streamBridge.send("orders-out-0", o); }
+    void audit(Order o) { streamBridge.send("audit-out-0", o); }
+}
+"#;
+        let yml = "spring:\n  cloud:\n    stream:\n      bindings:\n        orders-out-0:\n          destination: orders.created\n";
+        let billing = r#"package acme.billing;
+class Handlers {
+    @Bean
+    public Consumer<Order> orders() { return o -> {}; }
+}
+"#;
+        let props = "spring.cloud.stream.bindings.orders-in-0.destination=orders.created\n";
+        // A `Consumer` bean in a service that configures no Spring Cloud Stream is no binding.
+        let other = "package acme.other;\nclass C {\n    @Bean\n    public Consumer<String> log() { return s -> {}; }\n}\n";
+        let snap = graph_of(&[
+            ("orders", "orders/src/Publisher.java", Java, orders),
+            (
+                "orders",
+                "orders/src/main/resources/application.yml",
+                Yaml,
+                yml,
+            ),
+            ("billing", "billing/src/Handlers.java", Java, billing),
+            (
+                "billing",
+                "billing/src/main/resources/application.properties",
+                Properties,
+                props,
+            ),
+            ("other", "other/src/C.java", Java, other),
+        ]);
+        let g = &snap.graph;
+        let found = topic_lines(g);
+        let key = "spring.cloud.stream.bindings";
+        assert_eq!(
+            found,
+            vec![
+                (
+                    "orders.created",
+                    3,
+                    format!("config {key}.orders-out-0.destination").as_str()
+                ),
+                // No destination configured: the binding's own name, and the answer says so.
+                (
+                    "audit-out-0",
+                    4,
+                    format!("config {key}.audit-out-0.destination unset, default").as_str()
+                ),
+                (
+                    "orders.created",
+                    4,
+                    format!("config {key}.orders-in-0.destination").as_str()
+                ),
+            ],
+            "unresolved {:?}",
+            g.unresolved_events
+        );
+        assert!(g.unresolved_events.is_empty(), "{:?}", g.unresolved_events);
     }
 
     #[test]

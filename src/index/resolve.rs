@@ -417,6 +417,16 @@ impl<'a> Resolver<'a> {
         &self.paths[fi as usize]
     }
 
+    /// True when a property file of file `fi`'s root sets any key under `prefix` (compared
+    /// relaxed, as [`config_key`]): whether the service configures a framework at all.
+    pub fn root_configures(&self, fi: u32, prefix: &str) -> bool {
+        let want = config_key(prefix);
+        let root = self.files[fi as usize].root;
+        self.props
+            .get(&root)
+            .is_some_and(|m| m.keys().any(|k| k.starts_with(&want)))
+    }
+
     /// Resolves `value` as seen from file `fi`.
     pub fn resolve(&self, fi: u32, value: &Value) -> Resolved {
         let mut out = Resolved {
@@ -481,7 +491,13 @@ impl<'a> Resolver<'a> {
                         continue;
                     }
                     match default {
-                        Some(d) => out.segs.push(Seg::Lit(d.clone())),
+                        Some(d) => {
+                            // The fallback shows: no property file of the root sets the key.
+                            if first {
+                                out.how = format!("config {key} unset, default");
+                            }
+                            out.segs.push(Seg::Lit(d.clone()))
+                        }
                         None if self.push_deployed(fi, key, "config", depth, out) => {}
                         None => out.segs.push(Seg::Hole {
                             name: Some(key.clone()),

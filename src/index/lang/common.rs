@@ -597,6 +597,129 @@ pub fn push_exchange(
     }
 }
 
+/// A publish/subscribe library read at everyday method names (`publish`, `subscribe`): only
+/// in a file that imports it, so an `EventEmitter` or an in-house bus is never taken for one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PubSub {
+    /// NATS core and JetStream (`nats.go`, `nats` on npm, nats-py, jnats, NATS.Client).
+    Nats,
+    /// Redis pub/sub and streams (go-redis, ioredis, node-redis, redis-py, Jedis, Lettuce,
+    /// Spring Data Redis, StackExchange.Redis).
+    Redis,
+}
+
+impl PubSub {
+    /// The library's name as the facts' `via`.
+    pub fn via(self) -> &'static str {
+        match self {
+            PubSub::Nats => "nats",
+            PubSub::Redis => "redis",
+        }
+    }
+
+    /// The library an imported module belongs to, in any language's spelling: `nats`,
+    /// `nats.aio.client`, `@nats-io/jetstream`, `github.com/nats-io/nats.go`, `io.nats.client`,
+    /// `NATS.Client.Core`; `redis`, `redis.asyncio`, `ioredis`, `@redis/client`,
+    /// `github.com/redis/go-redis/v9`, `redis.clients.jedis`, `io.lettuce.core`,
+    /// `org.springframework.data.redis…`, `StackExchange.Redis`.
+    pub fn of_module(module: &str) -> Option<PubSub> {
+        let m = module;
+        let under = |root: &str| {
+            m == root
+                || m.strip_prefix(root)
+                    .is_some_and(|r| r.starts_with(['.', '/']))
+        };
+        if under("nats")
+            || under("nats.ws")
+            || m.starts_with("@nats-io/")
+            || m.contains("github.com/nats-io/nats.go")
+            || under("io.nats")
+            || under("NATS.Client")
+            || under("NATS.Net")
+        {
+            return Some(PubSub::Nats);
+        }
+        if under("redis")
+            || under("ioredis")
+            || under("aioredis")
+            || m.starts_with("@redis/")
+            || m.contains("/go-redis/redis")
+            || m.contains("github.com/redis/go-redis")
+            || under("io.lettuce")
+            || under("org.springframework.data.redis")
+            || under("StackExchange.Redis")
+        {
+            return Some(PubSub::Redis);
+        }
+        None
+    }
+
+    /// The pub/sub libraries a file imports: (NATS, Redis).
+    pub fn imported(imports: &[crate::index::facts::Import]) -> (bool, bool) {
+        let mut out = (false, false);
+        for i in imports {
+            match PubSub::of_module(&i.module) {
+                Some(PubSub::Nats) => out.0 = true,
+                Some(PubSub::Redis) => out.1 = true,
+                None => {}
+            }
+        }
+        out
+    }
+
+    /// Which imported library a call on `receiver` belongs to: the one the receiver is named
+    /// for (`redisClient`, `natsConn`), else the only one imported. `None` when neither is
+    /// imported, or both are and the name does not say.
+    pub fn for_receiver((nats, redis): (bool, bool), receiver: &str) -> Option<PubSub> {
+        let lower = receiver.to_ascii_lowercase();
+        match (nats, redis) {
+            (true, true) if lower.contains("redis") || lower.starts_with("rdb") => {
+                Some(PubSub::Redis)
+            }
+            (true, true) if lower.contains("nats") || lower == "nc" || lower == "js" => {
+                Some(PubSub::Nats)
+            }
+            (true, false) => Some(PubSub::Nats),
+            (false, true) => Some(PubSub::Redis),
+            _ => None,
+        }
+    }
+}
+
+/// What a publish/subscribe method does, by its name in any language's casing (`publish`,
+/// `Publish`, `PublishAsync`, `queue_subscribe`, `QueueSubscribe`, `xAdd`, `StreamAddAsync`),
+/// for library `lib`: its role, and whether it is a Redis stream command (whose first
+/// argument is the stream key). `None` for any other method.
+pub fn pubsub_method(lib: PubSub, name: &str) -> Option<(crate::index::facts::EventRole, bool)> {
+    let base = name.strip_suffix("Async").unwrap_or(name);
+    let mut key = [0u8; 24];
+    let mut n = 0;
+    for b in base.bytes().filter(|&b| b != b'_') {
+        *key.get_mut(n)? = b.to_ascii_lowercase();
+        n += 1;
+    }
+    let key = &key[..n];
+    use crate::index::facts::EventRole::{Consumer, Producer};
+    Some(match (lib, key) {
+        (_, b"publish") => (Producer, false),
+        (_, b"subscribe") => (Consumer, false),
+        (
+            PubSub::Nats,
+            b"queuesubscribe"
+            | b"subscribesync"
+            | b"queuesubscribesync"
+            | b"chansubscribe"
+            | b"chanqueuesubscribe"
+            | b"pullsubscribe",
+        ) => (Consumer, false),
+        (PubSub::Redis, b"psubscribe" | b"ssubscribe") => (Consumer, false),
+        (PubSub::Redis, b"spublish") => (Producer, false),
+        (PubSub::Redis, b"xadd" | b"streamadd") => (Producer, true),
+        (PubSub::Redis, b"xreadgroup" | b"streamreadgroup") => (Consumer, true),
+        _ => return None,
+    })
+}
+
 /// The masked code of an extractor that reads byte ranges (Python, Ruby), with what the
 /// language reads an expression at `s..e` as: the shared trimming, and the topic and URL
 /// readings its call sites make.

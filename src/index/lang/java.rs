@@ -1009,6 +1009,106 @@ public interface Legacy {
     }
 
     #[test]
+    fn nats_and_redis_clients_and_spring_redis_topics() {
+        use crate::index::lang::test_support::events_shown;
+        let src = r#"package com.acme.orders;
+import io.nats.client.Connection;
+import io.nats.client.Dispatcher;
+class Bus {
+    static final String SHIPPED = "orders.shipped";
+    void run(Connection nc, Dispatcher dispatcher, String subj) {
+        nc.publish("orders.created", bytes);
+        dispatcher.subscribe("orders.*");
+        nc.subscribe(SHIPPED, "workers");
+        nc.publish(subj, bytes);
+        nc.flush(d);
+    }
+}
+"#;
+        use EventRole::{Consumer, Producer};
+        let s = |x: &str| x.to_string();
+        assert_eq!(
+            events_shown(&extract("Bus.java", src)),
+            vec![
+                (Producer, s("orders.created"), "nats", 7),
+                (Consumer, s("orders.*"), "nats", 8),
+                (Consumer, s("{Bus.SHIPPED}"), "nats", 9),
+                // A parameter: the graph lists the site as unresolved.
+                (Producer, s("{}"), "nats", 10),
+            ]
+        );
+        let redis = r#"package com.acme.orders;
+import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.data.redis.listener.ChannelTopic;
+import redis.clients.jedis.Jedis;
+class Cache {
+    void run(StringRedisTemplate template, Jedis jedis) {
+        template.convertAndSend("orders.created", json);
+        container.addMessageListener(adapter, new ChannelTopic("orders.created"));
+        container.addMessageListener(adapter, new PatternTopic("orders.*"));
+        jedis.publish("orders.paid", msg);
+        jedis.subscribe(listener, "orders.paid", "orders.void");
+        jedis.xadd("audit", StreamEntryID.NEW_ENTRY, fields);
+        jedis.get("orders.created");
+    }
+}
+"#;
+        assert_eq!(
+            events_shown(&extract("Cache.java", redis)),
+            vec![
+                (Producer, s("orders.created"), "redis", 7),
+                (Consumer, s("orders.created"), "redis", 8),
+                (Consumer, s("orders.*"), "redis", 9),
+                (Producer, s("orders.paid"), "redis", 10),
+                // Jedis's listener comes first.
+                (Consumer, s("orders.paid"), "redis", 11),
+                (Consumer, s("orders.void"), "redis", 11),
+                (Producer, s("audit"), "redis", 12),
+            ]
+        );
+        // Without a NATS or Redis import: someone else's `publish`, RabbitMQ's template.
+        let plain = "package x;\nclass B { void f() { bus.publish(\"orders.created\", o); rabbitTemplate.convertAndSend(\"q\", o); } }\n";
+        assert_eq!(
+            events_shown(&extract("B.java", plain)),
+            vec![(Producer, s("q"), "RabbitTemplate", 2)]
+        );
+    }
+
+    #[test]
+    fn spring_cloud_stream_bridge_and_functional_beans() {
+        use crate::index::lang::test_support::events_shown;
+        let src = r#"package com.acme.orders;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.Supplier;
+@Configuration
+class Streams {
+    void send(Order o) { streamBridge.send("orders-out-0", o); }
+    @Bean
+    public Consumer<Order> payments() { return o -> {}; }
+    @Bean public Supplier<Flux<Tick>> ticks() { return Flux::empty; }
+    @Bean
+    @Profile("x")
+    Function<Order, Invoice> invoice() { return o -> null; }
+    @Bean public RestTemplate rest() { return new RestTemplate(); }
+}
+"#;
+        use EventRole::{Consumer, Producer};
+        let d = |b: &str| format!("{{config spring.cloud.stream.bindings.{b}.destination}}");
+        let bean = super::jvm::STREAM_BEAN_VIA;
+        assert_eq!(
+            events_shown(&extract("Streams.java", src)),
+            vec![
+                (Producer, d("orders-out-0"), "spring-cloud-stream", 7),
+                (Consumer, d("payments-in-0"), bean, 9),
+                (Producer, d("ticks-out-0"), bean, 10),
+                (Consumer, d("invoice-in-0"), bean, 13),
+                (Producer, d("invoice-out-0"), bean, 13),
+            ]
+        );
+    }
+
+    #[test]
     fn rabbit_templates_listeners_and_spring_application_events() {
         let src = r#"package com.acme.orders;
 class Messaging {

@@ -1128,6 +1128,33 @@ class Publisher(private val kafkaTemplate: KafkaTemplate<String, String>) {
     }
 
     #[test]
+    fn spring_cloud_stream_functional_beans_in_kotlin() {
+        use crate::index::lang::test_support::events_shown;
+        let src = r#"package com.acme
+@Configuration
+class Streams(private val streamBridge: StreamBridge) {
+    @Bean
+    fun orders(): Consumer<Order> = Consumer { }
+    @Bean fun audit() = Function<Order, Audit> { it.audit() }
+    @Bean fun mapper(): ObjectMapper = ObjectMapper()
+    fun send(o: Order) = streamBridge.send("shipments-out-0", o)
+}
+"#;
+        use EventRole::{Consumer, Producer};
+        let d = |b: &str| format!("{{config spring.cloud.stream.bindings.{b}.destination}}");
+        let bean = super::jvm::STREAM_BEAN_VIA;
+        assert_eq!(
+            events_shown(&extract("Streams.kt", src)),
+            vec![
+                (Consumer, d("orders-in-0"), bean, 5),
+                (Consumer, d("audit-in-0"), bean, 6),
+                (Producer, d("audit-out-0"), bean, 6),
+                (Producer, d("shipments-out-0"), "spring-cloud-stream", 8),
+            ]
+        );
+    }
+
+    #[test]
     fn spring_amqp_exchanges_in_kotlin() {
         let src = r#"package shop
 class RabbitConfig {

@@ -326,6 +326,15 @@ pub(crate) fn topics_shown(f: &FileFacts) -> Vec<(EventRole, String, u32)> {
         .collect()
 }
 
+/// The events of the file as (role, topic as shown, via, line): the readable form the
+/// pub/sub recogniser tests compare.
+pub(crate) fn events_shown(f: &FileFacts) -> Vec<(EventRole, String, &str, u32)> {
+    f.events
+        .iter()
+        .map(|e| (e.role, e.topic.display(), e.via.as_str(), e.line))
+        .collect()
+}
+
 /// The gRPC servers the file registers as (service, implementing type, line).
 pub(crate) fn grpc_servers(f: &FileFacts) -> Vec<(&str, Option<&str>, u32)> {
     f.grpc

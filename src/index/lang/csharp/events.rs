@@ -105,6 +105,59 @@ impl<'t> Ex<'t, '_, '_> {
         true
     }
 
+    /// NATS (NATS.Client `c.Publish("subj", data)`, `SubscribeAsync("subj", h)`, NATS.Net
+    /// `await nats.PublishAsync("subj", data)`, `nats.SubscribeAsync<T>("subj")`) and
+    /// StackExchange.Redis (`sub.PublishAsync(RedisChannel.Literal("ch"), msg)`,
+    /// `SubscribeAsync(RedisChannel.Pattern("orders.*"), h)`, `db.StreamAddAsync("s", …)`,
+    /// `StreamReadGroupAsync("s", "g", "c")`) at the call `last(…)` on `recv` whose `(` is
+    /// token `p`, in a file that imports the library. True when the call was one.
+    pub(super) fn pubsub_call(&mut self, last: &str, recv: &str, p: usize) -> bool {
+        let t = self.t;
+        if common::pubsub_method(common::PubSub::Nats, last).is_none()
+            && common::pubsub_method(common::PubSub::Redis, last).is_none()
+        {
+            return false;
+        }
+        let libs = common::PubSub::imported(&self.facts.imports);
+        let Some(lib) = common::PubSub::for_receiver(libs, recv) else {
+            return false;
+        };
+        let Some((role, _)) = common::pubsub_method(lib, last) else {
+            return false;
+        };
+        // A named argument (`subject: "x"`, `channel: …`) is read by its value.
+        let Some(&(mut a, e)) = t.args(p).first() else {
+            return false;
+        };
+        if t.ident(a).is_some() && t.punct(a + 1) == b':' {
+            a += 2;
+        }
+        // `RedisChannel.Literal("ch")`, `RedisChannel.Pattern(p)`, `new RedisChannel("ch", …)`.
+        let open = if t.is(a, "RedisChannel")
+            && t.punct(a + 1) == b'.'
+            && t.ident(a + 2).is_some()
+            && t.punct(a + 3) == b'('
+        {
+            Some(a + 3)
+        } else if t.is(a, "new") && t.is(a + 1, "RedisChannel") && t.punct(a + 2) == b'(' {
+            Some(a + 2)
+        } else {
+            None
+        };
+        let (a, e) = match open {
+            Some(o) => match t.args(o).first() {
+                Some(&r) => r,
+                None => return true,
+            },
+            None => (a, e),
+        };
+        if let Some(topic) = self.topic_expr(a, e) {
+            let line = self.line(p);
+            common::push_event(&mut self.facts, role, topic, lib.via(), line);
+        }
+        true
+    }
+
     /// The first type argument of the `<…>` right after token `k` (`IConsumer<OrderCreated>`
     /// → `OrderCreated`; a qualified name gives its last segment).
     pub(super) fn type_arg_after(&self, k: usize) -> Option<&'t str> {
@@ -401,6 +454,67 @@ mod aws_tests {
     use crate::index::facts::{EventRole, Value};
     use crate::index::lang::test_support::events;
     use EventRole::*;
+
+    #[test]
+    fn nats_and_stackexchange_redis() {
+        use crate::index::lang::test_support::events_shown;
+        let src = r#"using NATS.Client.Core;
+namespace Shop;
+public class Bus
+{
+    private const string Shipped = "orders.shipped";
+    public async Task Run(NatsConnection nats, string subject)
+    {
+        await nats.PublishAsync("orders.created", order);
+        await foreach (var msg in nats.SubscribeAsync<Order>("orders.*")) { }
+        await nats.PublishAsync(subject: Shipped, data: order);
+        await nats.PublishAsync(subject, order);
+    }
+}
+"#;
+        use EventRole::{Consumer, Producer};
+        let s = |x: &str| x.to_string();
+        assert_eq!(
+            events_shown(&super::super::extract("Bus.cs", src)),
+            vec![
+                (Producer, s("orders.created"), "nats", 8),
+                (Consumer, s("orders.*"), "nats", 9),
+                (Producer, s("{Shipped}"), "nats", 10),
+                // A parameter: the graph lists the site as unresolved.
+                (Producer, s("{}"), "nats", 11),
+            ]
+        );
+        let redis = r#"using StackExchange.Redis;
+public class Cache
+{
+    public async Task Run(IConnectionMultiplexer mux)
+    {
+        var sub = mux.GetSubscriber();
+        await sub.PublishAsync(RedisChannel.Literal("orders.created"), json);
+        await sub.SubscribeAsync(RedisChannel.Pattern("orders.*"), (ch, v) => { });
+        sub.Subscribe(new RedisChannel("orders.paid", RedisChannel.PatternMode.Literal), h);
+        await db.StreamAddAsync("audit", "k", "v");
+        await db.StringSetAsync("orders.created", json);
+    }
+}
+"#;
+        assert_eq!(
+            events_shown(&super::super::extract("Cache.cs", redis)),
+            vec![
+                (Producer, s("orders.created"), "redis", 7),
+                (Consumer, s("orders.*"), "redis", 8),
+                (Consumer, s("orders.paid"), "redis", 9),
+                (Producer, s("audit"), "redis", 10),
+            ]
+        );
+        // Without the import: an in-house bus's typed publish stays the typed bus's.
+        let plain = "public class P { async Task F() { await bus.PublishAsync(\"orders.created\", o); } }\n";
+        assert!(
+            events_shown(&super::super::extract("P.cs", plain))
+                .iter()
+                .all(|e| e.2 != "nats" && e.2 != "redis")
+        );
+    }
 
     #[test]
     fn aws_sqs_and_sns_sdk() {

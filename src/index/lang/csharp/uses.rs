@@ -49,6 +49,11 @@ impl<'t> Ex<'t, '_, '_> {
         if self.aws_messaging(last, recv, p) {
             return;
         }
+        if let Some(r) = recv
+            && self.pubsub_call(last, r, p)
+        {
+            return;
+        }
         if let Some(role) = typed_bus_role(last, recv)
             && self.typed_bus(role, c, p)
         {

@@ -86,6 +86,15 @@ impl<'t, 'a> Go<'t, '_, 'a> {
     pub(super) fn call_event(&mut self, k: usize, id: &str) {
         let t = self.t;
         let method = k > 0 && t.is_punct(k - 1, b'.');
+        if method
+            && k >= 2
+            && !(self.libs.amqp && matches!(id, "Publish" | "Consume"))
+            && let Some(recv) = t.ident(k - 2)
+            && let Some(lib) = common::PubSub::for_receiver(self.libs.pubsub, recv)
+            && let Some((role, stream)) = common::pubsub_method(lib, id)
+        {
+            return self.pubsub_event(k, lib, role, stream);
+        }
         if !matches!(
             id,
             "ConsumePartition"
@@ -140,6 +149,59 @@ impl<'t, 'a> Go<'t, '_, 'a> {
                 {
                     self.push_event(role, topic, via, t.line(r.0));
                 }
+            }
+        }
+    }
+
+    /// NATS (`nc.Publish(subj, data)`, `nc.Subscribe(subj, h)`, `QueueSubscribe(subj, q, h)`,
+    /// JetStream's `js.Publish(ctx, subj, data)`) and go-redis (`rdb.Publish(ctx, ch, msg)`,
+    /// `Subscribe(ctx, a, b)`, `PSubscribe`, `XAdd(ctx, &redis.XAddArgs{Stream: s})`,
+    /// `XReadGroup(ctx, &redis.XReadGroupArgs{Streams: []string{s, ">"}})`) at the call
+    /// named at token `k`. A leading context argument is skipped; a subject held in a
+    /// parameter stays a run-time topic, so the graph lists the site as unresolved.
+    fn pubsub_event(&mut self, k: usize, lib: common::PubSub, role: EventRole, stream: bool) {
+        let t = self.t;
+        let mut args = t.args(k + 1);
+        let ctx_like = |r: (usize, usize)| {
+            let first = t.text(r.0);
+            (r.1 == r.0 + 1 && (first == "ctx" || first.ends_with("Ctx")))
+                || (t.is(r.0, "context") && t.is_punct(r.0 + 1, b'.'))
+        };
+        if args.first().is_some_and(|&r| ctx_like(r)) {
+            args.remove(0);
+        }
+        let via = lib.via();
+        if stream {
+            // The stream key is a field of the arguments struct.
+            let Some(&(a, b)) = args.first() else {
+                return;
+            };
+            let open = (a..b).find(|&j| t.is_punct(j, b'{'));
+            for (x, y) in open.map(|o| t.args(o)).unwrap_or_default() {
+                if !t.is_punct(x + 1, b':') || y <= x + 2 {
+                    continue;
+                }
+                if t.is(x, "Stream") {
+                    if let Some(topic) = self.topic_expr((x + 2, y)) {
+                        self.push_event(role, topic, via, t.line(x));
+                    }
+                } else if t.is(x, "Streams") {
+                    // `Streams: []string{key…, id…}`: the keys are the first half.
+                    let all = self.topic_list((x + 2, y), k);
+                    let keys = all.len().div_ceil(2);
+                    for (topic, line) in all.into_iter().take(keys) {
+                        self.push_event(role, topic, via, line);
+                    }
+                }
+            }
+            return;
+        }
+        // Publish and NATS subscriptions name one subject; a Redis subscription many channels.
+        let many = lib == common::PubSub::Redis && role == EventRole::Consumer;
+        let take = if many { args.len() } else { 1 };
+        for &r in args.iter().take(take) {
+            if let Some(topic) = self.topic_expr(r) {
+                self.push_event(role, topic, via, t.line(r.0));
             }
         }
     }

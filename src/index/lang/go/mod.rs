@@ -101,6 +101,8 @@ struct Libs {
     confluent: bool,
     /// github.com/rabbitmq/amqp091-go or github.com/streadway/amqp.
     amqp: bool,
+    /// The NATS and Redis clients imported ([`common::PubSub::imported`]).
+    pubsub: (bool, bool),
 }
 
 impl Libs {
@@ -113,6 +115,7 @@ impl Libs {
             amqp: imports
                 .iter()
                 .any(|i| i.module.ends_with("/amqp") || i.module.contains("amqp091-go")),
+            pubsub: common::PubSub::imported(imports),
         }
     }
 }
@@ -701,6 +704,73 @@ func confluent(p *ck.Producer, c *ck.Consumer) {
                 ("ANY".into(), "/tags/".into(), s("tags"), 6),
             ]
         );
+    }
+
+    #[test]
+    fn nats_core_jetstream_and_go_redis() {
+        let src = r#"package events
+
+import (
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+const shipped = "orders.shipped"
+
+func run(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, subj string) {
+	nc.Publish("orders.created", data)
+	nc.Subscribe("orders.*", handle)
+	nc.QueueSubscribe(shipped, "workers", handle)
+	js.Publish(ctx, "payments.done", data)
+	nc.Publish(subj, data)
+	nc.Flush()
+}
+"#;
+        let f = extract("events.go", src);
+        use EventRole::*;
+        assert_eq!(
+            events(&f),
+            vec![
+                (Producer, lit("orders.created"), "nats", 11),
+                (Consumer, lit("orders.*"), "nats", 12),
+                (Consumer, Value::reference("shipped"), "nats", 13),
+                // JetStream's context argument is skipped.
+                (Producer, lit("payments.done"), "nats", 14),
+                // A parameter: kept so the graph lists the site as unresolved.
+                (Producer, Value::dynamic(), "nats", 15),
+            ]
+        );
+        let redis = r#"package cache
+
+import "github.com/redis/go-redis/v9"
+
+func run(ctx context.Context, rdb *redis.Client) {
+	rdb.Publish(ctx, "orders.created", msg)
+	sub := rdb.Subscribe(ctx, "orders.created", "orders.paid")
+	rdb.PSubscribe(ctx, "orders.*")
+	rdb.XAdd(ctx, &redis.XAddArgs{Stream: "audit", Values: v})
+	rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "g", Streams: []string{"audit", ">"}})
+	rdb.Get(ctx, "key")
+}
+"#;
+        assert_eq!(
+            events(&extract("cache.go", redis)),
+            vec![
+                (Producer, lit("orders.created"), "redis", 6),
+                (Consumer, lit("orders.created"), "redis", 7),
+                (Consumer, lit("orders.paid"), "redis", 7),
+                (Consumer, lit("orders.*"), "redis", 8),
+                (Producer, lit("audit"), "redis", 9),
+                (Consumer, lit("audit"), "redis", 10),
+            ]
+        );
+    }
+
+    #[test]
+    fn publish_without_a_pubsub_import_is_someone_elses() {
+        // An in-house bus, and a NATS-shaped call in a file that imports neither library.
+        let src = "package n\nimport \"example.com/bus\"\nfunc f(b *bus.Bus) {\n\tb.Publish(\"orders.created\", x)\n\tb.Subscribe(\"orders.created\", h)\n}\n";
+        assert!(extract("n.go", src).events.is_empty());
     }
 
     #[test]

@@ -27,6 +27,7 @@ impl<'s, 'a> Ctx<'s, 'a> {
         let mut in_send: HashSet<usize> = HashSet::new();
         // The exchanges the file declares, read at its first `BindingBuilder` binding.
         let mut declared = None;
+        let libs = common::PubSub::imported(&facts.imports);
         for k in 0..n {
             let t = src.toks[k];
             if t.kind == TokKind::Punct && t.text == "@" {
@@ -39,6 +40,12 @@ impl<'s, 'a> Ctx<'s, 'a> {
             match t.text {
                 "to" => self.binding_builder(k, &mut declared, facts),
                 "Binding" => self.binding_ctor(k, facts),
+                "ChannelTopic" | "PatternTopic" if libs.1 => self.redis_listener_topic(k, facts),
+                _ if (libs.0 || libs.1)
+                    && k >= 2
+                    && src.is(k - 1, ".")
+                    && src.is(k + 1, "(")
+                    && self.pubsub_call(k, libs, facts) => {}
                 _ => self.event_call(k, &mut in_send, facts),
             }
         }
@@ -54,6 +61,7 @@ impl<'s, 'a> Ctx<'s, 'a> {
             return;
         };
         match ann.name {
+            "Bean" => self.function_bean(ann.end, facts),
             "KafkaListener" => {
                 if let Some(r) = ann_attr(src, &ann, &["topics"]) {
                     for topic in self.topics(r) {
@@ -241,7 +249,9 @@ impl<'s, 'a> Ctx<'s, 'a> {
         let is_template = self.held.get(recv) == Some(&Held::KafkaTemplate)
             || recv.to_ascii_lowercase().contains("kafkatemplate");
         if !is_template {
-            self.aws_call(k, facts);
+            if !self.stream_bridge_send(k, facts) {
+                self.aws_call(k, facts);
+            }
             return;
         }
         let Some((a, b)) = src.first_arg(k + 1) else {
@@ -272,7 +282,10 @@ impl<'s, 'a> Ctx<'s, 'a> {
         let t = src.toks[k];
         let args = src.split_commas(k + 2, src.close_or_end(k + 1));
         let recv = src.ident(k - 2).unwrap_or("").to_ascii_lowercase();
-        let via = if recv.contains("jms") {
+        let redis = common::PubSub::imported(&facts.imports).1;
+        let via = if recv.contains("redis") || (redis && !recv.contains("rabbit")) {
+            "redis"
+        } else if recv.contains("jms") {
             "JmsTemplate"
         } else if recv.contains("sqs") || recv.contains("queuemessaging") {
             "SqsTemplate"

@@ -23,11 +23,13 @@ mod functional;
 mod grpc;
 mod kafka;
 mod ktor;
+mod pubsub;
 mod recognize;
 mod routes;
 pub mod walk;
 
 pub use consts::Consts;
+pub use pubsub::STREAM_BEAN_VIA;
 pub use recognize::recognize;
 pub use walk::{Frame, Walk};
 

@@ -111,6 +111,9 @@ pub(super) fn call_site(
         return;
     }
     let parens = (open, close);
+    if pubsub_call(src, st, chain, callee, parens) {
+        return;
+    }
     match callee {
         "subscribe" | "produce" | "send" | "send_and_wait" | "produce_async" => {
             kafka_call(src, st, chain, callee, parens)
@@ -271,6 +274,64 @@ fn kafka_call(
         }
         _ => {}
     }
+}
+
+/// nats-py (`await nc.publish("orders.created", b"…")`, `await nc.subscribe("orders.*",
+/// cb=h)`, JetStream's `js.publish` / `js.subscribe` / `js.pull_subscribe`) and redis-py
+/// (`r.publish(ch, msg)`, `p = r.pubsub(); p.subscribe("a", "b")`, `p.psubscribe("a.*")`,
+/// `r.xadd("s", {…})`, `r.xreadgroup("g", "c", {"s": ">"})`) in a file that imports the
+/// library. A Kafka consumer's `subscribe` and an SNS `publish(TopicArn=…)` stay theirs.
+/// True when the call was one.
+fn pubsub_call(
+    src: &Src,
+    st: &mut State,
+    chain: &Chain,
+    callee: &str,
+    (open, close): (usize, usize),
+) -> bool {
+    if chain.text.is_empty() {
+        return false;
+    }
+    let Some(lib) = common::PubSub::for_receiver(st.pubsub, chain.last()) else {
+        return false;
+    };
+    let Some((role, stream)) = common::pubsub_method(lib, callee) else {
+        return false;
+    };
+    let producer = role == EventRole::Producer;
+    if kafka_receiver(st, chain, producer).is_some() && st.kafka_lib.is_some() {
+        return false;
+    }
+    let args = src.args(open, close);
+    if args.kw("TopicArn").is_some() || args.kw("TargetArn").is_some() {
+        return false;
+    }
+    let via = lib.via();
+    let mut found: Vec<(usize, usize)> = Vec::new();
+    if stream && !producer {
+        // `xreadgroup(group, consumer, {stream: id})` / `streams={…}`: the dict's keys.
+        if let Some((s, e)) = args
+            .kw("streams")
+            .or_else(|| args.positional.get(2).copied())
+        {
+            for (a, z) in src.elements(s, e) {
+                if let Some(&(ks, ke)) = common::split_top(src.code(), a, z, b':', &src.br).first()
+                {
+                    found.push((ks, ke));
+                }
+            }
+        }
+    } else if let Some(first) = args.first_or(&["subject", "channel", "name"]) {
+        found.push(first);
+        // redis-py subscribes to every positional channel.
+        if lib == common::PubSub::Redis && !producer && !stream {
+            found.extend(args.positional.iter().skip(1));
+        }
+    }
+    for (s, e) in found {
+        push_topics(src, st, role, via, s, e);
+    }
+    true
 }
 
 /// AMQP (pika, kombu, aio-pika) publishes, consumes and queue bindings.

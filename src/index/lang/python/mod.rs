@@ -50,6 +50,7 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
             ..State::default()
         };
         declarations(src, &mut st);
+        st.pubsub = common::PubSub::imported(&st.facts.imports);
         calls(src, &mut st);
         st.finish_routes();
         st.facts
@@ -114,6 +115,8 @@ struct State {
     /// are URL patterns.
     django_urls: bool,
     kafka_lib: Option<&'static str>,
+    /// The NATS and Redis clients the file imports ([`common::PubSub::imported`]).
+    pubsub: (bool, bool),
     /// Name as written (`self.stub`, `stub`) → the stubs bound to it.
     stubs: HashMap<String, Vec<StubVar>>,
     /// The innermost `def` being walked (symbol index), for scoping local names.
@@ -845,6 +848,72 @@ async def main():
         let f = extract("c.py", src);
         let calls: Vec<u32> = grpc_calls(&f).into_iter().map(|(_, _, l)| l).collect();
         assert_eq!(calls, vec![4]);
+    }
+
+    #[test]
+    fn nats_py_and_redis_py_pubsub_and_streams() {
+        use crate::index::lang::test_support::events_shown;
+        let src = r#"import nats
+
+SHIPPED = "orders.shipped"
+
+async def main(subject):
+    nc = await nats.connect("nats://localhost:4222")
+    await nc.publish("orders.created", b"{}")
+    await nc.subscribe("orders.*", cb=handler)
+    await nc.subscribe(SHIPPED, queue="workers", cb=handler)
+    js = nc.jetstream()
+    await js.publish(subject, b"x")
+    await js.pull_subscribe("payments.done", "durable")
+"#;
+        use EventRole::{Consumer, Producer};
+        let s = |x: &str| x.to_string();
+        assert_eq!(
+            events_shown(&extract("svc/main.py", src)),
+            vec![
+                (Producer, s("orders.created"), "nats", 7),
+                (Consumer, s("orders.*"), "nats", 8),
+                (Consumer, s("{SHIPPED}"), "nats", 9),
+                // A parameter: kept so the graph lists the site as unresolved.
+                (Producer, s("{}"), "nats", 11),
+                (Consumer, s("payments.done"), "nats", 12),
+            ]
+        );
+        let redis = r#"import redis
+
+r = redis.Redis()
+r.publish("orders.created", json.dumps(o))
+p = r.pubsub()
+p.subscribe("orders.created", "orders.paid")
+p.psubscribe("orders.*")
+r.xadd("audit", {"k": "v"})
+r.xreadgroup("g", "c", {"audit": ">"})
+r.get("orders.created")
+"#;
+        assert_eq!(
+            events_shown(&extract("svc/cache.py", redis)),
+            vec![
+                (Producer, s("orders.created"), "redis", 4),
+                (Consumer, s("orders.created"), "redis", 6),
+                (Consumer, s("orders.paid"), "redis", 6),
+                (Consumer, s("orders.*"), "redis", 7),
+                (Producer, s("audit"), "redis", 8),
+                (Consumer, s("audit"), "redis", 9),
+            ]
+        );
+    }
+
+    #[test]
+    fn publish_without_a_pubsub_import_or_on_kafka_is_not_pubsub() {
+        let plain = "bus.publish('orders.created', o)\nbus.subscribe('orders.created')\n";
+        assert!(extract("svc/bus.py", plain).events.is_empty());
+        // A Kafka consumer keeps its subscription in a file that also imports Redis.
+        let kafka = "import redis\nfrom kafka import KafkaConsumer\nconsumer = KafkaConsumer()\nconsumer.subscribe(['orders.created'])\n";
+        let f = extract("svc/k.py", kafka);
+        assert_eq!(
+            f.events.iter().map(|e| e.via.as_str()).collect::<Vec<_>>(),
+            vec!["kafka-python"]
+        );
     }
 
     #[test]

@@ -110,6 +110,12 @@ impl<'t> Ex<'t, '_, '_> {
             return;
         }
         if let Some(r) = recv
+            && let Some(lib) = common::PubSub::for_receiver(self.pubsub, r)
+            && let Some((role, stream)) = common::pubsub_method(lib, last)
+        {
+            return self.pubsub_call(p, lib, role, stream);
+        }
+        if let Some(r) = recv
             && matches!(last, "publish" | "sendToQueue" | "consume" | "bindQueue")
             && is_amqp_channel(r)
         {

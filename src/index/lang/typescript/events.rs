@@ -81,6 +81,77 @@ impl<'t> Ex<'t, '_, '_> {
 }
 
 impl<'t> Ex<'t, '_, '_> {
+    /// NATS (`nc.publish('orders.created', sc.encode(x))`, `nc.subscribe('orders.*')`,
+    /// JetStream's `js.publish`) and Redis (ioredis / node-redis `publish(ch, msg)`,
+    /// `subscribe(ch…, cb)`, `subscribe([a, b], cb)`, `psubscribe`, `xadd(key, '*', …)`,
+    /// `xreadgroup('GROUP', g, c, 'STREAMS', key, '>')`, `xReadGroup(g, c, { key, id })`) at
+    /// the call whose `(` is token `p`. The subject or channel is the first argument (a
+    /// Redis subscription names more as further literals); an object there is another API.
+    pub(super) fn pubsub_call(
+        &mut self,
+        p: usize,
+        lib: common::PubSub,
+        role: EventRole,
+        stream: bool,
+    ) {
+        let t = self.t;
+        let args = t.args(p);
+        let Some(&(a, e)) = args.first() else {
+            return;
+        };
+        let via = lib.via();
+        let mut found: Vec<(usize, usize)> = Vec::new();
+        if stream && role == EventRole::Consumer {
+            // ioredis: the keys after `'STREAMS'`, the first half of what follows it.
+            if let Some(i) = args.iter().position(|&(x, _)| {
+                t.str_value(x)
+                    .is_some_and(|s| s.eq_ignore_ascii_case("streams"))
+            }) {
+                let rest = &args[i + 1..];
+                found.extend(rest.iter().take(rest.len().div_ceil(2)));
+            } else {
+                // node-redis: `{ key: 's', id: '>' }`, or an array of them, after group and
+                // consumer.
+                let mut objects: Vec<usize> = Vec::new();
+                for &(x, _) in args.iter().skip(2).take(1) {
+                    if t.is(x, "{") {
+                        objects.push(x);
+                    } else if t.is(x, "[") {
+                        objects
+                            .extend(t.args(x).into_iter().map(|r| r.0).filter(|&o| t.is(o, "{")));
+                    }
+                }
+                for o in objects {
+                    for (x, y) in t.args(o) {
+                        if t.is(x, "key") && t.is(x + 1, ":") {
+                            found.push((x + 2, y));
+                        }
+                    }
+                }
+            }
+        } else if t.is(a, "[") && lib == common::PubSub::Redis {
+            found.extend(t.args(a));
+        } else {
+            found.push((a, e));
+            if lib == common::PubSub::Redis && role == EventRole::Consumer && !stream {
+                // ioredis `subscribe('a', 'b', cb)`: the further channels are literals.
+                found.extend(
+                    args.iter()
+                        .skip(1)
+                        .filter(|&&(x, y)| y == x + 1 && t.str_lit(x).is_some()),
+                );
+            }
+        }
+        for (x, y) in found {
+            if let Some(topic) = self.topic_expr(x, y) {
+                let line = self.line(x);
+                common::push_event(&mut self.facts, role, topic, via, line);
+            }
+        }
+    }
+}
+
+impl<'t> Ex<'t, '_, '_> {
     /// AWS SQS and SNS at a method call whose `(` is token `p` and name `last`: SDK v3's
     /// `client.send(new SendMessageCommand({ QueueUrl, … }))` (and the batch, receive and
     /// `PublishCommand`s), v2's `sqs.sendMessage({ QueueUrl: url, … })`,
@@ -143,6 +214,67 @@ mod tests {
     use super::super::tests::*;
     use super::super::*;
     use crate::index::facts::{EventRole, Part};
+
+    #[test]
+    fn nats_and_redis_publish_and_subscribe() {
+        use crate::index::lang::test_support::events_shown;
+        let src = r#"import { connect, StringCodec } from 'nats';
+const nc = await connect({ servers: 'nats:4222' });
+const sc = StringCodec();
+nc.publish('orders.created', sc.encode(JSON.stringify(o)));
+const sub = nc.subscribe('orders.*');
+js.publish(SUBJECT, data);
+nc.publish(`orders.${kind}`, data);
+nc.flush();
+"#;
+        use EventRole::{Consumer, Producer};
+        let s = |x: &str| x.to_string();
+        assert_eq!(
+            events_shown(&extract("src/bus.ts", src)),
+            vec![
+                (Producer, s("orders.created"), "nats", 4),
+                (Consumer, s("orders.*"), "nats", 5),
+                (Producer, s("{SUBJECT}"), "nats", 6),
+                // Built from a local at run time: the graph lists the site as unresolved.
+                (Producer, s("orders.{kind}"), "nats", 7),
+            ]
+        );
+        let redis = r#"const Redis = require('ioredis');
+const pub = new Redis();
+pub.publish('orders.created', JSON.stringify(o));
+sub.subscribe('orders.created', 'orders.paid', (err, n) => {});
+sub.psubscribe('orders.*');
+client.subscribe(['a.one', 'a.two'], listener);
+pub.xadd('audit', '*', 'k', v);
+sub.xreadgroup('GROUP', 'g', 'c', 'COUNT', 10, 'STREAMS', 'audit', '>');
+client.xReadGroup('g', 'c', { key: 'jobs', id: '>' });
+pub.get('orders.created');
+"#;
+        assert_eq!(
+            events_shown(&extract("src/cache.js", redis)),
+            vec![
+                (Producer, s("orders.created"), "redis", 3),
+                (Consumer, s("orders.created"), "redis", 4),
+                (Consumer, s("orders.paid"), "redis", 4),
+                (Consumer, s("orders.*"), "redis", 5),
+                (Consumer, s("a.one"), "redis", 6),
+                (Consumer, s("a.two"), "redis", 6),
+                (Producer, s("audit"), "redis", 7),
+                (Consumer, s("audit"), "redis", 8),
+                (Consumer, s("jobs"), "redis", 9),
+            ]
+        );
+    }
+
+    #[test]
+    fn publish_on_an_emitter_or_without_a_pubsub_import_is_no_event() {
+        // An EventEmitter-style bus in a file that imports no NATS or Redis client.
+        let src = "import { EventEmitter } from 'events';\nbus.publish('orders.created', o);\nbus.subscribe('orders.created', h);\n";
+        assert!(extract("src/bus.ts", src).events.is_empty());
+        // A kafkajs producer keeps its one fact in a file that also imports Redis.
+        let kafka = "import Redis from 'ioredis';\nawait producer.send({ topic: 'orders.created', messages });\n";
+        assert_eq!(extract("src/k.ts", kafka).events.len(), 1);
+    }
 
     #[test]
     fn aws_sqs_and_sns_sdk_v3_and_v2() {

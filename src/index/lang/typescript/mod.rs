@@ -72,8 +72,10 @@ pub fn extract(path: &str, text: &str) -> FileFacts {
                 .iter()
                 .any(|h| s.raw.contains(h))
         }),
+        pubsub: (false, false),
     };
     ex.bindings_and_imports();
+    ex.pubsub = common::PubSub::imported(&ex.facts.imports);
     ex.declarations();
     ex.nested_declarations();
     ex.uses();
@@ -164,6 +166,9 @@ struct Ex<'t, 'l, 'a> {
     /// A string literal of the file names a gRPC or protobuf module (`@grpc/grpc-js`,
     /// `./gen/orders_pb`, `orders.proto`, `./generated/…`).
     grpc_hint: bool,
+    /// The NATS and Redis clients the file imports ([`common::PubSub::imported`]), set
+    /// before the calls are read.
+    pubsub: (bool, bool),
 }
 
 const CONT_END: [&str; 33] = [
