@@ -588,6 +588,16 @@ impl Assignments {
     /// file whose parameter reaches a request is resolved at each of these sites.
     fn export_call_args(&self, t: &Tokens, rules: &ExprRules, facts: &mut FileFacts) {
         let n = t.len();
+        // URL-like tokens before each token: whether a call's tokens hold one is a
+        // subtraction, however deeply calls nest, and a file without any costs one pass.
+        let mut urlish_before: Vec<u32> = Vec::with_capacity(n + 1);
+        urlish_before.push(0);
+        for j in 0..n {
+            urlish_before.push(urlish_before[j] + u32::from(urlish_token(t, j)));
+        }
+        if urlish_before[n] == 0 {
+            return;
+        }
         let mut kept = 0;
         for k in 0..n {
             let Some(name) = t.ident(k) else { continue };
@@ -614,7 +624,7 @@ impl Assignments {
             // Most calls pass nothing URL-like: those cost one scan of their tokens.
             if t.is(close + 1, "{")
                 || t.is(close + 1, "=>")
-                || !(open + 1..close).any(|j| urlish_token(t, j))
+                || urlish_before[close.min(n)] == urlish_before[open + 1]
             {
                 continue;
             }
@@ -693,11 +703,17 @@ fn urlish_token(t: &Tokens, j: usize) -> bool {
     if let Some(s) = t.str_lit(j) {
         return s.raw.contains('/');
     }
-    t.ident(j).is_some_and(|w| {
-        w.len() >= 3 && {
-            let w = w.to_ascii_lowercase();
-            w.contains("url") || w.contains("uri") || w.contains("endpoint")
-        }
+    t.ident(j).is_some_and(|w| urlish_word(w.as_bytes()))
+}
+
+/// `url`, `uri` or `endpoint` in any case inside `w`: one pass over its bytes (this runs for
+/// every name of every file).
+fn urlish_word(w: &[u8]) -> bool {
+    let lower = |i: usize| w.get(i).map_or(0, |c| c | 0x20);
+    (0..w.len().saturating_sub(2)).any(|i| match w[i] | 0x20 {
+        b'u' => lower(i + 1) == b'r' && matches!(lower(i + 2), b'l' | b'i'),
+        b'e' => w.len() - i >= 8 && w[i..i + 8].eq_ignore_ascii_case(b"endpoint"),
+        _ => false,
     })
 }
 
@@ -1497,6 +1513,23 @@ class A {\n  fetch(path: string): Promise<void> {\n    return x;\n  }\n}\n";
             ),
             vec![s("call GetAsync#0", "{Base}/orders", 3)]
         );
+    }
+
+    #[test]
+    fn urlish_words() {
+        for w in [
+            "url",
+            "baseUrl",
+            "CATALOGUE_URI",
+            "endpoints",
+            "OrdersEndpoint",
+            "uRl",
+        ] {
+            assert!(urlish_word(w.as_bytes()), "{w}");
+        }
+        for w in ["", "u", "ur", "cursor", "user", "endpoin", "Uranus", "ÜRL"] {
+            assert!(!urlish_word(w.as_bytes()), "{w}");
+        }
     }
 
     #[test]
