@@ -316,11 +316,15 @@ fn collect(snap: &Snapshot, target: &str) -> (Vec<Row>, bool) {
     }
     path_importer_rows(snap, target, &mut exact_rows);
     dotnet_path_rows(snap, target, &mut exact_rows);
-    project_reference_rows(snap, target, &mut exact_rows);
     rpc_call_rows(snap, target, &mut exact_rows);
     unimported_uses(snap, target, &mut exact_rows);
     using_sites(snap, target, &mut exact_rows);
     member_uses(snap, target, &mut exact_rows);
+    // A project name no source file imports as a namespace: the project files referencing
+    // it are its dependents (when sources do import it, they are the finer answer).
+    if exact_rows.is_empty() {
+        project_reference_rows(snap, target, &mut exact_rows);
+    }
     if exact_rows.is_empty() && loose_rows.is_empty() {
         function_call_rows(snap, target, &mut exact_rows);
     }
