@@ -9,6 +9,7 @@
 mod calls;
 mod grouping;
 mod imports;
+mod manifests;
 mod paths;
 mod render;
 mod rows;
@@ -23,6 +24,7 @@ use serde_json::{Value, json};
 use self::calls::{function_call_rows, rpc_call_rows};
 use self::grouping::{Grouping, group_by_declaration};
 use self::imports::{ImportMatch, import_match, is_builtin};
+use self::manifests::{manifest_facts, manifests, project_reference_rows};
 use self::paths::{dotnet_path_rows, path_importer_rows};
 use self::render::render;
 use self::rows::{Row, SUB_PACKAGE, push_rows};
@@ -56,7 +58,7 @@ Example: {\"target\": \"@acme/domain-user\", \"granularity\": \"file\"}.",
     },
     output_schema: Some(super::structured::Shape {
         paged: true,
-        extra: super::structured::TESTS_LEFT_OUT,
+        extra: r#"{"testsLeftOut":{"type":"integer"},"manifestDependents":{"type":"array","items":{"type":"object"}}}"#,
         row: "{}",
     }),
     run,
@@ -125,6 +127,11 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
             Err(e) => return e,
         };
 
+    let manifests = manifests(snap);
+    let mut manifest = manifest_facts(&manifests, target);
+    if !include_tests {
+        manifest.dependents.retain(|d| !d.test);
+    }
     let (mut rows, heuristic) = collect(snap, target);
     if is_builtin(target) {
         keep_declaring_roots(snap, target, &mut rows);
@@ -160,6 +167,7 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
         offset,
         &grouping.labels,
         &left_out_note,
+        &manifest,
     )
 }
 
@@ -312,6 +320,11 @@ fn collect(snap: &Snapshot, target: &str) -> (Vec<Row>, bool) {
     unimported_uses(snap, target, &mut exact_rows);
     using_sites(snap, target, &mut exact_rows);
     member_uses(snap, target, &mut exact_rows);
+    // A project name no source file imports as a namespace: the project files referencing
+    // it are its dependents (when sources do import it, they are the finer answer).
+    if exact_rows.is_empty() {
+        project_reference_rows(snap, target, &mut exact_rows);
+    }
     if exact_rows.is_empty() && loose_rows.is_empty() {
         function_call_rows(snap, target, &mut exact_rows);
     }

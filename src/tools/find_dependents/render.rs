@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use super::Granularity;
+use super::manifests::ManifestFacts;
 use super::rows::{Row, SUB_PACKAGE};
 use crate::index::snapshot::Snapshot;
 use crate::render::inline_code;
@@ -22,6 +23,7 @@ pub(super) fn render(
     offset: usize,
     groups: &[String],
     left_out_note: &str,
+    manifest: &ManifestFacts,
 ) -> ToolOutput {
     let unit = match granularity {
         Granularity::Package => "dependent package(s)",
@@ -42,7 +44,15 @@ pub(super) fn render(
     out.push_str(&format!("## Dependents of {}\n\n", inline_code(target)));
     let total = rows.len();
     if total == 0 {
-        return render_none(snap, target, unit, tests_left_out, left_out_note, out);
+        return render_none(
+            snap,
+            target,
+            unit,
+            tests_left_out,
+            left_out_note,
+            manifest,
+            out,
+        );
     }
     if offset >= total {
         out.push_str(&format!(
@@ -82,6 +92,7 @@ pub(super) fn render(
         ));
     }
     out.push_str(left_out_note);
+    let manifest_rows = manifest_section(target, manifest, &mut out);
     out.push_str(&crate::tools::smart_search::rejected_note(
         snap,
         &crate::tools::Scope::everything(),
@@ -90,7 +101,7 @@ pub(super) fn render(
     accessed.dedup();
     let data = structured::with(
         structured::page(total, offset, Some(offset + shown), page.data_rows),
-        json!({"testsLeftOut": tests_left_out}),
+        json!({"testsLeftOut": tests_left_out, "manifestDependents": manifest_rows}),
     );
     let mut result = ToolOutput::ok(out).with_data(data);
     result.files_accessed = accessed;
@@ -105,10 +116,19 @@ fn render_none(
     unit: &str,
     tests_left_out: usize,
     left_out_note: &str,
+    manifest: &ManifestFacts,
     mut out: String,
 ) -> ToolOutput {
+    let by_manifest = if manifest.dependents.is_empty() {
+        ": 0 dependents".to_string()
+    } else {
+        format!(
+            "; {} project manifest(s) declare a dependency on it (below)",
+            manifest.dependents.len()
+        )
+    };
     out.push_str(&format!(
-        "No file imports or calls {} across the {} indexed root(s) ({} files, index generation {}): 0 dependents.\n",
+        "No source file imports or calls {} across the {} indexed root(s) ({} files, index generation {}){by_manifest}.\n",
         inline_code(target),
         snap.roots.len(),
         snap.files.len(),
@@ -123,14 +143,66 @@ fn render_none(
         out.push('\n');
         out.push_str(left_out_note);
     }
+    if !manifest.dependents.is_empty() {
+        out.push('\n');
+    }
+    let manifest_rows = manifest_section(target, manifest, &mut out);
     out.push_str(&crate::tools::smart_search::rejected_note(
         snap,
         &crate::tools::Scope::everything(),
     ));
     ToolOutput::ok(out).with_data(structured::with(
         structured::empty(),
-        json!({"testsLeftOut": tests_left_out}),
+        json!({"testsLeftOut": tests_left_out, "manifestDependents": manifest_rows}),
     ))
+}
+
+/// Most manifest dependencies listed; the rest are counted.
+const MAX_MANIFEST_ROWS: usize = 50;
+
+/// The projects whose manifests declare a dependency on the target (package.json, requirements,
+/// pyproject, go.mod, pom), after the listing, with the manifest declaring the name when one
+/// does; returns their structured rows. Nothing when no manifest depends on it.
+fn manifest_section(target: &str, manifest: &ManifestFacts, out: &mut String) -> Vec<Value> {
+    let mut data = Vec::new();
+    if manifest.dependents.is_empty() {
+        return data;
+    }
+    out.push_str(&format!(
+        "### Declared as a dependency in {} project manifest(s)\n\n",
+        manifest.dependents.len()
+    ));
+    if !manifest.declared_by.is_empty() {
+        let decl: Vec<String> = manifest
+            .declared_by
+            .iter()
+            .map(|(p, l)| crate::render::code_loc(p, l))
+            .collect();
+        out.push_str(&format!(
+            "_{} is the name declared by {}._\n\n",
+            inline_code(target),
+            decl.join(", ")
+        ));
+    }
+    for d in manifest.dependents.iter().take(MAX_MANIFEST_ROWS) {
+        let via = format!("depends on {} ({})", d.dep, d.manifest);
+        out.push_str(&format!(
+            "- {} — {} (exact)\n",
+            crate::render::code_loc(&d.path, d.line),
+            crate::render::escape_inline(&via)
+        ));
+        data.push(structured::row(
+            &d.path, d.line, "manifest", "", "exact", &via,
+        ));
+    }
+    if manifest.dependents.len() > MAX_MANIFEST_ROWS {
+        out.push_str(&format!(
+            "- …and {} more\n",
+            manifest.dependents.len() - MAX_MANIFEST_ROWS
+        ));
+    }
+    out.push('\n');
+    data
 }
 
 /// What one page of rows rendered: its structured rows and the files it showed.
