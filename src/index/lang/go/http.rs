@@ -58,16 +58,7 @@ impl<'t, 'a> Go<'t, '_, 'a> {
                     Some(i) => &path[i..],
                     None => return,
                 };
-                // net/http's ServeMux serves the whole subtree of a pattern ending in `/`
-                // (`http.HandleFunc("/catalogue/", h)` answers `/catalogue/42`), which Go
-                // 1.22 writes `/catalogue/{path...}`; gorilla and the others match it exactly.
-                let subtree;
-                let path = if recv == Some("http") && path.len() > 1 && path.ends_with('/') {
-                    subtree = format!("{path}{{path...}}");
-                    subtree.as_str()
-                } else {
-                    path
-                };
+                let path = &served_pattern(recv, path);
                 // gorilla/mux: `.HandleFunc(…).Methods("GET", "HEAD")`, one route per method.
                 let mut methods: Vec<String> = Vec::new();
                 if let Some(c) = t.close(k + 1)
@@ -353,4 +344,15 @@ fn dedup_in_order(methods: &mut Vec<String>) {
         }
         new
     });
+}
+
+/// The path a `HandleFunc` pattern serves: net/http's ServeMux serves the whole subtree of a
+/// pattern ending in `/` (`http.HandleFunc("/catalogue/", h)` answers `/catalogue/42`), which
+/// Go 1.22 writes `/catalogue/{path...}`; gorilla and the other routers match it exactly.
+fn served_pattern(recv: Option<&str>, path: &str) -> String {
+    if recv == Some("http") && path.len() > 1 && path.ends_with('/') {
+        format!("{path}{{path...}}")
+    } else {
+        path.to_string()
+    }
 }
