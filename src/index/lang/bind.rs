@@ -625,6 +625,14 @@ impl Assignments {
     /// file whose parameter reaches a request is resolved at each of these sites.
     fn export_call_args(&self, t: &Tokens, rules: &ExprRules, facts: &mut FileFacts) {
         let n = t.len();
+        // URL-like tokens before each token: whether a range has one is a subtraction, so
+        // nested calls (`f(f(f(…url…)))`) cost one pass, not one scan per call.
+        let mut urlish = Vec::with_capacity(n + 1);
+        urlish.push(0u32);
+        for j in 0..n {
+            urlish.push(urlish[j] + u32::from(urlish_token(t, j)));
+        }
+        let has_urlish = |a: usize, b: usize| a < b && urlish[b.min(n)] > urlish[a.min(n)];
         let mut kept = 0;
         for k in 0..n {
             let Some(name) = t.ident(k) else { continue };
@@ -649,10 +657,7 @@ impl Assignments {
             let Some(close) = t.close(open) else { continue };
             // A declaration, not a call: `get(url) {`, `(url) =>`, `get(url: string): T {`.
             // Most calls pass nothing URL-like: those cost one scan of their tokens.
-            if t.is(close + 1, "{")
-                || t.is(close + 1, "=>")
-                || !(open + 1..close).any(|j| urlish_token(t, j))
-            {
+            if t.is(close + 1, "{") || t.is(close + 1, "=>") || !has_urlish(open + 1, close) {
                 continue;
             }
             let args = t.args(open);
@@ -664,7 +669,7 @@ impl Assignments {
                 continue;
             }
             for (i, &(a, b)) in args.iter().enumerate().take(4) {
-                if !(a..b).any(|j| urlish_token(t, j)) {
+                if !has_urlish(a, b) {
                     continue;
                 }
                 let value = eval(t, (a, b), rules, self);
@@ -1558,6 +1563,24 @@ items.map(function (u) {\n  return fetch(u);\n});\n";
         assert_eq!(read("p", 1), vec!["call put#0"]);
         // An anonymous function's parameter has no callers to read.
         assert_eq!(read("u", 1), vec!["{}"]);
+    }
+
+    #[test]
+    fn nested_calls_are_read_for_url_arguments_in_linear_time() {
+        // `f(f(f(…baseUrl…)))`: each call looked for a URL-like token through all it encloses
+        // (4,000 deep, a 12 KB file: ~2.5 s unoptimised; 300 KB of it, minutes).
+        let n = 20_000;
+        let src = format!("{}baseUrl{}\n", "f(\n".repeat(n), ")".repeat(n));
+        let started = std::time::Instant::now();
+        let args = call_args_of(
+            Syntax::JS,
+            &Rules::JS,
+            &StmtStyle::NEWLINE,
+            &ExprRules::JS,
+            &src,
+        );
+        assert!(started.elapsed().as_secs() < 3, "{:?}", started.elapsed());
+        assert!(args.iter().any(|(name, ..)| name == "call f#0"), "{args:?}");
     }
 
     #[test]
