@@ -1099,7 +1099,13 @@ impl Graph {
             return false;
         };
         let mut found = false;
-        for &(sf, bi) in sites.iter().take(MAX_HELPER_SITES) {
+        // The bound counts the sites listed, not the sites read: the first sites in file
+        // order may be calls of another helper of the same name.
+        let mut listed = 0;
+        for &(sf, bi) in sites.iter().take(MAX_HELPER_SITES_READ) {
+            if listed == MAX_HELPER_SITES {
+                break;
+            }
             let site_file = &files[sf as usize];
             let b = &site_file.facts().call_args[bi as usize];
             let direct = site_file
@@ -1135,6 +1141,7 @@ impl Graph {
                 line: b.line,
             };
             self.resolved_http_call(join, at, method, &resolved);
+            listed += 1;
             found = true;
         }
         found
@@ -1461,6 +1468,10 @@ struct HttpJoin<'a> {
 
 /// The most call sites one helper's request is listed at.
 const MAX_HELPER_SITES: usize = 64;
+
+/// The most call sites of a helper's name read to find them (each one's file relation is
+/// checked).
+const MAX_HELPER_SITES_READ: usize = 4096;
 
 impl HttpJoin<'_> {
     /// Whether a call in file `site` can be a call of a helper declared in file `helper`:
@@ -3153,5 +3164,28 @@ class Handlers {
             "{:?}",
             snap.graph.unresolved_calls
         );
+    }
+
+    #[test]
+    fn unrelated_call_sites_of_a_helpers_name_do_not_use_up_its_bound() {
+        use crate::index::facts::Language::{Go, JavaScript};
+        let server = "package main\n\nimport \"net/http\"\n\nfunc main() {\n\thttp.HandleFunc(\"/tags\", tags)\n}\n";
+        let helpers = "var request = require('request');\nvar helpers = {};\nhelpers.simpleHttpRequest = function (url, res) {\n  request.get(url);\n};\nmodule.exports = helpers;\n";
+        let caller = "var helpers = require('../helpers');\nhelpers.simpleHttpRequest('http://catalogue/tags', res);\n";
+        let stranger: String = (0..100)
+            .map(|_| "simpleHttpRequest('http://catalogue/tags');\n")
+            .collect();
+        let snap = graph_of(&[
+            ("aaa", "run.js", JavaScript, &stranger),
+            ("catalogue", "main.go", Go, server),
+            ("front", "helpers/index.js", JavaScript, helpers),
+            ("front", "api/index.js", JavaScript, caller),
+        ]);
+        let path = |f: u32| snap.files[f as usize].path.to_string();
+        let got: Vec<(String, u32)> = joined(&snap.graph)
+            .into_iter()
+            .map(|(f, l, _)| (path(f), l))
+            .collect();
+        assert_eq!(got, vec![("api/index.js".to_string(), 2)]);
     }
 }
