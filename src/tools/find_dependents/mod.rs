@@ -39,16 +39,16 @@ use crate::render::inline_code;
 pub static TOOL: ToolDef = ToolDef {
     name: "find_dependents",
     title: "Find dependents",
-    description: "Lists who depends on a package, module, type, function or RPC across every root: files \
-that import it (or a subpath of it, or import the name), re-export it, or call the RPC, grouped \
-by root, each with path:line. Use it for 'who uses X' and 'what breaks if X changes its API'; \
+    description: "Lists who depends on a package, module, type, function or RPC in every root: files \
+that import it (a subpath, or the name), re-export it, call the RPC or list it in a \
+manifest, by root, with path:line. Use it for 'who uses X' and 'what breaks if X changes'; \
 for where X is declared use smart_search, for an RPC's servers and clients use analyze_grpc. \
 Example: {\"target\": \"@acme/domain-user\", \"granularity\": \"file\"}.",
     input_schema: || {
         object_schema(
             json!({
                 "target": {"type": "string", "description": "A package or module (\"github.com/acme/orders/pb\", \"@acme/domain-user\", \"com.acme.orders\"), a type (\"OrderService\") or an RPC (\"OrderService.CreateOrder\")."},
-                "granularity": {"type": "string", "enum": ["site", "symbol", "file", "package"], "description": "One row per import line and using site (\"site\", default), per top-level declaration of an importing file (\"symbol\"), per file (\"file\") or per package (\"package\")."},
+                "granularity": {"type": "string", "enum": ["site", "symbol", "file", "package"], "description": "One row per import or use site (\"site\", default), per importing top-level declaration (\"symbol\"), file (\"file\") or package (\"package\")."},
                 "include_tests": {"type": "boolean", "description": "Also list test files (default false), e.g. true."},
                 "limit": super::int_schema("Rows per page, e.g. 100.", 50, 1, 200),
                 "offset": super::int_schema("Rows to skip, from the previous footer, e.g. 50.", 0, 0, super::MAX_OFFSET)
