@@ -92,8 +92,9 @@ pub struct Assignments {
     /// parameter read inside one stands for what each call passes ([`call_arg_name`]).
     funcs: Vec<((usize, usize), String, Vec<String>)>,
     /// The innermost entry of `funcs` around each token (`u32::MAX`: none), so a parameter
-    /// lookup costs the same in a file of thousands of (nested) functions as in one.
-    func_at: Vec<u32>,
+    /// lookup costs the same in a file of thousands of (nested) functions as in one; built on
+    /// the first lookup (most files read no parameter).
+    func_at: std::cell::OnceCell<Vec<u32>>,
     /// `object["KEY"] = value` statements: (object path, key, right-hand side), which
     /// [`Assignments::export`] keeps for the language's configuration objects
     /// (`app.config["CART_URI"] = …`).
@@ -218,7 +219,6 @@ impl Assignments {
             i += 1;
         }
         out.index_names();
-        out.index_funcs();
         out
     }
 
@@ -397,11 +397,11 @@ impl Assignments {
         }
     }
 
-    /// Fills `func_at` from `funcs` in one sweep (bodies nest, so the innermost body around a
-    /// token is the one that started last and has not ended).
-    fn index_funcs(&mut self) {
+    /// The innermost entry of `funcs` around each token, in one sweep (bodies nest, so the
+    /// innermost body around a token is the one that started last and has not ended).
+    fn index_funcs(&self) -> Vec<u32> {
         let Some(len) = self.funcs.iter().map(|((_, b), ..)| b + 1).max() else {
-            return;
+            return Vec::new();
         };
         let mut order: Vec<u32> = (0..self.funcs.len() as u32).collect();
         // Outer bodies first; of equal bodies the first recorded ends up innermost.
@@ -409,9 +409,9 @@ impl Assignments {
             let (a, b) = self.funcs[f as usize].0;
             (a, std::cmp::Reverse(b), std::cmp::Reverse(f))
         });
-        self.func_at = vec![u32::MAX; len];
+        let mut func_at = vec![u32::MAX; len];
         let (mut open, mut next) = (Vec::new(), 0);
-        for (pos, slot) in self.func_at.iter_mut().enumerate() {
+        for (pos, slot) in func_at.iter_mut().enumerate() {
             while let Some(&f) = order.get(next)
                 && self.funcs[f as usize].0.0 <= pos
             {
@@ -428,6 +428,7 @@ impl Assignments {
                 *slot = f;
             }
         }
+        func_at
     }
 
     /// Fills the by-name and by-qualified-name lookups from `list`.
@@ -894,7 +895,8 @@ impl Scope for Assignments {
 
     fn call_param(&self, name: &str, at: usize) -> Option<String> {
         // The innermost function around `at` that has the parameter.
-        let f = *self.func_at.get(at).filter(|&&f| f != u32::MAX)?;
+        let func_at = self.func_at.get_or_init(|| self.index_funcs());
+        let f = *func_at.get(at).filter(|&&f| f != u32::MAX)?;
         let (_, function, params) = &self.funcs[f as usize];
         let i = params.iter().position(|p| p == name)?;
         Some(call_arg_name(function, i))

@@ -124,20 +124,10 @@ impl Consts {
         None
     }
 
-    /// Evaluates a string expression: literals and constants joined by `+`.
+    /// Evaluates a string expression: literals and constants of this file joined by `+`.
     pub fn eval(&self, src: &Src, range: (usize, usize), enclosing: &[&str]) -> Option<String> {
-        let mut out = String::new();
-        for (a, b) in src.split_at(range.0, range.1, "+") {
-            if b == a + 1
-                && let Some(v) = src.plain_str(a)
-            {
-                out.push_str(&v);
-                continue;
-            }
-            let path = ident_path(src, (a, b))?;
-            out.push_str(self.resolve(&path, enclosing)?.1);
-        }
-        Some(out)
+        let v = self.eval_value(src, range, enclosing)?;
+        v.as_lit().map(str::to_string)
     }
 }
 
@@ -164,12 +154,7 @@ impl Consts {
                 out.push(Part::Lit(v.to_string()));
                 continue;
             }
-            let mut segs = path.rsplit('.');
-            let last = segs.next().unwrap_or("");
-            let owner_is_type = segs
-                .next()
-                .is_some_and(|o| o.starts_with(|c: char| c.is_ascii_uppercase()));
-            if !(is_upper_snake(last) || owner_is_type) {
+            if !reads_like_constant(&path) {
                 return None;
             }
             out.push(Part::Ref {
@@ -177,8 +162,19 @@ impl Consts {
                 default: None,
             });
         }
-        (!out.parts.is_empty()).then_some(out)
+        Some(out)
     }
+}
+
+/// A dotted name that reads like a constant of some type (`Topics.ORDER_CREATED`,
+/// `ApiPaths.orders`, `BASE_PATH`), not like a local or a member of a variable.
+pub(super) fn reads_like_constant(path: &str) -> bool {
+    let mut segs = path.rsplit('.');
+    let last = segs.next().unwrap_or("");
+    let owner_is_type = segs
+        .next()
+        .is_some_and(|o| o.starts_with(|c: char| c.is_ascii_uppercase()));
+    is_upper_snake(last) || owner_is_type
 }
 
 /// `a.b.c` (with an optional leading `this.`) spanning exactly `a..b`, joined with dots.

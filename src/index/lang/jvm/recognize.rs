@@ -2,7 +2,7 @@
 //! the bindings pass that fills it (what variables hold, `@Value` properties, literal locals),
 //! plus the topic and statement helpers the recognisers share.
 
-use super::consts::{ident_path, is_upper_snake, spring_placeholder, topic_of_literal};
+use super::consts::{ident_path, reads_like_constant, spring_placeholder, topic_of_literal};
 use super::grpc::stub_service;
 use super::*;
 
@@ -364,12 +364,7 @@ impl<'s, 'a> Ctx<'s, 'a> {
         {
             return topic_of_literal(v);
         }
-        let mut segs = path.rsplit('.');
-        let last = segs.next().unwrap_or("");
-        let owner_is_type = segs
-            .next()
-            .is_some_and(|o| o.starts_with(|c: char| c.is_ascii_uppercase()));
-        (is_upper_snake(last) || owner_is_type).then_some(Value::reference(path))
+        reads_like_constant(&path).then_some(Value::reference(path))
     }
 
     pub(super) fn topics(&self, range: (usize, usize)) -> Vec<Value> {
