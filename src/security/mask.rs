@@ -282,6 +282,12 @@ fn sort_by_start(spans: &mut [Range<usize>]) {
 /// The line as a whole is read as one assignment; after it (or from the start when it is not
 /// one), inline pairs such as `f(password="x")` or `{ user: "a", token: "b" }` are looked for.
 fn find_secrets(line: &str, ctx: LineContext) -> Vec<Range<usize>> {
+    // Every rule below needs a sensitive key or phrase word on the line: nearly every line of
+    // code has none, and one byte scan for them saves the rules' searches (a sixth of a 5k
+    // `smart_search`).
+    if !holds_secret_word(line) {
+        return Vec::new();
+    }
     // `the password is "x"` is a secret wherever it is written, comments included.
     let mut spans = phrase_secrets(line);
     // Every rule below masks the value after a key and a `:` or `=` separator (`split_key`,
@@ -320,6 +326,61 @@ fn find_secrets(line: &str, ctx: LineContext) -> Vec<Range<usize>> {
         }
     }
     merged
+}
+
+/// What every sensitive key ([`is_sensitive_key`]: a [`SENSITIVE_PARTS`] word, or `key` with a
+/// qualifier) and every [`PHRASE_WORDS`] word contains, in ASCII lower case.
+const SECRET_WORD_PARTS: [&[u8]; 9] = [
+    b"passw",
+    b"passphrase",
+    b"secret",
+    b"token",
+    b"credential",
+    b"private",
+    b"jwt",
+    b"cert",
+    b"key",
+];
+
+/// Whether `line` contains a [`SECRET_WORD_PARTS`] word in any ASCII case: a line without one
+/// holds no key or phrase [`find_secrets`] masks.
+fn holds_secret_word(line: &str) -> bool {
+    let b = line.as_bytes();
+    // One test of each byte pair through two tables rules out nearly every position before
+    // the words are compared (this runs over every line of every snippet).
+    (0..b.len().saturating_sub(1)).any(|i| {
+        SECRET_FIRST[usize::from(b[i])] & SECRET_SECOND[usize::from(b[i + 1])] != 0
+            && SECRET_WORD_PARTS.iter().any(|w| {
+                w[0] == b[i] | 0x20
+                    && b[i..].len() >= w.len()
+                    && b[i..i + w.len()].eq_ignore_ascii_case(w)
+            })
+    })
+}
+
+/// For each byte, a bit per first letter of the [`SECRET_WORD_PARTS`] words it can start.
+const SECRET_FIRST: [u8; 256] = pair_table(0);
+/// For each byte, the bits of the first letters it can follow in a [`SECRET_WORD_PARTS`] word.
+const SECRET_SECOND: [u8; 256] = pair_table(1);
+
+/// [`SECRET_FIRST`] (`at` 0) or [`SECRET_SECOND`] (`at` 1), both letter cases: bit `k` stands
+/// for the `k`-th distinct first letter of the words.
+const fn pair_table(at: usize) -> [u8; 256] {
+    let firsts = b"pstcjk";
+    let mut table = [0u8; 256];
+    let mut w = 0;
+    while w < SECRET_WORD_PARTS.len() {
+        let word = SECRET_WORD_PARTS[w];
+        let mut k = 0;
+        while firsts[k] != word[0] {
+            k += 1;
+        }
+        let c = word[at];
+        table[c as usize] |= 1 << k;
+        table[c.to_ascii_uppercase() as usize] |= 1 << k;
+        w += 1;
+    }
+    table
 }
 
 /// Words that, followed by `is` or `was` and a quoted or backticked literal, make that literal
@@ -1246,6 +1307,22 @@ fn shape_spans(line: &str) -> Vec<Range<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_secret_word_holds_a_part_the_line_filter_looks_for() {
+        let parts = |w: &str| {
+            let lower = w.to_ascii_lowercase();
+            SECRET_WORD_PARTS
+                .iter()
+                .any(|p| lower.contains(std::str::from_utf8(p).unwrap()))
+        };
+        for w in SENSITIVE_PARTS.iter().chain(PHRASE_WORDS).chain(&["key"]) {
+            assert!(parts(w), "{w}: no part of SECRET_WORD_PARTS in it");
+        }
+        assert!(holds_secret_word("const DB_PASSWD = 1"));
+        assert!(holds_secret_word("é signingKey"));
+        assert!(!holds_secret_word("let total = price * count; // café"));
+    }
     use LineContext::{Code, Config, Prose};
 
     const R: &str = REDACTED;

@@ -49,6 +49,10 @@ pub struct ToolOutput {
     pub redactions: u32,
     /// The same facts as the text, for `structuredContent` (see [`structured`]).
     pub data: Option<Value>,
+    /// Every string of `data` already passed [`structured::clean_str`] (the tool cleaned its
+    /// rows as it built them, sharing the masking with its text), so [`invoke`] skips the
+    /// walk over the data; debug builds check the claim.
+    pub data_clean: bool,
     /// Content blocks after the text (only the conformance fixture `test_embedded_resource`
     /// has one: every product tool answers text).
     pub more_content: Vec<Value>,
@@ -173,9 +177,10 @@ pub fn invoke(def: &ToolDef, args: &Value, env: &ToolEnv) -> (ToolOutput, Outcom
     }
     let mut out = (def.run)(args, env);
     let paged = def.output_schema.as_ref().is_some_and(|s| s.paged);
+    let mut data_len = None;
     if env.structured && paged {
         // Text and data together within the cap, on one page (see `structured::fit`).
-        out = structured::fit(out, args, |smaller| (def.run)(smaller, env));
+        (out, data_len) = structured::fit(out, args, |smaller| (def.run)(smaller, env));
     }
     // Secrets of a known shape are masked in every tool's text, whatever showed them.
     let (masked, shaped) = crate::security::mask_shapes(&out.text);
@@ -190,9 +195,15 @@ pub fn invoke(def: &ToolDef, args: &Value, env: &ToolEnv) -> (ToolOutput, Outcom
     }
     let text_len = out.text.len();
     if let Some(data) = out.data.as_mut() {
-        let n = structured::clean(data);
-        out.redactions = out.redactions.saturating_add(n);
-        text_budget = structured::cap(data, paged, text_len);
+        if out.data_clean {
+            debug_assert!(structured::is_clean(data), "{}: data not clean", def.name);
+        } else {
+            let n = structured::clean(data);
+            out.redactions = out.redactions.saturating_add(n);
+            // Masking may have changed the data's length.
+            data_len = None;
+        }
+        text_budget = structured::cap(data, paged, text_len, data_len);
     }
     out.text =
         crate::render::cap_output_within(out.text, &(def.truncation_hint)(args), text_budget);

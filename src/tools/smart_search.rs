@@ -501,14 +501,19 @@ fn render(
         }
         body.push_str(&entry.text);
         redactions += entry.redactions;
+        // The row is cleaned here, not by `invoke`'s walk over the data: the snippet is
+        // masked already (shapes included), so it only needs neutralising.
         let name = file.name(&file.symbols()[hit.at.symbol as usize]);
+        let (clean_path, in_path) = super::structured::clean_str(&path);
+        let (clean_name, in_name) = super::structured::clean_str(name);
+        redactions += in_path + in_name;
         rows.push(super::structured::row(
-            &path,
+            &clean_path,
             entry.line,
             hit.kind.name(),
-            name,
+            &clean_name,
             "",
-            &entry.masked,
+            &crate::security::neutralise(&entry.masked).0,
         ));
         files.push(path);
         consumed += 1;
@@ -548,6 +553,7 @@ fn render(
     out.push_str(&note);
     let mut result =
         ToolOutput::ok(out).with_data(super::structured::page(total, offset, Some(next), rows));
+    result.data_clean = true;
     result.files_accessed = files;
     result.redactions = redactions;
     result

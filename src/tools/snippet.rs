@@ -75,12 +75,24 @@ pub fn snippet(
     };
     let body_lines: Vec<(u32, String)> = match (include_body, Syntax::of(lang)) {
         (false, Some(syntax)) => {
-            let lexed = lex::lex(syntax, text);
-            match lang {
-                Language::Python => strip_python(&lexed, line, end_line),
-                Language::Ruby => strip_ruby(&lexed, line, end_line),
-                _ => strip_braces(&lexed, line, end_line),
+            // Only the declaration's own lines are lexed (a declaration starts in code, so
+            // the lexer starts there in the state it would be in): a hit in a long file no
+            // longer costs a lexing of the whole file. Lines are counted from the slice.
+            let from = starts.get((line - 1) as usize).copied().unwrap_or(0);
+            let to = starts
+                .get(end_line as usize)
+                .map_or(bytes.len(), |&next| next);
+            let lexed = lex::lex(syntax, &text[from..to]);
+            let (first, last) = (1, end_line - line + 1);
+            let mut lines = match lang {
+                Language::Python => strip_python(&lexed, first, last),
+                Language::Ruby => strip_ruby(&lexed, first, last),
+                _ => strip_braces(&lexed, first, last),
+            };
+            for (l, _) in &mut lines {
+                *l += line - 1;
             }
+            lines
         }
         _ => (line..=end_line).map(|l| (l, get(l).to_string())).collect(),
     };

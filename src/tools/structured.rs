@@ -127,10 +127,9 @@ pub fn schema(shape: &Shape) -> Value {
 pub fn clean(data: &mut Value) -> u32 {
     match data {
         Value::String(s) => {
-            let (masked, n) = crate::security::mask_shapes(s);
-            let (clean, _) = crate::security::neutralise(&masked);
-            if n > 0 || matches!(clean, std::borrow::Cow::Owned(_)) {
-                *s = clean.into_owned();
+            let (clean, n) = clean_str(s);
+            if let std::borrow::Cow::Owned(clean) = clean {
+                *s = clean;
             }
             n
         }
@@ -138,6 +137,26 @@ pub fn clean(data: &mut Value) -> u32 {
         Value::Object(map) => map.values_mut().map(clean).sum(),
         _ => 0,
     }
+}
+
+/// [`clean`] for one string: `s` with secret shapes masked and prompt-injection phrases
+/// neutralised (borrowed back when nothing changed), and the number of secrets masked. A tool
+/// that cleans its data as it builds it (see `ToolOutput::data_clean`) calls this.
+pub fn clean_str(s: &str) -> (std::borrow::Cow<'_, str>, u32) {
+    let (masked, n) = crate::security::mask_shapes(s);
+    match crate::security::neutralise(&masked).0 {
+        std::borrow::Cow::Owned(clean) => (std::borrow::Cow::Owned(clean), n),
+        std::borrow::Cow::Borrowed(_) => (masked, n),
+    }
+}
+
+/// Whether [`clean`] would leave `data` as it is: the check, in debug builds, behind a tool
+/// that says it cleaned its own data. (The count is not compared: an already masked private
+/// key block counts once more, unchanged.)
+pub fn is_clean(data: &Value) -> bool {
+    let mut copy = data.clone();
+    clean(&mut copy);
+    copy == *data
 }
 
 /// How many smaller pages [`fit`] asks a tool for before it leaves the rest to [`cap`].
@@ -150,22 +169,28 @@ const FIT_TRIES: usize = 3;
 /// itself, not knowing the data rides along; cutting that text afterwards would lose its
 /// footer, and dropping data rows would make the two disagree. The rows are the page's items,
 /// so each try shows fewer of them; an error answer, or a page of one row, is kept as it is
-/// (and [`cap`] bounds it). `rerun` runs the same tool with the given arguments.
-pub fn fit(first: ToolOutput, args: &Value, rerun: impl Fn(&Value) -> ToolOutput) -> ToolOutput {
+/// (and [`cap`] bounds it). `rerun` runs the same tool with the given arguments. Returns the
+/// answer and, when it measured it, the JSON length of the answer's data (for [`cap`]).
+pub fn fit(
+    first: ToolOutput,
+    args: &Value,
+    rerun: impl Fn(&Value) -> ToolOutput,
+) -> (ToolOutput, Option<usize>) {
     let mut out = first;
     // Copied only when a smaller page is asked for (nearly never).
     let mut args = std::borrow::Cow::Borrowed(args);
     for _ in 0..FIT_TRIES {
         let Some(data) = out.data.as_ref().filter(|_| !out.is_error) else {
-            return out;
+            return (out, None);
         };
         let rows = data
             .get("rows")
             .and_then(Value::as_array)
             .map_or(0, Vec::len);
-        let size = out.text.len() + json_len(data);
+        let data_len = json_len(data);
+        let size = out.text.len() + data_len;
         if size <= MAX_OUTPUT_BYTES || rows <= 1 || !args.is_object() {
-            return out;
+            return (out, Some(data_len));
         }
         // The answer grows with its rows: aim at 15/16 of the cap (headers and footers do not
         // shrink with the page, and masking may lengthen a line).
@@ -173,11 +198,11 @@ pub fn fit(first: ToolOutput, args: &Value, rerun: impl Fn(&Value) -> ToolOutput
         args.to_mut()["limit"] = json!(limit);
         let smaller = rerun(&args);
         if smaller.is_error || smaller.data.is_none() {
-            return out;
+            return (out, Some(data_len));
         }
         out = smaller;
     }
-    out
+    (out, None)
 }
 
 /// The safety net over a whole answer, after [`fit`]: when text (`text_len` bytes) and data
@@ -190,9 +215,10 @@ pub fn fit(first: ToolOutput, args: &Value, rerun: impl Fn(&Value) -> ToolOutput
 /// (a zoomed `visualize_mesh` carries its `nodes`, `analyze_changes` its `services`), from
 /// the end; and when the data still does not fit (a huge scalar), only its totals are kept.
 /// Whatever was dropped sets `truncated`, so the bound holds for any tool's data, not only
-/// for the shape of the rows.
-pub fn cap(data: &mut Value, paged: bool, text_len: usize) -> usize {
-    let mut size = json_len(data);
+/// for the shape of the rows. `data_len` is the data's JSON length when the caller knows it
+/// (from [`fit`]), saving a walk over the data.
+pub fn cap(data: &mut Value, paged: bool, text_len: usize, data_len: Option<usize>) -> usize {
+    let mut size = data_len.unwrap_or_else(|| json_len(data));
     let data_budget = MAX_OUTPUT_BYTES - text_len.min(MAX_OUTPUT_BYTES / 2);
     // Room for the `truncated` and `nextOffset` members set below.
     let fits = |size: usize| size + 48 <= data_budget;
@@ -281,7 +307,7 @@ mod tests {
         let mut data = page(5000, 100, Some(2100), rows);
         let whole = data.clone();
         // Beside a text of 40 KiB the data keeps half of the cap.
-        let left = cap(&mut data, true, 40 * 1024);
+        let left = cap(&mut data, true, 40 * 1024, None);
         assert!(json_len(&data) <= MAX_OUTPUT_BYTES / 2);
         assert!(left >= MAX_OUTPUT_BYTES / 2);
         let kept = data["rows"].as_array().unwrap().len() as u64;
@@ -289,14 +315,14 @@ mod tests {
         assert_eq!(data["truncated"], true);
         // Beside a short text it keeps what the text leaves.
         let mut data = whole.clone();
-        let left = cap(&mut data, true, 1000);
+        let left = cap(&mut data, true, 1000, None);
         assert!(json_len(&data) + 1000 <= MAX_OUTPUT_BYTES && left >= 1000);
         assert!(data["rows"].as_array().unwrap().len() as u64 > kept);
         // An answer within the cap is left alone, however the bytes are split.
         let mut small = page(3, 0, None, vec![row("a.go", 1, "", "", "", "")]);
         let before = small.clone();
         assert_eq!(
-            cap(&mut small, true, 30_000),
+            cap(&mut small, true, 30_000, None),
             MAX_OUTPUT_BYTES - json_len(&small)
         );
         assert_eq!(small, before);
@@ -320,7 +346,7 @@ mod tests {
         let mut data = page(3, 0, None, vec![row("a.go", 1, "", "", "", "")]);
         data["nodes"] = Value::Array(nodes);
         data["servicesTotal"] = json!(2);
-        let left = cap(&mut data, false, 6000);
+        let left = cap(&mut data, false, 6000, None);
         assert!(
             json_len(&data) + 6000 <= MAX_OUTPUT_BYTES,
             "{}",
@@ -333,7 +359,7 @@ mod tests {
         // A member that cannot be dropped item by item leaves the totals.
         let mut data = page(9, 4, Some(5), Vec::new());
         data["blob"] = json!("z".repeat(100_000));
-        cap(&mut data, true, 100);
+        cap(&mut data, true, 100, None);
         assert!(json_len(&data) <= MAX_OUTPUT_BYTES);
         assert_eq!(data["total"], 9);
         assert_eq!(data["truncated"], true);
@@ -374,7 +400,7 @@ mod tests {
             calls.set(calls.get() + 1);
             paged_tool(a, 1000, 150)
         };
-        let out = fit(paged_tool(&args, 1000, 150), &args, rerun);
+        let (out, _) = fit(paged_tool(&args, 1000, 150), &args, rerun);
         let data = out.data.as_ref().unwrap();
         let size = out.text.len() + json_len(data);
         assert!(size <= MAX_OUTPUT_BYTES, "{size}");
@@ -389,12 +415,12 @@ mod tests {
         // An answer within the cap runs once.
         calls.set(0);
         let small = json!({"limit": 10});
-        let out = fit(paged_tool(&small, 1000, 150), &small, rerun);
+        let (out, _) = fit(paged_tool(&small, 1000, 150), &small, rerun);
         assert_eq!(calls.get(), 0);
         assert_eq!(out.data.unwrap()["rows"].as_array().unwrap().len(), 10);
         // A smaller page that fails keeps the first answer (the cap bounds it).
         let first = paged_tool(&args, 1000, 150);
-        let out = fit(first.clone(), &args, |_| ToolOutput::error("no".into()));
+        let (out, _) = fit(first.clone(), &args, |_| ToolOutput::error("no".into()));
         assert_eq!(out, first);
     }
 
