@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use super::imports::last_segment;
+use super::resolve::Modules;
 use super::rows::Row;
 use crate::index::facts::{Language, SymbolKind};
 use crate::index::modules::{import_path_keys, path_key};
@@ -88,6 +89,38 @@ impl Grouping {
     }
 }
 
+/// Ties the import rows of a bare name (and the uses found through them) to the file declaring
+/// it, when the import resolves to exactly one: by path, package name or Go import path, and
+/// through re-exports (`import { formatMoney } from '@acme/shared'` whose index does `export *
+/// from './money'`). [`group_by_declaration`] then follows the file instead of guessing from
+/// the import string.
+pub(super) fn resolve_origins(snap: &Snapshot, modules: &Modules, target: &str, rows: &mut [Row]) {
+    let mut resolved: BTreeMap<(u32, String), Option<u32>> = BTreeMap::new();
+    for r in rows
+        .iter_mut()
+        .filter(|r| r.origin.is_none() && !r.module.is_empty())
+    {
+        let origin = *resolved
+            .entry((r.file, r.module.clone()))
+            .or_insert_with(|| {
+                let f = &snap.files[r.file as usize];
+                let imp = f
+                    .facts()
+                    .imports
+                    .iter()
+                    .find(|i| i.module == r.module && i.names.iter().any(|n| n == target))?;
+                let mut files: Vec<u32> = modules
+                    .origins(r.file, &imp.module, target)
+                    .into_iter()
+                    .map(|(file, _)| file)
+                    .collect();
+                files.dedup();
+                (files.len() == 1).then(|| files[0])
+            });
+        r.origin = origin;
+    }
+}
+
 /// Splits the rows of a bare name (`Order`) by the workspace declaration each depends on: an
 /// import resolves to one by its qualified name (`com.acme.orders.Order`, `from orders.models
 /// import Order`) or its path (`./order`); a use without an import carries the declaration it
@@ -160,7 +193,10 @@ pub(super) fn group_by_declaration(snap: &Snapshot, target: &str, rows: &mut Vec
     // Some(Ok(d)): declaration d; Some(Err(())): a library type; None: not tied to one.
     let assign = |r: &Row| -> Option<Result<usize, ()>> {
         if let Some(o) = r.origin {
-            return decls.iter().position(|d| d.file == o).map(Ok);
+            let d = decls.iter().position(|d| d.file == o);
+            if d.is_some() || r.module.is_empty() {
+                return d.map(Ok);
+            }
         }
         if r.module.is_empty() {
             return None;
@@ -243,4 +279,63 @@ pub(super) fn group_by_declaration(snap: &Snapshot, target: &str, rows: &mut Vec
     }
     *rows = kept;
     grouping
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::{on_disk, query};
+    use serde_json::json;
+
+    #[test]
+    fn a_name_imported_from_a_package_that_reexports_it_is_one_declaration() {
+        let (base, snap) = on_disk(
+            "barrel-grouping",
+            &[
+                ("lib", "package.json", "{\"name\": \"@acme/shared\"}\n"),
+                (
+                    "lib",
+                    "src/money.ts",
+                    "export function formatMoney(c: number) {\n  return c;\n}\n",
+                ),
+                ("lib", "src/index.ts", "export * from './money';\n"),
+                (
+                    "lib",
+                    "src/report.ts",
+                    "import { formatMoney } from './money';\nexport const r = formatMoney(1);\n",
+                ),
+                (
+                    "web",
+                    "page.ts",
+                    "import { formatMoney } from '@acme/shared';\nexport const p = formatMoney(2);\n",
+                ),
+                (
+                    "pylib",
+                    "moneylib/money.py",
+                    "def to_cents(x):\n    return x\n",
+                ),
+                (
+                    "pylib",
+                    "moneylib/__init__.py",
+                    "from .money import to_cents\n",
+                ),
+                (
+                    "pylib",
+                    "moneylib/report.py",
+                    "from .money import to_cents\n\nR = to_cents(1)\n",
+                ),
+                (
+                    "svc",
+                    "app.py",
+                    "from moneylib import to_cents\n\nA = to_cents(2)\n",
+                ),
+            ],
+        );
+        let ts = query(&snap, json!({"target": "formatMoney"}));
+        let py = query(&snap, json!({"target": "to_cents"}));
+        let _ = std::fs::remove_dir_all(&base);
+        for (out, site) in [(&ts, "`web/page.ts:1`"), (&py, "`svc/app.py:1`")] {
+            assert!(!out.text.contains("different things"), "{}", out.text);
+            assert!(out.text.contains(site), "{}", out.text);
+        }
+    }
 }

@@ -12,6 +12,7 @@ mod imports;
 mod manifests;
 mod paths;
 mod render;
+mod resolve;
 mod rows;
 mod unimported;
 mod uses;
@@ -22,11 +23,12 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use self::calls::{function_call_rows, rpc_call_rows};
-use self::grouping::{Grouping, group_by_declaration};
+use self::grouping::{Grouping, group_by_declaration, resolve_origins};
 use self::imports::{ImportMatch, import_match, is_builtin};
 use self::manifests::{manifest_facts, manifests, project_reference_rows};
 use self::paths::{dotnet_path_rows, path_importer_rows};
 use self::render::render;
+use self::resolve::Modules;
 use self::rows::{Row, SUB_PACKAGE, push_rows};
 use self::unimported::unimported_uses;
 use self::uses::{member_uses, using_sites};
@@ -132,7 +134,8 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     if !include_tests {
         manifest.dependents.retain(|d| !d.test);
     }
-    let (mut rows, heuristic) = collect(snap, target);
+    let modules = Modules::new(snap, &manifests);
+    let (mut rows, heuristic) = collect(snap, &modules, target);
     if is_builtin(target) {
         keep_declaring_roots(snap, target, &mut rows);
     }
@@ -140,6 +143,7 @@ fn run(args: &Value, env: &ToolEnv) -> ToolOutput {
     let mut grouping = if heuristic {
         Grouping::default()
     } else {
+        resolve_origins(snap, &modules, target, &mut rows);
         group_by_declaration(snap, target, &mut rows)
     };
     fold_to(granularity, &mut rows);
@@ -292,7 +296,7 @@ fn sort_rows(snap: &Snapshot, rows: &mut [Row]) {
 }
 
 /// Every dependent row (tests included), and whether the listing is the heuristic fallback.
-fn collect(snap: &Snapshot, target: &str) -> (Vec<Row>, bool) {
+fn collect(snap: &Snapshot, modules: &Modules, target: &str) -> (Vec<Row>, bool) {
     let mut exact_rows = Vec::new();
     let mut loose_rows = Vec::new();
     for (fi, f) in snap.files.iter().enumerate() {
@@ -315,9 +319,9 @@ fn collect(snap: &Snapshot, target: &str) -> (Vec<Row>, bool) {
         }
     }
     path_importer_rows(snap, target, &mut exact_rows);
-    dotnet_path_rows(snap, target, &mut exact_rows);
+    dotnet_path_rows(snap, modules, target, &mut exact_rows);
     rpc_call_rows(snap, target, &mut exact_rows);
-    unimported_uses(snap, target, &mut exact_rows);
+    unimported_uses(snap, modules, target, &mut exact_rows);
     using_sites(snap, target, &mut exact_rows);
     member_uses(snap, target, &mut exact_rows);
     // A project name no source file imports as a namespace: the project files referencing
@@ -332,5 +336,38 @@ fn collect(snap: &Snapshot, target: &str) -> (Vec<Row>, bool) {
         (loose_rows, true)
     } else {
         (exact_rows, false)
+    }
+}
+
+/// Test helpers: a snapshot of real files (the tool re-reads them at answer time).
+#[cfg(test)]
+pub(super) mod test_support {
+    use crate::index::snapshot::Snapshot;
+    use crate::tools::ToolOutput;
+
+    /// Writes `files` ((root, root-relative path, text)) under a fresh temporary directory and
+    /// indexes those of a known language; manifests (`go.mod`, `package.json`) are only written.
+    pub(in crate::tools) fn on_disk(
+        tag: &str,
+        files: &[(&str, &str, &str)],
+    ) -> (std::path::PathBuf, Snapshot) {
+        let base =
+            std::env::temp_dir().join(format!("mesh-find-dependents-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let mut facts = Vec::new();
+        for (root, path, text) in files {
+            let abs = base.join(root).join(path);
+            std::fs::create_dir_all(abs.parent().unwrap()).unwrap();
+            std::fs::write(&abs, text).unwrap();
+            if let Some(lang) = crate::index::facts::Language::of_path(path) {
+                facts.push((*root, *path, crate::index::lang::extract(lang, path, text)));
+            }
+        }
+        (base.clone(), Snapshot::from_facts_in(base, facts))
+    }
+
+    /// One `find_dependents` call on `snap`.
+    pub(in crate::tools) fn query(snap: &Snapshot, args: serde_json::Value) -> ToolOutput {
+        crate::tools::run_on(super::run, snap, &args)
     }
 }

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use super::resolve::Modules;
 use super::rows::{Row, push_rows};
 use super::unimported::unimported_uses;
 use crate::index::facts::{Language, SymbolKind};
@@ -99,7 +100,12 @@ pub(super) fn path_importer_rows(snap: &Snapshot, target: &str, rows: &mut Vec<R
 /// it has the namespace from the SDK (a library re-opening `Microsoft.Extensions.Hosting`).
 ///
 /// [`Graph::project_may_import`]: crate::index::graph::Graph::project_may_import
-pub(super) fn dotnet_path_rows(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
+pub(super) fn dotnet_path_rows(
+    snap: &Snapshot,
+    modules: &Modules,
+    target: &str,
+    rows: &mut Vec<Row>,
+) {
     use crate::index::lang::msbuild::referenced_path;
     let targets = path_target_files(snap, target);
     let t = target.trim_start_matches("./").trim_end_matches('/');
@@ -137,7 +143,7 @@ pub(super) fn dotnet_path_rows(snap: &Snapshot, target: &str, rows: &mut Vec<Row
                         | SymbolKind::TypeAlias
                 );
                 if top && is_type {
-                    unimported_uses(snap, &format!("{ns}.{}", f.name(s)), rows);
+                    unimported_uses(snap, modules, &format!("{ns}.{}", f.name(s)), rows);
                 }
             }
             let mut k = start;

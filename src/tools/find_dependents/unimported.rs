@@ -3,6 +3,7 @@
 
 use super::calls::is_word_byte;
 use super::imports::last_segment;
+use super::resolve::Modules;
 use super::rows::{Row, package_of, push_call_row};
 use crate::index::facts::{Language, SymbolKind, is_razor};
 use crate::index::snapshot::{FileEntry, Snapshot};
@@ -23,9 +24,15 @@ fn shares_package_names(lang: Language) -> bool {
 
 /// Uses of a top-level type or function that no import names: by the other files of its own
 /// package (same declared package and root; in Go, the same directory), and in Go by importers
-/// of its package as `pkg.Name`. Each is the name's first use as a word in the file's code,
+/// of its package as `pkg.Name` (the package by its import path under its go.mod, else by the
+/// folder's trailing segments). Each is the name's first use as a word in the file's code,
 /// a `heuristic` row: the index keeps imports, not every reference.
-pub(super) fn unimported_uses(snap: &Snapshot, target: &str, rows: &mut Vec<Row>) {
+pub(super) fn unimported_uses(
+    snap: &Snapshot,
+    modules: &Modules,
+    target: &str,
+    rows: &mut Vec<Row>,
+) {
     // A qualified name (`com.acme.orders.Order`, `Acme.Orders.Order`) names the declaration in
     // that package or namespace: its same-package users need no import either.
     let (qualifier, target) = match target.rsplit_once('.') {
@@ -63,6 +70,12 @@ pub(super) fn unimported_uses(snap: &Snapshot, target: &str, rows: &mut Vec<Row>
         let d = &snap.files[di];
         let (pkg, dir) = (razor_ns.package_of(d), dir_of(d));
         let go = d.lang == Language::Go;
+        // The package's import path, when a go.mod says it (its root folder may be the package).
+        let go_path = if go {
+            modules.go_import_path(folder_of(&snap.display_path(d)))
+        } else {
+            None
+        };
         let csharp = d.lang == Language::CSharp && razor_ns.namespace_of(d).is_some();
         // JVM: `import pkg.*;` (Scala `pkg._`) opens the package to a file of any root.
         let jvm_lang =
@@ -121,16 +134,26 @@ pub(super) fn unimported_uses(snap: &Snapshot, target: &str, rows: &mut Vec<Row>
                 // `import x "…/repository"` or `import "…/repository"` → `x.Name` / `repository.Name`
                 let Some(imp) = f.facts().imports.iter().find(|i| {
                     let m = i.module.trim_end_matches('/');
-                    (!dir.is_empty() && (m == dir || m.ends_with(&format!("/{dir}"))))
-                        || (m.rsplit('/').next() == dir.rsplit('/').next()
-                            && m.rsplit('/').next() == Some(pkg.as_str()))
+                    match &go_path {
+                        Some(p) => m == p,
+                        None => {
+                            (!dir.is_empty() && (m == dir || m.ends_with(&format!("/{dir}"))))
+                                || (m.rsplit('/').next() == dir.rsplit('/').next()
+                                    && m.rsplit('/').next() == Some(pkg.as_str()))
+                        }
+                    }
                 }) else {
                     continue;
                 };
-                let alias = imp
-                    .alias
-                    .clone()
-                    .unwrap_or_else(|| last_segment(&imp.module).to_string());
+                // Unaliased, the package's own name (its `package` clause) is what the file uses.
+                let alias = match (&imp.alias, &go_path, &d.facts().package) {
+                    (Some(a), _, _) => a.clone(),
+                    (None, Some(_), Some(name)) => name.clone(),
+                    _ => last_segment(&imp.module).to_string(),
+                };
+                if alias == "_" || alias == "." {
+                    continue;
+                }
                 format!("{alias}.{target}")
             } else if jvm && wildcard(f) {
                 target.to_string()
@@ -296,4 +319,59 @@ fn first_use(snap: &Snapshot, f: &FileEntry, needle: &str) -> Option<u32> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::{on_disk, query};
+    use serde_json::json;
+
+    #[test]
+    fn go_importers_of_a_module_whose_root_folder_holds_the_package() {
+        // The module's own package is its root folder: no sub-folder names it, the import path
+        // is the go.mod `module` line itself.
+        let (base, snap) = on_disk(
+            "go-root-package",
+            &[
+                ("money", "go.mod", "module example.com/x/money\n\ngo 1.21\n"),
+                (
+                    "money",
+                    "money.go",
+                    "package money\n\nfunc ToCents(v float64) int64 {\n\treturn int64(v * 100)\n}\n",
+                ),
+                (
+                    "money",
+                    "round.go",
+                    "package money\n\nfunc Round(v float64) int64 {\n\treturn ToCents(v)\n}\n",
+                ),
+                ("shop", "go.mod", "module example.com/shop\n"),
+                (
+                    "shop",
+                    "main.go",
+                    "package main\n\nimport m \"example.com/x/money\"\n\nfunc main() {\n\t_ = m.ToCents(1.5)\n}\n",
+                ),
+                (
+                    "shop",
+                    "cmd/run.go",
+                    "package cmd\n\nimport (\n\t\"example.com/x/money\"\n)\n\nfunc Run() int64 {\n\treturn money.ToCents(2)\n}\n",
+                ),
+                // Another module's root package of the same name is not it.
+                ("other", "go.mod", "module example.com/y/money\n"),
+                (
+                    "other",
+                    "use.go",
+                    "package other\n\nimport \"example.com/y/money\"\n\nvar X = money.ToCents(3)\n",
+                ),
+            ],
+        );
+        let out = query(&snap, json!({"target": "ToCents"}));
+        let _ = std::fs::remove_dir_all(&base);
+        let t = &out.text;
+        assert!(t.contains("`shop/main.go:6` — uses m.ToCents"), "{t}");
+        assert!(
+            t.contains("`shop/cmd/run.go:8` — uses money.ToCents"),
+            "{t}"
+        );
+        assert!(!t.contains("other/use.go"), "{t}");
+    }
 }
