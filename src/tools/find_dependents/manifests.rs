@@ -716,22 +716,7 @@ mod tests {
         );
     }
 
-    /// Files written under a fresh directory, roots by first path segment; the indexed ones
-    /// extracted, manifests left to be read at answer time.
-    fn on_disk(tag: &str, files: &[(&str, &str, &str)]) -> (std::path::PathBuf, Snapshot) {
-        let base = std::env::temp_dir().join(format!("mesh-deps-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&base);
-        let mut facts = Vec::new();
-        for (root, path, text) in files {
-            let abs = base.join(root).join(path);
-            std::fs::create_dir_all(abs.parent().unwrap()).unwrap();
-            std::fs::write(&abs, text).unwrap();
-            if let Some(lang) = Language::of_path(path) {
-                facts.push((*root, *path, crate::index::lang::extract(lang, path, text)));
-            }
-        }
-        (base.clone(), Snapshot::from_facts_in(base, facts))
-    }
+    use super::super::test_support::on_disk;
 
     #[test]
     fn a_distribution_name_lists_the_manifests_depending_on_it() {
