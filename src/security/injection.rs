@@ -81,17 +81,19 @@ pub const PHRASES: &[&str] = &[
 /// first letter (`i`, `o`, `p`, …) costs a few comparisons instead of one per pattern: this
 /// runs on every byte of every indexed Markdown section (it was a tenth of a one-shot query's
 /// CPU on the practice corpora when every pattern was tried).
-const CANDIDATES: [u64; 256] = candidates(0);
+const CANDIDATES: [u64; 256] = pair_bits(&[MARKERS, PHRASES], 0);
 
 /// The same for the second byte: a position is tried only for the patterns whose first two
 /// bytes both fit (every pattern is longer than one byte, and none has a space second), so
 /// the common letters of prose and code rarely reach [`longest_match`].
-const SECOND: [u64; 256] = candidates(1);
+const SECOND: [u64; 256] = pair_bits(&[MARKERS, PHRASES], 1);
 
-const fn candidates(at: usize) -> [u64; 256] {
-    assert!(MARKERS.len() + PHRASES.len() <= 64);
+/// For each lower-cased byte, a bit per pattern whose byte `at` it is, the patterns numbered
+/// through `lists` in order (at most 64 in all, none with a space at `at`). Two such tables, for
+/// bytes 0 and 1, rule out nearly every position of a text before any pattern is compared
+/// (here and in the secret mask's line filter).
+pub(crate) const fn pair_bits(lists: &[&[&str]], at: usize) -> [u64; 256] {
     let mut table = [0u64; 256];
-    let lists = [MARKERS, PHRASES];
     let mut l = 0;
     let mut bit = 0;
     while l < lists.len() {
@@ -99,7 +101,7 @@ const fn candidates(at: usize) -> [u64; 256] {
         let mut i = 0;
         while i < list.len() {
             let b = list[i].as_bytes()[at].to_ascii_lowercase();
-            assert!(b != b' ');
+            assert!(b != b' ' && bit < 64);
             table[b as usize] |= 1 << bit;
             bit += 1;
             i += 1;

@@ -330,57 +330,39 @@ fn find_secrets(line: &str, ctx: LineContext) -> Vec<Range<usize>> {
 
 /// What every sensitive key ([`is_sensitive_key`]: a [`SENSITIVE_PARTS`] word, or `key` with a
 /// qualifier) and every [`PHRASE_WORDS`] word contains, in ASCII lower case.
-const SECRET_WORD_PARTS: [&[u8]; 9] = [
-    b"passw",
-    b"passphrase",
-    b"secret",
-    b"token",
-    b"credential",
-    b"private",
-    b"jwt",
-    b"cert",
-    b"key",
+const SECRET_WORD_PARTS: &[&str] = &[
+    "passw",
+    "passphrase",
+    "secret",
+    "token",
+    "credential",
+    "private",
+    "jwt",
+    "cert",
+    "key",
 ];
 
+/// The [`SECRET_WORD_PARTS`] that may start at a byte, and that its next byte may continue.
+const SECRET_FIRST: [u64; 256] = crate::security::injection::pair_bits(&[SECRET_WORD_PARTS], 0);
+const SECRET_SECOND: [u64; 256] = crate::security::injection::pair_bits(&[SECRET_WORD_PARTS], 1);
+
 /// Whether `line` contains a [`SECRET_WORD_PARTS`] word in any ASCII case: a line without one
-/// holds no key or phrase [`find_secrets`] masks.
+/// holds no key or phrase [`find_secrets`] masks. Only the words whose first two bytes fit a
+/// position are compared there (this runs over every line of every snippet).
 fn holds_secret_word(line: &str) -> bool {
     let b = line.as_bytes();
-    // One test of each byte pair through two tables rules out nearly every position before
-    // the words are compared (this runs over every line of every snippet).
     (0..b.len().saturating_sub(1)).any(|i| {
-        SECRET_FIRST[usize::from(b[i])] & SECRET_SECOND[usize::from(b[i + 1])] != 0
-            && SECRET_WORD_PARTS.iter().any(|w| {
-                w[0] == b[i] | 0x20
-                    && b[i..].len() >= w.len()
-                    && b[i..i + w.len()].eq_ignore_ascii_case(w)
-            })
-    })
-}
-
-/// For each byte, a bit per first letter of the [`SECRET_WORD_PARTS`] words it can start.
-const SECRET_FIRST: [u8; 256] = pair_table(0);
-/// For each byte, the bits of the first letters it can follow in a [`SECRET_WORD_PARTS`] word.
-const SECRET_SECOND: [u8; 256] = pair_table(1);
-
-/// [`SECRET_FIRST`] (`at` 0) or [`SECRET_SECOND`] (`at` 1), both letter cases: bit `k` stands
-/// for the `k`-th distinct first letter of the words.
-const fn pair_table(at: usize) -> [u8; 256] {
-    let firsts = b"pstcjk";
-    let mut table = [0u8; 256];
-    let mut w = 0;
-    while w < SECRET_WORD_PARTS.len() {
-        let word = SECRET_WORD_PARTS[w];
-        let mut k = 0;
-        while firsts[k] != word[0] {
-            k += 1;
+        let mut words = SECRET_FIRST[usize::from(b[i].to_ascii_lowercase())]
+            & SECRET_SECOND[usize::from(b[i + 1].to_ascii_lowercase())];
+        while words != 0 {
+            let w = SECRET_WORD_PARTS[words.trailing_zeros() as usize].as_bytes();
+            words &= words - 1;
+            if b[i..].len() >= w.len() && b[i..i + w.len()].eq_ignore_ascii_case(w) {
+                return true;
+            }
         }
-        let c = word[at];
-        table[c as usize] |= 1 << k;
-        table[c.to_ascii_uppercase() as usize] |= 1 << k;
-        w += 1;
-    }
-    table
+        false
+    })
 }
 
 /// Words that, followed by `is` or `was` and a quoted or backticked literal, make that literal
@@ -1312,9 +1294,7 @@ mod tests {
     fn every_secret_word_holds_a_part_the_line_filter_looks_for() {
         let parts = |w: &str| {
             let lower = w.to_ascii_lowercase();
-            SECRET_WORD_PARTS
-                .iter()
-                .any(|p| lower.contains(std::str::from_utf8(p).unwrap()))
+            SECRET_WORD_PARTS.iter().any(|p| lower.contains(p))
         };
         for w in SENSITIVE_PARTS.iter().chain(PHRASE_WORDS).chain(&["key"]) {
             assert!(parts(w), "{w}: no part of SECRET_WORD_PARTS in it");
