@@ -229,6 +229,11 @@ pub struct Graph {
     /// directly or through other projects (MSBuild project references are transitive). See
     /// [`Graph::project_may_import`].
     pub project_refs: BTreeMap<u16, BTreeSet<u16>>,
+    /// Roots whose .NET project hosts Blazor components in a native web view (a
+    /// `Microsoft.AspNetCore.Components.WebView.*` package: .NET MAUI, WPF, Windows Forms
+    /// Blazor Hybrid). Their `@page` routes and links are navigation inside the app, routed
+    /// by the web view, not HTTP routes anything can call.
+    pub hybrid_roots: BTreeSet<u16>,
     /// Contracts by [`service_key`] of their name and by lowercase fqn, so
     /// [`Graph::contracts_named`] is a lookup rather than a scan computing every contract's key
     /// (it runs for every gRPC client and server site: quadratic on a contract-heavy
@@ -236,6 +241,32 @@ pub struct Graph {
     by_key: HashMap<String, Vec<u32>>,
     by_fqn: HashMap<String, Vec<u32>>,
     indexed: usize,
+}
+
+/// The roots whose .NET project references a Blazor web view package ([`Graph::hybrid_roots`]).
+/// Project files only, so cheap: the snapshot's name tables ask too, built beside the graph.
+pub fn blazor_hybrid_roots(files: &[Arc<FileEntry>]) -> BTreeSet<u16> {
+    files
+        .iter()
+        .filter(|f| f.lang == super::facts::Language::MsBuild)
+        .filter(|f| {
+            f.facts()
+                .imports
+                .iter()
+                .any(|i| is_blazor_web_view(&i.module))
+        })
+        .map(|f| f.root)
+        .collect()
+}
+
+/// Whether a package reference hosts Blazor components in a native app's web view
+/// (`Microsoft.AspNetCore.Components.WebView.Maui`, `.Wpf`, `.WindowsForms`).
+fn is_blazor_web_view(package: &str) -> bool {
+    const WEB_VIEW: &str = "microsoft.aspnetcore.components.webview";
+    package
+        .get(..WEB_VIEW.len())
+        .is_some_and(|head| head.eq_ignore_ascii_case(WEB_VIEW))
+        && matches!(package.as_bytes().get(WEB_VIEW.len()), None | Some(b'.'))
 }
 
 /// `CreateOrder`, `createOrder` and `create_order` all normalise to `createorder`.
@@ -263,17 +294,22 @@ impl Graph {
         files: &[Arc<FileEntry>],
         display: &(dyn Fn(&FileEntry) -> String + Sync),
     ) -> Graph {
+        // .NET project references first (project files only, so cheap): both halves read them.
+        let mut projects = Graph::default();
+        projects.project_links(files, display);
         let contracts_half = || {
-            let mut g = Graph::default();
+            let mut g = Graph {
+                project_refs: projects.project_refs.clone(),
+                ..Graph::default()
+            };
             g.contracts_from_protos(files, display);
             g.grpc_links(files);
-            g.project_links(files, display);
             g.import_links(files);
             g
         };
         let (mut g, links) = std::thread::scope(|scope| {
             let spawned = std::thread::Builder::new().spawn_scoped(scope, contracts_half);
-            let links = Graph::resolved_links(files, display);
+            let links = Graph::resolved_links(files, display, &projects);
             let g = match spawned {
                 Ok(handle) => handle
                     .join()
@@ -288,13 +324,24 @@ impl Graph {
         g.routes = links.routes;
         g.route_calls = links.route_calls;
         g.unresolved_calls = links.unresolved_calls;
+        g.import_links.splice(0..0, projects.import_links);
+        g.hybrid_roots = projects.hybrid_roots;
         g
     }
 
     /// The half of [`Graph::build`] that needs the resolver: topics, events and HTTP links
     /// (returned in a graph of their own; the other fields stay empty).
-    fn resolved_links(files: &[Arc<FileEntry>], display: &dyn Fn(&FileEntry) -> String) -> Graph {
-        let mut g = Graph::default();
+    /// `projects` holds the .NET project references ([`Graph::project_links`]).
+    fn resolved_links(
+        files: &[Arc<FileEntry>],
+        display: &dyn Fn(&FileEntry) -> String,
+        projects: &Graph,
+    ) -> Graph {
+        let mut g = Graph {
+            project_refs: projects.project_refs.clone(),
+            hybrid_roots: projects.hybrid_roots.clone(),
+            ..Graph::default()
+        };
         let paths: Vec<String> = files.iter().map(|f| display(f)).collect();
         let roots = root_labels(files, &paths);
         let resolver = Resolver::new(files, paths);
@@ -386,7 +433,8 @@ impl Graph {
     /// project file of the workspace (by its path, relative to the referencing file, compared
     /// without case as Windows builds do), and each `PackageReference` naming exactly one
     /// workspace project by assembly name, becomes an import link when it crosses roots; the
-    /// transitive closure per root goes to [`Graph::project_refs`].
+    /// transitive closure per root goes to [`Graph::project_refs`]; a root referencing a
+    /// Blazor web view package goes to [`Graph::hybrid_roots`].
     fn project_links(&mut self, files: &[Arc<FileEntry>], display: &dyn Fn(&FileEntry) -> String) {
         use super::facts::Language as L;
         use super::lang::msbuild::{is_project_path, referenced_path};
@@ -396,6 +444,7 @@ impl Graph {
             .filter(|(_, f)| f.lang == L::MsBuild)
             .map(|(i, f)| (i, display(f)))
             .collect();
+        self.hybrid_roots = blazor_hybrid_roots(files);
         if projects.is_empty() {
             return;
         }
@@ -880,6 +929,10 @@ impl Graph {
         let mounted = super::mounts::route_prefixes(files, resolver);
         let app_prefixes = super::mounts::AppPrefixes::new(files, resolver);
         for (fi, f) in files.iter().enumerate() {
+            // A Blazor Hybrid app's pages are routed inside the app, not served over HTTP.
+            if self.hybrid_roots.contains(&f.root) && super::facts::is_razor(&f.path) {
+                continue;
+            }
             let from_spec = matches!(f.lang, super::facts::Language::Yaml);
             let prefixes = mounted.get(&(fi as u32));
             let versions_at = |at: u32| {
@@ -963,7 +1016,10 @@ impl Graph {
                         shown,
                         line,
                     } => self.health_probe(&join, roots, fi, service, path, shown, *line),
-                    HttpFact::Navigate { url, line } => self.navigation(&join, fi, url, *line),
+                    // Inside a Blazor Hybrid app a link is navigation of its web view.
+                    HttpFact::Navigate { url, line } if !self.hybrid_roots.contains(&f.root) => {
+                        self.navigation(&join, fi, url, *line)
+                    }
                     _ => {}
                 }
             }
@@ -1001,7 +1057,7 @@ impl Graph {
             join.files,
             fi as u32,
             Some("GET"),
-            Some(root),
+            Some(&[root]),
             Declared::InCode,
             |r| segments_match(&segs, &join.templates[r]),
         );
@@ -1299,7 +1355,7 @@ impl Graph {
                 join.files,
                 caller,
                 method,
-                Some(root),
+                Some(&[root]),
                 Declared::InCode,
                 |r| segments_match_named(rest, &join.templates[r]),
             );
@@ -1341,14 +1397,14 @@ impl Graph {
     /// The routes an HTTP call made in `caller` may reach, best `score` first and only those:
     /// routes declared where `declared` says (code, or only API contracts), outside the
     /// calling file, in test code only for a test caller, whose method fits (`ANY` fits
-    /// every one), in `root` when one is given. `score` rates route `r`'s template, `None`
+    /// every one), in one of `roots` when they are given. `score` rates route `r`'s template, `None`
     /// when the call's path cannot address it.
     fn best_routes(
         &self,
         files: &[Arc<FileEntry>],
         caller: u32,
         method: Option<&str>,
-        root: Option<u16>,
+        roots: Option<&[u16]>,
         declared: Declared,
         score: impl Fn(usize) -> Option<usize>,
     ) -> Vec<u32> {
@@ -1359,7 +1415,7 @@ impl Graph {
             if route.from_spec != (declared == Declared::InSpec)
                 || route.at.file == caller
                 || (files[route.at.file as usize].is_test && !files[caller as usize].is_test)
-                || root.is_some_and(|root| files[route.at.file as usize].root != root)
+                || roots.is_some_and(|roots| !roots.contains(&files[route.at.file as usize].root))
             {
                 continue;
             }

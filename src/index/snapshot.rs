@@ -168,14 +168,21 @@ impl FileEntry {
     }
 }
 
-/// One search table per root: every declaration's lowercase name, in file order.
+/// One search table per root: every declaration's lowercase name, in file order. The `@page`
+/// routes of a Blazor Hybrid app are left out: they are pages of a native app, not endpoints
+/// ([`super::graph::Graph::hybrid_roots`]).
 fn name_tables(files: &[Arc<FileEntry>], roots: usize) -> Vec<NameTable> {
     let mut names: Vec<NameTable> = (0..roots).map(|_| NameTable::default()).collect();
+    let hybrid = super::graph::blazor_hybrid_roots(files);
     for (fi, f) in files.iter().enumerate() {
         let Some(table) = names.get_mut(f.root as usize) else {
             continue;
         };
+        let in_app_pages = hybrid.contains(&f.root) && super::facts::is_razor(&f.path);
         for (si, sym) in f.symbols().iter().enumerate() {
+            if in_app_pages && sym.kind == SymbolKind::Endpoint {
+                continue;
+            }
             let at = SymbolRef {
                 file: fi as u32,
                 symbol: si as u32,

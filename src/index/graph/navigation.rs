@@ -1,7 +1,8 @@
 //! In-app navigation ([`HttpFact::Navigate`]): a web UI's links and navigation calls to its own
 //! pages (`<a href="user/orders">`, `NavigationManager.NavigateTo($"item/{id}")`) are callers of
 //! the `GET` route of the same root that serves them (a Blazor `@page`, a controller action),
-//! like a health check: a change of the route breaks them, but they link no two services.
+//! like a health check: a change of the route breaks them, but they link no two services. A
+//! link in a shared component library leads to the pages of the apps that reference it.
 //!
 //! [`HttpFact::Navigate`]: crate::index::facts::HttpFact::Navigate
 
@@ -27,12 +28,12 @@ impl Graph {
         let Some(segs) = shape.path.filter(|_| shape.host_hints.is_empty()) else {
             return;
         };
-        let root = join.files[fi].root;
+        let roots = self.apps_rendering(join.files[fi].root);
         let matches = self.best_routes(
             join.files,
             fi as u32,
             Some("GET"),
-            Some(root),
+            Some(&roots),
             Declared::InCode,
             |r| {
                 // The app's base (`href=""`, `NavigateTo("/")`) is the page routed at `/`.
@@ -44,6 +45,22 @@ impl Graph {
             },
         );
         self.push_own_service_calls(matches, fi, line, &shape.display, true);
+    }
+}
+
+impl Graph {
+    /// The roots whose pages a link of `root` can lead to: its own, and when `root` is a .NET
+    /// library (a Razor class library of shared components) every root whose projects
+    /// reference it, since the link is rendered inside those apps.
+    fn apps_rendering(&self, root: u16) -> Vec<u16> {
+        let mut roots = vec![root];
+        roots.extend(
+            self.project_refs
+                .iter()
+                .filter(|(app, refs)| **app != root && refs.contains(&root))
+                .map(|(app, _)| *app),
+        );
+        roots
     }
 }
 
@@ -71,22 +88,131 @@ fn app_path(lit: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::app_path;
-    use crate::index::facts::Language::CSharp;
+    use crate::index::facts::Language;
     use crate::index::snapshot::Snapshot;
 
+    /// A snapshot of `(root, path in the root, text)` files, each read as its extension says.
     fn snapshot(files: &[(&str, &str, &str)]) -> Snapshot {
         Snapshot::from_facts(
             files
                 .iter()
                 .map(|(root, path, text)| {
-                    (
-                        *root,
-                        *path,
-                        crate::index::lang::extract(CSharp, path, text),
-                    )
+                    let lang = Language::of_path(path).expect("an indexed extension");
+                    (*root, *path, crate::index::lang::extract(lang, path, text))
                 })
                 .collect(),
         )
+    }
+
+    /// Each navigation join as (route path, root of the route, caller file, caller line).
+    fn joins(snap: &Snapshot) -> Vec<(String, String, String, u32)> {
+        let g = &snap.graph;
+        g.route_calls
+            .iter()
+            .map(|c| {
+                let route = &g.routes[c.route as usize];
+                let root = snap.files[route.at.file as usize].root as usize;
+                (
+                    route.path.clone(),
+                    snap.roots[root].label.clone(),
+                    snap.files[c.at.file as usize].path.to_string(),
+                    c.at.line,
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_component_library_links_to_the_pages_of_the_apps_that_reference_it() {
+        let library_ref = "<ItemGroup>\n  <ProjectReference Include=\"..\\components\\Components.csproj\" />\n</ItemGroup>\n";
+        let snap = snapshot(&[
+            (
+                "components",
+                "Components.csproj",
+                "<Project Sdk=\"Microsoft.NET.Sdk.Razor\"></Project>\n",
+            ),
+            (
+                "components",
+                "Catalog/ListItem.razor",
+                "<a href=\"@ItemHelper.Url(Item)\">x</a>\n<a href=\"basket\">none</a>\n",
+            ),
+            (
+                "components",
+                "Item/ItemHelper.cs",
+                "public static class ItemHelper {\n    public static string Url(CatalogItem item) => $\"item/{item.Id}\";\n}\n",
+            ),
+            ("web", "Web.csproj", library_ref),
+            ("web", "Pages/Item.razor", "@page \"/item/{itemId:int}\"\n"),
+            // A web app that does not reference the library.
+            ("admin", "Admin.csproj", "<Project></Project>\n"),
+            ("admin", "Pages/Item.razor", "@page \"/item/{id:int}\"\n"),
+        ]);
+        assert_eq!(
+            joins(&snap),
+            vec![(
+                "/item/{itemId:int}".to_string(),
+                "web".to_string(),
+                "Catalog/ListItem.razor".to_string(),
+                1
+            )],
+            "{:?}",
+            snap.graph.route_calls
+        );
+    }
+
+    #[test]
+    fn a_blazor_hybrid_apps_pages_are_not_http_routes() {
+        let hybrid_project = "<Project Sdk=\"Microsoft.NET.Sdk.Razor\">\n  <ItemGroup>\n    <PackageReference Include=\"Microsoft.AspNetCore.Components.WebView.Maui\" Version=\"9.0.30\" />\n  </ItemGroup>\n</Project>\n";
+        // A package whose name only starts the same is not the web view.
+        let web_project = "<Project>\n  <ItemGroup>\n    <PackageReference Include=\"Microsoft.AspNetCore.Components.WebViewer\" />\n  </ItemGroup>\n</Project>\n";
+        let snap = snapshot(&[
+            ("hybrid", "Hybrid.csproj", hybrid_project),
+            ("hybrid", "Pages/Catalog.razor", "@page \"/\"\n"),
+            ("hybrid", "Layout/Header.razor", "<a href=\"\">home</a>\n"),
+            (
+                "hybrid",
+                "Nav.cs",
+                "class Nav {\n  NavigationManager N;\n  void Go() { N.NavigateTo(\"\"); }\n}\n",
+            ),
+            ("web", "Web.csproj", web_project),
+            ("web", "Pages/Catalog.razor", "@page \"/\"\n"),
+            ("web", "Layout/Header.razor", "<a href=\"\">home</a>\n"),
+        ]);
+        let routes: Vec<(&str, &str)> = snap
+            .graph
+            .routes
+            .iter()
+            .map(|r| {
+                (
+                    r.path.as_str(),
+                    snap.files[r.at.file as usize].path.as_ref(),
+                )
+            })
+            .collect();
+        assert_eq!(routes, vec![("/", "Pages/Catalog.razor")]);
+        // Nor are they endpoints to search: only the web app's page is.
+        let endpoints: Vec<String> = snap
+            .names
+            .iter()
+            .flat_map(|table| table.matches("get /", ""))
+            .filter(|hit| hit.kind == crate::index::facts::SymbolKind::Endpoint)
+            .map(|hit| snap.display_path(&snap.files[hit.at.file as usize]))
+            .collect();
+        assert_eq!(endpoints, vec!["web/Pages/Catalog.razor".to_string()]);
+        assert_eq!(
+            joins(&snap),
+            vec![(
+                "/".to_string(),
+                "web".to_string(),
+                "Layout/Header.razor".to_string(),
+                1
+            )]
+        );
+        assert!(
+            snap.graph.unresolved_calls.is_empty(),
+            "{:?}",
+            snap.graph.unresolved_calls
+        );
     }
 
     #[test]
@@ -94,38 +220,34 @@ mod tests {
         let snap = snapshot(&[
             (
                 "web",
-                "web/Pages/Catalog.razor",
+                "Pages/Catalog.razor",
                 "@page \"/\"\n<h1>Catalog</h1>\n",
             ),
             (
                 "web",
-                "web/Pages/Orders.razor",
+                "Pages/Orders.razor",
                 "@page \"/user/orders\"\n<a href=\"user/orders\">self</a>\n",
             ),
+            ("web", "Pages/Item.razor", "@page \"/item/{itemId:int}\"\n"),
             (
                 "web",
-                "web/Pages/Item.razor",
-                "@page \"/item/{itemId:int}\"\n",
-            ),
-            (
-                "web",
-                "web/Pages/User/LogIn.razor",
+                "Pages/User/LogIn.razor",
                 "@page \"/user/login\"\n@code {\n    public static string Url(NavigationManager nav)\n        => $\"user/login?returnUrl={nav.Uri}\";\n}\n",
             ),
             (
                 "web",
-                "web/Layout/UserMenu.razor",
+                "Layout/UserMenu.razor",
                 "<a href=\"user/orders\">My orders</a>\n<a href=\"\">home</a>\n<a href=\"https://example.com/user/orders\">x</a>\n<a href=\"user/settings\">none</a>\n<a href=\"@Pages.User.LogIn.Url(Nav)\">in</a>\n",
             ),
             (
                 "web",
-                "web/Checkout.cs",
+                "Checkout.cs",
                 "class Checkout {\n  NavigationManager Nav;\n  void Done(int id) {\n    Nav.NavigateTo($\"item/{id}?tab=1\");\n  }\n}\n",
             ),
             // Another app serving the same pages, and an API serving the same path.
             (
                 "hybrid",
-                "hybrid/Pages/Item.razor",
+                "Pages/Item.razor",
                 "@page \"/item/{itemId:int}\"\n",
             ),
             (
@@ -155,7 +277,7 @@ mod tests {
             vec![
                 (
                     "/item/{itemId:int}",
-                    "web/Checkout.cs",
+                    "Checkout.cs",
                     4,
                     "/item/{}?tab=1",
                     true,
@@ -163,17 +285,17 @@ mod tests {
                 ),
                 (
                     "/user/orders",
-                    "web/Layout/UserMenu.razor",
+                    "Layout/UserMenu.razor",
                     1,
                     "/user/orders",
                     true,
                     true
                 ),
-                ("/", "web/Layout/UserMenu.razor", 2, "/", true, true),
+                ("/", "Layout/UserMenu.razor", 2, "/", true, true),
                 // Through what `LogIn.Url` returns.
                 (
                     "/user/login",
-                    "web/Layout/UserMenu.razor",
+                    "Layout/UserMenu.razor",
                     5,
                     "/user/login?returnUrl={nav.Uri}",
                     true,
