@@ -6,6 +6,7 @@
 //! clearly labelled heuristic listing of import strings that merely contain the target. Test
 //! files are left out by default and counted in the listing's unit.
 
+mod aliases;
 mod calls;
 mod grouping;
 mod imports;
@@ -22,6 +23,7 @@ pub(super) use paths::looks_like_fs_path;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use self::aliases::alias_uses;
 use self::calls::{function_call_rows, rpc_call_rows};
 use self::grouping::{Grouping, group_by_declaration, resolve_origins};
 use self::imports::{ImportMatch, import_match, is_builtin};
@@ -322,6 +324,7 @@ fn collect(snap: &Snapshot, modules: &Modules, target: &str) -> (Vec<Row>, bool)
     dotnet_path_rows(snap, modules, target, &mut exact_rows);
     rpc_call_rows(snap, target, &mut exact_rows);
     unimported_uses(snap, modules, target, &mut exact_rows);
+    alias_uses(snap, modules, target, &mut exact_rows);
     using_sites(snap, target, &mut exact_rows);
     member_uses(snap, target, &mut exact_rows);
     // A project name no source file imports as a namespace: the project files referencing

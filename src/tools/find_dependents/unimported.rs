@@ -292,12 +292,17 @@ fn global_using_of(snap: &Snapshot, f: &FileEntry, ns: &str) -> bool {
         })
 }
 
-/// The first line of `f` where `needle` appears as a whole word outside a line comment or an
-/// import/package line; `None` when the file cannot be read or never uses it.
-fn first_use(snap: &Snapshot, f: &FileEntry, needle: &str) -> Option<u32> {
+/// The first line of `f` where `needle` appears as a whole word outside a line comment (`#`
+/// in Python and Ruby, where `//` is an operator, else `//`) or an import/package line; `None`
+/// when the file cannot be read or never uses it.
+pub(super) fn first_use(snap: &Snapshot, f: &FileEntry, needle: &str) -> Option<u32> {
     let text = std::fs::read_to_string(snap.abs_path(f)).ok()?;
+    let comment = match f.lang {
+        Language::Python | Language::Ruby => "#",
+        _ => "//",
+    };
     for (k, line) in text.lines().enumerate() {
-        let code = line.split("//").next().unwrap_or("");
+        let code = line.split(comment).next().unwrap_or("");
         let t = code.trim_start();
         if t.starts_with("import ")
             || t.starts_with("package ")
