@@ -26,6 +26,23 @@ impl<C> Region<C> {
             class: None,
         }
     }
+
+    /// The body of the group that opens at token `open` (to its close, or to `b` when it is
+    /// not closed), declared in `container`.
+    pub fn body(
+        t: &Tokens,
+        open: usize,
+        b: usize,
+        container: Option<String>,
+        class: Option<C>,
+    ) -> Region<C> {
+        Region {
+            a: open + 1,
+            b: t.close(open).unwrap_or(b),
+            container,
+            class,
+        }
+    }
 }
 
 /// Where a declaration stands: the file's tokens, the line of the attributes or decorators

@@ -96,13 +96,13 @@ impl<'t> Ex<'t, '_, '_> {
         }
         match body {
             Some(o) => {
-                let end = t.close(o).unwrap_or(b);
-                work.push(Region {
-                    a: o + 1,
-                    b: end,
-                    container: Some(name.clone()),
-                    class: Some(ClassCtx { name, route_prefix }),
+                let class = Some(ClassCtx {
+                    name: name.clone(),
+                    route_prefix,
                 });
+                let body = Region::body(t, o, b, Some(name), class);
+                let end = body.b;
+                work.push(body);
                 end + 1
             }
             None => self.stmt_next(j.max(kw + 1), b),

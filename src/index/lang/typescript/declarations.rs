@@ -111,13 +111,9 @@ impl<'t> Ex<'t, '_, '_> {
                     self.module_decl(i, site, work, b)
                 }
                 Some("global") if t.is(i + 1, "{") => {
-                    let end = t.close(i + 1).unwrap_or(b);
-                    work.push(Region {
-                        a: i + 2,
-                        b: end,
-                        container: r.container.clone(),
-                        class: None,
-                    });
+                    let body = Region::body(t, i + 1, b, r.container.clone(), None);
+                    let end = body.b;
+                    work.push(body);
                     end + 1
                 }
                 Some(kw @ ("const" | "let" | "var"))
@@ -236,13 +232,9 @@ impl<'t> Ex<'t, '_, '_> {
         }
         let end_line = self.close_line(k);
         self.declare(site, &name, SymbolKind::Module, kw + 1, end_line);
-        let end = t.close(k).unwrap_or(b);
-        work.push(Region {
-            a: k + 1,
-            b: end,
-            container: Some(name),
-            class: None,
-        });
+        let body = Region::body(t, k, b, Some(name), None);
+        let end = body.b;
+        work.push(body);
         end + 1
     }
 
