@@ -5,7 +5,7 @@
 use super::bind::Assignments;
 use super::tokens::Tokens;
 use super::value::{ExprRules, eval};
-use crate::index::facts::{Binding, FileFacts, HttpFact, SymbolKind, Value};
+use crate::index::facts::{Binding, FileFacts, HttpFact, Symbol, SymbolKind, Value};
 
 /// A declaration region still to scan: tokens `a..b`, the type whose body it is (qualified,
 /// for what it declares), and what a class body's members need to know about that class.
@@ -25,6 +25,71 @@ impl<C> Region<C> {
             container: None,
             class: None,
         }
+    }
+
+    /// The body of the group that opens at token `open` (to its close, or to `b` when it is
+    /// not closed), declared in `container`.
+    pub fn body(
+        t: &Tokens,
+        open: usize,
+        b: usize,
+        container: Option<String>,
+        class: Option<C>,
+    ) -> Region<C> {
+        Region {
+            a: open + 1,
+            b: t.close(open).unwrap_or(b),
+            container,
+            class,
+        }
+    }
+}
+
+/// Where a declaration stands: the file's tokens, the line of the attributes or decorators
+/// above it (when it has any) and the qualified name of the type or namespace it is declared
+/// in (none at top level).
+#[derive(Clone, Copy)]
+pub(crate) struct Site<'s> {
+    t: &'s Tokens<'s, 's>,
+    pub container: Option<&'s str>,
+    attr_line: Option<u32>,
+}
+
+impl<'s> Site<'s> {
+    /// A declaration in the file of tokens `t`, in `container`, under attributes that start on
+    /// `attr_line`.
+    pub fn new(t: &'s Tokens<'s, 's>, container: Option<&'s str>, attr_line: Option<u32>) -> Self {
+        Site {
+            t,
+            container,
+            attr_line,
+        }
+    }
+
+    /// The symbol declared here whose name is token `name_tok` (see [`Tokens::declaration`]).
+    pub fn symbol(self, name: &str, kind: SymbolKind, name_tok: usize, end_line: u32) -> Symbol {
+        let (attr_line, container) = (self.attr_line, self.container);
+        self.t
+            .declaration(name, kind, name_tok, end_line, attr_line, container)
+    }
+}
+
+/// An extractor that records the declarations it finds at [`Site`]s.
+pub(crate) trait Declares {
+    /// The symbols of the file, to add to.
+    fn symbols(&mut self) -> &mut Vec<Symbol>;
+
+    /// Records the declaration at `site` whose name is token `name_tok` (see [`Site::symbol`]).
+    fn declare(
+        &mut self,
+        site: Site,
+        name: &str,
+        kind: SymbolKind,
+        name_tok: usize,
+        end_line: u32,
+    ) {
+        let symbol = site.symbol(name, kind, name_tok, end_line);
+        self.symbols().push(symbol);
     }
 }
 

@@ -12,10 +12,13 @@
 use std::collections::{HashMap, HashSet};
 
 use super::bind::{Assignments, StmtStyle};
+use super::cfamily::{Declares, Site};
 use super::common;
 use super::tokens::{Rules, Tokens};
 use super::value::{ExprRules, eval};
-use crate::index::facts::{Binding, FileFacts, GrpcFact, HttpFact, Import, SymbolKind, Value};
+use crate::index::facts::{
+    Binding, FileFacts, GrpcFact, HttpFact, Import, Symbol, SymbolKind, Value,
+};
 use crate::index::lex::{Syntax, lex};
 
 /// Extracts the facts of one Swift file.
@@ -278,6 +281,13 @@ impl<'t> Ex<'t, '_, '_> {
 
 // -- pass 2: declarations --------------------------------------------------------------------
 
+/// Declarations go to the file's symbols.
+impl Declares for Ex<'_, '_, '_> {
+    fn symbols(&mut self) -> &mut Vec<Symbol> {
+        &mut self.facts.symbols
+    }
+}
+
 impl<'t> Ex<'t, '_, '_> {
     fn declarations(&mut self) {
         let mut work = vec![Region {
@@ -306,6 +316,7 @@ impl<'t> Ex<'t, '_, '_> {
                 continue;
             }
             let (j, attr_line) = self.attributes(i, b);
+            let site = Site::new(self.t, container, attr_line);
             i = j;
             let mut is_static = false;
             while let Some(m) = t.ident(i).filter(|m| MODIFIERS.contains(m)) {
@@ -326,38 +337,30 @@ impl<'t> Ex<'t, '_, '_> {
             if i >= b {
                 break;
             }
-            let next = match t.ident(i) {
-                Some("import") if container.is_none() => self.import(i, b),
-                Some(kw @ ("class" | "struct" | "enum" | "protocol" | "actor" | "extension"))
-                    if t.ident(i + 1).is_some() =>
-                {
-                    self.type_decl(i, kw, attr_line, container, work, b)
-                }
-                Some("func") => self.func(i, attr_line, container, b),
-                Some("init") if matches!(t.punct(i + 1), b'(' | b'?' | b'!' | b'<') => {
-                    self.init(i, attr_line, container, b)
-                }
-                Some("typealias") if t.ident(i + 1).is_some() => {
-                    let e = self.expr_end(i + 2, b);
-                    let end_line = t.end_line(e.saturating_sub(1).max(i + 1));
-                    self.facts.symbols.push(self.t.declaration(
-                        t.text(i + 1),
-                        SymbolKind::TypeAlias,
-                        i + 1,
-                        end_line,
-                        attr_line,
-                        container,
-                    ));
-                    e
-                }
-                Some(kw @ ("let" | "var")) if t.ident(i + 1).is_some() => {
-                    self.binding(i, kw == "let", is_static, attr_line, container, b)
-                }
-                Some("case") if container.is_some() => {
-                    self.enum_case(i, r.string_enum, container.unwrap_or_default(), b)
-                }
-                _ => t.skip_group(i),
-            };
+            let next =
+                match t.ident(i) {
+                    Some("import") if container.is_none() => self.import(i, b),
+                    Some(
+                        kw @ ("class" | "struct" | "enum" | "protocol" | "actor" | "extension"),
+                    ) if t.ident(i + 1).is_some() => self.type_decl(i, kw, site, work, b),
+                    Some("func") => self.func(i, site, b),
+                    Some("init") if matches!(t.punct(i + 1), b'(' | b'?' | b'!' | b'<') => {
+                        self.init(i, site, b)
+                    }
+                    Some("typealias") if t.ident(i + 1).is_some() => {
+                        let e = self.expr_end(i + 2, b);
+                        let end_line = t.end_line(e.saturating_sub(1).max(i + 1));
+                        self.declare(site, t.text(i + 1), SymbolKind::TypeAlias, i + 1, end_line);
+                        e
+                    }
+                    Some(kw @ ("let" | "var")) if t.ident(i + 1).is_some() => {
+                        self.binding(i, kw == "let", is_static, site, b)
+                    }
+                    Some("case") if container.is_some() => {
+                        self.enum_case(i, r.string_enum, container.unwrap_or_default(), b)
+                    }
+                    _ => t.skip_group(i),
+                };
             i = next.max(i + 1);
         }
     }
@@ -399,8 +402,7 @@ impl<'t> Ex<'t, '_, '_> {
         &mut self,
         kw_at: usize,
         kw: &str,
-        attr_line: Option<u32>,
-        container: Option<&str>,
+        site: Site,
         work: &mut Vec<Region>,
         b: usize,
     ) -> usize {
@@ -441,10 +443,7 @@ impl<'t> Ex<'t, '_, '_> {
                 _ => SymbolKind::Class,
             };
             let end_line = self.close_line(open);
-            self.facts.symbols.push(
-                self.t
-                    .declaration(&name, kind, name_idx, end_line, attr_line, container),
-            );
+            self.declare(site, &name, kind, name_idx, end_line);
         }
         for base in &inherits {
             if let Some(service) = generated_service(base, &PROVIDER_SUFFIXES) {
@@ -488,13 +487,7 @@ impl<'t> Ex<'t, '_, '_> {
         (t.end_line(last), last + 1)
     }
 
-    fn func(
-        &mut self,
-        kw: usize,
-        attr_line: Option<u32>,
-        container: Option<&str>,
-        b: usize,
-    ) -> usize {
+    fn func(&mut self, kw: usize, site: Site, b: usize) -> usize {
         let t = self.t;
         let name_idx = kw + 1;
         let Some(name) = t.ident(name_idx) else {
@@ -507,25 +500,16 @@ impl<'t> Ex<'t, '_, '_> {
             return name_idx + 1;
         }
         let (end_line, next) = self.signature_end(open, b);
-        let kind = if container.is_some() {
+        let kind = if site.container.is_some() {
             SymbolKind::Method
         } else {
             SymbolKind::Function
         };
-        self.facts.symbols.push(
-            self.t
-                .declaration(name, kind, name_idx, end_line, attr_line, container),
-        );
+        self.declare(site, name, kind, name_idx, end_line);
         next
     }
 
-    fn init(
-        &mut self,
-        kw: usize,
-        attr_line: Option<u32>,
-        container: Option<&str>,
-        b: usize,
-    ) -> usize {
+    fn init(&mut self, kw: usize, site: Site, b: usize) -> usize {
         let t = self.t;
         let mut open = kw + 1;
         if matches!(t.punct(open), b'?' | b'!') {
@@ -536,33 +520,18 @@ impl<'t> Ex<'t, '_, '_> {
             return kw + 1;
         }
         let (end_line, next) = self.signature_end(open, b);
-        self.facts.symbols.push(self.t.declaration(
-            "init",
-            SymbolKind::Constructor,
-            kw,
-            end_line,
-            attr_line,
-            container,
-        ));
+        self.declare(site, "init", SymbolKind::Constructor, kw, end_line);
         next
     }
 
     /// `let x = …` / `var x: T = …` at the top level (a symbol) or `static let x = "…"` in a
     /// type (a constant); a `let` whose value the evaluator reads is a binding.
-    fn binding(
-        &mut self,
-        kw: usize,
-        is_let: bool,
-        is_static: bool,
-        attr_line: Option<u32>,
-        container: Option<&str>,
-        b: usize,
-    ) -> usize {
+    fn binding(&mut self, kw: usize, is_let: bool, is_static: bool, site: Site, b: usize) -> usize {
         let t = self.t;
         let name_idx = kw + 1;
         let name = t.text(name_idx);
         let e = self.expr_end(name_idx + 1, b);
-        let top_level = container.is_none();
+        let top_level = site.container.is_none();
         if !top_level && !is_static {
             // Instance properties are not symbols; computed bodies are skipped with the rest.
             return e;
@@ -578,13 +547,10 @@ impl<'t> Ex<'t, '_, '_> {
         };
         if top_level || is_let {
             let end_line = t.end_line(e.saturating_sub(1).max(name_idx));
-            self.facts.symbols.push(
-                self.t
-                    .declaration(name, kind, name_idx, end_line, attr_line, container),
-            );
+            self.declare(site, name, kind, name_idx, end_line);
         }
         if is_let && let Some(value) = value {
-            let qualified = match container {
+            let qualified = match site.container {
                 Some(c) => format!("{c}.{name}"),
                 None => name.to_string(),
             };
@@ -728,8 +694,8 @@ impl<'t> Ex<'t, '_, '_> {
 mod tests {
     use super::*;
     use crate::index::lang::test_support::{
-        consts_at, every_prefix, extract_each, extract_junk, http_calls_borrowed as http_calls,
-        junk_chars64, names, sampled_prefixes, sym,
+        consts_at, decl_rows, every_prefix, extract_each, extract_junk,
+        http_calls_borrowed as http_calls, junk_chars64, names, sampled_prefixes, sym,
     };
 
     const SRC: &str = r#"import Foundation
@@ -816,19 +782,7 @@ func debugOnly() {}
     #[test]
     fn declarations_and_containers() {
         let f = extract("Sources/Orders/OrderProvider.swift", SRC);
-        let got: Vec<(&str, SymbolKind, u32, u32, Option<&str>)> = f
-            .symbols
-            .iter()
-            .map(|s| {
-                (
-                    s.name.as_str(),
-                    s.kind,
-                    s.line,
-                    s.end_line,
-                    s.container.as_deref(),
-                )
-            })
-            .collect();
+        let got = decl_rows(&f);
         use SymbolKind::*;
         assert_eq!(
             got,

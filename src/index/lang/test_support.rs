@@ -448,6 +448,41 @@ pub(crate) fn grpc_server_fact(service: &str, impl_type: Option<&str>, line: u32
     }
 }
 
+// ---- Declarations: shared rows and assertions (TypeScript, Swift and the other C-family
+// extractors) ----
+
+/// A symbol as (name, kind, line, end line, container).
+pub(crate) type DeclRow<'a> = (&'a str, SymbolKind, u32, u32, Option<&'a str>);
+
+/// The file's symbols as [`DeclRow`]s, in order.
+pub(crate) fn decl_rows(f: &FileFacts) -> Vec<DeclRow<'_>> {
+    f.symbols
+        .iter()
+        .map(|s| {
+            (
+                s.name.as_str(),
+                s.kind,
+                s.line,
+                s.end_line,
+                s.container.as_deref(),
+            )
+        })
+        .collect()
+}
+
+/// The file's symbols named `name`, as [`DeclRow`]s.
+pub(crate) fn decls_named<'f>(f: &'f FileFacts, name: &str) -> Vec<DeclRow<'f>> {
+    decl_rows(f).into_iter().filter(|d| d.0 == name).collect()
+}
+
+/// Asserts that each row of `want` is the one symbol of its name the file declares.
+#[track_caller]
+pub(crate) fn assert_declared_once(f: &FileFacts, want: &[DeclRow]) {
+    for row in want {
+        assert_eq!(decls_named(f, row.0), [*row], "symbol {}", row.0);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

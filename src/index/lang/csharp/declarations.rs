@@ -53,6 +53,7 @@ impl<'t> Ex<'t, '_, '_> {
             let Some((j, attr_line, attrs)) = self.member_start(i, b) else {
                 break;
             };
+            let site = Site::new(self.t, container.as_deref(), attr_line);
             i = j;
             match t.ident(i) {
                 Some("using") if !t.is(i + 1, "var") && t.punct(i + 1) != b'(' => {
@@ -93,33 +94,15 @@ impl<'t> Ex<'t, '_, '_> {
                     }
                     if t.punct(k) == b'{' {
                         let end_line = self.close_line(k);
-                        self.facts.symbols.push(self.t.declaration(
-                            &name,
-                            SymbolKind::Module,
-                            i + 1,
-                            end_line,
-                            attr_line,
-                            container.as_deref(),
-                        ));
-                        let end = t.close(k).unwrap_or(b);
-                        work.push(Region {
-                            a: k + 1,
-                            b: end,
-                            container: Some(full),
-                            class: None,
-                        });
+                        self.declare(site, &name, SymbolKind::Module, i + 1, end_line);
+                        let body = Region::body(t, k, b, Some(full), None);
+                        let end = body.b;
+                        work.push(body);
                         i = end + 1;
                     } else {
                         // File-scoped: the rest of the file is in the namespace.
                         let end_line = t.end_line(t.len().saturating_sub(1));
-                        self.facts.symbols.push(self.t.declaration(
-                            &name,
-                            SymbolKind::Module,
-                            i + 1,
-                            end_line,
-                            attr_line,
-                            container.as_deref(),
-                        ));
+                        self.declare(site, &name, SymbolKind::Module, i + 1, end_line);
                         container = Some(full);
                         i = if t.punct(k) == b';' { k + 1 } else { k };
                     }
@@ -132,7 +115,7 @@ impl<'t> Ex<'t, '_, '_> {
                 k += 1;
             }
             if t.ident(k).is_some_and(is_type_keyword) {
-                i = self.type_decl(k, attr_line, &attrs, container.as_deref(), work, b);
+                i = self.type_decl(k, site, &attrs, work, b);
             } else {
                 // A top-level statement (Program.cs) or something unknown.
                 i = self.stmt_next(i, b);
@@ -189,9 +172,8 @@ impl<'t> Ex<'t, '_, '_> {
     fn type_decl(
         &mut self,
         kw: usize,
-        attr_line: Option<u32>,
+        site: Site,
         attrs: &[Attr],
-        container: Option<&str>,
         work: &mut Vec<Region>,
         b: usize,
     ) -> usize {
@@ -214,7 +196,7 @@ impl<'t> Ex<'t, '_, '_> {
             }
         }
         if keyword == "delegate" {
-            return self.delegate_decl(kw, k, kind, attr_line, container, b);
+            return self.delegate_decl(kw, k, kind, site, b);
         }
         let Some(name) = t.ident(k) else {
             return self.stmt_next(kw, b);
@@ -254,10 +236,7 @@ impl<'t> Ex<'t, '_, '_> {
             Some(o) => self.close_line(o),
             None => self.line(j.min(b.saturating_sub(1))),
         };
-        self.facts.symbols.push(
-            self.t
-                .declaration(name, kind, name_idx, end_line, attr_line, container),
-        );
+        self.declare(site, name, kind, name_idx, end_line);
         self.base_facts(name, name_idx, &bases, &base_at);
         let Some(open) = body else {
             return if t.punct(j) == b';' {
@@ -282,8 +261,7 @@ impl<'t> Ex<'t, '_, '_> {
         kw: usize,
         k: usize,
         kind: SymbolKind,
-        attr_line: Option<u32>,
-        container: Option<&str>,
+        site: Site,
         b: usize,
     ) -> usize {
         let t = self.t;
@@ -306,10 +284,7 @@ impl<'t> Ex<'t, '_, '_> {
         let next = self.stmt_next(open, b);
         if let Some(name) = t.ident(n) {
             let end_line = self.line(next.saturating_sub(1));
-            self.facts.symbols.push(
-                self.t
-                    .declaration(name, kind, n, end_line, attr_line, container),
-            );
+            self.declare(site, name, kind, n, end_line);
         }
         next
     }
@@ -437,6 +412,7 @@ impl<'t> Ex<'t, '_, '_> {
             let Some((j, attr_line, attrs)) = self.member_start(i, b) else {
                 break;
             };
+            let member = Site::new(self.t, Some(&cname), attr_line);
             i = j;
             if t.punct(i) == b';' {
                 i += 1;
@@ -453,7 +429,7 @@ impl<'t> Ex<'t, '_, '_> {
                 i += 1;
             }
             if t.ident(i).is_some_and(is_type_keyword) {
-                i = self.type_decl(i, attr_line, &attrs, Some(&cname), work, b);
+                i = self.type_decl(i, member, &attrs, work, b);
                 continue;
             }
             if t.punct(i) == b'~' {
@@ -506,14 +482,7 @@ impl<'t> Ex<'t, '_, '_> {
                         } else {
                             SymbolKind::Method
                         };
-                        self.facts.symbols.push(self.t.declaration(
-                            name,
-                            kind,
-                            n,
-                            end_line,
-                            attr_line,
-                            Some(&cname),
-                        ));
+                        self.declare(member, name, kind, n, end_line);
                         let line = attr_line.unwrap_or(self.line(n));
                         if ctx.controller {
                             // Conventional routing makes every public instance method an action.
@@ -533,17 +502,17 @@ impl<'t> Ex<'t, '_, '_> {
                     if t.punct(next) == b'=' {
                         next = self.stmt_next(next, b);
                     }
-                    self.property(stop, next, attr_line, &cname);
+                    self.property(stop, next, member);
                     i = next.max(start + 1);
                 }
                 _ if t.is(stop, "=>") => {
                     let next = self.stmt_next(stop, b);
-                    self.property(stop, next, attr_line, &cname);
+                    self.property(stop, next, member);
                     i = next.max(start + 1);
                 }
                 _ => {
                     let constant = is_const || (is_static && is_readonly);
-                    let end = self.fields(i, stop, b, attr_line, &cname, constant);
+                    let end = self.fields(i, stop, b, member, constant);
                     i = (end + 1).max(start + 1);
                 }
             }
@@ -552,16 +521,9 @@ impl<'t> Ex<'t, '_, '_> {
 
     /// Fields `Type a = x, b;` from `i` (the declarators end at the `;` after `stop`): a field
     /// symbol each, or when `constant` a constant symbol and its value. Returns the `;`.
-    fn fields(
-        &mut self,
-        i: usize,
-        stop: usize,
-        b: usize,
-        attr_line: Option<u32>,
-        cname: &str,
-        constant: bool,
-    ) -> usize {
+    fn fields(&mut self, i: usize, stop: usize, b: usize, member: Site, constant: bool) -> usize {
         let t = self.t;
+        let cname = member.container.unwrap_or_default();
         let end = t.find_at_depth0(stop, b, ";").unwrap_or(b);
         for (x, e) in declarators(t, i, end) {
             // The declarator's name is the identifier before `=` (or its end).
@@ -576,25 +538,11 @@ impl<'t> Ex<'t, '_, '_> {
             if !constant {
                 // A field: a declaration, not a constant.
                 let end_line = t.end_line(e.saturating_sub(1).max(n));
-                self.facts.symbols.push(self.t.declaration(
-                    name,
-                    SymbolKind::Field,
-                    n,
-                    end_line,
-                    attr_line,
-                    Some(cname),
-                ));
+                self.declare(member, name, SymbolKind::Field, n, end_line);
                 continue;
             }
             let end_line = t.end_line(e.saturating_sub(1).max(n));
-            self.facts.symbols.push(self.t.declaration(
-                name,
-                SymbolKind::Constant,
-                n,
-                end_line,
-                attr_line,
-                Some(cname),
-            ));
+            self.declare(member, name, SymbolKind::Constant, n, end_line);
             let Some(v) = eq.map(|q| q + 1) else {
                 continue;
             };
@@ -644,7 +592,7 @@ impl<'t> Ex<'t, '_, '_> {
     /// action of a controller.
     /// A property (`public T Name { get; set; }`, `T Name => x;`) whose accessors or arrow
     /// start at `stop`: a field-kind declaration named by the identifier before them.
-    fn property(&mut self, stop: usize, next: usize, attr_line: Option<u32>, cname: &str) {
+    fn property(&mut self, stop: usize, next: usize, member: Site) {
         let t = self.t;
         let Some(n) = stop.checked_sub(1) else { return };
         let Some(name) = t.ident(n) else { return };
@@ -655,14 +603,7 @@ impl<'t> Ex<'t, '_, '_> {
             return;
         }
         let end_line = t.line(next.saturating_sub(1).max(n));
-        self.facts.symbols.push(self.t.declaration(
-            name,
-            SymbolKind::Field,
-            n,
-            end_line,
-            attr_line,
-            Some(cname),
-        ));
+        self.declare(member, name, SymbolKind::Field, n, end_line);
     }
 
     /// The routes of one controller action. Attribute routes join the controller's
@@ -734,6 +675,13 @@ impl<'t> Ex<'t, '_, '_> {
                 line,
             });
         }
+    }
+}
+
+/// Declarations go to the file's symbols.
+impl Declares for Ex<'_, '_, '_> {
+    fn symbols(&mut self) -> &mut Vec<Symbol> {
+        &mut self.facts.symbols
     }
 }
 

@@ -24,12 +24,13 @@ use std::collections::{HashMap, HashSet};
 
 use super::bind::{Assignments, StmtStyle};
 use super::cfamily;
+use super::cfamily::{Declares, Site};
 use super::common::join_route;
 use super::common::{self, http_path_of, looks_like_http_path};
 use super::tokens::{Chain, Rules, TokKind, Tokens};
 use super::value::{ExprRules, eval};
 use crate::index::facts::{
-    EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, SymbolKind, Value,
+    EventFact, EventRole, FileFacts, GrpcFact, HttpFact, Import, Symbol, SymbolKind, Value,
 };
 use crate::index::lex::cancel::Every;
 use crate::index::lex::{Syntax, lex};

@@ -2,7 +2,7 @@
 //! what its decorators and `implements` clause say — NestJS controllers and routes, gRPC servers
 //! and handlers, event consumers.
 
-use super::{ClassCtx, Deco, Ex, Region};
+use super::{ClassCtx, Declares, Deco, Ex, Region, Site};
 use crate::index::facts::{EventFact, EventRole, GrpcFact, HttpFact, SymbolKind};
 use crate::index::lang::common::join_route;
 use crate::index::lang::tokens::TokKind;
@@ -16,14 +16,12 @@ fn upper_first(s: &str) -> String {
 }
 
 impl<'t> Ex<'t, '_, '_> {
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn class_decl(
         &mut self,
         kw: usize,
         default: bool,
-        attr_line: Option<u32>,
+        site: Site,
         decos: &[Deco<'t>],
-        container: Option<&str>,
         work: &mut Vec<Region>,
         b: usize,
     ) -> usize {
@@ -77,14 +75,7 @@ impl<'t> Ex<'t, '_, '_> {
         let end_line = body.map_or(self.line(j.min(b).saturating_sub(1)), |o| {
             self.close_line(o)
         });
-        self.facts.symbols.push(self.t.declaration(
-            &name,
-            SymbolKind::Class,
-            name_tok,
-            end_line,
-            attr_line,
-            container,
-        ));
+        self.declare(site, &name, SymbolKind::Class, name_tok, end_line);
         let mut route_prefix = None;
         for d in decos {
             match d.name {
@@ -105,13 +96,13 @@ impl<'t> Ex<'t, '_, '_> {
         }
         match body {
             Some(o) => {
-                let end = t.close(o).unwrap_or(b);
-                work.push(Region {
-                    a: o + 1,
-                    b: end,
-                    container: Some(name.clone()),
-                    class: Some(ClassCtx { name, route_prefix }),
+                let class = Some(ClassCtx {
+                    name: name.clone(),
+                    route_prefix,
                 });
+                let body = Region::body(t, o, b, Some(name), class);
+                let end = body.b;
+                work.push(body);
                 end + 1
             }
             None => self.stmt_next(j.max(kw + 1), b),
@@ -177,6 +168,7 @@ impl<'t> Ex<'t, '_, '_> {
         let mut i = r.a;
         while i < b {
             let (j, attr_line, decos) = self.decorators(i, b);
+            let member = Site::new(self.t, Some(&cname), attr_line);
             i = j;
             if i >= b {
                 break;
@@ -224,31 +216,14 @@ impl<'t> Ex<'t, '_, '_> {
             }
             i = self.t.skip_angles(i, b);
             if t.is(i, "(") {
-                let pclose = t.close(i).unwrap_or(b);
-                let (end_line, next) = match self.body_open_after(pclose + 1, b) {
-                    Some(o) => (self.close_line(o), t.skip_group(o)),
-                    None => {
-                        let e = self.expr_end(pclose + 1, b, false);
-                        (
-                            self.last_line(e.saturating_sub(1).max(pclose.min(b))),
-                            if t.is(e, ";") { e + 1 } else { e },
-                        )
-                    }
-                };
+                let (end_line, next) = self.signature_end(i, b);
                 if let Some(name) = name {
                     let kind = if name == "constructor" {
                         SymbolKind::Constructor
                     } else {
                         SymbolKind::Method
                     };
-                    self.facts.symbols.push(self.t.declaration(
-                        name,
-                        kind,
-                        name_idx,
-                        end_line,
-                        attr_line,
-                        Some(&cname),
-                    ));
+                    self.declare(member, name, kind, name_idx, end_line);
                     self.member_decorators(&decos, name, name_idx, &ctx);
                 }
                 i = next.max(name_idx + 1);
@@ -264,14 +239,7 @@ impl<'t> Ex<'t, '_, '_> {
                 if let Some(eq) = eq {
                     let v = eq + 1;
                     if let Some(end_line) = self.function_value(v, e) {
-                        self.facts.symbols.push(self.t.declaration(
-                            name,
-                            SymbolKind::Method,
-                            name_idx,
-                            end_line,
-                            attr_line,
-                            Some(&cname),
-                        ));
+                        self.declare(member, name, SymbolKind::Method, name_idx, end_line);
                         self.member_decorators(&decos, name, name_idx, &ctx);
                     } else if (is_static || is_readonly)
                         && let Some(s) = t.str_lit(v)

@@ -2,8 +2,8 @@
 //! regions — interfaces, enums, type aliases, functions, modules, variables and the constants
 //! their literal values give. Classes are in [`super::classes`].
 
-use super::{Ex, Region};
-use crate::index::facts::SymbolKind;
+use super::{Declares, Ex, Region, Site};
+use crate::index::facts::{Symbol, SymbolKind};
 use crate::index::lang::cfamily;
 use crate::index::lang::tokens::TokKind;
 
@@ -40,6 +40,24 @@ impl<'t> Ex<'t, '_, '_> {
         cfamily::close_line(self.t, open)
     }
 
+    /// Where a function or method whose parameters open at `open` ends, as (end line, next
+    /// token): after its body, or, with no body (an overload, an abstract or arrow member),
+    /// after the expression that follows the parameters.
+    pub(super) fn signature_end(&self, open: usize, b: usize) -> (u32, usize) {
+        let t = self.t;
+        let pclose = t.close(open).unwrap_or(b);
+        match self.body_open_after(pclose + 1, b) {
+            Some(o) => (self.close_line(o), t.skip_group(o)),
+            None => {
+                let e = self.expr_end(pclose + 1, b, false);
+                (
+                    self.last_line(e.saturating_sub(1).max(pclose.min(b))),
+                    if t.is(e, ";") { e + 1 } else { e },
+                )
+            }
+        }
+    }
+
     fn statements(&mut self, r: Region, work: &mut Vec<Region>) {
         let t = self.t;
         let b = r.b;
@@ -47,6 +65,7 @@ impl<'t> Ex<'t, '_, '_> {
         let mut i = r.a;
         while i < b {
             let (j, attr_line, decos) = self.decorators(i, b);
+            let site = Site::new(self.t, container, attr_line);
             i = j;
             if i >= b {
                 break;
@@ -73,59 +92,43 @@ impl<'t> Ex<'t, '_, '_> {
                 }
             }
             let next = match t.ident(i) {
-                Some("class") => self.class_decl(i, default, attr_line, &decos, container, work, b),
-                Some("interface") if t.ident(i + 1).is_some() => {
-                    self.interface_decl(i, attr_line, container, b)
-                }
-                Some("enum") if t.ident(i + 1).is_some() => {
-                    self.enum_decl(i, attr_line, container, b)
-                }
-                Some("const") if t.is(i + 1, "enum") => {
-                    self.enum_decl(i + 1, attr_line, container, b)
-                }
+                Some("class") => self.class_decl(i, default, site, &decos, work, b),
+                Some("interface") if t.ident(i + 1).is_some() => self.interface_decl(i, site, b),
+                Some("enum") if t.ident(i + 1).is_some() => self.enum_decl(i, site, b),
+                Some("const") if t.is(i + 1, "enum") => self.enum_decl(i + 1, site, b),
                 Some("type")
                     if t.ident(i + 1).is_some() && (t.is(i + 2, "=") || t.is(i + 2, "<")) =>
                 {
-                    self.type_alias(i, attr_line, container, b)
+                    self.type_alias(i, site, b)
                 }
-                Some("function") => self.function_decl(i, default, attr_line, container, b),
+                Some("function") => self.function_decl(i, default, site, b),
                 Some("async") if t.is(i + 1, "function") => {
-                    self.function_decl(i + 1, default, attr_line, container, b)
+                    self.function_decl(i + 1, default, site, b)
                 }
                 Some("namespace" | "module")
                     if t.ident(i + 1).is_some() || t.str_lit(i + 1).is_some() =>
                 {
-                    self.module_decl(i, attr_line, container, work, b)
+                    self.module_decl(i, site, work, b)
                 }
                 Some("global") if t.is(i + 1, "{") => {
-                    let end = t.close(i + 1).unwrap_or(b);
-                    work.push(Region {
-                        a: i + 2,
-                        b: end,
-                        container: r.container.clone(),
-                        class: None,
-                    });
+                    let body = Region::body(t, i + 1, b, r.container.clone(), None);
+                    let end = body.b;
+                    work.push(body);
                     end + 1
                 }
                 Some(kw @ ("const" | "let" | "var"))
                     if t.ident(i + 1).is_some() || t.is_opener(i + 1) =>
                 {
-                    self.var_decl(i, kw == "const", attr_line, container, b)
+                    self.var_decl(i, kw == "const", site, b)
                 }
-                Some("exports" | "module") => self.exports_assignment(i, attr_line, container, b),
+                Some("exports" | "module") => self.exports_assignment(i, site, b),
                 _ => self.stmt_next(i, b),
             };
             i = next.max(i + 1);
         }
     }
 
-    fn interface_decl(
-        &mut self,
-        kw: usize,
-        attr_line: Option<u32>,
-        container: Option<&str>,
-        b: usize,
-    ) -> usize {
+    fn interface_decl(&mut self, kw: usize, site: Site, b: usize) -> usize {
         let t = self.t;
         let name = t.text(kw + 1);
         let mut j = kw + 2;
@@ -137,38 +140,17 @@ impl<'t> Ex<'t, '_, '_> {
             if t.is(j, ";") || t.is(j, "}") {
                 return self.stmt_next(kw, b);
             }
-            if t.is(j, "<") {
-                angle += 1;
-            } else if t.is(j, ">") {
-                angle = angle.saturating_sub(1);
-            } else if t.is_opener(j) {
-                j = t.skip_group(j);
-                continue;
-            }
-            j += 1;
+            j = self.type_step(j, &mut angle);
         }
         if j >= b {
             return b;
         }
         let end_line = self.close_line(j);
-        self.facts.symbols.push(self.t.declaration(
-            name,
-            SymbolKind::Interface,
-            kw + 1,
-            end_line,
-            attr_line,
-            container,
-        ));
+        self.declare(site, name, SymbolKind::Interface, kw + 1, end_line);
         t.skip_group(j)
     }
 
-    fn enum_decl(
-        &mut self,
-        kw: usize,
-        attr_line: Option<u32>,
-        container: Option<&str>,
-        b: usize,
-    ) -> usize {
+    fn enum_decl(&mut self, kw: usize, site: Site, b: usize) -> usize {
         let t = self.t;
         let name = t.text(kw + 1);
         if !t.is(kw + 2, "{") {
@@ -176,14 +158,7 @@ impl<'t> Ex<'t, '_, '_> {
         }
         let open = kw + 2;
         let end_line = self.close_line(open);
-        self.facts.symbols.push(self.t.declaration(
-            name,
-            SymbolKind::Enum,
-            kw + 1,
-            end_line,
-            attr_line,
-            container,
-        ));
+        self.declare(site, name, SymbolKind::Enum, kw + 1, end_line);
         for (a, e) in t.args(open) {
             let Some(member) = t.ident(a).or_else(|| t.str_lit(a).map(|s| s.raw)) else {
                 continue;
@@ -202,37 +177,17 @@ impl<'t> Ex<'t, '_, '_> {
         t.skip_group(open)
     }
 
-    fn type_alias(
-        &mut self,
-        kw: usize,
-        attr_line: Option<u32>,
-        container: Option<&str>,
-        b: usize,
-    ) -> usize {
+    fn type_alias(&mut self, kw: usize, site: Site, b: usize) -> usize {
         let t = self.t;
         let name = t.text(kw + 1);
         let from = self.t.skip_angles(kw + 2, b);
         let e = self.expr_end(from.max(kw + 2), b, false);
         let end_line = self.last_line(e.saturating_sub(1).max(kw + 1));
-        self.facts.symbols.push(self.t.declaration(
-            name,
-            SymbolKind::TypeAlias,
-            kw + 1,
-            end_line,
-            attr_line,
-            container,
-        ));
+        self.declare(site, name, SymbolKind::TypeAlias, kw + 1, end_line);
         if t.is(e, ";") { e + 1 } else { e.max(kw + 2) }
     }
 
-    fn function_decl(
-        &mut self,
-        kw: usize,
-        default: bool,
-        attr_line: Option<u32>,
-        container: Option<&str>,
-        b: usize,
-    ) -> usize {
+    fn function_decl(&mut self, kw: usize, default: bool, site: Site, b: usize) -> usize {
         let t = self.t;
         let mut k = kw + 1;
         if t.is(k, "*") {
@@ -250,36 +205,12 @@ impl<'t> Ex<'t, '_, '_> {
         if !t.is(k, "(") {
             return self.stmt_next(kw, b);
         }
-        let pclose = t.close(k).unwrap_or(b);
-        let (end_line, next) = match self.body_open_after(pclose + 1, b) {
-            Some(o) => (self.close_line(o), t.skip_group(o)),
-            None => {
-                let e = self.expr_end(pclose + 1, b, false);
-                (
-                    self.last_line(e.saturating_sub(1).max(pclose.min(b))),
-                    if t.is(e, ";") { e + 1 } else { e },
-                )
-            }
-        };
-        self.facts.symbols.push(self.t.declaration(
-            name,
-            SymbolKind::Function,
-            name_tok,
-            end_line,
-            attr_line,
-            container,
-        ));
+        let (end_line, next) = self.signature_end(k, b);
+        self.declare(site, name, SymbolKind::Function, name_tok, end_line);
         next
     }
 
-    fn module_decl(
-        &mut self,
-        kw: usize,
-        attr_line: Option<u32>,
-        container: Option<&str>,
-        work: &mut Vec<Region>,
-        b: usize,
-    ) -> usize {
+    fn module_decl(&mut self, kw: usize, site: Site, work: &mut Vec<Region>, b: usize) -> usize {
         let t = self.t;
         let mut k = kw + 1;
         let name = if let Some(s) = t.str_lit(k) {
@@ -300,21 +231,10 @@ impl<'t> Ex<'t, '_, '_> {
             return self.stmt_next(kw, b);
         }
         let end_line = self.close_line(k);
-        self.facts.symbols.push(self.t.declaration(
-            &name,
-            SymbolKind::Module,
-            kw + 1,
-            end_line,
-            attr_line,
-            container,
-        ));
-        let end = t.close(k).unwrap_or(b);
-        work.push(Region {
-            a: k + 1,
-            b: end,
-            container: Some(name),
-            class: None,
-        });
+        self.declare(site, &name, SymbolKind::Module, kw + 1, end_line);
+        let body = Region::body(t, k, b, Some(name), None);
+        let end = body.b;
+        work.push(body);
         end + 1
     }
 
@@ -370,6 +290,20 @@ impl<'t> Ex<'t, '_, '_> {
         }
     }
 
+    /// The token after `j` in a type where `angle` generic argument lists are open: `<` and
+    /// `>` open and close one, a bracketed group is skipped whole.
+    fn type_step(&self, j: usize, angle: &mut usize) -> usize {
+        let t = self.t;
+        if t.is(j, "<") {
+            *angle += 1;
+        } else if t.is(j, ">") {
+            *angle = angle.saturating_sub(1);
+        } else if t.is_opener(j) {
+            return t.skip_group(j);
+        }
+        j + 1
+    }
+
     /// Past a type annotation starting at `from`: the first depth-0 `=`, `,`, `;` or closer,
     /// with `<…>` and groups skipped.
     fn type_end(&self, from: usize, b: usize) -> usize {
@@ -385,15 +319,7 @@ impl<'t> Ex<'t, '_, '_> {
             if angle == 0 && j > from && self.breaks(j - 1, j) {
                 return j;
             }
-            if t.is(j, "<") {
-                angle += 1;
-            } else if t.is(j, ">") {
-                angle = angle.saturating_sub(1);
-            } else if t.is_opener(j) {
-                j = t.skip_group(j);
-                continue;
-            }
-            j += 1;
+            j = self.type_step(j, &mut angle);
         }
         b
     }
@@ -428,14 +354,7 @@ impl<'t> Ex<'t, '_, '_> {
         }
     }
 
-    fn var_decl(
-        &mut self,
-        kw: usize,
-        is_const: bool,
-        attr_line: Option<u32>,
-        container: Option<&str>,
-        b: usize,
-    ) -> usize {
+    fn var_decl(&mut self, kw: usize, is_const: bool, site: Site, b: usize) -> usize {
         let t = self.t;
         let mut i = kw + 1;
         loop {
@@ -462,7 +381,7 @@ impl<'t> Ex<'t, '_, '_> {
                 if t.is(i, "=") {
                     let v = i + 1;
                     let e = self.init_end(v, b);
-                    self.binding(name, name_idx, is_const, v, e, attr_line, container);
+                    self.binding(name, name_idx, is_const, v, e, site);
                     i = e.max(v);
                 } else {
                     let kind = if is_upper_const(name) && is_const {
@@ -471,10 +390,7 @@ impl<'t> Ex<'t, '_, '_> {
                         SymbolKind::Variable
                     };
                     let line = self.line(name_idx);
-                    self.facts.symbols.push(
-                        self.t
-                            .declaration(name, kind, name_idx, line, attr_line, container),
-                    );
+                    self.declare(site, name, kind, name_idx, line);
                 }
             } else {
                 return self.stmt_next(i, b);
@@ -497,19 +413,11 @@ impl<'t> Ex<'t, '_, '_> {
         is_const: bool,
         v: usize,
         e: usize,
-        attr_line: Option<u32>,
-        container: Option<&str>,
+        site: Site,
     ) {
         let t = self.t;
         if let Some(end_line) = self.function_value(v, e) {
-            self.facts.symbols.push(self.t.declaration(
-                name,
-                SymbolKind::Function,
-                name_idx,
-                end_line,
-                attr_line,
-                container,
-            ));
+            self.declare(site, name, SymbolKind::Function, name_idx, end_line);
             return;
         }
         let mut w = v;
@@ -521,17 +429,10 @@ impl<'t> Ex<'t, '_, '_> {
         }
         let end_line = self.last_line(e.saturating_sub(1).max(v));
         if t.is(v, "class") {
-            self.facts.symbols.push(self.t.declaration(
-                name,
-                SymbolKind::Class,
-                name_idx,
-                end_line,
-                attr_line,
-                container,
-            ));
+            self.declare(site, name, SymbolKind::Class, name_idx, end_line);
             return;
         }
-        let qualified = |n: &str| match container {
+        let qualified = |n: &str| match site.container {
             Some(c) => format!("{c}.{n}"),
             None => n.to_string(),
         };
@@ -578,10 +479,7 @@ impl<'t> Ex<'t, '_, '_> {
         } else {
             SymbolKind::Variable
         };
-        self.facts.symbols.push(
-            self.t
-                .declaration(name, kind, name_idx, end_line, attr_line, container),
-        );
+        self.declare(site, name, kind, name_idx, end_line);
     }
 
     /// Constant facts for the string members of an object literal, nested objects included
@@ -612,13 +510,7 @@ impl<'t> Ex<'t, '_, '_> {
     }
 
     /// `exports.f = function …` / `module.exports.f = (…) => …`: a function named `f`.
-    fn exports_assignment(
-        &mut self,
-        i: usize,
-        attr_line: Option<u32>,
-        container: Option<&str>,
-        b: usize,
-    ) -> usize {
+    fn exports_assignment(&mut self, i: usize, site: Site, b: usize) -> usize {
         let t = self.t;
         let k = if t.is(i, "module") && t.is(i + 1, ".") && t.is(i + 2, "exports") {
             i + 3
@@ -634,17 +526,17 @@ impl<'t> Ex<'t, '_, '_> {
             let v = k + 3;
             let e = self.init_end(v, b);
             if let Some(end_line) = self.function_value(v, e) {
-                self.facts.symbols.push(self.t.declaration(
-                    name,
-                    SymbolKind::Function,
-                    k + 1,
-                    end_line,
-                    attr_line,
-                    container,
-                ));
+                self.declare(site, name, SymbolKind::Function, k + 1, end_line);
             }
         }
         self.stmt_next(i, b)
+    }
+}
+
+/// Declarations go to the file's symbols.
+impl Declares for Ex<'_, '_, '_> {
+    fn symbols(&mut self) -> &mut Vec<Symbol> {
+        &mut self.facts.symbols
     }
 }
 
@@ -693,60 +585,58 @@ exports.handler = async (event) => { return 1; };
 module.exports.other = function other() {};
 "#;
         let f = extract("src/x.ts", src);
-        let repo = sym(&f, "Repo");
-        assert_eq!(
-            (repo.kind, repo.line, repo.end_line),
-            (SymbolKind::Interface, 1, 3)
-        );
-        let id = sym(&f, "Id");
-        assert_eq!(
-            (id.kind, id.line, id.end_line),
-            (SymbolKind::TypeAlias, 4, 6)
-        );
-        assert_eq!(sym(&f, "Handler").kind, SymbolKind::TypeAlias);
-        assert_eq!(sym(&f, "Status").kind, SymbolKind::Enum);
-        let plain = sym(&f, "Plain");
-        assert_eq!(
-            (plain.kind, plain.container.as_deref()),
-            (SymbolKind::EnumValue, Some("Status"))
-        );
+        use SymbolKind::*;
+        let spans = [
+            ("Repo", Interface, 1, 3),
+            ("Id", TypeAlias, 4, 6),
+            ("stream", Function, 13, 15),
+            ("load", Function, 19, 21),
+            ("Acme.Orders", Module, 27, 30),
+        ];
+        for (name, kind, line, end_line) in spans {
+            let s = sym(&f, name);
+            assert_eq!(
+                (s.kind, s.line, s.end_line),
+                (kind, line, end_line),
+                "{name}"
+            );
+        }
+        let kinds = [
+            ("Handler", TypeAlias),
+            ("Status", Enum),
+            ("Plain", EnumValue),
+            ("default", Function),
+            ("double", Function),
+            ("triple", Function),
+            ("API_URL", Constant),
+            ("current", Variable),
+            ("MAX_RETRIES", Constant),
+            ("legacy", Variable),
+            ("express-serve-static-core", Module),
+            ("handler", Function),
+            ("other", Function),
+        ];
+        for (name, kind) in kinds {
+            assert_eq!(sym(&f, name).kind, kind, "{name}");
+        }
+        for (name, container) in [
+            ("Plain", "Status"),
+            ("LIMIT", "Acme.Orders"),
+            ("helper", "Acme.Orders"),
+        ] {
+            assert_eq!(
+                sym(&f, name).container.as_deref(),
+                Some(container),
+                "{name}"
+            );
+        }
         assert_eq!(constant(&f, "Status.Active"), Some("ACTIVE"));
         assert_eq!(constant(&f, "Status.Gone"), None);
         assert_eq!(constant(&f, "Dir.Up"), Some("up"));
+        assert_eq!(constant(&f, "API_URL"), Some("https://api/v1"));
         assert_eq!(sym(&f, "Dir").end_line, 11);
-        assert_eq!(sym(&f, "default").kind, SymbolKind::Function);
-        let stream = sym(&f, "stream");
-        assert_eq!(
-            (stream.kind, stream.line, stream.end_line),
-            (SymbolKind::Function, 13, 15)
-        );
         assert_eq!(f.symbols.iter().filter(|s| s.name == "overload").count(), 2);
         assert_eq!(sym(&f, "ambient").end_line, 18);
-        let load = sym(&f, "load");
-        assert_eq!(
-            (load.kind, load.line, load.end_line),
-            (SymbolKind::Function, 19, 21)
-        );
-        assert_eq!(sym(&f, "double").kind, SymbolKind::Function);
-        assert_eq!(sym(&f, "triple").kind, SymbolKind::Function);
-        assert_eq!(sym(&f, "API_URL").kind, SymbolKind::Constant);
-        assert_eq!(constant(&f, "API_URL"), Some("https://api/v1"));
-        assert_eq!(sym(&f, "current").kind, SymbolKind::Variable);
-        assert_eq!(sym(&f, "MAX_RETRIES").kind, SymbolKind::Constant);
-        assert_eq!(sym(&f, "legacy").kind, SymbolKind::Variable);
-        let ns = sym(&f, "Acme.Orders");
-        assert_eq!(
-            (ns.kind, ns.line, ns.end_line),
-            (SymbolKind::Module, 27, 30)
-        );
-        assert_eq!(sym(&f, "LIMIT").container.as_deref(), Some("Acme.Orders"));
-        assert_eq!(sym(&f, "helper").container.as_deref(), Some("Acme.Orders"));
-        assert_eq!(
-            sym(&f, "express-serve-static-core").kind,
-            SymbolKind::Module
-        );
-        assert_eq!(sym(&f, "handler").kind, SymbolKind::Function);
-        assert_eq!(sym(&f, "other").kind, SymbolKind::Function);
     }
 
     #[test]

@@ -34,6 +34,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::bind::{Assignments, StmtStyle};
 use super::cfamily;
+use super::cfamily::{Declares, Site};
 use super::common;
 use super::common::looks_like_url;
 use super::tokens::{Rules, TokKind, Tokens};

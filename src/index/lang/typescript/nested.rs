@@ -23,8 +23,8 @@
 
 use std::collections::HashMap;
 
-use super::Ex;
 use super::declarations::FnBody;
+use super::{Declares, Ex, Site};
 use crate::index::facts::SymbolKind;
 
 /// AngularJS module methods that register a named component with a factory function.
@@ -306,10 +306,8 @@ impl<'t> Ex<'t, '_, '_> {
         end_line: u32,
         container: Option<String>,
     ) {
-        let sym = self
-            .t
-            .declaration(name, kind, name_tok, end_line, None, container.as_deref());
-        self.facts.symbols.push(sym);
+        let site = Site::new(self.t, container.as_deref(), None);
+        self.declare(site, name, kind, name_tok, end_line);
     }
 
     /// The last line of the function value at `v` with body `body`.
@@ -334,32 +332,10 @@ fn name_body(named: &mut Named, v: FnBody, name: &str) {
 #[cfg(test)]
 mod tests {
     use super::super::*;
-    use crate::index::facts::SymbolKind;
-
-    fn decls(f: &FileFacts) -> Vec<(String, SymbolKind, u32, u32, Option<String>)> {
-        f.symbols
-            .iter()
-            .map(|s| {
-                (
-                    s.name.clone(),
-                    s.kind,
-                    s.line,
-                    s.end_line,
-                    s.container.clone(),
-                )
-            })
-            .collect()
-    }
-
-    fn find<'f>(
-        d: &'f [(String, SymbolKind, u32, u32, Option<String>)],
-        name: &str,
-    ) -> Vec<(SymbolKind, u32, u32, Option<&'f str>)> {
-        d.iter()
-            .filter(|s| s.0 == name)
-            .map(|s| (s.1, s.2, s.3, s.4.as_deref()))
-            .collect()
-    }
+    use crate::index::facts::SymbolKind::{Function, Method};
+    use crate::index::lang::test_support::{
+        assert_declared_once, decl_rows, decls_named, every_prefix, extract_each,
+    };
 
     #[test]
     fn angular_controllers_and_their_functions() {
@@ -387,39 +363,23 @@ mod tests {
 })(window.angular);
 "#;
         let f = extract("web/static/js/controller.js", src);
-        let d = decls(&f);
-        assert_eq!(
-            find(&d, "productform"),
-            [(SymbolKind::Function, 3, 16, None)]
-        );
-        assert_eq!(
-            find(&d, "rate"),
-            [(SymbolKind::Method, 4, 10, Some("productform"))]
-        );
-        assert_eq!(
-            find(&d, "loadRating"),
-            [(SymbolKind::Function, 11, 13, Some("productform"))]
-        );
-        assert_eq!(
-            find(&d, "pick"),
-            [(SymbolKind::Function, 14, 14, Some("productform"))]
-        );
-        assert_eq!(
-            find(&d, "currentUser"),
-            [(SymbolKind::Function, 17, 20, None)]
-        );
-        assert_eq!(
-            find(&d, "reset"),
-            [(SymbolKind::Method, 18, 18, Some("currentUser"))]
-        );
-        // A function directly in the file's IIFE has no container.
-        assert_eq!(
-            find(&d, "moduleHelper"),
-            [(SymbolKind::Function, 21, 21, None)]
+        assert_declared_once(
+            &f,
+            &[
+                ("productform", Function, 3, 16, None),
+                ("rate", Method, 4, 10, Some("productform")),
+                ("loadRating", Function, 11, 13, Some("productform")),
+                ("pick", Function, 14, 14, Some("productform")),
+                ("currentUser", Function, 17, 20, None),
+                ("reset", Method, 18, 18, Some("currentUser")),
+                // A function directly in the file's IIFE has no container.
+                ("moduleHelper", Function, 21, 21, None),
+            ],
         );
         // Locals and anonymous callbacks are not declarations.
-        assert!(find(&d, "local").is_empty());
-        assert!(find(&d, "app").is_empty());
+        assert!(decls_named(&f, "local").is_empty());
+        assert!(decls_named(&f, "app").is_empty());
+        let d = decl_rows(&f);
         assert_eq!(d.len(), 7, "{d:?}");
     }
 
@@ -447,40 +407,23 @@ const api = {
 };
 "#;
         let f = extract("src/cart.ts", src);
-        let d = decls(&f);
-        assert_eq!(find(&d, "outer"), [(SymbolKind::Function, 1, 7, None)]);
-        assert_eq!(
-            find(&d, "inner"),
-            [(SymbolKind::Function, 2, 2, Some("outer"))]
-        );
-        assert_eq!(
-            find(&d, "arrow"),
-            [(SymbolKind::Function, 3, 5, Some("outer"))]
-        );
-        assert_eq!(
-            find(&d, "deeper"),
-            [(SymbolKind::Function, 4, 4, Some("arrow"))]
-        );
-        assert_eq!(
-            find(&d, "sum"),
-            [(SymbolKind::Function, 10, 10, Some("Cart.total"))]
-        );
-        assert_eq!(
-            find(&d, "render"),
-            [(SymbolKind::Method, 15, 15, Some("Widget"))]
-        );
-        assert_eq!(
-            find(&d, "destroy"),
-            [(SymbolKind::Method, 17, 17, Some("Widget"))]
-        );
-        assert_eq!(
-            find(&d, "parse"),
-            [(SymbolKind::Function, 19, 19, Some("load"))]
+        assert_declared_once(
+            &f,
+            &[
+                ("outer", Function, 1, 7, None),
+                ("inner", Function, 2, 2, Some("outer")),
+                ("arrow", Function, 3, 5, Some("outer")),
+                ("deeper", Function, 4, 4, Some("arrow")),
+                ("sum", Function, 10, 10, Some("Cart.total")),
+                ("render", Method, 15, 15, Some("Widget")),
+                ("destroy", Method, 17, 17, Some("Widget")),
+                ("parse", Function, 19, 19, Some("load")),
+            ],
         );
         // Pass 2's declarations are not recorded twice.
-        assert_eq!(find(&d, "total").len(), 1);
-        assert_eq!(find(&d, "api").len(), 1);
-        assert_eq!(find(&d, "Widget").len(), 1);
+        for name in ["total", "api", "Widget"] {
+            assert_eq!(decls_named(&f, name).len(), 1, "{name}");
+        }
     }
 
     #[test]
@@ -495,9 +438,9 @@ const api = {
 }
 "#;
         let f = extract("src/main.js", src);
-        let d = decls(&f);
+        let d = decl_rows(&f);
         // `it.x = …` inside a callback is a statement of a function body: a method.
-        let names: Vec<&str> = d.iter().map(|s| s.0.as_str()).collect();
+        let names: Vec<&str> = d.iter().map(|s| s.0).collect();
         assert_eq!(names, ["main", "x"], "{d:?}");
     }
 
@@ -505,29 +448,26 @@ const api = {
     fn non_ascii_names_and_unterminated_input() {
         let src = "function äußere() {\n  function grüß() {}\n  const ñ = () => {\n";
         let f = extract("src/u.js", src);
-        let d = decls(&f);
-        assert_eq!(find(&d, "grüß").first().map(|s| s.3), Some(Some("äußere")));
         assert_eq!(
-            find(&d, "ñ").first().map(|s| s.0),
-            Some(SymbolKind::Function)
+            decls_named(&f, "grüß").first().map(|s| s.4),
+            Some(Some("äußere"))
         );
-        for cut in 0..src.len() {
-            if src.is_char_boundary(cut) {
-                let _ = extract("src/u.js", &src[..cut]);
-            }
-        }
-        for junk in [
-            "function",
-            "function f(",
-            "x.prototype.",
-            "a.controller('x',",
-            "a.controller('x', [",
-            "a.controller('', function(){ function f(){} })",
-            "{ m() { this.a = ",
-            "=> {",
-            "class {",
-        ] {
-            let _ = extract("src/j.ts", junk);
-        }
+        assert_eq!(decls_named(&f, "ñ").first().map(|s| s.1), Some(Function));
+        every_prefix(extract, "src/u.js", src);
+        extract_each(
+            extract,
+            "src/j.ts",
+            &[
+                "function",
+                "function f(",
+                "x.prototype.",
+                "a.controller('x',",
+                "a.controller('x', [",
+                "a.controller('', function(){ function f(){} })",
+                "{ m() { this.a = ",
+                "=> {",
+                "class {",
+            ],
+        );
     }
 }
