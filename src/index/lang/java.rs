@@ -1188,11 +1188,7 @@ class RabbitConfig {
 }
 "#;
         let f = extract("RabbitConfig.java", src);
-        let got: Vec<(EventRole, String, &str, u32)> = f
-            .events
-            .iter()
-            .map(|e| (e.role, e.topic.display(), e.via.as_str(), e.line))
-            .collect();
+        let got = test_support::events_shown(&f);
         use EventRole::Consumer;
         let ex = crate::index::lang::common::AMQP_EXCHANGE_VIA;
         assert_eq!(

@@ -1094,7 +1094,7 @@ interface UsersClient {
 mod env_fallback_tests {
     use super::*;
     use crate::index::facts::{EventRole, Value};
-    use crate::index::lang::test_support::{bindings, env, reference, topics};
+    use crate::index::lang::test_support::{bindings, env, events_shown, reference, topics};
 
     #[test]
     fn a_topic_from_getenv_with_an_elvis_default() {
@@ -1129,7 +1129,6 @@ class Publisher(private val kafkaTemplate: KafkaTemplate<String, String>) {
 
     #[test]
     fn spring_cloud_stream_functional_beans_in_kotlin() {
-        use crate::index::lang::test_support::events_shown;
         let src = r#"package com.acme
 @Configuration
 class Streams(private val streamBridge: StreamBridge) {
@@ -1171,13 +1170,9 @@ class RabbitConfig {
     fun on(o: Order) {}
 }
 "#;
-        let f = extract("RabbitConfig.kt", src);
         let ex = crate::index::lang::common::AMQP_EXCHANGE_VIA;
-        let got: Vec<(EventRole, String, &str, u32)> = f
-            .events
-            .iter()
-            .map(|e| (e.role, e.topic.display(), e.via.as_str(), e.line))
-            .collect();
+        let f = extract("RabbitConfig.kt", src);
+        let got = events_shown(&f);
         assert_eq!(
             got,
             vec![

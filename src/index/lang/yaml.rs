@@ -928,7 +928,7 @@ mod tests {
         assert!(f.http.is_empty());
     }
     use super::*;
-    use crate::index::lang::test_support::names;
+    use crate::index::lang::test_support::{names, topics};
 
     fn props(path: &str, text: &str) -> Vec<(String, String, u32)> {
         extract(path, text)
@@ -1227,13 +1227,8 @@ operations:
 "##;
         let f = extract("docs/events.yaml", doc);
         assert_eq!(names(&f), vec!["user.signedup", "user~1raw"]);
-        let ev: Vec<_> = f
-            .events
-            .iter()
-            .map(|e| (e.role, e.topic.clone(), e.line))
-            .collect();
         assert_eq!(
-            ev,
+            topics(&f),
             vec![
                 (EventRole::Producer, Value::lit("user.signedup"), 8),
                 (EventRole::Consumer, Value::lit("user~1raw"), 12),

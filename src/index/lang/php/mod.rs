@@ -23,7 +23,7 @@ mod decls;
 
 use calls::call_site;
 use decls::{
-    case_decl, const_decl, function_decl, grpc_client_service, implements_list, new_expr,
+    Member, case_decl, const_decl, function_decl, grpc_client_service, implements_list, new_expr,
     type_decl, use_stmt,
 };
 
@@ -534,7 +534,7 @@ fn walk(src: &Src, st: &mut State) {
                     continue;
                 }
                 "const" if in_type_body || nest.non_namespace == 0 => {
-                    i = const_decl(src, st, ts, te, class);
+                    i = const_decl(src, st, &Member::new(src, ts, te, class));
                     continue;
                 }
                 "case"
@@ -543,7 +543,7 @@ fn walk(src: &Src, st: &mut State) {
                         .last()
                         .is_some_and(|f| f.kind == FrameKind::Enum) =>
                 {
-                    i = case_decl(src, st, ts, te, class);
+                    i = case_decl(src, st, &Member::new(src, ts, te, class));
                     continue;
                 }
                 "new" => {

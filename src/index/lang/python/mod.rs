@@ -435,8 +435,9 @@ mod tests {
     use super::*;
     use crate::index::facts::Part;
     use crate::index::lang::test_support::{
-        consts, events, extract_each, extract_junk, grpc_call_fact, grpc_calls, grpc_client_fact,
-        grpc_server_fact, imports, junk_chars64, lit, random_text, reference, routes, sym,
+        consts, events, events_shown, extract_each, extract_junk, grpc_call_fact, grpc_calls,
+        grpc_client_fact, grpc_server_fact, imports, junk_chars64, lit, random_text, reference,
+        routes, sym,
     };
 
     #[test]
@@ -852,7 +853,6 @@ async def main():
 
     #[test]
     fn nats_py_and_redis_py_pubsub_and_streams() {
-        use crate::index::lang::test_support::events_shown;
         let src = r#"import nats
 
 SHIPPED = "orders.shipped"
@@ -938,11 +938,7 @@ channel.queue_bind('q', '')
 bus.publish('robot-shop', 'orders')
 "#;
         let f = extract("rabbitmq.py", src);
-        let got: Vec<_> = f
-            .events
-            .iter()
-            .map(|e| (e.role, e.topic.display(), e.via.as_str(), e.line))
-            .collect();
+        let got = events_shown(&f);
         use EventRole::{Consumer, Producer};
         let ex = common::AMQP_EXCHANGE_VIA;
         assert_eq!(
