@@ -607,8 +607,7 @@ mod tests {
     use super::*;
     use crate::index::facts::{EventRole, Value};
     use crate::index::lang::test_support::{
-        self, consts, extract_each, extract_junk, grpc_clients_owned, import_names, junk_pieces64,
-        names, routes_borrowed, sym,
+        self, consts, grpc_clients_owned, import_names, names, routes_borrowed, sym,
     };
 
     #[test]
@@ -768,11 +767,7 @@ class Multi @Inject constructor(private val repo: Repo) {
         assert_eq!(sym(&f, "BASE_URL").kind, SymbolKind::Constant);
         assert_eq!(sym(&f, "Callback").kind, SymbolKind::Interface);
         assert_eq!(sym(&f, "repo").container.as_deref(), Some("Multi"));
-        let ctor = f
-            .symbols
-            .iter()
-            .find(|s| s.kind == SymbolKind::Constructor)
-            .unwrap();
+        let ctor = test_support::constructor(&f);
         assert_eq!(
             (ctor.name.as_str(), ctor.line, ctor.end_line),
             ("Multi", 69, 71)
@@ -1038,36 +1033,7 @@ interface UsersClient {
     }
 
     #[test]
-    fn truncated_and_malformed_files_do_not_panic() {
-        extract_each(
-            extract,
-            "x.kt",
-            &[
-                "class",
-                "class A :",
-                "class A(",
-                "fun",
-                "fun <T",
-                "fun x(",
-                "val",
-                "val (",
-                "val x =",
-                "object",
-                "companion object",
-                "enum class E { A(\"x\"",
-                "import",
-                "import a.",
-                "package",
-                "@",
-                "@KafkaListener(topics = [",
-                "typealias",
-                "}}} class B { fun ok() {} }",
-                "constructor(",
-                "class A { constructor(",
-                "val s = \"$",
-                "val s = \"${",
-            ],
-        );
+    fn stray_closers_and_a_body_less_class_leave_the_next_declarations_whole() {
         let f = extract("x.kt", "}}} class B { fun ok() {} }");
         assert_eq!(sym(&f, "ok").container.as_deref(), Some("B"));
         // A body-less class followed by a script block on the next line.
@@ -1077,16 +1043,6 @@ interface UsersClient {
         );
         assert_eq!(sym(&f, "App").end_line, 1);
         assert_eq!(sym(&f, "after").container, None);
-    }
-
-    #[test]
-    fn junk_input_never_panics() {
-        let pieces = "class object companion fun val var enum @ { } ( ) [ ] < > : ; , = . \" \"\"\" ' \\ $ ${ / * \n const KafkaListener(topics=[ send( Grpc newBlockingStub ImplBase() GetMapping(\"/x\") é 字 ` by get() init";
-        extract_junk(
-            extract,
-            "junk.kt",
-            &junk_pieces64(pieces, 0x9e37_79b9_7f4a_7c15),
-        );
     }
 }
 

@@ -448,6 +448,16 @@ pub(crate) fn grpc_server_fact(service: &str, impl_type: Option<&str>, line: u32
     }
 }
 
+// ---- JVM and script extractors: shared finders (added by the lang de-duplication) ----
+
+/// The file's first constructor; panics with the file's symbols when there is none.
+pub(crate) fn constructor(f: &FileFacts) -> &Symbol {
+    f.symbols
+        .iter()
+        .find(|s| s.kind == SymbolKind::Constructor)
+        .unwrap_or_else(|| panic!("no constructor in {:#?}", f.symbols))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

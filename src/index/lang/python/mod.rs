@@ -435,9 +435,8 @@ mod tests {
     use super::*;
     use crate::index::facts::Part;
     use crate::index::lang::test_support::{
-        consts, events, events_shown, extract_each, extract_junk, grpc_call_fact, grpc_calls,
-        grpc_client_fact, grpc_server_fact, imports, junk_chars64, lit, random_text, reference,
-        routes, sym,
+        consts, events, events_shown, grpc_call_fact, grpc_calls, grpc_client_fact,
+        grpc_server_fact, imports, lit, reference, routes, sym,
     };
 
     #[test]
@@ -1033,44 +1032,6 @@ app.add_url_rule("/legacy", view_func=legacy, methods=["DELETE"])
             .map(|s| (s.name.as_str(), s.line, s.end_line))
             .collect();
         assert_eq!(names, vec![("f", 1, 7), ("g", 9, 9)]);
-    }
-
-    #[test]
-    fn truncated_and_malformed_files_do_not_panic() {
-        extract_each(
-            extract,
-            "x.py",
-            &[
-                "class A(",
-                "def f(\n  a,",
-                "@app.route(\ndef",
-                "from . import (",
-                "import",
-                "from",
-                "x = os.getenv(",
-                "p.produce(topic=",
-                "\tclass A:\n  def f(self): pass\n\t\tdef g(): pass",
-                "requests.get(f\"{",
-                "class A:\n    X = \n",
-                "a = b = \n",
-                "with x as",
-                ")]}([{",
-                "\\\n\\",
-            ],
-        );
-    }
-
-    #[test]
-    fn junk_input_does_not_panic() {
-        let alphabet = b"classdefimportfrom@()[]{}:=,.'\"#\\\n\t  xyzABC_0123456789+-*/%asyncwithsubscribeproducesendget";
-        extract_junk(
-            extract,
-            "junk.py",
-            &junk_chars64(alphabet, 0x2545_f491_4f6c_dd1d),
-        );
-        extract_junk(extract, "junk.py", &random_text(0xdead_beef_cafe_f00d));
-        let _ = extract("junk.py", &"(".repeat(50_000));
-        let _ = extract("junk.py", &"def f(:\n    ".repeat(5_000));
     }
 }
 
