@@ -458,6 +458,20 @@ pub(crate) fn constructor(f: &FileFacts) -> &Symbol {
         .unwrap_or_else(|| panic!("no constructor in {:#?}", f.symbols))
 }
 
+/// The file's configuration properties as (key, value, line).
+pub(crate) fn properties(f: &FileFacts) -> Vec<(&str, &str, u32)> {
+    f.properties
+        .iter()
+        .map(|p| (p.key.as_str(), p.value.as_str(), p.line))
+        .collect()
+}
+
+/// Asserts that the file's configuration properties are `want`, each as (key, value, line).
+#[track_caller]
+pub(crate) fn assert_properties(f: &FileFacts, want: &[(&str, &str, u32)]) {
+    assert_eq!(properties(f), want);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1038,7 +1038,7 @@ app.add_url_rule("/legacy", view_func=legacy, methods=["DELETE"])
 #[cfg(test)]
 mod env_fallback_tests {
     use super::*;
-    use crate::index::lang::test_support::{bindings, env, topics};
+    use crate::index::lang::test_support::{assert_properties, bindings, env, topics};
 
     #[test]
     fn env_fallbacks_and_env_helpers_read_by_their_shape() {
@@ -1083,20 +1083,15 @@ app.config["LOW_URI"] = "http://%s/low" % os.getenv("low_host", "low")
 app.config["BARE_URI"] = "http://%s/bare" % os.getenv("bare_host")
 "#;
         let f = extract("svc/app.py", src);
-        let props: Vec<(&str, &str, u32)> = f
-            .properties
-            .iter()
-            .map(|p| (p.key.as_str(), p.value.as_str(), p.line))
-            .collect();
-        assert_eq!(
-            props,
-            vec![
+        assert_properties(
+            &f,
+            &[
                 ("CART_URI", "http://${CART_HOST:cart}/cart", 2),
                 ("PAY_URI", "http://${PAY_HOST}/pay", 3),
                 // A lower-case variable is not written as a placeholder (it would read as a
                 // key): its default stands in; without one the value is not known.
                 ("LOW_URI", "http://low/low", 6),
-            ]
+            ],
         );
     }
 }
