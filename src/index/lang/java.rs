@@ -458,7 +458,8 @@ mod tests {
     use super::*;
     use crate::index::facts::{EventRole, GrpcFact, HttpFact, Value};
     use crate::index::lang::test_support::{
-        self, consts, grpc_clients_owned, grpc_receiver_calls, lit, names, reference, sym,
+        self, assert_no_syms, consts, grpc_clients_owned, grpc_receiver_calls, lit, names,
+        reference, sym,
     };
 
     /// Java's tests compare routes, calls and events without their lines.
@@ -566,11 +567,7 @@ public class OrderService<T extends Comparable<T>> extends Base implements Api, 
         assert_eq!(find.doc_line, Some(23));
         assert_eq!(find.container.as_deref(), Some("OrderService"));
         // Locals and local classes inside bodies are not members.
-        assert!(
-            f.symbols
-                .iter()
-                .all(|s| s.name != "Local" && s.name != "inner")
-        );
+        assert_no_syms(&f, &["Local", "inner"]);
         assert_eq!(sym(&f, "todo").end_line, 33);
         let deep = sym(&f, "deep");
         assert_eq!(deep.container.as_deref(), Some("Inner"));
@@ -622,7 +619,7 @@ enum Empty { }
         assert_eq!(sym(&f, "PLAIN").kind, SymbolKind::EnumValue);
         assert_eq!(sym(&f, "value").kind, SymbolKind::Field);
         assert_eq!(sym(&f, "getValue").kind, SymbolKind::Method);
-        assert!(f.symbols.iter().all(|s| s.name != "x"));
+        assert_no_syms(&f, &["x"]);
         assert_eq!(test_support::constructor(&f).line, 12);
         assert_eq!(sym(&f, "Empty").end_line, 15);
         let consts = consts(&f);

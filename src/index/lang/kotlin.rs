@@ -607,7 +607,7 @@ mod tests {
     use super::*;
     use crate::index::facts::{EventRole, Value};
     use crate::index::lang::test_support::{
-        self, consts, grpc_clients_owned, import_names, names, routes_borrowed, sym,
+        self, assert_no_syms, consts, grpc_clients_owned, import_names, names, routes_borrowed, sym,
     };
 
     #[test]
@@ -712,7 +712,7 @@ class Multi @Inject constructor(private val repo: Repo) {
         );
         assert_eq!(sym(&f, "id").container.as_deref(), Some("Order"));
         assert_eq!(sym(&f, "total").kind, SymbolKind::Field);
-        assert!(f.symbols.iter().all(|s| s.name != "count"));
+        assert_no_syms(&f, &["count"]);
         let cmp = sym(&f, "compareTo");
         assert_eq!(
             (cmp.kind, cmp.line, cmp.end_line),
@@ -732,11 +732,7 @@ class Multi @Inject constructor(private val repo: Repo) {
         assert_eq!(sym(&f, "Err").container.as_deref(), Some("Result"));
         assert_eq!(sym(&f, "ORDER_SHIPPED").kind, SymbolKind::Constant);
         assert_eq!(sym(&f, "lazyThing").end_line, 36);
-        assert!(
-            f.symbols
-                .iter()
-                .all(|s| s.name != "inner" && s.name != "hidden")
-        );
+        assert_no_syms(&f, &["inner", "hidden"]);
         assert_eq!(sym(&f, "Status").kind, SymbolKind::Enum);
         let paid = sym(&f, "PAID");
         assert_eq!(
@@ -745,7 +741,7 @@ class Multi @Inject constructor(private val repo: Repo) {
         );
         assert_eq!(sym(&f, "DONE").kind, SymbolKind::EnumValue);
         assert_eq!(sym(&f, "label").container.as_deref(), Some("Status"));
-        assert!(f.symbols.iter().all(|s| s.name != "x"));
+        assert_no_syms(&f, &["x"]);
         assert_eq!(sym(&f, "Handler").kind, SymbolKind::TypeAlias);
         let slug = sym(&f, "slug");
         assert_eq!(
@@ -762,7 +758,7 @@ class Multi @Inject constructor(private val repo: Repo) {
             (max.kind, max.line, max.end_line),
             (SymbolKind::Function, 56, 62)
         );
-        assert!(f.symbols.iter().all(|s| s.name != "local"));
+        assert_no_syms(&f, &["local"]);
         assert_eq!(sym(&f, "topLevel").kind, SymbolKind::Variable);
         assert_eq!(sym(&f, "BASE_URL").kind, SymbolKind::Constant);
         assert_eq!(sym(&f, "Callback").kind, SymbolKind::Interface);

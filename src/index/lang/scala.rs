@@ -707,7 +707,9 @@ impl<'s, 'a> Parser<'s, 'a> {
 mod tests {
     use super::*;
     use crate::index::facts::GrpcFact;
-    use crate::index::lang::test_support::{constructor, consts, import_names, names, sym};
+    use crate::index::lang::test_support::{
+        assert_no_syms, constructor, consts, import_names, names, sym,
+    };
 
     #[test]
     fn packages_imports_and_declarations() {
@@ -809,7 +811,7 @@ def topLevel(x: Int): Int = x + 1
             (find.kind, find.line, find.end_line),
             (SymbolKind::Method, 27, 33)
         );
-        assert!(f.symbols.iter().all(|s| s.name != "local" && s.name != "h"));
+        assert_no_syms(&f, &["local", "h"]);
         let ctor = constructor(&f);
         assert_eq!((ctor.name.as_str(), ctor.line), ("Service", 35));
         assert_eq!(sym(&f, "cache").kind, SymbolKind::Field);

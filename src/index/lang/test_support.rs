@@ -458,6 +458,14 @@ pub(crate) fn constructor(f: &FileFacts) -> &Symbol {
         .unwrap_or_else(|| panic!("no constructor in {:#?}", f.symbols))
 }
 
+/// Asserts that the file declares no symbol named any of `names`, naming the one it does.
+#[track_caller]
+pub(crate) fn assert_no_syms(f: &FileFacts, names: &[&str]) {
+    for name in names {
+        assert!(!has_sym(f, name), "{name} is a symbol: {:#?}", f.symbols);
+    }
+}
+
 /// The file's configuration properties as (key, value, line).
 pub(crate) fn properties(f: &FileFacts) -> Vec<(&str, &str, u32)> {
     f.properties

@@ -1200,11 +1200,7 @@ class Gateway
 }
 "#;
         let f = extract("config.php", src);
-        let got: Vec<(&str, Value)> = f
-            .bindings
-            .iter()
-            .map(|b| (b.name.as_str(), b.value.clone()))
-            .collect();
+        let got = bindings(&f);
         let env = |v: &str, d: Option<&str>| Value::env(v, d.map(str::to_string));
         assert_eq!(
             got,

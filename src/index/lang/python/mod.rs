@@ -435,7 +435,7 @@ mod tests {
     use super::*;
     use crate::index::facts::Part;
     use crate::index::lang::test_support::{
-        consts, events, events_shown, grpc_call_fact, grpc_calls, grpc_client_fact,
+        assert_no_syms, consts, events, events_shown, grpc_call_fact, grpc_calls, grpc_client_fact,
         grpc_server_fact, imports, lit, reference, routes, sym,
     };
 
@@ -505,11 +505,7 @@ def top(): return 1
         let retries = sym(&f, "RETRIES");
         assert_eq!(retries.kind, SymbolKind::Constant);
         assert_eq!(retries.container.as_deref(), Some("OrderService"));
-        assert!(
-            f.symbols
-                .iter()
-                .all(|s| s.name != "Fake" && s.name != "fake" && s.name != "not_a_def")
-        );
+        assert_no_syms(&f, &["Fake", "fake", "not_a_def"]);
         assert_eq!(f.package, None);
     }
 
@@ -575,11 +571,7 @@ class Settings:
         );
         assert_eq!(sym(&f, "NO_DEFAULT").kind, SymbolKind::Constant);
         assert_eq!(sym(&f, "timeout").kind, SymbolKind::Variable);
-        assert!(
-            f.symbols
-                .iter()
-                .all(|s| s.name != "__all__" && s.name != "_ignore_")
-        );
+        assert_no_syms(&f, &["__all__", "_ignore_"]);
         assert_eq!(sym(&f, "Topics").kind, SymbolKind::Enum);
         let m = sym(&f, "ORDER_CREATED");
         assert_eq!(
