@@ -608,6 +608,50 @@ pub enum PubSub {
     Redis,
 }
 
+/// The spellings of one library's modules across languages: root modules (the module itself
+/// or one below it, after `.` or `/`), package prefixes, and texts a module path contains.
+struct ModuleSpellings {
+    roots: &'static [&'static str],
+    prefixes: &'static [&'static str],
+    contains: &'static [&'static str],
+}
+
+impl ModuleSpellings {
+    /// Whether `module` is spelled as one of this library's modules.
+    fn name(&self, module: &str) -> bool {
+        let under = |root: &&str| {
+            module == *root
+                || module
+                    .strip_prefix(root)
+                    .is_some_and(|r| r.starts_with(['.', '/']))
+        };
+        self.roots.iter().any(under)
+            || self.prefixes.iter().any(|p| module.starts_with(p))
+            || self.contains.iter().any(|c| module.contains(c))
+    }
+}
+
+/// The NATS client modules ([`PubSub::Nats`]).
+const NATS_MODULES: ModuleSpellings = ModuleSpellings {
+    roots: &["nats", "nats.ws", "io.nats", "NATS.Client", "NATS.Net"],
+    prefixes: &["@nats-io/"],
+    contains: &["github.com/nats-io/nats.go"],
+};
+
+/// The Redis client modules ([`PubSub::Redis`]).
+const REDIS_MODULES: ModuleSpellings = ModuleSpellings {
+    roots: &[
+        "redis",
+        "ioredis",
+        "aioredis",
+        "io.lettuce",
+        "org.springframework.data.redis",
+        "StackExchange.Redis",
+    ],
+    prefixes: &["@redis/"],
+    contains: &["/go-redis/redis", "github.com/redis/go-redis"],
+};
+
 impl PubSub {
     /// The library's name as the facts' `via`.
     pub fn via(self) -> &'static str {
@@ -623,35 +667,13 @@ impl PubSub {
     /// `github.com/redis/go-redis/v9`, `redis.clients.jedis`, `io.lettuce.core`,
     /// `org.springframework.data.redis…`, `StackExchange.Redis`.
     pub fn of_module(module: &str) -> Option<PubSub> {
-        let m = module;
-        let under = |root: &str| {
-            m == root
-                || m.strip_prefix(root)
-                    .is_some_and(|r| r.starts_with(['.', '/']))
-        };
-        if under("nats")
-            || under("nats.ws")
-            || m.starts_with("@nats-io/")
-            || m.contains("github.com/nats-io/nats.go")
-            || under("io.nats")
-            || under("NATS.Client")
-            || under("NATS.Net")
-        {
-            return Some(PubSub::Nats);
-        }
-        if under("redis")
-            || under("ioredis")
-            || under("aioredis")
-            || m.starts_with("@redis/")
-            || m.contains("/go-redis/redis")
-            || m.contains("github.com/redis/go-redis")
-            || under("io.lettuce")
-            || under("org.springframework.data.redis")
-            || under("StackExchange.Redis")
-        {
-            return Some(PubSub::Redis);
-        }
-        None
+        [
+            (PubSub::Nats, &NATS_MODULES),
+            (PubSub::Redis, &REDIS_MODULES),
+        ]
+        .into_iter()
+        .find(|(_, spellings)| spellings.name(module))
+        .map(|(lib, _)| lib)
     }
 
     /// The pub/sub libraries a file imports: (NATS, Redis).
@@ -1033,30 +1055,36 @@ mod tests {
 
     #[test]
     fn paths_and_env_helpers() {
-        assert_eq!(join_path("/v1/", "/orders"), "/v1/orders");
-        assert_eq!(join_path("/v1", "orders"), "/v1/orders");
-        assert_eq!(join_path("/orders", "/"), "/orders");
-        assert_eq!(join_path("", "/x"), "/x");
+        for (prefix, path, want) in [
+            ("/v1/", "/orders", "/v1/orders"),
+            ("/v1", "orders", "/v1/orders"),
+            ("/orders", "/", "/orders"),
+            ("", "/x", "/x"),
+        ] {
+            assert_eq!(join_path(prefix, path), want, "{prefix:?} + {path:?}");
+        }
         assert!(is_env_helper("getEnvOrDefault") && is_env_helper("envOr"));
         assert!(!is_env_helper("Sprintf"));
     }
 
     #[test]
     fn http_literals() {
-        assert!(looks_like_http_path("/orders/"));
-        assert!(looks_like_http_path("http://orders:8080/orders"));
-        assert!(!looks_like_http_path("/etc/passwd"));
-        assert!(!looks_like_http_path("//cdn"));
-        assert!(!looks_like_http_path("orders"));
-        assert_eq!(
-            http_path_of("http://x:1/orders/${id}?a=1").as_deref(),
-            Some("/orders/{}")
-        );
-        assert_eq!(
-            http_path_of("/users/%s/cart").as_deref(),
-            Some("/users/{}/cart")
-        );
-        assert_eq!(http_path_of("http://x"), None);
+        for (text, is_path) in [
+            ("/orders/", true),
+            ("http://orders:8080/orders", true),
+            ("/etc/passwd", false),
+            ("//cdn", false),
+            ("orders", false),
+        ] {
+            assert_eq!(looks_like_http_path(text), is_path, "{text}");
+        }
+        for (url, want) in [
+            ("http://x:1/orders/${id}?a=1", Some("/orders/{}")),
+            ("/users/%s/cart", Some("/users/{}/cart")),
+            ("http://x", None),
+        ] {
+            assert_eq!(http_path_of(url).as_deref(), want, "{url}");
+        }
     }
 
     #[test]

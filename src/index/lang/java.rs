@@ -420,19 +420,14 @@ impl<'s, 'a> Parser<'s, 'a> {
         if is_static {
             k += 1;
         }
-        let mut segs: Vec<&str> = Vec::new();
+        let (segs, mut k) = src.dotted(k, false);
         let mut star = false;
-        while let Some(id) = src.ident(k) {
-            segs.push(id);
-            k += 1;
-            if !src.is(k, ".") {
-                break;
-            }
+        // A trailing `.` is read with the path, and `.*` makes it a whole-package import.
+        if !segs.is_empty() && src.is(k, ".") {
             k += 1;
             if src.is(k, "*") {
                 star = true;
                 k += 1;
-                break;
             }
         }
         let next = if src.is(k, ";") { k + 1 } else { k.max(at + 1) };
@@ -463,8 +458,8 @@ mod tests {
     use super::*;
     use crate::index::facts::{EventRole, GrpcFact, HttpFact, Value};
     use crate::index::lang::test_support::{
-        self, consts, extract_junk, grpc_clients_owned, grpc_receiver_calls, junk_pieces64, lit,
-        names, reference, sym,
+        self, assert_no_syms, consts, grpc_clients_owned, grpc_receiver_calls, lit, names,
+        reference, sym,
     };
 
     /// Java's tests compare routes, calls and events without their lines.
@@ -561,11 +556,7 @@ public class OrderService<T extends Comparable<T>> extends Base implements Api, 
         assert_eq!(sym(&f, "byId").kind, SymbolKind::Field);
         assert_eq!(sym(&f, "a").kind, SymbolKind::Field);
         assert_eq!(sym(&f, "b").kind, SymbolKind::Field);
-        let ctor = f
-            .symbols
-            .iter()
-            .find(|s| s.kind == SymbolKind::Constructor)
-            .unwrap();
+        let ctor = test_support::constructor(&f);
         assert_eq!(
             (ctor.name.as_str(), ctor.line, ctor.end_line),
             ("OrderService", 19, 21)
@@ -576,11 +567,7 @@ public class OrderService<T extends Comparable<T>> extends Base implements Api, 
         assert_eq!(find.doc_line, Some(23));
         assert_eq!(find.container.as_deref(), Some("OrderService"));
         // Locals and local classes inside bodies are not members.
-        assert!(
-            f.symbols
-                .iter()
-                .all(|s| s.name != "Local" && s.name != "inner")
-        );
+        assert_no_syms(&f, &["Local", "inner"]);
         assert_eq!(sym(&f, "todo").end_line, 33);
         let deep = sym(&f, "deep");
         assert_eq!(deep.container.as_deref(), Some("Inner"));
@@ -632,14 +619,8 @@ enum Empty { }
         assert_eq!(sym(&f, "PLAIN").kind, SymbolKind::EnumValue);
         assert_eq!(sym(&f, "value").kind, SymbolKind::Field);
         assert_eq!(sym(&f, "getValue").kind, SymbolKind::Method);
-        assert!(f.symbols.iter().all(|s| s.name != "x"));
-        assert_eq!(
-            f.symbols
-                .iter()
-                .find(|s| s.kind == SymbolKind::Constructor)
-                .map(|s| s.line),
-            Some(12)
-        );
+        assert_no_syms(&f, &["x"]);
+        assert_eq!(test_support::constructor(&f).line, 12);
         assert_eq!(sym(&f, "Empty").end_line, 15);
         let consts = consts(&f);
         assert_eq!(
@@ -1188,11 +1169,7 @@ class RabbitConfig {
 }
 "#;
         let f = extract("RabbitConfig.java", src);
-        let got: Vec<(EventRole, String, &str, u32)> = f
-            .events
-            .iter()
-            .map(|e| (e.role, e.topic.display(), e.via.as_str(), e.line))
-            .collect();
+        let got = test_support::events_shown(&f);
         use EventRole::Consumer;
         let ex = crate::index::lang::common::AMQP_EXCHANGE_VIA;
         assert_eq!(
@@ -1396,44 +1373,9 @@ interface StockClient {
     }
 
     #[test]
-    fn truncated_and_malformed_files_do_not_panic() {
-        let cases = [
-            "class",
-            "class A extends",
-            "class A { void f(",
-            "class A { void f() { ",
-            "@",
-            "@KafkaListener(topics = ",
-            "enum E { A(\"x\"",
-            "enum E { A, B",
-            "import static ;",
-            "package",
-            "class A { int x = ; }",
-            "}}}} class B {}",
-            "class A { String s = \"unterminated\n}",
-            "interface I { @GetMapping( }",
-            "class A { X y = OrderGrpc.newBlockingStub( ",
-            "class A { void f() { kafkaTemplate.send( } }",
-            "class A { void f() { rest.getForObject( } }",
-            "record R(",
-            "@interface",
-            "class A<T extends B<C>> { <",
-        ];
-        for c in cases {
-            let _ = extract("x.java", c);
-        }
+    fn stray_closers_leave_the_next_class_whole() {
         let f = extract("x.java", "}}}} class B { void ok() {} }");
         assert_eq!(sym(&f, "ok").container.as_deref(), Some("B"));
-    }
-
-    #[test]
-    fn junk_input_never_panics() {
-        let alphabet = "class interface enum record @ { } ( ) [ ] < > ; , = . \" ' \\ / * \n static final KafkaListener(topics= send( Grpc newBlockingStub ImplBase extends GetMapping(\"/x\") ProducerRecord(\"t\" é 字 `";
-        extract_junk(
-            extract,
-            "junk.java",
-            &junk_pieces64(alphabet, 0x2545_f491_4f6c_dd1d),
-        );
     }
 }
 

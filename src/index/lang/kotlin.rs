@@ -607,8 +607,7 @@ mod tests {
     use super::*;
     use crate::index::facts::{EventRole, Value};
     use crate::index::lang::test_support::{
-        self, consts, extract_each, extract_junk, grpc_clients_owned, import_names, junk_pieces64,
-        names, routes_borrowed, sym,
+        self, assert_no_syms, consts, grpc_clients_owned, import_names, names, routes_borrowed, sym,
     };
 
     #[test]
@@ -713,7 +712,7 @@ class Multi @Inject constructor(private val repo: Repo) {
         );
         assert_eq!(sym(&f, "id").container.as_deref(), Some("Order"));
         assert_eq!(sym(&f, "total").kind, SymbolKind::Field);
-        assert!(f.symbols.iter().all(|s| s.name != "count"));
+        assert_no_syms(&f, &["count"]);
         let cmp = sym(&f, "compareTo");
         assert_eq!(
             (cmp.kind, cmp.line, cmp.end_line),
@@ -733,11 +732,7 @@ class Multi @Inject constructor(private val repo: Repo) {
         assert_eq!(sym(&f, "Err").container.as_deref(), Some("Result"));
         assert_eq!(sym(&f, "ORDER_SHIPPED").kind, SymbolKind::Constant);
         assert_eq!(sym(&f, "lazyThing").end_line, 36);
-        assert!(
-            f.symbols
-                .iter()
-                .all(|s| s.name != "inner" && s.name != "hidden")
-        );
+        assert_no_syms(&f, &["inner", "hidden"]);
         assert_eq!(sym(&f, "Status").kind, SymbolKind::Enum);
         let paid = sym(&f, "PAID");
         assert_eq!(
@@ -746,7 +741,7 @@ class Multi @Inject constructor(private val repo: Repo) {
         );
         assert_eq!(sym(&f, "DONE").kind, SymbolKind::EnumValue);
         assert_eq!(sym(&f, "label").container.as_deref(), Some("Status"));
-        assert!(f.symbols.iter().all(|s| s.name != "x"));
+        assert_no_syms(&f, &["x"]);
         assert_eq!(sym(&f, "Handler").kind, SymbolKind::TypeAlias);
         let slug = sym(&f, "slug");
         assert_eq!(
@@ -763,16 +758,12 @@ class Multi @Inject constructor(private val repo: Repo) {
             (max.kind, max.line, max.end_line),
             (SymbolKind::Function, 56, 62)
         );
-        assert!(f.symbols.iter().all(|s| s.name != "local"));
+        assert_no_syms(&f, &["local"]);
         assert_eq!(sym(&f, "topLevel").kind, SymbolKind::Variable);
         assert_eq!(sym(&f, "BASE_URL").kind, SymbolKind::Constant);
         assert_eq!(sym(&f, "Callback").kind, SymbolKind::Interface);
         assert_eq!(sym(&f, "repo").container.as_deref(), Some("Multi"));
-        let ctor = f
-            .symbols
-            .iter()
-            .find(|s| s.kind == SymbolKind::Constructor)
-            .unwrap();
+        let ctor = test_support::constructor(&f);
         assert_eq!(
             (ctor.name.as_str(), ctor.line, ctor.end_line),
             ("Multi", 69, 71)
@@ -1038,36 +1029,7 @@ interface UsersClient {
     }
 
     #[test]
-    fn truncated_and_malformed_files_do_not_panic() {
-        extract_each(
-            extract,
-            "x.kt",
-            &[
-                "class",
-                "class A :",
-                "class A(",
-                "fun",
-                "fun <T",
-                "fun x(",
-                "val",
-                "val (",
-                "val x =",
-                "object",
-                "companion object",
-                "enum class E { A(\"x\"",
-                "import",
-                "import a.",
-                "package",
-                "@",
-                "@KafkaListener(topics = [",
-                "typealias",
-                "}}} class B { fun ok() {} }",
-                "constructor(",
-                "class A { constructor(",
-                "val s = \"$",
-                "val s = \"${",
-            ],
-        );
+    fn stray_closers_and_a_body_less_class_leave_the_next_declarations_whole() {
         let f = extract("x.kt", "}}} class B { fun ok() {} }");
         assert_eq!(sym(&f, "ok").container.as_deref(), Some("B"));
         // A body-less class followed by a script block on the next line.
@@ -1078,23 +1040,13 @@ interface UsersClient {
         assert_eq!(sym(&f, "App").end_line, 1);
         assert_eq!(sym(&f, "after").container, None);
     }
-
-    #[test]
-    fn junk_input_never_panics() {
-        let pieces = "class object companion fun val var enum @ { } ( ) [ ] < > : ; , = . \" \"\"\" ' \\ $ ${ / * \n const KafkaListener(topics=[ send( Grpc newBlockingStub ImplBase() GetMapping(\"/x\") é 字 ` by get() init";
-        extract_junk(
-            extract,
-            "junk.kt",
-            &junk_pieces64(pieces, 0x9e37_79b9_7f4a_7c15),
-        );
-    }
 }
 
 #[cfg(test)]
 mod env_fallback_tests {
     use super::*;
     use crate::index::facts::{EventRole, Value};
-    use crate::index::lang::test_support::{bindings, env, reference, topics};
+    use crate::index::lang::test_support::{bindings, env, events_shown, reference, topics};
 
     #[test]
     fn a_topic_from_getenv_with_an_elvis_default() {
@@ -1129,7 +1081,6 @@ class Publisher(private val kafkaTemplate: KafkaTemplate<String, String>) {
 
     #[test]
     fn spring_cloud_stream_functional_beans_in_kotlin() {
-        use crate::index::lang::test_support::events_shown;
         let src = r#"package com.acme
 @Configuration
 class Streams(private val streamBridge: StreamBridge) {
@@ -1171,13 +1122,9 @@ class RabbitConfig {
     fun on(o: Order) {}
 }
 "#;
-        let f = extract("RabbitConfig.kt", src);
         let ex = crate::index::lang::common::AMQP_EXCHANGE_VIA;
-        let got: Vec<(EventRole, String, &str, u32)> = f
-            .events
-            .iter()
-            .map(|e| (e.role, e.topic.display(), e.via.as_str(), e.line))
-            .collect();
+        let f = extract("RabbitConfig.kt", src);
+        let got = events_shown(&f);
         assert_eq!(
             got,
             vec![

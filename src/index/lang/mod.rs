@@ -91,6 +91,8 @@ pub mod csharp;
 mod deployment;
 pub mod go;
 #[cfg(test)]
+mod hostile_input_tests;
+#[cfg(test)]
 mod http_call_tests;
 pub mod java;
 pub mod jvm;

@@ -145,17 +145,11 @@ fn unescape(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::lang::test_support::{assert_properties, properties};
 
-    fn props(text: &str) -> Vec<(String, String, u32)> {
+    /// The facts of `text` read as a Spring `application.properties`.
+    fn facts(text: &str) -> FileFacts {
         extract("src/main/resources/application.properties", text)
-            .properties
-            .into_iter()
-            .map(|p| (p.key, p.value, p.line))
-            .collect()
-    }
-
-    fn p(k: &str, v: &str, l: u32) -> (String, String, u32) {
-        (k.to_string(), v.to_string(), l)
     }
 
     const R: &str = "[REDACTED_SECRET: USE_ENV_OR_LOCAL_FALLBACK]";
@@ -163,68 +157,69 @@ mod tests {
     #[test]
     fn forms_comments_and_continuations() {
         let text = "# comment\n! also comment\n\nserver.port=8080\nspring.application.name: orders\nkey value with spaces\n  indented = x  \nlist=a,\\\n     b,\\\n     c\nodd=ends\\\\\nnext=1\nempty=\nbare\n\\#notcomment=1\n# comment ending \\\nafter=2\r\nwin=3\rmac=4";
-        assert_eq!(
-            props(text),
-            vec![
-                p("server.port", "8080", 4),
-                p("spring.application.name", "orders", 5),
-                p("key", "value with spaces", 6),
-                p("indented", "x  ", 7),
-                p("list", "a,b,c", 8),
-                p("odd", "ends\\", 11),
-                p("next", "1", 12),
-                p("empty", "", 13),
-                p("bare", "", 14),
-                p("#notcomment", "1", 15),
-                p("after", "2", 17),
-                p("win", "3", 18),
-                p("mac", "4", 19),
-            ]
+        assert_properties(
+            &facts(text),
+            &[
+                ("server.port", "8080", 4),
+                ("spring.application.name", "orders", 5),
+                ("key", "value with spaces", 6),
+                ("indented", "x  ", 7),
+                ("list", "a,b,c", 8),
+                ("odd", "ends\\", 11),
+                ("next", "1", 12),
+                ("empty", "", 13),
+                ("bare", "", 14),
+                ("#notcomment", "1", 15),
+                ("after", "2", 17),
+                ("win", "3", 18),
+                ("mac", "4", 19),
+            ],
         );
     }
 
     #[test]
     fn escapes() {
         let text = "a\\=b\\:c\\ d = v\\tw\\n\ncaf\\u00e9=\\u0041\\u00\nx=\\q\\\\\nsep==value\n";
-        assert_eq!(
-            props(text),
-            vec![
-                p("a=b:c d", "v\tw\n", 1),
-                p("café", "A\\u00", 2),
-                p("x", "q\\", 3),
-                p("sep", "=value", 4),
-            ]
+        assert_properties(
+            &facts(text),
+            &[
+                ("a=b:c d", "v\tw\n", 1),
+                ("café", "A\\u00", 2),
+                ("x", "q\\", 3),
+                ("sep", "=value", 4),
+            ],
         );
     }
 
     #[test]
     fn masking() {
         let text = "spring.datasource.password=hunter2\napp.jwt.secret = ${JWT_SECRET}\nstripe.api.key: sk_1\nssl.enabled-token=true\nclient.secret=\napp.name=orders\nx.private-key=${K:inline}\n";
-        assert_eq!(
-            props(text),
-            vec![
-                p("spring.datasource.password", R, 1),
-                p("app.jwt.secret", "${JWT_SECRET}", 2),
-                p("stripe.api.key", R, 3),
-                p("ssl.enabled-token", "true", 4),
-                p("client.secret", "", 5),
-                p("app.name", "orders", 6),
-                p("x.private-key", &format!("${{K:{R}}}"), 7),
-            ]
+        assert_properties(
+            &facts(text),
+            &[
+                ("spring.datasource.password", R, 1),
+                ("app.jwt.secret", "${JWT_SECRET}", 2),
+                ("stripe.api.key", R, 3),
+                ("ssl.enabled-token", "true", 4),
+                ("client.secret", "", 5),
+                ("app.name", "orders", 6),
+                ("x.private-key", &format!("${{K:{R}}}"), 7),
+            ],
         );
     }
 
     #[test]
     fn hostile_input() {
-        let _ = props("\\");
-        let _ = props("a=\\u");
-        let _ = props("\u{0}\u{1}=\u{fffd}\\\n");
+        let _ = facts("\\");
+        let _ = facts("a=\\u");
+        let _ = facts("\u{0}\u{1}=\u{fffd}\\\n");
         let cont = "k=v\\\n".repeat(10_000);
-        let got = props(&cont);
+        let f = facts(&cont);
+        let got = properties(&f);
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].1.len(), 1 + 3 * 9_999);
         let long = format!("k={}", "x".repeat(1 << 20));
-        assert_eq!(props(&long)[0].1.len(), 1 << 20);
-        assert!(props("").is_empty());
+        assert_eq!(properties(&facts(&long))[0].1.len(), 1 << 20);
+        assert!(facts("").properties.is_empty());
     }
 }

@@ -419,50 +419,39 @@ impl<'a> Parser<'a, '_> {
     /// With the cursor on `{`, moves past the matching `}` (or to the end of input) and returns
     /// the line of the closing brace.
     fn skip_block(&mut self) -> u32 {
-        let n = self.toks.len();
-        let mut depth = 0usize;
-        while self.i < n {
-            let t = self.toks[self.i];
-            self.i += 1;
-            if t.kind == Kind::Punct {
-                match t.text {
-                    "{" => depth += 1,
-                    "}" => {
-                        depth = depth.saturating_sub(1);
-                        if depth == 0 {
-                            return t.line;
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        }
-        self.last_line()
+        self.skip_group("{", "}", &[])
+            .unwrap_or_else(|| self.last_line())
     }
 
     /// Skips a `[ … ]` option list if the cursor is on `[` (brackets balanced, stops at `;`).
     fn skip_brackets(&mut self) {
-        if !self.is_punct(0, "[") {
-            return;
+        if self.is_punct(0, "[") {
+            self.skip_group("[", "]", &[";", "}"]);
         }
+    }
+
+    /// Moves from the cursor past the `close` that balances the `open`s before it, and returns
+    /// that closer's line; stops on any of `stops` outside the pair, or at the end of input,
+    /// with `None`.
+    fn skip_group(&mut self, open: &str, close: &str, stops: &[&str]) -> Option<u32> {
         let mut depth = 0usize;
         while let Some(t) = self.tok(0) {
             if t.kind == Kind::Punct {
-                match t.text {
-                    "[" => depth += 1,
-                    "]" => {
-                        depth = depth.saturating_sub(1);
-                        if depth == 0 {
-                            self.i += 1;
-                            return;
-                        }
+                if t.text == open {
+                    depth += 1;
+                } else if t.text == close {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        self.i += 1;
+                        return Some(t.line);
                     }
-                    ";" | "}" => return,
-                    _ => {}
+                } else if stops.contains(&t.text) {
+                    return None;
                 }
             }
             self.i += 1;
         }
+        None
     }
 
     /// Consumes a `;` if present (a missing one is tolerated).
@@ -700,11 +689,7 @@ impl<'a> Parser<'a, '_> {
                 self.i += 1;
                 let (nums, names) = self.reserved(i64::from(MAX_FIELD_NUMBER));
                 let m = &mut self.file.messages[mi];
-                m.reserved_numbers.extend(
-                    nums.into_iter().filter_map(|(a, b)| {
-                        Some((u32::try_from(a).ok()?, u32::try_from(b).ok()?))
-                    }),
-                );
+                m.reserved_numbers.extend(nums);
                 m.reserved_names.extend(names);
                 true
             }
@@ -809,8 +794,9 @@ impl<'a> Parser<'a, '_> {
     }
 
     /// Parses the body of `reserved …;` (cursor after the keyword): numbers, `a to b`,
-    /// `a to max`, negative numbers, quoted names and editions-style bare names.
-    fn reserved(&mut self, max: i64) -> (Vec<(i64, i64)>, Vec<String>) {
+    /// `a to max`, negative numbers, quoted names and editions-style bare names. The ranges
+    /// come as `T` (a field's or an enum value's number); one `T` cannot hold is left out.
+    fn reserved<T: TryFrom<i64>>(&mut self, max: i64) -> (Vec<(T, T)>, Vec<String>) {
         let mut nums = Vec::new();
         let mut names = Vec::new();
         while let Some(t) = self.tok(0) {
@@ -821,11 +807,7 @@ impl<'a> Parser<'a, '_> {
                 }
                 Kind::Punct if t.text == "}" => break,
                 Kind::Punct if t.text == "," => self.i += 1,
-                Kind::Str => {
-                    names.push(t.text.to_string());
-                    self.i += 1;
-                }
-                Kind::Ident => {
+                Kind::Str | Kind::Ident => {
                     names.push(t.text.to_string());
                     self.i += 1;
                 }
@@ -844,7 +826,9 @@ impl<'a> Parser<'a, '_> {
                             hi = h;
                         }
                     }
-                    nums.push((lo, hi));
+                    if let (Ok(lo), Ok(hi)) = (T::try_from(lo), T::try_from(hi)) {
+                        nums.push((lo, hi));
+                    }
                 }
             }
         }
@@ -872,11 +856,7 @@ impl<'a> Parser<'a, '_> {
                 self.i += 1;
                 let (nums, names) = self.reserved(i64::from(i32::MAX));
                 let e = &mut self.file.enums[ei];
-                e.reserved_numbers.extend(
-                    nums.into_iter().filter_map(|(a, b)| {
-                        Some((i32::try_from(a).ok()?, i32::try_from(b).ok()?))
-                    }),
-                );
+                e.reserved_numbers.extend(nums);
                 e.reserved_names.extend(names);
                 true
             }

@@ -708,7 +708,7 @@ mod tests {
     use super::*;
     use crate::index::facts::GrpcFact;
     use crate::index::lang::test_support::{
-        consts, extract_each, extract_junk, import_names, junk_pieces64, names, sym,
+        assert_no_syms, constructor, consts, import_names, names, sym,
     };
 
     #[test]
@@ -811,12 +811,8 @@ def topLevel(x: Int): Int = x + 1
             (find.kind, find.line, find.end_line),
             (SymbolKind::Method, 27, 33)
         );
-        assert!(f.symbols.iter().all(|s| s.name != "local" && s.name != "h"));
-        let ctor = f
-            .symbols
-            .iter()
-            .find(|s| s.kind == SymbolKind::Constructor)
-            .unwrap();
+        assert_no_syms(&f, &["local", "h"]);
+        let ctor = constructor(&f);
         assert_eq!((ctor.name.as_str(), ctor.line), ("Service", 35));
         assert_eq!(sym(&f, "cache").kind, SymbolKind::Field);
         assert_eq!(sym(&f, "Key").kind, SymbolKind::TypeAlias);
@@ -938,47 +934,10 @@ object Server {
     }
 
     #[test]
-    fn truncated_and_malformed_files_do_not_panic() {
-        extract_each(
-            extract,
-            "x.scala",
-            &[
-                "class",
-                "class A extends",
-                "class A(",
-                "object A:",
-                "def",
-                "def f(",
-                "val",
-                "val x =",
-                "import",
-                "import a.{",
-                "import a.b.",
-                "package",
-                "package a {",
-                "enum E:\n  case",
-                "end",
-                "}}} object B { def ok = 1 }",
-                "type",
-                "given",
-                "extension (",
-                "private[",
-                "@",
-            ],
-        );
+    fn stray_closers_and_chained_packages_are_read_whole() {
         let f = extract("x.scala", "}}} object B { def ok = 1 }");
         assert_eq!(sym(&f, "ok").container.as_deref(), Some("B"));
         let f = extract("x.scala", "package a; package b.c\nobject X");
         assert_eq!(f.package.as_deref(), Some("a.b.c"));
-    }
-
-    #[test]
-    fn junk_input_never_panics() {
-        let pieces = "class object trait def val var enum case end extends with @ { } ( ) [ ] : ; , = => . \" \"\"\" ' \\ $ s\" / * \n   Grpc stub( bindService( é 字 ` given import package _";
-        extract_junk(
-            extract,
-            "junk.scala",
-            &junk_pieces64(pieces, 0xd1b5_4a32_d192_ed03),
-        );
     }
 }

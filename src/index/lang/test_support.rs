@@ -483,6 +483,38 @@ pub(crate) fn assert_declared_once(f: &FileFacts, want: &[DeclRow]) {
     }
 }
 
+// ---- JVM and script extractors: shared finders (added by the lang de-duplication) ----
+
+/// The file's first constructor; panics with the file's symbols when there is none.
+pub(crate) fn constructor(f: &FileFacts) -> &Symbol {
+    f.symbols
+        .iter()
+        .find(|s| s.kind == SymbolKind::Constructor)
+        .unwrap_or_else(|| panic!("no constructor in {:#?}", f.symbols))
+}
+
+/// Asserts that the file declares no symbol named any of `names`, naming the one it does.
+#[track_caller]
+pub(crate) fn assert_no_syms(f: &FileFacts, names: &[&str]) {
+    for name in names {
+        assert!(!has_sym(f, name), "{name} is a symbol: {:#?}", f.symbols);
+    }
+}
+
+/// The file's configuration properties as (key, value, line).
+pub(crate) fn properties(f: &FileFacts) -> Vec<(&str, &str, u32)> {
+    f.properties
+        .iter()
+        .map(|p| (p.key.as_str(), p.value.as_str(), p.line))
+        .collect()
+}
+
+/// Asserts that the file's configuration properties are `want`, each as (key, value, line).
+#[track_caller]
+pub(crate) fn assert_properties(f: &FileFacts, want: &[(&str, &str, u32)]) {
+    assert_eq!(properties(f), want);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1501,211 +1501,220 @@ mod tests {
     use crate::index::lang::tokens::Rules;
     use crate::index::lex::{Syntax, lex};
 
-    fn ev(syntax: Syntax, rules: &Rules, expr: &ExprRules, src: &str) -> String {
-        let lx = lex(syntax, src);
+    /// A language as the evaluator reads it: how it is lexed, tokenised and evaluated.
+    type Lang = (Syntax, Rules, ExprRules);
+
+    const JS: Lang = (Syntax::JS, Rules::JS, ExprRules::JS);
+    const PYTHON: Lang = (Syntax::PYTHON, Rules::SCRIPT, ExprRules::PYTHON);
+    const GO: Lang = (Syntax::GO, Rules::C_FAMILY, ExprRules::GO);
+    const JAVA: Lang = (Syntax::JAVA, Rules::JVM, ExprRules::JAVA);
+    const KOTLIN: Lang = (Syntax::KOTLIN, Rules::JVM, ExprRules::KOTLIN);
+    const SCALA: Lang = (Syntax::SCALA, Rules::JVM, ExprRules::SCALA);
+    const CSHARP: Lang = (Syntax::CSHARP, Rules::CSHARP, ExprRules::CSHARP);
+    const RUST: Lang = (Syntax::RUST, Rules::C_FAMILY, ExprRules::RUST);
+    const PHP: Lang = (Syntax::PHP, Rules::SCRIPT, ExprRules::PHP);
+    const RUBY: Lang = (Syntax::RUBY, Rules::SCRIPT, ExprRules::RUBY);
+    const SWIFT: Lang = (Syntax::SWIFT, Rules::SWIFT, ExprRules::SWIFT);
+
+    /// The value of `src` read whole as an expression of `lang`, as displayed.
+    fn ev((syntax, rules, expr): &Lang, src: &str) -> String {
+        let lx = lex(*syntax, src);
         let t = Tokens::new(&lx, rules);
         eval(&t, (0, t.len()), expr, &NoScope).display()
     }
 
-    fn env_default(
-        syntax: Syntax,
-        rules: &Rules,
-        expr: &ExprRules,
-        src: &str,
-    ) -> Option<(String, Option<String>)> {
-        let lx = lex(syntax, src);
-        let t = Tokens::new(&lx, rules);
-        let v = eval(&t, (0, t.len()), expr, &NoScope);
-        match v.parts.as_slice() {
-            [Part::Env { var, default }] => Some((var.clone(), default.clone())),
-            _ => None,
+    /// Asserts that each (expression, value as displayed) of `cases` reads so in `lang`.
+    #[track_caller]
+    fn assert_displays(lang: &Lang, cases: &[(&str, &str)]) {
+        for &(src, want) in cases {
+            assert_eq!(ev(lang, src), want, "{src}");
+        }
+    }
+
+    /// Asserts that each (expression, variable, default) of `cases` reads in `lang` as that
+    /// one environment lookup with its default.
+    #[track_caller]
+    fn assert_env_defaults(lang: &Lang, cases: &[(&str, &str, &str)]) {
+        for &(src, var, default) in cases {
+            let lx = lex(lang.0, src);
+            let t = Tokens::new(&lx, &lang.1);
+            let v = eval(&t, (0, t.len()), &lang.2, &NoScope);
+            let want = [Part::Env {
+                var: var.into(),
+                default: Some(default.into()),
+            }];
+            assert_eq!(v.parts, want, "{src}");
         }
     }
 
     #[test]
     fn javascript_concatenation_templates_and_env_fallbacks() {
-        let js = |s| ev(Syntax::JS, &Rules::JS, &ExprRules::JS, s);
-        assert_eq!(js("'/orders/' + id"), "/orders/{id}");
-        assert_eq!(
-            js("`${BASE}/orders/${order.id}`"),
-            "{BASE}/orders/{order.id}"
+        assert_displays(
+            &JS,
+            &[
+                ("'/orders/' + id", "/orders/{id}"),
+                ("`${BASE}/orders/${order.id}`", "{BASE}/orders/{order.id}"),
+                ("`${process.env.CART_URL}/cart`", "{env CART_URL}/cart"),
+            ],
         );
-        assert_eq!(js("`${process.env.CART_URL}/cart`"), "{env CART_URL}/cart");
-        assert_eq!(
-            env_default(
-                Syntax::JS,
-                &Rules::JS,
-                &ExprRules::JS,
-                "process.env.T || 'orders'"
-            ),
-            Some(("T".into(), Some("orders".into())))
+        assert_env_defaults(
+            &JS,
+            &[
+                ("process.env.T || 'orders'", "T", "orders"),
+                ("process.env['T'] ?? \"orders\"", "T", "orders"),
+            ],
         );
-        assert_eq!(
-            env_default(
-                Syntax::JS,
-                &Rules::JS,
-                &ExprRules::JS,
-                "process.env['T'] ?? \"orders\""
-            ),
-            Some(("T".into(), Some("orders".into())))
-        );
-        assert_eq!(js("this.baseUrl + '/x'"), "{this.baseUrl}/x");
-        assert_eq!(js("cond ? 'a' : 'b'"), "{}");
-        assert_eq!(js("fetchUrl()"), "{}");
-        assert_eq!(
-            js("util.format('%s/items/%d', base, id)"),
-            "{base}/items/{id}"
+        assert_displays(
+            &JS,
+            &[
+                ("this.baseUrl + '/x'", "{this.baseUrl}/x"),
+                ("cond ? 'a' : 'b'", "{}"),
+                ("fetchUrl()", "{}"),
+                ("util.format('%s/items/%d', base, id)", "{base}/items/{id}"),
+            ],
         );
     }
 
     #[test]
     fn python_fstrings_format_percent_and_environ() {
-        let py = |s| ev(Syntax::PYTHON, &Rules::SCRIPT, &ExprRules::PYTHON, s);
-        assert_eq!(py("f\"{BASE}/orders/{oid}\""), "{BASE}/orders/{oid}");
-        assert_eq!(
-            py("'http://{user}:8080/check/{id}'.format(user=USER, id=id)"),
-            "http://{USER}:8080/check/{id}"
+        assert_displays(
+            &PYTHON,
+            &[
+                ("f\"{BASE}/orders/{oid}\"", "{BASE}/orders/{oid}"),
+                (
+                    "'http://{user}:8080/check/{id}'.format(user=USER, id=id)",
+                    "http://{USER}:8080/check/{id}",
+                ),
+                ("'http://%s/x/%s' % (HOST, y)", "http://{HOST}/x/{y}"),
+                (
+                    "\"http://{}/accounts\".format(os.environ.get(\"X_ADDR\"))",
+                    "http://{env X_ADDR}/accounts",
+                ),
+            ],
         );
-        assert_eq!(py("'http://%s/x/%s' % (HOST, y)"), "http://{HOST}/x/{y}");
-        assert_eq!(
-            py("\"http://{}/accounts\".format(os.environ.get(\"X_ADDR\"))"),
-            "http://{env X_ADDR}/accounts"
+        assert_env_defaults(
+            &PYTHON,
+            &[
+                ("os.getenv('USER_HOST', 'user')", "USER_HOST", "user"),
+                ("os.environ.get('T') or 'topic'", "T", "topic"),
+            ],
         );
-        assert_eq!(
-            env_default(
-                Syntax::PYTHON,
-                &Rules::SCRIPT,
-                &ExprRules::PYTHON,
-                "os.getenv('USER_HOST', 'user')"
-            ),
-            Some(("USER_HOST".into(), Some("user".into())))
+        assert_displays(
+            &PYTHON,
+            &[
+                ("os.environ['T']", "{env T}"),
+                ("app.config['CART_URL'] + '/x'", "{config CART_URL}/x"),
+                ("f'{{literal}}/{x}'", "{literal}/{x}"),
+            ],
         );
-        assert_eq!(
-            env_default(
-                Syntax::PYTHON,
-                &Rules::SCRIPT,
-                &ExprRules::PYTHON,
-                "os.environ.get('T') or 'topic'"
-            ),
-            Some(("T".into(), Some("topic".into())))
-        );
-        assert_eq!(py("os.environ['T']"), "{env T}");
-        assert_eq!(py("app.config['CART_URL'] + '/x'"), "{config CART_URL}/x");
-        assert_eq!(py("f'{{literal}}/{x}'"), "{literal}/{x}");
     }
 
     #[test]
     fn go_sprintf_getenv_and_helpers() {
-        let go = |s| ev(Syntax::GO, &Rules::C_FAMILY, &ExprRules::GO, s);
-        assert_eq!(
-            go("fmt.Sprintf(\"http://%s/price/%d\", addr, id)"),
-            "http://{addr}/price/{id}"
+        assert_displays(
+            &GO,
+            &[
+                (
+                    "fmt.Sprintf(\"http://%s/price/%d\", addr, id)",
+                    "http://{addr}/price/{id}",
+                ),
+                ("os.Getenv(\"X\") + \"/y\"", "{env X}/y"),
+            ],
         );
-        assert_eq!(go("os.Getenv(\"X\") + \"/y\""), "{env X}/y");
-        assert_eq!(
-            env_default(
-                Syntax::GO,
-                &Rules::C_FAMILY,
-                &ExprRules::GO,
-                "getEnv(\"TOPIC\", \"invoices\")"
-            ),
-            Some(("TOPIC".into(), Some("invoices".into())))
+        assert_env_defaults(
+            &GO,
+            &[("getEnv(\"TOPIC\", \"invoices\")", "TOPIC", "invoices")],
         );
-        assert_eq!(go("cfg.Endpoint + \"/x\""), "{cfg.Endpoint}/x");
-        assert_eq!(go("path.Join(base, \"topology\")"), "{base}/topology");
+        assert_displays(
+            &GO,
+            &[
+                ("cfg.Endpoint + \"/x\"", "{cfg.Endpoint}/x"),
+                ("path.Join(base, \"topology\")", "{base}/topology"),
+            ],
+        );
     }
 
     #[test]
     fn jvm_format_optional_and_elvis() {
-        let java = |s| ev(Syntax::JAVA, &Rules::JVM, &ExprRules::JAVA, s);
-        assert_eq!(
-            java("String.format(\"http://%s/shipping/\", getenv(\"CART_ENDPOINT\", \"cart\"))"),
-            "http://{env CART_ENDPOINT}/shipping/"
+        assert_displays(
+            &JAVA,
+            &[(
+                "String.format(\"http://%s/shipping/\", getenv(\"CART_ENDPOINT\", \"cart\"))",
+                "http://{env CART_ENDPOINT}/shipping/",
+            )],
         );
-        assert_eq!(
-            env_default(
-                Syntax::JAVA,
-                &Rules::JVM,
-                &ExprRules::JAVA,
-                "Optional.ofNullable(System.getenv(\"T\")).orElse(\"t\")"
-            ),
-            Some(("T".into(), Some("t".into())))
+        assert_env_defaults(
+            &JAVA,
+            &[(
+                "Optional.ofNullable(System.getenv(\"T\")).orElse(\"t\")",
+                "T",
+                "t",
+            )],
         );
-        assert_eq!(
-            env_default(
-                Syntax::KOTLIN,
-                &Rules::JVM,
-                &ExprRules::KOTLIN,
-                "System.getenv(\"T\") ?: \"invoices\""
-            ),
-            Some(("T".into(), Some("invoices".into())))
+        assert_env_defaults(
+            &KOTLIN,
+            &[("System.getenv(\"T\") ?: \"invoices\"", "T", "invoices")],
         );
-        let kt = |s| ev(Syntax::KOTLIN, &Rules::JVM, &ExprRules::KOTLIN, s);
-        assert_eq!(
-            kt("\"$base/orders/${order.id}\""),
-            "{base}/orders/{order.id}"
+        assert_displays(
+            &KOTLIN,
+            &[("\"$base/orders/${order.id}\"", "{base}/orders/{order.id}")],
         );
-        let scala = |s| ev(Syntax::SCALA, &Rules::JVM, &ExprRules::SCALA, s);
-        assert_eq!(scala("s\"$base/x\""), "{base}/x");
+        assert_displays(&SCALA, &[("s\"$base/x\"", "{base}/x")]);
     }
 
     #[test]
     fn csharp_interpolation_config_and_rust_php_ruby_swift() {
-        let cs = |s| ev(Syntax::CSHARP, &Rules::CSHARP, &ExprRules::CSHARP, s);
-        assert_eq!(
-            cs("$\"{remoteServiceBaseUrl}items/{id}\""),
-            "{remoteServiceBaseUrl}items/{id}"
+        assert_displays(
+            &CSHARP,
+            &[
+                (
+                    "$\"{remoteServiceBaseUrl}items/{id}\"",
+                    "{remoteServiceBaseUrl}items/{id}",
+                ),
+                (
+                    "Configuration[\"CatalogUrl\"] + \"/x\"",
+                    "{config CatalogUrl}/x",
+                ),
+                ("string.Format(\"{0}/api/{1}\", a, b)", "{a}/api/{b}"),
+            ],
         );
-        assert_eq!(
-            cs("Configuration[\"CatalogUrl\"] + \"/x\""),
-            "{config CatalogUrl}/x"
+        assert_displays(
+            &RUST,
+            &[
+                ("format!(\"{}/estimate\", base)", "{base}/estimate"),
+                ("format!(\"{base}/x/{id}\")", "{base}/x/{id}"),
+            ],
         );
-        assert_eq!(cs("string.Format(\"{0}/api/{1}\", a, b)"), "{a}/api/{b}");
-        let rs = |s| ev(Syntax::RUST, &Rules::C_FAMILY, &ExprRules::RUST, s);
-        assert_eq!(rs("format!(\"{}/estimate\", base)"), "{base}/estimate");
-        assert_eq!(rs("format!(\"{base}/x/{id}\")"), "{base}/x/{id}");
-        assert_eq!(
-            env_default(
-                Syntax::RUST,
-                &Rules::C_FAMILY,
-                &ExprRules::RUST,
-                "std::env::var(\"T\").unwrap_or(\"t\".into())"
-            ),
-            Some(("T".into(), Some("t".into())))
+        assert_env_defaults(
+            &RUST,
+            &[("std::env::var(\"T\").unwrap_or(\"t\".into())", "T", "t")],
         );
-        let php = |s| ev(Syntax::PHP, &Rules::SCRIPT, &ExprRules::PHP, s);
-        assert_eq!(
-            php("sprintf('%s/product/%s', $this->catalogueUrl, $sku)"),
-            "{$this.catalogueUrl}/product/{$sku}"
+        assert_displays(
+            &PHP,
+            &[
+                (
+                    "sprintf('%s/product/%s', $this->catalogueUrl, $sku)",
+                    "{$this.catalogueUrl}/product/{$sku}",
+                ),
+                // PHP variables keep their `$` (`$base` is what code and the tracker call it).
+                ("\"$base/x/{$id}\"", "{$base}/x/{$id}"),
+                (
+                    "\"{$this->baseUrl}/orders/$order->id/items\"",
+                    "{$this.baseUrl}/orders/{$order.id}/items",
+                ),
+            ],
         );
-        // PHP variables keep their `$` (`$base` is what code and the tracker call it).
-        assert_eq!(php("\"$base/x/{$id}\""), "{$base}/x/{$id}");
-        assert_eq!(
-            php("\"{$this->baseUrl}/orders/$order->id/items\""),
-            "{$this.baseUrl}/orders/{$order.id}/items"
+        assert_env_defaults(
+            &PHP,
+            &[(
+                "getenv('CATALOGUE_URL') ?: 'http://catalogue:8080'",
+                "CATALOGUE_URL",
+                "http://catalogue:8080",
+            )],
         );
-        assert_eq!(
-            env_default(
-                Syntax::PHP,
-                &Rules::SCRIPT,
-                &ExprRules::PHP,
-                "getenv('CATALOGUE_URL') ?: 'http://catalogue:8080'"
-            ),
-            Some(("CATALOGUE_URL".into(), Some("http://catalogue:8080".into())))
-        );
-        let rb = |s| ev(Syntax::RUBY, &Rules::SCRIPT, &ExprRules::RUBY, s);
-        assert_eq!(rb("\"#{BASE}/orders/#{id}\""), "{BASE}/orders/{id}");
-        assert_eq!(
-            env_default(
-                Syntax::RUBY,
-                &Rules::SCRIPT,
-                &ExprRules::RUBY,
-                "ENV.fetch('T', 'orders')"
-            ),
-            Some(("T".into(), Some("orders".into())))
-        );
-        let sw = |s| ev(Syntax::SWIFT, &Rules::SWIFT, &ExprRules::SWIFT, s);
-        assert_eq!(sw("\"\\(baseURL)/orders\""), "{baseURL}/orders");
+        assert_displays(&RUBY, &[("\"#{BASE}/orders/#{id}\"", "{BASE}/orders/{id}")]);
+        assert_env_defaults(&RUBY, &[("ENV.fetch('T', 'orders')", "T", "orders")]);
+        assert_displays(&SWIFT, &[("\"\\(baseURL)/orders\"", "{baseURL}/orders")]);
     }
 
     #[test]
@@ -1743,16 +1752,21 @@ mod tests {
 
     #[test]
     fn expressions_inside_interpolations_are_read() {
-        let cs = |s| ev(Syntax::CSHARP, &Rules::CSHARP, &ExprRules::CSHARP, s);
-        assert_eq!(
-            cs("$\"{UriHelper.CombineUri(baseUrl, ApiUrlBase)}?{ApiVersion}\""),
-            "{baseUrl}/{ApiUrlBase}?{ApiVersion}"
+        assert_displays(
+            &CSHARP,
+            &[(
+                "$\"{UriHelper.CombineUri(baseUrl, ApiUrlBase)}?{ApiVersion}\"",
+                "{baseUrl}/{ApiUrlBase}?{ApiVersion}",
+            )],
         );
-        let js = |s| ev(Syntax::JS, &Rules::JS, &ExprRules::JS, s);
-        assert_eq!(js("`${process.env['CART']}/cart`"), "{env CART}/cart");
-        assert_eq!(js("`${a ? b : c}/x`"), "{}/x");
-        let py = |s| ev(Syntax::PYTHON, &Rules::SCRIPT, &ExprRules::PYTHON, s);
-        assert_eq!(py("f\"{os.environ['HOST']}/x\""), "{env HOST}/x");
+        assert_displays(
+            &JS,
+            &[
+                ("`${process.env['CART']}/cart`", "{env CART}/cart"),
+                ("`${a ? b : c}/x`", "{}/x"),
+            ],
+        );
+        assert_displays(&PYTHON, &[("f\"{os.environ['HOST']}/x\"", "{env HOST}/x")]);
     }
 
     #[test]
@@ -1776,17 +1790,7 @@ mod tests {
             "s\"$é\"",
             "'{}'.format(",
         ] {
-            for (syntax, rules, expr) in [
-                (Syntax::JS, Rules::JS, ExprRules::JS),
-                (Syntax::PYTHON, Rules::SCRIPT, ExprRules::PYTHON),
-                (Syntax::GO, Rules::C_FAMILY, ExprRules::GO),
-                (Syntax::KOTLIN, Rules::JVM, ExprRules::KOTLIN),
-                (Syntax::CSHARP, Rules::CSHARP, ExprRules::CSHARP),
-                (Syntax::RUST, Rules::C_FAMILY, ExprRules::RUST),
-                (Syntax::PHP, Rules::SCRIPT, ExprRules::PHP),
-                (Syntax::RUBY, Rules::SCRIPT, ExprRules::RUBY),
-                (Syntax::SWIFT, Rules::SWIFT, ExprRules::SWIFT),
-            ] {
+            for (syntax, rules, expr) in [JS, PYTHON, GO, KOTLIN, CSHARP, RUST, PHP, RUBY, SWIFT] {
                 let lx = lex(syntax, src);
                 let t = Tokens::new(&lx, &rules);
                 for a in 0..=t.len() {

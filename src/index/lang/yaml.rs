@@ -928,19 +928,7 @@ mod tests {
         assert!(f.http.is_empty());
     }
     use super::*;
-    use crate::index::lang::test_support::names;
-
-    fn props(path: &str, text: &str) -> Vec<(String, String, u32)> {
-        extract(path, text)
-            .properties
-            .into_iter()
-            .map(|p| (p.key, p.value, p.line))
-            .collect()
-    }
-
-    fn p(k: &str, v: &str, l: u32) -> (String, String, u32) {
-        (k.to_string(), v.to_string(), l)
-    }
+    use crate::index::lang::test_support::{assert_properties, names, properties, topics};
 
     #[test]
     fn spring_flattening_and_masking() {
@@ -976,60 +964,62 @@ app:
     b
 server.port: 8080
 "#;
-        let got = props("services/orders/src/main/resources/application.yml", doc);
-        assert_eq!(
-            got,
-            vec![
-                p("spring.application.name", "orders", 4),
-                p(
+        assert_properties(
+            &extract("services/orders/src/main/resources/application.yml", doc),
+            &[
+                ("spring.application.name", "orders", 4),
+                (
                     "spring.datasource.url",
                     "jdbc:postgresql://db:5432/orders",
-                    6
+                    6,
                 ),
-                p("spring.datasource.username", "app", 7),
-                p("spring.datasource.password", REDACTED, 8),
-                p("spring.kafka.bootstrap-servers", "[a:9092, b:9092]", 10),
-                p(
+                ("spring.datasource.username", "app", 7),
+                ("spring.datasource.password", REDACTED, 8),
+                ("spring.kafka.bootstrap-servers", "[a:9092, b:9092]", 10),
+                (
                     "spring.kafka.properties.sasl.jwt.token",
                     "${KAFKA_TOKEN}",
-                    12
+                    12,
                 ),
-                p("app.topics[0]", "orders.created", 15),
-                p("app.topics[1].name", "orders.paid", 16),
-                p("app.topics[1].partitions", "3", 17),
-                p("app.api-key", REDACTED, 18),
-                p(
+                ("app.topics[0]", "orders.created", 15),
+                ("app.topics[1].name", "orders.paid", 16),
+                ("app.topics[1].partitions", "3", 17),
+                ("app.api-key", REDACTED, 18),
+                (
                     "app.signing.key",
                     "${SIGNING_KEY:[REDACTED_SECRET: USE_ENV_OR_LOCAL_FALLBACK]}",
-                    19
+                    19,
                 ),
-                p("app.cache.key", "plain", 20),
-                p("app.secret-enabled", "true", 21),
-                p("app.empty-secret", "", 22),
-                p("app.note", "it's", 23),
-                p("app.hash", "a # not a comment", 24),
-                p("app.script", "line one\nline two", 25),
-                p("app.folded", "a b", 28),
-                p("server.port", "8080", 31),
-            ]
+                ("app.cache.key", "plain", 20),
+                ("app.secret-enabled", "true", 21),
+                ("app.empty-secret", "", 22),
+                ("app.note", "it's", 23),
+                ("app.hash", "a # not a comment", 24),
+                ("app.script", "line one\nline two", 25),
+                ("app.folded", "a b", 28),
+                ("server.port", "8080", 31),
+            ],
         );
     }
 
     #[test]
     fn spring_detection_and_documents() {
         let doc = "a: 1\n---\nspring:\n  config.activate.on-profile: prod\nb: 2\n...\n";
-        let got = props("config/application-prod.yaml", doc);
-        assert_eq!(
-            got,
-            vec![
-                p("a", "1", 1),
-                p("spring.config.activate.on-profile", "prod", 4),
-                p("b", "2", 5)
-            ]
+        assert_properties(
+            &extract("config/application-prod.yaml", doc),
+            &[
+                ("a", "1", 1),
+                ("spring.config.activate.on-profile", "prod", 4),
+                ("b", "2", 5),
+            ],
         );
-        assert_eq!(props("bootstrap.yml", "x: 1").len(), 1);
-        assert!(props("deploy/k8s.yaml", "x: 1").is_empty());
-        assert!(props("src/main/resources/openapi.yaml", "openapi: 3.0.0").is_empty());
+        assert_eq!(extract("bootstrap.yml", "x: 1").properties.len(), 1);
+        assert!(extract("deploy/k8s.yaml", "x: 1").properties.is_empty());
+        assert!(
+            extract("src/main/resources/openapi.yaml", "openapi: 3.0.0")
+                .properties
+                .is_empty()
+        );
     }
 
     #[test]
@@ -1069,20 +1059,19 @@ server.port: 8080
     #[test]
     fn scanner_shapes() {
         let doc = "k8s:\n- a\n- b:\n    c: 1\n  d: &anchor 2\nroot: *anchor\nmerge:\n  <<: *base\n  e: !!str 5\n\"quoted key\": 'it''s'\nmulti: \"one\n  two\"\nflow: {a: 1,\n  b: 2}\nafter: x\n";
-        let got = props("application.yml", doc);
-        assert_eq!(
-            got,
-            vec![
-                p("k8s[0]", "a", 2),
-                p("k8s[1].b.c", "1", 4),
-                p("k8s[1].d", "2", 5),
-                p("root", "*anchor", 6),
-                p("merge.e", "5", 9),
-                p("quoted key", "it's", 10),
-                p("multi", "one two", 11),
-                p("flow", "{a: 1, b: 2}", 13),
-                p("after", "x", 15),
-            ]
+        assert_properties(
+            &extract("application.yml", doc),
+            &[
+                ("k8s[0]", "a", 2),
+                ("k8s[1].b.c", "1", 4),
+                ("k8s[1].d", "2", 5),
+                ("root", "*anchor", 6),
+                ("merge.e", "5", 9),
+                ("quoted key", "it's", 10),
+                ("multi", "one two", 11),
+                ("flow", "{a: 1, b: 2}", 13),
+                ("after", "x", 15),
+            ],
         );
     }
 
@@ -1227,13 +1216,8 @@ operations:
 "##;
         let f = extract("docs/events.yaml", doc);
         assert_eq!(names(&f), vec!["user.signedup", "user~1raw"]);
-        let ev: Vec<_> = f
-            .events
-            .iter()
-            .map(|e| (e.role, e.topic.clone(), e.line))
-            .collect();
         assert_eq!(
-            ev,
+            topics(&f),
             vec![
                 (EventRole::Producer, Value::lit("user.signedup"), 8),
                 (EventRole::Consumer, Value::lit("user~1raw"), 12),
@@ -1266,9 +1250,15 @@ operations:
         let dashes = "- ".repeat(10_000) + "x";
         assert!(scan(&dashes).len() <= MAX_DEPTH);
         let laughs = "a: &a [x, x]\nb: &b [*a, *a]\nc: [*b, *b, *b]\n";
-        assert_eq!(props("application.yml", laughs)[2].1, "[*b, *b, *b]");
+        assert_eq!(
+            properties(&extract("application.yml", laughs))[2].1,
+            "[*b, *b, *b]"
+        );
         let long = format!("application:\n  k: {}\n", "v".repeat(1 << 20));
-        assert_eq!(props("application.yml", &long)[0].1.len(), 1 << 20);
+        assert_eq!(
+            properties(&extract("application.yml", &long))[0].1.len(),
+            1 << 20
+        );
         for junk in [
             "\u{0}\u{1}: \u{fffd}\n\t- :\n",
             "a: \"unterminated\n",

@@ -295,9 +295,13 @@ mod tests {
 
     #[test]
     fn paths_join() {
-        assert_eq!(join_paths("/orders", "/{id}"), "/orders/{id}");
-        assert_eq!(join_paths("/orders/", ""), "/orders");
-        assert_eq!(join_paths("", ""), "/");
-        assert_eq!(join_paths("api", "x"), "/api/x");
+        for (prefix, path, want) in [
+            ("/orders", "/{id}", "/orders/{id}"),
+            ("/orders/", "", "/orders"),
+            ("", "", "/"),
+            ("api", "x", "/api/x"),
+        ] {
+            assert_eq!(join_paths(prefix, path), want, "{prefix:?} + {path:?}");
+        }
     }
 }

@@ -117,6 +117,21 @@ fn doc_line(src: &Src, head: usize, attrs: &[(usize, usize)]) -> Option<u32> {
     src.lx.doc_comment_above(head_line).or(first_attr)
 }
 
+/// Records the declaration `name` as a `kind` symbol of `class` over `lines`, documented by
+/// the comment above its head (`head` and `attrs`, as [`decl_head`] gives them).
+fn push_decl(
+    src: &Src,
+    st: &mut State,
+    (name, kind): (&str, SymbolKind),
+    lines: (u32, u32),
+    (head, attrs): (usize, &[(usize, usize)]),
+    class: Option<&str>,
+) -> usize {
+    let doc = doc_line(src, head, attrs);
+    st.facts
+        .push_symbol(name, kind, lines, doc, class.map(str::to_string))
+}
+
 /// Route attributes in `attrs` (Symfony `#[Route('/x', methods: ['GET'])]`, and
 /// `#[Get('/x')]`-style verbs), each at the line of its own attribute.
 fn route_attrs(src: &Src, attrs: &[(usize, usize)]) -> Vec<RouteDecl> {
@@ -288,7 +303,6 @@ pub(super) fn type_decl(
     };
     let (head, attrs) = decl_head(src, ts);
     let line = src.line_of(ns);
-    let container = class.map(str::to_string);
     let class_route = route_attrs(src, &attrs)
         .into_iter()
         .chain(route_annotations(src, head))
@@ -296,13 +310,7 @@ pub(super) fn type_decl(
     let prefix = class_route
         .as_ref()
         .map_or(String::new(), |r| r.path.clone());
-    st.facts.push_symbol(
-        name,
-        kind,
-        (line, line),
-        doc_line(src, head, &attrs),
-        container,
-    );
+    push_decl(src, st, (name, kind), (line, line), (head, &attrs), class);
     Some((
         Frame {
             kind: if kind == SymbolKind::Enum {
@@ -383,7 +391,6 @@ pub(super) fn function_decl(
         (true, _) => SymbolKind::Method,
         (false, _) => SymbolKind::Function,
     };
-    let container = class.map(str::to_string);
     let (head, attrs) = decl_head(src, ts);
     let line = src.line_of(ns);
     if in_type {
@@ -416,13 +423,7 @@ pub(super) fn function_decl(
             push_routes(&mut st.facts, methods, &full, Some(handler), r.line);
         }
     }
-    let idx = st.facts.push_symbol(
-        name,
-        kind,
-        (line, line),
-        doc_line(src, head, &attrs),
-        container,
-    );
+    let idx = push_decl(src, st, (name, kind), (line, line), (head, &attrs), class);
     // The walk goes on through the parameters (promoted properties) to the body's `{`, or to
     // the `;` of an abstract/interface method, which closes the pending frame.
     Some((
@@ -435,18 +436,49 @@ pub(super) fn function_decl(
     ))
 }
 
-/// `const A = 'x', B = 'y';` (typed `const string A = 'x';` too). Returns where it ends.
-pub(super) fn const_decl(
-    src: &Src,
-    st: &mut State,
-    ts: usize,
+/// A member statement of a class or enum body (`const …;`, `case …;`): where its keyword ends,
+/// where the statement ends, its declaration head ([`decl_head`]) and the class it is in.
+pub(super) struct Member<'c> {
     te: usize,
-    class: Option<&str>,
-) -> usize {
+    end: usize,
+    head: (usize, Vec<(usize, usize)>),
+    class: Option<&'c str>,
+}
+
+impl<'c> Member<'c> {
+    /// The member whose keyword spans `ts..te`, in `class`.
+    pub(super) fn new(src: &Src, ts: usize, te: usize, class: Option<&'c str>) -> Self {
+        Member {
+            te,
+            end: statement_end(src.code(), te),
+            head: decl_head(src, ts),
+            class,
+        }
+    }
+
+    /// Records the symbol `name` of `kind` the member declares over `lines`.
+    fn push_symbol(&self, src: &Src, st: &mut State, decl: (&str, SymbolKind), lines: (u32, u32)) {
+        let (head, attrs) = (self.head.0, self.head.1.as_slice());
+        push_decl(src, st, decl, lines, (head, attrs), self.class);
+    }
+
+    /// Records the value the member gives `name` (`Class.NAME` inside a class).
+    fn push_binding(&self, st: &mut State, name: &str, value: Value, line: u32) {
+        st.facts.bindings.push(Binding {
+            name: match self.class {
+                Some(c) => format!("{c}.{name}"),
+                None => name.to_string(),
+            },
+            value,
+            line,
+        });
+    }
+}
+
+/// `const A = 'x', B = 'y';` (typed `const string A = 'x';` too). Returns where it ends.
+pub(super) fn const_decl(src: &Src, st: &mut State, m: &Member) -> usize {
     let code = src.code();
-    let end = statement_end(code, te);
-    let (head, attrs) = decl_head(src, ts);
-    for (a, z) in common::split_top(code, te, end, b',', &src.br) {
+    for (a, z) in common::split_top(code, m.te, m.end, b',', &src.br) {
         let Some(eq) = code[a..z].find('=').map(|p| a + p) else {
             continue;
         };
@@ -454,62 +486,34 @@ pub(super) fn const_decl(
             continue;
         };
         let line = src.line_of(ns);
-        st.facts.push_symbol(
-            name,
-            SymbolKind::Constant,
+        m.push_symbol(
+            src,
+            st,
+            (name, SymbolKind::Constant),
             (line, src.line_of(z)),
-            doc_line(src, head, &attrs),
-            class.map(str::to_string),
         );
-        if let value = src.value(eq + 1, z, class)
+        if let value = src.value(eq + 1, z, m.class)
             && !value.is_dynamic()
         {
-            st.facts.bindings.push(Binding {
-                name: match class {
-                    Some(c) => format!("{c}.{name}"),
-                    None => name.to_string(),
-                },
-                value,
-                line,
-            });
+            m.push_binding(st, name, value, line);
         }
     }
-    end
+    m.end
 }
 
 /// `case NAME = 'value';` / `case NAME;` in an enum.
-pub(super) fn case_decl(
-    src: &Src,
-    st: &mut State,
-    ts: usize,
-    te: usize,
-    class: Option<&str>,
-) -> usize {
+pub(super) fn case_decl(src: &Src, st: &mut State, m: &Member) -> usize {
     let code = src.code();
-    let end = statement_end(code, te);
-    let Some((ns, name)) = lex::ident_after(code, te).filter(|(p, _)| *p < end) else {
+    let end = m.end;
+    let Some((ns, name)) = lex::ident_after(code, m.te).filter(|(p, _)| *p < end) else {
         return end;
     };
-    let (head, attrs) = decl_head(src, ts);
     let line = src.line_of(ns);
-    st.facts.push_symbol(
-        name,
-        SymbolKind::EnumValue,
-        (line, line),
-        doc_line(src, head, &attrs),
-        class.map(str::to_string),
-    );
+    m.push_symbol(src, st, (name, SymbolKind::EnumValue), (line, line));
     if let Some(eq) = code[ns..end].find('=').map(|p| ns + p)
         && let Some(value) = src.plain_string(eq + 1, end)
     {
-        st.facts.bindings.push(Binding {
-            name: match class {
-                Some(c) => format!("{c}.{name}"),
-                None => name.to_string(),
-            },
-            value: Value::lit(value),
-            line,
-        });
+        m.push_binding(st, name, Value::lit(value), line);
     }
     end
 }

@@ -32,6 +32,16 @@ impl Chain<'_> {
     }
 }
 
+/// A call site: `callee(…)` after the receiver `chain`, its parentheses at `open..close`; what
+/// each step of [`call_site`] reads.
+#[derive(Clone, Copy)]
+struct Call<'a, 'c> {
+    chain: &'a Chain<'c>,
+    callee: &'a str,
+    open: usize,
+    close: usize,
+}
+
 /// The receiver chain ending at the `.` at `dot`.
 pub(super) fn chain_before<'c>(code: &'c str, br: &Brackets, dot: usize) -> Chain<'c> {
     let b = code.as_bytes();
@@ -99,7 +109,13 @@ pub(super) fn call_site(
     open: usize,
     close: usize,
 ) {
-    if grpc_call(src, st, chain, callee, (open, close)) {
+    let call = Call {
+        chain,
+        callee,
+        open,
+        close,
+    };
+    if grpc_call(src, st, &call) {
         return;
     }
     if let Some(via) = consumer_via(st, callee).filter(|v| *v != "confluent-kafka") {
@@ -110,26 +126,23 @@ pub(super) fn call_site(
         }
         return;
     }
-    let parens = (open, close);
-    if pubsub_call(src, st, chain, callee, parens) {
+    if pubsub_call(src, st, &call) {
         return;
     }
     match callee {
         "subscribe" | "produce" | "send" | "send_and_wait" | "produce_async" => {
-            kafka_call(src, st, chain, callee, parens)
+            kafka_call(src, st, &call)
         }
-        "basic_publish" | "basic_consume" | "queue_bind" => amqp_call(src, st, callee, parens),
+        "basic_publish" | "basic_consume" | "queue_bind" => amqp_call(src, st, &call),
         "send_message" | "send_message_batch" | "receive_message" | "publish" | "publish_batch" => {
-            aws_call(src, st, callee, parens)
+            aws_call(src, st, &call)
         }
-        "include_router" | "register_blueprint" | "add_url_rule" => {
-            router_call(src, st, chain, callee, parens)
-        }
+        "include_router" | "register_blueprint" | "add_url_rule" => router_call(src, st, &call),
         "path" | "re_path" | "url" if st.django_urls && chain.text.is_empty() => {
-            django_pattern(src, st, callee, parens)
+            django_pattern(src, st, &call)
         }
         "get" | "post" | "put" | "delete" | "patch" | "head" | "options" | "request" | "stream"
-        | "fetch" | "urlopen" => http_call(src, st, chain, callee, parens),
+        | "fetch" | "urlopen" => http_call(src, st, &call),
         _ => {}
     }
 }
@@ -137,13 +150,8 @@ pub(super) fn call_site(
 /// gRPC: calls on a stub (bound to a name, or built in the call expression), `future` /
 /// `with_call` forms, `add_XServicer_to_server` servers and stub constructions. True when the
 /// call was one.
-fn grpc_call(
-    src: &Src,
-    st: &mut State,
-    chain: &Chain,
-    callee: &str,
-    (open, close): (usize, usize),
-) -> bool {
+fn grpc_call(src: &Src, st: &mut State, call: &Call) -> bool {
+    let (chain, callee, open, close) = (call.chain, call.callee, call.open, call.close);
     let line = src.line_of(open);
     // gRPC calls on a name bound to a stub: `self.stub.CreateOrder(req)`, `stub.GetOrder(r)`.
     // Every stub method takes a request: a call without arguments (`resp.GetOffers()` on a
@@ -236,13 +244,8 @@ fn grpc_call(
 }
 
 /// Kafka consumer subscriptions and producer sends on a known or Kafka-named receiver.
-fn kafka_call(
-    src: &Src,
-    st: &mut State,
-    chain: &Chain,
-    callee: &str,
-    (open, close): (usize, usize),
-) {
+fn kafka_call(src: &Src, st: &mut State, call: &Call) {
+    let (chain, callee, open, close) = (call.chain, call.callee, call.open, call.close);
     match callee {
         "subscribe" => {
             let Some(via) = kafka_receiver(st, chain, false) else {
@@ -282,13 +285,8 @@ fn kafka_call(
 /// `r.xadd("s", {…})`, `r.xreadgroup("g", "c", {"s": ">"})`) in a file that imports the
 /// library. A Kafka consumer's `subscribe` and an SNS `publish(TopicArn=…)` stay theirs.
 /// True when the call was one.
-fn pubsub_call(
-    src: &Src,
-    st: &mut State,
-    chain: &Chain,
-    callee: &str,
-    (open, close): (usize, usize),
-) -> bool {
+fn pubsub_call(src: &Src, st: &mut State, call: &Call) -> bool {
+    let (chain, callee, open, close) = (call.chain, call.callee, call.open, call.close);
     if chain.text.is_empty() {
         return false;
     }
@@ -335,7 +333,8 @@ fn pubsub_call(
 }
 
 /// AMQP (pika, kombu, aio-pika) publishes, consumes and queue bindings.
-fn amqp_call(src: &Src, st: &mut State, callee: &str, (open, close): (usize, usize)) {
+fn amqp_call(src: &Src, st: &mut State, call: &Call) {
+    let (callee, open, close) = (call.callee, call.open, call.close);
     let line = src.line_of(open);
     let args = src.args(open, close);
     match callee {
@@ -391,7 +390,8 @@ fn amqp_call(src: &Src, st: &mut State, callee: &str, (open, close): (usize, usi
 /// names the queue or topic. A queue resource's `queue.send_message(MessageBody=…)` names
 /// none in the call and is kept as a site the graph lists as unresolved. The keyword
 /// arguments are AWS's own, which tells these from other `publish` calls.
-fn aws_call(src: &Src, st: &mut State, callee: &str, (open, close): (usize, usize)) {
+fn aws_call(src: &Src, st: &mut State, call: &Call) {
+    let (callee, open, close) = (call.callee, call.open, call.close);
     let Some((role, via, keys)) = common::aws_sdk_method(callee) else {
         return;
     };
@@ -413,13 +413,8 @@ fn aws_call(src: &Src, st: &mut State, callee: &str, (open, close): (usize, usiz
 
 /// Routers mounted under a prefix (FastAPI `include_router`, Flask `register_blueprint`) and
 /// Flask `add_url_rule` routes.
-fn router_call(
-    src: &Src,
-    st: &mut State,
-    chain: &Chain,
-    callee: &str,
-    (open, close): (usize, usize),
-) {
+fn router_call(src: &Src, st: &mut State, call: &Call) {
+    let (chain, callee, open, close) = (call.chain, call.callee, call.open, call.close);
     let line = src.line_of(open);
     match callee {
         "include_router" | "register_blueprint" => {
@@ -460,7 +455,8 @@ fn router_call(
 /// the view decides), `re_path(r"^orders/(?P<pk>\d+)/$", …)` and the old `url(…)` too, read as
 /// a path; `path("api/", include("shop.api_urls"))` mounts that module's patterns under the
 /// prefix, for the graph to join.
-fn django_pattern(src: &Src, st: &mut State, callee: &str, (open, close): (usize, usize)) {
+fn django_pattern(src: &Src, st: &mut State, call: &Call) {
+    let (callee, open, close) = (call.callee, call.open, call.close);
     let args = src.args(open, close);
     let (Some(&(ps, pe)), Some(&(vs, ve))) = (args.positional.first(), args.positional.get(1))
     else {
@@ -535,13 +531,8 @@ fn regex_route(pattern: &str) -> Option<String> {
 }
 
 /// HTTP requests on a client (`requests`, `httpx`, `aiohttp`, `urllib`, sessions).
-fn http_call(
-    src: &Src,
-    st: &mut State,
-    chain: &Chain,
-    callee: &str,
-    (open, close): (usize, usize),
-) {
+fn http_call(src: &Src, st: &mut State, call: &Call) {
+    let (chain, callee, open, close) = (call.chain, call.callee, call.open, call.close);
     let line = src.line_of(open);
     match callee {
         "get" | "post" | "put" | "delete" | "patch" | "head" | "options" | "request" | "stream"

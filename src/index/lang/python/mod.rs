@@ -435,8 +435,8 @@ mod tests {
     use super::*;
     use crate::index::facts::Part;
     use crate::index::lang::test_support::{
-        consts, events, extract_each, extract_junk, grpc_call_fact, grpc_calls, grpc_client_fact,
-        grpc_server_fact, imports, junk_chars64, lit, random_text, reference, routes, sym,
+        assert_no_syms, consts, events, events_shown, grpc_call_fact, grpc_calls, grpc_client_fact,
+        grpc_server_fact, imports, lit, reference, routes, sym,
     };
 
     #[test]
@@ -505,11 +505,7 @@ def top(): return 1
         let retries = sym(&f, "RETRIES");
         assert_eq!(retries.kind, SymbolKind::Constant);
         assert_eq!(retries.container.as_deref(), Some("OrderService"));
-        assert!(
-            f.symbols
-                .iter()
-                .all(|s| s.name != "Fake" && s.name != "fake" && s.name != "not_a_def")
-        );
+        assert_no_syms(&f, &["Fake", "fake", "not_a_def"]);
         assert_eq!(f.package, None);
     }
 
@@ -575,11 +571,7 @@ class Settings:
         );
         assert_eq!(sym(&f, "NO_DEFAULT").kind, SymbolKind::Constant);
         assert_eq!(sym(&f, "timeout").kind, SymbolKind::Variable);
-        assert!(
-            f.symbols
-                .iter()
-                .all(|s| s.name != "__all__" && s.name != "_ignore_")
-        );
+        assert_no_syms(&f, &["__all__", "_ignore_"]);
         assert_eq!(sym(&f, "Topics").kind, SymbolKind::Enum);
         let m = sym(&f, "ORDER_CREATED");
         assert_eq!(
@@ -852,7 +844,6 @@ async def main():
 
     #[test]
     fn nats_py_and_redis_py_pubsub_and_streams() {
-        use crate::index::lang::test_support::events_shown;
         let src = r#"import nats
 
 SHIPPED = "orders.shipped"
@@ -938,11 +929,7 @@ channel.queue_bind('q', '')
 bus.publish('robot-shop', 'orders')
 "#;
         let f = extract("rabbitmq.py", src);
-        let got: Vec<_> = f
-            .events
-            .iter()
-            .map(|e| (e.role, e.topic.display(), e.via.as_str(), e.line))
-            .collect();
+        let got = events_shown(&f);
         use EventRole::{Consumer, Producer};
         let ex = common::AMQP_EXCHANGE_VIA;
         assert_eq!(
@@ -1038,50 +1025,12 @@ app.add_url_rule("/legacy", view_func=legacy, methods=["DELETE"])
             .collect();
         assert_eq!(names, vec![("f", 1, 7), ("g", 9, 9)]);
     }
-
-    #[test]
-    fn truncated_and_malformed_files_do_not_panic() {
-        extract_each(
-            extract,
-            "x.py",
-            &[
-                "class A(",
-                "def f(\n  a,",
-                "@app.route(\ndef",
-                "from . import (",
-                "import",
-                "from",
-                "x = os.getenv(",
-                "p.produce(topic=",
-                "\tclass A:\n  def f(self): pass\n\t\tdef g(): pass",
-                "requests.get(f\"{",
-                "class A:\n    X = \n",
-                "a = b = \n",
-                "with x as",
-                ")]}([{",
-                "\\\n\\",
-            ],
-        );
-    }
-
-    #[test]
-    fn junk_input_does_not_panic() {
-        let alphabet = b"classdefimportfrom@()[]{}:=,.'\"#\\\n\t  xyzABC_0123456789+-*/%asyncwithsubscribeproducesendget";
-        extract_junk(
-            extract,
-            "junk.py",
-            &junk_chars64(alphabet, 0x2545_f491_4f6c_dd1d),
-        );
-        extract_junk(extract, "junk.py", &random_text(0xdead_beef_cafe_f00d));
-        let _ = extract("junk.py", &"(".repeat(50_000));
-        let _ = extract("junk.py", &"def f(:\n    ".repeat(5_000));
-    }
 }
 
 #[cfg(test)]
 mod env_fallback_tests {
     use super::*;
-    use crate::index::lang::test_support::{bindings, env, topics};
+    use crate::index::lang::test_support::{assert_properties, bindings, env, topics};
 
     #[test]
     fn env_fallbacks_and_env_helpers_read_by_their_shape() {
@@ -1126,20 +1075,15 @@ app.config["LOW_URI"] = "http://%s/low" % os.getenv("low_host", "low")
 app.config["BARE_URI"] = "http://%s/bare" % os.getenv("bare_host")
 "#;
         let f = extract("svc/app.py", src);
-        let props: Vec<(&str, &str, u32)> = f
-            .properties
-            .iter()
-            .map(|p| (p.key.as_str(), p.value.as_str(), p.line))
-            .collect();
-        assert_eq!(
-            props,
-            vec![
+        assert_properties(
+            &f,
+            &[
                 ("CART_URI", "http://${CART_HOST:cart}/cart", 2),
                 ("PAY_URI", "http://${PAY_HOST}/pay", 3),
                 // A lower-case variable is not written as a placeholder (it would read as a
                 // key): its default stands in; without one the value is not known.
                 ("LOW_URI", "http://low/low", 6),
-            ]
+            ],
         );
     }
 }

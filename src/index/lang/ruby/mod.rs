@@ -600,9 +600,8 @@ fn container_name(st: &State, ctx: Ctx) -> Option<&str> {
 mod tests {
     use super::*;
     use crate::index::lang::test_support::{
-        assert_http_calls, bindings, events, every_prefix, extract_each, extract_junk,
-        grpc_call_fact, grpc_client_fact, grpc_server_fact, junk_chars64, lit, names, random_text,
-        routes, sym,
+        assert_http_calls, bindings, events, every_prefix, grpc_call_fact, grpc_client_fact,
+        grpc_server_fact, lit, names, routes, sym,
     };
 
     #[test]
@@ -1085,49 +1084,8 @@ end
     }
 
     #[test]
-    fn truncated_and_malformed_files_do_not_panic() {
-        extract_each(
-            extract,
-            "x.rb",
-            &[
-                "class",
-                "class A <",
-                "module A::",
-                "def",
-                "def self.",
-                "def (",
-                "end end end",
-                "X =",
-                "ENV.fetch(",
-                "get '/x', to:",
-                "resources",
-                "x = %w[",
-                "a =~ /",
-                "@stub.",
-                "Orders::OrderService::Stub.new(",
-                "producer.produce(topic:",
-                "class A\n  def f\n",
-                "::",
-                "__END__\nclass A",
-            ],
-        );
+    fn a_truncated_class_ends_at_the_end_of_the_file() {
         let f = extract("x.rb", "class A\n  def f\n    1\n");
         assert_eq!(sym(&f, "A").end_line, 4);
-    }
-
-    #[test]
-    fn junk_input_does_not_panic() {
-        let alphabet = b"classmoduledefenddoif unless@:;()[]{}=<>,.'\"#\\\n\t  xyzABC_012+-*/%|&ENVfetchsubscribeproducegetresources";
-        extract_junk(
-            extract,
-            "junk.rb",
-            &junk_chars64(alphabet, 0x9e37_79b9_7f4a_7c15),
-        );
-        extract_junk(extract, "junk.rb", &random_text(0xdead_beef_cafe_f00d));
-        let _ = extract("junk.rb", &"class A\n".repeat(20_000));
-        let _ = extract("junk.rb", &"do ".repeat(50_000));
-        // A command call whose argument window ends inside a multi-byte character.
-        let _ = extract("junk.rb", &format!("a.get x{}", "é".repeat(600)));
-        let _ = extract("junk.rb", &format!("a.get \"/é{}\"", "é".repeat(600)));
     }
 }
