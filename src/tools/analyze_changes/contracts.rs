@@ -6,7 +6,7 @@ use super::{
     Affected, ChangedDecl, ChangedFile, ContractChange, FileClass, Report, Risk, affected_of,
     decl_range, loc_text, owner_of,
 };
-use crate::index::facts::{EventRole, HttpFact, Language, SymbolKind};
+use crate::index::facts::{EventRole, Language, SymbolKind};
 use crate::index::graph::{Confidence, Loc, path_matches, topic_key};
 use crate::index::snapshot::Snapshot;
 use crate::render::inline_code;
@@ -208,26 +208,12 @@ fn same_route(m: &str, p: &str, m2: &str, p2: &str) -> bool {
 fn base_routes_of(cf: &ChangedFile) -> Vec<BaseRoute> {
     cf.base_facts
         .iter()
-        .flat_map(|f| f.http.iter())
-        .filter_map(|h| match h {
-            HttpFact::Route {
-                method,
-                path,
-                line,
-                handler,
-            } => Some(BaseRoute {
-                method: method.clone(),
-                path: path.clone(),
-                line: *line,
-                handler: handler.clone(),
-            }),
-            HttpFact::Call { .. }
-            | HttpFact::Mount { .. }
-            | HttpFact::Probe { .. }
-            | HttpFact::Versions { .. }
-            | HttpFact::Navigate { .. }
-            | HttpFact::Prefix { .. }
-            | HttpFact::AppPrefix { .. } => None,
+        .flat_map(|f| f.routes())
+        .map(|(method, path, handler, line)| BaseRoute {
+            method: method.to_string(),
+            path: path.to_string(),
+            line,
+            handler: handler.map(str::to_string),
         })
         .collect()
 }
