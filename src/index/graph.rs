@@ -2311,23 +2311,14 @@ mod tests {
 
     #[test]
     fn a_route_registered_by_a_test_is_reached_only_by_tests() {
-        use crate::index::facts::{FileFacts, HttpFact, Value};
+        use crate::index::facts::{FileFacts, HttpFact};
         use crate::index::snapshot::Snapshot;
         let route = |path: &str| FileFacts {
-            http: vec![HttpFact::Route {
-                method: "GET".into(),
-                path: path.into(),
-                handler: None,
-                line: 5,
-            }],
+            http: vec![HttpFact::route("GET", path, None, 5)],
             ..FileFacts::default()
         };
         let call = FileFacts {
-            http: vec![HttpFact::Call {
-                method: Some("GET".into()),
-                url: Value::lit("http://ui:8080/catalog"),
-                line: 9,
-            }],
+            http: vec![HttpFact::call(Some("GET"), "http://ui:8080/catalog", 9)],
             ..FileFacts::default()
         };
         let snap = Snapshot::from_facts(vec![
@@ -2355,17 +2346,12 @@ mod tests {
 
     #[test]
     fn a_path_only_an_api_contract_declares_is_reached_through_it() {
-        use crate::index::facts::{FileFacts, HttpFact, Value};
+        use crate::index::facts::{FileFacts, HttpFact};
         use crate::index::snapshot::Snapshot;
         let routes = |paths: &[&str]| FileFacts {
             http: paths
                 .iter()
-                .map(|p| HttpFact::Route {
-                    method: "GET".into(),
-                    path: (*p).into(),
-                    handler: None,
-                    line: 3,
-                })
+                .map(|p| HttpFact::route("GET", p, None, 3))
                 .collect(),
             ..FileFacts::default()
         };
@@ -2376,11 +2362,7 @@ mod tests {
                 "/nowhere",
             ]
             .iter()
-            .map(|u| HttpFact::Call {
-                method: Some("GET".into()),
-                url: Value::lit(*u),
-                line: 9,
-            })
+            .map(|u| HttpFact::call(Some("GET"), u, 9))
             .collect(),
             ..FileFacts::default()
         };
