@@ -309,19 +309,19 @@ fn gone_routes(
         } else {
             format!("route path changed (now {})", replaced.join(", "))
         };
-        out.push(ContractChange {
-            kind: "route",
-            name: format!("{} {}", b.method, b.path),
-            location: cf.base_location(b.line),
-            change: if callers.is_empty() {
-                format!("{what}; no caller of the old path found")
-            } else {
-                format!("{what}; {} caller(s) still use the old path", callers.len())
-            },
-            risk: Risk::breaking_if(!callers.is_empty()),
-            owner: cf.service.clone(),
-            affected: callers,
-        });
+        let change = if callers.is_empty() {
+            format!("{what}; no caller of the old path found")
+        } else {
+            format!("{what}; {} caller(s) still use the old path", callers.len())
+        };
+        out.push(ContractChange::left_behind(
+            "route",
+            format!("{} {}", b.method, b.path),
+            cf.base_location(b.line),
+            change,
+            cf.service.clone(),
+            callers,
+        ));
     }
     out
 }
