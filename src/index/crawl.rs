@@ -529,35 +529,17 @@ pub fn open_regular(path: &Path) -> std::io::Result<fs::File> {
 pub fn open_regular_meta(path: &Path) -> std::io::Result<(fs::File, fs::Metadata)> {
     let mut opts = fs::OpenOptions::new();
     opts.read(true);
-    #[cfg(all(
-        target_os = "linux",
-        any(
-            target_arch = "x86_64",
-            target_arch = "x86",
-            target_arch = "aarch64",
-            target_arch = "arm",
-            target_arch = "riscv64"
-        )
-    ))]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.custom_flags(0o4000); // O_NONBLOCK
-    }
-    #[cfg(not(all(
-        target_os = "linux",
-        any(
-            target_arch = "x86_64",
-            target_arch = "x86",
-            target_arch = "aarch64",
-            target_arch = "arm",
-            target_arch = "riscv64"
-        )
-    )))]
-    {
-        // No flag to hand: at least do not open what is not a file now.
-        let meta = fs::metadata(path)?;
-        if !meta.is_file() {
-            return Err(not_regular(&meta.file_type()));
+    match O_NONBLOCK {
+        Some(flag) => {
+            use std::os::unix::fs::OpenOptionsExt;
+            opts.custom_flags(flag);
+        }
+        None => {
+            // No flag to hand: at least do not open what is not a file now.
+            let meta = fs::metadata(path)?;
+            if !meta.is_file() {
+                return Err(not_regular(&meta.file_type()));
+            }
         }
     }
     let file = opts.open(path)?;
@@ -567,6 +549,23 @@ pub fn open_regular_meta(path: &Path) -> std::io::Result<(fs::File, fs::Metadata
     }
     Ok((file, meta))
 }
+
+/// `open(2)`'s `O_NONBLOCK` on the targets whose value this build knows (Linux on the common
+/// architectures), else `None`.
+const O_NONBLOCK: Option<i32> = if cfg!(all(
+    target_os = "linux",
+    any(
+        target_arch = "x86_64",
+        target_arch = "x86",
+        target_arch = "aarch64",
+        target_arch = "arm",
+        target_arch = "riscv64"
+    )
+)) {
+    Some(0o4000)
+} else {
+    None
+};
 
 /// The error for a path that is not a regular file, naming what it is.
 fn not_regular(t: &FileType) -> std::io::Error {

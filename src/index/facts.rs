@@ -585,6 +585,38 @@ pub fn handler_in_via(via: &str) -> Option<&str> {
     (end > 0).then(|| &rest[..end])
 }
 
+/// Short constructors of the gRPC facts tests build by hand.
+#[cfg(test)]
+impl GrpcFact {
+    /// A server of `service` implemented by `impl_type` at `line`.
+    pub fn server(service: &str, impl_type: Option<&str>, line: u32) -> GrpcFact {
+        GrpcFact::Server {
+            service: service.into(),
+            impl_type: impl_type.map(str::to_string),
+            line,
+        }
+    }
+
+    /// A client of `service` held in `var` at `line`.
+    pub fn client(service: &str, var: Option<&str>, line: u32) -> GrpcFact {
+        GrpcFact::Client {
+            service: service.into(),
+            var: var.map(str::to_string),
+            line,
+        }
+    }
+
+    /// A call of `method` on the client of `service` held in `receiver`, at `line`.
+    pub fn call(service: &str, receiver: &str, method: &str, line: u32) -> GrpcFact {
+        GrpcFact::Call {
+            service: Some(service.into()),
+            receiver: receiver.into(),
+            method: method.into(),
+            line,
+        }
+    }
+}
+
 /// An event producer or consumer (Kafka and friends, or a configured custom pattern).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EventFact {
@@ -662,6 +694,43 @@ pub enum HttpFact {
     /// `app.setGlobalPrefix('api')`, ASP.NET `app.UsePathBase("/api")`): the graph serves the
     /// routes of every file of the same root under it. `prefix` is as written.
     AppPrefix { prefix: Value, line: u32 },
+}
+
+/// Short constructors of the HTTP facts tests build by hand.
+#[cfg(test)]
+impl HttpFact {
+    /// A route `method path` served by `handler` at `line`.
+    pub fn route(method: &str, path: &str, handler: Option<&str>, line: u32) -> HttpFact {
+        HttpFact::Route {
+            method: method.into(),
+            path: path.into(),
+            handler: handler.map(str::to_string),
+            line,
+        }
+    }
+
+    /// A call with `method` of the literal URL `url` at `line`.
+    pub fn call(method: Option<&str>, url: &str, line: u32) -> HttpFact {
+        HttpFact::Call {
+            method: method.map(str::to_string),
+            url: Value::lit(url),
+            line,
+        }
+    }
+}
+
+/// Short constructors of the event facts tests build by hand.
+#[cfg(test)]
+impl EventFact {
+    /// A `role` of `topic` through `via` at `line`.
+    pub fn at(role: EventRole, topic: Value, via: &str, line: u32) -> EventFact {
+        EventFact {
+            role,
+            topic,
+            via: via.into(),
+            line,
+        }
+    }
 }
 
 impl HttpFact {

@@ -2126,28 +2126,16 @@ mod tests {
     }
 
     fn shape(parts: Vec<Seg>) -> UrlShape {
-        url_shape(&Resolved {
-            segs: parts,
-            how: String::new(),
-            chain: Vec::new(),
-            confidence: Confidence::Exact,
-        })
-    }
-
-    fn hole(name: Option<&str>, kind: HoleKind) -> Seg {
-        Seg::Hole {
-            name: name.map(str::to_string),
-            kind,
-        }
+        url_shape(&Resolved::exact(parts))
     }
 
     #[test]
     fn urls_split_into_host_hints_and_path_segments() {
         let s = shape(vec![
             Seg::Lit("http://".into()),
-            hole(Some("CATALOGUE_HOST"), HoleKind::Env),
+            Seg::hole(Some("CATALOGUE_HOST"), HoleKind::Env),
             Seg::Lit(":8080/product/".into()),
-            hole(None, HoleKind::Dynamic),
+            Seg::hole(None, HoleKind::Dynamic),
             Seg::Lit("?x=1".into()),
         ]);
         assert_eq!(s.host_hints, vec!["CATALOGUE_HOST".to_string()]);
@@ -2155,12 +2143,12 @@ mod tests {
         assert_eq!(s.display, "http://{env CATALOGUE_HOST}:8080/product/{}?x=1");
         let s = shape(vec![
             Seg::Lit("http://cart:8080/shipping/".into()),
-            hole(None, HoleKind::Dynamic),
+            Seg::hole(None, HoleKind::Dynamic),
         ]);
         assert_eq!(s.host_hints, vec!["cart".to_string()]);
         assert_eq!(s.path, Some(vec![Some("shipping".into()), None]));
         let s = shape(vec![
-            hole(Some("retail.ui.endpoints.catalog"), HoleKind::Config),
+            Seg::hole(Some("retail.ui.endpoints.catalog"), HoleKind::Config),
             Seg::Lit("/catalog/products".into()),
         ]);
         assert_eq!(
@@ -2174,7 +2162,7 @@ mod tests {
         // A relative path (an HttpClient with a base address).
         let s = shape(vec![
             Seg::Lit("api/catalog/items/".into()),
-            hole(None, HoleKind::Dynamic),
+            Seg::hole(None, HoleKind::Dynamic),
         ]);
         assert!(s.host_hints.is_empty());
         assert_eq!(
@@ -2297,7 +2285,6 @@ mod tests {
     #[test]
     fn a_caller_asking_an_api_version_reaches_the_routes_serving_it() {
         use crate::index::facts::Language;
-        use crate::index::snapshot::Snapshot;
         let api = r#"public static class CatalogApi {
     public static IEndpointRouteBuilder MapCatalogApi(this IEndpointRouteBuilder app) {
         var vApi = app.NewVersionedApi("Catalog");
@@ -2321,17 +2308,14 @@ mod tests {
     public Task One(int id) => http.GetFromJsonAsync<Item>($"http://catalog/api/catalog/items/{id}?api-version=2.0");
 }
 "#;
-        let snap = Snapshot::from_facts(vec![
+        let snap = graph_of(&[
             (
                 "src/Catalog.API",
                 "Apis/CatalogApi.cs",
-                crate::index::lang::extract(Language::CSharp, "Apis/CatalogApi.cs", api),
+                Language::CSharp,
+                api,
             ),
-            (
-                "src/Web",
-                "CatalogClient.cs",
-                crate::index::lang::extract(Language::CSharp, "CatalogClient.cs", client),
-            ),
+            ("src/Web", "CatalogClient.cs", Language::CSharp, client),
         ]);
         let g = &snap.graph;
         let labels: Vec<(String, u32)> = g.routes.iter().map(|r| (r.label(), r.at.line)).collect();
@@ -2367,23 +2351,14 @@ mod tests {
 
     #[test]
     fn a_route_registered_by_a_test_is_reached_only_by_tests() {
-        use crate::index::facts::{FileFacts, HttpFact, Value};
+        use crate::index::facts::{FileFacts, HttpFact};
         use crate::index::snapshot::Snapshot;
         let route = |path: &str| FileFacts {
-            http: vec![HttpFact::Route {
-                method: "GET".into(),
-                path: path.into(),
-                handler: None,
-                line: 5,
-            }],
+            http: vec![HttpFact::route("GET", path, None, 5)],
             ..FileFacts::default()
         };
         let call = FileFacts {
-            http: vec![HttpFact::Call {
-                method: Some("GET".into()),
-                url: Value::lit("http://ui:8080/catalog"),
-                line: 9,
-            }],
+            http: vec![HttpFact::call(Some("GET"), "http://ui:8080/catalog", 9)],
             ..FileFacts::default()
         };
         let snap = Snapshot::from_facts(vec![
@@ -2411,17 +2386,12 @@ mod tests {
 
     #[test]
     fn a_path_only_an_api_contract_declares_is_reached_through_it() {
-        use crate::index::facts::{FileFacts, HttpFact, Value};
+        use crate::index::facts::{FileFacts, HttpFact};
         use crate::index::snapshot::Snapshot;
         let routes = |paths: &[&str]| FileFacts {
             http: paths
                 .iter()
-                .map(|p| HttpFact::Route {
-                    method: "GET".into(),
-                    path: (*p).into(),
-                    handler: None,
-                    line: 3,
-                })
+                .map(|p| HttpFact::route("GET", p, None, 3))
                 .collect(),
             ..FileFacts::default()
         };
@@ -2432,11 +2402,7 @@ mod tests {
                 "/nowhere",
             ]
             .iter()
-            .map(|u| HttpFact::Call {
-                method: Some("GET".into()),
-                url: Value::lit(*u),
-                line: 9,
-            })
+            .map(|u| HttpFact::call(Some("GET"), u, 9))
             .collect(),
             ..FileFacts::default()
         };
@@ -2599,33 +2565,28 @@ mod tests {
         // another file of the package gives it.
         let helper = "package shop;\nclass CartHelper {\n  private String baseUrl;\n  public CartHelper(String baseUrl) {\n    this.baseUrl = baseUrl;\n  }\n  String add(String id) {\n    HttpPost post = new HttpPost(baseUrl + id);\n    return client.execute(post).toString();\n  }\n}\n";
         let controller = "package shop;\nclass Controller {\n  private static final String CART_URL = String.format(\"http://%s/shipping/\", getenv(\"CART_ENDPOINT\", \"cart\"));\n  void go(String id) {\n    CartHelper helper = new CartHelper(CART_URL);\n    helper.add(id);\n  }\n}\n";
-        assert_eq!(
-            ctor_base_reaches(vec![
-                ("shipping", "CartHelper.java", helper),
-                ("shipping", "Controller.java", controller),
-            ]),
-            vec![("CartHelper.java".to_string(), 9)]
-        );
         // C#: the same through a primary field and `new`.
         let client = "namespace Shop;\npublic class CartClient {\n  private readonly string _base;\n  public CartClient(string baseUrl) {\n    _base = baseUrl;\n  }\n  public Task Add(string id) => _http.PostAsync(_base + id, null);\n}\n";
         let user = "namespace Shop;\npublic class Worker {\n  private readonly CartClient _c = new CartClient(\"http://cart/shipping/\");\n}\n";
-        assert_eq!(
-            ctor_base_reaches(vec![
-                ("shipping", "CartClient.cs", client),
-                ("shipping", "Worker.cs", user),
-            ]),
-            vec![("CartClient.cs".to_string(), 7)]
-        );
         // TypeScript: `constructor(private base)` kept in `this.base`.
         let ts = "export class CartClient {\n  private base: string;\n  constructor(base: string) {\n    this.base = base;\n  }\n  add(id: string) {\n    return axios.post(this.base + id);\n  }\n}\n";
         let ts_user = "import { CartClient } from './cart-client';\nconst cart = new CartClient('http://cart/shipping/');\n";
-        assert_eq!(
-            ctor_base_reaches(vec![
-                ("shipping", "src/cart-client.ts", ts),
-                ("shipping", "src/main.ts", ts_user),
-            ]),
-            vec![("src/cart-client.ts".to_string(), 7)]
-        );
+        // Each case: the class taking the base (its file and text), the file constructing it,
+        // and the line of the request that reaches the route.
+        for (class_path, class, user_path, user, line) in [
+            ("CartHelper.java", helper, "Controller.java", controller, 9),
+            ("CartClient.cs", client, "Worker.cs", user, 7),
+            ("src/cart-client.ts", ts, "src/main.ts", ts_user, 7),
+        ] {
+            assert_eq!(
+                ctor_base_reaches(vec![
+                    ("shipping", class_path, class),
+                    ("shipping", user_path, user)
+                ]),
+                vec![(class_path.to_string(), line)],
+                "{class_path}"
+            );
+        }
         // Negative: two constructions with different bases leave it run-time (no match of
         // every one-segment route), and so does a constructor nobody calls.
         let other = "package shop;\nclass Other {\n  void go() { new CartHelper(\"http://cart/other/\"); }\n}\n";
@@ -2714,20 +2675,11 @@ mod tests {
     #[test]
     fn handlers_are_found_on_every_class_registered_as_the_server() {
         use crate::index::facts::Language;
-        use crate::index::snapshot::Snapshot;
         let proto = "syntax = \"proto3\";\npackage shop;\nservice Offers {\n  rpc GetOffers(Req) returns (Res);\n}\n";
         let py = "import grpc\nimport offers_pb2_grpc\n\nclass RealOffers(offers_pb2_grpc.OffersServicer):\n    def GetOffers(self, request, context):\n        return None\n\nclass DummyOffers(offers_pb2_grpc.OffersServicer):\n    def GetOffers(self, request, context):\n        return None\n\ndef serve(dummy):\n    server = grpc.server(None)\n    if dummy:\n        offers_pb2_grpc.add_OffersServicer_to_server(DummyOffers(), server)\n    else:\n        offers_pb2_grpc.add_OffersServicer_to_server(RealOffers(), server)\n";
-        let snap = Snapshot::from_facts(vec![
-            (
-                "offers",
-                "offers.proto",
-                crate::index::lang::extract(Language::Protobuf, "offers.proto", proto),
-            ),
-            (
-                "offers",
-                "server.py",
-                crate::index::lang::extract(Language::Python, "server.py", py),
-            ),
+        let snap = graph_of(&[
+            ("offers", "offers.proto", Language::Protobuf, proto),
+            ("offers", "server.py", Language::Python, py),
         ]);
         let mut lines: Vec<u32> = snap.graph.handlers.iter().map(|h| h.at.line).collect();
         lines.sort();
@@ -2846,6 +2798,19 @@ mod tests {
             .collect()
     }
 
+    /// [`topic_lines`] of `g`, asserting there are `count` of them (naming the unresolved sites
+    /// when there are not).
+    fn topic_lines_counted(g: &Graph, count: usize) -> Vec<(&str, u32, &str)> {
+        let found = topic_lines(g);
+        assert_eq!(
+            found.len(),
+            count,
+            "{found:?} unresolved {:?}",
+            g.unresolved_events
+        );
+        found
+    }
+
     /// Each call joined to a route as (caller file, line, route path).
     fn joined(g: &Graph) -> Vec<(u32, u32, &str)> {
         g.route_calls
@@ -2936,13 +2901,7 @@ class Invoices(private val kafkaTemplate: KafkaTemplate<String, String>) {
             ("billing", "billing/Invoices.kt", Kotlin, kt),
         ]);
         let g = &snap.graph;
-        let found = topic_lines(g);
-        assert_eq!(
-            found.len(),
-            2,
-            "{found:?} unresolved {:?}",
-            g.unresolved_events
-        );
+        let found = topic_lines_counted(g, 2);
         assert_eq!((found[0].0, found[0].1), ("orders", 6));
         assert!(found[0].2.contains("events.Topic"), "{found:?}");
         assert_eq!((found[1].0, found[1].1), ("invoices", 4));
@@ -2983,13 +2942,7 @@ func main() {
             (".", "docker-compose.yml", Yaml, compose),
         ]);
         let g = &snap.graph;
-        let found = topic_lines(g);
-        assert_eq!(
-            found.len(),
-            2,
-            "{found:?} unresolved {:?}",
-            g.unresolved_events
-        );
+        let found = topic_lines_counted(g, 2);
         assert!(found.iter().all(|f| f.0 == "orders.v1"), "{found:?}");
         let how: Vec<&str> = found.iter().map(|f| f.2).collect();
         assert!(

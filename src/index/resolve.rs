@@ -43,6 +43,16 @@ pub enum Seg {
     },
 }
 
+impl Seg {
+    /// A hole of `kind` for the name `name` (`None` for a run-time value).
+    pub fn hole(name: Option<&str>, kind: HoleKind) -> Seg {
+        Seg::Hole {
+            name: name.map(str::to_string),
+            kind,
+        }
+    }
+}
+
 /// What a [`Seg::Hole`] was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HoleKind {
@@ -57,6 +67,16 @@ pub enum HoleKind {
 }
 
 impl Resolved {
+    /// The value `segs`, exact, with no hop followed yet.
+    pub fn exact(segs: Vec<Seg>) -> Resolved {
+        Resolved {
+            segs,
+            how: String::new(),
+            chain: Vec::new(),
+            confidence: Confidence::Exact,
+        }
+    }
+
     /// The text when every part resolved.
     pub fn text(&self) -> Option<String> {
         let mut out = String::new();
@@ -429,12 +449,7 @@ impl<'a> Resolver<'a> {
 
     /// Resolves `value` as seen from file `fi`.
     pub fn resolve(&self, fi: u32, value: &Value) -> Resolved {
-        let mut out = Resolved {
-            segs: Vec::new(),
-            how: String::new(),
-            chain: Vec::new(),
-            confidence: Confidence::Exact,
-        };
+        let mut out = Resolved::exact(Vec::new());
         self.resolve_into(fi, value, 0, &mut out);
         if out.how.is_empty() {
             out.how = "literal".to_string();
@@ -456,10 +471,7 @@ impl<'a> Resolver<'a> {
         for part in &value.parts {
             match part {
                 Part::Lit(s) => out.segs.push(Seg::Lit(s.clone())),
-                Part::Dynamic => out.segs.push(Seg::Hole {
-                    name: None,
-                    kind: HoleKind::Dynamic,
-                }),
+                Part::Dynamic => out.segs.push(Seg::hole(None, HoleKind::Dynamic)),
                 Part::Env { var, default } => {
                     if first {
                         out.how = match default {
@@ -477,10 +489,7 @@ impl<'a> Resolver<'a> {
                             }
                         }
                         None if self.push_deployed(fi, var, "env", depth, out) => {}
-                        None => out.segs.push(Seg::Hole {
-                            name: Some(var.clone()),
-                            kind: HoleKind::Env,
-                        }),
+                        None => out.segs.push(Seg::hole(Some(var.as_str()), HoleKind::Env)),
                     }
                 }
                 Part::Config { key, default } => {
@@ -499,10 +508,9 @@ impl<'a> Resolver<'a> {
                             out.segs.push(Seg::Lit(d.clone()))
                         }
                         None if self.push_deployed(fi, key, "config", depth, out) => {}
-                        None => out.segs.push(Seg::Hole {
-                            name: Some(key.clone()),
-                            kind: HoleKind::Config,
-                        }),
+                        None => out
+                            .segs
+                            .push(Seg::hole(Some(key.as_str()), HoleKind::Config)),
                     }
                 }
                 Part::Ref { name, default } => {
@@ -515,10 +523,8 @@ impl<'a> Resolver<'a> {
                     // What each caller of a function passes: read at every call site by
                     // the graph (one value here would be one caller's).
                     if name.starts_with("call ") {
-                        out.segs.push(Seg::Hole {
-                            name: Some(name.clone()),
-                            kind: HoleKind::Dynamic,
-                        });
+                        out.segs
+                            .push(Seg::hole(Some(name.as_str()), HoleKind::Dynamic));
                         continue;
                     }
                     match self.lookup(fi, name) {
@@ -533,14 +539,12 @@ impl<'a> Resolver<'a> {
                         _ => match default {
                             Some(d) => out.segs.push(Seg::Lit(d.clone())),
                             // A constructor argument no single `new Class(…)` gives: run-time.
-                            None if name.starts_with("new ") => out.segs.push(Seg::Hole {
-                                name: None,
-                                kind: HoleKind::Dynamic,
-                            }),
-                            None => out.segs.push(Seg::Hole {
-                                name: Some(name.clone()),
-                                kind: HoleKind::Name,
-                            }),
+                            None if name.starts_with("new ") => {
+                                out.segs.push(Seg::hole(None, HoleKind::Dynamic))
+                            }
+                            None => out
+                                .segs
+                                .push(Seg::hole(Some(name.as_str()), HoleKind::Name)),
                         },
                     }
                 }
@@ -642,23 +646,18 @@ impl<'a> Resolver<'a> {
         }
         // Same root, any package: a unique definition of the qualified name, else of its
         // last segment when it is not a common word.
-        let mut found: Vec<(u32, u32)> = self
-            .by_scope
-            .iter()
-            .filter(|((root, _), _)| *root == f.root)
-            .filter_map(|(_, m)| m.get(name))
-            .flatten()
-            .copied()
-            .collect();
-        if found.is_empty() && name.contains('.') && last.len() >= 4 {
-            found = self
-                .by_scope
+        let in_root = |wanted: &str| -> Vec<(u32, u32)> {
+            self.by_scope
                 .iter()
                 .filter(|((root, _), _)| *root == f.root)
-                .filter_map(|(_, m)| m.get(last))
+                .filter_map(|(_, m)| m.get(wanted))
                 .flatten()
                 .copied()
-                .collect();
+                .collect()
+        };
+        let mut found = in_root(name);
+        if found.is_empty() && name.contains('.') && last.len() >= 4 {
+            found = in_root(last);
         }
         crate::order::sort(&mut found);
         found.dedup();
@@ -762,15 +761,7 @@ mod tests {
         ] {
             assert_eq!(run_time_owner(no), None, "{no}");
         }
-        let hole = |n: &str| Resolved {
-            segs: vec![Seg::Hole {
-                name: Some(n.into()),
-                kind: HoleKind::Name,
-            }],
-            how: String::new(),
-            chain: Vec::new(),
-            confidence: Confidence::Exact,
-        };
+        let hole = |n: &str| Resolved::exact(vec![Seg::hole(Some(n), HoleKind::Name)]);
         let why = hole("subs.DestUrl").why_unresolved().unwrap_or_default();
         assert!(why.contains("`subs` may be a run-time value"), "{why}");
         let why = hole("Urls.HOOK").why_unresolved().unwrap_or_default();
@@ -826,10 +817,7 @@ mod tests {
             r.segs,
             vec![
                 Seg::Lit("http://cart:8080/cart/".into()),
-                Seg::Hole {
-                    name: None,
-                    kind: HoleKind::Dynamic
-                }
+                Seg::hole(None, HoleKind::Dynamic)
             ]
         );
         let r = resolve_in(&snap, "svc/cmd/main.go", &Value::reference("nowhere"));
@@ -958,15 +946,7 @@ public class OrderListener {
 
     #[test]
     fn an_unresolved_spring_placeholder_is_called_a_property() {
-        let hole = |n: &str| Resolved {
-            segs: vec![Seg::Hole {
-                name: Some(n.into()),
-                kind: HoleKind::Env,
-            }],
-            how: String::new(),
-            chain: Vec::new(),
-            confidence: Confidence::Exact,
-        };
+        let hole = |n: &str| Resolved::exact(vec![Seg::hole(Some(n), HoleKind::Env)]);
         let why = hole("retail.orders.topic").why_unresolved().unwrap();
         assert!(why.starts_with("property retail.orders.topic"), "{why}");
         let why = hole("ORDERS_TOPIC").why_unresolved().unwrap();
@@ -975,38 +955,34 @@ public class OrderListener {
 
     #[test]
     fn placeholders_read_env_and_keys() {
+        let lit = |s: &str| Part::Lit(s.into());
+        let env = |var: &str, default: Option<&str>| Part::Env {
+            var: var.into(),
+            default: default.map(str::to_string),
+        };
+        let config = |key: &str, default: Option<&str>| Part::Config {
+            key: key.into(),
+            default: default.map(str::to_string),
+        };
         assert_eq!(
-            parse_placeholders("http://${HOST:cart}/x/${a.b}"),
-            Value {
-                parts: vec![
-                    Part::Lit("http://".into()),
-                    Part::Env {
-                        var: "HOST".into(),
-                        default: Some("cart".into())
-                    },
-                    Part::Lit("/x/".into()),
-                    Part::Config {
-                        key: "a.b".into(),
-                        default: None
-                    },
-                ]
-            }
+            parse_placeholders("http://${HOST:cart}/x/${a.b}").parts,
+            [
+                lit("http://"),
+                env("HOST", Some("cart")),
+                lit("/x/"),
+                config("a.b", None)
+            ]
         );
         assert_eq!(parse_placeholders("plain"), Value::lit("plain"));
         assert_eq!(parse_placeholders("${open"), Value::lit("${open"));
         // A default that is a placeholder: its innermost default; the text after stays.
         assert_eq!(
-            parse_placeholders("http://${carts.host:${CARTS_HOST:carts}}/carts"),
-            Value {
-                parts: vec![
-                    Part::Lit("http://".into()),
-                    Part::Config {
-                        key: "carts.host".into(),
-                        default: Some("carts".into())
-                    },
-                    Part::Lit("/carts".into()),
-                ]
-            }
+            parse_placeholders("http://${carts.host:${CARTS_HOST:carts}}/carts").parts,
+            [
+                lit("http://"),
+                config("carts.host", Some("carts")),
+                lit("/carts")
+            ]
         );
         let v = parse_placeholders("${A:${B}}/x");
         assert_eq!(v.parts.last(), Some(&Part::Lit("/x".into())));

@@ -1132,70 +1132,78 @@ pub fn mask_shapes(text: &str) -> (std::borrow::Cow<'_, str>, u32) {
 /// with? (It runs over every tool answer, so it must cost microseconds, not one scan per shape.)
 fn might_hold_shape(text: &str) -> bool {
     let b = text.as_bytes();
+    let end = b.len().saturating_sub(2);
+    // Every arm of [`shape_starts_at`] needs its own second byte: one test of the pair through
+    // two tables rules out nearly every position (this scan runs over every answer's text,
+    // snippets and data strings, a tenth of a 5k `smart_search` as a `match` per byte).
+    (0..end).any(|i| {
+        SHAPE_FIRST[usize::from(b[i])] & SHAPE_SECOND[usize::from(b[i + 1])] != 0
+            && shape_starts_at(b, i)
+    })
+}
+
+/// Whether a shape may start at `b[i]`, judged on its first bytes (`b` holds at least two
+/// bytes past `i`): the per-byte test behind [`might_hold_shape`].
+#[inline]
+fn shape_starts_at(b: &[u8], i: usize) -> bool {
     let token_at = |i: usize| {
         TOKEN_SHAPES
             .iter()
             .any(|t| b[i..].starts_with(t.prefix.as_bytes()))
     };
-    let end = b.len().saturating_sub(2);
-    for i in 0..end {
-        // Every arm below needs its own second byte: one test of the pair through two
-        // tables rules out nearly every position (this scan runs over every answer's text,
-        // snippets and data strings, a tenth of a 5k `smart_search` as a `match` per byte).
-        if SHAPE_FIRST[usize::from(b[i])] & SHAPE_SECOND[usize::from(b[i + 1])] == 0 {
-            continue;
-        }
-        let (next, third) = (b[i + 1], b[i + 2]);
-        let hit = match b[i] {
-            b':' => next == b'/' && third == b'/',
-            b'-' => next == b'-' && b[i..].starts_with(PEM_BEGIN.as_bytes()),
-            b'e' => next == b'y' && third == b'J',
-            b'A' => matches!(next, b'K' | b'S' | b'I') && token_at(i),
-            b'g' => matches!(next, b'h' | b'i' | b'l') && token_at(i),
-            b'x' => next == b'o' && token_at(i),
-            b's' | b'r' => next == b'k' && token_at(i),
-            b'n' => next == b'p' && token_at(i),
-            _ => false,
-        };
-        if hit {
-            return true;
-        }
+    let (next, third) = (b[i + 1], b[i + 2]);
+    match b[i] {
+        b':' => next == b'/' && third == b'/',
+        b'-' => next == b'-' && b[i..].starts_with(PEM_BEGIN.as_bytes()),
+        b'e' => next == b'y' && third == b'J',
+        b'A' => matches!(next, b'K' | b'S' | b'I') && token_at(i),
+        b'g' => matches!(next, b'h' | b'i' | b'l') && token_at(i),
+        b'x' => next == b'o' && token_at(i),
+        b's' | b'r' => next == b'k' && token_at(i),
+        b'n' => next == b'p' && token_at(i),
+        _ => false,
     }
-    false
 }
 
-/// The first bytes of [`might_hold_shape`]'s arms, one bit per arm, and in [`SHAPE_SECOND`]
+/// The arms of [`shape_starts_at`] as (the first bytes it accepts, the second bytes that may
+/// follow them), one arm per bit of [`SHAPE_FIRST`] and [`SHAPE_SECOND`].
+const SHAPE_ARMS: [(&[u8], &[u8]); 8] = [
+    (b":", b"/"),
+    (b"-", b"-"),
+    (b"e", b"y"),
+    (b"A", b"KSI"),
+    (b"g", b"hil"),
+    (b"x", b"o"),
+    (b"sr", b"k"),
+    (b"n", b"p"),
+];
+
+/// The table of [`SHAPE_ARMS`]' first bytes (`second` false) or second bytes (`second` true):
+/// each byte's entry has the bit of every arm naming it there.
+const fn shape_pair_table(second: bool) -> [u8; 256] {
+    let mut t = [0u8; 256];
+    let mut arm = 0;
+    while arm < SHAPE_ARMS.len() {
+        let bytes = if second {
+            SHAPE_ARMS[arm].1
+        } else {
+            SHAPE_ARMS[arm].0
+        };
+        let mut k = 0;
+        while k < bytes.len() {
+            t[bytes[k] as usize] |= 1 << arm;
+            k += 1;
+        }
+        arm += 1;
+    }
+    t
+}
+
+/// The first bytes of [`shape_starts_at`]'s arms, one bit per arm, and in [`SHAPE_SECOND`]
 /// the second bytes each arm accepts, with the same bits: a pair whose bits do not meet
 /// matches no arm.
-static SHAPE_FIRST: [u8; 256] = {
-    let mut t = [0u8; 256];
-    t[b':' as usize] = 1;
-    t[b'-' as usize] = 2;
-    t[b'e' as usize] = 4;
-    t[b'A' as usize] = 8;
-    t[b'g' as usize] = 16;
-    t[b'x' as usize] = 32;
-    t[b's' as usize] = 64;
-    t[b'r' as usize] = 64;
-    t[b'n' as usize] = 128;
-    t
-};
-static SHAPE_SECOND: [u8; 256] = {
-    let mut t = [0u8; 256];
-    t[b'/' as usize] = 1;
-    t[b'-' as usize] = 2;
-    t[b'y' as usize] = 4;
-    t[b'K' as usize] = 8;
-    t[b'S' as usize] = 8;
-    t[b'I' as usize] = 8;
-    t[b'h' as usize] = 16;
-    t[b'i' as usize] = 16;
-    t[b'l' as usize] = 16;
-    t[b'o' as usize] = 32;
-    t[b'k' as usize] = 64;
-    t[b'p' as usize] = 128;
-    t
-};
+static SHAPE_FIRST: [u8; 256] = shape_pair_table(false);
+static SHAPE_SECOND: [u8; 256] = shape_pair_table(true);
 
 /// The spans of shaped secrets on one line (URL passwords, tokens, JWTs).
 fn shape_spans(line: &str) -> Vec<Range<usize>> {
@@ -1593,39 +1601,35 @@ mod tests {
 
     #[test]
     fn inline_pairs() {
-        let table: &[(LineContext, &str, Option<String>)] = &[
+        // Every case is a line of code.
+        let table: &[(&str, Option<String>)] = &[
             (
-                Code,
                 "db.connect(host=\"h\", password=\"x\")",
                 Some(format!("db.connect(host=\"h\", password={R})")),
             ),
             (
-                Code,
                 "{ user: \"a\", password: \"b\", token: 'c' }",
                 Some(format!("{{ user: \"a\", password: {R}, token: {R} }}")),
             ),
             (
-                Code,
                 "$cfg = ['password' => 'x', 'user' => 'u'];",
                 Some(format!("$cfg = ['password' => {R}, 'user' => 'u'];")),
             ),
             (
-                Code,
                 "auth = {\"token\": \"abc\"}",
                 Some(format!("auth = {{\"token\": {R}}}")),
             ),
             (
-                Code,
                 "creds = Creds(password=\"x\"), secret = \"y\"",
                 Some(format!("creds = Creds(password={R}), secret = {R}")),
             ),
-            (Code, "login(password=pw, token=get())", None),
-            (Code, "f(password=\"DB_PASSWORD\", token=\"${T}\")", None),
-            (Code, "// f(password=\"x\")", None),
-            (Code, "assert(password == \"x\")", None),
+            ("login(password=pw, token=get())", None),
+            ("f(password=\"DB_PASSWORD\", token=\"${T}\")", None),
+            ("// f(password=\"x\")", None),
+            ("assert(password == \"x\")", None),
         ];
-        for (ctx, line, expected) in table {
-            assert_eq!(mask_line(line, *ctx), *expected, "{ctx:?}: {line:?}");
+        for (line, expected) in table {
+            assert_eq!(mask_line(line, Code), *expected, "{line:?}");
         }
         let (_, count) = mask_text("f(password=\"a\", token=\"b\")\nsecret = \"c\"", Code);
         assert_eq!(count, 3);
@@ -1737,25 +1741,7 @@ mod tests {
         // plain per-byte scan, on every pair and triple of the bytes the arms name.
         let reference = |text: &str| {
             let b = text.as_bytes();
-            let token_at = |i: usize| {
-                TOKEN_SHAPES
-                    .iter()
-                    .any(|t| b[i..].starts_with(t.prefix.as_bytes()))
-            };
-            (0..b.len().saturating_sub(2)).any(|i| {
-                let (next, third) = (b[i + 1], b[i + 2]);
-                match b[i] {
-                    b':' => next == b'/' && third == b'/',
-                    b'-' => next == b'-' && b[i..].starts_with(PEM_BEGIN.as_bytes()),
-                    b'e' => next == b'y' && third == b'J',
-                    b'A' => matches!(next, b'K' | b'S' | b'I') && token_at(i),
-                    b'g' => matches!(next, b'h' | b'i' | b'l') && token_at(i),
-                    b'x' => next == b'o' && token_at(i),
-                    b's' | b'r' => next == b'k' && token_at(i),
-                    b'n' => next == b'p' && token_at(i),
-                    _ => false,
-                }
-            })
+            (0..b.len().saturating_sub(2)).any(|i| shape_starts_at(b, i))
         };
         let bytes = ":/-eyJAKSIghilxoskrnp_BEGIN -a";
         for a in bytes.chars() {

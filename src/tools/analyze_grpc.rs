@@ -645,22 +645,20 @@ pub fn trace(snap: &Snapshot, sel: &Selection, include_tests: bool) -> Trace {
             .collect();
         let mut rpcs = Vec::new();
         for &r in sel.rpcs.iter().filter(|r| all_rpcs.contains(r)) {
-            let handlers = g
-                .handlers
-                .iter()
-                .filter(|l| l.rpc == r && keep(l.at.file))
-                .map(site_rpc)
-                .collect();
-            let calls = g
-                .calls
-                .iter()
-                .filter(|l| l.rpc == r && keep(l.at.file))
-                .map(site_rpc)
-                .collect();
+            // The kept sites of `links` (handlers or calls) that are of this RPC, sorted.
+            let mut sites_of_rpc = |links: &[RpcLink]| {
+                sorted(
+                    links
+                        .iter()
+                        .filter(|l| l.rpc == r && keep(l.at.file))
+                        .map(site_rpc)
+                        .collect(),
+                )
+            };
             rpcs.push(RpcTrace {
                 rpc: r,
-                handlers: sorted(handlers),
-                calls: sorted(calls),
+                handlers: sites_of_rpc(&g.handlers),
+                calls: sites_of_rpc(&g.calls),
             });
         }
         out.push(ContractTrace {
@@ -1463,79 +1461,54 @@ service BatchService {
         }
     }
 
+    /// Service roots of the workspace `ws`, one per label, each at `ws/label`.
+    fn service_roots(ws: &str, labels: &[&str]) -> Vec<RootInfo> {
+        labels
+            .iter()
+            .map(|l| RootInfo {
+                label: l.to_string(),
+                path: PathBuf::from(ws).join(l),
+                kind: crate::config::RootKind::Service,
+            })
+            .collect()
+    }
+
+    /// The facts of a file that holds only `grpc`.
+    fn grpc_facts(grpc: Vec<GrpcFact>) -> FileFacts {
+        FileFacts {
+            grpc,
+            ..FileFacts::default()
+        }
+    }
+
     /// A workspace of three roots: the contract (with a copy in the web app), a Go server with
     /// a test and a generated stub, and a TypeScript web app with a caller and a file that only
     /// builds a client.
     fn snapshot() -> Snapshot {
-        let roots = ["proto", "services/orders", "web"]
-            .iter()
-            .map(|l| RootInfo {
-                label: l.to_string(),
-                path: PathBuf::from("/ws").join(l),
-                kind: crate::config::RootKind::Service,
-            })
-            .collect();
+        let roots = service_roots("/ws", &["proto", "services/orders", "web"]);
         let go_server = FileFacts {
             symbols: vec![
                 method("CreateOrder", "orderServer", 20),
                 method("WatchOrders", "orderServer", 30),
             ],
-            grpc: vec![GrpcFact::Server {
-                service: "OrderService".into(),
-                impl_type: Some("orderServer".into()),
-                line: 12,
-            }],
+            grpc: vec![GrpcFact::server("OrderService", Some("orderServer"), 12)],
             ..FileFacts::default()
         };
-        let go_test = FileFacts {
-            grpc: vec![
-                GrpcFact::Client {
-                    service: "OrderService".into(),
-                    var: Some("c".into()),
-                    line: 5,
-                },
-                GrpcFact::Call {
-                    service: Some("OrderService".into()),
-                    receiver: "c".into(),
-                    method: "CreateOrder".into(),
-                    line: 9,
-                },
-            ],
-            ..FileFacts::default()
-        };
-        let generated = FileFacts {
-            grpc: vec![GrpcFact::Call {
-                service: Some("OrderService".into()),
-                receiver: "c".into(),
-                method: "CreateOrder".into(),
-                line: 300,
-            }],
-            ..FileFacts::default()
-        };
-        let ts_caller = FileFacts {
-            grpc: vec![
-                GrpcFact::Client {
-                    service: "OrderService".into(),
-                    var: Some("client".into()),
-                    line: 3,
-                },
-                GrpcFact::Call {
-                    service: Some("OrderService".into()),
-                    receiver: "client".into(),
-                    method: "createOrder".into(),
-                    line: 14,
-                },
-            ],
-            ..FileFacts::default()
-        };
-        let ts_builder = FileFacts {
-            grpc: vec![GrpcFact::Client {
-                service: "OrderService".into(),
-                var: Some("orders".into()),
-                line: 7,
-            }],
-            ..FileFacts::default()
-        };
+        let go_test = grpc_facts(vec![
+            GrpcFact::client("OrderService", Some("c"), 5),
+            GrpcFact::call("OrderService", "c", "CreateOrder", 9),
+        ]);
+        let generated = grpc_facts(vec![GrpcFact::call(
+            "OrderService",
+            "c",
+            "CreateOrder",
+            300,
+        )]);
+        let ts_caller = grpc_facts(vec![
+            GrpcFact::client("OrderService", Some("client"), 3),
+            GrpcFact::call("OrderService", "client", "createOrder", 14),
+        ]);
+        let ts_builder = grpc_facts(vec![GrpcFact::client("OrderService", Some("orders"), 7)]);
         let proto = crate::index::lang::protobuf::extract("orders.proto", PROTO);
         let files = vec![
             file(0, "orders.proto", Language::Protobuf, proto.clone()),
@@ -1735,14 +1708,7 @@ service BatchService {
                 0,
                 "pay.go",
                 Language::Go,
-                FileFacts {
-                    grpc: vec![GrpcFact::Client {
-                        service: "PaymentsService".into(),
-                        var: None,
-                        line: 4,
-                    }],
-                    ..FileFacts::default()
-                },
+                grpc_facts(vec![GrpcFact::client("PaymentsService", None, 4)]),
             )],
             Vec::new(),
         );
@@ -1784,11 +1750,7 @@ service BatchService {
             crate::index::lang::protobuf::extract("big.proto", &proto),
         )];
         for f in 0..20 {
-            let mut grpc = vec![GrpcFact::Client {
-                service: "Big".into(),
-                var: Some("c".into()),
-                line: 1,
-            }];
+            let mut grpc = vec![GrpcFact::client("Big", Some("c"), 1)];
             for i in 0..80 {
                 grpc.push(GrpcFact::Call {
                     service: Some("Big".into()),
@@ -1807,14 +1769,7 @@ service BatchService {
                 },
             ));
         }
-        let roots = ["proto", "callers"]
-            .iter()
-            .map(|l| RootInfo {
-                label: l.to_string(),
-                path: PathBuf::from("/nonexistent-ws").join(l),
-                kind: crate::config::RootKind::Service,
-            })
-            .collect();
+        let roots = service_roots("/nonexistent-ws", &["proto", "callers"]);
         let snap = Snapshot::build(PathBuf::from("/nonexistent-ws"), roots, files, Vec::new());
         let out = crate::tools::run_on(run, &snap, &json!({"target": "Big"}));
         assert!(!out.is_error, "{}", out.text);

@@ -603,21 +603,13 @@ mod tests {
                 renamed: vec![("B".into(), "Bé".into())],
             }],
             grpc: vec![
-                GrpcFact::Server {
-                    service: "Orders".into(),
-                    impl_type: None,
-                    line: 1,
-                },
+                GrpcFact::server("Orders", None, 1),
                 GrpcFact::Handler {
                     service: "Orders".into(),
                     method: "Create".into(),
                     line: 2,
                 },
-                GrpcFact::Client {
-                    service: "Orders".into(),
-                    var: Some("c".into()),
-                    line: 3,
-                },
+                GrpcFact::client("Orders", Some("c"), 3),
                 GrpcFact::Call {
                     service: None,
                     receiver: "c".into(),
@@ -626,37 +618,28 @@ mod tests {
                 },
             ],
             events: vec![
-                EventFact {
-                    role: EventRole::Producer,
-                    topic: Value::lit("orders.created"),
-                    via: "kafkajs".into(),
-                    line: 5,
-                },
-                EventFact {
-                    role: EventRole::Consumer,
-                    topic: Value::reference("Topics.X"),
-                    via: "sarama".into(),
-                    line: 6,
-                },
-                EventFact {
-                    role: EventRole::Consumer,
-                    topic: Value::env("TOPIC", Some("t".into())),
-                    via: "env".into(),
-                    line: 7,
-                },
+                EventFact::at(
+                    EventRole::Producer,
+                    Value::lit("orders.created"),
+                    "kafkajs",
+                    5,
+                ),
+                EventFact::at(
+                    EventRole::Consumer,
+                    Value::reference("Topics.X"),
+                    "sarama",
+                    6,
+                ),
+                EventFact::at(
+                    EventRole::Consumer,
+                    Value::env("TOPIC", Some("t".into())),
+                    "env",
+                    7,
+                ),
             ],
             http: vec![
-                HttpFact::Route {
-                    method: "GET".into(),
-                    path: "/orders/{id}".into(),
-                    handler: Some("get".into()),
-                    line: 8,
-                },
-                HttpFact::Call {
-                    method: None,
-                    url: Value::lit("/orders"),
-                    line: 9,
-                },
+                HttpFact::route("GET", "/orders/{id}", Some("get"), 8),
+                HttpFact::call(None, "/orders", 9),
                 HttpFact::Mount {
                     prefix: "/api".into(),
                     router: "routes.router".into(),

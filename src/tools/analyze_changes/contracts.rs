@@ -6,7 +6,7 @@ use super::{
     Affected, ChangedDecl, ChangedFile, ContractChange, FileClass, Report, Risk, affected_of,
     decl_range, loc_text, owner_of,
 };
-use crate::index::facts::{EventRole, HttpFact, Language, SymbolKind};
+use crate::index::facts::{EventRole, Language, SymbolKind};
 use crate::index::graph::{Confidence, Loc, path_matches, topic_key};
 use crate::index::snapshot::Snapshot;
 use crate::render::inline_code;
@@ -208,26 +208,12 @@ fn same_route(m: &str, p: &str, m2: &str, p2: &str) -> bool {
 fn base_routes_of(cf: &ChangedFile) -> Vec<BaseRoute> {
     cf.base_facts
         .iter()
-        .flat_map(|f| f.http.iter())
-        .filter_map(|h| match h {
-            HttpFact::Route {
-                method,
-                path,
-                line,
-                handler,
-            } => Some(BaseRoute {
-                method: method.clone(),
-                path: path.clone(),
-                line: *line,
-                handler: handler.clone(),
-            }),
-            HttpFact::Call { .. }
-            | HttpFact::Mount { .. }
-            | HttpFact::Probe { .. }
-            | HttpFact::Versions { .. }
-            | HttpFact::Navigate { .. }
-            | HttpFact::Prefix { .. }
-            | HttpFact::AppPrefix { .. } => None,
+        .flat_map(|f| f.routes())
+        .map(|(method, path, handler, line)| BaseRoute {
+            method: method.to_string(),
+            path: path.to_string(),
+            line,
+            handler: handler.map(str::to_string),
         })
         .collect()
 }
@@ -323,19 +309,19 @@ fn gone_routes(
         } else {
             format!("route path changed (now {})", replaced.join(", "))
         };
-        out.push(ContractChange {
-            kind: "route",
-            name: format!("{} {}", b.method, b.path),
-            location: cf.base_location(b.line),
-            change: if callers.is_empty() {
-                format!("{what}; no caller of the old path found")
-            } else {
-                format!("{what}; {} caller(s) still use the old path", callers.len())
-            },
-            risk: Risk::breaking_if(!callers.is_empty()),
-            owner: cf.service.clone(),
-            affected: callers,
-        });
+        let change = if callers.is_empty() {
+            format!("{what}; no caller of the old path found")
+        } else {
+            format!("{what}; {} caller(s) still use the old path", callers.len())
+        };
+        out.push(ContractChange::left_behind(
+            "route",
+            format!("{} {}", b.method, b.path),
+            cf.base_location(b.line),
+            change,
+            cf.service.clone(),
+            callers,
+        ));
     }
     out
 }

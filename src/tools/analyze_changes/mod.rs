@@ -320,6 +320,28 @@ pub struct ContractChange {
     pub affected: Vec<Affected>,
 }
 
+impl ContractChange {
+    /// A removed or renamed contract that `callers` may still use: breaking when any do.
+    fn left_behind(
+        kind: &'static str,
+        name: String,
+        location: String,
+        change: String,
+        owner: Option<String>,
+        callers: Vec<Affected>,
+    ) -> ContractChange {
+        ContractChange {
+            kind,
+            name,
+            location,
+            change,
+            risk: Risk::breaking_if(!callers.is_empty()),
+            owner,
+            affected: callers,
+        }
+    }
+}
+
 /// Everything `analyze_changes` found.
 #[derive(Debug, Clone, Default)]
 pub struct Report {

@@ -553,28 +553,29 @@ fn gone_rpcs(
                 (None, None) => "RPC deleted with its service".to_string(),
             };
             let live = callers.iter().filter(|a| a.external).count();
-            out.push(ContractChange {
-                kind: "rpc",
-                name: format!("{}.{}", bs.name, br.name),
-                location: cf.base_location(br.line),
-                change: if callers.is_empty() {
-                    format!("{change}; no live caller found")
-                } else {
-                    format!(
-                        "{change}; {} live caller(s), {live} in other services",
-                        callers.len()
-                    )
-                },
-                risk: Risk::breaking_if(!callers.is_empty()),
-                owner: g
-                    .contracts_named(&bs.name)
-                    .iter()
-                    .flat_map(|&c| g.contracts[c as usize].rpcs.iter().copied())
-                    .find_map(|r| handlers_owner(snap, r))
-                    .or_else(|| servers_owner(snap, &g.contracts_named(&bs.name)))
-                    .or_else(|| place_owner(cf.service.as_deref(), &cf.display)),
-                affected: callers,
-            });
+            let change = if callers.is_empty() {
+                format!("{change}; no live caller found")
+            } else {
+                format!(
+                    "{change}; {} live caller(s), {live} in other services",
+                    callers.len()
+                )
+            };
+            let owner = g
+                .contracts_named(&bs.name)
+                .iter()
+                .flat_map(|&c| g.contracts[c as usize].rpcs.iter().copied())
+                .find_map(|r| handlers_owner(snap, r))
+                .or_else(|| servers_owner(snap, &g.contracts_named(&bs.name)))
+                .or_else(|| place_owner(cf.service.as_deref(), &cf.display));
+            out.push(ContractChange::left_behind(
+                "rpc",
+                format!("{}.{}", bs.name, br.name),
+                cf.base_location(br.line),
+                change,
+                owner,
+                callers,
+            ));
         }
     }
     out

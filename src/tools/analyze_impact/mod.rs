@@ -717,12 +717,7 @@ mod matrix_tests {
                 root,
                 path,
                 FileFacts {
-                    events: vec![EventFact {
-                        role: EventRole::Producer,
-                        topic: FactValue::dynamic(),
-                        via: "event bus: `publish(evt)` publishes an event whose type is known only at run time".into(),
-                        line: 7,
-                    }],
+                    events: vec![EventFact::at(EventRole::Producer, FactValue::dynamic(), "event bus: `publish(evt)` publishes an event whose type is known only at run time", 7)],
                     ..FileFacts::default()
                 },
             ));
@@ -751,12 +746,12 @@ mod matrix_tests {
                 "services/orders",
                 "src/publish.test.ts",
                 FileFacts {
-                    events: vec![EventFact {
-                        role: EventRole::Consumer,
-                        topic: FactValue::dynamic(),
-                        via: "event bus: a topic known only at run time".into(),
-                        line: 9,
-                    }],
+                    events: vec![EventFact::at(
+                        EventRole::Consumer,
+                        FactValue::dynamic(),
+                        "event bus: a topic known only at run time",
+                        9,
+                    )],
                     ..FileFacts::default()
                 },
             ),
@@ -792,17 +787,13 @@ mod matrix_tests {
                             line: 7,
                         },
                     ],
-                    http: vec![HttpFact::Call {
-                        method: Some("GET".into()),
-                        url: FactValue::lit("/orders/all"),
-                        line: 9,
-                    }],
-                    events: vec![EventFact {
-                        role: EventRole::Producer,
-                        topic: FactValue::dynamic(),
-                        via: "orders queue sender".into(),
-                        line: 12,
-                    }],
+                    http: vec![HttpFact::call(Some("GET"), "/orders/all", 9)],
+                    events: vec![EventFact::at(
+                        EventRole::Producer,
+                        FactValue::dynamic(),
+                        "orders queue sender",
+                        12,
+                    )],
                     ..FileFacts::default()
                 },
             ),
@@ -862,12 +853,7 @@ mod matrix_tests {
                 "services/hooks",
                 "src/Endpoints.cs",
                 FileFacts {
-                    http: vec![HttpFact::Route {
-                        method: "POST".into(),
-                        path: "/webhook-received".into(),
-                        handler: None,
-                        line: 4,
-                    }],
+                    http: vec![HttpFact::route("POST", "/webhook-received", None, 4)],
                     ..FileFacts::default()
                 },
             ),

@@ -174,7 +174,6 @@ pub(super) fn folded_links(snap: &Snapshot) -> (BTreeMap<(String, String, LinkKi
 mod tests {
     use super::super::services::library_users;
     use super::*;
-    use crate::index::facts::Value as FactValue;
     use crate::index::facts::*;
 
     #[test]
@@ -210,11 +209,7 @@ mod tests {
     fn a_call_made_in_a_library_starts_at_the_services_importing_it() {
         let lib = FileFacts {
             package: Some("Shop.Components.Services".into()),
-            http: vec![HttpFact::Call {
-                method: Some("GET".into()),
-                url: FactValue::lit("/api/catalog/items"),
-                line: 14,
-            }],
+            http: vec![HttpFact::call(Some("GET"), "/api/catalog/items", 14)],
             ..FileFacts::default()
         };
         let web = FileFacts {
@@ -223,12 +218,7 @@ mod tests {
             ..FileFacts::default()
         };
         let api = FileFacts {
-            http: vec![HttpFact::Route {
-                method: "GET".into(),
-                path: "/api/catalog/items".into(),
-                handler: None,
-                line: 8,
-            }],
+            http: vec![HttpFact::route("GET", "/api/catalog/items", None, 8)],
             ..FileFacts::default()
         };
         let mut snap = Snapshot::from_facts(vec![

@@ -275,53 +275,31 @@ mod tests {
                 doc_line: None,
                 container: Some("server".into()),
             }],
-            grpc: vec![GrpcFact::Server {
-                service: "OrderService".into(),
-                impl_type: Some("server".into()),
-                line: 3,
-            }],
-            events: vec![EventFact {
-                role: EventRole::Producer,
-                topic: FactValue::lit("orders.created"),
-                via: "kafka-go".into(),
-                line: 7,
-            }],
-            http: vec![HttpFact::Route {
-                method: "GET".into(),
-                path: "/orders/{id}".into(),
-                handler: Some("getOrder".into()),
-                line: 12,
-            }],
+            grpc: vec![GrpcFact::server("OrderService", Some("server"), 3)],
+            events: vec![EventFact::at(
+                EventRole::Producer,
+                FactValue::lit("orders.created"),
+                "kafka-go",
+                7,
+            )],
+            http: vec![HttpFact::route("GET", "/orders/{id}", Some("getOrder"), 12)],
             ..FileFacts::default()
         };
         let gateway = FileFacts {
             grpc: vec![
-                GrpcFact::Client {
-                    service: "OrderService".into(),
-                    var: Some("orders".into()),
-                    line: 2,
-                },
-                GrpcFact::Call {
-                    service: Some("OrderService".into()),
-                    receiver: "orders".into(),
-                    method: "createOrder".into(),
-                    line: 4,
-                },
+                GrpcFact::client("OrderService", Some("orders"), 2),
+                GrpcFact::call("OrderService", "orders", "createOrder", 4),
             ],
-            http: vec![HttpFact::Call {
-                method: Some("GET".into()),
-                url: FactValue::lit("/orders/{}"),
-                line: 6,
-            }],
+            http: vec![HttpFact::call(Some("GET"), "/orders/{}", 6)],
             ..FileFacts::default()
         };
         let billing = FileFacts {
-            events: vec![EventFact {
-                role: EventRole::Consumer,
-                topic: FactValue::lit("orders.created"),
-                via: "kafkajs".into(),
-                line: 3,
-            }],
+            events: vec![EventFact::at(
+                EventRole::Consumer,
+                FactValue::lit("orders.created"),
+                "kafkajs",
+                3,
+            )],
             ..FileFacts::default()
         };
         Snapshot::from_facts(vec![
