@@ -1172,12 +1172,7 @@ impl Graph {
             if direct || !join.related(sf, fi as u32) {
                 continue;
             }
-            let mut resolved = Resolved {
-                segs: Vec::new(),
-                how: String::new(),
-                chain: Vec::new(),
-                confidence: Confidence::Exact,
-            };
+            let mut resolved = Resolved::exact(Vec::new());
             for p in &url.parts {
                 let part = match p {
                     Part::Ref { name, .. } if name == arg => resolver.resolve(sf, &b.value),
