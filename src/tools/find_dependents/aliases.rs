@@ -6,7 +6,7 @@
 
 use super::resolve::{Modules, declares_top_level};
 use super::rows::{Row, push_call_row};
-use super::unimported::first_use;
+use super::unimported::first_use_of;
 use crate::index::facts::{Import, Language, SymbolKind};
 use crate::index::snapshot::{FileEntry, Snapshot};
 
@@ -27,8 +27,10 @@ pub(super) fn alias_uses(snap: &Snapshot, modules: &Modules, target: &str, rows:
         if rows.iter().any(|r| r.file == fi as u32) {
             continue;
         }
+        // Every alias of the declaring module in the file, then one read of the file.
+        let mut found: Vec<(u32, String, String)> = Vec::new();
         for imp in &f.facts().imports {
-            let found = match f.lang {
+            let hit = match f.lang {
                 Language::TypeScript | Language::JavaScript | Language::Python => {
                     module_aliases(f.lang, imp)
                         .into_iter()
@@ -46,22 +48,28 @@ pub(super) fn alias_uses(snap: &Snapshot, modules: &Modules, target: &str, rows:
                 }),
                 _ => None,
             };
-            let Some((origin, local, module)) = found else {
-                continue;
-            };
-            if origin as usize == fi {
-                continue;
+            if let Some(hit) = hit.filter(|(origin, local, _)| {
+                *origin as usize != fi && !found.iter().any(|(_, l, _)| l == local)
+            }) {
+                found.push(hit);
             }
-            let needle = format!("{local}.{target}");
-            let Some(line) = first_use(snap, f, &needle) else {
-                continue;
-            };
-            let via = format!("uses {needle} (`{local}` is {module})");
-            push_call_row(rows, f, fi as u32, line, &via, "exact");
-            if let Some(r) = rows.last_mut() {
-                r.origin = Some(origin);
-            }
-            break;
+        }
+        if found.is_empty() {
+            continue;
+        }
+        let needles: Vec<String> = found
+            .iter()
+            .map(|(_, local, _)| format!("{local}.{target}"))
+            .collect();
+        let needle_refs: Vec<&str> = needles.iter().map(String::as_str).collect();
+        let Some((line, n)) = first_use_of(snap, f, &needle_refs) else {
+            continue;
+        };
+        let (origin, local, module) = &found[n];
+        let via = format!("uses {} (`{local}` is {module})", needles[n]);
+        push_call_row(rows, f, fi as u32, line, &via, "exact");
+        if let Some(r) = rows.last_mut() {
+            r.origin = Some(*origin);
         }
     }
 }
@@ -194,6 +202,12 @@ mod tests {
                     "import * as m from './money';\nexport const x = m.formatMoney(2);\n",
                 ),
                 ("web", "money.ts", "export const rate = 1;\n"),
+                // `décafé` is another name than the alias `café`.
+                (
+                    "web",
+                    "decafe.ts",
+                    "import * as café from '../shared/src/money';\nexport const t = décafé.formatMoney(1);\n",
+                ),
             ],
             "formatMoney",
         );
@@ -207,6 +221,7 @@ mod tests {
         );
         assert!(t.contains("`admin/report.ts:1`"), "{t}");
         assert!(!t.contains("web/other.ts"), "{t}");
+        assert!(!t.contains("web/decafe.ts"), "{t}");
     }
 
     #[test]

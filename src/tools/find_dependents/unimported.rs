@@ -296,11 +296,22 @@ fn global_using_of(snap: &Snapshot, f: &FileEntry, ns: &str) -> bool {
 /// in Python and Ruby, where `//` is an operator, else `//`) or an import/package line; `None`
 /// when the file cannot be read or never uses it.
 pub(super) fn first_use(snap: &Snapshot, f: &FileEntry, needle: &str) -> Option<u32> {
+    first_use_of(snap, f, &[needle]).map(|(line, _)| line)
+}
+
+/// [`first_use`] of any of `needles` in one read of the file: the line and which needle.
+/// A non-ASCII letter next to a match makes it part of a longer word (`décafé` is not `café`).
+pub(super) fn first_use_of(
+    snap: &Snapshot,
+    f: &FileEntry,
+    needles: &[&str],
+) -> Option<(u32, usize)> {
     let text = std::fs::read_to_string(snap.abs_path(f)).ok()?;
     let comment = match f.lang {
         Language::Python | Language::Ruby => "#",
         _ => "//",
     };
+    let word = |b: u8| is_word_byte(b) || b >= 0x80;
     for (k, line) in text.lines().enumerate() {
         let code = line.split(comment).next().unwrap_or("");
         let t = code.trim_start();
@@ -313,14 +324,16 @@ pub(super) fn first_use(snap: &Snapshot, f: &FileEntry, needle: &str) -> Option<
             continue;
         }
         let bytes = code.as_bytes();
-        let found = code.match_indices(needle).any(|(at, _)| {
-            let before = at.checked_sub(1).map(|i| bytes[i]);
-            let after = bytes.get(at + needle.len()).copied();
-            !before.is_some_and(|b| is_word_byte(b) || b == b'.' && !needle.contains('.'))
-                && !after.is_some_and(is_word_byte)
+        let found = needles.iter().position(|needle| {
+            code.match_indices(needle).any(|(at, _)| {
+                let before = at.checked_sub(1).map(|i| bytes[i]);
+                let after = bytes.get(at + needle.len()).copied();
+                !before.is_some_and(|b| word(b) || b == b'.' && !needle.contains('.'))
+                    && !after.is_some_and(word)
+            })
         });
-        if found {
-            return u32::try_from(k + 1).ok();
+        if let Some(n) = found {
+            return Some((u32::try_from(k + 1).ok()?, n));
         }
     }
     None
