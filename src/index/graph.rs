@@ -243,8 +243,8 @@ pub struct Graph {
     indexed: usize,
 }
 
-/// The roots whose .NET project references a Blazor web view package ([`Graph::hybrid_roots`]).
-/// Project files only, so cheap: the snapshot's name tables ask too, built beside the graph.
+/// The roots whose .NET project references a Blazor web view package ([`Graph::hybrid_roots`]):
+/// the snapshot's name tables and the graph both need them, so the snapshot asks once.
 pub fn blazor_hybrid_roots(files: &[Arc<FileEntry>]) -> BTreeSet<u16> {
     files
         .iter()
@@ -289,13 +289,18 @@ impl Graph {
     /// Two independent halves run on two threads: the gRPC contracts, their links and the
     /// cross-root imports on one; the path resolver, the topics and the HTTP routes on the
     /// other. They write disjoint fields, so the result is the same whichever ends first
-    /// (each half is itself sequential, in file order).
+    /// (each half is itself sequential, in file order). `hybrid_roots` is
+    /// [`blazor_hybrid_roots`] of `files`, which the snapshot's name tables need too.
     pub fn build(
         files: &[Arc<FileEntry>],
         display: &(dyn Fn(&FileEntry) -> String + Sync),
+        hybrid_roots: &BTreeSet<u16>,
     ) -> Graph {
         // .NET project references first (project files only, so cheap): both halves read them.
-        let mut projects = Graph::default();
+        let mut projects = Graph {
+            hybrid_roots: hybrid_roots.clone(),
+            ..Graph::default()
+        };
         projects.project_links(files, display);
         let contracts_half = || {
             let mut g = Graph {
@@ -433,8 +438,7 @@ impl Graph {
     /// project file of the workspace (by its path, relative to the referencing file, compared
     /// without case as Windows builds do), and each `PackageReference` naming exactly one
     /// workspace project by assembly name, becomes an import link when it crosses roots; the
-    /// transitive closure per root goes to [`Graph::project_refs`]; a root referencing a
-    /// Blazor web view package goes to [`Graph::hybrid_roots`].
+    /// transitive closure per root goes to [`Graph::project_refs`].
     fn project_links(&mut self, files: &[Arc<FileEntry>], display: &dyn Fn(&FileEntry) -> String) {
         use super::facts::Language as L;
         use super::lang::msbuild::{is_project_path, referenced_path};
@@ -444,7 +448,6 @@ impl Graph {
             .filter(|(_, f)| f.lang == L::MsBuild)
             .map(|(i, f)| (i, display(f)))
             .collect();
-        self.hybrid_roots = blazor_hybrid_roots(files);
         if projects.is_empty() {
             return;
         }

@@ -171,9 +171,12 @@ impl FileEntry {
 /// One search table per root: every declaration's lowercase name, in file order. The `@page`
 /// routes of a Blazor Hybrid app are left out: they are pages of a native app, not endpoints
 /// ([`super::graph::Graph::hybrid_roots`]).
-fn name_tables(files: &[Arc<FileEntry>], roots: usize) -> Vec<NameTable> {
+fn name_tables(
+    files: &[Arc<FileEntry>],
+    roots: usize,
+    hybrid: &std::collections::BTreeSet<u16>,
+) -> Vec<NameTable> {
     let mut names: Vec<NameTable> = (0..roots).map(|_| NameTable::default()).collect();
-    let hybrid = super::graph::blazor_hybrid_roots(files);
     for (fi, f) in files.iter().enumerate() {
         let Some(table) = names.get_mut(f.root as usize) else {
             continue;
@@ -591,10 +594,11 @@ impl Snapshot {
         };
         // The graph and the name tables are independent: build them on both cores (this is on
         // the path from the last file extracted to the first answer).
-        let build_graph = || super::graph::Graph::build(&files, &display);
+        let hybrid = super::graph::blazor_hybrid_roots(&files);
+        let build_graph = || super::graph::Graph::build(&files, &display, &hybrid);
         let (names, display_order, graph) = std::thread::scope(|scope| {
             let graph = std::thread::Builder::new().spawn_scoped(scope, build_graph);
-            let names = name_tables(&files, roots.len());
+            let names = name_tables(&files, roots.len(), &hybrid);
             let display_order = display_order(&roots, &files);
             let graph = match graph {
                 Ok(handle) => handle
